@@ -1,0 +1,33 @@
+# Two commands on a fresh machine: `make test` and `make demo`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: test test-slow demo lint bench clean
+
+$(STAMP): pyproject.toml integrations/mlflow/pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test]"
+	@if [ -f integrations/mlflow/pyproject.toml ]; then $(PY) -m pip install --quiet -e integrations/mlflow; fi
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m ruff check skfair_measures tests benchmarks integrations
+	$(PY) -m pytest -m "not slow" -q
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -m slow -q
+
+demo: $(STAMP)
+	$(PY) -m skfair_measures.demo
+
+lint: $(STAMP)
+	$(PY) -m ruff check skfair_measures tests benchmarks integrations
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_metrics.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""MLflow integration for skfair-measures."""

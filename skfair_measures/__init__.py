@@ -1,0 +1,59 @@
+"""skfair-measures: composable fairness measures for scikit-learn.
+
+A fairness measure is a *base metric* computed in every group (``tpr``, ``fpr``,
+``acc``, ``mse``, or any scikit-learn metric) and an *operation* comparing the
+groups (``absdiff``, ``ratio``, ``diff_to_reference``, ...). ``msr(key)`` returns
+the measures of mlr3fairness' table; every measure is a scikit-learn scorer.
+
+Examples
+--------
+>>> import skfair_measures as sfm
+>>> m = sfm.msr("fairness.tpr")
+>>> m([1, 1, 1, 1], [1, 0, 1, 1], sensitive_features=["a", "a", "b", "b"])
+0.5
+
+``import skfair_measures`` loads neither PyMC, matplotlib nor MLflow: the
+subpackages ``bayes``, ``unaware`` and ``plots`` are imported explicitly.
+"""
+
+from . import datasets
+from ._stats import ConfusionStats, ErrorStats
+from .base import BaseMetric, SklearnMetric
+from .measures import (
+    CompositeMeasure,
+    ConstraintMeasure,
+    FairnessMeasure,
+    Measure,
+    MeasureResult,
+    PerformanceMeasure,
+    UndefinedGroupWarning,
+    evaluate_measures,
+)
+from .operations import Operation
+from .registry import msr, msrs
+from .scoring import DropColumns, FairnessScorer, compute_metrics, make_scorers
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BaseMetric",
+    "CompositeMeasure",
+    "ConfusionStats",
+    "ConstraintMeasure",
+    "DropColumns",
+    "ErrorStats",
+    "FairnessMeasure",
+    "FairnessScorer",
+    "Measure",
+    "MeasureResult",
+    "Operation",
+    "PerformanceMeasure",
+    "SklearnMetric",
+    "UndefinedGroupWarning",
+    "compute_metrics",
+    "datasets",
+    "evaluate_measures",
+    "make_scorers",
+    "msr",
+    "msrs",
+]

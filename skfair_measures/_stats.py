@@ -1,0 +1,560 @@
+"""Groupwise sufficient statistics: validated inputs, confusion counts, error sums.
+
+Raw inputs enter the library once, through :func:`check_inputs`, which rejects bad
+input naming the argument, factorises the labels of every sensitive column once and
+folds several columns into one intersectional code. From there on only integer
+codes and a small table of group labels travel.
+
+The statistics are additive: the counts of two chunks of data sum to the counts of
+the whole (:meth:`ConfusionStats.__add__` aligns the groups by label), which is what
+lets cross-validation folds, bootstrap replicates and distributed partitions share
+one code path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "ConfusionStats",
+    "ErrorStats",
+    "GroupedSample",
+    "check_inputs",
+    "check_scores",
+    "encode_groups",
+]
+
+_NOT_BINARY = (
+    "{name} and the other label argument hold {n} distinct labels ({labels}); "
+    "only binary classification is computed from confusion counts. Pass "
+    "pos_label= and binarise the labels, or wrap a multiclass scikit-learn metric "
+    "with SklearnMetric."
+)
+_NEED_POS_LABEL = (
+    "the labels are {labels}; pass pos_label= to say which one is the positive "
+    "class (e.g. pos_label={example!r})."
+)
+
+
+def _to_1d(values: Any, name: str) -> np.ndarray:
+    """Return ``values`` as a 1-D array, rejecting other shapes with ``name``."""
+    if isinstance(values, pd.DataFrame):
+        if values.shape[1] != 1:
+            raise ValueError(
+                f"{name} must be one-dimensional; got a DataFrame with "
+                f"{values.shape[1]} columns."
+            )
+        values = values.iloc[:, 0]
+    if isinstance(values, pd.Series):
+        arr = values.to_numpy()
+    else:
+        arr = np.asarray(values)
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional; got shape {arr.shape}.")
+    return arr
+
+
+def _check_no_missing(arr: np.ndarray, name: str) -> None:
+    missing = pd.isna(arr)
+    if missing.any():
+        idx = np.flatnonzero(missing)
+        raise ValueError(
+            f"{name} has {idx.size} missing value(s) (NaN/None), first at position "
+            f"{idx[0]}; drop or impute those rows before computing a measure."
+        )
+
+
+def _sensitive_columns(
+    sensitive_features: Any,
+) -> list[tuple[str, np.ndarray | pd.Categorical]]:
+    """Split sensitive features into named 1-D columns without converting values.
+
+    Missing values are checked on the original objects, before any conversion, so
+    that ``None``/``NaN`` can never become a group literally named ``'nan'``.
+    """
+    if sensitive_features is None:
+        raise ValueError(
+            "sensitive_features is required: pass the group of each sample "
+            "(array-like of shape (n_samples,) or a DataFrame of several columns)."
+        )
+    if isinstance(sensitive_features, pd.DataFrame):
+        cols = [(str(c), sensitive_features[c]) for c in sensitive_features.columns]
+    elif isinstance(sensitive_features, pd.Series):
+        name = sensitive_features.name
+        cols = [(str(name) if name is not None else "sensitive_feature_0", sensitive_features)]
+    elif isinstance(sensitive_features, dict):
+        cols = [(str(k), v) for k, v in sensitive_features.items()]
+    else:
+        arr = np.asarray(sensitive_features, dtype=object if _is_ragged_or_str(sensitive_features) else None)
+        if arr.ndim == 1:
+            cols = [("sensitive_feature_0", arr)]
+        elif arr.ndim == 2:
+            cols = [(f"sensitive_feature_{j}", arr[:, j]) for j in range(arr.shape[1])]
+        else:
+            raise ValueError(
+                f"sensitive_features must be 1-D or 2-D; got shape {arr.shape}."
+            )
+    if not cols:
+        raise ValueError("sensitive_features has no columns.")
+    out = []
+    for name, col in cols:
+        if isinstance(col, pd.Series) and isinstance(col.dtype, pd.CategoricalDtype):
+            values = col.array
+        elif isinstance(col, pd.Series):
+            values = col.to_numpy()
+        else:
+            values = np.asarray(col)
+        if pd.isna(values).any():
+            n_missing = int(pd.isna(values).sum())
+            raise ValueError(
+                f"sensitive feature {name!r} has {n_missing} missing value(s); a "
+                "missing group cannot be compared. Drop those rows, or encode them "
+                "as an explicit group such as 'unknown'."
+            )
+        out.append((name, values))
+    return out
+
+
+def _is_ragged_or_str(values: Any) -> bool:
+    if isinstance(values, (list, tuple)) and values and isinstance(values[0], str):
+        return True
+    return False
+
+
+def _factorize(values: np.ndarray | pd.Categorical) -> tuple[np.ndarray, pd.Index]:
+    """Integer codes and sorted labels of one column; categoricals keep all categories."""
+    if isinstance(values, pd.Categorical) or isinstance(
+        getattr(values, "dtype", None), pd.CategoricalDtype
+    ):
+        cat = pd.Categorical(values)
+        return np.asarray(cat.codes, dtype=np.intp), pd.Index(cat.categories)
+    codes, uniques = pd.factorize(values, sort=True)
+    return codes.astype(np.intp, copy=False), pd.Index(uniques)
+
+
+def encode_groups(
+    sensitive_features: Any,
+    n_samples: int | None = None,
+    *,
+    groups: pd.Index | None = None,
+    name: str = "sensitive_features",
+) -> tuple[np.ndarray, pd.Index]:
+    """Encode sensitive features as one integer code per sample.
+
+    Several columns are folded into one intersectional code via the product of
+    their level counts, so a combination that never occurs is still a group (with
+    zero counts, hence an undefined rate) rather than vanishing.
+
+    Parameters
+    ----------
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
+        Group membership; a DataFrame or dict of columns gives intersectional groups.
+    n_samples : int, optional
+        Expected number of samples, checked against the features.
+    groups : pandas.Index, optional
+        The complete set of groups to expect (e.g. all groups of the full data set
+        when scoring one cross-validation fold). A group absent from the sample then
+        keeps its place with zero counts; a value outside ``groups`` is an error.
+    name : str, default="sensitive_features"
+        Argument name used in error messages.
+
+    Returns
+    -------
+    codes : ndarray of shape (n_samples,)
+        Group code of each sample.
+    groups : pandas.Index
+        Group labels; a MultiIndex for several columns.
+
+    Examples
+    --------
+    >>> codes, groups = encode_groups(["b", "a", "b"])
+    >>> codes.tolist(), groups.tolist()
+    ([1, 0, 1], ['a', 'b'])
+    """
+    cols = _sensitive_columns(sensitive_features)
+    for col_name, values in cols:
+        if n_samples is not None and len(values) != n_samples:
+            raise ValueError(
+                f"{name} has {len(values)} samples but y_true has {n_samples}; "
+                "pass one group per sample."
+            )
+    if groups is not None:
+        return _encode_to_known_groups(cols, groups, name)
+    codes = np.zeros(len(cols[0][1]), dtype=np.intp)
+    levels = []
+    for _, values in cols:
+        col_codes, col_levels = _factorize(values)
+        codes = codes * len(col_levels) + col_codes
+        levels.append(col_levels)
+    if len(cols) == 1:
+        index = levels[0].rename(cols[0][0])
+    else:
+        index = pd.MultiIndex.from_product(levels, names=[c for c, _ in cols])
+    n_observed = np.unique(codes).size if codes.size else 0
+    if n_observed < 2:
+        seen = index[codes[0]] if codes.size else None
+        raise ValueError(
+            f"{name} holds a single group ({seen!r}) in these {codes.size} samples; "
+            "a fairness measure compares at least two groups. Pass a feature with "
+            "two or more values (in cross-validation, stratify the folds by group "
+            "so that no fold misses a group)."
+        )
+    return codes, index
+
+
+def _encode_to_known_groups(
+    cols: list[tuple[str, Any]], groups: pd.Index, name: str
+) -> tuple[np.ndarray, pd.Index]:
+    if len(cols) == 1:
+        values = pd.Index(np.asarray(cols[0][1], dtype=object))
+        key = values
+    else:
+        key = pd.MultiIndex.from_arrays([np.asarray(v, dtype=object) for _, v in cols])
+    codes = pd.Index(groups).get_indexer(key)
+    if (codes < 0).any():
+        bad = key[np.flatnonzero(codes < 0)[0]]
+        raise ValueError(
+            f"{name} holds the value {bad!r}, which is not one of the declared groups "
+            f"{list(groups)}; add it to groups= or fix the data."
+        )
+    return codes.astype(np.intp), pd.Index(groups)
+
+
+def check_scores(y_score: Any, name: str = "y_score") -> np.ndarray:
+    """Validate predicted probabilities of the positive class.
+
+    Examples
+    --------
+    >>> check_scores([0.1, 0.9]).tolist()
+    [0.1, 0.9]
+    """
+    s = _to_1d(y_score, name)
+    if s.dtype.kind not in "fiub":
+        raise ValueError(f"{name} must be numeric probabilities; got dtype {s.dtype}.")
+    s = s.astype(float, copy=False)
+    _check_no_missing(s, name)
+    lo, hi = float(s.min(initial=0.0)), float(s.max(initial=1.0))
+    if lo < 0.0 or hi > 1.0:
+        raise ValueError(
+            f"{name} has values outside [0, 1] (min {lo:.4g}, max {hi:.4g}); pass "
+            "probabilities of the positive class, e.g. predict_proba(X)[:, 1], not "
+            "decision_function scores."
+        )
+    return s
+
+
+def _check_weight(sample_weight: Any, n: int) -> np.ndarray | None:
+    if sample_weight is None:
+        return None
+    w = _to_1d(sample_weight, "sample_weight").astype(float, copy=False)
+    if w.size != n:
+        raise ValueError(
+            f"sample_weight has {w.size} samples but y_true has {n}; pass one weight "
+            "per sample."
+        )
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError("sample_weight must be finite and non-negative.")
+    return w
+
+
+_BINARY_DEFAULTS = ({0, 1}, {-1, 1})
+
+
+def _resolve_pos_label(labels: list[Any], pos_label: Any) -> Any:
+    """Return the positive label: explicit, or 1 for {0, 1}, {-1, 1} and booleans."""
+    if pos_label is not None:
+        return pos_label
+    label_set = set(labels)
+    if any(label_set <= default for default in _BINARY_DEFAULTS):
+        return 1
+    example = sorted(labels, key=str)[-1]
+    raise ValueError(_NEED_POS_LABEL.format(labels=sorted(labels, key=str), example=example))
+
+
+def binarize_labels(
+    y_true: np.ndarray, y_pred: np.ndarray, pos_label: Any = None
+) -> tuple[np.ndarray, np.ndarray, Any]:
+    """Map binary labels to 0/1 codes, validating both label arrays.
+
+    Examples
+    --------
+    >>> t, p, pos = binarize_labels(np.array(["a", "b"]), np.array(["b", "b"]), "b")
+    >>> t.tolist(), p.tolist(), pos
+    ([0, 1], [1, 1], 'b')
+    """
+    for arr, nm in ((y_true, "y_true"), (y_pred, "y_pred")):
+        _check_no_missing(arr, nm)
+        if arr.dtype.kind == "f":
+            frac = arr[(arr != np.round(arr))]
+            if frac.size:
+                raise ValueError(
+                    f"{nm} holds non-label values such as {frac[0]:.4g}; pass predicted "
+                    "labels (e.g. estimator.predict(X)), or probabilities to a "
+                    "measure built with threshold=."
+                )
+    uniq_t = pd.unique(y_true)
+    uniq_p = pd.unique(y_pred)
+    labels = list(pd.unique(np.concatenate([uniq_t.astype(object), uniq_p.astype(object)])))
+    pos = _resolve_pos_label(labels, pos_label)
+    others = [v for v in labels if v != pos]
+    if len(others) > 1:
+        extra_in = "y_pred" if len(set(uniq_t.tolist()) | {pos}) <= 2 else "y_true"
+        raise ValueError(
+            _NOT_BINARY.format(name=extra_in, n=len(labels), labels=sorted(labels, key=str))
+            + f" (positive label: {pos!r})."
+        )
+    if pos_label is not None and pos not in labels and len(labels) == 2:
+        raise ValueError(
+            f"pos_label={pos!r} is not one of the labels {sorted(labels, key=str)}; "
+            "pass one of them."
+        )
+    t = np.asarray(y_true == pos, dtype=np.intp)
+    p = np.asarray(y_pred == pos, dtype=np.intp)
+    return t, p, pos
+
+
+@dataclass(frozen=True, eq=False)
+class ConfusionStats:
+    """Weighted confusion counts per group, shape ``(..., n_groups, 2, 2)``.
+
+    ``counts[..., g, t, p]`` is the (weighted) number of samples of group ``g``
+    with true label ``t`` and predicted label ``p`` (0 = negative, 1 = positive).
+    Leading axes hold folds, bootstrap replicates or posterior draws.
+
+    Examples
+    --------
+    >>> s = ConfusionStats.from_codes([0, 0, 1], [1, 0, 1], [1, 1, 0], pd.Index(["a", "b"]))
+    >>> s.counts[0].tolist()
+    [[0.0, 1.0], [0.0, 1.0]]
+    >>> float((s + s).counts.sum())
+    6.0
+    """
+
+    counts: np.ndarray
+    groups: pd.Index
+
+    @classmethod
+    def from_codes(
+        cls,
+        group_codes: Any,
+        y_true: Any,
+        y_pred: Any,
+        groups: pd.Index,
+        sample_weight: np.ndarray | None = None,
+    ) -> ConfusionStats:
+        """One weighted ``np.bincount`` over the flat (group, y_true, y_pred) cell."""
+        g = np.asarray(group_codes, dtype=np.intp)
+        cell = (g * 2 + np.asarray(y_true, dtype=np.intp)) * 2 + np.asarray(y_pred, dtype=np.intp)
+        n_groups = len(groups)
+        counts = np.bincount(cell, weights=sample_weight, minlength=4 * n_groups)
+        return cls(counts.astype(float, copy=False).reshape(n_groups, 2, 2), groups)
+
+    @property
+    def overall(self) -> np.ndarray:
+        """Counts pooled over all groups, shape ``(..., 2, 2)``."""
+        return self.counts.sum(axis=-3)
+
+    @property
+    def n(self) -> np.ndarray:
+        """(Weighted) number of samples per group."""
+        return self.counts.sum(axis=(-2, -1))
+
+    def __add__(self, other: ConfusionStats) -> ConfusionStats:
+        if not isinstance(other, ConfusionStats):
+            return NotImplemented
+        return ConfusionStats(*_merge(self.counts, self.groups, other.counts, other.groups, 3))
+
+
+@dataclass(frozen=True, eq=False)
+class ErrorStats:
+    """Regression sufficient statistics per group, shape ``(..., n_groups, 3)``.
+
+    The last axis holds the (weighted) sample count, the sum of absolute errors and
+    the sum of squared errors; errors are ``y_pred - y_true``.
+
+    Examples
+    --------
+    >>> s = ErrorStats.from_codes([0, 1], [1.0, 2.0], [2.0, 2.0], pd.Index(["a", "b"]))
+    >>> s.sums.tolist()
+    [[1.0, 1.0, 1.0], [1.0, 0.0, 0.0]]
+    """
+
+    sums: np.ndarray
+    groups: pd.Index
+
+    @classmethod
+    def from_codes(
+        cls,
+        group_codes: Any,
+        y_true: Any,
+        y_pred: Any,
+        groups: pd.Index,
+        sample_weight: np.ndarray | None = None,
+    ) -> ErrorStats:
+        g = np.asarray(group_codes, dtype=np.intp)
+        err = np.asarray(y_pred, dtype=float) - np.asarray(y_true, dtype=float)
+        w = np.ones_like(err) if sample_weight is None else sample_weight
+        n_groups = len(groups)
+        sums = np.stack(
+            [
+                np.bincount(g, weights=w, minlength=n_groups),
+                np.bincount(g, weights=w * np.abs(err), minlength=n_groups),
+                np.bincount(g, weights=w * err * err, minlength=n_groups),
+            ],
+            axis=-1,
+        )
+        return cls(sums, groups)
+
+    @property
+    def overall(self) -> np.ndarray:
+        return self.sums.sum(axis=-2)
+
+    @property
+    def n(self) -> np.ndarray:
+        return self.sums[..., 0]
+
+    def __add__(self, other: ErrorStats) -> ErrorStats:
+        if not isinstance(other, ErrorStats):
+            return NotImplemented
+        return ErrorStats(*_merge(self.sums, self.groups, other.sums, other.groups, 2))
+
+
+def _merge(
+    a: np.ndarray, ga: pd.Index, b: np.ndarray, gb: pd.Index, tail: int
+) -> tuple[np.ndarray, pd.Index]:
+    """Add two group-indexed statistics arrays, aligning their groups by label."""
+    if ga.equals(gb):
+        return a + b, ga
+    union = ga.union(gb, sort=False)
+    g_axis = a.ndim - tail
+
+    def widen(arr: np.ndarray, g: pd.Index) -> np.ndarray:
+        shape = list(arr.shape)
+        shape[g_axis] = len(union)
+        out = np.zeros(shape, dtype=float)
+        idx = [slice(None)] * arr.ndim
+        idx[g_axis] = union.get_indexer(g)
+        out[tuple(idx)] = arr
+        return out
+
+    return widen(a, ga) + widen(b, gb), union
+
+
+@dataclass(eq=False)
+class GroupedSample:
+    """Validated inputs of one measure call: raw labels plus integer group codes.
+
+    Built by :func:`check_inputs`; statistics are computed on demand and cached, so
+    that several measures evaluated on the same sample share one ``np.bincount``.
+    """
+
+    y_true: np.ndarray
+    y_pred: np.ndarray
+    group_codes: np.ndarray
+    groups: pd.Index
+    sample_weight: np.ndarray | None = None
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.groups)
+
+    def labels01(self, pos_label: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        key = ("labels", pos_label)
+        if key not in self._cache:
+            t, p, _ = binarize_labels(self.y_true, self.y_pred, pos_label)
+            self._cache[key] = (t, p)
+        return self._cache[key]
+
+    def confusion(self, pos_label: Any = None) -> ConfusionStats:
+        """Confusion counts per group (cached per ``pos_label``)."""
+        key = ("confusion", pos_label)
+        if key not in self._cache:
+            t, p = self.labels01(pos_label)
+            self._cache[key] = ConfusionStats.from_codes(
+                self.group_codes, t, p, self.groups, self.sample_weight
+            )
+        return self._cache[key]
+
+    def errors(self) -> ErrorStats:
+        """Regression error sums per group (cached)."""
+        if "errors" not in self._cache:
+            for arr, nm in ((self.y_true, "y_true"), (self.y_pred, "y_pred")):
+                if arr.dtype.kind not in "fiub":
+                    raise ValueError(f"{nm} must be numeric for a regression measure; got dtype {arr.dtype}.")
+                _check_no_missing(arr.astype(float), nm)
+            self._cache["errors"] = ErrorStats.from_codes(
+                self.group_codes, self.y_true, self.y_pred, self.groups, self.sample_weight
+            )
+        return self._cache["errors"]
+
+    def counts_per_group(self) -> pd.Series:
+        """Number of samples (weighted, if weights were given) in each group."""
+        n = np.bincount(self.group_codes, weights=self.sample_weight, minlength=self.n_groups)
+        return pd.Series(n, index=self.groups, name="count")
+
+    def subset(self, mask: np.ndarray) -> GroupedSample:
+        """The rows selected by ``mask``, keeping the full group table."""
+        return GroupedSample(
+            self.y_true[mask],
+            self.y_pred[mask],
+            self.group_codes[mask],
+            self.groups,
+            None if self.sample_weight is None else self.sample_weight[mask],
+        )
+
+
+def check_inputs(
+    y_true: Any,
+    y_pred: Any,
+    sensitive_features: Any,
+    sample_weight: Any = None,
+    *,
+    groups: pd.Index | None = None,
+    y_pred_name: str = "y_pred",
+) -> GroupedSample:
+    """Validate the inputs of a measure once and encode the groups.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Ground truth labels (or values, for regression measures).
+    y_pred : array-like of shape (n_samples,)
+        Predicted labels, values or scores.
+    sensitive_features : array-like of shape (n_samples,) or DataFrame
+        Group of each sample; several columns give intersectional groups.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative sample weights.
+    groups : pandas.Index, optional
+        The complete set of groups to expect, see :func:`encode_groups`.
+    y_pred_name : str, default="y_pred"
+        Name of the prediction argument in error messages.
+
+    Returns
+    -------
+    GroupedSample
+
+    Examples
+    --------
+    >>> s = check_inputs([1, 0, 1, 1], [1, 1, 0, 1], ["a", "a", "b", "b"])
+    >>> s.confusion().counts.tolist()
+    [[[0.0, 1.0], [0.0, 1.0]], [[0.0, 0.0], [1.0, 1.0]]]
+    """
+    t = _to_1d(y_true, "y_true")
+    p = _to_1d(y_pred, y_pred_name)
+    if t.size != p.size:
+        raise ValueError(
+            f"{y_pred_name} has {p.size} samples but y_true has {t.size}; both must "
+            "describe the same samples."
+        )
+    if t.size == 0:
+        raise ValueError("y_true is empty; a measure needs at least one sample per group.")
+    codes, index = encode_groups(sensitive_features, t.size, groups=groups)
+    w = _check_weight(sample_weight, t.size)
+    return GroupedSample(t, p, codes, index, w)

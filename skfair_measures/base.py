@@ -1,0 +1,368 @@
+"""Base metrics: what is computed within each group.
+
+A base metric turns sufficient statistics into one value per group. Count-based
+metrics are ratios of confusion counts and work on any leading axes (folds,
+bootstrap replicates, posterior draws): ``tpr(counts)`` with ``counts`` of shape
+``(..., n_groups, 2, 2)`` returns shape ``(..., n_groups)``. A zero denominator
+gives NaN, never a silent 0 or 1.
+
+:class:`SklearnMetric` wraps any scikit-learn metric function or scorer and
+computes it on each group's rows: a slower, general path that turns every
+scikit-learn metric into a fairness base.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._stats import GroupedSample
+
+__all__ = [
+    "BASE_METRICS",
+    "BaseMetric",
+    "CountMetric",
+    "ErrorMetric",
+    "SklearnMetric",
+    "get_base",
+]
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den`` with NaN where ``den == 0`` (no warning)."""
+    num = np.asarray(num, dtype=float)
+    den = np.asarray(den, dtype=float)
+    out = np.full(np.broadcast(num, den).shape, np.nan)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+class BaseMetric:
+    """Something computed per group: a count metric, an error metric or a wrapped one.
+
+    Attributes
+    ----------
+    name : str
+        Short name, e.g. ``"tpr"``; used in measure keys.
+    description : str
+        One-line human description.
+    minimize : bool
+        Whether lower values are better when used as a performance measure.
+    range : tuple of float
+        Possible values ``(lower, upper)``.
+    undefined_when : str
+        Why the value can be undefined (zero denominator), for warnings.
+    """
+
+    name: str
+    description: str
+    minimize: bool
+    range: tuple[float, float]
+    undefined_when: str
+    response_method: str = "predict"
+
+    def group_values(self, sample: GroupedSample, pos_label: Any = None) -> tuple[np.ndarray, float]:
+        """Return the value of each group and the overall value."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+@dataclass(frozen=True, repr=False)
+class CountMetric(BaseMetric):
+    """A metric computed from binary confusion counts ``(..., 2, 2)`` = [true, pred].
+
+    Examples
+    --------
+    >>> c = np.array([[5.0, 1.0], [2.0, 2.0]])  # rows: y_true 0/1; columns: y_pred 0/1
+    >>> float(BASE_METRICS["tpr"].from_counts(c))
+    0.5
+    """
+
+    name: str
+    func: Callable[[np.ndarray], np.ndarray]
+    description: str
+    undefined_when: str = ""
+    minimize: bool = False
+    range: tuple[float, float] = (0.0, 1.0)
+
+    def from_counts(self, counts: np.ndarray) -> np.ndarray:
+        """Value on counts of shape ``(..., 2, 2)``; returns shape ``(...)``."""
+        return self.func(np.asarray(counts, dtype=float))
+
+    def group_values(self, sample: GroupedSample, pos_label: Any = None) -> tuple[np.ndarray, float]:
+        stats = sample.confusion(pos_label)
+        return self.from_counts(stats.counts), float(self.from_counts(stats.overall))
+
+
+@dataclass(frozen=True, repr=False)
+class ErrorMetric(BaseMetric):
+    """A regression metric computed from per-group error sums ``(..., 3)``.
+
+    Examples
+    --------
+    >>> float(BASE_METRICS["mse"].from_sums(np.array([4.0, 4.0, 8.0])))
+    2.0
+    """
+
+    name: str
+    func: Callable[[np.ndarray], np.ndarray]
+    description: str
+    undefined_when: str = "the group has no samples"
+    minimize: bool = True
+    range: tuple[float, float] = (0.0, np.inf)
+
+    def from_sums(self, sums: np.ndarray) -> np.ndarray:
+        return self.func(np.asarray(sums, dtype=float))
+
+    def group_values(self, sample: GroupedSample, pos_label: Any = None) -> tuple[np.ndarray, float]:
+        stats = sample.errors()
+        return self.from_sums(stats.sums), float(self.from_sums(stats.overall))
+
+
+@dataclass(frozen=True, repr=False)
+class SklearnMetric(BaseMetric):
+    """Wrap any scikit-learn metric function or scorer as a per-group base metric.
+
+    The metric is evaluated on the rows of each group separately (a Python loop
+    over groups), so it is slower than the count-based bases but fully general:
+    ``roc_auc_score`` on scores, ``f1_score``, ``log_loss``, ...
+
+    Parameters
+    ----------
+    metric : callable
+        ``metric(y_true, y_pred, **kwargs)``, or a scorer made by
+        :func:`sklearn.metrics.make_scorer` (its function, keyword arguments,
+        sign and response method are used).
+    name : str, optional
+        Short name; defaults to the function name without ``_score``/``_error``.
+    greater_is_better : bool, optional
+        Direction; inferred from a scorer, or from the scikit-learn naming
+        convention (``*_score`` is better when higher, ``*_error``/``*_loss``
+        when lower).
+    response_method : {"predict", "predict_proba", "decision_function"}, optional
+        What the scorer asks of the estimator; ``roc_auc_score`` and other ranking
+        metrics need ``"predict_proba"``.
+    range : tuple of float, default=(-inf, inf)
+    **kwargs
+        Passed to ``metric``.
+
+    Examples
+    --------
+    >>> from sklearn.metrics import roc_auc_score
+    >>> auc = SklearnMetric(roc_auc_score, response_method="predict_proba")
+    >>> auc.name, auc.minimize
+    ('roc_auc', False)
+    """
+
+    metric: Callable[..., float]
+    name: str = ""
+    greater_is_better: bool | None = None
+    response_method: str = ""
+    range: tuple[float, float] = (-np.inf, np.inf)
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+    undefined_when: str = "the metric raised an error or returned NaN on the group"
+
+    def __init__(
+        self,
+        metric: Callable[..., float],
+        name: str | None = None,
+        *,
+        greater_is_better: bool | None = None,
+        response_method: str | None = None,
+        range: tuple[float, float] = (-np.inf, np.inf),
+        **kwargs: Any,
+    ) -> None:
+        func, scorer_kwargs, sign, scorer_response = _unwrap_scorer(metric)
+        kwargs = {**scorer_kwargs, **kwargs}
+        fname = getattr(func, "__name__", type(func).__name__)
+        if name is None:
+            name = fname
+            for suffix in ("_score", "_error", "_loss"):
+                name = name.removesuffix(suffix)
+        if greater_is_better is None:
+            if sign is not None:
+                greater_is_better = sign > 0
+            else:
+                greater_is_better = not fname.endswith(("_error", "_loss", "_deviance"))
+        if response_method is None:
+            response_method = scorer_response or "predict"
+        object.__setattr__(self, "metric", func)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "greater_is_better", greater_is_better)
+        object.__setattr__(self, "response_method", response_method)
+        object.__setattr__(self, "range", tuple(range))
+        object.__setattr__(self, "kwargs", kwargs)
+        object.__setattr__(self, "description", f"{fname} (scikit-learn metric per group)")
+        object.__setattr__(
+            self,
+            "undefined_when",
+            "the metric raised an error or returned NaN on the group",
+        )
+
+    @property
+    def minimize(self) -> bool:  # type: ignore[override]
+        return not self.greater_is_better
+
+    def _call(self, y_true: np.ndarray, y_pred: np.ndarray, w: np.ndarray | None) -> float:
+        kwargs = dict(self.kwargs)
+        if w is not None:
+            kwargs["sample_weight"] = w
+        try:
+            return float(self.metric(y_true, y_pred, **kwargs))
+        except ValueError:
+            return float("nan")
+
+    def group_values(self, sample: GroupedSample, pos_label: Any = None) -> tuple[np.ndarray, float]:
+        w = sample.sample_weight
+        order = np.argsort(sample.group_codes, kind="stable")
+        bounds = np.searchsorted(sample.group_codes[order], np.arange(sample.n_groups + 1))
+        values = np.full(sample.n_groups, np.nan)
+        for g in range(sample.n_groups):
+            rows = order[bounds[g] : bounds[g + 1]]
+            if rows.size:
+                values[g] = self._call(
+                    sample.y_true[rows], sample.y_pred[rows], None if w is None else w[rows]
+                )
+        return values, self._call(sample.y_true, sample.y_pred, w)
+
+
+def _unwrap_scorer(metric: Any) -> tuple[Callable[..., float], dict, int | None, str | None]:
+    """Split a scikit-learn scorer into function, kwargs, sign and response method."""
+    func = getattr(metric, "_score_func", None)
+    if func is None:
+        if not callable(metric):
+            raise TypeError(f"metric must be a callable or a scikit-learn scorer; got {metric!r}.")
+        return metric, {}, None, None
+    response = getattr(metric, "_response_method", None)
+    if isinstance(response, (list, tuple)):
+        response = response[0]
+    return func, dict(getattr(metric, "_kwargs", {})), getattr(metric, "_sign", 1), response
+
+
+# --- count-based metrics: c[..., t, p] with t = y_true, p = y_pred ------------------
+
+
+def _tp(c: np.ndarray) -> np.ndarray:
+    return c[..., 1, 1]
+
+
+def _fp(c: np.ndarray) -> np.ndarray:
+    return c[..., 0, 1]
+
+
+def _tn(c: np.ndarray) -> np.ndarray:
+    return c[..., 0, 0]
+
+
+def _fn(c: np.ndarray) -> np.ndarray:
+    return c[..., 1, 0]
+
+
+def _n(c: np.ndarray) -> np.ndarray:
+    return c.sum(axis=(-2, -1))
+
+
+def _balanced_accuracy(c: np.ndarray) -> np.ndarray:
+    return (_ratio(_tp(c), c[..., 1, :].sum(-1)) + _ratio(_tn(c), c[..., 0, :].sum(-1))) / 2
+
+
+_POS = "no positives in y_true"
+_NEG = "no negatives in y_true"
+_PPOS = "no positive predictions"
+_PNEG = "no negative predictions"
+_EMPTY = "the group has no samples"
+
+_COUNT_METRICS = [
+    CountMetric("acc", lambda c: _ratio(_tp(c) + _tn(c), _n(c)), "Accuracy", _EMPTY),
+    CountMetric(
+        "error_rate", lambda c: _ratio(_fp(c) + _fn(c), _n(c)), "Error rate", _EMPTY, minimize=True
+    ),
+    CountMetric("tpr", lambda c: _ratio(_tp(c), _tp(c) + _fn(c)), "True positive rate", _POS),
+    CountMetric(
+        "fnr", lambda c: _ratio(_fn(c), _tp(c) + _fn(c)), "False negative rate", _POS, minimize=True
+    ),
+    CountMetric(
+        "fpr", lambda c: _ratio(_fp(c), _fp(c) + _tn(c)), "False positive rate", _NEG, minimize=True
+    ),
+    CountMetric("tnr", lambda c: _ratio(_tn(c), _fp(c) + _tn(c)), "True negative rate", _NEG),
+    CountMetric("ppv", lambda c: _ratio(_tp(c), _tp(c) + _fp(c)), "Positive predictive value", _PPOS),
+    CountMetric(
+        "fdr", lambda c: _ratio(_fp(c), _tp(c) + _fp(c)), "False discovery rate", _PPOS, minimize=True
+    ),
+    CountMetric("npv", lambda c: _ratio(_tn(c), _tn(c) + _fn(c)), "Negative predictive value", _PNEG),
+    CountMetric(
+        "fomr", lambda c: _ratio(_fn(c), _tn(c) + _fn(c)), "False omission rate", _PNEG, minimize=True
+    ),
+    CountMetric(
+        "selection_rate",
+        lambda c: _ratio(_tp(c) + _fp(c), _n(c)),
+        "Positive prediction rate (selection rate)",
+        _EMPTY,
+    ),
+    CountMetric("balanced_accuracy", _balanced_accuracy, "Balanced accuracy", "no positives or no negatives in y_true"),
+    CountMetric("tp", _tp, "True positives", range=(0.0, np.inf)),
+    CountMetric("fp", _fp, "False positives", minimize=True, range=(0.0, np.inf)),
+    CountMetric("tn", _tn, "True negatives", range=(0.0, np.inf)),
+    CountMetric("fn", _fn, "False negatives", minimize=True, range=(0.0, np.inf)),
+]
+
+_ERROR_METRICS = [
+    ErrorMetric("mse", lambda s: _ratio(s[..., 2], s[..., 0]), "Mean squared error"),
+    ErrorMetric("mae", lambda s: _ratio(s[..., 1], s[..., 0]), "Mean absolute error"),
+    ErrorMetric("rmse", lambda s: np.sqrt(_ratio(s[..., 2], s[..., 0])), "Root mean squared error"),
+]
+
+#: Every named base metric, by name.
+BASE_METRICS: dict[str, BaseMetric] = {m.name: m for m in _COUNT_METRICS + _ERROR_METRICS}
+_ALIASES = {
+    "ppr": "selection_rate",
+    "positive_rate": "selection_rate",
+    "pp": "selection_rate",
+    "accuracy": "acc",
+    "recall": "tpr",
+    "precision": "ppv",
+    "specificity": "tnr",
+    "for": "fomr",
+    "bacc": "balanced_accuracy",
+    "ce": "error_rate",
+}
+
+
+def get_base(base: str | BaseMetric | Callable[..., float]) -> BaseMetric:
+    """Resolve a base metric from a name, a :class:`BaseMetric` or a scikit-learn metric.
+
+    Examples
+    --------
+    >>> get_base("recall").name
+    'tpr'
+    """
+    if isinstance(base, BaseMetric):
+        return base
+    if isinstance(base, str):
+        key = base.removeprefix("classif.").removeprefix("regr.")
+        key = _ALIASES.get(key, key)
+        if key in BASE_METRICS:
+            return BASE_METRICS[key]
+        import difflib
+
+        close = difflib.get_close_matches(key, list(BASE_METRICS) + list(_ALIASES), n=3)
+        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+        raise ValueError(
+            f"base={base!r} is not a known base metric.{hint} Known: {sorted(BASE_METRICS)}; "
+            "or pass any scikit-learn metric function."
+        )
+    if callable(base):
+        return SklearnMetric(base)
+    raise TypeError(f"base must be a name, a BaseMetric or a metric function; got {base!r}.")
+
+
+def group_values_frame(values: np.ndarray, groups: pd.Index, name: str) -> pd.Series:
+    """Per-group values as a Series with the stable group index."""
+    return pd.Series(np.asarray(values, dtype=float), index=groups, name=name)
