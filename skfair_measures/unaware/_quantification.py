@@ -1,0 +1,726 @@
+"""Demographic disparity without the sensitive attribute, by quantification.
+
+Fabris, Esuli, Moreo and Sebastiani (JAIR 2023, section 4.2) audit a classifier
+``h`` on a deployment set ``D3`` where the sensitive attribute ``s`` is unknown,
+using a small auxiliary set ``D2`` where it is known:
+
+1. ``h`` splits ``D2`` and ``D3`` by its prediction into the positively and
+   negatively predicted parts ``D2+``, ``D2-``, ``D3+``, ``D3-``.
+2. One quantifier per predicted class is trained on ``D2+`` (resp. ``D2-``) to
+   estimate the prevalence of each group in a sample, and applied to ``D3+``
+   (resp. ``D3-``), which gives ``p(s | h=+)`` and ``p(s | h=-)`` on ``D3``.
+3. Each estimate is Laplace-smoothed towards the prevalence of ``s`` in the matching
+   part of ``D2`` (pseudocount 1/2 per group):
+   ``p~(s) = (p^(s) |D3c| + p_D2c(s) K/2) / (|D3c| + K/2)`` for ``K`` groups,
+   which for two groups is the paper's ``(p^(s) |D3c| + p_D2c(s)) / (|D3c| + 1)``.
+4. Bayes' rule (Eqs. 12, 13 and 15) turns them into acceptance rates
+   ``mu(s) = P(h=+ | s) = p~+(s) p(+) / (p~+(s) p(+) + p~-(s) p(-))``, where
+   ``p(+)`` is the share of ``D3`` that ``h`` accepts, known exactly.
+5. The demographic disparity (Eq. 14) is ``mu(s1) - mu(s0)``.
+
+With more than two groups each quantifier is one-vs-rest and its estimates are
+renormalised to sum to one; the disparity is then the largest minus the smallest
+acceptance rate (the paper's Remark 5).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted, check_random_state
+
+from .._stats import encode_groups
+from ._quantifiers import (
+    HOLDOUT_QUANTIFIERS,
+    BinaryQuantifier,
+    _take,
+    resolve_quantifier,
+)
+
+__all__ = ["QuantificationDisparity", "QuantificationResult", "quantified_disparity"]
+
+#: Row labels of the per-predicted-class tables; index 0 is h's negative class.
+PREDICTED = ("negative", "positive")
+
+_LENGTH = (
+    "X_aux has {n_x} rows but s_aux has {n_s}; pass the sensitive attribute of every "
+    "auxiliary row, in the same order."
+)
+_GROUP_MISSING = (
+    "the auxiliary rows that the model predicts as {cls} (h(x) {op} pos_label={pos!r}) hold "
+    "{counts}; quantifier {q!r} needs at least {need} row(s) of every group there to learn "
+    "its prevalence. Pass per_class=False to train one quantifier on all auxiliary rows "
+    "(the paper's ablation, usually less accurate), or collect more auxiliary data for "
+    "this predicted class."
+)
+_GROUP_MISSING_ALL = (
+    "the auxiliary set holds {counts}; quantifier {q!r} needs at least {need} row(s) of "
+    "every group. Collect more auxiliary data or merge groups."
+)
+_UNDEFINED = (
+    "the acceptance rate of group {group!r} is undefined: the estimated share of that group "
+    "in X_deploy is 0; it is NaN. Use alpha > 0 (Laplace smoothing) or more auxiliary data."
+)
+
+
+@dataclass(frozen=True)
+class QuantificationResult:
+    """Estimated demographic disparity of a classifier on a deployment set.
+
+    Attributes
+    ----------
+    value : float
+        Estimated demographic disparity. With two groups,
+        ``P(h=+ | s=other) - P(h=+ | s=reference)`` (signed; positive means the
+        non-reference group is accepted more often). With more groups, the largest
+        minus the smallest estimated acceptance rate.
+    by_group : pandas.Series
+        Estimated acceptance rate ``P(h=+ | s)`` of each group, indexed by group.
+    diagnostics : dict
+        Quantifier name, per-class mode, smoothing, reference group, sizes of the
+        auxiliary and deployment parts, the raw, prior and smoothed prevalence of
+        each group per predicted class, the estimated group shares in the
+        deployment set, and bootstrap details.
+    interval : tuple of float or None
+        Percentile bootstrap interval of ``value`` (``None`` unless ``n_boot > 0``).
+    """
+
+    value: float
+    by_group: pd.Series
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+    interval: tuple[float, float] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the result as plain Python types (JSON-serialisable).
+
+        Returns
+        -------
+        dict
+            Keys ``value``, ``by_group`` (group label as ``str`` -> rate),
+            ``interval`` (list or ``None``) and ``diagnostics``.
+        """
+        return {
+            "value": _plain(self.value),
+            "by_group": {str(k): _plain(v) for k, v in self.by_group.items()},
+            "interval": None if self.interval is None else [_plain(v) for v in self.interval],
+            "diagnostics": _plain(self.diagnostics),
+        }
+
+
+def _plain(obj: Any) -> Any:
+    """Convert numpy scalars/arrays and nested containers to plain Python."""
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [_plain(v) for v in obj.tolist()]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return obj
+
+
+def _n_rows(X: Any, name: str) -> int:
+    shape = getattr(X, "shape", None)
+    if shape is None or len(shape) != 2:
+        raise ValueError(
+            f"{name} must be 2-D (n_samples, n_features), like the input of model.predict; "
+            f"got {type(X).__name__} with shape {shape}."
+        )
+    return int(shape[0])
+
+
+def _as_2d(X: Any, name: str) -> Any:
+    """Keep DataFrames and sparse matrices; turn lists into arrays."""
+    if not hasattr(X, "shape"):
+        X = np.asarray(X)
+    _n_rows(X, name)
+    return X
+
+
+def _check_model(model: Any, pos_label: Any) -> None:
+    if not hasattr(model, "predict"):
+        raise TypeError(
+            f"model must be a fitted classifier with a predict method; got {type(model).__name__}."
+        )
+    try:
+        check_is_fitted(model)
+    except NotFittedError as exc:
+        raise NotFittedError(
+            f"model ({type(model).__name__}) is not fitted; fit it on its training data "
+            "before auditing it."
+        ) from exc
+    except TypeError:  # not a scikit-learn estimator: trust its predict
+        pass
+    classes = getattr(model, "classes_", None)
+    if classes is not None:
+        classes = list(np.asarray(classes).tolist())
+        if len(classes) > 2:
+            raise ValueError(
+                f"model predicts {len(classes)} classes {classes}; demographic disparity "
+                "needs binary predictions (accepted or not). Binarise the model's output."
+            )
+        if pos_label not in classes:
+            raise ValueError(
+                f"pos_label={pos_label!r} is not one of the model's classes {classes}; pass "
+                f"pos_label= with the label that means acceptance (e.g. pos_label={classes[-1]!r})."
+            )
+
+
+def _predict_positive(model: Any, X: Any, pos_label: Any, name: str) -> np.ndarray:
+    pred = np.asarray(model.predict(X)).ravel()
+    labels = pd.unique(pred)
+    if len(labels) > 2:
+        raise ValueError(
+            f"model.predict({name}) returned {len(labels)} distinct labels "
+            f"{sorted(labels.tolist(), key=str)}; demographic disparity needs binary predictions."
+        )
+    if len(labels) == 2 and pos_label not in set(labels.tolist()):
+        raise ValueError(
+            f"pos_label={pos_label!r} is not among the predictions {labels.tolist()} of "
+            f"model on {name}; pass pos_label= with the label that means acceptance."
+        )
+    return pred == pos_label
+
+
+def _check_sensitive(s_aux: Any, n: int) -> tuple[np.ndarray, pd.Index]:
+    """Integer codes (0..K-1) of the observed groups, and their labels."""
+    raw = s_aux if isinstance(s_aux, (pd.Series, pd.DataFrame)) else np.asarray(s_aux, dtype=object)
+    missing = np.asarray(pd.isna(raw))
+    if missing.any():
+        rows = np.flatnonzero(missing.reshape(len(raw), -1).any(axis=1))
+        raise ValueError(
+            f"s_aux has {rows.size} missing value(s) (NaN/None), first at position {rows[0]}; "
+            "drop those auxiliary rows (from X_aux too) or encode them as an explicit group "
+            "such as 'unknown'."
+        )
+    codes, groups = encode_groups(s_aux, name="s_aux")
+    if codes.size != n:
+        raise ValueError(_LENGTH.format(n_x=n, n_s=codes.size))
+    observed = np.unique(codes)
+    if observed.size < groups.size:  # intersections that never occur are not groups here
+        groups = groups[observed]
+        codes = np.searchsorted(observed, codes)
+    return codes.astype(np.intp), groups
+
+
+def _format_counts(groups: pd.Index, counts: np.ndarray) -> str:
+    return ", ".join(f"{g!r}: {int(c)}" for g, c in zip(groups, counts, strict=True))
+
+
+class QuantificationDisparity(BaseEstimator):
+    """Estimate a classifier's demographic disparity where the sensitive attribute is unknown.
+
+    The method of Fabris et al. (JAIR 2023): quantifiers trained on a small
+    auxiliary set that records the sensitive attribute estimate, on a deployment set
+    that does not, the share of each group among the rows the audited model accepts
+    and among those it rejects; Bayes' rule turns these shares into per-group
+    acceptance rates. See the module docstring for the equations.
+
+    Parameters
+    ----------
+    quantifier : {"SLD", "CC", "PCC", "ACC", "PACC", "HDy", "MLPE"}, default="SLD"
+        Quantification method (case-insensitive; ``"EMQ"`` is SLD). SLD was the most
+        accurate in the paper under shifts between auxiliary and deployment data;
+        CC and PCC are the "threshold" and "weighted" estimators of earlier work
+        and are biased under such shifts; MLPE ignores the deployment data.
+    classifier : estimator, default=None
+        Unfitted scikit-learn classifier ``k`` inside each quantifier, trained to
+        predict the sensitive attribute from the same features the model sees.
+        ``None`` means standardisation + logistic regression. Use a pipeline with an
+        encoder if the features are not all numeric.
+    per_class : bool, default=True
+        Train one quantifier per class predicted by the model (the paper's method).
+        ``False`` trains a single quantifier on all auxiliary rows (the paper's
+        ablation in section 5.10): it needs fewer auxiliary rows per class but is
+        usually less accurate for SLD and PACC.
+    reference : object, default=None
+        With two groups, the group whose acceptance rate is subtracted: ``value`` is
+        ``P(h=+ | other) - P(h=+ | reference)``. ``None`` takes the first group in
+        sorted order. Not allowed with more than two groups (the disparity is then
+        max minus min).
+    pos_label : object, default=1
+        The prediction of the model that means acceptance.
+    alpha : float, default=0.5
+        Laplace pseudocount per group; the prior is the group's prevalence in the
+        auxiliary rows of the same predicted class. ``0`` disables smoothing.
+    n_boot : int, default=0
+        Number of bootstrap replicates (auxiliary and deployment rows resampled,
+        quantifiers retrained); ``0`` gives no interval.
+    confidence_level : float, default=0.95
+        Coverage of the percentile bootstrap interval.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the hold-out splits of ACC, PACC and HDy and the bootstrap.
+
+    Attributes
+    ----------
+    quantifier_ : str
+        Canonical name of the quantification method.
+    groups_ : pandas.Index
+        Groups of the sensitive attribute: with two groups the reference first,
+        otherwise in sorted order. ``by_group`` follows this order.
+    reference_ : object or None
+        Reference group (two groups only).
+    quantifiers_ : dict
+        Fitted :class:`BinaryQuantifier` objects keyed by ``"negative"`` and
+        ``"positive"`` (or ``"all"`` when ``per_class=False``); each entry is a list
+        with one quantifier (two groups) or one per group (one-vs-rest).
+    aux_prevalence_ : pandas.DataFrame
+        Share of each group among the auxiliary rows of each predicted class (the
+        smoothing prior); rows ``"negative"``, ``"positive"``.
+    n_aux_ : dict
+        Number of auxiliary rows per predicted class.
+
+    See Also
+    --------
+    quantified_disparity : Fit and estimate in one call.
+
+    References
+    ----------
+    A. Fabris, A. Esuli, A. Moreo, F. Sebastiani. Measuring fairness under
+    unawareness of sensitive attributes: a quantification-based approach. Journal of
+    Artificial Intelligence Research 76, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> rng = np.random.default_rng(0)
+    >>> def sample(n, share_b):
+    ...     s = np.where(rng.random(n) < share_b, "b", "a")
+    ...     X = rng.normal((s == "b")[:, None] * [1.0, 2.0], 1.0, size=(n, 2))
+    ...     y = (X[:, 0] + rng.normal(0, 1, n) > 0.5).astype(int)
+    ...     return X, y, s
+    >>> X1, y1, _ = sample(2000, 0.5)
+    >>> model = LogisticRegression().fit(X1, y1)           # audited model, never sees s
+    >>> X_aux, _, s_aux = sample(2000, 0.5)                # small set that records s
+    >>> X_dep, _, s_dep = sample(4000, 0.2)                # deployment: group b is rarer
+    >>> est = QuantificationDisparity("SLD", random_state=0).fit(model, X_aux, s_aux)
+    >>> res = est.estimate(X_dep)
+    >>> accepted = model.predict(X_dep) == 1               # the truth, for comparison
+    >>> true = accepted[s_dep == "b"].mean() - accepted[s_dep == "a"].mean()
+    >>> round(res.value, 2), round(float(true), 2)
+    (0.37, 0.4)
+    >>> res.by_group.index.tolist()
+    ['a', 'b']
+    """
+
+    def __init__(
+        self,
+        quantifier: str = "SLD",
+        classifier: BaseEstimator | None = None,
+        per_class: bool = True,
+        reference: Any = None,
+        pos_label: Any = 1,
+        alpha: float = 0.5,
+        n_boot: int = 0,
+        confidence_level: float = 0.95,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
+        self.quantifier = quantifier
+        self.classifier = classifier
+        self.per_class = per_class
+        self.reference = reference
+        self.pos_label = pos_label
+        self.alpha = alpha
+        self.n_boot = n_boot
+        self.confidence_level = confidence_level
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ validation
+    def _check_params(self) -> str:
+        name = resolve_quantifier(self.quantifier)
+        if not (np.isscalar(self.alpha) and np.isfinite(self.alpha) and self.alpha >= 0):
+            raise ValueError(f"alpha must be a finite number >= 0; got {self.alpha!r}.")
+        if isinstance(self.n_boot, bool) or not isinstance(self.n_boot, (int, np.integer)) or (
+            self.n_boot < 0
+        ):
+            raise ValueError(f"n_boot must be an integer >= 0; got {self.n_boot!r}.")
+        if not 0.0 < self.confidence_level < 1.0:
+            raise ValueError(
+                f"confidence_level must be in (0, 1), e.g. 0.95; got {self.confidence_level!r}."
+            )
+        if not isinstance(self.per_class, (bool, np.bool_)):
+            raise ValueError(f"per_class must be True or False; got {self.per_class!r}.")
+        return name
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, model: Any, X_aux: Any, s_aux: Any) -> QuantificationDisparity:
+        """Train the quantifiers on the auxiliary set.
+
+        Parameters
+        ----------
+        model : fitted classifier
+            The audited model ``h``; its ``predict`` must return binary labels.
+        X_aux : array-like or DataFrame of shape (n_aux, n_features)
+            Features of the auxiliary set ``D2``, in the form ``model.predict``
+            accepts (the quantifiers' classifier sees the same features).
+        s_aux : array-like of shape (n_aux,)
+            Sensitive attribute of each auxiliary row (no missing values).
+
+        Returns
+        -------
+        self : QuantificationDisparity
+            The fitted estimator.
+        """
+        name = self._check_params()
+        _check_model(model, self.pos_label)
+        X_aux = _as_2d(X_aux, "X_aux")
+        n = _n_rows(X_aux, "X_aux")
+        codes, groups = _check_sensitive(s_aux, n)
+        reference = self._resolve_reference(groups)
+        if reference is not None and groups[0] != reference:  # reference gets code 0
+            order = np.array([groups.get_loc(reference), 1 - groups.get_loc(reference)])
+            codes = np.argsort(order)[codes]
+            groups = groups[order]
+        pos_aux = _predict_positive(model, X_aux, self.pos_label, "X_aux")
+        rng = check_random_state(self.random_state)
+        state = self._fit_core(name, X_aux, codes, pos_aux, groups, rng)
+
+        self.quantifier_ = name
+        self.model_ = model
+        self.groups_ = groups
+        self.reference_ = reference
+        self._state = state
+        self.quantifiers_ = state["quantifiers"]
+        self.aux_prevalence_ = pd.DataFrame(
+            state["prior"], index=pd.Index(PREDICTED, name="predicted"), columns=groups
+        )
+        self.n_aux_ = dict(zip(PREDICTED, state["n_aux"].tolist(), strict=True))
+        self._aux = (X_aux, codes, pos_aux)
+        return self
+
+    def _resolve_reference(self, groups: pd.Index) -> Any:
+        if groups.size > 2:
+            if self.reference is not None:
+                raise ValueError(
+                    f"reference={self.reference!r} applies to two groups only; s_aux has "
+                    f"{groups.size} groups {list(groups)}, for which the disparity is the "
+                    "largest minus the smallest acceptance rate. Drop reference=, or merge "
+                    "the other groups into one (e.g. 'others')."
+                )
+            return None
+        if self.reference is None:
+            return groups[0]
+        if self.reference not in groups:
+            raise ValueError(
+                f"reference={self.reference!r} is not a group of s_aux {list(groups)}."
+            )
+        return groups[groups.get_loc(self.reference)]
+
+    def _fit_core(
+        self,
+        name: str,
+        X: Any,
+        codes: np.ndarray,
+        pos: np.ndarray,
+        groups: pd.Index,
+        rng: np.random.RandomState,
+    ) -> dict[str, Any]:
+        """Fit the quantifiers on encoded auxiliary data (reused by the bootstrap)."""
+        n_groups = groups.size
+        counts = np.zeros((2, n_groups), dtype=np.int64)
+        np.add.at(counts, (pos.astype(np.intp), codes), 1)
+        n_aux = counts.sum(1)
+        need = 2 if name in HOLDOUT_QUANTIFIERS else 1
+        if self.per_class:
+            for c in (0, 1):
+                if (counts[c] < need).any():
+                    raise ValueError(
+                        _GROUP_MISSING.format(
+                            cls=PREDICTED[c],
+                            op="==" if c else "!=",
+                            pos=self.pos_label,
+                            counts=_format_counts(groups, counts[c]),
+                            q=name,
+                            need=need,
+                        )
+                    )
+        elif (counts.sum(0) < need).any():
+            raise ValueError(
+                _GROUP_MISSING_ALL.format(
+                    counts=_format_counts(groups, counts.sum(0)), q=name, need=need
+                )
+            )
+        with np.errstate(invalid="ignore", divide="ignore"):
+            prior = counts / n_aux[:, None]
+        # a predicted class without auxiliary rows (possible with per_class=False)
+        # falls back to the prevalence in the whole auxiliary set
+        overall = counts.sum(0) / counts.sum()
+        prior = np.where(n_aux[:, None] > 0, prior, overall)
+
+        parts = {"negative": ~pos, "positive": pos} if self.per_class else {"all": None}
+        quantifiers: dict[str, list[BinaryQuantifier]] = {}
+        for key, mask in parts.items():
+            idx = np.arange(codes.size) if mask is None else np.flatnonzero(mask)
+            Xp, sp = _take(X, idx), codes[idx]
+            targets = [1] if n_groups == 2 else range(n_groups)
+            quantifiers[key] = [
+                BinaryQuantifier(
+                    name,
+                    classifier=self.classifier,
+                    random_state=rng.randint(np.iinfo(np.int32).max),
+                ).fit(Xp, (sp == g).astype(int))
+                for g in targets
+            ]
+        return {"quantifiers": quantifiers, "prior": prior, "n_aux": n_aux, "counts": counts}
+
+    # ------------------------------------------------------------------ estimating
+    def estimate(self, X_deploy: Any) -> QuantificationResult:
+        """Estimate the per-group acceptance rates and the disparity on a deployment set.
+
+        Parameters
+        ----------
+        X_deploy : array-like or DataFrame of shape (n_deploy, n_features)
+            Features of the deployment set ``D3`` (no sensitive attribute needed).
+
+        Returns
+        -------
+        QuantificationResult
+            ``value``, ``by_group``, ``diagnostics`` and ``interval``.
+        """
+        if not hasattr(self, "_state"):
+            raise NotFittedError(
+                "this QuantificationDisparity is not fitted yet; call "
+                "fit(model, X_aux, s_aux) before estimate(X_deploy)."
+            )
+        X_deploy = _as_2d(X_deploy, "X_deploy")
+        if _n_rows(X_deploy, "X_deploy") == 0:
+            raise ValueError("X_deploy has no rows; pass the deployment data to audit.")
+        pos = _predict_positive(self.model_, X_deploy, self.pos_label, "X_deploy")
+        core = self._estimate_core(self._state, X_deploy, pos)
+        mu = core["mu"]
+        for g, m in zip(self.groups_, mu, strict=True):
+            if np.isnan(m):
+                warnings.warn(_UNDEFINED.format(group=g), RuntimeWarning, stacklevel=2)
+        value = self._disparity(mu)
+
+        diagnostics = self._diagnostics(core)
+        interval = None
+        if self.n_boot > 0:
+            interval, boot = self._bootstrap(X_deploy, pos)
+            diagnostics["bootstrap"] = boot
+        by_group = pd.Series(
+            mu, index=self.groups_.copy(), name="acceptance_rate", dtype=float
+        )
+        return QuantificationResult(
+            value=value, by_group=by_group, diagnostics=diagnostics, interval=interval
+        )
+
+    def _disparity(self, mu: np.ndarray) -> float:
+        if mu.shape[-1] == 2:
+            return float(mu[1] - mu[0])
+        return float(np.max(mu) - np.min(mu))  # NaN propagates
+
+    def _estimate_core(self, state: dict[str, Any], X: Any, pos: np.ndarray) -> dict[str, Any]:
+        """Prevalence estimates, smoothing and acceptance rates (Eqs. 12-15)."""
+        prior = state["prior"]
+        n_groups = prior.shape[1]
+        n_dep = np.array([(~pos).sum(), pos.sum()])
+        raw = prior.copy()  # an empty part keeps the prior (its weight p(c) is 0)
+        for c, mask in enumerate((~pos, pos)):
+            if n_dep[c] == 0:
+                continue
+            Xc = _take(X, np.flatnonzero(mask))
+            qs = state["quantifiers"]["all" if "all" in state["quantifiers"] else PREDICTED[c]]
+            est = np.array([q.predict(Xc) for q in qs])
+            if n_groups == 2:
+                raw[c] = [1.0 - est[0], est[0]]
+            else:
+                total = est.sum()
+                raw[c] = est / total if total > 0 else np.full(n_groups, 1.0 / n_groups)
+        pseudo = self.alpha * n_groups
+        with np.errstate(invalid="ignore", divide="ignore"):
+            smoothed = np.where(
+                (n_dep[:, None] + pseudo) > 0,
+                (raw * n_dep[:, None] + prior * pseudo) / (n_dep[:, None] + pseudo),
+                raw,
+            )
+            p_class = n_dep / n_dep.sum()
+            joint = smoothed * p_class[:, None]  # estimated P(h=c, s) on D3
+            share = joint.sum(0)  # estimated P(s) on D3 (Eq. 13)
+            mu = np.where(share > 0, joint[1] / share, np.nan)  # Eq. 15
+        return {
+            "mu": mu,
+            "raw": raw,
+            "smoothed": smoothed,
+            "share": share,
+            "n_deploy": n_dep,
+            "p_positive": float(p_class[1]),
+        }
+
+    def _diagnostics(self, core: dict[str, Any]) -> dict[str, Any]:
+        groups = list(self.groups_)
+
+        def table(arr: np.ndarray) -> dict[str, dict[Any, float]]:
+            return {
+                PREDICTED[c]: {g: float(v) for g, v in zip(groups, arr[c], strict=True)}
+                for c in (0, 1)
+            }
+
+        return {
+            "quantifier": self.quantifier_,
+            "per_class": bool(self.per_class),
+            "groups": groups,
+            "reference": self.reference_,
+            "pos_label": self.pos_label,
+            "smoothing": {
+                "method": "laplace, known incidence (prior = auxiliary prevalence per class)",
+                "alpha": float(self.alpha),
+                "pseudocount_total": float(self.alpha * len(groups)),
+            },
+            "prevalence_raw": table(core["raw"]),
+            "prevalence_prior": table(self._state["prior"]),
+            "prevalence_smoothed": table(core["smoothed"]),
+            "group_share_deploy": {
+                g: float(v) for g, v in zip(groups, core["share"], strict=True)
+            },
+            "deploy_positive_rate": core["p_positive"],
+            "n_aux": dict(zip(PREDICTED, self._state["n_aux"].tolist(), strict=True)),
+            "n_deploy": dict(zip(PREDICTED, core["n_deploy"].tolist(), strict=True)),
+        }
+
+    def _bootstrap(
+        self, X_deploy: Any, pos_dep: np.ndarray
+    ) -> tuple[tuple[float, float] | None, dict[str, Any]]:
+        """Percentile interval over replicates that resample auxiliary and deployment rows."""
+        X_aux, codes, pos_aux = self._aux
+        rng = check_random_state(self.random_state)
+        n2, n3 = codes.size, pos_dep.size
+        values, rates, failed = [], [], 0
+        for _ in range(self.n_boot):
+            i2 = rng.randint(n2, size=n2)
+            i3 = rng.randint(n3, size=n3)
+            try:
+                state = self._fit_core(
+                    self.quantifier_, _take(X_aux, i2), codes[i2], pos_aux[i2],
+                    self.groups_, rng,
+                )
+            except ValueError:  # a replicate lost a group in some predicted class
+                failed += 1
+                continue
+            core = self._estimate_core(state, _take(X_deploy, i3), pos_dep[i3])
+            values.append(self._disparity(core["mu"]))
+            rates.append(core["mu"])
+        if failed:
+            warnings.warn(
+                f"{failed} of {self.n_boot} bootstrap replicates left a group without "
+                "auxiliary rows in a predicted class and were skipped; the interval uses "
+                f"the other {self.n_boot - failed}. Collect more auxiliary data for a "
+                "trustworthy interval.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        tail = 50.0 * (1.0 - self.confidence_level)
+        info: dict[str, Any] = {
+            "n_boot": int(self.n_boot),
+            "n_failed": failed,
+            "confidence_level": float(self.confidence_level),
+        }
+        vals = np.asarray(values, dtype=float)
+        vals = vals[~np.isnan(vals)]
+        if vals.size == 0:
+            info["by_group_interval"] = None
+            return None, info
+        lo, hi = np.percentile(vals, [tail, 100.0 - tail])
+        rate_arr = np.asarray(rates, dtype=float)
+        glo, ghi = np.nanpercentile(rate_arr, [tail, 100.0 - tail], axis=0)
+        info["by_group_interval"] = {
+            g: (float(a), float(b)) for g, a, b in zip(self.groups_, glo, ghi, strict=True)
+        }
+        info["std"] = float(vals.std(ddof=1)) if vals.size > 1 else float("nan")
+        return (float(lo), float(hi)), info
+
+
+def quantified_disparity(
+    model: Any,
+    X_aux: Any,
+    s_aux: Any,
+    X_deploy: Any,
+    quantifier: str = "SLD",
+    *,
+    classifier: BaseEstimator | None = None,
+    per_class: bool = True,
+    reference: Any = None,
+    pos_label: Any = 1,
+    alpha: float = 0.5,
+    n_boot: int = 0,
+    confidence_level: float = 0.95,
+    random_state: int | np.random.RandomState | None = None,
+) -> QuantificationResult:
+    """Estimate a classifier's demographic disparity on data without the sensitive attribute.
+
+    Fits :class:`QuantificationDisparity` on the auxiliary set and applies it to the
+    deployment set (Fabris et al., JAIR 2023).
+
+    Parameters
+    ----------
+    model : fitted classifier
+        The audited model ``h``, with binary ``predict``.
+    X_aux : array-like or DataFrame of shape (n_aux, n_features)
+        Features of the auxiliary set, where the sensitive attribute is known.
+    s_aux : array-like of shape (n_aux,)
+        Sensitive attribute of the auxiliary rows.
+    X_deploy : array-like or DataFrame of shape (n_deploy, n_features)
+        Features of the deployment set, where the sensitive attribute is unknown.
+    quantifier : {"SLD", "CC", "PCC", "ACC", "PACC", "HDy", "MLPE"}, default="SLD"
+        Quantification method (case-insensitive; ``"EMQ"`` is SLD).
+    classifier : estimator, default=None
+        Classifier inside the quantifiers; ``None`` is scaled logistic regression.
+    per_class : bool, default=True
+        One quantifier per predicted class (``False``: the paper's ablation).
+    reference : object, default=None
+        With two groups, the group subtracted in ``value``; ``None`` is the first
+        group in sorted order.
+    pos_label : object, default=1
+        The prediction that means acceptance.
+    alpha : float, default=0.5
+        Laplace pseudocount per group; ``0`` disables smoothing.
+    n_boot : int, default=0
+        Bootstrap replicates for ``interval``; ``0`` gives none.
+    confidence_level : float, default=0.95
+        Coverage of the bootstrap interval.
+    random_state : int, RandomState instance or None, default=None
+        Seeds hold-out splits and the bootstrap.
+
+    Returns
+    -------
+    QuantificationResult
+        ``value`` (``P(h=+|other) - P(h=+|reference)`` for two groups, max minus min
+        otherwise), ``by_group`` (estimated acceptance rates), ``diagnostics``,
+        ``interval``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> rng = np.random.default_rng(1)
+    >>> s = rng.integers(0, 2, 4000)
+    >>> X = rng.normal(s[:, None] * [1.0, 1.0], 1.0, size=(4000, 2))
+    >>> y = (X.sum(1) + rng.normal(0, 1, 4000) > 1).astype(int)
+    >>> model = LogisticRegression().fit(X[:2000], y[:2000])
+    >>> res = quantified_disparity(model, X[2000:3000], s[2000:3000], X[3000:],
+    ...                            quantifier="PACC", random_state=0)
+    >>> res.by_group.round(1).tolist()
+    [0.2, 0.8]
+    >>> res.diagnostics["quantifier"], res.diagnostics["n_deploy"]["positive"] > 0
+    ('PACC', True)
+    """
+    est = QuantificationDisparity(
+        quantifier=quantifier,
+        classifier=classifier,
+        per_class=per_class,
+        reference=reference,
+        pos_label=pos_label,
+        alpha=alpha,
+        n_boot=n_boot,
+        confidence_level=confidence_level,
+        random_state=random_state,
+    )
+    return est.fit(model, X_aux, s_aux).estimate(X_deploy)
