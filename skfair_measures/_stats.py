@@ -29,14 +29,13 @@ __all__ = [
 ]
 
 _NOT_BINARY = (
-    "{name} and the other label argument hold {n} distinct labels ({labels}); "
+    "{name} holds {n} distinct labels ({labels}); "
     "only binary classification is computed from confusion counts. Pass "
     "pos_label= and binarise the labels, or wrap a multiclass scikit-learn metric "
     "with SklearnMetric."
 )
 _NEED_POS_LABEL = (
-    "the labels are {labels}; pass pos_label= to say which one is the positive "
-    "class (e.g. pos_label={example!r})."
+    "the labels are {labels}; pass pos_label= to say which one is the positive class (e.g. pos_label={example!r})."
 )
 
 
@@ -44,10 +43,7 @@ def _to_1d(values: Any, name: str) -> np.ndarray:
     """Return ``values`` as a 1-D array, rejecting other shapes with ``name``."""
     if isinstance(values, pd.DataFrame):
         if values.shape[1] != 1:
-            raise ValueError(
-                f"{name} must be one-dimensional; got a DataFrame with "
-                f"{values.shape[1]} columns."
-            )
+            raise ValueError(f"{name} must be one-dimensional; got a DataFrame with {values.shape[1]} columns.")
         values = values.iloc[:, 0]
     if isinstance(values, pd.Series):
         arr = values.to_numpy()
@@ -97,9 +93,7 @@ def _sensitive_columns(
         elif arr.ndim == 2:
             cols = [(f"sensitive_feature_{j}", arr[:, j]) for j in range(arr.shape[1])]
         else:
-            raise ValueError(
-                f"sensitive_features must be 1-D or 2-D; got shape {arr.shape}."
-            )
+            raise ValueError(f"sensitive_features must be 1-D or 2-D; got shape {arr.shape}.")
     if not cols:
         raise ValueError("sensitive_features has no columns.")
     out = []
@@ -129,9 +123,7 @@ def _is_ragged_or_str(values: Any) -> bool:
 
 def _factorize(values: np.ndarray | pd.Categorical) -> tuple[np.ndarray, pd.Index]:
     """Integer codes and sorted labels of one column; categoricals keep all categories."""
-    if isinstance(values, pd.Categorical) or isinstance(
-        getattr(values, "dtype", None), pd.CategoricalDtype
-    ):
+    if isinstance(values, pd.Categorical) or isinstance(getattr(values, "dtype", None), pd.CategoricalDtype):
         cat = pd.Categorical(values)
         return np.asarray(cat.codes, dtype=np.intp), pd.Index(cat.categories)
     codes, uniques = pd.factorize(values, sort=True)
@@ -178,12 +170,9 @@ def encode_groups(
     ([1, 0, 1], ['a', 'b'])
     """
     cols = _sensitive_columns(sensitive_features)
-    for col_name, values in cols:
+    for _, values in cols:
         if n_samples is not None and len(values) != n_samples:
-            raise ValueError(
-                f"{name} has {len(values)} samples but y_true has {n_samples}; "
-                "pass one group per sample."
-            )
+            raise ValueError(f"{name} has {len(values)} samples but y_true has {n_samples}; pass one group per sample.")
     if groups is not None:
         return _encode_to_known_groups(cols, groups, name)
     codes = np.zeros(len(cols[0][1]), dtype=np.intp)
@@ -208,9 +197,7 @@ def encode_groups(
     return codes, index
 
 
-def _encode_to_known_groups(
-    cols: list[tuple[str, Any]], groups: pd.Index, name: str
-) -> tuple[np.ndarray, pd.Index]:
+def _encode_to_known_groups(cols: list[tuple[str, Any]], groups: pd.Index, name: str) -> tuple[np.ndarray, pd.Index]:
     if len(cols) == 1:
         values = pd.Index(np.asarray(cols[0][1], dtype=object))
         key = values
@@ -254,10 +241,7 @@ def _check_weight(sample_weight: Any, n: int) -> np.ndarray | None:
         return None
     w = _to_1d(sample_weight, "sample_weight").astype(float, copy=False)
     if w.size != n:
-        raise ValueError(
-            f"sample_weight has {w.size} samples but y_true has {n}; pass one weight "
-            "per sample."
-        )
+        raise ValueError(f"sample_weight has {w.size} samples but y_true has {n}; pass one weight per sample.")
     if not np.isfinite(w).all() or (w < 0).any():
         raise ValueError("sample_weight must be finite and non-negative.")
     return w
@@ -298,22 +282,21 @@ def binarize_labels(
                     "labels (e.g. estimator.predict(X)), or probabilities to a "
                     "measure built with threshold=."
                 )
-    uniq_t = pd.unique(y_true)
-    uniq_p = pd.unique(y_pred)
-    labels = list(pd.unique(np.concatenate([uniq_t.astype(object), uniq_p.astype(object)])))
+    uniq_t = pd.unique(y_true).astype(object)
+    uniq_p = pd.unique(y_pred).astype(object)
+    labels = list(pd.unique(np.concatenate([uniq_t, uniq_p])))
+    if len(labels) > 2:
+        declared = sorted(set(uniq_t.tolist()), key=str)
+        outside = sorted(set(uniq_p.tolist()) - set(declared), key=str)
+        if len(declared) <= 2 and outside:
+            raise ValueError(
+                f"y_pred holds label(s) {outside} outside the classes {declared} of y_true; "
+                "predictions must use the same (binary) labels as y_true."
+            )
+        raise ValueError(_NOT_BINARY.format(name="y_true", n=len(labels), labels=sorted(labels, key=str)))
     pos = _resolve_pos_label(labels, pos_label)
-    others = [v for v in labels if v != pos]
-    if len(others) > 1:
-        extra_in = "y_pred" if len(set(uniq_t.tolist()) | {pos}) <= 2 else "y_true"
-        raise ValueError(
-            _NOT_BINARY.format(name=extra_in, n=len(labels), labels=sorted(labels, key=str))
-            + f" (positive label: {pos!r})."
-        )
     if pos_label is not None and pos not in labels and len(labels) == 2:
-        raise ValueError(
-            f"pos_label={pos!r} is not one of the labels {sorted(labels, key=str)}; "
-            "pass one of them."
-        )
+        raise ValueError(f"pos_label={pos!r} is not one of the labels {sorted(labels, key=str)}; pass one of them.")
     t = np.asarray(y_true == pos, dtype=np.intp)
     p = np.asarray(y_pred == pos, dtype=np.intp)
     return t, p, pos
@@ -425,9 +408,7 @@ class ErrorStats:
         return ErrorStats(*_merge(self.sums, self.groups, other.sums, other.groups, 2))
 
 
-def _merge(
-    a: np.ndarray, ga: pd.Index, b: np.ndarray, gb: pd.Index, tail: int
-) -> tuple[np.ndarray, pd.Index]:
+def _merge(a: np.ndarray, ga: pd.Index, b: np.ndarray, gb: pd.Index, tail: int) -> tuple[np.ndarray, pd.Index]:
     """Add two group-indexed statistics arrays, aligning their groups by label."""
     if ga.equals(gb):
         return a + b, ga
@@ -477,9 +458,7 @@ class GroupedSample:
         key = ("confusion", pos_label)
         if key not in self._cache:
             t, p = self.labels01(pos_label)
-            self._cache[key] = ConfusionStats.from_codes(
-                self.group_codes, t, p, self.groups, self.sample_weight
-            )
+            self._cache[key] = ConfusionStats.from_codes(self.group_codes, t, p, self.groups, self.sample_weight)
         return self._cache[key]
 
     def errors(self) -> ErrorStats:
@@ -550,8 +529,7 @@ def check_inputs(
     p = _to_1d(y_pred, y_pred_name)
     if t.size != p.size:
         raise ValueError(
-            f"{y_pred_name} has {p.size} samples but y_true has {t.size}; both must "
-            "describe the same samples."
+            f"{y_pred_name} has {p.size} samples but y_true has {t.size}; both must describe the same samples."
         )
     if t.size == 0:
         raise ValueError("y_true is empty; a measure needs at least one sample per group.")

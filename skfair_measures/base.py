@@ -155,9 +155,9 @@ class SklearnMetric(BaseMetric):
     Examples
     --------
     >>> from sklearn.metrics import roc_auc_score
-    >>> auc = SklearnMetric(roc_auc_score, response_method="predict_proba")
-    >>> auc.name, auc.minimize
-    ('roc_auc', False)
+    >>> auc = SklearnMetric(roc_auc_score)
+    >>> auc.name, auc.minimize, auc.response_method
+    ('roc_auc', False, 'predict_proba')
     """
 
     metric: Callable[..., float]
@@ -192,7 +192,7 @@ class SklearnMetric(BaseMetric):
             else:
                 greater_is_better = not fname.endswith(("_error", "_loss", "_deviance"))
         if response_method is None:
-            response_method = scorer_response or "predict"
+            response_method = scorer_response or ("predict_proba" if fname in _PROBA_METRICS else "predict")
         object.__setattr__(self, "metric", func)
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "greater_is_better", greater_is_better)
@@ -227,10 +227,14 @@ class SklearnMetric(BaseMetric):
         for g in range(sample.n_groups):
             rows = order[bounds[g] : bounds[g + 1]]
             if rows.size:
-                values[g] = self._call(
-                    sample.y_true[rows], sample.y_pred[rows], None if w is None else w[rows]
-                )
+                values[g] = self._call(sample.y_true[rows], sample.y_pred[rows], None if w is None else w[rows])
         return values, self._call(sample.y_true, sample.y_pred, w)
+
+
+#: scikit-learn metrics that take probabilities rather than labels.
+_PROBA_METRICS = frozenset(
+    {"roc_auc_score", "average_precision_score", "log_loss", "brier_score_loss", "d2_log_loss_score"}
+)
 
 
 def _unwrap_scorer(metric: Any) -> tuple[Callable[..., float], dict, int | None, str | None]:
@@ -281,25 +285,15 @@ _EMPTY = "the group has no samples"
 
 _COUNT_METRICS = [
     CountMetric("acc", lambda c: _ratio(_tp(c) + _tn(c), _n(c)), "Accuracy", _EMPTY),
-    CountMetric(
-        "error_rate", lambda c: _ratio(_fp(c) + _fn(c), _n(c)), "Error rate", _EMPTY, minimize=True
-    ),
+    CountMetric("error_rate", lambda c: _ratio(_fp(c) + _fn(c), _n(c)), "Error rate", _EMPTY, minimize=True),
     CountMetric("tpr", lambda c: _ratio(_tp(c), _tp(c) + _fn(c)), "True positive rate", _POS),
-    CountMetric(
-        "fnr", lambda c: _ratio(_fn(c), _tp(c) + _fn(c)), "False negative rate", _POS, minimize=True
-    ),
-    CountMetric(
-        "fpr", lambda c: _ratio(_fp(c), _fp(c) + _tn(c)), "False positive rate", _NEG, minimize=True
-    ),
+    CountMetric("fnr", lambda c: _ratio(_fn(c), _tp(c) + _fn(c)), "False negative rate", _POS, minimize=True),
+    CountMetric("fpr", lambda c: _ratio(_fp(c), _fp(c) + _tn(c)), "False positive rate", _NEG, minimize=True),
     CountMetric("tnr", lambda c: _ratio(_tn(c), _fp(c) + _tn(c)), "True negative rate", _NEG),
     CountMetric("ppv", lambda c: _ratio(_tp(c), _tp(c) + _fp(c)), "Positive predictive value", _PPOS),
-    CountMetric(
-        "fdr", lambda c: _ratio(_fp(c), _tp(c) + _fp(c)), "False discovery rate", _PPOS, minimize=True
-    ),
+    CountMetric("fdr", lambda c: _ratio(_fp(c), _tp(c) + _fp(c)), "False discovery rate", _PPOS, minimize=True),
     CountMetric("npv", lambda c: _ratio(_tn(c), _tn(c) + _fn(c)), "Negative predictive value", _PNEG),
-    CountMetric(
-        "fomr", lambda c: _ratio(_fn(c), _tn(c) + _fn(c)), "False omission rate", _PNEG, minimize=True
-    ),
+    CountMetric("fomr", lambda c: _ratio(_fn(c), _tn(c) + _fn(c)), "False omission rate", _PNEG, minimize=True),
     CountMetric(
         "selection_rate",
         lambda c: _ratio(_tp(c) + _fp(c), _n(c)),

@@ -103,9 +103,7 @@ class MeasureResult:
         }
 
 
-def _warn_undefined(
-    key: str, base: BaseMetric, groups: pd.Index, bad: np.ndarray, undefined: str
-) -> None:
+def _warn_undefined(key: str, base: BaseMetric, groups: pd.Index, bad: np.ndarray, undefined: str) -> None:
     names = [groups[i] for i in np.flatnonzero(bad)]
     reason = f" ({base.undefined_when})" if base.undefined_when else ""
     if undefined == "raise":
@@ -174,9 +172,7 @@ class Measure:
         -------
         float
         """
-        return self.evaluate(
-            y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight
-        ).value
+        return self.evaluate(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight).value
 
     def evaluate(
         self,
@@ -355,16 +351,12 @@ def _check_sample(
             )
         n = len(y_true)
         sensitive_features = pd.Series(np.zeros(n, dtype=np.intp), name="all")
-        sample = check_inputs(
-            y_true, y_pred, sensitive_features, sample_weight, groups=pd.Index([0], name="all")
-        )
+        sample = check_inputs(y_true, y_pred, sensitive_features, sample_weight, groups=pd.Index([0], name="all"))
         return sample
     return check_inputs(y_true, y_pred, sensitive_features, sample_weight, groups=getattr(measure, "groups", None))
 
 
-def _operate(
-    op: Operation, values: np.ndarray, groups: pd.Index, overall: Any, undefined: str
-) -> np.ndarray:
+def _operate(op: Operation, values: np.ndarray, groups: pd.Index, overall: Any, undefined: str) -> np.ndarray:
     """Apply ``op``; with ``undefined='drop'``, ignore groups that are NaN in a 1-D input."""
     if undefined == "drop" and values.ndim == 1:
         keep = ~np.isnan(values)
@@ -617,9 +609,7 @@ class CompositeMeasure(Measure):
             self.aggregate_name = getattr(aggregate, "__name__", "custom")
             self._agg = lambda a: np.asarray(aggregate(a))
         self.key = key or "+".join(m.key for m in self.measures)
-        self.description = description or (
-            f"{self.aggregate_name} of " + ", ".join(m.key for m in self.measures)
-        )
+        self.description = description or (f"{self.aggregate_name} of " + ", ".join(m.key for m in self.measures))
         lows = [m.range[0] for m in self.measures]
         highs = [m.range[1] for m in self.measures]
         self.range = (min(lows), max(highs))
@@ -653,9 +643,11 @@ class CompositeMeasure(Measure):
     def _evaluate(self, sample: GroupedSample) -> MeasureResult:
         results = [m._evaluate(sample) for m in self.measures]
         value = float(self._agg(np.array([r.value for r in results])))
-        by_group = pd.concat(
-            {r.key: r.by_group for r in results}, axis=1
-        ) if all(isinstance(r.by_group, pd.Series) for r in results) else None
+        by_group = (
+            pd.concat({r.key: r.by_group for r in results}, axis=1)
+            if all(isinstance(r.by_group, pd.Series) for r in results)
+            else None
+        )
         return MeasureResult(
             key=self.key,
             value=value,
@@ -716,9 +708,7 @@ class ConstraintMeasure(Measure):
         self.fairness = fairness
         self.epsilon = float(epsilon)
         self.key = key or f"{fairness.key}_{performance.key.split('.')[-1]}<={epsilon:g}"
-        self.description = description or (
-            f"{performance.key} subject to {fairness.key} <= {epsilon:g}"
-        )
+        self.description = description or (f"{performance.key} subject to {fairness.key} <= {epsilon:g}")
         self.minimize = performance.minimize
         self.range = (-np.inf, np.inf)
         self.threshold = None
@@ -794,8 +784,6 @@ def evaluate_measures(
     if not measures:
         return {}
     needs = any(m.requires_sensitive for m in measures)
-    lead = measures[0] if needs is measures[0].requires_sensitive else next(
-        m for m in measures if m.requires_sensitive
-    )
+    lead = measures[0] if needs is measures[0].requires_sensitive else next(m for m in measures if m.requires_sensitive)
     sample = _check_sample(lead, y_true, y_pred, sensitive_features, sample_weight)
     return {m.key: m._evaluate(sample) for m in measures}

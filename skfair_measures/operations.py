@@ -187,9 +187,7 @@ mean_pairwise_absdiff = Operation(
 
 diff_to_overall = Operation(
     "diff_to_overall",
-    lambda v, groups, overall: np.abs(v - _require_overall(overall, "diff_to_overall")[..., None]).max(
-        axis=-1
-    ),
+    lambda v, groups, overall: np.abs(v - _require_overall(overall, "diff_to_overall")[..., None]).max(axis=-1),
     True,
     "largest absolute difference between a group and the overall value",
     range_of=lambda r: (0.0, r[1] - r[0]),
@@ -198,9 +196,7 @@ diff_to_overall = Operation(
 
 ratio_to_overall = Operation(
     "ratio_to_overall",
-    lambda v, groups, overall: _sym_ratio(v, _require_overall(overall, "ratio_to_overall")[..., None]).min(
-        axis=-1
-    ),
+    lambda v, groups, overall: _sym_ratio(v, _require_overall(overall, "ratio_to_overall")[..., None]).min(axis=-1),
     False,
     "smallest symmetric ratio min(x/overall, overall/x) over groups",
     range_of=lambda r: (0.0, 1.0),
@@ -287,10 +283,7 @@ def from_callable(
     return Operation(label, apply, minimize, f"user operation {label}")
 
 
-_NAMED = {
-    op.name: op
-    for op in (absdiff, diff, ratio, mean_pairwise_absdiff, diff_to_overall, ratio_to_overall)
-}
+_NAMED = {op.name: op for op in (absdiff, diff, ratio, mean_pairwise_absdiff, diff_to_overall, ratio_to_overall)}
 _NAMED_ALIASES = {
     "groupdiff_absdiff": "absdiff",
     "groupdiff_diff": "diff",

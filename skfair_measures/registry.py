@@ -46,9 +46,7 @@ def _constraint(key: str, fairness_key: str, epsilon: float, description: str) -
         eps = kw.pop("epsilon", epsilon)
         perf_kw = {k: kw[k] for k in ("pos_label", "threshold") if k in kw}
         fair = _REGISTRY[fairness_key](**kw)
-        return ConstraintMeasure(
-            PerformanceMeasure("acc", **perf_kw), fair, eps, key=key, description=description
-        )
+        return ConstraintMeasure(PerformanceMeasure("acc", **perf_kw), fair, eps, key=key, description=description)
 
     return make
 

@@ -131,7 +131,9 @@ class FairnessScorer(_RoutingScorer):
         self.measure = _as_measure(measure)
         if groups is not None:
             self.measure = _with_groups(self.measure, groups)
-        self._sensitive = None if sensitive is None else ([sensitive] if isinstance(sensitive, str) else list(sensitive))
+        self._sensitive = (
+            None if sensitive is None else ([sensitive] if isinstance(sensitive, str) else list(sensitive))
+        )
         self._sign = 1 if self.measure.greater_is_better else -1
         self._init_requests()
 
@@ -187,7 +189,9 @@ class MultiMeasureScorer(_RoutingScorer):
         self.measures = [_as_measure(m) for m in measures]
         if groups is not None:
             self.measures = [_with_groups(m, groups) for m in self.measures]
-        self._sensitive = None if sensitive is None else ([sensitive] if isinstance(sensitive, str) else list(sensitive))
+        self._sensitive = (
+            None if sensitive is None else ([sensitive] if isinstance(sensitive, str) else list(sensitive))
+        )
         self._init_requests()
 
     def __call__(
