@@ -86,6 +86,8 @@ def _sensitive_columns(
         cols = [(str(name) if name is not None else "sensitive_feature_0", sensitive_features)]
     elif isinstance(sensitive_features, dict):
         cols = [(str(k), v) for k, v in sensitive_features.items()]
+    elif isinstance(sensitive_features, pd.Categorical):
+        cols = [("sensitive_feature_0", sensitive_features)]
     else:
         arr = np.asarray(sensitive_features, dtype=object if _is_ragged_or_str(sensitive_features) else None)
         if arr.ndim == 1:
@@ -102,10 +104,18 @@ def _sensitive_columns(
             values = col.array
         elif isinstance(col, pd.Series):
             values = col.to_numpy()
+        elif isinstance(col, pd.Categorical):
+            values = col
         else:
             values = np.asarray(col)
-        if pd.isna(values).any():
-            n_missing = int(pd.isna(values).sum())
+        if isinstance(values, pd.Categorical):
+            missing = values.codes < 0
+        elif isinstance(values, np.ndarray) and values.dtype.kind in "iub":
+            missing = None  # integer and boolean arrays cannot hold missing values
+        else:
+            missing = pd.isna(values)
+        if missing is not None and missing.any():
+            n_missing = int(missing.sum())
             raise ValueError(
                 f"sensitive feature {name!r} has {n_missing} missing value(s); a "
                 "missing group cannot be compared. Drop those rows, or encode them "
@@ -126,8 +136,27 @@ def _factorize(values: np.ndarray | pd.Categorical) -> tuple[np.ndarray, pd.Inde
     if isinstance(values, pd.Categorical) or isinstance(getattr(values, "dtype", None), pd.CategoricalDtype):
         cat = pd.Categorical(values)
         return np.asarray(cat.codes, dtype=np.intp), pd.Index(cat.categories)
+    small = _small_int_levels(values)
+    if small is not None:  # fast path: a lookup table instead of hashing
+        levels, lo = small
+        lut = np.zeros(int(levels[-1] - lo) + 1, dtype=np.intp)
+        lut[levels - lo] = np.arange(levels.size)
+        return lut[values - lo], pd.Index(levels)
     codes, uniques = pd.factorize(values, sort=True)
     return codes.astype(np.intp, copy=False), pd.Index(uniques)
+
+
+def _small_int_levels(values: Any) -> tuple[np.ndarray, int] | None:
+    """Sorted distinct values of an integer array with a small range, else None."""
+    if not isinstance(values, np.ndarray) or values.dtype.kind not in "iub" or values.size == 0:
+        return None
+    if values.dtype.kind == "b":
+        values = values.view(np.uint8)
+    lo, hi = int(values.min()), int(values.max())
+    if hi - lo > 4 * values.size + 1024:
+        return None
+    present = np.bincount(values - lo if lo else values, minlength=hi - lo + 1)
+    return np.flatnonzero(present) + lo, lo
 
 
 def encode_groups(
@@ -185,7 +214,7 @@ def encode_groups(
         index = levels[0].rename(cols[0][0])
     else:
         index = pd.MultiIndex.from_product(levels, names=[c for c, _ in cols])
-    n_observed = np.unique(codes).size if codes.size else 0
+    n_observed = int(np.count_nonzero(np.bincount(codes, minlength=len(index)))) if codes.size else 0
     if n_observed < 2:
         seen = index[codes[0]] if codes.size else None
         raise ValueError(
@@ -261,6 +290,15 @@ def _resolve_pos_label(labels: list[Any], pos_label: Any) -> Any:
     raise ValueError(_NEED_POS_LABEL.format(labels=sorted(labels, key=str), example=example))
 
 
+def _distinct(arr: np.ndarray) -> np.ndarray:
+    """Distinct values as an object array (bincount for small integer ranges)."""
+    small = _small_int_levels(arr)
+    if small is not None:
+        levels = small[0]
+        return (levels.astype(bool) if arr.dtype.kind == "b" else levels).astype(object)
+    return pd.unique(arr).astype(object)
+
+
 def binarize_labels(
     y_true: np.ndarray, y_pred: np.ndarray, pos_label: Any = None
 ) -> tuple[np.ndarray, np.ndarray, Any]:
@@ -282,8 +320,8 @@ def binarize_labels(
                     "labels (e.g. estimator.predict(X)), or probabilities to a "
                     "measure built with threshold=."
                 )
-    uniq_t = pd.unique(y_true).astype(object)
-    uniq_p = pd.unique(y_pred).astype(object)
+    uniq_t = _distinct(y_true)
+    uniq_p = _distinct(y_pred)
     labels = list(pd.unique(np.concatenate([uniq_t, uniq_p])))
     if len(labels) > 2:
         declared = sorted(set(uniq_t.tolist()), key=str)
@@ -474,9 +512,11 @@ class GroupedSample:
         return self._cache["errors"]
 
     def counts_per_group(self) -> pd.Series:
-        """Number of samples (weighted, if weights were given) in each group."""
-        n = np.bincount(self.group_codes, weights=self.sample_weight, minlength=self.n_groups)
-        return pd.Series(n, index=self.groups, name="count")
+        """Number of samples (weighted, if weights were given) in each group (cached)."""
+        if "counts" not in self._cache:
+            n = np.bincount(self.group_codes, weights=self.sample_weight, minlength=self.n_groups)
+            self._cache["counts"] = pd.Series(n, index=self.groups, name="count")
+        return self._cache["counts"].copy()
 
     def subset(self, mask: np.ndarray) -> GroupedSample:
         """The rows selected by ``mask``, keeping the full group table."""
