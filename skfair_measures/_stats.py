@@ -300,7 +300,10 @@ def _distinct(arr: np.ndarray) -> np.ndarray:
 
 
 def binarize_labels(
-    y_true: np.ndarray, y_pred: np.ndarray, pos_label: Any = None
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    pos_label: Any = None,
+    distinct: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, Any]:
     """Map binary labels to 0/1 codes, validating both label arrays.
 
@@ -320,8 +323,7 @@ def binarize_labels(
                     "labels (e.g. estimator.predict(X)), or probabilities to a "
                     "measure built with threshold=."
                 )
-    uniq_t = _distinct(y_true)
-    uniq_p = _distinct(y_pred)
+    uniq_t, uniq_p = distinct if distinct is not None else (_distinct(y_true), _distinct(y_pred))
     labels = list(pd.unique(np.concatenate([uniq_t, uniq_p])))
     if len(labels) > 2:
         declared = sorted(set(uniq_t.tolist()), key=str)
@@ -487,7 +489,7 @@ class GroupedSample:
     def labels01(self, pos_label: Any = None) -> tuple[np.ndarray, np.ndarray]:
         key = ("labels", pos_label)
         if key not in self._cache:
-            t, p, _ = binarize_labels(self.y_true, self.y_pred, pos_label)
+            t, p, _ = binarize_labels(self.y_true, self.y_pred, pos_label, self._distinct_labels())
             self._cache[key] = (t, p)
         return self._cache[key]
 
@@ -505,11 +507,31 @@ class GroupedSample:
             for arr, nm in ((self.y_true, "y_true"), (self.y_pred, "y_pred")):
                 if arr.dtype.kind not in "fiub":
                     raise ValueError(f"{nm} must be numeric for a regression measure; got dtype {arr.dtype}.")
-                _check_no_missing(arr.astype(float), nm)
-            self._cache["errors"] = ErrorStats.from_codes(
-                self.group_codes, self.y_true, self.y_pred, self.groups, self.sample_weight
-            )
+                if arr.dtype.kind == "f":
+                    _check_no_missing(arr, nm)
+            if self._binary01():
+                # 0/1 labels: every error is 0 or 1, so |e| = e**2 = misclassified and the
+                # sums follow from the confusion counts already computed.
+                c = self.confusion().counts
+                wrong = c[:, 0, 1] + c[:, 1, 0]
+                self._cache["errors"] = ErrorStats(np.stack([c.sum(axis=(1, 2)), wrong, wrong], axis=-1), self.groups)
+            else:
+                self._cache["errors"] = ErrorStats.from_codes(
+                    self.group_codes, self.y_true, self.y_pred, self.groups, self.sample_weight
+                )
         return self._cache["errors"]
+
+    def _distinct_labels(self) -> tuple[np.ndarray, np.ndarray]:
+        """Distinct values of y_true and y_pred (cached)."""
+        if "distinct" not in self._cache:
+            self._cache["distinct"] = (_distinct(self.y_true), _distinct(self.y_pred))
+        return self._cache["distinct"]
+
+    def _binary01(self) -> bool:
+        """Whether both label arrays are integer or boolean with values in {0, 1}."""
+        if self.y_true.dtype.kind not in "iub" or self.y_pred.dtype.kind not in "iub":
+            return False
+        return all(set(u.tolist()) <= {0, 1} for u in self._distinct_labels())
 
     def counts_per_group(self) -> pd.Series:
         """Number of samples (weighted, if weights were given) in each group (cached)."""

@@ -276,3 +276,18 @@ def test_invariance_to_row_order_and_group_relabelling():
         assert m(yt[perm], yp[perm], sensitive_features=groups[perm], sample_weight=w[perm]) == pytest.approx(base)
         if key not in ("fairness.dp_ratio",):
             assert m(yt, yp, sensitive_features=relabel, sample_weight=w) == pytest.approx(base)
+
+
+def test_mse_on_binary_labels_uses_counts_and_agrees():
+    rng = np.random.default_rng(8)
+    yt, yp, groups, w = _data(rng, 1000, 3, True)
+    for weights in (None, w):
+        vals = [
+            mean_squared_error(
+                yt[groups == g], yp[groups == g], sample_weight=None if weights is None else weights[groups == g]
+            )
+            for g in ("g0", "g1", "g2")
+        ]
+        assert sfm.msr("fairness.mse")(yt, yp, sensitive_features=groups, sample_weight=weights) == pytest.approx(
+            max(vals) - min(vals)
+        )
