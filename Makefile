@@ -21,7 +21,7 @@ test-slow: $(STAMP)
 	$(PY) -m pytest -m slow -q
 
 demo: $(STAMP)
-	$(PY) -m skfair_measures.demo
+	$(PY) examples/demo.py
 
 lint: $(STAMP)
 	$(PY) -m ruff check skfair_measures tests benchmarks integrations
