@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -54,9 +53,11 @@ class UndefinedGroupWarning(UndefinedMetricWarning):
     """
 
 
-@dataclass
 class MeasureResult:
     """The value of a measure with its per-group values and group counts.
+
+    The pandas objects are built on first access, so evaluating many measures stays
+    cheap when only the values are read.
 
     Attributes
     ----------
@@ -65,23 +66,54 @@ class MeasureResult:
     value : float
         The measure's value (NaN if undefined).
     by_group : pandas.Series or pandas.DataFrame
-        Base-metric value per group (a DataFrame with one column per base metric
-        for composite measures).
+        Base-metric value per group (a DataFrame with one column per component
+        measure for composites).
     counts : pandas.Series
         Number of samples (weighted if weights were given) per group.
     overall : float or pandas.Series or None
         Base metric on all samples pooled.
     minimize : bool or None
         Whether smaller values are fairer/better (None for signed measures).
+    undefined_groups : list
+        Groups whose base metric was undefined (zero denominator).
     """
 
-    key: str
-    value: float
-    by_group: pd.Series | pd.DataFrame | None = None
-    counts: pd.Series | None = None
-    overall: float | pd.Series | None = None
-    minimize: bool | None = True
-    undefined_groups: list[Any] = field(default_factory=list)
+    def __init__(
+        self,
+        key: str,
+        value: float,
+        by_group: pd.Series | pd.DataFrame | Callable[[], Any] | None = None,
+        counts: pd.Series | Callable[[], pd.Series] | None = None,
+        overall: float | pd.Series | Callable[[], Any] | None = None,
+        minimize: bool | None = True,
+        undefined_groups: Sequence[Any] = (),
+    ) -> None:
+        self.key = key
+        self.value = value
+        self._lazy = {"by_group": by_group, "counts": counts, "overall": overall}
+        self.minimize = minimize
+        self.undefined_groups = list(undefined_groups)
+
+    def _get(self, name: str) -> Any:
+        obj = self._lazy[name]
+        if callable(obj):
+            obj = self._lazy[name] = obj()
+        return obj
+
+    @property
+    def by_group(self) -> pd.Series | pd.DataFrame | None:
+        return self._get("by_group")
+
+    @property
+    def counts(self) -> pd.Series | None:
+        return self._get("counts")
+
+    @property
+    def overall(self) -> float | pd.Series | None:
+        return self._get("overall")
+
+    def __repr__(self) -> str:
+        return f"MeasureResult(key={self.key!r}, value={self.value!r})"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dictionary (group labels as strings)."""
@@ -461,14 +493,15 @@ class FairnessMeasure(Measure):
         if bad.any():
             _warn_undefined(self.key, self.base, data.groups, bad, self.undefined)
         value = _operate(self.operation, vals, data.groups, overall, self.undefined)
+        groups, name = data.groups, self.base.name
         return MeasureResult(
             key=self.key,
             value=float(value),
-            by_group=pd.Series(vals, index=data.groups, name=self.base.name),
-            counts=data.counts_per_group(),
+            by_group=lambda: pd.Series(vals, index=groups, name=name),
+            counts=data.counts_per_group,
             overall=overall,
             minimize=self.minimize,
-            undefined_groups=[data.groups[i] for i in np.flatnonzero(bad)],
+            undefined_groups=[groups[i] for i in np.flatnonzero(bad)] if bad.any() else (),
         )
 
     def clone(self, **overrides: Any) -> FairnessMeasure:
@@ -544,11 +577,12 @@ class PerformanceMeasure(Measure):
         vals, overall = self.base.group_values(data, pos)
         if np.isnan(overall):
             _warn_undefined(self.key, self.base, pd.Index(["all samples"]), np.array([True]), "propagate")
+        groups, name = data.groups, self.base.name
         return MeasureResult(
             key=self.key,
             value=float(overall),
-            by_group=pd.Series(vals, index=data.groups, name=self.base.name),
-            counts=data.counts_per_group(),
+            by_group=lambda: pd.Series(vals, index=groups, name=name),
+            counts=data.counts_per_group,
             overall=overall,
             minimize=self.minimize,
         )
@@ -643,17 +677,17 @@ class CompositeMeasure(Measure):
     def _evaluate(self, sample: GroupedSample) -> MeasureResult:
         results = [m._evaluate(sample) for m in self.measures]
         value = float(self._agg(np.array([r.value for r in results])))
-        by_group = (
-            pd.concat({r.key: r.by_group for r in results}, axis=1)
-            if all(isinstance(r.by_group, pd.Series) for r in results)
-            else None
-        )
+
+        def by_group() -> pd.DataFrame | None:
+            parts = {r.key: r.by_group for r in results}
+            return pd.concat(parts, axis=1) if all(isinstance(p, pd.Series) for p in parts.values()) else None
+
         return MeasureResult(
             key=self.key,
             value=value,
             by_group=by_group,
-            counts=results[0].counts,
-            overall=pd.Series({r.key: r.overall for r in results}, dtype=float),
+            counts=lambda: results[0].counts,
+            overall=lambda: pd.Series({r.key: r.overall for r in results}, dtype=float),
             minimize=self.minimize,
             undefined_groups=sorted({g for r in results for g in r.undefined_groups}, key=str),
         )
@@ -754,9 +788,9 @@ class ConstraintMeasure(Measure):
         return MeasureResult(
             key=self.key,
             value=value,
-            by_group=fair.by_group,
-            counts=fair.counts,
-            overall=pd.Series({perf.key: perf.value, fair.key: fair.value}, dtype=float),
+            by_group=lambda: fair.by_group,
+            counts=lambda: fair.counts,
+            overall=lambda: pd.Series({perf.key: perf.value, fair.key: fair.value}, dtype=float),
             minimize=self.minimize,
             undefined_groups=fair.undefined_groups,
         )
