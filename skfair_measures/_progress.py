@@ -1,0 +1,76 @@
+"""An optional progress bar: tqdm if installed, otherwise nothing.
+
+tqdm is not a dependency. A bar is shown only when asked for (``progress=True``),
+or, with ``progress=None``, when standard error is a terminal; in any other case
+(pipes, CI logs, doctests, tqdm missing) the iterable passes through untouched.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any, TypeVar
+
+__all__ = ["progress_bar", "progress_enabled"]
+
+T = TypeVar("T")
+
+
+def progress_enabled(progress: bool | None) -> bool:
+    """Whether a bar should be drawn: ``progress`` if given, else "stderr is a TTY".
+
+    Examples
+    --------
+    >>> progress_enabled(False)
+    False
+    """
+    if progress is not None:
+        return bool(progress)
+    stream = sys.stderr
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (AttributeError, ValueError):  # closed or replaced streams
+        return False
+
+
+def progress_bar(
+    iterable: Iterable[T],
+    *,
+    total: int | None = None,
+    desc: str | None = None,
+    progress: bool | None = None,
+    **kwargs: Any,
+) -> Iterator[T]:
+    """Wrap ``iterable`` in a tqdm bar when enabled and tqdm is importable.
+
+    Parameters
+    ----------
+    iterable : iterable
+        What to iterate over.
+    total : int, optional
+        Number of items, for iterables without ``len``.
+    desc : str, optional
+        Label shown left of the bar.
+    progress : bool or None, default=None
+        True forces a bar (if tqdm is installed), False disables it, None shows it
+        only when standard error is a terminal.
+    **kwargs
+        Passed to ``tqdm.tqdm``.
+
+    Returns
+    -------
+    iterator
+        The items of ``iterable``, in order.
+
+    Examples
+    --------
+    >>> list(progress_bar(range(3), progress=False))
+    [0, 1, 2]
+    """
+    if not progress_enabled(progress):
+        return iter(iterable)
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # tqdm is optional
+        return iter(iterable)
+    return iter(tqdm(iterable, total=total, desc=desc, **kwargs))

@@ -1,0 +1,713 @@
+"""Compare learners on fairness and performance measures with cross-validation.
+
+:func:`benchmark` is the counterpart of mlr3's ``benchmark(benchmark_grid(...))``
+for one task: every learner is fitted on the same stratified folds, every measure
+is computed on every test fold in one pass of counts, and the result holds a tidy
+table of the per-fold values, the fit and score times, and the out-of-fold
+predictions. :meth:`BenchmarkResult.aggregate` gives mlr3's ``bmr$aggregate()``
+table; :meth:`BenchmarkResult.prob_fairer` compares two learners through the
+posterior of a measure on their pooled out-of-fold predictions.
+
+The folds run through :class:`joblib.Parallel`, so a Dask or Ray joblib backend
+(``with joblib.parallel_backend("dask"): ...``) spreads them over a cluster, with
+the same numbers as a serial run.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from sklearn.base import clone, is_classifier
+from sklearn.model_selection import StratifiedKFold, check_cv
+from sklearn.utils.multiclass import type_of_target
+
+from ._progress import progress_bar, progress_enabled
+from ._stats import encode_groups
+from .measures import Measure, evaluate_measures
+from .registry import msr
+from .scoring import _response, _with_groups
+
+__all__ = ["BenchmarkResult", "MissingGroupWarning", "benchmark"]
+
+_BOTH_SENSITIVE = (
+    "pass the sensitive attribute either as sensitive_features= (an array, sliced per "
+    "fold) or as sensitive= (column name(s) of X), not both."
+)
+_NO_SENSITIVE = (
+    "the measures {keys} compare groups, but neither sensitive_features= nor sensitive= "
+    "was given; pass the group of each sample or the name of its column in X."
+)
+_MISSING_GROUP = (
+    "{learner}fold {fold} has no sample of group(s) {groups} in its test set; fairness "
+    "measures on that fold compare fewer groups and are NaN. Use fewer folds, merge "
+    "small groups, or let benchmark() stratify by label and group (cv=int)."
+)
+
+
+class MissingGroupWarning(UserWarning):
+    """A cross-validation test fold holds no sample of some group."""
+
+
+# -- inputs ------------------------------------------------------------------------
+def _name_of(estimator: Any) -> str:
+    steps = getattr(estimator, "steps", None)
+    if steps:  # a Pipeline is named after its final estimator
+        return _name_of(steps[-1][1])
+    return type(estimator).__name__
+
+
+def _named_estimators(estimators: Any) -> dict[str, Any]:
+    if isinstance(estimators, Mapping):
+        named = {str(k): v for k, v in estimators.items()}
+    else:
+        if hasattr(estimators, "fit"):
+            estimators = [estimators]
+        named = {}
+        for est in estimators:
+            base = _name_of(est)
+            name, k = base, 1
+            while name in named:
+                k += 1
+                name = f"{base}_{k}"
+            named[name] = est
+    if not named:
+        raise ValueError(
+            "estimators is empty; pass a dict name -> estimator or a list of estimators."
+        )
+    for name, est in named.items():
+        if not hasattr(est, "fit"):
+            raise TypeError(f"estimator {name!r} ({type(est).__name__}) has no fit() method.")
+    return named
+
+
+def _sensitive_frame(values: Any) -> pd.Series | pd.DataFrame:
+    """Return the sensitive features with a positional index and named columns."""
+    if isinstance(values, pd.Series):
+        name = values.name if values.name is not None else "sensitive_feature_0"
+        return values.reset_index(drop=True).rename(name)
+    if isinstance(values, pd.DataFrame):
+        return values.reset_index(drop=True)
+    if isinstance(values, Mapping):
+        return pd.DataFrame(dict(values))
+    arr = np.asarray(values, dtype=object)
+    if arr.ndim == 1:
+        return pd.Series(arr, name="sensitive_feature_0")
+    return pd.DataFrame(arr, columns=[f"sensitive_feature_{j}" for j in range(arr.shape[1])])
+
+
+def _take(obj: Any, idx: np.ndarray) -> Any:
+    if isinstance(obj, (pd.DataFrame, pd.Series)):
+        return obj.iloc[idx]
+    if hasattr(obj, "tocsr"):  # scipy sparse
+        return obj.tocsr()[idx]
+    return np.asarray(obj)[idx]
+
+
+def _n_samples(X: Any) -> int:
+    return X.shape[0] if hasattr(X, "shape") else len(X)
+
+
+def _strata(y: np.ndarray, codes: np.ndarray | None, n_splits: int) -> np.ndarray:
+    """Label x group strata; strata smaller than ``n_splits`` fall back to the label."""
+    kind = type_of_target(y)
+    y_codes = (
+        pd.factorize(y, sort=True)[0]
+        if kind in ("binary", "multiclass")
+        else np.zeros(len(y), np.intp)
+    )
+    if codes is None:
+        return y_codes
+    n_groups = int(codes.max()) + 1
+    strata = y_codes * (n_groups + 1) + codes
+    values, counts = np.unique(strata, return_counts=True)
+    rare = np.isin(strata, values[counts < n_splits])
+    strata[rare] = y_codes[rare] * (n_groups + 1) + n_groups  # the label's "rest" stratum
+    return strata
+
+
+def _splits(
+    cv: Any,
+    X: Any,
+    y: np.ndarray,
+    codes: np.ndarray | None,
+    groups: Any,
+    random_state: Any,
+    classifier: bool,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    if isinstance(cv, (int, np.integer)) and not isinstance(cv, bool):
+        if cv < 2:
+            raise ValueError(f"cv={cv}; pass at least 2 folds.")
+        strata = _strata(y, codes, int(cv))
+        splitter = StratifiedKFold(n_splits=int(cv), shuffle=True, random_state=random_state)
+        with warnings.catch_warnings():
+            # a too-small "rest" stratum only spreads unevenly; missing groups are reported below
+            warnings.filterwarnings(
+                "ignore", message="The least populated class", category=UserWarning
+            )
+            return [
+                (np.asarray(tr), np.asarray(te))
+                for tr, te in splitter.split(np.zeros(len(y)), strata)
+            ]
+    splitter = check_cv(cv, y, classifier=classifier)
+    return [(np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(X, y, groups)]
+
+
+# -- one fold ----------------------------------------------------------------------
+def _fit_and_score(
+    name: str,
+    fold: int,
+    estimator: Any,
+    X: Any,
+    y: np.ndarray,
+    sensitive: Any,
+    train: np.ndarray,
+    test: np.ndarray,
+    measures: list[Measure],
+    sample_weight: np.ndarray | None,
+    fit_params: dict[str, Any],
+) -> dict[str, Any]:
+    """Fit on ``train``, predict ``test`` and evaluate every measure (runs in a worker)."""
+    n = len(y)
+    params = {
+        k: (_take(v, train) if hasattr(v, "__len__") and len(v) == n else v)
+        for k, v in fit_params.items()
+    }
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            t0 = time.perf_counter()
+            estimator.fit(_take(X, train), y[train], **params)
+            fit_time = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            X_test, y_test = _take(X, test), y[test]
+            A_test = None if sensitive is None else _take(sensitive, test)
+            w_test = None if sample_weight is None else sample_weight[test]
+            y_pred = np.asarray(estimator.predict(X_test))
+            y_score = None
+            if hasattr(estimator, "predict_proba"):
+                y_score = _response(estimator, X_test, "predict_proba", None)
+            values: dict[str, float] = {}
+            by_method: dict[tuple[str, Any], list[Measure]] = {}
+            for m in measures:
+                by_method.setdefault((m.response_method, m.pos_label), []).append(m)
+            for (method, pos_label), ms in by_method.items():
+                if method == "predict":
+                    response = y_pred
+                elif pos_label is None and y_score is not None:
+                    response = y_score
+                else:
+                    response = _response(estimator, X_test, method, pos_label)
+                res = evaluate_measures(
+                    ms, y_test, response, sensitive_features=A_test, sample_weight=w_test
+                )
+                values.update({k: r.value for k, r in res.items()})
+            score_time = time.perf_counter() - t0
+        except Exception as exc:
+            raise RuntimeError(f"learner {name!r} failed on fold {fold}: {exc}") from exc
+    return {
+        "learner": name,
+        "fold": fold,
+        "values": {m.key: values[m.key] for m in measures},
+        "fit_time": fit_time,
+        "score_time": score_time,
+        "test": test,
+        "y_pred": y_pred,
+        "y_score": y_score,
+        "warnings": [(w.category, str(w.message)) for w in caught],
+    }
+
+
+# -- the result --------------------------------------------------------------------
+@dataclass
+class BenchmarkResult:
+    """Per-fold values, times and out-of-fold predictions of a :func:`benchmark`.
+
+    Attributes
+    ----------
+    scores : pandas.DataFrame
+        Tidy table, one row per (learner, fold, measure), with columns ``learner``,
+        ``fold``, ``measure``, ``value``, ``fit_time``, ``score_time`` (seconds) and
+        ``n_test``. Values are the measures themselves: minimised measures are
+        *not* negated as in a scorer.
+    predictions : pandas.DataFrame
+        Out-of-fold predictions: ``learner``, ``fold``, ``row`` (position in ``X``),
+        ``y_true``, ``y_pred`` and ``y_score`` (probability of the positive class,
+        NaN for learners without ``predict_proba``).
+    sensitive_features : pandas.DataFrame or None
+        The sensitive column(s), one row per sample of ``X`` (positional index).
+    groups : pandas.Index or None
+        All groups of the data.
+    measures : dict of str to Measure
+        The measures, by key, in the order given.
+    learners : list of str
+        The learner names, in the order given.
+    missing_groups : pandas.DataFrame
+        One row per (fold, group) where a group of the data has no test sample.
+    """
+
+    scores: pd.DataFrame
+    predictions: pd.DataFrame
+    sensitive_features: pd.DataFrame | None
+    groups: pd.Index | None
+    measures: dict[str, Measure]
+    learners: list[str]
+    missing_groups: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=["fold", "group"])
+    )
+
+    @property
+    def n_folds(self) -> int:
+        """Number of resampling iterations."""
+        return int(self.scores["fold"].nunique())
+
+    def _keys(self, measures: Any) -> list[str]:
+        if measures is None:
+            return list(self.measures)
+        if isinstance(measures, (str, Measure)):
+            measures = [measures]
+        keys = [m if isinstance(m, str) else m.key for m in measures]
+        unknown = [k for k in keys if k not in self.measures]
+        if unknown:
+            raise KeyError(
+                f"measure(s) {unknown} were not benchmarked; the benchmark has "
+                f"{list(self.measures)}."
+            )
+        return keys
+
+    def _learner(self, learner: str) -> str:
+        if learner not in self.learners:
+            raise KeyError(f"no learner {learner!r}; the benchmark has {self.learners}.")
+        return learner
+
+    def aggregate(self, measures: Any = None, *, sd: bool = False) -> pd.DataFrame:
+        """One row per learner, one column per measure: the mean over the folds.
+
+        Like mlr3's ``bmr$aggregate(measures)``. A fold where a measure is NaN (a
+        group undefined in that fold) makes the mean NaN: undefined values are not
+        silently skipped.
+
+        Parameters
+        ----------
+        measures : list of str or Measure, optional
+            Which of the benchmarked measures to show; default all.
+        sd : bool, default=False
+            Also give the standard deviation over folds, as column ``<key>_sd``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``learner``, ``iters`` and one per measure (plus ``<key>_sd``).
+        """
+        keys = self._keys(measures)
+        sub = self.scores[self.scores["measure"].isin(keys)]
+        wide = sub.pivot_table(
+            index="learner", columns="measure", values="value", aggfunc=list, sort=False
+        )
+        rows = []
+        for name in self.learners:
+            row: dict[str, Any] = {"learner": name, "iters": self.n_folds}
+            for k in keys:
+                vals = np.asarray(wide.loc[name, k], dtype=float)
+                row[k] = float(vals.mean())
+                if sd:
+                    row[f"{k}_sd"] = float(vals.std(ddof=1)) if vals.size > 1 else float("nan")
+            rows.append(row)
+        cols = ["learner", "iters"] + [c for k in keys for c in ([k, f"{k}_sd"] if sd else [k])]
+        return pd.DataFrame(rows, columns=cols)
+
+    def oof_predictions(self, learner: str) -> pd.DataFrame:
+        """Pooled out-of-fold predictions of one learner, with the sensitive column(s).
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``fold, row, y_true, y_pred, y_score`` and the sensitive columns, in row order.
+        """
+        self._learner(learner)
+        p = self.predictions[self.predictions["learner"] == learner].drop(columns="learner")
+        p = p.sort_values(["row", "fold"], kind="stable").reset_index(drop=True)
+        if self.sensitive_features is not None:
+            sens = self.sensitive_features.iloc[p["row"].to_numpy()].reset_index(drop=True)
+            p = pd.concat([p, sens], axis=1)
+        return p
+
+    def _pooled_inputs(self, learner: str) -> tuple[pd.DataFrame, Any]:
+        self._learner(learner)
+        p = self.predictions[self.predictions["learner"] == learner]
+        p = p.sort_values(["row", "fold"], kind="stable").reset_index(drop=True)
+        if self.sensitive_features is None:
+            return p, None
+        sens = self.sensitive_features.iloc[p["row"].to_numpy()].reset_index(drop=True)
+        return p, (sens.iloc[:, 0] if sens.shape[1] == 1 else sens)
+
+    def pooled(self, measures: Any = None) -> pd.DataFrame:
+        """Measures on the pooled out-of-fold predictions (micro average over folds).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``learner`` and one per measure.
+        """
+        keys = self._keys(measures)
+        rows = []
+        for name in self.learners:
+            p, A = self._pooled_inputs(name)
+            row: dict[str, Any] = {"learner": name}
+            for k in keys:
+                m = self.measures[k]
+                resp = p["y_pred"] if m.response_method == "predict" else p["y_score"]
+                res = evaluate_measures([m], p["y_true"], resp, sensitive_features=A)
+                row[k] = res[k].value
+            rows.append(row)
+        return pd.DataFrame(rows, columns=["learner", *keys])
+
+    def posterior(
+        self,
+        measure: str | Measure,
+        learner: str,
+        *,
+        method: str = "bb",
+        random_state: Any = 0,
+        **kwargs: Any,
+    ) -> Any:
+        """Posterior of ``measure`` on the pooled out-of-fold predictions of ``learner``.
+
+        Calls ``measure.posterior(y_true, y_score, sensitive_features=..., method=...)``
+        of :mod:`skfair_measures.bayes`; learners without ``predict_proba`` pass their
+        predicted labels as scores.
+
+        Parameters
+        ----------
+        measure : str or Measure
+            A measure (benchmarked or not) or its key.
+        learner : str
+            Learner name.
+        method : {"bb", "bc"}, default="bb"
+            Posterior method of :mod:`skfair_measures.bayes`.
+        random_state : int, numpy Generator or None, default=0
+            Seed of the posterior draws.
+        **kwargs
+            Passed to ``measure.posterior`` (e.g. ``reference=``).
+
+        Returns
+        -------
+        object
+            The posterior object of :mod:`skfair_measures.bayes`.
+        """
+        m = self.measures.get(measure) if isinstance(measure, str) else measure
+        if m is None:
+            m = msr(measure)
+        if self.sensitive_features is None:
+            raise ValueError(
+                "this benchmark has no sensitive features; a fairness posterior needs them."
+            )
+        p, A = self._pooled_inputs(self._learner(learner))
+        score = p["y_score"] if p["y_score"].notna().all() else p["y_pred"].astype(float)
+        return m.posterior(
+            p["y_true"].to_numpy(),
+            score.to_numpy(),
+            sensitive_features=A,
+            method=method,
+            random_state=random_state,
+            **kwargs,
+        )
+
+    def prob_fairer(
+        self,
+        measure: str | Measure,
+        a: str,
+        b: str,
+        *,
+        method: str = "bb",
+        random_state: Any = 0,
+        **kwargs: Any,
+    ) -> float:
+        """Posterior probability that learner ``a`` is fairer than learner ``b``.
+
+        Both posteriors come from :meth:`posterior` (pooled out-of-fold predictions)
+        and are drawn independently (from seeds spawned off ``random_state``); the
+        probability is the share of paired draws in which ``a`` is fairer: smaller
+        for a minimised measure, larger for a maximised one, closer to 0 for a
+        signed one. Ties count one half. Treating the two posteriors as independent
+        ignores that both learners are scored on the same rows, which widens the
+        difference's spread: the answer errs towards 0.5.
+
+        Parameters
+        ----------
+        measure : str or Measure
+            The fairness measure (e.g. ``"fairness.tpr"``).
+        a, b : str
+            Learner names.
+        method : {"bb", "bc"}, default="bb"
+            Posterior method.
+        random_state : int or None, default=0
+            Seed; the same seed gives the same probability.
+        **kwargs
+            Passed to ``measure.posterior``.
+
+        Returns
+        -------
+        float
+            ``P(a fairer than b | data)``.
+        """
+        m = self.measures.get(measure) if isinstance(measure, str) else measure
+        if m is None:
+            m = msr(measure)
+        seeds = np.random.SeedSequence(random_state).spawn(2)
+        draws = []
+        for learner, seed in zip((a, b), seeds, strict=True):
+            post = self.posterior(
+                m, learner, method=method, random_state=np.random.default_rng(seed), **kwargs
+            )
+            draws.append(_draws_of(post))
+        n = min(d.size for d in draws)
+        da, db = draws[0][:n], draws[1][:n]
+        if m.minimize is None:
+            da, db = np.abs(da), np.abs(db)
+        if m.minimize is False:
+            da, db = -da, -db
+        return float(np.mean((da < db) + 0.5 * (da == db)))
+
+    def __repr__(self) -> str:
+        return (
+            f"<BenchmarkResult: {len(self.learners)} learner(s) {self.learners}, "
+            f"{self.n_folds} folds, measures {list(self.measures)}>"
+        )
+
+
+def _draws_of(post: Any) -> np.ndarray:
+    """Flat array of the measure's posterior draws, from a posterior object or raw draws."""
+    for attr in ("draws", "samples"):
+        if hasattr(post, attr):
+            d = getattr(post, attr)
+            d = d() if callable(d) else d
+            return np.asarray(d, dtype=float).ravel()
+    if isinstance(post, np.ndarray | list | tuple | pd.Series):
+        return np.asarray(post, dtype=float).ravel()
+    raise TypeError(f"cannot read posterior draws from a {type(post).__name__}.")
+
+
+# -- the driver --------------------------------------------------------------------
+def benchmark(
+    estimators: Mapping[str, Any] | Sequence[Any],
+    X: Any,
+    y: Any,
+    sensitive_features: Any = None,
+    *,
+    measures: Sequence[str | Measure],
+    sensitive: str | Sequence[str] | None = None,
+    cv: int | Any = 3,
+    drop_sensitive: bool = True,
+    sample_weight: Any = None,
+    fit_params: Mapping[str, Any] | None = None,
+    groups: Any = None,
+    n_jobs: int | None = None,
+    pre_dispatch: str | int = "2*n_jobs",
+    random_state: int | None = None,
+    progress: bool | None = False,
+) -> BenchmarkResult:
+    """Cross-validate several learners and compute fairness and performance measures.
+
+    Every learner is fitted on the same folds. With ``cv=int`` the folds are
+    stratified by label and group (strata too small for the number of folds fall
+    back to the label), so that every test fold holds every group; a fold that
+    still misses a group raises a :class:`MissingGroupWarning` naming fold and
+    group, and its fairness measures are NaN.
+
+    Parameters
+    ----------
+    estimators : dict of str to estimator, or list of estimators
+        The learners; a list is named after the estimators' classes (a pipeline
+        after its last step), with ``_2``, ``_3``... for repeats.
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        Features.
+    y : array-like of shape (n_samples,)
+        Target.
+    sensitive_features : array-like of shape (n_samples,) or DataFrame, optional
+        Group of each sample, sliced per fold (array mode). Mutually exclusive with
+        ``sensitive``.
+    measures : list of str or Measure
+        Measures or registry keys, e.g. ``["fairness.tpr", "classif.acc"]``.
+    sensitive : str or list of str, optional
+        Column(s) of ``X`` holding the sensitive attribute (column mode).
+    cv : int or cross-validation splitter, default=3
+        Number of stratified folds, or any scikit-learn splitter / iterable of
+        ``(train, test)`` index arrays (used as given: no group stratification).
+    drop_sensitive : bool, default=True
+        In column mode, drop the sensitive column(s) from ``X`` before fitting, so
+        that the models do not see them. With False the models get all of ``X``:
+        put :class:`skfair_measures.DropColumns` first in each pipeline to drop
+        them yourself (or to keep them on purpose).
+    sample_weight : array-like of shape (n_samples,), optional
+        Weights of the measures. To fit with weights, pass them in ``fit_params``.
+    fit_params : dict, optional
+        Passed to ``fit``; arrays of length ``n_samples`` are sliced per fold.
+    groups : array-like, optional
+        Passed to ``cv.split`` (e.g. for :class:`~sklearn.model_selection.GroupKFold`).
+    n_jobs : int, optional
+        Number of parallel (learner, fold) tasks; None lets the active joblib
+        backend decide (``with joblib.parallel_backend("dask"): ...`` runs them on
+        a Dask cluster).
+    pre_dispatch : str or int, default="2*n_jobs"
+        See :class:`joblib.Parallel`.
+    random_state : int, optional
+        Seed of the fold shuffling (the learners keep their own ``random_state``).
+    progress : bool or None, default=False
+        Show a progress bar over the tasks (tqdm, if installed); None shows it when
+        standard error is a terminal.
+
+    Returns
+    -------
+    BenchmarkResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.dummy import DummyClassifier
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 3))
+    >>> A = rng.choice(["a", "b"], size=200)
+    >>> y = (X[:, 0] + (A == "a") + rng.normal(size=200) > 0.5).astype(int)
+    >>> bmr = benchmark({"logreg": LogisticRegression(), "dummy": DummyClassifier()},
+    ...                 X, y, A, measures=["fairness.tpr", "classif.acc"], cv=3, random_state=0)
+    >>> bmr.aggregate().columns.tolist()
+    ['learner', 'iters', 'fairness.tpr', 'classif.acc']
+    >>> bmr.aggregate()["learner"].tolist()
+    ['logreg', 'dummy']
+    """
+    named = _named_estimators(estimators)
+    ms = [msr(m) if isinstance(m, str) else m for m in measures]
+    if not ms:
+        raise ValueError("measures is empty; pass at least one measure or key.")
+    dup = sorted({m.key for m in ms if sum(o.key == m.key for o in ms) > 1})
+    if dup:
+        raise ValueError(f"measures {dup} appear more than once; give each measure a distinct key.")
+    n = _n_samples(X)
+    y_arr = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.DataFrame) else y)
+    if y_arr.ndim == 2 and 1 in y_arr.shape:
+        y_arr = y_arr.ravel()
+    if y_arr.shape[0] != n:
+        raise ValueError(
+            f"y has {y_arr.shape[0]} samples but X has {n}; pass one target per row of X."
+        )
+
+    # sensitive attribute: an array (sliced per fold) or column(s) of X
+    if sensitive is not None and sensitive_features is not None:
+        raise ValueError(_BOTH_SENSITIVE)
+    X_fit = X
+    if sensitive is not None:
+        cols = [sensitive] if isinstance(sensitive, str) else list(sensitive)
+        if not isinstance(X, pd.DataFrame):
+            raise TypeError(
+                f"sensitive={cols} names columns of X, but X is a {type(X).__name__}; "
+                "pass a DataFrame."
+            )
+        missing = [c for c in cols if c not in X.columns]
+        if missing:
+            raise KeyError(f"sensitive column(s) {missing} not in X's columns {list(X.columns)}.")
+        sensitive_features = X[cols[0]] if len(cols) == 1 else X[cols]
+        if drop_sensitive:
+            X_fit = X.drop(columns=cols)
+    needs = [m.key for m in ms if m.requires_sensitive]
+    codes = group_index = A = sens_frame = None
+    if sensitive_features is not None:
+        codes, group_index = encode_groups(sensitive_features, n, name="sensitive_features")
+        A = _sensitive_frame(sensitive_features)
+        sens_frame = A.to_frame() if isinstance(A, pd.Series) else A
+        ms = [_with_groups(m, group_index) for m in ms]
+    elif needs:
+        raise ValueError(_NO_SENSITIVE.format(keys=needs))
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+
+    first = next(iter(named.values()))
+    splits = _splits(cv, X_fit, y_arr, codes, groups, random_state, is_classifier(first))
+
+    # every group of the data should be in every test fold
+    missing_rows = []
+    if codes is not None:
+        present = np.unique(codes)
+        for k, (_, test) in enumerate(splits):
+            absent = np.setdiff1d(present, np.unique(codes[test]))
+            if absent.size:
+                labels = [group_index[i] for i in absent]
+                missing_rows += [{"fold": k, "group": g} for g in labels]
+                warnings.warn(
+                    _MISSING_GROUP.format(learner="", fold=k, groups=labels),
+                    MissingGroupWarning,
+                    stacklevel=2,
+                )
+
+    tasks = [
+        delayed(_fit_and_score)(
+            name, k, clone(est), X_fit, y_arr, A, train, test, ms, w, dict(fit_params or {})
+        )
+        for name, est in named.items()
+        for k, (train, test) in enumerate(splits)
+    ]
+    show = progress_enabled(progress)
+    if show:
+        try:
+            gen = Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch, return_as="generator")(tasks)
+            out = list(progress_bar(gen, total=len(tasks), desc="benchmark", progress=True))
+        except ValueError as exc:  # backends without generator support
+            if "return_as" not in str(exc):
+                raise
+            out = Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch)(tasks)
+    else:
+        out = Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch)(tasks)
+
+    # re-emit the workers' warnings here, naming learner and fold (workers' own are lost)
+    seen = set()
+    for r in out:
+        for category, message in r["warnings"]:
+            if (category, message) in seen:
+                continue
+            seen.add((category, message))
+            warnings.warn(f"[{r['learner']}, fold {r['fold']}] {message}", category, stacklevel=2)
+
+    score_rows, pred_frames = [], []
+    for r in out:
+        for key, value in r["values"].items():
+            score_rows.append(
+                {
+                    "learner": r["learner"],
+                    "fold": r["fold"],
+                    "measure": key,
+                    "value": value,
+                    "fit_time": r["fit_time"],
+                    "score_time": r["score_time"],
+                    "n_test": len(r["test"]),
+                }
+            )
+        score = r["y_score"] if r["y_score"] is not None else np.full(len(r["test"]), np.nan)
+        pred_frames.append(
+            pd.DataFrame(
+                {
+                    "learner": r["learner"],
+                    "fold": r["fold"],
+                    "row": r["test"],
+                    "y_true": y_arr[r["test"]],
+                    "y_pred": r["y_pred"],
+                    "y_score": score,
+                }
+            )
+        )
+    scores = pd.DataFrame(score_rows)
+    scores["value"] = scores["value"].astype(float)
+    return BenchmarkResult(
+        scores=scores,
+        predictions=pd.concat(pred_frames, ignore_index=True),
+        sensitive_features=sens_frame,
+        groups=group_index,
+        measures={m.key: m for m in ms},
+        learners=list(named),
+        missing_groups=pd.DataFrame(missing_rows, columns=["fold", "group"]),
+    )
