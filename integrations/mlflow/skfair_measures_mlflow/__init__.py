@@ -1,1 +1,63 @@
-"""MLflow integration for skfair-measures."""
+"""MLflow integration for skfair-measures.
+
+Three entry points:
+
+- :func:`log_fairness` logs measure results, posteriors and estimates without
+  the sensitive attribute to an MLflow run (metrics and params in one batch,
+  sanitised keys, artifacts);
+- :class:`FairnessEvaluator`, registered as the ``"fairness"`` evaluator of
+  ``mlflow.models.evaluate``;
+- :func:`cross_validate_fairness` cross-validates an estimator and logs every
+  fold, with mean and standard deviation on the parent run.
+
+The names load lazily, so that MLflow, which imports
+``skfair_measures_mlflow.evaluator`` while it builds its evaluator registry, does
+not pay for skfair-measures, scikit-learn or matplotlib until an evaluation runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CrossValidationResult",
+    "FairnessEvaluator",
+    "FairnessLoggingWarning",
+    "LoggedFairness",
+    "cross_validate_fairness",
+    "log_fairness",
+    "sanitize_key",
+    "sanitize_segment",
+]
+
+_WHERE = {
+    "CrossValidationResult": "._cv",
+    "cross_validate_fairness": "._cv",
+    "FairnessEvaluator": ".evaluator",
+    "FairnessLoggingWarning": "._tracking",
+    "LoggedFairness": "._tracking",
+    "log_fairness": "._tracking",
+    "sanitize_key": "._keys",
+    "sanitize_segment": "._keys",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._cv import CrossValidationResult, cross_validate_fairness
+    from ._keys import sanitize_key, sanitize_segment
+    from ._tracking import FairnessLoggingWarning, LoggedFairness, log_fairness
+    from .evaluator import FairnessEvaluator
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        value = getattr(importlib.import_module(_WHERE[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

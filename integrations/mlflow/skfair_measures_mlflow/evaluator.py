@@ -1,0 +1,345 @@
+"""The ``fairness`` evaluator for ``mlflow.models.evaluate``.
+
+MLflow finds this class through the entry point group ``mlflow.model_evaluator``
+(see this package's ``pyproject.toml``), imports this module while it builds its
+evaluator registry, and instantiates the class with no arguments. The module
+therefore imports nothing heavy at import time: skfair-measures, pandas and the
+plotting code load inside :meth:`FairnessEvaluator.evaluate`.
+
+Examples
+--------
+>>> FairnessEvaluator.can_evaluate(model_type="classifier",
+...                                evaluator_config={"sensitive_features": "sex"})
+True
+>>> FairnessEvaluator.can_evaluate(model_type="classifier", evaluator_config={})
+False
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from mlflow.models.evaluation.base import ModelEvaluator
+
+__all__ = ["CONFIG_KEYS", "FairnessEvaluator", "validate_config"]
+
+#: The keys of ``evaluator_config={"fairness": {...}}`` and what they mean.
+CONFIG_KEYS: dict[str, str] = {
+    "sensitive_features": "column name(s) of the data holding the sensitive attribute, or an "
+    "array with one group per row (required)",
+    "measures": "registry keys, Measure objects or dicts {'key': ..., **overrides}; default "
+    "fairness.tpr, fairness.fpr, fairness.cv, fairness.eod, classif.acc",
+    "pos_label": "positive class, passed to measures built from keys and used to pick the "
+    "probability column",
+    "sample_weight": "column name or array of sample weights",
+    "posterior": "dict: method, reference, random_state, ... for Measure.posterior, plus prob "
+    "(interval coverage), eps (practical-fairness margin), greater_than, measures",
+    "prefix": "prepended to every metric and param key",
+    "drop_sensitive": "drop the sensitive column(s) before calling the model (default False)",
+    "scores": "without a model (predictions= column usage): column with positive-class scores",
+    "log_params": "log each measure's configuration as params (default True)",
+    "artifacts": "log the JSON results, posterior draws and plots (default True)",
+}
+
+# MLflow applies a flat evaluator_config to every evaluator when evaluators=None, so
+# the built-in evaluators' keys may reach us: accept them (two are honoured).
+_MLFLOW_SHARED_KEYS = frozenset(
+    {
+        "col_mapping",
+        "metric_prefix",
+        "sample_weights",
+        "label_list",
+        "average",
+        "log_model_explainability",
+        "explainability_algorithm",
+        "explainability_nsamples",
+        "explainability_kernel_link",
+        "max_classes_for_multiclass_roc_pr",
+        "log_explainer",
+        "eval_results_path",
+        "eval_results_mode",
+        "ignore_exceptions",
+        "calibration_classifier_name",
+        "calibration_n_bins",
+    }
+)
+
+_SUPPORTED_MODEL_TYPES = ("classifier", "regressor")
+
+
+def validate_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Check the evaluator config; return it with defaults filled in.
+
+    Raises
+    ------
+    ValueError
+        For unknown keys (naming close matches), a missing ``sensitive_features``,
+        or a value of the wrong type.
+
+    Examples
+    --------
+    >>> validate_config({"sensitive_features": "sex", "measure": ["fairness.tpr"]})
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown key(s) in the 'fairness' evaluator_config: 'measure' (did you mean 'measures'?). ...
+    >>> validate_config({"sensitive_features": ["sex"], "metric_prefix": "test_"})["prefix"]
+    'test_'
+    """
+    config = dict(config or {})
+    unknown = [k for k in config if k not in CONFIG_KEYS and k not in _MLFLOW_SHARED_KEYS]
+    if unknown:
+        hints = []
+        for k in unknown:
+            close = difflib.get_close_matches(str(k), list(CONFIG_KEYS), n=1)
+            hints.append(f"{k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise ValueError(
+            f"unknown key(s) in the 'fairness' evaluator_config: {', '.join(hints)}. "
+            f"Known keys: {', '.join(CONFIG_KEYS)}."
+        )
+    if config.get("sensitive_features") is None:
+        raise ValueError(
+            "the 'fairness' evaluator needs evaluator_config={'fairness': "
+            "{'sensitive_features': 'sex', ...}}: the column(s) with the sensitive attribute."
+        )
+    if "prefix" not in config and config.get("metric_prefix"):
+        config["prefix"] = config["metric_prefix"]
+    if "sample_weight" not in config and config.get("sample_weights") is not None:
+        config["sample_weight"] = config["sample_weights"]
+    config.setdefault("prefix", "")
+    config.setdefault("drop_sensitive", False)
+    config.setdefault("log_params", True)
+    config.setdefault("artifacts", True)
+    if not isinstance(config["prefix"], str):
+        raise ValueError(f"prefix must be a string; got {config['prefix']!r}.")
+    for flag in ("drop_sensitive", "log_params", "artifacts"):
+        if not isinstance(config[flag], bool):
+            raise ValueError(f"{flag} must be True or False; got {config[flag]!r}.")
+    posterior = config.get("posterior")
+    if posterior is True:
+        config["posterior"] = {}
+    elif posterior is not None and posterior is not False and not isinstance(posterior, Mapping):
+        raise ValueError(
+            "posterior must be a dict such as {'method': 'bb', 'eps': 0.02} (or True for the "
+            f"defaults); got {posterior!r}."
+        )
+    if posterior is False:
+        config["posterior"] = None
+    return config
+
+
+def _sensitive_columns(spec: Any) -> list[str] | None:
+    if isinstance(spec, str):
+        return [spec]
+    if isinstance(spec, (list, tuple)) and spec and all(isinstance(c, str) for c in spec):
+        return list(spec)
+    return None
+
+
+def _column(X: Any, name: str, what: str) -> Any:
+    if name not in X.columns:
+        raise KeyError(
+            f"{what} column {name!r} is not in the evaluation data's columns {list(X.columns)}. "
+            "If you passed feature_names= to mlflow.models.evaluate, include it there (and use "
+            "drop_sensitive=True to keep it from the model), or pass an array instead."
+        )
+    return X[name]
+
+
+def _select_output(output: Any, predictions: str | None) -> Any:
+    """One column of predictions out of whatever ``model.predict`` returned."""
+    import numpy as np
+    import pandas as pd
+
+    if isinstance(output, pd.DataFrame):
+        if predictions is not None and predictions in output.columns:
+            return output[predictions].to_numpy()
+        if output.shape[1] == 1:
+            return output.iloc[:, 0].to_numpy()
+        raise ValueError(
+            f"the model returned columns {list(output.columns)}; name the prediction column "
+            "with predictions= in mlflow.models.evaluate."
+        )
+    if isinstance(output, Mapping):
+        if predictions is not None and predictions in output:
+            return np.asarray(output[predictions])
+        if len(output) == 1:
+            return np.asarray(next(iter(output.values())))
+        raise ValueError(f"the model returned keys {list(output)}; name one with predictions=.")
+    return np.asarray(output)
+
+
+def _model_scores(model: Any, X: Any, pos_label: Any) -> Any:
+    """Positive-class probabilities from the model behind a pyfunc, or None."""
+    from ._compute import positive_scores
+
+    raw = None
+    get_raw = getattr(model, "get_raw_model", None)
+    if get_raw is not None:
+        try:
+            raw = get_raw()
+        except (NotImplementedError, AttributeError):
+            raw = None
+    fn = getattr(raw, "predict_proba", None) or getattr(model, "predict_proba", None)
+    if fn is None:
+        return None
+    classes = getattr(raw if raw is not None else model, "classes_", None)
+    return positive_scores(fn(X), classes, pos_label)
+
+
+class FairnessEvaluator(ModelEvaluator):
+    """Fairness measures of skfair-measures as an MLflow model evaluator.
+
+    Registered as ``"fairness"``. It evaluates ``classifier`` and ``regressor``
+    models whose evaluator config names the sensitive attribute, and logs the same
+    metrics, params and artifacts as :func:`skfair_measures_mlflow.log_fairness`
+    to the evaluation run; the metrics are also returned in
+    ``EvaluationResult.metrics``.
+
+    Usage::
+
+        mlflow.models.evaluate(
+            model_uri, data, targets="label", model_type="classifier",
+            evaluators=["fairness"],
+            evaluator_config={"fairness": {
+                "sensitive_features": ["sex"],
+                "measures": ["fairness.tpr", "fairness.eod", "classif.acc"],
+            }},
+        )
+
+    See :data:`CONFIG_KEYS` for all options. With ``model=None`` and
+    ``predictions="col"``, the predictions are read from the data.
+    """
+
+    @classmethod
+    def can_evaluate(cls, *, model_type: str | None, evaluator_config: Any, **kwargs: Any) -> bool:
+        """True for classifiers and regressors when the config names ``sensitive_features``.
+
+        Requiring the key keeps this evaluator out of ``mlflow.models.evaluate`` calls
+        that do not ask for it (``evaluators=None`` runs every registered evaluator).
+        """
+        return (
+            model_type in _SUPPORTED_MODEL_TYPES
+            and isinstance(evaluator_config, Mapping)
+            and evaluator_config.get("sensitive_features") is not None
+        )
+
+    def evaluate(
+        self,
+        *,
+        model_type: str,
+        dataset: Any,
+        run_id: str,
+        evaluator_config: Mapping[str, Any],
+        model: Any = None,
+        extra_metrics: Any = None,
+        custom_artifacts: Any = None,
+        predictions: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Compute the measures on ``dataset`` and log them to ``run_id``.
+
+        Returns
+        -------
+        mlflow.models.EvaluationResult
+            ``metrics`` holds every logged metric (keys as in ``log_fairness``);
+            ``artifacts`` the JSON results and, for posteriors, the density plots.
+        """
+        import numpy as np
+        import pandas as pd
+        from mlflow.models.evaluation.base import EvaluationResult
+
+        from ._compute import compute_posteriors, evaluate_all, needs_scores, resolve_measures
+        from ._tracking import log_fairness
+
+        cfg = validate_config(evaluator_config)
+        X = dataset.features_data
+        if not isinstance(X, pd.DataFrame):
+            X = pd.DataFrame(np.asarray(X), columns=list(dataset.feature_names))
+        y_true = np.asarray(dataset.labels_data)
+        n = len(X)
+
+        cols = _sensitive_columns(cfg["sensitive_features"])
+        if cols is not None:
+            for c in cols:
+                _column(X, c, "sensitive")
+            A = X[cols[0]] if len(cols) == 1 else X[cols]
+        else:
+            A = cfg["sensitive_features"]
+            if len(A) != n:
+                raise ValueError(f"sensitive_features has {len(A)} entries but the data has {n} rows.")
+        w = cfg.get("sample_weight")
+        drop = list(cols) if cols and cfg["drop_sensitive"] else []
+        if isinstance(w, str):
+            w, drop = _column(X, w, "sample_weight").to_numpy(), [*drop, w]
+        scores_col = cfg.get("scores")
+        if isinstance(scores_col, str):
+            drop.append(scores_col)
+        X_model = X.drop(columns=[c for c in dict.fromkeys(drop) if c in X.columns])
+
+        measures = resolve_measures(cfg.get("measures"), pos_label=cfg.get("pos_label"))
+        want_scores = needs_scores(measures) or cfg.get("posterior") is not None
+        y_score = None
+        if model is None:
+            if not dataset.has_predictions:
+                raise ValueError(
+                    "no model and no predictions: pass a model, or predictions='column' with "
+                    "model=None to mlflow.models.evaluate."
+                )
+            y_pred = np.asarray(dataset.predictions_data)
+            if isinstance(scores_col, str):
+                y_score = _column(X, scores_col, "scores").to_numpy(dtype=float)
+        else:
+            y_pred = _select_output(model.predict(X_model), predictions)
+            if want_scores:
+                y_score = _model_scores(model, X_model, cfg.get("pos_label"))
+
+        results = evaluate_all(
+            measures, y_true, y_pred, y_score=y_score, sensitive_features=A, sample_weight=w
+        )
+        named: list[tuple[str, Any]] = list(results.items())
+        if cfg.get("posterior") is not None:
+            options = dict(cfg["posterior"])
+            posts = compute_posteriors(
+                measures,
+                y_true,
+                y_score if y_score is not None else y_pred,
+                sensitive_features=A,
+                options=options,
+            )
+            named += list(posts.items())
+        else:
+            options = {}
+        logged = log_fairness(
+            named,
+            run_id=run_id,
+            prefix=cfg["prefix"],
+            log_params=cfg["log_params"],
+            artifacts=cfg["artifacts"],
+            measures=measures,
+            posterior_options={k: options[k] for k in ("prob", "eps", "greater_than") if k in options},
+        )
+        return EvaluationResult(
+            metrics=dict(logged.metrics),
+            artifacts=_evaluation_artifacts(logged, results_only=not logged.artifacts),
+            run_id=run_id,
+        )
+
+
+def _evaluation_artifacts(logged: Any, *, results_only: bool) -> dict[str, Any]:
+    """``EvaluationArtifact`` objects for the logged JSON and PNG files."""
+    if results_only or logged.run_id is None:
+        return {}
+    from mlflow.models.evaluation.artifacts import ImageEvaluationArtifact, JsonEvaluationArtifact
+    from mlflow.tracking import MlflowClient
+
+    root = MlflowClient().get_run(logged.run_id).info.artifact_uri.rstrip("/")
+    out: dict[str, Any] = {}
+    for path in logged.artifacts:
+        name = path.removeprefix("fairness/").rsplit(".", 1)[0].replace("/", "_")
+        if path.endswith(".json"):
+            out[f"fairness_{name}"] = JsonEvaluationArtifact(uri=f"{root}/{path}")
+        elif path.endswith(".png"):
+            out[f"fairness_{name}"] = ImageEvaluationArtifact(uri=f"{root}/{path}")
+    return out
