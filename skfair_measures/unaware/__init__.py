@@ -9,9 +9,20 @@ as QuaPy) load only when an estimator is fitted.
 Quantification (Fabris et al., JAIR 2023): :func:`quantified_disparity` and
 :class:`QuantificationDisparity` estimate demographic disparity on a deployment set
 from quantifiers trained on an auxiliary set that records the sensitive attribute.
+
+Weak proxies (Zhu et al., 2023): :func:`proxy_disparity` calibrates DP, EOd and EOp
+measured through three or more proxy guesses of the sensitive attribute, with the
+noise transition matrix that :class:`HOCEstimator` estimates from the proxies'
+agreement patterns; :class:`RandomizedResponse` weakens proxies on purpose and
+reports the resulting differential-privacy level.
 """
 
+from ._hoc import HOCEstimator as HOCEstimator
+from ._hoc import ProxyCalibrationWarning as ProxyCalibrationWarning
+from ._proxy import ProxyDisparityResult as ProxyDisparityResult
+from ._proxy import proxy_disparity as proxy_disparity
 from ._quantification import QuantificationDisparity as QuantificationDisparity
 from ._quantification import QuantificationResult as QuantificationResult
 from ._quantification import quantified_disparity as quantified_disparity
 from ._quantifiers import QUANTIFIERS as QUANTIFIERS
+from ._randomized_response import RandomizedResponse as RandomizedResponse

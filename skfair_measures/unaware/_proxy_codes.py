@@ -1,0 +1,191 @@
+"""Validate proxy guesses of a sensitive attribute and encode them as integer codes.
+
+A proxy matrix holds, for every sample, one guess of the sensitive attribute per
+proxy model (one column per proxy). All columns guess the *same* attribute, so they
+share one set of group labels: the declared ``groups=`` or, by default, the sorted
+union of the values the proxies produce. Missing values are rejected before any
+conversion (a ``None`` must never become a group called ``'None'``), and a value
+outside the declared groups is an error that names the column and the value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["encode_labels", "encode_proxies"]
+
+_UNDECLARED = (
+    "{name} column {column!r} holds {values} that {verb} not among the declared "
+    "groups {groups}; add {them} to groups= or recode the proxy."
+)
+
+
+def _columns(proxies: Any, name: str) -> list[tuple[str, np.ndarray]]:
+    """Split ``proxies`` into named 1-D object columns without converting values."""
+    if isinstance(proxies, pd.DataFrame):
+        return [(str(c), proxies[c].to_numpy(dtype=object)) for c in proxies.columns]
+    if isinstance(proxies, pd.Series):
+        label = proxies.name if proxies.name is not None else "proxy_0"
+        return [(str(label), proxies.to_numpy(dtype=object))]
+    if isinstance(proxies, (list, tuple)) and proxies and isinstance(proxies[0], str):
+        arr = np.asarray(proxies, dtype=object)
+    else:
+        arr = np.asarray(proxies)
+        if arr.dtype.kind not in "biuf":
+            arr = arr.astype(object)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D, one column per proxy (n_samples, n_proxies); got shape {arr.shape}.")
+    return [(f"proxy_{j}", arr[:, j]) for j in range(arr.shape[1])]
+
+
+def _sorted_union(values: np.ndarray) -> np.ndarray:
+    uniq = pd.unique(values)
+    try:
+        return np.asarray(sorted(uniq), dtype=object)
+    except TypeError:  # mixed types that do not compare: keep order of appearance
+        return np.asarray(uniq, dtype=object)
+
+
+def encode_proxies(
+    proxies: Any,
+    *,
+    groups: Any = None,
+    n_samples: int | None = None,
+    name: str = "proxies",
+    min_groups: int = 2,
+) -> tuple[np.ndarray, pd.Index, list[str]]:
+    """Encode a proxy matrix as integer group codes shared by all columns.
+
+    Parameters
+    ----------
+    proxies : array-like or DataFrame of shape (n_samples, n_proxies)
+        Guesses of the sensitive attribute, one column per proxy; a 1-D array is
+        one proxy.
+    groups : array-like, optional
+        The sensitive values (group labels). By default, the sorted union of the
+        values in all columns.
+    n_samples : int, optional
+        Expected number of rows.
+    name : str, default="proxies"
+        Argument name used in error messages.
+    min_groups : int, default=2
+        Smallest number of groups accepted.
+
+    Returns
+    -------
+    codes : ndarray of shape (n_samples, n_proxies)
+        Group code (index into ``groups``) of every guess.
+    groups : pandas.Index
+        Group labels.
+    columns : list of str
+        Column names (DataFrame columns, or ``proxy_0``, ``proxy_1``, ...).
+
+    Examples
+    --------
+    >>> codes, groups, cols = encode_proxies([["b", "a"], ["a", "a"], ["b", "b"]])
+    >>> codes.tolist(), groups.tolist(), cols
+    ([[1, 0], [0, 0], [1, 1]], ['a', 'b'], ['proxy_0', 'proxy_1'])
+    """
+    cols = _columns(proxies, name)
+    if not cols or len(cols[0][1]) == 0:
+        raise ValueError(f"{name} is empty; pass at least one row and one proxy column.")
+    for column, values in cols:
+        missing = pd.isna(values)
+        if missing.any():
+            raise ValueError(
+                f"{name} column {column!r} has {int(missing.sum())} missing value(s), "
+                f"first at row {int(np.flatnonzero(missing)[0])}; a proxy must guess a "
+                "group for every row. Drop those rows or encode them as an explicit group."
+            )
+        if n_samples is not None and len(values) != n_samples:
+            raise ValueError(
+                f"{name} has {len(values)} rows but y_pred has {n_samples}; pass one "
+                "row of proxy guesses per prediction."
+            )
+    if groups is None:
+        labels = _sorted_union(np.concatenate([v for _, v in cols]))
+    else:
+        labels = np.asarray(list(groups), dtype=object)
+        if pd.isna(labels).any():
+            raise ValueError("groups contains a missing value; declare real group labels.")
+        if len(pd.unique(labels)) != len(labels):
+            raise ValueError(f"groups has duplicate labels: {labels.tolist()}.")
+    index = pd.Index(labels, dtype=object)
+    if len(index) < min_groups:
+        raise ValueError(
+            f"{name} holds {len(index)} group(s) ({index.tolist()}); a disparity "
+            f"compares at least {min_groups} groups. Pass groups= to declare the "
+            "sensitive values the proxies can take."
+        )
+    codes = np.empty((len(cols[0][1]), len(cols)), dtype=np.intp)
+    for j, (column, values) in enumerate(cols):
+        col_codes = index.get_indexer(pd.Index(values, dtype=object))
+        bad = col_codes < 0
+        if bad.any():
+            unseen = _sorted_union(values[bad])
+            shown = unseen[:5].tolist()
+            raise ValueError(
+                _UNDECLARED.format(
+                    name=name,
+                    column=column,
+                    values=f"value(s) {shown}" + (" ..." if len(unseen) > 5 else ""),
+                    verb="is" if len(unseen) == 1 else "are",
+                    groups=index.tolist(),
+                    them="it" if len(unseen) == 1 else "them",
+                )
+            )
+        codes[:, j] = col_codes
+    return codes, index, [c for c, _ in cols]
+
+
+def encode_labels(values: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a 1-D label vector and factorise it (sorted labels).
+
+    Parameters
+    ----------
+    values : array-like of shape (n_samples,)
+        Predicted or true labels.
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    values : ndarray of shape (n_samples,)
+        The labels as a 1-D array (object dtype unless numeric or boolean).
+    labels : ndarray
+        Sorted distinct labels.
+
+    Examples
+    --------
+    >>> v, labels = encode_labels([1, 0, 1], "y_pred")
+    >>> labels.tolist()
+    [0, 1]
+    """
+    if isinstance(values, pd.DataFrame):
+        if values.shape[1] != 1:
+            raise ValueError(f"{name} must be one-dimensional; got a DataFrame with {values.shape[1]} columns.")
+        values = values.iloc[:, 0]
+    arr = values.to_numpy() if isinstance(values, pd.Series) else np.asarray(values)
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional; got shape {arr.shape}.")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty.")
+    missing = pd.isna(arr)
+    if missing.any():
+        raise ValueError(
+            f"{name} has {int(missing.sum())} missing value(s), first at position "
+            f"{int(np.flatnonzero(missing)[0])}; drop or impute those rows."
+        )
+    if arr.dtype.kind not in "biu":
+        if arr.dtype.kind == "f" and np.all(arr == np.round(arr)):
+            arr = arr.astype(np.int64)
+        elif arr.dtype.kind != "f":
+            arr = arr.astype(object)
+    return arr, _sorted_union(arr) if arr.dtype == object else np.unique(arr)
