@@ -76,6 +76,8 @@ class MeasureResult:
         Whether smaller values are fairer/better (None for signed measures).
     undefined_groups : list
         Groups whose base metric was undefined (zero denominator).
+    measure : Measure or None
+        The measure that produced the result (its configuration: base, operation, ...).
     """
 
     def __init__(
@@ -87,8 +89,10 @@ class MeasureResult:
         overall: float | pd.Series | Callable[[], Any] | None = None,
         minimize: bool | None = True,
         undefined_groups: Sequence[Any] = (),
+        measure: Measure | None = None,
     ) -> None:
         self.key = key
+        self.measure = measure
         self.value = value
         self._lazy = {"by_group": by_group, "counts": counts, "overall": overall}
         self.minimize = minimize
@@ -501,6 +505,7 @@ class FairnessMeasure(Measure):
             counts=data.counts_per_group,
             overall=overall,
             minimize=self.minimize,
+            measure=self,
             undefined_groups=[groups[i] for i in np.flatnonzero(bad)] if bad.any() else (),
         )
 
@@ -585,6 +590,7 @@ class PerformanceMeasure(Measure):
             counts=data.counts_per_group,
             overall=overall,
             minimize=self.minimize,
+            measure=self,
         )
 
 
@@ -689,6 +695,7 @@ class CompositeMeasure(Measure):
             counts=lambda: results[0].counts,
             overall=lambda: pd.Series({r.key: r.overall for r in results}, dtype=float),
             minimize=self.minimize,
+            measure=self,
             undefined_groups=sorted({g for r in results for g in r.undefined_groups}, key=str),
         )
 
@@ -792,6 +799,7 @@ class ConstraintMeasure(Measure):
             counts=lambda: fair.counts,
             overall=lambda: pd.Series({perf.key: perf.value, fair.key: fair.value}, dtype=float),
             minimize=self.minimize,
+            measure=self,
             undefined_groups=fair.undefined_groups,
         )
 

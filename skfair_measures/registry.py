@@ -138,7 +138,7 @@ def keys() -> list[str]:
     return list(_REGISTRY)
 
 
-def msr(key: str, **overrides: Any) -> Measure:
+def msr(key: str, /, **overrides: Any) -> Measure:
     """Get a fresh measure from the registry.
 
     Parameters
@@ -147,7 +147,7 @@ def msr(key: str, **overrides: Any) -> Measure:
         A key such as ``"fairness.tpr"``, ``"fairness.eod"``, ``"classif.acc"``, or
         ``"fairness"`` with ``base=`` for a generic measure. ``msrs()`` lists them.
     **overrides
-        Passed to the measure: ``operation=``, ``reference=``, ``pos_label=``,
+        Passed to the measure: ``key=`` (a new id), ``operation=``, ``reference=``, ``pos_label=``,
         ``threshold=``, ``undefined=``, ``groups=``; ``epsilon=`` for constraints;
         ``aggregate=`` for composites; ``base=`` for ``"fairness"``.
 

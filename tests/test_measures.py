@@ -305,3 +305,10 @@ def test_bootstrap_paths_agree_in_scale():
     assert np.isfinite(reg.draws).all()
     with pytest.raises(ValueError, match="n_boot"):
         m.bootstrap(y, p, sensitive_features=a, n_boot=1)
+
+
+def test_key_override_and_result_knows_its_measure():
+    for key in ("fairness.tpr", "fairness.eod", "fairness.acc_eod=.05", "classif.acc"):
+        m = sfm.msr(key, key="custom")
+        assert m.key == "custom"
+        assert m.evaluate(Y, P, sensitive_features=A).measure is m
