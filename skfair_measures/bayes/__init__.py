@@ -1,0 +1,36 @@
+"""Uncertainty-aware fairness measures: Bayesian posteriors (Ji, Smyth & Steyvers 2020).
+
+``posterior(measure, y_true, y_score, sensitive_features=..., method=...)`` returns a
+:class:`MeasurePosterior` with draws of every group's base metric and of the measure:
+
+- ``method="bb"``: Beta-Binomial, conjugate Beta priors per group rate, labelled
+  data only, Monte Carlo (no MCMC, milliseconds);
+- ``method="bc"``: hierarchical Bayesian beta calibration fitted by MCMC (PyMC model,
+  nutpie sampler) on the labelled data, which calibrates the scores of unlabelled
+  data draw by draw.
+
+:class:`BayesianScorer` reduces a posterior to one number for model selection, and
+:func:`reliability_posterior` gives Bayesian reliability diagrams and ECE posteriors
+per group (seed 002 chapter 2). Importing this package does not import PyMC or
+ArviZ; they load when first needed.
+
+Examples
+--------
+>>> import skfair_measures as sfm
+>>> post = sfm.msr("fairness.tpr").posterior(
+...     [1, 1, 0, 1, 1, 0], [0.9, 0.4, 0.3, 0.8, 0.7, 0.6],
+...     sensitive_features=list("aaabbb"), reference="a", random_state=0)
+>>> 0.0 < post.prob_greater(0.0) < 1.0
+True
+"""
+
+from ._api import posterior, signed_measure
+from ._posterior import MeasurePosterior, RopeResult, SamplingWarning
+
+__all__ = [
+    "MeasurePosterior",
+    "RopeResult",
+    "SamplingWarning",
+    "posterior",
+    "signed_measure",
+]

@@ -1,0 +1,238 @@
+"""Beta-Binomial posteriors of count-based rates, drawn through the confusion cells.
+
+Seed 000 section 2.2 puts a Beta prior on every group rate ``theta_g`` and updates
+it with the binomial likelihood of the labelled data: ``theta_g | D ~ Beta(alpha +
+k, beta + n - k)``, with ``k`` the numerator and ``n`` the denominator count (for
+the TPR, ``k`` = true positives and ``n`` = positives). We draw all rates of a
+group through one vector of Gamma variates over the four confusion cells
+``[y_true, y_pred]``: a rate is a ratio of sums of cells, and a ratio of sums of
+independent Gamma variates with a common scale is Beta distributed. Setting the
+cell concentrations so that the numerator cells sum to ``alpha`` and the other
+denominator cells to ``beta`` gives *exactly* the paper's ``Beta(alpha + k, beta +
+n - k)`` for every rate, while the rates of one group stay jointly consistent (the
+TPR and FPR use disjoint cells and are independent, as they should be).
+
+Only when a measure needs two rates that share cells with different roles (for
+example accuracy and TPR in a constrained measure) do the per-rate priors
+conflict; then a Dirichlet prior on the four cells is used (uniform: Dirichlet(1,
+1, 1, 1); Jeffreys: Dirichlet(1/2, ...); scores: proportional to the expected cells
+with total strength twice ``prior_strength``), and this is recorded in the
+posterior's ``attrs["prior_cells"]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..base import BaseMetric
+
+__all__ = ["RatioRoles", "bb_cell_draws", "cell_concentration", "expected_cells", "ratio_roles"]
+
+_FLOOR = 1e-3  # smallest cell concentration (a Gamma shape must be > 0)
+
+
+class RatioRoles:
+    """Which confusion cells form the numerator and the denominator of a rate.
+
+    Attributes
+    ----------
+    num : ndarray of bool, shape (2, 2)
+    den : ndarray of bool, shape (2, 2)
+    simple : bool
+        True if the base metric equals ``sum(num cells) / sum(den cells)``;
+        False for other scale-free metrics such as balanced accuracy.
+    """
+
+    def __init__(self, num: np.ndarray, den: np.ndarray, simple: bool):
+        self.num, self.den, self.simple = num, den, simple
+
+
+def ratio_roles(base: BaseMetric) -> RatioRoles:
+    """Find the numerator and denominator cells of a count-based rate by probing it.
+
+    Parameters
+    ----------
+    base : BaseMetric
+        A count metric with ``from_counts``.
+
+    Returns
+    -------
+    RatioRoles
+
+    Raises
+    ------
+    TypeError
+        If the metric is not computed from confusion counts, or is not a rate
+        (it changes when all counts are scaled, like the raw count ``tp``).
+
+    Examples
+    --------
+    >>> from skfair_measures.base import BASE_METRICS
+    >>> r = ratio_roles(BASE_METRICS["tpr"])
+    >>> r.num.astype(int).tolist(), r.den.astype(int).tolist(), r.simple
+    ([[0, 0], [0, 1]], [[0, 0], [1, 1]], True)
+    """
+    if not hasattr(base, "from_counts"):
+        raise TypeError(
+            f"base metric {base.name!r} is not computed from confusion counts; Bayesian "
+            "posteriors exist for count-based rates (acc, tpr, fpr, tnr, fnr, ppv, npv, "
+            "fdr, fomr, selection_rate)."
+        )
+    probe = base.from_counts(np.eye(4).reshape(4, 2, 2))
+    num = (probe == 1.0).reshape(2, 2)
+    den = ~np.isnan(probe).reshape(2, 2)
+    rng = np.random.default_rng(0)
+    c = rng.uniform(1.0, 10.0, size=(8, 2, 2))
+    value = base.from_counts(c)
+    if not np.allclose(value, base.from_counts(3.0 * c), equal_nan=True):
+        raise TypeError(
+            f"base metric {base.name!r} is a count, not a rate; its posterior is not "
+            "defined by a Beta-Binomial or calibration model. Use a rate such as "
+            "'tpr' or 'selection_rate'."
+        )
+    simple = bool(den.any()) and np.allclose(
+        value, (c * num).sum((-2, -1)) / (c * den).sum((-2, -1))
+    )
+    return RatioRoles(num, den, simple)
+
+
+def _prior_pair(prior: Any, strength: float, rate: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(alpha, beta)`` per group for one rate."""
+    if isinstance(prior, str):
+        if prior == "uniform":
+            return np.asarray(1.0), np.asarray(1.0)
+        if prior == "jeffreys":
+            return np.asarray(0.5), np.asarray(0.5)
+        if prior == "scores":
+            r = np.clip(np.nan_to_num(rate, nan=0.5), _FLOOR, 1 - _FLOOR)
+            return strength * r, strength * (1 - r)
+        raise ValueError(
+            f"prior={prior!r}; pass 'uniform', 'jeffreys', 'scores' or a pair (alpha, beta)."
+        )
+    a, b = (float(v) for v in prior)
+    if a <= 0 or b <= 0:
+        raise ValueError(f"prior={prior!r}: both Beta parameters must be > 0.")
+    return np.asarray(a), np.asarray(b)
+
+
+def expected_cells(scores: np.ndarray, y_pred: np.ndarray, codes: np.ndarray, n_groups: int) -> np.ndarray:
+    """Confusion cells expected if the scores were calibrated, shape ``(group, 2, 2)``.
+
+    A sample with score ``s`` and prediction ``p`` adds ``s`` to cell ``[1, p]`` and
+    ``1 - s`` to cell ``[0, p]`` of its group (the model's self-assessment, seed 002
+    section 2.4.2).
+
+    Examples
+    --------
+    >>> expected_cells(np.array([0.8, 0.3]), np.array([1, 0]), np.array([0, 0]), 1).tolist()
+    [[[0.7, 0.2], [0.3, 0.8]]]
+    """
+    cell = codes * 2 + y_pred
+    pos = np.bincount(cell, weights=scores, minlength=2 * n_groups).reshape(n_groups, 2)
+    tot = np.bincount(cell, minlength=2 * n_groups).reshape(n_groups, 2).astype(float)
+    return np.stack([tot - pos, pos], axis=1)
+
+
+def cell_concentration(
+    bases: Sequence[BaseMetric],
+    n_groups: int,
+    prior: Any = "uniform",
+    prior_strength: float = 2.0,
+    expected: np.ndarray | None = None,
+) -> tuple[np.ndarray, str]:
+    """Gamma shapes of the four confusion cells per group, shape ``(group, 2, 2)``.
+
+    Parameters
+    ----------
+    bases : sequence of BaseMetric
+        The rates the measure needs.
+    n_groups : int
+    prior : {"uniform", "jeffreys", "scores"} or tuple of float
+        Beta prior of every group rate: Beta(1, 1), Beta(1/2, 1/2), the model's
+        self-assessment ``Beta(N0 r, N0 (1 - r))`` (seed 002 section 2.4.2, ``r``
+        the rate computed on :func:`expected_cells`), or ``(alpha, beta)``.
+    prior_strength : float, default=2.0
+        ``N0`` of the ``"scores"`` prior.
+    expected : ndarray of shape (group, 2, 2), optional
+        Expected cells from the model's scores; required for ``"scores"``.
+
+    Returns
+    -------
+    alpha : ndarray of shape (group, 2, 2)
+    kind : {"per-rate", "dirichlet"}
+        ``"per-rate"`` if every rate gets exactly its Beta prior, ``"dirichlet"`` if
+        the rates share cells in conflicting roles and a Dirichlet prior on the
+        cells is used instead.
+
+    Examples
+    --------
+    >>> from skfair_measures.base import BASE_METRICS
+    >>> alpha, kind = cell_concentration([BASE_METRICS["acc"]], 1)
+    >>> alpha[0].tolist(), kind
+    ([[0.5, 0.5], [0.5, 0.5]], 'per-rate')
+    """
+    if isinstance(prior, str) and prior == "scores" and expected is None:
+        raise ValueError("prior='scores' needs the model's scores to form the expected cells.")
+    alpha = np.full((n_groups, 2, 2), np.nan)
+    conflict = False
+    for base in bases:
+        roles = ratio_roles(base)
+        if not roles.simple:
+            conflict = True
+            break
+        rate = None
+        if expected is not None:
+            num = (expected * roles.num).sum((-2, -1))
+            den = (expected * roles.den).sum((-2, -1))
+            rate = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+        a, b = _prior_pair(prior, prior_strength, rate)
+        a = np.broadcast_to(a, (n_groups,))
+        b = np.broadcast_to(b, (n_groups,))
+        rest = roles.den & ~roles.num
+        if isinstance(prior, str) and prior == "scores":
+            # split each part over its cells in proportion to the expected cells
+            e = np.maximum(expected, _FLOOR)
+            share_num = e * roles.num / (e * roles.num).sum((-2, -1), keepdims=True)
+            share_rest = e * rest / np.maximum((e * rest).sum((-2, -1), keepdims=True), _FLOOR)
+        else:
+            share_num = np.broadcast_to(roles.num / roles.num.sum(), (n_groups, 2, 2))
+            share_rest = np.broadcast_to(rest / max(rest.sum(), 1), (n_groups, 2, 2))
+        new = a[:, None, None] * share_num + b[:, None, None] * share_rest
+        new = np.where(roles.den, np.maximum(new, _FLOOR), np.nan)
+        both = ~np.isnan(alpha) & ~np.isnan(new)
+        if both.any() and not np.allclose(alpha[both], new[both]):
+            conflict = True
+            break
+        alpha = np.where(np.isnan(alpha), new, alpha)
+    if conflict:
+        if isinstance(prior, str) and prior == "scores":
+            e = np.maximum(expected, _FLOOR)
+            alpha = 2.0 * prior_strength * e / e.sum((-2, -1), keepdims=True)
+        else:
+            a, b = _prior_pair(prior, prior_strength, None)
+            alpha = np.full((n_groups, 2, 2), float(np.mean([a, b])))
+        return np.maximum(alpha, _FLOOR), "dirichlet"
+    return np.where(np.isnan(alpha), 1.0, alpha), "per-rate"
+
+
+def bb_cell_draws(
+    counts: np.ndarray, alpha: np.ndarray, chains: int, draws: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Posterior draws of the cell probabilities per group, shape ``(chain, draw, group, 2, 2)``.
+
+    Each group's cells are Dirichlet(``alpha + counts``), drawn as normalised Gamma
+    variates; any rate, a ratio of sums of cells, then has its conjugate Beta
+    posterior.
+
+    Examples
+    --------
+    >>> p = bb_cell_draws(np.ones((2, 2, 2)), np.ones((2, 2, 2)), 2, 5, np.random.default_rng(0))
+    >>> p.shape, bool(np.allclose(p.sum((-2, -1)), 1.0))
+    ((2, 5, 2, 2, 2), True)
+    """
+    shape = (chains, draws) + counts.shape
+    g = rng.standard_gamma(alpha + counts, size=shape)
+    return g / g.sum(axis=(-2, -1), keepdims=True)
