@@ -35,8 +35,9 @@ def _fairness(base: str, description: str) -> Callable[..., Measure]:
 def _composite(key: str, bases: tuple[str, ...], description: str, aggregate: str = "mean") -> Callable[..., Measure]:
     def make(**kw: Any) -> Measure:
         agg = kw.pop("aggregate", aggregate)
+        own_key = kw.pop("key", key)
         children = [FairnessMeasure(b, **kw) for b in bases]
-        return CompositeMeasure(children, agg, key=key, description=description)
+        return CompositeMeasure(children, agg, key=own_key, description=description)
 
     return make
 
@@ -44,9 +45,10 @@ def _composite(key: str, bases: tuple[str, ...], description: str, aggregate: st
 def _constraint(key: str, fairness_key: str, epsilon: float, description: str) -> Callable[..., Measure]:
     def make(**kw: Any) -> Measure:
         eps = kw.pop("epsilon", epsilon)
+        own_key = kw.pop("key", key)
         perf_kw = {k: kw[k] for k in ("pos_label", "threshold") if k in kw}
         fair = _REGISTRY[fairness_key](**kw)
-        return ConstraintMeasure(PerformanceMeasure("acc", **perf_kw), fair, eps, key=key, description=description)
+        return ConstraintMeasure(PerformanceMeasure("acc", **perf_kw), fair, eps, key=own_key, description=description)
 
     return make
 
