@@ -73,7 +73,7 @@ def _reference(key, yt, yp, groups, w):
     if key == "fairness.eod":
         return (absdiff("tpr") + absdiff("fpr")) / 2
     if key == "fairness.eod_max":
-        return max(absdiff("tpr"), absdiff("fpr"))
+        return float(np.max([absdiff("tpr"), absdiff("fpr")]))  # NaN propagates, unlike max()
     if key == "fairness.pp":
         return (absdiff("ppv") + absdiff("npv")) / 2
     if key == "fairness.dp_ratio":
