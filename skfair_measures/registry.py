@@ -128,6 +128,28 @@ for _name, _base in BASE_METRICS.items():
         _REGISTRY[f"classif.{_name}"] = _performance(_name)
     elif isinstance(_base, ErrorMetric):
         _REGISTRY[f"regr.{_name}"] = _performance(_name)
+
+
+def _proxy(metric: str) -> Callable[..., Any]:
+    def make(**kw: Any) -> Any:
+        from .unaware import ProxyMeasure
+
+        return ProxyMeasure(metric, **kw)
+
+    return make
+
+
+def _quantified(**kw: Any) -> Any:
+    from .unaware import QuantificationMeasure
+
+    return QuantificationMeasure(**kw)
+
+
+# Measures without the sensitive attribute (imported on first use).
+_REGISTRY["unaware.proxy_dp"] = _proxy("dp")
+_REGISTRY["unaware.proxy_eod"] = _proxy("eod")
+_REGISTRY["unaware.proxy_eop"] = _proxy("eop")
+_REGISTRY["unaware.quantified_dp"] = _quantified
 _REGISTRY["classif.ce"] = lambda **kw: PerformanceMeasure("error_rate", key="classif.ce", **kw)
 _REGISTRY["classif.bacc"] = lambda **kw: PerformanceMeasure("balanced_accuracy", key="classif.bacc", **kw)
 
@@ -204,11 +226,12 @@ def msrs() -> pd.DataFrame:
             )
             continue
         m = _REGISTRY[key]()
+        bases = getattr(m, "bases", None)
         rows.append(
             {
                 "key": key,
                 "description": m.description,
-                "base": ", ".join(b.name for b in m.bases),
+                "base": ", ".join(b.name for b in bases) if bases is not None else _unaware_base(m),
                 "operation": _operation_name(m),
                 "minimize": m.minimize,
                 "range": tuple(float(x) for x in m.range),
@@ -225,4 +248,12 @@ def _operation_name(m: Measure) -> str:
         return f"{m.aggregate_name}({', '.join(sorted(ops))})"
     if isinstance(m, ConstraintMeasure):
         return f"constraint(epsilon={m.epsilon:g})"
-    return "overall"
+    if isinstance(m, PerformanceMeasure):
+        return "overall"
+    return "mean_pairwise_absdiff" if hasattr(m, "metric") else "diff (absolute)"
+
+
+def _unaware_base(m: Any) -> str:
+    if hasattr(m, "metric"):
+        return {"dp": "selection_rate", "eod": "tpr, fpr", "eop": "tpr"}[m.metric] + " via proxies"
+    return "selection_rate via quantification"

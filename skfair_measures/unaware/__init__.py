@@ -15,9 +15,15 @@ measured through three or more proxy guesses of the sensitive attribute, with th
 noise transition matrix that :class:`HOCEstimator` estimates from the proxies'
 agreement patterns; :class:`RandomizedResponse` weakens proxies on purpose and
 reports the resulting differential-privacy level.
+
+Both as measures: :class:`ProxyMeasure` and :class:`QuantificationMeasure`, also in the
+registry as ``msr("unaware.proxy_dp")`` (``_eod``, ``_eop``) and
+``msr("unaware.quantified_dp", X_aux=..., s_aux=...)``, with scorers for model selection.
 """
 
 from ._hoc import HOCEstimator as HOCEstimator
+from ._measures import ProxyMeasure as ProxyMeasure
+from ._measures import QuantificationMeasure as QuantificationMeasure
 from ._hoc import ProxyCalibrationWarning as ProxyCalibrationWarning
 from ._proxy import ProxyDisparityResult as ProxyDisparityResult
 from ._proxy import proxy_disparity as proxy_disparity
