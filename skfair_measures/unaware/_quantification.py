@@ -36,6 +36,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from .._stats import encode_groups
+from ..measures import UndefinedGroupWarning
 from ._quantifiers import (
     HOLDOUT_QUANTIFIERS,
     BinaryQuantifier,
@@ -498,7 +499,7 @@ class QuantificationDisparity(BaseEstimator):
         mu = core["mu"]
         for g, m in zip(self.groups_, mu, strict=True):
             if np.isnan(m):
-                warnings.warn(_UNDEFINED.format(group=g), RuntimeWarning, stacklevel=2)
+                warnings.warn(_UNDEFINED.format(group=g), UndefinedGroupWarning, stacklevel=2)
         value = self._disparity(mu)
 
         diagnostics = self._diagnostics(core)
