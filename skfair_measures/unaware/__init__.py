@@ -22,9 +22,9 @@ registry as ``msr("unaware.proxy_dp")`` (``_eod``, ``_eop``) and
 """
 
 from ._hoc import HOCEstimator as HOCEstimator
+from ._hoc import ProxyCalibrationWarning as ProxyCalibrationWarning
 from ._measures import ProxyMeasure as ProxyMeasure
 from ._measures import QuantificationMeasure as QuantificationMeasure
-from ._hoc import ProxyCalibrationWarning as ProxyCalibrationWarning
 from ._proxy import ProxyDisparityResult as ProxyDisparityResult
 from ._proxy import proxy_disparity as proxy_disparity
 from ._quantification import QuantificationDisparity as QuantificationDisparity
