@@ -29,7 +29,7 @@ from sklearn.model_selection import StratifiedKFold, check_cv
 from sklearn.utils.multiclass import type_of_target
 
 from ._progress import progress_bar, progress_enabled
-from ._stats import encode_groups
+from ._stats import binarize_labels, encode_groups
 from .measures import Measure, evaluate_measures
 from .registry import msr
 from .scoring import _response, _with_groups
@@ -379,9 +379,13 @@ class BenchmarkResult:
     ) -> Any:
         """Posterior of ``measure`` on the pooled out-of-fold predictions of ``learner``.
 
-        Calls ``measure.posterior(y_true, y_score, sensitive_features=..., method=...)``
-        of :mod:`skfair_measures.bayes`; learners without ``predict_proba`` pass their
-        predicted labels as scores.
+        Calls :func:`skfair_measures.bayes.posterior` through ``measure.posterior``.
+        With ``method="bb"`` (Beta-Binomial) the posterior is that of the learner's
+        predicted labels, exactly the predictions the benchmark scored (they are
+        passed as 0/1 scores). ``method="bc"`` calibrates the predicted
+        probabilities and needs unlabelled data, which a cross-validation does not
+        have: pass ``unlabeled_scores=`` and ``unlabeled_sensitive=`` for this
+        learner through ``**kwargs``.
 
         Parameters
         ----------
@@ -394,12 +398,11 @@ class BenchmarkResult:
         random_state : int, numpy Generator or None, default=0
             Seed of the posterior draws.
         **kwargs
-            Passed to ``measure.posterior`` (e.g. ``reference=``).
+            Passed to ``measure.posterior`` (e.g. ``reference=``, ``prior=``).
 
         Returns
         -------
-        object
-            The posterior object of :mod:`skfair_measures.bayes`.
+        skfair_measures.bayes.MeasurePosterior
         """
         m = self.measures.get(measure) if isinstance(measure, str) else measure
         if m is None:
@@ -409,10 +412,21 @@ class BenchmarkResult:
                 "this benchmark has no sensitive features; a fairness posterior needs them."
             )
         p, A = self._pooled_inputs(self._learner(learner))
-        score = p["y_score"] if p["y_score"].notna().all() else p["y_pred"].astype(float)
+        y_true, y_pred, _ = binarize_labels(
+            p["y_true"].to_numpy(), p["y_pred"].to_numpy(), m.pos_label
+        )
+        if method == "bc" or kwargs.get("prior") == "scores":
+            if p["y_score"].isna().any():
+                raise ValueError(
+                    f"method={method!r} needs predicted probabilities, but learner {learner!r} "
+                    "has no predict_proba; use method='bb'."
+                )
+            score = p["y_score"].to_numpy(dtype=float)
+        else:
+            score = y_pred.astype(float)  # 0/1: the posterior sees the scored predictions
         return m.posterior(
-            p["y_true"].to_numpy(),
-            score.to_numpy(),
+            y_true,
+            score,
             sensitive_features=A,
             method=method,
             random_state=random_state,
@@ -432,7 +446,7 @@ class BenchmarkResult:
         """Posterior probability that learner ``a`` is fairer than learner ``b``.
 
         Both posteriors come from :meth:`posterior` (pooled out-of-fold predictions)
-        and are drawn independently (from seeds spawned off ``random_state``); the
+        and are drawn independently (one seed per learner, spawned off ``random_state``); the
         probability is the share of paired draws in which ``a`` is fairer: smaller
         for a minimised measure, larger for a maximised one, closer to 0 for a
         signed one. Ties count one half. Treating the two posteriors as independent
@@ -460,9 +474,11 @@ class BenchmarkResult:
         m = self.measures.get(measure) if isinstance(measure, str) else measure
         if m is None:
             m = msr(measure)
-        seeds = np.random.SeedSequence(random_state).spawn(2)
+        # one seed per learner (not per argument position): P(a, b) + P(b, a) = 1
+        seeds = np.random.SeedSequence(random_state).spawn(len(self.learners))
         draws = []
-        for learner, seed in zip((a, b), seeds, strict=True):
+        for learner in (a, b):
+            seed = seeds[self.learners.index(self._learner(learner))]
             post = self.posterior(
                 m, learner, method=method, random_state=np.random.default_rng(seed), **kwargs
             )

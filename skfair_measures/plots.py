@@ -382,9 +382,9 @@ def posterior_density(
         its ``interval(prob)`` are used) or raw draws of the measure; a dict
         ``{label: posterior}`` overlays several (e.g. two learners).
     eps : float, optional
-        Half-width of the region of practical equivalence around 0: the band
-        ``[-eps, eps]`` is shaded and the posterior probability that the measure
-        lies in it is shown in the legend.
+        Half-width of the region of practical equivalence around perfect fairness
+        (0, or 1 for a ratio posterior with ``center == 1``): the band is shaded and
+        the posterior probability that the measure lies in it is shown in the legend.
     prob : float, default=0.95
         Mass of the shaded equal-tailed credible interval (or the posterior's own
         interval, if it has ``interval()``).
@@ -410,8 +410,12 @@ def posterior_density(
         raise ValueError(f"prob={prob}; pass a probability in (0, 1), e.g. 0.95.")
     items = dict(posterior) if isinstance(posterior, Mapping) else {label or "posterior": posterior}
     ax = _axes(ax)
+    # perfect fairness: 0 for differences, 1 for ratios (a posterior object knows its own)
+    center = float(getattr(next(iter(items.values())), "center", 0.0))
+    band = ""
     if eps is not None:
-        ax.axvspan(-eps, eps, color="grey", alpha=0.15, label=f"|value| <= {eps:g}")
+        band = f"|value| < {eps:g}" if center == 0 else f"|value - {center:g}| < {eps:g}"
+        ax.axvspan(center - eps, center + eps, color="grey", alpha=0.15, label=band)
     xlabel = "value of the measure"
     for (name, post), color in zip(items.items(), _colors(len(items)), strict=True):
         draws = _draws_of(post)
@@ -430,7 +434,7 @@ def posterior_density(
             dens = np.where(np.isclose(grid, draws[0]), 1.0, 0.0)
         text = f"{name}: mean {draws.mean():.3g}, {prob:.0%} CI [{lo:.3g}, {hi:.3g}]"
         if eps is not None:
-            text += f", P(|value| <= {eps:g}) = {np.mean(np.abs(draws) <= eps):.2f}"
+            text += f", P({band}) = {np.mean(np.abs(draws - center) < eps):.2f}"
         ax.plot(grid, dens, color=color, label=text)
         inside = (grid >= lo) & (grid <= hi)
         ax.fill_between(grid[inside], dens[inside], color=color, alpha=0.3)

@@ -216,6 +216,7 @@ def audit(
     threshold: float = 0.5,
     pos_label: Any = None,
     posterior: str | None = None,
+    posterior_options: dict[str, Any] | None = None,
     eps: float = 0.05,
     prob: float = 0.95,
     proxies: Sequence[str] | None = None,
@@ -258,6 +259,9 @@ def audit(
         Also compute the posterior of every fairness measure (:mod:`skfair_measures.bayes`):
         Beta-Binomial on the labeled rows, or Bayesian calibration that adds the
         unlabeled rows' scores.
+    posterior_options : dict, optional
+        More arguments of :func:`skfair_measures.bayes.posterior`, e.g.
+        ``{"chains": 2, "tune": 500}`` or ``{"prior": "jeffreys"}``.
     eps : float, default=0.05
         Margin of practical fairness: the report gives ``P(|measure| <= eps)``.
     prob : float, default=0.95
@@ -405,8 +409,20 @@ def audit(
     posteriors: dict[str, Any] = {}
     if posterior is not None and A is not None:
         fair = [m for m in ms if m.requires_sensitive]
-        if posterior == "bc" and y_score is None:
-            raise ValueError("posterior='bc' calibrates scores: give a score column (score= / --score).")
+        if posterior == "bc":
+            if y_score is None:
+                raise ValueError("posterior='bc' calibrates scores: give a score column (score= / --score).")
+            if labeled.all():
+                raise ValueError(
+                    "posterior='bc' adds the unlabeled rows (rows with a missing label) to the "
+                    "labeled ones, and every row here has a label; use posterior='bb'."
+                )
+            differ = int(((y_score >= threshold).astype(np.intp) != y_pred).sum())
+            if differ:
+                notes.append(
+                    f"the bc posteriors take score >= {threshold:g} as the prediction, which "
+                    f"differs from the prediction column in {differ} row(s)."
+                )
         rng = np.random.SeedSequence(random_state)
         seeds = rng.spawn(max(len(fair), 1))
         for m, seed in progress_bar(
@@ -415,7 +431,10 @@ def audit(
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 try:
-                    posteriors[m.key] = _posterior_of(m, y_true, y_pred, y_score, A, labeled, posterior, seed)
+                    posteriors[m.key] = _posterior_of(
+                        m, y_true, y_pred, y_score, A, labeled, posterior, threshold, seed,
+                        dict(posterior_options or {}),
+                    )
                 except (NotImplementedError, ValueError, TypeError, ImportError) as exc:
                     notes.append(f"no posterior for {m.key}: {exc}")
             notes += _unique_messages(caught)
@@ -499,25 +518,33 @@ def _posterior_of(
     A: Any,
     labeled: np.ndarray,
     method: str,
+    threshold: float,
     seed: np.random.SeedSequence,
+    options: dict[str, Any],
 ) -> Any:
     """Call the measure's posterior; the rows without a label are the unlabeled part."""
     rng = np.random.default_rng(seed)
-    if method == "bb":
-        score = y_score[labeled] if y_score is not None else y_pred[labeled].astype(float)
+    t = y_true[labeled].astype(np.intp)
+    A_lab = A[labeled].reset_index(drop=True)
+    if method == "bb":  # the predictions of the table, as 0/1 scores
         return m.posterior(
-            y_true[labeled].astype(np.intp),
-            score,
-            sensitive_features=A[labeled].reset_index(drop=True),
+            t,
+            y_pred[labeled].astype(float),
+            sensitive_features=A_lab,
             method="bb",
             random_state=rng,
+            **options,
         )
     return m.posterior(
-        y_true,  # NaN marks the unlabeled rows
-        y_score,
-        sensitive_features=A,
+        t,
+        y_score[labeled],
+        sensitive_features=A_lab,
         method="bc",
+        unlabeled_scores=y_score[~labeled],
+        unlabeled_sensitive=A[~labeled].reset_index(drop=True),
+        threshold=threshold,
         random_state=rng,
+        **options,
     )
 
 

@@ -223,8 +223,10 @@ def test_prob_fairer_compares_posterior_draws(toy, monkeypatch):
     def fake_posterior(self, y_true, y_score, *, sensitive_features, method, random_state):
         calls.append((method, len(y_true), len(sensitive_features)))
         rng = np.random.default_rng(random_state)
+        # the benchmark passes the scored predictions as 0/1 scores;
         # logreg's measure sits around 0.1, the tree's around 0.3
-        center = 0.1 if np.all(y_score == bmr.oof_predictions("logreg")["y_score"]) else 0.3
+        logreg = bmr.oof_predictions("logreg")["y_pred"].to_numpy(dtype=float)
+        center = 0.1 if np.array_equal(y_score, logreg) else 0.3
         return _FakePosterior(rng.normal(center, 0.05, size=4000))
 
     monkeypatch.setattr(type(bmr.measures["fairness.tpr"]), "posterior", fake_posterior)
@@ -233,3 +235,25 @@ def test_prob_fairer_compares_posterior_draws(toy, monkeypatch):
     assert bmr.prob_fairer("fairness.tpr", "tree", "logreg") < 0.01
     assert bmr.prob_fairer("fairness.tpr", "logreg", "tree", random_state=0) == p
     assert calls[0] == ("bb", 300, 300)
+
+
+def test_prob_fairer_with_beta_binomial_posteriors(toy):
+    bayes = pytest.importorskip("skfair_measures.bayes")
+    X, y, A = toy
+    learners = {**_learners(), "dummy": DummyClassifier(strategy="most_frequent")}
+    bmr = benchmark(learners, np.c_[X, A == "a"], y, A, measures=MEASURES, cv=3, random_state=0)
+    post = bmr.posterior("fairness.tpr", "logreg", random_state=0)
+    assert isinstance(post, bayes.MeasurePosterior)
+    assert post.method == "bb" and post.n_draws == 4000
+    # Beta-Binomial on the very predictions the benchmark scored (labelled counts match)
+    oof = bmr.oof_predictions("logreg")
+    assert post.counts.sum() == len(oof)
+    assert post.counts[:, 1, 1].sum() == ((oof.y_true == 1) & (oof.y_pred == 1)).sum()
+    p_ab = bmr.prob_fairer("fairness.tpr", "logreg", "tree", random_state=3)
+    p_ba = bmr.prob_fairer("fairness.tpr", "tree", "logreg", random_state=3)
+    assert 0.0 < p_ab < 1.0
+    assert p_ab + p_ba == pytest.approx(1.0)  # ties (none here) would count one half each
+    # a constant predictor has TPR 1 in every group: its posterior disparity is tiny
+    assert bmr.prob_fairer("fairness.tpr", "dummy", "logreg") > 0.9
+    with pytest.raises(ValueError, match="unlabelled data"):
+        bmr.posterior("fairness.tpr", "logreg", method="bc")

@@ -117,6 +117,42 @@ def test_proxies_estimate(csv, capsys):
     assert "unaware.dp.global" in printed and "fairness.tpr" not in printed
 
 
+def test_beta_binomial_posterior_in_table_and_report(csv, tmp_path, capsys):
+    pytest.importorskip("skfair_measures.bayes")
+    out_html = tmp_path / "bb.html"
+    argv = ["audit", str(csv), "--sensitive", "sex", "--measures", "fairness.tpr", "fairness.eod", "classif.acc",
+            "--posterior", "bb", "--eps", "0.1", "--html", str(out_html)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "post_mean" in printed and "p_within_eps" in printed
+    assert "bb (95% credible intervals, eps = 0.1)" in printed
+    page = out_html.read_text(encoding="utf-8")
+    assert "Posterior of fairness.tpr" in page and "Posterior of fairness.eod" in page
+    assert page.count('<img src="data:image/png;base64,') == 3 + 2
+
+
+def test_posterior_arguments_are_checked(frame, csv, capsys):
+    labeled = frame.dropna(subset=["label"])
+    with pytest.raises(ValueError, match="every row here has a label"):
+        audit(labeled, sensitive="sex", posterior="bc", figures=False)
+    with pytest.raises(SystemExit) as exc:  # argparse rejects an unknown method
+        main(["audit", str(csv), "--sensitive", "sex", "--posterior", "xx"])
+    assert exc.value.code == 2
+    assert "invalid choice: 'xx'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_bayesian_calibration_posterior_uses_the_unlabeled_rows(frame):
+    pytest.importorskip("pymc")
+    rep = audit(
+        frame, sensitive="sex", measures=["fairness.tpr"], posterior="bc", figures=False,
+        posterior_options={"chains": 2, "tune": 300, "n_draws": 100},
+    )
+    post = rep.posteriors["fairness.tpr"]
+    assert post.method == "bc" and post.attrs["n_unlabeled"] == 100
+    assert rep.table.loc[0, "ci_low"] <= rep.table.loc[0, "post_mean"] <= rep.table.loc[0, "ci_high"]
+
+
 def test_measures_command(capsys):
     assert main(["measures"]) == 0
     assert "fairness.eod" in capsys.readouterr().out

@@ -82,7 +82,7 @@ def test_posterior_density_raw_draws_and_overlay(tmp_path):
     a, b = rng.normal(0.02, 0.02, 3000), rng.normal(0.09, 0.03, 3000)
     ax = plots.posterior_density(a, eps=0.05, label="logreg")
     text = ax.get_legend().get_texts()[1].get_text()
-    assert "95% CI" in text and "P(|value| <= 0.05)" in text
+    assert "95% CI" in text and "P(|value| < 0.05)" in text
     _save(ax, tmp_path / "posterior.png")
     ax = plots.posterior_density({"logreg": a, "tree": b}, eps=0.05, prob=0.9)
     assert len(ax.get_legend().get_texts()) == 3
@@ -101,6 +101,18 @@ def test_posterior_density_uses_the_objects_interval(tmp_path):
     assert "[-0.5, 0.5]" in ax.get_legend().get_texts()[0].get_text()
     assert ax.get_xlabel() == "fairness.tpr"
     plt.close(ax.figure)
+
+
+def test_posterior_density_of_a_measure_posterior(bmr, tmp_path):
+    pytest.importorskip("skfair_measures.bayes")
+    posts = {name: bmr.posterior("fairness.tpr", name, random_state=0) for name in bmr.learners}
+    ax = plots.posterior_density(posts, eps=0.05)
+    assert ax.get_xlabel() == "fairness.tpr"
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    lo, hi = posts["logreg"].interval(0.95)
+    assert f"[{lo:.3g}, {hi:.3g}]" in texts[1]
+    assert f"P(|value| < 0.05) = {posts['logreg'].prob_within(0.05):.2f}" in texts[1]
+    _save(ax, tmp_path / "posterior_bb.png")
 
 
 def test_reliability_diagram(bmr, tmp_path):
