@@ -191,16 +191,8 @@ def _posterior_summary(post: Any, prob: float, eps: float) -> dict[str, float]:
 
 
 def _proxy_disparity() -> Any:
-    try:
-        from .unaware import proxy_disparity
-    except ImportError:
-        try:
-            from .unaware._proxy import proxy_disparity
-        except ImportError as exc:  # pragma: no cover - depends on the unaware package
-            raise ImportError(
-                "proxy-based estimates need skfair_measures.unaware.proxy_disparity, "
-                "which is not available in this installation."
-            ) from exc
+    from .unaware import proxy_disparity
+
     return proxy_disparity
 
 
