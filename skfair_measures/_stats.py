@@ -139,6 +139,8 @@ def _factorize(values: np.ndarray | pd.Categorical) -> tuple[np.ndarray, pd.Inde
     small = _small_int_levels(values)
     if small is not None:  # fast path: a lookup table instead of hashing
         levels, lo = small
+        if lo == 0 and levels.size == levels[-1] + 1 and values.dtype == np.intp:
+            return values, pd.Index(levels)  # already the codes 0..k-1
         lut = np.zeros(int(levels[-1] - lo) + 1, dtype=np.intp)
         lut[levels - lo] = np.arange(levels.size)
         return lut[values - lo], pd.Index(levels)
@@ -153,6 +155,8 @@ def _small_int_levels(values: Any) -> tuple[np.ndarray, int] | None:
     if values.dtype.kind == "b":
         values = values.view(np.uint8)
     lo, hi = int(values.min()), int(values.max())
+    if hi - lo <= 1:  # one or two values: min and max say which
+        return np.unique([lo, hi]).astype(values.dtype), lo
     if hi - lo > 4 * values.size + 1024:
         return None
     present = np.bincount(values - lo if lo else values, minlength=hi - lo + 1)
@@ -204,17 +208,18 @@ def encode_groups(
             raise ValueError(f"{name} has {len(values)} samples but y_true has {n_samples}; pass one group per sample.")
     if groups is not None:
         return _encode_to_known_groups(cols, groups, name)
-    codes = np.zeros(len(cols[0][1]), dtype=np.intp)
+    codes = None
     levels = []
     for _, values in cols:
         col_codes, col_levels = _factorize(values)
-        codes = codes * len(col_levels) + col_codes
+        codes = col_codes if codes is None else codes * len(col_levels) + col_codes
         levels.append(col_levels)
     if len(cols) == 1:
         index = levels[0].rename(cols[0][0])
     else:
         index = pd.MultiIndex.from_product(levels, names=[c for c, _ in cols])
     n_observed = int(np.count_nonzero(np.bincount(codes, minlength=len(index)))) if codes.size else 0
+    # (one bincount over the codes; cheap next to the hashing it replaces)
     if n_observed < 2:
         seen = index[codes[0]] if codes.size else None
         raise ValueError(
@@ -337,9 +342,14 @@ def binarize_labels(
     pos = _resolve_pos_label(labels, pos_label)
     if pos_label is not None and pos not in labels and len(labels) == 2:
         raise ValueError(f"pos_label={pos!r} is not one of the labels {sorted(labels, key=str)}; pass one of them.")
-    t = np.asarray(y_true == pos, dtype=np.intp)
-    p = np.asarray(y_pred == pos, dtype=np.intp)
-    return t, p, pos
+    zero_one = pos == 1 and set(labels) <= {0, 1}
+
+    def codes(arr: np.ndarray) -> np.ndarray:
+        if zero_one and arr.dtype == np.intp:
+            return arr  # already 0/1 codes
+        return np.asarray(arr == pos, dtype=np.intp)
+
+    return codes(y_true), codes(y_pred), pos
 
 
 @dataclass(frozen=True, eq=False)
