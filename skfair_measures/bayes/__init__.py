@@ -24,7 +24,7 @@ Examples
 True
 """
 
-from ._api import posterior, signed_measure
+from ._api import posterior, posteriors, signed_measure
 from ._posterior import MeasurePosterior, RopeResult, SamplingWarning
 
 __all__ = [
@@ -32,5 +32,6 @@ __all__ = [
     "RopeResult",
     "SamplingWarning",
     "posterior",
+    "posteriors",
     "signed_measure",
 ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -21,7 +22,7 @@ from ..measures import FairnessMeasure, Measure
 from ._bb import bb_cell_draws, cell_concentration, expected_cells, ratio_roles
 from ._posterior import MeasurePosterior, external_stacklevel
 
-__all__ = ["posterior", "signed_measure"]
+__all__ = ["posterior", "posteriors", "signed_measure"]
 
 _NEEDS_UNLABELED = (
     "method='bc' needs unlabelled data: pass unlabeled_scores= (the model's scores on "
@@ -187,18 +188,105 @@ def posterior(
     >>> lo < 0 < hi
     True
     """
+    return posteriors(
+        [measure],
+        y_true,
+        y_score,
+        sensitive_features=sensitive_features,
+        method=method,
+        unlabeled_scores=unlabeled_scores,
+        unlabeled_sensitive=unlabeled_sensitive,
+        reference=reference,
+        threshold=threshold,
+        pos_label=pos_label,
+        prior=prior,
+        prior_strength=prior_strength,
+        n_draws=n_draws,
+        chains=chains,
+        tune=tune,
+        calibration=calibration,
+        hierarchical=hierarchical,
+        target_accept=target_accept,
+        sampler=sampler,
+        cores=cores,
+        random_state=random_state,
+        warn=warn,
+    )[measure.key]
+
+
+def posteriors(
+    measures: Sequence[Measure],
+    y_true: Any,
+    y_score: Any,
+    *,
+    sensitive_features: Any,
+    method: Literal["bb", "bc"] = "bb",
+    unlabeled_scores: Any = None,
+    unlabeled_sensitive: Any = None,
+    reference: Any = None,
+    threshold: float | None = None,
+    pos_label: Any = None,
+    prior: str | tuple[float, float] = "uniform",
+    prior_strength: float = 2.0,
+    n_draws: int | None = None,
+    chains: int = 4,
+    tune: int = 1500,
+    calibration: Literal["beta", "llo", "temperature"] = "beta",
+    hierarchical: bool = True,
+    target_accept: float = 0.95,
+    sampler: str = "nutpie",
+    cores: int | None = None,
+    random_state: Any = None,
+    warn: bool = True,
+) -> dict[str, MeasurePosterior]:
+    """Posteriors of several measures from one fit (one set of cell draws).
+
+    The same arguments as :func:`posterior`; with ``method="bc"`` the calibration
+    model is sampled once for all measures, which is what makes a report of
+    accuracy, TPR and FPR differences cost one MCMC run.
+
+    Returns
+    -------
+    dict of str to MeasurePosterior
+        Keyed by measure key (after ``reference=``), in the order given.
+
+    Examples
+    --------
+    >>> import skfair_measures as sfm
+    >>> res = posteriors([sfm.msr("fairness.tpr"), sfm.msr("fairness.fpr")],
+    ...                  [1, 0, 1, 0], [0.8, 0.3, 0.4, 0.6], sensitive_features=list("aabb"),
+    ...                  random_state=0)
+    >>> list(res)
+    ['fairness.tpr', 'fairness.fpr']
+    """
+    measures = list(measures)
+    if not measures:
+        raise ValueError("measures is empty; pass at least one measure.")
+    keys = [m.key for m in measures]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"measures have duplicate keys {keys}; give them distinct key= values.")
+    thresholds = {m.threshold for m in measures if m.threshold is not None}
+    if threshold is None and len(thresholds) > 1:
+        raise ValueError(f"the measures have different thresholds {sorted(thresholds)}; pass threshold=.")
+    measure = measures[0]
+
+
     if method not in ("bb", "bc"):
         raise ValueError(f"method={method!r}; pass 'bb' (Beta-Binomial) or 'bc' (Bayesian calibration).")
     if chains < 1:
         raise ValueError(f"chains={chains!r} must be >= 1.")
-    bases = measure.bases
+    bases_by_name: dict[str, Any] = {}
+    for m in measures:
+        for b in m.bases:
+            bases_by_name.setdefault(b.name, b)
+    bases = tuple(bases_by_name.values())
     for b in bases:
         ratio_roles(b)  # raises a TypeError naming the base if it is not a rate of counts
     sample = check_inputs(
         y_true, y_score, sensitive_features, groups=getattr(measure, "groups", None), y_pred_name="y_score"
     )
     scores = check_scores(sample.y_pred, "y_score")
-    thr = threshold if threshold is not None else (measure.threshold if measure.threshold is not None else 0.5)
+    thr = threshold if threshold is not None else (thresholds.pop() if thresholds else 0.5)
     t, _, _ = binarize_labels(sample.y_true, sample.y_true, pos_label)
     y_pred = (scores >= thr).astype(np.intp)
     groups, codes = sample.groups, sample.group_codes
@@ -207,7 +295,7 @@ def posterior(
     counts = counts.astype(float)
     if reference is not None and reference not in groups:
         raise ValueError(f"reference={reference!r} is not one of the groups {list(groups)}; pass one of them.")
-    target = signed_measure(measure, reference)
+    targets = [signed_measure(m, reference) for m in measures]
 
     u_scores = u_codes = None
     if unlabeled_scores is not None:
@@ -282,21 +370,25 @@ def posterior(
         )
     values = {b.name: b.from_counts(cells) for b in bases}
     overall = {b.name: b.from_counts(overall_cells) for b in bases}
-    with np.errstate(invalid="ignore", divide="ignore"):
-        measure_draws = np.asarray(target.from_group_values(values, groups=groups, overall=overall), dtype=float)
     attrs["seconds"] = time.perf_counter() - start
-    _warn_nan(target, values, groups, measure_draws)
-    return MeasurePosterior(
-        measure=target,
-        draws=measure_draws,
-        group_draws=values,
-        groups=groups,
-        method=method,
-        counts=counts,
-        attrs=attrs,
-        trace=trace,
-        extra_draws=extra,
-    )
+    out: dict[str, MeasurePosterior] = {}
+    for target in targets:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            draws_m = np.asarray(target.from_group_values(values, groups=groups, overall=overall), dtype=float)
+        own = {b.name: values[b.name] for b in target.bases}
+        _warn_nan(target, own, groups, draws_m)
+        out[target.key] = MeasurePosterior(
+            measure=target,
+            draws=draws_m,
+            group_draws=own,
+            groups=groups,
+            method=method,
+            counts=counts,
+            attrs=dict(attrs),
+            trace=trace,
+            extra_draws=extra,
+        )
+    return out
 
 
 def _warn_nan(measure: Measure, values: dict[str, np.ndarray], groups: pd.Index, draws: np.ndarray) -> None:
