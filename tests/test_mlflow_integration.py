@@ -1,11 +1,14 @@
-"""The MLflow plugin against a real local tracking store (sqlite + file artifacts).
+"""The MLflow plugin against real local tracking stores (sqlite, and MLflow's file store).
 
 Values are read back from the store and compared with the measures computed
 directly, so a key that was sanitised wrongly, dropped or overwritten shows up.
+The file store writes a metric ``a/b`` as the file ``b`` in the directory ``a``, so
+it also catches a key that is a directory of another key.
 """
 
 import json
 import logging
+import re
 import subprocess
 import sys
 import warnings
@@ -84,6 +87,13 @@ def _params(run_id):
     return MlflowClient().get_run(run_id).data.params
 
 
+def _assert_no_key_is_a_directory(keys):
+    """MLflow's file store needs this: ``a`` and ``a/b`` cannot both be files."""
+    keys = set(keys)
+    dirs = {k.rsplit("/", i)[0] for k in keys for i in range(1, k.count("/") + 1)}
+    assert not keys & dirs, sorted(keys & dirs)
+
+
 def _artifacts(run_id, path=None):
     out, todo = [], [path]
     client = MlflowClient()
@@ -101,7 +111,7 @@ def test_sanitised_keys_are_valid_mlflow_names():
     segs = unique_segments(NASTY)
     assert len(set(segs.values())) == len(NASTY)  # no collisions
     for seg in segs.values():
-        key = f"fairness.tpr/tpr/{seg}"
+        key = f"fairness.tpr.by_group/tpr/{seg}"
         _validate_metric_name(sanitize_key(key))  # raises if invalid
         assert "/" not in seg
     for raw in ["fairness.acc_eod=.05", "/a//b/", "a/../b", "x" * 400, "a:b"]:
@@ -149,24 +159,28 @@ def test_log_fairness_round_trip_intersectional(tracking, data):
     assert got["test/fairness.acc_eod_.05"] == pytest.approx(res["fairness.acc_eod=.05"].value)
     tpr = res["fairness.tpr"].by_group
     for (sex, race), v in tpr.items():
-        key = f"test/fairness.tpr/tpr/{sanitize_segment(f'sex={sex},race={race}')}"
+        key = f"test/fairness.tpr.by_group/tpr/{sanitize_segment(f'sex={sex},race={race}')}"
         assert got[key] == pytest.approx(v)
-    assert got["test/fairness.tpr/tpr/sex_F_race_a_b"] == pytest.approx(tpr[("F", "a/b")])
+    assert got["test/fairness.tpr.by_group/tpr/sex_F_race_a_b"] == pytest.approx(tpr[("F", "a/b")])
     counts = res["fairness.tpr"].counts
-    assert got["test/fairness.tpr/count/sex_M_race_c_d"] == counts[("M", "c=d")]
+    assert got["test/fairness.tpr.count/sex_M_race_c_d"] == counts[("M", "c=d")]
     eod = res["fairness.eod"].by_group  # composite: one column per component
-    assert got["test/fairness.eod/fairness.fpr/sex_M_race_e"] == pytest.approx(eod.loc[("M", "e"), "fairness.fpr"])
+    assert got["test/fairness.eod.by_group/fairness.fpr/sex_M_race_e"] == pytest.approx(
+        eod.loc[("M", "e"), "fairness.fpr"]
+    )
     # the key map leads back to the original group label
-    meaning = logged.key_map["test/fairness.tpr/tpr/sex_F_race_a_b"]
+    meaning = logged.key_map["test/fairness.tpr.by_group/tpr/sex_F_race_a_b"]
     assert meaning["group"] == ["F", "a/b"] and meaning["result"] == "fairness.tpr"
 
     params = _params(run.info.run_id)
-    assert params["test/fairness.cv/operation"] == "diff_to_reference"
-    assert json.loads(params["test/fairness.cv/reference"]) == ["F", "e"]
-    assert params["test/fairness.cv/minimize"] == "signed"
-    assert params["test/fairness.acc_eod_.05/epsilon"] == "0.05"
-    assert params["test/fairness.acc_eod_.05/key"] == "fairness.acc_eod=.05"
-    assert params["test/fairness.eod/components"] == "fairness.tpr, fairness.fpr"
+    assert params["test/fairness.cv.config/operation"] == "diff_to_reference"
+    assert json.loads(params["test/fairness.cv.config/reference"]) == ["F", "e"]
+    assert params["test/fairness.cv.config/minimize"] == "signed"
+    assert params["test/fairness.acc_eod_.05.config/epsilon"] == "0.05"
+    assert params["test/fairness.acc_eod_.05.config/key"] == "fairness.acc_eod=.05"
+    assert params["test/fairness.eod.config/components"] == "fairness.tpr, fairness.fpr"
+    _assert_no_key_is_a_directory(got)
+    _assert_no_key_is_a_directory(params)
 
     assert _artifacts(run.info.run_id) == ["fairness/test/results.json"]
     path = mlflow.artifacts.download_artifacts(run_id=run.info.run_id, artifact_path="fairness/test/results.json")
@@ -183,7 +197,7 @@ def test_colliding_group_labels_are_all_logged(tracking):
     with mlflow.start_run() as run:
         logged = log_fairness(res, artifacts=False, log_params=False)
     got = _metrics(run.info.run_id)
-    per_group = {k: v for k, v in got.items() if k.startswith("fairness.tpr/tpr/")}
+    per_group = {k: v for k, v in got.items() if k.startswith("fairness.tpr.by_group/tpr/")}
     assert len(per_group) == 2
     assert sorted(per_group.values()) == pytest.approx(sorted(res.by_group.tolist()))
     labels = {logged.key_map[k]["group"] for k in per_group}
@@ -205,7 +219,7 @@ def test_failed_logging_warns_and_keeps_the_result(tracking):
     with pytest.warns(FairnessLoggingWarning, match="could not"):
         logged = log_fairness(res, run_id="0" * 32)
     assert not logged.logged and logged.error is not None
-    assert logged.metrics["fairness.tpr"] == 0.5 and logged.metrics["fairness.tpr/tpr/F"] == 0.5
+    assert logged.metrics["fairness.tpr"] == 0.5 and logged.metrics["fairness.tpr.by_group/tpr/F"] == 0.5
 
 
 def test_conflicting_params_are_skipped_with_a_warning(tracking):
@@ -217,7 +231,7 @@ def test_conflicting_params_are_skipped_with_a_warning(tracking):
         with pytest.warns(FairnessLoggingWarning, match="params cannot change"):
             logged = log_fairness(m2.evaluate(y, p, sensitive_features=A), measures=m2, artifacts=False, step=1)
     assert logged.logged
-    assert _params(run.info.run_id)["fairness.tpr/operation"] == "absdiff"
+    assert _params(run.info.run_id)["fairness.tpr.config/operation"] == "absdiff"
     assert _metrics(run.info.run_id)["fairness.tpr"] == pytest.approx(logged.metrics["fairness.tpr"])
 
 
@@ -265,7 +279,7 @@ def test_posterior_is_logged_with_draws_and_plot(tracking):
     with mlflow.start_run() as run:
         logged = log_fairness(post, posterior_options={"eps": 0.05})
     got = _metrics(run.info.run_id)
-    pre = "fairness.tpr/posterior"
+    pre = "fairness.tpr.posterior"
     assert got[f"{pre}/mean"] == pytest.approx(post.mean())
     lo, hi = post.interval(0.95)
     assert got[f"{pre}/interval_lower"] == pytest.approx(lo) and got[f"{pre}/interval_upper"] == pytest.approx(hi)
@@ -293,8 +307,8 @@ def test_a_failing_posterior_summary_costs_only_itself():
 
     with pytest.warns(RuntimeWarning, match="prob_within"):
         payload = collect(Partial(), artifacts=False)
-    assert "fairness.tpr/posterior/prob_within" not in payload.metrics
-    assert payload.metrics["fairness.tpr/posterior/mean"] == pytest.approx(Partial().mean())
+    assert "fairness.tpr.posterior/prob_within" not in payload.metrics
+    assert payload.metrics["fairness.tpr.posterior/mean"] == pytest.approx(Partial().mean())
 
 
 def test_real_posteriors_log_and_evaluate(tracking, data):
@@ -310,11 +324,11 @@ def test_real_posteriors_log_and_evaluate(tracking, data):
     assert logged.logged
     got = _metrics(run.info.run_id)
     lo, hi = post.interval(0.95)
-    assert got["fairness.tpr/posterior/mean"] == pytest.approx(post.mean())
-    assert got["fairness.tpr/posterior/interval_lower"] == pytest.approx(lo)
-    assert got["fairness.tpr/posterior/prob_greater"] == pytest.approx(post.prob_greater(0.0))
-    assert got["fairness.tpr/posterior/prob_within"] == pytest.approx(post.prob_within(0.02))
-    assert _params(run.info.run_id)["fairness.tpr/posterior/method"] == "bb"
+    assert got["fairness.tpr.posterior/mean"] == pytest.approx(post.mean())
+    assert got["fairness.tpr.posterior/interval_lower"] == pytest.approx(lo)
+    assert got["fairness.tpr.posterior/prob_greater"] == pytest.approx(post.prob_greater(0.0))
+    assert got["fairness.tpr.posterior/prob_within"] == pytest.approx(post.prob_within(0.02))
+    assert _params(run.info.run_id)["fairness.tpr.posterior/method"] == "bb"
     files = _artifacts(run.info.run_id)
     assert {"fairness/fairness.tpr/posterior.nc", "fairness/fairness.tpr/posterior_density.png"} <= set(files)
 
@@ -329,7 +343,7 @@ def test_real_posteriors_log_and_evaluate(tracking, data):
                 "posterior": {"method": "bb", "random_state": 0}, "artifacts": False,
             }},
         )
-    assert result.metrics["fairness.tpr/posterior/mean"] == pytest.approx(post.mean())
+    assert result.metrics["fairness.tpr.posterior/mean"] == pytest.approx(post.mean())
 
 
 def test_unawareness_estimate_with_hoc_diagnostics(tracking):
@@ -352,15 +366,16 @@ def test_unawareness_estimate_with_hoc_diagnostics(tracking):
         logged = log_fairness([quant, HOCResult()])
     got = _metrics(run.info.run_id)
     assert got["unaware.quantification"] == pytest.approx(0.12)
-    assert got["unaware.quantification/interval_lower"] == pytest.approx(0.05)
-    assert got["unaware.quantification/interval_upper"] == pytest.approx(0.2)
-    assert got["unaware.quantification/by_group/sex_M"] == pytest.approx(0.42)
-    assert got["unaware.quantification/diagnostics/n_deploy/positive"] == 30
+    assert got["unaware.quantification.interval_lower"] == pytest.approx(0.05)
+    assert got["unaware.quantification.interval_upper"] == pytest.approx(0.2)
+    assert got["unaware.quantification.by_group/sex_M"] == pytest.approx(0.42)
+    assert got["unaware.quantification.diagnostics/n_deploy/positive"] == 30
     assert got["unaware.hoc"] == pytest.approx(-0.08)
-    assert got["unaware.hoc/diagnostics/T/0/1"] == pytest.approx(0.1)
-    assert got["unaware.hoc/diagnostics/p/1"] == pytest.approx(0.6)
+    assert got["unaware.hoc.diagnostics/T/0/1"] == pytest.approx(0.1)
+    assert got["unaware.hoc.diagnostics/p/1"] == pytest.approx(0.6)
     params = _params(run.info.run_id)
-    assert params["unaware.quantification/quantifier"] == "PACC" and params["unaware.hoc/method"] == "HOC"
+    assert params["unaware.quantification.config/quantifier"] == "PACC"
+    assert params["unaware.hoc.config/method"] == "HOC"
     files = _artifacts(run.info.run_id)
     assert "fairness/unaware.hoc/diagnostics.json" in files
     path = mlflow.artifacts.download_artifacts(
@@ -386,7 +401,7 @@ def test_real_proxy_disparity_if_available(tracking):
     got = _metrics(run.info.run_id)
     assert logged.logged and got["proxy_dp"] == pytest.approx(res.value)
     T = np.asarray(res.diagnostics["T"])
-    assert got["proxy_dp/diagnostics/T/0/1"] == pytest.approx(T[0, 1])
+    assert got["proxy_dp.diagnostics/T/0/1"] == pytest.approx(T[0, 1])
     assert not any("/groups/" in k for k in got)  # labels stay in the JSON artifact
 
 
@@ -447,7 +462,9 @@ def test_evaluate_logged_sklearn_model_end_to_end(tracking, data):
     )
     for key in measures:
         assert result.metrics[key] == pytest.approx(expected[key].value)
-    assert result.metrics["fairness.tpr/tpr/sex_F"] == pytest.approx(expected["fairness.tpr"].by_group["F"])
+    assert result.metrics["fairness.tpr.by_group/tpr/sex_F"] == pytest.approx(
+        expected["fairness.tpr"].by_group["F"]
+    )
     assert _metrics(run.info.run_id) == pytest.approx(result.metrics)  # logged == returned
     assert "fairness_results" in result.artifacts
     assert result.artifacts["fairness_results"].content["results"]["fairness.eod"]["result"]["value"] == (
@@ -470,7 +487,9 @@ def test_evaluate_static_predictions_with_prefix(tracking, data):
         )
     expected = sfm.msr("fairness.fpr").evaluate(y, pred, sensitive_features=X[["sex", "race"]])
     assert result.metrics["val_fairness.fpr"] == pytest.approx(expected.value)
-    assert result.metrics["val_fairness.fpr/fpr/sex_M_race_c_d"] == pytest.approx(expected.by_group[("M", "c=d")])
+    assert result.metrics["val_fairness.fpr.by_group/fpr/sex_M_race_c_d"] == pytest.approx(
+        expected.by_group[("M", "c=d")]
+    )
     assert _metrics(result.run_id) == pytest.approx(result.metrics)
 
 
@@ -506,7 +525,7 @@ def test_evaluate_with_posterior_passes_options_and_scores(tracking, data, monke
     np.testing.assert_allclose(calls[0][1], proba)
     assert calls[0][2] == {"method": "bb", "random_state": 0}
     post = _Posterior()
-    assert result.metrics["fairness.tpr/posterior/prob_within"] == pytest.approx(post.prob_within(0.05))
+    assert result.metrics["fairness.tpr.posterior/prob_within"] == pytest.approx(post.prob_within(0.05))
     assert "fairness_fairness.tpr_posterior_density" in result.artifacts
     assert "fairness/fairness.tpr/posterior.nc" in _artifacts(result.run_id)
 
@@ -522,9 +541,9 @@ def test_cross_validate_fairness_logs_folds_and_summary(tracking, data):
     assert mlflow.active_run() is None  # the run it started is closed
     parent = _metrics(res.run_id)
     for key in ("fairness.tpr", "classif.acc"):
-        assert parent[f"{key}/cv_mean"] == pytest.approx(res.mean[key])
-        assert parent[f"{key}/cv_std"] == pytest.approx(res.scores[key].std(ddof=0))
-        hist = MlflowClient().get_metric_history(res.run_id, f"{key}/cv_fold")
+        assert parent[f"{key}.cv_mean"] == pytest.approx(res.mean[key])
+        assert parent[f"{key}.cv_std"] == pytest.approx(res.scores[key].std(ddof=0))
+        hist = MlflowClient().get_metric_history(res.run_id, f"{key}.cv_fold")
         assert [h.value for h in sorted(hist, key=lambda h: h.step)] == pytest.approx(res.scores[key].tolist())
     assert _params(res.run_id)["cv/n_splits"] == "3"
     children = mlflow.search_runs(filter_string=f"tags.mlflow.parentRunId = '{res.run_id}'")
@@ -573,8 +592,181 @@ def test_cross_validate_with_posteriors_per_fold(tracking, data, monkeypatch):
     assert len(seen) == 2 and all(((s > 0) & (s < 1)).all() for s in seen)  # probabilities
     for i, rid in enumerate(res.fold_run_ids):
         got = _metrics(rid)
-        assert got["fairness.tpr/posterior/mean"] == pytest.approx(res.posteriors[i]["fairness.tpr"].mean())
+        assert got["fairness.tpr.posterior/mean"] == pytest.approx(res.posteriors[i]["fairness.tpr"].mean())
         assert "fairness/fairness.tpr/posterior_density.png" in _artifacts(rid)
+
+
+# --- MLflow's file store: a metric is a file, so no key may be a directory of another ---------------
+@pytest.fixture
+def file_store(tracking, tmp_path, monkeypatch):
+    """A file store (``file:`` tracking URI) for one test; then back to the sqlite store."""
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow 3 refuses file stores otherwise
+    old = mlflow.get_tracking_uri()
+    uri = (tmp_path / "mlruns").as_uri()
+    mlflow.set_tracking_uri(uri)
+    mlflow.set_experiment("skfair-file-store")
+    yield uri
+    while mlflow.active_run() is not None:
+        mlflow.end_run()
+    mlflow.set_tracking_uri(old)
+    mlflow.set_experiment(experiment_id=tracking)
+
+
+def _read_back(logged):
+    """Every metric (at its step), series value and param of a LoggedFairness, from the store."""
+    assert logged.logged and logged.error is None, logged.error
+    client = MlflowClient()
+    want = {(k, logged.step): v for k, v in logged.metrics.items()}
+    want.update({(k, st): v for k, v, st in logged.series})
+    for (key, step), v in want.items():
+        history = {h.step: h.value for h in client.get_metric_history(logged.run_id, key)}
+        assert history.get(step) == pytest.approx(v, nan_ok=True), (key, step)
+    params = _params(logged.run_id)
+    assert {k: params.get(k) for k in logged.params} == logged.params
+    _assert_no_key_is_a_directory(_metrics(logged.run_id))
+    _assert_no_key_is_a_directory(params)
+
+
+def test_full_set_round_trips_through_the_file_store(file_store, data):
+    pytest.importorskip("arviz")
+    bayes = pytest.importorskip("skfair_measures.bayes")
+    unaware = pytest.importorskip("skfair_measures.unaware")
+    if not hasattr(bayes, "posterior") or not hasattr(unaware, "proxy_disparity"):
+        pytest.skip("needs skfair_measures.bayes.posterior and skfair_measures.unaware.proxy_disparity")
+    X, y = data
+    score = 1 / (1 + np.exp(-2 * X.x1.to_numpy()))
+    pred = (score > 0.5).astype(int)
+    ms = [sfm.msr("fairness.tpr"), sfm.msr("fairness.eod"), sfm.msr("classif.acc")]
+    res = sfm.evaluate_measures(ms, y, pred, sensitive_features=X[["sex", "race"]])
+    post = sfm.msr("fairness.tpr").posterior(y, score, sensitive_features=X["sex"], method="bb", random_state=0)
+    rng = np.random.default_rng(1)
+    a = (X["sex"] == "M").to_numpy().astype(int)
+    proxies = np.stack([np.where(rng.random(len(a)) < 0.2, 1 - a, a) for _ in range(3)], axis=1)
+    proxy = unaware.proxy_disparity(pred, proxies, metric="dp", mode="global")
+
+    with mlflow.start_run() as run:
+        logged = log_fairness(
+            [*res.items(), ("fairness.tpr", post), ("proxy_dp", proxy)],
+            measures=ms,
+            posterior_options={"eps": 0.02},
+        )
+    assert logged.run_id == run.info.run_id
+    _read_back(logged)
+    got = _metrics(run.info.run_id)
+    assert got == pytest.approx(logged.metrics, nan_ok=True)  # nothing more, nothing less
+    tpr = res["fairness.tpr"]
+    assert got["fairness.tpr"] == pytest.approx(tpr.value)
+    assert got["fairness.tpr.overall"] == pytest.approx(tpr.overall)
+    assert got["fairness.tpr.by_group/tpr/sex_F_race_a_b"] == pytest.approx(tpr.by_group[("F", "a/b")])
+    assert got["fairness.tpr.count/sex_M_race_c_d"] == tpr.counts[("M", "c=d")]
+    eod = res["fairness.eod"]
+    assert got["fairness.eod"] == pytest.approx(eod.value)
+    assert got["fairness.eod.by_group/fairness.fpr/sex_M_race_e"] == pytest.approx(
+        eod.by_group.loc[("M", "e"), "fairness.fpr"]
+    )
+    assert got["classif.acc"] == pytest.approx(res["classif.acc"].value)
+    lo, hi = post.interval(0.95)
+    assert got["fairness.tpr.posterior/mean"] == pytest.approx(post.mean())
+    assert got["fairness.tpr.posterior/interval_lower"] == pytest.approx(lo)
+    assert got["fairness.tpr.posterior/interval_upper"] == pytest.approx(hi)
+    assert got["fairness.tpr.posterior/prob_within"] == pytest.approx(post.prob_within(0.02))
+    assert got["proxy_dp"] == pytest.approx(proxy.value)
+    assert got["proxy_dp.diagnostics/T/0/1"] == pytest.approx(np.asarray(proxy.diagnostics["T"])[0, 1])
+    params = _params(run.info.run_id)
+    assert params["fairness.tpr.config/key"] == "fairness.tpr"
+    assert params["fairness.eod.config/components"] == "fairness.tpr, fairness.fpr"
+    assert params["fairness.tpr.posterior/method"] == "bb"
+    assert params["proxy_dp.config/metric"] == "dp"
+    files = _artifacts(run.info.run_id)
+    assert {"fairness/results.json", "fairness/fairness.tpr/posterior.nc", "fairness/proxy_dp/diagnostics.json"} <= set(
+        files
+    )
+
+    # cross-validation: child runs per fold (with posteriors), then folds as steps of one run
+    keys = ["fairness.tpr", "fairness.eod", "classif.acc"]
+    cv = cross_validate_fairness(
+        LogisticRegression(), X[["x1", "x2"]], y, measures=keys, sensitive_features=X["sex"], cv=3,
+        posterior={"method": "bb", "random_state": 0, "measures": ["fairness.tpr"]}, run_name="cv",
+    )
+    assert len(cv.logged) == 4 and len(cv.fold_run_ids) == 3
+    for one in cv.logged:
+        _read_back(one)
+    parent = _metrics(cv.run_id)
+    for key in keys:
+        assert parent[f"{key}.cv_mean"] == pytest.approx(cv.mean[key])
+        assert parent[f"{key}.cv_std"] == pytest.approx(cv.std[key])
+    for i, rid in enumerate(cv.fold_run_ids):
+        fold = _metrics(rid)
+        assert fold["fairness.tpr"] == pytest.approx(cv.scores.loc[i, "fairness.tpr"])
+        assert fold["fairness.tpr.posterior/mean"] == pytest.approx(cv.posteriors[i]["fairness.tpr"].mean())
+    assert _params(cv.run_id)["fairness.eod.config/operation"] == "mean(absdiff)"
+
+    with mlflow.start_run() as run:
+        flat = cross_validate_fairness(
+            LogisticRegression(), X[["x1", "x2"]], y, measures=keys, sensitive_features=X["sex"], cv=2,
+            fold_runs=False, artifacts=False,
+        )
+    for one in flat.logged:
+        _read_back(one)
+    history = MlflowClient().get_metric_history(run.info.run_id, "fairness.eod")
+    per_fold = [h.value for h in sorted(history, key=lambda h: h.step)]
+    assert per_fold == pytest.approx(flat.scores["fairness.eod"].tolist())
+    assert _metrics(run.info.run_id)["fairness.eod.cv_mean"] == pytest.approx(flat.mean["fairness.eod"])
+
+
+def test_result_named_like_a_field_of_another_still_logs(file_store):
+    # "fairness.eod.overall" is the directory of the composite's overall values:
+    # the key space renames one of the two instead of letting the file store fail.
+    y, p, A = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 1], list("FFFMMM")
+    eod = sfm.msr("fairness.eod").evaluate(y, p, sensitive_features=A)
+    tpr = sfm.msr("fairness.tpr").evaluate(y, p, sensitive_features=A)
+    with mlflow.start_run():
+        logged = log_fairness([("fairness.eod", eod), ("fairness.eod.overall", tpr)], artifacts=False)
+    _read_back(logged)
+    assert logged.metrics["fairness.eod"] == pytest.approx(eod.value)
+    assert logged.metrics["fairness.eod.overall/fairness.fpr"] == pytest.approx(eod.overall["fairness.fpr"])
+    (renamed,) = [k for k, m in logged.key_map.items() if m == {"result": "fairness.eod.overall", "quantity": "value"}]
+    assert renamed.startswith("fairness.eod.overall_") and logged.metrics[renamed] == pytest.approx(tpr.value)
+
+
+def test_evaluator_and_cli_log_to_the_file_store(file_store, data, tmp_path, capsys):
+    X, y = data
+    pred = (X.x1 > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = mlflow.models.evaluate(
+            data=X.assign(label=y, pred=pred), targets="label", predictions="pred", model_type="classifier",
+            evaluators=["fairness"],
+            evaluator_config={
+                "fairness": {"sensitive_features": ["sex", "race"], "measures": ["fairness.tpr", "fairness.eod"]}
+            },
+        )
+    expected = sfm.msr("fairness.eod").evaluate(y, pred, sensitive_features=X[["sex", "race"]])
+    assert result.metrics["fairness.eod"] == pytest.approx(expected.value)
+    assert _metrics(result.run_id) == pytest.approx(result.metrics)
+    _assert_no_key_is_a_directory(result.metrics)
+
+    from skfair_measures.cli import main
+
+    score = 1 / (1 + np.exp(-2 * X.x1.to_numpy()))
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({"label": y, "score": score.round(4), "sex": X["sex"]})
+    for j in range(3):
+        frame[f"proxy{j}"] = np.where(rng.random(len(frame)) < 0.2, np.where(frame.sex == "F", "M", "F"), frame.sex)
+    csv = tmp_path / "preds.csv"
+    frame.to_csv(csv, index=False)
+    rc = main([
+        "audit", str(csv), "--sensitive", "sex", "--measures", "fairness.tpr", "fairness.eod", "classif.acc",
+        "--posterior", "bb", "--proxies", "proxy0", "proxy1", "proxy2", "--no-progress",
+        "--mlflow-uri", file_store, "--mlflow-experiment", "cli",
+    ])
+    assert rc == 0
+    run_id = re.search(r"logged to MLflow run (\w+)", capsys.readouterr().out).group(1)
+    got, params = _metrics(run_id), _params(run_id)
+    assert {"fairness.tpr", "fairness.tpr.overall", "fairness.eod", "fairness.tpr.posterior/mean"} <= set(got)
+    assert params["audit/source"] == str(csv) and params["fairness.tpr.config/key"] == "fairness.tpr"
+    _assert_no_key_is_a_directory(got)
+    _assert_no_key_is_a_directory(params)
 
 
 @pytest.fixture

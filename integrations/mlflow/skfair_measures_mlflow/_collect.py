@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._keys import fit_length, group_label, sanitize_key, sanitize_segment, unique_segments
+from ._keys import KeySpace, fit_length, group_label, sanitize_key, sanitize_segment, subkey, unique_segments
 
 __all__ = ["Payload", "collect", "measure_params", "name_results", "result_kind"]
 
@@ -56,7 +56,12 @@ class Artifact:
 
 @dataclass
 class Payload:
-    """What one call to ``log_fairness`` logs."""
+    """What one call to ``log_fairness`` logs.
+
+    Keys go through :class:`~skfair_measures_mlflow._keys.KeySpace` (one for the
+    metrics and series, one for the params), so no key is a directory of another
+    and the payload can be written to MLflow's file store as well.
+    """
 
     metrics: dict[str, float] = field(default_factory=dict)
     params: dict[str, str] = field(default_factory=dict)
@@ -64,25 +69,45 @@ class Payload:
     key_map: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: ``(key, value, step)`` metrics logged at their own steps (e.g. one per fold).
     series: list[tuple[str, float, int]] = field(default_factory=list)
+    _metric_keys: KeySpace = field(default_factory=KeySpace, repr=False, compare=False)
+    _param_keys: KeySpace = field(default_factory=KeySpace, repr=False, compare=False)
+
+    def _metric_key(self, key: str, meaning: dict[str, Any]) -> str:
+        key = fit_length(key)
+        if key in self._metric_keys.leaves:
+            if self.key_map.get(key) == meaning:
+                return key  # the same quantity again: overwrite (or, for a series, one more step)
+            # Two different quantities, one key: make the second one distinct.
+            key = fit_length(f"{key}_{_short_hash(meaning)}")
+        return self._metric_keys.claim(key, _short_hash(meaning))
 
     def add_metric(self, key: str, value: Any, **meaning: Any) -> None:
         """Add a metric; ``meaning`` says what it is (stored in ``key_map``)."""
         v = _as_float(value)
         if v is None:
             return
-        key = fit_length(key)
-        if key in self.metrics and self.key_map.get(key) != meaning:
-            # Two different quantities, one key: make the second one distinct.
-            key = fit_length(f"{key}_{_short_hash(meaning)}")
+        key = self._metric_key(key, meaning)
         self.metrics[key] = v
         self.key_map[key] = meaning
 
+    def add_series(self, key: str, value: Any, step: int, **meaning: Any) -> None:
+        """Add one step of a metric logged at several steps (e.g. one value per fold)."""
+        v = _as_float(value)
+        if v is None:
+            return
+        key = self._metric_key(key, meaning)
+        self.series.append((key, v, int(step)))
+        self.key_map[key] = meaning
+
     def add_param(self, key: str, value: Any) -> None:
-        """Add a param (skipped when ``value`` is None)."""
+        """Add a param (skipped when ``value`` is None; a repeated key keeps the last value)."""
         if value is None:
             return
         text = value if isinstance(value, str) else json.dumps(_plain(value), default=str)
-        self.params[fit_length(key)] = text[:MAX_PARAM_LENGTH]
+        key = fit_length(key)
+        if key not in self._param_keys.leaves:
+            key = self._param_keys.claim(key, _short_hash(key))
+        self.params[key] = text[:MAX_PARAM_LENGTH]
 
 
 def _short_hash(obj: Any) -> str:
@@ -306,9 +331,9 @@ def _collect_measure(p: Payload, base: str, name: str, res: Any) -> dict[str, An
     if isinstance(overall, pd.Series):
         segs = unique_segments(list(overall.index))
         for k, v in overall.items():
-            p.add_metric(f"{base}/overall/{segs[k]}", v, result=name, quantity="overall", part=str(k))
+            p.add_metric(subkey(base, "overall", segs[k]), v, result=name, quantity="overall", part=str(k))
     else:
-        p.add_metric(f"{base}/overall", overall, result=name, quantity="overall")
+        p.add_metric(subkey(base, "overall"), overall, result=name, quantity="overall")
 
     by_group = getattr(res, "by_group", None)
     counts = getattr(res, "counts", None)
@@ -322,7 +347,7 @@ def _collect_measure(p: Payload, base: str, name: str, res: Any) -> dict[str, An
         for col in frame.columns:
             for g, v in frame[col].items():
                 p.add_metric(
-                    f"{base}/{columns[col]}/{groups[g]}",
+                    subkey(base, "by_group", columns[col], groups[g]),
                     v,
                     result=name,
                     quantity="by_group",
@@ -332,7 +357,7 @@ def _collect_measure(p: Payload, base: str, name: str, res: Any) -> dict[str, An
     if counts is not None:
         csegs = groups if set(counts.index) <= set(groups) else _group_segments(counts.index)
         for g, v in counts.items():
-            p.add_metric(f"{base}/count/{csegs[g]}", v, result=name, quantity="count", group=_label_json(g))
+            p.add_metric(subkey(base, "count", csegs[g]), v, result=name, quantity="count", group=_label_json(g))
     return res.to_dict() if hasattr(res, "to_dict") else {"value": res.value}
 
 
@@ -430,7 +455,7 @@ def _collect_posterior(
     lo, hi = (None, None) if interval is None else interval
     p_greater = call("prob_greater", above)
     p_within = call("prob_within", eps) if eps is not None else None
-    pre = f"{base}/posterior"
+    pre = subkey(base, "posterior")
     p.add_metric(f"{pre}/mean", mean, result=name, quantity="posterior_mean")
     p.add_metric(f"{pre}/interval_lower", lo, result=name, quantity="posterior_interval_lower", prob=prob)
     p.add_metric(f"{pre}/interval_upper", hi, result=name, quantity="posterior_interval_upper", prob=prob)
@@ -450,7 +475,8 @@ def _collect_posterior(
                 p.add_param(f"{pre}/{sanitize_segment(k)}", v)
     if callable(getattr(post, "diagnostics", None)):  # MCMC: divergences, max_r_hat, ...
         for k, v in (call("diagnostics") or {}).items():
-            p.add_metric(f"{pre}/diagnostics/{sanitize_segment(k)}", v, result=name, quantity="posterior_diagnostics")
+            key = f"{pre}/diagnostics/{sanitize_segment(k)}"
+            p.add_metric(key, v, result=name, quantity="posterior_diagnostics")
     summary = None
     if hasattr(post, "summary"):
         try:
@@ -528,8 +554,8 @@ def _collect_unaware(p: Payload, base: str, name: str, res: Any, artifact_dir: s
     interval = getattr(res, "interval", None)
     if interval is not None:
         lo, hi = interval
-        p.add_metric(f"{base}/interval_lower", lo, result=name, quantity="interval_lower")
-        p.add_metric(f"{base}/interval_upper", hi, result=name, quantity="interval_upper")
+        p.add_metric(subkey(base, "interval_lower"), lo, result=name, quantity="interval_lower")
+        p.add_metric(subkey(base, "interval_upper"), hi, result=name, quantity="interval_upper")
     by_group = getattr(res, "by_group", None)
     if by_group is not None:
         segs = _group_segments(by_group.index)
@@ -539,7 +565,7 @@ def _collect_unaware(p: Payload, base: str, name: str, res: Any, artifact_dir: s
             for c in columns:
                 for g, v in by_group[c].items():
                     p.add_metric(
-                        f"{base}/by_group/{csegs[c]}/{segs[g]}",
+                        subkey(base, "by_group", csegs[c], segs[g]),
                         v,
                         result=name,
                         quantity="by_group",
@@ -548,11 +574,13 @@ def _collect_unaware(p: Payload, base: str, name: str, res: Any, artifact_dir: s
                     )
         else:
             for g, v in by_group.items():
-                p.add_metric(f"{base}/by_group/{segs[g]}", v, result=name, quantity="by_group", group=_label_json(g))
+                p.add_metric(
+                    subkey(base, "by_group", segs[g]), v, result=name, quantity="by_group", group=_label_json(g)
+                )
     for attr in ("metric", "mode", "method", "quantifier"):
         v = getattr(res, attr, None)
         if isinstance(v, str):
-            p.add_param(f"{base}/{attr}", v)
+            p.add_param(subkey(base, "config", attr), v)
     diagnostics = getattr(res, "diagnostics", None) or {}
     leaves: list[tuple[list[str], Any, Any]] = []
     _flatten_numbers(diagnostics, [], leaves, MAX_DIAGNOSTIC_METRICS + 1)
@@ -565,11 +593,11 @@ def _collect_unaware(p: Payload, base: str, name: str, res: Any, artifact_dir: s
         )
         leaves = leaves[:MAX_DIAGNOSTIC_METRICS]
     for path, v, _ in leaves:
-        p.add_metric(f"{base}/diagnostics/{'/'.join(path)}", v, result=name, quantity="diagnostics", path=path)
+        p.add_metric(subkey(base, "diagnostics", *path), v, result=name, quantity="diagnostics", path=path)
     if isinstance(diagnostics, Mapping):
         for k, v in diagnostics.items():
             if isinstance(v, (str, bool)) or (v is not None and _as_float(v) is None and _is_scalar(v)):
-                p.add_param(f"{base}/{sanitize_segment(k)}", v)
+                p.add_param(subkey(base, "config", sanitize_segment(k)), v)
     content = res.to_dict() if hasattr(res, "to_dict") else {
         "value": res.value,
         "interval": interval,
@@ -631,8 +659,10 @@ def collect(
     ...                             sensitive_features=["F", "M", "F", "M"])
     >>> p = collect(res, artifacts=False)
     >>> sorted(p.metrics)  # doctest: +NORMALIZE_WHITESPACE
-    ['fairness.tpr', 'fairness.tpr/count/F', 'fairness.tpr/count/M', 'fairness.tpr/overall',
-     'fairness.tpr/tpr/F', 'fairness.tpr/tpr/M']
+    ['fairness.tpr', 'fairness.tpr.by_group/tpr/F', 'fairness.tpr.by_group/tpr/M',
+     'fairness.tpr.count/F', 'fairness.tpr.count/M', 'fairness.tpr.overall']
+    >>> sorted(p.params)[:3]
+    ['fairness.tpr.config/base', 'fairness.tpr.config/class', 'fairness.tpr.config/key']
     >>> p.metrics["fairness.tpr"]
     0.5
     """
@@ -656,7 +686,7 @@ def collect(
                     "minimize": _direction(getattr(res, "minimize", None)),
                 }
                 for k, v in params.items():
-                    payload.add_param(f"{base}/{k}", v)
+                    payload.add_param(subkey(base, "config", k), v)
         elif kind == "posterior":
             record.setdefault(name, {})["posterior"] = _collect_posterior(
                 payload, base, name, res, posterior_options or {}, artifact_dir, artifacts

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._collect import Payload, measure_params
-from ._keys import sanitize_key, unique_segments
+from ._keys import sanitize_key, subkey, unique_segments
 
 __all__ = ["CrossValidationResult", "cross_validate_fairness"]
 
@@ -92,10 +92,12 @@ def cross_validate_fairness(
 
     Each fold is fitted on a clone of ``estimator`` and evaluated on its test part
     with one count pass for all measures. Each fold's results go to a child run
-    (``fold_runs=True``) or to the parent run at ``step=fold``; the parent run gets,
-    for every measure key, ``{key}/cv_fold`` at steps ``0..k-1`` and ``{key}/cv_mean``
-    and ``{key}/cv_std``. Autologging is paused during the fold fits, so the folds do
-    not appear as autologged runs of their own.
+    (``fold_runs=True``) or to the parent run at ``step=fold`` (then ``{key}`` holds
+    one value per fold); the parent run gets, for every measure key,
+    ``{key}.cv_fold`` at steps ``0..k-1``, ``{key}.cv_mean`` and ``{key}.cv_std``,
+    and the measure configuration as params ``{key}.config/...``. Autologging is
+    paused during the fold fits, so the folds do not appear as autologged runs of
+    their own.
 
     Parameters
     ----------
@@ -245,12 +247,13 @@ def cross_validate_fairness(
         pre = sanitize_key(prefix) + ("/" if prefix.endswith("/") else "") if prefix else ""
         for m in ms:
             base = f"{pre}{segs[m.key]}"
-            payload.add_metric(f"{base}/cv_mean", out.mean[m.key], result=m.key, quantity="cv_mean")
-            payload.add_metric(f"{base}/cv_std", out.std[m.key], result=m.key, quantity="cv_std")
-            payload.series += [(f"{base}/cv_fold", float(v), i) for i, v in enumerate(out.scores[m.key])]
+            payload.add_metric(subkey(base, "cv_mean"), out.mean[m.key], result=m.key, quantity="cv_mean")
+            payload.add_metric(subkey(base, "cv_std"), out.std[m.key], result=m.key, quantity="cv_std")
+            for i, v in enumerate(out.scores[m.key]):
+                payload.add_series(subkey(base, "cv_fold"), v, i, result=m.key, quantity="cv_fold")
             if log_params:
                 for k, v in measure_params(m).items():
-                    payload.add_param(f"{base}/{k}", v)
+                    payload.add_param(subkey(base, "config", k), v)
         if log_params:
             payload.add_param(f"{pre}cv/n_splits", len(splits))
             payload.add_param(f"{pre}cv/splitter", repr(splitter))

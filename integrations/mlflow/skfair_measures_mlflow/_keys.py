@@ -8,6 +8,15 @@ group are not valid keys, so every label goes through :func:`sanitize_segment`;
 when two labels sanitise to the same text, each of them gets a short, stable hash
 of its original label appended, so no metric overwrites another.
 
+MLflow's file store (a ``file:`` tracking URI) writes each metric and each param
+to a file named after its key, so ``/`` makes directories: a key must never be a
+directory of another key (``fairness.tpr`` and ``fairness.tpr/overall`` cannot
+both exist). Every key is therefore built with :func:`subkey` as
+``{name}.{field}/{segment}/...``: the value of a result sits at ``{name}``, its
+parts at siblings such as ``{name}.overall`` and under directories such as
+``{name}.by_group/``; :class:`KeySpace` checks the rule and repairs the rare key
+that still breaks it (a result named like another one's field).
+
 This module imports neither MLflow nor pandas at module level.
 """
 
@@ -18,7 +27,15 @@ import re
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
-__all__ = ["MAX_KEY_LENGTH", "group_label", "sanitize_key", "sanitize_segment", "unique_segments"]
+__all__ = [
+    "MAX_KEY_LENGTH",
+    "KeySpace",
+    "group_label",
+    "sanitize_key",
+    "sanitize_segment",
+    "subkey",
+    "unique_segments",
+]
 
 #: MLflow's limit on metric, param and tag key length.
 MAX_KEY_LENGTH = 250
@@ -86,8 +103,8 @@ def sanitize_key(key: str) -> str:
     --------
     >>> sanitize_key("fairness.acc_eod=.05")
     'fairness.acc_eod_.05'
-    >>> sanitize_key("/fairness.tpr//sex=F/")
-    'fairness.tpr/sex_F'
+    >>> sanitize_key("/fairness.tpr.count//sex=F/")
+    'fairness.tpr.count/sex_F'
     >>> len(sanitize_key("x" * 300))
     250
     """
@@ -184,3 +201,82 @@ def unique_segments(labels: Iterable[Any], texts: Iterable[str] | None = None) -
         taken.add(candidate)
         out[lab] = candidate
     return out
+
+
+def subkey(name: str, field: str, *segments: str) -> str:
+    """The key of a part of result ``name``: ``{name}.{field}/{segment}/...``.
+
+    The field is joined with a dot, so the result's own value can stay at ``name``
+    while its parts live in the directory ``{name}.{field}`` (MLflow's file store
+    cannot hold a file ``name`` and a directory ``name`` side by side).
+
+    Examples
+    --------
+    >>> subkey("fairness.tpr", "overall")
+    'fairness.tpr.overall'
+    >>> subkey("fairness.tpr", "by_group", "tpr", "sex_F")
+    'fairness.tpr.by_group/tpr/sex_F'
+    """
+    return "/".join([f"{name}.{field}", *segments])
+
+
+def _dirs(key: str) -> list[str]:
+    """The directories of a key, outermost first: ``"a/b/c"`` -> ``["a", "a/b"]``."""
+    segs = key.split("/")
+    return ["/".join(segs[:i]) for i in range(1, len(segs))]
+
+
+class KeySpace:
+    """A set of keys in which no key is a directory (a ``/``-prefix) of another.
+
+    MLflow's file store writes ``a/b`` as the file ``b`` in the directory ``a``,
+    so the keys ``a`` and ``a/b`` of one run cannot both be logged; sqlite and
+    server stores do not mind, but a run should work on every store.
+
+    Examples
+    --------
+    >>> ks = KeySpace()
+    >>> ks.claim("fairness.tpr"), ks.claim("fairness.tpr.overall")
+    ('fairness.tpr', 'fairness.tpr.overall')
+    >>> ks.claim("fairness.tpr/x", salt="abc123")  # "fairness.tpr" is taken as a file
+    'fairness.tpr_abc123/x'
+    >>> ks.claim("fairness.tpr.by_group/tpr/F"), ks.claim("fairness.tpr.by_group", salt="abc123")
+    ('fairness.tpr.by_group/tpr/F', 'fairness.tpr.by_group_abc123')
+    >>> ks.clashes("fairness.tpr.by_group/tpr"), ks.clashes("fairness.tpr.by_group/tpr/M")
+    (True, False)
+    """
+
+    def __init__(self) -> None:
+        self.leaves: set[str] = set()
+        self.dirs: set[str] = set()
+
+    def clashes(self, key: str) -> bool:
+        """True if ``key`` is a directory of a taken key, or has a taken key as directory."""
+        return key in self.dirs or any(d in self.leaves for d in _dirs(key))
+
+    def free(self, key: str, salt: str) -> str:
+        """``key``, or, if it clashes, a variant with ``_{salt}`` appended to the clashing segment."""
+        for _ in range(4):  # one rename per clash; more than one is practically impossible
+            if not self.clashes(key):
+                return key
+            segs = key.split("/")
+            for i, d in enumerate(_dirs(key)):
+                if d in self.leaves:  # a taken key is a directory of this one: rename that directory
+                    segs[i] = f"{segs[i]}_{salt}"
+                    break
+            else:  # this key is a directory of a taken key: rename its last segment
+                segs[-1] = f"{segs[-1]}_{salt}"
+            key = fit_length("/".join(segs))
+            salt = _digest(salt)
+        raise ValueError(f"cannot find a free key for {key!r}")  # pragma: no cover
+
+    def add(self, key: str) -> None:
+        """Take ``key`` (which must not clash; see :meth:`free`)."""
+        self.leaves.add(key)
+        self.dirs.update(_dirs(key))
+
+    def claim(self, key: str, salt: str | None = None) -> str:
+        """:meth:`free` then :meth:`add`; the salt defaults to a hash of ``key``."""
+        key = self.free(key, _digest(key) if salt is None else salt)
+        self.add(key)
+        return key

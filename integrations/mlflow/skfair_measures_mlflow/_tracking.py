@@ -118,16 +118,20 @@ def log_fairness(
     Notes
     -----
     Key scheme (``{p}`` is the prefix, ``{key}`` the measure key, ``{g}`` a
-    sanitised group label such as ``sex_F`` or ``sex_F,race_B`` -> ``sex_F_race_B``):
+    sanitised group label such as ``sex_F`` or ``sex_F,race_B`` -> ``sex_F_race_B``).
+    The value sits at the plain key; everything else hangs off ``{key}.<field>``, so
+    no key is a directory of another and every store, including MLflow's file
+    store, accepts the run:
 
-    - ``{p}{key}``: the value; ``{p}{key}/overall``: the base metric on all rows;
-    - ``{p}{key}/{base}/{g}``: the base metric per group; ``{p}{key}/count/{g}``:
-      group sizes;
-    - ``{p}{key}/posterior/{mean, interval_lower, interval_upper, prob_greater,
-      prob_within}``;
-    - ``{p}{name}``, ``{p}{name}/interval_{lower,upper}``, ``{p}{name}/by_group/{g}``,
-      ``{p}{name}/diagnostics/...`` for unawareness estimates;
-    - params ``{p}{key}/{base, operation, minimize, reference, epsilon, ...}``.
+    - ``{p}{key}``: the value; ``{p}{key}.overall``: the base metric on all rows;
+    - ``{p}{key}.by_group/{base}/{g}``: the base metric per group (composites: one
+      ``{component}`` per base); ``{p}{key}.count/{g}``: group sizes;
+    - ``{p}{key}.posterior/{mean, interval_lower, interval_upper, prob_greater,
+      prob_within}`` and ``{p}{key}.posterior/diagnostics/...``;
+    - ``{p}{name}``, ``{p}{name}.interval_{lower,upper}``, ``{p}{name}.by_group/{g}``,
+      ``{p}{name}.diagnostics/...`` for unawareness estimates;
+    - params ``{p}{key}.config/{key, base, operation, minimize, reference, epsilon,
+      ...}``, ``{p}{key}.posterior/{method, eps, ...}``, ``{p}{name}.config/...``.
 
     Examples
     --------
@@ -136,7 +140,7 @@ def log_fairness(
     ...     [1, 1, 0, 1], [1, 0, 0, 1], sensitive_features=["F", "M", "F", "M"])
     >>> with mlflow.start_run():                                  # doctest: +SKIP
     ...     logged = log_fairness(res)
-    >>> logged.metrics["fairness.tpr/tpr/M"]                      # doctest: +SKIP
+    >>> logged.metrics["fairness.tpr.by_group/tpr/M"]            # doctest: +SKIP
     0.5
     """
     payload = collect(
