@@ -816,3 +816,21 @@ def test_plugin_docstring_examples():
     for module in (_keys, _collect, _compute, _tracking, evaluator):
         res = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         assert res.failed == 0, module.__name__
+
+
+def test_netcdf_artifact_survives_boolean_sampler_stats(tmp_path):
+    """MCMC posteriors carry boolean `diverging` and boolean attrs; netCDF has no bool."""
+    import arviz as az
+    import numpy as np
+    from skfair_measures_mlflow._collect import _netcdf_safe
+
+    idata = az.from_dict(
+        posterior={"theta": np.random.default_rng(0).normal(size=(2, 10))},
+        sample_stats={"diverging": np.zeros((2, 10), dtype=bool)},
+    )
+    idata.posterior.attrs["hierarchical"] = True
+    path = tmp_path / "post.nc"
+    _netcdf_safe(idata).to_netcdf(str(path))
+    back = az.from_netcdf(str(path))
+    assert int(back.sample_stats["diverging"].sum()) == 0
+    assert back.posterior.attrs["hierarchical"] == 1

@@ -309,10 +309,7 @@ _PLACEHOLDER_NAME = re.compile(r"sensitive_feature_\d+")
 
 
 def _group_segments(index: Any) -> dict[Any, str]:
-    names = [
-        None if n is None or _PLACEHOLDER_NAME.fullmatch(str(n)) else n
-        for n in getattr(index, "names", [None])
-    ]
+    names = [None if n is None or _PLACEHOLDER_NAME.fullmatch(str(n)) else n for n in getattr(index, "names", [None])]
     labels = list(index)
     texts = [group_label(lab, names) for lab in labels]
     return unique_segments(labels, texts)
@@ -341,9 +338,7 @@ def _collect_measure(p: Payload, base: str, name: str, res: Any) -> dict[str, An
     groups = _group_segments(index) if index is not None else {}
     if by_group is not None:
         frame = by_group.to_frame() if isinstance(by_group, pd.Series) else by_group
-        columns = unique_segments(
-            list(frame.columns), [str(c) if c is not None else "value" for c in frame.columns]
-        )
+        columns = unique_segments(list(frame.columns), [str(c) if c is not None else "value" for c in frame.columns])
         for col in frame.columns:
             for g, v in frame[col].items():
                 p.add_metric(
@@ -500,11 +495,12 @@ def _collect_posterior(
             p.artifacts.append(Artifact(f"{adir}/posterior_summary.csv", summary.to_csv(), "csv"))
         idata = call("to_inference_data")
         if idata is not None:
-            p.artifacts.append(Artifact(f"{adir}/posterior.nc", idata.to_netcdf, "netcdf"))
+            p.artifacts.append(
+                Artifact(f"{adir}/posterior.nc", lambda path: _netcdf_safe(idata).to_netcdf(path), "netcdf")
+            )
     if problems:
         warnings.warn(
-            f"posterior of {name!r}: {'; '.join(problems)}. Those summaries are not logged; "
-            "the others are.",
+            f"posterior of {name!r}: {'; '.join(problems)}. Those summaries are not logged; the others are.",
             RuntimeWarning,
             stacklevel=4,
         )
@@ -598,12 +594,16 @@ def _collect_unaware(p: Payload, base: str, name: str, res: Any, artifact_dir: s
         for k, v in diagnostics.items():
             if isinstance(v, (str, bool)) or (v is not None and _as_float(v) is None and _is_scalar(v)):
                 p.add_param(subkey(base, "config", sanitize_segment(k)), v)
-    content = res.to_dict() if hasattr(res, "to_dict") else {
-        "value": res.value,
-        "interval": interval,
-        "by_group": by_group,
-        "diagnostics": diagnostics,
-    }
+    content = (
+        res.to_dict()
+        if hasattr(res, "to_dict")
+        else {
+            "value": res.value,
+            "interval": interval,
+            "by_group": by_group,
+            "diagnostics": diagnostics,
+        }
+    )
     if artifacts:
         p.artifacts.append(
             Artifact(f"{artifact_dir}/{sanitize_segment(name)}/diagnostics.json", _json(content), "json")
@@ -681,10 +681,14 @@ def collect(
             record.setdefault(name, {})["result"] = _collect_measure(payload, base, name, res)
             measure = by_key.get(getattr(res, "key", name)) or getattr(res, "measure", None)
             if log_params:
-                params = measure_params(measure) if measure is not None else {
-                    "key": getattr(res, "key", name),
-                    "minimize": _direction(getattr(res, "minimize", None)),
-                }
+                params = (
+                    measure_params(measure)
+                    if measure is not None
+                    else {
+                        "key": getattr(res, "key", name),
+                        "minimize": _direction(getattr(res, "minimize", None)),
+                    }
+                )
                 for k, v in params.items():
                     payload.add_param(subkey(base, "config", k), v)
         elif kind == "posterior":
@@ -719,3 +723,22 @@ def _measures_by_key(measures: Any) -> dict[str, Any]:
     if isinstance(measures, Sequence):
         return {m.key: m for m in measures}
     raise TypeError(f"measures must be a Measure, a list or a dict of them; got {type(measures).__name__}.")
+
+
+def _netcdf_safe(idata: Any) -> Any:
+    """A copy of ``idata`` without booleans (variables such as ``diverging``, attributes).
+
+    NetCDF has no boolean type; without netCDF4 installed, ArviZ writes with h5netcdf,
+    which refuses booleans. Boolean variables become int8 and boolean attributes 0/1,
+    which read back the same in ArviZ.
+    """
+    import arviz as az
+    import numpy as np
+
+    groups = {}
+    for group in idata.groups():
+        ds = getattr(idata, group)
+        ds = ds.assign({name: var.astype("int8") for name, var in ds.data_vars.items() if var.dtype == bool})
+        ds.attrs = {k: int(v) if isinstance(v, (bool, np.bool_)) else v for k, v in ds.attrs.items()}
+        groups[group] = ds
+    return az.InferenceData(**groups)
