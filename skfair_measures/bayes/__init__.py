@@ -25,13 +25,21 @@ True
 """
 
 from ._api import posterior, posteriors, signed_measure
+from ._plots import plot_posterior, plot_reliability
 from ._posterior import MeasurePosterior, RopeResult, SamplingWarning
+from ._reliability import ReliabilityPosterior, reliability_posterior
+from ._scorer import BayesianScorer
 
 __all__ = [
+    "BayesianScorer",
     "MeasurePosterior",
+    "ReliabilityPosterior",
     "RopeResult",
     "SamplingWarning",
+    "plot_posterior",
+    "plot_reliability",
     "posterior",
     "posteriors",
+    "reliability_posterior",
     "signed_measure",
 ]

@@ -166,7 +166,7 @@ def posterior(
         Seed; the same seed gives the same draws.
     warn : bool, default=True
         Warn (:class:`SamplingWarning`) when the calibration model has divergent
-        transitions, an R-hat above 1.01 or a bulk ESS below 100 (diagnostics of
+        transitions, an R-hat above 1.05 or a bulk ESS below 100 (diagnostics of
         ``a``, ``b``, ``c``; always stored in ``attrs["diagnostics"]``).
 
     Returns

@@ -51,8 +51,10 @@ __all__ = [
 
 #: Scores are clipped to this range before the log terms (seeds README).
 CLIP = (0.01, 0.99)
-#: Warn when the largest R-hat of the calibration parameters exceeds this.
-R_HAT_MAX = 1.01
+#: Warn when the largest R-hat of the calibration parameters exceeds this. Not 1.01: with
+#: the paper's 4 x 200 draws the largest rank-normalised R-hat of well-mixed chains (bulk
+#: ESS > 450) exceeds 1.01 in about a third of the fits on real data, never 1.05.
+R_HAT_MAX = 1.05
 #: Warn when the smallest bulk effective sample size is below this.
 ESS_MIN = 100.0
 

@@ -356,11 +356,13 @@ class MeasurePosterior:
 
         Returns
         -------
-        dict
+        dict of str to number
             ``divergences`` (count), ``max_r_hat`` and ``min_ess_bulk`` over the
-            calibration parameters, ``seconds`` (sampling wall time).
+            calibration parameters, ``seconds`` (sampling wall time). Which
+            parameter was worst is in ``attrs["diagnostics"]``.
         """
-        return dict(self.attrs.get("diagnostics", {}))
+        d = self.attrs.get("diagnostics", {})
+        return {k: v for k, v in d.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
     def to_inference_data(self) -> Any:
         """The posterior as ArviZ ``InferenceData``.

@@ -1,0 +1,168 @@
+"""A scikit-learn scorer that reduces a fairness posterior to one number.
+
+Model selection needs a float per candidate. :class:`BayesianScorer` computes the
+posterior of a measure on the validation fold and reduces it by a stated rule:
+
+- ``"mean"``: the posterior mean of the measure, negated when the measure is
+  minimised (as scikit-learn's ``neg_*`` scorers) — the Bayesian analogue of the
+  point estimate;
+- ``"upper"``: the one-sided upper credible bound of ``|Delta - center|`` (its
+  ``prob`` quantile), negated — a cautious choice: a model only scores well if it
+  is fair *with high posterior probability*;
+- ``"prob_fair"``: ``P(|Delta - center| < eps)``, the probability of being
+  practically fair (seed 000 section 3), higher is better.
+
+With ``method="bc"`` the scorer holds an unlabelled pool (``unlabeled_X``) and
+scores it with the very estimator being evaluated, so each candidate's
+calibration uses its own scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from ..measures import Measure
+from ..scoring import _as_measure, _response, _RoutingScorer, _sensitive_from_X
+from ._api import posterior
+
+__all__ = ["BayesianScorer"]
+
+_RULES = ("mean", "upper", "prob_fair")
+
+
+class BayesianScorer(_RoutingScorer):
+    """Score an estimator by a summary of a fairness measure's posterior.
+
+    Parameters
+    ----------
+    measure : Measure or str
+        A count-based fairness measure or its registry key.
+    method : {"bb", "bc"}, default="bb"
+        Beta-Binomial, or Bayesian calibration with the unlabelled pool.
+    rule : {"mean", "upper", "prob_fair"}, default="upper"
+        How the posterior becomes one number; see the module docstring. The
+        returned value is always "greater is better".
+    prob : float, default=0.95
+        Credible level of ``rule="upper"``.
+    eps : float, default=0.02
+        Half-width of practical fairness for ``rule="prob_fair"``.
+    sensitive : str or list of str, optional
+        Column(s) of ``X`` (and of ``unlabeled_X``) with the sensitive attribute;
+        if None, ``sensitive_features`` is requested through metadata routing and
+        ``unlabeled_sensitive`` must be given.
+    unlabeled_X : array-like or DataFrame, optional
+        Unlabelled samples; required for ``method="bc"``.
+    unlabeled_sensitive : array-like, optional
+        Groups of ``unlabeled_X`` (not needed in column mode).
+    reference : object, optional
+        Reference group (signed difference); rarely useful for model selection.
+    random_state : int, default=0
+        Seed, fixed so that every candidate is scored with the same random stream.
+    **posterior_kwargs
+        Passed to :func:`skfair_measures.bayes.posterior` (``prior=``,
+        ``n_draws=``, ``chains=``, ``tune=``, ``calibration=``, ...).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> X = pd.DataFrame({"x": [0.0, 1, 2, 3, 4, 5, 6, 7], "sex": [0, 1] * 4})
+    >>> y = [0, 0, 0, 1, 0, 1, 1, 1]
+    >>> clf = LogisticRegression().fit(X, y)
+    >>> scorer = BayesianScorer("fairness.acc", rule="prob_fair", eps=0.1, sensitive="sex")
+    >>> 0.0 <= scorer(clf, X, y) <= 1.0
+    True
+    """
+
+    def __init__(
+        self,
+        measure: Measure | str,
+        *,
+        method: Literal["bb", "bc"] = "bb",
+        rule: Literal["mean", "upper", "prob_fair"] = "upper",
+        prob: float = 0.95,
+        eps: float = 0.02,
+        sensitive: str | Sequence[str] | None = None,
+        unlabeled_X: Any = None,
+        unlabeled_sensitive: Any = None,
+        reference: Any = None,
+        random_state: int = 0,
+        **posterior_kwargs: Any,
+    ) -> None:
+        if rule not in _RULES:
+            raise ValueError(f"rule={rule!r}; pass one of {list(_RULES)}.")
+        if method == "bc" and unlabeled_X is None:
+            raise ValueError("method='bc' needs unlabeled_X= (an unlabelled pool the estimator will score).")
+        self.measure = _as_measure(measure)
+        self.method = method
+        self.rule = rule
+        self.prob = prob
+        self.eps = eps
+        self.unlabeled_X = unlabeled_X
+        self.unlabeled_sensitive = unlabeled_sensitive
+        self.reference = reference
+        self.random_state = random_state
+        self.posterior_kwargs = posterior_kwargs
+        if sensitive is not None:
+            sensitive = [sensitive] if isinstance(sensitive, str) else list(sensitive)
+        self._sensitive = sensitive
+        if method == "bc" and self._sensitive is None and unlabeled_sensitive is None:
+            raise ValueError("method='bc' without sensitive= needs unlabeled_sensitive= (the groups of unlabeled_X).")
+        self._init_requests()
+
+    @property
+    def greater_is_better(self) -> bool:
+        """Always True: the rules return values where larger is better."""
+        return True
+
+    def reduce(self, post: Any) -> float:
+        """Apply the rule to a :class:`~skfair_measures.bayes.MeasurePosterior`."""
+        if self.rule == "mean":
+            sign = 1.0 if self.measure.greater_is_better else -1.0
+            return sign * post.mean()
+        if self.rule == "upper":
+            return -post.upper_bound(self.prob)
+        return post.prob_within(self.eps)
+
+    def __call__(
+        self,
+        estimator: Any,
+        X: Any,
+        y_true: Any,
+        sample_weight: Any = None,
+        sensitive_features: Any = None,
+        **kwargs: Any,
+    ) -> float:
+        if kwargs:
+            raise TypeError(f"{self!r} got unexpected metadata {sorted(kwargs)}.")
+        if sample_weight is not None:
+            raise TypeError("BayesianScorer counts labelled samples; sample_weight is not supported.")
+        groups = self._groups_of(X, sensitive_features, self.measure.key)
+        pos_label = self.measure.pos_label
+        scores = _response(estimator, X, "predict_proba", pos_label)
+        extra: dict[str, Any] = {}
+        if self.method == "bc":
+            extra["unlabeled_scores"] = _response(estimator, self.unlabeled_X, "predict_proba", pos_label)
+            if self._sensitive is not None:
+                extra["unlabeled_sensitive"] = _sensitive_from_X(self.unlabeled_X, self._sensitive)
+            else:
+                extra["unlabeled_sensitive"] = self.unlabeled_sensitive
+        post = posterior(
+            self.measure,
+            np.asarray(y_true),
+            scores,
+            sensitive_features=groups,
+            method=self.method,
+            reference=self.reference,
+            random_state=self.random_state,
+            pos_label=pos_label,
+            **extra,
+            **self.posterior_kwargs,
+        )
+        return float(self.reduce(post))
+
+    def __repr__(self) -> str:
+        return f"BayesianScorer({self.measure.key}, method={self.method!r}, rule={self.rule!r})"
