@@ -57,6 +57,12 @@ def test_small_real_fit():
     # same seed: same draws (the compiled model is reused)
     assert np.array_equal(again.draws, post.draws)
     assert again.attrs["compile_seconds"] == 0.0
+    # a looser prior: the same compiled model, new prior_sd data, a different (wider) posterior
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplingWarning)
+        loose = posterior(sfm.msr("fairness.acc"), y, s, prior_scale=5.0, **kw)
+    assert loose.attrs["compile_seconds"] == 0.0 and loose.attrs["prior_scale"] == 5.0
+    assert loose.sd() > post.sd()
     # the TPR posterior came from the same fit
     assert res["fairness.tpr"].trace is post.trace
     idata = post.to_inference_data()
@@ -120,6 +126,10 @@ def test_model_structure_and_variants():
     assert {v.name for v in build_model(ls, l1, y, g, 2, hierarchical=False).free_RVs} == {"log_a", "log_b", "c"}
     with pytest.raises(ValueError, match="calibration="):
         build_model(ls, l1, y, g, 2, calibration="isotonic")
+    assert np.allclose(build_model(ls, l1, y, g, 2, prior_scale=2.0)["prior_sd"].get_value(),
+                       [0.8, 0.8, 4.0, 0.3, 0.3, 1.5])
+    with pytest.raises(ValueError, match="prior_scale"):
+        build_model(ls, l1, y, g, 2, prior_scale=0.0)
 
 
 def test_bad_sampler_is_named():

@@ -47,6 +47,7 @@ __all__ = [
     "calibrated_cells",
     "configure_compile_cache",
     "fit_calibration",
+    "prior_sd_vector",
 ]
 
 #: Scores are clipped to this range before the log terms (seeds README).
@@ -58,6 +59,8 @@ R_HAT_MAX = 1.05
 #: Warn when the smallest bulk effective sample size is below this.
 ESS_MIN = 100.0
 
+#: Standard deviations of the hyperpriors (seed 000 section 2.4); ``prior_scale`` multiplies them
+#: all, as in the sensitivity analysis of seed 002 section 4.9.4.
 PRIORS = {
     "mu_a": 0.4,
     "mu_b": 0.4,
@@ -99,6 +102,13 @@ def _import_pymc() -> Any:
     return pm
 
 
+def prior_sd_vector(prior_scale: float = 1.0) -> np.ndarray:
+    """The hyperprior standard deviations in the order of :data:`PRIORS`, times ``prior_scale``."""
+    if not np.isfinite(prior_scale) or prior_scale <= 0:
+        raise ValueError(f"prior_scale={prior_scale!r} must be a positive number.")
+    return float(prior_scale) * np.array(list(PRIORS.values()))
+
+
 def _features(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     s = np.clip(np.asarray(scores, dtype=float), *CLIP)
     return np.log(s), np.log1p(-s)
@@ -113,6 +123,7 @@ def build_model(
     *,
     calibration: str = "beta",
     hierarchical: bool = True,
+    prior_scale: float = 1.0,
 ) -> Any:
     """The calibration model as a ``pymc.Model`` with ``pm.Data`` inputs.
 
@@ -127,6 +138,9 @@ def build_model(
     n_groups : int
     calibration : {"beta", "llo", "temperature"}, default="beta"
     hierarchical : bool, default=True
+    prior_scale : float, default=1.0
+        Multiplies the six hyperprior standard deviations (held in the ``pm.Data``
+        ``prior_sd``, so a compiled model can change it without recompiling).
 
     Returns
     -------
@@ -138,7 +152,7 @@ def build_model(
     pm = _import_pymc()
     import pytensor.tensor as pt
 
-    def level(name: str, mu_sd: float, sigma_sd: float, log_scale: bool) -> Any:
+    def level(name: str, mu_sd: Any, sigma_sd: Any, log_scale: bool) -> Any:
         if not hierarchical:
             if not log_scale:
                 return pm.Normal(name, 0.0, mu_sd, dims="group")
@@ -154,13 +168,15 @@ def build_model(
         l1 = pm.Data("log1m_s", np.asarray(log1m_s, dtype=float))
         yy = pm.Data("y", np.asarray(y, dtype=np.int64))
         gi = pm.Data("group_index", np.asarray(group, dtype=np.int64))
-        a = level("a", PRIORS["mu_a"], PRIORS["sigma_a"], True)
+        sd = pm.Data("prior_sd", prior_sd_vector(prior_scale))
+        prior = dict(zip(PRIORS, [sd[i] for i in range(len(PRIORS))], strict=True))
+        a = level("a", prior["mu_a"], prior["sigma_a"], True)
         if calibration == "beta":
-            b = level("b", PRIORS["mu_b"], PRIORS["sigma_b"], True)
-            c = level("c", PRIORS["mu_c"], PRIORS["sigma_c"], False)
+            b = level("b", prior["mu_b"], prior["sigma_b"], True)
+            c = level("c", prior["mu_c"], prior["sigma_c"], False)
             logit = c[gi] + a[gi] * ls - b[gi] * l1
         elif calibration == "llo":
-            c = level("c", PRIORS["mu_c"], PRIORS["sigma_c"], False)
+            c = level("c", prior["mu_c"], prior["sigma_c"], False)
             logit = c[gi] + a[gi] * (ls - l1)
         else:
             logit = a[gi] * (ls - l1)
@@ -225,6 +241,7 @@ def fit_calibration(
     cores: int | None = None,
     seed: int = 0,
     warn: bool = True,
+    prior_scale: float = 1.0,
 ) -> CalibrationFit:
     """Sample the calibration model on the labelled data.
 
@@ -238,7 +255,7 @@ def fit_calibration(
         Group codes.
     groups : pandas.Index
         Group labels (only their number enters the model).
-    calibration, hierarchical, chains, tune, draws, target_accept, sampler, cores, seed, warn
+    calibration, hierarchical, chains, tune, draws, target_accept, sampler, cores, seed, warn, prior_scale
         See :func:`skfair_measures.bayes.posterior`.
 
     Returns
@@ -253,6 +270,7 @@ def fit_calibration(
         "y": np.asarray(y, dtype=np.int64),
         "group": np.asarray(codes, dtype=np.int64),
     }
+    prior_sd = prior_sd_vector(prior_scale)
     if cores is None:
         cores = max(1, min(chains, os.cpu_count() or 1))
     compile_seconds = 0.0
@@ -262,7 +280,7 @@ def fit_calibration(
 
         compiled, compile_seconds = _compiled_nutpie(n_groups, calibration, hierarchical, data)
         compiled = compiled.with_data(
-            log_s=data["log_s"], log1m_s=data["log1m_s"], y=data["y"], group_index=data["group"]
+            log_s=data["log_s"], log1m_s=data["log1m_s"], y=data["y"], group_index=data["group"], prior_sd=prior_sd
         )
         start = time.perf_counter()
         trace = nutpie.sample(
@@ -279,7 +297,9 @@ def fit_calibration(
     elif sampler in ("pymc", "numpyro", "blackjax"):
         pm = _import_pymc()
         t0 = time.perf_counter()
-        model = build_model(**data, n_groups=n_groups, calibration=calibration, hierarchical=hierarchical)
+        model = build_model(
+            **data, n_groups=n_groups, calibration=calibration, hierarchical=hierarchical, prior_scale=prior_scale
+        )
         compile_seconds = time.perf_counter() - t0
         start = time.perf_counter()
         with model, warnings.catch_warnings():
