@@ -63,6 +63,7 @@ from ._hoc import (
     single_thread_blas,
     warn_if_unreliable,
 )
+from ._plain import _label, plain
 from ._proxy_codes import encode_labels, encode_proxies
 
 __all__ = ["ProxyDisparityResult", "proxy_disparity"]
@@ -116,42 +117,19 @@ class ProxyDisparityResult:
             ``str`` -> {column label as ``str`` -> rate}), ``interval`` (list or
             ``None``) and ``diagnostics``.
         """
-        by_group = {str(g): {_label(c): _plain(v) for c, v in row.items()} for g, row in self.by_group.iterrows()}
+        by_group = {str(g): {_label(c): plain(v) for c, v in row.items()} for g, row in self.by_group.iterrows()}
         return {
-            "value": _plain(self.value),
+            "value": plain(self.value),
             "metric": self.metric,
             "mode": self.mode,
             "by_group": by_group,
-            "interval": None if self.interval is None else [_plain(v) for v in self.interval],
-            "diagnostics": _plain(self.diagnostics),
+            "interval": None if self.interval is None else [plain(v) for v in self.interval],
+            "diagnostics": plain(self.diagnostics),
         }
 
     def __repr__(self) -> str:
         ci = "" if self.interval is None else f", interval=({self.interval[0]:.4f}, {self.interval[1]:.4f})"
         return f"ProxyDisparityResult(metric={self.metric!r}, mode={self.mode!r}, value={self.value:.4f}{ci})"
-
-
-def _label(c: Any) -> str:
-    return ",".join(str(x) for x in c) if isinstance(c, tuple) else str(c)
-
-
-def _plain(obj: Any) -> Any:
-    """Convert numpy / pandas objects inside nested containers to plain Python."""
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    if isinstance(obj, pd.DataFrame):
-        return {str(g): {_label(c): _plain(v) for c, v in row.items()} for g, row in obj.iterrows()}
-    if isinstance(obj, (pd.Series, pd.Index)):
-        return _plain(obj.tolist())
-    if isinstance(obj, np.ndarray):
-        return _plain(obj.tolist())
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, float) and np.isnan(obj):
-        return None
-    return obj
 
 
 @dataclass

@@ -37,6 +37,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from .._stats import encode_groups
 from ..measures import UndefinedGroupWarning
+from ._plain import plain
 from ._quantifiers import (
     HOLDOUT_QUANTIFIERS,
     BinaryQuantifier,
@@ -50,8 +51,7 @@ __all__ = ["QuantificationDisparity", "QuantificationResult", "quantified_dispar
 PREDICTED = ("negative", "positive")
 
 _LENGTH = (
-    "X_aux has {n_x} rows but s_aux has {n_s}; pass the sensitive attribute of every "
-    "auxiliary row, in the same order."
+    "X_aux has {n_x} rows but s_aux has {n_s}; pass the sensitive attribute of every auxiliary row, in the same order."
 )
 _GROUP_MISSING = (
     "the auxiliary rows that the model predicts as {cls} (h(x) {op} pos_label={pos!r}) hold "
@@ -107,24 +107,11 @@ class QuantificationResult:
             ``interval`` (list or ``None``) and ``diagnostics``.
         """
         return {
-            "value": _plain(self.value),
-            "by_group": {str(k): _plain(v) for k, v in self.by_group.items()},
-            "interval": None if self.interval is None else [_plain(v) for v in self.interval],
-            "diagnostics": _plain(self.diagnostics),
+            "value": plain(self.value),
+            "by_group": {str(k): plain(v) for k, v in self.by_group.items()},
+            "interval": None if self.interval is None else [plain(v) for v in self.interval],
+            "diagnostics": plain(self.diagnostics),
         }
-
-
-def _plain(obj: Any) -> Any:
-    """Convert numpy scalars/arrays and nested containers to plain Python."""
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return [_plain(v) for v in obj.tolist()]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    return obj
 
 
 def _n_rows(X: Any, name: str) -> int:
@@ -147,15 +134,12 @@ def _as_2d(X: Any, name: str) -> Any:
 
 def _check_model(model: Any, pos_label: Any) -> None:
     if not hasattr(model, "predict"):
-        raise TypeError(
-            f"model must be a fitted classifier with a predict method; got {type(model).__name__}."
-        )
+        raise TypeError(f"model must be a fitted classifier with a predict method; got {type(model).__name__}.")
     try:
         check_is_fitted(model)
     except NotFittedError as exc:
         raise NotFittedError(
-            f"model ({type(model).__name__}) is not fitted; fit it on its training data "
-            "before auditing it."
+            f"model ({type(model).__name__}) is not fitted; fit it on its training data before auditing it."
         ) from exc
     except TypeError:  # not a scikit-learn estimator: trust its predict
         pass
@@ -339,14 +323,10 @@ class QuantificationDisparity(BaseEstimator):
         name = resolve_quantifier(self.quantifier)
         if not (np.isscalar(self.alpha) and np.isfinite(self.alpha) and self.alpha >= 0):
             raise ValueError(f"alpha must be a finite number >= 0; got {self.alpha!r}.")
-        if isinstance(self.n_boot, bool) or not isinstance(self.n_boot, (int, np.integer)) or (
-            self.n_boot < 0
-        ):
+        if isinstance(self.n_boot, bool) or not isinstance(self.n_boot, (int, np.integer)) or (self.n_boot < 0):
             raise ValueError(f"n_boot must be an integer >= 0; got {self.n_boot!r}.")
         if not 0.0 < self.confidence_level < 1.0:
-            raise ValueError(
-                f"confidence_level must be in (0, 1), e.g. 0.95; got {self.confidence_level!r}."
-            )
+            raise ValueError(f"confidence_level must be in (0, 1), e.g. 0.95; got {self.confidence_level!r}.")
         if not isinstance(self.per_class, (bool, np.bool_)):
             raise ValueError(f"per_class must be True or False; got {self.per_class!r}.")
         return name
@@ -390,9 +370,7 @@ class QuantificationDisparity(BaseEstimator):
         self.reference_ = reference
         self._state = state
         self.quantifiers_ = state["quantifiers"]
-        self.aux_prevalence_ = pd.DataFrame(
-            state["prior"], index=pd.Index(PREDICTED, name="predicted"), columns=groups
-        )
+        self.aux_prevalence_ = pd.DataFrame(state["prior"], index=pd.Index(PREDICTED, name="predicted"), columns=groups)
         self.n_aux_ = dict(zip(PREDICTED, state["n_aux"].tolist(), strict=True))
         self._aux = (X_aux, codes, pos_aux)
         return self
@@ -410,9 +388,7 @@ class QuantificationDisparity(BaseEstimator):
         if self.reference is None:
             return groups[0]
         if self.reference not in groups:
-            raise ValueError(
-                f"reference={self.reference!r} is not a group of s_aux {list(groups)}."
-            )
+            raise ValueError(f"reference={self.reference!r} is not a group of s_aux {list(groups)}.")
         return groups[groups.get_loc(self.reference)]
 
     def _fit_core(
@@ -444,11 +420,7 @@ class QuantificationDisparity(BaseEstimator):
                         )
                     )
         elif (counts.sum(0) < need).any():
-            raise ValueError(
-                _GROUP_MISSING_ALL.format(
-                    counts=_format_counts(groups, counts.sum(0)), q=name, need=need
-                )
-            )
+            raise ValueError(_GROUP_MISSING_ALL.format(counts=_format_counts(groups, counts.sum(0)), q=name, need=need))
         with np.errstate(invalid="ignore", divide="ignore"):
             prior = counts / n_aux[:, None]
         # a predicted class without auxiliary rows (possible with per_class=False)
@@ -507,12 +479,8 @@ class QuantificationDisparity(BaseEstimator):
         if self.n_boot > 0:
             interval, boot = self._bootstrap(X_deploy, pos)
             diagnostics["bootstrap"] = boot
-        by_group = pd.Series(
-            mu, index=self.groups_.copy(), name="acceptance_rate", dtype=float
-        )
-        return QuantificationResult(
-            value=value, by_group=by_group, diagnostics=diagnostics, interval=interval
-        )
+        by_group = pd.Series(mu, index=self.groups_.copy(), name="acceptance_rate", dtype=float)
+        return QuantificationResult(value=value, by_group=by_group, diagnostics=diagnostics, interval=interval)
 
     def _disparity(self, mu: np.ndarray) -> float:
         if mu.shape[-1] == 2:
@@ -560,10 +528,7 @@ class QuantificationDisparity(BaseEstimator):
         groups = list(self.groups_)
 
         def table(arr: np.ndarray) -> dict[str, dict[Any, float]]:
-            return {
-                PREDICTED[c]: {g: float(v) for g, v in zip(groups, arr[c], strict=True)}
-                for c in (0, 1)
-            }
+            return {PREDICTED[c]: {g: float(v) for g, v in zip(groups, arr[c], strict=True)} for c in (0, 1)}
 
         return {
             "quantifier": self.quantifier_,
@@ -579,17 +544,13 @@ class QuantificationDisparity(BaseEstimator):
             "prevalence_raw": table(core["raw"]),
             "prevalence_prior": table(self._state["prior"]),
             "prevalence_smoothed": table(core["smoothed"]),
-            "group_share_deploy": {
-                g: float(v) for g, v in zip(groups, core["share"], strict=True)
-            },
+            "group_share_deploy": {g: float(v) for g, v in zip(groups, core["share"], strict=True)},
             "deploy_positive_rate": core["p_positive"],
             "n_aux": dict(zip(PREDICTED, self._state["n_aux"].tolist(), strict=True)),
             "n_deploy": dict(zip(PREDICTED, core["n_deploy"].tolist(), strict=True)),
         }
 
-    def _bootstrap(
-        self, X_deploy: Any, pos_dep: np.ndarray
-    ) -> tuple[tuple[float, float] | None, dict[str, Any]]:
+    def _bootstrap(self, X_deploy: Any, pos_dep: np.ndarray) -> tuple[tuple[float, float] | None, dict[str, Any]]:
         """Percentile interval over replicates that resample auxiliary and deployment rows."""
         X_aux, codes, pos_aux = self._aux
         rng = check_random_state(self.random_state)
@@ -600,8 +561,12 @@ class QuantificationDisparity(BaseEstimator):
             i3 = rng.randint(n3, size=n3)
             try:
                 state = self._fit_core(
-                    self.quantifier_, _take(X_aux, i2), codes[i2], pos_aux[i2],
-                    self.groups_, rng,
+                    self.quantifier_,
+                    _take(X_aux, i2),
+                    codes[i2],
+                    pos_aux[i2],
+                    self.groups_,
+                    rng,
                 )
             except ValueError:  # a replicate lost a group in some predicted class
                 failed += 1
@@ -632,9 +597,7 @@ class QuantificationDisparity(BaseEstimator):
         lo, hi = np.percentile(vals, [tail, 100.0 - tail])
         rate_arr = np.asarray(rates, dtype=float)
         glo, ghi = np.nanpercentile(rate_arr, [tail, 100.0 - tail], axis=0)
-        info["by_group_interval"] = {
-            g: (float(a), float(b)) for g, a, b in zip(self.groups_, glo, ghi, strict=True)
-        }
+        info["by_group_interval"] = {g: (float(a), float(b)) for g, a, b in zip(self.groups_, glo, ghi, strict=True)}
         info["std"] = float(vals.std(ddof=1)) if vals.size > 1 else float("nan")
         return (float(lo), float(hi)), info
 
