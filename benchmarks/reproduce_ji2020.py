@@ -63,6 +63,14 @@ MODELS = {
     "GNB": "score_GaussianNB",
 }
 METRICS = ("acc", "tpr", "fpr")
+# BC variants (seed 002 section 4.9): the paper's model, LLO, non-hierarchical, looser hyperpriors
+VARIANTS = {
+    "beta": {},
+    "llo": {"calibration": "llo"},
+    "nonhier": {"hierarchical": False},
+    "scale3": {"prior_scale": 3.0},
+    "scale10": {"prior_scale": 10.0},
+}
 
 # Published MAE x 100 (seed 000 Table 2 = seed 002 Table 4.2): Freq / BB / BC, n_L = 10, Delta accuracy
 PAPER_T2 = {
@@ -151,7 +159,7 @@ def measures(priv: str) -> list[sfm.Measure]:
     return [sfm.msr(f"fairness.{m}", operation="diff_to_reference", reference=priv) for m in METRICS]
 
 
-def run_one(y, s, g, priv, n_l, seed) -> dict:
+def run_one(y, s, g, priv, n_l, seed, variant: str = "beta") -> dict:
     rng = np.random.default_rng(seed)
     n = y.size
     while True:
@@ -171,7 +179,7 @@ def run_one(y, s, g, priv, n_l, seed) -> dict:
         t0 = time.perf_counter()
         bc = posteriors(
             ms, y[mask], s[mask], method="bc", unlabeled_scores=s[~mask], unlabeled_sensitive=g[~mask],
-            warn=False, **kw,
+            warn=False, **VARIANTS[variant], **kw,
         )
         out["seconds"] = time.perf_counter() - t0
     for name, post in (("bb", bb), ("bc", bc)):
@@ -208,9 +216,10 @@ def _round(obj):
     return obj
 
 
-def run(cells, n_runs: int, cache: Path) -> None:
+def run(cells, n_runs: int, cache: Path, variant: str = "beta") -> None:
     cache.parent.mkdir(parents=True, exist_ok=True)
-    done = {(r["dataset"], r["model"], r["n_l"], r["run"]) for r in read_cache(cache)}
+    done = {(r["dataset"], r["model"], r["n_l"], r["run"]) for r in read_cache(cache)
+            if r.get("variant", "beta") == variant}
     for dataset, model, n_l in cells:
         todo = [i for i in range(n_runs) if (dataset, model, n_l, i) not in done]
         if not todo:
@@ -222,11 +231,14 @@ def run(cells, n_runs: int, cache: Path) -> None:
             for i in todo:
                 seed = zlib.crc32(f"{dataset}:{model}:{n_l}:{i}".encode())
                 row = {"dataset": dataset, "model": model, "n_l": n_l, "run": i, "truth": true}
-                row.update(run_one(y, s, g, priv, n_l, seed))
+                if variant != "beta":
+                    row["variant"] = variant
+                row.update(run_one(y, s, g, priv, n_l, seed, variant))
                 fh.write(json.dumps(_round(row)) + "\n")
                 fh.flush()
         took = time.perf_counter() - start
-        print(f"{dataset:14s} {model:4s} n_L={n_l:<4d} {len(todo):3d} runs in {took:7.1f} s", flush=True)
+        print(f"{dataset:14s} {model:4s} n_L={n_l:<4d} {variant:8s} {len(todo):3d} runs in {took:7.1f} s",
+              flush=True)
 
 
 # -- report -------------------------------------------------------------------------------
@@ -240,11 +252,12 @@ def summarise(rows: list[dict]) -> pd.DataFrame:
             t = r["truth"][metric]
             f = r["freq"][metric]
             rec = {"dataset": r["dataset"], "model": r["model"], "n_l": r["n_l"], "metric": metric,
+                   "variant": r.get("variant", "beta"),
                    "truth": t, "freq_err": None if f is None else abs(f - t)}
             for meth in ("bb", "bc"):
-                mean, lo, hi = r[meth][metric]
+                mean, lo, hi = (np.nan if v is None else v for v in r[meth][metric])  # None: NaN posterior
                 rec[f"{meth}_err"] = abs(mean - t)
-                rec[f"{meth}_cover"] = float(lo <= t <= hi)
+                rec[f"{meth}_cover"] = float(lo <= t <= hi) if not np.isnan(mean) else np.nan
             rec["divergences"] = r["divergences"]
             rec["max_r_hat"] = r["max_r_hat"]
             rec["seconds"] = r["seconds"]
@@ -252,7 +265,7 @@ def summarise(rows: list[dict]) -> pd.DataFrame:
     df = pd.DataFrame(recs)
     if df.empty:
         return df
-    keys = ["dataset", "model", "n_l", "metric"]
+    keys = ["variant", "dataset", "model", "n_l", "metric"]
     agg = df.groupby(keys).agg(
         runs=("bb_err", "size"),
         truth=("truth", "first"),
@@ -314,6 +327,30 @@ def table_coverage(agg: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def table_variants(base: pd.DataFrame, variants: pd.DataFrame) -> str:
+    names = [v for v in VARIANTS if v != "beta" and v in set(variants.variant)]
+    head = "| Dataset, attribute | Model | n_L | runs | BB | BC | " + " | ".join(names) + " |"
+    lines = [head, "|---|---|---:|---:|---:|---:|" + "---:|" * len(names)]
+    cells = variants[variants.metric == "acc"][["dataset", "model", "n_l"]].drop_duplicates()
+    for d, m, n in cells.itertuples(index=False):
+        sel = (base.dataset == d) & (base.model == m) & (base.n_l == n) & (base.metric == "acc")
+        if not sel.any():
+            continue
+        r = base[sel].iloc[0]
+        parts = []
+        for v in names:
+            vs = variants[(variants.variant == v) & (variants.dataset == d) & (variants.model == m)
+                          & (variants.n_l == n) & (variants.metric == "acc")]
+            if vs.empty:
+                parts.append("—")
+            else:
+                x = vs.iloc[0]
+                parts.append(f"{x.bc:.1f} ({x.bc_cover:.0f}%, {int(x.runs)})")
+        lines.append(f"| {DATASETS[d][4]} | {m} | {n} | {int(r.runs)} | {r.bb:.1f} | {r.bc:.1f} ({r.bc_cover:.0f}%) | "
+                     + " | ".join(parts) + " |")
+    return "\n".join(lines)
+
+
 def report(cache: Path, doc: Path) -> str:
     rows = read_cache(cache)
     agg = summarise(rows)
@@ -321,6 +358,8 @@ def report(cache: Path, doc: Path) -> str:
         return "no runs cached yet"
     summary_csv = HERE / "results" / "ji2020_cells.csv"
     agg.round(4).to_csv(summary_csv, index=False)
+    variants = agg[agg.variant != "beta"]
+    agg = agg[agg.variant == "beta"]
     t2 = table_mae(agg, "acc", 10, PAPER_T2)
     t3 = table_mae(agg, "tpr", 200, PAPER_T3)
     cov = table_coverage(agg)
@@ -347,6 +386,8 @@ def report(cache: Path, doc: Path) -> str:
             "Ours: BC / BB over the runs in brackets; the paper's (BC / BB, 1000 runs) in parentheses.",
             cov,
         ]
+        + (["### BC variants: MAE x 100 and coverage (%) of Δ accuracy", table_variants(agg, variants)]
+           if not variants.empty else [])
     )
     if doc.exists():
         text = doc.read_text()
@@ -362,6 +403,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--draws", type=int, default=100, help="runs (random labelled draws) per cell")
     ap.add_argument("--cells", default=None, help="comma-separated dataset:model:n_L patterns")
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    ap.add_argument("--variant", default="beta", choices=list(VARIANTS), help="BC variant (default: the paper's)")
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--doc", type=Path, default=DOC)
     args = ap.parse_args(argv)
@@ -371,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report_only:
         cells = select(all_cells(), args.cells)
         print(f"{len(cells)} cells x {args.draws} runs -> {args.cache}", flush=True)
-        run(cells, args.draws, args.cache)
+        run(cells, args.draws, args.cache, args.variant)
     print(report(args.cache, args.doc))
     return 0
 

@@ -424,9 +424,8 @@ def calibrated_cells(
     clipped = np.clip(np.asarray(scores, dtype=float), *CLIP)
     codes = np.asarray(codes, dtype=np.intp)
     y_pred = np.asarray(y_pred, dtype=np.intp)
-    # totals per (group, prediction): the complement cells follow from them
-    totals = np.bincount(codes * 2 + y_pred, minlength=2 * n_groups).reshape(n_groups, 2).astype(float)
     pos = np.zeros((n_t, n_groups, 2))
+    neg = np.zeros((n_t, n_groups, 2))
     for g in range(n_groups):
         in_g = codes == g
         if not in_g.any():
@@ -439,8 +438,10 @@ def calibrated_cells(
         coef_g = coef[:, g].astype(np.float32)
         step = max(1, chunk // max(key.shape[1], 1))
         for lo in range(0, n_t, step):
-            prob = coef_g[lo : lo + step] @ feats
-            expit(prob, out=prob)
-            pos[lo : lo + step, g] = prob @ onehot
-    cells = np.stack([totals - pos, pos], axis=-2)  # (t, group, y_true, y_pred)
+            logit = coef_g[lo : lo + step] @ feats
+            pos[lo : lo + step, g] = expit(logit) @ onehot
+            # the complement from expit(-logit), not n - pos: no cancellation when p is near 1
+            np.negative(logit, out=logit)
+            neg[lo : lo + step, g] = expit(logit, out=logit) @ onehot
+    cells = np.stack([neg, pos], axis=-2)  # (t, group, y_true, y_pred)
     return cells.reshape(lead + (n_groups, 2, 2))
