@@ -66,7 +66,8 @@ def test_small_real_fit():
     # the TPR posterior came from the same fit
     assert res["fairness.tpr"].trace is post.trace
     idata = post.to_inference_data()
-    assert {"a", "b", "c", "acc", "fairness.acc"} <= set(idata.posterior.data_vars)
+    assert {"a", "b", "c", "acc", "fairness.acc", "mu_a", "sigma_c", "z_b"} <= set(idata.posterior.data_vars)
+    assert idata.posterior["z_b"].dims == ("chain", "draw", "group")
     assert "diverging" in idata.sample_stats
     assert idata.attrs["sampler"] == "nutpie"
 

@@ -385,6 +385,13 @@ class MeasurePosterior:
             posterior[name] = np.asarray(d)
             if np.ndim(d) == 3:
                 dims[name] = ["group"]
+        if self.trace is not None and hasattr(self.trace, "posterior"):
+            # the calibration model's own variables (hyperparameters, z-scores)
+            for k, v in self.trace.posterior.data_vars.items():
+                if k not in posterior and set(v.dims) <= {"chain", "draw", "group"}:
+                    posterior[k] = np.asarray(v)
+                    if "group" in v.dims:
+                        dims[k] = ["group"]
         sample_stats = None
         if self.trace is not None and hasattr(self.trace, "sample_stats"):
             st = self.trace.sample_stats
