@@ -291,3 +291,20 @@ def test_mse_on_binary_labels_uses_counts_and_agrees():
         assert sfm.msr("fairness.mse")(yt, yp, sensitive_features=groups, sample_weight=weights) == pytest.approx(
             max(vals) - min(vals)
         )
+
+
+def test_adult_with_census_weights_against_sklearn_per_group():
+    """Adult's fnlwgt as sample weights: every classification key, sex and sex x race."""
+    from sklearn.linear_model import LogisticRegression
+
+    X, y, A = sfm.datasets.load_adult(return_X_y_A=True)
+    X, y, A = X.iloc[:6000], y.iloc[:6000].to_numpy(), A.iloc[:6000]
+    num = X.select_dtypes("number").drop(columns="fnlwgt")
+    yp = LogisticRegression(max_iter=500).fit(num, y).predict(num)
+    w = X["fnlwgt"].to_numpy(dtype=float)
+    for groups in (A["sex"].astype(str).to_numpy(), (A["sex"].astype(str) + "|" + A["race"].astype(str)).to_numpy()):
+        for key in CLASSIF_KEYS:
+            with _quiet():
+                got = sfm.msr(key)(y, yp, sensitive_features=groups, sample_weight=w)
+                ref = _reference(key, y, yp, groups, w)
+            assert (np.isnan(got) and np.isnan(ref)) or got == pytest.approx(ref, rel=1e-9), key

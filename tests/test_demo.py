@@ -1,0 +1,46 @@
+"""make demo end to end: the MLflow store it leaves holds what the issue promises."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_demo_logs_measures_folds_posteriors_and_plots(tmp_path):
+    mlflow = pytest.importorskip("mlflow")
+    pytest.importorskip("skfair_measures_mlflow")
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "demo.py"), "--mlflow-uri", uri, "--out", str(tmp_path / "reports")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    for section in ("1. Audit", "2. GridSearchCV", "3. Benchmark", "4. How sure", "5. HTML audit report"):
+        assert section in out.stdout
+    assert (tmp_path / "reports" / "adult_audit.html").stat().st_size > 50_000
+
+    mlflow.set_tracking_uri(uri)
+    client = mlflow.MlflowClient()
+    runs = mlflow.search_runs(experiment_names=["skfair-demo-adult", "skfair-demo-compas"], output_format="list")
+    by_name = {r.info.run_name: r for r in runs}
+    audit = by_name["adult-logreg-audit"]
+    assert 0 < audit.data.metrics["fairness.tpr"] < 1
+    assert "fairness.tpr.by_group/tpr/sex_Female" in audit.data.metrics
+    # per-fold values: child runs of the CV parent, and the mean on the parent
+    parent = by_name["adult-logreg-cv"]
+    assert "fairness.tpr.cv_mean" in parent.data.metrics
+    children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
+    assert len(children) == 3 and all("fairness.tpr" in r.data.metrics for r in children)
+    # posteriors: summaries as metrics, draws and a density plot as artifacts
+    post = by_name["adult-logreg-posterior-200-labels"]
+    assert "fairness.acc.posterior/mean" in post.data.metrics
+    files = [a.path for a in client.list_artifacts(post.info.run_id, "fairness/fairness.acc")]
+    assert any(f.endswith("posterior.nc") for f in files) and any(f.endswith(".png") for f in files)
+    report = by_name["adult-logreg-report"]
+    assert [a.path for a in client.list_artifacts(report.info.run_id)] == ["adult_audit.html"]
