@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml integrations/mlflow/pyproject.toml
 	touch $(STAMP)
 
 test: $(STAMP)
-	$(PY) -m ruff check skfair_measures tests benchmarks integrations
+	$(PY) -m ruff check skfair_measures tests benchmarks integrations examples
 	$(PY) -m pytest -m "not slow" -q
 
 test-slow: $(STAMP)
@@ -24,7 +24,7 @@ demo: $(STAMP)
 	$(PY) examples/demo.py
 
 lint: $(STAMP)
-	$(PY) -m ruff check skfair_measures tests benchmarks integrations
+	$(PY) -m ruff check skfair_measures tests benchmarks integrations examples
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_metrics.py
