@@ -80,6 +80,30 @@ def test_bad_diagnostics_warn_naming_the_parameter():
     assert post.diagnostics()["min_ess_bulk"] < 100
 
 
+def test_divergent_fit_is_sampled_again_with_smaller_steps(monkeypatch):
+    nutpie = pytest.importorskip("nutpie")
+    real, calls = nutpie.sample, []
+
+    def sample(*args, **kwargs):
+        calls.append(kwargs["target_accept"])
+        trace = real(*args, **kwargs)
+        if len(calls) == 1:  # pretend the first attempt diverged once
+            trace.sample_stats["diverging"][0, 0] = True
+        return trace
+
+    monkeypatch.setattr(nutpie, "sample", sample)
+    y, s, a = _sim(60, 0)
+    kw = dict(sensitive_features=a, method="bc", unlabeled_scores=s, unlabeled_sensitive=a, chains=2, tune=100,
+              n_draws=50, random_state=0, warn=False)
+    post = posterior(sfm.msr("fairness.acc"), y, s, **kw)
+    assert calls == [0.95, 0.99]
+    d = post.diagnostics()
+    assert d["divergences_first_try"] == 1 and d["divergences"] == 0 and d["target_accept"] == 0.99
+    calls.clear()
+    post = posterior(sfm.msr("fairness.acc"), y, s, retry_divergent=False, **kw)
+    assert calls == [0.95] and post.diagnostics()["divergences"] == 1
+
+
 def test_calibrated_cells_match_a_direct_loop():
     rng = np.random.default_rng(0)
     params = {"a": np.exp(rng.normal(0, 0.3, (2, 5, 3))), "b": np.exp(rng.normal(0, 0.3, (2, 5, 3))),

@@ -41,6 +41,7 @@ from ._posterior import SamplingWarning, _import_arviz, external_stacklevel, gro
 __all__ = [
     "CLIP",
     "ESS_MIN",
+    "RETRY_TARGET_ACCEPT",
     "R_HAT_MAX",
     "CalibrationFit",
     "build_model",
@@ -58,6 +59,8 @@ CLIP = (0.01, 0.99)
 R_HAT_MAX = 1.05
 #: Warn when the smallest bulk effective sample size is below this.
 ESS_MIN = 100.0
+#: A fit with divergent transitions is sampled again with this target acceptance rate.
+RETRY_TARGET_ACCEPT = 0.99
 
 #: Standard deviations of the hyperpriors (seed 000 section 2.4); ``prior_scale`` multiplies them
 #: all, as in the sensitivity analysis of seed 002 section 4.9.4.
@@ -242,6 +245,8 @@ def fit_calibration(
     seed: int = 0,
     warn: bool = True,
     prior_scale: float = 1.0,
+    sampler_kwargs: dict[str, Any] | None = None,
+    retry_divergent: bool = True,
 ) -> CalibrationFit:
     """Sample the calibration model on the labelled data.
 
@@ -257,6 +262,11 @@ def fit_calibration(
         Group labels (only their number enters the model).
     calibration, hierarchical, chains, tune, draws, target_accept, sampler, cores, seed, warn, prior_scale
         See :func:`skfair_measures.bayes.posterior`.
+    sampler_kwargs : dict, optional
+        More arguments of ``nutpie.sample`` or ``pymc.sample``.
+    retry_divergent : bool, default=True
+        If the chains have divergent transitions, sample once more with
+        ``target_accept`` = :data:`RETRY_TARGET_ACCEPT`.
 
     Returns
     -------
@@ -274,26 +284,27 @@ def fit_calibration(
     if cores is None:
         cores = max(1, min(chains, os.cpu_count() or 1))
     compile_seconds = 0.0
-    start = time.perf_counter()
     if sampler == "nutpie":
-        import nutpie
-
         compiled, compile_seconds = _compiled_nutpie(n_groups, calibration, hierarchical, data)
         compiled = compiled.with_data(
             log_s=data["log_s"], log1m_s=data["log1m_s"], y=data["y"], group_index=data["group"], prior_sd=prior_sd
         )
-        start = time.perf_counter()
-        trace = nutpie.sample(
-            compiled,
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            cores=cores,
-            seed=seed,
-            progress_bar=False,
-            save_warmup=False,
-            target_accept=target_accept,
-        )
+
+        def run(accept: float) -> Any:
+            import nutpie
+
+            return nutpie.sample(
+                compiled,
+                draws=draws,
+                tune=tune,
+                chains=chains,
+                cores=cores,
+                seed=seed,
+                progress_bar=False,
+                save_warmup=False,
+                target_accept=accept,
+                **(sampler_kwargs or {}),
+            )
     elif sampler in ("pymc", "numpyro", "blackjax"):
         pm = _import_pymc()
         t0 = time.perf_counter()
@@ -301,22 +312,30 @@ def fit_calibration(
             **data, n_groups=n_groups, calibration=calibration, hierarchical=hierarchical, prior_scale=prior_scale
         )
         compile_seconds = time.perf_counter() - t0
-        start = time.perf_counter()
-        with model, warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            trace = pm.sample(
-                draws=draws,
-                tune=tune,
-                chains=chains,
-                cores=cores,
-                random_seed=seed,
-                target_accept=target_accept,
-                nuts_sampler=sampler,
-                progressbar=False,
-                compute_convergence_checks=False,
-            )
+
+        def run(accept: float) -> Any:
+            with model, warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return pm.sample(
+                    draws=draws,
+                    tune=tune,
+                    chains=chains,
+                    cores=cores,
+                    random_seed=seed,
+                    target_accept=accept,
+                    nuts_sampler=sampler,
+                    progressbar=False,
+                    compute_convergence_checks=False,
+                    **(sampler_kwargs or {}),
+                )
     else:
         raise ValueError(f"sampler={sampler!r}; pass 'nutpie', 'pymc', 'numpyro' or 'blackjax'.")
+    start = time.perf_counter()
+    trace = run(target_accept)
+    first_divergences = int(np.asarray(trace.sample_stats["diverging"]).sum())
+    retried = retry_divergent and first_divergences > 0 and target_accept < RETRY_TARGET_ACCEPT
+    if retried:  # smaller steps through the curved region (rare: ~3% of fits with n_L = 100)
+        trace = run(RETRY_TARGET_ACCEPT)
     seconds = time.perf_counter() - start
     post = trace.posterior
     a = np.asarray(post["a"], dtype=float)
@@ -325,6 +344,8 @@ def fit_calibration(
     params["c"] = np.asarray(post["c"], dtype=float) if "c" in post else np.zeros_like(a)
     diagnostics = _diagnostics(trace, [k for k in ("a", "b", "c") if k in post])
     diagnostics["seconds"] = seconds
+    diagnostics["target_accept"] = RETRY_TARGET_ACCEPT if retried else float(target_accept)
+    diagnostics["divergences_first_try"] = first_divergences
     if warn:
         _warn_diagnostics(diagnostics, groups)
     return CalibrationFit(params, trace, diagnostics, sampler, compile_seconds)
