@@ -291,8 +291,6 @@ def posteriors(
     if threshold is None and len(thresholds) > 1:
         raise ValueError(f"the measures have different thresholds {sorted(thresholds)}; pass threshold=.")
     measure = measures[0]
-
-
     if method not in ("bb", "bc"):
         raise ValueError(f"method={method!r}; pass 'bb' (Beta-Binomial) or 'bc' (Bayesian calibration).")
     if chains < 1:
