@@ -164,9 +164,11 @@ def posterior(
         calibrations differ more. No recompilation.
     target_accept : float, default=0.95
         NUTS target acceptance rate.
-    sampler : {"nutpie", "pymc", "numpyro", "blackjax"}, default="nutpie"
-        MCMC engine for ``"bc"``: nutpie (compiled once per model structure and
-        reused with new data), or ``pymc.sample(nuts_sampler=...)``.
+    sampler : {"nutpie", "nutpie-pymc", "pymc", "numpyro", "blackjax"}, default="nutpie"
+        MCMC engine for ``"bc"``: nutpie on the model's log density as C code that
+        is cached on disk (starts in under a second, also in a new process); nutpie
+        on the PyMC model (``"nutpie-pymc"``, compiled once per process and model
+        structure); or ``pymc.sample(nuts_sampler=...)``. All sample the same model.
     cores : int, optional
         Chains run in parallel on this many cores (default: all, up to ``chains``).
     random_state : int, numpy Generator or None

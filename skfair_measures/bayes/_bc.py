@@ -15,9 +15,17 @@ divergences of the centred form when a group has only a few labels. Variants:
 ``log a_g ~ N(0, 0.4)``, ``c_g ~ N(0, 2)``; seed 002 section 4.9.3 does not state
 them).
 
-Only the labelled points enter the likelihood. The model is built once per
-structure (number of groups, variant) with ``pm.Data`` containers, compiled once
-by nutpie and reused with new data (``with_data``), so a warm fit only samples.
+Only the labelled points enter the likelihood. Two ways to sample it with nutpie:
+
+- ``sampler="nutpie"`` (default): the same log density written out by hand in
+  :mod:`._bc_density`, as C callbacks that numba caches on disk, so even a new
+  process starts sampling in well under a second;
+- ``sampler="nutpie-pymc"``: the PyMC model above compiled by nutpie, once per
+  structure (number of groups, variant) and reused with new data (``with_data``);
+  the compilation (15-35 s) is repeated in every new process.
+
+Both are tested to give the same log density and gradient.
+
 The unlabelled data enter afterwards: :func:`calibrated_cells` calibrates their
 scores with every posterior draw (vectorised numpy, chunked over draws).
 """
@@ -43,6 +51,7 @@ __all__ = [
     "ESS_MIN",
     "RETRY_TARGET_ACCEPT",
     "R_HAT_MAX",
+    "SAMPLERS",
     "CalibrationFit",
     "build_model",
     "calibrated_cells",
@@ -212,6 +221,57 @@ class CalibrationFit:
     compile_seconds: float = 0.0
 
 
+#: The samplers ``fit_calibration`` knows.
+SAMPLERS = ("nutpie", "nutpie-pymc", "pymc", "numpyro", "blackjax")
+
+
+def _density_model(data: dict, n_groups: int, calibration: str, hierarchical: bool, prior_sd: np.ndarray) -> Any:
+    """A nutpie model on the hand-written density of :mod:`._bc_density` (no PyMC involved).
+
+    nutpie has no public constructor for a model given as C callbacks, so this fills
+    the dataclass nutpie's own PyMC compiler returns; the callbacks follow its C
+    signatures. Raises TypeError or ImportError if a nutpie release changes them.
+    """
+    from nutpie.compile_pymc import CompiledPyMCModel
+
+    from . import _bc_density as dens
+
+    buf = dens.pack(
+        data["log_s"], data["log1m_s"], data["y"], data["group"], n_groups, calibration, hierarchical, prior_sd
+    )
+    layout = dens.expanded_layout(calibration, hierarchical, n_groups)
+    names = [name for name, _ in layout]
+    shapes = [shape for _, shape in layout]
+    sizes = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
+    n_dim = dens.n_params(calibration, hierarchical, n_groups)
+    hier_sd = np.log(prior_sd[3:])
+
+    def initial_point(seed: int) -> np.ndarray:
+        # as PyMC's default for nutpie: the prior's centre, jittered by U(-1, 1) on the unconstrained scale
+        x = np.random.default_rng(seed).uniform(-1.0, 1.0, n_dim)
+        if hierarchical:
+            which = {"a": 0, "b": 1, "c": 2}
+            for k, name in enumerate(dens.LEVELS[calibration]):
+                x[k * (n_groups + 2) + 1] += hier_sd[which[name]]
+        return x
+
+    return CompiledPyMCModel(
+        dims={name: ("group",) for name, shape in layout if shape},
+        compiled_logp_func=dens.c_logp,
+        compiled_expand_func=dens.c_expand,
+        initial_point_func=initial_point,
+        shared_data={},
+        user_data=buf,
+        n_expanded=int(sizes[-1]),
+        shape_info=(names, [slice(lo, hi) for lo, hi in zip(sizes[:-1], sizes[1:], strict=True)], shapes),
+        logp_func=None,
+        expand_func=None,
+        _n_dim=n_dim,
+        _shapes=dict(zip(names, shapes, strict=True)),
+        _coords={"group": pd.RangeIndex(n_groups)},
+    )
+
+
 def _compiled_nutpie(n_groups: int, calibration: str, hierarchical: bool, data: dict) -> tuple[Any, float]:
     key = ("nutpie", n_groups, calibration, hierarchical)
     with _LOCK:
@@ -284,11 +344,27 @@ def fit_calibration(
     if cores is None:
         cores = max(1, min(chains, os.cpu_count() or 1))
     compile_seconds = 0.0
-    if sampler == "nutpie":
-        compiled, compile_seconds = _compiled_nutpie(n_groups, calibration, hierarchical, data)
-        compiled = compiled.with_data(
-            log_s=data["log_s"], log1m_s=data["log1m_s"], y=data["y"], group_index=data["group"], prior_sd=prior_sd
-        )
+    if sampler in ("nutpie", "nutpie-pymc"):
+        compiled = None
+        if sampler == "nutpie":
+            first_use = __name__.rpartition(".")[0] + "._bc_density" not in sys.modules
+            start = time.perf_counter()
+            try:
+                compiled = _density_model(data, n_groups, calibration, hierarchical, prior_sd)
+            except (ImportError, TypeError, AttributeError) as exc:  # a nutpie release with other internals
+                warnings.warn(
+                    f"This nutpie version does not take the cached calibration density ({exc}); sampling the "
+                    "PyMC model with nutpie instead (sampler='nutpie-pymc'), which compiles for 15-35 s per process.",
+                    RuntimeWarning,
+                    stacklevel=external_stacklevel(),
+                )
+            # loading the cached callbacks (compiling them on first use ever) happens on the first import
+            compile_seconds = time.perf_counter() - start if first_use else 0.0
+        if compiled is None:
+            compiled, compile_seconds = _compiled_nutpie(n_groups, calibration, hierarchical, data)
+            compiled = compiled.with_data(
+                log_s=data["log_s"], log1m_s=data["log1m_s"], y=data["y"], group_index=data["group"], prior_sd=prior_sd
+            )
 
         def run(accept: float) -> Any:
             import nutpie
@@ -329,7 +405,7 @@ def fit_calibration(
                     **(sampler_kwargs or {}),
                 )
     else:
-        raise ValueError(f"sampler={sampler!r}; pass 'nutpie', 'pymc', 'numpyro' or 'blackjax'.")
+        raise ValueError(f"sampler={sampler!r}; pass one of {', '.join(map(repr, SAMPLERS))}.")
     start = time.perf_counter()
     trace = run(target_accept)
     first_divergences = int(np.asarray(trace.sample_stats["diverging"]).sum())
