@@ -200,6 +200,8 @@ def run_one(y, s, g, priv, n_l, seed, variant: str = "beta") -> dict:
     out["divergences"] = int(diag.get("divergences", 0))
     out["max_r_hat"] = float(diag.get("max_r_hat", np.nan))
     out["min_ess_bulk"] = float(diag.get("min_ess_bulk", np.nan))
+    # runs without this field (before the cached density became the default) used "nutpie-pymc"
+    out["sampler"] = next(iter(bc.values())).attrs.get("sampler")
     return out
 
 

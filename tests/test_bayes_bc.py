@@ -292,3 +292,19 @@ def test_samplers_agree(sampler):
     for name in ("a", "b", "c"):
         np.testing.assert_allclose(p1.extra_draws[name].mean(axis=(0, 1)), p2.extra_draws[name].mean(axis=(0, 1)),
                                    atol=0.1)
+
+
+@pytest.mark.slow
+def test_falls_back_to_the_pymc_graph_if_nutpie_changes(monkeypatch):
+    from skfair_measures.bayes import _bc
+
+    def changed(*args, **kwargs):
+        raise TypeError("__init__() got an unexpected keyword argument 'compiled_logp_func'")
+
+    monkeypatch.setattr(_bc, "_density_model", changed)
+    y, s, a = _sim(60, 0)
+    with pytest.warns(RuntimeWarning, match="sampler='nutpie-pymc'"):
+        post = posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=a, method="bc", unlabeled_scores=s,
+                         unlabeled_sensitive=a, warn=False, random_state=0, **SMALL)
+    assert post.attrs["sampler"] == "nutpie-pymc"
+    assert post.draws.shape == (2, 100)

@@ -358,6 +358,7 @@ def fit_calibration(
                     RuntimeWarning,
                     stacklevel=external_stacklevel(),
                 )
+                sampler = "nutpie-pymc"
             # loading the cached callbacks (compiling them on first use ever) happens on the first import
             compile_seconds = time.perf_counter() - start if first_use else 0.0
         if compiled is None:
