@@ -161,7 +161,7 @@ def posterior(
     prior_scale : float, default=1.0
         Multiplies the standard deviations of the calibration hyperpriors (seed 002
         section 4.9.4's sensitivity factor alpha); larger values let the groups'
-        calibrations differ more. No recompilation.
+        calibrations differ more.
     target_accept : float, default=0.95
         NUTS target acceptance rate.
     sampler : {"nutpie", "nutpie-pymc", "pymc", "numpyro", "blackjax"}, default="nutpie"
