@@ -415,21 +415,28 @@ def audit(
                     f"the bc posteriors take score >= {threshold:g} as the prediction, which "
                     f"differs from the prediction column in {differ} row(s)."
                 )
-        rng = np.random.SeedSequence(random_state)
-        seeds = rng.spawn(max(len(fair), 1))
-        for m, seed in progress_bar(
-            list(zip(fair, seeds, strict=False)), desc=f"posterior ({posterior})", progress=progress
-        ):
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    posteriors[m.key] = _posterior_of(
-                        m, y_true, y_pred, y_score, A, labeled, posterior, threshold, seed,
-                        dict(posterior_options or {}),
-                    )
-                except (NotImplementedError, ValueError, TypeError, ImportError) as exc:
-                    notes.append(f"no posterior for {m.key}: {exc}")
+        seed = np.random.SeedSequence(random_state)
+        args = (y_true, y_pred, y_score, A, labeled, posterior, threshold, seed, dict(posterior_options or {}))
+        errors = (NotImplementedError, ValueError, TypeError, ImportError)
+        # one fit (one MCMC run for bc) serves every measure; one by one only if some measure cannot have one
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                posteriors.update(_posteriors_of(fair, *args) if fair else {})
+                joint = True
+            except errors:
+                joint = False
+        if joint:
             notes += _unique_messages(caught)
+        else:
+            for m in progress_bar(fair, desc=f"posterior ({posterior})", progress=progress):
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    try:
+                        posteriors.update(_posteriors_of([m], *args))
+                    except errors as exc:
+                        notes.append(f"no posterior for {m.key}: {exc}")
+                notes += _unique_messages(caught)
         if posteriors:
             rows = {k: _posterior_summary(p, prob, eps) for k, p in posteriors.items()}
             post_tab = pd.DataFrame.from_dict(rows, orient="index")
@@ -502,8 +509,8 @@ def _by_group_table(results: dict[str, MeasureResult], A: Any) -> pd.DataFrame:
     return table
 
 
-def _posterior_of(
-    m: Measure,
+def _posteriors_of(
+    measures: list[Measure],
     y_true: np.ndarray,
     y_pred: np.ndarray,
     y_score: np.ndarray | None,
@@ -513,21 +520,20 @@ def _posterior_of(
     threshold: float,
     seed: np.random.SeedSequence,
     options: dict[str, Any],
-) -> Any:
-    """Call the measure's posterior; the rows without a label are the unlabeled part."""
+) -> dict[str, Any]:
+    """Posteriors of the measures from one fit; the rows without a label are the unlabeled part."""
+    from .bayes import posteriors
+
     rng = np.random.default_rng(seed)
     t = y_true[labeled].astype(np.intp)
     A_lab = A[labeled].reset_index(drop=True)
     if method == "bb":  # the predictions of the table, as 0/1 scores
-        return m.posterior(
-            t,
-            y_pred[labeled].astype(float),
-            sensitive_features=A_lab,
-            method="bb",
-            random_state=rng,
+        return posteriors(
+            measures, t, y_pred[labeled].astype(float), sensitive_features=A_lab, method="bb", random_state=rng,
             **options,
         )
-    return m.posterior(
+    return posteriors(
+        measures,
         t,
         y_score[labeled],
         sensitive_features=A_lab,

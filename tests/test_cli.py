@@ -141,16 +141,23 @@ def test_posterior_arguments_are_checked(frame, csv, capsys):
     assert "invalid choice: 'xx'" in capsys.readouterr().err
 
 
-@pytest.mark.slow
 def test_bayesian_calibration_posterior_uses_the_unlabeled_rows(frame):
-    pytest.importorskip("pymc")
+    pytest.importorskip("nutpie")
     rep = audit(
-        frame, sensitive="sex", measures=["fairness.tpr"], posterior="bc", figures=False,
+        frame, sensitive="sex", measures=["fairness.tpr", "fairness.fpr"], posterior="bc", figures=False,
         posterior_options={"chains": 2, "tune": 300, "n_draws": 100},
     )
     post = rep.posteriors["fairness.tpr"]
     assert post.method == "bc" and post.attrs["n_unlabeled"] == 100
+    assert rep.posteriors["fairness.fpr"].trace is post.trace  # one MCMC fit serves both measures
     assert rep.table.loc[0, "ci_low"] <= rep.table.loc[0, "post_mean"] <= rep.table.loc[0, "ci_high"]
+
+
+def test_a_measure_without_posterior_is_noted_and_the_others_still_get_one(frame):
+    rep = audit(frame, sensitive="sex", measures=["fairness.tpr", "fairness.mse", "fairness.fpr"], posterior="bb",
+                figures=False)
+    assert set(rep.posteriors) == {"fairness.tpr", "fairness.fpr"}
+    assert any(n.startswith("no posterior for fairness.mse") for n in rep.notes)
 
 
 def test_measures_command(capsys):
