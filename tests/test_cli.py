@@ -197,7 +197,6 @@ def test_mlflow_logging_calls_the_plugin(csv, tmp_path, capsys, monkeypatch):
     assert client.get_run(run_id).data.params["audit/source"] == str(csv)
 
 
-@pytest.mark.slow
 def test_mlflow_logging_end_to_end(csv, tmp_path, capsys):
     mlflow = pytest.importorskip("mlflow")
     pytest.importorskip("skfair_measures_mlflow")
