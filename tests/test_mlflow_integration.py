@@ -559,6 +559,19 @@ def test_cross_validate_fairness_logs_folds_and_summary(tracking, data):
         assert res.scores.loc[i, "fairness.tpr"] == pytest.approx(v)
 
 
+def test_cross_validate_in_parallel_matches_serial(tracking, data):
+    X, y = data
+    kw = dict(measures=["fairness.tpr", "fairness.eod", "classif.acc"], sensitive_features=X["sex"], cv=3,
+              artifacts=False)
+    serial = cross_validate_fairness(LogisticRegression(), X[["x1", "x2"]], y, **kw)
+    parallel = cross_validate_fairness(LogisticRegression(), X[["x1", "x2"]], y, n_jobs=2, **kw)
+    pd.testing.assert_frame_equal(parallel.scores, serial.scores)
+    assert len(parallel.fold_run_ids) == 3 and len(parallel.estimators) == 3
+    for i, rid in enumerate(parallel.fold_run_ids):  # logged in fold order, from this process
+        assert _metrics(rid)["fairness.eod"] == pytest.approx(serial.scores.loc[i, "fairness.eod"])
+        assert MlflowClient().get_run(rid).data.tags["skfair.fold"] == str(i)
+
+
 def test_cross_validate_without_fold_runs_uses_steps(tracking, data):
     X, y = data
     with mlflow.start_run() as run:

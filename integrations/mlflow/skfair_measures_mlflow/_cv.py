@@ -68,6 +68,51 @@ def _split_params(params: Mapping[str, Any], idx: Any, n: int) -> dict[str, Any]
     return out
 
 
+def _fold(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    train: Any,
+    test: Any,
+    *,
+    ms: list[Any],
+    cols: list[str] | None,
+    sensitive_features: Any,
+    sample_weight: Any,
+    fit_params: Mapping[str, Any],
+    pos_label: Any,
+    want_scores: bool,
+    posterior: Mapping[str, Any] | None,
+) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """Fit one fold and compute its measures (and posteriors): no MLflow calls, so it can run anywhere."""
+    import numpy as np
+    from sklearn.base import clone
+    from sklearn.utils import _safe_indexing
+
+    from ._compute import compute_posteriors, evaluate_all, positive_scores
+
+    X_tr, X_te = _safe_indexing(X, train), _safe_indexing(X, test)
+    y_tr, y_te = _safe_indexing(y, train), _safe_indexing(y, test)
+    with _no_autolog():
+        est = clone(estimator).fit(X_tr, y_tr, **_split_params(fit_params, train, len(y)))
+    y_pred = np.asarray(est.predict(X_te))
+    y_score = None
+    if want_scores and hasattr(est, "predict_proba"):
+        y_score = positive_scores(est.predict_proba(X_te), getattr(est, "classes_", None), pos_label)
+    if cols is not None:
+        A = X_te[cols[0]] if len(cols) == 1 else X_te[cols]
+    else:
+        A = _safe_indexing(sensitive_features, test)
+    w = None if sample_weight is None else _safe_indexing(sample_weight, test)
+    results = evaluate_all(ms, y_te, y_pred, y_score=y_score, sensitive_features=A, sample_weight=w)
+    posts = {}
+    if posterior is not None:
+        posts = compute_posteriors(
+            ms, y_te, y_score if y_score is not None else y_pred, sensitive_features=A, options=dict(posterior)
+        )
+    return est, results, posts
+
+
 def cross_validate_fairness(
     estimator: Any,
     X: Any,
@@ -87,6 +132,7 @@ def cross_validate_fairness(
     run_name: str | None = None,
     log_params: bool = True,
     artifacts: bool = True,
+    n_jobs: int | None = None,
 ) -> CrossValidationResult:
     """Cross-validate an estimator and log each fold's fairness measures to MLflow.
 
@@ -137,6 +183,10 @@ def cross_validate_fairness(
         Name of the parent run if one is started (when no run is active).
     log_params : bool, default=True
     artifacts : bool, default=True
+    n_jobs : int, optional
+        Fit and evaluate the folds in parallel with :class:`joblib.Parallel` (as
+        scikit-learn's ``cross_validate``); the logging to MLflow happens afterwards,
+        in this process, in fold order. None runs the folds one after another here.
 
     Returns
     -------
@@ -155,14 +205,13 @@ def cross_validate_fairness(
     >>> res.mean["fairness.eod"]                                     # doctest: +SKIP
     """
     import mlflow
-    import numpy as np
     import pandas as pd
+    from joblib import Parallel, delayed
     from mlflow.tracking import MlflowClient
-    from sklearn.base import clone, is_classifier
+    from sklearn.base import is_classifier
     from sklearn.model_selection import check_cv
-    from sklearn.utils import _safe_indexing
 
-    from ._compute import compute_posteriors, evaluate_all, needs_scores, positive_scores, resolve_measures
+    from ._compute import needs_scores, resolve_measures
     from ._tracking import log_fairness, log_payload
 
     if (sensitive_features is None) == (sensitive is None):
@@ -178,7 +227,6 @@ def cross_validate_fairness(
         if missing:
             raise KeyError(f"sensitive column(s) {missing} not in X's columns {list(X.columns)}.")
     ms = resolve_measures(measures, pos_label=pos_label)
-    n = len(y)
     splitter = check_cv(cv, y, classifier=is_classifier(estimator))
     splits = list(splitter.split(X, y, groups))
     fit_params = dict(fit_params or {})
@@ -192,27 +240,18 @@ def cross_validate_fairness(
     client = MlflowClient()
     out = CrossValidationResult(scores=None, mean=None, std=None, run_id=parent_id)
     try:
-        for i, (train, test) in enumerate(splits):
-            X_tr, X_te = _safe_indexing(X, train), _safe_indexing(X, test)
-            y_tr, y_te = _safe_indexing(y, train), _safe_indexing(y, test)
-            with _no_autolog():
-                est = clone(estimator).fit(X_tr, y_tr, **_split_params(fit_params, train, n))
-            y_pred = np.asarray(est.predict(X_te))
-            y_score = None
-            if want_scores and hasattr(est, "predict_proba"):
-                y_score = positive_scores(est.predict_proba(X_te), getattr(est, "classes_", None), pos_label)
-            if cols is not None:
-                A = X_te[cols[0]] if len(cols) == 1 else X_te[cols]
-            else:
-                A = _safe_indexing(sensitive_features, test)
-            w = None if sample_weight is None else _safe_indexing(sample_weight, test)
-            results = evaluate_all(ms, y_te, y_pred, y_score=y_score, sensitive_features=A, sample_weight=w)
-            posts = {}
-            if posterior is not None:
-                posts = compute_posteriors(
-                    ms, y_te, y_score if y_score is not None else y_pred,
-                    sensitive_features=A, options=post_opts,
-                )
+        fold_kw = dict(
+            ms=ms, cols=cols, sensitive_features=sensitive_features, sample_weight=sample_weight,
+            fit_params=fit_params, pos_label=pos_label, want_scores=want_scores,
+            posterior=post_opts if posterior is not None else None,
+        )
+        if n_jobs is None:
+            fitted = (_fold(estimator, X, y, train, test, **fold_kw) for train, test in splits)
+        else:
+            fitted = Parallel(n_jobs=n_jobs)(
+                delayed(_fold)(estimator, X, y, train, test, **fold_kw) for train, test in splits
+            )
+        for i, (est, results, posts) in enumerate(fitted):
             out.folds.append(results)
             out.posteriors.append(posts)
             out.estimators.append(est)
