@@ -32,6 +32,7 @@ scores with every posterior draw (vectorised numpy, chunked over draws).
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
@@ -243,30 +244,21 @@ def _density_model(data: dict, n_groups: int, calibration: str, hierarchical: bo
     names = [name for name, _ in layout]
     shapes = [shape for _, shape in layout]
     sizes = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
-    n_dim = dens.n_params(calibration, hierarchical, n_groups)
-    hier_sd = np.log(prior_sd[3:])
-
-    def initial_point(seed: int) -> np.ndarray:
-        # as PyMC's default for nutpie: the prior's centre, jittered by U(-1, 1) on the unconstrained scale
-        x = np.random.default_rng(seed).uniform(-1.0, 1.0, n_dim)
-        if hierarchical:
-            which = {"a": 0, "b": 1, "c": 2}
-            for k, name in enumerate(dens.LEVELS[calibration]):
-                x[k * (n_groups + 2) + 1] += hier_sd[which[name]]
-        return x
 
     return CompiledPyMCModel(
         dims={name: ("group",) for name, shape in layout if shape},
         compiled_logp_func=dens.c_logp,
         compiled_expand_func=dens.c_expand,
-        initial_point_func=initial_point,
+        initial_point_func=functools.partial(
+            dens.initial_point, calibration=calibration, hierarchical=hierarchical, n_groups=n_groups, prior_sd=prior_sd
+        ),
         shared_data={},
         user_data=buf,
         n_expanded=int(sizes[-1]),
         shape_info=(names, [slice(lo, hi) for lo, hi in zip(sizes[:-1], sizes[1:], strict=True)], shapes),
         logp_func=None,
         expand_func=None,
-        _n_dim=n_dim,
+        _n_dim=dens.n_params(calibration, hierarchical, n_groups),
         _shapes=dict(zip(names, shapes, strict=True)),
         _coords={"group": pd.RangeIndex(n_groups)},
     )
@@ -347,7 +339,7 @@ def fit_calibration(
     if sampler in ("nutpie", "nutpie-pymc"):
         compiled = None
         if sampler == "nutpie":
-            first_use = __name__.rpartition(".")[0] + "._bc_density" not in sys.modules
+            first_use = f"{__package__}._bc_density" not in sys.modules
             start = time.perf_counter()
             try:
                 compiled = _density_model(data, n_groups, calibration, hierarchical, prior_sd)

@@ -29,10 +29,15 @@ from __future__ import annotations
 import numpy as np
 from numba import carray, cfunc, njit, types
 
-__all__ = ["LEVELS", "c_expand", "c_logp", "expanded_layout", "logp_grad", "n_params", "pack", "unpack"]
+__all__ = [
+    "LEVELS", "c_expand", "c_logp", "expanded_layout", "initial_point", "logp_grad", "n_params", "pack", "unpack"
+]
 
 #: Levels present in each calibration variant.
 LEVELS = {"beta": ("a", "b", "c"), "llo": ("a", "c"), "temperature": ("a",)}
+# where each level's hyperprior standard deviations sit in the prior vector
+# (mu_a, mu_b, mu_c, sigma_a, sigma_b, sigma_c): mu at this index, sigma 3 further
+_PRIOR_INDEX = {"a": 0, "b": 1, "c": 2}
 # header: total length, n, n_groups, has_b, has_c, hierarchical, n_params, n_expanded
 _HEAD = 8
 _N_PRIOR = 6
@@ -157,7 +162,7 @@ def _logp_grad(x, grad, buf):  # pragma: no cover - compiled by numba
     if has_c:
         d_raw[ic] = d_c
     for k in range(n_levels):
-        which = k if has_b else (0 if k == 0 else 2)  # prior index: a=0, b=1, c=2
+        which = k if has_b else (0 if k == 0 else 2)  # _PRIOR_INDEX of the k-th level
         off = k * per
         mu_sd = prior_sd[which]
         if hier:
@@ -246,6 +251,21 @@ def c_expand(dim, n_expanded, x_, out_, data_):  # pragma: no cover - compiled b
     buf = carray(data_, (int(head[0]),), np.float64)
     _expand(carray(x_, (dim,)), carray(out_, (n_expanded,)), buf)
     return 0
+
+
+def initial_point(
+    seed: int, *, calibration: str, hierarchical: bool, n_groups: int, prior_sd: np.ndarray
+) -> np.ndarray:
+    """Where a chain starts: the unconstrained parameter vector for nutpie.
+
+    As PyMC's default for nutpie: the prior's centre (``mu = 0``, ``z = 0``, ``sigma``
+    at its prior scale) jittered by U(-1, 1) on the unconstrained scale.
+    """
+    x = np.random.default_rng(seed).uniform(-1.0, 1.0, n_params(calibration, hierarchical, n_groups))
+    if hierarchical:
+        for k, name in enumerate(LEVELS[calibration]):
+            x[k * (n_groups + 2) + 1] += np.log(prior_sd[3 + _PRIOR_INDEX[name]])
+    return x
 
 
 def logp_grad(x: np.ndarray, buf: np.ndarray) -> tuple[float, np.ndarray]:
