@@ -1,0 +1,246 @@
+"""The one grouped aggregation an engine runs, and its small result turned into statistics.
+
+A classification pass groups the rows by (sensitive columns..., y_true, y_pred) and
+returns, per cell, the row count and the summed weight: a table with at most
+``n_groups * 4`` rows for binary labels, whatever the number of rows. A regression pass
+groups by the sensitive columns and returns the summed weight, the weighted sum of
+absolute errors and of squared errors. Both also count the rows that would make a
+number wrong (missing or negative weights, scores outside [0, 1], missing or infinite
+errors), so that bad data is refused with the column named instead of being summed.
+
+Locally the small table becomes a :class:`~skfair_measures._stats.ConfusionStats` or an
+:class:`~skfair_measures._stats.ErrorStats` through the core's own label and group
+encoding (``binarize_labels``, ``encode_groups``), so an engine and an in-memory call on
+the same rows give the same counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import narwhals as nw
+import numpy as np
+import pandas as pd
+
+from .._stats import ConfusionStats, ErrorStats, binarize_labels, encode_groups
+from ._frames import Columns, collect, engine_name
+
+__all__ = ["confusion_stats", "confusion_table", "error_stats", "error_table"]
+
+# Internal column names inside the engine; the user's names are restored locally.
+_T, _P, _W = "__sfm_y_true", "__sfm_y_pred", "__sfm_weight"
+_BAD_W, _BAD_SCORE, _BAD_ERR = "__sfm_bad_weight", "__sfm_bad_score", "__sfm_bad_error"
+_N, _SUM_W, _SUM_AE, _SUM_SE = "n_rows", "weight", "sum_abs_error", "sum_sq_error"
+
+_NOT_NUMERIC = "{argument}={column!r} has dtype {dtype}; {why}, so it must be numeric."
+_BAD_ROWS = "{argument}={column!r} has {n} row(s) that are {what}; {fix}"
+_ENGINE_FAILED = (
+    "the {engine} engine failed while aggregating target={target!r}, prediction={prediction!r}, "
+    "sensitive={sensitive}, sample_weight={weight!r}: {error}"
+)
+
+
+def _sensitive_names(cols: Columns) -> list[str]:
+    return [f"__sfm_s{i}" for i in range(len(cols.sensitive))]
+
+
+def _require_numeric(frame: nw.LazyFrame, argument: str, column: str, why: str) -> None:
+    dtype = frame.collect_schema()[column]
+    if not dtype.is_numeric():
+        raise TypeError(_NOT_NUMERIC.format(argument=argument, column=column, dtype=dtype, why=why))
+
+
+def _weight_columns(frame: nw.LazyFrame, cols: Columns) -> list[nw.Expr]:
+    """The weight (1 when unweighted) and a 0/1 flag for a missing, negative or infinite weight."""
+    if cols.sample_weight is None:
+        return [nw.lit(1.0).alias(_W), nw.lit(0).alias(_BAD_W)]
+    _require_numeric(frame, "sample_weight", cols.sample_weight, "weights are summed")
+    w = nw.col(cols.sample_weight).cast(nw.Float64)
+    bad = (~(w.is_finite() & (w >= 0))).fill_null(True)
+    return [w.fill_null(0.0).alias(_W), bad.cast(nw.Int64).alias(_BAD_W)]
+
+
+def _run(query: nw.LazyFrame, frame: nw.LazyFrame, cols: Columns) -> pd.DataFrame:
+    """Collect ``query``; an engine error is re-raised naming the columns it read."""
+    try:
+        return collect(query)
+    except Exception as exc:  # any engine's error type: re-raised with the columns named
+        raise RuntimeError(
+            _ENGINE_FAILED.format(
+                engine=engine_name(frame),
+                target=cols.target,
+                prediction=cols.prediction,
+                sensitive=list(cols.sensitive),
+                weight=cols.sample_weight,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+        ) from exc
+
+
+def confusion_table(frame: nw.LazyFrame, cols: Columns, threshold: float | None = None) -> pd.DataFrame:
+    """Run one grouped count in the engine: a row per (group, y_true, y_pred) cell.
+
+    With ``threshold``, the prediction column holds scores and the predicted label
+    ``score >= threshold`` is computed in the engine.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The sensitive columns (user's names), ``y_true``, ``y_pred``, ``n_rows``,
+        ``weight`` and the counts of bad weights and scores per cell.
+    """
+    sens = _sensitive_names(cols)
+    pred = nw.col(cols.prediction)
+    bad_score = nw.lit(0)
+    if threshold is not None:
+        _require_numeric(frame, "prediction", cols.prediction, "a threshold is applied to its scores")
+        bad_score = (~pred.is_between(0.0, 1.0)).fill_null(True).cast(nw.Int64)
+        pred = pred >= threshold
+    select = [nw.col(c).alias(s) for c, s in zip(cols.sensitive, sens, strict=True)]
+    select += [nw.col(cols.target).alias(_T), pred.alias(_P), bad_score.alias(_BAD_SCORE)]
+    query = (
+        frame.select(*select, *_weight_columns(frame, cols))
+        .group_by(*sens, _T, _P, drop_null_keys=False)
+        .agg(nw.len().alias(_N), nw.col(_W).sum().alias(_SUM_W), nw.col(_BAD_W).sum(), nw.col(_BAD_SCORE).sum())
+    )
+    table = _run(query, frame, cols)
+    return table.rename(columns=dict(zip(sens, cols.sensitive, strict=True)))
+
+
+def error_table(frame: nw.LazyFrame, cols: Columns) -> pd.DataFrame:
+    """Run one grouped sum in the engine: per group the weight and the error sums (``y_pred - y_true``)."""
+    for argument, column in (("target", cols.target), ("prediction", cols.prediction)):
+        _require_numeric(frame, argument, column, "a regression measure subtracts it")
+    sens = _sensitive_names(cols)
+    err = nw.col(cols.prediction).cast(nw.Float64) - nw.col(cols.target).cast(nw.Float64)
+    select = [nw.col(c).alias(s) for c, s in zip(cols.sensitive, sens, strict=True)]
+    weighted = frame.select(*select, err.alias("__sfm_e"), *_weight_columns(frame, cols))
+    e, w = nw.col("__sfm_e"), nw.col(_W)
+    query = (
+        weighted.with_columns(
+            (w * e.abs()).alias("__sfm_ae"),
+            (w * e * e).alias("__sfm_se"),
+            (~e.is_finite()).fill_null(True).cast(nw.Int64).alias(_BAD_ERR),
+        )
+        .group_by(*sens, drop_null_keys=False)
+        .agg(
+            nw.len().alias(_N),
+            w.sum().alias(_SUM_W),
+            nw.col("__sfm_ae").sum().alias(_SUM_AE),
+            nw.col("__sfm_se").sum().alias(_SUM_SE),
+            nw.col(_BAD_W).sum(),
+            nw.col(_BAD_ERR).sum(),
+        )
+    )
+    table = _run(query, frame, cols)
+    return table.rename(columns=dict(zip(sens, cols.sensitive, strict=True)))
+
+
+def _refuse_bad_rows(table: pd.DataFrame, cols: Columns) -> None:
+    """Raise, naming the column, if the engine counted rows that would make a number wrong."""
+    for column in cols.sensitive:
+        missing = table[column].isna().to_numpy()
+        if missing.any():
+            n = int(table.loc[missing, _N].sum())
+            raise ValueError(
+                _BAD_ROWS.format(
+                    argument="sensitive",
+                    column=column,
+                    n=n,
+                    what="missing (null/NaN)",
+                    fix="a missing group cannot be compared. Drop those rows, or encode them as an explicit "
+                    "group such as 'unknown'.",
+                )
+            )
+    checks = [
+        (
+            _BAD_W,
+            "sample_weight",
+            cols.sample_weight,
+            "missing, negative or not finite",
+            "weights must be finite and non-negative.",
+        ),
+        (
+            _BAD_SCORE,
+            "prediction",
+            cols.prediction,
+            "missing or outside [0, 1]",
+            "with threshold= the prediction column must hold probabilities of the positive class.",
+        ),
+        (
+            _BAD_ERR,
+            "prediction",
+            cols.prediction,
+            "missing or infinite in target or prediction (their difference is not finite)",
+            "drop or impute those rows before computing a regression measure.",
+        ),
+    ]
+    for flag, argument, column, what, fix in checks:
+        if flag in table and table[flag].sum() > 0:
+            n = int(table[flag].sum())
+            raise ValueError(_BAD_ROWS.format(argument=argument, column=column, n=n, what=what, fix=fix))
+    for flag, argument, column in ((_T, "target", cols.target), (_P, "prediction", cols.prediction)):
+        if flag in table and table[flag].isna().any():
+            n = int(table.loc[table[flag].isna(), _N].sum())
+            raise ValueError(
+                _BAD_ROWS.format(
+                    argument=argument,
+                    column=column,
+                    n=n,
+                    what="missing (null/NaN)",
+                    fix="drop or impute those rows before computing a measure.",
+                )
+            )
+
+
+def _group_codes(table: pd.DataFrame, cols: Columns, groups: pd.Index | None) -> tuple[np.ndarray, pd.Index]:
+    """The core's group encoding applied to the small table's sensitive columns."""
+    names = list(cols.sensitive)
+    values = table[names[0]] if len(names) == 1 else table[names]
+    return encode_groups(values, groups=groups, name="sensitive")
+
+
+def confusion_stats(
+    table: pd.DataFrame,
+    cols: Columns,
+    *,
+    pos_label: Any = None,
+    thresholded: bool = False,
+    groups: pd.Index | None = None,
+) -> ConfusionStats:
+    """Turn a :func:`confusion_table` into confusion counts per group.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The engine's small table.
+    cols : Columns
+        The columns it was computed from.
+    pos_label : optional
+        The positive label, as in the measure's inputs (the core's label rules apply).
+    thresholded : bool, default=False
+        Whether ``y_pred`` holds ``score >= threshold`` (True is the positive class).
+    groups : pandas.Index, optional
+        The complete set of groups to expect.
+    """
+    _refuse_bad_rows(table, cols)
+    y_true = table[_T].to_numpy()
+    y_pred = table[_P].to_numpy()
+    if thresholded:
+        t, _, _ = binarize_labels(y_true, y_true, pos_label)
+        p = y_pred.astype(np.intp)
+    else:
+        t, p, _ = binarize_labels(y_true, y_pred, pos_label)
+    codes, index = _group_codes(table, cols, groups)
+    weights = table[_SUM_W if cols.sample_weight is not None else _N].to_numpy(dtype=float)
+    return ConfusionStats.from_codes(codes, t, p, index, weights)
+
+
+def error_stats(table: pd.DataFrame, cols: Columns, *, groups: pd.Index | None = None) -> ErrorStats:
+    """Turn an :func:`error_table` into error sums per group (n, sum |e|, sum e^2)."""
+    _refuse_bad_rows(table, cols)
+    codes, index = _group_codes(table, cols, groups)
+    n = table[_SUM_W if cols.sample_weight is not None else _N].to_numpy(dtype=float)
+    parts = [n, table[_SUM_AE].to_numpy(dtype=float), table[_SUM_SE].to_numpy(dtype=float)]
+    sums = np.stack([np.bincount(codes, weights=v, minlength=len(index)) for v in parts], axis=-1)
+    return ErrorStats(sums, index)
