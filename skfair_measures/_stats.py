@@ -23,10 +23,20 @@ __all__ = [
     "ConfusionStats",
     "ErrorStats",
     "GroupedSample",
+    "SingleGroupError",
     "check_inputs",
     "check_scores",
     "encode_groups",
+    "resolve_sensitive",
 ]
+
+
+class SingleGroupError(ValueError):
+    """The sensitive features hold fewer than two groups, so nothing can be compared.
+
+    Scorers catch it to report NaN for one cross-validation fold instead of
+    aborting the whole search.
+    """
 
 _NOT_BINARY = (
     "{name} holds {n} distinct labels ({labels}); "
@@ -66,6 +76,66 @@ def _check_no_missing(arr: np.ndarray, name: str) -> None:
         )
 
 
+def resolve_sensitive(
+    sensitive_features: Any = None,
+    *,
+    X: Any = None,
+    columns: str | list[str] | tuple[str, ...] | None = None,
+    argument: str = "sensitive_features",
+) -> Any:
+    """The sensitive attribute, from columns of ``X`` or given as values.
+
+    The one place where "a column of X or an array" is decided: scorers, the
+    audit, the CLI, the benchmark and the MLflow plugin all call it.
+
+    Parameters
+    ----------
+    sensitive_features : array-like, Series or DataFrame, optional
+        The group of each sample, given directly.
+    X : pandas.DataFrame, optional
+        The features, when ``columns`` names the sensitive column(s) in it.
+    columns : str or list of str, optional
+        Sensitive column(s) of ``X``; several give intersectional groups.
+    argument : str, default="sensitive_features"
+        How the caller names the values in error messages (e.g. a CLI flag).
+
+    Returns
+    -------
+    Series, DataFrame or array-like
+        What :func:`encode_groups` takes.
+
+    Examples
+    --------
+    >>> X = pd.DataFrame({"x": [1, 2], "sex": ["F", "M"]})
+    >>> resolve_sensitive(X=X, columns="sex").tolist()
+    ['F', 'M']
+    >>> resolve_sensitive(["F", "M"])
+    ['F', 'M']
+    """
+    if columns is None:
+        if sensitive_features is None:
+            raise ValueError(
+                f"{argument} is required: pass the group of each sample (array-like of "
+                "shape (n_samples,) or a DataFrame of several columns), or name the "
+                "sensitive column(s) of X."
+            )
+        return sensitive_features
+    if sensitive_features is not None:
+        raise ValueError(
+            f"both {argument} and sensitive column(s) {columns!r} of X were given; pass one of them."
+        )
+    cols = [columns] if isinstance(columns, str) else list(columns)
+    if not isinstance(X, pd.DataFrame):
+        raise TypeError(
+            f"the sensitive column(s) {cols} are read from X, but X is a {type(X).__name__}; "
+            "pass X as a pandas DataFrame, or pass the groups as sensitive_features=."
+        )
+    missing = [c for c in cols if c not in X.columns]
+    if missing:
+        raise KeyError(f"sensitive column(s) {missing} are not among X's columns {list(X.columns)}.")
+    return X[cols[0]] if len(cols) == 1 else X[cols]
+
+
 def _sensitive_columns(
     sensitive_features: Any,
 ) -> list[tuple[str, np.ndarray | pd.Categorical]]:
@@ -88,6 +158,9 @@ def _sensitive_columns(
         cols = [(str(k), v) for k, v in sensitive_features.items()]
     elif isinstance(sensitive_features, pd.Categorical):
         cols = [("sensitive_feature_0", sensitive_features)]
+    elif _is_flat_sequence(sensitive_features):
+        # through pandas, not np.asarray: a list mixing 1 and "1" must stay two groups
+        cols = [("sensitive_feature_0", pd.Series(list(sensitive_features)))]
     else:
         arr = np.asarray(sensitive_features, dtype=object if _is_ragged_or_str(sensitive_features) else None)
         if arr.ndim == 1:
@@ -100,8 +173,8 @@ def _sensitive_columns(
         raise ValueError("sensitive_features has no columns.")
     out = []
     for name, col in cols:
-        if isinstance(col, pd.Series) and isinstance(col.dtype, pd.CategoricalDtype):
-            values = col.array
+        if isinstance(col, pd.Series) and isinstance(col.dtype, pd.api.extensions.ExtensionDtype):
+            values = col.array  # categoricals and Arrow/pandas strings: factorised without object conversion
         elif isinstance(col, pd.Series):
             values = col.to_numpy()
         elif isinstance(col, pd.Categorical):
@@ -125,6 +198,13 @@ def _sensitive_columns(
     return out
 
 
+def _is_flat_sequence(values: Any) -> bool:
+    """A list or tuple of scalars (not of rows)."""
+    if not isinstance(values, list | tuple) or not values:
+        return False
+    return not isinstance(values[0], list | tuple | np.ndarray | pd.Series)
+
+
 def _is_ragged_or_str(values: Any) -> bool:
     if isinstance(values, (list, tuple)) and values and isinstance(values[0], str):
         return True
@@ -141,9 +221,9 @@ def _factorize(values: np.ndarray | pd.Categorical) -> tuple[np.ndarray, pd.Inde
         levels, lo = small
         if lo == 0 and levels.size == levels[-1] + 1 and values.dtype == np.intp:
             return values, pd.Index(levels)  # already the codes 0..k-1
-        lut = np.zeros(int(levels[-1] - lo) + 1, dtype=np.intp)
-        lut[levels - lo] = np.arange(levels.size)
-        return lut[values - lo], pd.Index(levels)
+        lut = np.zeros(int(levels[-1]) - lo + 1, dtype=np.intp)
+        lut[levels.astype(np.int64) - lo] = np.arange(levels.size)
+        return lut[_shifted(values, lo)], pd.Index(levels)
     codes, uniques = pd.factorize(values, sort=True)
     return codes.astype(np.intp, copy=False), pd.Index(uniques)
 
@@ -152,15 +232,26 @@ def _small_int_levels(values: Any) -> tuple[np.ndarray, int] | None:
     """Sorted distinct values of an integer array with a small range, else None."""
     if not isinstance(values, np.ndarray) or values.dtype.kind not in "iub" or values.size == 0:
         return None
-    if values.dtype.kind == "b":
+    dtype = values.dtype
+    if dtype.kind == "b":
         values = values.view(np.uint8)
     lo, hi = int(values.min()), int(values.max())
     if hi - lo <= 1:  # one or two values: min and max say which
-        return np.unique([lo, hi]).astype(values.dtype), lo
+        return np.unique([lo, hi]).astype(dtype), lo
     if hi - lo > 4 * values.size + 1024:
         return None
-    present = np.bincount(values - lo if lo else values, minlength=hi - lo + 1)
-    return np.flatnonzero(present) + lo, lo
+    present = np.bincount(_shifted(values, lo), minlength=hi - lo + 1)
+    return (np.flatnonzero(present) + lo).astype(dtype), lo
+
+
+def _shifted(values: np.ndarray, lo: int) -> np.ndarray:
+    """``values - lo`` as non-negative indices, without wrapping narrow integer types."""
+    if lo == 0 and values.dtype == np.intp:
+        return values
+    shifted = values.astype(np.intp)
+    if lo:
+        shifted -= lo
+    return shifted
 
 
 def encode_groups(
@@ -172,9 +263,9 @@ def encode_groups(
 ) -> tuple[np.ndarray, pd.Index]:
     """Encode sensitive features as one integer code per sample.
 
-    Several columns are folded into one intersectional code via the product of
-    their level counts, so a combination that never occurs is still a group (with
-    zero counts, hence an undefined rate) rather than vanishing.
+    Several columns are folded into one intersectional code; the groups are the
+    combinations that occur in the data (declare ``groups=`` to keep absent ones,
+    with zero counts and hence an undefined rate).
 
     Parameters
     ----------
@@ -208,27 +299,43 @@ def encode_groups(
             raise ValueError(f"{name} has {len(values)} samples but y_true has {n_samples}; pass one group per sample.")
     if groups is not None:
         return _encode_to_known_groups(cols, groups, name)
-    codes = None
-    levels = []
-    for _, values in cols:
-        col_codes, col_levels = _factorize(values)
-        codes = col_codes if codes is None else codes * len(col_levels) + col_codes
-        levels.append(col_levels)
+    codes, index = _observed_groups(cols)
+    _check_two_groups(codes, index, name)
+    return codes, index
+
+
+def _observed_groups(cols: list[tuple[str, Any]]) -> tuple[np.ndarray, pd.Index]:
+    """Codes and labels of the groups that occur: one column's levels, or observed intersections.
+
+    Several columns are folded pairwise and re-factorised after each fold, so the
+    codes stay below the number of rows: the product of all levels (2 columns x
+    20,000 levels is 4e8 cells) is never allocated.
+    """
+    codes, levels = _factorize(cols[0][1])
     if len(cols) == 1:
-        index = levels[0].rename(cols[0][0])
-    else:
-        index = pd.MultiIndex.from_product(levels, names=[c for c, _ in cols])
+        return codes, levels.rename(cols[0][0])
+    level_codes = [np.arange(len(levels))]
+    level_tables = [levels]
+    for _, values in cols[1:]:
+        col_codes, col_levels = _factorize(values)
+        pair = codes.astype(np.int64) * len(col_levels) + col_codes
+        uniq, codes = np.unique(pair, return_inverse=True)  # sorted, so groups come in label order
+        level_codes = [lc[uniq // len(col_levels)] for lc in level_codes] + [uniq % len(col_levels)]
+        level_tables.append(col_levels)
+    index = pd.MultiIndex(levels=level_tables, codes=level_codes, names=[c for c, _ in cols])
+    return codes.astype(np.intp, copy=False), index
+
+
+def _check_two_groups(codes: np.ndarray, index: pd.Index, name: str) -> None:
     n_observed = int(np.count_nonzero(np.bincount(codes, minlength=len(index)))) if codes.size else 0
-    # (one bincount over the codes; cheap next to the hashing it replaces)
     if n_observed < 2:
         seen = index[codes[0]] if codes.size else None
-        raise ValueError(
+        raise SingleGroupError(
             f"{name} holds a single group ({seen!r}) in these {codes.size} samples; "
             "a fairness measure compares at least two groups. Pass a feature with "
             "two or more values (in cross-validation, stratify the folds by group "
-            "so that no fold misses a group)."
+            "so that no fold misses a group, or declare all groups with groups=)."
         )
-    return codes, index
 
 
 def _encode_to_known_groups(cols: list[tuple[str, Any]], groups: pd.Index, name: str) -> tuple[np.ndarray, pd.Index]:

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
 
-from ._stats import GroupedSample
+from ._stats import ConfusionStats, ErrorStats, GroupedSample
 
 __all__ = [
     "BASE_METRICS",
@@ -56,6 +56,11 @@ class BaseMetric:
         Possible values ``(lower, upper)``.
     undefined_when : str
         Why the value can be undefined (zero denominator), for warnings.
+    statistic : {"confusion", "errors"} or None
+        The sufficient statistic the metric reads: binary confusion counts
+        (:class:`~skfair_measures._stats.ConfusionStats`), regression error sums
+        (:class:`~skfair_measures._stats.ErrorStats`), or None when it needs the
+        rows themselves (a wrapped scikit-learn metric).
     """
 
     name: str
@@ -64,10 +69,18 @@ class BaseMetric:
     range: tuple[float, float]
     undefined_when: str
     response_method: str = "predict"
+    statistic: ClassVar[Literal["confusion", "errors"] | None] = None
 
     def group_values(self, sample: GroupedSample, pos_label: Any = None) -> tuple[np.ndarray, float]:
         """Return the value of each group and the overall value."""
         raise NotImplementedError  # pragma: no cover - abstract
+
+    def from_stats(self, stats: ConfusionStats | ErrorStats) -> tuple[np.ndarray, np.ndarray]:
+        """Per-group values ``(..., n_groups)`` and overall values ``(...)`` from statistics."""
+        raise TypeError(
+            f"base metric {self.name!r} needs the rows, not sufficient statistics; "
+            "evaluate it on the data (y_true, y_pred, sensitive_features)."
+        )
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
@@ -91,13 +104,20 @@ class CountMetric(BaseMetric):
     minimize: bool = False
     range: tuple[float, float] = (0.0, 1.0)
 
+    statistic: ClassVar[Literal["confusion"]] = "confusion"
+
     def from_counts(self, counts: np.ndarray) -> np.ndarray:
         """Value on counts of shape ``(..., 2, 2)``; returns shape ``(...)``."""
         return self.func(np.asarray(counts, dtype=float))
 
+    def from_stats(self, stats: ConfusionStats | ErrorStats) -> tuple[np.ndarray, np.ndarray]:
+        if not isinstance(stats, ConfusionStats):
+            raise TypeError(f"base metric {self.name!r} reads confusion counts (ConfusionStats); got {stats!r}.")
+        return self.from_counts(stats.counts), self.from_counts(stats.overall)
+
     def group_values(self, sample: GroupedSample, pos_label: Any = None) -> tuple[np.ndarray, float]:
-        stats = sample.confusion(pos_label)
-        return self.from_counts(stats.counts), float(self.from_counts(stats.overall))
+        values, overall = self.from_stats(sample.confusion(pos_label))
+        return values, float(overall)
 
 
 @dataclass(frozen=True, repr=False)
@@ -117,12 +137,19 @@ class ErrorMetric(BaseMetric):
     minimize: bool = True
     range: tuple[float, float] = (0.0, np.inf)
 
+    statistic: ClassVar[Literal["errors"]] = "errors"
+
     def from_sums(self, sums: np.ndarray) -> np.ndarray:
         return self.func(np.asarray(sums, dtype=float))
 
+    def from_stats(self, stats: ConfusionStats | ErrorStats) -> tuple[np.ndarray, np.ndarray]:
+        if not isinstance(stats, ErrorStats):
+            raise TypeError(f"base metric {self.name!r} reads regression error sums (ErrorStats); got {stats!r}.")
+        return self.from_sums(stats.sums), self.from_sums(stats.overall)
+
     def group_values(self, sample: GroupedSample, pos_label: Any = None) -> tuple[np.ndarray, float]:
-        stats = sample.errors()
-        return self.from_sums(stats.sums), float(self.from_sums(stats.overall))
+        values, overall = self.from_stats(sample.errors())
+        return values, float(overall)
 
 
 @dataclass(frozen=True, repr=False)
@@ -251,6 +278,7 @@ def _unwrap_scorer(metric: Any) -> tuple[Callable[..., float], dict, int | None,
 
 
 # --- count-based metrics: c[..., t, p] with t = y_true, p = y_pred ------------------
+# Module-level functions, not lambdas, so that base metrics and measures pickle.
 
 
 def _tp(c: np.ndarray) -> np.ndarray:
@@ -273,8 +301,85 @@ def _n(c: np.ndarray) -> np.ndarray:
     return c.sum(axis=(-2, -1))
 
 
+def _in_group(count: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """A count of a group, NaN where the group has no samples (absent, not zero)."""
+    return np.where(_n(c) > 0, count, np.nan)
+
+
+def _acc(c: np.ndarray) -> np.ndarray:
+    return _ratio(_tp(c) + _tn(c), _n(c))
+
+
+def _error_rate(c: np.ndarray) -> np.ndarray:
+    return _ratio(_fp(c) + _fn(c), _n(c))
+
+
+def _tpr(c: np.ndarray) -> np.ndarray:
+    return _ratio(_tp(c), _tp(c) + _fn(c))
+
+
+def _fnr(c: np.ndarray) -> np.ndarray:
+    return _ratio(_fn(c), _tp(c) + _fn(c))
+
+
+def _fpr(c: np.ndarray) -> np.ndarray:
+    return _ratio(_fp(c), _fp(c) + _tn(c))
+
+
+def _tnr(c: np.ndarray) -> np.ndarray:
+    return _ratio(_tn(c), _fp(c) + _tn(c))
+
+
+def _ppv(c: np.ndarray) -> np.ndarray:
+    return _ratio(_tp(c), _tp(c) + _fp(c))
+
+
+def _fdr(c: np.ndarray) -> np.ndarray:
+    return _ratio(_fp(c), _tp(c) + _fp(c))
+
+
+def _npv(c: np.ndarray) -> np.ndarray:
+    return _ratio(_tn(c), _tn(c) + _fn(c))
+
+
+def _fomr(c: np.ndarray) -> np.ndarray:
+    return _ratio(_fn(c), _tn(c) + _fn(c))
+
+
+def _selection_rate(c: np.ndarray) -> np.ndarray:
+    return _ratio(_tp(c) + _fp(c), _n(c))
+
+
 def _balanced_accuracy(c: np.ndarray) -> np.ndarray:
     return (_ratio(_tp(c), c[..., 1, :].sum(-1)) + _ratio(_tn(c), c[..., 0, :].sum(-1))) / 2
+
+
+def _count_tp(c: np.ndarray) -> np.ndarray:
+    return _in_group(_tp(c), c)
+
+
+def _count_fp(c: np.ndarray) -> np.ndarray:
+    return _in_group(_fp(c), c)
+
+
+def _count_tn(c: np.ndarray) -> np.ndarray:
+    return _in_group(_tn(c), c)
+
+
+def _count_fn(c: np.ndarray) -> np.ndarray:
+    return _in_group(_fn(c), c)
+
+
+def _mse(s: np.ndarray) -> np.ndarray:
+    return _ratio(s[..., 2], s[..., 0])
+
+
+def _mae(s: np.ndarray) -> np.ndarray:
+    return _ratio(s[..., 1], s[..., 0])
+
+
+def _rmse(s: np.ndarray) -> np.ndarray:
+    return np.sqrt(_ratio(s[..., 2], s[..., 0]))
 
 
 _POS = "no positives in y_true"
@@ -284,33 +389,28 @@ _PNEG = "no negative predictions"
 _EMPTY = "the group has no samples"
 
 _COUNT_METRICS = [
-    CountMetric("acc", lambda c: _ratio(_tp(c) + _tn(c), _n(c)), "Accuracy", _EMPTY),
-    CountMetric("error_rate", lambda c: _ratio(_fp(c) + _fn(c), _n(c)), "Error rate", _EMPTY, minimize=True),
-    CountMetric("tpr", lambda c: _ratio(_tp(c), _tp(c) + _fn(c)), "True positive rate", _POS),
-    CountMetric("fnr", lambda c: _ratio(_fn(c), _tp(c) + _fn(c)), "False negative rate", _POS, minimize=True),
-    CountMetric("fpr", lambda c: _ratio(_fp(c), _fp(c) + _tn(c)), "False positive rate", _NEG, minimize=True),
-    CountMetric("tnr", lambda c: _ratio(_tn(c), _fp(c) + _tn(c)), "True negative rate", _NEG),
-    CountMetric("ppv", lambda c: _ratio(_tp(c), _tp(c) + _fp(c)), "Positive predictive value", _PPOS),
-    CountMetric("fdr", lambda c: _ratio(_fp(c), _tp(c) + _fp(c)), "False discovery rate", _PPOS, minimize=True),
-    CountMetric("npv", lambda c: _ratio(_tn(c), _tn(c) + _fn(c)), "Negative predictive value", _PNEG),
-    CountMetric("fomr", lambda c: _ratio(_fn(c), _tn(c) + _fn(c)), "False omission rate", _PNEG, minimize=True),
-    CountMetric(
-        "selection_rate",
-        lambda c: _ratio(_tp(c) + _fp(c), _n(c)),
-        "Positive prediction rate (selection rate)",
-        _EMPTY,
-    ),
+    CountMetric("acc", _acc, "Accuracy", _EMPTY),
+    CountMetric("error_rate", _error_rate, "Error rate", _EMPTY, minimize=True),
+    CountMetric("tpr", _tpr, "True positive rate", _POS),
+    CountMetric("fnr", _fnr, "False negative rate", _POS, minimize=True),
+    CountMetric("fpr", _fpr, "False positive rate", _NEG, minimize=True),
+    CountMetric("tnr", _tnr, "True negative rate", _NEG),
+    CountMetric("ppv", _ppv, "Positive predictive value", _PPOS),
+    CountMetric("fdr", _fdr, "False discovery rate", _PPOS, minimize=True),
+    CountMetric("npv", _npv, "Negative predictive value", _PNEG),
+    CountMetric("fomr", _fomr, "False omission rate", _PNEG, minimize=True),
+    CountMetric("selection_rate", _selection_rate, "Positive prediction rate (selection rate)", _EMPTY),
     CountMetric("balanced_accuracy", _balanced_accuracy, "Balanced accuracy", "no positives or no negatives in y_true"),
-    CountMetric("tp", _tp, "True positives", range=(0.0, np.inf)),
-    CountMetric("fp", _fp, "False positives", minimize=True, range=(0.0, np.inf)),
-    CountMetric("tn", _tn, "True negatives", range=(0.0, np.inf)),
-    CountMetric("fn", _fn, "False negatives", minimize=True, range=(0.0, np.inf)),
+    CountMetric("tp", _count_tp, "True positives", _EMPTY, range=(0.0, np.inf)),
+    CountMetric("fp", _count_fp, "False positives", _EMPTY, minimize=True, range=(0.0, np.inf)),
+    CountMetric("tn", _count_tn, "True negatives", _EMPTY, range=(0.0, np.inf)),
+    CountMetric("fn", _count_fn, "False negatives", _EMPTY, minimize=True, range=(0.0, np.inf)),
 ]
 
 _ERROR_METRICS = [
-    ErrorMetric("mse", lambda s: _ratio(s[..., 2], s[..., 0]), "Mean squared error"),
-    ErrorMetric("mae", lambda s: _ratio(s[..., 1], s[..., 0]), "Mean absolute error"),
-    ErrorMetric("rmse", lambda s: np.sqrt(_ratio(s[..., 2], s[..., 0])), "Root mean squared error"),
+    ErrorMetric("mse", _mse, "Mean squared error"),
+    ErrorMetric("mae", _mae, "Mean absolute error"),
+    ErrorMetric("rmse", _rmse, "Root mean squared error"),
 ]
 
 #: Every named base metric, by name.

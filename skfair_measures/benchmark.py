@@ -32,7 +32,7 @@ from ._progress import progress_bar, progress_enabled
 from ._stats import binarize_labels, encode_groups
 from .measures import Measure, evaluate_measures
 from .registry import msr
-from .scoring import _response, _with_groups
+from .scoring import _response
 
 __all__ = ["BenchmarkResult", "MissingGroupWarning", "benchmark"]
 
@@ -638,7 +638,7 @@ def benchmark(
         codes, group_index = encode_groups(sensitive_features, n, name="sensitive_features")
         A = _sensitive_frame(sensitive_features)
         sens_frame = A.to_frame() if isinstance(A, pd.Series) else A
-        ms = [_with_groups(m, group_index) for m in ms]
+        ms = [m.with_inputs(groups=group_index) for m in ms]
     elif needs:
         raise ValueError(_NO_SENSITIVE.format(keys=needs))
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)

@@ -5,79 +5,112 @@ observed group sizes, so every replicate compares the same groups). For unweight
 classification data the confusion counts of group ``g`` are sufficient: a replicate
 is one multinomial draw of ``n_g`` samples over the group's four cells, so all
 replicates come from one vectorised call, whatever the number of rows. Weighted
-data, regression measures and wrapped scikit-learn metrics resample row
-multiplicities instead (one ``np.bincount`` per replicate).
+data and regression measures resample row multiplicities instead (one weighted
+``np.bincount`` per replicate); wrapped scikit-learn metrics, which need the rows,
+recompute the measure on each replicate.
 """
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ._stats import ConfusionStats, ErrorStats, GroupedSample
-from .base import CountMetric, ErrorMetric
-from .measures import Measure, _check_sample
+from .measures import Measure, MeasureResult, prepared
+from .results import Result
 
 __all__ = ["BootstrapResult", "bootstrap"]
 
 
-@dataclass
-class BootstrapResult:
+class BootstrapResult(Result):
     """Bootstrap distribution of a measure.
 
     Attributes
     ----------
     key : str
         Measure key.
-    estimate : float
-        The measure on the observed data.
+    value : float
+        The measure on the observed data (also ``estimate``).
     draws : ndarray of shape (n_boot,)
         The measure on each replicate (NaN where a replicate left a rate undefined).
     prob : float
         Default interval probability.
+    point : MeasureResult
+        The point result on the observed data (per-group values, counts).
     """
 
-    key: str
-    estimate: float
-    draws: np.ndarray
-    prob: float = 0.95
+    kind = "bootstrap"
+
+    def __init__(self, point: MeasureResult, draws: np.ndarray, prob: float = 0.95) -> None:
+        self.point = point
+        self.key = point.key
+        self.measure = point.measure
+        self.value = float(point.value)
+        self._draws = np.asarray(draws, dtype=float)
+        self.prob = prob
+
+    @property
+    def estimate(self) -> float:
+        """The measure on the observed data (same as ``value``)."""
+        return self.value
+
+    @property
+    def draws(self) -> np.ndarray:
+        return self._draws
+
+    @property
+    def by_group(self) -> pd.Series | pd.DataFrame | None:
+        return self.point.by_group
+
+    @property
+    def counts(self) -> pd.Series | None:
+        return self.point.counts
+
+    @property
+    def reason(self) -> str | None:
+        return self.point.reason
 
     def interval(self, prob: float | None = None) -> tuple[float, float]:
-        """Percentile interval, ignoring undefined replicates (with a warning)."""
+        """Percentile interval, ignoring undefined replicates (with a warning).
+
+        NaN when the estimate itself is undefined or no replicate is defined.
+        """
         prob = self.prob if prob is None else prob
-        ok = self.draws[~np.isnan(self.draws)]
-        if ok.size < self.draws.size:
+        ok = self._draws[~np.isnan(self._draws)]
+        if ok.size == 0 or np.isnan(self.value):
+            return (float("nan"), float("nan"))
+        if ok.size < self._draws.size:
             warnings.warn(
-                f"{self.draws.size - ok.size} of {self.draws.size} bootstrap replicates of "
+                f"{self._draws.size - ok.size} of {self._draws.size} bootstrap replicates of "
                 f"{self.key} are undefined (a group rate with zero denominator); the "
                 "interval uses the others.",
                 stacklevel=2,
             )
-        if ok.size == 0:
-            return (float("nan"), float("nan"))
         lo, hi = np.quantile(ok, [(1 - prob) / 2, (1 + prob) / 2])
         return float(lo), float(hi)
 
     @property
     def se(self) -> float:
-        """Bootstrap standard error."""
-        return float(np.nanstd(self.draws, ddof=1))
+        """Bootstrap standard error (NaN when fewer than two replicates are defined)."""
+        ok = self._draws[~np.isnan(self._draws)]
+        return float(np.std(ok, ddof=1)) if ok.size > 1 else float("nan")
 
     def summary(self) -> pd.Series:
         """Estimate, standard error and interval bounds."""
         lo, hi = self.interval()
         return pd.Series(
-            {"estimate": self.estimate, "se": self.se, "lower": lo, "upper": hi, "prob": self.prob},
+            {"estimate": self.value, "se": self.se, "lower": lo, "upper": hi, "prob": self.prob},
             name=self.key,
         )
 
-
-def _leaves_are(measure: Measure, kind: type) -> bool:
-    return all(isinstance(b, kind) for b in measure.bases)
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        lo, hi = self.interval()
+        out.update({"prob": self.prob, "lower": lo, "upper": hi, "se": self.se, "n_boot": int(self._draws.size)})
+        return out
 
 
 def _multinomial_counts(stats: ConfusionStats, n_boot: int, rng: np.random.Generator) -> ConfusionStats:
@@ -88,17 +121,53 @@ def _multinomial_counts(stats: ConfusionStats, n_boot: int, rng: np.random.Gener
     return ConfusionStats(draws.reshape(n_boot, len(n), 2, 2).astype(float), stats.groups)
 
 
-def _row_multiplicities(sample: GroupedSample, rng: np.random.Generator) -> np.ndarray:
-    """How often each row appears in one stratified (by group) bootstrap replicate."""
-    order = np.argsort(sample.group_codes, kind="stable")
-    sizes = np.bincount(sample.group_codes, minlength=sample.n_groups)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    # uniform draws within each group's block of the sorted rows
-    u = rng.random(order.size)
-    picks = starts[sample.group_codes[order]] + np.floor(u * sizes[sample.group_codes[order]]).astype(np.intp)
-    mult = np.zeros(order.size)
-    np.add.at(mult, order[picks], 1.0)
-    return mult
+class _Resampler:
+    """Row multiplicities of stratified (by group) bootstrap replicates.
+
+    The rows are sorted by group once; each replicate then draws uniformly within
+    each group's block of the sorted rows.
+    """
+
+    def __init__(self, sample: GroupedSample) -> None:
+        self.order = np.argsort(sample.group_codes, kind="stable")
+        sorted_codes = sample.group_codes[self.order]
+        sizes = np.bincount(sample.group_codes, minlength=sample.n_groups)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        self.start_of_row = starts[sorted_codes]
+        self.size_of_row = sizes[sorted_codes]
+
+    def multiplicities(self, rng: np.random.Generator) -> np.ndarray:
+        picks = self.start_of_row + np.floor(rng.random(self.order.size) * self.size_of_row).astype(np.intp)
+        return np.bincount(self.order[picks], minlength=self.order.size).astype(float)
+
+
+def _statistics_kind(measure: Measure) -> str | None:
+    """The one sufficient statistic all of a measure's bases read, else None."""
+    kinds = {b.statistic for b in measure.bases}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _row_draws(measure: Measure, data: GroupedSample, pos: Any, kind: str, n_boot: int, rng: Any) -> np.ndarray:
+    resampler = _Resampler(data)
+    w0 = np.ones(data.group_codes.size) if data.sample_weight is None else data.sample_weight
+    t, p = data.labels01(pos) if kind == "confusion" else (data.y_true, data.y_pred)
+    draws = np.empty(n_boot)
+    for b in range(n_boot):
+        w = w0 * resampler.multiplicities(rng)
+        stats_cls = ConfusionStats if kind == "confusion" else ErrorStats
+        draws[b] = measure.from_stats(stats_cls.from_codes(data.group_codes, t, p, data.groups, w))
+    return draws
+
+
+def _recomputed_draws(measure: Measure, sample: GroupedSample, n_boot: int, rng: Any) -> np.ndarray:
+    resampler = _Resampler(sample)
+    draws = np.empty(n_boot)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for b in range(n_boot):
+            rows = np.repeat(np.arange(sample.group_codes.size), resampler.multiplicities(rng).astype(np.intp))
+            draws[b] = measure.evaluate_sample(sample.subset(rows)).value
+    return draws
 
 
 def bootstrap(
@@ -137,45 +206,22 @@ def bootstrap(
     >>> y = rng.integers(0, 2, 2000); yhat = rng.integers(0, 2, 2000); a = rng.integers(0, 2, 2000)
     >>> res = msr("fairness.tpr").bootstrap(y, yhat, sensitive_features=a, n_boot=500, random_state=0)
     >>> lo, hi = res.interval()
-    >>> bool(lo <= res.estimate <= hi)
+    >>> bool(lo <= res.value <= hi)
     True
     """
-    if n_boot < 2:
-        raise ValueError(f"n_boot={n_boot}; pass at least 2 replicates (typically 1000).")
+    if not isinstance(n_boot, int | np.integer) or n_boot < 2:
+        raise ValueError(f"n_boot={n_boot!r}; pass at least 2 replicates (typically 1000).")
     if not 0 < prob < 1:
         raise ValueError(f"prob={prob}; pass a probability in (0, 1).")
     rng = np.random.default_rng(random_state)
-    sample = _check_sample(measure, y_true, y_pred, sensitive_features, sample_weight)
-    estimate = measure._evaluate(sample).value
-    data, pos = measure._prepared(sample)
-    from .scoring import _leaves
-
-    uniform_inputs = len({(leaf.threshold, leaf.pos_label) for leaf in _leaves(measure)}) == 1
-    if not uniform_inputs:
-        counts_path = rows_path = False
-    else:
-        counts_path = _leaves_are(measure, CountMetric) and sample.sample_weight is None
-        rows_path = _leaves_are(measure, CountMetric) or _leaves_are(measure, ErrorMetric)
-    if counts_path:
-        stats = _multinomial_counts(data.confusion(pos), n_boot, rng)
-        draws = measure.from_stats(stats)
-    elif rows_path:
-        draws = np.empty(n_boot)
-        w0 = np.ones(data.group_codes.size) if data.sample_weight is None else data.sample_weight
-        for b in range(n_boot):
-            w = w0 * _row_multiplicities(data, rng)
-            if _leaves_are(measure, CountMetric):
-                t, p = data.labels01(pos)
-                stats: ConfusionStats | ErrorStats = ConfusionStats.from_codes(data.group_codes, t, p, data.groups, w)
-            else:
-                stats = ErrorStats.from_codes(data.group_codes, data.y_true, data.y_pred, data.groups, w)
-            draws[b] = measure.from_stats(stats)
-    else:  # wrapped scikit-learn metrics or mixed inputs: resample rows and recompute
-        draws = np.empty(n_boot)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for b in range(n_boot):
-                mult = _row_multiplicities(sample, rng).astype(np.intp)
-                rows = np.repeat(np.arange(mult.size), mult)
-                draws[b] = measure._evaluate(sample.subset(rows)).value
-    return BootstrapResult(measure.key, float(estimate), np.asarray(draws, dtype=float), prob)
+    sample = measure.validate(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
+    point = measure.evaluate_sample(sample)
+    data, pos = prepared(sample, measure.inputs)
+    kind = _statistics_kind(measure)
+    if kind == "confusion" and sample.sample_weight is None:
+        draws = measure.from_stats(_multinomial_counts(data.confusion(pos), n_boot, rng))
+    elif kind is not None:
+        draws = _row_draws(measure, data, pos, kind, n_boot, rng)
+    else:  # wrapped scikit-learn metrics, or bases reading different statistics
+        draws = _recomputed_draws(measure, sample, n_boot, rng)
+    return BootstrapResult(point, np.asarray(draws, dtype=float).reshape(n_boot), prob)

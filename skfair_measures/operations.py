@@ -5,15 +5,20 @@ so one function serves a point estimate ``(n_groups,)``, bootstrap replicates
 ``(n_boot, n_groups)`` and posterior draws ``(chain, draw, n_groups)``. An undefined
 group (NaN) makes the result NaN: NaN propagates, it is never skipped silently.
 
-Each operation says whether smaller results are fairer (``minimize``), whether
-its result is signed, and what range it has given the base metric's range.
+Each operation carries its meaning as data, so that no other module has to infer it
+from a name: whether smaller results are fairer (``minimize``), whether the result
+is signed, its ideal (perfectly fair) value, the family it belongs to (a difference
+or a ratio, which says how it compares against a reference group), and its range
+given the base metric's range.
 """
 
 from __future__ import annotations
 
+import difflib
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -24,6 +29,7 @@ __all__ = [
     "diff",
     "diff_to_overall",
     "diff_to_reference",
+    "from_callable",
     "get_operation",
     "mean_pairwise_absdiff",
     "ratio",
@@ -31,10 +37,35 @@ __all__ = [
     "ratio_to_reference",
 ]
 
+Family = Literal["difference", "ratio"]
+
+
+# --- ranges of results, given the base metric's (lower, upper) range --------------
+# Module-level functions (not lambdas) so that operations, and the measures holding
+# them, pickle.
+def _range_spread(r: tuple[float, float]) -> tuple[float, float]:
+    return (0.0, r[1] - r[0])
+
+
+def _range_signed(r: tuple[float, float]) -> tuple[float, float]:
+    return (r[0] - r[1], r[1] - r[0])
+
+
+def _range_unit(r: tuple[float, float]) -> tuple[float, float]:
+    return (0.0, 1.0)
+
+
+def _range_nonneg(r: tuple[float, float]) -> tuple[float, float]:
+    return (0.0, np.inf)
+
+
+def _range_any(r: tuple[float, float]) -> tuple[float, float]:
+    return (-np.inf, np.inf)
+
 
 @dataclass(frozen=True)
 class Operation:
-    """A reduction of per-group values to one number.
+    """A reduction of per-group values to one number, with its meaning as data.
 
     Parameters
     ----------
@@ -47,24 +78,34 @@ class Operation:
         results that have no direction (e.g. a signed difference).
     description : str
         Human-readable description.
+    ideal : float or None
+        The perfectly fair value (0 for differences, 1 for ratios); None if the
+        operation has none (a user function).
+    family : {"difference", "ratio"} or None
+        How the operation compares groups; it decides the signed form against a
+        reference group (:meth:`against`).
     range_of : callable
         Maps the base metric's ``(lower, upper)`` range to the result's range.
     params : dict
         Parameters shown in the measure's description (e.g. the reference group).
+    needs_overall : bool
+        Whether the operation compares groups with the pooled (overall) value.
 
     Examples
     --------
     >>> absdiff([0.5, 0.75, 0.25])
     0.5
+    >>> absdiff.ideal, absdiff.signed, ratio.ideal
+    (0.0, False, 1.0)
     """
 
     name: str
     func: Callable[..., np.ndarray]
     minimize: bool | None
     description: str
-    range_of: Callable[[tuple[float, float]], tuple[float, float]] = field(
-        default=lambda r: (-np.inf, np.inf), repr=False
-    )
+    ideal: float | None = None
+    family: Family | None = None
+    range_of: Callable[[tuple[float, float]], tuple[float, float]] = field(default=_range_any, repr=False)
     params: dict[str, Any] = field(default_factory=dict)
     needs_overall: bool = False
 
@@ -72,6 +113,31 @@ class Operation:
     def signed(self) -> bool:
         """Whether the result carries a sign (no better/worse direction)."""
         return self.minimize is None
+
+    @property
+    def reference(self) -> Any:
+        """The reference group of a ``*_to_reference`` operation, else None."""
+        return self.params.get("reference")
+
+    def against(self, reference: Any) -> Operation:
+        """The signed comparison of every group with ``reference`` in this family.
+
+        Differences become :func:`diff_to_reference` (other group minus the
+        reference), ratios :func:`ratio_to_reference`.
+
+        Examples
+        --------
+        >>> absdiff.against("m").name
+        'diff_to_reference'
+        """
+        if self.family == "difference":
+            return diff_to_reference(reference)
+        if self.family == "ratio":
+            return ratio_to_reference(reference)
+        raise ValueError(
+            f"reference={reference!r} does not apply to the operation {self.name!r} "
+            "(neither a difference nor a ratio); omit reference=."
+        )
 
     def __call__(
         self,
@@ -153,12 +219,37 @@ def _require_overall(overall: np.ndarray | None, name: str) -> np.ndarray:
     return overall
 
 
+def _diff_to_overall(v: np.ndarray, groups: pd.Index, overall: np.ndarray | None) -> np.ndarray:
+    return np.abs(v - _require_overall(overall, "diff_to_overall")[..., None]).max(axis=-1)
+
+
+def _ratio_to_overall(v: np.ndarray, groups: pd.Index, overall: np.ndarray | None) -> np.ndarray:
+    return _sym_ratio(v, _require_overall(overall, "ratio_to_overall")[..., None]).min(axis=-1)
+
+
+def _diff_to_reference(v: np.ndarray, groups: pd.Index, overall: Any, *, reference: Any) -> np.ndarray:
+    r = _ref_index(groups, reference)
+    others = np.delete(v, r, axis=-1) - v[..., r : r + 1]
+    return _signed_largest(others)
+
+
+def _ratio_to_reference(v: np.ndarray, groups: pd.Index, overall: Any, *, reference: Any) -> np.ndarray:
+    r = _ref_index(groups, reference)
+    ref = v[..., r : r + 1]
+    others = np.delete(v, r, axis=-1)
+    out = np.full(np.broadcast(others, ref).shape, np.nan)
+    np.divide(others, ref, out=out, where=ref != 0)
+    return out.min(axis=-1)
+
+
 absdiff = Operation(
     "absdiff",
     _absdiff,
     True,
     "largest absolute difference between groups (max - min; abs(x1 - x2) for two groups)",
-    range_of=lambda r: (0.0, r[1] - r[0]),
+    ideal=0.0,
+    family="difference",
+    range_of=_range_spread,
 )
 
 diff = Operation(
@@ -166,7 +257,9 @@ diff = Operation(
     _diff,
     None,
     "signed difference of largest magnitude, earlier minus later group (x1 - x2 for two groups)",
-    range_of=lambda r: (r[0] - r[1], r[1] - r[0]),
+    ideal=0.0,
+    family="difference",
+    range_of=_range_signed,
 )
 
 ratio = Operation(
@@ -174,7 +267,9 @@ ratio = Operation(
     _ratio_min_max,
     False,
     "smallest ratio between groups (min / max); 1 is perfectly fair",
-    range_of=lambda r: (0.0, 1.0),
+    ideal=1.0,
+    family="ratio",
+    range_of=_range_unit,
 )
 
 mean_pairwise_absdiff = Operation(
@@ -182,24 +277,30 @@ mean_pairwise_absdiff = Operation(
     _mean_pairwise,
     True,
     "mean absolute difference over all ordered pairs of groups",
-    range_of=lambda r: (0.0, r[1] - r[0]),
+    ideal=0.0,
+    family="difference",
+    range_of=_range_spread,
 )
 
 diff_to_overall = Operation(
     "diff_to_overall",
-    lambda v, groups, overall: np.abs(v - _require_overall(overall, "diff_to_overall")[..., None]).max(axis=-1),
+    _diff_to_overall,
     True,
     "largest absolute difference between a group and the overall value",
-    range_of=lambda r: (0.0, r[1] - r[0]),
+    ideal=0.0,
+    family="difference",
+    range_of=_range_spread,
     needs_overall=True,
 )
 
 ratio_to_overall = Operation(
     "ratio_to_overall",
-    lambda v, groups, overall: _sym_ratio(v, _require_overall(overall, "ratio_to_overall")[..., None]).min(axis=-1),
+    _ratio_to_overall,
     False,
     "smallest symmetric ratio min(x/overall, overall/x) over groups",
-    range_of=lambda r: (0.0, 1.0),
+    ideal=1.0,
+    family="ratio",
+    range_of=_range_unit,
     needs_overall=True,
 )
 
@@ -216,18 +317,14 @@ def diff_to_reference(reference: Any) -> Operation:
     >>> op([0.7, 0.5], groups=pd.Index(["f", "m"]))
     0.19999999999999996
     """
-
-    def func(v: np.ndarray, groups: pd.Index, overall: Any) -> np.ndarray:
-        r = _ref_index(groups, reference)
-        others = np.delete(v, r, axis=-1) - v[..., r : r + 1]
-        return _signed_largest(others)
-
     return Operation(
         "diff_to_reference",
-        func,
+        functools.partial(_diff_to_reference, reference=reference),
         None,
         f"signed difference to the reference group {reference!r} (other - reference)",
-        range_of=lambda r: (r[0] - r[1], r[1] - r[0]),
+        ideal=0.0,
+        family="difference",
+        range_of=_range_signed,
         params={"reference": reference},
     )
 
@@ -240,50 +337,53 @@ def ratio_to_reference(reference: Any) -> Operation:
     >>> ratio_to_reference("m")([0.4, 0.5], groups=pd.Index(["f", "m"]))
     0.8
     """
-
-    def func(v: np.ndarray, groups: pd.Index, overall: Any) -> np.ndarray:
-        r = _ref_index(groups, reference)
-        ref = v[..., r : r + 1]
-        out = np.full(np.broadcast(np.delete(v, r, axis=-1), ref).shape, np.nan)
-        np.divide(np.delete(v, r, axis=-1), ref, out=out, where=ref != 0)
-        return out.min(axis=-1)
-
     return Operation(
         "ratio_to_reference",
-        func,
+        functools.partial(_ratio_to_reference, reference=reference),
         False,
         f"smallest ratio of a group to the reference group {reference!r}",
-        range_of=lambda r: (0.0, np.inf),
+        ideal=1.0,
+        family="ratio",
+        range_of=_range_nonneg,
         params={"reference": reference},
     )
 
 
+def _apply_callable(
+    v: np.ndarray, groups: pd.Index, overall: Any, *, func: Callable[[pd.Series], float]
+) -> np.ndarray:
+    flat = v.reshape(-1, v.shape[-1])
+    out = np.array([float(func(pd.Series(row, index=groups))) for row in flat])
+    return out.reshape(v.shape[:-1])
+
+
 def from_callable(
-    func: Callable[[pd.Series], float], *, name: str | None = None, minimize: bool | None = True
+    func: Callable[[pd.Series], float],
+    *,
+    name: str | None = None,
+    minimize: bool | None = True,
+    ideal: float | None = None,
 ) -> Operation:
     """Wrap a user function of the per-group values (a labelled Series) as an operation.
 
     The function receives a pandas Series indexed by group, so ``lambda x: x["F"]``
     picks one group as in mlr3fairness. On stacked inputs (replicates, draws) it is
-    called once per row.
+    called once per row. Say what the result means: ``minimize`` (True, False, or
+    None for a signed result) and ``ideal`` (the perfectly fair value, if any). The
+    operation pickles if ``func`` does (a module-level function, not a lambda).
 
     Examples
     --------
-    >>> op = from_callable(lambda x: x["b"] - x["a"], name="b_minus_a", minimize=None)
+    >>> op = from_callable(lambda x: x["b"] - x["a"], name="b_minus_a", minimize=None, ideal=0.0)
     >>> op([0.25, 0.75], groups=pd.Index(["a", "b"]))
     0.5
     """
-
-    def apply(v: np.ndarray, groups: pd.Index, overall: Any) -> np.ndarray:
-        flat = v.reshape(-1, v.shape[-1])
-        out = np.array([float(func(pd.Series(row, index=groups))) for row in flat])
-        return out.reshape(v.shape[:-1])
-
     label = name or getattr(func, "__name__", "custom")
-    return Operation(label, apply, minimize, f"user operation {label}")
+    return Operation(label, functools.partial(_apply_callable, func=func), minimize, f"user operation {label}", ideal)
 
 
 _NAMED = {op.name: op for op in (absdiff, diff, ratio, mean_pairwise_absdiff, diff_to_overall, ratio_to_overall)}
+_WITH_REFERENCE = {"diff_to_reference": diff_to_reference, "ratio_to_reference": ratio_to_reference}
 _NAMED_ALIASES = {
     "groupdiff_absdiff": "absdiff",
     "groupdiff_diff": "diff",
@@ -311,15 +411,13 @@ def get_operation(operation: str | Operation | Callable[..., float], reference: 
         return operation
     if isinstance(operation, str):
         key = _NAMED_ALIASES.get(operation, operation)
-        if key in ("diff_to_reference", "ratio_to_reference"):
+        if key in _WITH_REFERENCE:
             if reference is None:
                 raise ValueError(f"operation={operation!r} needs reference= (the reference group).")
-            return diff_to_reference(reference) if key == "diff_to_reference" else ratio_to_reference(reference)
+            return _WITH_REFERENCE[key](reference)
         if key in _NAMED:
             return _NAMED[key]
-        import difflib
-
-        options = [*_NAMED, "diff_to_reference", "ratio_to_reference"]
+        options = [*_NAMED, *_WITH_REFERENCE]
         close = difflib.get_close_matches(key, options + list(_NAMED_ALIASES), n=3)
         hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
         raise ValueError(f"operation={operation!r} is unknown.{hint} Known: {options}, or a callable.")

@@ -14,28 +14,67 @@ from typing import Any
 import pandas as pd
 
 from .base import BASE_METRICS, CountMetric, ErrorMetric
-from .measures import CompositeMeasure, ConstraintMeasure, FairnessMeasure, Measure, PerformanceMeasure
+from .measures import (
+    CompositeMeasure,
+    ConstraintMeasure,
+    FairnessMeasure,
+    Measure,
+    MeasureBase,
+    PerformanceMeasure,
+    qualified_key,
+)
 
 __all__ = ["msr", "msrs"]
 
-_FAIRNESS_ARGS = ("operation", "reference", "pos_label", "threshold", "undefined", "groups")
+_SHARED_INPUTS = ("pos_label", "threshold", "undefined", "groups")
+
+
+def _param_label(value: Any) -> Any:
+    """How a parameter value reads in a key: an operation or function by its name."""
+    return getattr(value, "name", None) or getattr(value, "__name__", None) or value
+
+
+def _key(stem: str, kw: dict[str, Any], defaults: dict[str, Any]) -> str:
+    """The registry key, qualified by every parameter that differs from the entry's default.
+
+    ``msr("fairness.tpr", operation="ratio")`` is another measure than
+    ``msr("fairness.tpr")``, so it gets another key: results, scorer dicts and
+    MLflow metrics are keyed by it.
+    """
+    if "key" in kw:
+        return kw.pop("key")
+    qualifiers = {}
+    for name in ("operation", "reference", "aggregate", "epsilon", "threshold"):
+        if name in kw and kw[name] is not None and _param_label(kw[name]) != defaults.get(name):
+            qualifiers[name] = _param_label(kw[name])
+    return qualified_key(stem, **qualifiers)
 
 
 def _fairness(base: str, description: str) -> Callable[..., Measure]:
+    named = _named_fairness(f"fairness.{base}", base, description)
+
     def make(**kw: Any) -> Measure:
         if "base" in kw:  # another base: a different measure, with its own key
             return FairnessMeasure(**kw)
-        kw.setdefault("key", f"fairness.{base}")
+        return named(**kw)
+
+    return make
+
+
+def _named_fairness(key: str, base: str, description: str, operation: str = "absdiff") -> Callable[..., Measure]:
+    def make(**kw: Any) -> Measure:
+        own_key = _key(key, kw, {"operation": operation})
+        kw.setdefault("operation", operation)
         kw.setdefault("description", description)
-        return FairnessMeasure(base, **kw)
+        return FairnessMeasure(base, key=own_key, **kw)
 
     return make
 
 
 def _composite(key: str, bases: tuple[str, ...], description: str, aggregate: str = "mean") -> Callable[..., Measure]:
     def make(**kw: Any) -> Measure:
+        own_key = _key(key, kw, {"aggregate": aggregate, "operation": "absdiff"})
         agg = kw.pop("aggregate", aggregate)
-        own_key = kw.pop("key", key)
         children = [FairnessMeasure(b, **kw) for b in bases]
         return CompositeMeasure(children, agg, key=own_key, description=description)
 
@@ -44,9 +83,9 @@ def _composite(key: str, bases: tuple[str, ...], description: str, aggregate: st
 
 def _constraint(key: str, fairness_key: str, epsilon: float, description: str) -> Callable[..., Measure]:
     def make(**kw: Any) -> Measure:
+        own_key = _key(key, kw, {"epsilon": epsilon, "operation": "absdiff", "aggregate": "mean"})
         eps = kw.pop("epsilon", epsilon)
-        own_key = kw.pop("key", key)
-        perf_kw = {k: kw[k] for k in ("pos_label", "threshold") if k in kw}
+        perf_kw = {k: kw[k] for k in _SHARED_INPUTS if k in kw}
         fair = _REGISTRY[fairness_key](**kw)
         return ConstraintMeasure(PerformanceMeasure("acc", **perf_kw), fair, eps, key=own_key, description=description)
 
@@ -59,12 +98,13 @@ def _generic(**kw: Any) -> Measure:
     return FairnessMeasure(**kw)
 
 
-def _performance(base: str) -> Callable[..., Measure]:
+def _performance(base: str, key: str | None = None) -> Callable[..., Measure]:
     def make(**kw: Any) -> Measure:
+        if key is not None:
+            kw["key"] = _key(key, kw, {})
         return PerformanceMeasure(base, **kw)
 
     return make
-
 
 _ABS = "Absolute differences in {} across groups"
 
@@ -83,11 +123,10 @@ _REGISTRY: dict[str, Callable[..., Measure]] = {
     "fairness.tp": _fairness("tp", _ABS.format("true positives")),
     "fairness.tn": _fairness("tn", _ABS.format("true negatives")),
     "fairness.fn": _fairness("fn", _ABS.format("false negatives")),
-    "fairness.cv": lambda **kw: FairnessMeasure(
+    "fairness.cv": _named_fairness(
+        "fairness.cv",
         "selection_rate",
-        key=kw.pop("key", "fairness.cv"),
-        description="Difference in positive class prediction (Calders-Wevers gap, demographic parity)",
-        **kw,
+        "Difference in positive class prediction (Calders-Wevers gap, demographic parity)",
     ),
     "fairness.eod": _composite(
         "fairness.eod",
@@ -108,12 +147,11 @@ _REGISTRY: dict[str, Callable[..., Measure]] = {
     # Beyond mlr3fairness: names fairlearn users know.
     "fairness.fdr": _fairness("fdr", _ABS.format("false discovery rates")),
     "fairness.mae": _fairness("mae", _ABS.format("mean absolute error")),
-    "fairness.dp_ratio": lambda **kw: FairnessMeasure(
+    "fairness.dp_ratio": _named_fairness(
+        "fairness.dp_ratio",
         "selection_rate",
-        operation=kw.pop("operation", "ratio"),
-        key=kw.pop("key", "fairness.dp_ratio"),
-        description="Demographic parity ratio: smallest ratio of selection rates (fairlearn)",
-        **kw,
+        "Demographic parity ratio: smallest ratio of selection rates (fairlearn)",
+        operation="ratio",
     ),
     "fairness.eod_max": _composite(
         "fairness.eod_max",
@@ -150,8 +188,8 @@ _REGISTRY["unaware.proxy_dp"] = _proxy("dp")
 _REGISTRY["unaware.proxy_eod"] = _proxy("eod")
 _REGISTRY["unaware.proxy_eop"] = _proxy("eop")
 _REGISTRY["unaware.quantified_dp"] = _quantified
-_REGISTRY["classif.ce"] = lambda **kw: PerformanceMeasure("error_rate", key="classif.ce", **kw)
-_REGISTRY["classif.bacc"] = lambda **kw: PerformanceMeasure("balanced_accuracy", key="classif.bacc", **kw)
+_REGISTRY["classif.ce"] = _performance("error_rate", "classif.ce")
+_REGISTRY["classif.bacc"] = _performance("balanced_accuracy", "classif.bacc")
 
 #: The keys of mlr3fairness' table (seed vignette), in its order.
 MLR3_KEYS: tuple[str, ...] = tuple(list(_REGISTRY)[:18])
@@ -162,7 +200,7 @@ def keys() -> list[str]:
     return list(_REGISTRY)
 
 
-def msr(key: str, /, **overrides: Any) -> Measure:
+def msr(key: str, /, **overrides: Any) -> MeasureBase:
     """Get a fresh measure from the registry.
 
     Parameters
@@ -177,14 +215,18 @@ def msr(key: str, /, **overrides: Any) -> Measure:
 
     Returns
     -------
-    Measure
+    MeasureBase
+        A fresh measure; its key names every non-default parameter
+        (``msr("fairness.tpr", operation="ratio").key == "fairness.tpr(operation=ratio)"``).
 
     Examples
     --------
     >>> msr("fairness.tpr")([1, 1, 1, 1], [1, 0, 1, 1], sensitive_features=list("aabb"))
     0.5
     >>> msr("fairness", base="fpr", operation="ratio").key
-    'fairness.fpr'
+    'fairness.fpr(operation=ratio)'
+    >>> msr("fairness.tpr", operation="ratio").key
+    'fairness.tpr(operation=ratio)'
     >>> msr("fairness.tpx")
     Traceback (most recent call last):
     ...
@@ -226,34 +268,14 @@ def msrs() -> pd.DataFrame:
             )
             continue
         m = _REGISTRY[key]()
-        bases = getattr(m, "bases", None)
         rows.append(
             {
                 "key": key,
                 "description": m.description,
-                "base": ", ".join(b.name for b in bases) if bases is not None else _unaware_base(m),
-                "operation": _operation_name(m),
+                "base": m.base_label,
+                "operation": m.operation_label,
                 "minimize": m.minimize,
                 "range": tuple(float(x) for x in m.range),
             }
         )
     return pd.DataFrame(rows)
-
-
-def _operation_name(m: Measure) -> str:
-    if isinstance(m, FairnessMeasure):
-        return m.operation.name
-    if isinstance(m, CompositeMeasure):
-        ops = {_operation_name(c) for c in m.measures}
-        return f"{m.aggregate_name}({', '.join(sorted(ops))})"
-    if isinstance(m, ConstraintMeasure):
-        return f"constraint(epsilon={m.epsilon:g})"
-    if isinstance(m, PerformanceMeasure):
-        return "overall"
-    return "mean_pairwise_absdiff" if hasattr(m, "metric") else "diff (absolute)"
-
-
-def _unaware_base(m: Any) -> str:
-    if hasattr(m, "metric"):
-        return {"dp": "selection_rate", "eod": "tpr, fpr", "eop": "tpr"}[m.metric] + " via proxies"
-    return "selection_rate via quantification"

@@ -12,6 +12,7 @@ A :class:`FairnessScorer` gets the sensitive attribute in one of two ways:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,8 +21,8 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.metadata_routing import MetadataRequest
 
-from .measures import Measure, evaluate_measures
-from .registry import msr
+from ._stats import SingleGroupError, resolve_sensitive
+from .measures import Measure, UndefinedGroupWarning, as_measures, evaluate_measures
 
 __all__ = ["DropColumns", "FairnessScorer", "MultiMeasureScorer", "compute_metrics", "make_scorers"]
 
@@ -31,10 +32,6 @@ _NO_SENSITIVE = (
     "sensitive_features=... to fit() / params= of cross_validate, or build the scorer "
     "in column mode: as_scorer(sensitive='column_name')."
 )
-
-
-def _as_measure(m: Measure | str) -> Measure:
-    return msr(m) if isinstance(m, str) else m
 
 
 def _response(estimator: Any, X: Any, method: str, pos_label: Any) -> np.ndarray:
@@ -56,26 +53,14 @@ def _response(estimator: Any, X: Any, method: str, pos_label: Any) -> np.ndarray
     return proba[:, classes.index(pos)]
 
 
-def _sensitive_from_X(X: Any, columns: list[str]) -> pd.DataFrame | pd.Series:
-    if not isinstance(X, pd.DataFrame):
-        raise TypeError(
-            f"the scorer reads sensitive column(s) {columns} from X, but X is a "
-            f"{type(X).__name__}; pass X as a pandas DataFrame."
-        )
-    missing = [c for c in columns if c not in X.columns]
-    if missing:
-        raise KeyError(f"sensitive column(s) {missing} not in X's columns {list(X.columns)}.")
-    return X[columns[0]] if len(columns) == 1 else X[columns]
-
-
 class _RoutingScorer:
     """Metadata-routing plumbing shared by the scorers (score requests only)."""
 
     _sensitive: list[str] | None
 
-    def _init_requests(self) -> None:
+    def _init_requests(self, needs_sensitive: bool = True) -> None:
         self._requests: dict[str, Any] = {}
-        if self._sensitive is None:
+        if self._sensitive is None and needs_sensitive:
             self._requests["sensitive_features"] = True
 
     def set_score_request(self, **requests: Any) -> _RoutingScorer:
@@ -93,12 +78,36 @@ class _RoutingScorer:
             request.score.add_request(param=param, alias=value)
         return request
 
-    def _groups_of(self, X: Any, sensitive_features: Any, key: str) -> Any:
-        if self._sensitive is not None:
-            return _sensitive_from_X(X, self._sensitive)
-        if sensitive_features is None:
+    def _groups_of(self, X: Any, sensitive_features: Any, key: str, needs_sensitive: bool = True) -> Any:
+        if self._sensitive is None and sensitive_features is None:
+            if not needs_sensitive:
+                return None
             raise ValueError(_NO_SENSITIVE.format(key=key))
-        return sensitive_features
+        return resolve_sensitive(sensitive_features, X=X, columns=self._sensitive)
+
+
+def _columns(sensitive: str | Sequence[str] | None) -> list[str] | None:
+    return None if sensitive is None else ([sensitive] if isinstance(sensitive, str) else list(sensitive))
+
+
+def _scored(
+    measures: Sequence[Measure], y_true: Any, y_pred: Any, groups: Any, sample_weight: Any
+) -> dict[str, float]:
+    """Values of measures on one fold; a fold holding a single group gives NaN, with a warning.
+
+    A cross-validation fold that holds one group leaves every comparison
+    undefined; scikit-learn then reports NaN for that fold only, instead of the
+    whole search failing.
+    """
+    try:
+        res = evaluate_measures(measures, y_true, y_pred, sensitive_features=groups, sample_weight=sample_weight)
+        return {k: r.value for k, r in res.items()}
+    except SingleGroupError as exc:
+        out = {m.key: float("nan") for m in measures if m.inputs.needs_sensitive}
+        warnings.warn(f"{', '.join(out)}: NaN for this fold: {exc}", UndefinedGroupWarning, stacklevel=3)
+        rest = [m for m in measures if not m.inputs.needs_sensitive]
+        res = evaluate_measures(rest, y_true, y_pred, sample_weight=sample_weight) if rest else {}
+        return {m.key: out[m.key] if m.key in out else res[m.key].value for m in measures}
 
 
 class FairnessScorer(_RoutingScorer):
@@ -128,14 +137,12 @@ class FairnessScorer(_RoutingScorer):
     """
 
     def __init__(self, measure: Measure | str, sensitive: str | Sequence[str] | None = None, groups: Any = None):
-        self.measure = _as_measure(measure)
+        (self.measure,) = as_measures([measure])
         if groups is not None:
-            self.measure = _with_groups(self.measure, groups)
-        self._sensitive = (
-            None if sensitive is None else ([sensitive] if isinstance(sensitive, str) else list(sensitive))
-        )
+            self.measure = self.measure.with_inputs(groups=groups)
+        self._sensitive = _columns(sensitive)
         self._sign = 1 if self.measure.greater_is_better else -1
-        self._init_requests()
+        self._init_requests(self.measure.inputs.needs_sensitive)
 
     @property
     def greater_is_better(self) -> bool:
@@ -152,9 +159,10 @@ class FairnessScorer(_RoutingScorer):
     ) -> float:
         if kwargs:
             raise TypeError(f"{self!r} got unexpected metadata {sorted(kwargs)}.")
-        groups = self._groups_of(X, sensitive_features, self.measure.key)
-        y_pred = _response(estimator, X, self.measure.response_method, self.measure.pos_label)
-        value = self.measure(y_true, y_pred, sensitive_features=groups, sample_weight=sample_weight)
+        inputs = self.measure.inputs
+        groups = self._groups_of(X, sensitive_features, self.measure.key, inputs.needs_sensitive)
+        y_pred = _response(estimator, X, inputs.response_method, inputs.pos_label)
+        value = _scored([self.measure], y_true, y_pred, groups, sample_weight)[self.measure.key]
         return self._sign * value
 
     def __repr__(self) -> str:
@@ -186,13 +194,11 @@ class MultiMeasureScorer(_RoutingScorer):
         sensitive: str | Sequence[str] | None = None,
         groups: Any = None,
     ):
-        self.measures = [_as_measure(m) for m in measures]
+        self.measures = as_measures(measures)
         if groups is not None:
-            self.measures = [_with_groups(m, groups) for m in self.measures]
-        self._sensitive = (
-            None if sensitive is None else ([sensitive] if isinstance(sensitive, str) else list(sensitive))
-        )
-        self._init_requests()
+            self.measures = [m.with_inputs(groups=groups) for m in self.measures]
+        self._sensitive = _columns(sensitive)
+        self._init_requests(any(m.inputs.needs_sensitive for m in self.measures))
 
     def __call__(
         self,
@@ -205,16 +211,17 @@ class MultiMeasureScorer(_RoutingScorer):
     ) -> dict[str, float]:
         if kwargs:
             raise TypeError(f"{self!r} got unexpected metadata {sorted(kwargs)}.")
-        groups = self._groups_of(X, sensitive_features, "these measures")
+        needs = any(m.inputs.needs_sensitive for m in self.measures)
+        groups = self._groups_of(X, sensitive_features, "these measures", needs)
         out: dict[str, float] = {}
         by_method: dict[tuple[str, Any], list[Measure]] = {}
         for m in self.measures:
-            by_method.setdefault((m.response_method, m.pos_label), []).append(m)
+            by_method.setdefault((m.inputs.response_method, m.inputs.pos_label), []).append(m)
         for (method, pos_label), ms in by_method.items():
             y_pred = _response(estimator, X, method, pos_label)
-            res = evaluate_measures(ms, y_true, y_pred, sensitive_features=groups, sample_weight=sample_weight)
+            values = _scored(ms, y_true, y_pred, groups, sample_weight)
             for m in ms:
-                out[m.key] = (1 if m.greater_is_better else -1) * res[m.key].value
+                out[m.key] = (1 if m.greater_is_better else -1) * values[m.key]
         return {m.key: out[m.key] for m in self.measures}
 
     def __repr__(self) -> str:
@@ -226,25 +233,6 @@ def make_scorers(
 ) -> MultiMeasureScorer:
     """A single scorer returning a dict of several measures (see :class:`MultiMeasureScorer`)."""
     return MultiMeasureScorer(measures, sensitive=sensitive, groups=groups)
-
-
-def _with_groups(measure: Measure, groups: Any) -> Measure:
-    import copy
-
-    m = copy.deepcopy(measure)
-    index = pd.Index(groups)
-    for child in _leaves(m):
-        child.groups = index
-    return m
-
-
-def _leaves(m: Measure) -> list[Measure]:
-    children = getattr(m, "measures", None)
-    if children is not None:
-        return [leaf for c in children for leaf in _leaves(c)]
-    if hasattr(m, "performance"):
-        return _leaves(m.performance) + _leaves(m.fairness)
-    return [m]
 
 
 class DropColumns(TransformerMixin, BaseEstimator):
@@ -330,12 +318,9 @@ def compute_metrics(
     classif.acc     0.75
     dtype: float64
     """
-    if isinstance(measures, (Measure, str)):
-        measures = [measures]
-    ms = [_as_measure(m) for m in measures]
+    ms = as_measures(measures)
     y_pred = data[prediction] if isinstance(prediction, str) else prediction
-    cols = [sensitive] if isinstance(sensitive, str) else list(sensitive)
-    groups = data[cols[0]] if len(cols) == 1 else data[cols]
+    groups = resolve_sensitive(X=data, columns=sensitive)
     w = data[sample_weight] if isinstance(sample_weight, str) else sample_weight
     res = evaluate_measures(ms, data[target], y_pred, sensitive_features=groups, sample_weight=w)
     return pd.Series({m.key: res[m.key].value for m in ms}, dtype=float)

@@ -77,7 +77,8 @@ def test_evaluate_returns_groupwise_values_and_counts():
     assert res.by_group.to_dict() == {"F": 1.0, "M": 0.5}
     assert res.counts.to_dict() == {"F": 4, "M": 4}
     assert res.overall == 0.75
-    assert res.to_dict()["by_group"] == {"F": 1.0, "M": 0.5}
+    as_dict = res.to_dict()
+    assert as_dict["groups"] == ["F", "M"] and as_dict["by_group"] == [1.0, 0.5]
     comp = sfm.msr("fairness.eod").groupwise(Y, P, sensitive_features=A)
     assert list(comp.columns) == ["fairness.tpr", "fairness.fpr"]
 
@@ -89,8 +90,13 @@ def test_constraint_semantics_follow_mlr3fairness():
     fair = sfm.msr("fairness.acc_eod=.05", epsilon=0.6)
     assert fair(Y, P, sensitive_features=A) == pytest.approx(0.75)
     assert m.minimize is False
-    with pytest.raises(ValueError, match="not a minimised measure"):
-        sfm.ConstraintMeasure(sfm.msr("classif.acc"), sfm.msr("fairness.dp_ratio"))
+    with pytest.raises(ValueError, match="no ideal value"):
+        sfm.ConstraintMeasure(sfm.msr("classif.acc"), sfm.msr("fairness.tpr", operation=lambda x: x.iloc[0]))
+    # a ratio's ideal is 1: within epsilon of it means min/max >= 1 - epsilon
+    ratio = sfm.ConstraintMeasure(sfm.msr("classif.acc"), sfm.msr("fairness.dp_ratio"), epsilon=0.2)
+    dp_ratio = sfm.msr("fairness.dp_ratio")(Y, P, sensitive_features=A)
+    expected = 0.75 if 1 - dp_ratio <= 0.2 else 0.0 - (1 - dp_ratio)
+    assert ratio(Y, P, sensitive_features=A) == pytest.approx(expected)
 
 
 def test_composite_directions_must_agree():
@@ -100,15 +106,28 @@ def test_composite_directions_must_agree():
     assert m(Y, P, sensitive_features=A) == 0.5
 
 
-def test_intersectional_groups_keep_empty_cells_as_undefined():
+def test_intersectional_groups_are_the_observed_combinations():
     sf = pd.DataFrame({"sex": ["F", "F", "M", "M"] * 2, "race": ["a", "b", "a", "a"] * 2})
     y = [1, 1, 1, 1, 0, 0, 0, 0]
+    res = sfm.msr("fairness.acc").evaluate(y, y, sensitive_features=sf)
+    assert res.value == 0.0
+    assert isinstance(res.by_group.index, pd.MultiIndex)
+    assert list(res.by_group.index) == [("F", "a"), ("F", "b"), ("M", "a")]
+    # declaring the full product keeps the absent cell, as undefined
+    full = pd.MultiIndex.from_product([["F", "M"], ["a", "b"]], names=["sex", "race"])
     with pytest.warns(sfm.UndefinedGroupWarning, match=r"\('M', 'b'\)"):
-        res = sfm.msr("fairness.acc").evaluate(y, y, sensitive_features=sf)
-    assert np.isnan(res.value)
-    assert isinstance(res.by_group.index, pd.MultiIndex) and len(res.by_group) == 4
+        res = sfm.msr("fairness.acc", groups=full).evaluate(y, y, sensitive_features=sf)
+    assert np.isnan(res.value) and len(res.by_group) == 4
     with pytest.warns(sfm.UndefinedGroupWarning, match="dropped"):
-        assert sfm.msr("fairness.acc", undefined="drop")(y, y, sensitive_features=sf) == 0.0
+        assert sfm.msr("fairness.acc", undefined="drop", groups=full)(y, y, sensitive_features=sf) == 0.0
+
+
+def test_intersections_of_many_levels_do_not_allocate_the_product():
+    rng = np.random.default_rng(0)
+    sf = pd.DataFrame({"a": rng.integers(0, 20_000, 40_000), "b": rng.integers(0, 20_000, 40_000)})
+    y = rng.integers(0, 2, 40_000)
+    res = sfm.msr("fairness.acc", undefined="drop").evaluate(y, y, sensitive_features=sf)
+    assert len(res.by_group) == len(sf.drop_duplicates())
 
 
 def test_input_types_agree():

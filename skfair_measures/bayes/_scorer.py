@@ -24,8 +24,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..measures import Measure
-from ..scoring import _as_measure, _response, _RoutingScorer, _sensitive_from_X
+from .._stats import resolve_sensitive
+from ..measures import Measure, as_measures
+from ..scoring import _response, _RoutingScorer
 from ._api import posterior
 
 __all__ = ["BayesianScorer"]
@@ -96,7 +97,7 @@ class BayesianScorer(_RoutingScorer):
             raise ValueError(f"rule={rule!r}; pass one of {list(_RULES)}.")
         if method == "bc" and unlabeled_X is None:
             raise ValueError("method='bc' needs unlabeled_X= (an unlabelled pool the estimator will score).")
-        self.measure = _as_measure(measure)
+        (self.measure,) = as_measures([measure])
         self.method = method
         self.rule = rule
         self.prob = prob
@@ -147,7 +148,7 @@ class BayesianScorer(_RoutingScorer):
         if self.method == "bc":
             extra["unlabeled_scores"] = _response(estimator, self.unlabeled_X, "predict_proba", pos_label)
             if self._sensitive is not None:
-                extra["unlabeled_sensitive"] = _sensitive_from_X(self.unlabeled_X, self._sensitive)
+                extra["unlabeled_sensitive"] = resolve_sensitive(X=self.unlabeled_X, columns=self._sensitive)
             else:
                 extra["unlabeled_sensitive"] = self.unlabeled_sensitive
         post = posterior(

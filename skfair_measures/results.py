@@ -1,0 +1,257 @@
+"""The one result interface: point values, bootstrap results, posteriors, estimates.
+
+Whatever produced it, a result answers the same questions under the same names:
+``value`` (NaN when undefined, with the ``reason``), ``by_group``, ``counts``,
+``draws`` where it was sampled, ``interval(prob)`` and ``to_dict()``. Reports,
+plots, the CLI and the MLflow plugin read results through this interface only; they
+never inspect a result's attributes to learn what it is.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .measures import MeasureBase
+
+__all__ = ["MeasureResult", "NoIntervalError", "Result", "group_table", "plain"]
+
+Kind = Literal["point", "bootstrap", "posterior", "estimate"]
+
+
+class NoIntervalError(ValueError):
+    """A point result has no interval; ask for a bootstrap or a posterior."""
+
+
+def plain(x: Any) -> Any:
+    """A JSON-friendly copy of a group label or value (tuples become lists, NaN None).
+
+    Integers stay integers and strings stay strings, so groups ``1`` and ``"1"``
+    remain distinct.
+
+    Examples
+    --------
+    >>> plain(("F", np.int64(1))), plain(np.float64("nan")), plain(True)
+    (['F', 1], None, True)
+    """
+    if isinstance(x, tuple | list):
+        return [plain(v) for v in x]
+    if isinstance(x, np.bool_ | bool):
+        return bool(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, float | np.floating):
+        return None if math.isnan(x) else float(x)
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def group_table(index: pd.Index) -> dict[str, Any]:
+    """Group names and labels of an index, JSON-friendly and without merging labels.
+
+    Examples
+    --------
+    >>> group_table(pd.MultiIndex.from_tuples([("F", 1), ("M", 1)], names=["sex", "race"]))
+    {'group_names': ['sex', 'race'], 'groups': [['F', 1], ['M', 1]]}
+    """
+    names = [None if n is None else str(n) for n in index.names]
+    return {"group_names": names, "groups": [plain(g) for g in index]}
+
+
+def _aligned(obj: pd.Series | pd.DataFrame | None) -> Any:
+    """Values of a per-group Series (a list) or DataFrame (a dict of lists), group order kept."""
+    if obj is None:
+        return None
+    if isinstance(obj, pd.DataFrame):
+        return {str(c): [plain(v) for v in obj[c].tolist()] for c in obj.columns}
+    return [plain(v) for v in obj.tolist()]
+
+
+class Result:
+    """Base class of every result: the interface the rest of the library reads.
+
+    Subclasses set ``key``, ``value``, ``measure`` and ``kind`` and override the
+    properties they compute. Defaults: no per-group values, no counts, no draws,
+    no interval.
+
+    Attributes
+    ----------
+    key : str
+        The measure's key.
+    value : float
+        The estimate (NaN when undefined; ``reason`` says why).
+    measure : MeasureBase or None
+        The measure that produced the result.
+    kind : {"point", "bootstrap", "posterior", "estimate"}
+        What produced it.
+    """
+
+    key: str
+    value: float
+    measure: MeasureBase | None = None
+    kind: Kind = "point"
+
+    @property
+    def by_group(self) -> pd.Series | pd.DataFrame | None:
+        """Per-group values of the base metric(s), or None."""
+        return None
+
+    @property
+    def counts(self) -> pd.Series | None:
+        """(Weighted) number of samples per group, or None."""
+        return None
+
+    @property
+    def draws(self) -> np.ndarray | None:
+        """Sampled values of the measure (bootstrap replicates, posterior draws), or None."""
+        return None
+
+    @property
+    def reason(self) -> str | None:
+        """Why ``value`` is undefined (NaN), or None when it is defined."""
+        return None if not math.isnan(self.value) else "the value is undefined"
+
+    @property
+    def defined(self) -> bool:
+        """Whether ``value`` is a number."""
+        return not math.isnan(self.value)
+
+    def interval(self, prob: float = 0.95) -> tuple[float, float]:
+        """Equal-tailed interval of probability ``prob``.
+
+        Results without draws have none; bootstrap results and posteriors do.
+        """
+        raise NoIntervalError(
+            f"{self.key} is a point value and has no interval; use the measure's "
+            "bootstrap(...) or posterior(...) for one."
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dictionary that keeps every group (labels as lists, not strings)."""
+        out: dict[str, Any] = {"key": self.key, "kind": self.kind, "value": plain(self.value)}
+        if self.reason is not None:
+            out["reason"] = self.reason
+        index = _index_of(self.by_group, self.counts)
+        if index is not None:
+            out.update(group_table(index))
+        out["by_group"] = _aligned(self.by_group)
+        out["counts"] = _aligned(self.counts)
+        if self.measure is not None:
+            out["minimize"] = self.measure.minimize
+            out["ideal"] = self.measure.ideal
+        return out
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(key={self.key!r}, value={self.value!r})"
+
+
+def _index_of(*objs: pd.Series | pd.DataFrame | None) -> pd.Index | None:
+    for obj in objs:
+        if obj is not None:
+            return obj.index
+    return None
+
+
+class MeasureResult(Result):
+    """The value of a measure with its per-group values and group counts.
+
+    The pandas objects are built on first access, so evaluating many measures stays
+    cheap when only the values are read.
+
+    Attributes
+    ----------
+    key : str
+        Measure key, e.g. ``"fairness.tpr"``.
+    value : float
+        The measure's value (NaN if undefined).
+    by_group : pandas.Series or pandas.DataFrame
+        Base-metric value per group (a DataFrame with one column per component
+        measure for composites).
+    counts : pandas.Series
+        Number of samples (weighted if weights were given) per group.
+    overall : float or pandas.Series or None
+        Base metric on all samples pooled.
+    undefined_groups : list
+        Groups whose base metric was undefined (zero denominator).
+    measure : Measure or None
+        The measure that produced the result (its configuration: base, operation, ...).
+
+    Examples
+    --------
+    >>> from skfair_measures import msr
+    >>> res = msr("fairness.tpr").evaluate([1, 1, 1, 1], [1, 0, 1, 1], sensitive_features=[1, 1, "1", "1"])
+    >>> res.to_dict()["groups"], res.to_dict()["by_group"]
+    ([1, '1'], [0.5, 1.0])
+    """
+
+    kind: Kind = "point"
+
+    def __init__(
+        self,
+        key: str,
+        value: float,
+        by_group: pd.Series | pd.DataFrame | Callable[[], Any] | None = None,
+        counts: pd.Series | Callable[[], pd.Series] | None = None,
+        overall: float | pd.Series | Callable[[], Any] | None = None,
+        undefined_groups: Any = (),
+        measure: MeasureBase | None = None,
+        reason: str | None = None,
+    ) -> None:
+        self.key = key
+        self.measure = measure
+        self.value = value
+        self._lazy = {"by_group": by_group, "counts": counts, "overall": overall}
+        self.undefined_groups = list(undefined_groups)
+        self._reason = reason
+
+    def _get(self, name: str) -> Any:
+        obj = self._lazy[name]
+        if callable(obj):
+            obj = self._lazy[name] = obj()
+        return obj
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Build the lazy parts before pickling: closures do not pickle.
+        for name in self._lazy:
+            self._get(name)
+        return self.__dict__
+
+    @property
+    def by_group(self) -> pd.Series | pd.DataFrame | None:
+        return self._get("by_group")
+
+    @property
+    def counts(self) -> pd.Series | None:
+        return self._get("counts")
+
+    @property
+    def overall(self) -> float | pd.Series | None:
+        return self._get("overall")
+
+    @property
+    def minimize(self) -> bool | None:
+        """Whether smaller values are better (None for signed measures)."""
+        return None if self.measure is None else self.measure.minimize
+
+    @property
+    def reason(self) -> str | None:
+        if not math.isnan(self.value):
+            return None
+        if self._reason is not None:
+            return self._reason
+        if self.undefined_groups:
+            return f"undefined for group(s) {self.undefined_groups}"
+        return "the value is undefined"
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        overall = self.overall
+        out["overall"] = _aligned(overall) if isinstance(overall, pd.Series) else plain(overall)
+        out["undefined_groups"] = [plain(g) for g in self.undefined_groups]
+        return out
