@@ -215,6 +215,17 @@ class MeasureBase:
         """Whether the value carries a sign (no better/worse direction)."""
         return self.minimize is None
 
+    def against(self, reference: Any) -> MeasureBase:
+        """The signed form of the measure, comparing every group with ``reference``.
+
+        Only a measure that compares groups with one operation has one (see
+        :meth:`FairnessMeasure.against`); the others raise a ValueError.
+        """
+        raise ValueError(
+            f"reference={reference!r} does not apply to {self.key}: it does not compare the groups "
+            "with one operation; omit reference=."
+        )
+
     @property
     def greater_is_better(self) -> bool:
         """Scorer direction: the opposite of ``minimize`` (signed measures: True)."""
@@ -794,6 +805,17 @@ class FairnessMeasure(Measure):
             params["key"] = None
         params.update(overrides)
         return FairnessMeasure(**params)
+
+    def against(self, reference: Any) -> FairnessMeasure:
+        """The signed comparison with ``reference`` in the operation's family (a new key).
+
+        Examples
+        --------
+        >>> from skfair_measures import msr
+        >>> msr("fairness.acc").against("M").key
+        'fairness.acc(operation=diff_to_reference, reference=M)'
+        """
+        return self.clone(operation=self.operation.against(reference), reference=reference)
 
 
 class PerformanceMeasure(Measure):
