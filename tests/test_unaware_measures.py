@@ -35,7 +35,7 @@ def test_proxy_measures_in_registry_match_the_estimator():
     base = sfm.msr("unaware.proxy_dp", mode="base")(y, y_pred, proxies=proxies)
     assert base == pytest.approx(0.7 * true_dp, abs=0.03)  # shrunk by 1 - e1 - e2 (Corollary 3.3)
     res = sfm.msr("unaware.proxy_dp").bootstrap(y, y_pred, proxies=proxies, n_boot=50)
-    lo, hi = res.interval
+    lo, hi = res.interval()
     assert lo <= res.value <= hi
 
 

@@ -19,6 +19,7 @@ from sklearn.utils.estimator_checks import (
 )
 
 from skfair_measures import unaware
+from skfair_measures.results import NoIntervalError
 from skfair_measures.unaware import (
     HOCEstimator,
     ProxyCalibrationWarning,
@@ -87,11 +88,11 @@ def test_hoc_recovers_T_and_p(T, p, n_proxies):
 
 def test_hoc_two_groups_is_an_exact_moment_fit():
     # population moments in, the same T and p out (three equations, three unknowns)
-    from skfair_measures.unaware._hoc import _moments, fit_transition
+    from skfair_measures.unaware._hoc import moments, fit_transition
 
     T = np.array([[0.65, 0.35], [0.25, 0.75]])
     p = np.array([0.3, 0.7])
-    sol = fit_transition(*_moments(T, p), n_init=1)
+    sol = fit_transition(*moments(T, p), n_init=1)
     np.testing.assert_allclose(sol.T, T, atol=1e-6)
     np.testing.assert_allclose(sol.p, p, atol=1e-6)
 
@@ -138,7 +139,9 @@ def test_global_recovers_rates_and_diagnostics():
     assert d["informative"] and d["condition_number"] < 5
     assert d["solver"]["global"]["converged"]
     assert d["value_noisy"] < res.value
-    assert res.interval is None
+    assert res.reliable and res.reasons == []
+    with pytest.raises(NoIntervalError, match="n_boot="):
+        res.interval()
 
 
 def test_local_mode_models_prediction_dependent_noise():
@@ -202,12 +205,13 @@ def test_bootstrap_interval(mode):
     a, y_pred, _, proxies = simulate(5_000, T2, P2, seed=9)
     kw = {"n_boot": 30, "random_state": 1, "estimator": FAST}
     res = proxy_disparity(y_pred, proxies, "dp", mode, **kw)
-    lo, hi = res.interval
+    lo, hi = res.interval()
     assert lo < res.value < hi
+    assert res.draws.shape == (30,)
     boot = res.diagnostics["bootstrap"]
     assert boot["n_boot"] == 30 and boot["n_failed"] == 0 and len(boot["values"]) == 30
     again = proxy_disparity(y_pred, proxies, "dp", mode, **kw)
-    assert again.interval == res.interval
+    assert again.interval() == res.interval()
     if mode == "global":
         assert lo < true_value(y_pred, a, "dp") < hi
 
@@ -217,7 +221,9 @@ def test_to_dict_is_json():
     res = proxy_disparity(y_pred, proxies, "eod", "local", y_true, n_boot=3, estimator=FAST)
     out = json.loads(json.dumps(res.to_dict()))
     assert out["metric"] == "eod" and out["mode"] == "local"
-    assert set(out["by_group"]["0"]) == {"0,0", "0,1", "1,0", "1,1"}
+    assert out["groups"] == [0, 1] and isinstance(out["reliable"], bool)
+    assert set(out["by_group"]) == {"(0, 0)", "(0, 1)", "(1, 0)", "(1, 1)"}
+    assert all(len(v) == 2 for v in out["by_group"].values())
     np.testing.assert_allclose(out["diagnostics"]["T"], res.diagnostics["T"])
     assert len(out["interval"]) == 2
     assert "eod" in repr(res)
@@ -258,7 +264,7 @@ def test_bad_inputs_name_the_argument():
         proxy_disparity(y_pred, proxies, "dp", "soft")
     with pytest.raises(ValueError, match="pass pos_label="):
         proxy_disparity(np.array(["no", "yes"] * 250), proxies, "eop", "base", np.array(["yes", "no"] * 250))
-    with pytest.raises(ValueError, match="a disparity compares at least 2 groups"):
+    with pytest.raises(ValueError, match="proxies column 'proxy_0' guesses the same group"):
         proxy_disparity(y_pred, np.zeros((500, 3), int), "dp", "base")
 
 

@@ -23,6 +23,7 @@ registry as ``msr("unaware.proxy_dp")`` (``_eod``, ``_eop``) and
 
 from ._hoc import HOCEstimator as HOCEstimator
 from ._hoc import ProxyCalibrationWarning as ProxyCalibrationWarning
+from ._hoc import ProxyReliabilityWarning as ProxyReliabilityWarning
 from ._measures import ProxyMeasure as ProxyMeasure
 from ._measures import QuantificationMeasure as QuantificationMeasure
 from ._proxy import ProxyDisparityResult as ProxyDisparityResult

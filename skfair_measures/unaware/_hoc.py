@@ -51,10 +51,12 @@ __all__ = [
     "HOCEstimator",
     "HOCSolution",
     "ProxyCalibrationWarning",
+    "ProxyReliabilityWarning",
     "check_informativeness",
     "choose_subsets",
     "consensus_statistics",
     "fit_transition",
+    "moments",
     "neighbour_proxies",
 ]
 
@@ -80,8 +82,18 @@ def single_thread_blas() -> Any:
     return threadpool_limits(limits=1, user_api="blas")
 
 
-class ProxyCalibrationWarning(UserWarning):
-    """A proxy calibration is unreliable (ill-conditioned or uninformative ``T``)."""
+class ProxyReliabilityWarning(UserWarning):
+    """A proxy-based estimate failed a reliability check; the result's ``reasons`` say which.
+
+    Examples
+    --------
+    >>> issubclass(ProxyReliabilityWarning, UserWarning)
+    True
+    """
+
+
+#: The earlier name of :class:`ProxyReliabilityWarning` (the same class).
+ProxyCalibrationWarning = ProxyReliabilityWarning
 
 
 @dataclass
@@ -135,7 +147,7 @@ def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return z / z.sum(axis=axis, keepdims=True)
 
 
-def _moments(T: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def moments(T: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """First-, second- and third-order pattern probabilities implied by ``T``, ``p``."""
     k = len(p)
     pT = p[:, None] * T
@@ -244,7 +256,7 @@ def fit_transition(
     --------
     >>> import numpy as np
     >>> T = np.array([[0.8, 0.2], [0.3, 0.7]]); p = np.array([0.4, 0.6])
-    >>> c = _moments(T, p)
+    >>> c = moments(T, p)
     >>> sol = fit_transition(*c)
     >>> np.round(sol.T, 4).tolist(), np.round(sol.p, 4).tolist()
     ([[0.8, 0.2], [0.3, 0.7]], [0.4, 0.6])
@@ -682,7 +694,7 @@ class HOCEstimator(BaseEstimator):
             with more than two groups).
         """
         check_is_fitted(self, "T_")
-        return _moments(self.T_, self.p_)
+        return moments(self.T_, self.p_)
 
 
 def augment_if_needed(codes: np.ndarray, features: Any, knn_augment: bool, metric: str, *, where: str) -> np.ndarray:

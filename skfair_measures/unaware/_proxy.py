@@ -40,6 +40,7 @@ multinomially instead of the rows.
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -50,86 +51,162 @@ import pandas as pd
 from sklearn.utils.validation import check_random_state
 
 from ..measures import UndefinedGroupWarning
+from ..results import NoIntervalError, Result
 from ._hoc import (
+    SINGULAR_COND,
     HOCEstimator,
     HOCSolution,
-    ProxyCalibrationWarning,
+    ProxyReliabilityWarning,
     augment_if_needed,
-    check_informativeness,
     choose_subsets,
     compress_rows,
     consensus_statistics,
     fit_transition,
     single_thread_blas,
-    warn_if_unreliable,
 )
-from ._plain import _label, plain
+from ._plain import plain
 from ._proxy_codes import encode_labels, encode_proxies
+from ._reliability import assess_fit
 
 __all__ = ["ProxyDisparityResult", "proxy_disparity"]
 
 _METRICS = ("dp", "eod", "eop")
 _MODES = ("base", "global", "local")
-# Local cells with fewer rows than this give an unstable T_k; the user is warned.
+# Local cells with fewer rows than this give an unstable T_k: a reliability reason.
 _MIN_LOCAL_ROWS = 100
+# Calibrated rates further than this outside [0, 1] make the estimate undefined; closer
+# ones are sampling noise around a rate near 0 or 1 and are clipped.
+_RANGE_TOL = 0.02
+# More undefined bootstrap replicates than this share make the estimate unreliable.
+_MAX_FAILED_SHARE = 0.05
 
 
-@dataclass
-class ProxyDisparityResult:
+class ProxyDisparityResult(Result):
     """A disparity measured through proxies of the sensitive attribute.
 
     Attributes
     ----------
+    key : str
+        ``"unaware.proxy_<metric>"`` (or the measure's key).
     value : float
         The calibrated (``mode="global"``/``"local"``) or direct (``"base"``)
-        disparity.
+        disparity; NaN when undefined (``reason`` says why).
     by_group : pandas.DataFrame
         Estimated rate per group (rows): ``P(y_pred = k | A = a)`` for DP with one
         column per predicted class; ``P(y_pred = k | y_true = y, A = a)`` for EOd
         with (``y_true``, ``y_pred``) MultiIndex columns; for EOp the single column
         (pos, pos), the true positive rate.
+    reliable : bool
+        False when a reliability check failed (``reasons`` lists them) or the value
+        is undefined: the estimate cannot be trusted.
+    reasons : list of str
+        Why the estimate is unreliable (empty when ``reliable``).
+    draws : ndarray or None
+        Bootstrap replicates of ``value`` (``n_boot > 0``), NaN where a replicate was
+        undefined.
     diagnostics : dict
-        ``T`` and ``p`` (calibrated modes), condition numbers, the informativeness
-        check (Requirement 4.2), solver information, the uncalibrated rates and, with a
-        bootstrap, its replicates. See :func:`proxy_disparity`.
-    interval : tuple of float or None
-        Percentile bootstrap interval of ``value``; ``None`` without bootstrap.
-    metric : str
-        ``"dp"``, ``"eod"`` or ``"eop"``.
-    mode : str
-        ``"base"``, ``"global"`` or ``"local"``.
+        ``T`` and ``p`` (calibrated modes), the reliability checks per fitted matrix,
+        condition numbers, solver information, the uncalibrated rates. See
+        :func:`proxy_disparity`.
+    metric, mode : str
+        ``"dp"``, ``"eod"`` or ``"eop"``; ``"base"``, ``"global"``, ``"local"`` or
+        ``"labelled"``.
     """
 
-    value: float
-    by_group: pd.DataFrame
-    diagnostics: dict[str, Any] = field(default_factory=dict)
-    interval: tuple[float, float] | None = None
-    metric: str = "dp"
-    mode: str = "global"
+    kind = "estimate"
+
+    def __init__(
+        self,
+        value: float,
+        by_group: pd.DataFrame,
+        *,
+        metric: str,
+        mode: str,
+        diagnostics: dict[str, Any] | None = None,
+        reasons: list[str] | None = None,
+        reason: str | None = None,
+        draws: np.ndarray | None = None,
+        key: str | None = None,
+        measure: Any = None,
+    ) -> None:
+        self.key = key or f"unaware.proxy_{metric}"
+        self.value = float(value)
+        self.metric = metric
+        self.mode = mode
+        self.measure = measure
+        self.diagnostics = {} if diagnostics is None else diagnostics
+        self.reasons = list(reasons or [])
+        self._by_group = by_group
+        self._reason = reason
+        self._draws = draws
+
+    @property
+    def by_group(self) -> pd.DataFrame:
+        return self._by_group
+
+    @property
+    def draws(self) -> np.ndarray | None:
+        return self._draws
+
+    @property
+    def reason(self) -> str | None:
+        if not math.isnan(self.value):
+            return None
+        return self._reason or "the value is undefined"
+
+    @property
+    def reliable(self) -> bool:
+        """Whether every reliability check passed and the value is defined."""
+        return not self.reasons and not math.isnan(self.value)
+
+    def interval(self, prob: float = 0.95) -> tuple[float, float]:
+        """Percentile bootstrap interval of probability ``prob``.
+
+        NaN bounds when the value is undefined, or when more replicates are undefined
+        than the interval's tail mass (they could lie in either tail).
+
+        Raises
+        ------
+        NoIntervalError
+            Without bootstrap replicates (pass ``n_boot=``).
+        """
+        if self._draws is None:
+            raise NoIntervalError(
+                f"{self.key} was estimated without bootstrap replicates and has no interval; pass n_boot= "
+                "(e.g. proxy_disparity(..., n_boot=200)) or use the measure's bootstrap()."
+            )
+        if not 0.0 < prob < 1.0:
+            raise ValueError(f"prob must lie in (0, 1); got {prob!r}.")
+        draws = np.asarray(self._draws, dtype=float)
+        failed = np.isnan(draws).mean()
+        if math.isnan(self.value) or failed > (1.0 - prob) / 2:
+            return (float("nan"), float("nan"))
+        lo, hi = np.nanpercentile(draws, [50 * (1 - prob), 100 - 50 * (1 - prob)])
+        return (float(lo), float(hi))
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the result as plain Python types (JSON-serialisable).
+        """The result as plain Python types (JSON-serialisable), every group kept.
 
         Returns
         -------
         dict
-            Keys ``value``, ``metric``, ``mode``, ``by_group`` (group label as
-            ``str`` -> {column label as ``str`` -> rate}), ``interval`` (list or
-            ``None``) and ``diagnostics``.
+            The keys of :meth:`Result.to_dict` plus ``metric``, ``mode``,
+            ``reliable``, ``reasons``, ``interval`` (with replicates) and
+            ``diagnostics``.
         """
-        by_group = {str(g): {_label(c): plain(v) for c, v in row.items()} for g, row in self.by_group.iterrows()}
-        return {
-            "value": plain(self.value),
-            "metric": self.metric,
-            "mode": self.mode,
-            "by_group": by_group,
-            "interval": None if self.interval is None else [plain(v) for v in self.interval],
-            "diagnostics": plain(self.diagnostics),
-        }
+        out = super().to_dict()
+        out.update(metric=self.metric, mode=self.mode, reliable=self.reliable, reasons=list(self.reasons))
+        out["interval"] = None if self._draws is None else [plain(v) for v in self.interval()]
+        out["diagnostics"] = plain({k: v for k, v in self.diagnostics.items() if k != "bootstrap"})
+        if "bootstrap" in self.diagnostics:
+            out["diagnostics"]["bootstrap"] = plain(
+                {k: v for k, v in self.diagnostics["bootstrap"].items() if k != "values"}
+            )
+        return out
 
     def __repr__(self) -> str:
-        ci = "" if self.interval is None else f", interval=({self.interval[0]:.4f}, {self.interval[1]:.4f})"
-        return f"ProxyDisparityResult(metric={self.metric!r}, mode={self.mode!r}, value={self.value:.4f}{ci})"
+        flag = "" if self.reliable else ", reliable=False"
+        return f"ProxyDisparityResult(metric={self.metric!r}, mode={self.mode!r}, value={self.value:.4f}{flag})"
 
 
 @dataclass
@@ -149,6 +226,7 @@ class _Problem:
     clip: bool
     solver: dict[str, Any]
     classes: np.ndarray  # labels of the prediction / label codes
+    groups: pd.Index = field(default_factory=lambda: pd.Index([]))
     prior: str = "hoc"
 
     @property
@@ -158,6 +236,17 @@ class _Problem:
     @property
     def label(self) -> np.ndarray:
         return self.cells[:, 1]
+
+
+@dataclass
+class _Settings:
+    metric: str
+    mode: str
+    n_boot: int
+    confidence_level: float
+    cond_warn: float
+    n_check: int
+    estimator: HOCEstimator
 
 
 def _noisy_counts(prob: _Problem, w: np.ndarray, columns: np.ndarray) -> np.ndarray:
@@ -222,6 +311,7 @@ class _NeverGuessed(ValueError):
         self.missing = missing
 
 
+# ----------------------------------------------------------------- the HOC fits
 def _fit(
     prob: _Problem,
     w: np.ndarray,
@@ -229,8 +319,8 @@ def _fit(
     rng: Any,
     n_init: int,
     name: str,
-) -> tuple[HOCSolution, np.ndarray]:
-    """HOC on the rows weighted by ``w``; returns the solution and P(A~) there."""
+) -> HOCSolution:
+    """HOC on the rows weighted by ``w``; the solution records P(A~) and the row count."""
     c1, c2, c3 = consensus_statistics(prob.cells[:, prob.hoc_cols], w, prob.n_groups, prob.subsets)
     missing = np.flatnonzero(~(c1 > 0))
     if missing.size:
@@ -245,142 +335,326 @@ def _fit(
         tol=prob.solver["tol"],
         random_state=rng,
     )
-    return sol, c1
+    sol.extra.update(noisy_prior=c1, n_rows=float(w.sum()))
+    return sol
+
+
+def _fit_all(prob: _Problem, w: np.ndarray, rng: Any, warm: dict[str, HOCSolution] | None) -> dict[str, HOCSolution]:
+    """Every HOC fit a calibration needs: global, per label (the priors ``p_y``), per local cell."""
+    n_init = prob.solver["n_init"] if warm is None else 1
+    fits: dict[str, HOCSolution] = {}
+
+    def fit(name: str, mask: np.ndarray | None) -> None:
+        wm = w if mask is None else w * mask
+        if wm.sum() <= 0:  # no rows: the joint there is zero whatever T is
+            return
+        start = (warm or fits).get(name, fits.get("global"))
+        fits[name] = _fit(prob, wm, None if start is None else (start.T, start.p), rng, n_init, name)
+
+    fit("global", None)
+    if prob.metric != "dp" and prob.prior == "hoc":
+        for y in range(prob.n_label):
+            fit(f"label={y}", prob.label == y)
+    if prob.mode == "local":
+        for name, mask in _local_cells(prob):
+            fit(name, mask)
+    return fits
+
+
+def _local_cells(prob: _Problem) -> list[tuple[str, np.ndarray]]:
+    """Names and row masks of the local cells: per prediction (DP) or per (label, prediction)."""
+    if prob.metric == "dp":
+        return [(f"pred={j}", prob.pred == j) for j in range(prob.n_pred)]
+    return [
+        (f"label={y},pred={j}", (prob.pred == j) & (prob.label == y))
+        for y in range(prob.n_label)
+        for j in range(prob.n_pred)
+    ]
+
+
+def _used(prob: _Problem, fits: dict[str, HOCSolution]) -> dict[str, HOCSolution]:
+    """The fits whose transition matrices are inverted."""
+    if prob.mode == "global":
+        return {"global": fits["global"]}
+    return {name: fits[name] for name, _ in _local_cells(prob) if name in fits}
+
+
+def _transitions(prob: _Problem, fits: dict[str, HOCSolution]) -> np.ndarray:
+    """``T[y, k]`` for every (label, predicted class); an empty local cell borrows the global T."""
+    out = np.empty((prob.n_label, prob.n_pred, prob.n_groups, prob.n_groups))
+    for y in range(prob.n_label):
+        for j in range(prob.n_pred):
+            local = f"pred={j}" if prob.metric == "dp" else f"label={y},pred={j}"
+            name = "global" if prob.mode == "global" else local
+            out[y, j] = fits.get(name, fits["global"]).T
+    return out
+
+
+def _priors(prob: _Problem, fits: dict[str, HOCSolution], joint: np.ndarray) -> np.ndarray:
+    """Prior ``p`` (DP) or ``p_y = P(A | Y = y)`` per label (EOd, EOp), never per prediction cell."""
+    glob = fits["global"]
+    if prob.prior == "implied":  # the prior the global T implies: (T^T)^-1 P(A~ | Y = y)
+        return np.linalg.solve(glob.T.T[None], joint.sum(axis=1)[..., None])[..., 0]
+    if prob.metric == "dp":
+        return glob.p[None, :]
+    priors = np.full((prob.n_label, prob.n_groups), np.nan)
+    for y in range(prob.n_label):
+        if f"label={y}" in fits:
+            priors[y] = fits[f"label={y}"].p
+    return priors
 
 
 def _calibrate(
-    prob: _Problem,
-    w: np.ndarray,
-    n_pooled: np.ndarray,
-    *,
-    rng: Any,
-    warm: dict[str, HOCSolution] | None,
-    strict: bool,
-    cond_warn: float,
+    prob: _Problem, w: np.ndarray, n_pooled: np.ndarray, *, rng: Any, warm: dict[str, HOCSolution] | None
 ) -> tuple[np.ndarray, dict[str, Any]]:
-    """Calibrated rates ``H[a, y, k]`` for one table of counts (Theorem 4.1)."""
-    k, kp, ky = prob.n_groups, prob.n_pred, prob.n_label
-    fits: dict[str, HOCSolution] = {}
-    checks: dict[str, dict[str, Any]] = {}
-    n_init = prob.solver["n_init"] if warm is None else 1
+    """Calibrated rates ``H[a, y, k]`` for one table of counts (Theorem 4.1).
 
-    def fit(name: str, mask: np.ndarray | None, init: Any) -> HOCSolution | None:
-        wm = w if mask is None else w * mask
-        if wm.sum() <= 0:
-            return None
-        start = warm[name] if warm is not None and name in warm else init
-        start = None if start is None else (start.T, start.p)
-        sol, noisy_prior = _fit(prob, wm, start, rng, n_init, name)
-        fits[name] = sol
-        sol.extra["n_rows"] = float(wm.sum())
-        checks[name] = check_informativeness(sol.T, noisy_prior)
-        return sol
-
-    glob = fit("global", None, None)
-    # prior p (DP) or p_y = P(A | Y = y) (EOd, EOp), never per prediction cell
-    if prob.metric == "dp" or prob.prior == "implied":
-        priors = np.repeat(glob.p[None, :], ky, axis=0)  # "implied": replaced below
-    else:
-        priors = np.full((ky, k), np.nan)
-        for y in range(ky):
-            sol = fit(f"label={y}", prob.label == y, glob)
-            if sol is not None:
-                priors[y] = sol.p
-    # joint P(f = k, A~ = a~ | Y = y)
+    NaN rates when a transition matrix to invert is singular.
+    """
+    fits = _fit_all(prob, w, rng, warm)
     with np.errstate(invalid="ignore", divide="ignore"):
-        joint = n_pooled / n_pooled.sum(axis=(-2, -1), keepdims=True)
-    used = {"global": glob} if prob.mode == "global" else {}
-    transitions = np.full((ky, kp, k, k), np.nan)
-    for y in range(ky):
-        for j in range(kp):
-            if prob.mode == "global":
-                T = glob.T
-            else:
-                name = f"pred={j}" if prob.metric == "dp" else f"label={y},pred={j}"
-                mask = prob.pred == j if prob.metric == "dp" else (prob.pred == j) & (prob.label == y)
-                sol = fit(name, mask, glob)
-                if sol is None:  # no rows: the joint column is zero whatever T is
-                    T = glob.T
-                else:
-                    T = sol.T
-                    used[name] = sol
-            transitions[y, j] = T
-    for name in used:
-        info = checks[name]
-        if not info["nonsingular"]:
-            if strict:
-                warn_if_unreliable(info, _pretty(name, prob.classes), cond_warn=cond_warn, stacklevel=4)
-            nan = np.full((k, ky, kp), np.nan)
-            return nan, {"fits": fits, "checks": checks, "priors": priors, "T": transitions}
+        joint = n_pooled / n_pooled.sum(axis=(-2, -1), keepdims=True)  # P(f = k, A~ = a~ | Y = y)
+    transitions = _transitions(prob, fits)
+    used = _used(prob, fits)
+    fitted = {"fits": fits, "used": used, "T": transitions}
+    if any(np.linalg.cond(sol.T) >= SINGULAR_COND for sol in used.values()):
+        fitted["priors"] = np.full((prob.n_label, prob.n_groups), np.nan)
+        return np.full((prob.n_groups, prob.n_label, prob.n_pred), np.nan), fitted
     q = np.linalg.solve(np.swapaxes(transitions, -1, -2), joint[..., None])[..., 0]  # (y, k, a)
-    if prob.prior == "implied":  # the prior the global T implies: (T^T)^-1 P(A~ | Y = y)
-        priors = np.linalg.solve(glob.T.T[None], joint.sum(axis=1)[..., None])[..., 0]
+    priors = _priors(prob, fits, joint)
+    fitted["priors"] = priors
     with np.errstate(invalid="ignore", divide="ignore"):
-        h = q / priors[:, None, :]
-    h = np.moveaxis(h, -1, 0)  # (a, y, k)
+        h = np.moveaxis(q / priors[:, None, :], -1, 0)  # (a, y, k)
     if prob.clip:
         h = np.clip(h, 0.0, 1.0)
         with np.errstate(invalid="ignore", divide="ignore"):
             h = h / h.sum(axis=-1, keepdims=True)
-    if strict:
-        for name in used:
-            warn_if_unreliable(checks[name], _pretty(name, prob.classes), cond_warn=cond_warn, stacklevel=4)
-            n_rows = fits[name].extra["n_rows"]
-            if name != "global" and n_rows < _MIN_LOCAL_ROWS:
-                warnings.warn(
-                    f"the local cell {_named(name, prob.classes)} has only {n_rows:.0f} rows; its "
-                    "transition matrix is poorly determined. Use mode='global'.",
-                    ProxyCalibrationWarning,
-                    stacklevel=3,
-                )
-    return h, {"fits": fits, "checks": checks, "priors": priors, "T": transitions, "used": used}
+    return h, fitted
 
 
-def _pretty(name: str, classes: np.ndarray) -> str:
-    return "T (global)" if name == "global" else f"T ({_named(name, classes)})"
+def _in_range(h: np.ndarray) -> tuple[np.ndarray, bool]:
+    """Clip rates within ``_RANGE_TOL`` of [0, 1]; False (and NaN) when any lies further out."""
+    finite = h[np.isfinite(h)]
+    if finite.size and (finite.min() < -_RANGE_TOL or finite.max() > 1 + _RANGE_TOL):
+        return np.full_like(h, np.nan), False
+    return np.clip(h, 0.0, 1.0), True
 
 
-def _codes_of(values: np.ndarray, classes: np.ndarray) -> np.ndarray:
-    return pd.Index(classes, dtype=object).get_indexer(pd.Index(values, dtype=object)).astype(np.intp)
+# ----------------------------------------------------------------- the named steps
+def _check_settings(
+    metric: str,
+    mode: str,
+    n_boot: int,
+    confidence_level: float,
+    prior: str,
+    cond_warn: float,
+    n_check: int,
+    estimator: HOCEstimator | None,
+) -> _Settings:
+    metric, mode = str(metric).lower(), str(mode).lower()
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {list(_METRICS)}; got {metric!r}.")
+    if mode not in _MODES:
+        raise ValueError(f"mode must be one of {list(_MODES)}; got {mode!r}.")
+    for name, value in (("n_boot", n_boot), ("n_check", n_check)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError(f"{name} must be an integer >= 0; got {value!r}.")
+    if not 0.0 < confidence_level < 1.0:
+        raise ValueError(f"confidence_level must lie in (0, 1); got {confidence_level!r}.")
+    if prior not in ("hoc", "implied"):
+        raise ValueError(f"prior must be 'hoc' or 'implied'; got {prior!r}.")
+    if not cond_warn > 1.0:
+        raise ValueError(f"cond_warn must be > 1 (a condition number); got {cond_warn!r}.")
+    if estimator is None:
+        estimator = HOCEstimator()
+    elif not isinstance(estimator, HOCEstimator):
+        raise TypeError(f"estimator must be an HOCEstimator (solver settings); got {type(estimator).__name__}.")
+    estimator._check_params()
+    return _Settings(metric, mode, int(n_boot), float(confidence_level), float(cond_warn), int(n_check), estimator)
 
 
-def _resolve_classes(
-    y_pred: Any, y_true: Any, metric: str, pos_label: Any
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int | None]:
-    """Label codes of predictions and truth over one class list, and the positive index."""
-    pred, pred_labels = encode_labels(y_pred, "y_pred")
-    if metric == "dp":
-        classes = pred_labels
-        return classes, _codes_of(pred, classes), np.zeros(len(pred), np.intp), None
-    if y_true is None:
-        raise ValueError(
-            f"metric={metric!r} compares error rates and needs y_true= (the true labels); "
-            "use metric='dp' without labels."
-        )
-    true, true_labels = encode_labels(y_true, "y_true")
-    if len(true) != len(pred):
-        raise ValueError(
-            f"y_true has {len(true)} samples but y_pred has {len(pred)}; pass one true label per prediction."
-        )
-    classes = pd.unique(np.concatenate([true_labels.astype(object), pred_labels.astype(object)]))
+def _build_problem(
+    s: _Settings,
+    y_pred: Any,
+    proxies: Any,
+    y_true: Any,
+    *,
+    groups: Any,
+    pos_label: Any,
+    features: Any,
+    knn_augment: bool,
+    clip: bool,
+    prior: str,
+    rng: Any,
+) -> tuple[_Problem, np.ndarray, dict[str, Any]]:
+    """Encode the inputs and compress them to the counts of distinct rows."""
+    classes, pred, label, pos = _resolve_classes(y_pred, y_true, s.metric, pos_label)
+    codes, group_index, columns = encode_proxies(proxies, groups=groups, n_samples=len(pred))
+    n_samples, n_proxies = codes.shape
+    hoc_codes = codes
+    if s.mode != "base":
+        where = f"mode={s.mode!r}"
+        hoc_codes = augment_if_needed(codes, features, knn_augment, s.estimator.knn_metric, where=where)
+    cells, counts = compress_rows(np.column_stack([pred, label, hoc_codes]))
+    prob = _Problem(
+        cells=cells,
+        n_groups=len(group_index),
+        n_pred=len(classes),
+        n_label=1 if s.metric == "dp" else len(classes),
+        metric=s.metric,
+        mode=s.mode,
+        pooled=np.arange(2, 2 + n_proxies),
+        hoc_cols=np.arange(2, 2 + hoc_codes.shape[1]),
+        subsets=(
+            choose_subsets(hoc_codes.shape[1], s.estimator.max_subsets, rng)
+            if s.mode != "base"
+            else np.zeros((0, 3), np.intp)
+        ),
+        pos=pos,
+        clip=clip,
+        prior=prior,
+        classes=classes,
+        groups=group_index,
+        solver={"n_init": s.estimator.n_init, "max_iter": s.estimator.max_iter, "tol": s.estimator.tol},
+    )
+    meta = {
+        "groups": group_index.tolist(),
+        "classes": classes.tolist(),
+        "proxy_columns": columns,
+        "n_samples": int(n_samples),
+        "n_proxies": int(n_proxies),
+        "knn_augmented": hoc_codes.shape[1] > n_proxies,
+    }
+    return prob, counts, meta
+
+
+def _point_estimate(prob: _Problem, counts: np.ndarray, rng: Any) -> tuple[np.ndarray, dict[str, Any]]:
+    """Rates per group: the first proxy as the attribute (Base), or calibrated by HOC."""
+    if prob.mode == "base":
+        return _noisy_rates(_noisy_counts(prob, counts, prob.pooled[:1])), {}
+    n_pooled = _noisy_counts(prob, counts, prob.pooled)
     try:
-        classes = np.asarray(sorted(classes), dtype=object)
-    except TypeError:
-        classes = np.asarray(classes, dtype=object)
-    pos = None
-    if pos_label is not None:
-        hits = [i for i, c in enumerate(classes) if c == pos_label]
-        if not hits:
-            raise ValueError(f"pos_label={pos_label!r} is not among the labels {classes.tolist()}; pass one of them.")
-        pos = hits[0]
-    elif set(classes.tolist()) <= {0, 1} or set(classes.tolist()) <= {-1, 1}:
-        pos = len(classes) - 1
-    elif metric == "eop":
+        h, fitted = _calibrate(prob, counts, n_pooled, rng=rng, warm=None)
+    except _NeverGuessed as err:
+        where = "" if err.name == "global" else f" on the rows {_named(err.name, prob.classes)}"
         raise ValueError(
-            f"the labels are {classes.tolist()}; pass pos_label= to say which one is the "
-            f"positive class (e.g. pos_label={classes[-1]!r})."
+            f"no proxy ever guesses the group(s) {prob.groups[err.missing].tolist()}"
+            f"{where}, so the transition matrix T is singular there and cannot be "
+            "inverted. Drop those groups from groups=, merge them, or use mode='global' "
+            "when only a local cell lacks them."
+        ) from None
+    for name, sol in fitted["used"].items():
+        cond = np.linalg.cond(sol.T)
+        if cond >= SINGULAR_COND:
+            raise ValueError(
+                f"the estimated transition matrix {_pretty(name, prob.classes)} is singular (condition number "
+                f"{cond:.3g}): the proxies carry no usable information about the groups here. Use stronger or "
+                "more varied proxies" + (", or use mode='global'." if name != "global" else ".")
+            )
+    return h, fitted
+
+
+def _roles(prob: _Problem, fitted: dict[str, Any]) -> dict[str, tuple[str, ...] | None]:
+    """Which fits to check and how: all checks for an inverted matrix, the prior's checks for a prior."""
+    prior_only = ("moments", "prior")
+    roles: dict[str, tuple[str, ...] | None] = {}
+    for name in fitted["fits"]:
+        if name in fitted["used"] or (name == "global" and prob.prior == "implied"):
+            roles[name] = None
+        elif name.startswith("label=") and "," not in name:  # p_y of EOd / EOp
+            roles[name] = prior_only
+        elif name == "global" and prob.metric == "dp":  # the prior p of local DP
+            roles[name] = prior_only
+    return roles
+
+
+def _assess(prob: _Problem, fitted: dict[str, Any], s: _Settings, rng: Any) -> tuple[dict[str, Any], list[str]]:
+    """Reliability checks of every fit the estimate depends on, and the reasons of those that fail."""
+    checks: dict[str, Any] = {}
+    reasons: list[str] = []
+    for name, only in _roles(prob, fitted).items():
+        sol = fitted["fits"][name]
+        out = assess_fit(
+            sol,
+            sol.extra["noisy_prior"],
+            sol.extra["n_rows"],
+            prob.groups.tolist(),
+            cond_warn=s.cond_warn,
+            n_sim=s.n_check,
+            random_state=rng,
         )
-    return classes, _codes_of(pred, classes), _codes_of(true, classes), pos
+        if only is not None:
+            out = {k: v for k, v in out.items() if k in only}
+            out["reasons"] = [c["reason"] for c in out.values() if not c["passed"]]
+            out["passed"] = not out["reasons"]
+        checks[_named(name, prob.classes)] = out
+        reasons += [f"{_pretty(name, prob.classes)}: {r}" for r in out["reasons"]]
+        if name != "global" and sol.extra["n_rows"] < _MIN_LOCAL_ROWS:
+            reasons.append(
+                f"the local cell {_named(name, prob.classes)} has only {sol.extra['n_rows']:.0f} rows; its "
+                "transition matrix is poorly determined (use mode='global')"
+            )
+    return checks, reasons
+
+
+def _undefined_reason(h: np.ndarray, in_range: bool, prob: _Problem) -> str | None:
+    """Why the disparity is undefined, or None."""
+    if not in_range:
+        return (
+            f"the calibrated rates fall outside [0, 1] by more than {_RANGE_TOL}: the proxies do not fit the "
+            "calibration model (see reasons); no disparity can be read from them"
+        )
+    used = h[..., prob.pos : prob.pos + 1, prob.pos : prob.pos + 1] if prob.metric == "eop" else h
+    if np.isnan(used).any():
+        bad = prob.groups[np.isnan(used).reshape(len(prob.groups), -1).any(axis=1)].tolist()
+        return (
+            f"the rate of group(s) {bad} has no rows to estimate it from (e.g. the first proxy never guesses "
+            "that group, or a label is absent)"
+        )
+    return None
+
+
+def _bootstrap(prob: _Problem, counts: np.ndarray, n_boot: int, fitted: dict[str, Any], rng: Any) -> np.ndarray:
+    """Disparity on ``n_boot`` multinomial resamples of the cell counts, every fit redone.
+
+    The whole pipeline is repeated per replicate: the proxy triples (when drawn at
+    random), every HOC fit (warm-started at the point estimate's solution), the
+    inversion and the range rule; an undefined replicate is NaN.
+    """
+    total = int(round(counts.sum()))
+    weights = rng.multinomial(total, counts / counts.sum(), size=n_boot).astype(float)
+    if prob.mode == "base":
+        return disparity_from_rates(_noisy_rates(_noisy_counts(prob, weights, prob.pooled[:1])), prob.metric, prob.pos)
+    n_pooled = _noisy_counts(prob, weights, prob.pooled)
+    values = np.full(n_boot, np.nan)
+    n_columns = len(prob.hoc_cols)
+    for b in range(n_boot):
+        if len(prob.subsets) < n_columns * (n_columns - 1) * (n_columns - 2) // 6:  # random triples: redraw
+            prob.subsets = choose_subsets(n_columns, len(prob.subsets), rng)
+        try:
+            h, _ = _calibrate(prob, weights[b], n_pooled[b], rng=rng, warm=fitted["fits"])
+        except _NeverGuessed:
+            continue
+        h, ok = _in_range(h) if not prob.clip else (h, True)
+        if ok:
+            values[b] = disparity_from_rates(h, prob.metric, prob.pos)
+    return values
+
+
+def _warn(value: float, reason: str | None, reasons: list[str], metric: str) -> None:
+    if reason is not None:
+        warnings.warn(
+            f"the {metric} disparity is undefined: {reason}; the value is NaN.", UndefinedGroupWarning, stacklevel=3
+        )
+    if reasons:
+        warnings.warn(
+            f"the proxy-based {metric} estimate is unreliable (result.reliable is False): "
+            + "; ".join(reasons)
+            + ". With a small sample where the attribute is known, use "
+            "unaware.labelled_proxy_disparity, which does not need these assumptions.",
+            ProxyReliabilityWarning,
+            stacklevel=3,
+        )
 
 
 def proxy_disparity(
@@ -399,6 +673,7 @@ def proxy_disparity(
     n_boot: int = 0,
     confidence_level: float = 0.95,
     cond_warn: float = 25.0,
+    n_check: int = 100,
     estimator: HOCEstimator | None = None,
     random_state: Any = None,
 ) -> ProxyDisparityResult:
@@ -448,12 +723,16 @@ def proxy_disparity(
         on 50,000 simulated rows); ``"hoc"`` reproduces the paper's COMPAS figures.
     n_boot : int, default=0
         Bootstrap replicates; with ``n_boot > 0`` the counts of the distinct rows are
-        resampled multinomially and ``interval`` is set.
+        resampled multinomially, every HOC fit is redone on each replicate, and
+        ``result.interval(prob)`` gives a percentile interval.
     confidence_level : float, default=0.95
-        Coverage of the percentile interval.
+        Coverage of ``result.interval()`` in ``to_dict``.
     cond_warn : float, default=25.0
-        Warn when a transition matrix used for calibration has a larger condition
-        number: its inverse amplifies estimation errors that much.
+        A transition matrix used for calibration with a larger condition number makes
+        the estimate unreliable: its inverse amplifies estimation errors that much.
+    n_check : int, default=100
+        Tables simulated from each fitted model for the moment test of the
+        reliability checks (``0`` skips that test; about 4 ms per table).
     estimator : HOCEstimator, optional
         Solver settings (``n_init``, ``max_subsets``, ``max_iter``, ``tol``,
         ``knn_metric``) for every HOC fit; its ``groups`` and ``random_state`` are
@@ -465,13 +744,20 @@ def proxy_disparity(
     Returns
     -------
     ProxyDisparityResult
-        ``value``, ``by_group``, ``diagnostics`` and ``interval``. The diagnostics
+        ``value`` (NaN with a ``reason`` when undefined), ``by_group``,
+        ``reliable`` and ``reasons``, ``draws`` and ``interval(prob)`` (with
+        ``n_boot``), and ``diagnostics``. The reliability checks run on every fit the
+        estimate depends on (:mod:`skfair_measures.unaware._reliability`): the moment
+        test of HOC's assumptions, a diagonally dominant ``T``, an estimated prior
+        consistent with the proxies' guess shares, the condition number and
+        Requirement 4.2. The calibrated modes return NaN when the calibrated rates
+        fall more than 0.02 outside [0, 1] (closer ones are clipped). The diagnostics
         hold ``T`` (global transition matrix, rows = true group, columns = guess),
         ``p`` (prior of the true attribute), ``p_given_y`` (EOd/EOp), ``T_local``
         (local mode, shape (n_label, n_pred, K, K); ``n_label = 1`` for DP),
         ``condition_number`` (largest among the matrices used) and
-        ``condition_numbers``, ``informativeness`` (Requirement 4.2 per fitted
-        matrix) and ``informative``, ``solver`` (per fit: loss, iterations,
+        ``condition_numbers``, ``reliability`` (every check per fit),
+        ``informative`` (Requirement 4.2), ``solver`` (per fit: loss, iterations,
         convergence, time), ``p_noisy`` and ``by_group_noisy`` (uncalibrated pooled
         rates), ``value_noisy``, sizes, and ``bootstrap``.
 
@@ -502,171 +788,93 @@ def proxy_disparity(
     >>> true = float(abs(y_pred[a == 1].mean() - y_pred[a == 0].mean()))
     >>> base = unaware.proxy_disparity(y_pred, proxies, mode="base")
     >>> res = unaware.proxy_disparity(y_pred, proxies, metric="dp", mode="global")
-    >>> round(true, 2), round(base.value, 2), round(res.value, 2)
-    (0.3, 0.16, 0.3)
+    >>> round(true, 2), round(base.value, 2), round(res.value, 2), res.reliable
+    (0.3, 0.16, 0.3, True)
     >>> np.round(res.diagnostics["T"], 2).tolist()
     [[0.8, 0.2], [0.25, 0.75]]
     """
     start = time.perf_counter()
-    metric = str(metric).lower()
-    mode = str(mode).lower()
-    if metric not in _METRICS:
-        raise ValueError(f"metric must be one of {list(_METRICS)}; got {metric!r}.")
-    if mode not in _MODES:
-        raise ValueError(f"mode must be one of {list(_MODES)}; got {mode!r}.")
-    if not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
-        raise ValueError(f"n_boot must be an integer >= 0; got {n_boot!r}.")
-    if not 0.0 < confidence_level < 1.0:
-        raise ValueError(f"confidence_level must lie in (0, 1); got {confidence_level!r}.")
-    if prior not in ("hoc", "implied"):
-        raise ValueError(f"prior must be 'hoc' or 'implied'; got {prior!r}.")
-    if not cond_warn > 1.0:
-        raise ValueError(f"cond_warn must be > 1 (a condition number); got {cond_warn!r}.")
-    if estimator is None:
-        estimator = HOCEstimator()
-    elif not isinstance(estimator, HOCEstimator):
-        raise TypeError(f"estimator must be an HOCEstimator (solver settings); got {type(estimator).__name__}.")
-    estimator._check_params()
-
-    classes, pred, label, pos = _resolve_classes(y_pred, y_true, metric, pos_label)
-    codes, group_index, columns = encode_proxies(proxies, groups=groups, n_samples=len(pred))
-    n_samples, n_proxies = codes.shape
+    s = _check_settings(metric, mode, n_boot, confidence_level, prior, cond_warn, n_check, estimator)
     rng = check_random_state(random_state)
-
-    augmented = False
-    if mode != "base":
-        hoc_codes = augment_if_needed(codes, features, knn_augment, estimator.knn_metric, where=f"mode={mode!r}")
-        augmented = hoc_codes.shape[1] > n_proxies
-    else:
-        hoc_codes = codes
-    table = np.column_stack([pred, label, hoc_codes])
-    cells, counts = compress_rows(table)
-    k = len(group_index)
-    n_label = 1 if metric == "dp" else len(classes)
-    prob = _Problem(
-        cells=cells,
-        n_groups=k,
-        n_pred=len(classes),
-        n_label=n_label,
-        metric=metric,
-        mode=mode,
-        pooled=np.arange(2, 2 + n_proxies),
-        hoc_cols=np.arange(2, 2 + hoc_codes.shape[1]),
-        subsets=(
-            choose_subsets(hoc_codes.shape[1], estimator.max_subsets, rng)
-            if mode != "base"
-            else np.zeros((0, 3), np.intp)
-        ),
-        pos=pos,
+    prob, counts, diagnostics = _build_problem(
+        s,
+        y_pred,
+        proxies,
+        y_true,
+        groups=groups,
+        pos_label=pos_label,
+        features=features,
+        knn_augment=knn_augment,
         clip=clip,
         prior=prior,
-        classes=classes,
-        solver={"n_init": estimator.n_init, "max_iter": estimator.max_iter, "tol": estimator.tol},
+        rng=rng,
     )
-
-    n_base = _noisy_counts(prob, counts, prob.pooled[:1])
-    n_pooled = _noisy_counts(prob, counts, prob.pooled)
-    h_noisy = _noisy_rates(n_pooled if mode != "base" else n_base)
-    diagnostics: dict[str, Any] = {
-        "groups": group_index.tolist(),
-        "classes": classes.tolist(),
-        "proxy_columns": columns,
-        "n_samples": int(n_samples),
-        "n_proxies": int(n_proxies),
-        "knn_augmented": augmented,
-    }
-    if mode == "base":
-        h = _noisy_rates(n_base)
-        diagnostics["p_noisy"] = n_base.sum(axis=(0, 1)) / n_base.sum()
-        fitted: dict[str, Any] = {}
-    else:
-        try:
-            with single_thread_blas():
-                h, fitted = _calibrate(prob, counts, n_pooled, rng=rng, warm=None, strict=True, cond_warn=cond_warn)
-        except _NeverGuessed as err:
-            where = "" if err.name == "global" else f" on the rows {_named(err.name, classes)}"
-            raise ValueError(
-                f"no proxy ever guesses the group(s) {group_index[err.missing].tolist()}"
-                f"{where}, so the transition matrix T is singular there and cannot be "
-                "inverted. Drop those groups from groups=, merge them, or use mode='global' "
-                "when only a local cell lacks them."
-            ) from None
-        diagnostics.update(_fit_diagnostics(prob, fitted, n_pooled, h_noisy, group_index, classes))
-    value = float(disparity_from_rates(h, metric, pos))
-    by_group = _frame(h, metric, pos, group_index, classes)
-    if np.isnan(value):
-        bad = by_group.index[by_group.isna().any(axis=1)].tolist()
-        warnings.warn(
-            f"the {metric} disparity is undefined: the rate of group(s) {bad} has no "
-            "rows to estimate it from (e.g. the first proxy never guesses that group, or a "
-            "label is absent); the value is NaN. Merge groups or use more data.",
-            UndefinedGroupWarning,
-            stacklevel=2,
+    with single_thread_blas():
+        h, fitted = _point_estimate(prob, counts, rng)
+        checks, reasons = _assess(prob, fitted, s, rng) if fitted else ({}, [])
+        h, in_range = _in_range(h) if s.mode != "base" and not clip else (h, True)
+        draws = _bootstrap(prob, counts, s.n_boot, fitted, rng) if s.n_boot else None
+    reason = _undefined_reason(h, in_range, prob)
+    value = float("nan") if reason else float(disparity_from_rates(h, prob.metric, prob.pos))
+    if draws is not None and np.isnan(draws).mean() > _MAX_FAILED_SHARE and reason is None:
+        reasons.append(
+            f"{int(np.isnan(draws).sum())} of {s.n_boot} bootstrap replicates are undefined: the estimate is "
+            "unstable under resampling"
         )
-
-    interval = None
-    if n_boot > 0:
-        with single_thread_blas():
-            values = _bootstrap(prob, counts, n_boot, fitted, rng, cond_warn)
-        alpha = 1.0 - confidence_level
-        if np.isfinite(values).any():
-            lo, hi = np.nanpercentile(values, [50 * alpha, 100 - 50 * alpha])
-            interval = (float(lo), float(hi))
-        else:
-            interval = (float("nan"), float("nan"))
-        diagnostics["bootstrap"] = {
-            "n_boot": int(n_boot),
-            "n_failed": int(np.isnan(values).sum()),
-            "confidence_level": float(confidence_level),
-            "std": float(np.nanstd(values)) if np.isfinite(values).any() else float("nan"),
-            "values": values,
-        }
+    diagnostics.update(_fit_diagnostics(prob, fitted, counts, checks) if fitted else _base_diagnostics(prob, counts))
+    if draws is not None:
+        diagnostics["bootstrap"] = _bootstrap_diagnostics(draws, s.confidence_level)
     diagnostics["seconds"] = time.perf_counter() - start
+    _warn(value, reason, reasons, s.metric)
     return ProxyDisparityResult(
-        value=value,
-        by_group=by_group,
+        value,
+        _frame(h, prob),
+        metric=s.metric,
+        mode=s.mode,
         diagnostics=diagnostics,
-        interval=interval,
-        metric=metric,
-        mode=mode,
+        reasons=reasons,
+        reason=reason,
+        draws=draws,
     )
 
 
-def _frame(h: np.ndarray, metric: str, pos: int | None, groups: pd.Index, classes: np.ndarray) -> pd.DataFrame:
-    index = pd.Index(groups, name="group")
-    if metric == "dp":
+def _frame(h: np.ndarray, prob: _Problem) -> pd.DataFrame:
+    index = pd.Index(prob.groups, name="group")
+    classes, pos = prob.classes, prob.pos
+    if prob.metric == "dp":
         return pd.DataFrame(h[:, 0, :], index=index, columns=pd.Index(classes, name="y_pred"))
-    if metric == "eop":
+    if prob.metric == "eop":
         cols = pd.MultiIndex.from_tuples([(classes[pos], classes[pos])], names=["y_true", "y_pred"])
         return pd.DataFrame(h[:, pos, pos][:, None], index=index, columns=cols)
     cols = pd.MultiIndex.from_product([classes, classes], names=["y_true", "y_pred"])
     return pd.DataFrame(h.reshape(h.shape[0], -1), index=index, columns=cols)
 
 
+def _base_diagnostics(prob: _Problem, counts: np.ndarray) -> dict[str, Any]:
+    n_base = _noisy_counts(prob, counts, prob.pooled[:1])
+    return {"p_noisy": n_base.sum(axis=(0, 1)) / n_base.sum()}
+
+
 def _fit_diagnostics(
-    prob: _Problem,
-    fitted: dict[str, Any],
-    n_pooled: np.ndarray,
-    h_noisy: np.ndarray,
-    groups: pd.Index,
-    classes: np.ndarray,
+    prob: _Problem, fitted: dict[str, Any], counts: np.ndarray, checks: dict[str, Any]
 ) -> dict[str, Any]:
-    """Diagnostics of the point estimate (names of fits use class codes)."""
+    """Diagnostics of the point estimate (fit names use class labels)."""
     fits: dict[str, HOCSolution] = fitted["fits"]
-    checks = fitted["checks"]
-    used = fitted.get("used", {})
-    glob = fits["global"]
+    used = fitted["used"]
+    n_pooled = _noisy_counts(prob, counts, prob.pooled)
+    h_noisy = _noisy_rates(n_pooled)
+    conds = {_named(n, prob.classes): float(np.linalg.cond(fits[n].T)) for n in used}
     out: dict[str, Any] = {
-        "T": glob.T,
-        "p": glob.p,
+        "T": fits["global"].T,
+        "p": fits["global"].p,
         "p_noisy": n_pooled.sum(axis=(0, 1)) / n_pooled.sum(),
-        "by_group_noisy": _frame(h_noisy, prob.metric, prob.pos, groups, classes),
+        "by_group_noisy": _frame(h_noisy, prob),
         "value_noisy": float(disparity_from_rates(h_noisy, prob.metric, prob.pos)),
-        "condition_number": max(checks[name]["condition_number"] for name in used),
-        "condition_numbers": {_named(n, classes): checks[n]["condition_number"] for n in used},
-        "informativeness": {_named(n, classes): checks[n] for n in checks},
-        "informative": all(checks[n]["passed"] for n in used),
-        "solver": {_named(n, classes): {**fits[n].info(), "n_rows": fits[n].extra["n_rows"]} for n in fits},
+        "condition_number": max(conds.values()),
+        "condition_numbers": conds,
+        "reliability": checks,
+        "informative": all(c["informative"]["passed"] for c in checks.values() if "informative" in c),
+        "solver": {_named(n, prob.classes): {**fits[n].info(), "n_rows": fits[n].extra["n_rows"]} for n in fits},
         "n_subsets": int(len(prob.subsets)),
         "clipped": bool(prob.clip),
     }
@@ -675,6 +883,17 @@ def _fit_diagnostics(
     if prob.mode == "local":
         out["T_local"] = fitted["T"]
     return out
+
+
+def _bootstrap_diagnostics(draws: np.ndarray, confidence_level: float) -> dict[str, Any]:
+    finite = draws[np.isfinite(draws)]
+    return {
+        "n_boot": int(draws.size),
+        "n_failed": int(np.isnan(draws).sum()),
+        "confidence_level": float(confidence_level),
+        "std": float(finite.std()) if finite.size else float("nan"),
+        "values": draws,
+    }
 
 
 def _named(name: str, classes: np.ndarray) -> str:
@@ -688,35 +907,48 @@ def _named(name: str, classes: np.ndarray) -> str:
     return ",".join(parts)
 
 
-def _bootstrap(
-    prob: _Problem,
-    counts: np.ndarray,
-    n_boot: int,
-    fitted: dict[str, Any],
-    rng: Any,
-    cond_warn: float,
-) -> np.ndarray:
-    """Disparity on ``n_boot`` multinomial resamples of the cell counts."""
-    total = int(round(counts.sum()))
-    weights = rng.multinomial(total, counts / counts.sum(), size=n_boot).astype(float)
-    if prob.mode == "base":
-        n_base = _noisy_counts(prob, weights, prob.pooled[:1])
-        return disparity_from_rates(_noisy_rates(n_base), prob.metric, prob.pos)
-    n_pooled = _noisy_counts(prob, weights, prob.pooled)
-    values = np.full(n_boot, np.nan)
-    warm = fitted["fits"]
-    for b in range(n_boot):
-        try:
-            h, _ = _calibrate(
-                prob,
-                weights[b],
-                n_pooled[b],
-                rng=rng,
-                warm=warm,
-                strict=False,
-                cond_warn=cond_warn,
-            )
-        except _NeverGuessed:
-            continue
-        values[b] = disparity_from_rates(h, prob.metric, prob.pos)
-    return values
+def _pretty(name: str, classes: np.ndarray) -> str:
+    return "T (global)" if name == "global" else f"T ({_named(name, classes)})"
+
+
+def _codes_of(values: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    return pd.Index(classes, dtype=object).get_indexer(pd.Index(values, dtype=object)).astype(np.intp)
+
+
+def _resolve_classes(
+    y_pred: Any, y_true: Any, metric: str, pos_label: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int | None]:
+    """Label codes of predictions and truth over one class list, and the positive index."""
+    pred, pred_labels = encode_labels(y_pred, "y_pred")
+    if metric == "dp":
+        classes = pred_labels
+        return classes, _codes_of(pred, classes), np.zeros(len(pred), np.intp), None
+    if y_true is None:
+        raise ValueError(
+            f"metric={metric!r} compares error rates and needs y_true= (the true labels); "
+            "use metric='dp' without labels."
+        )
+    true, true_labels = encode_labels(y_true, "y_true")
+    if len(true) != len(pred):
+        raise ValueError(
+            f"y_true has {len(true)} samples but y_pred has {len(pred)}; pass one true label per prediction."
+        )
+    classes = pd.unique(np.concatenate([true_labels.astype(object), pred_labels.astype(object)]))
+    try:
+        classes = np.asarray(sorted(classes), dtype=object)
+    except TypeError:
+        classes = np.asarray(classes, dtype=object)
+    pos = None
+    if pos_label is not None:
+        hits = [i for i, c in enumerate(classes) if c == pos_label]
+        if not hits:
+            raise ValueError(f"pos_label={pos_label!r} is not among the labels {classes.tolist()}; pass one of them.")
+        pos = hits[0]
+    elif set(classes.tolist()) <= {0, 1} or set(classes.tolist()) <= {-1, 1}:
+        pos = len(classes) - 1
+    elif metric == "eop":
+        raise ValueError(
+            f"the labels are {classes.tolist()}; pass pos_label= to say which one is the "
+            f"positive class (e.g. pos_label={classes[-1]!r})."
+        )
+    return classes, _codes_of(pred, classes), _codes_of(true, classes), pos

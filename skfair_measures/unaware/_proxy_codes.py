@@ -51,6 +51,45 @@ def _sorted_union(values: np.ndarray) -> np.ndarray:
         return np.asarray(uniq, dtype=object)
 
 
+def _refuse_non_guesses(values: np.ndarray, name: str, column: str) -> None:
+    """A proxy guesses a group per row: not a probability, and not the same group for every row."""
+    numeric = values.dtype.kind == "f" or (values.dtype == object and all(isinstance(v, float) for v in values[:100]))
+    if numeric:
+        as_float = values.astype(float)
+        fractional = as_float != np.round(as_float)
+        if fractional.any():
+            raise ValueError(
+                f"{name} column {column!r} holds non-integer numbers (e.g. {as_float[fractional][0]:.4g}),"
+                " like probabilities or scores; a proxy must guess a group for every row. Pass each proxy's "
+                "predicted group (e.g. predict(), not predict_proba())."
+            )
+    if len(values) > 1 and len(pd.unique(values)) == 1:
+        only = np.asarray(values[:1]).tolist()[0]
+        raise ValueError(
+            f"{name} column {column!r} guesses the same group ({only!r}) for every row; a constant "
+            "proxy carries no information about the groups. Drop that column or fix the proxy model."
+        )
+
+
+def _refuse_mixed_codings(cols: list[tuple[str, np.ndarray]], name: str) -> None:
+    """Without declared groups, a proxy column must not use labels disjoint from all others.
+
+    A column coded 5/6 beside columns coded 0/1 would otherwise make a union of four
+    groups that no single proxy guesses, and a meaningless calibration.
+    """
+    seen = [(column, set(pd.unique(values).tolist())) for column, values in cols]
+    for j, (column, labels) in enumerate(seen):
+        others = set().union(*(other for i, (_, other) in enumerate(seen) if i != j))
+        if len(labels) > 1 and others and not labels & others:
+            shown = _sorted_union(np.array(list(labels), dtype=object)).tolist()
+            rest = _sorted_union(np.array(list(others), dtype=object)).tolist()
+            raise ValueError(
+                f"{name} column {column!r} guesses {shown} but the other columns guess {rest}; every proxy "
+                "guesses the same attribute, so they must share one coding. Recode the proxies, or pass "
+                "groups= to declare the groups."
+            )
+
+
 def encode_proxies(
     proxies: Any,
     *,
@@ -107,7 +146,10 @@ def encode_proxies(
                 f"{name} has {len(values)} rows but y_pred has {n_samples}; pass one "
                 "row of proxy guesses per prediction."
             )
+    for column, values in cols:
+        _refuse_non_guesses(values, name, column)
     if groups is None:
+        _refuse_mixed_codings(cols, name)
         labels = _sorted_union(np.concatenate([v for _, v in cols]))
     else:
         labels = np.asarray(list(groups), dtype=object)
@@ -183,9 +225,15 @@ def encode_labels(values: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
             f"{name} has {int(missing.sum())} missing value(s), first at position "
             f"{int(np.flatnonzero(missing)[0])}; drop or impute those rows."
         )
-    if arr.dtype.kind not in "biu":
-        if arr.dtype.kind == "f" and np.all(arr == np.round(arr)):
-            arr = arr.astype(np.int64)
-        elif arr.dtype.kind != "f":
-            arr = arr.astype(object)
+    if arr.dtype.kind == "f":
+        fractional = arr != np.round(arr)
+        if fractional.any():
+            raise ValueError(
+                f"{name} holds non-integer numbers (e.g. {arr[fractional][0]:.4g} at position "
+                f"{int(np.flatnonzero(fractional)[0])}), like probabilities or scores; pass class labels "
+                "(e.g. model.predict(X), or the scores thresholded)."
+            )
+        arr = arr.astype(np.int64)
+    elif arr.dtype.kind not in "biu":
+        arr = arr.astype(object)
     return arr, _sorted_union(arr) if arr.dtype == object else np.unique(arr)
