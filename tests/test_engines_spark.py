@@ -20,7 +20,7 @@ from test_engines import DATA, MEASURES, assert_same_stats  # noqa: E402
 
 @pytest.fixture(scope="module")
 def spark():
-    engines.use_bundled_java()
+    engines.use_bundled_java(override=True)  # the pinned pair (PySpark 3.5, Java 17), whatever JAVA_HOME says
     from pyspark.sql import SparkSession
 
     session = (

@@ -46,65 +46,77 @@ def _codes(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
         as_int = arr.view(np.uint8) if arr.dtype.kind == "b" else arr
         lo, hi = int(as_int.min()), int(as_int.max())
         if hi - lo <= 4 * arr.size + 1024:  # small range: a shift instead of hashing
-            codes = (as_int.astype(np.intp) - lo) if lo else as_int.astype(np.intp)
+            codes = as_int.astype(np.intp)
+            if lo:
+                codes -= lo
             return codes, pd.Index(np.arange(lo, hi + 1).astype(arr.dtype))
     codes, uniques = pd.factorize(arr, use_na_sentinel=False)
     return codes.astype(np.intp, copy=False), pd.Index(uniques)
 
 
-def _weights(pdf: pd.DataFrame, cols: Columns) -> tuple[np.ndarray, np.ndarray]:
-    """Weights (missing counted as 0) and a 0/1 flag of missing, negative or infinite weights."""
+def _weights(pdf: pd.DataFrame, cols: Columns) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Weights (missing counted as 0) and the mask of missing, negative or infinite ones; None if unweighted."""
     if cols.sample_weight is None:
-        return np.ones(len(pdf)), np.zeros(len(pdf))
+        return None, None
     w = pdf[cols.sample_weight].to_numpy(dtype=float, na_value=np.nan)
     bad = ~(np.isfinite(w) & (w >= 0))
-    return np.where(np.isnan(w), 0.0, w), bad.astype(float)
+    return np.where(np.isnan(w), 0.0, w), bad
 
 
-def _grouped(keys: list[pd.Series], names: list[str], sums: dict[str, np.ndarray]) -> pd.DataFrame:
-    """Sum ``sums`` over the distinct combinations of ``keys``: one bincount each over a flat cell index."""
+def _grouped(
+    keys: list[pd.Series], names: list[str], sums: dict[str, np.ndarray], flags: dict[str, np.ndarray | None]
+) -> pd.DataFrame:
+    """Per distinct combination of ``keys``: the row count, ``sums`` summed and ``flags`` counted.
+
+    One flat cell index (built in place, to keep one array of the partition's length
+    alive) and one ``np.bincount`` per quantity; flags count only their flagged rows.
+    """
     cell = np.zeros(len(keys[0]), dtype=np.intp)
     levels = []
     for key in keys:
         codes, lev = _codes(key)
-        cell = cell * len(lev) + codes
+        cell *= len(lev)
+        cell += codes
+        del codes
         levels.append(lev)
     size = int(np.prod([len(lev) for lev in levels]))
-    out = {name: np.bincount(cell, weights=v, minlength=size) for name, v in sums.items()}
-    out[_N] = np.bincount(cell, minlength=size).astype(np.int64)
+    out = {_N: np.bincount(cell, minlength=size)}
+    out |= {name: np.bincount(cell, weights=v, minlength=size) for name, v in sums.items()}
+    out |= {name: np.bincount(cell[m], minlength=size) if m is not None else 0 * out[_N] for name, m in flags.items()}
     seen = np.flatnonzero(out[_N])
-    columns = {}
-    rest = seen
+    columns, rest = {}, seen
     for name, lev in zip(reversed(names), reversed(levels), strict=True):
-        columns[name] = lev[rest % len(lev)]
+        columns[name] = np.asarray(lev[rest % len(lev)])
         rest = rest // len(lev)
-    table = pd.DataFrame({name: np.asarray(columns[name]) for name in names})
+    table = pd.DataFrame({name: columns[name] for name in names})
     for name, v in out.items():
         table[name] = v[seen]
+    if _SUM_W not in table:
+        table[_SUM_W] = table[_N].astype(float)  # unweighted: every row weighs 1
     return table
 
 
 def table(pdf: pd.DataFrame, cols: Columns, kind: str, threshold: float | None = None) -> pd.DataFrame:
     """The small table of one pandas frame (``kind`` is ``"confusion"`` or ``"errors"``)."""
     w, bad_w = _weights(pdf, cols)
+    sums = {} if w is None else {_SUM_W: w}
     keys = [pdf[c] for c in cols.sensitive]
     names = list(cols.sensitive)
     if kind == "errors":
-        t = pdf[cols.target].to_numpy(dtype=float, na_value=np.nan)
-        e = pdf[cols.prediction].to_numpy(dtype=float, na_value=np.nan) - t
-        bad_e = (~np.isfinite(e)).astype(float)
-        e = np.where(np.isfinite(e), e, 0.0)
-        sums = {_SUM_W: w, _SUM_AE: w * np.abs(e), _SUM_SE: w * e * e, _BAD_W: bad_w, _BAD_ERR: bad_e}
-        return _grouped(keys, names, sums)
-    pred = pdf[cols.prediction]
-    bad_score = np.zeros(len(pdf))
+        e = pdf[cols.prediction].to_numpy(dtype=float, na_value=np.nan, copy=True)
+        e -= pdf[cols.target].to_numpy(dtype=float, na_value=np.nan)
+        bad_e = ~np.isfinite(e)
+        e[bad_e] = 0.0
+        ae = np.abs(e)
+        sums |= {_SUM_AE: ae if w is None else w * ae, _SUM_SE: e * e if w is None else w * e * e}
+        return _grouped(keys, names, sums, {_BAD_W: bad_w, _BAD_ERR: bad_e})
+    pred, bad_score = pdf[cols.prediction], None
     if threshold is not None:
         score = pred.to_numpy(dtype=float, na_value=np.nan)
-        bad_score = (~((score >= 0) & (score <= 1))).astype(float)
+        bad_score = ~((score >= 0) & (score <= 1))
         pred = pd.Series(score >= threshold, index=pdf.index)
     keys += [pdf[cols.target], pred]
-    sums = {_SUM_W: w, _BAD_W: bad_w, _BAD_SCORE: bad_score}
-    return _grouped(keys, names + [_T, _P], sums)
+    return _grouped(keys, names + [_T, _P], sums, {_BAD_W: bad_w, _BAD_SCORE: bad_score})
 
 
 def combine(tables: list[pd.DataFrame], keys: list[str]) -> pd.DataFrame:
