@@ -84,10 +84,11 @@ def test_marginal_is_the_papers_beta(name, prior, ab):
 def test_signed_difference_other_minus_reference():
     y, s, a = _data()
     post = sfm.msr("fairness.acc").posterior(y, s, sensitive_features=a, reference="M", random_state=0)
-    assert post.measure.operation.name == "diff_to_reference"
+    assert post.measure.signed and post.measure.ideal == 0.0
+    assert post.key == sfm.msr("fairness.acc").against("M").key != "fairness.acc"
     d = post.group_draws["acc"]
     f, m = list(post.groups).index("F"), list(post.groups).index("M")
-    assert np.allclose(post.draws, d[..., f] - d[..., m])
+    assert np.allclose(post.chain_draws, d[..., f] - d[..., m])
     flipped = sfm.msr("fairness.acc").posterior(y, s, sensitive_features=a, reference="F", random_state=0)
     assert np.isclose(flipped.mean(), -post.mean())
     unsigned = sfm.msr("fairness.acc").posterior(y, s, sensitive_features=a, random_state=0)
@@ -102,7 +103,8 @@ def test_summaries_are_floats_and_consistent():
         assert type(v) is float
     assert np.isclose(post.mean(), x.mean())
     assert np.isclose(post.prob_greater(0.1), np.mean(x > 0.1))
-    assert np.isclose(post.prob_within(0.05), np.mean(np.abs(x) < 0.05))
+    assert np.isclose(post.prob_within(0.05), np.mean(np.abs(x) <= 0.05))
+    assert post.prob_within(0.05) == post.rope(0.05).within  # one definition of "practically fair"
     assert np.isclose(post.prob_greater(0.0) + post.prob_less(0.0), 1.0)
     lo, hi = post.interval(0.9)
     assert np.isclose(np.mean((x >= lo) & (x <= hi)), 0.9, atol=0.01)
@@ -133,8 +135,7 @@ def test_rope_verdict():
 def test_ratio_measures_center_on_one():
     y, s, a = _data(n=1000)
     post = sfm.msr("fairness.dp_ratio").posterior(y, s, sensitive_features=a, reference="M", random_state=0)
-    assert post.measure.operation.name == "ratio_to_reference"
-    assert post.center == 1.0
+    assert post.measure.ideal == 1.0 and post.center == 1.0
     assert post.rope(0.2).verdict == "equivalent"
 
 
@@ -145,8 +146,9 @@ def test_reproducible_with_seed():
     p3 = posterior(sfm.msr("fairness.fpr"), y, s, sensitive_features=a, random_state=43)
     assert np.array_equal(p1.draws, p2.draws)
     assert not np.array_equal(p1.draws, p3.draws)
-    assert p1.draws.shape == (4, 1000)
-    assert posterior(sfm.msr("fairness.fpr"), y, s, sensitive_features=a, chains=2, n_draws=10).draws.shape == (2, 10)
+    assert p1.chain_draws.shape == (4, 1000) and p1.draws.shape == (4000,)
+    small = posterior(sfm.msr("fairness.fpr"), y, s, sensitive_features=a, chains=2, n_draws=10)
+    assert small.chain_draws.shape == (2, 10)
 
 
 def test_coverage_of_95_intervals_near_95():
@@ -175,7 +177,7 @@ def test_more_than_two_groups_and_intersections():
     d = post.group_draws["tpr"]
     others = d[..., 1:] - d[..., :1]
     idx = np.abs(others).argmax(-1)
-    assert np.allclose(post.draws, np.take_along_axis(others, idx[..., None], -1)[..., 0])
+    assert np.allclose(post.chain_draws, np.take_along_axis(others, idx[..., None], -1)[..., 0])
     rng = np.random.default_rng(0)
     sf = pd.DataFrame({"sex": rng.choice(["F", "M"], 600), "age": rng.choice(["old", "young"], 600)})
     inter = sfm.msr("fairness.acc").posterior(y, s, sensitive_features=sf, random_state=0)
@@ -189,7 +191,7 @@ def test_composites_use_the_same_operations():
     assert post.attrs["prior_cells"] == "per-rate"
     tpr, fpr = post.group_draws["tpr"], post.group_draws["fpr"]
     expect = (np.abs(tpr[..., 0] - tpr[..., 1]) + np.abs(fpr[..., 0] - fpr[..., 1])) / 2
-    assert np.allclose(post.draws, expect)
+    assert np.allclose(post.chain_draws, expect)
     with pytest.warns(UserWarning, match="does not change fairness.eod"):
         sfm.msr("fairness.eod").posterior(y, s, sensitive_features=a, reference="M")
     # accuracy and TPR share cells: a Dirichlet prior on the cells keeps them consistent
@@ -257,16 +259,17 @@ def test_summary_and_inference_data():
     y, s, a = _data(n=200)
     post = sfm.msr("fairness.tpr").posterior(y, s, sensitive_features=a, reference="M", random_state=0)
     tab = post.summary()
-    assert list(tab.index) == ["fairness.tpr", "tpr[F]", "tpr[M]"]
+    assert list(tab.index) == [post.key, "tpr[F]", "tpr[M]"]
     assert {"mean", "sd", "eti_lower", "eti_upper", "hdi_lower", "hdi_upper", "r_hat", "ess_bulk"} <= set(tab)
-    assert np.isclose(tab.loc["fairness.tpr", "mean"], post.mean())
+    assert np.isclose(tab.loc[post.key, "mean"], post.mean())
     assert abs(tab.loc["tpr[F]", "r_hat"] - 1) < 0.01  # independent draws
-    bg = post.by_group()
+    bg = post.group_summary()
     assert list(bg.index) == ["F", "M"] and np.allclose(bg["mean"], post.group_draws["tpr"].mean((0, 1)))
+    assert np.allclose(post.by_group, bg["mean"]) and post.by_group.name == "tpr"
     idata = post.to_inference_data()
     assert idata.posterior["tpr"].dims == ("chain", "draw", "group")
     assert list(idata.posterior["tpr"].coords["group"].values) == ["F", "M"]
-    assert float(idata.posterior["fairness.tpr"].mean()) == pytest.approx(post.mean())
+    assert float(idata.posterior[post.key].mean()) == pytest.approx(post.mean())
     assert idata.constant_data["counts"].shape == (2, 2, 2)
     assert idata.attrs["method"] == "bb"
     assert "fairness.tpr" in repr(post) and isinstance(post, MeasurePosterior)

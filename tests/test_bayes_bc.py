@@ -44,8 +44,8 @@ def test_small_real_fit():
         warnings.simplefilter("ignore", SamplingWarning)  # short chains: R-hat may exceed 1.01
         res = posteriors([sfm.msr("fairness.acc"), sfm.msr("fairness.tpr")], y, s, **kw)
         again = posterior(sfm.msr("fairness.acc"), y, s, **kw)
-    post = res["fairness.acc"]
-    assert post.draws.shape == (2, 100)
+    post = res[sfm.msr("fairness.acc").against("M").key]
+    assert post.chain_draws.shape == (2, 100)
     assert post.group_draws["acc"].shape == (2, 100, 2)
     assert post.extra_draws["a"].shape == (2, 100, 2)
     assert post.diagnostics()["divergences"] == 0
@@ -64,9 +64,9 @@ def test_small_real_fit():
     assert loose.attrs["compile_seconds"] == 0.0 and loose.attrs["prior_scale"] == 5.0
     assert loose.sd() > post.sd()
     # the TPR posterior came from the same fit
-    assert res["fairness.tpr"].trace is post.trace
+    assert res[sfm.msr("fairness.tpr").against("M").key].trace is post.trace
     idata = post.to_inference_data()
-    assert {"a", "b", "c", "acc", "fairness.acc", "mu_a", "sigma_c", "z_b"} <= set(idata.posterior.data_vars)
+    assert {"a", "b", "c", "acc", post.key, "mu_a", "sigma_c", "z_b"} <= set(idata.posterior.data_vars)
     assert idata.posterior["z_b"].dims == ("chain", "draw", "group")
     assert "diverging" in idata.sample_stats
     assert idata.attrs["sampler"] == "nutpie"
@@ -297,4 +297,4 @@ def test_falls_back_to_the_pymc_graph_if_nutpie_changes(monkeypatch):
         post = posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=a, method="bc", unlabeled_scores=s,
                          unlabeled_sensitive=a, warn=False, random_state=0, **SMALL)
     assert post.attrs["sampler"] == "nutpie-pymc"
-    assert post.draws.shape == (2, 100)
+    assert post.chain_draws.shape == (2, 100)

@@ -7,7 +7,15 @@
   data only, Monte Carlo (no MCMC, milliseconds);
 - ``method="bc"``: hierarchical Bayesian beta calibration fitted by MCMC (PyMC model,
   nutpie sampler) on the labelled data, which calibrates the scores of unlabelled
-  data draw by draw.
+  data draw by draw;
+- ``method="ppi"``: prediction-powered inference with PPI++ power tuning, a
+  frequentist estimate from few labels plus the model's scores on unlabelled data,
+  drawn from its asymptotic normal distribution (sample weights allowed).
+
+Each method is a class in its own module (:class:`BetaBinomial`,
+:class:`BayesianCalibration`, :class:`PredictionPowered`), registered in
+:data:`METHODS`. :data:`DEFAULT_EPS` is the one half-width of practical fairness
+used by ``summary``, ``prob_within``, ``rope`` and the scorer.
 
 :class:`BayesianScorer` reduces a posterior to one number for model selection, and
 :func:`reliability_posterior` gives Bayesian reliability diagrams and ECE posteriors
@@ -24,15 +32,25 @@ Examples
 True
 """
 
-from ._api import posterior, posteriors, signed_measure
+from ._api import METHODS, posterior, posteriors, signed_measure
+from ._bb import BetaBinomial
+from ._bc import BayesianCalibration
+from ._method import EstimationMethod
 from ._plots import plot_posterior, plot_reliability
-from ._posterior import MeasurePosterior, RopeResult, SamplingWarning
+from ._posterior import DEFAULT_EPS, MeasurePosterior, RopeResult, SamplingWarning
+from ._ppi import PredictionPowered
 from ._reliability import ReliabilityPosterior, reliability_posterior
 from ._scorer import BayesianScorer
 
 __all__ = [
+    "DEFAULT_EPS",
+    "METHODS",
+    "BayesianCalibration",
     "BayesianScorer",
+    "BetaBinomial",
+    "EstimationMethod",
     "MeasurePosterior",
+    "PredictionPowered",
     "ReliabilityPosterior",
     "RopeResult",
     "SamplingWarning",

@@ -1,10 +1,10 @@
-"""``posterior()``: the Bayesian door out of the measure pipeline.
+"""``posterior()``: the Bayesian (and prediction-powered) door out of the measure pipeline.
 
-Inputs are validated once (``_stats.check_inputs``); from there on only integer
-codes travel. Both methods produce draws of the confusion cells of every group,
-shape ``(chain, draw, group, 2, 2)``, and every base metric is read off those cells
-with its own ``from_counts``; the measure's draws come from
-``measure.from_group_values``, the very operations of the point estimate.
+The entry points check the inputs once into a :class:`~._method.FitData` and
+dispatch through one table, :data:`METHODS`; every method returns draws of the
+base metrics per group, and the measure's draws come from
+``measure.from_group_values``, the very operations of the point estimate. A new
+method is a new class in one file plus one line in the table.
 """
 
 from __future__ import annotations
@@ -17,18 +17,25 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from .._stats import binarize_labels, check_inputs, check_scores, encode_groups
-from ..measures import FairnessMeasure, Measure
-from ._bb import bb_cell_draws, cell_concentration, expected_cells, ratio_roles
-from ._posterior import MeasurePosterior, external_stacklevel
+from .._stats import _check_weight, binarize_labels, check_inputs, check_scores, encode_groups
+from ..base import BaseMetric
+from ..measures import MeasureBase, UndefinedGroupWarning
+from ._bb import BetaBinomial, ratio_roles
+from ._bc import BayesianCalibration
+from ._method import EstimationMethod, FitData, GroupDraws, Rows
+from ._posterior import MeasurePosterior, external_stacklevel, group_labels
+from ._ppi import PredictionPowered
 
-__all__ = ["posterior", "posteriors", "signed_measure"]
+__all__ = ["METHODS", "posterior", "posteriors", "signed_measure"]
 
-_NEEDS_UNLABELED = (
-    "method='bc' needs unlabelled data: pass unlabeled_scores= (the model's scores on "
-    "samples without labels) and unlabeled_sensitive= (their groups). Without them the "
-    "calibration model adds nothing; use method='bb'."
-)
+#: The estimation methods, by the name ``posterior(method=...)`` takes.
+METHODS: dict[str, type[EstimationMethod]] = {
+    "bb": BetaBinomial,
+    "bc": BayesianCalibration,
+    "ppi": PredictionPowered,
+}
+
+Method = Literal["bb", "bc", "ppi"]
 
 
 def _rng(random_state: Any) -> np.random.Generator:
@@ -37,49 +44,46 @@ def _rng(random_state: Any) -> np.random.Generator:
     return np.random.default_rng(random_state)
 
 
-def signed_measure(measure: Measure, reference: Any) -> Measure:
-    """The measure comparing every group to ``reference``, keeping the sign.
+def signed_measure(measure: MeasureBase, reference: Any) -> MeasureBase:
+    """The measure comparing every group with ``reference``, keeping the sign.
 
-    Differences (``absdiff``, ``diff``) become ``diff_to_reference`` (other group
-    minus reference; with more than two groups the difference of largest
-    magnitude); ratios become ``ratio_to_reference``. Composite and constraint
-    measures are returned unchanged (their definition fixes how groups compare).
+    The operation decides (as data, :meth:`~skfair_measures.operations.Operation.against`):
+    a difference becomes ``diff_to_reference`` (other group minus the reference;
+    with more than two groups the difference of largest magnitude), a ratio
+    ``ratio_to_reference``. A measure made of other measures (composite,
+    constraint) is returned unchanged, with a warning: its definition fixes how the
+    groups compare.
 
     Examples
     --------
     >>> from skfair_measures import msr
-    >>> signed_measure(msr("fairness.acc"), "M").operation.name
-    'diff_to_reference'
+    >>> signed_measure(msr("fairness.acc"), "M").signed
+    True
     """
-    if reference is None or not isinstance(measure, FairnessMeasure):
-        if reference is not None:
-            warnings.warn(
-                f"reference={reference!r} does not change {measure.key}: a "
-                f"{type(measure).__name__} is evaluated as defined ({measure.description}).",
-                UserWarning,
-                stacklevel=external_stacklevel(),
-            )
+    if reference is None:
         return measure
-    name = measure.operation.name
-    if name in ("absdiff", "diff", "diff_to_reference"):
-        return measure.clone(operation="diff_to_reference", reference=reference)
-    if name in ("ratio", "ratio_to_reference"):
-        return measure.clone(operation="ratio_to_reference", reference=reference)
-    raise ValueError(
-        f"reference={reference!r} does not apply to the operation {name!r} of {measure.key}; "
-        "omit reference= or use a difference or ratio measure."
-    )
+    if measure.children:
+        warnings.warn(
+            f"reference={reference!r} does not change {measure.key}: it is made of other measures and is "
+            f"evaluated as defined ({measure.description}).",
+            UserWarning,
+            stacklevel=external_stacklevel(),
+        )
+        return measure
+    return measure.against(reference)
 
 
 def posterior(
-    measure: Measure,
+    measure: MeasureBase,
     y_true: Any,
     y_score: Any,
     *,
     sensitive_features: Any,
-    method: Literal["bb", "bc"] = "bb",
+    method: Method = "bb",
     unlabeled_scores: Any = None,
     unlabeled_sensitive: Any = None,
+    sample_weight: Any = None,
+    unlabeled_sample_weight: Any = None,
     reference: Any = None,
     threshold: float | None = None,
     pos_label: Any = None,
@@ -101,20 +105,28 @@ def posterior(
 ) -> MeasurePosterior:
     """Posterior distribution of a fairness measure from scores and (few) labels.
 
-    Two methods of Ji, Smyth & Steyvers (NeurIPS 2020):
+    Three methods:
 
-    - ``"bb"`` (Beta-Binomial): a conjugate Beta prior on every group rate, updated
-      with the labelled data; independent Monte Carlo draws, no MCMC.
-    - ``"bc"`` (Bayesian calibration): a hierarchical beta-calibration model of
-      ``P(y = 1 | score, group)`` fitted by MCMC to the labelled data; every
-      posterior draw calibrates the scores of the unlabelled data, whose expected
-      confusion cells are added to the labelled counts (the paper's eq. 1).
+    - ``"bb"`` (Beta-Binomial, Ji, Smyth & Steyvers 2020): a conjugate Beta prior on
+      every group rate, updated with the labelled data; independent Monte Carlo
+      draws, no MCMC.
+    - ``"bc"`` (Bayesian calibration, same paper): a hierarchical beta-calibration
+      model of ``P(y = 1 | score, group)`` fitted by MCMC to the labelled data;
+      every posterior draw calibrates the scores of the unlabelled data, whose
+      expected confusion cells are added to the labelled counts (the paper's eq. 1).
+    - ``"ppi"`` (prediction-powered inference with PPI++ power tuning, Angelopoulos
+      et al. 2023): per-group rates from the labelled rows plus the model's scores
+      on the unlabelled rows, a frequentist estimate whose interval covers by
+      construction; draws from its asymptotic normal distribution. Takes sample
+      weights.
 
     Parameters
     ----------
     measure : Measure
         A measure whose base metrics are rates of confusion counts: acc, tpr, fpr,
-        tnr, fnr, ppv, npv, fdr, fomr, selection_rate, or composites of them.
+        tnr, fnr, ppv, npv, fdr, fomr, selection_rate, balanced_accuracy, or
+        composites and constraints of them. Its ``inputs`` give the threshold,
+        the positive label and the declared groups.
     y_true : array-like of shape (n_labeled,)
         True labels of the labelled samples.
     y_score : array-like of shape (n_labeled,)
@@ -122,69 +134,74 @@ def posterior(
         ``y_score >= threshold``.
     sensitive_features : array-like of shape (n_labeled,) or DataFrame
         Group of each labelled sample.
-    method : {"bb", "bc"}, default="bb"
+    method : {"bb", "bc", "ppi"}, default="bb"
     unlabeled_scores : array-like of shape (n_unlabeled,), optional
-        Scores of the unlabelled samples; required for ``"bc"``. ``"bb"`` uses
-        them only for ``prior="scores"``.
+        Scores of the unlabelled samples; required for ``"bc"`` and ``"ppi"``.
+        ``"bb"`` uses them only for ``prior="scores"``.
     unlabeled_sensitive : array-like of shape (n_unlabeled,) or DataFrame, optional
         Groups of the unlabelled samples (the same groups as the labelled data).
+    sample_weight, unlabeled_sample_weight : array-like, optional
+        Weights of the labelled and unlabelled rows (``"ppi"`` only: the Bayesian
+        models count labelled samples).
     reference : object, optional
         Reference group. A difference measure then becomes the signed difference
         *other group minus reference* (seed 000's ``Delta = theta_1 - theta_0``
         with ``reference`` as group 0); with more than two groups, the signed
-        difference of largest magnitude. Without it, the measure as defined
-        (``fairness.acc`` is an absolute difference).
+        difference of largest magnitude. A ratio becomes the ratio to the
+        reference. Without it, the measure as defined (``fairness.acc`` is an
+        absolute difference).
     threshold : float, optional
-        Decision threshold; defaults to the measure's own threshold, else 0.5.
+        Decision threshold. Defaults to the measure's own (``measure.inputs``),
+        else 0.5; a value that differs from the measure's is used, with a warning.
     pos_label : object, optional
-        Positive label of ``y_true`` (default 1 for 0/1 or -1/1 labels).
+        Positive label of ``y_true``. Defaults to the measure's own, else 1 for
+        0/1 or -1/1 labels; a value that differs from the measure's is used, with a
+        warning.
     prior : {"uniform", "jeffreys", "scores"} or (alpha, beta), default="uniform"
-        Beta-Binomial prior of each group rate: Beta(1, 1) (the paper's choice),
+        ``"bb"``: Beta prior of each group rate: Beta(1, 1) (the paper's choice),
         Beta(1/2, 1/2), the model's self-assessment from its scores (seed 002
         section 2.4.2), or explicit Beta parameters.
     prior_strength : float, default=2.0
         Pseudo-count ``N0`` of ``prior="scores"``.
     n_draws : int, optional
-        Posterior draws per chain: default 1000 for ``"bb"`` and 200 (after
+        Draws per chain: default 1000 for ``"bb"`` and ``"ppi"``, 200 (after
         ``tune`` warm-up draws) for ``"bc"``, as in the paper.
     chains : int, default=4
-        Number of chains (for ``"bb"``, independent draws are split into chains
-        only to share the layout).
+        Number of chains (for ``"bb"`` and ``"ppi"``, independent draws are split
+        into chains only to share the layout).
     tune : int, default=1500
         Warm-up draws per chain for ``"bc"``.
     calibration : {"beta", "llo", "temperature"}, default="beta"
         Calibration map of ``"bc"``: beta calibration ``(a, b, c)``, linear in
         log-odds (``a = b``) or temperature scaling (``a = b``, ``c = 0``).
     hierarchical : bool, default=True
-        Share one prior across the groups' calibration parameters (``False``
-        gives the non-hierarchical variant of seed 002 section 4.9.3).
+        ``"bc"``: share one prior across the groups' calibration parameters
+        (``False`` gives the non-hierarchical variant of seed 002 section 4.9.3).
     prior_scale : float, default=1.0
-        Multiplies the standard deviations of the calibration hyperpriors (seed 002
-        section 4.9.4's sensitivity factor alpha); larger values let the groups'
-        calibrations differ more.
+        ``"bc"``: multiplies the standard deviations of the calibration
+        hyperpriors (seed 002 section 4.9.4's sensitivity factor alpha).
     target_accept : float, default=0.95
-        NUTS target acceptance rate.
+        NUTS target acceptance rate (``"bc"``).
     sampler : {"nutpie", "nutpie-pymc", "pymc", "numpyro", "blackjax"}, default="nutpie"
         MCMC engine for ``"bc"``: nutpie on the model's log density as C code that
         is cached on disk (starts in under a second, also in a new process); nutpie
         on the PyMC model (``"nutpie-pymc"``, compiled once per process and model
         structure); or ``pymc.sample(nuts_sampler=...)``. All sample the same model.
     cores : int, optional
-        Chains run in parallel on this many cores (default: all, up to ``chains``).
+        ``"bc"``: chains run in parallel on this many cores (default: all, up to
+        ``chains``).
     random_state : int, numpy Generator or None
         Seed; the same seed gives the same draws.
     warn : bool, default=True
-        Warn (:class:`SamplingWarning`) when the calibration model has divergent
-        transitions, an R-hat above 1.05 or a bulk ESS below 100 (diagnostics of
-        ``a``, ``b``, ``c``; always stored in ``attrs["diagnostics"]``).
+        ``"bc"``: warn (:class:`SamplingWarning`) when the calibration model has
+        divergent transitions, an R-hat above 1.05 or a bulk ESS below 100
+        (diagnostics of ``a``, ``b``, ``c``; always stored in
+        ``attrs["diagnostics"]``).
     sampler_kwargs : dict, optional
-        More arguments for the sampler (``nutpie.sample`` or ``pymc.sample``), e.g.
-        ``{"low_rank_modified_mass_matrix": True}`` or ``{"maxdepth": 8}``.
+        More arguments for the sampler (``nutpie.sample`` or ``pymc.sample``).
     retry_divergent : bool, default=True
-        If the chains of ``"bc"`` have divergent transitions, sample once more with
-        ``target_accept=0.99`` (smaller steps). On the reproduction's real data this
-        happened in a few percent of fits with 100 labels, always a single
-        divergence; the retry took them to zero. ``diagnostics()`` reports
+        ``"bc"``: if the chains have divergent transitions, sample once more with
+        ``target_accept=0.99`` (smaller steps); ``diagnostics()`` reports
         ``divergences_first_try`` and the ``target_accept`` finally used.
 
     Returns
@@ -201,49 +218,27 @@ def posterior(
     >>> post = sfm.msr("fairness.acc").posterior(y, s, sensitive_features=sex,
     ...                                           reference="M", random_state=0)
     >>> round(post.mean(), 2), post.key
-    (0.0, 'fairness.acc')
+    (0.0, 'fairness.acc(operation=diff_to_reference, reference=M)')
     >>> lo, hi = post.interval(0.95)
     >>> lo < 0 < hi
     True
     """
-    return posteriors(
-        [measure],
-        y_true,
-        y_score,
-        sensitive_features=sensitive_features,
-        method=method,
-        unlabeled_scores=unlabeled_scores,
-        unlabeled_sensitive=unlabeled_sensitive,
-        reference=reference,
-        threshold=threshold,
-        pos_label=pos_label,
-        prior=prior,
-        prior_strength=prior_strength,
-        n_draws=n_draws,
-        chains=chains,
-        tune=tune,
-        calibration=calibration,
-        hierarchical=hierarchical,
-        prior_scale=prior_scale,
-        target_accept=target_accept,
-        sampler=sampler,
-        cores=cores,
-        random_state=random_state,
-        warn=warn,
-        sampler_kwargs=sampler_kwargs,
-        retry_divergent=retry_divergent,
-    )[measure.key]
+    options = {k: v for k, v in locals().items() if k not in ("measure", "y_true", "y_score")}
+    (post,) = posteriors([measure], y_true, y_score, **options).values()
+    return post
 
 
 def posteriors(
-    measures: Sequence[Measure],
+    measures: Sequence[MeasureBase],
     y_true: Any,
     y_score: Any,
     *,
     sensitive_features: Any,
-    method: Literal["bb", "bc"] = "bb",
+    method: Method = "bb",
     unlabeled_scores: Any = None,
     unlabeled_sensitive: Any = None,
+    sample_weight: Any = None,
+    unlabeled_sample_weight: Any = None,
     reference: Any = None,
     threshold: float | None = None,
     pos_label: Any = None,
@@ -263,7 +258,7 @@ def posteriors(
     sampler_kwargs: dict[str, Any] | None = None,
     retry_divergent: bool = True,
 ) -> dict[str, MeasurePosterior]:
-    """Posteriors of several measures from one fit (one set of cell draws).
+    """Posteriors of several measures from one fit (one set of draws).
 
     The same arguments as :func:`posterior`; with ``method="bc"`` the calibration
     model is sampled once for all measures, which is what makes a report of
@@ -283,152 +278,198 @@ def posteriors(
     >>> list(res)
     ['fairness.tpr', 'fairness.fpr']
     """
+    measures = _check_measures(measures)
+    estimator = _method(method, locals())
+    if chains < 1:
+        raise ValueError(f"chains={chains!r} must be >= 1.")
+    bases = _rate_bases(measures)
+    data = _fit_data(
+        measures, y_true, y_score, sensitive_features, unlabeled_scores, unlabeled_sensitive,
+        sample_weight, unlabeled_sample_weight, threshold, pos_label, estimator,
+    )
+    if reference is not None and reference not in data.groups:
+        raise ValueError(f"reference={reference!r} is not one of the groups {list(data.groups)}; pass one of them.")
+    targets = [signed_measure(m, reference) for m in measures]
+    rng = _rng(random_state)
+    seed = int(rng.integers(2**31 - 1))
+    draws = estimator.default_draws if n_draws is None else int(n_draws)
+    start = time.perf_counter()
+    fit = estimator.group_draws(data, bases, chains=chains, draws=draws, rng=rng, seed=seed)
+    attrs = _attrs(data, estimator, fit, seed, reference, time.perf_counter() - start)
+    return {t.key: _posterior_of(t, data, estimator, fit, attrs) for t in targets}
+
+
+# -- named steps ---------------------------------------------------------------------
+def _check_measures(measures: Sequence[MeasureBase]) -> list[MeasureBase]:
     measures = list(measures)
     if not measures:
         raise ValueError("measures is empty; pass at least one measure.")
     keys = [m.key for m in measures]
     if len(set(keys)) != len(keys):
         raise ValueError(f"measures have duplicate keys {keys}; give them distinct key= values.")
-    thresholds = {m.threshold for m in measures if m.threshold is not None}
-    if threshold is None and len(thresholds) > 1:
-        raise ValueError(f"the measures have different thresholds {sorted(thresholds)}; pass threshold=.")
-    measure = measures[0]
-    if method not in ("bb", "bc"):
-        raise ValueError(f"method={method!r}; pass 'bb' (Beta-Binomial) or 'bc' (Bayesian calibration).")
-    if chains < 1:
-        raise ValueError(f"chains={chains!r} must be >= 1.")
-    bases_by_name: dict[str, Any] = {}
+    return measures
+
+
+def _method(method: str, arguments: dict[str, Any]) -> EstimationMethod:
+    """The estimation method named ``method``, with the options it declares."""
+    if method not in METHODS:
+        raise ValueError(f"method={method!r}; pass one of {', '.join(map(repr, METHODS))}.")
+    return METHODS[method].from_options(arguments)
+
+
+def _rate_bases(measures: list[MeasureBase]) -> tuple[BaseMetric, ...]:
+    """The distinct base metrics of all measures; each must be a rate of confusion counts."""
+    by_name: dict[str, BaseMetric] = {}
     for m in measures:
         for b in m.bases:
-            bases_by_name.setdefault(b.name, b)
-    bases = tuple(bases_by_name.values())
-    for b in bases:
+            by_name.setdefault(b.name, b)
+    for b in by_name.values():
         ratio_roles(b)  # raises a TypeError naming the base if it is not a rate of counts
-    sample = check_inputs(
-        y_true, y_score, sensitive_features, groups=getattr(measure, "groups", None), y_pred_name="y_score"
-    )
+    return tuple(by_name.values())
+
+
+def _agreed(measures: list[MeasureBase], name: str, given: Any, default: Any) -> Any:
+    """The value of input ``name``: the measures' own, overridden (with a warning) by the argument."""
+    own = [getattr(m.inputs, name) for m in measures]
+    distinct = {repr(v): v for v in own if v is not None}
+    if given is None:
+        if len(distinct) > 1:
+            raise ValueError(f"the measures have different {name}s {sorted(distinct)}; pass {name}= to choose one.")
+        return next(iter(distinct.values()), default)
+    if distinct and set(distinct) != {repr(given)}:
+        warnings.warn(
+            f"{name}={given!r} overrides the {name} of the measure(s) ({', '.join(sorted(distinct))}); "
+            f"the posterior uses {name}={given!r}. Build the measure with .with_inputs({name}=...) to agree.",
+            UserWarning,
+            stacklevel=external_stacklevel(),
+        )
+    return given
+
+
+def _fit_data(
+    measures: list[MeasureBase],
+    y_true: Any,
+    y_score: Any,
+    sensitive_features: Any,
+    unlabeled_scores: Any,
+    unlabeled_sensitive: Any,
+    sample_weight: Any,
+    unlabeled_sample_weight: Any,
+    threshold: float | None,
+    pos_label: Any,
+    estimator: EstimationMethod,
+) -> FitData:
+    """Validate every input once: labelled rows, unlabelled rows, threshold, labels, groups."""
+    thr = float(_agreed(measures, "threshold", threshold, 0.5))
+    pos = _agreed(measures, "pos_label", pos_label, None)
+    groups = _agreed(measures, "groups", None, None)
+    weights = (sample_weight, unlabeled_sample_weight)
+    if not estimator.accepts_weights and any(w is not None for w in weights):
+        raise ValueError(
+            f"method={estimator.name!r} counts labelled samples and takes no sample_weight or "
+            "unlabeled_sample_weight; use method='ppi' for weighted data."
+        )
+    sample = check_inputs(y_true, y_score, sensitive_features, sample_weight, groups=groups, y_pred_name="y_score")
     scores = check_scores(sample.y_pred, "y_score")
-    thr = threshold if threshold is not None else (thresholds.pop() if thresholds else 0.5)
-    t, _, _ = binarize_labels(sample.y_true, sample.y_true, pos_label)
-    y_pred = (scores >= thr).astype(np.intp)
-    groups, codes = sample.groups, sample.group_codes
-    n_groups = len(groups)
-    counts = np.bincount((codes * 2 + t) * 2 + y_pred, minlength=4 * n_groups).reshape(n_groups, 2, 2)
-    counts = counts.astype(float)
-    if reference is not None and reference not in groups:
-        raise ValueError(f"reference={reference!r} is not one of the groups {list(groups)}; pass one of them.")
-    targets = [signed_measure(m, reference) for m in measures]
-
-    u_scores = u_codes = None
-    if unlabeled_scores is not None:
-        u_scores = check_scores(unlabeled_scores, "unlabeled_scores")
-        if unlabeled_sensitive is None:
-            raise ValueError("unlabeled_scores is given without unlabeled_sensitive= (the group of each).")
-        u_codes, _ = encode_groups(
-            unlabeled_sensitive, u_scores.size, groups=groups, name="unlabeled_sensitive"
+    t, _, _ = binarize_labels(sample.y_true, sample.y_true, pos)
+    labelled = Rows(scores, (scores >= thr).astype(np.intp), sample.group_codes, sample.sample_weight)
+    unlabelled = _unlabelled_rows(unlabeled_scores, unlabeled_sensitive, unlabeled_sample_weight, sample.groups, thr)
+    if estimator.needs_unlabelled and unlabelled.size == 0:
+        raise ValueError(
+            f"method={estimator.name!r} needs unlabelled data: pass unlabeled_scores= (the model's scores "
+            "on samples without labels) and unlabeled_sensitive= (their groups). Without them use method='bb'."
         )
-    elif unlabeled_sensitive is not None:
-        raise ValueError("unlabeled_sensitive is given without unlabeled_scores=.")
-    rng = _rng(random_state)
-    seed = int(rng.integers(2**31 - 1))
-    attrs: dict[str, Any] = {
-        "threshold": float(thr),
+    return FitData(np.asarray(t, dtype=np.intp), labelled, unlabelled, sample.groups, thr)
+
+
+def _unlabelled_rows(scores: Any, sensitive: Any, weight: Any, groups: pd.Index, threshold: float) -> Rows:
+    if scores is None:
+        if sensitive is not None or weight is not None:
+            raise ValueError("unlabeled_sensitive or unlabeled_sample_weight is given without unlabeled_scores=.")
+        return Rows.empty()
+    u_scores = check_scores(scores, "unlabeled_scores")
+    if sensitive is None:
+        raise ValueError("unlabeled_scores is given without unlabeled_sensitive= (the group of each).")
+    n_sensitive = len(sensitive)
+    if n_sensitive != u_scores.size:
+        raise ValueError(
+            f"unlabeled_sensitive has {n_sensitive} rows but unlabeled_scores has {u_scores.size}; "
+            "pass one group per unlabelled score."
+        )
+    codes, _ = encode_groups(sensitive, u_scores.size, groups=groups, name="unlabeled_sensitive")
+    w = None
+    if weight is not None:
+        if len(weight) != u_scores.size:
+            raise ValueError(
+                f"unlabeled_sample_weight has {len(weight)} rows but unlabeled_scores has {u_scores.size}; "
+                "pass one weight per unlabelled score."
+            )
+        w = _check_weight(weight, u_scores.size)
+    return Rows(u_scores, (u_scores >= threshold).astype(np.intp), codes, w)
+
+
+def _attrs(
+    data: FitData, estimator: EstimationMethod, fit: GroupDraws, seed: int, reference: Any, seconds: float
+) -> dict[str, Any]:
+    return {
+        "threshold": float(data.threshold),
         "seed": seed,
-        "n_labeled": int(t.size),
-        "n_unlabeled": 0 if u_scores is None else int(u_scores.size),
+        "n_labeled": int(data.y_true.size),
+        "n_unlabeled": int(data.unlabelled.size),
         "reference": "" if reference is None else str(reference),
+        **fit.attrs,
+        "seconds": seconds,
     }
-    start = time.perf_counter()
-    extra: dict[str, np.ndarray] = {}
-    trace = None
-    if method == "bb":
-        draws = 1000 if n_draws is None else int(n_draws)
-        expected = None
-        if isinstance(prior, str) and prior == "scores":
-            all_s = scores if u_scores is None else np.concatenate([scores, u_scores])
-            all_p = y_pred if u_scores is None else np.concatenate([y_pred, (u_scores >= thr).astype(np.intp)])
-            all_c = codes if u_codes is None else np.concatenate([codes, u_codes])
-            expected = expected_cells(all_s, all_p, all_c, n_groups)
-        alpha, kind = cell_concentration(bases, n_groups, prior, prior_strength, expected)
-        cells = bb_cell_draws(counts, alpha, chains, draws, rng)
-        weights = counts.sum((-2, -1))
-        overall_cells = np.einsum("cdgtp,g->cdtp", cells, weights)
-        attrs.update(prior=str(prior), prior_cells=kind, sampler="monte carlo")
-    else:
-        if u_scores is None:
-            raise ValueError(_NEEDS_UNLABELED)
-        from ._bc import calibrated_cells, fit_calibration
 
-        draws = 200 if n_draws is None else int(n_draws)
-        fit = fit_calibration(
-            scores,
-            t,
-            codes,
-            groups,
-            calibration=calibration,
-            hierarchical=hierarchical,
-            chains=chains,
-            tune=tune,
-            draws=draws,
-            target_accept=target_accept,
-            sampler=sampler,
-            cores=cores,
-            seed=seed,
-            warn=warn,
-            prior_scale=prior_scale,
-            sampler_kwargs=sampler_kwargs,
-            retry_divergent=retry_divergent,
-        )
-        u_pred = (u_scores >= thr).astype(np.intp)
-        cells = counts + calibrated_cells(fit.params, u_scores, u_pred, u_codes, n_groups)
-        overall_cells = cells.sum(axis=-3)
-        extra = {k: v for k, v in fit.params.items()}
-        trace = fit.trace
-        attrs.update(
-            calibration=calibration,
-            hierarchical=bool(hierarchical),
-            prior_scale=float(prior_scale),
-            sampler=fit.sampler,
-            tune=int(tune),
-            target_accept=float(target_accept),
-            diagnostics=fit.diagnostics,
-            compile_seconds=float(fit.compile_seconds),
-        )
-    values = {b.name: b.from_counts(cells) for b in bases}
-    overall = {b.name: b.from_counts(overall_cells) for b in bases}
-    attrs["seconds"] = time.perf_counter() - start
-    out: dict[str, MeasurePosterior] = {}
-    for target in targets:
+
+def _posterior_of(
+    measure: MeasureBase, data: FitData, estimator: EstimationMethod, fit: GroupDraws, attrs: dict[str, Any]
+) -> MeasurePosterior:
+    """Run the group draws through the measure's own operations."""
+    groups = data.groups
+    with np.errstate(invalid="ignore", divide="ignore"):
+        draws = np.asarray(measure.from_group_values(fit.values, groups=groups, overall=fit.overall), dtype=float)
+    own = {b.name: fit.values[b.name] for b in measure.bases}
+    point = None
+    if fit.point is not None:
         with np.errstate(invalid="ignore", divide="ignore"):
-            draws_m = np.asarray(target.from_group_values(values, groups=groups, overall=overall), dtype=float)
-        own = {b.name: values[b.name] for b in target.bases}
-        _warn_nan(target, own, groups, draws_m)
-        out[target.key] = MeasurePosterior(
-            measure=target,
-            draws=draws_m,
-            group_draws=own,
-            groups=groups,
-            method=method,
-            counts=counts,
-            attrs=dict(attrs),
-            trace=trace,
-            extra_draws=extra,
-        )
-    return out
-
-
-def _warn_nan(measure: Measure, values: dict[str, np.ndarray], groups: pd.Index, draws: np.ndarray) -> None:
-    if not np.isnan(draws).any():
-        return
-    bad = sorted(
-        {(name, str(groups[j])) for name, v in values.items() for j in np.flatnonzero(np.isnan(v).any(axis=(0, 1)))}
+            point = float(measure.from_group_values(fit.point, groups=groups, overall=fit.point_overall))
+    reason = _reason(measure, own, groups, draws, fit.reasons)
+    if reason is not None:
+        _warn_nan(measure, reason, draws)
+    return MeasurePosterior(
+        measure=measure,
+        draws=draws,
+        group_draws=own,
+        groups=groups,
+        method=estimator.name,
+        counts=data.counts,
+        attrs=dict(attrs),
+        trace=fit.trace,
+        extra_draws=fit.extra,
+        point=point,
+        undefined_reason=reason,
     )
-    from ..measures import UndefinedGroupWarning
 
+
+def _reason(
+    measure: MeasureBase, values: dict[str, np.ndarray], groups: pd.Index, draws: np.ndarray, notes: list[str]
+) -> str | None:
+    """Why draws of the measure are NaN (None when none is)."""
+    if not np.isnan(draws).any():
+        return None
+    labels = group_labels(groups)
+    bad = sorted(
+        {(name, labels[j]) for name, v in values.items() for j in np.flatnonzero(np.isnan(v).any(axis=(0, 1)))}
+    )
+    detail = "; ".join(notes) if notes else "the group has no samples in the cells the rate divides by"
+    where = ", ".join(f"{name} in group {g!r}" for name, g in bad) or "the pooled rate"
+    return f"{int(np.isnan(draws).sum())} of {draws.size} draws are undefined ({where}: {detail})"
+
+
+def _warn_nan(measure: MeasureBase, reason: str, draws: np.ndarray) -> None:
     warnings.warn(
-        f"{measure.key}: {int(np.isnan(draws).sum())} of {draws.size} posterior draws are NaN "
-        f"(undefined {bad}: the group has no samples in the cells the rate divides by); "
-        "summaries are NaN. Merge small groups or add data.",
+        f"{measure.key}: {reason}; its summaries are NaN and rope() gives no verdict. Merge small groups or add data.",
         UndefinedGroupWarning,
         stacklevel=external_stacklevel(),
     )

@@ -23,13 +23,15 @@ posterior's ``attrs["prior_cells"]``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..base import BaseMetric
+from ._method import EstimationMethod, FitData, GroupDraws, Rows
 
-__all__ = ["RatioRoles", "bb_cell_draws", "cell_concentration", "expected_cells", "ratio_roles"]
+__all__ = ["BetaBinomial", "RatioRoles", "bb_cell_draws", "cell_concentration", "expected_cells", "ratio_roles"]
 
 _FLOOR = 1e-3  # smallest cell concentration (a Gamma shape must be > 0)
 
@@ -236,3 +238,58 @@ def bb_cell_draws(
     shape = (chains, draws) + counts.shape
     g = rng.standard_gamma(alpha + counts, size=shape)
     return g / g.sum(axis=(-2, -1), keepdims=True)
+
+
+def _cells_of(rows: Rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return rows.scores, rows.y_pred, rows.codes
+
+
+@dataclass(frozen=True)
+class BetaBinomial(EstimationMethod):
+    """``method="bb"``: conjugate Beta posteriors of every group rate (labelled data only).
+
+    Parameters
+    ----------
+    prior : {"uniform", "jeffreys", "scores"} or (alpha, beta), default="uniform"
+        See :func:`cell_concentration`.
+    prior_strength : float, default=2.0
+        ``N0`` of ``prior="scores"``.
+
+    Examples
+    --------
+    >>> import skfair_measures as sfm
+    >>> post = sfm.msr("fairness.tpr").posterior([1, 1, 0, 1], [0.9, 0.2, 0.3, 0.8],
+    ...     sensitive_features=list("aabb"), method="bb", random_state=0)
+    >>> post.method, post.chain_draws.shape
+    ('bb', (4, 1000))
+    """
+
+    prior: Any = "uniform"
+    prior_strength: float = 2.0
+
+    name: ClassVar[str] = "bb"
+
+    def group_draws(
+        self,
+        data: FitData,
+        bases: tuple[BaseMetric, ...],
+        *,
+        chains: int,
+        draws: int,
+        rng: np.random.Generator,
+        seed: int,
+    ) -> GroupDraws:
+        counts = data.counts
+        expected = None
+        if isinstance(self.prior, str) and self.prior == "scores":
+            parts = [_cells_of(data.labelled), _cells_of(data.unlabelled)]
+            expected = expected_cells(*(np.concatenate(x) for x in zip(*parts, strict=True)), data.n_groups)
+        alpha, kind = cell_concentration(bases, data.n_groups, self.prior, self.prior_strength, expected)
+        cells = bb_cell_draws(counts, alpha, chains, draws, rng)
+        # pooled cells: every group's cell probabilities weighted by its labelled size
+        overall_cells = np.einsum("cdgtp,g->cdtp", cells, counts.sum((-2, -1)))
+        return GroupDraws(
+            values={b.name: b.from_counts(cells) for b in bases},
+            overall={b.name: b.from_counts(overall_cells) for b in bases},
+            attrs={"prior": str(self.prior), "prior_cells": kind, "sampler": "monte carlo"},
+        )

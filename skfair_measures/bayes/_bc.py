@@ -38,17 +38,21 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
+from ..base import BaseMetric
+from ._method import EstimationMethod, FitData, GroupDraws
 from ._posterior import SamplingWarning, _import_arviz, external_stacklevel, group_labels
 
 __all__ = [
     "CLIP",
+    "BayesianCalibration",
     "ESS_MIN",
     "RETRY_TARGET_ACCEPT",
     "R_HAT_MAX",
@@ -302,6 +306,9 @@ def fit_calibration(
 ) -> CalibrationFit:
     """Sample the calibration model on the labelled data.
 
+    Three steps: build (or load) the sampler for the model, sample (again with
+    smaller steps if there were divergences), read the parameters and diagnostics.
+
     Parameters
     ----------
     scores : ndarray of shape (n_labeled,)
@@ -324,7 +331,8 @@ def fit_calibration(
     -------
     CalibrationFit
     """
-    n_groups = len(groups)
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler={sampler!r}; pass one of {', '.join(map(repr, SAMPLERS))}.")
     log_s, log1m_s = _features(scores)
     data = {
         "log_s": log_s,
@@ -332,92 +340,126 @@ def fit_calibration(
         "y": np.asarray(y, dtype=np.int64),
         "group": np.asarray(codes, dtype=np.int64),
     }
-    prior_sd = prior_sd_vector(prior_scale)
-    if cores is None:
-        cores = max(1, min(chains, os.cpu_count() or 1))
-    compile_seconds = 0.0
-    if sampler in ("nutpie", "nutpie-pymc"):
-        compiled = None
-        if sampler == "nutpie":
-            first_use = f"{__package__}._bc_density" not in sys.modules
-            start = time.perf_counter()
-            try:
-                compiled = _density_model(data, n_groups, calibration, hierarchical, prior_sd)
-            except (ImportError, TypeError, AttributeError) as exc:  # a nutpie release with other internals
-                warnings.warn(
-                    f"This nutpie version does not take the cached calibration density ({exc}); sampling the "
-                    "PyMC model with nutpie instead (sampler='nutpie-pymc'), which compiles for 15-35 s per process.",
-                    RuntimeWarning,
-                    stacklevel=external_stacklevel(),
-                )
-                sampler = "nutpie-pymc"
-            # loading the cached callbacks (compiling them on first use ever) happens on the first import
-            compile_seconds = time.perf_counter() - start if first_use else 0.0
-        if compiled is None:
-            compiled, compile_seconds = _compiled_nutpie(n_groups, calibration, hierarchical, data)
-            compiled = compiled.with_data(
-                log_s=data["log_s"], log1m_s=data["log1m_s"], y=data["y"], group_index=data["group"], prior_sd=prior_sd
-            )
-
-        def run(accept: float) -> Any:
-            import nutpie
-
-            return nutpie.sample(
-                compiled,
-                draws=draws,
-                tune=tune,
-                chains=chains,
-                cores=cores,
-                seed=seed,
-                progress_bar=False,
-                save_warmup=False,
-                target_accept=accept,
-                **(sampler_kwargs or {}),
-            )
-    elif sampler in ("pymc", "numpyro", "blackjax"):
-        pm = _import_pymc()
-        t0 = time.perf_counter()
-        model = build_model(
-            **data, n_groups=n_groups, calibration=calibration, hierarchical=hierarchical, prior_scale=prior_scale
-        )
-        compile_seconds = time.perf_counter() - t0
-
-        def run(accept: float) -> Any:
-            with model, warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return pm.sample(
-                    draws=draws,
-                    tune=tune,
-                    chains=chains,
-                    cores=cores,
-                    random_seed=seed,
-                    target_accept=accept,
-                    nuts_sampler=sampler,
-                    progressbar=False,
-                    compute_convergence_checks=False,
-                    **(sampler_kwargs or {}),
-                )
-    else:
-        raise ValueError(f"sampler={sampler!r}; pass one of {', '.join(map(repr, SAMPLERS))}.")
+    settings = {
+        "draws": draws,
+        "tune": tune,
+        "chains": chains,
+        "cores": max(1, min(chains, os.cpu_count() or 1)) if cores is None else cores,
+        "seed": seed,
+        "extra": sampler_kwargs or {},
+    }
+    structure = (len(groups), calibration, hierarchical, prior_scale)
+    run, sampler, compile_seconds = _runner(sampler, data, structure, settings)
     start = time.perf_counter()
-    trace = run(target_accept)
-    first_divergences = int(np.asarray(trace.sample_stats["diverging"]).sum())
-    retried = retry_divergent and first_divergences > 0 and target_accept < RETRY_TARGET_ACCEPT
-    if retried:  # smaller steps through the curved region (rare: ~3% of fits with n_L = 100)
-        trace = run(RETRY_TARGET_ACCEPT)
-    seconds = time.perf_counter() - start
-    post = trace.posterior
-    a = np.asarray(post["a"], dtype=float)
-    params = {"a": a}
-    params["b"] = np.asarray(post["b"], dtype=float) if "b" in post else a
-    params["c"] = np.asarray(post["c"], dtype=float) if "c" in post else np.zeros_like(a)
-    diagnostics = _diagnostics(trace, [k for k in ("a", "b", "c") if k in post])
-    diagnostics["seconds"] = seconds
-    diagnostics["target_accept"] = RETRY_TARGET_ACCEPT if retried else float(target_accept)
-    diagnostics["divergences_first_try"] = first_divergences
+    trace, first_divergences, accept = _sample_with_retry(run, target_accept, retry_divergent)
+    params, names = _parameters(trace)
+    diagnostics = _diagnostics(trace, names)
+    diagnostics.update(
+        seconds=time.perf_counter() - start, target_accept=accept, divergences_first_try=first_divergences
+    )
     if warn:
         _warn_diagnostics(diagnostics, groups)
     return CalibrationFit(params, trace, diagnostics, sampler, compile_seconds)
+
+
+def _runner(sampler: str, data: dict, structure: tuple, settings: dict) -> tuple[Callable[[float], Any], str, float]:
+    """A function ``run(target_accept) -> trace`` for the sampler, the sampler used, and the compile time."""
+    if sampler in ("nutpie", "nutpie-pymc"):
+        return _nutpie_runner(sampler, data, structure, settings)
+    return _pymc_runner(sampler, data, structure, settings)
+
+
+def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: dict) -> tuple[Callable, str, float]:
+    n_groups, calibration, hierarchical, prior_scale = structure
+    prior_sd = prior_sd_vector(prior_scale)
+    compiled, compile_seconds = None, 0.0
+    if sampler == "nutpie":
+        first_use = f"{__package__}._bc_density" not in sys.modules
+        start = time.perf_counter()
+        try:
+            compiled = _density_model(data, n_groups, calibration, hierarchical, prior_sd)
+        except (ImportError, TypeError, AttributeError) as exc:  # a nutpie release with other internals
+            warnings.warn(
+                f"This nutpie version does not take the cached calibration density ({exc}); sampling the "
+                "PyMC model with nutpie instead (sampler='nutpie-pymc'), which compiles for 15-35 s per process.",
+                RuntimeWarning,
+                stacklevel=external_stacklevel(),
+            )
+            sampler = "nutpie-pymc"
+        # loading the cached callbacks (compiling them on first use ever) happens on the first import
+        compile_seconds = time.perf_counter() - start if first_use else 0.0
+    if compiled is None:
+        compiled, compile_seconds = _compiled_nutpie(n_groups, calibration, hierarchical, data)
+        compiled = compiled.with_data(
+            log_s=data["log_s"], log1m_s=data["log1m_s"], y=data["y"], group_index=data["group"], prior_sd=prior_sd
+        )
+
+    def run(accept: float) -> Any:
+        import nutpie
+
+        return nutpie.sample(
+            compiled,
+            draws=settings["draws"],
+            tune=settings["tune"],
+            chains=settings["chains"],
+            cores=settings["cores"],
+            seed=settings["seed"],
+            progress_bar=False,
+            save_warmup=False,
+            target_accept=accept,
+            **settings["extra"],
+        )
+
+    return run, sampler, compile_seconds
+
+
+def _pymc_runner(sampler: str, data: dict, structure: tuple, settings: dict) -> tuple[Callable, str, float]:
+    n_groups, calibration, hierarchical, prior_scale = structure
+    pm = _import_pymc()
+    start = time.perf_counter()
+    model = build_model(
+        **data, n_groups=n_groups, calibration=calibration, hierarchical=hierarchical, prior_scale=prior_scale
+    )
+    compile_seconds = time.perf_counter() - start
+
+    def run(accept: float) -> Any:
+        with model, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return pm.sample(
+                draws=settings["draws"],
+                tune=settings["tune"],
+                chains=settings["chains"],
+                cores=settings["cores"],
+                random_seed=settings["seed"],
+                target_accept=accept,
+                nuts_sampler=sampler,
+                progressbar=False,
+                compute_convergence_checks=False,
+                **settings["extra"],
+            )
+
+    return run, sampler, compile_seconds
+
+
+def _sample_with_retry(run: Callable[[float], Any], target_accept: float, retry: bool) -> tuple[Any, int, float]:
+    """Sample; with divergences, once more with smaller steps (rare: ~3% of fits with n_L = 100)."""
+    trace = run(target_accept)
+    first = int(np.asarray(trace.sample_stats["diverging"]).sum())
+    if retry and first > 0 and target_accept < RETRY_TARGET_ACCEPT:
+        return run(RETRY_TARGET_ACCEPT), first, RETRY_TARGET_ACCEPT
+    return trace, first, float(target_accept)
+
+
+def _parameters(trace: Any) -> tuple[dict[str, np.ndarray], list[str]]:
+    """``a``, ``b``, ``c`` per draw and group (``b = a`` and ``c = 0`` where the variant fixes them)."""
+    post = trace.posterior
+    a = np.asarray(post["a"], dtype=float)
+    params = {
+        "a": a,
+        "b": np.asarray(post["b"], dtype=float) if "b" in post else a,
+        "c": np.asarray(post["c"], dtype=float) if "c" in post else np.zeros_like(a),
+    }
+    return params, [k for k in ("a", "b", "c") if k in post]
 
 
 def _diagnostics(trace: Any, names: list[str]) -> dict[str, Any]:
@@ -535,3 +577,67 @@ def calibrated_cells(
             neg[lo : lo + step, g] = expit(logit, out=logit) @ onehot
     cells = np.stack([neg, pos], axis=-2)  # (t, group, y_true, y_pred)
     return cells.reshape(lead + (n_groups, 2, 2))
+
+
+@dataclass(frozen=True)
+class BayesianCalibration(EstimationMethod):
+    """``method="bc"``: hierarchical Bayesian beta calibration (Ji, Smyth & Steyvers 2020).
+
+    The options are those of :func:`skfair_measures.bayes.posterior`; the model is
+    fitted on the labelled rows (:func:`fit_calibration`) and every posterior draw
+    calibrates the unlabelled scores, whose expected cells are added to the
+    labelled counts (:func:`calibrated_cells`).
+    """
+
+    calibration: str = "beta"
+    hierarchical: bool = True
+    prior_scale: float = 1.0
+    tune: int = 1500
+    target_accept: float = 0.95
+    sampler: str = "nutpie"
+    cores: int | None = None
+    warn: bool = True
+    sampler_kwargs: dict[str, Any] | None = None
+    retry_divergent: bool = True
+
+    name: ClassVar[str] = "bc"
+    needs_unlabelled: ClassVar[bool] = True
+    default_draws: ClassVar[int] = 200
+
+    def group_draws(
+        self,
+        data: FitData,
+        bases: tuple[BaseMetric, ...],
+        *,
+        chains: int,
+        draws: int,
+        rng: np.random.Generator,
+        seed: int,
+    ) -> GroupDraws:
+        lab, unl = data.labelled, data.unlabelled
+        fit = fit_calibration(
+            lab.scores, data.y_true, lab.codes, data.groups,
+            calibration=self.calibration, hierarchical=self.hierarchical, chains=chains, tune=self.tune,
+            draws=draws, target_accept=self.target_accept, sampler=self.sampler, cores=self.cores, seed=seed,
+            warn=self.warn, prior_scale=self.prior_scale, sampler_kwargs=self.sampler_kwargs,
+            retry_divergent=self.retry_divergent,
+        )
+        cells = data.counts + calibrated_cells(fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups)
+        overall_cells = cells.sum(axis=-3)
+        attrs = {
+            "calibration": self.calibration,
+            "hierarchical": bool(self.hierarchical),
+            "prior_scale": float(self.prior_scale),
+            "sampler": fit.sampler,
+            "tune": int(self.tune),
+            "target_accept": float(self.target_accept),
+            "diagnostics": fit.diagnostics,
+            "compile_seconds": float(fit.compile_seconds),
+        }
+        return GroupDraws(
+            values={b.name: b.from_counts(cells) for b in bases},
+            overall={b.name: b.from_counts(overall_cells) for b in bases},
+            attrs=attrs,
+            trace=fit.trace,
+            extra=dict(fit.params),
+        )

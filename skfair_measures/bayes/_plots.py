@@ -104,7 +104,7 @@ def plot_posterior(post: MeasurePosterior, eps: float = 0.02, ax: Any = None, bi
     >>> post = sfm.msr("fairness.acc").posterior([1, 0, 1, 0], [0.9, 0.2, 0.4, 0.6],
     ...     sensitive_features=list("aabb"), reference="a", random_state=0)
     >>> plot_posterior(post).get_xlabel()
-    'fairness.acc (diff_to_reference)'
+    'fairness.acc(operation=diff_to_reference, reference=a)'
     """
     ax = _axes(ax)
     x = post.draws.ravel()
@@ -115,8 +115,7 @@ def plot_posterior(post: MeasurePosterior, eps: float = 0.02, ax: Any = None, bi
     ax.axvline(post.mean(), color="black")
     for v in (lo, hi):
         ax.axvline(v, color="black", ls=":")
-    op = getattr(post.measure, "operation", None)
-    ax.set_xlabel(f"{post.key} ({op.name})" if op is not None else post.key)
+    ax.set_xlabel(post.key)
     ax.set_ylabel("posterior density")
     ax.set_title(
         f"{post.method.upper()}: P(>{c:g}) = {post.prob_greater(c):.2f}, "

@@ -4,25 +4,39 @@ A :class:`MeasurePosterior` holds draws of every base metric in every group,
 shape ``(chain, draw, group)``, and the draws of the measure itself, shape
 ``(chain, draw)``, obtained by running the group draws through the measure's own
 operations (:meth:`~skfair_measures.Measure.from_group_values`): the posterior and
-the point estimate share one code path. Summaries are plain Python floats;
-intervals, the region of practical equivalence and the summary table follow
-seed 000 section 3 and seed 002 chapter 2.
+the point estimate share one code path. It is a :class:`~skfair_measures.results.Result`.
+Summaries are plain Python floats; intervals, the region of practical equivalence
+and the summary table follow seed 000 section 3 and seed 002 chapter 2.
+
+NaN discipline: when any draw of the measure is undefined (a group rate with a zero
+denominator), every summary is NaN, the probabilities ``prob_*`` are NaN and
+:meth:`MeasurePosterior.rope` gives no verdict; :attr:`MeasurePosterior.reason` says
+why. A share of draws is never silently read as a probability.
 """
 
 from __future__ import annotations
 
 import sys
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from ..measures import Measure
+from ..measures import MeasureBase
+from ..results import Result, plain
 
-__all__ = ["MeasurePosterior", "RopeResult", "SamplingWarning"]
+__all__ = ["DEFAULT_EPS", "MeasurePosterior", "RopeResult", "SamplingWarning"]
+
+#: Half-width of the region of practical fairness, the one default of ``summary``,
+#: ``prob_within``, ``rope``, the scorer, the report, the CLI and MLflow. 0.05 is the
+#: ROPE width of seed 002 (sections 2.3.6 and 3.7.1) and the CLI's long-standing default;
+#: seed 000's illustration uses 0.02, which few labels can never resolve (the posterior
+#: sd of a group difference with 100 labels is about 0.05-0.1). Around a ratio's ideal 1
+#: it is the band [0.95, 1.05].
+DEFAULT_EPS = 0.05
 
 
 _STATS = ("diverging", "step_size", "n_steps", "depth", "energy", "logp", "lp", "tree_depth",
@@ -72,21 +86,26 @@ class RopeResult:
     Attributes
     ----------
     below, within, above : float
-        Posterior probabilities of the three regions (they sum to 1).
+        Posterior probabilities of the three regions (they sum to 1); NaN when the
+        posterior is undefined.
     eps : float
         Half-width of the region.
     center : float
         Value of perfect fairness (0 for a difference, 1 for a ratio).
-    verdict : {"below", "equivalent", "above"}
-        The region of largest posterior mass.
+    reason : str or None
+        Why there is no verdict (the posterior has undefined draws).
+    verdict : {"below", "equivalent", "above"} or None
+        The region of largest posterior mass; None when undefined.
     probability : float
-        That mass.
+        That mass (NaN when undefined).
 
     Examples
     --------
     >>> r = RopeResult(0.01, 0.9, 0.09, eps=0.05, center=0.0)
     >>> r.verdict, r.probability
     ('equivalent', 0.9)
+    >>> print(RopeResult(float("nan"), float("nan"), float("nan"), eps=0.05, reason="ppv undefined"))
+    no verdict: ppv undefined
     """
 
     below: float
@@ -94,18 +113,28 @@ class RopeResult:
     above: float
     eps: float
     center: float = 0.0
+    reason: str | None = None
 
     @property
-    def verdict(self) -> str:
-        """``"below"``, ``"equivalent"`` or ``"above"``: the region of largest mass."""
+    def defined(self) -> bool:
+        """Whether the three masses are numbers (a verdict exists)."""
+        return not np.isnan([self.below, self.within, self.above]).any()
+
+    @property
+    def verdict(self) -> str | None:
+        """``"below"``, ``"equivalent"`` or ``"above"``: the region of largest mass (None if undefined)."""
+        if not self.defined:
+            return None
         return ("below", "equivalent", "above")[int(np.argmax([self.below, self.within, self.above]))]
 
     @property
     def probability(self) -> float:
-        """Posterior probability of the verdict's region."""
-        return max(self.below, self.within, self.above)
+        """Posterior probability of the verdict's region (NaN if undefined)."""
+        return max(self.below, self.within, self.above) if self.defined else float("nan")
 
     def __str__(self) -> str:
+        if not self.defined:
+            return f"no verdict: {self.reason or 'the posterior is undefined'}"
         lo, hi = self.center - self.eps, self.center + self.eps
         where = {
             "below": f"below {lo:g}",
@@ -115,27 +144,30 @@ class RopeResult:
         return f"{where} with probability {self.probability:.3f}"
 
 
-@dataclass(eq=False)
-class MeasurePosterior:
+_NAN = float("nan")
+
+
+class MeasurePosterior(Result):
     """Posterior draws of a fairness measure and of its base metrics per group.
 
     Returned by :func:`skfair_measures.bayes.posterior`; not meant to be built by
-    hand.
+    hand. A :class:`~skfair_measures.results.Result`: ``value``, ``by_group``,
+    ``counts``, ``draws``, ``reason``, ``interval(prob)`` and ``to_dict()``.
 
     Attributes
     ----------
     measure : Measure
         The measure whose draws these are. With ``reference=`` this is the signed
         version (other group minus reference) of the measure asked for.
-    draws : ndarray of shape (chain, draw)
-        Draws of the measure.
+    chain_draws : ndarray of shape (chain, draw)
+        Draws of the measure, by chain (``draws`` is the flat view).
     group_draws : dict of str to ndarray of shape (chain, draw, group)
         Draws of every base metric in every group.
     groups : pandas.Index
         The groups, in the order of the last axis of ``group_draws``.
-    method : {"bb", "bc"}
-        Beta-Binomial or Bayesian calibration.
-    counts : ndarray of shape (group, 2, 2)
+    method : {"bb", "bc", "ppi"}
+        Beta-Binomial, Bayesian calibration or prediction-powered inference.
+    label_counts : ndarray of shape (group, 2, 2)
         Labelled confusion counts ``[group, y_true, y_pred]``.
     attrs : dict
         Settings of the fit: prior, seed, sampler, number of unlabelled samples, ...
@@ -144,53 +176,108 @@ class MeasurePosterior:
         statistics.
     """
 
-    measure: Measure
-    draws: np.ndarray
-    group_draws: dict[str, np.ndarray]
-    groups: pd.Index
-    method: str
-    counts: np.ndarray
-    attrs: dict[str, Any] = field(default_factory=dict)
-    trace: Any = None
-    extra_draws: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    kind = "posterior"
+
+    def __init__(
+        self,
+        measure: MeasureBase,
+        draws: np.ndarray,
+        group_draws: dict[str, np.ndarray],
+        groups: pd.Index,
+        method: str,
+        counts: np.ndarray,
+        attrs: dict[str, Any] | None = None,
+        trace: Any = None,
+        extra_draws: dict[str, np.ndarray] | None = None,
+        point: float | None = None,
+        undefined_reason: str | None = None,
+    ) -> None:
+        self.measure = measure
+        self.key = measure.key
+        self.chain_draws = np.atleast_2d(np.asarray(draws, dtype=float))
+        self.group_draws = group_draws
+        self.groups = groups
+        self.method = method
+        self.label_counts = np.asarray(counts, dtype=float)
+        self.attrs = dict(attrs or {})
+        self.trace = trace
+        self.extra_draws = dict(extra_draws or {})
+        self._point = point
+        self._reason = undefined_reason
+
+    # -- the Result interface --------------------------------------------------------
+    @property
+    def defined(self) -> bool:
+        """Whether every draw of the measure is a number."""
+        return not np.isnan(self.chain_draws).any()
+
+    @property
+    def value(self) -> float:
+        """The estimate: PPI's ratio estimator, else the posterior mean (NaN when undefined)."""
+        if not self.defined:
+            return _NAN
+        return float(self._point) if self._point is not None else self.mean()
+
+    @property
+    def draws(self) -> np.ndarray:
+        """All draws of the measure, chains concatenated, shape ``(chain * draw,)``."""
+        return self.chain_draws.ravel()
+
+    @property
+    def reason(self) -> str | None:
+        """Why the posterior is undefined (None when every draw is a number)."""
+        if self.defined:
+            return None
+        return self._reason or f"{int(np.isnan(self.draws).sum())} of {self.n_draws} draws are undefined"
+
+    @property
+    def by_group(self) -> pd.Series | pd.DataFrame:
+        """Posterior mean of the base metric in each group (a DataFrame, one column per base, for several)."""
+        means = {name: d.reshape(-1, len(self.groups)).mean(0) for name, d in self.group_draws.items()}
+        if len(means) == 1:
+            name, m = next(iter(means.items()))
+            return pd.Series(m, index=self.groups, name=name)
+        return pd.DataFrame(means, index=self.groups)
+
+    @property
+    def counts(self) -> pd.Series:
+        """Number of labelled samples per group."""
+        return pd.Series(self.label_counts.sum((-2, -1)), index=self.groups, name="n_labeled")
 
     # -- basic facts --------------------------------------------------------------------
     @property
-    def key(self) -> str:
-        """Key of the measure, e.g. ``"fairness.acc"``."""
-        return self.measure.key
-
-    @property
     def center(self) -> float:
-        """Value of perfect fairness: 1 for ratio operations, else 0."""
-        op = getattr(self.measure, "operation", None)
-        return 1.0 if op is not None and "ratio" in op.name else 0.0
+        """Value of perfect fairness: the measure's ideal (0 for differences, 1 for ratios)."""
+        ideal = self.measure.ideal
+        if ideal is None:
+            raise ValueError(
+                f"{self.key} has no ideal (perfectly fair) value; pass center= to prob_within() and rope()."
+            )
+        return float(ideal)
 
     @property
     def n_draws(self) -> int:
         """Total number of draws (chains times draws per chain)."""
-        return int(self.draws.size)
+        return int(self.chain_draws.size)
 
-    def _flat(self) -> np.ndarray:
-        return np.asarray(self.draws, dtype=float).ravel()
+    def _centre(self, center: float | None) -> float:
+        return self.center if center is None else float(center)
 
     # -- point summaries ------------------------------------------------------------
     def mean(self) -> float:
-        """Posterior mean of the measure (the paper's point estimate)."""
-        return float(np.mean(self._flat()))
+        """Posterior mean of the measure (the paper's point estimate); NaN when undefined."""
+        return float(np.mean(self.draws)) if self.defined else _NAN
 
     def median(self) -> float:
-        """Posterior median of the measure."""
-        return float(np.median(self._flat()))
+        """Posterior median of the measure; NaN when undefined."""
+        return float(np.median(self.draws)) if self.defined else _NAN
 
     def sd(self) -> float:
-        """Posterior standard deviation of the measure."""
-        return float(np.std(self._flat(), ddof=1))
+        """Posterior standard deviation of the measure; NaN when undefined."""
+        return float(np.std(self.draws, ddof=1)) if self.defined and self.n_draws > 1 else _NAN
 
-    def interval(
-        self, prob: float = 0.95, kind: Literal["eti", "hdi"] = "eti"
-    ) -> tuple[float, float]:
-        """Credible interval of the measure.
+    def interval(self, prob: float = 0.95, kind: Literal["eti", "hdi"] = "eti") -> tuple[float, float]:
+        """Credible interval of the measure (NaN, NaN when undefined).
 
         Parameters
         ----------
@@ -208,69 +295,78 @@ class MeasurePosterior:
         """
         if not 0.0 < prob < 1.0:
             raise ValueError(f"prob={prob!r} must be in (0, 1).")
-        x = self._flat()
-        if np.isnan(x).any():
-            return (float("nan"), float("nan"))
+        if kind not in ("eti", "hdi"):
+            raise ValueError(f"kind={kind!r}; pass 'eti' or 'hdi'.")
+        if not self.defined:
+            return (_NAN, _NAN)
         if kind == "eti":
-            lo, hi = np.quantile(x, [(1.0 - prob) / 2.0, (1.0 + prob) / 2.0])
+            lo, hi = np.quantile(self.draws, [(1.0 - prob) / 2.0, (1.0 + prob) / 2.0])
             return (float(lo), float(hi))
-        if kind == "hdi":
-            az = _import_arviz()
-            lo, hi = az.hdi(x, hdi_prob=prob)
-            return (float(lo), float(hi))
-        raise ValueError(f"kind={kind!r}; pass 'eti' or 'hdi'.")
+        lo, hi = _import_arviz().hdi(self.draws, hdi_prob=prob)
+        return (float(lo), float(hi))
 
     def prob_greater(self, x: float = 0.0) -> float:
-        """Posterior probability that the measure exceeds ``x``: e.g. ``P(Delta > 0)``."""
-        return float(np.mean(self._flat() > x))
+        """Posterior probability that the measure exceeds ``x``: e.g. ``P(Delta > 0)``; NaN when undefined."""
+        return float(np.mean(self.draws > x)) if self.defined else _NAN
 
     def prob_less(self, x: float = 0.0) -> float:
-        """Posterior probability that the measure is below ``x``."""
-        return float(np.mean(self._flat() < x))
+        """Posterior probability that the measure is below ``x``; NaN when undefined."""
+        return float(np.mean(self.draws < x)) if self.defined else _NAN
 
-    def prob_within(self, eps: float, center: float | None = None) -> float:
-        """Probability of being practically fair: ``P(|Delta - center| < eps)``.
+    def prob_within(self, eps: float = DEFAULT_EPS, center: float | None = None) -> float:
+        """Probability of being practically fair: ``P(|Delta - center| <= eps)``; NaN when undefined.
+
+        The same region as :meth:`rope`'s ``within``.
 
         Parameters
         ----------
-        eps : float
-            Half-width of the region of practical fairness (seed 000 uses 0.02).
+        eps : float, default=DEFAULT_EPS
+            Half-width of the region of practical fairness.
         center : float, optional
             Value of perfect fairness; defaults to :attr:`center` (0 for
             differences, 1 for ratios).
         """
         if eps < 0:
             raise ValueError(f"eps={eps!r} must be >= 0.")
-        c = self.center if center is None else float(center)
-        return float(np.mean(np.abs(self._flat() - c) < eps))
+        c = self._centre(center)
+        return float(np.mean(np.abs(self.draws - c) <= eps)) if self.defined else _NAN
 
     def upper_bound(self, prob: float = 0.95) -> float:
-        """One-sided upper credible bound of ``|Delta - center|``: its ``prob`` quantile."""
-        return float(np.quantile(np.abs(self._flat() - self.center), prob))
+        """One-sided upper credible bound of ``|Delta - center|``: its ``prob`` quantile; NaN when undefined."""
+        if not self.defined:
+            return _NAN
+        return float(np.quantile(np.abs(self.draws - self.center), prob))
 
-    def rope(self, eps: float = 0.05, center: float | None = None) -> RopeResult:
+    def rope(self, eps: float = DEFAULT_EPS, center: float | None = None) -> RopeResult:
         """Region-of-practical-equivalence verdict (seed 002 section 2.3.6).
 
         Parameters
         ----------
-        eps : float, default=0.05
-            Half-width of the region (seed 002 uses 0.05).
+        eps : float, default=DEFAULT_EPS
+            Half-width of the region.
         center : float, optional
             Value of perfect fairness; defaults to :attr:`center`.
 
         Returns
         -------
         RopeResult
+            No verdict (NaN masses, ``reason`` set) when the posterior is undefined.
         """
-        c = self.center if center is None else float(center)
-        x = self._flat()
+        if eps < 0:
+            raise ValueError(f"eps={eps!r} must be >= 0.")
+        c = self._centre(center)
+        if not self.defined:
+            return RopeResult(_NAN, _NAN, _NAN, eps=float(eps), center=c, reason=self.reason)
+        x = self.draws
         below = float(np.mean(x < c - eps))
         above = float(np.mean(x > c + eps))
         return RopeResult(below, 1.0 - below - above, above, eps=float(eps), center=c)
 
     # -- tables -------------------------------------------------------------------------
-    def by_group(self, base: str | None = None, prob: float = 0.95) -> pd.DataFrame:
+    def group_summary(self, base: str | None = None, prob: float = 0.95) -> pd.DataFrame:
         """Posterior mean, sd and equal-tailed interval of a base metric in each group.
+
+        A group whose draws are undefined has NaN in every column.
 
         Parameters
         ----------
@@ -287,72 +383,65 @@ class MeasurePosterior:
         if name not in self.group_draws:
             raise KeyError(f"base {name!r} not in this posterior; it has {sorted(self.group_draws)}.")
         d = self.group_draws[name].reshape(-1, len(self.groups))
-        lo, hi = np.quantile(d, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
+        lo, hi = np.quantile(d, [(1 - prob) / 2, (1 + prob) / 2], axis=0)  # NaN columns stay NaN
         return pd.DataFrame(
             {"mean": d.mean(0), "sd": d.std(0, ddof=1), "lower": lo, "upper": hi},
             index=self.groups,
         )
 
-    def summary(self, prob: float = 0.95, eps: float = 0.02) -> pd.DataFrame:
+    def summary(self, prob: float = 0.95, eps: float = DEFAULT_EPS) -> pd.DataFrame:
         """One row per quantity: the measure, then every base metric in every group.
 
         Columns are the posterior ``mean``, ``sd``, the equal-tailed interval
         ``eti_lower``/``eti_upper``, the highest-density interval
         ``hdi_lower``/``hdi_upper`` (ArviZ), ``r_hat`` and ``ess_bulk`` (ArviZ;
-        informative for MCMC draws), ``P(>center)`` and ``P(|.-center|<eps)`` (the
-        last two only on the measure's row).
+        informative for MCMC draws), ``P(>center)`` and ``P(|.-center|<=eps)`` (the
+        last two only on the measure's row). A row over undefined draws is NaN.
 
         Parameters
         ----------
         prob : float, default=0.95
             Mass of the intervals.
-        eps : float, default=0.02
-            Half-width of practical fairness (seed 000 uses 0.02).
+        eps : float, default=DEFAULT_EPS
+            Half-width of practical fairness.
 
         Returns
         -------
         pandas.DataFrame
         """
-        az = _import_arviz()
-        rows: dict[str, np.ndarray] = {self.key: np.asarray(self.draws, dtype=float)}
+        rows: dict[str, np.ndarray] = {self.key: self.chain_draws}
         labels = group_labels(self.groups)
         for name, d in self.group_draws.items():
             for j, lab in enumerate(labels):
                 rows[f"{name}[{lab}]"] = np.asarray(d[..., j], dtype=float)
-        out = []
-        for name, x in rows.items():
-            flat = x.ravel()
-            ok = not np.isnan(flat).any()
-            lo, hi = np.quantile(flat, [(1 - prob) / 2, (1 + prob) / 2]) if ok else (np.nan, np.nan)
-            hlo, hhi = az.hdi(flat, hdi_prob=prob) if ok else (np.nan, np.nan)
-            multi = x.shape[0] > 1 and x.shape[1] >= 4 and ok
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                r_hat = float(az.rhat(x)) if multi else np.nan
-                ess = float(az.ess(x)) if multi else np.nan
-            out.append(
-                {
-                    "quantity": name,
-                    "mean": float(np.mean(flat)),
-                    "sd": float(np.std(flat, ddof=1)),
-                    "eti_lower": float(lo),
-                    "eti_upper": float(hi),
-                    "hdi_lower": float(hlo),
-                    "hdi_upper": float(hhi),
-                    "r_hat": r_hat,
-                    "ess_bulk": ess,
-                }
-            )
-        table = pd.DataFrame(out).set_index("quantity")
-        table[f"P(>{self.center:g})"] = np.nan
-        table[f"P(|.-{self.center:g}|<{eps:g})"] = np.nan
-        table.iloc[0, -2] = self.prob_greater(self.center)
+        table = pd.DataFrame([_row(name, x, prob) for name, x in rows.items()]).set_index("quantity")
+        c = self.center
+        table[f"P(>{c:g})"] = np.nan
+        table[f"P(|.-{c:g}|<={eps:g})"] = np.nan
+        table.iloc[0, -2] = self.prob_greater(c)
         table.iloc[0, -1] = self.prob_within(eps)
         return table
 
+    def to_dict(self, prob: float = 0.95, eps: float = DEFAULT_EPS) -> dict[str, Any]:
+        """A JSON-friendly dictionary: the Result fields plus interval, ``P(>center)``, ``P(|.-center|<=eps)``."""
+        out = super().to_dict()
+        lo, hi = self.interval(prob)
+        out.update(
+            method=self.method,
+            mean=plain(self.mean()),
+            prob=prob,
+            lower=plain(lo),
+            upper=plain(hi),
+            eps=eps,
+            prob_greater=plain(self.prob_greater(self.center)),
+            prob_within=plain(self.prob_within(eps)),
+            n_draws=self.n_draws,
+        )
+        return out
+
     # -- diagnostics and ArviZ -------------------------------------------------------
     def diagnostics(self) -> dict[str, float]:
-        """Sampler diagnostics of the calibration model (empty for Beta-Binomial).
+        """Sampler diagnostics of the calibration model (empty for Beta-Binomial and PPI).
 
         Returns
         -------
@@ -362,7 +451,7 @@ class MeasurePosterior:
             parameter was worst is in ``attrs["diagnostics"]``.
         """
         d = self.attrs.get("diagnostics", {})
-        return {k: v for k, v in d.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        return {k: v for k, v in d.items() if isinstance(v, int | float) and not isinstance(v, bool)}
 
     def to_inference_data(self) -> Any:
         """The posterior as ArviZ ``InferenceData``.
@@ -379,40 +468,79 @@ class MeasurePosterior:
         """
         az = _import_arviz()
         labels = group_labels(self.groups)
-        posterior: dict[str, np.ndarray] = {self.key: np.asarray(self.draws)}
+        posterior: dict[str, np.ndarray] = {self.key: self.chain_draws}
         dims: dict[str, list[str]] = {}
         for name, d in {**self.group_draws, **self.extra_draws}.items():
             posterior[name] = np.asarray(d)
             if np.ndim(d) == 3:
                 dims[name] = ["group"]
-        if self.trace is not None and hasattr(self.trace, "posterior"):
-            # the calibration model's own variables (hyperparameters, z-scores)
-            for k, v in self.trace.posterior.data_vars.items():
-                if k not in posterior and set(v.dims) <= {"chain", "draw", "group"}:
-                    posterior[k] = np.asarray(v)
-                    if "group" in v.dims:
-                        dims[k] = ["group"]
-        sample_stats = None
-        if self.trace is not None and hasattr(self.trace, "sample_stats"):
-            st = self.trace.sample_stats
-            sample_stats = {k: np.asarray(st[k]) for k in st.data_vars if k in _STATS and np.ndim(st[k]) == 2}
+        posterior.update(self._trace_variables(dims))
         dims["counts"] = ["group", "y_true", "y_pred"]
-        attrs = {k: v for k, v in self.attrs.items() if isinstance(v, (str, int, float, bool))}
+        attrs = {k: v for k, v in self.attrs.items() if isinstance(v, str | int | float | bool)}
         attrs.update(measure=self.key, method=self.method)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             return az.from_dict(
                 posterior=posterior,
-                sample_stats=sample_stats,
-                constant_data={"counts": np.asarray(self.counts)},
+                sample_stats=self._sample_stats(),
+                constant_data={"counts": self.label_counts},
                 coords={"group": labels, "y_true": [0, 1], "y_pred": [0, 1]},
                 dims=dims,
                 attrs=attrs,
             )
 
+    def _trace_variables(self, dims: dict[str, list[str]]) -> dict[str, np.ndarray]:
+        """The calibration model's own variables (hyperparameters, z-scores)."""
+        if self.trace is None:
+            return {}
+        out = {}
+        for k, v in self.trace.posterior.data_vars.items():
+            if k not in self.group_draws and k not in self.extra_draws and set(v.dims) <= {"chain", "draw", "group"}:
+                out[k] = np.asarray(v)
+                if "group" in v.dims:
+                    dims[k] = ["group"]
+        return out
+
+    def _sample_stats(self) -> dict[str, np.ndarray] | None:
+        if self.trace is None:
+            return None
+        st = self.trace.sample_stats
+        return {k: np.asarray(st[k]) for k in st.data_vars if k in _STATS and np.ndim(st[k]) == 2}
+
     def __repr__(self) -> str:
+        if not self.defined:
+            return f"<MeasurePosterior {self.key} ({self.method}, {self.n_draws} draws): undefined: {self.reason}>"
         lo, hi = self.interval()
         return (
             f"<MeasurePosterior {self.key} ({self.method}, {self.n_draws} draws): "
-            f"mean {self.mean():.4f}, 95% interval [{lo:.4f}, {hi:.4f}]>"
+            f"value {self.value:.4f}, 95% interval [{lo:.4f}, {hi:.4f}]>"
         )
+
+
+_SUMMARY_COLUMNS = ("mean", "sd", "eti_lower", "eti_upper", "hdi_lower", "hdi_upper", "r_hat", "ess_bulk")
+
+
+def _row(name: str, x: np.ndarray, prob: float) -> dict[str, Any]:
+    """One summary row; all NaN when any draw is NaN."""
+    flat = x.ravel()
+    out: dict[str, Any] = {"quantity": name}
+    if np.isnan(flat).any():
+        return out | dict.fromkeys(_SUMMARY_COLUMNS, _NAN)
+    az = _import_arviz()
+    lo, hi = np.quantile(flat, [(1 - prob) / 2, (1 + prob) / 2])
+    hlo, hhi = az.hdi(flat, hdi_prob=prob)
+    multi = x.ndim == 2 and x.shape[0] > 1 and x.shape[1] >= 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r_hat = float(az.rhat(x)) if multi else _NAN
+        ess = float(az.ess(x)) if multi else _NAN
+    return out | {
+        "mean": float(np.mean(flat)),
+        "sd": float(np.std(flat, ddof=1)) if flat.size > 1 else _NAN,
+        "eti_lower": float(lo),
+        "eti_upper": float(hi),
+        "hdi_lower": float(hlo),
+        "hdi_upper": float(hhi),
+        "r_hat": r_hat,
+        "ess_bulk": ess,
+    }

@@ -9,12 +9,15 @@ posterior of a measure on the validation fold and reduces it by a stated rule:
 - ``"upper"``: the one-sided upper credible bound of ``|Delta - center|`` (its
   ``prob`` quantile), negated — a cautious choice: a model only scores well if it
   is fair *with high posterior probability*;
-- ``"prob_fair"``: ``P(|Delta - center| < eps)``, the probability of being
+- ``"prob_fair"``: ``P(|Delta - center| <= eps)``, the probability of being
   practically fair (seed 000 section 3), higher is better.
 
-With ``method="bc"`` the scorer holds an unlabelled pool (``unlabeled_X``) and
-scores it with the very estimator being evaluated, so each candidate's
-calibration uses its own scores.
+An undefined posterior (a group rate with no samples in its denominator) scores
+NaN, which scikit-learn reports for that candidate and fold.
+
+With ``method="bc"`` or ``"ppi"`` the scorer holds an unlabelled pool
+(``unlabeled_X``) and scores it with the very estimator being evaluated, so each
+candidate's estimate uses its own scores.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ import numpy as np
 from .._stats import resolve_sensitive
 from ..measures import Measure, as_measures
 from ..scoring import _response, _RoutingScorer
-from ._api import posterior
+from ._api import METHODS, posterior
+from ._posterior import DEFAULT_EPS
 
 __all__ = ["BayesianScorer"]
 
@@ -41,21 +45,22 @@ class BayesianScorer(_RoutingScorer):
     ----------
     measure : Measure or str
         A count-based fairness measure or its registry key.
-    method : {"bb", "bc"}, default="bb"
-        Beta-Binomial, or Bayesian calibration with the unlabelled pool.
+    method : {"bb", "bc", "ppi"}, default="bb"
+        Beta-Binomial, or Bayesian calibration or prediction-powered inference
+        with the unlabelled pool.
     rule : {"mean", "upper", "prob_fair"}, default="upper"
         How the posterior becomes one number; see the module docstring. The
         returned value is always "greater is better".
     prob : float, default=0.95
         Credible level of ``rule="upper"``.
-    eps : float, default=0.02
+    eps : float, default=DEFAULT_EPS
         Half-width of practical fairness for ``rule="prob_fair"``.
     sensitive : str or list of str, optional
         Column(s) of ``X`` (and of ``unlabeled_X``) with the sensitive attribute;
         if None, ``sensitive_features`` is requested through metadata routing and
         ``unlabeled_sensitive`` must be given.
     unlabeled_X : array-like or DataFrame, optional
-        Unlabelled samples; required for ``method="bc"``.
+        Unlabelled samples; required for ``method="bc"`` and ``"ppi"``.
     unlabeled_sensitive : array-like, optional
         Groups of ``unlabeled_X`` (not needed in column mode).
     reference : object, optional
@@ -82,10 +87,10 @@ class BayesianScorer(_RoutingScorer):
         self,
         measure: Measure | str,
         *,
-        method: Literal["bb", "bc"] = "bb",
+        method: Literal["bb", "bc", "ppi"] = "bb",
         rule: Literal["mean", "upper", "prob_fair"] = "upper",
         prob: float = 0.95,
-        eps: float = 0.02,
+        eps: float = DEFAULT_EPS,
         sensitive: str | Sequence[str] | None = None,
         unlabeled_X: Any = None,
         unlabeled_sensitive: Any = None,
@@ -95,8 +100,11 @@ class BayesianScorer(_RoutingScorer):
     ) -> None:
         if rule not in _RULES:
             raise ValueError(f"rule={rule!r}; pass one of {list(_RULES)}.")
-        if method == "bc" and unlabeled_X is None:
-            raise ValueError("method='bc' needs unlabeled_X= (an unlabelled pool the estimator will score).")
+        if method not in METHODS:
+            raise ValueError(f"method={method!r}; pass one of {', '.join(map(repr, METHODS))}.")
+        self._pooled = METHODS[method].needs_unlabelled
+        if self._pooled and unlabeled_X is None:
+            raise ValueError(f"method={method!r} needs unlabeled_X= (an unlabelled pool the estimator will score).")
         (self.measure,) = as_measures([measure])
         self.method = method
         self.rule = rule
@@ -110,8 +118,10 @@ class BayesianScorer(_RoutingScorer):
         if sensitive is not None:
             sensitive = [sensitive] if isinstance(sensitive, str) else list(sensitive)
         self._sensitive = sensitive
-        if method == "bc" and self._sensitive is None and unlabeled_sensitive is None:
-            raise ValueError("method='bc' without sensitive= needs unlabeled_sensitive= (the groups of unlabeled_X).")
+        if self._pooled and self._sensitive is None and unlabeled_sensitive is None:
+            raise ValueError(
+                f"method={method!r} without sensitive= needs unlabeled_sensitive= (the groups of unlabeled_X)."
+            )
         self._init_requests()
 
     @property
@@ -120,7 +130,7 @@ class BayesianScorer(_RoutingScorer):
         return True
 
     def reduce(self, post: Any) -> float:
-        """Apply the rule to a :class:`~skfair_measures.bayes.MeasurePosterior`."""
+        """Apply the rule to a :class:`~skfair_measures.bayes.MeasurePosterior` (NaN when it is undefined)."""
         if self.rule == "mean":
             sign = 1.0 if self.measure.greater_is_better else -1.0
             return sign * post.mean()
@@ -139,13 +149,15 @@ class BayesianScorer(_RoutingScorer):
     ) -> float:
         if kwargs:
             raise TypeError(f"{self!r} got unexpected metadata {sorted(kwargs)}.")
-        if sample_weight is not None:
-            raise TypeError("BayesianScorer counts labelled samples; sample_weight is not supported.")
+        if sample_weight is not None and not METHODS[self.method].accepts_weights:
+            raise TypeError(
+                f"BayesianScorer(method={self.method!r}) counts labelled samples; sample_weight needs method='ppi'."
+            )
         groups = self._groups_of(X, sensitive_features, self.measure.key)
-        pos_label = self.measure.pos_label
+        pos_label = self.measure.inputs.pos_label
         scores = _response(estimator, X, "predict_proba", pos_label)
-        extra: dict[str, Any] = {}
-        if self.method == "bc":
+        extra: dict[str, Any] = {} if sample_weight is None else {"sample_weight": sample_weight}
+        if self._pooled:
             extra["unlabeled_scores"] = _response(estimator, self.unlabeled_X, "predict_proba", pos_label)
             if self._sensitive is not None:
                 extra["unlabeled_sensitive"] = resolve_sensitive(X=self.unlabeled_X, columns=self._sensitive)
@@ -159,7 +171,6 @@ class BayesianScorer(_RoutingScorer):
             method=self.method,
             reference=self.reference,
             random_state=self.random_state,
-            pos_label=pos_label,
             **extra,
             **self.posterior_kwargs,
         )

@@ -1,0 +1,153 @@
+"""What an estimation method is: validated data in, draws of every group's rates out.
+
+:func:`skfair_measures.bayes.posterior` checks the inputs once into a
+:class:`FitData` (integer codes, 0/1 labels and predictions, scores, weights) and
+hands it to the method chosen in its table ``{"bb": ..., "bc": ..., "ppi": ...}``.
+A method returns :class:`GroupDraws`: draws of every base metric in every group,
+shape ``(chain, draw, group)``, and of the pooled (overall) value, shape ``(chain,
+draw)``. The measure's draws then come from its own operations, so a new method is
+one class in one file and touches nothing else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from ..base import BaseMetric
+
+__all__ = ["EstimationMethod", "FitData", "GroupDraws", "Rows", "group_name"]
+
+
+def group_name(groups: pd.Index, j: int) -> Any:
+    """The label of group ``j`` (a tuple for intersectional groups)."""
+    return groups[j]
+
+
+@dataclass(frozen=True, eq=False)
+class Rows:
+    """Validated rows: scores, 0/1 predictions (``score >= threshold``), group codes, weights."""
+
+    scores: np.ndarray
+    y_pred: np.ndarray
+    codes: np.ndarray
+    weight: np.ndarray | None = None
+
+    @classmethod
+    def empty(cls) -> Rows:
+        """No rows (a fit without unlabelled data)."""
+        z = np.zeros(0)
+        return cls(z, z.astype(np.intp), z.astype(np.intp), None)
+
+    @property
+    def size(self) -> int:
+        return int(self.codes.size)
+
+
+@dataclass(frozen=True, eq=False)
+class FitData:
+    """Everything a method may read, validated once by the entry points.
+
+    Attributes
+    ----------
+    y_true : ndarray of shape (n_labeled,)
+        0/1 labels (1 = the positive label).
+    labelled, unlabelled : Rows
+        ``unlabelled`` has no rows when no unlabelled data were given.
+    groups : pandas.Index
+        Group labels; ``codes`` index into it.
+    threshold : float
+        The decision threshold the predictions were made with.
+    """
+
+    y_true: np.ndarray
+    labelled: Rows
+    unlabelled: Rows
+    groups: pd.Index
+    threshold: float
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.groups)
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Labelled confusion counts ``[group, y_true, y_pred]`` (unweighted), shape ``(group, 2, 2)``."""
+        cell = (self.labelled.codes * 2 + self.y_true) * 2 + self.labelled.y_pred
+        return np.bincount(cell, minlength=4 * self.n_groups).reshape(self.n_groups, 2, 2).astype(float)
+
+    @property
+    def has_unlabelled(self) -> bool:
+        return self.unlabelled.size > 0
+
+
+@dataclass
+class GroupDraws:
+    """Draws of the base metrics that a method returns.
+
+    Attributes
+    ----------
+    values : dict of str to ndarray of shape (chain, draw, group)
+    overall : dict of str to ndarray of shape (chain, draw)
+        The base metric on all groups pooled (for ``*_to_overall`` operations and
+        performance measures).
+    attrs : dict
+        Settings and facts of the fit, stored in the posterior's ``attrs``.
+    trace : object, optional
+        The MCMC trace (ArviZ ``InferenceData``) of a sampled model.
+    extra : dict of str to ndarray
+        More draws worth keeping (e.g. calibration parameters), shape ``(chain, draw, ...)``.
+    point, point_overall : dict, optional
+        A point estimate of each base metric (per group / pooled) when the method
+        has one that is not the mean of its draws (PPI's ratio estimator).
+    reasons : list of str
+        Why some group rates are undefined (their draws are NaN).
+    """
+
+    values: dict[str, np.ndarray]
+    overall: dict[str, np.ndarray]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    trace: Any = None
+    extra: dict[str, np.ndarray] = field(default_factory=dict)
+    point: dict[str, np.ndarray] | None = None
+    point_overall: dict[str, float] | None = None
+    reasons: list[str] = field(default_factory=list)
+
+
+class EstimationMethod:
+    """Base class of the estimation methods: a dataclass of options plus :meth:`group_draws`.
+
+    Class attributes say what the method needs, so the entry points check inputs
+    without knowing the method: ``needs_unlabelled`` (scores of unlabelled rows),
+    ``accepts_weights`` (``sample_weight``) and ``default_draws`` (per chain).
+    """
+
+    name: ClassVar[str] = ""
+    needs_unlabelled: ClassVar[bool] = False
+    accepts_weights: ClassVar[bool] = False
+    default_draws: ClassVar[int] = 1000
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any]) -> EstimationMethod:
+        """The method with those of ``options`` that it declares as fields (the rest belong to others)."""
+        if dataclasses.is_dataclass(cls):
+            names = {f.name for f in dataclasses.fields(cls)}
+            return cls(**{k: v for k, v in options.items() if k in names})
+        return cls()
+
+    def group_draws(
+        self,
+        data: FitData,
+        bases: tuple[BaseMetric, ...],
+        *,
+        chains: int,
+        draws: int,
+        rng: np.random.Generator,
+        seed: int,
+    ) -> GroupDraws:
+        """Draws of every base metric in every group (see :class:`GroupDraws`)."""
+        raise NotImplementedError  # pragma: no cover - abstract

@@ -1,0 +1,371 @@
+"""Prediction-powered inference (PPI++) for the count-based rates of every group.
+
+Angelopoulos, Bates, Fannjiang, Jordan and Zrnic (Science 2023) estimate a mean
+from few labelled rows and many unlabelled ones: the model's predictions on the
+unlabelled rows give a low-variance estimate, and the labelled rows estimate its
+bias (the *rectifier*). PPI++ (Angelopoulos, Duchi and Zrnic 2023) weighs the
+predictions by a tuning factor ``lambda`` in ``[0, 1]`` chosen to minimise the
+variance; ``lambda = 0`` is the classical estimate from labels only, so PPI++ is
+never worse than it asymptotically, and the interval covers whatever the quality of
+the scores (a poor model only makes it wider).
+
+Here the mean is the vector of the four confusion-cell frequencies of one group,
+``mu_g = E[1{y = t, yhat = p}]`` (``t, p`` in ``{0, 1}``). A labelled row contributes
+its observed cell; the model's score ``s`` imputes ``s`` to cell ``[1, p]`` and
+``1 - s`` to cell ``[0, p]`` (``p`` is known on every row). Every count-based rate is
+a scale-free function ``r = f(mu_g)`` of these cells (``tpr = mu[1, 1] / (mu[1, 0] +
+mu[1, 1])``, ``ppv``, accuracy, balanced accuracy, ...), so:
+
+- the point estimate is the ratio estimator ``f(mu_hat)``;
+- its variance comes from the delta method, ``grad f' Cov(mu_hat) grad f``, with
+  the gradient by central differences (any rate, no per-rate formulas);
+- ``lambda`` is tuned per group and rate for that linear functional, with PPI++'s
+  closed form (the variance-minimising ``lambda`` of a one-dimensional mean);
+- groups are independent strata (each group's rows estimate its own cells), so the
+  covariance of all group rates is block diagonal; the pooled (overall) rates
+  combine the groups' cells with the groups' shares of the unlabelled rows;
+- the rates are drawn jointly from their asymptotic normal distribution, clipped
+  to the rate's range (a monotone map, so quantiles and hence coverage are kept),
+  and the measure's own operation turns the draws into draws of the measure.
+
+Sample weights (of labelled and unlabelled rows) make every mean a weighted
+(Hajek) mean within its group, as ``ppi_py`` normalises them.
+
+Where ``ppi_py`` is used and where not: the point estimate of each group's cells
+at the tuned ``lambda`` is ``ppi_py.ppi_mean_pointestimate``. ``ppi_py`` has no
+function that returns the covariance matrix of a mean estimate (its intervals are
+per coordinate), nor a ``lambda`` tuned for a nonlinear function of the mean (its
+``lam=None`` minimises the summed variance of the four cells, not that of the
+rate); those two steps are written here, following the same formulas
+(``ppi_py.ppi._calc_lam_glm`` for ``lambda``, ``ppi_mean_ci`` for the variance).
+``tests/test_bayes_ppi.py`` checks both against ``ppi_py`` on accuracy, where the
+rate is a plain mean.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..base import BaseMetric
+from ._bb import ratio_roles
+from ._method import EstimationMethod, FitData, GroupDraws, group_name
+
+__all__ = ["PredictionPowered", "cell_indicators", "imputed_cells", "tuned_lambda"]
+
+#: Relative step of the central differences of the delta method.
+_STEP = 1e-6
+#: Fewest labelled rows per group for a rectifier with a variance.
+MIN_LABELLED = 2
+
+
+def cell_indicators(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+    """One-hot confusion cell of each labelled row, shape ``(n, 4)``, cells ``t * 2 + p``.
+
+    Examples
+    --------
+    >>> cell_indicators(np.array([1, 0]), np.array([1, 1])).tolist()
+    [[0.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0]]
+    """
+    out = np.zeros((np.size(y_true), 4))
+    out[np.arange(np.size(y_true)), np.asarray(y_true, dtype=np.intp) * 2 + np.asarray(y_pred, dtype=np.intp)] = 1.0
+    return out
+
+
+def imputed_cells(scores: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+    """The model's guess of each row's cell, shape ``(n, 4)``: ``1 - s`` at ``[0, p]``, ``s`` at ``[1, p]``.
+
+    Examples
+    --------
+    >>> imputed_cells(np.array([0.8]), np.array([1])).tolist()
+    [[0.0, 0.19999999999999996, 0.0, 0.8]]
+    """
+    s = np.asarray(scores, dtype=float)
+    p = np.asarray(y_pred, dtype=np.intp)
+    out = np.zeros((s.size, 4))
+    rows = np.arange(s.size)
+    out[rows, p] = 1.0 - s
+    out[rows, 2 + p] = s
+    return out
+
+
+def tuned_lambda(f: np.ndarray, f_hat: np.ndarray, f_hat_unlabelled: np.ndarray) -> float:
+    """PPI++'s variance-minimising ``lambda`` for the mean of ``f``, clipped to ``[0, 1]``.
+
+    ``lambda = Cov(f, f_hat) / ((1 + n / N) Var(f_hat))``, with the covariance over the
+    ``n`` labelled rows and the variance of the predictions over all ``n + N`` rows
+    (``ppi_py.ppi._calc_lam_glm`` for a one-dimensional mean). ``f`` and ``f_hat`` are
+    the (weighted, centred or not) values of the labelled rows, ``f_hat_unlabelled``
+    those of the unlabelled rows.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.normal(size=200)
+    >>> round(tuned_lambda(y, y, rng.normal(size=100_000)), 1)  # perfect predictions
+    1.0
+    >>> tuned_lambda(y, np.zeros(200), np.zeros(100))  # constant predictions: labels only
+    0.0
+    """
+    n, big_n = f.size, f_hat_unlabelled.size
+    if n < 2 or big_n < 1:
+        return 0.0
+    cov = float(np.mean((f - f.mean()) * (f_hat - f_hat.mean())))
+    var = float(np.var(np.concatenate([f_hat, f_hat_unlabelled]), ddof=1))
+    if not np.isfinite(cov) or not np.isfinite(var) or var <= 0.0:
+        return 0.0
+    return float(np.clip(cov / ((1.0 + n / big_n) * var), 0.0, 1.0))
+
+
+def _gradient(base: BaseMetric, mu: np.ndarray) -> np.ndarray:
+    """Gradient of ``base.from_counts`` at the cell frequencies ``mu`` (4,), by central differences."""
+    h = _STEP * max(float(np.abs(mu).sum()), 1e-12)
+    steps = np.concatenate([mu + h * np.eye(4), mu - h * np.eye(4)]).reshape(8, 2, 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        v = np.asarray(base.from_counts(steps), dtype=float)
+    return (v[:4] - v[4:]) / (2.0 * h)
+
+
+@dataclass
+class _Stratum:
+    """One group's rows: observed and imputed cells, weights normalised to mean 1."""
+
+    y: np.ndarray  # (n, 4) observed cells of the labelled rows
+    y_hat: np.ndarray  # (n, 4) imputed cells of the labelled rows
+    y_hat_u: np.ndarray  # (N, 4) imputed cells of the unlabelled rows
+    w: np.ndarray  # (n,)
+    v: np.ndarray  # (N,)
+
+    @property
+    def n(self) -> int:
+        return self.y.shape[0]
+
+    @property
+    def big_n(self) -> int:
+        return self.y_hat_u.shape[0]
+
+
+def _normalised(weight: np.ndarray | None, mask: np.ndarray) -> np.ndarray:
+    w = np.ones(int(mask.sum())) if weight is None else np.asarray(weight, dtype=float)[mask]
+    total = w.sum()
+    return w / (total / w.size) if w.size and total > 0 else w
+
+
+def _strata(data: FitData) -> list[_Stratum]:
+    lab, unl = data.labelled, data.unlabelled
+    y_all = cell_indicators(data.y_true, lab.y_pred)
+    yh_all = imputed_cells(lab.scores, lab.y_pred)
+    yu_all = imputed_cells(unl.scores, unl.y_pred)
+    out = []
+    for g in range(len(data.groups)):
+        in_l, in_u = lab.codes == g, unl.codes == g
+        w, v = _normalised(lab.weight, in_l), _normalised(unl.weight, in_u)
+        out.append(_Stratum(y_all[in_l], yh_all[in_l], yu_all[in_u], w, v))
+    return out
+
+
+@dataclass
+class _CellEstimate:
+    """PPI++ estimate of one group's cell frequencies at one ``lambda``, with its deviations.
+
+    ``dev_l`` (n, 4) and ``dev_u`` (N, 4) are the rows' contributions to the estimate
+    minus their mean, so that ``Cov(mu_hat) = cov(dev_l) / n + cov(dev_u) / N``.
+    """
+
+    mu: np.ndarray
+    lam: float
+    dev_l: np.ndarray
+    dev_u: np.ndarray
+
+
+def _cells_at(st: _Stratum, lam: float) -> _CellEstimate:
+    if st.big_n == 0:
+        lam = 0.0
+    x = st.y - lam * st.y_hat
+    if lam > 0.0:
+        from ppi_py import ppi_mean_pointestimate
+
+        mu = np.asarray(ppi_mean_pointestimate(st.y, st.y_hat, st.y_hat_u, lam=lam, w=st.w, w_unlabeled=st.v))
+        mu = mu.reshape(4)
+        u_mean = np.average(st.y_hat_u, axis=0, weights=st.v)
+        dev_u = st.v[:, None] * lam * (st.y_hat_u - u_mean)
+    else:  # labels only (also when the group has no unlabelled rows)
+        mu = np.average(st.y, axis=0, weights=st.w)
+        dev_u = np.zeros((st.big_n, 4))
+    dev_l = st.w[:, None] * (x - np.average(x, axis=0, weights=st.w))
+    return _CellEstimate(mu, lam, dev_l, dev_u)
+
+
+def _tuned_cells(st: _Stratum, base: BaseMetric) -> _CellEstimate:
+    """PPI++ for one rate: start at ``lambda = 1`` (as ``ppi_py``), tune it for the rate, re-estimate."""
+    first = _cells_at(st, 1.0)
+    phi = _gradient(base, first.mu)
+    if not np.isfinite(phi).all():
+        return first
+    theta = first.mu
+    lam = tuned_lambda(
+        (st.w[:, None] * (st.y - theta)) @ phi,
+        (st.w[:, None] * (st.y_hat - theta)) @ phi,
+        (st.v[:, None] * (st.y_hat_u - theta)) @ phi,
+    )
+    return _cells_at(st, lam)
+
+
+@dataclass
+class _Quantities:
+    """Point estimates of all (rate, group) and (rate, overall) quantities and their influence columns."""
+
+    names: list[tuple[str, int | None]] = field(default_factory=list)  # (base, group or None for overall)
+    value: list[float] = field(default_factory=list)
+    cols_l: list[dict[int, np.ndarray]] = field(default_factory=list)  # group -> (n_g,) influence
+    cols_u: list[dict[int, np.ndarray]] = field(default_factory=list)
+
+    def add(self, name: tuple[str, int | None], value: float, cols_l: dict, cols_u: dict) -> None:
+        self.names.append(name)
+        self.value.append(value)
+        self.cols_l.append(cols_l)
+        self.cols_u.append(cols_u)
+
+    def covariance(self, strata: list[_Stratum]) -> np.ndarray:
+        """Block-diagonal over groups: ``sum_g cov(L_g) / n_g + cov(U_g) / N_g`` (ddof 0, as ``ppi_py``)."""
+        q = len(self.names)
+        cov = np.zeros((q, q))
+        for g, st in enumerate(strata):
+            for cols, n in ((self.cols_l, st.n), (self.cols_u, st.big_n)):
+                if n == 0:
+                    continue
+                m = np.stack([c.get(g, np.zeros(n)) for c in cols], axis=1)
+                cov += (m.T @ m) / (n * n)  # the columns are centred already
+        return cov
+
+
+class PredictionPowered(EstimationMethod):
+    """``method="ppi"``: prediction-powered inference (PPI++) per group.
+
+    Needs the model's scores on unlabelled rows (``unlabeled_scores`` with
+    ``unlabeled_sensitive``); works with ``sample_weight`` and
+    ``unlabeled_sample_weight``. The draws are from the estimate's asymptotic
+    normal distribution, so every measure built from count-based rates (through its
+    own operation) gets a point estimate (:attr:`MeasurePosterior.value`), draws
+    and an interval whose coverage holds by construction for smooth measures (a
+    rate, a signed difference or a ratio against a reference group).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import skfair_measures as sfm
+    >>> rng = np.random.default_rng(0)
+    >>> g, s = rng.integers(0, 2, 2100), rng.uniform(size=2100)
+    >>> y = (rng.uniform(size=2100) < s).astype(int)
+    >>> post = sfm.msr("fairness.acc").posterior(
+    ...     y[:100], s[:100], sensitive_features=g[:100], method="ppi",
+    ...     unlabeled_scores=s[100:], unlabeled_sensitive=g[100:], random_state=0)
+    >>> lo, hi = post.interval(0.95)
+    >>> bool(lo <= post.value <= hi)
+    True
+    """
+
+    name = "ppi"
+    needs_unlabelled = True
+    accepts_weights = True
+    default_draws = 1000
+
+    def group_draws(
+        self,
+        data: FitData,
+        bases: tuple[BaseMetric, ...],
+        *,
+        chains: int,
+        draws: int,
+        rng: np.random.Generator,
+        seed: int,
+    ) -> GroupDraws:
+        strata = _strata(data)
+        n_groups = len(data.groups)
+        quantities, reasons, lambdas = self._estimate(data, bases, strata)
+        mean = np.asarray(quantities.value, dtype=float)
+        ok = np.isfinite(mean)
+        sample = np.full((chains * draws, mean.size), np.nan)
+        if ok.any():
+            cov = quantities.covariance(strata)[np.ix_(ok, ok)]
+            sample[:, ok] = rng.multivariate_normal(mean[ok], cov, size=chains * draws, method="eigh")
+        values = {b.name: np.full((chains, draws, n_groups), np.nan) for b in bases}
+        overall = {b.name: np.full((chains, draws), np.nan) for b in bases}
+        point = {b.name: np.full(n_groups, np.nan) for b in bases}
+        point_overall: dict[str, float] = {}
+        ranges = {b.name: tuple(b.range) for b in bases}
+        for j, (name, g) in enumerate(quantities.names):
+            d = np.clip(sample[:, j], *ranges[name]).reshape(chains, draws)
+            if g is None:
+                overall[name], point_overall[name] = d, float(np.clip(mean[j], *ranges[name]))
+            else:
+                values[name][..., g], point[name][g] = d, float(np.clip(mean[j], *ranges[name]))
+        attrs = {"sampler": "asymptotic normal (delta method)", "lambda": lambdas}
+        return GroupDraws(values, overall, attrs=attrs, point=point, point_overall=point_overall, reasons=reasons)
+
+    def _estimate(
+        self, data: FitData, bases: tuple[BaseMetric, ...], strata: list[_Stratum]
+    ) -> tuple[_Quantities, list[str], dict[str, list[float]]]:
+        shares = _group_shares(data)
+        q = _Quantities()
+        reasons: list[str] = []
+        lambdas: dict[str, list[float]] = {}
+        for base in bases:
+            roles = ratio_roles(base)  # a TypeError naming the base if it is not a rate of counts
+            fits = [_tuned_cells(st, base) if st.n >= MIN_LABELLED else None for st in strata]
+            lambdas[base.name] = [np.nan if f is None else f.lam for f in fits]
+            for g, fit in enumerate(fits):
+                value, why = _rate(base, roles, fit, strata[g].n)
+                if why:
+                    reasons.append(f"{base.name} of group {group_name(data.groups, g)!r} is undefined: {why}")
+                cols = _influence(base, {g: 1.0}, fits) if why is None else ({}, {})
+                q.add((base.name, g), value, *cols)
+            q.add((base.name, None), *_overall(base, roles, fits, shares))
+        return q, reasons, lambdas
+
+
+def _group_shares(data: FitData) -> np.ndarray:
+    """Each group's share of the unlabelled rows (of the labelled ones if there are none), weighted."""
+    rows = data.unlabelled if data.unlabelled.codes.size else data.labelled
+    n = np.bincount(rows.codes, weights=rows.weight, minlength=len(data.groups)).astype(float)
+    return n / n.sum()
+
+
+def _rate(base: BaseMetric, roles: Any, fit: _CellEstimate | None, n: int) -> tuple[float, str | None]:
+    if fit is None:
+        return np.nan, f"{n} labelled row(s); PPI needs at least {MIN_LABELLED} per group"
+    if roles.simple and float((fit.mu * roles.den.ravel()).sum()) <= 0.0:
+        return np.nan, "the estimated denominator of the rate is not positive (no such rows)"
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = float(base.from_counts(fit.mu.reshape(2, 2)))
+    if not np.isfinite(value):
+        return np.nan, "the rate of the estimated cells is not finite"
+    return value, None
+
+
+def _influence(
+    base: BaseMetric, shares: dict[int, float], fits: list[_CellEstimate | None]
+) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray]]:
+    """Delta-method influence columns of ``f(sum_g share_g mu_g)`` per group."""
+    mu = sum(share * fits[g].mu for g, share in shares.items() if fits[g] is not None)
+    phi = _gradient(base, np.asarray(mu, dtype=float))
+    cols_l = {g: share * (fits[g].dev_l @ phi) for g, share in shares.items()}
+    cols_u = {g: share * (fits[g].dev_u @ phi) for g, share in shares.items()}
+    return cols_l, cols_u
+
+
+def _overall(
+    base: BaseMetric, roles: Any, fits: list[_CellEstimate | None], shares: np.ndarray
+) -> tuple[float, dict, dict]:
+    """The pooled rate: the groups' cells combined with their shares (NaN if a group has no estimate)."""
+    present = {g: float(s) for g, s in enumerate(shares) if s > 0}
+    if any(fits[g] is None for g in present):
+        return np.nan, {}, {}
+    mu = sum(s * fits[g].mu for g, s in present.items())
+    pooled = _CellEstimate(np.asarray(mu, dtype=float), np.nan, np.zeros((0, 4)), np.zeros((0, 4)))
+    value, why = _rate(base, roles, pooled, MIN_LABELLED)
+    if why is not None:
+        return np.nan, {}, {}
+    return (value, *_influence(base, present, fits))
