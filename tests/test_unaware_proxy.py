@@ -88,7 +88,7 @@ def test_hoc_recovers_T_and_p(T, p, n_proxies):
 
 def test_hoc_two_groups_is_an_exact_moment_fit():
     # population moments in, the same T and p out (three equations, three unknowns)
-    from skfair_measures.unaware._hoc import moments, fit_transition
+    from skfair_measures.unaware._hoc import fit_transition, moments
 
     T = np.array([[0.65, 0.35], [0.25, 0.75]])
     p = np.array([0.3, 0.7])

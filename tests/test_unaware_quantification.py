@@ -18,6 +18,7 @@ from sklearn.utils.estimator_checks import (
 
 from skfair_measures import unaware
 from skfair_measures.measures import UndefinedGroupWarning
+from skfair_measures.results import NoIntervalError
 from skfair_measures.unaware import QUANTIFIERS, QuantificationDisparity, quantified_disparity
 from skfair_measures.unaware._quantifiers import BinaryQuantifier, resolve_quantifier
 
@@ -192,14 +193,16 @@ def test_bootstrap_interval_and_to_dict(setting):
     res = quantified_disparity(
         model, X_aux[:600], s_aux[:600], X_dep, quantifier="PCC", n_boot=20, random_state=0
     )
-    lo, hi = res.interval
+    lo, hi = res.interval()
     assert lo <= res.value <= hi
+    assert res.draws.shape == (20,) and res.interval(0.5)[0] >= lo
     boot = res.diagnostics["bootstrap"]
     assert boot["n_boot"] == 20 and boot["n_failed"] == 0
     out = json.loads(json.dumps(res.to_dict()))
-    assert set(out) == {"value", "by_group", "interval", "diagnostics"}
-    assert out["by_group"].keys() == {"0", "1"}
-    assert quantified_disparity(model, X_aux, s_aux, X_dep, quantifier="CC").interval is None
+    assert {"key", "value", "groups", "by_group", "interval", "diagnostics"} <= set(out)
+    assert out["groups"] == [0, 1] and len(out["by_group"]) == 2
+    with pytest.raises(NoIntervalError, match="n_boot="):
+        quantified_disparity(model, X_aux, s_aux, X_dep, quantifier="CC").interval()
 
 
 def test_random_state_makes_holdout_methods_reproducible(setting):

@@ -3,10 +3,11 @@
 :class:`ProxyMeasure` measures DP, EOd or EOp through three or more weak proxies of
 the sensitive attribute (HOC calibration); :class:`QuantificationMeasure` measures
 the demographic disparity of a model on deployment data that lacks the attribute,
-from an auxiliary set that has it. Both are in the registry (``msr("unaware.proxy_dp")``,
-``msr("unaware.quantified_dp", X_aux=..., s_aux=...)``), return the estimators' result
-objects from :meth:`evaluate` (value, per-group estimates, diagnostics, and a bootstrap
-interval with ``n_boot=``), and turn into scorers for model selection.
+from an auxiliary set that has it. Both are :class:`~skfair_measures.measures.MeasureBase`
+kinds (``inputs.needs_sensitive`` is False), are in the registry
+(``msr("unaware.proxy_dp")``, ``msr("unaware.quantified_dp", X_aux=..., s_aux=...)``),
+return :class:`~skfair_measures.results.Result` objects from :meth:`evaluate`, and turn
+into scorers for model selection. Scorers are module-level classes, so they pickle.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._stats import resolve_sensitive
+from ..measures import MeasureBase, MeasureInputs, qualified_key
 from ._proxy import ProxyDisparityResult, proxy_disparity
 from ._quantification import QuantificationResult, quantified_disparity
 
@@ -27,9 +30,14 @@ _PROXY_NAMES = {
     "eod": "equalized odds",
     "eop": "equal opportunity",
 }
+_PROXY_BASES = {"dp": "selection rate", "eod": "tpr, fpr", "eop": "tpr"}
 
 
-class ProxyMeasure:
+def _groups_index(groups: Any) -> pd.Index | None:
+    return None if groups is None else pd.Index(list(groups), dtype=object)
+
+
+class ProxyMeasure(MeasureBase):
     """A disparity measured through weak proxies of the sensitive attribute.
 
     Parameters
@@ -40,10 +48,11 @@ class ProxyMeasure:
         HOC calibration with one transition matrix, one per prediction cell, or the
         uncalibrated disparity of the first proxy.
     key : str, optional
-        Identifier; defaults to ``"unaware.proxy_<metric>"``.
+        Identifier; defaults to ``"unaware.proxy_<metric>"``, naming a non-default
+        mode (``"unaware.proxy_dp(mode=local)"``).
     **options
         Passed to :func:`~skfair_measures.unaware.proxy_disparity` (``clip=``,
-        ``knn_augment=``, ``features=``, ``random_state=``, ...).
+        ``groups=``, ``pos_label=``, ``random_state=``, ...).
 
     Examples
     --------
@@ -54,30 +63,44 @@ class ProxyMeasure:
     >>> m = ProxyMeasure("dp")
     >>> round(m(None, y_pred, proxies=proxies), 1)
     0.3
+    >>> m.inputs.needs_sensitive, m.minimize, m.ideal
+    (False, True, 0.0)
     """
 
     minimize = True
-    greater_is_better = False
+    ideal = 0.0
     range = (0.0, 1.0)
 
-    def __init__(self, metric: str = "dp", mode: str = "global", *, key: str | None = None, **options: Any):
+    def __init__(self, metric: str = "dp", mode: str = "global", *, key: str | None = None, **options: Any) -> None:
         if metric not in _PROXY_NAMES:
             raise ValueError(f"metric={metric!r}; pass 'dp', 'eod' or 'eop'.")
         self.metric = metric
         self.mode = mode
         self.options = options
-        self.key = key or f"unaware.proxy_{metric}"
+        self.key = key or qualified_key(f"unaware.proxy_{metric}", mode=None if mode == "global" else mode)
         self.description = f"{_PROXY_NAMES[metric]} estimated through weak proxies ({mode} HOC calibration)"
 
     @property
-    def response_method(self) -> str:
-        return "predict"
+    def inputs(self) -> MeasureInputs:
+        return MeasureInputs(
+            pos_label=self.options.get("pos_label"),
+            groups=_groups_index(self.options.get("groups")),
+            needs_sensitive=False,
+        )
+
+    @property
+    def base_label(self) -> str:
+        return _PROXY_BASES[self.metric]
+
+    @property
+    def operation_label(self) -> str:
+        return "mean absdiff over group pairs"
 
     def evaluate(self, y_true: Any, y_pred: Any, *, proxies: Any, n_boot: int = 0) -> ProxyDisparityResult:
-        """Estimate with per-group rates and diagnostics (and an interval if ``n_boot > 0``)."""
+        """Estimate with per-group rates, reliability and diagnostics (and draws if ``n_boot > 0``)."""
         if self.metric != "dp" and y_true is None:
             raise ValueError(f"{self.key} compares error rates: pass y_true.")
-        return proxy_disparity(
+        res = proxy_disparity(
             y_pred,
             proxies,
             metric=self.metric,
@@ -86,42 +109,42 @@ class ProxyMeasure:
             n_boot=n_boot,
             **self.options,
         )
+        res.key, res.measure = self.key, self
+        return res
 
     def __call__(self, y_true: Any, y_pred: Any, *, proxies: Any) -> float:
-        """The estimated disparity (a float)."""
+        """The estimated disparity (a float; NaN when undefined)."""
         return float(self.evaluate(y_true, y_pred, proxies=proxies).value)
 
     def bootstrap(self, y_true: Any, y_pred: Any, *, proxies: Any, n_boot: int = 1000) -> ProxyDisparityResult:
-        """The estimate with a percentile bootstrap interval (``result.interval``)."""
+        """The estimate with bootstrap draws (``result.interval(prob)``)."""
         return self.evaluate(y_true, y_pred, proxies=proxies, n_boot=n_boot)
 
-    def as_scorer(self, proxies: Sequence[str]) -> _ProxyScorer:
+    def as_scorer(self, proxies: Sequence[str]) -> ProxyScorer:
         """A scorer reading the proxy columns from ``X`` (drop them from the model's features).
 
         The estimated disparity is negated, like scikit-learn's ``neg_*`` scorers.
         """
-        return _ProxyScorer(self, list(proxies))
-
-    def __repr__(self) -> str:
-        return f"<ProxyMeasure {self.key}: {self.description}>"
+        return ProxyScorer(self, list(proxies))
 
 
-class _ProxyScorer:
-    def __init__(self, measure: ProxyMeasure, columns: list[str]):
+class ProxyScorer:
+    """``scorer(estimator, X, y)``: minus the proxy-based disparity, proxies read from columns of ``X``."""
+
+    def __init__(self, measure: ProxyMeasure, columns: list[str]) -> None:
         self.measure = measure
         self.columns = columns
 
     def __call__(self, estimator: Any, X: pd.DataFrame, y_true: Any, **kwargs: Any) -> float:
-        if not isinstance(X, pd.DataFrame):
-            raise TypeError(f"the scorer reads proxy columns {self.columns} from X; pass X as a pandas DataFrame.")
-        missing = [c for c in self.columns if c not in X.columns]
-        if missing:
-            raise KeyError(f"proxy column(s) {missing} not in X's columns {list(X.columns)}.")
+        proxies = resolve_sensitive(X=X, columns=self.columns, argument="proxies")
         y_pred = np.asarray(estimator.predict(X))
-        return -self.measure(y_true, y_pred, proxies=X[self.columns].to_numpy())
+        return -self.measure(y_true, y_pred, proxies=proxies)
+
+    def __repr__(self) -> str:
+        return f"ProxyScorer({self.measure.key}, proxies={self.columns})"
 
 
-class QuantificationMeasure:
+class QuantificationMeasure(MeasureBase):
     """Demographic disparity of a model on deployment data without the sensitive attribute.
 
     Quantifiers trained on an auxiliary set (features and sensitive attribute)
@@ -141,7 +164,8 @@ class QuantificationMeasure:
         Report the absolute disparity (a minimised measure); ``False`` keeps the
         sign (other group minus ``reference``).
     key : str, optional
-        Identifier; defaults to ``"unaware.quantified_dp"``.
+        Identifier; defaults to ``"unaware.quantified_dp"``, naming a non-default
+        quantifier or sign.
     **options
         Passed to :func:`~skfair_measures.unaware.quantified_disparity`
         (``classifier=``, ``per_class=``, ``reference=``, ``random_state=``, ...).
@@ -149,11 +173,11 @@ class QuantificationMeasure:
     Examples
     --------
     >>> m = QuantificationMeasure(quantifier="PACC")
-    >>> m.key, m.minimize
-    ('unaware.quantified_dp', True)
+    >>> m.key, m.minimize, m.inputs.needs_sensitive
+    ('unaware.quantified_dp(quantifier=PACC)', True, False)
     """
 
-    range = (0.0, 1.0)
+    ideal = 0.0
 
     def __init__(
         self,
@@ -164,19 +188,32 @@ class QuantificationMeasure:
         absolute: bool = True,
         key: str | None = None,
         **options: Any,
-    ):
+    ) -> None:
         self.X_aux = X_aux
         self.s_aux = s_aux
         self.quantifier = quantifier
         self.absolute = absolute
         self.options = options
-        self.key = key or "unaware.quantified_dp"
+        self.key = key or qualified_key(
+            "unaware.quantified_dp",
+            quantifier=None if quantifier == "SLD" else quantifier,
+            absolute=None if absolute else False,
+        )
         self.description = f"demographic disparity estimated by quantification ({quantifier})"
         self.minimize = True if absolute else None
+        self.range = (0.0, 1.0) if absolute else (-1.0, 1.0)
 
     @property
-    def greater_is_better(self) -> bool:
-        return not self.absolute
+    def inputs(self) -> MeasureInputs:
+        return MeasureInputs(pos_label=self.options.get("pos_label", 1), needs_sensitive=False)
+
+    @property
+    def base_label(self) -> str:
+        return "acceptance rate"
+
+    @property
+    def operation_label(self) -> str:
+        return "absdiff" if self.absolute else "difference to reference"
 
     def set_auxiliary(self, X_aux: Any, s_aux: Any) -> QuantificationMeasure:
         """Set the auxiliary set (features and sensitive attribute)."""
@@ -184,40 +221,49 @@ class QuantificationMeasure:
         return self
 
     def evaluate(self, model: Any, X_deploy: Any, *, n_boot: int = 0) -> QuantificationResult:
-        """Estimate with per-group acceptance rates and diagnostics."""
+        """Estimate with per-group acceptance rates and diagnostics (``value`` absolute unless ``absolute=False``)."""
         if self.X_aux is None or self.s_aux is None:
             raise ValueError(
                 f"{self.key} needs an auxiliary set with the sensitive attribute: pass X_aux= and s_aux= "
                 "(msr('unaware.quantified_dp', X_aux=..., s_aux=...)) or call set_auxiliary()."
             )
-        return quantified_disparity(
-            model, self.X_aux, self.s_aux, X_deploy, quantifier=self.quantifier, n_boot=n_boot, **self.options
+        res = quantified_disparity(
+            model,
+            self.X_aux,
+            resolve_sensitive(self.s_aux, argument="s_aux"),
+            X_deploy,
+            quantifier=self.quantifier,
+            n_boot=n_boot,
+            **self.options,
         )
+        res.key, res.measure = self.key, self
+        return res.absolute() if self.absolute else res
 
     def __call__(self, model: Any, X_deploy: Any) -> float:
-        """The estimated disparity of ``model`` on ``X_deploy`` (a float)."""
-        value = float(self.evaluate(model, X_deploy).value)
-        return abs(value) if self.absolute else value
+        """The estimated disparity of ``model`` on ``X_deploy`` (a float; absolute unless ``absolute=False``)."""
+        return float(self.evaluate(model, X_deploy).value)
 
     def bootstrap(self, model: Any, X_deploy: Any, *, n_boot: int = 200) -> QuantificationResult:
-        """The estimate with a percentile bootstrap interval (``result.interval``)."""
+        """The estimate with bootstrap draws (``result.interval(prob)``)."""
         return self.evaluate(model, X_deploy, n_boot=n_boot)
 
-    def as_scorer(self) -> _QuantificationScorer:
+    def as_scorer(self) -> QuantificationScorer:
         """A scorer ``scorer(estimator, X, y)`` estimating the disparity on ``X`` (labels unused).
 
         The absolute disparity is negated, like scikit-learn's ``neg_*`` scorers.
         """
-        return _QuantificationScorer(self)
-
-    def __repr__(self) -> str:
-        return f"<QuantificationMeasure {self.key}: {self.description}>"
+        return QuantificationScorer(self)
 
 
-class _QuantificationScorer:
-    def __init__(self, measure: QuantificationMeasure):
+class QuantificationScorer:
+    """``scorer(estimator, X, y)``: the quantified disparity of ``estimator`` on ``X`` (negated if absolute)."""
+
+    def __init__(self, measure: QuantificationMeasure) -> None:
         self.measure = measure
 
     def __call__(self, estimator: Any, X: Any, y_true: Any = None, **kwargs: Any) -> float:
         value = self.measure(estimator, X)
-        return -value if self.measure.absolute else value
+        return -value if self.measure.minimize else value
+
+    def __repr__(self) -> str:
+        return f"QuantificationScorer({self.measure.key})"

@@ -25,8 +25,8 @@ acceptance rate (the paper's Remark 5).
 
 from __future__ import annotations
 
+import math
 import warnings
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -37,6 +37,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from .._stats import encode_groups
 from ..measures import UndefinedGroupWarning
+from ..results import NoIntervalError, Result
 from ._plain import plain
 from ._quantifiers import (
     HOLDOUT_QUANTIFIERS,
@@ -70,48 +71,112 @@ _UNDEFINED = (
 )
 
 
-@dataclass(frozen=True)
-class QuantificationResult:
+class QuantificationResult(Result):
     """Estimated demographic disparity of a classifier on a deployment set.
 
     Attributes
     ----------
+    key : str
+        ``"unaware.quantified_dp"`` (or the measure's key).
     value : float
         Estimated demographic disparity. With two groups,
         ``P(h=+ | s=other) - P(h=+ | s=reference)`` (signed; positive means the
         non-reference group is accepted more often). With more groups, the largest
-        minus the smallest estimated acceptance rate.
+        minus the smallest estimated acceptance rate. NaN when undefined (``reason``).
     by_group : pandas.Series
         Estimated acceptance rate ``P(h=+ | s)`` of each group, indexed by group.
+    draws : ndarray or None
+        Bootstrap replicates of ``value`` (``n_boot > 0``); ``interval(prob)`` reads them.
     diagnostics : dict
         Quantifier name, per-class mode, smoothing, reference group, sizes of the
         auxiliary and deployment parts, the raw, prior and smoothed prevalence of
         each group per predicted class, the estimated group shares in the
         deployment set, and bootstrap details.
-    interval : tuple of float or None
-        Percentile bootstrap interval of ``value`` (``None`` unless ``n_boot > 0``).
     """
 
-    value: float
-    by_group: pd.Series
-    diagnostics: dict[str, Any] = field(default_factory=dict)
-    interval: tuple[float, float] | None = None
+    kind = "estimate"
+
+    def __init__(
+        self,
+        value: float,
+        by_group: pd.Series,
+        diagnostics: dict[str, Any] | None = None,
+        *,
+        draws: np.ndarray | None = None,
+        reason: str | None = None,
+        key: str = "unaware.quantified_dp",
+        measure: Any = None,
+    ) -> None:
+        self.key = key
+        self.value = float(value)
+        self.measure = measure
+        self.diagnostics = {} if diagnostics is None else diagnostics
+        self._by_group = by_group
+        self._draws = draws
+        self._reason = reason
+
+    @property
+    def by_group(self) -> pd.Series:
+        return self._by_group
+
+    @property
+    def draws(self) -> np.ndarray | None:
+        return self._draws
+
+    @property
+    def reason(self) -> str | None:
+        if not math.isnan(self.value):
+            return None
+        return self._reason or "the value is undefined"
+
+    def interval(self, prob: float = 0.95) -> tuple[float, float]:
+        """Percentile bootstrap interval of probability ``prob``.
+
+        Raises
+        ------
+        NoIntervalError
+            Without bootstrap replicates (pass ``n_boot=``).
+        """
+        if self._draws is None:
+            raise NoIntervalError(
+                f"{self.key} was estimated without bootstrap replicates and has no interval; pass n_boot= "
+                "(e.g. quantified_disparity(..., n_boot=200)) or use the measure's bootstrap()."
+            )
+        if not 0.0 < prob < 1.0:
+            raise ValueError(f"prob must lie in (0, 1); got {prob!r}.")
+        draws = np.asarray(self._draws, dtype=float)
+        if math.isnan(self.value) or not np.isfinite(draws).any():
+            return (float("nan"), float("nan"))
+        lo, hi = np.nanpercentile(draws, [50 * (1 - prob), 100 - 50 * (1 - prob)])
+        return (float(lo), float(hi))
+
+    def absolute(self) -> QuantificationResult:
+        """The same estimate as an absolute disparity (the signed value kept in ``diagnostics``)."""
+        diagnostics = {**self.diagnostics, "signed_value": self.value}
+        draws = None if self._draws is None else np.abs(self._draws)
+        return QuantificationResult(
+            abs(self.value),
+            self._by_group,
+            diagnostics,
+            draws=draws,
+            reason=self._reason,
+            key=self.key,
+            measure=self.measure,
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the result as plain Python types (JSON-serialisable).
+        """The result as plain Python types (JSON-serialisable), every group kept.
 
         Returns
         -------
         dict
-            Keys ``value``, ``by_group`` (group label as ``str`` -> rate),
-            ``interval`` (list or ``None``) and ``diagnostics``.
+            The keys of :meth:`Result.to_dict` plus ``interval`` (with replicates)
+            and ``diagnostics``.
         """
-        return {
-            "value": plain(self.value),
-            "by_group": {str(k): plain(v) for k, v in self.by_group.items()},
-            "interval": None if self.interval is None else [plain(v) for v in self.interval],
-            "diagnostics": plain(self.diagnostics),
-        }
+        out = super().to_dict()
+        out["interval"] = None if self._draws is None else [plain(v) for v in self.interval()]
+        out["diagnostics"] = plain(self.diagnostics)
+        return out
 
 
 def _n_rows(X: Any, name: str) -> int:
@@ -218,8 +283,9 @@ class QuantificationDisparity(BaseEstimator):
     classifier : estimator, default=None
         Unfitted scikit-learn classifier ``k`` inside each quantifier, trained to
         predict the sensitive attribute from the same features the model sees.
-        ``None`` means standardisation + logistic regression. Use a pipeline with an
-        encoder if the features are not all numeric.
+        ``None`` means one-hot encoding of the non-numeric columns, standardisation
+        of the numeric ones, and logistic regression
+        (:func:`~skfair_measures.unaware._quantifiers.default_classifier`).
     per_class : bool, default=True
         Train one quantifier per class predicted by the model (the paper's method).
         ``False`` trains a single quantifier on all auxiliary rows (the paper's
@@ -240,8 +306,11 @@ class QuantificationDisparity(BaseEstimator):
         quantifiers retrained); ``0`` gives no interval.
     confidence_level : float, default=0.95
         Coverage of the percentile bootstrap interval.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the hold-out splits of ACC, PACC and HDy and the bootstrap.
+    random_state : int, RandomState instance or None, default=0
+        Seeds every random step: the hold-out splits of ACC, PACC and HDy, the
+        quantifiers' classifiers (their ``random_state`` parameters left at None)
+        and the bootstrap, so the same data give the same answer. ``None`` draws
+        fresh randomness on every call.
 
     Attributes
     ----------
@@ -306,7 +375,7 @@ class QuantificationDisparity(BaseEstimator):
         alpha: float = 0.5,
         n_boot: int = 0,
         confidence_level: float = 0.95,
-        random_state: int | np.random.RandomState | None = None,
+        random_state: int | np.random.RandomState | None = 0,
     ) -> None:
         self.quantifier = quantifier
         self.classifier = classifier
@@ -475,12 +544,13 @@ class QuantificationDisparity(BaseEstimator):
         value = self._disparity(mu)
 
         diagnostics = self._diagnostics(core)
-        interval = None
+        draws = None
         if self.n_boot > 0:
-            interval, boot = self._bootstrap(X_deploy, pos)
-            diagnostics["bootstrap"] = boot
+            draws, diagnostics["bootstrap"] = self._bootstrap(X_deploy, pos)
         by_group = pd.Series(mu, index=self.groups_.copy(), name="acceptance_rate", dtype=float)
-        return QuantificationResult(value=value, by_group=by_group, diagnostics=diagnostics, interval=interval)
+        bad = self.groups_[np.isnan(mu)].tolist()
+        reason = f"the estimated share of group(s) {bad} in X_deploy is 0" if bad else None
+        return QuantificationResult(value, by_group, diagnostics, draws=draws, reason=reason)
 
     def _disparity(self, mu: np.ndarray) -> float:
         if mu.shape[-1] == 2:
@@ -550,36 +620,32 @@ class QuantificationDisparity(BaseEstimator):
             "n_deploy": dict(zip(PREDICTED, core["n_deploy"].tolist(), strict=True)),
         }
 
-    def _bootstrap(self, X_deploy: Any, pos_dep: np.ndarray) -> tuple[tuple[float, float] | None, dict[str, Any]]:
-        """Percentile interval over replicates that resample auxiliary and deployment rows."""
+    def _bootstrap(self, X_deploy: Any, pos_dep: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        """Disparity on replicates that resample auxiliary and deployment rows and refit the quantifiers.
+
+        A replicate that leaves a group without auxiliary rows in a predicted class
+        is NaN (and counted).
+        """
         X_aux, codes, pos_aux = self._aux
         rng = check_random_state(self.random_state)
         n2, n3 = codes.size, pos_dep.size
-        values, rates, failed = [], [], 0
-        for _ in range(self.n_boot):
+        values = np.full(self.n_boot, np.nan)
+        rates = np.full((self.n_boot, self.groups_.size), np.nan)
+        for b in range(self.n_boot):
             i2 = rng.randint(n2, size=n2)
             i3 = rng.randint(n3, size=n3)
             try:
-                state = self._fit_core(
-                    self.quantifier_,
-                    _take(X_aux, i2),
-                    codes[i2],
-                    pos_aux[i2],
-                    self.groups_,
-                    rng,
-                )
+                state = self._fit_core(self.quantifier_, _take(X_aux, i2), codes[i2], pos_aux[i2], self.groups_, rng)
             except ValueError:  # a replicate lost a group in some predicted class
-                failed += 1
                 continue
             core = self._estimate_core(state, _take(X_deploy, i3), pos_dep[i3])
-            values.append(self._disparity(core["mu"]))
-            rates.append(core["mu"])
+            values[b], rates[b] = self._disparity(core["mu"]), core["mu"]
+        failed = int(np.isnan(values).sum())
         if failed:
             warnings.warn(
-                f"{failed} of {self.n_boot} bootstrap replicates left a group without "
-                "auxiliary rows in a predicted class and were skipped; the interval uses "
-                f"the other {self.n_boot - failed}. Collect more auxiliary data for a "
-                "trustworthy interval.",
+                f"{failed} of {self.n_boot} bootstrap replicates left a group without auxiliary rows in a "
+                f"predicted class (or were undefined) and were skipped; the interval uses the other "
+                f"{self.n_boot - failed}. Collect more auxiliary data for a trustworthy interval.",
                 RuntimeWarning,
                 stacklevel=3,
             )
@@ -588,18 +654,15 @@ class QuantificationDisparity(BaseEstimator):
             "n_boot": int(self.n_boot),
             "n_failed": failed,
             "confidence_level": float(self.confidence_level),
+            "std": float(np.nanstd(values, ddof=1)) if self.n_boot - failed > 1 else float("nan"),
+            "by_group_interval": None,
         }
-        vals = np.asarray(values, dtype=float)
-        vals = vals[~np.isnan(vals)]
-        if vals.size == 0:
-            info["by_group_interval"] = None
-            return None, info
-        lo, hi = np.percentile(vals, [tail, 100.0 - tail])
-        rate_arr = np.asarray(rates, dtype=float)
-        glo, ghi = np.nanpercentile(rate_arr, [tail, 100.0 - tail], axis=0)
-        info["by_group_interval"] = {g: (float(a), float(b)) for g, a, b in zip(self.groups_, glo, ghi, strict=True)}
-        info["std"] = float(vals.std(ddof=1)) if vals.size > 1 else float("nan")
-        return (float(lo), float(hi)), info
+        if failed < self.n_boot:
+            glo, ghi = np.nanpercentile(rates, [tail, 100.0 - tail], axis=0)
+            info["by_group_interval"] = {
+                g: (float(a), float(b)) for g, a, b in zip(self.groups_, glo, ghi, strict=True)
+            }
+        return values, info
 
 
 def quantified_disparity(
@@ -616,7 +679,7 @@ def quantified_disparity(
     alpha: float = 0.5,
     n_boot: int = 0,
     confidence_level: float = 0.95,
-    random_state: int | np.random.RandomState | None = None,
+    random_state: int | np.random.RandomState | None = 0,
 ) -> QuantificationResult:
     """Estimate a classifier's demographic disparity on data without the sensitive attribute.
 
@@ -650,8 +713,9 @@ def quantified_disparity(
         Bootstrap replicates for ``interval``; ``0`` gives none.
     confidence_level : float, default=0.95
         Coverage of the bootstrap interval.
-    random_state : int, RandomState instance or None, default=None
-        Seeds hold-out splits and the bootstrap.
+    random_state : int, RandomState instance or None, default=0
+        Seeds hold-out splits, the quantifiers' classifiers and the bootstrap (same
+        data, same answer); ``None`` draws fresh randomness on every call.
 
     Returns
     -------

@@ -105,28 +105,76 @@ def resolve_quantifier(name: Any) -> str:
     raise ValueError(f"unknown quantifier {name!r}{hint} Valid names: {valid}.")
 
 
-def default_classifier() -> BaseEstimator:
-    """Return the default classifier ``k`` inside a quantifier.
+def _categorical_columns(X: Any) -> list[Any]:
+    """Columns of ``X`` that are not numbers: by dtype for a DataFrame, by value for an object array."""
+    if hasattr(X, "dtypes") and hasattr(X, "columns"):
+        from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
-    Standardised features followed by logistic regression, as in the paper (which
-    standardises every feature and uses logistic regression for ``k``).
+        return [c for c in X.columns if not is_numeric_dtype(X[c]) or is_bool_dtype(X[c])]
+    arr = X if hasattr(X, "dtype") else np.asarray(X)
+    if getattr(arr, "dtype", None) is None or arr.dtype != object or arr.ndim != 2:
+        return []
+    out = []
+    for j in range(arr.shape[1]):
+        try:
+            arr[:, j].astype(float)
+        except (TypeError, ValueError):
+            out.append(j)
+    return out
+
+
+def default_classifier(X: Any = None) -> BaseEstimator:
+    """Return the default classifier ``k`` inside a quantifier, for features like ``X``.
+
+    Standardised numeric features followed by logistic regression, as in the paper
+    (which standardises every feature and uses logistic regression for ``k``).
+    Non-numeric columns of ``X`` (strings, categories, booleans) are one-hot encoded
+    by a ``ColumnTransformer`` (categories unseen in training are ignored).
+
+    Parameters
+    ----------
+    X : array-like or DataFrame, optional
+        Features the classifier will see; only their column types are read.
 
     Returns
     -------
     sklearn.pipeline.Pipeline
-        An unfitted ``StandardScaler`` + ``LogisticRegression(max_iter=1000)``.
+        An unfitted pipeline ending in ``LogisticRegression(max_iter=1000)``.
 
     Examples
     --------
     >>> default_classifier()
     Pipeline(steps=[('standardscaler', StandardScaler()),
                     ('logisticregression', LogisticRegression(max_iter=1000))])
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"age": [30, 40], "job": ["Private", "State-gov"]})
+    >>> default_classifier(X).steps[0][1].transformers
+    [('categorical', OneHotEncoder(handle_unknown='ignore'), ['job']), ('numeric', StandardScaler(), ['age'])]
     """
+    from sklearn.compose import ColumnTransformer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-    return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+    categorical = [] if X is None else _categorical_columns(X)
+    if not categorical:
+        return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+    columns = list(X.columns) if hasattr(X, "columns") else list(range(X.shape[1]))
+    numeric = [c for c in columns if c not in categorical]
+    encode = ColumnTransformer(
+        [("categorical", OneHotEncoder(handle_unknown="ignore"), categorical), ("numeric", StandardScaler(), numeric)]
+    )
+    return make_pipeline(encode, LogisticRegression(max_iter=1000))
+
+
+def _seeded(estimator: BaseEstimator, rng: np.random.RandomState) -> BaseEstimator:
+    """Give every ``random_state`` parameter left at None a seed (as scikit-learn's ensembles do)."""
+    fixed = {
+        name: rng.randint(np.iinfo(np.int32).max)
+        for name, value in estimator.get_params(deep=True).items()
+        if (name == "random_state" or name.endswith("__random_state")) and value is None
+    }
+    return estimator.set_params(**fixed) if fixed else estimator
 
 
 def _import_quapy(name: str) -> Any:
@@ -151,14 +199,16 @@ class BinaryQuantifier(BaseEstimator):
         Quantification method (case-insensitive; ``"EMQ"`` means SLD).
     classifier : estimator, default=None
         Unfitted scikit-learn classifier ``k`` wrapped by the method; it is cloned.
-        ``None`` uses :func:`default_classifier`. Methods other than CC and ACC use
+        ``None`` uses :func:`default_classifier` (one-hot encoding of non-numeric
+        columns, then standardised logistic regression). Methods other than CC and ACC use
         ``predict_proba``; QuaPy calibrates a classifier without it (Platt scaling,
         with a warning). Ignored by MLPE.
     holdout : float, default=0.4
         Fraction of the training rows held out (stratified) to estimate the
         correction statistics of ACC, PACC and HDy; ``k`` is trained on the rest.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the hold-out split.
+    random_state : int, RandomState instance or None, default=0
+        Seeds the hold-out split and the classifier's own ``random_state``
+        parameters that are None (same data, same answer).
 
     Attributes
     ----------
@@ -187,7 +237,7 @@ class BinaryQuantifier(BaseEstimator):
         method: str = "SLD",
         classifier: BaseEstimator | None = None,
         holdout: float = 0.4,
-        random_state: int | np.random.RandomState | None = None,
+        random_state: int | np.random.RandomState | None = 0,
     ) -> None:
         self.method = method
         self.classifier = classifier
@@ -214,49 +264,47 @@ class BinaryQuantifier(BaseEstimator):
         y = np.asarray(y).astype(int, copy=False)
         counts = np.bincount(y, minlength=2)
         if counts.size != 2 or (counts == 0).any():
+            raise ValueError(f"y must hold the labels 0 and 1, both present; got counts {counts.tolist()}.")
+        if method in HOLDOUT_QUANTIFIERS and not 0.0 < self.holdout < 1.0:
+            raise ValueError(f"holdout must be in (0, 1); got {self.holdout!r}.")
+        if method in HOLDOUT_QUANTIFIERS and counts.min() < 2:
             raise ValueError(
-                f"y must hold the labels 0 and 1, both present; got counts {counts.tolist()}."
+                f"{method} holds out a stratified {self.holdout:.0%} of its training rows "
+                f"and needs at least 2 rows of each class; got counts {counts.tolist()}."
             )
         qp = _import_quapy(method)
-        agg = qp.method.aggregative
-        k = default_classifier() if self.classifier is None else clone(self.classifier)
-
-        if method in HOLDOUT_QUANTIFIERS:
-            if not 0.0 < self.holdout < 1.0:
-                raise ValueError(f"holdout must be in (0, 1); got {self.holdout!r}.")
-            if counts.min() < 2:
-                raise ValueError(
-                    f"{method} holds out a stratified {self.holdout:.0%} of its training rows "
-                    f"and needs at least 2 rows of each class; got counts {counts.tolist()}."
-                )
-            idx = np.arange(y.size)
-            tr, va = train_test_split(
-                idx,
-                test_size=self.holdout,
-                stratify=y,
-                random_state=check_random_state(self.random_state),
-            )
-            val = (_take(X, va), y[va])
-            if method == "ACC":
-                q = agg.ACC(k, val_split=val, solver="exact-cc", norm="clip")
-            elif method == "PACC":
-                q = agg.PACC(k, val_split=val, solver="exact-cc", norm="clip")
-            else:
-                q = agg.HDy(k, val_split=val)
-            q.fit(_take(X, tr), y[tr])
-        elif method == "MLPE":
-            q = qp.method.non_aggregative.MaximumLikelihoodPrevalenceEstimation()
-            q.fit(X, y)
-        elif method == "CC":
-            q = agg.CC(k).fit(X, y)
-        elif method == "PCC":
-            q = agg.PCC(k).fit(X, y)
-        else:  # SLD
-            q = agg.EMQ(k).fit(X, y)
+        rng = check_random_state(self.random_state)
+        k = _seeded(default_classifier(X) if self.classifier is None else clone(self.classifier), rng)
+        try:
+            q = self._fit_quapy(qp, method, k, X, y, rng)
+        except (TypeError, ValueError) as exc:
+            categorical = _categorical_columns(X) if self.classifier is not None else []
+            if not categorical:
+                raise
+            raise ValueError(
+                f"classifier could not be fitted on X, whose column(s) {categorical[:5]} are not numeric "
+                f"({exc}); pass classifier= a pipeline that encodes them (e.g. a ColumnTransformer with a "
+                "OneHotEncoder), or leave classifier=None for one that does."
+            ) from exc
         self.method_ = method
         self.quantifier_ = q
         self.train_prevalence_ = float(counts[1] / counts.sum())
         return self
+
+    def _fit_quapy(self, qp: Any, method: str, k: BaseEstimator, X: Any, y: np.ndarray, rng: Any) -> Any:
+        """The configured QuaPy quantifier, fitted (hold-out split for ACC, PACC and HDy)."""
+        agg = qp.method.aggregative
+        if method == "MLPE":
+            return qp.method.non_aggregative.MaximumLikelihoodPrevalenceEstimation().fit(X, y)
+        if method not in HOLDOUT_QUANTIFIERS:
+            return {"CC": agg.CC, "PCC": agg.PCC, "SLD": agg.EMQ}[method](k).fit(X, y)
+        tr, va = train_test_split(np.arange(y.size), test_size=self.holdout, stratify=y, random_state=rng)
+        val = (_take(X, va), y[va])
+        if method == "HDy":
+            q = agg.HDy(k, val_split=val)
+        else:
+            q = {"ACC": agg.ACC, "PACC": agg.PACC}[method](k, val_split=val, solver="exact-cc", norm="clip")
+        return q.fit(_take(X, tr), y[tr])
 
     def predict(self, X: Any) -> float:
         """Estimate the prevalence of class 1 in the sample ``X``.
@@ -272,8 +320,6 @@ class BinaryQuantifier(BaseEstimator):
             Estimated share of class 1 in ``X``, in [0, 1].
         """
         if not hasattr(self, "quantifier_"):
-            raise AttributeError(
-                "this BinaryQuantifier is not fitted yet; call fit(X, y) before predict."
-            )
+            raise AttributeError("this BinaryQuantifier is not fitted yet; call fit(X, y) before predict.")
         prev = np.asarray(self.quantifier_.predict(X), dtype=float)
         return float(np.clip(prev[1], 0.0, 1.0))
