@@ -138,7 +138,7 @@ def resolve_sensitive(
 
 def _sensitive_columns(
     sensitive_features: Any,
-) -> list[tuple[str, np.ndarray | pd.Categorical]]:
+) -> list[tuple[str, np.ndarray | pd.api.extensions.ExtensionArray]]:
     """Split sensitive features into named 1-D columns without converting values.
 
     Missing values are checked on the original objects, before any conversion, so
@@ -149,53 +149,64 @@ def _sensitive_columns(
             "sensitive_features is required: pass the group of each sample "
             "(array-like of shape (n_samples,) or a DataFrame of several columns)."
         )
-    if isinstance(sensitive_features, pd.DataFrame):
-        cols = [(str(c), sensitive_features[c]) for c in sensitive_features.columns]
-    elif isinstance(sensitive_features, pd.Series):
-        name = sensitive_features.name
-        cols = [(str(name) if name is not None else "sensitive_feature_0", sensitive_features)]
-    elif isinstance(sensitive_features, dict):
-        cols = [(str(k), v) for k, v in sensitive_features.items()]
-    elif isinstance(sensitive_features, pd.Categorical):
-        cols = [("sensitive_feature_0", sensitive_features)]
-    elif _is_flat_sequence(sensitive_features):
-        # through pandas, not np.asarray: a list mixing 1 and "1" must stay two groups
-        cols = [("sensitive_feature_0", pd.Series(list(sensitive_features)))]
-    else:
-        arr = np.asarray(sensitive_features, dtype=object if _is_ragged_or_str(sensitive_features) else None)
-        if arr.ndim == 1:
-            cols = [("sensitive_feature_0", arr)]
-        elif arr.ndim == 2:
-            cols = [(f"sensitive_feature_{j}", arr[:, j]) for j in range(arr.shape[1])]
-        else:
-            raise ValueError(f"sensitive_features must be 1-D or 2-D; got shape {arr.shape}.")
+    cols = _named_columns(sensitive_features)
     if not cols:
         raise ValueError("sensitive_features has no columns.")
     out = []
     for name, col in cols:
-        if isinstance(col, pd.Series) and isinstance(col.dtype, pd.api.extensions.ExtensionDtype):
-            values = col.array  # categoricals and Arrow/pandas strings: factorised without object conversion
-        elif isinstance(col, pd.Series):
-            values = col.to_numpy()
-        elif isinstance(col, pd.Categorical):
-            values = col
-        else:
-            values = np.asarray(col)
-        if isinstance(values, pd.Categorical):
-            missing = values.codes < 0
-        elif isinstance(values, np.ndarray) and values.dtype.kind in "iub":
-            missing = None  # integer and boolean arrays cannot hold missing values
-        else:
-            missing = pd.isna(values)
-        if missing is not None and missing.any():
-            n_missing = int(missing.sum())
-            raise ValueError(
-                f"sensitive feature {name!r} has {n_missing} missing value(s); a "
-                "missing group cannot be compared. Drop those rows, or encode them "
-                "as an explicit group such as 'unknown'."
-            )
+        values = _column_values(col)
+        _refuse_missing_groups(name, values)
         out.append((name, values))
     return out
+
+
+def _named_columns(sensitive_features: Any) -> list[tuple[str, Any]]:
+    """(name, column) pairs of a DataFrame, Series, dict, Categorical, list or array."""
+    default = "sensitive_feature_0"
+    if isinstance(sensitive_features, pd.DataFrame):
+        return [(str(c), sensitive_features[c]) for c in sensitive_features.columns]
+    if isinstance(sensitive_features, pd.Series):
+        name = sensitive_features.name
+        return [(str(name) if name is not None else default, sensitive_features)]
+    if isinstance(sensitive_features, dict):
+        return [(str(k), v) for k, v in sensitive_features.items()]
+    if isinstance(sensitive_features, pd.Categorical):
+        return [(default, sensitive_features)]
+    if _is_flat_sequence(sensitive_features):
+        # through pandas, not np.asarray: a list mixing 1 and "1" must stay two groups
+        return [(default, pd.Series(list(sensitive_features)))]
+    arr = np.asarray(sensitive_features, dtype=object if _is_ragged_or_str(sensitive_features) else None)
+    if arr.ndim == 1:
+        return [(default, arr)]
+    if arr.ndim == 2:
+        return [(f"sensitive_feature_{j}", arr[:, j]) for j in range(arr.shape[1])]
+    raise ValueError(f"sensitive_features must be 1-D or 2-D; got shape {arr.shape}.")
+
+
+def _column_values(col: Any) -> np.ndarray | pd.api.extensions.ExtensionArray:
+    """A column's values; extension arrays (categoricals, Arrow/pandas strings) as they are."""
+    if isinstance(col, pd.Series) and isinstance(col.dtype, pd.api.extensions.ExtensionDtype):
+        return col.array  # factorised without object conversion
+    if isinstance(col, pd.Series):
+        return col.to_numpy()
+    if isinstance(col, pd.Categorical):
+        return col
+    return np.asarray(col)
+
+
+def _refuse_missing_groups(name: str, values: Any) -> None:
+    if isinstance(values, pd.Categorical):
+        missing = values.codes < 0
+    elif isinstance(values, np.ndarray) and values.dtype.kind in "iub":
+        return  # integer and boolean arrays cannot hold missing values
+    else:
+        missing = pd.isna(values)
+    if missing.any():
+        raise ValueError(
+            f"sensitive feature {name!r} has {int(missing.sum())} missing value(s); a "
+            "missing group cannot be compared. Drop those rows, or encode them "
+            "as an explicit group such as 'unknown'."
+        )
 
 
 def _is_flat_sequence(values: Any) -> bool:
