@@ -31,12 +31,15 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from ._stats import encode_groups
-from .benchmark import BenchmarkResult, _draws_of
+from .benchmark import BenchmarkResult
+from .results import Result
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .measures import MeasureResult
+    from .measures import Measure
 
 __all__ = [
+    "LEGEND_INSIDE_MAX",
+    "MIN_GROUP_SIZE",
     "compare_measures",
     "fairness_accuracy_tradeoff",
     "groupwise_bars",
@@ -44,6 +47,12 @@ __all__ = [
     "prediction_density",
     "reliability_diagram",
 ]
+
+
+#: Up to this many entries a legend sits inside the axes; more go to the right of it.
+LEGEND_INSIDE_MAX = 6
+#: Groups with fewer labeled rows are not drawn in a reliability diagram (their curve is noise).
+MIN_GROUP_SIZE = 30
 
 
 def _axes(ax: Axes | None, figsize: tuple[float, float] = (6.0, 4.0)) -> Axes:
@@ -54,8 +63,32 @@ def _axes(ax: Axes | None, figsize: tuple[float, float] = (6.0, 4.0)) -> Axes:
 
 
 def _colors(n: int) -> list[Any]:
-    cmap = plt.get_cmap("tab10")
-    return [cmap(i % 10) for i in range(n)]
+    """``n`` distinct colours: tab10, tab20 for up to 20, then evenly spaced on a perceptual map."""
+    if n <= 10:
+        return [plt.get_cmap("tab10")(i) for i in range(n)]
+    if n <= 20:
+        return [plt.get_cmap("tab20")(i) for i in range(n)]
+    return [plt.get_cmap("turbo")(x) for x in np.linspace(0.05, 0.95, n)]
+
+
+def _legend(ax: Axes, n_entries: int, **kwargs: Any) -> None:
+    """A legend inside the axes for a few entries, to the right of the axes (outside the data) for many."""
+    kwargs.setdefault("frameon", False)
+    if n_entries <= LEGEND_INSIDE_MAX:
+        ax.legend(**kwargs)
+        return
+    kwargs.pop("loc", None)
+    ncols = 1 if n_entries <= 16 else 2
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, ncols=ncols, **kwargs)
+
+
+def _size_for(labels: Sequence[str], base: tuple[float, float]) -> tuple[float, float]:
+    """A new figure's size, wider by the legend's width when the legend goes outside the axes."""
+    if len(labels) <= LEGEND_INSIDE_MAX:
+        return base
+    longest = max(len(label) for label in labels)
+    ncols = 1 if len(labels) <= 16 else 2
+    return (base[0] + ncols * min(6.0, 0.07 * longest + 0.6), base[1])  # ~0.07 in per character, small font
 
 
 def _group_label(label: Any, names: Sequence[Any]) -> str:
@@ -70,9 +103,10 @@ def _groups(sensitive_features: Any, n: int) -> tuple[np.ndarray, list[str]]:
     return codes, [_group_label(g, names) for g in index]
 
 
-def _direction(result: BenchmarkResult, key: str) -> str:
-    minimize = result.measures[key].minimize
-    return {True: "lower is better", False: "higher is better", None: "closer to 0 is better"}[minimize]
+def _direction(measure: Measure) -> str:
+    if measure.minimize is not None:
+        return "lower is better" if measure.minimize else "higher is better"
+    return f"closer to {measure.ideal:g} is better" if measure.ideal is not None else "signed"
 
 
 # -- benchmark plots ---------------------------------------------------------------
@@ -119,12 +153,12 @@ def fairness_accuracy_tradeoff(
     """
     keys = list(result.measures)
     if fairness_measure is None:
-        fair = [k for k in keys if result.measures[k].requires_sensitive]
+        fair = [k for k in keys if result.measures[k].inputs.needs_sensitive]
         if not fair:
             raise ValueError("the benchmark has no fairness measure; pass fairness_measure=.")
         fairness_measure = fair[0]
     if accuracy_measure is None:
-        perf = [k for k in keys if not result.measures[k].requires_sensitive]
+        perf = [k for k in keys if not result.measures[k].inputs.needs_sensitive]
         if not perf:
             raise ValueError("the benchmark has no performance measure (such as classif.acc); pass accuracy_measure=.")
         accuracy_measure = perf[0]
@@ -137,11 +171,11 @@ def fairness_accuracy_tradeoff(
         if show_folds:
             ax.scatter(x, y, color=color, alpha=0.4, s=25, edgecolor="none")
         ax.scatter(np.mean(x), np.mean(y), color=color, s=110, marker="D", edgecolor="black", label=learner)
-    ax.set_xlabel(f"{fairness_measure} ({_direction(result, fairness_measure)})")
-    ax.set_ylabel(f"{accuracy_measure} ({_direction(result, accuracy_measure)})")
+    ax.set_xlabel(f"{fairness_measure} ({_direction(result.measures[fairness_measure])})")
+    ax.set_ylabel(f"{accuracy_measure} ({_direction(result.measures[accuracy_measure])})")
     ax.set_title("Fairness-accuracy trade-off" + (" (dots: folds, diamonds: mean)" if show_folds else ""))
     ax.grid(alpha=0.3)
-    ax.legend(title="learner", frameon=False)
+    _legend(ax, len(result.learners), title="learner")
     return ax
 
 
@@ -200,11 +234,11 @@ def compare_measures(
             color=color,
             label=learner,
         )
-    ax.set_xticks(pos, [f"{k}\n({_direction(result, k)})" for k in keys])
+    ax.set_xticks(pos, [f"{k}\n({_direction(result.measures[k])})" for k in keys])
     ax.set_ylabel("mean over folds" + (" (+-1 sd)" if error_bars else ""))
     ax.set_title(f"Measures by learner ({result.n_folds}-fold CV)")
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(title="learner", frameon=False)
+    _legend(ax, n_learners, title="learner")
     return ax
 
 
@@ -231,7 +265,8 @@ def prediction_density(
     bins : int, default=20
         Number of histogram bins.
     ax : matplotlib Axes, optional
-        Where to draw; a new figure if None.
+        Where to draw; a new figure if None. With more than
+        :data:`LEGEND_INSIDE_MAX` groups the legend goes to the right of the axes.
 
     Returns
     -------
@@ -251,25 +286,35 @@ def prediction_density(
         raise ValueError(f"kind={kind!r}; pass 'kde' or 'hist'.")
     s = check_scores(y_score)
     codes, labels = _groups(sensitive_features, s.size)
-    ax = _axes(ax)
+    sizes = np.bincount(codes, minlength=len(labels))
+    ax = _axes(ax, _size_for([f"{label} (n={n})" for label, n in zip(labels, sizes, strict=True)], (6.0, 4.0)))
     grid = np.linspace(0.0, 1.0, 201)
     for g, (label, color) in enumerate(zip(labels, _colors(len(labels)), strict=True)):
         sg = s[codes == g]
         if sg.size == 0:
             continue
         name = f"{label} (n={sg.size})"
+        style = "-" if sg.size >= MIN_GROUP_SIZE else ":"  # a density from a handful of scores is a guess
         if kind == "kde" and np.unique(sg).size > 1:
             dens = gaussian_kde(sg)(grid)
-            ax.plot(grid, dens, color=color, label=name)
+            ax.plot(grid, dens, color=color, ls=style, label=name)
             ax.fill_between(grid, dens, color=color, alpha=0.3 / len(labels))
         else:
-            ax.hist(sg, bins=bins, range=(0, 1), density=True, histtype="step", color=color, label=name)
+            ax.hist(sg, bins=bins, range=(0, 1), density=True, histtype="step", color=color, ls=style, label=name)
     ax.set_xlim(0, 1)
     ax.set_xlabel("predicted probability of the positive class")
     ax.set_ylabel("density")
     ax.set_title("Prediction density by group")
-    ax.legend(title="group", frameon=False)
+    _legend(ax, len(labels), title="group", fontsize="small")
     return ax
+
+
+def _bin_edges(s: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
+    if strategy == "uniform":
+        return np.linspace(0.0, 1.0, n_bins + 1)
+    if strategy == "quantile":
+        return np.unique(np.quantile(s, np.linspace(0.0, 1.0, n_bins + 1)))
+    raise ValueError(f"strategy={strategy!r}; pass 'uniform' or 'quantile'.")
 
 
 def reliability_diagram(
@@ -280,6 +325,7 @@ def reliability_diagram(
     n_bins: int = 10,
     strategy: str = "uniform",
     pos_label: Any = None,
+    min_size: int = MIN_GROUP_SIZE,
     ax: Axes | None = None,
 ) -> Axes:
     """Binned calibration curve in each group: observed positive rate per score bin.
@@ -298,6 +344,10 @@ def reliability_diagram(
         Equal-width bins on [0, 1], or bins with equal counts (over all groups).
     pos_label : optional
         The positive label; default 1 for 0/1, -1/1 and boolean labels.
+    min_size : int, default=MIN_GROUP_SIZE (30)
+        Groups with fewer samples are not drawn (a curve through a handful of
+        points says nothing about calibration); the legend names them and their
+        sizes. Pass 1 to draw every group.
     ax : matplotlib Axes, optional
         Where to draw; a new figure if None.
 
@@ -308,39 +358,45 @@ def reliability_diagram(
 
     Examples
     --------
-    >>> ax = reliability_diagram([0, 1, 0, 1, 1, 0], [0.2, 0.8, 0.3, 0.6, 0.9, 0.1], list("aabbab"))
+    >>> ax = reliability_diagram([0, 1, 0, 1, 1, 0], [0.2, 0.8, 0.3, 0.6, 0.9, 0.1], list("aabbab"), min_size=1)
     >>> ax.get_xlabel()
     'mean predicted probability'
+    >>> ax = reliability_diagram([0, 1, 0, 1, 1, 0], [0.2, 0.8, 0.3, 0.6, 0.9, 0.1], list("aabbab"))
+    >>> print(ax.get_legend().get_texts()[-1].get_text())
+    not drawn (n < 30):
+    a (n=3)
+    b (n=3)
     """
     from ._stats import _to_1d, binarize_labels, check_scores
 
+    if min_size < 1:
+        raise ValueError(f"min_size={min_size}; pass a number of samples >= 1.")
     s = check_scores(y_score)
     t_raw = _to_1d(y_true, "y_true")
     if t_raw.size != s.size:
         raise ValueError(f"y_score has {s.size} samples but y_true has {t_raw.size}.")
     t, _, _ = binarize_labels(t_raw, t_raw, pos_label)
     codes, labels = _groups(sensitive_features, s.size)
-    if strategy == "uniform":
-        edges = np.linspace(0.0, 1.0, n_bins + 1)
-    elif strategy == "quantile":
-        edges = np.unique(np.quantile(s, np.linspace(0.0, 1.0, n_bins + 1)))
-    else:
-        raise ValueError(f"strategy={strategy!r}; pass 'uniform' or 'quantile'.")
+    edges = _bin_edges(s, n_bins, strategy)
     bin_of = np.clip(np.searchsorted(edges, s, side="right") - 1, 0, len(edges) - 2)
-    ax = _axes(ax, (5.5, 5.0))
+    sizes = np.bincount(codes, minlength=len(labels))
+    ax = _axes(ax, _size_for([f"{label} (n={n})" for label, n in zip(labels, sizes, strict=True)], (5.5, 5.0)))
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="perfect calibration")
     n_cells = len(edges) - 1
     for g, (label, color) in enumerate(zip(labels, _colors(len(labels)), strict=True)):
-        mask = codes == g
-        if not mask.any():
+        if sizes[g] < min_size:
             continue
+        mask = codes == g
         cnt = np.bincount(bin_of[mask], minlength=n_cells)
         ssum = np.bincount(bin_of[mask], weights=s[mask], minlength=n_cells)
         tsum = np.bincount(bin_of[mask], weights=t[mask], minlength=n_cells)
         ok = cnt > 0
         mean_s, frac = ssum[ok] / cnt[ok], tsum[ok] / cnt[ok]
-        ax.plot(mean_s, frac, color=color, lw=1.5, label=f"{label} (n={int(mask.sum())})")
+        ax.plot(mean_s, frac, color=color, lw=1.5, label=f"{label} (n={int(sizes[g])})")
         ax.scatter(mean_s, frac, s=15 + 200 * cnt[ok] / cnt.max(), color=color, alpha=0.7, zorder=3)
+    small = [f"{label} (n={int(sizes[g])})" for g, label in enumerate(labels) if 0 < sizes[g] < min_size]
+    if small:  # an entry without a line: the groups left out, so that no group vanishes silently
+        ax.plot([], [], ls="none", label="\n".join([f"not drawn (n < {min_size}):", *small]))
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_aspect("equal")
@@ -348,28 +404,60 @@ def reliability_diagram(
     ax.set_ylabel("observed fraction of positives")
     ax.set_title("Reliability diagram by group")
     ax.grid(alpha=0.3)
-    ax.legend(frameon=False, loc="upper left", fontsize="small")
+    _legend(ax, len(labels) + 1, loc="upper left", fontsize="small")
     return ax
 
 
 # -- uncertainty -------------------------------------------------------------------
-def _interval_of(post: Any, draws: np.ndarray, prob: float) -> tuple[float, float]:
-    if hasattr(post, "interval"):
-        try:
-            lo, hi = post.interval(prob)
-            return float(lo), float(hi)
-        except (TypeError, ValueError):
-            pass
-    a = (1.0 - prob) / 2.0
-    lo, hi = np.quantile(draws, [a, 1.0 - a])
+def _draws(name: Any, post: Result | Any) -> np.ndarray:
+    """The finite draws of a result, or of raw draws."""
+    if isinstance(post, Result):
+        if post.draws is None:
+            raise ValueError(
+                f"{name!r} ({post.key}) has no draws; pass a posterior or bootstrap result, or raw draws."
+            )
+        draws = np.ravel(post.draws).astype(float)
+    else:
+        draws = np.ravel(np.asarray(post, dtype=float))
+    draws = draws[np.isfinite(draws)]
+    if draws.size == 0:
+        raise ValueError(f"{name!r} has no finite draw: the measure is undefined in every draw.")
+    return draws
+
+
+def _interval_of(post: Result | Any, draws: np.ndarray, prob: float) -> tuple[float, float]:
+    """The result's own interval, or the equal-tailed interval of raw draws."""
+    if isinstance(post, Result):
+        lo, hi = post.interval(prob)
+    else:
+        a = (1.0 - prob) / 2.0
+        lo, hi = np.quantile(draws, [a, 1.0 - a])
     return float(lo), float(hi)
 
 
+def _ideal_of(post: Result | Any, ideal: float | None) -> float | None:
+    if ideal is not None:
+        return float(ideal)
+    if isinstance(post, Result):
+        return None if post.measure is None else post.measure.ideal
+    return 0.0  # raw draws: a difference unless ideal= says otherwise
+
+
+def _is_point_mass(draws: np.ndarray) -> bool:
+    """All draws equal up to rounding: a kernel density would be a spike of height ~1e7."""
+    return float(np.ptp(draws)) <= 1e-9 * max(1.0, float(np.max(np.abs(draws))))
+
+
+def _band_label(eps: float, ideal: float) -> str:
+    return f"|value| < {eps:g}" if ideal == 0 else f"|value - {ideal:g}| < {eps:g}"
+
+
 def posterior_density(
-    posterior: Any,
+    posterior: Result | Any,
     *,
     eps: float | None = None,
     prob: float = 0.95,
+    ideal: float | None = None,
     label: str | None = None,
     ax: Axes | None = None,
 ) -> Axes:
@@ -377,17 +465,23 @@ def posterior_density(
 
     Parameters
     ----------
-    posterior : posterior object, array-like of draws, or dict of them
-        A posterior of :mod:`skfair_measures.bayes` (its draws and, if it has one,
-        its ``interval(prob)`` are used) or raw draws of the measure; a dict
-        ``{label: posterior}`` overlays several (e.g. two learners).
+    posterior : Result, array-like of draws, or dict of them
+        A posterior (or bootstrap) :class:`~skfair_measures.results.Result`, whose
+        ``draws`` and ``interval(prob)`` are used, or raw draws of the measure; a
+        dict ``{label: posterior}`` overlays several (e.g. two learners). A
+        posterior whose draws are all equal (a point mass) is drawn as a vertical
+        line, not as a density.
     eps : float, optional
-        Half-width of the region of practical equivalence around perfect fairness
-        (0, or 1 for a ratio posterior with ``center == 1``): the band is shaded and
-        the posterior probability that the measure lies in it is shown in the legend.
+        Half-width of the region of practical equivalence around the ideal value:
+        the band is shaded and the posterior probability that the measure lies in
+        it is shown in the legend.
     prob : float, default=0.95
-        Mass of the shaded equal-tailed credible interval (or the posterior's own
-        interval, if it has ``interval()``).
+        Mass of the shaded credible interval (the result's own ``interval(prob)``;
+        equal-tailed quantiles for raw draws).
+    ideal : float, optional
+        The perfectly fair value at the centre of the band; default the measure's
+        own (``result.measure.ideal``: 0 for a difference, 1 for a ratio), and 0
+        for raw draws.
     label : str, optional
         Legend label (a single posterior); default "posterior".
     ax : matplotlib Axes, optional
@@ -403,66 +497,125 @@ def posterior_density(
     >>> ax = posterior_density(draws, eps=0.05)
     >>> ax.get_xlabel()
     'value of the measure'
+    >>> ax = posterior_density(np.full(100, 0.25))  # a point mass
+    >>> [float(v) for v in ax.get_ylim()]
+    [0.0, 1.05]
     """
-    from scipy.stats import gaussian_kde
-
     if not 0.0 < prob < 1.0:
         raise ValueError(f"prob={prob}; pass a probability in (0, 1), e.g. 0.95.")
     items = dict(posterior) if isinstance(posterior, Mapping) else {label or "posterior": posterior}
+    draws = {name: _draws(name, post) for name, post in items.items()}
+    first = next(iter(items.values()))
+    center = _ideal_of(first, ideal)
+    if eps is not None and center is None:
+        raise ValueError(f"eps={eps:g} needs the measure's ideal value, and it has none; pass ideal=.")
     ax = _axes(ax)
-    # perfect fairness: 0 for differences, 1 for ratios (a posterior object knows its own)
-    center = float(getattr(next(iter(items.values())), "center", 0.0))
     band = ""
     if eps is not None:
-        band = f"|value| < {eps:g}" if center == 0 else f"|value - {center:g}| < {eps:g}"
+        band = _band_label(eps, center)
         ax.axvspan(center - eps, center + eps, color="grey", alpha=0.15, label=band)
-    xlabel = "value of the measure"
+    masses = {name: _is_point_mass(d) for name, d in draws.items()}
     for (name, post), color in zip(items.items(), _colors(len(items)), strict=True):
-        draws = _draws_of(post)
-        draws = draws[np.isfinite(draws)]
-        if draws.size < 2:
-            raise ValueError(f"posterior {name!r} has fewer than two finite draws.")
-        key = getattr(post, "key", None) or getattr(getattr(post, "measure", None), "key", None)
-        if key:
-            xlabel = str(key)
-        lo, hi = _interval_of(post, draws, prob)
-        pad = 0.1 * (draws.max() - draws.min() + 1e-12)
-        grid = np.linspace(draws.min() - pad, draws.max() + pad, 400)
-        if np.ptp(draws) > 0:
-            dens = gaussian_kde(draws)(grid)
-        else:  # a point mass
-            dens = np.where(np.isclose(grid, draws[0]), 1.0, 0.0)
-        text = f"{name}: mean {draws.mean():.3g}, {prob:.0%} CI [{lo:.3g}, {hi:.3g}]"
+        d = draws[name]
+        lo, hi = _interval_of(post, d, prob)
+        text = f"{name}: mean {d.mean():.3g}, {prob:.0%} CI [{lo:.3g}, {hi:.3g}]"
         if eps is not None:
-            text += f", P({band}) = {np.mean(np.abs(draws - center) < eps):.2f}"
-        ax.plot(grid, dens, color=color, label=text)
-        inside = (grid >= lo) & (grid <= hi)
-        ax.fill_between(grid[inside], dens[inside], color=color, alpha=0.3)
-        ax.axvline(draws.mean(), color=color, lw=1, ls=":")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("posterior density")
-    ax.set_title("Posterior of the measure (shaded: credible interval)")
-    ax.set_ylim(bottom=0)
-    ax.legend(frameon=False, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.15))
+            text += f", P({band}) = {np.mean(np.abs(d - center) < eps):.2f}"
+        if masses[name]:
+            _draw_point_mass(ax, float(d[0]), color, f"{text} (point mass)")
+        else:
+            _draw_density(ax, d, lo, hi, color, text)
+    _label_posterior_axes(ax, items, all(masses.values()))
     return ax
 
 
+def _draw_density(ax: Axes, draws: np.ndarray, lo: float, hi: float, color: Any, text: str) -> None:
+    from scipy.stats import gaussian_kde
+
+    pad = 0.1 * float(np.ptp(draws))
+    grid = np.linspace(draws.min() - pad, draws.max() + pad, 400)
+    dens = gaussian_kde(draws)(grid)
+    ax.plot(grid, dens, color=color, label=text)
+    inside = (grid >= lo) & (grid <= hi)
+    ax.fill_between(grid[inside], dens[inside], color=color, alpha=0.3)
+    ax.axvline(draws.mean(), color=color, lw=1, ls=":")
+
+
+def _draw_point_mass(ax: Axes, value: float, color: Any, text: str) -> None:
+    """A point mass as a stem of height 1 (in axes coordinates when alone) with a marker."""
+    ax.axvline(value, ymax=1.0 / 1.05, color=color, lw=2.5, label=text)
+    ax.plot([value], [1.0], marker="o", color=color, transform=ax.get_xaxis_transform(), clip_on=False)
+
+
+def _label_posterior_axes(ax: Axes, items: Mapping[str, Any], only_masses: bool) -> None:
+    keys = {post.key for post in items.values() if isinstance(post, Result)}
+    ax.set_xlabel(keys.pop() if len(keys) == 1 else "value of the measure")
+    ax.margins(x=0.08)  # a point mass at the edge of the data stays visible
+    if only_masses:  # no density to show: the y axis carries no number
+        ax.set_ylim(0.0, 1.05)
+        ax.set_yticks([])
+        ax.set_ylabel("point mass (all draws equal)")
+        x = ax.get_xlim()
+        if x[1] - x[0] < 1e-6:  # matplotlib would zoom into rounding noise
+            ax.set_xlim(x[0] - 0.05, x[1] + 0.05)
+        ax.set_title("Posterior of the measure")
+    else:
+        ax.set_ylabel("posterior density")
+        ax.set_ylim(bottom=0)
+        ax.set_title("Posterior of the measure (shaded: credible interval)")
+    ax.legend(frameon=False, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.15))
+
+
+def _result_list(results: Result | Sequence[Result] | Mapping[str, Result]) -> list[Result]:
+    if isinstance(results, Mapping):
+        return list(results.values())
+    if isinstance(results, Result):
+        return [results]
+    return list(results)
+
+
+def _group_sizes(items: list[Result]) -> pd.Series | None:
+    return next((r.counts for r in items if r.counts is not None), None)
+
+
+def _groupwise_table(items: list[Result]) -> pd.DataFrame:
+    """One column per base metric (a metric shared by several results once), one row per group."""
+    columns: dict[str, pd.Series] = {}
+    for r in items:
+        if r.by_group is None:
+            continue
+        if isinstance(r.by_group, pd.Series):  # a leaf: the Series is named after its base metric
+            columns.setdefault(str(r.by_group.name), r.by_group)
+            continue
+        # a composite names its columns by its children's keys; show their base metrics
+        bases = {} if r.measure is None else {leaf.key: leaf.base_label for leaf in r.measure.leaves()}
+        for c in r.by_group.columns:
+            columns.setdefault(bases.get(c, str(c)), r.by_group[c])
+    if not columns:
+        raise ValueError("none of the results has per-group values (performance measures only).")
+    return pd.DataFrame(columns)
+
+
 def groupwise_bars(
-    results: MeasureResult | Sequence[MeasureResult] | Mapping[str, MeasureResult],
+    results: Result | Sequence[Result] | Mapping[str, Result],
     *,
     ax: Axes | None = None,
 ) -> Axes:
-    """Base-metric value per group, from measure results (``Measure.evaluate``).
+    """Base-metric value per group, from measure results.
 
-    Each base metric (``tpr``, ``fpr``, ...) gets one group of bars, one bar per
-    group; a metric shared by several measures is drawn once.
+    With a few groups, each base metric (``tpr``, ``fpr``, ...) gets one cluster of
+    bars, one bar per group, and a legend of the groups. With more than
+    :data:`LEGEND_INSIDE_MAX` groups the bars turn horizontal: one row of bars per
+    group, labelled on the axis (long intersectional labels stay readable), one
+    colour per metric. A metric shared by several measures is drawn once; an
+    undefined value (NaN) leaves its bar out.
 
     Parameters
     ----------
-    results : MeasureResult, list or dict of them
+    results : Result, list or dict of them
         From :meth:`Measure.evaluate` or :func:`skfair_measures.evaluate_measures`.
     ax : matplotlib Axes, optional
-        Where to draw; a new figure if None.
+        Where to draw; a new figure (sized for the number of groups) if None.
 
     Returns
     -------
@@ -476,25 +629,16 @@ def groupwise_bars(
     >>> [t.get_text() for t in groupwise_bars(res).get_xticklabels()]
     ['tpr', 'fpr']
     """
-    if isinstance(results, Mapping):
-        items = list(results.values())
-    elif isinstance(results, Sequence):
-        items = list(results)
-    else:
-        items = [results]
-    columns: dict[str, pd.Series] = {}
-    for r in items:
-        bg = r.by_group
-        if bg is None:
-            continue
-        frame = bg.to_frame() if isinstance(bg, pd.Series) else bg
-        for c in frame.columns:  # composites name their columns by child key
-            columns.setdefault(str(c).removeprefix("fairness."), frame[c])
-    if not columns:
-        raise ValueError("none of the results has per-group values (performance measures only).")
-    table = pd.DataFrame(columns)
+    items = _result_list(results)
+    table = _groupwise_table(items)
     names = list(table.index.names)
     labels = [_group_label(g, names) for g in table.index]
+    sizes = _group_sizes(items)
+    if sizes is not None:  # the group size tells why a bar is missing or jumpy
+        labels = [f"{label} (n={n:g})" for label, n in zip(labels, sizes.reindex(table.index), strict=True)]
+    title = " x ".join(str(n) for n in names if n is not None) or "group"
+    if len(labels) > LEGEND_INSIDE_MAX:
+        return _bars_by_group(table, labels, title, ax)
     ax = _axes(ax, (max(5.0, 1.3 * table.shape[1] + 2.0), 4.0))
     n_groups = len(labels)
     width = 0.8 / n_groups
@@ -505,5 +649,28 @@ def groupwise_bars(
     ax.set_ylabel("value in group")
     ax.set_title("Base metrics by group")
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(title=" x ".join(str(n) for n in names if n is not None) or "group", frameon=False, fontsize="small")
+    _legend(ax, n_groups, title=title, fontsize="small")
+    return ax
+
+
+def _bars_by_group(table: pd.DataFrame, labels: list[str], title: str, ax: Axes | None) -> Axes:
+    """Horizontal bars: one row per group (top to bottom in table order), one colour per metric."""
+    n_groups, n_metrics = table.shape
+    ax = _axes(ax, (7.5, max(4.0, 0.3 * n_groups * max(1, n_metrics) ** 0.5 + 1.5)))
+    height = 0.8 / n_metrics
+    pos = np.arange(n_groups)[::-1]  # the first group on top
+    for j, (metric, color) in enumerate(zip(table.columns, _colors(n_metrics), strict=True)):
+        offset = ((n_metrics - 1) / 2 - j) * height
+        values = table[metric].to_numpy(float)
+        ax.barh(pos + offset, values, height, color=color, label=metric)
+        for y in (pos + offset)[np.isnan(values)]:  # say so where a bar is missing because the rate is undefined
+            ax.text(0.005, y, f"{metric} undefined", transform=ax.get_yaxis_transform(), va="center",
+                    fontsize="x-small", color="dimgrey")
+    ax.set_yticks(pos, labels, fontsize="small")
+    ax.set_ylim(-0.6, n_groups - 0.4)
+    ax.set_xlabel("value in group")
+    ax.set_ylabel(title)
+    ax.set_title("Base metrics by group")
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False, title="metric")
     return ax

@@ -9,6 +9,11 @@ single HTML page: inline CSS, plots embedded as base64 PNG, no external files,
 scripts or fonts. The command line ``skfair audit`` (:mod:`skfair_measures.cli`)
 is a thin layer over these two functions.
 
+Every result is read through the one :class:`~skfair_measures.results.Result`
+interface (``value``, ``reason``, ``by_group``, ``draws``, ``interval``), and what a
+measure means (its direction, its ideal value) comes from the measure itself. An
+undefined value is shown as "undefined (reason)", never as a number.
+
 matplotlib is imported only when figures are drawn.
 """
 
@@ -18,20 +23,23 @@ import base64
 import datetime as _dt
 import html
 import io
+import math
+import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from . import __version__
 from ._progress import progress_bar
-from ._stats import binarize_labels
-from .measures import Measure, MeasureResult, evaluate_measures
+from ._stats import binarize_labels, check_scores, resolve_sensitive
+from .measures import Measure, as_measures, evaluate_measures
 from .registry import msr
+from .results import Result
 
 __all__ = ["DEFAULT_MEASURES", "AuditReport", "audit", "render_html", "write_html"]
 
@@ -47,7 +55,37 @@ DEFAULT_MEASURES: tuple[str, ...] = (
     "classif.acc",
 )
 
+# Messages name the audit's arguments; the command line shows them as its flags.
 _MISSING_COLUMN = "column {col!r} ({role}) is not in the data; its columns are {columns}."
+_NO_LABEL_COLUMN = (
+    "the data has no label column {col!r} (label); its columns are {columns}. Name the column of "
+    "true labels with label=, or pass label=None for predictions without labels."
+)
+_NO_PREDICTION = (
+    "the data has neither a prediction nor a score column (looked for {pred!r} and {score!r}); its "
+    "columns are {columns}. Name them with prediction= or score=."
+)
+_NO_SENSITIVE = (
+    "name the sensitive column(s) with sensitive=, or give proxies of the sensitive attribute with proxies=."
+)
+_NO_LABELED_ROWS = (
+    "no row has a true label{where}: the measures need them. Fill in labels, or estimate demographic "
+    "parity from proxies of the sensitive attribute without them (proxies= with proxy_metric='dp')."
+)
+_NO_ROWS = "the data has no rows (columns {columns}); pass one row per prediction."
+_COMPARE_WITHOUT_SENSITIVE = "the measures {keys} compare groups: name the sensitive column(s) with sensitive=."
+
+#: What each proxy calibration mode computes, for the report.
+_PROXY_METHODS = {
+    "global": "HOC-calibrated proxies (one transition matrix)",
+    "local": "HOC-calibrated proxies (one matrix per prediction cell)",
+    "base": "first proxy taken as the attribute",
+}
+#: The measure with the sensitive column that each proxy estimate stands for.
+_PROXY_TRUTH = {"dp": "fairness.cv", "eod": "fairness.eod", "eop": "fairness.tpr"}
+_POSTERIOR_ERRORS = (NotImplementedError, ValueError, TypeError, ImportError)
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -61,22 +99,24 @@ class AuditReport:
     summary : dict
         Data description: rows, labeled and unlabeled rows, column roles, source.
     table : pandas.DataFrame
-        One row per measure: ``measure``, ``value``, ``direction``, ``description``,
-        and, with a posterior, ``post_mean``, ``ci_low``, ``ci_high``, ``p_within_eps``.
+        One row per measure: ``measure``, ``value`` (NaN when undefined), ``reason``
+        (why it is undefined, else None), ``direction``, ``description``, and, with a
+        posterior, ``post_mean``, ``ci_low``, ``ci_high``, ``p_within_eps``.
     by_group : pandas.DataFrame
-        Per group: ``n`` (labeled rows) and every base metric of the measures.
+        Per group: ``n`` (labeled rows) and every base metric of the measures (NaN
+        where a rate is undefined in that group).
     proxy : pandas.DataFrame or None
-        The proxy-based estimates (``--proxies``): value, interval, method.
+        The proxy-based estimates (``proxies=``): value, interval, method.
     figures : list of (str, str)
         ``(caption, base64 PNG)`` pairs.
     notes : list of str
         Warnings raised along the way (undefined groups, skipped parts, ...).
     results : dict
-        The :class:`MeasureResult` objects, by key.
+        The measure results (:class:`~skfair_measures.results.Result`), by key.
     posteriors : dict
-        The posterior objects, by measure key.
+        The posteriors (:class:`~skfair_measures.results.Result`), by measure key.
     proxy_results : dict
-        The proxy estimate objects, by name.
+        The proxy estimates (:class:`~skfair_measures.results.Result`), by name.
     measures : dict
         The :class:`Measure` objects, by key.
     """
@@ -88,19 +128,18 @@ class AuditReport:
     proxy: pd.DataFrame | None = None
     figures: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    results: dict[str, MeasureResult] = field(default_factory=dict)
-    posteriors: dict[str, Any] = field(default_factory=dict)
-    proxy_results: dict[str, Any] = field(default_factory=dict)
+    results: dict[str, Result] = field(default_factory=dict)
+    posteriors: dict[str, Result] = field(default_factory=dict)
+    proxy_results: dict[str, Result] = field(default_factory=dict)
     measures: dict[str, Measure] = field(default_factory=dict)
 
     def to_text(self) -> str:
         """The tables as plain text, as ``skfair audit`` prints them."""
         parts = [self.title, "=" * len(self.title), _summary_text(self.summary), ""]
         if not self.table.empty:
-            cols = [c for c in self.table.columns if c != "description"]
-            parts += [self.table[cols].to_string(index=False, float_format=_fmt), ""]
+            parts += [_shown_measures(self.table).to_string(index=False, float_format=_fmt), ""]
         if not self.by_group.empty:
-            parts += ["Per group:", self.by_group.to_string(float_format=_fmt), ""]
+            parts += ["Per group:", self.by_group.to_string(float_format=_fmt, na_rep="undefined"), ""]
         if self.proxy is not None:
             parts += ["Without the sensitive attribute (proxies):"]
             parts += [self.proxy.to_string(index=False, float_format=_fmt), ""]
@@ -113,90 +152,25 @@ def _fmt(x: float) -> str:
     return f"{x:.4f}"
 
 
+def _value_text(value: float, reason: str | None) -> str:
+    """A measure's value as shown: four decimals, or "undefined (reason)"."""
+    if not math.isnan(value):
+        return _fmt(value)
+    return f"undefined ({reason})" if reason else "undefined"
+
+
+def _shown_measures(table: pd.DataFrame) -> pd.DataFrame:
+    """The measure table as shown: values as text (undefined ones with their reason), no description."""
+    shown = table.drop(columns=["reason", "description"])
+    shown["value"] = [_value_text(v, r) for v, r in zip(table["value"], table["reason"], strict=True)]
+    return shown
+
+
 def _summary_text(summary: dict[str, Any]) -> str:
     return "\n".join(f"{k}: {v}" for k, v in summary.items())
 
 
-# -- helpers -------------------------------------------------------------------------
-def _column(data: pd.DataFrame, col: str | None, role: str, *, required: bool) -> str | None:
-    if col is None:
-        return None
-    if col not in data.columns:
-        if required:
-            raise KeyError(_MISSING_COLUMN.format(col=col, role=role, columns=list(data.columns)))
-        return None
-    return col
-
-
-def _coerce_label(value: Any, series: pd.Series) -> Any:
-    """Cast a pos_label given as text (command line) to the column's type."""
-    if value is None or not isinstance(value, str):
-        return value
-    if pd.api.types.is_bool_dtype(series):
-        return value.lower() in ("1", "true", "yes")
-    if pd.api.types.is_numeric_dtype(series):
-        try:
-            num = float(value)
-        except ValueError:
-            return value
-        return int(num) if num.is_integer() else num
-    return value
-
-
-def _direction(m: Measure) -> str:
-    return {True: "lower is fairer/better", False: "higher is better", None: "0 is fair"}[m.minimize]
-
-
-def _png(fig: Any) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def _posterior_summary(post: Any, prob: float, eps: float) -> dict[str, float]:
-    from .benchmark import _draws_of
-
-    draws = None
-    try:
-        draws = _draws_of(post)
-    except TypeError:
-        pass
-
-    def call(name: str, *args: Any) -> Any:
-        f = getattr(post, name, None)
-        if callable(f):
-            try:
-                return f(*args)
-            except TypeError:
-                return None
-        return None
-
-    mean = call("mean")
-    interval = call("interval", prob)
-    within = call("prob_within", eps)
-    if mean is None and draws is not None:
-        mean = float(np.mean(draws))
-    if interval is None and draws is not None:
-        a = (1 - prob) / 2
-        interval = tuple(np.quantile(draws, [a, 1 - a]))
-    if within is None and draws is not None:
-        within = float(np.mean(np.abs(draws) <= eps))
-    lo, hi = (np.nan, np.nan) if interval is None else (float(interval[0]), float(interval[1]))
-    return {
-        "post_mean": float(np.nan if mean is None else np.asarray(mean, dtype=float).mean()),
-        "ci_low": lo,
-        "ci_high": hi,
-        "p_within_eps": float(np.nan if within is None else within),
-    }
-
-
-def _proxy_disparity() -> Any:
-    from .unaware import proxy_disparity
-
-    return proxy_disparity
-
-
-# -- the audit -----------------------------------------------------------------------
+# -- the audit, step by step -----------------------------------------------------------
 def audit(
     data: pd.DataFrame,
     *,
@@ -207,6 +181,7 @@ def audit(
     measures: Sequence[str | Measure] | None = None,
     threshold: float = 0.5,
     pos_label: Any = None,
+    undefined: str | None = None,
     posterior: str | None = None,
     posterior_options: dict[str, Any] | None = None,
     eps: float = 0.05,
@@ -233,8 +208,8 @@ def audit(
         estimate are computed).
     label : str or None, default="label"
         Column of true labels; a missing value marks an unlabeled row (used only by
-        ``posterior="bc"`` and the demographic-parity proxy estimate). If the
-        default column is absent, every row is unlabeled.
+        ``posterior="bc"`` and the demographic-parity proxy estimate). The column
+        must exist; pass None for predictions without any labels.
     prediction : str, optional
         Column of predicted labels; default the column ``"prediction"`` if present,
         else the score thresholded at ``threshold``.
@@ -247,15 +222,20 @@ def audit(
         Threshold turning scores into predicted labels, when there is no prediction column.
     pos_label : optional
         The positive label; default 1 for 0/1, -1/1 and boolean labels.
+    undefined : {"propagate", "drop", "raise"}, optional
+        What a group with an undefined rate (0/0) does to every measure
+        (``measure.with_inputs(undefined=...)``); default each measure's own setting.
     posterior : {"bb", "bc"}, optional
         Also compute the posterior of every fairness measure (:mod:`skfair_measures.bayes`):
         Beta-Binomial on the labeled rows, or Bayesian calibration that adds the
         unlabeled rows' scores.
     posterior_options : dict, optional
-        More arguments of :func:`skfair_measures.bayes.posterior`, e.g.
+        More arguments of :func:`skfair_measures.bayes.posteriors`, e.g.
         ``{"chains": 2, "tune": 500}`` or ``{"prior": "jeffreys"}``.
     eps : float, default=0.05
-        Margin of practical fairness: the report gives ``P(|measure| <= eps)``.
+        Margin of practical fairness: the report gives the posterior probability
+        that a measure lies within ``eps`` of its ideal value (0 for a difference,
+        1 for a ratio).
     prob : float, default=0.95
         Mass of the credible intervals.
     proxies : list of str, optional
@@ -295,184 +275,32 @@ def audit(
     0  fairness.tpr   0.50
     1   classif.acc   0.75
     """
-    if not isinstance(data, pd.DataFrame):
-        raise TypeError(f"data must be a pandas DataFrame; got {type(data).__name__}.")
-    if posterior not in (None, "bb", "bc"):
-        raise ValueError(f"posterior={posterior!r}; pass 'bb', 'bc' or None.")
-    sens_cols = [] if sensitive is None else ([sensitive] if isinstance(sensitive, str) else list(sensitive))
-    proxy_cols = list(proxies or [])
-    for c in sens_cols:
-        _column(data, c, "sensitive", required=True)
-    for c in proxy_cols:
-        _column(data, c, "proxies", required=True)
-    label_col = _column(data, label, "label", required=label != "label")
-    pred_col = _column(data, prediction or "prediction", "prediction", required=prediction is not None)
-    score_col = _column(data, score or "score", "score", required=score is not None)
-    if pred_col is None and score_col is None:
-        raise KeyError(
-            "the data has neither a prediction nor a score column (looked for "
-            f"{prediction or 'prediction'!r} and {score or 'score'!r}); its columns are "
-            f"{list(data.columns)}. Name them with prediction= / score= (--prediction / --score)."
-        )
-    if not sens_cols and not proxy_cols:
-        raise ValueError(
-            "name the sensitive column(s) (sensitive= / --sensitive), or give proxies of "
-            "the sensitive attribute (proxies= / --proxies)."
-        )
-
-    ms = [msr(m) if isinstance(m, str) else m for m in (measures or DEFAULT_MEASURES)]
+    _check_arguments(data, posterior)
+    cols = _resolve_columns(data, sensitive, label, prediction, score, proxies)
+    ms = _resolve_measures(measures, undefined, has_sensitive=bool(cols.sensitive))
+    rows = _read_rows(data, cols, pos_label, threshold)
     notes: list[str] = []
-    if not sens_cols:
-        skipped = [m.key for m in ms if m.requires_sensitive]
-        if measures is not None and skipped:
-            raise ValueError(f"the measures {skipped} compare groups: name the sensitive column(s).")
-        ms = [m for m in ms if not m.requires_sensitive]
-
-    # labels, predictions, scores on every row; the labeled part for the measures
-    labeled = data[label_col].notna().to_numpy() if label_col else np.zeros(len(data), bool)
-    y_score = None
-    if score_col is not None:
-        from ._stats import check_scores
-
-        y_score = check_scores(data[score_col], f"score column {score_col!r}")
-    if label_col is not None and labeled.any():
-        pos = _coerce_label(pos_label, data[label_col])
-        y_lab = data.loc[labeled, label_col].to_numpy()
-        if pred_col is not None:
-            p_all = data[pred_col].to_numpy()
-            t, _, pos = binarize_labels(y_lab, p_all[labeled], pos)
-            _, y_pred, _ = binarize_labels(p_all, p_all, pos)
-        else:
-            t, _, pos = binarize_labels(y_lab, y_lab, pos)
-            y_pred = (y_score >= threshold).astype(np.intp)
-        y_true = np.full(len(data), np.nan)
-        y_true[labeled] = t
-    else:
-        y_true = np.full(len(data), np.nan)
-        if pred_col is not None:
-            p_all = data[pred_col].to_numpy()
-            pos = _coerce_label(pos_label, data[pred_col])
-            _, y_pred, _ = binarize_labels(p_all, p_all, pos)
-        else:
-            y_pred = (y_score >= threshold).astype(np.intp)
-        if ms:
-            notes.append("no labeled rows: measures that need true labels were skipped.")
-        ms = []
-    A = None
-    if sens_cols:
-        A = data[sens_cols[0]] if len(sens_cols) == 1 else data[sens_cols]
-        A = A.reset_index(drop=True)
-    n_lab = int(labeled.sum())
-
-    summary = {
-        "source": source or "(DataFrame)",
-        "rows": len(data),
-        "labeled rows": n_lab,
-        "unlabeled rows": len(data) - n_lab,
-        "sensitive": ", ".join(sens_cols) or "(none)",
-        "label": label_col or "(none)",
-        "prediction": pred_col or f"score >= {threshold:g}",
-        "score": score_col or "(none)",
-    }
-
-    # measures, one pass of counts for all
-    results: dict[str, MeasureResult] = {}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        if ms:
-            A_lab = None if A is None else A[labeled].reset_index(drop=True)
-            results = evaluate_measures(ms, y_true[labeled].astype(np.intp), y_pred[labeled], sensitive_features=A_lab)
-    notes += _unique_messages(caught)
-    table = pd.DataFrame(
-        [
-            {
-                "measure": m.key,
-                "value": results[m.key].value,
-                "direction": _direction(m),
-                "description": m.description,
-            }
-            for m in ms
-        ],
-        columns=["measure", "value", "direction", "description"],
-    )
-    by_group = _by_group_table(results, A[labeled] if A is not None else None)
-
-    # posteriors of the fairness measures
-    posteriors: dict[str, Any] = {}
-    if posterior is not None and A is not None:
-        fair = [m for m in ms if m.requires_sensitive]
-        if posterior == "bc":
-            if y_score is None:
-                raise ValueError("posterior='bc' calibrates scores: give a score column (score= / --score).")
-            if labeled.all():
-                raise ValueError(
-                    "posterior='bc' adds the unlabeled rows (rows with a missing label) to the "
-                    "labeled ones, and every row here has a label; use posterior='bb'."
-                )
-            differ = int(((y_score >= threshold).astype(np.intp) != y_pred).sum())
-            if differ:
-                notes.append(
-                    f"the bc posteriors take score >= {threshold:g} as the prediction, which "
-                    f"differs from the prediction column in {differ} row(s)."
-                )
-        seed = np.random.SeedSequence(random_state)
-        args = (y_true, y_pred, y_score, A, labeled, posterior, threshold, seed, dict(posterior_options or {}))
-        errors = (NotImplementedError, ValueError, TypeError, ImportError)
-        # one fit (one MCMC run for bc) serves every measure; one by one only if some measure cannot have one
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                posteriors.update(_posteriors_of(fair, *args) if fair else {})
-                joint = True
-            except errors:
-                joint = False
-        if joint:
-            notes += _unique_messages(caught)
-        else:
-            for m in progress_bar(fair, desc=f"posterior ({posterior})", progress=progress):
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    try:
-                        posteriors.update(_posteriors_of([m], *args))
-                    except errors as exc:
-                        notes.append(f"no posterior for {m.key}: {exc}")
-                notes += _unique_messages(caught)
-        if posteriors:
-            rows = {k: _posterior_summary(p, prob, eps) for k, p in posteriors.items()}
-            post_tab = pd.DataFrame.from_dict(rows, orient="index")
-            table = table.join(post_tab, on="measure")
-            summary["posterior"] = f"{posterior} ({prob:.0%} credible intervals, eps = {eps:g})"
-
-    # proxies of the sensitive attribute
-    proxy_tab, proxy_results = None, {}
-    if proxy_cols:
-        proxy_tab, proxy_results, pnotes = _proxy_estimates(
-            data,
-            proxy_cols,
-            y_true,
-            y_pred,
-            labeled,
-            proxy_metric,
-            proxy_mode,
-            proxy_boot,
-            prob,
-            random_state,
-            results,
-            A,
+    ms = _measurable(ms, rows, cols, notes)
+    results = _noting(notes, _evaluate, ms, rows)
+    table = _measure_table(ms, results)
+    fair = [m for m in ms if m.inputs.needs_sensitive]
+    posteriors: dict[str, Result] = {}
+    if posterior is not None and fair:
+        options = dict(posterior_options or {})
+        posteriors = _posteriors(fair, rows, posterior, threshold, random_state, options, progress, notes)
+        table = table.join(_posterior_table(posteriors, prob, eps), on="measure")
+    proxy_table, proxy_results = None, {}
+    if cols.proxies:
+        proxy_table, proxy_results = _proxy_estimates(
+            data, cols, rows, proxy_metric, proxy_mode, proxy_boot, prob, random_state, notes
         )
-        notes += pnotes
-
-    figs: list[tuple[str, str]] = []
-    if figures:
-        figs = _figures(results, y_true, y_score, A, labeled, posteriors, eps, prob)
-
     return AuditReport(
         title=title,
-        summary=summary,
+        summary=_summary(cols, rows, source, threshold, posterior if posteriors else None, prob, eps),
         table=table,
-        by_group=by_group,
-        proxy=proxy_tab,
-        figures=figs,
+        by_group=_by_group_table(fair, rows),
+        proxy=proxy_table,
+        figures=_figures(ms, results, rows, posteriors, eps, prob, notes) if figures else [],
         notes=notes,
         results=results,
         posteriors=posteriors,
@@ -481,143 +309,428 @@ def audit(
     )
 
 
-def _unique_messages(caught: list[warnings.WarningMessage]) -> list[str]:
-    out: list[str] = []
-    for w in caught:
-        msg = str(w.message)
-        if msg not in out:
-            out.append(msg)
-    return out
+def _noting(notes: list[str], fn: Callable[..., T], *args: Any) -> T:
+    """Call ``fn``, adding the messages of the warnings it raises to ``notes`` (once each)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            return fn(*args)
+        finally:
+            for w in caught:
+                message = str(w.message)
+                if message not in notes:
+                    notes.append(message)
 
 
-def _by_group_table(results: dict[str, MeasureResult], A: Any) -> pd.DataFrame:
-    cols: dict[str, pd.Series] = {}
-    counts = None
-    for r in results.values():
-        if r.by_group is None or r.counts is None or r.key.startswith(("classif.", "regr.")):
-            continue
-        counts = r.counts if counts is None else counts
-        frame = r.by_group.to_frame() if isinstance(r.by_group, pd.Series) else r.by_group
-        for c in frame.columns:
-            cols.setdefault(str(c).removeprefix("fairness."), frame[c])
-    if counts is None:
+# -- step 1: which columns play which role ---------------------------------------------
+@dataclass(frozen=True)
+class _Columns:
+    """The column of each role (None where the data has none)."""
+
+    sensitive: tuple[str, ...]
+    proxies: tuple[str, ...]
+    label: str | None
+    prediction: str | None
+    score: str | None
+
+
+def _check_arguments(data: Any, posterior: str | None) -> None:
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"data must be a pandas DataFrame; got {type(data).__name__}.")
+    if data.empty:
+        raise ValueError(_NO_ROWS.format(columns=list(data.columns)))
+    if posterior not in (None, "bb", "bc"):
+        raise ValueError(f"posterior={posterior!r}; pass 'bb', 'bc' or None.")
+
+
+def _names(columns: str | Sequence[str] | None) -> tuple[str, ...]:
+    if columns is None:
+        return ()
+    return (columns,) if isinstance(columns, str) else tuple(columns)
+
+
+def _require(data: pd.DataFrame, col: str, role: str) -> str:
+    if col not in data.columns:
+        raise KeyError(_MISSING_COLUMN.format(col=col, role=role, columns=list(data.columns)))
+    return col
+
+
+def _resolve_columns(
+    data: pd.DataFrame,
+    sensitive: str | Sequence[str] | None,
+    label: str | None,
+    prediction: str | None,
+    score: str | None,
+    proxies: Sequence[str] | None,
+) -> _Columns:
+    sens, prox = _names(sensitive), _names(proxies)
+    if not sens and not prox:
+        raise ValueError(_NO_SENSITIVE)
+    for c in sens:
+        _require(data, c, "sensitive")
+    for c in prox:
+        _require(data, c, "proxies")
+    if label is not None and label not in data.columns:
+        raise KeyError(_NO_LABEL_COLUMN.format(col=label, columns=list(data.columns)))
+    # given columns must exist; the default names are used when present
+    pred = _require(data, prediction, "prediction") if prediction else ("prediction" if "prediction" in data else None)
+    sc = _require(data, score, "score") if score else ("score" if "score" in data else None)
+    if pred is None and sc is None:
+        raise KeyError(
+            _NO_PREDICTION.format(pred=prediction or "prediction", score=score or "score", columns=list(data.columns))
+        )
+    return _Columns(sensitive=sens, proxies=prox, label=label, prediction=pred, score=sc)
+
+
+# -- step 2: which measures --------------------------------------------------------------
+def _resolve_measures(
+    measures: Sequence[str | Measure] | None, undefined: str | None, *, has_sensitive: bool
+) -> list[Measure]:
+    ms = as_measures(list(DEFAULT_MEASURES if measures is None else measures))
+    if undefined is not None:
+        ms = [m.with_inputs(undefined=undefined) for m in ms]
+    if has_sensitive:
+        return ms
+    compare = [m.key for m in ms if m.inputs.needs_sensitive]
+    if measures is not None and compare:
+        raise ValueError(_COMPARE_WITHOUT_SENSITIVE.format(keys=compare))
+    return [m for m in ms if not m.inputs.needs_sensitive]
+
+
+def _measurable(ms: list[Measure], rows: _Rows, cols: _Columns, notes: list[str]) -> list[Measure]:
+    """The measures, or none (with a note) when no row has a label but proxies can still say something."""
+    if rows.labeled.any():
+        return ms
+    if not cols.proxies:
+        where = "" if cols.label is None else f" (the column {cols.label!r} is empty in every row)"
+        raise ValueError(_NO_LABELED_ROWS.format(where=where))
+    if ms:
+        notes.append("no labeled rows: measures that need true labels were skipped.")
+    return []
+
+
+# -- step 3: labels, predictions, scores and groups of every row ------------------------
+@dataclass(frozen=True)
+class _Rows:
+    """Every row's label (NaN where unlabeled), 0/1 prediction, score and group."""
+
+    y_true: np.ndarray
+    y_pred: np.ndarray
+    y_score: np.ndarray | None
+    labeled: np.ndarray
+    groups: pd.Series | pd.DataFrame | None
+
+    def true_labels(self) -> np.ndarray:
+        return self.y_true[self.labeled].astype(np.intp)
+
+    def groups_of(self, rows: np.ndarray) -> pd.Series | pd.DataFrame | None:
+        return None if self.groups is None else self.groups[rows].reset_index(drop=True)
+
+
+def _coerce_label(value: Any, series: pd.Series) -> Any:
+    """Cast a pos_label given as text (command line) to the column's type."""
+    if value is None or not isinstance(value, str):
+        return value
+    if pd.api.types.is_bool_dtype(series):
+        return value.lower() in ("1", "true", "yes")
+    if pd.api.types.is_numeric_dtype(series):
+        try:
+            num = float(value)
+        except ValueError:
+            return value
+        return int(num) if num.is_integer() else num
+    return value
+
+
+def _read_rows(data: pd.DataFrame, cols: _Columns, pos_label: Any, threshold: float) -> _Rows:
+    n = len(data)
+    labeled = data[cols.label].notna().to_numpy() if cols.label else np.zeros(n, bool)
+    y_score = None if cols.score is None else check_scores(data[cols.score], f"score column {cols.score!r}")
+    y_true = np.full(n, np.nan)
+    typed_by = cols.label if labeled.any() else cols.prediction  # the column whose type pos_label takes
+    pos = pos_label if typed_by is None else _coerce_label(pos_label, data[typed_by])
+    if labeled.any():
+        y_lab = data.loc[labeled, cols.label].to_numpy()
+        both = data[cols.prediction].to_numpy()[labeled] if cols.prediction else y_lab
+        y_true[labeled], _, pos = binarize_labels(y_lab, both, pos)
+    if cols.prediction is not None:
+        p_all = data[cols.prediction].to_numpy()
+        _, y_pred, _ = binarize_labels(p_all, p_all, pos)
+    else:
+        y_pred = (y_score >= threshold).astype(np.intp)
+    groups = None
+    if cols.sensitive:
+        groups = resolve_sensitive(X=data, columns=list(cols.sensitive), argument="sensitive")
+        groups = groups.reset_index(drop=True)
+    return _Rows(y_true=y_true, y_pred=y_pred, y_score=y_score, labeled=labeled, groups=groups)
+
+
+def _summary(
+    cols: _Columns, rows: _Rows, source: str | None, threshold: float, posterior: str | None, prob: float, eps: float
+) -> dict[str, Any]:
+    n_lab = int(rows.labeled.sum())
+    summary: dict[str, Any] = {
+        "source": source or "(DataFrame)",
+        "rows": rows.labeled.size,
+        "labeled rows": n_lab,
+        "unlabeled rows": rows.labeled.size - n_lab,
+        "sensitive": ", ".join(cols.sensitive) or "(none)",
+        "label": cols.label or "(none)",
+        "prediction": cols.prediction or f"score >= {threshold:g}",
+        "score": cols.score or "(none)",
+    }
+    if posterior is not None:
+        summary["posterior"] = f"{posterior} ({prob:.0%} credible intervals, eps = {eps:g})"
+    return summary
+
+
+# -- step 4: the measures, one pass of counts for all ----------------------------------
+def _evaluate(ms: list[Measure], rows: _Rows) -> dict[str, Result]:
+    if not ms:
+        return {}
+    return evaluate_measures(
+        ms, rows.true_labels(), rows.y_pred[rows.labeled], sensitive_features=rows.groups_of(rows.labeled)
+    )
+
+
+def _direction(m: Measure) -> str:
+    if m.minimize is not None:
+        return "lower is fairer/better" if m.minimize else "higher is better"
+    return f"closer to {m.ideal:g} is fairer" if m.ideal is not None else "signed"
+
+
+def _measure_table(ms: list[Measure], results: dict[str, Result]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "measure": m.key,
+                "value": results[m.key].value,
+                "reason": results[m.key].reason,
+                "direction": _direction(m),
+                "description": m.description,
+            }
+            for m in ms
+        ],
+        columns=["measure", "value", "reason", "direction", "description"],
+    )
+
+
+def _by_group_table(fair: list[Measure], rows: _Rows) -> pd.DataFrame:
+    """Group sizes and every base metric per group, from the leaves of the fairness measures."""
+    leaves: dict[str, Measure] = {}
+    for m in fair:
+        for leaf in m.leaves():
+            if leaf.inputs.needs_sensitive:
+                leaves.setdefault(leaf.key, leaf)
+    if not leaves:
         return pd.DataFrame()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the measures themselves have reported undefined groups
+        res = _evaluate(list(leaves.values()), rows)
+    labels = [leaf.base_label for leaf in leaves.values()]
+    columns = {
+        (label if labels.count(label) == 1 else key): res[key].by_group
+        for label, key in zip(labels, leaves, strict=True)
+    }
+    counts = next(iter(res.values())).counts
     n = counts.to_numpy(dtype=float)
-    n_col = n.astype(np.int64) if np.all(n == np.round(n)) else n
-    table = pd.DataFrame({"n": pd.Series(n_col, index=counts.index), **cols})
+    table = pd.DataFrame({"n": pd.Series(n.astype(np.int64) if np.all(n == np.round(n)) else n, index=counts.index)})
+    table = table.join(pd.DataFrame(columns))
     table.index.name = table.index.name or "group"
     return table
 
 
-def _posteriors_of(
+# -- step 5: posteriors of the fairness measures ----------------------------------------
+def _posteriors(
+    fair: list[Measure],
+    rows: _Rows,
+    method: str,
+    threshold: float,
+    random_state: int | None,
+    options: dict[str, Any],
+    progress: bool | None,
+    notes: list[str],
+) -> dict[str, Result]:
+    """One fit (one MCMC run for bc) for every measure; one by one only if the joint fit fails."""
+    _check_posterior_rows(rows, method, threshold, notes)
+    seed = np.random.SeedSequence(random_state)
+    joint_notes: list[str] = []
+    try:
+        out = _noting(joint_notes, _fit_posteriors, fair, rows, method, threshold, seed, options)
+    except _POSTERIOR_ERRORS:
+        out = {}
+        for m in progress_bar(fair, desc=f"posterior ({method})", progress=progress):
+            try:
+                out.update(_noting(notes, _fit_posteriors, [m], rows, method, threshold, seed, options))
+            except _POSTERIOR_ERRORS as exc:
+                notes.append(f"no posterior for {m.key}: {exc}")
+        return out
+    notes += [n for n in joint_notes if n not in notes]
+    return out
+
+
+def _check_posterior_rows(rows: _Rows, method: str, threshold: float, notes: list[str]) -> None:
+    if method != "bc":
+        return
+    if rows.y_score is None:
+        raise ValueError("posterior='bc' calibrates scores: name the score column with score=.")
+    if rows.labeled.all():
+        raise ValueError(
+            "posterior='bc' adds the unlabeled rows (rows with a missing label) to the "
+            "labeled ones, and every row here has a label; use posterior='bb'."
+        )
+    differ = int(((rows.y_score >= threshold).astype(np.intp) != rows.y_pred).sum())
+    if differ:
+        notes.append(
+            f"the bc posteriors take score >= {threshold:g} as the prediction, which "
+            f"differs from the prediction column in {differ} row(s)."
+        )
+
+
+def _fit_posteriors(
     measures: list[Measure],
-    y_true: np.ndarray,
-    y_pred: np.ndarray,
-    y_score: np.ndarray | None,
-    A: Any,
-    labeled: np.ndarray,
+    rows: _Rows,
     method: str,
     threshold: float,
     seed: np.random.SeedSequence,
     options: dict[str, Any],
-) -> dict[str, Any]:
+) -> dict[str, Result]:
     """Posteriors of the measures from one fit; the rows without a label are the unlabeled part."""
     from .bayes import posteriors
 
     rng = np.random.default_rng(seed)
-    t = y_true[labeled].astype(np.intp)
-    A_lab = A[labeled].reset_index(drop=True)
+    lab = rows.labeled
     if method == "bb":  # the predictions of the table, as 0/1 scores
         return posteriors(
-            measures, t, y_pred[labeled].astype(float), sensitive_features=A_lab, method="bb", random_state=rng,
-            **options,
+            measures, rows.true_labels(), rows.y_pred[lab].astype(float), sensitive_features=rows.groups_of(lab),
+            method="bb", random_state=rng, **options,
         )
     return posteriors(
         measures,
-        t,
-        y_score[labeled],
-        sensitive_features=A_lab,
+        rows.true_labels(),
+        rows.y_score[lab],
+        sensitive_features=rows.groups_of(lab),
         method="bc",
-        unlabeled_scores=y_score[~labeled],
-        unlabeled_sensitive=A[~labeled].reset_index(drop=True),
+        unlabeled_scores=rows.y_score[~lab],
+        unlabeled_sensitive=rows.groups_of(~lab),
         threshold=threshold,
         random_state=rng,
         **options,
     )
 
 
+def _posterior_row(post: Result, prob: float, eps: float) -> dict[str, float]:
+    """Mean, credible interval and P(within eps of the ideal value) of one posterior."""
+    draws = None if post.draws is None else np.ravel(post.draws)
+    lo, hi = post.interval(prob)
+    ideal = None if post.measure is None else post.measure.ideal
+    within = np.nan if draws is None or ideal is None else float(np.mean(np.abs(draws - ideal) <= eps))
+    return {
+        "post_mean": float(np.mean(draws)) if draws is not None else float(post.value),
+        "ci_low": float(lo),
+        "ci_high": float(hi),
+        "p_within_eps": within,
+    }
+
+
+def _posterior_table(posteriors: dict[str, Result], prob: float, eps: float) -> pd.DataFrame:
+    columns = ["post_mean", "ci_low", "ci_high", "p_within_eps"]
+    rows = {key: _posterior_row(post, prob, eps) for key, post in posteriors.items()}
+    return pd.DataFrame.from_dict(rows, orient="index", columns=columns)
+
+
+# -- step 6: estimates from proxies of the sensitive attribute ---------------------------
+def _proxy_disparity() -> Any:
+    from .unaware import proxy_disparity
+
+    return proxy_disparity
+
+
 def _proxy_estimates(
     data: pd.DataFrame,
-    proxy_cols: list[str],
-    y_true: np.ndarray,
-    y_pred: np.ndarray,
-    labeled: np.ndarray,
+    cols: _Columns,
+    rows: _Rows,
     metric: str,
     mode: str,
     n_boot: int,
     prob: float,
     random_state: Any,
-    results: dict[str, MeasureResult],
-    A: Any,
-) -> tuple[pd.DataFrame, dict[str, Any], list[str]]:
-    proxy_disparity = _proxy_disparity()
-    notes: list[str] = []
-    rows = slice(None) if metric == "dp" else labeled
-    if metric != "dp" and not labeled.any():
+    notes: list[str],
+) -> tuple[pd.DataFrame, dict[str, Result]]:
+    if metric != "dp" and not rows.labeled.any():
         raise ValueError(f"proxy_metric={metric!r} needs true labels; the data has no labeled row.")
-    kwargs: dict[str, Any] = {"n_boot": n_boot, "confidence_level": prob, "random_state": random_state}
-    if metric != "dp":
-        kwargs["y_true"] = y_true[rows].astype(np.intp)
-    proxies = data.loc[rows, proxy_cols].reset_index(drop=True) if metric != "dp" else data[proxy_cols]
-    out: dict[str, Any] = {}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        for m in dict.fromkeys([mode, "base"]):
-            out[f"unaware.{metric}.{m}"] = proxy_disparity(y_pred[rows], proxies, metric=metric, mode=m, **kwargs)
-    notes += _unique_messages(caught)
-    # the same disparity with the sensitive column, when the proxies guess that column
-    truth = np.nan
-    sens_values = set(pd.unique(A)) if isinstance(A, pd.Series) else set()
-    proxy_values = set(pd.unique(data[proxy_cols].to_numpy().ravel()))
-    if sens_values and proxy_values <= sens_values:
-        key = {"dp": "fairness.cv", "eod": "fairness.eod", "eop": "fairness.tpr"}[metric]
-        if metric == "dp":  # selection rates only: the predictions stand in for the labels
-            truth = msr(key)(y_pred, y_pred, sensitive_features=A)
-        elif labeled.any():
-            truth = msr(key)(
-                y_true[labeled].astype(np.intp),
-                y_pred[labeled],
-                sensitive_features=A[labeled].reset_index(drop=True),
-            )
+    modes = list(dict.fromkeys([mode, "base"]))  # the calibrated estimate next to the naive one
+    fits = _noting(notes, _proxy_fits, data, cols.proxies, rows, metric, modes, n_boot, prob, random_state)
+    truth = _noting(notes, _proxy_truth, data, cols.proxies, rows, metric)
     table = pd.DataFrame(
         [
             {
                 "estimate": name,
                 "value": float(r.value),
-                "ci_low": np.nan if r.interval is None else float(r.interval[0]),
-                "ci_high": np.nan if r.interval is None else float(r.interval[1]),
-                "method": "HOC-calibrated proxies" if r.mode != "base" else "first proxy as attribute",
+                "ci_low": r.interval(prob)[0] if n_boot else np.nan,
+                "ci_high": r.interval(prob)[1] if n_boot else np.nan,
+                "method": _PROXY_METHODS[m],
                 "with the sensitive column": truth,
             }
-            for name, r in out.items()
+            for m, (name, r) in zip(modes, fits.items(), strict=True)
         ]
     )
-    if table[["ci_low", "ci_high"]].isna().all().all():
+    if not n_boot:
         table = table.drop(columns=["ci_low", "ci_high"])
-    if table["with the sensitive column"].isna().all():
+    if math.isnan(truth):
         table = table.drop(columns="with the sensitive column")
-    return table, out, notes
+    return table, fits
+
+
+def _proxy_fits(
+    data: pd.DataFrame,
+    proxy_cols: tuple[str, ...],
+    rows: _Rows,
+    metric: str,
+    modes: list[str],
+    n_boot: int,
+    prob: float,
+    random_state: Any,
+) -> dict[str, Result]:
+    proxy_disparity = _proxy_disparity()
+    kwargs: dict[str, Any] = {"n_boot": n_boot, "confidence_level": prob, "random_state": random_state}
+    if metric == "dp":  # selection rates need no labels: every row counts
+        y_pred, proxies = rows.y_pred, data[list(proxy_cols)]
+    else:
+        y_pred = rows.y_pred[rows.labeled]
+        proxies = data.loc[rows.labeled, list(proxy_cols)].reset_index(drop=True)
+        kwargs["y_true"] = rows.true_labels()
+    return {f"unaware.{metric}.{m}": proxy_disparity(y_pred, proxies, metric=metric, mode=m, **kwargs) for m in modes}
+
+
+def _proxy_truth(data: pd.DataFrame, proxy_cols: tuple[str, ...], rows: _Rows, metric: str) -> float:
+    """The same disparity measured with the sensitive column, when the proxies guess that column."""
+    if not isinstance(rows.groups, pd.Series):  # several sensitive columns: the proxies guess none of them
+        return np.nan
+    if not set(pd.unique(data[list(proxy_cols)].to_numpy().ravel())) <= set(pd.unique(rows.groups)):
+        return np.nan
+    measure = msr(_PROXY_TRUTH[metric])
+    if metric == "dp":  # selection rates only: the predictions stand in for the labels
+        return measure(rows.y_pred, rows.y_pred, sensitive_features=rows.groups)
+    lab = rows.labeled
+    return measure(rows.true_labels(), rows.y_pred[lab], sensitive_features=rows.groups_of(lab))
+
+
+# -- step 7: figures ---------------------------------------------------------------------
+def _png(fig: Any) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def _figures(
-    results: dict[str, MeasureResult],
-    y_true: np.ndarray,
-    y_score: np.ndarray | None,
-    A: Any,
-    labeled: np.ndarray,
-    posteriors: dict[str, Any],
+    ms: list[Measure],
+    results: dict[str, Result],
+    rows: _Rows,
+    posteriors: dict[str, Result],
     eps: float,
     prob: float,
+    notes: list[str],
 ) -> list[tuple[str, str]]:
     from matplotlib.figure import Figure
 
@@ -625,38 +738,31 @@ def _figures(
 
     out: list[tuple[str, str]] = []
 
-    def draw(caption: str, fn: Any, size: tuple[float, float] = (6.4, 4.0)) -> None:
+    def draw(caption: str, fn: Callable[[Any], Any], size: tuple[float, float]) -> None:
         fig = Figure(figsize=size, layout="constrained")
         fn(fig.add_subplot())
         out.append((caption, _png(fig)))
 
-    if any(r.by_group is not None for r in results.values()) and A is not None:
-        draw("Base metrics by group", lambda ax: plots.groupwise_bars(results, ax=ax))
-    if y_score is not None and A is not None:
-        draw(
-            "Predicted scores by group (all rows)",
-            lambda ax: plots.prediction_density(y_score, A, ax=ax),
-        )
-        if labeled.sum() >= 2:
-            draw(
-                "Calibration by group (labeled rows)",
-                lambda ax: plots.reliability_diagram(
-                    y_true[labeled].astype(np.intp),
-                    y_score[labeled],
-                    A[labeled].reset_index(drop=True),
-                    ax=ax,
-                ),
-                (5.6, 5.0),
-            )
+    if rows.groups is None:
+        return out
+    n_groups = int(rows.groups.drop_duplicates().shape[0])
+    wide = (6.4 + (2.2 if n_groups > plots.LEGEND_INSIDE_MAX else 0.0), 4.0)
+    fair_results = [results[m.key] for m in ms if m.inputs.needs_sensitive]
+    if fair_results:
+        draw("Base metrics by group", lambda ax: plots.groupwise_bars(fair_results, ax=ax), wide)
+    if rows.y_score is not None:
+        draw("Predicted scores by group (all rows)", lambda ax: plots.prediction_density(
+            rows.y_score, rows.groups, ax=ax), wide)
+        if rows.labeled.sum() >= 2:
+            lab = rows.labeled
+            draw("Calibration by group (labeled rows)", lambda ax: plots.reliability_diagram(
+                rows.true_labels(), rows.y_score[lab], rows.groups_of(lab), ax=ax), (wide[0], 5.0))
     for key, post in posteriors.items():
         try:
-            draw(
-                f"Posterior of {key}",
-                lambda ax, post=post, key=key: plots.posterior_density(post, eps=eps, prob=prob, label=key, ax=ax),
-                (6.4, 3.8),
-            )
-        except (TypeError, ValueError):
-            continue
+            draw(f"Posterior of {key}", lambda ax, post=post, key=key: plots.posterior_density(
+                post, eps=eps, prob=prob, label=key, ax=ax), (6.4, 3.8))
+        except ValueError as exc:  # e.g. no finite draw: the table says why
+            notes.append(f"no figure for the posterior of {key}: {exc}")
     return out
 
 
@@ -680,6 +786,9 @@ figcaption { font-size: .9em; color: #555; text-align: center; }
 """
 
 
+_NUMBER = re.compile(r"-?\d+(\.\d+)?")
+
+
 def _cell(value: Any) -> tuple[str, str]:
     """Text and CSS class of one table cell (numbers right-aligned)."""
     if isinstance(value, bool | np.bool_) or value is None:
@@ -688,9 +797,9 @@ def _cell(value: Any) -> tuple[str, str]:
         return str(value), "num"
     if isinstance(value, float | np.floating):
         if np.isnan(value):
-            return "NaN", "num"
+            return "undefined", "txt"
         return (str(int(value)) if value.is_integer() and abs(value) >= 1 else _fmt(value)), "num"
-    return str(value), "txt"
+    return str(value), ("num" if _NUMBER.fullmatch(str(value)) else "txt")
 
 
 def _table_html(df: pd.DataFrame, *, index: bool = False) -> str:
@@ -743,7 +852,7 @@ def render_html(report: AuditReport) -> str:
         + "</table>",
     ]
     if not report.table.empty:
-        parts += ["<h2>Measures</h2>", _table_html(report.table)]
+        parts += ["<h2>Measures</h2>", _table_html(_shown_measures(report.table))]
     if not report.by_group.empty:
         parts += ["<h2>Per group</h2>", _table_html(report.by_group, index=True)]
     if report.proxy is not None:

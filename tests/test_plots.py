@@ -3,6 +3,7 @@ import sys
 
 import matplotlib
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
@@ -13,6 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import skfair_measures as sfm  # noqa: E402
 from skfair_measures import plots  # noqa: E402
 from skfair_measures.benchmark import benchmark  # noqa: E402
+from skfair_measures.results import Result  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -89,15 +91,26 @@ def test_posterior_density_raw_draws_and_overlay(tmp_path):
     _save(ax, tmp_path / "posterior_overlay.png")
 
 
+class _Posterior(Result):
+    """A hand-made result with draws and an interval unlike the draws' quantiles."""
+
+    key = "fairness.tpr"
+    value = 0.0
+
+    def __init__(self, draws, measure=None):
+        self._draws = np.asarray(draws, dtype=float)
+        self.measure = measure
+
+    @property
+    def draws(self):
+        return self._draws
+
+    def interval(self, prob=0.95):
+        return (-0.5, 0.5)
+
+
 def test_posterior_density_uses_the_objects_interval(tmp_path):
-    class Post:
-        key = "fairness.tpr"
-        draws = np.random.default_rng(1).normal(0.0, 0.01, 1000)
-
-        def interval(self, prob):
-            return (-0.5, 0.5)  # deliberately unlike the draws' quantiles
-
-    ax = plots.posterior_density(Post())
+    ax = plots.posterior_density(_Posterior(np.random.default_rng(1).normal(0.0, 0.01, 1000)))
     assert "[-0.5, 0.5]" in ax.get_legend().get_texts()[0].get_text()
     assert ax.get_xlabel() == "fairness.tpr"
     plt.close(ax.figure)
@@ -111,7 +124,8 @@ def test_posterior_density_of_a_measure_posterior(bmr, tmp_path):
     texts = [t.get_text() for t in ax.get_legend().get_texts()]
     lo, hi = posts["logreg"].interval(0.95)
     assert f"[{lo:.3g}, {hi:.3g}]" in texts[1]
-    assert f"P(|value| < 0.05) = {posts['logreg'].prob_within(0.05):.2f}" in texts[1]
+    within = np.mean(np.abs(np.ravel(posts["logreg"].draws)) < 0.05)
+    assert f"P(|value| < 0.05) = {within:.2f}" in texts[1]
     _save(ax, tmp_path / "posterior_bb.png")
 
 
@@ -157,3 +171,113 @@ def test_import_skfair_measures_does_not_load_matplotlib():
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# -- many groups, small groups, point masses -----------------------------------------------
+@pytest.fixture(scope="module")
+def twelve_groups():
+    """Predictions with 12 intersectional groups (sex x race), long labels, two of them tiny."""
+    rng = np.random.default_rng(3)
+    races = ["White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other", "Hispanic"]
+    n = 3000
+    A = pd.DataFrame({"sex": rng.choice(["Female", "Male"], n), "race": rng.choice(races, n)})
+    tiny = (A["race"] == "Other").to_numpy()
+    keep = ~tiny | (np.cumsum(tiny) <= 4)  # "Other" keeps 4 rows: 2 groups below MIN_GROUP_SIZE
+    A = A[keep].reset_index(drop=True)
+    y = rng.integers(0, 2, len(A))
+    score = np.clip(0.3 + 0.4 * y + rng.normal(0, 0.2, len(A)), 0.01, 0.99)
+    return y, score, A
+
+
+def _overlaps(ax, artist):
+    """Whether a legend (or any artist) covers part of the axes' data area (in display pixels)."""
+    ax.figure.canvas.draw()
+    box, area = artist.get_window_extent(), ax.get_window_extent()
+    return box.x0 < area.x1 - 1 and box.x1 > area.x0 + 1 and box.y0 < area.y1 - 1 and box.y1 > area.y0 + 1
+
+
+def test_groupwise_bars_with_twelve_intersectional_groups(twelve_groups, tmp_path):
+    y, score, A = twelve_groups
+    with pytest.warns(UserWarning, match="undefined for group"):  # the tiny groups
+        res = sfm.evaluate_measures([sfm.msr("fairness.eod"), sfm.msr("fairness.ppv")], y, (score > 0.5).astype(int),
+                                    sensitive_features=A)
+    groups = res["fairness.eod"].by_group.index
+    assert len(groups) == 12
+    ax = plots.groupwise_bars(res)
+    # one labelled row of bars per group, first group on top; metrics as colours in a legend beside the axes
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    sizes = res["fairness.eod"].counts
+    assert labels == [f"sex={s}, race={r} (n={sizes[(s, r)]:g})" for s, r in groups]
+    assert list(ax.get_yticks()) == list(range(11, -1, -1))
+    assert len(ax.patches) == 12 * 3
+    legend = ax.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["tpr", "fpr", "ppv"]
+    assert not _overlaps(ax, legend)
+    # the tick labels do not overlap each other
+    ax.figure.canvas.draw()
+    boxes = sorted((t.get_window_extent() for t in ax.get_yticklabels()), key=lambda b: b.y0)
+    assert all(lower.y1 <= upper.y0 + 0.5 for lower, upper in zip(boxes, boxes[1:], strict=False))
+    _save(ax, tmp_path / "groups12.png")
+
+
+def test_density_and_reliability_legends_stay_outside_with_twelve_groups(twelve_groups, tmp_path):
+    y, score, A = twelve_groups
+    ax = plots.prediction_density(score, A)
+    assert len(ax.get_lines()) == 12
+    assert len({line.get_color() for line in ax.get_lines()}) == 12  # no colour repeats (tab10 would)
+    assert not _overlaps(ax, ax.get_legend())
+    _save(ax, tmp_path / "density12.png")
+    ax = plots.reliability_diagram(y, score, A)
+    assert not _overlaps(ax, ax.get_legend())
+    _save(ax, tmp_path / "reliability12.png")
+
+
+def test_reliability_diagram_leaves_out_and_names_small_groups(twelve_groups):
+    y, score, A = twelve_groups
+    sizes = A.value_counts()
+    small = sizes[sizes < plots.MIN_GROUP_SIZE]
+    assert len(small) == 2
+    ax = plots.reliability_diagram(y, score, A)
+    assert len(ax.get_lines()) == 1 + 10 + 1  # diagonal, ten groups, the entry naming the left-out ones
+    note = ax.get_legend().get_texts()[-1].get_text()
+    assert note.startswith(f"not drawn (n < {plots.MIN_GROUP_SIZE}):\n")
+    for (sex, race), n in small.items():
+        assert f"sex={sex}, race={race} (n={n})" in note
+    plt.close(ax.figure)
+    ax = plots.reliability_diagram(y, score, A, min_size=1)  # every group drawn
+    assert len(ax.get_lines()) == 1 + 12
+    plt.close(ax.figure)
+    with pytest.raises(ValueError, match="min_size=0"):
+        plots.reliability_diagram(y, score, A, min_size=0)
+
+
+def test_point_mass_posterior_is_a_line_not_a_spike(tmp_path):
+    ax = plots.posterior_density(np.full(4000, 0.125), eps=0.05, label="degenerate")
+    assert ax.get_ylim() == (0.0, 1.05)  # no density axis reaching 1e7
+    assert ax.get_yticks().size == 0
+    text = ax.get_legend().get_texts()[1].get_text()
+    assert "point mass" in text and "P(|value| < 0.05) = 0.00" in text
+    lo, hi = ax.get_xlim()
+    assert lo < 0.125 < hi and hi - lo > 0.05
+    _save(ax, tmp_path / "point_mass.png")
+    # next to a real posterior, the point mass is a line and the density keeps its own scale
+    rng = np.random.default_rng(0)
+    ax = plots.posterior_density({"mass": np.full(500, 0.1), "spread": rng.normal(0.05, 0.02, 4000)})
+    assert ax.get_ylim()[1] < 100
+    plt.close(ax.figure)
+
+
+def test_posterior_density_band_is_centred_on_the_measures_ideal():
+    ratio = sfm.msr("fairness.tpr", operation="ratio")
+    assert ratio.ideal == 1.0
+    post = _Posterior(np.random.default_rng(0).normal(0.97, 0.01, 2000), measure=ratio)
+    ax = plots.posterior_density(post, eps=0.05)
+    band = ax.patches[0]
+    assert band.get_x() == pytest.approx(0.95) and band.get_x() + band.get_width() == pytest.approx(1.05)
+    within = np.mean(np.abs(post.draws - 1.0) < 0.05)
+    assert 0.9 < within < 1.0
+    assert f"P(|value - 1| < 0.05) = {within:.2f}" in ax.get_legend().get_texts()[1].get_text()
+    plt.close(ax.figure)
+    point = sfm.msr("fairness.tpr").evaluate([1, 1, 0, 0], [1, 0, 0, 1], sensitive_features=list("abab"))
+    with pytest.raises(ValueError, match="has no draws"):
+        plots.posterior_density(point)
