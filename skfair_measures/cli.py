@@ -5,24 +5,53 @@ one row per prediction, prints the fairness measures and their per-group values,
 and optionally writes a self-contained HTML report (``--html``) and logs to MLflow
 (``--mlflow-uri``, needs the ``skfair-measures-mlflow`` plugin). See
 :func:`skfair_measures.report.audit` for what is computed. Run ``skfair audit -h``
-for every flag.
+for every flag; ``skfair measures`` lists the measure keys.
+
+Errors speak in flags: a message of the library that names a Python argument
+(``pos_label=``, ``undefined='drop'``) is printed with the flag that sets it
+(``--pos-label``, ``--undefined drop``); the table of these names is built from the
+parser itself, so a new flag is translated as soon as it exists.
 
 Exit status: 0 on success, 2 for bad arguments or input (the message names the
-flag or column), 1 when an optional part (MLflow plugin) is missing.
+flag or column), 1 when an optional part (MLflow) is missing or failed; the report
+is printed and written before MLflow is contacted, so a failure there loses nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
+import os
+import re
+import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 __all__ = ["main"]
 
 _READERS = {".csv": "csv", ".txt": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zip", ".zst")
+
+#: Library argument names that differ from the flag's destination, and spellings
+#: that map to a flag without a value. Everything else comes from the parser.
+_ALIASES = {
+    "sensitive_features": "sensitive",
+    "method": "posterior",
+    "metric": "proxy_metric",
+    "mode": "proxy_mode",
+    "n_boot": "proxy_boot",
+    "n_draws": "draws",
+    "random_state": "seed",
+}
+_SPELLED = {"label=None": "--no-labels", "msrs()": "`skfair measures`"}
+
+#: MLflow's own settings for its HTTP requests (read at request time); the CLI
+#: bounds them so that a dead tracking server costs seconds, not minutes of retries.
+_MLFLOW_TIMEOUT_ENV = "MLFLOW_HTTP_REQUEST_TIMEOUT"
+_MLFLOW_RETRIES_ENV = "MLFLOW_HTTP_REQUEST_MAX_RETRIES"
 
 
 class CLIError(Exception):
@@ -33,96 +62,282 @@ class CLIError(Exception):
         self.status = status
 
 
-def _parser() -> argparse.ArgumentParser:
+# -- the parser ---------------------------------------------------------------------
+def _add_columns(a: argparse.ArgumentParser) -> None:
+    cols = a.add_argument_group("columns")
+    cols.add_argument(
+        "--sensitive", nargs="+", metavar="COL",
+        help="sensitive column(s), read as text (\"01\" and \"1\" are two groups, \"NA\" is a group); "
+        "several give intersectional groups",
+    )
+    cols.add_argument(
+        "--label", default="label", metavar="COL",
+        help="true labels; an empty cell marks an unlabeled row (default: label)",
+    )
+    cols.add_argument(
+        "--no-labels", dest="label", action="store_const", const=None,
+        help="the file has no label column: every row is unlabeled (only --proxies --proxy-metric dp applies)",
+    )
+    cols.add_argument(
+        "--prediction", metavar="COL",
+        help="predicted labels (default: the column 'prediction' if present, else score >= --threshold)",
+    )
+    cols.add_argument(
+        "--score", metavar="COL",
+        help="predicted probability of the positive class (default: the column 'score' if present)",
+    )
+    cols.add_argument(
+        "--pos-label", metavar="VALUE",
+        help="the positive label, as written in the file (default: 1 / True for 0/1 and boolean labels)",
+    )
+    cols.add_argument(
+        "--threshold", type=float, default=0.5,
+        help="predicted label = score >= THRESHOLD, when there is no prediction column (default: 0.5)",
+    )
+
+
+def _add_measures(a: argparse.ArgumentParser) -> None:
     from .report import DEFAULT_MEASURES
 
-    parser = argparse.ArgumentParser(prog="skfair", description="Fairness measures for predictions (skfair-measures).")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
+    m = a.add_argument_group("measures")
+    m.add_argument(
+        "--measures", nargs="+", metavar="KEY",
+        help=f"measure keys (default: {' '.join(DEFAULT_MEASURES)}); `skfair measures` lists them all",
+    )
+    m.add_argument(
+        "--undefined", choices=("propagate", "drop", "raise"),
+        help="a group whose rate is undefined (0/0): propagate = the measure is undefined, drop = compare "
+        "the other groups, raise = stop with an error (default: propagate)",
+    )
 
+
+def _add_posterior(a: argparse.ArgumentParser) -> None:
+    p = a.add_argument_group("posteriors")
+    p.add_argument(
+        "--posterior", choices=("bb", "bc"),
+        help="Bayesian posteriors: bb = Beta-Binomial on the labeled rows, bc = Bayesian calibration that "
+        "also uses the scores of the unlabeled rows (needs --score)",
+    )
+    p.add_argument("--eps", type=float, default=0.05, help="practical-fairness margin (default: 0.05)")
+    p.add_argument("--prob", type=float, default=0.95, help="credible interval mass (default: 0.95)")
+    p.add_argument("--prior", help="bb prior: uniform, jeffreys or scores (default: uniform)")
+    p.add_argument("--draws", type=int, metavar="N", help="posterior draws (per chain for bc)")
+    p.add_argument("--chains", type=int, metavar="N", help="bc: MCMC chains (default: 4)")
+    p.add_argument("--tune", type=int, metavar="N", help="bc: tuning steps per chain (default: 1500)")
+    p.add_argument("--target-accept", type=float, metavar="X", help="bc: the sampler's target acceptance rate")
+
+
+def _add_proxies(a: argparse.ArgumentParser) -> None:
+    p = a.add_argument_group("without the sensitive attribute")
+    p.add_argument(
+        "--proxies", nargs="+", metavar="COL",
+        help="three or more columns of guesses of the sensitive attribute (read as text): HOC-calibrated estimate",
+    )
+    p.add_argument(
+        "--proxy-metric", choices=("dp", "eod", "eop"), default="dp",
+        help="disparity estimated from the proxies: dp = demographic parity, eod = equalised odds, "
+        "eop = equal opportunity (default: dp)",
+    )
+    p.add_argument(
+        "--proxy-mode", choices=("global", "local", "base"), default="global",
+        help="calibration of the proxies: global = one noise transition matrix for all rows, local = one per "
+        "prediction cell, base = none (the first proxy taken as the attribute) (default: global)",
+    )
+    p.add_argument("--proxy-boot", type=int, default=0, metavar="N", help="bootstrap replicates for an interval")
+    p.add_argument("--seed", type=int, default=0, help="random seed of posteriors and bootstraps (default: 0)")
+
+
+def _add_output(a: argparse.ArgumentParser) -> None:
+    o = a.add_argument_group("output")
+    o.add_argument("--html", metavar="PATH", help="write a self-contained HTML report")
+    o.add_argument("--title", help="report title (default: Fairness audit of FILE)")
+    o.add_argument("--mlflow-uri", metavar="URI", help="log the results to this MLflow tracking URI")
+    o.add_argument("--mlflow-experiment", metavar="NAME", help="MLflow experiment name")
+    o.add_argument("--mlflow-run-name", metavar="NAME", help="MLflow run name")
+    o.add_argument(
+        "--mlflow-timeout", type=float, default=10.0, metavar="SECONDS",
+        help="give up on an unreachable tracking server after this long per request, without retries "
+        "(default: 10)",
+    )
+    o.add_argument("--no-progress", action="store_true", help="no progress bar")
+    o.add_argument("--quiet", action="store_true", help="do not print the tables")
+
+
+def _add_audit_parser(sub: Any) -> None:
     a = sub.add_parser(
         "audit",
         help="audit a file of predictions",
         description=(
             "Compute fairness measures on a CSV or Parquet file of predictions (one row per "
             "prediction: label, prediction and/or score, sensitive columns), print them, and "
-            "optionally write an HTML report and log to MLflow. Rows with a missing label are "
+            "optionally write an HTML report and log to MLflow. Rows with an empty label are "
             "the unlabeled part (used by --posterior bc and the proxy estimate)."
         ),
     )
-    a.add_argument("file", help="CSV (.csv, .tsv, .txt, optionally .gz) or Parquet (.parquet, .pq) file")
-    cols = a.add_argument_group("columns")
-    cols.add_argument("--sensitive", nargs="+", metavar="COL", help="sensitive column(s)")
-    cols.add_argument("--label", default="label", metavar="COL", help="true labels (default: label)")
-    cols.add_argument(
-        "--prediction",
-        metavar="COL",
-        help="predicted labels (default: the column 'prediction' if present, else score >= --threshold)",
-    )
-    cols.add_argument(
-        "--score",
-        metavar="COL",
-        help="predicted probability of the positive class (default: the column 'score' if present)",
-    )
-    cols.add_argument("--pos-label", metavar="VALUE", help="the positive label (default: 1 / True)")
-    cols.add_argument("--threshold", type=float, default=0.5, help="score threshold (default: 0.5)")
-    m = a.add_argument_group("measures")
-    m.add_argument(
-        "--measures",
-        nargs="+",
-        metavar="KEY",
-        help=f"measure keys (default: {' '.join(DEFAULT_MEASURES)}); see `skfair measures`",
-    )
-    m.add_argument(
-        "--posterior",
-        choices=("bb", "bc"),
-        help="Bayesian posteriors: bb = Beta-Binomial, bc = Bayesian calibration with unlabeled rows",
-    )
-    m.add_argument("--eps", type=float, default=0.05, help="practical-fairness margin (default: 0.05)")
-    m.add_argument("--prob", type=float, default=0.95, help="credible interval mass (default: 0.95)")
-    m.add_argument(
-        "--proxies",
-        nargs="+",
-        metavar="COL",
-        help="columns with guesses of the sensitive attribute (3+): HOC-calibrated estimate",
-    )
-    m.add_argument("--proxy-metric", choices=("dp", "eod", "eop"), default="dp")
-    m.add_argument("--proxy-mode", choices=("global", "local", "base"), default="global")
-    m.add_argument("--proxy-boot", type=int, default=0, metavar="N", help="bootstrap replicates")
-    m.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    o = a.add_argument_group("output")
-    o.add_argument("--html", metavar="PATH", help="write a self-contained HTML report")
-    o.add_argument("--title", default=None, help="report title")
-    o.add_argument("--mlflow-uri", metavar="URI", help="log the results to this MLflow tracking URI")
-    o.add_argument("--mlflow-experiment", metavar="NAME", help="MLflow experiment name")
-    o.add_argument("--mlflow-run-name", metavar="NAME", help="MLflow run name")
-    o.add_argument("--no-progress", action="store_true", help="no progress bar")
-    o.add_argument("--quiet", action="store_true", help="do not print the tables")
+    a.add_argument("file", help="CSV (.csv, .tsv, .txt, optionally compressed) or Parquet (.parquet, .pq) file")
+    for add in (_add_columns, _add_measures, _add_posterior, _add_proxies, _add_output):
+        add(a)
 
-    sub.add_parser("measures", help="list the measure keys")
+
+def _add_measures_parser(sub: Any) -> None:
+    sub.add_parser("measures", help="list the measure keys", description="List the measure keys of the registry.")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="skfair", description="Fairness measures for predictions (skfair-measures).")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for add, _ in _COMMANDS.values():
+        add(sub)
     return parser
 
 
-def _read(path: str) -> Any:
-    import pandas as pd
+# -- messages in flags ----------------------------------------------------------------
+@functools.cache
+def _flag_table() -> dict[str, str]:
+    """``{python argument: flag}`` for every flag of every command, plus the aliases."""
+    table: dict[str, str] = {}
+    sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for command in sub.choices.values():
+        for action in command._actions:  # the first long flag of a destination names it
+            longs = [s for s in action.option_strings if s.startswith("--")]
+            if longs and action.dest not in table:
+                table[action.dest] = longs[0]
+    table.update({alias: table[dest] for alias, dest in _ALIASES.items() if dest in table})
+    return table
 
-    p = Path(path)
-    if not p.exists():
-        raise CLIError(f"no such file: {path}")
-    suffixes = [s.lower() for s in p.suffixes]
-    if suffixes and suffixes[-1] in (".gz", ".bz2", ".xz", ".zip"):
+
+_ARGUMENT = re.compile(r"""(?<![\w.-])(?P<name>[a-z][a-z_]*)=(?P<value>'[^']*'|"[^"]*"|[\w+-](?:[\w.+-]*\w)?)?""")
+_ROLE = re.compile(r"\((?P<name>[a-z][a-z_]*)\)")
+
+
+def _flagged(message: str) -> str:
+    """Say ``--pos-label yes`` where the library says ``pos_label='yes'``.
+
+    Examples
+    --------
+    >>> _flagged("pass undefined='drop'; column 'x' (sensitive) is absent; see msrs()")
+    "pass --undefined drop; column 'x' (--sensitive) is absent; see `skfair measures`"
+    """
+    table = _flag_table()
+    for spelled, flag in _SPELLED.items():
+        message = message.replace(spelled, flag)
+
+    def argument(match: re.Match[str]) -> str:
+        flag = table.get(match["name"])
+        if flag is None:
+            return match[0]
+        value = (match["value"] or "").strip("'\"")
+        return f"{flag} {shlex.quote(value)}" if value else flag
+
+    def role(match: re.Match[str]) -> str:
+        flag = table.get(match["name"])
+        return f"({flag})" if flag else match[0]
+
+    return _ROLE.sub(role, _ARGUMENT.sub(argument, message))
+
+
+# -- reading the file -----------------------------------------------------------------
+def _format(path: Path) -> str:
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] in _COMPRESSED:
         suffixes = suffixes[:-1]
     kind = _READERS.get(suffixes[-1] if suffixes else "")
     if kind is None:
         raise CLIError(f"cannot tell the format of {path}: use a .csv, .tsv or .parquet file.")
+    return kind
+
+
+def _read_csv(path: Path, sep: str, text_columns: Sequence[str]) -> Any:
+    """Read a CSV; the sensitive and proxy columns as text, with only an empty cell missing.
+
+    pandas would read a zip-code column "01", "1", "02" as the integers 1, 1, 2 (two
+    groups instead of three) and a group literally named "NA" or "None" as missing.
+    Those columns are therefore read on their own with ``dtype=str`` and without
+    pandas' list of missing-value spellings; the other columns keep the defaults (an
+    empty or "NA" label marks an unlabeled row).
+    """
+    import pandas as pd
+
+    try:
+        header = pd.read_csv(path, sep=sep, nrows=0).columns
+    except pd.errors.EmptyDataError as exc:
+        raise CLIError(
+            f"{path} is empty: expected a header row naming the columns, then one row per prediction."
+        ) from exc
+    text = [c for c in dict.fromkeys(text_columns) if c in header]
+    data = pd.read_csv(path, sep=sep, usecols=lambda c: c not in text)
+    if text:
+        groups = pd.read_csv(path, sep=sep, usecols=text, dtype=str, keep_default_na=False, na_values=[""])
+        data = pd.concat([data, groups], axis=1)[list(header)]
+    return data
+
+
+def _read(path: str, text_columns: Sequence[str] = ()) -> Any:
+    import pandas as pd
+
+    p = Path(path)
+    if not p.is_file():
+        raise CLIError(f"no such file: {path}")
+    kind = _format(p)
     try:
         if kind == "parquet":
-            return pd.read_parquet(p)
-        return pd.read_csv(p, sep="\t" if kind == "tsv" else ",")
+            data = pd.read_parquet(p)
+        else:
+            data = _read_csv(p, "\t" if kind == "tsv" else ",", text_columns)
     except ImportError as exc:
         raise CLIError(f"reading {path} needs a Parquet engine (pyarrow): {exc}", 1) from exc
     except (ValueError, OSError, pd.errors.ParserError) as exc:
         raise CLIError(f"cannot read {path}: {exc}") from exc
+    if data.empty:
+        raise CLIError(f"{path} has a header ({', '.join(map(str, data.columns))}) but no rows.")
+    return data
+
+
+# -- skfair audit ---------------------------------------------------------------------
+def _posterior_options(args: argparse.Namespace) -> dict[str, Any]:
+    given = {
+        "prior": args.prior,
+        "n_draws": args.draws,
+        "chains": args.chains,
+        "tune": args.tune,
+        "target_accept": args.target_accept,
+    }
+    return {k: v for k, v in given.items() if v is not None}
+
+
+def _run_audit(args: argparse.Namespace, data: Any) -> Any:
+    from .report import audit
+
+    try:
+        return audit(
+            data,
+            sensitive=args.sensitive,
+            label=args.label,
+            prediction=args.prediction,
+            score=args.score,
+            measures=args.measures,
+            threshold=args.threshold,
+            pos_label=args.pos_label,
+            undefined=args.undefined,
+            posterior=args.posterior,
+            posterior_options=_posterior_options(args),
+            eps=args.eps,
+            prob=args.prob,
+            proxies=args.proxies,
+            proxy_metric=args.proxy_metric,
+            proxy_mode=args.proxy_mode,
+            proxy_boot=args.proxy_boot,
+            random_state=args.seed,
+            figures=args.html is not None,
+            progress=False if args.no_progress else None,
+            title=args.title or f"Fairness audit of {Path(args.file).name}",
+            source=str(args.file),
+        )
+    except KeyError as exc:  # a KeyError's message is its first argument (str() would quote it)
+        raise CLIError(_flagged(str(exc.args[0]) if exc.args else "")) from exc
+    except (ValueError, TypeError) as exc:
+        raise CLIError(_flagged(str(exc))) from exc
 
 
 def _mlflow_modules() -> tuple[Any, Any]:
@@ -140,60 +355,52 @@ def _mlflow_modules() -> tuple[Any, Any]:
     return mlflow, plugin
 
 
+def _bound_mlflow_requests(timeout: float) -> None:
+    """One request of at most ``timeout`` seconds, no retries (a user's own settings win)."""
+    if timeout <= 0:
+        raise CLIError(f"--mlflow-timeout {timeout:g}: pass a positive number of seconds.")
+    os.environ.setdefault(_MLFLOW_TIMEOUT_ENV, str(max(1, round(timeout))))
+    os.environ.setdefault(_MLFLOW_RETRIES_ENV, "0")
+
+
 def _log_mlflow(report: Any, args: argparse.Namespace, html_path: Path | None) -> str:
     mlflow, skfair_measures_mlflow = _mlflow_modules()
+    _bound_mlflow_requests(args.mlflow_timeout)
     mlflow.set_tracking_uri(args.mlflow_uri)
     if args.mlflow_experiment:
         mlflow.set_experiment(args.mlflow_experiment)
     # a measure result and the posterior of the same measure may share a name
     results = [*report.results.items(), *report.posteriors.items(), *report.proxy_results.items()]
     with mlflow.start_run(run_name=args.mlflow_run_name) as run:
-        skfair_measures_mlflow.log_fairness(
+        logged = skfair_measures_mlflow.log_fairness(
             results,
             measures=list(report.measures.values()),
             posterior_options={"prob": args.prob, "eps": args.eps},
         )
+        error = getattr(logged, "error", None)  # the plugin keeps going and reports a failure here
+        if error is not None:
+            raise error
         mlflow.log_param("audit/source", str(args.file)[:500])
         if html_path is not None:
             mlflow.log_artifact(str(html_path))
         return run.info.run_id
 
 
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+
+
 def _audit(args: argparse.Namespace) -> int:
-    from .report import audit, write_html
+    from .report import write_html
 
     if args.sensitive is None and args.proxies is None:
         raise CLIError("name the sensitive column(s) with --sensitive (or give --proxies).")
     if args.mlflow_uri:
-        _mlflow_modules()
-    data = _read(args.file)
-    try:
-        report = audit(
-            data,
-            sensitive=args.sensitive,
-            label=args.label,
-            prediction=args.prediction,
-            score=args.score,
-            measures=args.measures,
-            threshold=args.threshold,
-            pos_label=args.pos_label,
-            posterior=args.posterior,
-            eps=args.eps,
-            prob=args.prob,
-            proxies=args.proxies,
-            proxy_metric=args.proxy_metric,
-            proxy_mode=args.proxy_mode,
-            proxy_boot=args.proxy_boot,
-            random_state=args.seed,
-            figures=args.html is not None,
-            progress=False if args.no_progress else None,
-            title=args.title or f"Fairness audit of {Path(args.file).name}",
-            source=str(args.file),
-        )
-    except KeyError as exc:
-        raise CLIError(_flagged(exc.args[0] if exc.args else str(exc))) from exc
-    except (ValueError, TypeError) as exc:
-        raise CLIError(_flagged(str(exc))) from exc
+        _mlflow_modules()  # fail before any work if the plugin is missing
+    data = _read(args.file, [*(args.sensitive or ()), *(args.proxies or ())])
+    report = _run_audit(args, data)
+    report.notes = [_flagged(n) for n in report.notes]
     if not args.quiet:
         sys.stdout.write(report.to_text())
     html_path = None
@@ -201,35 +408,48 @@ def _audit(args: argparse.Namespace) -> int:
         html_path = write_html(report, args.html)
         if not args.quiet:
             sys.stdout.write(f"HTML report written to {html_path}\n")
-    if args.mlflow_uri:
+    if not args.mlflow_uri:
+        return 0
+    try:
         run_id = _log_mlflow(report, args, html_path)
-        if not args.quiet:
-            sys.stdout.write(f"logged to MLflow run {run_id}\n")
+    except CLIError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any MLflow failure: the report above is kept, one line says why
+        kept = f"; the report is kept in {html_path}" if html_path else "; the report above is kept"
+        raise CLIError(f"could not log to MLflow at {args.mlflow_uri} ({_one_line(exc)}){kept}.", 1) from exc
+    if not args.quiet:
+        sys.stdout.write(f"logged to MLflow run {run_id}\n")
     return 0
 
 
-_FLAGS = {
-    "(sensitive)": "(--sensitive)",
-    "(proxies)": "(--proxies)",
-    "(label)": "(--label)",
-    "(prediction)": "(--prediction)",
-    "(score)": "(--score)",
+# -- skfair measures ------------------------------------------------------------------
+def _measures(args: argparse.Namespace) -> int:
+    from .registry import msr, msrs
+
+    tab = msrs()
+    usable = []
+    for key in tab["key"]:
+        try:  # a generic entry needs Python arguments (base=): not usable with --measures
+            msr(key)
+        except (TypeError, ValueError):
+            usable.append(False)
+        else:
+            usable.append(True)
+    tab = tab[usable]
+    direction = tab["minimize"].map({True: "lower is better", False: "higher is better"}).fillna("0 is fair")
+    out = tab.assign(direction=direction)[["key", "base", "operation", "direction", "description"]]
+    rows = [list(out.columns), *out.astype(str).to_numpy().tolist()]
+    widths = [max(len(r[j]) for r in rows) for j in range(len(out.columns) - 1)]
+    for r in rows:  # left-aligned columns, the description last and unpadded
+        sys.stdout.write("  ".join([*(c.ljust(w) for c, w in zip(r, widths, strict=False)), r[-1]]) + "\n")
+    return 0
+
+
+#: ``{command: (add its subparser, run it)}``; ``main`` dispatches through this table.
+_COMMANDS: dict[str, tuple[Callable[[Any], None], Callable[[argparse.Namespace], int]]] = {
+    "audit": (_add_audit_parser, _audit),
+    "measures": (_add_measures_parser, _measures),
 }
-
-
-def _flagged(message: str) -> str:
-    """Name command-line flags instead of Python parameters in a message."""
-    for role, flag in _FLAGS.items():
-        message = message.replace(role, flag)
-    return message
-
-
-def _measures() -> int:
-    from .registry import msrs
-
-    tab = msrs()[["key", "description"]]
-    sys.stdout.write(tab.to_string(index=False) + "\n")
-    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -254,9 +474,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = _parser().parse_args(argv)
     try:
-        if args.command == "audit":
-            return _audit(args)
-        return _measures()
+        return _COMMANDS[args.command][1](args)
     except CLIError as exc:
         sys.stderr.write(f"skfair {args.command}: error: {exc}\n")
         return exc.status
