@@ -100,7 +100,7 @@ class AuditReport:
         Data description: rows, labeled and unlabeled rows, column roles, source.
     table : pandas.DataFrame
         One row per measure: ``measure``, ``value`` (NaN when undefined), ``reason``
-        (why it is undefined, else None), ``direction``, ``description``, and, with a
+        (why it is undefined; missing when defined), ``direction``, ``description``, and, with a
         posterior, ``post_mean``, ``ci_low``, ``ci_high``, ``p_within_eps``.
     by_group : pandas.DataFrame
         Per group: ``n`` (labeled rows) and every base metric of the measures (NaN

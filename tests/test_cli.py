@@ -230,3 +230,188 @@ def test_console_script_entry_point(capsys):
     assert exc.value.code == 0
     out = capsys.readouterr().out
     assert "--sensitive" in out and "--posterior" in out
+
+
+# -- the command line speaks in flags --------------------------------------------------------
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def _zip_frame():
+    """Zip codes "01", "1" and "02": three groups that an integer reading merges into two."""
+    rng = np.random.default_rng(5)
+    n = 600
+    zips = rng.choice(["01", "1", "02"], n)
+    label = rng.integers(0, 2, n)
+    hit = rng.random(n) < np.select([zips == "01", zips == "1"], [0.9, 0.6], 0.75)
+    return pd.DataFrame({"label": label, "prediction": np.where(hit, label, 1 - label), "zip": zips})
+
+
+def test_zip_codes_stay_three_groups(tmp_path, capsys):
+    df = _zip_frame()
+    path = tmp_path / "zip.csv"
+    df.to_csv(path, index=False)
+    assert ",01\n" in path.read_text()  # the file holds the text the user typed
+    assert main(["audit", str(path), "--sensitive", "zip", "--measures", "fairness.tpr"]) == 0
+    printed = capsys.readouterr().out
+    import skfair_measures as sfm
+
+    right = sfm.msr("fairness.tpr")(df["label"], df["prediction"], sensitive_features=df["zip"])
+    merged = sfm.msr("fairness.tpr")(df["label"], df["prediction"], sensitive_features=df["zip"].astype(int))
+    assert abs(right - merged) > 0.01  # merging "01" and "1" would give another number
+    assert f"fairness.tpr {right:.4f}" in printed
+    per_group = printed.split("Per group:")[1]
+    assert re.search(r"^01\s", per_group, re.M) and re.search(r"^1\s", per_group, re.M)
+    assert re.search(r"^02\s", per_group, re.M)
+
+
+def test_groups_named_na_and_none_are_groups(tmp_path, capsys):
+    rng = np.random.default_rng(6)
+    n = 300
+    df = pd.DataFrame({"label": rng.integers(0, 2, n), "prediction": rng.integers(0, 2, n),
+                       "grp": rng.choice(["NA", "None", "x"], n)})
+    path = tmp_path / "na.csv"
+    df.to_csv(path, index=False)
+    assert main(["audit", str(path), "--sensitive", "grp", "--measures", "fairness.tpr"]) == 0
+    per_group = capsys.readouterr().out.split("Per group:")[1]
+    for g in ("NA", "None", "x"):
+        assert re.search(rf"^{g}\s+\d+", per_group, re.M), g
+    # an empty cell is still a missing group: a clear error naming the column
+    df.loc[3, "grp"] = ""
+    df.to_csv(path, index=False)
+    assert main(["audit", str(path), "--sensitive", "grp"]) == 2
+    assert "'grp' has 1 missing value" in capsys.readouterr().err
+
+
+def test_empty_and_header_only_files(tmp_path, capsys):
+    empty = _write(tmp_path, "empty.csv", "")
+    assert main(["audit", str(empty), "--sensitive", "sex"]) == 2
+    assert f"{empty} is empty: expected a header row" in capsys.readouterr().err
+    header = _write(tmp_path, "header.csv", "label,prediction,sex\n")
+    assert main(["audit", str(header), "--sensitive", "sex"]) == 2
+    assert "has a header (label, prediction, sex) but no rows" in capsys.readouterr().err
+
+
+def test_missing_default_label_column_is_an_error(tmp_path, capsys):
+    path = _write(tmp_path, "nolabel.csv", "y,prediction,sex\n1,1,F\n0,1,M\n1,0,F\n0,0,M\n")
+    assert main(["audit", str(path), "--sensitive", "sex"]) == 2
+    err = capsys.readouterr().err
+    assert "no label column 'label' (--label)" in err and "['y', 'prediction', 'sex']" in err
+    assert "--no-labels" in err and "label=" not in err
+    assert main(["audit", str(path), "--sensitive", "sex", "--label", "y"]) == 0  # naming it works
+    capsys.readouterr()
+    # no label in any row: nothing to measure, say so (exit 0 with an empty report was the old answer)
+    empty = _write(tmp_path, "unlabeled.csv", "label,prediction,sex\n,1,F\n,0,M\n")
+    assert main(["audit", str(empty), "--sensitive", "sex"]) == 2
+    err = capsys.readouterr().err
+    assert "no row has a true label (the column 'label' is empty in every row)" in err
+    assert "--proxies" in err and "--proxy-metric dp" in err
+    assert main(["audit", str(empty), "--sensitive", "sex", "--no-labels"]) == 2
+    assert "no row has a true label:" in capsys.readouterr().err
+
+
+def test_error_messages_name_flags_not_python_arguments(csv, frame, tmp_path, capsys):
+    df = frame.dropna(subset=["label"]).drop(columns="prediction")
+    df["label"] = np.where(df["label"] == 1, "yes", "no")
+    text = tmp_path / "text_labels.csv"
+    df.to_csv(text, index=False)
+    cases = [
+        (["audit", str(text), "--sensitive", "sex"], ["--pos-label"], ["pos_label"]),
+        (["audit", str(csv), "--sensitive", "sex", "--measures", "fairness.tpx"],
+         ["`skfair measures`", "fairness.tp"], ["msrs()"]),
+        (["audit", str(csv), "--sensitive", "sex", "--score", "proba"], ["(--score)"], ["score="]),
+        (["audit", str(csv), "--proxies", "proxy0", "proxy1", "proxy2", "--measures", "fairness.tpr"],
+         ["--sensitive"], ["sensitive="]),
+        (["audit", str(text), "--sensitive", "sex", "--pos-label", "yes", "--posterior", "bc"],
+         ["--posterior bc", "--posterior bb"], ["posterior="]),
+        (["audit", str(csv), "--sensitive", "sex", "--mlflow-uri", "http://127.0.0.1:9", "--mlflow-timeout", "0"],
+         ["--mlflow-timeout 0"], []),
+    ]
+    for argv, wanted, unwanted in cases:
+        rc = main(argv)
+        err = capsys.readouterr().err
+        assert rc in (1, 2), (argv, err)
+        assert err.startswith("skfair audit: error: ") and err.count("\n") == 1, err
+        for w in wanted:
+            assert w in err, (w, err)
+        for u in unwanted:
+            assert u not in err, (u, err)
+
+
+def test_undefined_flag_and_undefined_values_with_their_reason(tmp_path, capsys):
+    # group "c" has no positive label: its TPR is 0/0
+    df = pd.DataFrame({"label": [1, 0, 1, 0, 0, 0], "prediction": [1, 0, 0, 0, 1, 0], "g": list("aabbcc")})
+    path = tmp_path / "undefined.csv"
+    df.to_csv(path, index=False)
+    assert main(["audit", str(path), "--sensitive", "g", "--measures", "fairness.tpr", "fairness.fpr"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"fairness\.tpr\s+undefined \(.*\['c'\].*\)", out), out
+    assert "--undefined drop" in out and "undefined='drop'" not in out  # the note speaks in flags
+    assert re.search(r"^c\s+2\s+undefined", out.split("Per group:")[1], re.M)
+    assert main(["audit", str(path), "--sensitive", "g", "--measures", "fairness.tpr", "--undefined", "drop"]) == 0
+    assert re.search(r"fairness\.tpr\s+1\.0000", capsys.readouterr().out)  # a: 1, b: 0 (c dropped)
+    assert main(["audit", str(path), "--sensitive", "g", "--measures", "fairness.tpr", "--undefined", "raise"]) == 2
+    err = capsys.readouterr().err
+    assert "undefined for group(s) ['c']" in err and "--undefined drop" in err
+
+
+def test_audit_report_with_an_undefined_measure(tmp_path):
+    df = pd.DataFrame({"label": [1, 0, 1, 0, 0, 0], "prediction": [1, 0, 0, 0, 1, 0], "g": list("aabbcc")})
+    with pytest.warns(UserWarning, match="undefined"):
+        import skfair_measures as sfm
+
+        sfm.msr("fairness.tpr")(df["label"], df["prediction"], sensitive_features=df["g"])
+    rep = audit(df, sensitive="g", measures=["fairness.tpr", "classif.acc"], figures=False)
+    row = rep.table.set_index("measure").loc["fairness.tpr"]
+    assert np.isnan(row["value"]) and "['c']" in row["reason"]
+    assert pd.isna(rep.table.set_index("measure").loc["classif.acc", "reason"])
+    page = render_html(rep)
+    assert re.search(r"<td[^>]*>undefined \(.*\[&#x27;c&#x27;\].*\)</td>", page)
+    assert ">NaN<" not in page
+    assert any("undefined for group(s) ['c']" in n for n in rep.notes)
+
+
+def test_every_flag_has_help():
+    from skfair_measures.cli import _parser
+
+    parser = _parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name in ("audit", "measures"):
+        for action in sub.choices[name]._actions:
+            assert action.help, (name, action.option_strings or action.dest)
+
+
+def test_measures_command_lists_the_registry(capsys):
+    from skfair_measures.registry import msrs
+
+    assert main(["measures"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:4] == ["key", "base", "operation", "direction"]
+    keys = [line.split()[0] for line in out[1:]]
+    assert "fairness.eod" in keys and "classif.acc" in keys
+    assert "fairness" not in keys  # the generic entry needs Python arguments
+    assert set(keys) == set(msrs()["key"]) - {"fairness"}
+
+
+def test_dead_mlflow_server_prints_one_line_and_keeps_the_report(csv, tmp_path, capsys, monkeypatch):
+    pytest.importorskip("mlflow")
+    pytest.importorskip("skfair_measures_mlflow")
+    import time
+
+    for var in ("MLFLOW_HTTP_REQUEST_TIMEOUT", "MLFLOW_HTTP_REQUEST_MAX_RETRIES"):
+        monkeypatch.delenv(var, raising=False)
+    html_path = tmp_path / "kept.html"
+    t0 = time.perf_counter()
+    rc = main(["audit", str(csv), "--sensitive", "sex", "--measures", "fairness.tpr", "--html", str(html_path),
+               "--mlflow-uri", "http://127.0.0.1:9", "--mlflow-experiment", "dead", "--mlflow-timeout", "2"])
+    elapsed = time.perf_counter() - t0
+    captured = capsys.readouterr()
+    assert rc == 1
+    assert elapsed < 30
+    assert "fairness.tpr" in captured.out and html_path.exists()  # nothing computed is lost
+    err = captured.err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("skfair audit: error: could not log to MLflow at http://127.0.0.1:9")
+    assert f"the report is kept in {html_path}" in err
