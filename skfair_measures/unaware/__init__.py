@@ -13,8 +13,11 @@ from quantifiers trained on an auxiliary set that records the sensitive attribut
 Weak proxies (Zhu et al., 2023): :func:`proxy_disparity` calibrates DP, EOd and EOp
 measured through three or more proxy guesses of the sensitive attribute, with the
 noise transition matrix that :class:`HOCEstimator` estimates from the proxies'
-agreement patterns; :class:`RandomizedResponse` weakens proxies on purpose and
-reports the resulting differential-privacy level.
+agreement patterns; every estimate checks HOC's assumptions and says whether it is
+``reliable`` (:class:`ProxyReliabilityWarning` when not).
+:func:`labelled_proxy_disparity` needs no such assumption but a small sample with the
+true attribute. :class:`RandomizedResponse` weakens proxies on purpose and reports the
+resulting differential-privacy level.
 
 Both as measures: :class:`ProxyMeasure` and :class:`QuantificationMeasure`, also in the
 registry as ``msr("unaware.proxy_dp")`` (``_eod``, ``_eop``) and
@@ -24,6 +27,7 @@ registry as ``msr("unaware.proxy_dp")`` (``_eod``, ``_eop``) and
 from ._hoc import HOCEstimator as HOCEstimator
 from ._hoc import ProxyCalibrationWarning as ProxyCalibrationWarning
 from ._hoc import ProxyReliabilityWarning as ProxyReliabilityWarning
+from ._labelled import labelled_proxy_disparity as labelled_proxy_disparity
 from ._measures import ProxyMeasure as ProxyMeasure
 from ._measures import QuantificationMeasure as QuantificationMeasure
 from ._proxy import ProxyDisparityResult as ProxyDisparityResult

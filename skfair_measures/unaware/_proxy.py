@@ -828,7 +828,7 @@ def proxy_disparity(
     _warn(value, reason, reasons, s.metric)
     return ProxyDisparityResult(
         value,
-        _frame(h, prob),
+        rates_frame(h, prob.metric, prob.pos, prob.groups, prob.classes),
         metric=s.metric,
         mode=s.mode,
         diagnostics=diagnostics,
@@ -838,12 +838,12 @@ def proxy_disparity(
     )
 
 
-def _frame(h: np.ndarray, prob: _Problem) -> pd.DataFrame:
-    index = pd.Index(prob.groups, name="group")
-    classes, pos = prob.classes, prob.pos
-    if prob.metric == "dp":
+def rates_frame(h: np.ndarray, metric: str, pos: int | None, groups: pd.Index, classes: np.ndarray) -> pd.DataFrame:
+    """``by_group`` of a proxy result: rates ``h[a, y, k]`` as a frame (groups x classes)."""
+    index = pd.Index(groups, name="group")
+    if metric == "dp":
         return pd.DataFrame(h[:, 0, :], index=index, columns=pd.Index(classes, name="y_pred"))
-    if prob.metric == "eop":
+    if metric == "eop":
         cols = pd.MultiIndex.from_tuples([(classes[pos], classes[pos])], names=["y_true", "y_pred"])
         return pd.DataFrame(h[:, pos, pos][:, None], index=index, columns=cols)
     cols = pd.MultiIndex.from_product([classes, classes], names=["y_true", "y_pred"])
@@ -868,7 +868,7 @@ def _fit_diagnostics(
         "T": fits["global"].T,
         "p": fits["global"].p,
         "p_noisy": n_pooled.sum(axis=(0, 1)) / n_pooled.sum(),
-        "by_group_noisy": _frame(h_noisy, prob),
+        "by_group_noisy": rates_frame(h_noisy, prob.metric, prob.pos, prob.groups, prob.classes),
         "value_noisy": float(disparity_from_rates(h_noisy, prob.metric, prob.pos)),
         "condition_number": max(conds.values()),
         "condition_numbers": conds,
