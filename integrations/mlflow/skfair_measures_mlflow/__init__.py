@@ -37,7 +37,7 @@ _WHERE = {
     "CrossValidationResult": "._cv",
     "cross_validate_fairness": "._cv",
     "FairnessEvaluator": ".evaluator",
-    "FairnessLoggingWarning": "._tracking",
+    "FairnessLoggingWarning": "._session",
     "LoggedFairness": "._tracking",
     "log_fairness": "._tracking",
     "sanitize_key": "._keys",
@@ -47,7 +47,8 @@ _WHERE = {
 if TYPE_CHECKING:  # pragma: no cover
     from ._cv import CrossValidationResult, cross_validate_fairness
     from ._keys import sanitize_key, sanitize_segment
-    from ._tracking import FairnessLoggingWarning, LoggedFairness, log_fairness
+    from ._session import FairnessLoggingWarning
+    from ._tracking import LoggedFairness, log_fairness
     from .evaluator import FairnessEvaluator
 
 

@@ -1,71 +1,85 @@
-"""Turn results into MLflow metrics, params and artifacts, without touching MLflow.
+"""Turn results into MLflow metrics, params, tags and artifacts, without touching MLflow.
 
 Everything that can fail because of the *data* happens here, before anything is
-logged: :func:`collect` returns a :class:`Payload` (plain dictionaries plus
-in-memory artifact contents), and ``_tracking`` then writes it in a few batches.
+logged: :func:`collect` returns a :class:`Payload` (plain dictionaries, tables and
+in-memory files), and ``_tracking`` then sends it in a few requests.
 
-Three kinds of results are understood, by duck typing so that this package needs
-no import of the optional parts of skfair-measures:
+Results are read through the one interface of :class:`skfair_measures.results.Result`
+(``key``, ``kind``, ``value``, ``reason``, ``by_group``, ``counts``, ``draws``,
+``interval(prob)``, ``to_dict()``, ``measure``); what a number means (its ideal value,
+whether it is signed) comes from the measure (``measure.ideal``, ``measure.signed``).
 
-- a measure result (``key``, ``value``, ``by_group``, ``counts``, ``overall``), as
-  returned by ``Measure.evaluate`` and ``evaluate_measures``;
-- a posterior (``mean``, ``interval``, ``prob_greater``, ``to_inference_data``),
-  as returned by ``Measure.posterior``;
-- an estimate without the sensitive attribute (``value``, ``by_group``,
-  ``diagnostics``, ``interval``), as returned by ``skfair_measures.unaware``.
+The layout, for people (``{p}`` is the prefix, ``{N}`` a result's name):
+
+- headline values first, at plain keys: ``{p}{N}``;
+- the group sizes once per run: ``{p}groups.count/{group}`` (a result whose counts
+  differ from the first ones gets its own ``{p}{N}.count/{group}``);
+- details: ``{p}{N}.overall``, ``{p}{N}.interval_lower`` / ``_upper`` (estimates with an
+  interval), ``{p}{N}.{kind}/mean, sd, interval_lower, interval_upper, prob_within,
+  prob_greater`` for sampled results (``kind`` is ``posterior`` or ``bootstrap``);
+  ``prob_within`` only when the measure has an ideal value, ``prob_greater`` only when
+  it is signed (for an absolute difference it would be trivially 1);
+- per-group values in one table artifact (groups as columns) and one grouped bar chart,
+  not as metrics (``group_metrics=True`` adds them as ``{p}{N}.by_group/{column}/{group}``);
+- tags ``skfair.sensitive`` (the sensitive attributes) and ``skfair.groups`` (the group
+  set), and ``{p}{N}.undefined`` with the reason when a value is undefined (NaN).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
+import math
 import re
-import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
+from skfair_measures.measures import MeasureBase
+from skfair_measures.results import MeasureResult, NoIntervalError, Result, plain
+
 from ._keys import KeySpace, fit_length, group_label, sanitize_key, sanitize_segment, subkey, unique_segments
 
-__all__ = ["Payload", "collect", "measure_params", "name_results", "result_kind"]
+__all__ = ["Artifact", "Payload", "collect", "measure_params", "name_results"]
 
-#: At most this many metrics come out of one result's ``diagnostics``.
-MAX_DIAGNOSTIC_METRICS = 500
-#: Longer arrays in ``diagnostics`` go to the JSON artifact only.
-MAX_DIAGNOSTIC_ARRAY = 16
-#: Diagnostics entries that hold labels or raw replicates, not summaries: JSON only.
-_NOT_METRICS = frozenset({"groups", "classes", "labels", "proxy_columns", "values", "replicates", "draws"})
-#: MLflow's limit on a param value.
+#: MLflow's limit on a param value, and on a tag value.
 MAX_PARAM_LENGTH = 6000
+MAX_TAG_LENGTH = 8000
+#: Which result of a name owns the plain key ``{N}`` when several kinds share the name.
+_HEADLINE_ORDER = ("point", "estimate", "bootstrap", "posterior")
+#: Kinds whose draws get their own section of summaries.
+_SAMPLED = ("bootstrap", "posterior")
 
-_POSTERIOR_DEFAULTS = {"prob": 0.95, "eps": 0.02, "greater_than": 0.0}
+POSTERIOR_DEFAULTS = {"prob": 0.95, "eps": 0.02}
 
 
 @dataclass
 class Artifact:
-    """One file to log: its path inside the run's artifacts and its content.
-
-    ``content`` is ``bytes`` or ``str``, or a callable that writes the file at the
-    path it receives (used for netCDF, which xarray writes to disk itself).
-    """
+    """One file to log: its path inside the run's artifacts and its content."""
 
     path: str
-    content: bytes | str | Callable[[str], None]
-    kind: str = "json"
+    content: bytes | str
 
 
 @dataclass
 class Payload:
-    """What one call to ``log_fairness`` logs.
+    """What one call to ``log_fairness`` sends to MLflow.
 
-    Keys go through :class:`~skfair_measures_mlflow._keys.KeySpace` (one for the
-    metrics and series, one for the params), so no key is a directory of another
-    and the payload can be written to MLflow's file store as well.
+    Metric keys go through a :class:`~skfair_measures_mlflow._keys.KeySpace` (one for
+    metrics, one for params), so no key is a directory of another and the payload
+    can be written to MLflow's file store as well. ``metrics`` keeps insertion
+    order: the headline values come first.
     """
 
     metrics: dict[str, float] = field(default_factory=dict)
     params: dict[str, str] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)
     artifacts: list[Artifact] = field(default_factory=list)
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     key_map: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: ``(key, value, step)`` metrics logged at their own steps (e.g. one per fold).
     series: list[tuple[str, float, int]] = field(default_factory=list)
@@ -76,341 +90,396 @@ class Payload:
         key = fit_length(key)
         if key in self._metric_keys.leaves:
             if self.key_map.get(key) == meaning:
-                return key  # the same quantity again: overwrite (or, for a series, one more step)
-            # Two different quantities, one key: make the second one distinct.
-            key = fit_length(f"{key}_{_short_hash(meaning)}")
+                return key  # the same quantity again (for a series: one more step)
+            key = fit_length(f"{key}_{_short_hash(meaning)}")  # two quantities, one key: keep both
         return self._metric_keys.claim(key, _short_hash(meaning))
 
-    def add_metric(self, key: str, value: Any, **meaning: Any) -> None:
-        """Add a metric; ``meaning`` says what it is (stored in ``key_map``)."""
-        v = _as_float(value)
-        if v is None:
-            return
+    def add_metric(self, key: str, value: float, **meaning: Any) -> str:
+        """Add a metric (NaN allowed: MLflow shows it as NaN); ``meaning`` goes to ``key_map``."""
         key = self._metric_key(key, meaning)
-        self.metrics[key] = v
+        self.metrics[key] = float(value)
         self.key_map[key] = meaning
+        return key
 
-    def add_series(self, key: str, value: Any, step: int, **meaning: Any) -> None:
+    def add_series(self, key: str, value: float, step: int, **meaning: Any) -> None:
         """Add one step of a metric logged at several steps (e.g. one value per fold)."""
-        v = _as_float(value)
-        if v is None:
-            return
         key = self._metric_key(key, meaning)
-        self.series.append((key, v, int(step)))
+        self.series.append((key, float(value), int(step)))
         self.key_map[key] = meaning
 
     def add_param(self, key: str, value: Any) -> None:
-        """Add a param (skipped when ``value`` is None; a repeated key keeps the last value)."""
+        """Add a param (skipped when ``value`` is None)."""
         if value is None:
             return
-        text = value if isinstance(value, str) else json.dumps(_plain(value), default=str)
+        text = value if isinstance(value, str) else json.dumps(_jsonable(value))
         key = fit_length(key)
         if key not in self._param_keys.leaves:
             key = self._param_keys.claim(key, _short_hash(key))
         self.params[key] = text[:MAX_PARAM_LENGTH]
 
+    def add_tag(self, key: str, value: str) -> None:
+        """Add a run tag (cut to MLflow's limit, saying so)."""
+        if len(value) > MAX_TAG_LENGTH:
+            value = value[: MAX_TAG_LENGTH - 40] + f" ... ({len(value):,} characters in all)"
+        self.tags[sanitize_key(key)] = value
+
 
 def _short_hash(obj: Any) -> str:
     import hashlib
 
-    return hashlib.sha1(json.dumps(_plain(obj), default=str, sort_keys=True).encode()).hexdigest()[:6]
+    return hashlib.sha1(json.dumps(_jsonable(obj), sort_keys=True).encode()).hexdigest()[:6]
 
 
-# -- small converters ----------------------------------------------------------------
-def _as_float(value: Any) -> float | None:
-    """A float for MLflow, or None for anything that is not a real number (bools too)."""
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        import numpy as np
-
-        if isinstance(value, np.bool_):
-            return None
-        if np.ndim(value) != 0:
-            return None
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return out
-
-
-def _plain(obj: Any) -> Any:
-    """Plain JSON types (NaN stays NaN; json writes it as ``NaN``)."""
-    import numpy as np
-
+def _jsonable(obj: Any) -> Any:
+    """Plain JSON types; group labels keep their type (tuples become lists, NaN becomes None)."""
     if isinstance(obj, Mapping):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set, frozenset)):
-        return [_plain(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _plain(obj.tolist())
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if hasattr(obj, "to_dict") and hasattr(obj, "index"):  # pandas objects
-        return _plain(obj.to_dict())
-    if obj is None or isinstance(obj, (str, int, float, bool)):
-        return obj
-    return str(obj)
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, pd.Index):
+        return [plain(v) for v in obj]
+    if isinstance(obj, (list, tuple, set, frozenset, np.ndarray)):
+        return [_jsonable(v) for v in obj]
+    value = plain(obj)
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"  # strict JSON has no infinity
+    return value if value is None or isinstance(value, (str, int, float, bool, list)) else str(value)
 
 
 def _json(obj: Any) -> str:
-    return json.dumps(_plain(obj), indent=2, default=str)
+    return json.dumps(_jsonable(obj), indent=2, allow_nan=False)
 
 
-def _snake(name: str) -> str:
-    """``"ProxyDisparity"`` -> ``"proxy_disparity"``, ``"HOC"`` -> ``"hoc"``.
+# -- which results -----------------------------------------------------------------------
+def name_results(results: Any) -> list[tuple[str, Result]]:
+    """Normalise the first argument of ``log_fairness`` to ``[(name, result)]``.
 
-    Examples
-    --------
-    >>> _snake("ProxyDisparity"), _snake("HOC"), _snake("HOCEstimate")
-    ('proxy_disparity', 'hoc', 'hoc_estimate')
-    """
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
-
-
-# -- what is this result? --------------------------------------------------------------
-def result_kind(result: Any) -> str:
-    """``"measure"``, ``"posterior"`` or ``"unaware"``; TypeError for anything else.
+    Accepts one result, a mapping ``{name: result}`` (the output of
+    ``evaluate_measures``), or a sequence of results or ``(name, result)`` pairs.
+    Results of different kinds may share a name (a point value and its posterior);
+    two of the same kind may not.
 
     Examples
     --------
     >>> import skfair_measures as sfm
     >>> res = sfm.msr("fairness.tpr").evaluate([1, 1], [1, 0], sensitive_features=["a", "b"])
-    >>> result_kind(res)
-    'measure'
-    """
-    if hasattr(result, "to_inference_data") and hasattr(result, "prob_greater"):
-        return "posterior"
-    if hasattr(result, "diagnostics") and hasattr(result, "value"):
-        return "unaware"
-    if hasattr(result, "value") and hasattr(result, "by_group") and hasattr(result, "key"):
-        return "measure"
-    raise TypeError(
-        f"cannot log a {type(result).__name__}: pass a MeasureResult (Measure.evaluate, "
-        "evaluate_measures), a posterior (Measure.posterior) or an estimate from "
-        "skfair_measures.unaware, or a dict/list of them."
-    )
-
-
-def _default_name(result: Any, kind: str) -> str:
-    for attr in ("key", "name"):
-        v = getattr(result, attr, None)
-        if isinstance(v, str) and v:
-            return v
-    measure = getattr(result, "measure", None)
-    if isinstance(getattr(measure, "key", None), str):
-        return measure.key
-    if kind == "unaware":
-        stem = type(result).__name__.removesuffix("Result") or "estimate"
-        return f"unaware.{_snake(stem)}"
-    if kind == "posterior":
-        return "posterior"
-    return type(result).__name__
-
-
-def name_results(results: Any) -> list[tuple[str, str, Any]]:
-    """Normalise the first argument of ``log_fairness`` to ``[(name, kind, result)]``.
-
-    Accepts one result, a mapping ``{name: result}`` (e.g. the output of
-    ``evaluate_measures``), or a sequence of results or ``(name, result)`` pairs. A measure result and the
-    posterior of the same measure may share a name (they log different keys); two
-    results of the same kind may not.
+    >>> name_results([res])
+    [('fairness.tpr', MeasureResult(key='fairness.tpr', value=1.0))]
+    >>> name_results("fairness.tpr")
+    Traceback (most recent call last):
+    ...
+    TypeError: cannot log a str: pass results of skfair-measures ...
     """
     if isinstance(results, Mapping):
         items = [(str(k), v) for k, v in results.items()]
-        items = [(k, result_kind(v), v) for k, v in items]
     else:
-        if isinstance(results, (list, tuple)):
-            seq: Iterable[Any] = results
-        else:
-            seq = [results]
-        items = []
-        for r in seq:
-            if isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], str):
-                name, r = r  # a (name, result) pair
-            else:
-                name = None
-            kind = result_kind(r)
-            items.append((name or _default_name(r, kind), kind, r))
-    seen: set[tuple[str, str]] = set()
-    for name, kind, _ in items:
-        if (name, kind) in seen:
-            raise ValueError(
-                f"two {kind} results are both named {name!r}; pass a dict {{name: result}} "
-                "with distinct names, or log them in separate calls with prefix=."
+        seq = results if isinstance(results, (list, tuple)) else [results]
+        items = [r if _is_pair(r) else (None, r) for r in seq]
+    out = []
+    for name, res in items:
+        if not isinstance(res, Result):
+            raise TypeError(
+                f"cannot log a {type(res).__name__}: pass results of skfair-measures (Measure.evaluate, "
+                "evaluate_measures, bootstrap, posterior, the estimates of skfair_measures.unaware), "
+                "or a dict / list of them."
             )
-        seen.add((name, kind))
-    if not items:
+        out.append((name or res.key, res))
+    seen: set[tuple[str, str]] = set()
+    for name, res in out:
+        if (name, res.kind) in seen:
+            raise ValueError(
+                f"two {res.kind} results are both named {name!r}; pass a dict {{name: result}} with "
+                "distinct names, or log them in separate calls with prefix=."
+            )
+        seen.add((name, res.kind))
+    if not out:
         raise ValueError("nothing to log: results is empty.")
-    return items
+    return out
+
+
+def _is_pair(item: Any) -> bool:
+    return isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
 
 
 # -- measure configuration ---------------------------------------------------------------
-def _operation_name(measure: Any) -> str | None:
-    op = getattr(measure, "operation", None)
-    if op is not None:
-        return getattr(op, "name", str(op))
-    if hasattr(measure, "measures"):  # composite
-        ops = sorted({_operation_name(m) or "?" for m in measure.measures})
-        return f"{getattr(measure, 'aggregate_name', 'aggregate')}({', '.join(ops)})"
-    if hasattr(measure, "epsilon") and hasattr(measure, "fairness"):
-        return "constraint"
-    return "overall" if getattr(measure, "requires_sensitive", True) is False else None
-
-
-def _direction(minimize: Any) -> Any:
-    return "signed" if minimize is None else minimize
-
-
-def measure_params(measure: Any) -> dict[str, Any]:
-    """The configuration of a measure as a flat dictionary (values still Python objects).
+def measure_params(measure: MeasureBase) -> dict[str, Any]:
+    """The configuration of a measure as a flat dictionary, read through the measure protocol.
 
     Examples
     --------
     >>> import skfair_measures as sfm
     >>> p = measure_params(sfm.msr("fairness.tpr", operation="diff_to_reference", reference="F"))
-    >>> p["base"], p["operation"], p["reference"], p["minimize"]
-    ('tpr', 'diff_to_reference', 'F', 'signed')
-    >>> measure_params(sfm.msr("fairness.acc_eod=.05"))["epsilon"]
-    0.05
+    >>> p["signed"], p["ideal"], p["bases"], p["minimize"]
+    (True, 0.0, 'tpr', 'signed')
     """
+    inputs = {k: v for k, v in dataclasses.asdict(measure.inputs).items() if v is not None}
     out: dict[str, Any] = {
-        "key": getattr(measure, "key", None),
-        "class": type(measure).__name__,
-        "base": ", ".join(b.name for b in getattr(measure, "bases", ())) or None,
-        "operation": _operation_name(measure),
-        "minimize": _direction(getattr(measure, "minimize", None)),
+        "key": measure.key,
+        "description": measure.description,
+        "bases": ", ".join(b.name for b in measure.bases) or None,
+        "minimize": "signed" if measure.minimize is None else measure.minimize,
+        "ideal": measure.ideal,
+        "signed": measure.signed,
+        "range": [float(x) for x in measure.range] if measure.range is not None else None,
+        "components": ", ".join(c.key for c in measure.children) or None,
     }
-    reference = getattr(measure, "reference", None)
-    if reference is None and hasattr(measure, "operation"):
-        reference = getattr(measure.operation, "params", {}).get("reference")
-    out["reference"] = reference
-    if hasattr(measure, "epsilon"):
-        out["epsilon"] = measure.epsilon
-        out["performance"] = getattr(getattr(measure, "performance", None), "key", None)
-        out["fairness"] = getattr(getattr(measure, "fairness", None), "key", None)
-    if hasattr(measure, "measures"):
-        out["aggregate"] = getattr(measure, "aggregate_name", None)
-        out["components"] = ", ".join(m.key for m in measure.measures)
-    for attr in ("threshold", "pos_label"):
-        out[attr] = getattr(measure, attr, None)
-    undefined = getattr(measure, "undefined", None)
-    if undefined not in (None, "propagate"):
-        out["undefined"] = undefined
-    rng = getattr(measure, "range", None)
-    if rng is not None:
-        out["range"] = [float(x) for x in rng]
+    out.update(inputs)
     return out
 
 
 # -- group labels -------------------------------------------------------------------------
-#: Names skfair-measures gives to unnamed sensitive inputs; not worth a key.
+#: The names skfair-measures gives to unnamed sensitive inputs: not worth repeating in every label.
 _PLACEHOLDER_NAME = re.compile(r"sensitive_feature_\d+")
 
 
-def _group_segments(index: Any) -> dict[Any, str]:
-    names = [None if n is None or _PLACEHOLDER_NAME.fullmatch(str(n)) else n for n in getattr(index, "names", [None])]
-    labels = list(index)
-    texts = [group_label(lab, names) for lab in labels]
-    return unique_segments(labels, texts)
+def _group_names(index: pd.Index) -> list[str | None]:
+    return [None if n is None or _PLACEHOLDER_NAME.fullmatch(str(n)) else str(n) for n in index.names]
 
 
-def _label_json(label: Any) -> Any:
-    return _plain(list(label)) if isinstance(label, tuple) else _plain(label)
+def _group_texts(index: pd.Index) -> dict[Any, str]:
+    """Readable text of each group: ``sex=F,race=Black`` (``F`` when the index is unnamed)."""
+    names = _group_names(index)
+    return {g: group_label(g, names) for g in index}
 
 
-# -- one collector per kind -------------------------------------------------------------------
-def _collect_measure(p: Payload, base: str, name: str, res: Any) -> dict[str, Any]:
-    import pandas as pd
-
-    p.add_metric(base, res.value, result=name, quantity="value")
-    overall = getattr(res, "overall", None)
-    if isinstance(overall, pd.Series):
-        segs = unique_segments(list(overall.index))
-        for k, v in overall.items():
-            p.add_metric(subkey(base, "overall", segs[k]), v, result=name, quantity="overall", part=str(k))
-    else:
-        p.add_metric(subkey(base, "overall"), overall, result=name, quantity="overall")
-
-    by_group = getattr(res, "by_group", None)
-    counts = getattr(res, "counts", None)
-    index = by_group.index if by_group is not None else (counts.index if counts is not None else None)
-    groups = _group_segments(index) if index is not None else {}
-    if by_group is not None:
-        frame = by_group.to_frame() if isinstance(by_group, pd.Series) else by_group
-        columns = unique_segments(list(frame.columns), [str(c) if c is not None else "value" for c in frame.columns])
-        for col in frame.columns:
-            for g, v in frame[col].items():
-                p.add_metric(
-                    subkey(base, "by_group", columns[col], groups[g]),
-                    v,
-                    result=name,
-                    quantity="by_group",
-                    column=str(col),
-                    group=_label_json(g),
-                )
-    if counts is not None:
-        csegs = groups if set(counts.index) <= set(groups) else _group_segments(counts.index)
-        for g, v in counts.items():
-            p.add_metric(subkey(base, "count", csegs[g]), v, result=name, quantity="count", group=_label_json(g))
-    return res.to_dict() if hasattr(res, "to_dict") else {"value": res.value}
+def _group_segments(index: pd.Index) -> dict[Any, str]:
+    texts = _group_texts(index)
+    return unique_segments(list(texts), list(texts.values()))
 
 
-def _posterior_draws(post: Any, idata: Any, key: str) -> Any:
-    """Draws of the measure itself, flattened; None if they cannot be found."""
-    import numpy as np
+# -- the parts of one call -------------------------------------------------------------------
+@dataclass
+class _Context:
+    prefix: str
+    artifact_dir: str
+    by_key: dict[str, MeasureBase]
+    options: dict[str, Any]
+    group_metrics: bool
+    counts: pd.Series | None = None
 
-    for attr in ("draws", "samples"):
-        arr = getattr(post, attr, None)
-        if callable(arr):
-            try:
-                arr = arr()
-            except TypeError:
-                arr = None
-        if arr is not None:
-            arr = np.asarray(arr, dtype=float)
-            if arr.ndim >= 1:
-                return arr.ravel()
-    posterior = getattr(idata, "posterior", None)
-    if posterior is None:
+
+def _measure_of(res: Result, ctx: _Context) -> MeasureBase | None:
+    return ctx.by_key.get(res.key) or res.measure
+
+
+def _interval(res: Result, prob: float) -> tuple[float, float] | None:
+    try:
+        return res.interval(prob)
+    except NoIntervalError:
         return None
-    names = list(getattr(posterior, "data_vars", []))
-    for cand in (key, sanitize_segment(key), "delta", "measure", "value"):
-        if cand in names:
-            return np.asarray(posterior[cand], dtype=float).ravel()
-    scalar = [n for n in names if set(posterior[n].dims) <= {"chain", "draw"}]
-    if len(scalar) == 1:
-        return np.asarray(posterior[scalar[0]], dtype=float).ravel()
-    return None
 
 
-def _density_png(
-    draws: Any, *, key: str, lower: float | None, upper: float | None, eps: float | None, center: float = 0.0
-) -> bytes:
-    """A posterior density plot, drawn without pyplot (no global backend change)."""
-    import numpy as np
+def _headlines(p: Payload, items: list[tuple[str, Result]], keys: dict[str, str]) -> set[int]:
+    """The value of each name at its plain key; returns the ids of the results that got one."""
+    owners: dict[str, Result] = {}
+    for name, res in sorted(items, key=lambda it: _HEADLINE_ORDER.index(it[1].kind)):
+        owners.setdefault(name, res)
+    for name, res in items:  # in the caller's order
+        if owners.get(name) is res:
+            p.add_metric(keys[name], res.value, result=name, kind=res.kind, quantity="value")
+    return {id(r) for r in owners.values()}
+
+
+def _details(p: Payload, base: str, name: str, res: Result, ctx: _Context) -> None:
+    if isinstance(res, MeasureResult):  # the base metric on all rows, a property of point results
+        overall = res.overall
+        if isinstance(overall, pd.Series):
+            segs = unique_segments(list(overall.index))
+            for k, v in overall.items():
+                p.add_metric(subkey(base, "overall", segs[k]), v, result=name, quantity="overall", part=str(k))
+        elif overall is not None:
+            p.add_metric(subkey(base, "overall"), overall, result=name, quantity="overall")
+    if res.kind not in _SAMPLED:
+        interval = _interval(res, ctx.options["prob"])
+        if interval is not None:
+            p.add_metric(subkey(base, "interval_lower"), interval[0], result=name, quantity="interval_lower")
+            p.add_metric(subkey(base, "interval_upper"), interval[1], result=name, quantity="interval_upper")
+    if res.reason is not None:
+        p.add_tag(subkey(base, "undefined"), res.reason)
+
+
+def _draw_summaries(p: Payload, base: str, name: str, res: Result, ctx: _Context) -> None:
+    """Summaries of a bootstrap or posterior that carry information, given the measure's meaning."""
+    draws = np.asarray(res.draws, dtype=float).ravel()
+    prob, eps = float(ctx.options["prob"]), ctx.options.get("eps")
+    measure = _measure_of(res, ctx)
+    pre = subkey(base, res.kind)
+    meaning = {"result": name, "kind": res.kind}
+    if draws.size == 0 or np.isnan(draws).any():
+        why = "no draws" if draws.size == 0 else f"{int(np.isnan(draws).sum())} of {draws.size} draws are undefined"
+        p.add_tag(f"{pre}.undefined", f"{why}; the summaries are undefined (NaN). {res.reason or ''}".strip())
+        p.add_metric(f"{pre}/mean", math.nan, **meaning, quantity="mean")
+        return
+    lo, hi = res.interval(prob)
+    p.add_metric(f"{pre}/mean", draws.mean(), **meaning, quantity="mean")
+    p.add_metric(f"{pre}/sd", draws.std(ddof=1) if draws.size > 1 else math.nan, **meaning, quantity="sd")
+    p.add_metric(f"{pre}/interval_lower", lo, **meaning, quantity="interval_lower", prob=prob)
+    p.add_metric(f"{pre}/interval_upper", hi, **meaning, quantity="interval_upper", prob=prob)
+    p.add_param(f"{pre}/interval_prob", prob)
+    ideal = None if measure is None else measure.ideal
+    if ideal is not None and eps is not None:
+        within = float(np.mean(np.abs(draws - ideal) <= eps))
+        p.add_metric(f"{pre}/prob_within", within, **meaning, quantity="prob_within", eps=eps, ideal=ideal)
+        p.add_param(f"{pre}/eps", eps)
+    if ideal is not None and measure.signed:  # an unsigned measure is never below its ideal: no information
+        p.add_metric(f"{pre}/prob_greater", float(np.mean(draws > ideal)), **meaning, quantity="prob_greater",
+                     threshold=ideal)
+
+
+def _counts(p: Payload, base: str, name: str, res: Result, ctx: _Context) -> None:
+    """Group sizes once per run; again under the result only where they differ."""
+    counts = res.counts
+    if counts is None:
+        return
+    if ctx.counts is None:
+        ctx.counts = counts
+        where = f"{ctx.prefix}groups.count"
+    elif counts.equals(ctx.counts):
+        return
+    else:
+        where = subkey(base, "count")
+    segs = _group_segments(counts.index)
+    for g, v in counts.items():
+        p.add_metric(f"{where}/{segs[g]}", v, result=name, quantity="count", group=plain(g))
+
+
+def _group_values(p: Payload, base: str, name: str, res: Result) -> None:
+    frame = _frame(res.by_group)
+    if frame is None:
+        return
+    groups = _group_segments(frame.index)
+    columns = unique_segments(list(frame.columns))
+    for col in frame.columns:
+        for g, v in frame[col].items():
+            p.add_metric(subkey(base, "by_group", columns[col], groups[g]), v, result=name, quantity="by_group",
+                         column=str(col), group=plain(g))
+
+
+def _frame(by_group: pd.Series | pd.DataFrame | None) -> pd.DataFrame | None:
+    if by_group is None:
+        return None
+    if isinstance(by_group, pd.DataFrame):
+        return by_group
+    return by_group.to_frame(name=by_group.name if by_group.name is not None else "value")
+
+
+def _params(p: Payload, base: str, res: Result, ctx: _Context) -> None:
+    measure = _measure_of(res, ctx)
+    if measure is not None:
+        for k, v in measure_params(measure).items():
+            p.add_param(subkey(base, "config", k), v)
+
+
+# -- tags, table, chart, JSON -------------------------------------------------------------------
+def _group_tags(p: Payload, items: list[tuple[str, Result]]) -> None:
+    index = next((r.counts.index for _, r in items if r.counts is not None), None)
+    if index is None:
+        index = next((r.by_group.index for _, r in items if r.by_group is not None), None)
+    if index is None:
+        return
+    names = [n for n in _group_names(index) if n is not None]
+    if names:
+        p.add_tag("skfair.sensitive", ", ".join(names))
+    p.add_tag("skfair.groups", json.dumps([plain(g) for g in index]))
+    p.add_tag("skfair.n_groups", str(len(index)))
+
+
+def groupwise_table(items: list[tuple[str, Result]]) -> pd.DataFrame | None:
+    """One row per (result, per-group quantity), one column per group; group sizes last.
+
+    Columns are ``result``, ``quantity`` and one readable label per group
+    (``sex=F,race=Black``). Undefined values are NaN (null in the JSON artifact).
+
+    Examples
+    --------
+    >>> import skfair_measures as sfm
+    >>> res = sfm.msr("fairness.tpr").evaluate([1, 1, 1, 1], [1, 0, 1, 1], sensitive_features=list("FFMM"))
+    >>> groupwise_table([("fairness.tpr", res)])
+             result quantity    F    M
+    0  fairness.tpr      tpr  0.5  1.0
+    1        groups        n  2.0  2.0
+    """
+    rows, index, counts = [], None, None
+    for name, res in items:
+        frame = _frame(res.by_group)
+        if frame is not None:
+            index = frame.index if index is None else index.union(frame.index, sort=False)
+            for col in frame.columns:
+                rows.append(((name, str(col)), frame[col]))
+        if counts is None and res.counts is not None:
+            counts = res.counts
+    if counts is not None:
+        index = counts.index if index is None else index.union(counts.index, sort=False)
+        rows.append((("groups", "n"), counts))
+    if not rows:
+        return None
+    texts = _group_texts(index)
+    body = pd.DataFrame([s.reindex(index).to_numpy(dtype=float) for _, s in rows], columns=list(texts.values()))
+    head = pd.DataFrame([label for label, _ in rows], columns=["result", "quantity"])
+    return pd.concat([head, body], axis=1)
+
+
+def groupwise_chart(table: pd.DataFrame) -> bytes:
+    """A grouped bar chart of a groupwise table: groups side by side, one cluster per quantity.
+
+    Undefined values are marked "undefined" at zero height instead of being drawn as 0.
+    Drawn on a ``Figure`` with the Agg canvas, so no global pyplot state changes.
+    """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    draws = np.asarray(draws, dtype=float)
-    draws = draws[np.isfinite(draws)]
+    values = table[table["result"] != "groups"]
+    groups = [c for c in table.columns if c not in ("result", "quantity")]
+    labels = [f"{r}\n{q}" if q not in ("value", r) else r for r, q in zip(values["result"], values["quantity"],
+                                                                        strict=True)]
+    n_rows, n_groups = len(values), len(groups)
+    width = 0.8 / max(n_groups, 1)
+    fig = Figure(figsize=(min(24.0, 2.0 + 0.35 * n_rows * max(n_groups, 2)), 4.0))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    x = np.arange(n_rows)
+    colors = _palette(n_groups)
+    for j, g in enumerate(groups):
+        heights = values[g].to_numpy(dtype=float)
+        pos = x - 0.4 + width * (j + 0.5)
+        ax.bar(pos, np.nan_to_num(heights, nan=0.0), width, label=g, color=colors[j])
+        for xi in pos[np.isnan(heights)]:
+            ax.text(xi, 0, "undefined", rotation=90, ha="center", va="bottom", fontsize=7, color="0.3")
+    ax.set_xticks(x, labels, fontsize=8)
+    ax.set_ylabel("value per group")
+    ax.axhline(0, color="0.5", lw=0.6)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False,
+              ncols=1 + n_groups // 16, title="group")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    return buf.getvalue()
+
+
+def _palette(n: int) -> list[Any]:
+    from matplotlib import colormaps
+
+    name = "tab10" if n <= 10 else "tab20"
+    cmap = colormaps[name]
+    return [cmap(i % cmap.N) for i in range(n)]
+
+
+def density_chart(draws: np.ndarray, *, name: str, kind: str, interval: tuple[float, float] | None,
+                  ideal: float | None, eps: float | None) -> bytes:
+    """Histogram of draws with the interval and the region of practical fairness around the ideal."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    draws = np.asarray(draws, dtype=float).ravel()
     fig = Figure(figsize=(5.5, 3.2))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    if draws.size:
-        ax.hist(draws, bins=min(60, max(10, draws.size // 20)), density=True, color="C0", alpha=0.35)
-        if draws.size > 2 and np.ptp(draws) > 0:
-            from scipy.stats import gaussian_kde
-
-            xs = np.linspace(draws.min(), draws.max(), 200)
-            ax.plot(xs, gaussian_kde(draws)(xs), color="C0")
-        ax.axvline(float(draws.mean()), color="C1", label="mean")
-    if lower is not None and upper is not None and np.isfinite([lower, upper]).all():
-        ax.axvspan(lower, upper, color="C1", alpha=0.12, label="interval")
-    if eps is not None:
-        ax.axvspan(center - eps, center + eps, color="C2", alpha=0.15, label=f"within {eps:g} of {center:g}")
-    ax.set_xlabel(key)
-    ax.set_ylabel("posterior density")
+    ax.hist(draws, bins=min(60, max(10, draws.size // 20)), density=True, color="C0", alpha=0.5)
+    ax.axvline(float(draws.mean()), color="C1", label="mean")
+    if interval is not None:
+        ax.axvspan(*interval, color="C1", alpha=0.12, label="interval")
+    if ideal is not None and eps is not None:
+        ax.axvspan(ideal - eps, ideal + eps, color="C2", alpha=0.15, label=f"within {eps:g} of {ideal:g}")
+    ax.set_xlabel(name)
+    ax.set_ylabel(f"{kind} density")
     ax.legend(loc="best", fontsize="small")
     fig.tight_layout()
     buf = io.BytesIO()
@@ -418,201 +487,17 @@ def _density_png(
     return buf.getvalue()
 
 
-def _collect_posterior(
-    p: Payload,
-    base: str,
-    name: str,
-    post: Any,
-    options: Mapping[str, Any],
-    artifact_dir: str,
-    artifacts: bool,
-) -> dict[str, Any]:
-    opts = {**_POSTERIOR_DEFAULTS, **{k: v for k, v in options.items() if v is not None}}
-    if options.get("greater_than") is None and _as_float(getattr(post, "center", None)) is not None:
-        opts["greater_than"] = post.center  # perfect fairness: 0 for differences, 1 for ratios
-    prob, eps, above = float(opts["prob"]), opts.get("eps"), float(opts["greater_than"])
-    problems: list[str] = []
-
-    def call(method: str, *args: Any) -> Any:
-        # One failing summary must not cost the others (the posterior API may differ).
-        f = getattr(post, method, None)
-        if not callable(f):
-            problems.append(f"it has no {method}()")
-            return None
-        try:
-            return f(*args)
-        except Exception as exc:  # noqa: BLE001 - reported below, by name
-            problems.append(f"{method}{args!r} raised {type(exc).__name__}: {exc}")
-            return None
-
-    mean = call("mean")
-    interval = call("interval", prob)
-    lo, hi = (None, None) if interval is None else interval
-    p_greater = call("prob_greater", above)
-    p_within = call("prob_within", eps) if eps is not None else None
-    pre = subkey(base, "posterior")
-    p.add_metric(f"{pre}/mean", mean, result=name, quantity="posterior_mean")
-    p.add_metric(f"{pre}/interval_lower", lo, result=name, quantity="posterior_interval_lower", prob=prob)
-    p.add_metric(f"{pre}/interval_upper", hi, result=name, quantity="posterior_interval_upper", prob=prob)
-    p.add_metric(f"{pre}/prob_greater", p_greater, result=name, quantity="prob_greater", threshold=above)
-    p.add_metric(f"{pre}/prob_within", p_within, result=name, quantity="prob_within", eps=eps)
-    p.add_param(f"{pre}/interval_prob", prob)
-    p.add_param(f"{pre}/greater_than", above)
-    p.add_param(f"{pre}/eps", eps)
-    for attr in ("method", "reference", "random_state"):
-        v = getattr(post, attr, None)
-        if v is not None and not callable(v):
-            p.add_param(f"{pre}/{attr}", v)
-    attrs = getattr(post, "attrs", None)
-    if isinstance(attrs, Mapping):  # settings of the fit: prior, sampler, seed, ...
-        for k, v in attrs.items():
-            if isinstance(v, (str, int, float, bool)) and k != "seconds" and v != "":
-                p.add_param(f"{pre}/{sanitize_segment(k)}", v)
-    if callable(getattr(post, "diagnostics", None)):  # MCMC: divergences, max_r_hat, ...
-        for k, v in (call("diagnostics") or {}).items():
-            key = f"{pre}/diagnostics/{sanitize_segment(k)}"
-            p.add_metric(key, v, result=name, quantity="posterior_diagnostics")
-    summary = None
-    if hasattr(post, "summary"):
-        try:
-            summary = post.summary(prob, eps) if eps is not None else post.summary(prob)
-        except TypeError:  # a summary() without these options
-            summary = call("summary")
-        except Exception as exc:  # noqa: BLE001 - reported with the others
-            problems.append(f"summary() raised {type(exc).__name__}: {exc}")
-    info = {
-        "mean": mean,
-        "interval": [lo, hi],
-        "interval_prob": prob,
-        "prob_greater": {"threshold": above, "value": p_greater},
-        "prob_within": {"eps": eps, "value": p_within},
-        "summary": _plain(summary) if summary is not None else None,
-    }
-    idata = None
-    if artifacts:
-        adir = f"{artifact_dir}/{sanitize_segment(name)}"
-        if summary is not None and hasattr(summary, "to_csv"):
-            p.artifacts.append(Artifact(f"{adir}/posterior_summary.csv", summary.to_csv(), "csv"))
-        idata = call("to_inference_data")
-        if idata is not None:
-            p.artifacts.append(
-                Artifact(f"{adir}/posterior.nc", lambda path: _netcdf_safe(idata).to_netcdf(path), "netcdf")
-            )
-    if problems:
-        warnings.warn(
-            f"posterior of {name!r}: {'; '.join(problems)}. Those summaries are not logged; the others are.",
-            RuntimeWarning,
-            stacklevel=4,
-        )
-    if not artifacts:
-        return info
-    draws = _posterior_draws(post, idata, getattr(post, "key", name))
-    if draws is None:
-        warnings.warn(
-            f"posterior of {name!r}: found no draws of the measure itself (no .draws and no "
-            "single scalar variable in the InferenceData); the density plot is skipped.",
-            RuntimeWarning,
-            stacklevel=4,
-        )
-    else:
-        center = _as_float(getattr(post, "center", None)) or 0.0
-        png = _density_png(draws, key=name, lower=_as_float(lo), upper=_as_float(hi), eps=eps, center=center)
-        p.artifacts.append(Artifact(f"{adir}/posterior_density.png", png, "image"))
-    return info
-
-
-def _flatten_numbers(obj: Any, path: list[str], out: list[tuple[list[str], Any, Any]], limit: int) -> None:
-    """Numeric leaves of nested dicts/lists/arrays, with their key segments."""
-    import numpy as np
-
-    if len(out) >= limit:
+def _sampled_artifacts(p: Payload, name: str, res: Result, ctx: _Context) -> None:
+    draws = np.asarray(res.draws, dtype=float).ravel()
+    if draws.size == 0 or np.isnan(draws).any():
         return
-    if isinstance(obj, Mapping):
-        keys = [k for k in obj if not (isinstance(k, str) and k in _NOT_METRICS)]
-        segs = unique_segments(keys, [group_label(k) for k in keys])
-        for k in keys:
-            _flatten_numbers(obj[k], [*path, segs[k]], out, limit)
-    elif isinstance(obj, (list, tuple, np.ndarray)) and not isinstance(obj, str):
-        if len(obj) > MAX_DIAGNOSTIC_ARRAY:
-            return
-        for i, v in enumerate(obj):
-            _flatten_numbers(v, [*path, str(i)], out, limit)
-    elif hasattr(obj, "to_dict") and hasattr(obj, "index"):
-        _flatten_numbers(obj.to_dict(), path, out, limit)
-    else:
-        v = _as_float(obj)
-        if v is not None:
-            out.append((path, v, obj))
-
-
-def _collect_unaware(p: Payload, base: str, name: str, res: Any, artifact_dir: str, artifacts: bool) -> Any:
-    p.add_metric(base, res.value, result=name, quantity="value")
-    interval = getattr(res, "interval", None)
-    if interval is not None:
-        lo, hi = interval
-        p.add_metric(subkey(base, "interval_lower"), lo, result=name, quantity="interval_lower")
-        p.add_metric(subkey(base, "interval_upper"), hi, result=name, quantity="interval_upper")
-    by_group = getattr(res, "by_group", None)
-    if by_group is not None:
-        segs = _group_segments(by_group.index)
-        if hasattr(by_group, "columns"):  # e.g. rates per predicted class, or per (y_true, y_pred)
-            columns = list(by_group.columns)
-            csegs = _group_segments(by_group.columns)
-            for c in columns:
-                for g, v in by_group[c].items():
-                    p.add_metric(
-                        subkey(base, "by_group", csegs[c], segs[g]),
-                        v,
-                        result=name,
-                        quantity="by_group",
-                        column=_label_json(c),
-                        group=_label_json(g),
-                    )
-        else:
-            for g, v in by_group.items():
-                p.add_metric(
-                    subkey(base, "by_group", segs[g]), v, result=name, quantity="by_group", group=_label_json(g)
-                )
-    for attr in ("metric", "mode", "method", "quantifier"):
-        v = getattr(res, attr, None)
-        if isinstance(v, str):
-            p.add_param(subkey(base, "config", attr), v)
-    diagnostics = getattr(res, "diagnostics", None) or {}
-    leaves: list[tuple[list[str], Any, Any]] = []
-    _flatten_numbers(diagnostics, [], leaves, MAX_DIAGNOSTIC_METRICS + 1)
-    if len(leaves) > MAX_DIAGNOSTIC_METRICS:
-        warnings.warn(
-            f"{name!r}: diagnostics hold more than {MAX_DIAGNOSTIC_METRICS} numbers; only the "
-            "first ones are logged as metrics, all of them are in the JSON artifact.",
-            RuntimeWarning,
-            stacklevel=4,
-        )
-        leaves = leaves[:MAX_DIAGNOSTIC_METRICS]
-    for path, v, _ in leaves:
-        p.add_metric(subkey(base, "diagnostics", *path), v, result=name, quantity="diagnostics", path=path)
-    if isinstance(diagnostics, Mapping):
-        for k, v in diagnostics.items():
-            if isinstance(v, (str, bool)) or (v is not None and _as_float(v) is None and _is_scalar(v)):
-                p.add_param(subkey(base, "config", sanitize_segment(k)), v)
-    content = (
-        res.to_dict()
-        if hasattr(res, "to_dict")
-        else {
-            "value": res.value,
-            "interval": interval,
-            "by_group": by_group,
-            "diagnostics": diagnostics,
-        }
-    )
-    if artifacts:
-        p.artifacts.append(
-            Artifact(f"{artifact_dir}/{sanitize_segment(name)}/diagnostics.json", _json(content), "json")
-        )
-    return content
-
-
-def _is_scalar(v: Any) -> bool:
-    return not isinstance(v, (Mapping, list, tuple, set)) and not hasattr(v, "__len__")
+    measure = _measure_of(res, ctx)
+    folder = f"{ctx.artifact_dir}/{sanitize_segment(name)}"
+    png = density_chart(draws, name=name, kind=res.kind, interval=res.interval(ctx.options["prob"]),
+                        ideal=None if measure is None else measure.ideal, eps=ctx.options.get("eps"))
+    p.artifacts.append(Artifact(f"{folder}/{res.kind}_density.png", png))
+    csv = pd.DataFrame({res.key: draws}).to_csv(index_label="draw")
+    p.artifacts.append(Artifact(f"{folder}/{res.kind}_draws.csv", csv))
 
 
 # -- entry point -------------------------------------------------------------------------------
@@ -625,6 +510,7 @@ def collect(
     artifacts: bool = True,
     posterior_options: Mapping[str, Any] | None = None,
     step: int | None = None,
+    group_metrics: bool = False,
 ) -> Payload:
     """Compute everything ``log_fairness`` logs, without logging it.
 
@@ -635,18 +521,18 @@ def collect(
     prefix : str, default=""
         Prepended to every metric and param key, e.g. ``"test/"`` or ``"val_"``.
     measures : Measure, sequence or mapping of Measure, optional
-        The measures behind the measure results (matched by key), so that their
-        configuration is logged as params; measures also come from a result's
-        ``measure`` attribute.
+        Measures to read the configuration from (by key); by default each result's
+        own ``measure``.
     log_params : bool, default=True
     artifacts : bool, default=True
     posterior_options : mapping, optional
-        ``prob`` (interval coverage, 0.95), ``eps`` (practical-fairness margin,
-        0.02) and ``greater_than`` (default: the posterior's ``center``, the value of
-        perfect fairness, 0 for differences and 1 for ratios) for posterior summaries.
+        ``prob`` (interval coverage, 0.95) and ``eps`` (half-width of practical
+        fairness around the measure's ideal value, 0.02) for sampled results.
     step : int, optional
         Artifacts of a step go to ``fairness/step_<step>/`` so steps do not overwrite
         each other.
+    group_metrics : bool, default=False
+        Also log every per-group value as a metric (they are always in the table artifact).
 
     Returns
     -------
@@ -658,87 +544,61 @@ def collect(
     >>> res = sfm.evaluate_measures([sfm.msr("fairness.tpr")], [1, 1, 0, 1], [1, 0, 0, 1],
     ...                             sensitive_features=["F", "M", "F", "M"])
     >>> p = collect(res, artifacts=False)
-    >>> sorted(p.metrics)  # doctest: +NORMALIZE_WHITESPACE
-    ['fairness.tpr', 'fairness.tpr.by_group/tpr/F', 'fairness.tpr.by_group/tpr/M',
-     'fairness.tpr.count/F', 'fairness.tpr.count/M', 'fairness.tpr.overall']
-    >>> sorted(p.params)[:3]
-    ['fairness.tpr.config/base', 'fairness.tpr.config/class', 'fairness.tpr.config/key']
-    >>> p.metrics["fairness.tpr"]
-    0.5
+    >>> list(p.metrics)
+    ['fairness.tpr', 'fairness.tpr.overall', 'groups.count/F', 'groups.count/M']
+    >>> p.metrics["fairness.tpr"], p.tags["skfair.groups"]
+    (0.5, '["F", "M"]')
     """
     items = name_results(results)
-    by_key = _measures_by_key(measures)
-    names = unique_segments(list(dict.fromkeys(n for n, _, _ in items)))
+    options = {**POSTERIOR_DEFAULTS, **{k: v for k, v in dict(posterior_options or {}).items() if v is not None}}
     clean_prefix = sanitize_key(prefix) + ("/" if prefix.endswith("/") else "") if prefix else ""
-    artifact_dir = "fairness" + (f"/{sanitize_segment(prefix.strip('/_. '))}" if prefix.strip("/_. ") else "")
+    folder = "fairness" + (f"/{sanitize_segment(prefix.strip('/_. '))}" if prefix.strip("/_. ") else "")
     if step is not None:
-        artifact_dir += f"/step_{int(step)}"
+        folder += f"/step_{int(step)}"
+    ctx = _Context(clean_prefix, folder, _measures_by_key(measures), options, group_metrics)
+    segments = unique_segments(list(dict.fromkeys(n for n, _ in items)))
+    keys = {name: f"{clean_prefix}{seg}" for name, seg in segments.items()}
+
     payload = Payload()
-    record: dict[str, Any] = {}
-    for name, kind, res in items:
-        base = f"{clean_prefix}{names[name]}"
-        if kind == "measure":
-            record.setdefault(name, {})["result"] = _collect_measure(payload, base, name, res)
-            measure = by_key.get(getattr(res, "key", name)) or getattr(res, "measure", None)
-            if log_params:
-                params = (
-                    measure_params(measure)
-                    if measure is not None
-                    else {
-                        "key": getattr(res, "key", name),
-                        "minimize": _direction(getattr(res, "minimize", None)),
-                    }
-                )
-                for k, v in params.items():
-                    payload.add_param(subkey(base, "config", k), v)
-        elif kind == "posterior":
-            record.setdefault(name, {})["posterior"] = _collect_posterior(
-                payload, base, name, res, posterior_options or {}, artifact_dir, artifacts
-            )
-        else:
-            record.setdefault(name, {})["estimate"] = _collect_unaware(
-                payload, base, name, res, artifact_dir, artifacts
-            )
-    if not log_params:
-        payload.params.clear()
+    _headlines(payload, items, keys)
+    for name, res in items:
+        base = keys[name]
+        _details(payload, base, name, res, ctx)
+        if res.kind in _SAMPLED and res.draws is not None:
+            _draw_summaries(payload, base, name, res, ctx)
+    for name, res in items:
+        _counts(payload, keys[name], name, res, ctx)
+        if group_metrics:
+            _group_values(payload, keys[name], name, res)
+        if log_params:
+            _params(payload, keys[name], res, ctx)
+    _group_tags(payload, items)
     if artifacts:
-        payload.artifacts.insert(
-            0,
-            Artifact(
-                f"{artifact_dir}/results.json",
-                _json({"prefix": prefix, "step": step, "results": record, "metric_keys": payload.key_map}),
-                "json",
-            ),
-        )
+        _artifacts(payload, items, ctx, prefix=prefix, step=step)
     return payload
 
 
-def _measures_by_key(measures: Any) -> dict[str, Any]:
+def _artifacts(p: Payload, items: list[tuple[str, Result]], ctx: _Context, *, prefix: str, step: int | None) -> None:
+    table = groupwise_table(items)
+    if table is not None:
+        p.tables[f"{ctx.artifact_dir}/groupwise.json"] = table
+        if len(table) > 1 or table["result"].iloc[0] != "groups":
+            p.artifacts.append(Artifact(f"{ctx.artifact_dir}/groupwise.png", groupwise_chart(table)))
+    for name, res in items:
+        if res.kind in _SAMPLED and res.draws is not None:
+            _sampled_artifacts(p, name, res, ctx)
+    record = {"prefix": prefix, "step": step, "results": [{"name": n, **r.to_dict()} for n, r in items],
+              "metric_keys": p.key_map}
+    p.artifacts.insert(0, Artifact(f"{ctx.artifact_dir}/results.json", _json(record)))
+
+
+def _measures_by_key(measures: Any) -> dict[str, MeasureBase]:
     if measures is None:
         return {}
+    if isinstance(measures, MeasureBase):
+        return {measures.key: measures}
     if isinstance(measures, Mapping):
         return {str(k): v for k, v in measures.items()}
-    if hasattr(measures, "key"):
-        return {measures.key: measures}
-    if isinstance(measures, Sequence):
+    if isinstance(measures, Sequence) and all(isinstance(m, MeasureBase) for m in measures):
         return {m.key: m for m in measures}
     raise TypeError(f"measures must be a Measure, a list or a dict of them; got {type(measures).__name__}.")
-
-
-def _netcdf_safe(idata: Any) -> Any:
-    """A copy of ``idata`` without booleans (variables such as ``diverging``, attributes).
-
-    NetCDF has no boolean type; without netCDF4 installed, ArviZ writes with h5netcdf,
-    which refuses booleans. Boolean variables become int8 and boolean attributes 0/1,
-    which read back the same in ArviZ.
-    """
-    import arviz as az
-    import numpy as np
-
-    groups = {}
-    for group in idata.groups():
-        ds = getattr(idata, group)
-        ds = ds.assign({name: var.astype("int8") for name, var in ds.data_vars.items() if var.dtype == bool})
-        ds.attrs = {k: int(v) if isinstance(v, (bool, np.bool_)) else v for k, v in ds.attrs.items()}
-        groups[group] = ds
-    return az.InferenceData(**groups)

@@ -1,14 +1,40 @@
-"""Cross-validation that logs every fold's fairness measures to MLflow."""
+"""Cross-validation that logs every fold's fairness measures to MLflow.
+
+Named steps: resolve the inputs (:func:`_plan`), fit and evaluate every fold without
+any MLflow call (:func:`_fit_fold`), summarise the folds (:func:`_summarise`), then log
+(:func:`_log_folds`, :func:`_log_parent`) through one protected session, so that a
+tracking server that fails at any point costs the logging, never a fitted fold.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._collect import Payload, measure_params
+import numpy as np
+import pandas as pd
+
+from skfair_measures._stats import resolve_sensitive
+from skfair_measures.measures import MeasureBase
+from skfair_measures.results import Result
+
+from ._collect import Payload, _group_names, collect, measure_params
+from ._compute import (
+    compute_posteriors,
+    declare_groups,
+    evaluate_all,
+    full_groups,
+    needs_scores,
+    positive_scores,
+    resolve_measures,
+    score_label,
+)
 from ._keys import sanitize_key, subkey, unique_segments
+from ._session import TrackingSession
+from ._tracking import LoggedFairness, log_payload
 
 __all__ = ["CrossValidationResult", "cross_validate_fairness"]
 
@@ -25,28 +51,49 @@ class CrossValidationResult:
         Mean and standard deviation over folds (``ddof=0``, as scikit-learn's
         ``std_test_score``); NaN if any fold is NaN.
     folds : list of dict
-        ``{key: MeasureResult}`` of each fold.
+        ``{key: result}`` of each fold.
     posteriors : list of dict
         ``{key: posterior}`` of each fold (empty dicts without ``posterior=``).
     estimators : list
         The fitted estimator of each fold.
+    groups : pandas.Index
+        Every group of the whole data; each fold's measures expect all of them.
     run_id : str or None
-        The parent run.
+        The parent run (None if MLflow could not be reached).
     fold_run_ids : list of str
-        The child run of each fold (empty with ``fold_runs=False``).
+        The child run of each fold that could be created (empty with ``fold_runs=False``).
     logged : list of LoggedFairness
         What each logging call computed and logged (folds, then the parent).
+    error : BaseException or None
+        Why logging stopped, if it did; the folds are complete regardless.
     """
 
-    scores: Any
-    mean: Any
-    std: Any
-    folds: list[dict[str, Any]] = field(default_factory=list)
-    posteriors: list[dict[str, Any]] = field(default_factory=list)
+    scores: pd.DataFrame
+    mean: pd.Series
+    std: pd.Series
+    folds: list[dict[str, Result]] = field(default_factory=list)
+    posteriors: list[dict[str, Result]] = field(default_factory=list)
     estimators: list[Any] = field(default_factory=list)
+    groups: pd.Index | None = None
     run_id: str | None = None
     fold_run_ids: list[str] = field(default_factory=list)
-    logged: list[Any] = field(default_factory=list)
+    logged: list[LoggedFairness] = field(default_factory=list)
+    error: BaseException | None = None
+
+
+@dataclass
+class _Plan:
+    """Everything a fold needs, resolved once."""
+
+    measures: list[MeasureBase]
+    sensitive: Any
+    groups: pd.Index
+    splits: list[tuple[np.ndarray, np.ndarray]]
+    splitter: Any
+    fit_params: dict[str, Any]
+    pos_label: Any
+    want_scores: bool
+    posterior: dict[str, Any] | None
 
 
 def _no_autolog() -> Any:
@@ -58,59 +105,86 @@ def _no_autolog() -> Any:
     return disable_autologging()
 
 
-def _split_params(params: Mapping[str, Any], idx: Any, n: int) -> dict[str, Any]:
+def _split_params(params: Mapping[str, Any], idx: np.ndarray, n: int) -> dict[str, Any]:
     from sklearn.utils import _safe_indexing
 
     out = {}
     for k, v in params.items():
-        sized = hasattr(v, "__len__") and not isinstance(v, (str, bytes, Mapping)) and len(v) == n
+        sized = not isinstance(v, (str, bytes, Mapping)) and np.ndim(v) >= 1 and len(v) == n
         out[k] = _safe_indexing(v, idx) if sized else v
     return out
 
 
-def _fold(
-    estimator: Any,
-    X: Any,
-    y: Any,
-    train: Any,
-    test: Any,
-    *,
-    ms: list[Any],
-    cols: list[str] | None,
-    sensitive_features: Any,
-    sample_weight: Any,
-    fit_params: Mapping[str, Any],
-    pos_label: Any,
-    want_scores: bool,
-    posterior: Mapping[str, Any] | None,
-) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+def _plan(estimator: Any, X: Any, y: Any, *, measures: Any, sensitive_features: Any, sensitive: Any, cv: Any,
+          groups: Any, fit_params: Mapping[str, Any] | None, pos_label: Any,
+          posterior: Mapping[str, Any] | None) -> _Plan:
+    from sklearn.base import is_classifier
+    from sklearn.model_selection import check_cv
+
+    A = resolve_sensitive(sensitive_features, X=X, columns=sensitive)
+    all_groups = full_groups(A)
+    ms = declare_groups(resolve_measures(measures, pos_label=pos_label), all_groups)
+    splitter = check_cv(cv, y, classifier=is_classifier(estimator))
+    return _Plan(
+        measures=ms,
+        sensitive=A,
+        groups=all_groups,
+        splits=list(splitter.split(X, y, groups)),
+        splitter=splitter,
+        fit_params=dict(fit_params or {}),
+        pos_label=score_label(ms, pos_label),
+        want_scores=needs_scores(ms) or posterior is not None,
+        posterior=None if posterior is None else dict(posterior),
+    )
+
+
+def _fit_fold(estimator: Any, X: Any, y: Any, sample_weight: Any, train: np.ndarray, test: np.ndarray,
+              plan: _Plan) -> tuple[Any, dict[str, Result], dict[str, Result]]:
     """Fit one fold and compute its measures (and posteriors): no MLflow calls, so it can run anywhere."""
-    import numpy as np
     from sklearn.base import clone
     from sklearn.utils import _safe_indexing
-
-    from ._compute import compute_posteriors, evaluate_all, positive_scores
 
     X_tr, X_te = _safe_indexing(X, train), _safe_indexing(X, test)
     y_tr, y_te = _safe_indexing(y, train), _safe_indexing(y, test)
     with _no_autolog():
-        est = clone(estimator).fit(X_tr, y_tr, **_split_params(fit_params, train, len(y)))
+        est = clone(estimator).fit(X_tr, y_tr, **_split_params(plan.fit_params, train, len(y)))
     y_pred = np.asarray(est.predict(X_te))
     y_score = None
-    if want_scores and hasattr(est, "predict_proba"):
-        y_score = positive_scores(est.predict_proba(X_te), getattr(est, "classes_", None), pos_label)
-    if cols is not None:
-        A = X_te[cols[0]] if len(cols) == 1 else X_te[cols]
-    else:
-        A = _safe_indexing(sensitive_features, test)
+    if plan.want_scores and hasattr(est, "predict_proba"):  # the estimator API, not a result or a measure
+        y_score = positive_scores(est.predict_proba(X_te), getattr(est, "classes_", None), plan.pos_label)
+    A = _safe_indexing(plan.sensitive, test)
     w = None if sample_weight is None else _safe_indexing(sample_weight, test)
-    results = evaluate_all(ms, y_te, y_pred, y_score=y_score, sensitive_features=A, sample_weight=w)
+    results = evaluate_all(plan.measures, y_te, y_pred, y_score=y_score, sensitive_features=A, sample_weight=w)
     posts = {}
-    if posterior is not None:
-        posts = compute_posteriors(
-            ms, y_te, y_score if y_score is not None else y_pred, sensitive_features=A, options=dict(posterior)
-        )
+    if plan.posterior is not None:
+        scores = y_score if y_score is not None else y_pred
+        posts = compute_posteriors(plan.measures, y_te, scores, sensitive_features=A, options=plan.posterior)
     return est, results, posts
+
+
+def _fit_folds(estimator: Any, X: Any, y: Any, sample_weight: Any, plan: _Plan, n_jobs: int | None) -> list[tuple]:
+    if n_jobs is None:
+        return [_fit_fold(estimator, X, y, sample_weight, tr, te, plan) for tr, te in plan.splits]
+    from joblib import Parallel, delayed
+
+    return Parallel(n_jobs=n_jobs)(
+        delayed(_fit_fold)(estimator, X, y, sample_weight, tr, te, plan) for tr, te in plan.splits
+    )
+
+
+def _summarise(fitted: list[tuple], plan: _Plan) -> CrossValidationResult:
+    keys = [m.key for m in plan.measures]
+    scores = pd.DataFrame([{k: res[k].value for k in keys} for _, res, _ in fitted], columns=keys, dtype=float)
+    scores.index.name = "fold"
+    return CrossValidationResult(
+        scores=scores,
+        mean=scores.mean(skipna=False),
+        std=scores.std(ddof=0, skipna=False),
+        folds=[res for _, res, _ in fitted],
+        posteriors=[posts for _, _, posts in fitted],
+        estimators=[est for est, _, _ in fitted],
+        groups=plan.groups,
+    )
 
 
 def cross_validate_fairness(
@@ -133,17 +207,20 @@ def cross_validate_fairness(
     log_params: bool = True,
     artifacts: bool = True,
     n_jobs: int | None = None,
+    timeout: float | None = None,
 ) -> CrossValidationResult:
     """Cross-validate an estimator and log each fold's fairness measures to MLflow.
 
-    Each fold is fitted on a clone of ``estimator`` and evaluated on its test part
-    with one count pass for all measures. Each fold's results go to a child run
-    (``fold_runs=True``) or to the parent run at ``step=fold`` (then ``{key}`` holds
-    one value per fold); the parent run gets, for every measure key,
-    ``{key}.cv_fold`` at steps ``0..k-1``, ``{key}.cv_mean`` and ``{key}.cv_std``,
-    and the measure configuration as params ``{key}.config/...``. Autologging is
-    paused during the fold fits, so the folds do not appear as autologged runs of
-    their own.
+    Every fold is fitted on a clone of ``estimator`` and evaluated on its test part
+    with one count pass for all measures; the measures expect every group of the
+    whole data, so a fold that misses a group shows it as undefined instead of
+    silently comparing fewer groups. Only then is anything logged: each fold to a
+    child run (``fold_runs=True``) or to the parent under ``fold/`` at ``step=fold``;
+    the parent gets the mean over folds at the plain key ``{key}``, the standard
+    deviation at ``{key}.sd``, a table ``fairness/cv_scores.json`` of every fold, the
+    measures' configuration as params and the sensitive attributes and groups as tags.
+    If MLflow fails at any point, one warning is issued and every fold is returned.
+    Autologging is paused during the fold fits.
 
     Parameters
     ----------
@@ -164,19 +241,19 @@ def cross_validate_fairness(
     groups : array-like, optional
         Group labels for group-aware splitters (``GroupKFold``).
     sample_weight : array-like, optional
-        Weights for the measures (split per fold). To fit with weights, pass
-        them in ``fit_params``.
+        Weights for the measures (split per fold). To fit with weights, pass them in
+        ``fit_params``.
     fit_params : dict, optional
         Passed to ``fit``; array-likes of length ``n_samples`` are split per fold.
     pos_label : object, optional
         Positive class for measures built from keys and for probability columns.
     posterior : dict, optional
-        Also compute each fold's posterior (options as in the evaluator: ``method``,
-        ``reference``, ``random_state`` for ``Measure.posterior``; ``prob``, ``eps``,
-        ``greater_than``, ``measures`` for the summaries).
+        Also compute each fold's posteriors, in one joint fit per fold (options of
+        ``skfair_measures.bayes.posteriors``: ``method``, ``reference``,
+        ``random_state``, ...; plus ``prob``, ``eps`` and ``measures`` for the summaries).
     fold_runs : bool, default=True
-        One child run per fold; otherwise fold results go to the parent at
-        ``step=fold``.
+        One child run per fold; otherwise fold results go to the parent under
+        ``fold/`` at ``step=fold``.
     prefix : str, default=""
         Prepended to every key.
     run_name : str, optional
@@ -184,9 +261,10 @@ def cross_validate_fairness(
     log_params : bool, default=True
     artifacts : bool, default=True
     n_jobs : int, optional
-        Fit and evaluate the folds in parallel with :class:`joblib.Parallel` (as
-        scikit-learn's ``cross_validate``); the logging to MLflow happens afterwards,
-        in this process, in fold order. None runs the folds one after another here.
+        Fit and evaluate the folds in parallel with :class:`joblib.Parallel`; the
+        logging happens afterwards, in this process, in fold order.
+    timeout : float, optional
+        Seconds to wait for the tracking server, per request (default 10).
 
     Returns
     -------
@@ -198,110 +276,123 @@ def cross_validate_fairness(
     >>> from sklearn.linear_model import LogisticRegression
     >>> from skfair_measures import datasets
     >>> X, y, A = datasets.load_german(return_X_y_A=True)           # doctest: +SKIP
-    >>> with mlflow.start_run():                                     # doctest: +SKIP
-    ...     res = cross_validate_fairness(
-    ...         LogisticRegression(max_iter=500), X.select_dtypes("number"), y,
-    ...         measures=["fairness.eod", "classif.acc"], sensitive_features=A["sex"])
+    >>> res = cross_validate_fairness(                               # doctest: +SKIP
+    ...     LogisticRegression(max_iter=500), X.select_dtypes("number"), y,
+    ...     measures=["fairness.eod", "classif.acc"], sensitive_features=A["sex"])
     >>> res.mean["fairness.eod"]                                     # doctest: +SKIP
     """
-    import mlflow
-    import pandas as pd
-    from joblib import Parallel, delayed
-    from mlflow.tracking import MlflowClient
-    from sklearn.base import is_classifier
-    from sklearn.model_selection import check_cv
-
-    from ._compute import needs_scores, resolve_measures
-    from ._tracking import log_fairness, log_payload
-
-    if (sensitive_features is None) == (sensitive is None):
-        raise ValueError(
-            "pass exactly one of sensitive_features= (one group per sample) and "
-            "sensitive= (column name(s) of X)."
-        )
-    cols = None if sensitive is None else ([sensitive] if isinstance(sensitive, str) else list(sensitive))
-    if cols is not None:
-        if not isinstance(X, pd.DataFrame):
-            raise TypeError(f"sensitive={cols!r} reads columns of X, but X is a {type(X).__name__}.")
-        missing = [c for c in cols if c not in X.columns]
-        if missing:
-            raise KeyError(f"sensitive column(s) {missing} not in X's columns {list(X.columns)}.")
-    ms = resolve_measures(measures, pos_label=pos_label)
-    splitter = check_cv(cv, y, classifier=is_classifier(estimator))
-    splits = list(splitter.split(X, y, groups))
-    fit_params = dict(fit_params or {})
-    want_scores = needs_scores(ms) or posterior is not None
-    post_opts = dict(posterior or {})
-    summary_opts = {k: post_opts[k] for k in ("prob", "eps", "greater_than") if k in post_opts}
-
-    started = mlflow.active_run() is None
-    parent = mlflow.start_run(run_name=run_name) if started else mlflow.active_run()
-    parent_id = parent.info.run_id
-    client = MlflowClient()
-    out = CrossValidationResult(scores=None, mean=None, std=None, run_id=parent_id)
-    try:
-        fold_kw = dict(
-            ms=ms, cols=cols, sensitive_features=sensitive_features, sample_weight=sample_weight,
-            fit_params=fit_params, pos_label=pos_label, want_scores=want_scores,
-            posterior=post_opts if posterior is not None else None,
-        )
-        if n_jobs is None:
-            fitted = (_fold(estimator, X, y, train, test, **fold_kw) for train, test in splits)
-        else:
-            fitted = Parallel(n_jobs=n_jobs)(
-                delayed(_fold)(estimator, X, y, train, test, **fold_kw) for train, test in splits
-            )
-        for i, (est, results, posts) in enumerate(fitted):
-            out.folds.append(results)
-            out.posteriors.append(posts)
-            out.estimators.append(est)
-            named = list(results.items()) + list(posts.items())
-            common = {
-                "prefix": prefix,
-                "measures": ms,
-                "artifacts": artifacts,
-                "posterior_options": summary_opts,
-            }
-            if fold_runs:
-                child = client.create_run(
-                    parent.info.experiment_id,
-                    run_name=f"{parent.info.run_name or 'cv'}-fold-{i}",
-                    tags={"mlflow.parentRunId": parent_id, "skfair.fold": str(i)},
-                )
-                out.fold_run_ids.append(child.info.run_id)
-                out.logged.append(log_fairness(named, run_id=child.info.run_id, log_params=log_params, **common))
-                with contextlib.suppress(Exception):
-                    client.set_terminated(child.info.run_id)
-            else:
-                out.logged.append(log_fairness(named, run_id=parent_id, step=i, log_params=False, **common))
-
-        keys = [m.key for m in ms]
-        out.scores = pd.DataFrame([{k: f[k].value for k in keys} for f in out.folds], columns=keys)
-        out.scores.index.name = "fold"
-        out.mean = out.scores.mean(skipna=False)
-        out.std = out.scores.std(ddof=0, skipna=False)
-
-        payload = Payload()
-        segs = unique_segments(keys)
-        pre = sanitize_key(prefix) + ("/" if prefix.endswith("/") else "") if prefix else ""
-        for m in ms:
-            base = f"{pre}{segs[m.key]}"
-            payload.add_metric(subkey(base, "cv_mean"), out.mean[m.key], result=m.key, quantity="cv_mean")
-            payload.add_metric(subkey(base, "cv_std"), out.std[m.key], result=m.key, quantity="cv_std")
-            for i, v in enumerate(out.scores[m.key]):
-                payload.add_series(subkey(base, "cv_fold"), v, i, result=m.key, quantity="cv_fold")
-            if log_params:
-                for k, v in measure_params(m).items():
-                    payload.add_param(subkey(base, "config", k), v)
-        if log_params:
-            payload.add_param(f"{pre}cv/n_splits", len(splits))
-            payload.add_param(f"{pre}cv/splitter", repr(splitter))
-            payload.add_param(f"{pre}cv/estimator", type(estimator).__name__)
-        out.logged.append(log_payload(payload, run_id=parent_id, results={"cv": out.scores}))
-    except BaseException:
-        if started:
-            mlflow.end_run(status="FAILED")
-        raise
+    plan = _plan(estimator, X, y, measures=measures, sensitive_features=sensitive_features, sensitive=sensitive,
+                 cv=cv, groups=groups, fit_params=fit_params, pos_label=pos_label, posterior=posterior)
+    out = _summarise(_fit_folds(estimator, X, y, sample_weight, plan, n_jobs), plan)
+    session = TrackingSession("cross_validate_fairness", timeout=timeout)
+    kw = {"prefix": prefix, "log_params": log_params, "artifacts": artifacts}
+    parent, started = _parent_run(session, run_name)
+    out.run_id = parent
+    if parent is not None:
+        _log_folds(session, out, plan, parent, fold_runs=fold_runs, **kw)
+        _log_parent(session, out, plan, estimator, **kw)
     if started:
-        mlflow.end_run()
+        _end_run(session)
+    out.error = session.error
     return out
+
+
+def _parent_run(session: TrackingSession, run_name: str | None) -> tuple[str | None, bool]:
+    """The active run, or a new one (then ``started`` is True)."""
+    import mlflow
+
+    active = mlflow.active_run()
+    if active is not None:
+        return active.info.run_id, False
+    run = session.call("start the parent run", mlflow.start_run, run_name=run_name)
+    return (None, False) if run is None else (run.info.run_id, True)
+
+
+def _end_run(session: TrackingSession) -> None:
+    import mlflow
+
+    status = "FINISHED" if session.ok else "FAILED"
+    if session.call("end the parent run", mlflow.end_run, status=status) is None and mlflow.active_run() is not None:
+        with contextlib.suppress(Exception):  # MLflow pops the run before it calls the server
+            mlflow.end_run(status="FAILED")
+
+
+def _log_folds(session: TrackingSession, out: CrossValidationResult, plan: _Plan, parent_id: str, *,
+               fold_runs: bool, prefix: str, log_params: bool, artifacts: bool) -> None:
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient()
+    parent = session.call("read the parent run", client.get_run, parent_id)
+    if parent is None:
+        return
+    for i, (results, posts) in enumerate(zip(out.folds, out.posteriors, strict=True)):
+        named = [*results.items(), *posts.items()]
+        options = {k: plan.posterior[k] for k in ("prob", "eps") if plan.posterior and k in plan.posterior}
+        if fold_runs:
+            child = session.call(
+                f"create the run of fold {i}", client.create_run, parent.info.experiment_id,
+                run_name=f"{parent.info.run_name or 'cv'}-fold-{i}",
+                tags={"mlflow.parentRunId": parent_id, "skfair.fold": str(i)},
+            )
+            if child is None:
+                return
+            out.fold_run_ids.append(child.info.run_id)
+            payload = collect(named, prefix=prefix, measures=plan.measures, log_params=log_params,
+                              artifacts=artifacts, posterior_options=options)
+            out.logged.append(log_payload(payload, session, run_id=child.info.run_id))
+            session.call(f"end the run of fold {i}", client.set_terminated, child.info.run_id)
+        else:
+            payload = collect(named, prefix=f"{prefix}fold/", measures=plan.measures, log_params=False,
+                              artifacts=artifacts, posterior_options=options, step=i)
+            out.logged.append(log_payload(payload, session, run_id=parent_id, step=i))
+        if not session.ok:
+            return
+
+
+def _log_parent(session: TrackingSession, out: CrossValidationResult, plan: _Plan, estimator: Any, *,
+                prefix: str, log_params: bool, artifacts: bool) -> None:
+    """Mean and sd at plain keys, the folds as a table, configuration as params, groups as tags."""
+    if not session.ok:
+        return
+    payload = Payload()
+    keys = [m.key for m in plan.measures]
+    segs = unique_segments(keys)
+    pre = sanitize_key(prefix) + ("/" if prefix.endswith("/") else "") if prefix else ""
+    for m in plan.measures:  # headline values first
+        payload.add_metric(f"{pre}{segs[m.key]}", out.mean[m.key], result=m.key, quantity="cv_mean")
+    for m in plan.measures:
+        base = f"{pre}{segs[m.key]}"
+        payload.add_metric(subkey(base, "sd"), out.std[m.key], result=m.key, quantity="cv_sd")
+        if math.isnan(out.mean[m.key]):
+            payload.add_tag(subkey(base, "undefined"), _undefined_folds(out, m.key))
+        if log_params:
+            for k, v in measure_params(m).items():
+                payload.add_param(subkey(base, "config", k), v)
+    if log_params:
+        payload.add_param(f"{pre}cv/n_splits", len(plan.splits))
+        payload.add_param(f"{pre}cv/splitter", repr(plan.splitter))
+        payload.add_param(f"{pre}cv/estimator", type(estimator).__name__)
+    names = [n for n in _group_names(plan.groups) if n is not None]
+    if names:
+        payload.add_tag("skfair.sensitive", ", ".join(names))
+    payload.add_tag("skfair.groups", _groups_json(plan.groups))
+    if artifacts:
+        table = pd.concat([out.scores, out.mean.to_frame("mean").T, out.std.to_frame("sd").T])
+        payload.tables[f"fairness/{sanitize_key(prefix) + '/' if prefix else ''}cv_scores.json"] = (
+            table.rename_axis("fold").reset_index().astype({"fold": str})
+        )
+    out.logged.append(log_payload(payload, session, run_id=out.run_id, results={"cv": out.scores}))
+
+
+def _undefined_folds(out: CrossValidationResult, key: str) -> str:
+    bad = [(i, f[key].reason) for i, f in enumerate(out.folds) if math.isnan(f[key].value)]
+    shown = "; ".join(f"fold {i}: {why}" for i, why in bad[:5])
+    return f"the mean is undefined because {len(bad)} fold(s) are: {shown}"
+
+
+def _groups_json(index: pd.Index) -> str:
+    import json
+
+    from skfair_measures.results import plain
+
+    return json.dumps([plain(g) for g in index])

@@ -1,4 +1,9 @@
-"""``log_fairness``: compute first, then log metrics and params in batches."""
+"""``log_fairness``: compute first, then send metrics, params and tags in batches.
+
+Every MLflow call goes through a :class:`~skfair_measures_mlflow._session.TrackingSession`,
+so an unreachable or failing tracking server costs a bounded time and one warning, and
+the returned :class:`LoggedFairness` always holds everything computed.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._collect import Artifact, Payload, collect
+from ._collect import Artifact, Payload, collect, name_results
+from ._session import FairnessLoggingWarning, TrackingSession
 
 __all__ = ["FairnessLoggingWarning", "LoggedFairness", "log_fairness", "log_payload"]
 
@@ -18,10 +24,6 @@ __all__ = ["FairnessLoggingWarning", "LoggedFairness", "log_fairness", "log_payl
 MAX_METRICS_PER_BATCH = 1000
 MAX_PARAMS_PER_BATCH = 100
 MAX_ENTITIES_PER_BATCH = 1000
-
-
-class FairnessLoggingWarning(UserWarning):
-    """Logging to MLflow failed (or was partial); the computed values are kept."""
 
 
 @dataclass
@@ -33,22 +35,22 @@ class LoggedFairness:
     run_id : str or None
         The run logged to (None if no run could be resolved).
     metrics : dict
-        ``{metric key: value}``: everything computed, logged or not.
-    params : dict
-        ``{param key: value}``.
+        ``{metric key: value}``: everything computed, logged or not; headline values first.
+    params, tags : dict
+        ``{key: value}``.
     artifacts : list of str
-        Artifact paths inside the run (only those actually logged).
+        Artifact paths inside the run (only those actually logged; tables included).
     series : list of (str, float, int)
         Metrics logged at their own steps, ``(key, value, step)``.
     key_map : dict
-        ``{metric key: meaning}``: which result, quantity, group (original label)
+        ``{metric key: meaning}``: which result, quantity and group (original label)
         each key stands for, the way back from a sanitised key.
     results : dict
-        ``{name: result}``: the results that were passed in (a posterior that shares
-        its measure's name is stored as ``"<name> (posterior)"``).
+        ``{name: result}``: the results that were passed in (a result that shares its
+        name with one of another kind is stored as ``"<name> (<kind>)"``).
     step : int
     logged : bool
-        True if every metric and param reached the tracking server.
+        True if every metric, param, tag and artifact reached the tracking server.
     error : BaseException or None
         The exception that stopped logging, if any.
     """
@@ -56,6 +58,7 @@ class LoggedFairness:
     run_id: str | None
     metrics: dict[str, float]
     params: dict[str, str]
+    tags: dict[str, str] = field(default_factory=dict)
     artifacts: list[str] = field(default_factory=list)
     series: list[tuple[str, float, int]] = field(default_factory=list)
     key_map: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -75,19 +78,24 @@ def log_fairness(
     artifacts: bool = True,
     measures: Any = None,
     posterior_options: Mapping[str, Any] | None = None,
+    group_metrics: bool = False,
+    model_id: str | None = None,
+    dataset: Any = None,
+    timeout: float | None = None,
 ) -> LoggedFairness:
-    """Log fairness results to an MLflow run: metrics and params in one batch.
+    """Log fairness results to an MLflow run, laid out for people.
 
     Everything is computed before anything is logged. If logging fails (no server,
-    a conflicting param, a full disk), a :class:`FairnessLoggingWarning` is issued and
-    the returned object still holds every computed value.
+    a server that dies half-way, a full disk), one :class:`FairnessLoggingWarning`
+    is issued and the returned object still holds every computed value.
 
     Parameters
     ----------
-    result_or_results : result, dict or list of results
-        A ``MeasureResult`` (``Measure.evaluate``), the dict returned by
-        ``evaluate_measures``, a posterior (``Measure.posterior``), an estimate from
-        ``skfair_measures.unaware``, or a dict ``{name: result}`` / list of these.
+    result_or_results : Result, dict or list of results
+        A result of skfair-measures (``Measure.evaluate``, ``bootstrap``,
+        ``posterior``, an estimate of ``skfair_measures.unaware``), the dict returned
+        by ``evaluate_measures``, or a dict ``{name: result}`` / list of results or
+        ``(name, result)`` pairs.
     run_id : str, optional
         The run to log to; default the active run (one is started, and left
         active, if there is none, as ``mlflow.log_metric`` does).
@@ -96,20 +104,30 @@ def log_fairness(
     step : int, optional
         Metric step (default 0), e.g. an epoch or a fold.
     log_params : bool, default=True
-        Log the measure configuration (key, base, operation, minimize, reference,
-        epsilon, ...) as params. A param that already exists in the run with a
-        different value is skipped with a warning (MLflow params are immutable).
+        Log each measure's configuration as params ``{key}.config/...``. A param that
+        already exists in the run with a different value is skipped with a warning
+        (MLflow params are immutable).
     artifacts : bool, default=True
-        Log a JSON file with all results and the key map; for posteriors, the
-        draws (ArviZ netCDF), a summary CSV and a density plot; for unawareness
-        estimates, their diagnostics as JSON.
+        Log ``results.json`` (every result, groups as lists), the groupwise table
+        (``groupwise.json``, groups as columns, see ``mlflow.log_table``), a grouped
+        bar chart (``groupwise.png``), and for bootstrap results and posteriors a
+        density plot and the draws (CSV).
     measures : Measure or list/dict of Measure, optional
-        The measures behind measure results, so that their configuration is logged
-        (a ``MeasureResult`` carries only its key and direction).
+        Measures to read the configuration and meaning from, by key (default: each
+        result's own ``measure``).
     posterior_options : dict, optional
-        ``prob`` (interval coverage, default 0.95), ``eps`` (practical-fairness
-        margin for ``prob_within``, default 0.02), ``greater_than`` (default: the
-        posterior's ``center``, 0 for differences and 1 for ratios).
+        ``prob`` (interval coverage, default 0.95) and ``eps`` (half-width of the
+        region of practical fairness around the measure's ideal value, default 0.02).
+    group_metrics : bool, default=False
+        Also log each per-group value as a metric (they are always in the table).
+    model_id : str, optional
+        With MLflow 3: the id of a logged model (``ModelInfo.model_id``) the metrics
+        belong to; they then show on the model's page too.
+    dataset : mlflow.data.Dataset, optional
+        The evaluation dataset the metrics were computed on (linked by name and digest).
+    timeout : float, optional
+        Seconds to wait for the tracking server, per request (default 10). An HTTP
+        server that does not accept a connection within it is given up at once.
 
     Returns
     -------
@@ -117,21 +135,14 @@ def log_fairness(
 
     Notes
     -----
-    Key scheme (``{p}`` is the prefix, ``{key}`` the measure key, ``{g}`` a
-    sanitised group label such as ``sex_F`` or ``sex_F,race_B`` -> ``sex_F_race_B``).
-    The value sits at the plain key; everything else hangs off ``{key}.<field>``, so
-    no key is a directory of another and every store, including MLflow's file
-    store, accepts the run:
-
-    - ``{p}{key}``: the value; ``{p}{key}.overall``: the base metric on all rows;
-    - ``{p}{key}.by_group/{base}/{g}``: the base metric per group (composites: one
-      ``{component}`` per base); ``{p}{key}.count/{g}``: group sizes;
-    - ``{p}{key}.posterior/{mean, interval_lower, interval_upper, prob_greater,
-      prob_within}`` and ``{p}{key}.posterior/diagnostics/...``;
-    - ``{p}{name}``, ``{p}{name}.interval_{lower,upper}``, ``{p}{name}.by_group/{g}``,
-      ``{p}{name}.diagnostics/...`` for unawareness estimates;
-    - params ``{p}{key}.config/{key, base, operation, minimize, reference, epsilon,
-      ...}``, ``{p}{key}.posterior/{method, eps, ...}``, ``{p}{name}.config/...``.
+    Keys (``{p}`` the prefix, ``{N}`` the result's name, ``{g}`` a sanitised group
+    label such as ``sex_F_race_Black``): ``{p}{N}`` the value; ``{p}groups.count/{g}``
+    the group sizes, once; ``{p}{N}.overall`` the base metric on all rows;
+    ``{p}{N}.posterior/{mean, sd, interval_lower, interval_upper, prob_within,
+    prob_greater}`` (also ``.bootstrap/``); params ``{p}{N}.config/...``; tags
+    ``skfair.sensitive``, ``skfair.groups``, and ``{p}{N}.undefined`` (the reason) for
+    an undefined value. No key is a directory of another, so MLflow's file store
+    accepts every run.
 
     Examples
     --------
@@ -140,8 +151,8 @@ def log_fairness(
     ...     [1, 1, 0, 1], [1, 0, 0, 1], sensitive_features=["F", "M", "F", "M"])
     >>> with mlflow.start_run():                                  # doctest: +SKIP
     ...     logged = log_fairness(res)
-    >>> logged.metrics["fairness.tpr.by_group/tpr/M"]            # doctest: +SKIP
-    0.5
+    >>> logged.metrics["groups.count/M"]                          # doctest: +SKIP
+    2.0
     """
     payload = collect(
         result_or_results,
@@ -151,13 +162,14 @@ def log_fairness(
         artifacts=artifacts,
         posterior_options=posterior_options,
         step=step,
+        group_metrics=group_metrics,
     )
-    from ._collect import name_results
-
     results: dict[str, Any] = {}
-    for name, kind, res in name_results(result_or_results):
-        results[name if name not in results else f"{name} ({kind})"] = res
-    return log_payload(payload, run_id=run_id, step=step, results=results)
+    for name, res in name_results(result_or_results):
+        results[name if name not in results else f"{name} ({res.kind})"] = res
+    session = TrackingSession("log_fairness", timeout=timeout)
+    return log_payload(payload, session, run_id=run_id, step=step, results=results, model_id=model_id,
+                       dataset=dataset)
 
 
 def _resolve_run_id(run_id: str | None) -> str:
@@ -171,15 +183,18 @@ def _resolve_run_id(run_id: str | None) -> str:
     return run.info.run_id
 
 
-def _batches(metrics: list[Any], params: list[Any]) -> list[tuple[list[Any], list[Any]]]:
-    """Split into requests within MLflow's limits (<= 1000 metrics, <= 100 params)."""
-    out: list[tuple[list[Any], list[Any]]] = []
+def _batches(metrics: list[Any], params: list[Any], tags: list[Any] = ()) -> list[tuple[list[Any], ...]]:
+    """Split into requests within MLflow's limits (<= 1000 metrics, <= 100 params, <= 1000 in all)."""
+    out: list[tuple[list[Any], ...]] = []
+    tags = list(tags)
     while True:
         ps, params = params[:MAX_PARAMS_PER_BATCH], params[MAX_PARAMS_PER_BATCH:]
-        room = min(MAX_METRICS_PER_BATCH, MAX_ENTITIES_PER_BATCH - len(ps))
+        room = MAX_ENTITIES_PER_BATCH - len(ps)
+        ts, tags = tags[:room], tags[room:]
+        room = min(MAX_METRICS_PER_BATCH, room - len(ts))
         ms, metrics = metrics[:room], metrics[room:]
-        out.append((ms, ps))
-        if not params and not metrics:
+        out.append((ms, ps, ts))
+        if not params and not metrics and not tags:
             return out
 
 
@@ -194,86 +209,81 @@ def _new_params(client: Any, run_id: str, params: dict[str, str]) -> dict[str, s
             "cannot change, so these are not logged. Log into a new run, or use prefix= to "
             "keep configurations apart.",
             FairnessLoggingWarning,
-            stacklevel=4,
+            stacklevel=5,
         )
     return {k: v for k, v in params.items() if k not in existing}
 
 
-def _write_artifact(art: Artifact, root: str) -> None:
+def _entities(payload: Payload, params: dict[str, str], step: int, model_id: str | None, dataset: Any) -> tuple:
+    from mlflow.entities import Metric, Param, RunTag
+
+    link = {"model_id": model_id}
+    if dataset is not None:
+        link.update(dataset_name=dataset.name, dataset_digest=dataset.digest)
+    now = int(time.time() * 1000)
+    metrics = [Metric(k, v, now, step, **link) for k, v in payload.metrics.items()]
+    metrics += [Metric(k, v, now, int(st), **link) for k, v, st in payload.series]
+    return metrics, [Param(k, v) for k, v in params.items()], [RunTag(k, v) for k, v in payload.tags.items()]
+
+
+def _write(art: Artifact, root: str) -> None:
     path = os.path.join(root, *art.path.split("/"))
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    if callable(art.content):
-        art.content(path)
-    elif isinstance(art.content, bytes):
-        with open(path, "wb") as fh:
-            fh.write(art.content)
-    else:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(art.content)
+    mode, encoding = ("wb", None) if isinstance(art.content, bytes) else ("w", "utf-8")
+    with open(path, mode, encoding=encoding) as fh:
+        fh.write(art.content)
+
+
+def _send_files(session: TrackingSession, client: Any, out: LoggedFairness, payload: Payload) -> None:
+    for path, table in payload.tables.items():
+        session.call("log the table " + path, client.log_table, out.run_id, data=table, artifact_file=path)
+        if not session.ok:
+            return
+        out.artifacts.append(path)
+    if not payload.artifacts:
+        return
+    with tempfile.TemporaryDirectory(prefix="skfair-mlflow-") as tmp:
+        for art in payload.artifacts:
+            _write(art, tmp)
+        session.call("log the artifacts", client.log_artifacts, out.run_id, tmp)
+    if session.ok:
+        out.artifacts += [a.path for a in payload.artifacts]
 
 
 def log_payload(
     payload: Payload,
+    session: TrackingSession,
     *,
     run_id: str | None = None,
     step: int | None = None,
     results: dict[str, Any] | None = None,
+    model_id: str | None = None,
+    dataset: Any = None,
 ) -> LoggedFairness:
-    """Log a computed :class:`~skfair_measures_mlflow._collect.Payload`; never raise."""
+    """Send a computed :class:`~skfair_measures_mlflow._collect.Payload` to MLflow; never raise."""
+    from mlflow.tracking import MlflowClient
+
     out = LoggedFairness(
         run_id=run_id,
         metrics=dict(payload.metrics),
         params=dict(payload.params),
+        tags=dict(payload.tags),
         series=list(payload.series),
         key_map=payload.key_map,
         results=results or {},
         step=0 if step is None else int(step),
     )
-    stage = "resolve the run"
-    try:
-        from mlflow.entities import Metric, Param
-        from mlflow.tracking import MlflowClient
-
-        out.run_id = _resolve_run_id(run_id)
-        client = MlflowClient()
-        stage = "read the run's params"
-        params = _new_params(client, out.run_id, payload.params) if payload.params else {}
-        now = int(time.time() * 1000)
-        metric_objs = [Metric(k, v, now, out.step) for k, v in payload.metrics.items()]
-        metric_objs += [Metric(k, v, now, int(st)) for k, v, st in payload.series]
-        param_objs = [Param(k, v) for k, v in params.items()]
-        stage = "log metrics and params"
-        for ms, ps in _batches(metric_objs, param_objs):
-            if ms or ps:
-                client.log_batch(out.run_id, metrics=ms, params=ps)
-        out.logged = True
-        if payload.artifacts:
-            stage = "log artifacts"
-            written, failed = [], []
-            with tempfile.TemporaryDirectory(prefix="skfair-mlflow-") as tmp:
-                for art in payload.artifacts:
-                    try:
-                        _write_artifact(art, tmp)
-                        written.append(art.path)
-                    except Exception as exc:  # noqa: BLE001 - one file must not cost the others
-                        failed.append(f"{art.path} ({type(exc).__name__}: {exc})")
-                if written:
-                    client.log_artifacts(out.run_id, tmp)
-            out.artifacts = written
-            if failed:
-                warnings.warn(
-                    f"could not write artifact(s) {', '.join(failed)}; the metrics and the other "
-                    "artifacts are logged.",
-                    FairnessLoggingWarning,
-                    stacklevel=3,
-                )
-    except Exception as exc:  # noqa: BLE001 - logging must never lose the computed result
-        out.error = exc
-        out.logged = out.logged and stage == "log artifacts"
-        warnings.warn(
-            f"could not {stage} in MLflow run {out.run_id}: {type(exc).__name__}: {exc}. "
-            "The computed values are kept in the returned object (.metrics, .params).",
-            FairnessLoggingWarning,
-            stacklevel=3,
-        )
+    out.run_id = session.call("start or find the run", _resolve_run_id, run_id)
+    client = MlflowClient()
+    params = payload.params
+    if out.run_id is not None and params:
+        params = session.call("read the run's params", _new_params, client, out.run_id, params) or {}
+    if out.run_id is not None:
+        metrics, param_objs, tags = _entities(payload, params, out.step, model_id, dataset)
+        for ms, ps, ts in _batches(metrics, param_objs, tags):
+            if ms or ps or ts:
+                session.call("log metrics, params and tags", client.log_batch, out.run_id, metrics=ms, params=ps,
+                             tags=ts)
+        _send_files(session, client, out, payload)
+    out.logged, out.error = session.ok, session.error
     return out

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from mlflow.models.evaluation.base import ModelEvaluator
@@ -34,13 +35,15 @@ CONFIG_KEYS: dict[str, str] = {
     "pos_label": "positive class, passed to measures built from keys and used to pick the "
     "probability column",
     "sample_weight": "column name or array of sample weights",
-    "posterior": "dict: method, reference, random_state, ... for Measure.posterior, plus prob "
-    "(interval coverage), eps (practical-fairness margin), greater_than, measures",
+    "posterior": "dict: method, reference, random_state, ... for skfair_measures.bayes.posteriors, plus "
+    "prob (interval coverage), eps (practical-fairness margin around the ideal value), measures",
     "prefix": "prepended to every metric and param key",
     "drop_sensitive": "drop the sensitive column(s) before calling the model (default False)",
     "scores": "without a model (predictions= column usage): column with positive-class scores",
     "log_params": "log each measure's configuration as params (default True)",
-    "artifacts": "log the JSON results, posterior draws and plots (default True)",
+    "artifacts": "log the JSON results, the groupwise table and chart, posterior draws and plots (default True)",
+    "group_metrics": "also log every per-group value as a metric (default False; they are always in the table)",
+    "timeout": "seconds to wait for the tracking server per request (default 10)",
 }
 
 # MLflow applies a flat evaluator_config to every evaluator when evaluators=None, so
@@ -111,9 +114,10 @@ def validate_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
     config.setdefault("drop_sensitive", False)
     config.setdefault("log_params", True)
     config.setdefault("artifacts", True)
+    config.setdefault("group_metrics", False)
     if not isinstance(config["prefix"], str):
         raise ValueError(f"prefix must be a string; got {config['prefix']!r}.")
-    for flag in ("drop_sensitive", "log_params", "artifacts"):
+    for flag in ("drop_sensitive", "log_params", "artifacts", "group_metrics"):
         if not isinstance(config[flag], bool):
             raise ValueError(f"{flag} must be True or False; got {config[flag]!r}.")
     posterior = config.get("posterior")
@@ -145,6 +149,61 @@ def _column(X: Any, name: str, what: str) -> Any:
             "drop_sensitive=True to keep it from the model), or pass an array instead."
         )
     return X[name]
+
+
+@dataclass
+class _Data:
+    """The evaluation data, split into what the model sees and what the measures read."""
+
+    X_model: Any
+    y_true: Any
+    sensitive: Any
+    sample_weight: Any
+    scores: Any
+
+
+def _read_data(dataset: Any, cfg: Mapping[str, Any]) -> _Data:
+    import numpy as np
+    import pandas as pd
+
+    from skfair_measures._stats import resolve_sensitive
+
+    X = dataset.features_data
+    if not isinstance(X, pd.DataFrame):
+        X = pd.DataFrame(np.asarray(X), columns=list(dataset.feature_names))
+    cols = _sensitive_columns(cfg["sensitive_features"])
+    for c in cols or ():
+        _column(X, c, "sensitive")
+    if cols is None and len(cfg["sensitive_features"]) != len(X):
+        raise ValueError(f"sensitive_features has {len(cfg['sensitive_features'])} entries but the data has "
+                         f"{len(X)} rows.")
+    A = resolve_sensitive(None if cols else cfg["sensitive_features"], X=X, columns=cols)
+    drop = list(cols) if cols and cfg["drop_sensitive"] else []
+    w = cfg.get("sample_weight")
+    if isinstance(w, str):
+        w, drop = _column(X, w, "sample_weight").to_numpy(), [*drop, w]
+    scores = None
+    if isinstance(cfg.get("scores"), str):
+        scores = _column(X, cfg["scores"], "scores").to_numpy(dtype=float)
+        drop.append(cfg["scores"])
+    X_model = X.drop(columns=[c for c in dict.fromkeys(drop) if c in X.columns])
+    return _Data(X_model, np.asarray(dataset.labels_data), A, w, scores)
+
+
+def _predictions(model: Any, dataset: Any, data: _Data, cfg: Mapping[str, Any], predictions: str | None,
+                 want_scores: bool, pos_label: Any) -> tuple[Any, Any]:
+    """``(y_pred, y_score)`` from the model, or from the data when there is no model."""
+    import numpy as np
+
+    if model is None:
+        if not dataset.has_predictions:
+            raise ValueError(
+                "no model and no predictions: pass a model, or predictions='column' with "
+                "model=None to mlflow.models.evaluate."
+            )
+        return np.asarray(dataset.predictions_data), data.scores
+    y_pred = _select_output(model.predict(data.X_model), predictions)
+    return y_pred, _model_scores(model, data.X_model, pos_label) if want_scores else None
 
 
 def _select_output(output: Any, predictions: str | None) -> Any:
@@ -246,85 +305,54 @@ class FairnessEvaluator(ModelEvaluator):
             ``metrics`` holds every logged metric (keys as in ``log_fairness``);
             ``artifacts`` the JSON results and, for posteriors, the density plots.
         """
-        import numpy as np
-        import pandas as pd
         from mlflow.models.evaluation.base import EvaluationResult
 
-        from ._compute import compute_posteriors, evaluate_all, needs_scores, resolve_measures
-        from ._tracking import log_fairness
+        from ._compute import evaluate_all, needs_scores, resolve_measures, score_label
 
         cfg = validate_config(evaluator_config)
-        X = dataset.features_data
-        if not isinstance(X, pd.DataFrame):
-            X = pd.DataFrame(np.asarray(X), columns=list(dataset.feature_names))
-        y_true = np.asarray(dataset.labels_data)
-        n = len(X)
-
-        cols = _sensitive_columns(cfg["sensitive_features"])
-        if cols is not None:
-            for c in cols:
-                _column(X, c, "sensitive")
-            A = X[cols[0]] if len(cols) == 1 else X[cols]
-        else:
-            A = cfg["sensitive_features"]
-            if len(A) != n:
-                raise ValueError(f"sensitive_features has {len(A)} entries but the data has {n} rows.")
-        w = cfg.get("sample_weight")
-        drop = list(cols) if cols and cfg["drop_sensitive"] else []
-        if isinstance(w, str):
-            w, drop = _column(X, w, "sample_weight").to_numpy(), [*drop, w]
-        scores_col = cfg.get("scores")
-        if isinstance(scores_col, str):
-            drop.append(scores_col)
-        X_model = X.drop(columns=[c for c in dict.fromkeys(drop) if c in X.columns])
-
+        data = _read_data(dataset, cfg)
         measures = resolve_measures(cfg.get("measures"), pos_label=cfg.get("pos_label"))
         want_scores = needs_scores(measures) or cfg.get("posterior") is not None
-        y_score = None
-        if model is None:
-            if not dataset.has_predictions:
-                raise ValueError(
-                    "no model and no predictions: pass a model, or predictions='column' with "
-                    "model=None to mlflow.models.evaluate."
-                )
-            y_pred = np.asarray(dataset.predictions_data)
-            if isinstance(scores_col, str):
-                y_score = _column(X, scores_col, "scores").to_numpy(dtype=float)
-        else:
-            y_pred = _select_output(model.predict(X_model), predictions)
-            if want_scores:
-                y_score = _model_scores(model, X_model, cfg.get("pos_label"))
-
-        results = evaluate_all(
-            measures, y_true, y_pred, y_score=y_score, sensitive_features=A, sample_weight=w
-        )
-        named: list[tuple[str, Any]] = list(results.items())
-        if cfg.get("posterior") is not None:
-            options = dict(cfg["posterior"])
-            posts = compute_posteriors(
-                measures,
-                y_true,
-                y_score if y_score is not None else y_pred,
-                sensitive_features=A,
-                options=options,
-            )
-            named += list(posts.items())
-        else:
-            options = {}
-        logged = log_fairness(
-            named,
-            run_id=run_id,
-            prefix=cfg["prefix"],
-            log_params=cfg["log_params"],
-            artifacts=cfg["artifacts"],
-            measures=measures,
-            posterior_options={k: options[k] for k in ("prob", "eps", "greater_than") if k in options},
-        )
+        y_pred, y_score = _predictions(model, dataset, data, cfg, predictions, want_scores,
+                                       score_label(measures, cfg.get("pos_label")))
+        results = evaluate_all(measures, data.y_true, y_pred, y_score=y_score, sensitive_features=data.sensitive,
+                               sample_weight=data.sample_weight)
+        posts = _posteriors(measures, data, y_pred, y_score, cfg.get("posterior"))
+        logged = _log(results, posts, measures, cfg, run_id=run_id, model_id=kwargs.get("model_id"))
         return EvaluationResult(
             metrics=dict(logged.metrics),
             artifacts=_evaluation_artifacts(logged, results_only=not logged.artifacts),
             run_id=run_id,
         )
+
+
+def _posteriors(measures: list[Any], data: _Data, y_pred: Any, y_score: Any,
+                options: Mapping[str, Any] | None) -> dict[str, Any]:
+    from ._compute import compute_posteriors
+
+    if options is None:
+        return {}
+    scores = y_score if y_score is not None else y_pred
+    return compute_posteriors(measures, data.y_true, scores, sensitive_features=data.sensitive, options=options)
+
+
+def _log(results: dict[str, Any], posts: dict[str, Any], measures: list[Any], cfg: Mapping[str, Any], *,
+         run_id: str, model_id: str | None) -> Any:
+    from ._tracking import log_fairness
+
+    options = cfg.get("posterior") or {}
+    return log_fairness(
+        [*results.items(), *posts.items()],
+        run_id=run_id,
+        prefix=cfg["prefix"],
+        log_params=cfg["log_params"],
+        artifacts=cfg["artifacts"],
+        measures=measures,
+        posterior_options={k: options[k] for k in ("prob", "eps") if k in options},
+        group_metrics=cfg["group_metrics"],
+        model_id=model_id,
+        timeout=cfg.get("timeout"),
+    )
 
 
 def _evaluation_artifacts(logged: Any, *, results_only: bool) -> dict[str, Any]:
@@ -334,7 +362,12 @@ def _evaluation_artifacts(logged: Any, *, results_only: bool) -> dict[str, Any]:
     from mlflow.models.evaluation.artifacts import ImageEvaluationArtifact, JsonEvaluationArtifact
     from mlflow.tracking import MlflowClient
 
-    root = MlflowClient().get_run(logged.run_id).info.artifact_uri.rstrip("/")
+    from ._session import TrackingSession
+
+    run = TrackingSession("the fairness evaluator").call("read the run", MlflowClient().get_run, logged.run_id)
+    if run is None:
+        return {}
+    root = run.info.artifact_uri.rstrip("/")
     out: dict[str, Any] = {}
     for path in logged.artifacts:
         name = path.removeprefix("fairness/").rsplit(".", 1)[0].replace("/", "_")

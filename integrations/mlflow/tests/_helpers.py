@@ -1,0 +1,76 @@
+"""Reading a run back from the tracking store, and a sampled result built by hand."""
+
+import json
+
+import mlflow
+import numpy as np
+import pytest
+from mlflow.tracking import MlflowClient
+
+from skfair_measures.results import Result
+
+
+def metrics(run_id):
+    return MlflowClient().get_run(run_id).data.metrics
+
+
+def params(run_id):
+    return MlflowClient().get_run(run_id).data.params
+
+
+def tags(run_id):
+    return MlflowClient().get_run(run_id).data.tags
+
+
+def artifacts(run_id, path=None):
+    out, todo = [], [path]
+    client = MlflowClient()
+    while todo:
+        for f in client.list_artifacts(run_id, todo.pop()):
+            (todo if f.is_dir else out).append(f.path)
+    return sorted(out)
+
+
+def read_json(run_id, path):
+    with open(mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path=path)) as fh:
+        return json.load(fh)
+
+
+def assert_no_key_is_a_directory(keys):
+    """MLflow's file store needs this: ``a`` and ``a/b`` cannot both be files."""
+    keys = set(keys)
+    dirs = {k.rsplit("/", i)[0] for k in keys for i in range(1, k.count("/") + 1)}
+    assert not keys & dirs, sorted(keys & dirs)
+
+
+def read_back(logged):
+    """Every metric (at its step), series value and param of a LoggedFairness, from the store."""
+    assert logged.logged and logged.error is None, logged.error
+    client = MlflowClient()
+    want = {(k, logged.step): v for k, v in logged.metrics.items()}
+    want.update({(k, st): v for k, v, st in logged.series})
+    for (key, step), v in want.items():
+        history = {h.step: h.value for h in client.get_metric_history(logged.run_id, key)}
+        assert history.get(step) == pytest.approx(v, nan_ok=True), (key, step)
+    got = params(logged.run_id)
+    assert {k: got.get(k) for k in logged.params} == logged.params
+    assert {k: tags(logged.run_id).get(k) for k in logged.tags} == logged.tags
+    assert_no_key_is_a_directory(metrics(logged.run_id))
+    assert_no_key_is_a_directory(got)
+
+
+class Sampled(Result):
+    """A posterior (or bootstrap) result through the Result interface only, with given draws."""
+
+    def __init__(self, measure, draws, kind="posterior"):
+        self.measure, self.key, self.kind = measure, measure.key, kind
+        self._draws = np.asarray(draws, dtype=float)
+        self.value = float(np.mean(self._draws))
+
+    @property
+    def draws(self):
+        return self._draws
+
+    def interval(self, prob=0.95):
+        lo, hi = np.quantile(self._draws, [(1 - prob) / 2, (1 + prob) / 2])
+        return float(lo), float(hi)

@@ -1,0 +1,318 @@
+"""log_fairness against real local tracking stores: keys, and the layout a person reads.
+
+Values are read back from the store and compared with the measures computed
+directly, so a key that was sanitised wrongly, dropped or overwritten shows up.
+"""
+
+import json
+import subprocess
+import sys
+import warnings
+
+import mlflow
+import numpy as np
+import pandas as pd
+import pytest
+from _helpers import Sampled, artifacts, assert_no_key_is_a_directory, metrics, params, read_back, read_json, tags
+from mlflow.tracking import MlflowClient
+from mlflow.utils.validation import _validate_metric_name
+from skfair_measures_mlflow import FairnessLoggingWarning, log_fairness, sanitize_key, sanitize_segment
+from skfair_measures_mlflow._keys import unique_segments
+from skfair_measures_mlflow._tracking import _batches
+
+import skfair_measures as sfm
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*noload.*")  # MLflow's sqlalchemy store
+
+
+# --- keys ------------------------------------------------------------------------------------
+NASTY = ["sex=F", "a/b", "..", ".", "", "  ", "F?", "F!", "Müller", "x:y", "x" * 300, ("F", "a/b")]
+
+
+def test_sanitised_keys_are_valid_mlflow_names():
+    segs = unique_segments(NASTY)
+    assert len(set(segs.values())) == len(NASTY)  # no collisions
+    for seg in segs.values():
+        _validate_metric_name(sanitize_key(f"fairness.tpr.by_group/tpr/{seg}"))  # raises if invalid
+        assert "/" not in seg
+    for raw in ["fairness.acc_eod=.05", "/a//b/", "a/../b", "x" * 400, "a:b"]:
+        key = sanitize_key(raw)
+        _validate_metric_name(key)
+        assert len(key) <= 250 and ":" not in key
+
+
+def test_collisions_get_stable_distinct_suffixes():
+    a = unique_segments(["F?", "F!", "M"])
+    assert a == unique_segments(["M", "F!", "F?"])  # independent of order
+    assert a["M"] == "M" and a["F?"] != a["F!"] and a["F?"].startswith("F__")
+    assert len(set(unique_segments(["F?", "F!", a["F?"]]).values())) == 3
+
+
+def test_batches_respect_mlflow_limits():
+    batches = _batches(list(range(2500)), list(range(150)), list(range(30)))
+    assert sum(len(m) for m, _, _ in batches) == 2500 and sum(len(p) for _, p, _ in batches) == 150
+    assert sum(len(t) for _, _, t in batches) == 30
+    assert all(len(m) <= 1000 and len(p) <= 100 and len(m) + len(p) + len(t) <= 1000 for m, p, t in batches)
+    assert _batches([], []) == [([], [], [])]
+
+
+# --- the layout a person reads -----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def audit(data):
+    """Four measures on sex x race (6 groups), logged once."""
+    X, y = data
+    pred = (X.x1 > 0).astype(int)
+    ms = [
+        sfm.msr("fairness.tpr"),
+        sfm.msr("fairness.eod"),
+        sfm.msr("classif.acc"),
+        sfm.msr("fairness.acc_eod=.05"),
+    ]
+    return ms, sfm.evaluate_measures(ms, y, pred, sensitive_features=X[["sex", "race"]])
+
+
+def test_run_layout_reads_back(tracking, audit):
+    ms, res = audit
+    with mlflow.start_run() as run:
+        logged = log_fairness(res, measures=ms, prefix="test/")
+    rid = run.info.run_id
+    assert logged.logged and logged.error is None and logged.run_id == rid
+    read_back(logged)
+    got = metrics(rid)
+    assert got == pytest.approx(logged.metrics)  # everything computed was logged, nothing more
+
+    # headline values first, at plain keys
+    assert list(logged.metrics)[:4] == ["test/fairness.tpr", "test/fairness.eod", "test/classif.acc",
+                                        "test/fairness.acc_eod_.05"]
+    for m in ms:
+        assert got[f"test/{sanitize_key(m.key)}"] == pytest.approx(res[m.key].value)
+    # group counts once per run, not once per measure; no per-group metrics by default
+    counts = res["fairness.tpr"].counts
+    count_keys = sorted(k for k in got if ".count" in k or "count/" in k)
+    assert count_keys == sorted(f"test/groups.count/{sanitize_segment(f'sex={s},race={r}')}" for s, r in counts.index)
+    assert got["test/groups.count/sex_M_race_c_d"] == counts[("M", "c=d")]
+    assert not any("by_group" in k for k in got)
+    assert len(got) == 4 + 6 + 6  # 4 values, 6 overall values (composites: one per component), 6 counts
+    # tags name the sensitive attributes and the group set (labels kept, tuples as lists)
+    t = tags(rid)
+    assert t["skfair.sensitive"] == "sex, race"
+    assert json.loads(t["skfair.groups"]) == [list(g) for g in counts.index]
+    # config params, read through the measure protocol
+    p = params(rid)
+    assert p["test/fairness.acc_eod_.05.config/key"] == "fairness.acc_eod=.05"
+    assert p["test/fairness.eod.config/components"] == "fairness.tpr, fairness.fpr"
+    assert p["test/fairness.tpr.config/ideal"] == "0.0" and p["test/fairness.tpr.config/signed"] == "false"
+    assert_no_key_is_a_directory(got)
+    assert_no_key_is_a_directory(p)
+
+
+def test_table_chart_and_results_json(tracking, audit):
+    ms, res = audit
+    with mlflow.start_run() as run:
+        logged = log_fairness(res, measures=ms)
+    rid = run.info.run_id
+    files = artifacts(rid)
+    assert {"fairness/results.json", "fairness/groupwise.json", "fairness/groupwise.png"} <= set(files)
+    assert set(logged.artifacts) == {"fairness/results.json", "fairness/groupwise.json", "fairness/groupwise.png"}
+
+    # the table: groups as columns with readable labels, one row per quantity, counts last
+    table = mlflow.load_table("fairness/groupwise.json", run_ids=[rid])
+    tpr = res["fairness.tpr"].by_group
+    columns = [f"sex={s},race={r}" for s, r in tpr.index]
+    assert list(table.columns) == ["result", "quantity", *columns]
+    assert not any("(" in c for c in table.columns)  # no stringified tuples
+    row = table[(table.result == "fairness.tpr") & (table.quantity == "tpr")].iloc[0]
+    assert row[columns].to_numpy(dtype=float) == pytest.approx(tpr.to_numpy())
+    eod_fpr = table[(table.result == "fairness.eod") & (table.quantity == "fairness.fpr")].iloc[0]
+    assert eod_fpr[columns].to_numpy(dtype=float) == pytest.approx(res["fairness.eod"].by_group["fairness.fpr"])
+    assert table.iloc[-1][columns].tolist() == res["fairness.tpr"].counts.tolist()
+
+    # the chart is a real PNG of the groupwise values
+    png = mlflow.artifacts.download_artifacts(run_id=rid, artifact_path="fairness/groupwise.png")
+    with open(png, "rb") as fh:
+        assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
+
+    # results.json keeps every group as a list, never "('F', 'a/b')"
+    content = read_json(rid, "fairness/results.json")
+    entry = next(r for r in content["results"] if r["name"] == "fairness.tpr")
+    assert entry["groups"] == [list(g) for g in tpr.index]
+    assert entry["value"] == pytest.approx(res["fairness.tpr"].value)
+    assert "('F'" not in json.dumps(content)
+
+
+def test_group_metrics_on_request_with_the_way_back_to_labels(tracking):
+    y, p, A = [1, 1, 1, 1, 0, 0], [1, 0, 1, 1, 0, 1], ["F?", "F?", "F!", "F!", "F?", "F!"]
+    res = sfm.msr("fairness.tpr").evaluate(y, p, sensitive_features=A)
+    with mlflow.start_run() as run:
+        logged = log_fairness(res, artifacts=False, log_params=False, group_metrics=True)
+    per_group = {k: v for k, v in metrics(run.info.run_id).items() if k.startswith("fairness.tpr.by_group/tpr/")}
+    assert len(per_group) == 2  # the colliding labels F? and F! both kept
+    assert {logged.key_map[k]["group"]: v for k, v in per_group.items()} == pytest.approx(res.by_group.to_dict())
+
+
+def test_undefined_value_shows_as_undefined_with_its_reason(tracking):
+    y, p, A = [1, 1, 0, 0], [1, 0, 0, 1], ["F", "F", "M", "M"]  # M has no positives: its TPR is undefined
+    with pytest.warns(sfm.UndefinedGroupWarning):
+        res = sfm.msr("fairness.tpr").evaluate(y, p, sensitive_features=A)
+    with mlflow.start_run() as run:
+        logged = log_fairness(res)
+    rid = run.info.run_id
+    assert np.isnan(metrics(rid)["fairness.tpr"])  # NaN, never a number
+    assert tags(rid)["fairness.tpr.undefined"] == res.reason and "M" in res.reason
+    table = mlflow.load_table("fairness/groupwise.json", run_ids=[rid])
+    assert pd.isna(table.loc[table.quantity == "tpr", "M"].iloc[0])
+    assert "fairness/groupwise.png" in logged.artifacts
+
+
+def test_steps_do_not_overwrite_each_other(tracking):
+    m = sfm.msr("fairness.tpr")
+    with mlflow.start_run() as run:
+        for step, p in enumerate([[1, 0, 1, 1], [1, 1, 1, 1]]):
+            log_fairness(m.evaluate([1, 1, 1, 1], p, sensitive_features=list("FFMM")), step=step)
+    hist = MlflowClient().get_metric_history(run.info.run_id, "fairness.tpr")
+    assert sorted((h.step, h.value) for h in hist) == [(0, 0.5), (1, 0.0)]
+    assert {"fairness/step_0/groupwise.json", "fairness/step_1/results.json"} <= set(artifacts(run.info.run_id))
+
+
+def test_conflicting_params_are_skipped_with_a_warning(tracking):
+    y, p, A = [1, 1, 0, 0], [1, 0, 0, 1], list("FMFM")
+    m1, m2 = sfm.msr("fairness.tpr"), sfm.msr("fairness.tpr", operation="ratio", key="fairness.tpr")
+    with mlflow.start_run() as run:
+        log_fairness(m1.evaluate(y, p, sensitive_features=A), artifacts=False)
+        with pytest.warns(FairnessLoggingWarning, match="params cannot change"):
+            logged = log_fairness(m2.evaluate(y, p, sensitive_features=A), artifacts=False, step=1)
+    assert logged.logged
+    assert params(run.info.run_id)["fairness.tpr.config/ideal"] == "0.0"  # the first configuration stays
+
+
+# --- sampled results: posteriors and bootstrap ---------------------------------------------------
+def test_posterior_metrics_carry_information(tracking):
+    """An absolute difference is never below 0: P(> 0) would be 1. Only signed measures get it."""
+    rng = np.random.default_rng(0)
+    unsigned = Sampled(sfm.msr("fairness.tpr"), np.abs(rng.normal(0.05, 0.02, 4000)))
+    signed_m = sfm.msr("fairness.tpr", operation="diff_to_reference", reference="F")
+    signed = Sampled(signed_m, rng.normal(0.01, 0.02, 4000))
+    assert signed_m.signed and not unsigned.measure.signed
+    with mlflow.start_run() as run:
+        logged = log_fairness([unsigned, signed], posterior_options={"eps": 0.03})
+    got = metrics(run.info.run_id)
+    u, s = "fairness.tpr.posterior", f"{sanitize_key(signed_m.key)}.posterior"
+    assert f"{u}/prob_greater" not in got
+    assert got[f"{u}/prob_within"] == pytest.approx(np.mean(np.abs(unsigned.draws) <= 0.03))
+    assert got[f"{s}/prob_greater"] == pytest.approx(np.mean(signed.draws > 0))
+    assert 0.05 < got[f"{s}/prob_greater"] < 0.95  # informative
+    assert got[f"{u}/mean"] == pytest.approx(unsigned.draws.mean())
+    assert got[f"{u}/interval_lower"] == pytest.approx(unsigned.interval()[0])
+    assert got["fairness.tpr"] == pytest.approx(unsigned.value)  # the headline: its value, named plainly
+    assert params(run.info.run_id)[f"{u}/eps"] == "0.03"
+    files = artifacts(run.info.run_id)
+    assert {"fairness/fairness.tpr/posterior_density.png", "fairness/fairness.tpr/posterior_draws.csv"} <= set(files)
+    assert logged.logged
+
+
+def test_point_value_and_its_posterior_share_a_name(tracking):
+    m = sfm.msr("fairness.tpr")
+    point = m.evaluate([1, 1, 1, 1], [1, 0, 1, 1], sensitive_features=list("FFMM"))
+    post = Sampled(m, np.random.default_rng(1).beta(2, 8, 500))
+    with mlflow.start_run() as run:
+        log_fairness([point, post], artifacts=False)
+    got = metrics(run.info.run_id)
+    assert got["fairness.tpr"] == 0.5  # the point value owns the plain key
+    assert got["fairness.tpr.posterior/mean"] == pytest.approx(post.draws.mean())
+
+
+def test_undefined_draws_give_undefined_summaries(tracking):
+    post = Sampled(sfm.msr("fairness.tpr"), [0.1, np.nan, 0.2])
+    with mlflow.start_run() as run:
+        log_fairness(post, artifacts=False)
+    got = metrics(run.info.run_id)
+    assert np.isnan(got["fairness.tpr.posterior/mean"]) and "fairness.tpr.posterior/prob_within" not in got
+    assert "1 of 3 draws are undefined" in tags(run.info.run_id)["fairness.tpr.posterior.undefined"]
+
+
+def test_real_bootstrap_and_posterior_log(tracking, data):
+    X, y = data
+    score = 1 / (1 + np.exp(-2 * X.x1.to_numpy()))
+    m = sfm.msr("fairness.tpr")
+    boot = m.bootstrap(y, (score > 0.5).astype(int), sensitive_features=X["sex"], n_boot=200, random_state=0)
+    post = m.posterior(y, score, sensitive_features=X["sex"], method="bb", random_state=0)
+    with mlflow.start_run() as run:
+        logged = log_fairness([boot, post], posterior_options={"eps": 0.02})
+    read_back(logged)
+    got = metrics(run.info.run_id)
+    for res in (boot, post):
+        lo, hi = res.interval(0.95)
+        pre = f"fairness.tpr.{res.kind}"
+        assert got[f"{pre}/interval_lower"] == pytest.approx(lo) and got[f"{pre}/interval_upper"] == pytest.approx(hi)
+        assert got[f"{pre}/mean"] == pytest.approx(np.mean(res.draws))
+        assert f"{pre}/prob_greater" not in got  # an absolute difference
+    assert set(artifacts(run.info.run_id)) >= {"fairness/fairness.tpr/posterior_density.png",
+                                               "fairness/fairness.tpr/bootstrap_draws.csv"}
+
+
+def test_full_set_round_trips_through_the_file_store(file_store, data):
+    X, y = data
+    pred = (X.x1 > 0).astype(int)
+    ms = [sfm.msr("fairness.tpr"), sfm.msr("fairness.eod"), sfm.msr("classif.acc")]
+    res = sfm.evaluate_measures(ms, y, pred, sensitive_features=X[["sex", "race"]])
+    post = Sampled(ms[0], np.random.default_rng(0).beta(2, 20, 1000))
+    with mlflow.start_run():
+        logged = log_fairness([*res.items(), ("fairness.tpr", post)], measures=ms, group_metrics=True)
+    read_back(logged)
+    assert logged.metrics["fairness.eod.overall/fairness.fpr"] == pytest.approx(res["fairness.eod"].overall.iloc[1])
+
+
+def test_result_named_like_a_field_of_another_still_logs(file_store):
+    # "fairness.eod.overall" is the directory of the composite's overall values:
+    # the key space renames one of the two instead of letting the file store fail.
+    y, p, A = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 1], list("FFFMMM")
+    eod = sfm.msr("fairness.eod").evaluate(y, p, sensitive_features=A)
+    tpr = sfm.msr("fairness.tpr").evaluate(y, p, sensitive_features=A)
+    with mlflow.start_run():
+        logged = log_fairness([("fairness.eod", eod), ("fairness.eod.overall", tpr)], artifacts=False)
+    read_back(logged)
+    assert logged.metrics["fairness.eod.overall"] == pytest.approx(tpr.value)  # headlines claim keys first
+    (part,) = [k for k, m in logged.key_map.items() if m.get("part") == "fairness.fpr"]
+    assert part.startswith("fairness.eod.overall_") and part.endswith("/fairness.fpr")  # renamed directory
+    assert logged.metrics[part] == pytest.approx(eod.overall["fairness.fpr"])
+
+
+def test_not_a_result_is_refused_by_name(tracking):
+    with pytest.raises(TypeError, match="cannot log a dict"):
+        log_fairness([{"value": 0.1}])
+    m = sfm.msr("fairness.tpr")
+    r = m.evaluate([1, 0], [1, 0], sensitive_features=["a", "b"])
+    with pytest.raises(ValueError, match="both named 'fairness.tpr'"):
+        log_fairness([r, r])
+
+
+# --- packaging ------------------------------------------------------------------------------------
+def test_plugin_is_registered_in_a_fresh_process():
+    code = (
+        "import sys, warnings\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    import mlflow\n"
+        "    names = mlflow.models.list_evaluators()\n"
+        # MLflow only *warns* when a plugin fails to load
+        "failed = [str(w.message) for w in caught if 'register model evaluator' in str(w.message)]\n"
+        "assert not failed, failed\n"
+        "assert 'fairness' in names, names\n"
+        "assert 'skfair_measures' not in sys.modules, 'the entry point must load lazily'\n"
+        "from mlflow.models.evaluation.evaluator_registry import _model_evaluation_registry as r\n"
+        "assert type(r.get_evaluator('fairness')).__name__ == 'FairnessEvaluator'\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_plugin_docstring_examples():
+    import doctest
+
+    from skfair_measures_mlflow import _collect, _compute, _cv, _keys, _session, _tracking, evaluator
+
+    for module in (_keys, _collect, _compute, _session, _tracking, _cv, evaluator):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FairnessLoggingWarning)
+            res = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+        assert res.failed == 0, module.__name__
