@@ -46,7 +46,7 @@ from ._stats import (
     check_inputs,
     check_scores,
 )
-from .base import BaseMetric, get_base
+from .base import BaseMetric, MulticlassError, get_base
 from .operations import Operation, absdiff, get_operation
 from .results import MeasureResult
 
@@ -532,6 +532,10 @@ class _Source:
     def counts(self) -> pd.Series:
         raise NotImplementedError  # pragma: no cover - abstract
 
+    def rows(self, key: str) -> GroupedSample:
+        """The validated rows, for measures that need more than sufficient statistics."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
 
 class _SampleSource(_Source):
     def __init__(self, sample: GroupedSample) -> None:
@@ -540,7 +544,13 @@ class _SampleSource(_Source):
 
     def values(self, base: BaseMetric, inputs: MeasureInputs, key: str) -> tuple[np.ndarray, float]:
         data, pos = prepared(self.sample, inputs)
-        return base.group_values(data, pos)
+        try:
+            return base.group_values(data, pos)
+        except MulticlassError as err:
+            raise MulticlassError(f"{key}: {err}") from None
+
+    def rows(self, key: str) -> GroupedSample:
+        return self.sample
 
     def counts(self) -> pd.Series:
         return self.sample.counts_per_group()
@@ -574,8 +584,14 @@ class _StatsSource(_Source):
         return self.stats[kind]
 
     def values(self, base: BaseMetric, inputs: MeasureInputs, key: str) -> tuple[np.ndarray, float]:
-        vals, overall = base.from_stats(self.stats_for(base, key))
+        try:
+            vals, overall = base.from_stats(self.stats_for(base, key))
+        except MulticlassError as err:
+            raise MulticlassError(f"{key}: {err}") from None
         return np.asarray(vals, dtype=float), float(overall)
+
+    def rows(self, key: str) -> GroupedSample:
+        raise TypeError(f"{key} reads the rows (sorted predictions per group), not sufficient statistics.")
 
     def counts(self) -> pd.Series:
         n = next(iter(self.stats.values())).n
