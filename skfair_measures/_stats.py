@@ -19,10 +19,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import _reuse
+
 __all__ = [
     "ConfusionStats",
     "ErrorStats",
     "GroupedSample",
+    "MulticlassStats",
     "SingleGroupError",
     "check_inputs",
     "check_scores",
@@ -40,10 +43,12 @@ class SingleGroupError(ValueError):
 
 _NOT_BINARY = (
     "{name} holds {n} distinct labels ({labels}); "
-    "only binary classification is computed from confusion counts. Pass "
-    "pos_label= and binarise the labels, or wrap a multiclass scikit-learn metric "
-    "with SklearnMetric."
+    "this binary rate compares one class with the rest. Pass "
+    "pos_label= (that class against the others), or average='macro' or 'weighted' "
+    "(e.g. msr('fairness.tpr', average='macro')) for the mean over classes."
 )
+#: Largest confusion tensor (groups x K x K cells) built for multiclass labels.
+_MAX_CELLS = 50_000_000
 _NEED_POS_LABEL = (
     "the labels are {labels}; pass pos_label= to say which one is the positive class (e.g. pos_label={example!r})."
 )
@@ -338,6 +343,8 @@ def _observed_groups(cols: list[tuple[str, Any]]) -> tuple[np.ndarray, pd.Index]
 
 
 def _check_two_groups(codes: np.ndarray, index: pd.Index, name: str) -> None:
+    if codes.size and codes.min() != codes.max():
+        return  # two distinct codes: two observed groups (min and max cost less than a bincount)
     n_observed = int(np.count_nonzero(np.bincount(codes, minlength=len(index)))) if codes.size else 0
     if n_observed < 2:
         seen = index[codes[0]] if codes.size else None
@@ -422,6 +429,47 @@ def _distinct(arr: np.ndarray) -> np.ndarray:
     return pd.unique(arr).astype(object)
 
 
+def _check_label_values(y_true: np.ndarray, y_pred: np.ndarray) -> None:
+    """Refuse missing labels and floats that are not whole numbers (scores, regression values)."""
+    for arr, nm in ((y_true, "y_true"), (y_pred, "y_pred")):
+        _check_no_missing(arr, nm)
+        if arr.dtype.kind == "f":
+            frac = arr[(arr != np.round(arr))]
+            if frac.size:
+                raise ValueError(
+                    f"{nm} holds non-label values such as {frac[0]:.4g}; pass predicted "
+                    "labels (e.g. estimator.predict(X)), or probabilities to a "
+                    "measure built with threshold=."
+                )
+
+
+def _sorted_labels(labels: Any) -> list[Any]:
+    """Labels in sorted order (as np.unique), by their text when types do not compare."""
+    try:
+        return sorted(labels)
+    except TypeError:
+        return sorted(labels, key=str)
+
+
+def class_codes(y_true: np.ndarray, y_pred: np.ndarray, classes: pd.Index) -> tuple[np.ndarray, np.ndarray]:
+    """Codes ``0..K-1`` of both label arrays in ``classes`` (a lookup table for small integers).
+
+    Examples
+    --------
+    >>> t, p = class_codes(np.array([2, 0, 1]), np.array([2, 2, 0]), pd.Index([0, 1, 2]))
+    >>> t.tolist(), p.tolist()
+    ([2, 0, 1], [2, 2, 0])
+    """
+    values = classes.to_numpy()
+    ints = values.dtype.kind in "iu" and y_true.dtype.kind in "iu" and y_pred.dtype.kind in "iu"
+    if ints and values[-1] - values[0] <= 4 * values.size + 1024:
+        lo = int(values[0])
+        lut = np.full(int(values[-1]) - lo + 1, -1, dtype=np.intp)
+        lut[values.astype(np.int64) - lo] = np.arange(values.size)
+        return lut[_shifted(y_true, lo)], lut[_shifted(y_pred, lo)]
+    return classes.get_indexer(y_true).astype(np.intp), classes.get_indexer(y_pred).astype(np.intp)
+
+
 def binarize_labels(
     y_true: np.ndarray,
     y_pred: np.ndarray,
@@ -436,16 +484,7 @@ def binarize_labels(
     >>> t.tolist(), p.tolist(), pos
     ([0, 1], [1, 1], 'b')
     """
-    for arr, nm in ((y_true, "y_true"), (y_pred, "y_pred")):
-        _check_no_missing(arr, nm)
-        if arr.dtype.kind == "f":
-            frac = arr[(arr != np.round(arr))]
-            if frac.size:
-                raise ValueError(
-                    f"{nm} holds non-label values such as {frac[0]:.4g}; pass predicted "
-                    "labels (e.g. estimator.predict(X)), or probabilities to a "
-                    "measure built with threshold=."
-                )
+    _check_label_values(y_true, y_pred)
     uniq_t, uniq_p = distinct if distinct is not None else (_distinct(y_true), _distinct(y_pred))
     labels = list(pd.unique(np.concatenate([uniq_t, uniq_p])))
     if len(labels) > 2:
@@ -456,7 +495,9 @@ def binarize_labels(
                 f"y_pred holds label(s) {outside} outside the classes {declared} of y_true; "
                 "predictions must use the same (binary) labels as y_true."
             )
-        raise ValueError(_NOT_BINARY.format(name="y_true", n=len(labels), labels=sorted(labels, key=str)))
+        if pos_label is None or pos_label not in labels:
+            raise ValueError(_NOT_BINARY.format(name="y_true", n=len(labels), labels=sorted(labels, key=str)))
+        # pos_label among several classes: that class against the rest (one-vs-rest)
     pos = _resolve_pos_label(labels, pos_label)
     if pos_label is not None and pos not in labels and len(labels) == 2:
         raise ValueError(f"pos_label={pos!r} is not one of the labels {sorted(labels, key=str)}; pass one of them.")
@@ -520,6 +561,77 @@ class ConfusionStats:
         if not isinstance(other, ConfusionStats):
             return NotImplemented
         return ConfusionStats(*_merge(self.counts, self.groups, other.counts, other.groups, 3))
+
+
+@dataclass(frozen=True, eq=False)
+class MulticlassStats(ConfusionStats):
+    """Weighted confusion counts per group of K classes, shape ``(..., n_groups, K, K)``.
+
+    ``counts[..., g, t, p]`` is the (weighted) number of samples of group ``g`` with
+    true class ``classes[t]`` and predicted class ``classes[p]``. The binary
+    :class:`ConfusionStats` is the case K = 2; count metrics read either (accuracy,
+    error rate and balanced accuracy on K classes, rates averaged over classes, or
+    one class against the rest through ``pos_label``).
+
+    Examples
+    --------
+    >>> s = MulticlassStats.from_labels([0, 0, 1], [0, 1, 2], [0, 2, 2], pd.Index(["a", "b"]), pd.Index([0, 1, 2]))
+    >>> s.counts.shape, float(s.counts[0].trace())
+    ((2, 3, 3), 1.0)
+    >>> (s + s).counts.sum()
+    np.float64(6.0)
+    """
+
+    classes: pd.Index = field(default_factory=lambda: pd.RangeIndex(2))
+
+    @classmethod
+    def from_labels(
+        cls,
+        group_codes: Any,
+        y_true: Any,
+        y_pred: Any,
+        groups: pd.Index,
+        classes: pd.Index,
+        sample_weight: np.ndarray | None = None,
+    ) -> MulticlassStats:
+        """One weighted ``np.bincount`` over the flat (group, true class, predicted class) cell."""
+        t, p = class_codes(np.asarray(y_true), np.asarray(y_pred), pd.Index(classes))
+        return cls.from_class_codes(group_codes, t, p, groups, classes, sample_weight)
+
+    @classmethod
+    def from_class_codes(
+        cls,
+        group_codes: Any,
+        t: np.ndarray,
+        p: np.ndarray,
+        groups: pd.Index,
+        classes: pd.Index,
+        sample_weight: np.ndarray | None = None,
+    ) -> MulticlassStats:
+        """The bincount on class codes ``0..K-1`` already computed."""
+        k, n_groups = len(classes), len(groups)
+        cell = np.asarray(group_codes, dtype=np.intp) * (k * k)
+        cell += t * k
+        cell += p
+        counts = np.bincount(cell, weights=sample_weight, minlength=n_groups * k * k)
+        return cls(counts.astype(float, copy=False).reshape(n_groups, k, k), groups, pd.Index(classes))
+
+    def __add__(self, other: ConfusionStats) -> MulticlassStats:
+        if not isinstance(other, MulticlassStats):
+            return NotImplemented
+        classes = self.classes.union(other.classes, sort=False)
+        a, b = _widen_classes(self.counts, self.classes, classes), _widen_classes(other.counts, other.classes, classes)
+        return MulticlassStats(*_merge(a, self.groups, b, other.groups, 3), classes)
+
+
+def _widen_classes(counts: np.ndarray, have: pd.Index, want: pd.Index) -> np.ndarray:
+    """Counts on the classes ``want`` (zeros for classes absent from ``have``)."""
+    if have.equals(want):
+        return counts
+    out = np.zeros(counts.shape[:-2] + (len(want), len(want)))
+    idx = want.get_indexer(have)
+    out[..., idx[:, None], idx[None, :]] = counts
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -622,12 +734,57 @@ class GroupedSample:
         return self._cache[key]
 
     def confusion(self, pos_label: Any = None) -> ConfusionStats:
-        """Confusion counts per group (cached per ``pos_label``)."""
+        """Confusion counts per group (cached per ``pos_label``).
+
+        Binary labels give :class:`ConfusionStats`; labels of more than two classes
+        give :class:`MulticlassStats` (K x K), or, with ``pos_label``, the binary
+        counts of that class against the rest.
+        """
+        if pos_label is None and self.is_multiclass():
+            return self.multiclass()
         key = ("confusion", pos_label)
         if key not in self._cache:
             t, p = self.labels01(pos_label)
             self._cache[key] = ConfusionStats.from_codes(self.group_codes, t, p, self.groups, self.sample_weight)
         return self._cache[key]
+
+    def is_multiclass(self) -> bool:
+        """Whether y_true holds more than two classes."""
+        return len(self._distinct_labels()[0]) > 2
+
+    def classes(self) -> pd.Index:
+        """The sorted union of the labels of y_true and y_pred (cached)."""
+        if "classes" not in self._cache:
+            uniq_t, uniq_p = self._distinct_labels()
+            self._cache["classes"] = pd.Index(_sorted_labels(pd.unique(np.concatenate([uniq_t, uniq_p]))))
+        return self._cache["classes"]
+
+    def class_codes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Codes ``0..K-1`` of y_true and y_pred in :meth:`classes` (validated, cached)."""
+        if "class_codes" not in self._cache:
+            _check_label_values(self.y_true, self.y_pred)
+            classes = self.classes()
+            cells = self.n_groups * len(classes) ** 2
+            if cells > _MAX_CELLS:
+                raise ValueError(
+                    f"y_true and y_pred hold {len(classes)} distinct labels, {cells:,} confusion cells over "
+                    f"{self.n_groups} groups; if these are regression values, use a regression measure "
+                    "(fairness.mse, fairness.dp_mean, ...); otherwise merge classes."
+                )
+            self._cache["class_codes"] = class_codes(self.y_true, self.y_pred, classes)
+        return self._cache["class_codes"]
+
+    def multiclass(self, sample_weight: np.ndarray | None = None) -> MulticlassStats:
+        """The (groups, K, K) confusion tensor over :meth:`classes` (cached unless reweighted)."""
+        if sample_weight is not None:
+            t, p = self.class_codes()
+            return MulticlassStats.from_class_codes(self.group_codes, t, p, self.groups, self.classes(), sample_weight)
+        if "multiclass" not in self._cache:
+            t, p = self.class_codes()
+            self._cache["multiclass"] = MulticlassStats.from_class_codes(
+                self.group_codes, t, p, self.groups, self.classes(), self.sample_weight
+            )
+        return self._cache["multiclass"]
 
     def errors(self) -> ErrorStats:
         """Regression error sums per group (cached)."""
@@ -714,7 +871,26 @@ def check_inputs(
     >>> s = check_inputs([1, 0, 1, 1], [1, 1, 0, 1], ["a", "a", "b", "b"])
     >>> s.confusion().counts.tolist()
     [[[0.0, 1.0], [0.0, 1.0]], [[0.0, 0.0], [1.0, 1.0]]]
+
+    Repeated calls on the very same, unchanged arrays reuse the validated sample
+    (and the counts it holds); :mod:`skfair_measures._reuse` says exactly when.
     """
+    inputs = (y_true, y_pred, sensitive_features, sample_weight)
+    sample = _reuse.lookup(inputs, (y_pred_name,), groups)
+    if sample is not None:
+        return sample
+    return _reuse.store(
+        inputs,
+        (y_pred_name,),
+        groups,
+        lambda: _validated(y_true, y_pred, sensitive_features, sample_weight, groups, y_pred_name),
+    )
+
+
+def _validated(
+    y_true: Any, y_pred: Any, sensitive_features: Any, sample_weight: Any, groups: pd.Index | None, y_pred_name: str
+) -> GroupedSample:
+    """The validation behind :func:`check_inputs`, without reuse."""
     t = _to_1d(y_true, "y_true")
     p = _to_1d(y_pred, y_pred_name)
     if t.size != p.size:

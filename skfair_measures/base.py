@@ -13,6 +13,7 @@ scikit-learn metric into a fairness base.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -20,13 +21,14 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import pandas as pd
 
-from ._stats import ConfusionStats, ErrorStats, GroupedSample
+from ._stats import ConfusionStats, ErrorStats, GroupedSample, MulticlassStats
 
 __all__ = [
     "BASE_METRICS",
     "BaseMetric",
     "CountMetric",
     "ErrorMetric",
+    "MulticlassError",
     "SklearnMetric",
     "get_base",
 ]
@@ -39,6 +41,17 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     out = np.full(np.broadcast(num, den).shape, np.nan)
     np.divide(num, den, out=out, where=den != 0)
     return out
+
+
+class MulticlassError(ValueError):
+    """A base metric is not defined on labels of more than two classes as asked.
+
+    The message names the fix (``pos_label=`` for one class against the rest,
+    ``average=`` for a mean over classes); measures prefix their key.
+    """
+
+
+Average = Literal["macro", "weighted"]
 
 
 class BaseMetric:
@@ -88,13 +101,32 @@ class BaseMetric:
 
 @dataclass(frozen=True, repr=False)
 class CountMetric(BaseMetric):
-    """A metric computed from binary confusion counts ``(..., 2, 2)`` = [true, pred].
+    """A metric computed from confusion counts ``(..., K, K)`` = [true, pred].
+
+    On binary counts (K = 2) ``func`` is applied. On K > 2 classes the metric is
+    ``multiclass`` where it is defined on K classes (accuracy, error rate, balanced
+    accuracy); a one-vs-rest rate needs ``pos_label=`` (one class against the rest)
+    or an averaged form, :meth:`averaged`.
+
+    Attributes
+    ----------
+    multiclass : callable or None
+        The metric on ``(..., K, K)`` counts, if it is defined on K classes.
+    average : {"macro", "weighted"} or None
+        For an averaged rate: the mean over classes of the one-vs-rest rate, over
+        the classes where it is defined in the group (scikit-learn's
+        ``zero_division=np.nan``); "weighted" weighs each class by its support.
+    averageable : bool
+        Whether a mean over classes of this rate means something.
 
     Examples
     --------
     >>> c = np.array([[5.0, 1.0], [2.0, 2.0]])  # rows: y_true 0/1; columns: y_pred 0/1
     >>> float(BASE_METRICS["tpr"].from_counts(c))
     0.5
+    >>> c3 = np.array([[2.0, 0, 0], [1, 1, 0], [0, 0, 4]])
+    >>> float(BASE_METRICS["tpr"].averaged("macro").from_counts(c3)), float(BASE_METRICS["acc"].from_counts(c3))
+    (0.8333333333333334, 0.875)
     """
 
     name: str
@@ -103,17 +135,51 @@ class CountMetric(BaseMetric):
     undefined_when: str = ""
     minimize: bool = False
     range: tuple[float, float] = (0.0, 1.0)
+    multiclass: Callable[[np.ndarray], np.ndarray] | None = None
+    average: Average | None = None
+    averageable: bool = False
 
     statistic: ClassVar[Literal["confusion"]] = "confusion"
 
-    def from_counts(self, counts: np.ndarray) -> np.ndarray:
-        """Value on counts of shape ``(..., 2, 2)``; returns shape ``(...)``."""
-        return self.func(np.asarray(counts, dtype=float))
+    def averaged(self, average: Average) -> CountMetric:
+        """The rate averaged over classes (``"macro"`` or ``"weighted"``), named e.g. ``tpr_macro``."""
+        if average not in ("macro", "weighted"):
+            raise ValueError(f"average={average!r}; pass 'macro' or 'weighted'.")
+        if not self.averageable:
+            why = "it is defined on K classes directly" if self.multiclass is not None else "it has no class average"
+            raise ValueError(
+                f"average={average!r} does not apply to {self.name!r}: {why}. Omit average=, or pass pos_label= "
+                "for one class against the rest."
+            )
+        return dataclasses.replace(
+            self,
+            name=f"{self.name}_{average}",
+            description=f"{self.description} ({average} average over classes)",
+            average=average,
+            averageable=False,
+        )
+
+    def from_counts(self, counts: np.ndarray, classes: Any = None) -> np.ndarray:
+        """Value on counts of shape ``(..., K, K)``; returns shape ``(...)``."""
+        c = np.asarray(counts, dtype=float)
+        if self.average is not None:
+            return _class_average(self.func, c, self.average)
+        if c.shape[-1] == 2:
+            return self.func(c)
+        if self.multiclass is None:
+            labels = list(range(c.shape[-1])) if classes is None else list(classes)
+            raise MulticlassError(
+                f"{self.name} is a one-vs-rest rate; y_true holds {len(labels)} distinct labels ({labels}). "
+                "Pass pos_label= (that class against the others), or average='macro' or 'weighted' "
+                f"(e.g. msr('fairness.{self.name}', average='macro')) for the mean over classes."
+            )
+        return self.multiclass(c)
 
     def from_stats(self, stats: ConfusionStats | ErrorStats) -> tuple[np.ndarray, np.ndarray]:
         if not isinstance(stats, ConfusionStats):
             raise TypeError(f"base metric {self.name!r} reads confusion counts (ConfusionStats); got {stats!r}.")
-        return self.from_counts(stats.counts), self.from_counts(stats.overall)
+        classes = stats.classes if isinstance(stats, MulticlassStats) else None
+        return self.from_counts(stats.counts, classes), self.from_counts(stats.overall, classes)
 
     def group_values(self, sample: GroupedSample, pos_label: Any = None) -> tuple[np.ndarray, float]:
         values, overall = self.from_stats(sample.confusion(pos_label))
@@ -382,6 +448,40 @@ def _rmse(s: np.ndarray) -> np.ndarray:
     return np.sqrt(_ratio(s[..., 2], s[..., 0]))
 
 
+# --- K classes: c[..., t, p] of shape (..., K, K) --------------------------------------
+
+
+def _one_vs_rest(c: np.ndarray) -> np.ndarray:
+    """Binary counts ``(..., K, 2, 2)`` of each class against the rest, from ``(..., K, K)``."""
+    tp = np.diagonal(c, axis1=-2, axis2=-1)
+    fn = c.sum(axis=-1) - tp
+    fp = c.sum(axis=-2) - tp
+    tn = c.sum(axis=(-2, -1))[..., None] - tp - fn - fp
+    return np.stack([np.stack([tn, fp], axis=-1), np.stack([fn, tp], axis=-1)], axis=-2)
+
+
+def _class_average(func: Callable[[np.ndarray], np.ndarray], c: np.ndarray, average: str) -> np.ndarray:
+    """Mean over the classes where the one-vs-rest rate is defined (NaN if it is nowhere)."""
+    per_class = func(_one_vs_rest(c))
+    defined = ~np.isnan(per_class)
+    weight = c.sum(axis=-1) if average == "weighted" else np.ones_like(per_class)
+    weight = np.where(defined, weight, 0.0)
+    return _ratio((np.where(defined, per_class, 0.0) * weight).sum(-1), weight.sum(-1))
+
+
+def _acc_k(c: np.ndarray) -> np.ndarray:
+    return _ratio(np.trace(c, axis1=-2, axis2=-1), _n(c))
+
+
+def _error_rate_k(c: np.ndarray) -> np.ndarray:
+    return _ratio(_n(c) - np.trace(c, axis1=-2, axis2=-1), _n(c))
+
+
+def _balanced_accuracy_k(c: np.ndarray) -> np.ndarray:
+    # scikit-learn's balanced_accuracy_score: the mean recall over the classes present in y_true
+    return _class_average(_tpr, c, "macro")
+
+
 _POS = "no positives in y_true"
 _NEG = "no negatives in y_true"
 _PPOS = "no positive predictions"
@@ -389,18 +489,24 @@ _PNEG = "no negative predictions"
 _EMPTY = "the group has no samples"
 
 _COUNT_METRICS = [
-    CountMetric("acc", _acc, "Accuracy", _EMPTY),
-    CountMetric("error_rate", _error_rate, "Error rate", _EMPTY, minimize=True),
-    CountMetric("tpr", _tpr, "True positive rate", _POS),
-    CountMetric("fnr", _fnr, "False negative rate", _POS, minimize=True),
-    CountMetric("fpr", _fpr, "False positive rate", _NEG, minimize=True),
-    CountMetric("tnr", _tnr, "True negative rate", _NEG),
-    CountMetric("ppv", _ppv, "Positive predictive value", _PPOS),
-    CountMetric("fdr", _fdr, "False discovery rate", _PPOS, minimize=True),
-    CountMetric("npv", _npv, "Negative predictive value", _PNEG),
-    CountMetric("fomr", _fomr, "False omission rate", _PNEG, minimize=True),
+    CountMetric("acc", _acc, "Accuracy", _EMPTY, multiclass=_acc_k),
+    CountMetric("error_rate", _error_rate, "Error rate", _EMPTY, minimize=True, multiclass=_error_rate_k),
+    CountMetric("tpr", _tpr, "True positive rate", _POS, averageable=True),
+    CountMetric("fnr", _fnr, "False negative rate", _POS, minimize=True, averageable=True),
+    CountMetric("fpr", _fpr, "False positive rate", _NEG, minimize=True, averageable=True),
+    CountMetric("tnr", _tnr, "True negative rate", _NEG, averageable=True),
+    CountMetric("ppv", _ppv, "Positive predictive value", _PPOS, averageable=True),
+    CountMetric("fdr", _fdr, "False discovery rate", _PPOS, minimize=True, averageable=True),
+    CountMetric("npv", _npv, "Negative predictive value", _PNEG, averageable=True),
+    CountMetric("fomr", _fomr, "False omission rate", _PNEG, minimize=True, averageable=True),
     CountMetric("selection_rate", _selection_rate, "Positive prediction rate (selection rate)", _EMPTY),
-    CountMetric("balanced_accuracy", _balanced_accuracy, "Balanced accuracy", "no positives or no negatives in y_true"),
+    CountMetric(
+        "balanced_accuracy",
+        _balanced_accuracy,
+        "Balanced accuracy",
+        "no positives or no negatives in y_true",
+        multiclass=_balanced_accuracy_k,
+    ),
     CountMetric("tp", _count_tp, "True positives", _EMPTY, range=(0.0, np.inf)),
     CountMetric("fp", _count_fp, "False positives", _EMPTY, minimize=True, range=(0.0, np.inf)),
     CountMetric("tn", _count_tn, "True negatives", _EMPTY, range=(0.0, np.inf)),

@@ -12,6 +12,7 @@ recompute the measure on each replicate.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import Any
 
@@ -114,11 +115,12 @@ class BootstrapResult(Result):
 
 
 def _multinomial_counts(stats: ConfusionStats, n_boot: int, rng: np.random.Generator) -> ConfusionStats:
-    counts = stats.counts.reshape(len(stats.groups), 4)
+    # any K x K cells per group (binary or multiclass); replace() keeps the statistics' class
+    counts = stats.counts.reshape(len(stats.groups), -1)
     n = counts.sum(axis=1)
     p = np.divide(counts, n[:, None], out=np.zeros_like(counts), where=n[:, None] > 0)
     draws = rng.multinomial(n.astype(np.int64), p, size=(n_boot, len(n)))
-    return ConfusionStats(draws.reshape(n_boot, len(n), 2, 2).astype(float), stats.groups)
+    return dataclasses.replace(stats, counts=draws.reshape((n_boot, *stats.counts.shape)).astype(float))
 
 
 class _Resampler:
@@ -150,12 +152,17 @@ def _statistics_kind(measure: Measure) -> str | None:
 def _row_draws(measure: Measure, data: GroupedSample, pos: Any, kind: str, n_boot: int, rng: Any) -> np.ndarray:
     resampler = _Resampler(data)
     w0 = np.ones(data.group_codes.size) if data.sample_weight is None else data.sample_weight
-    t, p = data.labels01(pos) if kind == "confusion" else (data.y_true, data.y_pred)
+    multiclass = kind == "confusion" and pos is None and data.is_multiclass()
+    if multiclass:
+        t, p = data.class_codes()
+    else:
+        t, p = data.labels01(pos) if kind == "confusion" else (data.y_true, data.y_pred)
     draws = np.empty(n_boot)
     for b in range(n_boot):
         w = w0 * resampler.multiplicities(rng)
         stats_cls = ConfusionStats if kind == "confusion" else ErrorStats
-        draws[b] = measure.from_stats(stats_cls.from_codes(data.group_codes, t, p, data.groups, w))
+        stats = data.multiclass(w) if multiclass else stats_cls.from_codes(data.group_codes, t, p, data.groups, w)
+        draws[b] = measure.from_stats(stats)
     return draws
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from .base import BASE_METRICS, CountMetric, ErrorMetric
+from .base import BASE_METRICS, BaseMetric, CountMetric, ErrorMetric, get_base
 from .measures import (
     CompositeMeasure,
     ConstraintMeasure,
@@ -44,10 +44,20 @@ def _key(stem: str, kw: dict[str, Any], defaults: dict[str, Any]) -> str:
     if "key" in kw:
         return kw.pop("key")
     qualifiers = {}
-    for name in ("operation", "reference", "aggregate", "epsilon", "threshold"):
+    for name in ("operation", "reference", "aggregate", "epsilon", "threshold", "average"):
         if name in kw and kw[name] is not None and _param_label(kw[name]) != defaults.get(name):
             qualifiers[name] = _param_label(kw[name])
     return qualified_key(stem, **qualifiers)
+
+
+def _averaged(base: str | BaseMetric, average: str | None) -> str | BaseMetric:
+    """The base, averaged over classes when ``average=`` is given (multiclass rates)."""
+    if average is None:
+        return base
+    resolved = get_base(base)
+    if not isinstance(resolved, CountMetric):
+        raise ValueError(f"average={average!r} applies to count rates (tpr, ppv, ...), not to {resolved.name!r}.")
+    return resolved.averaged(average)
 
 
 def _fairness(base: str, description: str) -> Callable[..., Measure]:
@@ -66,7 +76,7 @@ def _named_fairness(key: str, base: str, description: str, operation: str = "abs
         own_key = _key(key, kw, {"operation": operation})
         kw.setdefault("operation", operation)
         kw.setdefault("description", description)
-        return FairnessMeasure(base, key=own_key, **kw)
+        return FairnessMeasure(_averaged(base, kw.pop("average", None)), key=own_key, **kw)
 
     return make
 
@@ -75,7 +85,8 @@ def _composite(key: str, bases: tuple[str, ...], description: str, aggregate: st
     def make(**kw: Any) -> Measure:
         own_key = _key(key, kw, {"aggregate": aggregate, "operation": "absdiff"})
         agg = kw.pop("aggregate", aggregate)
-        children = [FairnessMeasure(b, **kw) for b in bases]
+        average = kw.pop("average", None)
+        children = [FairnessMeasure(_averaged(b, average), **kw) for b in bases]
         return CompositeMeasure(children, agg, key=own_key, description=description)
 
     return make
@@ -95,14 +106,16 @@ def _constraint(key: str, fairness_key: str, epsilon: float, description: str) -
 def _generic(**kw: Any) -> Measure:
     if "base" not in kw:
         raise ValueError('msr("fairness") needs base=, e.g. msr("fairness", base="fpr", operation="ratio").')
+    kw["base"] = _averaged(kw["base"], kw.pop("average", None))
     return FairnessMeasure(**kw)
 
 
 def _performance(base: str, key: str | None = None) -> Callable[..., Measure]:
     def make(**kw: Any) -> Measure:
-        if key is not None:
-            kw["key"] = _key(key, kw, {})
-        return PerformanceMeasure(base, **kw)
+        average = kw.pop("average", None)
+        if key is not None or average is not None:  # averages only apply to count rates: classif.*
+            kw["key"] = _key(key or f"classif.{base}", {**kw, "average": average}, {})
+        return PerformanceMeasure(_averaged(base, average), **kw)
 
     return make
 
