@@ -1,0 +1,277 @@
+"""Measures computed where the data lives: time and peak memory against a hand-written pass.
+
+1. **The bar**: 2e8 rows in lazy Dask partitions (generated inside the tasks, never held
+   whole) through ``engines.compute_metrics`` (4 measures, one pass), against a
+   hand-written per-partition ``np.bincount`` over the same partitions (which knows the
+   group codes in advance, the floor for any implementation), and against materialising
+   the partitions and doing nothing (the cost of the data itself). Each runs in a fresh
+   process, so its peak resident memory (``ru_maxrss``) is its own; the first number is
+   what the process holds after imports and before any work.
+2. **Growth**: the same two from 1e7 to 2e8 rows.
+3. **Throughput per core**: 1e7 rows in one Parquet file read by Dask, polars (lazy),
+   DuckDB and Spark local[2]; pandas in memory for reference. Rows per second per core
+   in use.
+4. **A projection** to 1e10 rows on a cluster, from the measured per-core throughput of
+   Dask, assuming linear scaling and no I/O limit: stated as a projection, not measured.
+
+The machine has 2 cores shared with other people's jobs, so times vary between runs by
+tens of percent; the load average is printed with each run. ``--quick`` divides every
+size by 20 (a few minutes instead of about half an hour).
+
+Usage: ``python benchmarks/bench_engines.py [--quick] [--json results.json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from functools import reduce
+
+import numpy as np
+import pandas as pd
+
+MEASURES = ["fairness.tpr", "fairness.fpr", "fairness.eod", "classif.acc"]
+N_GROUPS = 5
+CORES = 2
+
+
+# -- data: lazy Dask partitions made inside the tasks -------------------------------------
+
+
+def _block(rows: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, rows, dtype=np.int8)
+    return {
+        "y": y,
+        "yhat": (rng.random(rows) < 0.3 + 0.4 * y).astype(np.int8),
+        "s": rng.integers(0, N_GROUPS, rows, dtype=np.int8),
+    }
+
+
+_BLOCKS: dict[int, dict[str, np.ndarray]] = {}
+
+
+def make_partition(i: int, rows: int) -> pd.DataFrame:
+    """Partition ``i``: a rotation of one random block (cheap to make, so the pass dominates)."""
+    if rows not in _BLOCKS:
+        _BLOCKS[rows] = _block(rows)
+    shift = (i * 7919) % rows
+    return pd.DataFrame({k: np.roll(v, shift) for k, v in _BLOCKS[rows].items()})
+
+
+def lazy_frame(n_rows: int, part_rows: int):
+    import dask.dataframe as dd
+
+    n_parts = max(1, n_rows // part_rows)
+    rows = n_rows // n_parts
+    meta = pd.DataFrame({"y": np.int8([]), "yhat": np.int8([]), "s": np.int8([])})
+    return dd.from_map(make_partition, range(n_parts), rows=rows, meta=meta, enforce_metadata=False)
+
+
+def hand_counts(pdf: pd.DataFrame) -> np.ndarray:
+    """The hand-written pass: group codes known in advance, one bincount over the flat cell."""
+    cell = (pdf["s"].to_numpy().astype(np.intp) * 2 + pdf["y"].to_numpy()) * 2 + pdf["yhat"].to_numpy()
+    return np.bincount(cell, minlength=4 * N_GROUPS)
+
+
+# -- one measurement in a fresh process ------------------------------------------------------
+
+
+def _peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def worker(mode: str, n_rows: int, part_rows: int) -> dict:
+    import dask
+
+    from skfair_measures import engines
+
+    dask.config.set(scheduler="threads", num_workers=CORES)
+    ddf = lazy_frame(n_rows, part_rows)
+    make_partition(0, n_rows // max(1, n_rows // part_rows))  # the block, made once, outside the timing
+    before = _peak_mib()
+    t0 = time.perf_counter()
+    if mode == "ours":
+        results = engines.evaluate_measures(ddf, "y", "yhat", "s", MEASURES)
+        total = float(results["fairness.tpr"].counts.sum())  # the rows the one pass counted
+        out = {"values": {k: round(r.value, 6) for k, r in results.items()}, "total": total}
+    elif mode == "hand":
+        parts = [dask.delayed(hand_counts)(p) for p in ddf.to_delayed()]
+        counts = reduce(np.add, dask.compute(*parts))
+        out = {"total": float(counts.sum())}
+    elif mode == "materialise":
+        parts = [dask.delayed(len)(p) for p in ddf.to_delayed()]
+        out = {"total": float(sum(dask.compute(*parts)))}
+    else:
+        raise ValueError(mode)
+    out |= {"seconds": time.perf_counter() - t0, "peak_mib": _peak_mib(), "before_mib": before}
+    return out
+
+
+def run_in_process(mode: str, n_rows: int, part_rows: int) -> dict:
+    cmd = [sys.executable, __file__, "--worker", mode, "--rows", str(n_rows), "--part", str(part_rows)]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{mode} at {n_rows:.0e} rows failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# -- throughput per engine on one Parquet file -----------------------------------------------
+
+
+def _engine_frames(path: str, spark) -> dict:
+    import dask.dataframe as dd
+    import duckdb
+    import polars as pl
+
+    frames = {
+        "pandas (numpy pass, 1 core)": (pd.read_parquet(path), 1),
+        "Dask, threads": (dd.read_parquet(path, split_row_groups=True), CORES),
+        "polars, lazy": (pl.scan_parquet(path), CORES),
+        "DuckDB": (duckdb.read_parquet(path), CORES),
+    }
+    if spark is not None:
+        frames["Spark local[2]"] = (spark.read.parquet(path), CORES)
+    return frames
+
+
+def _start_spark():
+    try:
+        from pyspark.sql import SparkSession
+
+        from skfair_measures.engines import use_bundled_java
+    except ImportError:
+        return None
+    use_bundled_java(override=True)
+    spark = (
+        SparkSession.builder.master(f"local[{CORES}]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", str(CORES))
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def throughput(n_rows: int, repeats: int = 3) -> list[dict]:
+    import dask
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from skfair_measures import engines
+
+    dask.config.set(scheduler="threads", num_workers=CORES)
+    block = _block(n_rows)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "predictions.parquet")
+        pq.write_table(pa.table(block), path, row_group_size=max(1, n_rows // 8))
+        spark = _start_spark()
+        try:
+            for name, (frame, cores) in _engine_frames(path, spark).items():
+                engines.compute_metrics(frame, "y", "yhat", "s", MEASURES)  # warm-up (JIT, caches, JVM)
+                times = []
+                for _ in range(repeats):
+                    t0 = time.perf_counter()
+                    engines.compute_metrics(frame, "y", "yhat", "s", MEASURES)
+                    times.append(time.perf_counter() - t0)
+                best = min(times)
+                rows.append(
+                    {
+                        "engine": name,
+                        "rows": n_rows,
+                        "seconds": best,
+                        "cores": cores,
+                        "rows_per_s_per_core": n_rows / best / cores,
+                    }
+                )
+        finally:
+            if spark is not None:
+                spark.stop()
+    return rows
+
+
+# -- the report ------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="every size divided by 20")
+    parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--rows", type=float, help=argparse.SUPPRESS)
+    parser.add_argument("--part", type=float, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    if args.worker:
+        print(json.dumps(worker(args.worker, int(args.rows), int(args.part))))
+        return
+
+    scale = 20 if args.quick else 1
+    part = 5_000_000 // scale
+    big = int(2e8) // scale
+    print(
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+        f"load average at start {os.getloadavg()[0]:.1f} (other jobs share the machine)"
+    )
+    report: dict = {"rows": big, "partition_rows": part, "loadavg_start": os.getloadavg()}
+
+    print(f"\n1. {big:.0e} rows in lazy Dask partitions of {part:.0e} rows, threads scheduler, {CORES} workers")
+    bar = {mode: run_in_process(mode, big, part) for mode in ("materialise", "hand", "ours")}
+    assert bar["hand"]["total"] == bar["ours"]["total"] == big, bar
+    for mode, r in bar.items():
+        print(
+            f"   {mode:12s} {r['seconds']:7.2f} s   peak {r['peak_mib']:7.0f} MiB (after imports {r['before_mib']:.0f})"
+        )
+    ratio = bar["ours"]["seconds"] / bar["hand"]["seconds"]
+    print(
+        f"   ours / hand-written = {ratio:.2f} (bar: within 2x); ours peak {bar['ours']['peak_mib']:.0f} MiB "
+        "(bar: under 1,536 MiB)"
+    )
+    report["bar"] = bar | {"ratio": ratio}
+
+    print("\n2. growth (fresh process each)")
+    growth = []
+    for n in [int(x) // scale for x in (1e7, 2e7, 5e7, 1e8, 2e8)]:
+        ours = run_in_process("ours", n, part) if n != big else bar["ours"]
+        hand = run_in_process("hand", n, part) if n != big else bar["hand"]
+        growth.append(
+            {"rows": n, "ours_s": ours["seconds"], "hand_s": hand["seconds"], "ours_peak_mib": ours["peak_mib"]}
+        )
+        print(
+            f"   {n:9.0e} rows: ours {ours['seconds']:6.2f} s, hand {hand['seconds']:6.2f} s, "
+            f"ours peak {ours['peak_mib']:.0f} MiB"
+        )
+    report["growth"] = growth
+
+    n_tp = int(1e7) // scale
+    print(f"\n3. throughput per core, {n_tp:.0e} rows in one Parquet file (best of 3 after a warm-up)")
+    tp = throughput(n_tp)
+    for r in tp:
+        print(f"   {r['engine']:28s} {r['seconds']:6.2f} s  {r['rows_per_s_per_core'] / 1e6:6.1f} M rows/s/core")
+    report["throughput"] = tp
+
+    dask_rate = next(r for r in tp if r["engine"].startswith("Dask"))["rows_per_s_per_core"]
+    print("\n4. projection (not measured): 1e10 rows at the Dask rate above, linear scaling, no I/O limit")
+    report["projection"] = []
+    for cores in (64, 256, 1024):
+        secs = 1e10 / (dask_rate * cores)
+        report["projection"].append({"cores": cores, "seconds": secs})
+        print(f"   {cores:5d} cores: about {secs:6.0f} s")
+    report["loadavg_end"] = os.getloadavg()
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(report, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
