@@ -24,22 +24,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
+from scipy import sparse
 from sklearn.base import clone, is_classifier
 from sklearn.model_selection import StratifiedKFold, check_cv
+from sklearn.pipeline import Pipeline
 from sklearn.utils.multiclass import type_of_target
 
 from ._progress import progress_bar, progress_enabled
-from ._stats import binarize_labels, encode_groups
-from .measures import Measure, evaluate_measures
+from ._stats import binarize_labels, encode_groups, resolve_sensitive
+from .measures import Measure, MeasureBase, as_measures, evaluate_measures
 from .registry import msr
+from .results import Result
 from .scoring import _response
 
 __all__ = ["BenchmarkResult", "MissingGroupWarning", "benchmark"]
 
-_BOTH_SENSITIVE = (
-    "pass the sensitive attribute either as sensitive_features= (an array, sliced per "
-    "fold) or as sensitive= (column name(s) of X), not both."
-)
 _NO_SENSITIVE = (
     "the measures {keys} compare groups, but neither sensitive_features= nor sensitive= "
     "was given; pass the group of each sample or the name of its column in X."
@@ -57,9 +56,8 @@ class MissingGroupWarning(UserWarning):
 
 # -- inputs ------------------------------------------------------------------------
 def _name_of(estimator: Any) -> str:
-    steps = getattr(estimator, "steps", None)
-    if steps:  # a Pipeline is named after its final estimator
-        return _name_of(steps[-1][1])
+    if isinstance(estimator, Pipeline):  # named after its final estimator
+        return _name_of(estimator.steps[-1][1])
     return type(estimator).__name__
 
 
@@ -105,7 +103,7 @@ def _sensitive_frame(values: Any) -> pd.Series | pd.DataFrame:
 def _take(obj: Any, idx: np.ndarray) -> Any:
     if isinstance(obj, (pd.DataFrame, pd.Series)):
         return obj.iloc[idx]
-    if hasattr(obj, "tocsr"):  # scipy sparse
+    if sparse.issparse(obj):
         return obj.tocsr()[idx]
     return np.asarray(obj)[idx]
 
@@ -160,6 +158,28 @@ def _splits(
 
 
 # -- one fold ----------------------------------------------------------------------
+def _fold_values(
+    estimator: Any, X_test: Any, y_test: np.ndarray, A_test: Any, w_test: np.ndarray | None, measures: list[Measure]
+) -> tuple[dict[str, float], np.ndarray, np.ndarray | None]:
+    """Every measure on one test fold: one prediction per response method, one pass of counts each."""
+    y_pred = np.asarray(estimator.predict(X_test))
+    y_score = _response(estimator, X_test, "predict_proba", None) if hasattr(estimator, "predict_proba") else None
+    by_response: dict[tuple[str, Any], list[Measure]] = {}
+    for m in measures:
+        by_response.setdefault((m.inputs.response_method, m.inputs.pos_label), []).append(m)
+    values: dict[str, float] = {}
+    for (method, pos_label), ms in by_response.items():
+        if method == "predict":
+            response = y_pred
+        elif pos_label is None and y_score is not None:
+            response = y_score
+        else:
+            response = _response(estimator, X_test, method, pos_label)
+        res = evaluate_measures(ms, y_test, response, sensitive_features=A_test, sample_weight=w_test)
+        values.update({k: r.value for k, r in res.items()})
+    return values, y_pred, y_score
+
+
 def _fit_and_score(
     name: str,
     fold: int,
@@ -175,10 +195,7 @@ def _fit_and_score(
 ) -> dict[str, Any]:
     """Fit on ``train``, predict ``test`` and evaluate every measure (runs in a worker)."""
     n = len(y)
-    params = {
-        k: (_take(v, train) if hasattr(v, "__len__") and len(v) == n else v)
-        for k, v in fit_params.items()
-    }
+    params = {k: (_take(v, train) if hasattr(v, "__len__") and len(v) == n else v) for k, v in fit_params.items()}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -186,28 +203,14 @@ def _fit_and_score(
             estimator.fit(_take(X, train), y[train], **params)
             fit_time = time.perf_counter() - t0
             t0 = time.perf_counter()
-            X_test, y_test = _take(X, test), y[test]
-            A_test = None if sensitive is None else _take(sensitive, test)
-            w_test = None if sample_weight is None else sample_weight[test]
-            y_pred = np.asarray(estimator.predict(X_test))
-            y_score = None
-            if hasattr(estimator, "predict_proba"):
-                y_score = _response(estimator, X_test, "predict_proba", None)
-            values: dict[str, float] = {}
-            by_method: dict[tuple[str, Any], list[Measure]] = {}
-            for m in measures:
-                by_method.setdefault((m.response_method, m.pos_label), []).append(m)
-            for (method, pos_label), ms in by_method.items():
-                if method == "predict":
-                    response = y_pred
-                elif pos_label is None and y_score is not None:
-                    response = y_score
-                else:
-                    response = _response(estimator, X_test, method, pos_label)
-                res = evaluate_measures(
-                    ms, y_test, response, sensitive_features=A_test, sample_weight=w_test
-                )
-                values.update({k: r.value for k, r in res.items()})
+            values, y_pred, y_score = _fold_values(
+                estimator,
+                _take(X, test),
+                y[test],
+                None if sensitive is None else _take(sensitive, test),
+                None if sample_weight is None else sample_weight[test],
+                measures,
+            )
             score_time = time.perf_counter() - t0
         except Exception as exc:
             raise RuntimeError(f"learner {name!r} failed on fold {fold}: {exc}") from exc
@@ -270,7 +273,7 @@ class BenchmarkResult:
     def _keys(self, measures: Any) -> list[str]:
         if measures is None:
             return list(self.measures)
-        if isinstance(measures, (str, Measure)):
+        if isinstance(measures, str | MeasureBase):
             measures = [measures]
         keys = [m if isinstance(m, str) else m.key for m in measures]
         unknown = [k for k in keys if k not in self.measures]
@@ -362,7 +365,7 @@ class BenchmarkResult:
             row: dict[str, Any] = {"learner": name}
             for k in keys:
                 m = self.measures[k]
-                resp = p["y_pred"] if m.response_method == "predict" else p["y_score"]
+                resp = p["y_pred"] if m.inputs.response_method == "predict" else p["y_score"]
                 res = evaluate_measures([m], p["y_true"], resp, sensitive_features=A)
                 row[k] = res[k].value
             rows.append(row)
@@ -413,7 +416,7 @@ class BenchmarkResult:
             )
         p, A = self._pooled_inputs(self._learner(learner))
         y_true, y_pred, _ = binarize_labels(
-            p["y_true"].to_numpy(), p["y_pred"].to_numpy(), m.pos_label
+            p["y_true"].to_numpy(), p["y_pred"].to_numpy(), m.inputs.pos_label
         )
         if method == "bc" or kwargs.get("prior") == "scores":
             if p["y_score"].isna().any():
@@ -447,9 +450,10 @@ class BenchmarkResult:
 
         Both posteriors come from :meth:`posterior` (pooled out-of-fold predictions)
         and are drawn independently (one seed per learner, spawned off ``random_state``); the
-        probability is the share of paired draws in which ``a`` is fairer: smaller
-        for a minimised measure, larger for a maximised one, closer to 0 for a
-        signed one. Ties count one half. Treating the two posteriors as independent
+        probability is the share of paired draws in which ``a`` is fairer: closer to
+        the measure's ideal value (``measure.ideal``: 0 for a difference, signed or
+        not, 1 for a ratio), or, for a measure without one, better in its direction
+        (``measure.minimize``). Ties count one half. Treating the two posteriors as independent
         ignores that both learners are scored on the same rows, which widens the
         difference's spread: the answer errs towards 0.5.
 
@@ -482,13 +486,9 @@ class BenchmarkResult:
             post = self.posterior(
                 m, learner, method=method, random_state=np.random.default_rng(seed), **kwargs
             )
-            draws.append(_draws_of(post))
+            draws.append(_draws(post))
         n = min(d.size for d in draws)
-        da, db = draws[0][:n], draws[1][:n]
-        if m.minimize is None:
-            da, db = np.abs(da), np.abs(db)
-        if m.minimize is False:
-            da, db = -da, -db
+        da, db = _badness(m, draws[0][:n]), _badness(m, draws[1][:n])
         return float(np.mean((da < db) + 0.5 * (da == db)))
 
     def __repr__(self) -> str:
@@ -498,16 +498,19 @@ class BenchmarkResult:
         )
 
 
-def _draws_of(post: Any) -> np.ndarray:
-    """Flat array of the measure's posterior draws, from a posterior object or raw draws."""
-    for attr in ("draws", "samples"):
-        if hasattr(post, attr):
-            d = getattr(post, attr)
-            d = d() if callable(d) else d
-            return np.asarray(d, dtype=float).ravel()
-    if isinstance(post, np.ndarray | list | tuple | pd.Series):
-        return np.asarray(post, dtype=float).ravel()
-    raise TypeError(f"cannot read posterior draws from a {type(post).__name__}.")
+def _draws(post: Result) -> np.ndarray:
+    if post.draws is None:
+        raise ValueError(f"the posterior of {post.key} has no draws to compare.")
+    return np.ravel(post.draws).astype(float)
+
+
+def _badness(measure: MeasureBase, draws: np.ndarray) -> np.ndarray:
+    """Smaller is fairer: the distance to the ideal value, else the value in the measure's direction."""
+    if measure.ideal is not None:
+        return np.abs(draws - measure.ideal)
+    if measure.minimize is None:
+        raise ValueError(f"{measure.key} is signed and has no ideal value: no draw is fairer than another.")
+    return draws if measure.minimize else -draws
 
 
 # -- the driver --------------------------------------------------------------------
@@ -600,130 +603,141 @@ def benchmark(
     ['logreg', 'dummy']
     """
     named = _named_estimators(estimators)
-    ms = [msr(m) if isinstance(m, str) else m for m in measures]
-    if not ms:
+    ms = _measure_list(measures)
+    y_arr = _target(y, _n_samples(X))
+    X_fit, A, sens_frame = _sensitive_inputs(X, sensitive_features, sensitive, drop_sensitive)
+    codes = group_index = None
+    if A is not None:
+        codes, group_index = encode_groups(A, len(y_arr), name="sensitive_features")
+        ms = [m.with_inputs(groups=group_index) for m in ms]  # a fold missing a group keeps its place
+    else:
+        needs = [m.key for m in ms if m.inputs.needs_sensitive]
+        if needs:
+            raise ValueError(_NO_SENSITIVE.format(keys=needs))
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    splits = _splits(cv, X_fit, y_arr, codes, groups, random_state, is_classifier(next(iter(named.values()))))
+    missing = _missing_groups(splits, codes, group_index)
+    tasks = [
+        delayed(_fit_and_score)(name, k, clone(est), X_fit, y_arr, A, train, test, ms, w, dict(fit_params or {}))
+        for name, est in named.items()
+        for k, (train, test) in enumerate(splits)
+    ]
+    out = _run(tasks, n_jobs, pre_dispatch, progress)
+    _reemit_warnings(out)
+    return BenchmarkResult(
+        scores=_score_table(out),
+        predictions=_prediction_table(out, y_arr),
+        sensitive_features=sens_frame,
+        groups=group_index,
+        measures={m.key: m for m in ms},
+        learners=list(named),
+        missing_groups=missing,
+    )
+
+
+# -- the driver's steps ----------------------------------------------------------------
+def _measure_list(measures: Sequence[str | Measure]) -> list[Measure]:
+    if not measures:
         raise ValueError("measures is empty; pass at least one measure or key.")
-    dup = sorted({m.key for m in ms if sum(o.key == m.key for o in ms) > 1})
-    if dup:
-        raise ValueError(f"measures {dup} appear more than once; give each measure a distinct key.")
-    n = _n_samples(X)
+    return as_measures(list(measures))  # distinct keys, or a clear error
+
+
+def _target(y: Any, n: int) -> np.ndarray:
     y_arr = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.DataFrame) else y)
     if y_arr.ndim == 2 and 1 in y_arr.shape:
         y_arr = y_arr.ravel()
     if y_arr.shape[0] != n:
-        raise ValueError(
-            f"y has {y_arr.shape[0]} samples but X has {n}; pass one target per row of X."
-        )
+        raise ValueError(f"y has {y_arr.shape[0]} samples but X has {n}; pass one target per row of X.")
+    return y_arr
 
-    # sensitive attribute: an array (sliced per fold) or column(s) of X
-    if sensitive is not None and sensitive_features is not None:
-        raise ValueError(_BOTH_SENSITIVE)
-    X_fit = X
-    if sensitive is not None:
-        cols = [sensitive] if isinstance(sensitive, str) else list(sensitive)
-        if not isinstance(X, pd.DataFrame):
-            raise TypeError(
-                f"sensitive={cols} names columns of X, but X is a {type(X).__name__}; "
-                "pass a DataFrame."
-            )
-        missing = [c for c in cols if c not in X.columns]
-        if missing:
-            raise KeyError(f"sensitive column(s) {missing} not in X's columns {list(X.columns)}.")
-        sensitive_features = X[cols[0]] if len(cols) == 1 else X[cols]
-        if drop_sensitive:
-            X_fit = X.drop(columns=cols)
-    needs = [m.key for m in ms if m.requires_sensitive]
-    codes = group_index = A = sens_frame = None
-    if sensitive_features is not None:
-        codes, group_index = encode_groups(sensitive_features, n, name="sensitive_features")
-        A = _sensitive_frame(sensitive_features)
-        sens_frame = A.to_frame() if isinstance(A, pd.Series) else A
-        ms = [m.with_inputs(groups=group_index) for m in ms]
-    elif needs:
-        raise ValueError(_NO_SENSITIVE.format(keys=needs))
-    w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
 
-    first = next(iter(named.values()))
-    splits = _splits(cv, X_fit, y_arr, codes, groups, random_state, is_classifier(first))
+def _sensitive_inputs(
+    X: Any, sensitive_features: Any, sensitive: str | Sequence[str] | None, drop_sensitive: bool
+) -> tuple[Any, pd.Series | pd.DataFrame | None, pd.DataFrame | None]:
+    """The features to fit on, the sensitive values (positional index) and them as a frame."""
+    if sensitive is None and sensitive_features is None:
+        return X, None, None
+    columns = None if sensitive is None else (list(sensitive) if isinstance(sensitive, list | tuple) else [sensitive])
+    values = resolve_sensitive(sensitive_features, X=X, columns=columns, argument="sensitive_features")
+    X_fit = X.drop(columns=columns) if columns is not None and drop_sensitive else X
+    A = _sensitive_frame(values)
+    return X_fit, A, (A.to_frame() if isinstance(A, pd.Series) else A)
 
-    # every group of the data should be in every test fold
-    missing_rows = []
+
+def _missing_groups(
+    splits: list[tuple[np.ndarray, np.ndarray]], codes: np.ndarray | None, group_index: pd.Index | None
+) -> pd.DataFrame:
+    """One row per (fold, group) where a group of the data has no test sample, with a warning per fold."""
+    rows: list[dict[str, Any]] = []
     if codes is not None:
         present = np.unique(codes)
         for k, (_, test) in enumerate(splits):
             absent = np.setdiff1d(present, np.unique(codes[test]))
             if absent.size:
                 labels = [group_index[i] for i in absent]
-                missing_rows += [{"fold": k, "group": g} for g in labels]
+                rows += [{"fold": k, "group": g} for g in labels]
                 warnings.warn(
-                    _MISSING_GROUP.format(learner="", fold=k, groups=labels),
-                    MissingGroupWarning,
-                    stacklevel=2,
+                    _MISSING_GROUP.format(learner="", fold=k, groups=labels), MissingGroupWarning, stacklevel=3
                 )
+    return pd.DataFrame(rows, columns=["fold", "group"])
 
-    tasks = [
-        delayed(_fit_and_score)(
-            name, k, clone(est), X_fit, y_arr, A, train, test, ms, w, dict(fit_params or {})
-        )
-        for name, est in named.items()
-        for k, (train, test) in enumerate(splits)
-    ]
-    show = progress_enabled(progress)
-    if show:
-        try:
-            gen = Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch, return_as="generator")(tasks)
-            out = list(progress_bar(gen, total=len(tasks), desc="benchmark", progress=True))
-        except ValueError as exc:  # backends without generator support
-            if "return_as" not in str(exc):
-                raise
-            out = Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch)(tasks)
-    else:
-        out = Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch)(tasks)
 
-    # re-emit the workers' warnings here, naming learner and fold (workers' own are lost)
+def _run(tasks: list[Any], n_jobs: int | None, pre_dispatch: str | int, progress: bool | None) -> list[dict[str, Any]]:
+    if not progress_enabled(progress):
+        return Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch)(tasks)
+    try:
+        gen = Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch, return_as="generator")(tasks)
+        return list(progress_bar(gen, total=len(tasks), desc="benchmark", progress=True))
+    except ValueError as exc:  # backends without generator support
+        if "return_as" not in str(exc):
+            raise
+        return Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch)(tasks)
+
+
+def _reemit_warnings(out: list[dict[str, Any]]) -> None:
+    """The workers' warnings, once each, naming learner and fold (a worker's own are lost)."""
     seen = set()
     for r in out:
         for category, message in r["warnings"]:
-            if (category, message) in seen:
-                continue
-            seen.add((category, message))
-            warnings.warn(f"[{r['learner']}, fold {r['fold']}] {message}", category, stacklevel=2)
+            if (category, message) not in seen:
+                seen.add((category, message))
+                warnings.warn(f"[{r['learner']}, fold {r['fold']}] {message}", category, stacklevel=3)
 
-    score_rows, pred_frames = [], []
-    for r in out:
-        for key, value in r["values"].items():
-            score_rows.append(
-                {
-                    "learner": r["learner"],
-                    "fold": r["fold"],
-                    "measure": key,
-                    "value": value,
-                    "fit_time": r["fit_time"],
-                    "score_time": r["score_time"],
-                    "n_test": len(r["test"]),
-                }
-            )
-        score = r["y_score"] if r["y_score"] is not None else np.full(len(r["test"]), np.nan)
-        pred_frames.append(
+
+def _score_table(out: list[dict[str, Any]]) -> pd.DataFrame:
+    scores = pd.DataFrame(
+        [
+            {
+                "learner": r["learner"],
+                "fold": r["fold"],
+                "measure": key,
+                "value": value,
+                "fit_time": r["fit_time"],
+                "score_time": r["score_time"],
+                "n_test": len(r["test"]),
+            }
+            for r in out
+            for key, value in r["values"].items()
+        ]
+    )
+    scores["value"] = scores["value"].astype(float)
+    return scores
+
+
+def _prediction_table(out: list[dict[str, Any]], y: np.ndarray) -> pd.DataFrame:
+    return pd.concat(
+        [
             pd.DataFrame(
                 {
                     "learner": r["learner"],
                     "fold": r["fold"],
                     "row": r["test"],
-                    "y_true": y_arr[r["test"]],
+                    "y_true": y[r["test"]],
                     "y_pred": r["y_pred"],
-                    "y_score": score,
+                    "y_score": r["y_score"] if r["y_score"] is not None else np.full(len(r["test"]), np.nan),
                 }
             )
-        )
-    scores = pd.DataFrame(score_rows)
-    scores["value"] = scores["value"].astype(float)
-    return BenchmarkResult(
-        scores=scores,
-        predictions=pd.concat(pred_frames, ignore_index=True),
-        sensitive_features=sens_frame,
-        groups=group_index,
-        measures={m.key: m for m in ms},
-        learners=list(named),
-        missing_groups=pd.DataFrame(missing_rows, columns=["fold", "group"]),
+            for r in out
+        ],
+        ignore_index=True,
     )

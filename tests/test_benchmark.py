@@ -16,6 +16,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 import skfair_measures as sfm
 from skfair_measures.benchmark import BenchmarkResult, MissingGroupWarning, benchmark
+from skfair_measures.results import Result
 
 MEASURES = ["fairness.tpr", "fairness.eod", "classif.acc"]
 
@@ -177,11 +178,11 @@ def test_aggregate_sd_pooled_and_errors(toy):
         bmr.aggregate(["fairness.fpr"])
     with pytest.raises(KeyError, match="no learner 'svm'"):
         bmr.oof_predictions("svm")
-    with pytest.raises(ValueError, match="not both"):
+    with pytest.raises(ValueError, match="pass one of them"):
         benchmark(_learners(), pd.DataFrame(X), y, A, sensitive=0, measures=MEASURES)
     with pytest.raises(ValueError, match=r"compare groups.*sensitive"):
         benchmark(_learners(), X, y, measures=MEASURES)
-    with pytest.raises(KeyError, match=r"\['sex'\] not in X"):
+    with pytest.raises(KeyError, match=r"\['sex'\] are not among X's columns"):
         benchmark(_learners(), pd.DataFrame(X), y, sensitive="sex", measures=MEASURES)
 
 
@@ -210,9 +211,17 @@ def test_dask_backend_gives_the_serial_numbers(toy):
     pd.testing.assert_frame_equal(serial.predictions, dist.predictions)
 
 
-class _FakePosterior:
+class _FakePosterior(Result):
+    key = "fairness.tpr"
+    value = float("nan")
+    kind = "posterior"
+
     def __init__(self, draws):
-        self.draws = np.asarray(draws)
+        self._draws = np.asarray(draws)
+
+    @property
+    def draws(self):
+        return self._draws
 
 
 def test_prob_fairer_compares_posterior_draws(toy, monkeypatch):
@@ -248,7 +257,7 @@ def test_prob_fairer_with_beta_binomial_posteriors(toy):
     # Beta-Binomial on the very predictions the benchmark scored (labelled counts match)
     oof = bmr.oof_predictions("logreg")
     assert post.counts.sum() == len(oof)
-    assert post.counts[:, 1, 1].sum() == ((oof.y_true == 1) & (oof.y_pred == 1)).sum()
+    assert post.counts.to_dict() == oof["sensitive_feature_0"].value_counts().to_dict()
     p_ab = bmr.prob_fairer("fairness.tpr", "logreg", "tree", random_state=3)
     p_ba = bmr.prob_fairer("fairness.tpr", "tree", "logreg", random_state=3)
     assert 0.0 < p_ab < 1.0
@@ -257,3 +266,23 @@ def test_prob_fairer_with_beta_binomial_posteriors(toy):
     assert bmr.prob_fairer("fairness.tpr", "dummy", "logreg") > 0.9
     with pytest.raises(ValueError, match="unlabelled data"):
         bmr.posterior("fairness.tpr", "logreg", method="bc")
+
+
+def test_prob_fairer_reads_the_measures_ideal_value(toy, monkeypatch):
+    """A ratio is fairer near 1 and a signed difference near 0: the measure says so, not its name."""
+    X, y, A = toy
+    ratio = sfm.msr("fairness.tpr", operation="ratio")
+    signed = sfm.msr("fairness.tpr", operation="diff")
+    bmr = benchmark(_learners(), X, y, A, measures=[ratio, signed, "classif.acc"], cv=3, random_state=0)
+    centres = {}
+
+    def fake_posterior(self, y_true, y_score, *, sensitive_features, method, random_state):
+        rng = np.random.default_rng(random_state)
+        logreg = bmr.oof_predictions("logreg")["y_pred"].to_numpy(dtype=float)
+        return _FakePosterior(rng.normal(centres["logreg" if np.array_equal(y_score, logreg) else "tree"], 0.02, 4000))
+
+    monkeypatch.setattr(type(ratio), "posterior", fake_posterior)
+    centres.update(logreg=0.97, tree=0.80)  # ratios: logreg is nearer the ideal 1
+    assert bmr.prob_fairer(ratio.key, "logreg", "tree") > 0.99
+    centres.update(logreg=-0.30, tree=0.10)  # signed differences: the tree is nearer 0, whatever the sign
+    assert bmr.prob_fairer(signed.key, "logreg", "tree") < 0.01
