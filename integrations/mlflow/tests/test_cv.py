@@ -1,0 +1,123 @@
+"""cross_validate_fairness: folds, the parent's mean and sd, the full group set in every fold."""
+
+import mlflow
+import numpy as np
+import pytest
+import sklearn
+from _helpers import Sampled, artifacts, metrics, params, read_back, tags
+from mlflow.tracking import MlflowClient
+from skfair_measures_mlflow import cross_validate_fairness
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GroupKFold, StratifiedKFold
+from sklearn.pipeline import make_pipeline
+
+import skfair_measures as sfm
+from skfair_measures import bayes
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*noload.*")
+
+
+def test_folds_and_the_parent_mean_and_sd(tracking, data):
+    X, y = data
+    pipe = make_pipeline(sfm.DropColumns("sex"), LogisticRegression())
+    Xc = X[["x1", "x2", "sex"]]
+    keys = ["fairness.tpr", "classif.acc"]
+    res = cross_validate_fairness(pipe, Xc, y, measures=keys, sensitive="sex", cv=3, run_name="cv")
+    assert mlflow.active_run() is None  # the run it started is closed
+    assert MlflowClient().get_run(res.run_id).info.status == "FINISHED"
+    parent = metrics(res.run_id)
+    for key in keys:  # the overview shows the mean at the plain key, and the sd
+        assert parent[key] == pytest.approx(res.scores[key].mean())
+        assert parent[f"{key}.sd"] == pytest.approx(res.scores[key].std(ddof=0))
+    assert params(res.run_id)["cv/n_splits"] == "3"
+    assert tags(res.run_id)["skfair.sensitive"] == "sex" and tags(res.run_id)["skfair.groups"] == '["F", "M"]'
+    table = mlflow.load_table("fairness/cv_scores.json", run_ids=[res.run_id])
+    assert table["fold"].tolist() == ["0", "1", "2", "mean", "sd"]
+    assert table["fairness.tpr"].iloc[:3].tolist() == pytest.approx(res.scores["fairness.tpr"].tolist())
+    children = mlflow.search_runs(filter_string=f"tags.mlflow.parentRunId = '{res.run_id}'")
+    assert sorted(children["run_id"]) == sorted(res.fold_run_ids) and len(children) == 3
+    for one in res.logged:
+        read_back(one)
+    for i, rid in enumerate(res.fold_run_ids):
+        assert metrics(rid)["fairness.tpr"] == pytest.approx(res.folds[i]["fairness.tpr"].value)
+        assert "fairness/groupwise.json" in artifacts(rid)
+    for i, (tr, te) in enumerate(StratifiedKFold(3).split(Xc, y)):  # the same folds by hand
+        fitted = sklearn.clone(pipe).fit(Xc.iloc[tr], y.iloc[tr])
+        v = sfm.msr("fairness.tpr")(y.iloc[te], fitted.predict(Xc.iloc[te]), sensitive_features=Xc.sex.iloc[te])
+        assert res.scores.loc[i, "fairness.tpr"] == pytest.approx(v)
+
+
+def test_a_fold_missing_a_group_declares_it_and_says_why(tracking, data):
+    X, y = data
+    # GroupKFold on race: every test fold misses the races of the other folds
+    res = cross_validate_fairness(
+        LogisticRegression(), X[["x1", "x2"]], y, measures=["fairness.tpr"], sensitive_features=X["race"],
+        cv=GroupKFold(3), groups=X["race"], artifacts=False,
+    )
+    assert res.groups.tolist() == ["a/b", "c=d", "e"]
+    for fold in res.folds:
+        tpr = fold["fairness.tpr"]
+        assert tpr.by_group.index.tolist() == ["a/b", "c=d", "e"]  # the full group set, absent ones NaN
+        assert tpr.by_group.isna().sum() == 2 and np.isnan(tpr.value) and tpr.reason
+    assert np.isnan(metrics(res.run_id)["fairness.tpr"])
+    assert "undefined because 3 fold(s)" in tags(res.run_id)["fairness.tpr.undefined"]
+
+
+def test_parallel_folds_match_serial_ones(tracking, data):
+    X, y = data
+    kw = dict(measures=["fairness.tpr", "fairness.eod", "classif.acc"], sensitive_features=X["sex"], cv=3,
+              artifacts=False)
+    serial = cross_validate_fairness(LogisticRegression(), X[["x1", "x2"]], y, **kw)
+    parallel = cross_validate_fairness(LogisticRegression(), X[["x1", "x2"]], y, n_jobs=2, **kw)
+    assert parallel.scores.equals(serial.scores)
+    for i, rid in enumerate(parallel.fold_run_ids):  # logged in fold order, from this process
+        assert metrics(rid)["fairness.eod"] == pytest.approx(serial.scores.loc[i, "fairness.eod"])
+        assert MlflowClient().get_run(rid).data.tags["skfair.fold"] == str(i)
+
+
+def test_without_fold_runs_the_folds_are_steps_under_fold(tracking, data):
+    X, y = data
+    with mlflow.start_run() as run:
+        res = cross_validate_fairness(
+            LogisticRegression(), X[["x1", "x2"]], y, measures=["fairness.fpr"],
+            sensitive_features=X["race"], cv=2, fold_runs=False, artifacts=False,
+        )
+    assert res.run_id == run.info.run_id and res.fold_run_ids == []
+    hist = sorted(MlflowClient().get_metric_history(run.info.run_id, "fold/fairness.fpr"), key=lambda h: h.step)
+    assert [(h.step, h.value) for h in hist] == [(0, pytest.approx(res.scores.loc[0, "fairness.fpr"])),
+                                                 (1, pytest.approx(res.scores.loc[1, "fairness.fpr"]))]
+    assert metrics(run.info.run_id)["fairness.fpr"] == pytest.approx(res.mean["fairness.fpr"])
+    with pytest.raises(ValueError, match="sensitive_features is required"):
+        cross_validate_fairness(LogisticRegression(), X, y, measures=["fairness.fpr"], cv=2)
+
+
+def test_posteriors_per_fold_in_one_joint_call(tracking, data, monkeypatch):
+    X, y = data
+    seen = []
+
+    def joint(measures, y_true, y_score, *, sensitive_features, **kwargs):
+        seen.append(([m.key for m in measures], np.asarray(y_score)))
+        rng = np.random.default_rng(len(seen))
+        return {m.key: Sampled(m, rng.beta(2, 20, 400)) for m in measures}
+
+    monkeypatch.setattr(bayes, "posteriors", joint)
+    res = cross_validate_fairness(
+        LogisticRegression(), X[["x1", "x2"]], y, measures=["fairness.tpr", "fairness.fpr", "classif.acc"],
+        sensitive_features=X["sex"], cv=2, posterior={"method": "bb"},
+    )
+    assert [keys for keys, _ in seen] == [["fairness.tpr", "fairness.fpr"]] * 2  # one call per fold
+    assert all(((s > 0) & (s < 1)).all() for _, s in seen)  # probabilities, not labels
+    for i, rid in enumerate(res.fold_run_ids):
+        assert metrics(rid)["fairness.tpr.posterior/mean"] == pytest.approx(
+            np.mean(res.posteriors[i]["fairness.tpr"].draws))
+        assert "fairness/fairness.tpr/posterior_density.png" in artifacts(rid)
+
+
+def test_the_file_store_accepts_the_cv_runs(file_store, data):
+    X, y = data
+    res = cross_validate_fairness(LogisticRegression(), X[["x1", "x2"]], y,
+                                  measures=["fairness.tpr", "fairness.eod", "classif.acc"],
+                                  sensitive_features=X[["sex", "race"]], cv=2)
+    assert len(res.logged) == 3
+    for one in res.logged:
+        read_back(one)

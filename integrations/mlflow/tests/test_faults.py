@@ -1,0 +1,166 @@
+"""MLflow failing: a dead server, a hanging server, and failures half-way through every entry point.
+
+In every case the computed values come back in full, the time is bounded, and there
+is exactly one FairnessLoggingWarning.
+"""
+
+import socket
+import threading
+import time
+import warnings
+
+import mlflow
+import numpy as np
+import pytest
+from _helpers import metrics
+from mlflow.tracking import MlflowClient
+from skfair_measures_mlflow import FairnessLoggingWarning, cross_validate_fairness, log_fairness
+from sklearn.linear_model import LogisticRegression
+
+import skfair_measures as sfm
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*noload.*")
+
+
+def _fault_warnings(caught):
+    return [w for w in caught if issubclass(w.category, FairnessLoggingWarning)]
+
+
+@pytest.fixture(scope="module")
+def measured(data):
+    X, y = data
+    ms = [sfm.msr("fairness.tpr"), sfm.msr("fairness.eod"), sfm.msr("classif.acc")]
+    return ms, sfm.evaluate_measures(ms, y, (X.x1 > 0).astype(int), sensitive_features=X[["sex", "race"]])
+
+
+def _fails_on_call(n, what):
+    """A stand-in for an MLflow method that works ``n - 1`` times, then fails like a dying server."""
+    calls = {"n": 0}
+
+    def wrap(real):
+        def method(*args, **kwargs):
+            calls["n"] += 1
+            if calls["n"] >= n:
+                raise ConnectionError(f"the server went away during {what}")
+            return real(*args, **kwargs)
+
+        return method
+
+    return wrap
+
+
+# --- a dead tracking server ---------------------------------------------------------------------
+def test_log_fairness_with_a_dead_server_is_quick_and_loses_nothing(dead_server, measured):
+    ms, res = measured
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        logged = log_fairness(res, measures=ms)
+    seconds = time.perf_counter() - t0
+    assert seconds < 15, seconds
+    (w,) = _fault_warnings(caught)
+    assert "127.0.0.1:9" in str(w.message) and "kept" in str(w.message)
+    assert not logged.logged and logged.run_id is None and isinstance(logged.error, ConnectionError)
+    assert logged.metrics["fairness.eod"] == pytest.approx(res["fairness.eod"].value)
+    assert set(logged.results) == {m.key for m in ms}
+
+
+def test_cross_validation_with_a_dead_server_fits_every_fold(dead_server, data):
+    X, y = data
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = cross_validate_fairness(LogisticRegression(), X[["x1", "x2"]], y, measures=["fairness.tpr"],
+                                      sensitive_features=X["sex"], cv=3)
+    assert time.perf_counter() - t0 < 15
+    assert len(_fault_warnings(caught)) == 1
+    assert len(res.estimators) == 3 and res.scores["fairness.tpr"].notna().all()
+    assert res.run_id is None and res.error is not None and mlflow.active_run() is None
+
+
+def test_a_hanging_server_costs_the_timeout_not_minutes(tracking, measured):
+    """A server that accepts connections and never answers: MLflow's own timeout, bounded by ours."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    held = []
+    stop = threading.Event()
+
+    def accept():
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])  # keep it open, say nothing
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    old = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri(f"http://127.0.0.1:{listener.getsockname()[1]}")
+    try:
+        ms, res = measured
+        t0 = time.perf_counter()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            logged = log_fairness(res, measures=ms, timeout=1)
+        seconds = time.perf_counter() - t0
+    finally:
+        mlflow.set_tracking_uri(old)
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        listener.close()
+    assert seconds < 15, seconds
+    assert len(_fault_warnings(caught)) == 1 and not logged.logged
+    assert logged.metrics["classif.acc"] == pytest.approx(res["classif.acc"].value)
+
+
+# --- failures half-way, in every entry point ---------------------------------------------------------
+def test_log_fairness_failing_mid_run(tracking, measured, monkeypatch):
+    ms, res = measured
+    monkeypatch.setattr(MlflowClient, "log_table", _fails_on_call(1, "log_table")(MlflowClient.log_table))
+    with mlflow.start_run() as run, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        logged = log_fairness(res, measures=ms)
+    (w,) = _fault_warnings(caught)
+    assert "log the table" in str(w.message)
+    assert not logged.logged and logged.artifacts == []
+    assert metrics(run.info.run_id) == pytest.approx(logged.metrics)  # what was sent before the failure is there
+    assert logged.results["fairness.tpr"] is res["fairness.tpr"]
+
+
+def test_evaluator_failing_mid_run(tracking, data, monkeypatch):
+    X, y = data
+    pred = (X.x1 > 0).astype(int)
+    monkeypatch.setattr(MlflowClient, "log_table", _fails_on_call(1, "log_table")(MlflowClient.log_table))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = mlflow.models.evaluate(
+            data=X.assign(label=y, pred=pred), targets="label", predictions="pred", model_type="classifier",
+            evaluators=["fairness"],
+            evaluator_config={"fairness": {"sensitive_features": "sex", "measures": ["fairness.tpr", "classif.acc"]}},
+        )
+    assert len(_fault_warnings(caught)) == 1
+    expected = sfm.msr("fairness.tpr").evaluate(y, pred, sensitive_features=X["sex"])
+    assert result.metrics["fairness.tpr"] == pytest.approx(expected.value)
+    assert result.artifacts == {}
+
+
+@pytest.mark.parametrize("method, n", [("create_run", 2), ("log_batch", 2), ("log_artifacts", 3)])
+def test_cross_validation_failing_mid_run_keeps_every_fold(tracking, data, monkeypatch, method, n):
+    X, y = data
+    real = getattr(MlflowClient, method)
+    monkeypatch.setattr(MlflowClient, method, _fails_on_call(n, method)(real))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = cross_validate_fairness(LogisticRegression(), X[["x1", "x2"]], y,
+                                      measures=["fairness.tpr", "classif.acc"], sensitive_features=X["sex"], cv=3)
+    assert len(_fault_warnings(caught)) == 1
+    assert len(res.estimators) == 3 and len(res.folds) == 3 and res.scores.notna().all().all()
+    assert res.error is not None and mlflow.active_run() is None
+    assert MlflowClient().get_run(res.run_id).info.status == "FAILED"
+    assert len(res.fold_run_ids) < 3 or method != "create_run"
+    expected = np.mean([f["fairness.tpr"].value for f in res.folds])
+    assert res.mean["fairness.tpr"] == pytest.approx(expected)
