@@ -61,6 +61,10 @@ def _to_1d(values: Any, name: str) -> np.ndarray:
             raise ValueError(f"{name} must be one-dimensional; got a DataFrame with {values.shape[1]} columns.")
         values = values.iloc[:, 0]
     if isinstance(values, pd.Series):
+        values = values.array
+    if _encoded_labels(values):
+        return pd.Categorical(values)  # codes and labels, without a Python string per row
+    if isinstance(values, pd.api.extensions.ExtensionArray):
         arr = values.to_numpy()
     else:
         arr = np.asarray(values)
@@ -69,6 +73,22 @@ def _to_1d(values: Any, name: str) -> np.ndarray:
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional; got shape {arr.shape}.")
     return arr
+
+
+def _encoded_labels(values: Any) -> bool:
+    """Arrow-backed strings (pandas' default ``str``) and categoricals: kept as a Categorical.
+
+    Converting them to a NumPy object array makes one Python string per row (the
+    slowest step for a million rows); a Categorical holds the same labels as codes,
+    so the distinct labels and ``labels == pos_label`` cost a pass over small integers.
+    """
+    if isinstance(values, pd.Categorical):
+        return True
+    return (
+        isinstance(values, pd.api.extensions.ExtensionArray)
+        and hasattr(values, "__arrow_array__")
+        and pd.api.types.is_string_dtype(values.dtype)
+    )
 
 
 def _check_no_missing(arr: np.ndarray, name: str) -> None:

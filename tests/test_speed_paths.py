@@ -1,0 +1,179 @@
+"""The fast paths give the same numbers as the plain ones (correctness, not timings).
+
+- Arrow-backed and categorical labels and groups are factorised without object
+  conversion: every measure equals its value on plain NumPy inputs.
+- Repeated calls reuse the validated sample only for the very same, unchanged
+  objects: mutating an input in place, or passing new arrays, never returns a stale
+  result.
+- The weighted bootstrap draws the same replicates as resampling the rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import skfair_measures as sfm
+from skfair_measures import _reuse
+from skfair_measures._stats import check_inputs
+from skfair_measures.registry import MLR3_KEYS
+
+pytest.importorskip("pyarrow")
+
+N = 3_000
+KEYS = [k for k in MLR3_KEYS if k != "fairness.mse"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    _reuse.clear()
+    yield
+    _reuse.clear()
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 2, N)
+    p = np.where(rng.random(N) < 0.75, y, 1 - y)
+    g = rng.integers(0, 4, N)
+    return y, p, g
+
+
+def _values(measures, y_true, y_pred, groups, weights=None):
+    res = sfm.evaluate_measures(measures, y_true, y_pred, sensitive_features=groups, sample_weight=weights)
+    return np.array([res[m.key].value for m in measures])
+
+
+STRING_KINDS = {
+    "object": lambda a: a,
+    "str": lambda a: pd.Series(a, dtype="str"),
+    "string[pyarrow]": lambda a: pd.Series(a, dtype="string[pyarrow]"),
+    "arrow string": lambda a: pd.Series(a, dtype=pd.ArrowDtype(__import__("pyarrow").large_string())),
+    "category": lambda a: pd.Series(a, dtype="category"),
+    "Categorical": pd.Categorical,
+}
+
+
+@pytest.mark.parametrize("kind", list(STRING_KINDS))
+def test_string_labels_and_groups_match_integer_codes(data, kind):
+    y, p, g = data
+    names = np.array(["no", "yes"], dtype=object)
+    groups = np.array(["a", "b", "c", "d"], dtype=object)
+    conv = STRING_KINDS[kind]
+    plain = [sfm.msr(k) for k in KEYS]
+    with_pos = [sfm.msr(k, pos_label="yes") for k in KEYS]
+    expected = _values(plain, y, p, g)
+    got = _values(with_pos, conv(names[y]), conv(names[p]), conv(groups[g]))
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    by_group = sfm.msr("fairness.tpr", pos_label="yes").groupwise(
+        conv(names[y]), conv(names[p]), sensitive_features=conv(groups[g])
+    )
+    assert by_group.index.tolist() == ["a", "b", "c", "d"]
+
+
+def test_arrow_labels_keep_errors_and_pos_label_checks(data):
+    y, p, g = data
+    names = np.array(["no", "yes"], dtype=object)
+    yt = pd.Series(names[y], dtype="str")
+    with pytest.raises(ValueError, match="pos_label"):
+        sfm.msr("fairness.tpr")(yt, yt, sensitive_features=g)
+    three = yt.copy()
+    three.iloc[0] = "maybe"
+    with pytest.raises(ValueError, match="3 distinct labels"):
+        sfm.msr("fairness.tpr")(three, three, sensitive_features=g)
+    missing = pd.Series(names[y], dtype="str")
+    missing.iloc[3] = None
+    with pytest.raises(ValueError, match="missing"):
+        sfm.msr("fairness.tpr", pos_label="yes")(missing, yt, sensitive_features=g)
+
+
+def test_repeated_calls_reuse_the_sample_from_the_third_call(data):
+    y, p, g = data
+    first = check_inputs(y, p, g)
+    second = check_inputs(y, p, g)
+    third = check_inputs(y, p, g)
+    assert first is not second
+    assert third is second
+    assert check_inputs(y, p, g) is second
+
+
+def test_new_but_equal_arrays_are_validated_again(data):
+    y, p, g = data
+    for _ in range(3):
+        kept = check_inputs(y, p, g)
+    fresh = check_inputs(y.copy(), p, g)
+    assert fresh is not kept
+    assert check_inputs(list(y), list(p), list(g)) is not check_inputs(list(y), list(p), list(g))
+
+
+@pytest.mark.parametrize("what", ["y_true", "y_pred", "groups", "weights"])
+def test_mutating_a_numpy_input_in_place_is_never_stale(data, what):
+    y, p, g = data
+    w = np.linspace(0.5, 2.0, N)
+    ms = [sfm.msr("fairness.tpr"), sfm.msr("fairness.fpr")]
+    arrays = {"y_true": y, "y_pred": p, "groups": g, "weights": w}
+    for _ in range(3):
+        _values(ms, y, p, g, w)
+    target = arrays[what]
+    target[:400] = (target[:400] + 1) % 2 if what != "weights" else 5.0
+    got = _values(ms, y, p, g, w)
+    reference = _values(ms, y.copy(), p.copy(), g.copy(), w.copy())
+    np.testing.assert_array_equal(got, reference)
+
+
+def test_mutating_pandas_inputs_in_place_is_never_stale(data):
+    y, p, g = data
+    names = np.array(["a", "b", "c", "d"], dtype=object)
+    m = sfm.msr("fairness.tpr")
+    kinds = {
+        "str": pd.Series(names[g], dtype="str", name="sex"),
+        "category": pd.Series(names[g], dtype="category", name="sex"),
+        "numeric": pd.Series(g, name="sex"),
+        "frame": pd.DataFrame({"sex": names[g], "race": g % 2}),
+    }
+    for kind, groups in kinds.items():
+        _reuse.clear()
+        for _ in range(3):
+            m(y, p, sensitive_features=groups)
+        if kind == "frame":
+            groups.loc[: N // 2, "race"] = 0
+        else:
+            groups.iloc[: N // 2] = groups.iloc[0]
+        fresh = groups.copy(deep=True)
+        assert m(y, p, sensitive_features=groups) == m(y, p, sensitive_features=fresh), kind
+        pd.testing.assert_series_equal(
+            m.groupwise(y, p, sensitive_features=groups), m.groupwise(y, p, sensitive_features=fresh)
+        )
+
+
+def test_object_strings_changed_to_another_type_are_seen(data):
+    y, p, g = data
+    groups = np.array(["1", "2"], dtype=object)[g % 2]
+    m = sfm.msr("fairness.tpr")
+    for _ in range(3):
+        m(y, p, sensitive_features=groups)
+    groups[:10] = 1  # the integer 1 is a different group from the string "1"
+    assert m.groupwise(y, p, sensitive_features=groups).index.tolist() == [1, "1", "2"]
+
+
+def test_a_renamed_series_gives_renamed_groups(data):
+    y, p, g = data
+    s = pd.Series(g, name="sex")
+    m = sfm.msr("fairness.tpr")
+    for _ in range(3):
+        m(y, p, sensitive_features=s)
+    s.name = "race"
+    assert m.groupwise(y, p, sensitive_features=s).index.name == "race"
+
+
+def test_declared_groups_are_part_of_the_key(data):
+    y, p, g = data
+    m = sfm.msr("fairness.tpr")
+    declared = m.with_inputs(groups=[0, 1, 2, 3, 4])
+    for _ in range(3):
+        m(y, p, sensitive_features=g)
+    with pytest.warns(sfm.UndefinedGroupWarning):
+        assert np.isnan(declared(y, p, sensitive_features=g))
+    assert not np.isnan(m(y, p, sensitive_features=g))
