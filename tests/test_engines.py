@@ -142,6 +142,19 @@ def test_threshold_pos_label_and_regression_measures(engine):
     pd.testing.assert_series_equal(got, want, check_exact=True)
 
 
+def test_multiclass_labels(engine):
+    pdf = DATA.assign(grade=(DATA["value"] // 4).astype(np.int64), guess=(DATA["fitted"] // 4).astype(np.int64))
+    data = as_engine(engine, pdf)
+    got = engines.grouped_stats(data, "grade", "guess", "race", sample_weight="w")
+    want = check_inputs(pdf.grade, pdf.guess, pdf.race, pdf.w).confusion()
+    assert got.counts.shape == (3, 3, 3) and got.classes.equals(want.classes)
+    assert_same_stats(got, want)
+    ms = ["fairness.acc", "classif.acc", sfm.msr("fairness.tpr", pos_label=2)]
+    want = sfm.compute_metrics(pdf, "grade", "guess", "race", ms, sample_weight="w")
+    got = engines.compute_metrics(data, "grade", "guess", "race", ms, sample_weight="w")
+    pd.testing.assert_series_equal(got, want, check_exact=True)
+
+
 def test_results_keep_groups_and_counts(engine):
     data = as_engine(engine, DATA)
     res = engines.evaluate_measures(data, "y", "yhat", "race", ["fairness.tpr"], sample_weight="w")["fairness.tpr"]

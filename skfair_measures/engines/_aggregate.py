@@ -22,7 +22,7 @@ import narwhals as nw
 import numpy as np
 import pandas as pd
 
-from .._stats import ConfusionStats, ErrorStats, binarize_labels, encode_groups
+from .._stats import ConfusionStats, ErrorStats, GroupedSample, binarize_labels, encode_groups
 from ._frames import Columns, collect, engine_name
 
 __all__ = ["confusion_stats", "confusion_table", "error_stats", "error_table"]
@@ -208,7 +208,7 @@ def confusion_stats(
     thresholded: bool = False,
     groups: pd.Index | None = None,
 ) -> ConfusionStats:
-    """Turn a :func:`confusion_table` into confusion counts per group.
+    """Turn a :func:`confusion_table` into confusion counts per group (K x K for K classes).
 
     Parameters
     ----------
@@ -226,14 +226,15 @@ def confusion_stats(
     _refuse_bad_rows(table, cols)
     y_true = table[_T].to_numpy()
     y_pred = table[_P].to_numpy()
-    if thresholded:
-        t, _, _ = binarize_labels(y_true, y_true, pos_label)
-        p = y_pred.astype(np.intp)
-    else:
-        t, p, _ = binarize_labels(y_true, y_pred, pos_label)
+    if thresholded:  # as the core thresholds rows: y_true binarised, the prediction is score >= threshold
+        y_true, _, _ = binarize_labels(y_true, y_true, pos_label)
+        y_pred, pos_label = y_pred.astype(np.intp), None
     codes, index = _group_codes(table, cols, groups)
     weights = table[_SUM_W if cols.sample_weight is not None else _N].to_numpy(dtype=float)
-    return ConfusionStats.from_codes(codes, t, p, index, weights)
+    # Each row of the small table is one (group, y_true, y_pred) cell weighing its summed weight, so the
+    # core's own sample of those rows gives the same counts, with the same label rules (binary, K classes,
+    # one class against the rest with pos_label) as rows in memory.
+    return GroupedSample(y_true, y_pred, codes, index, weights).confusion(pos_label)
 
 
 def error_stats(table: pd.DataFrame, cols: Columns, *, groups: pd.Index | None = None) -> ErrorStats:
