@@ -240,7 +240,8 @@ def _undefined_reason(n_yk: np.ndarray, rows_yk: np.ndarray, classes: np.ndarray
     if not empty.size:
         return None
     y, k = empty[0]
-    where = f"y_pred={classes[k]!r}" + ("" if metric == "dp" else f", y_true={classes[y]!r}")
+    shown = [c.item() if isinstance(c, np.generic) else c for c in classes]
+    where = f"y_pred={shown[k]!r}" + ("" if metric == "dp" else f", y_true={shown[y]!r}")
     return f"no labelled row has {where}, so the group shares there are unknown; label more rows"
 
 

@@ -44,7 +44,7 @@ def _columns(proxies: Any, name: str) -> list[tuple[str, np.ndarray]]:
 
 
 def _sorted_union(values: np.ndarray) -> np.ndarray:
-    uniq = pd.unique(values)
+    uniq = [v.item() if isinstance(v, np.generic) else v for v in pd.unique(values)]  # 1, not np.int64(1)
     try:
         return np.asarray(sorted(uniq), dtype=object)
     except TypeError:  # mixed types that do not compare: keep order of appearance

@@ -189,6 +189,7 @@ def assess_fit(
     >>> out["passed"], out["reasons"]
     (True, [])
     """
+    groups = [g.item() if isinstance(g, np.generic) else g for g in groups]  # 1, not np.int64(1), in messages
     checks: dict[str, Any] = {
         "diagonal": _diagonal(sol.T, groups),
         "prior": _prior(sol.p, np.asarray(noisy_prior, dtype=float), groups),
