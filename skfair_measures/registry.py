@@ -196,6 +196,34 @@ def _quantified(**kw: Any) -> Any:
     return QuantificationMeasure(**kw)
 
 
+def _dp_mean(**kw: Any) -> Measure:
+    from .regression import MeanPrediction
+
+    kw.setdefault("description", "Mean-prediction parity: absolute differences in the mean prediction (regression)")
+    return FairnessMeasure(MeanPrediction(), key=_key("fairness.dp_mean", kw, {"operation": "absdiff"}), **kw)
+
+
+def _distribution(distance: str) -> Callable[..., Measure]:
+    def make(**kw: Any) -> Measure:
+        from .regression import DistributionParity
+
+        return DistributionParity(distance, **kw)
+
+    return make
+
+
+def _bgl(**kw: Any) -> Measure:
+    from .regression import bounded_group_loss
+
+    return bounded_group_loss(kw.pop("base", "mse"), **kw)
+
+
+# Regression parity (imported on first use).
+_REGISTRY["fairness.dp_mean"] = _dp_mean
+_REGISTRY["fairness.dp_ks"] = _distribution("ks")
+_REGISTRY["fairness.dp_wasserstein"] = _distribution("wasserstein")
+_REGISTRY["fairness.bgl"] = _bgl
+
 # Measures without the sensitive attribute (imported on first use).
 _REGISTRY["unaware.proxy_dp"] = _proxy("dp")
 _REGISTRY["unaware.proxy_eod"] = _proxy("eod")

@@ -1,0 +1,307 @@
+"""Fairness for regression: parity of the predictions, and bounded group loss.
+
+Three questions about a regressor's predictions across groups:
+
+- **mean-prediction parity** (``fairness.dp_mean``): does each group get the same
+  prediction on average? The regression form of demographic parity (fairlearn #1313).
+- **distribution parity** (``fairness.dp_ks``, ``fairness.dp_wasserstein``): are the
+  groups' prediction *distributions* the same? The largest pairwise two-sample
+  Kolmogorov-Smirnov distance ``sup_x |F_g(x) - F_h(x)|``, or the largest pairwise
+  1-Wasserstein distance ``integral |F_g(x) - F_h(x)| dx``, between the groups'
+  (weighted) empirical distribution functions (Agarwal, Dudik and Wu, "Fair
+  Regression", ICML 2019, define statistical parity for regression through these CDFs).
+- **bounded group loss** (``fairness.bgl``): the largest loss of any group
+  (Agarwal, Dudik and Wu 2019), e.g. the worst group's mean squared error.
+
+The distribution distances read the rows, not confusion counts: the predictions are
+sorted once, and every group's empirical distribution function is a cumulative sum
+of weights over the sorted values, evaluated on blocks of the distinct values so that
+memory stays bounded; no Python loop runs over rows, and only a loop over groups
+runs per block for the pairwise Wasserstein table.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import pandas as pd
+
+from ._stats import GroupedSample
+from .base import BaseMetric, get_base
+from .measures import FairnessMeasure, Measure, MeasureInputs, MeasureResult, UndefinedGroupWarning
+from .operations import Operation
+
+__all__ = [
+    "DistributionParity",
+    "MeanPrediction",
+    "bounded_group_loss",
+    "pairwise_distribution_distances",
+    "worst_group",
+]
+
+Distance = Literal["ks", "wasserstein"]
+#: cells (groups x distinct values) of one block of the distribution functions
+_BLOCK_CELLS = 1 << 22
+
+
+def _numeric(arr: np.ndarray, name: str) -> np.ndarray:
+    if arr.dtype.kind not in "fiub":
+        raise ValueError(f"{name} must be numeric predictions for a regression measure; got dtype {arr.dtype}.")
+    out = arr.astype(float, copy=False)
+    if np.isnan(out).any():
+        raise ValueError(f"{name} has missing values (NaN); drop or impute those rows.")
+    return out
+
+
+class MeanPrediction(BaseMetric):
+    """The (weighted) mean prediction of each group: a base metric that reads the rows.
+
+    Examples
+    --------
+    >>> from skfair_measures._stats import check_inputs
+    >>> vals, overall = MeanPrediction().group_values(check_inputs([0, 0, 0], [1.0, 3.0, 5.0], ["a", "a", "b"]))
+    >>> vals.tolist(), overall
+    ([2.0, 5.0], 3.0)
+    """
+
+    name = "mean_prediction"
+    description = "Mean prediction"
+    minimize = False
+    range = (-np.inf, np.inf)
+    undefined_when = "the group has no samples"
+    statistic: ClassVar[None] = None
+
+    def group_values(self, sample: GroupedSample, pos_label: Any = None) -> tuple[np.ndarray, float]:
+        pred = _numeric(sample.y_pred, "y_pred")
+        w = np.ones_like(pred) if sample.sample_weight is None else sample.sample_weight
+        total = np.bincount(sample.group_codes, weights=w * pred, minlength=sample.n_groups)
+        n = np.bincount(sample.group_codes, weights=w, minlength=sample.n_groups)
+        values = np.full(sample.n_groups, np.nan)
+        np.divide(total, n, out=values, where=n > 0)
+        overall = float(np.dot(w, pred) / w.sum()) if w.sum() > 0 else float("nan")
+        return values, overall
+
+
+# --- bounded group loss: the worst group's loss --------------------------------------
+
+
+def _worst(v: np.ndarray, **_: Any) -> np.ndarray:
+    return v.max(axis=-1)
+
+
+def _range_same(r: tuple[float, float]) -> tuple[float, float]:
+    return r
+
+
+#: The largest value over groups: for a loss, the worst group's loss.
+worst_group = Operation(
+    "worst_group",
+    _worst,
+    True,
+    "largest group value (for a loss: the worst group's loss, bounded group loss)",
+    ideal=None,
+    family=None,
+    range_of=_range_same,
+)
+
+
+def bounded_group_loss(base: str | BaseMetric = "mse", **kwargs: Any) -> FairnessMeasure:
+    """Bounded group loss: the largest loss of any group (Agarwal, Dudik and Wu 2019).
+
+    Parameters
+    ----------
+    base : str or BaseMetric, default="mse"
+        A loss (a base metric where smaller is better): ``"mse"``, ``"mae"``,
+        ``"rmse"``, ``"error_rate"``, ...
+    **kwargs
+        Passed to :class:`~skfair_measures.measures.FairnessMeasure` (``key=``,
+        ``undefined=``, ``groups=``, ...).
+
+    Examples
+    --------
+    >>> m = bounded_group_loss("mae")
+    >>> m([0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 2.0, 4.0], sensitive_features=list("aabb"))
+    3.0
+    >>> m.key, m.minimize
+    ('fairness.bgl(base=mae)', True)
+    """
+    resolved = get_base(base)
+    if not resolved.minimize:
+        raise ValueError(
+            f"base={resolved.name!r} is better when larger; bounded group loss needs a loss "
+            "(mse, mae, rmse, error_rate, ...)."
+        )
+    default_key = "fairness.bgl" if resolved.name == "mse" else f"fairness.bgl(base={resolved.name})"
+    key = kwargs.pop("key", None) or default_key
+    kwargs.setdefault("description", f"Bounded group loss: the largest {resolved.description.lower()} of any group")
+    return FairnessMeasure(resolved, worst_group, key=key, **kwargs)
+
+
+# --- distribution parity --------------------------------------------------------------
+
+
+def _sorted_blocks(values: np.ndarray, codes: np.ndarray, weights: np.ndarray, n_groups: int):
+    """Per block of distinct values: the groups' cumulative weight at each value.
+
+    Yields ``(cum, u, next_u)``: ``cum[g, j]`` is the weight of group ``g`` at or below
+    ``u[j]``, and ``next_u`` the first distinct value after the block (None at the end).
+    """
+    order = np.argsort(values, kind="stable")
+    v, g, w = values[order], codes[order], weights[order]
+    first = np.empty(v.size, dtype=bool)
+    first[0] = True
+    np.not_equal(v[1:], v[:-1], out=first[1:])
+    distinct_of_row = np.cumsum(first) - 1
+    starts = np.flatnonzero(first)
+    n_distinct = starts.size
+    block = max(1024, _BLOCK_CELLS // max(n_groups, 1))
+    carry = np.zeros(n_groups)
+    for a in range(0, n_distinct, block):
+        b = min(a + block, n_distinct)
+        lo, hi = starts[a], (starts[b] if b < n_distinct else v.size)
+        cell = g[lo:hi] * (b - a) + (distinct_of_row[lo:hi] - a)
+        mass = np.bincount(cell, weights=w[lo:hi], minlength=n_groups * (b - a)).reshape(n_groups, b - a)
+        cum = np.cumsum(mass, axis=1) + carry[:, None]
+        carry = cum[:, -1].copy()
+        yield cum, v[starts[a:b]], (v[starts[b]] if b < n_distinct else None)
+
+
+def pairwise_distribution_distances(
+    values: Any,
+    group_codes: Any,
+    n_groups: int,
+    sample_weight: Any = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Kolmogorov-Smirnov and 1-Wasserstein distances between every pair of groups.
+
+    Parameters
+    ----------
+    values : array-like of shape (n_samples,)
+        The predictions.
+    group_codes : array-like of shape (n_samples,)
+        Group code ``0..n_groups-1`` of each sample.
+    n_groups : int
+    sample_weight : array-like of shape (n_samples,), optional
+
+    Returns
+    -------
+    ks, wasserstein : ndarray of shape (n_groups, n_groups)
+        Symmetric tables with a zero diagonal; NaN in the rows and columns of
+        groups without weight.
+
+    Examples
+    --------
+    >>> ks, w1 = pairwise_distribution_distances([0.0, 1.0, 2.0, 3.0], [0, 0, 1, 1], 2)
+    >>> float(ks[0, 1]), float(w1[0, 1])
+    (1.0, 2.0)
+    """
+    v = np.asarray(values, dtype=float)
+    codes = np.asarray(group_codes, dtype=np.intp)
+    w = np.ones_like(v) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    totals = np.bincount(codes, weights=w, minlength=n_groups)
+    scale = np.divide(1.0, totals, out=np.full(n_groups, np.nan), where=totals > 0)
+    ks = np.zeros((n_groups, n_groups))
+    w1 = np.zeros((n_groups, n_groups))
+    for cum, u, next_u in _sorted_blocks(v, codes, w, n_groups):
+        cdf = cum * scale[:, None]
+        # widths of the steps: F is constant on [u_j, u_{j+1}); the last step has no width
+        widths = np.diff(u, append=u[-1] if next_u is None else next_u)
+        for g in range(n_groups - 1):
+            gap = np.abs(cdf[g] - cdf[g + 1 :])
+            ks[g, g + 1 :] = np.maximum(ks[g, g + 1 :], gap.max(axis=1))
+            w1[g, g + 1 :] += gap @ widths
+    for table in (ks, w1):
+        table += table.T
+        empty = ~(totals > 0)
+        table[empty, :] = np.nan
+        table[:, empty] = np.nan
+    return ks, w1
+
+
+class DistributionParity(Measure):
+    """Largest pairwise distance between the groups' distributions of predictions.
+
+    Parameters
+    ----------
+    distance : {"ks", "wasserstein"}
+        Two-sample Kolmogorov-Smirnov distance (``sup_x |F_g - F_h|``, in [0, 1]) or
+        1-Wasserstein distance (``integral |F_g - F_h| dx``, in the units of y_pred).
+    key : str, optional
+        Defaults to ``"fairness.dp_ks"`` or ``"fairness.dp_wasserstein"``.
+    undefined : {"propagate", "drop", "raise"}, default="propagate"
+        What a group without samples (a declared group absent from the data) does.
+    groups : array-like, optional
+        All groups to expect.
+
+    Examples
+    --------
+    >>> m = DistributionParity("ks")
+    >>> m([0, 0, 0, 0], [0.1, 0.2, 0.3, 0.4], sensitive_features=list("aabb"))
+    1.0
+    >>> DistributionParity("wasserstein")([0, 0, 0, 0], [0.1, 0.2, 0.3, 0.4], sensitive_features=list("aabb"))
+    0.2
+    """
+
+    def __init__(
+        self,
+        distance: Distance = "ks",
+        *,
+        key: str | None = None,
+        description: str | None = None,
+        undefined: Literal["propagate", "drop", "raise"] = "propagate",
+        groups: Any = None,
+    ) -> None:
+        if distance not in ("ks", "wasserstein"):
+            raise ValueError(f"distance={distance!r}; pass 'ks' or 'wasserstein'.")
+        self.distance = distance
+        self.key = key or f"fairness.dp_{distance}"
+        name = "Kolmogorov-Smirnov" if distance == "ks" else "1-Wasserstein"
+        self.description = description or f"Largest pairwise {name} distance between the groups' predictions"
+        self.minimize = True
+        self.ideal = 0.0
+        self.range = (0.0, 1.0) if distance == "ks" else (0.0, np.inf)
+        self._inputs = MeasureInputs(
+            "predict", None, None, None if groups is None else pd.Index(groups), undefined, needs_sensitive=True
+        ).replace()
+
+    @property
+    def base_label(self) -> str:
+        return "distribution of y_pred"
+
+    @property
+    def operation_label(self) -> str:
+        return f"max pairwise {self.distance}"
+
+    def from_group_values(self, values: Any, *, groups: pd.Index, overall: Any = None) -> np.ndarray:
+        raise TypeError(f"{self.key} compares distributions of predictions; it reads the rows, not group values.")
+
+    def _evaluate(self, source: Any) -> MeasureResult:
+        sample = source.rows(self.key)
+        pred = _numeric(sample.y_pred, "y_pred")
+        ks, w1 = pairwise_distribution_distances(pred, sample.group_codes, sample.n_groups, sample.sample_weight)
+        table = ks if self.distance == "ks" else w1
+        empty = np.isnan(np.diag(table))
+        groups = sample.groups
+        if empty.any():
+            self._warn_empty(groups, empty)
+        keep = ~empty if self.undefined == "drop" else np.ones(len(groups), dtype=bool)
+        sub = table[np.ix_(keep, keep)]
+        value = float(np.max(sub)) if keep.sum() >= 2 and not np.isnan(sub).any() else float("nan")
+        return MeasureResult(
+            key=self.key,
+            value=value,
+            by_group=lambda: pd.DataFrame(table, index=groups, columns=groups),
+            counts=sample.counts_per_group,
+            measure=self,
+            undefined_groups=[groups[i] for i in np.flatnonzero(empty)],
+        )
+
+    def _warn_empty(self, groups: pd.Index, empty: np.ndarray) -> None:
+        import warnings
+
+        names = [groups[i] for i in np.flatnonzero(empty)]
+        if self.undefined == "raise":
+            raise ValueError(f"group(s) {names} have no samples; {self.key} cannot be computed.")
+        then = "they are left out" if self.undefined == "drop" else f"{self.key} is NaN; pass undefined='drop'"
+        warnings.warn(f"group(s) {names} have no samples; {then}.", UndefinedGroupWarning, stacklevel=4)
