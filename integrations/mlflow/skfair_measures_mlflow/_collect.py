@@ -332,13 +332,18 @@ def _counts(p: Payload, base: str, name: str, res: Result, ctx: _Context) -> Non
     if ctx.counts is None:
         ctx.counts = counts
         where = f"{ctx.prefix}groups.count"
-    elif counts.equals(ctx.counts):
+    elif _same_counts(counts, ctx.counts):
         return
     else:
         where = subkey(base, "count")
     segs = _group_segments(counts.index)
     for g, v in counts.items():
         p.add_metric(f"{where}/{segs[g]}", v, result=name, quantity="count", group=plain(g))
+
+
+def _same_counts(a: pd.Series, b: pd.Series) -> bool:
+    """Same groups and sizes (an integer and a float count of 137 are the same size)."""
+    return a.index.equals(b.index) and np.array_equal(a.to_numpy(dtype=float), b.to_numpy(dtype=float))
 
 
 def _group_values(p: Payload, base: str, name: str, res: Result) -> None:

@@ -121,3 +121,45 @@ def test_the_file_store_accepts_the_cv_runs(file_store, data):
     assert len(res.logged) == 3
     for one in res.logged:
         read_back(one)
+
+
+@pytest.fixture
+def autolog():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # MLflow's post-training metric code warns on sklearn 1.9
+        mlflow.sklearn.autolog(log_models=False, log_datasets=False, log_input_examples=False,
+                               log_model_signatures=False, log_post_training_metrics=False, silent=True)
+        try:
+            yield
+        finally:
+            mlflow.sklearn.autolog(disable=True)
+
+
+@pytest.mark.parametrize("mode", ["routing", "column"])
+def test_autologged_grid_search_records_fairness_scorers(tracking, data, autolog, mode):
+    import pandas as pd
+    from sklearn.model_selection import GridSearchCV
+
+    X, y = data
+    keys = ["fairness.tpr", "classif.acc"]
+    if mode == "routing":
+        est, Xf, grid = LogisticRegression(), X[["x1", "x2"]], {"C": [0.1, 1.0]}
+        scoring, fit_kw = sfm.make_scorers(keys), {"sensitive_features": X["sex"]}
+    else:
+        est = make_pipeline(sfm.DropColumns("sex"), LogisticRegression())
+        Xf, grid = X[["x1", "x2", "sex"]], {"logisticregression__C": [0.1, 1.0]}
+        scoring, fit_kw = sfm.make_scorers(keys, sensitive="sex"), {}
+    search = GridSearchCV(est, grid, cv=3, scoring=scoring, refit="classif.acc")
+    with sklearn.config_context(enable_metadata_routing=(mode == "routing")), mlflow.start_run() as run:
+        search.fit(Xf, y, **fit_kw)
+    children = mlflow.search_runs(filter_string=f"tags.mlflow.parentRunId = '{run.info.run_id}'")
+    assert len(children) == 2
+    param = "params.C" if mode == "routing" else "params.logisticregression__C"
+    children = children.set_index(children[param].astype(float)).sort_index()
+    cv = pd.DataFrame(search.cv_results_)
+    cv = cv.set_index(cv[f"param_{next(iter(grid))}"].astype(float)).sort_index()
+    for key in keys:
+        assert children[f"metrics.mean_test_{key}"].tolist() == pytest.approx(cv[f"mean_test_{key}"].tolist())
+    assert (children["metrics.mean_test_fairness.tpr"] <= 0).all()  # minimised: negated like neg_* scorers

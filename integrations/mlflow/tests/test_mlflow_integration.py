@@ -246,6 +246,7 @@ def test_real_bootstrap_and_posterior_log(tracking, data):
         assert got[f"{pre}/interval_lower"] == pytest.approx(lo) and got[f"{pre}/interval_upper"] == pytest.approx(hi)
         assert got[f"{pre}/mean"] == pytest.approx(np.mean(res.draws))
         assert f"{pre}/prob_greater" not in got  # an absolute difference
+    assert sorted(k for k in got if "count" in k) == ["groups.count/sex_F", "groups.count/sex_M"]  # counts once
     assert set(artifacts(run.info.run_id)) >= {"fairness/fairness.tpr/posterior_density.png",
                                                "fairness/fairness.tpr/bootstrap_draws.csv"}
 
