@@ -155,6 +155,14 @@ def test_multiclass_labels(engine):
     pd.testing.assert_series_equal(got, want, check_exact=True)
 
 
+@pytest.mark.parametrize("name", ["pandas", "dask"])
+def test_many_groups_renumber_the_cells(name):
+    rng = np.random.default_rng(1)
+    pdf = DATA.assign(a=rng.integers(0, 10**9, N), b=rng.choice([f"id{i}" for i in range(2000)], N))
+    got = engines.grouped_stats(as_engine(name, pdf), "y", "yhat", ["a", "b"], sample_weight="w")
+    assert_same_stats(got, check_inputs(pdf.y, pdf.yhat, pdf[["a", "b"]], pdf.w).confusion())
+
+
 def test_results_keep_groups_and_counts(engine):
     data = as_engine(engine, DATA)
     res = engines.evaluate_measures(data, "y", "yhat", "race", ["fairness.tpr"], sample_weight="w")["fairness.tpr"]

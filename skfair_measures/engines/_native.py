@@ -39,21 +39,6 @@ from ._frames import Columns, as_lazy
 __all__ = ["combine", "dask_table", "table"]
 
 
-def _codes(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
-    """Integer codes and levels of one key column; a missing value is a level of its own (kept, then refused)."""
-    arr = values.to_numpy() if not isinstance(values.dtype, pd.CategoricalDtype) else values.array
-    if isinstance(arr, np.ndarray) and arr.dtype.kind in "iub" and arr.size:
-        as_int = arr.view(np.uint8) if arr.dtype.kind == "b" else arr
-        lo, hi = int(as_int.min()), int(as_int.max())
-        if hi - lo <= 4 * arr.size + 1024:  # small range: a shift instead of hashing
-            codes = as_int.astype(np.intp)
-            if lo:
-                codes -= lo
-            return codes, pd.Index(np.arange(lo, hi + 1).astype(arr.dtype))
-    codes, uniques = pd.factorize(arr, use_na_sentinel=False)
-    return codes.astype(np.intp, copy=False), pd.Index(uniques)
-
-
 def _weights(pdf: pd.DataFrame, cols: Columns) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Weights (missing counted as 0) and the mask of missing, negative or infinite ones; None if unweighted."""
     if cols.sample_weight is None:
@@ -63,32 +48,81 @@ def _weights(pdf: pd.DataFrame, cols: Columns) -> tuple[np.ndarray | None, np.nd
     return np.where(np.isnan(w), 0.0, w), bad
 
 
+def _codes(values: pd.Series) -> tuple[np.ndarray, int, pd.Index]:
+    """Raw codes, their offset and the levels of one key column: ``levels[codes - offset]`` are the values.
+
+    Small-range integers (and booleans) keep their own array (a shift, no hashing, no
+    copy); anything else is factorised, a missing value being a level of its own (kept,
+    then refused with the column named).
+    """
+    arr = values.to_numpy() if not isinstance(values.dtype, pd.CategoricalDtype) else values.array
+    if isinstance(arr, np.ndarray) and arr.dtype.kind in "iub" and arr.size:
+        as_int = arr.view(np.uint8) if arr.dtype.kind == "b" else arr
+        lo, hi = int(as_int.min()), int(as_int.max())
+        if hi - lo <= 4 * arr.size + 1024:
+            return as_int, lo, pd.Index(np.arange(lo, hi + 1).astype(arr.dtype))
+    codes, uniques = pd.factorize(arr, use_na_sentinel=False)
+    return codes, 0, pd.Index(uniques)
+
+
+def _cell_dtype(size: int) -> type:
+    """The narrowest unsigned integer holding ``size`` cells: the index is built on small arrays."""
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if size <= np.iinfo(dtype).max:
+            return dtype
+    return np.intp
+
+
+def _flat_cells(keys: list[pd.Series], names: list[str]) -> tuple[np.ndarray, int, pd.DataFrame]:
+    """One flat cell index over the keys, the number of cells, and the key values of every cell.
+
+    The index is built in place in the narrowest integer type (a partition of 5e6 rows
+    with 20 cells moves 5 MB per step instead of 40 MB). Codes wrap modulo the type's
+    range, which is exact because every cell number is below it. When the product of
+    the levels outgrows the rows, the cells seen so far are renumbered, so the table of
+    cells never exceeds the number of rows.
+    """
+    parts = [_codes(k) for k in keys]
+    size = int(np.prod([float(len(lev)) for _, _, lev in parts]))
+    if size > 4 * len(keys[0]) + 1024:
+        return _flat_cells_renumbered(parts, names)
+    dtype = _cell_dtype(size)
+    cell = np.zeros(len(keys[0]), dtype=dtype)
+    for codes, lo, lev in parts:
+        cell *= dtype(len(lev))
+        np.add(cell, codes, out=cell, casting="unsafe")
+        if lo:
+            np.subtract(cell, np.array(lo).astype(dtype, casting="unsafe"), out=cell, casting="unsafe")
+    index = pd.MultiIndex.from_product([lev for _, _, lev in parts], names=names)
+    return cell, size, index.to_frame(index=False)
+
+
+def _flat_cells_renumbered(parts: list[tuple[np.ndarray, int, pd.Index]], names: list[str]) -> tuple:
+    """As :func:`_flat_cells`, renumbering the observed combinations after each column (many levels)."""
+    cell = np.zeros(len(parts[0][0]), dtype=np.int64)
+    values = pd.DataFrame(index=pd.RangeIndex(1))
+    for (codes, lo, lev), name in zip(parts, names, strict=True):
+        pair = cell * len(lev) + (codes.astype(np.int64) - lo)
+        seen, cell = np.unique(pair, return_inverse=True)
+        values = values.iloc[seen // len(lev)].reset_index(drop=True)
+        values[name] = np.asarray(lev[seen % len(lev)])
+    return cell.astype(np.intp), len(values), values
+
+
 def _grouped(
     keys: list[pd.Series], names: list[str], sums: dict[str, np.ndarray], flags: dict[str, np.ndarray | None]
 ) -> pd.DataFrame:
     """Per distinct combination of ``keys``: the row count, ``sums`` summed and ``flags`` counted.
 
-    One flat cell index (built in place, to keep one array of the partition's length
-    alive) and one ``np.bincount`` per quantity; flags count only their flagged rows.
+    One flat cell index and one ``np.bincount`` per quantity; flags count only their
+    flagged rows.
     """
-    cell = np.zeros(len(keys[0]), dtype=np.intp)
-    levels = []
-    for key in keys:
-        codes, lev = _codes(key)
-        cell *= len(lev)
-        cell += codes
-        del codes
-        levels.append(lev)
-    size = int(np.prod([len(lev) for lev in levels]))
+    cell, size, values = _flat_cells(keys, names)
     out = {_N: np.bincount(cell, minlength=size)}
     out |= {name: np.bincount(cell, weights=v, minlength=size) for name, v in sums.items()}
     out |= {name: np.bincount(cell[m], minlength=size) if m is not None else 0 * out[_N] for name, m in flags.items()}
     seen = np.flatnonzero(out[_N])
-    columns, rest = {}, seen
-    for name, lev in zip(reversed(names), reversed(levels), strict=True):
-        columns[name] = np.asarray(lev[rest % len(lev)])
-        rest = rest // len(lev)
-    table = pd.DataFrame({name: columns[name] for name in names})
+    table = values.iloc[seen].reset_index(drop=True)
     for name, v in out.items():
         table[name] = v[seen]
     if _SUM_W not in table:
