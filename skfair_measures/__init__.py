@@ -19,6 +19,7 @@ subpackages ``bayes``, ``unaware`` and ``plots`` are imported explicitly.
 from . import datasets
 from ._stats import ConfusionStats, ErrorStats
 from .base import BaseMetric, SklearnMetric
+from .groupwise import GroupwiseMetrics, groupwise_metrics
 from .measures import (
     CompositeMeasure,
     ConstraintMeasure,
@@ -44,6 +45,7 @@ __all__ = [
     "ErrorStats",
     "FairnessMeasure",
     "FairnessScorer",
+    "GroupwiseMetrics",
     "Measure",
     "MeasureResult",
     "Operation",
@@ -53,6 +55,7 @@ __all__ = [
     "compute_metrics",
     "datasets",
     "evaluate_measures",
+    "groupwise_metrics",
     "make_scorers",
     "msr",
     "msrs",

@@ -1,0 +1,254 @@
+"""Many metrics per group in one table: ``groupwise_metrics`` (mlr3fairness' name).
+
+The layout is fairlearn's ``MetricFrame``: ``by_group`` is a DataFrame of groups x
+metrics, indexed by the control features (if any) and then the sensitive features;
+``overall`` holds each metric on all samples (per control level when there are
+control features); ``difference``, ``ratio``, ``group_min`` and ``group_max`` reduce
+the groups. Unlike ``MetricFrame``, the count metrics all come from one weighted
+bincount (and the regression errors from one more), and the overall values per
+control level are sums of those counts, not another pass over the rows; reductions
+are computed when asked, not in the constructor.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from ._stats import ConfusionStats, ErrorStats, GroupedSample, _sensitive_columns, check_inputs
+from .base import BaseMetric, CountMetric, get_base
+from .operations import Operation, absdiff, diff_to_overall, ratio, ratio_to_overall
+
+__all__ = ["GroupwiseMetrics", "groupwise_metrics"]
+
+MetricSpec = str | BaseMetric | Callable[..., float]
+Method = Literal["between_groups", "to_overall"]
+
+
+def _resolve_metrics(metrics: MetricSpec | Sequence[MetricSpec] | Mapping[str, MetricSpec], average: Any) -> dict:
+    """Column name -> base metric, refusing two columns with the same name."""
+    if isinstance(metrics, Mapping):
+        items = [(str(k), get_base(v)) for k, v in metrics.items()]
+    else:
+        seq = [metrics] if isinstance(metrics, str | BaseMetric) or callable(metrics) else list(metrics)
+        items = [(b.name, b) for b in map(get_base, seq)]
+    out: dict[str, BaseMetric] = {}
+    for name, base in items:
+        if average is not None and isinstance(base, CountMetric) and base.averageable:
+            base = base.averaged(average)
+            name = name if isinstance(metrics, Mapping) else base.name
+        if name in out:
+            raise ValueError(f"two metrics are named {name!r}; pass a dict {{name: metric}} to name them apart.")
+        out[name] = base
+    if not out:
+        raise ValueError("metrics is empty; pass at least one metric (e.g. ['acc', 'tpr']).")
+    return out
+
+
+def _feature_columns(sensitive_features: Any, control_features: Any) -> dict[str, Any]:
+    """Control columns first, then sensitive columns (fairlearn's index order), by name."""
+    columns: dict[str, Any] = {}
+    if control_features is not None:
+        for name, values in _sensitive_columns(control_features):
+            columns[name.replace("sensitive_feature_", "control_feature_", 1)] = values
+    for name, values in _sensitive_columns(sensitive_features):
+        if name in columns:
+            raise ValueError(f"{name!r} is both a control and a sensitive feature; rename one of them.")
+        columns[name] = values
+    return columns
+
+
+def _stats_for(sample: GroupedSample, base: BaseMetric, pos_label: Any) -> ConfusionStats | ErrorStats | None:
+    if base.statistic == "confusion":
+        return sample.confusion(pos_label)
+    if base.statistic == "errors":
+        return sample.errors()
+    return None
+
+
+def _pool(stats: ConfusionStats | ErrorStats, codes: np.ndarray, index: pd.Index) -> ConfusionStats | ErrorStats:
+    """Statistics of coarser groups: the sum over the groups mapped to each code (counts add)."""
+    name = "counts" if isinstance(stats, ConfusionStats) else "sums"
+    arr = getattr(stats, name)
+    pooled = np.zeros((len(index), *arr.shape[1:]))
+    np.add.at(pooled, codes, arr)
+    return dataclasses.replace(stats, **{name: pooled, "groups": index})
+
+
+@dataclasses.dataclass(eq=False)
+class GroupwiseMetrics:
+    """Metrics per group, overall, and their reductions (fairlearn's ``MetricFrame`` layout).
+
+    Attributes
+    ----------
+    by_group : pandas.DataFrame
+        Groups x metrics; the index holds the control features, then the sensitive
+        features (the observed combinations).
+    overall : pandas.Series or pandas.DataFrame
+        Each metric on all samples: a Series over metrics, or a DataFrame indexed by
+        the control levels when there are control features.
+    counts : pandas.Series
+        (Weighted) number of samples per group.
+    control_levels : list of str
+        Names of the control features (empty when there are none).
+    """
+
+    by_group: pd.DataFrame
+    overall: pd.Series | pd.DataFrame
+    counts: pd.Series
+    control_levels: list[str]
+    control_codes: np.ndarray | None = dataclasses.field(default=None, repr=False)
+
+    def _reduce(self, op: Operation) -> pd.Series | pd.DataFrame:
+        def per_metric(frame: pd.DataFrame, overall: pd.Series) -> pd.Series:
+            return pd.Series(
+                {c: op(frame[c].to_numpy(), groups=frame.index, overall=overall[c]) for c in frame.columns},
+                dtype=float,
+            )
+
+        if self.control_codes is None:
+            return per_metric(self.by_group, self.overall)
+        rows = [
+            per_metric(self.by_group.iloc[self.control_codes == i], self.overall.iloc[i])
+            for i in range(len(self.overall))
+        ]
+        return pd.DataFrame(rows, index=self.overall.index)
+
+    def group_min(self) -> pd.Series | pd.DataFrame:
+        """Smallest group value of each metric (per control level); NaN if a group is undefined."""
+        return self._reduce(_GROUP_MIN)
+
+    def group_max(self) -> pd.Series | pd.DataFrame:
+        """Largest group value of each metric (per control level); NaN if a group is undefined."""
+        return self._reduce(_GROUP_MAX)
+
+    def difference(self, method: Method = "between_groups") -> pd.Series | pd.DataFrame:
+        """Largest difference between groups (``"between_groups"``) or to the overall value (``"to_overall"``)."""
+        return self._reduce(_pick(method, absdiff, diff_to_overall))
+
+    def ratio(self, method: Method = "between_groups") -> pd.Series | pd.DataFrame:
+        """Smallest ratio between groups, or of a group to the overall value (symmetric, <= 1)."""
+        return self._reduce(_pick(method, ratio, ratio_to_overall))
+
+
+def _pick(method: str, between: Operation, to_overall: Operation) -> Operation:
+    if method == "between_groups":
+        return between
+    if method == "to_overall":
+        return to_overall
+    raise ValueError(f"method={method!r}; pass 'between_groups' or 'to_overall'.")
+
+
+def _min(v: np.ndarray, **_: Any) -> np.ndarray:
+    return v.min(axis=-1)
+
+
+def _max(v: np.ndarray, **_: Any) -> np.ndarray:
+    return v.max(axis=-1)
+
+
+_GROUP_MIN = Operation("group_min", _min, None, "smallest group value")
+_GROUP_MAX = Operation("group_max", _max, None, "largest group value")
+
+
+def groupwise_metrics(
+    metrics: MetricSpec | Sequence[MetricSpec] | Mapping[str, MetricSpec],
+    y_true: Any,
+    y_pred: Any,
+    *,
+    sensitive_features: Any,
+    control_features: Any = None,
+    sample_weight: Any = None,
+    pos_label: Any = None,
+    average: Literal["macro", "weighted"] | None = None,
+) -> GroupwiseMetrics:
+    """Several base metrics in every group, in one table (fairlearn's ``MetricFrame`` layout).
+
+    Parameters
+    ----------
+    metrics : str, BaseMetric, callable, list of them, or dict {column: metric}
+        Base metric names (``"acc"``, ``"tpr"``, ``"mse"``, ...), base metrics, or
+        scikit-learn metric functions (computed on each group's rows).
+    y_true, y_pred : array-like of shape (n_samples,)
+    sensitive_features : array-like, Series or DataFrame
+        Group of each sample; several columns give intersectional groups.
+    control_features : array-like, Series or DataFrame, optional
+        Features within whose levels groups are compared (fairlearn's
+        ``control_features``): ``by_group`` is indexed by them first, and the
+        overall values and reductions are per control level.
+    sample_weight : array-like of shape (n_samples,), optional
+    pos_label : object, optional
+        The positive class of the count rates (one class against the rest on
+        multiclass labels).
+    average : {"macro", "weighted"}, optional
+        Average the count rates over classes (multiclass labels).
+
+    Returns
+    -------
+    GroupwiseMetrics
+
+    Examples
+    --------
+    >>> gm = groupwise_metrics(["acc", "tpr"], [1, 1, 0, 1, 0, 1], [1, 0, 0, 1, 1, 1],
+    ...                        sensitive_features=["a", "a", "a", "b", "b", "b"])
+    >>> gm.by_group
+                              acc  tpr
+    sensitive_feature_0
+    a                    0.666667  0.5
+    b                    0.666667  1.0
+    >>> gm.difference().to_dict()
+    {'acc': 0.0, 'tpr': 0.5}
+    """
+    bases = _resolve_metrics(metrics, average)
+    columns = _feature_columns(sensitive_features, control_features)
+    n_control = 0 if control_features is None else len(columns) - len(_sensitive_columns(sensitive_features))
+    sample = check_inputs(y_true, y_pred, columns, sample_weight)
+    values, overall = {}, {}
+    control = _control_sample(sample, n_control)
+    for name, base in bases.items():
+        values[name], pooled = base.group_values(sample, pos_label)
+        overall[name] = pooled if control is None else _control_values(sample, control, base, pos_label)
+    by_group = pd.DataFrame(values, index=sample.groups)
+    if control is None:
+        overall_frame: pd.Series | pd.DataFrame = pd.Series(overall, dtype=float)
+    else:
+        overall_frame = pd.DataFrame(overall, index=control[1].groups)
+    names = list(sample.groups.names)[:n_control]
+    codes = None if control is None else control[0]
+    return GroupwiseMetrics(by_group, overall_frame, sample.counts_per_group(), names, codes)
+
+
+def _control_sample(sample: GroupedSample, n_control: int) -> tuple[np.ndarray, GroupedSample] | None:
+    """The control level of each group, and the sample grouped by control level only."""
+    if n_control == 0:
+        return None
+    index = sample.groups
+    parts = index.droplevel(list(range(n_control, index.nlevels)))
+    levels, inverse = np.unique(parts.to_numpy(), return_inverse=True) if n_control == 1 else _unique_rows(parts)
+    control_index = pd.Index(levels, name=parts.name) if n_control == 1 else pd.MultiIndex.from_tuples(levels)
+    if n_control > 1:
+        control_index = control_index.set_names(parts.names)
+    codes = np.asarray(inverse, dtype=np.intp).ravel()
+    grouped = GroupedSample(sample.y_true, sample.y_pred, codes[sample.group_codes], control_index,
+                            sample.sample_weight)
+    return codes, grouped
+
+
+def _unique_rows(index: pd.Index) -> tuple[list[tuple], np.ndarray]:
+    codes, uniques = pd.factorize(index, sort=True)
+    return list(uniques), codes
+
+
+def _control_values(
+    sample: GroupedSample, control: tuple[np.ndarray, GroupedSample], base: BaseMetric, pos_label: Any
+) -> np.ndarray:
+    """A metric per control level: from the groups' pooled counts, or (wrapped metrics) from the rows."""
+    codes, grouped = control
+    stats = _stats_for(sample, base, pos_label)
+    if stats is None:
+        return base.group_values(grouped, pos_label)[0]
+    return base.from_stats(_pool(stats, codes, grouped.groups))[0]
