@@ -252,7 +252,7 @@ def _send_files(session: TrackingSession, client: Any, out: LoggedFairness, payl
 
 def log_payload(
     payload: Payload,
-    session: TrackingSession,
+    session: TrackingSession | None = None,
     *,
     run_id: str | None = None,
     step: int | None = None,
@@ -260,8 +260,14 @@ def log_payload(
     model_id: str | None = None,
     dataset: Any = None,
 ) -> LoggedFairness:
-    """Send a computed :class:`~skfair_measures_mlflow._collect.Payload` to MLflow; never raise."""
+    """Send a computed :class:`~skfair_measures_mlflow._collect.Payload` to MLflow; never raise.
+
+    Pass the ``session`` of the surrounding call so that one failure stops all of its
+    logging with one warning; by default a new session is opened.
+    """
     from mlflow.tracking import MlflowClient
+
+    session = TrackingSession("log_payload") if session is None else session
 
     out = LoggedFairness(
         run_id=run_id,

@@ -185,6 +185,24 @@ def test_conflicting_params_are_skipped_with_a_warning(tracking):
     assert params(run.info.run_id)["fairness.tpr.config/ideal"] == "0.0"  # the first configuration stays
 
 
+def test_metrics_linked_to_the_logged_model_and_dataset(tracking, data, audit):
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = data
+    ms, res = audit
+    clf = LogisticRegression().fit(X[["x1", "x2"]], y)
+    dataset = mlflow.data.from_pandas(X.assign(label=y), name="test-split", targets="label")
+    with mlflow.start_run() as run, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        info = mlflow.sklearn.log_model(clf, name="model", pip_requirements=["scikit-learn"])
+        logged = log_fairness(res, measures=ms, model_id=info.model_id, dataset=dataset, artifacts=False)
+    assert logged.logged
+    linked = {m.key: m for m in mlflow.get_logged_model(info.model_id).metrics}
+    assert linked["fairness.eod"].value == pytest.approx(res["fairness.eod"].value)
+    assert linked["fairness.eod"].dataset_name == "test-split" and linked["fairness.eod"].dataset_digest
+    assert linked["fairness.eod"].run_id == run.info.run_id
+
+
 # --- sampled results: posteriors and bootstrap ---------------------------------------------------
 def test_posterior_metrics_carry_information(tracking):
     """An absolute difference is never below 0: P(> 0) would be 1. Only signed measures get it."""
