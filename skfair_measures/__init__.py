@@ -33,6 +33,7 @@ from .measures import (
 from .operations import Operation
 from .registry import msr, msrs
 from .scoring import DropColumns, FairnessScorer, compute_metrics, make_scorers
+from .thresholds import ThresholdCurve, disparity_at_thresholds
 
 __version__ = "0.1.0"
 
@@ -51,9 +52,11 @@ __all__ = [
     "Operation",
     "PerformanceMeasure",
     "SklearnMetric",
+    "ThresholdCurve",
     "UndefinedGroupWarning",
     "compute_metrics",
     "datasets",
+    "disparity_at_thresholds",
     "evaluate_measures",
     "groupwise_metrics",
     "make_scorers",
