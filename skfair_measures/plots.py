@@ -656,7 +656,7 @@ def groupwise_bars(
 def _bars_by_group(table: pd.DataFrame, labels: list[str], title: str, ax: Axes | None) -> Axes:
     """Horizontal bars: one row per group (top to bottom in table order), one colour per metric."""
     n_groups, n_metrics = table.shape
-    ax = _axes(ax, (7.5, max(4.0, 0.3 * n_groups * max(1, n_metrics) ** 0.5 + 1.5)))
+    ax = _axes(ax, (9.0, max(4.0, 0.1 * n_groups * max(2, n_metrics) + 1.5)))  # ~0.1 in per bar
     height = 0.8 / n_metrics
     pos = np.arange(n_groups)[::-1]  # the first group on top
     for j, (metric, color) in enumerate(zip(table.columns, _colors(n_metrics), strict=True)):

@@ -137,7 +137,7 @@ class AuditReport:
         """The tables as plain text, as ``skfair audit`` prints them."""
         parts = [self.title, "=" * len(self.title), _summary_text(self.summary), ""]
         if not self.table.empty:
-            parts += [_shown_measures(self.table).to_string(index=False, float_format=_fmt), ""]
+            parts += [_shown_measures(self.table).to_string(index=False, float_format=_fmt, na_rep=""), ""]
         if not self.by_group.empty:
             parts += ["Per group:", self.by_group.to_string(float_format=_fmt, na_rep="undefined"), ""]
         if self.proxy is not None:
@@ -717,9 +717,13 @@ def _proxy_truth(data: pd.DataFrame, proxy_cols: tuple[str, ...], rows: _Rows, m
 
 
 # -- step 7: figures ---------------------------------------------------------------------
+_DPI = 150  # PNG resolution; the page shows them at _SHOWN_DPI, so they stay sharp on a dense screen
+_SHOWN_DPI = 80
+
+
 def _png(fig: Any) -> str:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
+    fig.savefig(buf, format="png", dpi=_DPI)
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
@@ -732,38 +736,44 @@ def _figures(
     prob: float,
     notes: list[str],
 ) -> list[tuple[str, str]]:
-    from matplotlib.figure import Figure
+    """Each plot at the size its function picks for the number of groups (legends beside many groups)."""
+    import matplotlib.pyplot as plt
 
     from . import plots
 
     out: list[tuple[str, str]] = []
 
-    def draw(caption: str, fn: Callable[[Any], Any], size: tuple[float, float]) -> None:
-        fig = Figure(figsize=size, layout="constrained")
-        fn(fig.add_subplot())
-        out.append((caption, _png(fig)))
+    def draw(caption: str, fn: Callable[[], Any]) -> None:
+        fig = fn().figure
+        try:
+            out.append((caption, _png(fig)))
+        finally:
+            plt.close(fig)
 
     if rows.groups is None:
         return out
-    n_groups = int(rows.groups.drop_duplicates().shape[0])
-    wide = (6.4 + (2.2 if n_groups > plots.LEGEND_INSIDE_MAX else 0.0), 4.0)
     fair_results = [results[m.key] for m in ms if m.inputs.needs_sensitive]
     if fair_results:
-        draw("Base metrics by group", lambda ax: plots.groupwise_bars(fair_results, ax=ax), wide)
+        draw("Base metrics by group", lambda: plots.groupwise_bars(fair_results))
     if rows.y_score is not None:
-        draw("Predicted scores by group (all rows)", lambda ax: plots.prediction_density(
-            rows.y_score, rows.groups, ax=ax), wide)
+        draw("Predicted scores by group (all rows)", lambda: plots.prediction_density(rows.y_score, rows.groups))
         if rows.labeled.sum() >= 2:
             lab = rows.labeled
-            draw("Calibration by group (labeled rows)", lambda ax: plots.reliability_diagram(
-                rows.true_labels(), rows.y_score[lab], rows.groups_of(lab), ax=ax), (wide[0], 5.0))
+            draw("Calibration by group (labeled rows)", lambda: plots.reliability_diagram(
+                rows.true_labels(), rows.y_score[lab], rows.groups_of(lab)))
     for key, post in posteriors.items():
         try:
-            draw(f"Posterior of {key}", lambda ax, post=post, key=key: plots.posterior_density(
-                post, eps=eps, prob=prob, label=key, ax=ax), (6.4, 3.8))
+            draw(f"Posterior of {key}", lambda post=post, key=key: plots.posterior_density(
+                post, eps=eps, prob=prob, label=key))
         except ValueError as exc:  # e.g. no finite draw: the table says why
             notes.append(f"no figure for the posterior of {key}: {exc}")
     return out
+
+
+def _shown_width(b64: str) -> int:
+    """Width in CSS pixels at which a PNG of ours is shown (from the width in its IHDR header)."""
+    head = base64.b64decode(b64[:32])  # the 8-byte signature, then IHDR: length, type, width (big-endian)
+    return round(int.from_bytes(head[16:20], "big") * _SHOWN_DPI / _DPI)
 
 
 # -- HTML ---------------------------------------------------------------------------
@@ -779,8 +789,8 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr:nth-child(even) td { background: #fafbfd; }
 .summary td { text-align: left; }
 .notes li { color: #8a5300; }
-figure { display: inline-block; width: 48%; margin: .8em 1% .8em 0; vertical-align: top; }
-figure img { width: 100%; border: 1px solid #e3e6ea; }
+figure { display: inline-block; max-width: 100%; margin: .8em 1em .8em 0; vertical-align: top; }
+figure img { max-width: 100%; height: auto; border: 1px solid #e3e6ea; }
 figcaption { font-size: .9em; color: #555; text-align: center; }
 .footer { margin-top: 3em; font-size: .8em; color: #777; }
 """
@@ -789,31 +799,31 @@ figcaption { font-size: .9em; color: #555; text-align: center; }
 _NUMBER = re.compile(r"-?\d+(\.\d+)?")
 
 
-def _cell(value: Any) -> tuple[str, str]:
-    """Text and CSS class of one table cell (numbers right-aligned)."""
+def _cell(value: Any, missing: str) -> tuple[str, str]:
+    """Text and CSS class of one table cell (numbers right-aligned; NaN shown as ``missing``)."""
     if isinstance(value, bool | np.bool_) or value is None:
         return str(value), "txt"
     if isinstance(value, int | np.integer):
         return str(value), "num"
     if isinstance(value, float | np.floating):
         if np.isnan(value):
-            return "undefined", "txt"
-        return (str(int(value)) if value.is_integer() and abs(value) >= 1 else _fmt(value)), "num"
+            return missing, "txt"
+        return _fmt(value), "num"
     return str(value), ("num" if _NUMBER.fullmatch(str(value)) else "txt")
 
 
-def _table_html(df: pd.DataFrame, *, index: bool = False) -> str:
+def _table_html(df: pd.DataFrame, *, index: bool = False, missing: str = "") -> str:
     esc = html.escape
     names = [n for n in df.index.names if n is not None] if index else []
     head = ([" x ".join(map(str, names)) or "group"] if index else []) + [str(c) for c in df.columns]
     rows = []
-    for label, (_, row) in zip(df.index, df.iterrows(), strict=True):
+    for label, *values in df.itertuples(name=None):  # (iterrows would cast an int column to float)
         cells = []
         if index:
             text = ", ".join(map(str, label)) if isinstance(label, tuple) else str(label)
             cells.append(f'<th class="txt">{esc(text)}</th>')
-        for v in row.tolist():
-            text, cls = _cell(v)
+        for v in values:
+            text, cls = _cell(v, missing)
             cells.append(f'<td class="{cls}">{esc(text)}</td>')
         rows.append("<tr>" + "".join(cells) + "</tr>")
     thead = "".join(f"<th>{esc(h)}</th>" for h in head)
@@ -854,7 +864,7 @@ def render_html(report: AuditReport) -> str:
     if not report.table.empty:
         parts += ["<h2>Measures</h2>", _table_html(_shown_measures(report.table))]
     if not report.by_group.empty:
-        parts += ["<h2>Per group</h2>", _table_html(report.by_group, index=True)]
+        parts += ["<h2>Per group</h2>", _table_html(report.by_group, index=True, missing="undefined")]
     if report.proxy is not None:
         parts += [
             "<h2>Without the sensitive attribute</h2>",
@@ -867,7 +877,7 @@ def render_html(report: AuditReport) -> str:
         parts.append("<h2>Figures</h2>")
         for caption, b64 in report.figures:
             parts.append(
-                f'<figure><img src="data:image/png;base64,{b64}" alt="{esc(caption)}">'
+                f'<figure><img src="data:image/png;base64,{b64}" width="{_shown_width(b64)}" alt="{esc(caption)}">'
                 f"<figcaption>{esc(caption)}</figcaption></figure>"
             )
     if report.notes:

@@ -370,6 +370,8 @@ def test_audit_report_with_an_undefined_measure(tmp_path):
     page = render_html(rep)
     assert re.search(r"<td[^>]*>undefined \(.*\[&#x27;c&#x27;\].*\)</td>", page)
     assert ">NaN<" not in page
+    assert '<td class="num">2</td>' in page  # group sizes stay integers
+    assert re.search(r'<th class="txt">c</th><td class="num">2</td><td class="txt">undefined</td>', page)
     assert any("undefined for group(s) ['c']" in n for n in rep.notes)
 
 
