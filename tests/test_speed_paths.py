@@ -177,3 +177,59 @@ def test_declared_groups_are_part_of_the_key(data):
     with pytest.warns(sfm.UndefinedGroupWarning):
         assert np.isnan(declared(y, p, sensitive_features=g))
     assert not np.isnan(m(y, p, sensitive_features=g))
+
+
+# --- the weighted bootstrap -------------------------------------------------------------
+
+
+def _boot(measure, y, p, g, w, n_boot=2_000, seed=3):
+    return measure.bootstrap(y, p, sensitive_features=g, sample_weight=w, n_boot=n_boot, random_state=seed).draws
+
+
+def test_unit_weights_draw_exactly_the_unweighted_replicates(data):
+    y, p, g = data
+    m = sfm.msr("fairness.eod")
+    np.testing.assert_array_equal(_boot(m, y, p, g, np.ones(N)), _boot(m, y, p, g, None))
+
+
+@pytest.mark.parametrize("key", ["fairness.eod", "fairness.acc_eod=.05", "fairness.mse"])
+def test_atoms_and_row_resampling_agree_in_distribution(data, key, monkeypatch):
+    from skfair_measures import bootstrap as boot
+
+    y, p, g = data
+    w = np.array([0.5, 1.0, 3.0])[np.random.default_rng(1).integers(0, 3, N)]
+    m = sfm.msr(key)
+    atoms = _boot(m, y, p, g, w)
+    monkeypatch.setattr(boot._Atoms, "cheaper_than_rows", lambda self, n: False)
+    rows = _boot(m, y, p, g, w, seed=4)
+    se = np.sqrt((atoms.var() + rows.var()) / atoms.size)
+    assert abs(atoms.mean() - rows.mean()) < 5 * se + 1e-12
+    assert 0.85 < atoms.std() / rows.std() < 1.15
+    # weights matter: the unweighted spread differs, so the comparison can fail
+    assert not np.allclose(_boot(m, y, p, g, w), _boot(m, y, p, g, None))
+
+
+def test_atoms_reproduce_the_observed_statistics_on_average(data):
+    from skfair_measures.bootstrap import _Atoms, _RowCells
+
+    y, p, g = data
+    w = np.array([0.25, 2.0])[y]
+    sample = check_inputs(y, p, g, w)
+    cells = _RowCells(sample, None, "confusion")
+    atoms = _Atoms(cells)
+    expected = (atoms.n[:, None] * atoms.p)[..., None] * atoms.values  # mean draw x values per atom
+    per_cell = np.zeros((sample.n_groups, 4))
+    for grp in range(sample.n_groups):
+        np.add.at(per_cell[grp], atoms.cell[grp], expected[grp, :, 0])
+    np.testing.assert_allclose(per_cell.reshape(-1, 2, 2), sample.confusion().counts, rtol=1e-12)
+
+
+def test_weighted_bootstrap_with_a_declared_absent_group(data):
+    y, p, g = data
+    w = np.where(y == 1, 2.0, 1.0)
+    m = sfm.msr("fairness.tpr", groups=[0, 1, 2, 3, 9], undefined="drop")
+    with pytest.warns(sfm.UndefinedGroupWarning):
+        res = m.bootstrap(y, p, sensitive_features=g, sample_weight=w, n_boot=200, random_state=0)
+    assert np.isfinite(res.draws).all()
+    lo, hi = res.interval()
+    assert lo <= res.value <= hi
