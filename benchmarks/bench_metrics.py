@@ -12,11 +12,15 @@ For 1,000,000 rows and 2, 5 and 20 groups, in one run:
   floor for any implementation.
 
 Prints the times and the ratios; ``--quick`` uses 100,000 rows and one fairlearn run.
+``--speed`` runs the input-type, repeated-call, scorer and bootstrap sections instead
+(``--baseline COMMIT`` adds the same timings with an older core, in one run).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import os
 import platform
 import time
 
@@ -30,7 +34,14 @@ from fairlearn.metrics import (
     true_negative_rate,
     true_positive_rate,
 )
-from sklearn.metrics import accuracy_score, confusion_matrix, mean_squared_error, precision_score
+from sklearn.metrics import (
+    accuracy_score,
+    balanced_accuracy_score,
+    confusion_matrix,
+    mean_squared_error,
+    precision_score,
+    recall_score,
+)
 
 import skfair_measures as sfm
 from skfair_measures.registry import MLR3_KEYS
@@ -97,8 +108,23 @@ def main() -> None:
     parser.add_argument("--groups", type=int, nargs="+", default=[2, 5, 20])
     parser.add_argument("--quick", action="store_true", help="100,000 rows")
     parser.add_argument("--fairlearn-repeat", type=int, default=1)
+    parser.add_argument("--speed", action="store_true", help="only the speed sections (inputs, scorers, bootstrap)")
+    parser.add_argument("--speed-sections", nargs="+", default=["inputs", "scorers", "bootstrap"],
+                        choices=["inputs", "scorers", "bootstrap"], help="which speed sections to run")
+    parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates for --speed")
+    parser.add_argument("--baseline", metavar="COMMIT", help="with --speed: also time the core of COMMIT")
+    parser.add_argument("--multiclass", action="store_true", help="only the multiclass section (K classes, 5 groups)")
+    parser.add_argument("--classes", type=int, default=10, help="K for --multiclass")
+    parser.add_argument("--thresholds", action="store_true", help="only the thresholds section (5 groups)")
+    parser.add_argument("--n-thresholds", type=int, default=100, help="grid size for --thresholds")
     args = parser.parse_args()
     n = 100_000 if args.quick else args.rows
+    if args.speed:
+        main_speed(args, n)
+        return
+    if args.multiclass or args.thresholds:
+        main_parts(args, n)
+        return
     print(
         f"machine: {platform.machine()} {platform.processor() or ''} | python {platform.python_version()} | "
         f"numpy {np.__version__} | pandas {pd.__version__}"
@@ -114,11 +140,14 @@ def main() -> None:
         for kind, groups in (
             ("int codes", codes),
             ("strings", labels[codes]),
+            ("pandas str", pd.Series(labels[codes], dtype="str")),
             ("categorical", pd.Categorical(labels[codes])),
         ):
             t_floor, _ = best_of(lambda: np.bincount((codes * 2 + y_true) * 2 + y_pred, minlength=4 * n_groups), 5)
-            t_all, ours = best_of(lambda: sfm.evaluate_measures(measures, y_true, y_pred, sensitive_features=groups), 5)
-            t_each, _ = best_of(lambda: [m(y_true, y_pred, sensitive_features=groups) for m in measures], 3)
+            t_all, ours = _cold_best(
+                lambda: sfm.evaluate_measures(measures, y_true, y_pred, sensitive_features=groups), 5
+            )
+            t_each, _ = _cold_best(lambda: [m(y_true, y_pred, sensitive_features=groups) for m in measures], 3)
             if kind == "int codes":
                 t_fl, theirs = best_of(lambda: fairlearn_all(y_true, y_pred, groups), args.fairlearn_repeat)
                 for key in MLR3_KEYS:  # same numbers, or the timing means nothing
@@ -150,6 +179,311 @@ def _has_tabulate() -> bool:
     except ImportError:
         return False
     return True
+
+
+# --- multiclass and thresholds (python benchmarks/bench_metrics.py --multiclass / --thresholds) -----------------
+
+
+def _cold() -> None:
+    """Forget validated inputs kept between calls, so that every timed call validates and counts anew."""
+    reuse = getattr(sfm, "_reuse", None)
+    if reuse is not None:
+        reuse.clear()
+
+
+def _fairlearn_multiclass(y_true, y_pred, groups) -> dict[str, float]:
+    metrics = {
+        "fairness.acc": accuracy_score,
+        "fairness.balanced_accuracy": balanced_accuracy_score,
+        "fairness.tpr(average=macro)": functools.partial(recall_score, average="macro", zero_division=np.nan),
+        "fairness.ppv(average=macro)": functools.partial(precision_score, average="macro", zero_division=np.nan),
+    }
+    frame = MetricFrame(metrics=metrics, y_true=y_true, y_pred=y_pred, sensitive_features=groups)
+    return frame.difference().to_dict()
+
+
+def bench_multiclass(n: int, n_classes: int, n_groups: int, fairlearn_repeat: int) -> dict[str, float]:
+    """Accuracy, balanced accuracy, macro recall and macro precision differences on K classes."""
+    rng = np.random.default_rng(0)
+    y_true = rng.integers(0, n_classes, n)
+    y_pred = np.where(rng.random(n) < 0.7, y_true, rng.integers(0, n_classes, n))
+    codes = rng.integers(0, n_groups, n)
+    measures = [
+        sfm.msr("fairness.acc"),
+        sfm.msr("fairness", base="balanced_accuracy"),
+        sfm.msr("fairness.tpr", average="macro"),
+        sfm.msr("fairness.ppv", average="macro"),
+    ]
+
+    def ours():
+        _cold()
+        return sfm.evaluate_measures(measures, y_true, y_pred, sensitive_features=codes)
+
+    cell = (codes * n_classes + y_true) * n_classes + y_pred
+    t_floor, _ = best_of(lambda: np.bincount(cell, minlength=n_groups * n_classes**2), 7)
+    t_ours, got = best_of(ours, 7)
+    t_fl, want = best_of(lambda: _fairlearn_multiclass(y_true, y_pred, codes), fairlearn_repeat)
+    for key, value in want.items():  # same numbers, or the timing means nothing
+        np.testing.assert_allclose(got[key].value, value, rtol=1e-9, err_msg=key)
+    return {
+        "rows": n, "classes": n_classes, "groups": n_groups, "bincount [ms]": 1e3 * t_floor,
+        "ours, 4 measures [ms]": 1e3 * t_ours, "fairlearn [s]": t_fl, "speed-up": t_fl / t_ours,
+        "ours / bincount": t_ours / t_floor,
+    }
+
+
+def bench_thresholds(n: int, n_thresholds: int, n_groups: int) -> dict[str, float]:
+    """fairness.eod at many thresholds at once, against one sort of the scores."""
+    from skfair_measures.thresholds import disparity_at_thresholds
+
+    rng = np.random.default_rng(1)
+    y_true = rng.integers(0, 2, n)
+    scores = np.clip(0.3 * y_true + 0.7 * rng.random(n), 0, 1)
+    codes = rng.integers(0, n_groups, n)
+    grid = np.linspace(0, 1, n_thresholds)
+
+    def ours():
+        _cold()
+        return disparity_at_thresholds("fairness.eod", y_true, scores, sensitive_features=codes, thresholds=grid)
+
+    t_sort, _ = best_of(lambda: np.sort(scores), 7)
+    t_ours, curve = best_of(ours, 7)
+    t_loop, _ = best_of(lambda: [sfm.msr("fairness.eod", threshold=float(t))(y_true, scores, sensitive_features=codes)
+                                 for t in grid[:10]], 1)
+    check = sfm.msr("fairness.eod", threshold=float(grid[37]))(y_true, scores, sensitive_features=codes)
+    np.testing.assert_allclose(curve.values.iloc[37], check, rtol=1e-12)
+    return {
+        "rows": n, "thresholds": n_thresholds, "groups": n_groups, "one np.sort [ms]": 1e3 * t_sort,
+        "ours, all thresholds [ms]": 1e3 * t_ours, "ours / sort": t_ours / t_sort,
+        "one call per threshold [ms, extrapolated]": 1e3 * t_loop * n_thresholds / 10,
+    }
+
+
+def main_parts(args: argparse.Namespace, n: int) -> None:
+    """The multiclass and thresholds sections, run alone when their flags are given."""
+    rows = []
+    if args.multiclass:
+        rows.append(bench_multiclass(n, args.classes, 5, args.fairlearn_repeat))
+        print(pd.DataFrame(rows[-1:]).to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    if args.thresholds:
+        rows.append(bench_thresholds(n, args.n_thresholds, 5))
+        print(pd.DataFrame(rows[-1:]).to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+
+
+# --- speed with real inputs (python benchmarks/bench_metrics.py --speed) ----------------------------------------
+#
+# Sections: sensitive features and labels given as the types people pass (NumPy codes, NumPy
+# strings, pandas' default str dtype, which is Arrow-backed in pandas 3, and categoricals);
+# 18 separate calls against one all-at-once call; scorers in a GridSearchCV; the weighted
+# bootstrap; and, with --baseline COMMIT, the same timings of an older core in one run.
+
+
+def _fresh() -> None:
+    """Forget validated inputs kept between calls (so that a timed call validates anew)."""
+    from skfair_measures import _reuse
+
+    _reuse.clear()
+
+
+def _cold_best(func, repeat: int) -> tuple[float, object]:
+    def run():
+        _fresh()
+        return func()
+
+    return best_of(run, repeat)
+
+
+def _kinds(values: np.ndarray) -> dict[str, object]:
+    """The same labels as NumPy objects, pandas' default str dtype and a categorical."""
+    return {
+        "numpy strings": values,
+        "pandas str": pd.Series(values, dtype="str"),
+        "categorical": pd.Series(values, dtype="category"),
+    }
+
+
+def bench_inputs(n: int, n_groups: int) -> list[dict[str, object]]:
+    """All 18 at once and 18 separate calls, against factorising the input plus one bincount."""
+    rng = np.random.default_rng(0)
+    y_true = rng.integers(0, 2, n)
+    y_pred = np.where(rng.random(n) < 0.8, y_true, 1 - y_true)
+    codes = rng.integers(0, n_groups, n)
+    names = np.array([f"group_{i}" for i in range(n_groups)], dtype=object)
+    yes_no = np.array(["no", "yes"], dtype=object)
+    plain = [sfm.msr(k) for k in MLR3_KEYS]
+    labelled = [sfm.msr(k, pos_label="yes") for k in MLR3_KEYS if k != "fairness.mse"]
+    t_count, _ = best_of(lambda: np.bincount((codes * 2 + y_true) * 2 + y_pred, minlength=4 * n_groups), 7)
+    cases = [("sensitive", "int codes", plain, y_true, y_pred, codes)]
+    cases += [("sensitive", k, plain, y_true, y_pred, g) for k, g in _kinds(names[codes]).items()]
+    cases += [
+        ("labels", k, labelled, t, p, codes)
+        for (k, t), p in zip(_kinds(yes_no[y_true]).items(), _kinds(yes_no[y_pred]).values(), strict=True)
+    ]
+    rows = []
+    for what, kind, measures, t, p, g in cases:
+        encoded = (g,) if what == "sensitive" else (t, p)  # what this call has to factorise
+        t_fact, _ = best_of(lambda: [pd.factorize(x) for x in encoded], 5)
+        t_all, _ = _cold_best(lambda: sfm.evaluate_measures(measures, t, p, sensitive_features=g), 5)
+        t_each, _ = _cold_best(lambda: [m(t, p, sensitive_features=g) for m in measures], 3)
+        floor = t_fact + t_count
+        rows.append(
+            {
+                "strings in": what, "given as": kind, "factorise + bincount [ms]": 1e3 * floor,
+                "all at once [ms]": 1e3 * t_all, "all / floor": t_all / floor,
+                f"{len(measures)} calls [ms]": 1e3 * t_each, "calls / all": t_each / t_all,
+            }
+        )
+        _print_row(rows)
+    return rows
+
+
+def bench_scorers(n: int) -> list[dict[str, object]]:
+    """GridSearchCV with accuracy alone, a dict of five as_scorer() scorers, and make_scorers."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame(rng.normal(size=(n, 6)), columns=[f"x{i}" for i in range(6)])
+    X["sex"] = rng.integers(0, 2, n)
+    y = (X["x0"] + 0.5 * X["sex"] + rng.normal(size=n) > 0).astype(int)
+    keys = ["fairness.tpr", "fairness.fpr", "fairness.eod", "fairness.ppv", "classif.acc"]
+    model = make_pipeline(sfm.DropColumns("sex"), HistGradientBoostingClassifier(max_iter=30, random_state=0))
+    grid = {"histgradientboostingclassifier__max_depth": [3, 6]}
+    scorings = {
+        "accuracy alone": ("accuracy", "accuracy"),
+        "dict of 5 as_scorer()": ({k: sfm.msr(k).as_scorer(sensitive="sex") for k in keys}, "classif.acc"),
+        "make_scorers (5 measures)": (sfm.make_scorers(keys, sensitive="sex"), "classif.acc"),
+    }
+    rows = []
+    for name, (scoring, refit) in scorings.items():
+        search = GridSearchCV(model, grid, scoring=scoring, refit=refit, cv=3)
+        t, _ = best_of(lambda s=search: s.fit(X, y), 2)
+        rows.append({"scoring": name, "GridSearchCV fit [s]": t})
+    for row in rows:
+        row["x accuracy alone"] = row["GridSearchCV fit [s]"] / rows[0]["GridSearchCV fit [s]"]
+        _print_row([row])
+    return rows
+
+
+def _weights(kind: str, y_true: np.ndarray, rng: np.random.Generator) -> np.ndarray | None:
+    n = y_true.size
+    return {
+        "unweighted": None,
+        "class weights (2 values)": np.where(y_true == 1, 2.0, 0.5),
+        "10 weight levels": rng.integers(1, 11, n).astype(float),
+        "continuous weights": rng.random(n) + 0.5,
+    }[kind]
+
+
+def bench_bootstrap(n: int, n_boot: int) -> list[dict[str, object]]:
+    """fairness.eod bootstrap, 5 groups: unweighted against three kinds of weights."""
+    rng = np.random.default_rng(3)
+    y_true = rng.integers(0, 2, n)
+    y_pred = np.where(rng.random(n) < 0.8, y_true, 1 - y_true)
+    codes = rng.integers(0, 5, n)
+    m = sfm.msr("fairness.eod")
+    rows = []
+    for kind in ("unweighted", "class weights (2 values)", "10 weight levels", "continuous weights"):
+        w = _weights(kind, y_true, rng)
+        reps = n_boot if kind != "continuous weights" else max(2, n_boot // 50)  # rows: extrapolated
+
+        def run(w=w, reps=reps):
+            return m.bootstrap(y_true, y_pred, sensitive_features=codes, sample_weight=w, n_boot=reps, random_state=0)
+
+        t, _ = _cold_best(run, 2 if reps == n_boot else 1)
+        rows.append({"weights": kind, "replicates timed": reps, f"{n_boot} replicates [s]": t * n_boot / reps})
+    for row in rows:
+        row["x unweighted"] = row[f"{n_boot} replicates [s]"] / rows[0][f"{n_boot} replicates [s]"]
+        _print_row([row])
+    return rows
+
+
+_BASELINE_CHILD = r"""
+import json, sys, time
+import numpy as np, pandas as pd
+import skfair_measures as sfm
+from skfair_measures.registry import MLR3_KEYS
+n, n_groups, n_boot = (int(a) for a in sys.argv[1:4])
+reuse = getattr(sfm, "_reuse", None)
+def best(f, r):
+    b = float("inf")
+    for _ in range(r):
+        if reuse is not None:
+            reuse.clear()
+        t = time.perf_counter(); f(); b = min(b, time.perf_counter() - t)
+    return b
+rng = np.random.default_rng(0)
+y = rng.integers(0, 2, n); p = np.where(rng.random(n) < 0.8, y, 1 - y); codes = rng.integers(0, n_groups, n)
+names = np.array([f"group_{i}" for i in range(n_groups)], dtype=object)
+ms = [sfm.msr(k) for k in MLR3_KEYS]
+out = {}
+kinds = {"int codes": codes, "numpy strings": names[codes], "pandas str": pd.Series(names[codes], dtype="str"),
+         "categorical": pd.Categorical(names[codes])}
+for kind, g in kinds.items():
+    out[f"{kind}: all 18 [ms]"] = 1e3 * best(lambda: sfm.evaluate_measures(ms, y, p, sensitive_features=g), 5)
+    out[f"{kind}: 18 calls [ms]"] = 1e3 * best(lambda: [m(y, p, sensitive_features=g) for m in ms], 3)
+m = sfm.msr("fairness.eod")
+weights = {"unweighted": (None, n_boot), "class weights": (np.where(y == 1, 2.0, 0.5), max(2, n_boot // 50))}
+for kind, (w, reps) in weights.items():
+    t = best(lambda: m.bootstrap(y, p, sensitive_features=codes, sample_weight=w, n_boot=reps, random_state=0), 1)
+    out[f"bootstrap {kind}, {n_boot} [s]"] = t * n_boot / reps
+print(json.dumps(out))
+"""
+
+
+def bench_baseline(commit: str, n: int, n_groups: int, n_boot: int) -> pd.DataFrame:
+    """The same timings with the core of ``commit`` and with this tree, one after the other."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as old:
+        archive = subprocess.run(["git", "-C", str(repo), "archive", commit, "skfair_measures"], check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", old], input=archive, check=True)
+        figures = {}
+        for label, path in ((commit, old), ("this tree", str(repo))):
+            env = {**os.environ, "PYTHONPATH": path}
+            res = subprocess.run([sys.executable, "-c", _BASELINE_CHILD, str(n), str(n_groups), str(n_boot)],
+                                 env=env, cwd=old, check=True, capture_output=True, text=True)
+            figures[label] = json.loads(res.stdout.strip().splitlines()[-1])
+    table = pd.DataFrame(figures)
+    table["now / before"] = table["this tree"] / table[commit]
+    return table
+
+
+def _print_row(rows: list[dict[str, object]]) -> None:
+    print(pd.DataFrame(rows[-1:]).to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+
+
+def main_speed(args: argparse.Namespace, n: int) -> None:
+    """The speed sections, run alone with --speed (and --baseline COMMIT)."""
+    print(f"machine: {platform.machine()} | {os.cpu_count()} cores | python {platform.python_version()} | "
+          f"numpy {np.__version__} | pandas {pd.__version__} | load average {os.getloadavg()[0]:.1f}")
+    sections = set(args.speed_sections)
+    if "inputs" in sections:
+        print(f"\n## inputs: {n:,} rows, 5 groups (sensitive) / 5 groups and labels 'no'/'yes' (labels)")
+        _print_table(bench_inputs(n, 5))
+    if "scorers" in sections:
+        print(f"\n## scorers: GridSearchCV, 2 candidates x 3 folds, {n // 10:,} rows")
+        _print_table(bench_scorers(n // 10))
+    if "bootstrap" in sections:
+        print(f"\n## bootstrap: fairness.eod, {n:,} rows, 5 groups")
+        _print_table(bench_bootstrap(n, args.n_boot))
+    if args.baseline:
+        print(f"\n## before ({args.baseline}) and now, {n:,} rows, 5 groups, one process each")
+        table = bench_baseline(args.baseline, n, 5, args.n_boot)
+        print(table.to_markdown(floatfmt=".2f") if _has_tabulate() else table.to_string(float_format="%.2f"))
+
+
+def _print_table(rows: list[dict[str, object]]) -> None:
+    table = pd.DataFrame(rows)
+    print(table.to_markdown(index=False, floatfmt=".2f") if _has_tabulate() else table.to_string(index=False))
 
 
 if __name__ == "__main__":

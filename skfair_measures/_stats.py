@@ -452,6 +452,8 @@ def _distinct(arr: np.ndarray) -> np.ndarray:
 def _check_label_values(y_true: np.ndarray, y_pred: np.ndarray) -> None:
     """Refuse missing labels and floats that are not whole numbers (scores, regression values)."""
     for arr, nm in ((y_true, "y_true"), (y_pred, "y_pred")):
+        if arr.dtype.kind in "iub":
+            continue  # integer and boolean arrays hold neither missing values nor fractions
         _check_no_missing(arr, nm)
         if arr.dtype.kind == "f":
             frac = arr[(arr != np.round(arr))]
@@ -482,6 +484,8 @@ def class_codes(y_true: np.ndarray, y_pred: np.ndarray, classes: pd.Index) -> tu
     """
     values = classes.to_numpy()
     ints = values.dtype.kind in "iu" and y_true.dtype.kind in "iu" and y_pred.dtype.kind in "iu"
+    if ints and values[0] == 0 and values[-1] == values.size - 1 and y_true.dtype == y_pred.dtype == np.intp:
+        return y_true, y_pred  # labels 0..K-1 (all present): already the codes
     if ints and values[-1] - values[0] <= 4 * values.size + 1024:
         lo = int(values[0])
         lut = np.full(int(values[-1]) - lo + 1, -1, dtype=np.intp)
@@ -630,9 +634,7 @@ class MulticlassStats(ConfusionStats):
     ) -> MulticlassStats:
         """The bincount on class codes ``0..K-1`` already computed."""
         k, n_groups = len(classes), len(groups)
-        cell = np.asarray(group_codes, dtype=np.intp) * (k * k)
-        cell += t * k
-        cell += p
+        cell = (np.asarray(group_codes, dtype=np.intp) * k + t) * k + p
         counts = np.bincount(cell, weights=sample_weight, minlength=n_groups * k * k)
         return cls(counts.astype(float, copy=False).reshape(n_groups, k, k), groups, pd.Index(classes))
 

@@ -100,3 +100,15 @@ def test_plot():
     y, score, a = _data(rng, 300, 3)
     ax = plot_disparity_at_thresholds(disparity_at_thresholds("fairness.eod", y, score, sensitive_features=a))
     assert len(ax.lines) == 1 + 2 * 3 and ax.get_title() == "fairness.eod by decision threshold"
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_thr=st.integers(1, 300), clustered=st.booleans())
+def test_segments_equal_searchsorted(seed, n_thr, clustered):
+    from skfair_measures.thresholds import _segments
+
+    rng = np.random.default_rng(seed)
+    grid = rng.uniform(0, 1e-3 if clustered else 1, n_thr)
+    grid = np.unique(np.r_[grid, 0.7] if clustered else grid)
+    scores = np.r_[rng.random(500), grid, np.nextafter(grid, 0), np.nextafter(grid, 1), 0.0, 1.0]
+    np.testing.assert_array_equal(_segments(scores, grid), np.searchsorted(grid, scores, side="right"))
