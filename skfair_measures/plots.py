@@ -443,9 +443,18 @@ def _ideal_of(post: Result | Any, ideal: float | None) -> float | None:
     return 0.0  # raw draws: a difference unless ideal= says otherwise
 
 
+#: Draws spread over less than this (relative to max(1, |value|)) are drawn as a point mass.
+_POINT_MASS_SPREAD = 1e-6
+
+
 def _is_point_mass(draws: np.ndarray) -> bool:
-    """All draws equal up to rounding: a kernel density would be a spike of height ~1e7."""
-    return float(np.ptp(draws)) <= 1e-9 * max(1.0, float(np.max(np.abs(draws))))
+    """All draws equal up to numerical noise: a kernel density would be a spike of height ~1e7.
+
+    A measure that the data fix exactly (e.g. a selection-rate disparity when every
+    prediction is known) has such draws; a spread of 1e-7 on a fairness measure
+    carries no information worth a density axis.
+    """
+    return float(np.ptp(draws)) <= _POINT_MASS_SPREAD * max(1.0, float(np.max(np.abs(draws))))
 
 
 def _band_label(eps: float, ideal: float) -> str:
@@ -522,7 +531,9 @@ def posterior_density(
         if eps is not None:
             text += f", P({band}) = {np.mean(np.abs(d - center) < eps):.2f}"
         if masses[name]:
-            _draw_point_mass(ax, float(d[0]), color, f"{text} (point mass)")
+            spread = float(np.ptp(d))
+            mass = f"point mass, all draws within {spread:.1g}" if spread else "point mass"
+            _draw_point_mass(ax, float(np.median(d)), color, f"{text} ({mass})")
         else:
             _draw_density(ax, d, lo, hi, color, text)
     _label_posterior_axes(ax, items, all(masses.values()))

@@ -260,6 +260,12 @@ def test_point_mass_posterior_is_a_line_not_a_spike(tmp_path):
     lo, hi = ax.get_xlim()
     assert lo < 0.125 < hi and hi - lo > 0.05
     _save(ax, tmp_path / "point_mass.png")
+    # numerical noise around a fixed value (as MCMC gives for a disparity the data fix) is a point mass too
+    noisy = 0.24196786 + np.random.default_rng(1).uniform(0, 8.6e-8, 400)
+    ax = plots.posterior_density(noisy, eps=0.05)
+    assert ax.get_ylim() == (0.0, 1.05)
+    assert "point mass, all draws within 9e-08" in ax.get_legend().get_texts()[1].get_text()
+    plt.close(ax.figure)
     # next to a real posterior, the point mass is a line and the density keeps its own scale
     rng = np.random.default_rng(0)
     ax = plots.posterior_density({"mass": np.full(500, 0.1), "spread": rng.normal(0.05, 0.02, 4000)})
