@@ -87,6 +87,7 @@ def posterior(
     reference: Any = None,
     threshold: float | None = None,
     pos_label: Any = None,
+    lam: float | None = None,
     prior: str | tuple[float, float] = "uniform",
     prior_strength: float = 2.0,
     n_draws: int | None = None,
@@ -157,6 +158,10 @@ def posterior(
         Positive label of ``y_true``. Defaults to the measure's own, else 1 for
         0/1 or -1/1 labels; a value that differs from the measure's is used, with a
         warning.
+    lam : float, optional
+        ``"ppi"``: PPI++'s power-tuning factor in ``[0, 1]``; None (default) tunes it
+        per group and rate to minimise the variance, 0 gives the classical
+        estimate from the labels only, 1 plain PPI.
     prior : {"uniform", "jeffreys", "scores"} or (alpha, beta), default="uniform"
         ``"bb"``: Beta prior of each group rate: Beta(1, 1) (the paper's choice),
         Beta(1/2, 1/2), the model's self-assessment from its scores (seed 002
@@ -242,6 +247,7 @@ def posteriors(
     reference: Any = None,
     threshold: float | None = None,
     pos_label: Any = None,
+    lam: float | None = None,
     prior: str | tuple[float, float] = "uniform",
     prior_strength: float = 2.0,
     n_draws: int | None = None,
