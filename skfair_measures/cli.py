@@ -387,8 +387,15 @@ def _log_mlflow(report: Any, args: argparse.Namespace, html_path: Path | None) -
 
 
 def _one_line(exc: BaseException) -> str:
+    """The innermost cause of an exception, in one short line (MLflow wraps the connection error twice)."""
+    seen = {id(exc)}
+    while (inner := exc.__cause__ or exc.__context__) is not None and id(inner) not in seen:
+        seen.add(id(inner))
+        exc = inner
     text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+    if len(text) > 200:
+        text = text[:197] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _audit(args: argparse.Namespace) -> int:
