@@ -45,6 +45,8 @@ from ._stats import (
     binarize_labels,
     check_inputs,
     check_scores,
+    check_small_groups,
+    restrict_small_groups,
 )
 from .base import BaseMetric, MulticlassError, get_base
 from .operations import Operation, absdiff, get_operation
@@ -104,6 +106,11 @@ class MeasureInputs:
         What an undefined group rate does to the measure.
     needs_sensitive : bool
         Whether the measure compares groups (needs ``sensitive_features``).
+    min_group_size : int or None
+        Groups with fewer rows are left out (with a warning naming them), or
+        pooled into one group "other" (``small_groups="merge"``).
+    small_groups : {"drop", "merge"}
+        What ``min_group_size`` does to the small groups.
 
     Examples
     --------
@@ -118,6 +125,8 @@ class MeasureInputs:
     groups: pd.Index | None = None
     undefined: Undefined = "propagate"
     needs_sensitive: bool = True
+    min_group_size: int | None = None
+    small_groups: Literal["drop", "merge"] = "drop"
 
     def replace(self, **changes: Any) -> MeasureInputs:
         """A copy with some fields changed (validated)."""
@@ -132,10 +141,11 @@ def _checked_inputs(inputs: MeasureInputs) -> MeasureInputs:
         raise ValueError(f"threshold={t!r}; pass a probability in [0, 1] (or None for predicted labels).")
     if inputs.groups is not None and not isinstance(inputs.groups, pd.Index):
         inputs = dataclasses.replace(inputs, groups=pd.Index(inputs.groups))
+    check_small_groups(inputs.min_group_size, inputs.small_groups)
     return inputs
 
 
-_RESOLVED_FIELDS = ("threshold", "pos_label", "groups", "undefined")
+_RESOLVED_FIELDS = ("threshold", "pos_label", "groups", "undefined", "min_group_size", "small_groups")
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -626,7 +636,8 @@ def _validate(
             )
         n = len(y_true)
         return check_inputs(y_true, y_pred, np.zeros(n, dtype=np.intp), sample_weight, groups=_ONE_GROUP)
-    return check_inputs(y_true, y_pred, sensitive_features, sample_weight, groups=inputs.groups)
+    sample = check_inputs(y_true, y_pred, sensitive_features, sample_weight, groups=inputs.groups)
+    return restrict_small_groups(sample, inputs.min_group_size, inputs.small_groups, key)
 
 
 # --- undefined groups --------------------------------------------------------------
@@ -1208,7 +1219,8 @@ def _shared_sample(
     want = m.inputs
     for have, sample in samples:
         same_use = sensitive_features is not None or have.needs_sensitive == want.needs_sensitive
-        if _same(have.groups, want.groups) and same_use:
+        same_small = (have.min_group_size, have.small_groups) == (want.min_group_size, want.small_groups)
+        if _same(have.groups, want.groups) and same_use and same_small:
             return sample
     sample = _validate(m.key, want, y_true, y_pred, sensitive_features, sample_weight)
     samples.append((want, sample))
