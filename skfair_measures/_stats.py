@@ -13,6 +13,7 @@ one code path.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,10 +28,13 @@ __all__ = [
     "GroupedSample",
     "MulticlassStats",
     "SingleGroupError",
+    "SmallGroupWarning",
     "check_inputs",
     "check_scores",
+    "check_small_groups",
     "encode_groups",
     "resolve_sensitive",
+    "restrict_small_groups",
 ]
 
 
@@ -924,3 +928,88 @@ def _validated(
     codes, index = encode_groups(sensitive_features, t.size, groups=groups)
     w = _check_weight(sample_weight, t.size)
     return GroupedSample(t, p, codes, index, w)
+
+
+# --- small groups ----------------------------------------------------------------------
+
+
+class SmallGroupWarning(UserWarning):
+    """Groups smaller than ``min_group_size`` were left out of a measure, or merged."""
+
+
+def check_small_groups(min_group_size: Any, small_groups: Any) -> None:
+    """Validate ``min_group_size`` (None or a positive integer) and ``small_groups``."""
+    if small_groups not in ("drop", "merge"):
+        raise ValueError(f"small_groups={small_groups!r}; pass 'drop' (leave them out) or 'merge' (pool into 'other').")
+    if min_group_size is None:
+        return
+    if isinstance(min_group_size, bool) or not isinstance(min_group_size, int | np.integer) or min_group_size < 1:
+        raise ValueError(f"min_group_size={min_group_size!r}; pass a positive number of rows (or None).")
+
+
+def _other_label(groups: pd.Index) -> Any:
+    label = "other" if groups.nlevels == 1 else ("other",) * groups.nlevels
+    if label in groups:
+        raise ValueError(
+            f"a group is already named {label!r}, so small groups cannot be merged into it; rename that group, "
+            "or pass small_groups='drop'."
+        )
+    return label
+
+
+def restrict_small_groups(
+    sample: GroupedSample, min_group_size: int | None, small_groups: str = "drop", key: str = "the measure"
+) -> GroupedSample:
+    """The sample without its groups of fewer than ``min_group_size`` rows, or with them pooled.
+
+    Sizes count rows, not weights. Small groups (also declared groups absent from the
+    data) are left out with their rows (``"drop"``) or pooled into one group labelled
+    ``"other"`` (``("other", ...)`` for intersectional groups) placed last
+    (``"merge"``); a :class:`SmallGroupWarning` names them and their sizes.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> s = check_inputs([1] * 7, [1] * 7, ["a", "a", "a", "b", "b", "b", "c"])
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     list(restrict_small_groups(s, 2).groups), list(restrict_small_groups(s, 3, "merge").groups)
+    (['a', 'b'], ['a', 'b', 'other'])
+    """
+    if min_group_size is None:
+        return sample
+    sizes = np.bincount(sample.group_codes, minlength=sample.n_groups)
+    small = sizes < min_group_size
+    if not small.any():
+        return sample
+    keep = np.flatnonzero(~small)
+    lut = np.full(sample.n_groups, -1, dtype=np.intp)
+    lut[keep] = np.arange(keep.size)
+    named = ", ".join(f"{sample.groups[i]!r} ({sizes[i]})" for i in np.flatnonzero(small))
+    if small_groups == "merge":
+        label = _other_label(sample.groups)
+        lut[small] = keep.size
+        if sample.groups.nlevels > 1:
+            other = pd.MultiIndex.from_tuples([label], names=sample.groups.names)
+        else:
+            other = pd.Index([label], name=sample.groups.name)
+        index = sample.groups[keep].append(other)
+        out = GroupedSample(sample.y_true, sample.y_pred, lut[sample.group_codes], index, sample.sample_weight)
+        what = f"are merged into {label!r} ({int(sizes[small].sum())} rows)"
+    else:
+        rows = ~small[sample.group_codes]
+        w = None if sample.sample_weight is None else sample.sample_weight[rows]
+        out = GroupedSample(sample.y_true[rows], sample.y_pred[rows], lut[sample.group_codes[rows]],
+                            sample.groups[keep], w)
+        what = "are left out, with their rows"
+    if np.count_nonzero(np.bincount(out.group_codes, minlength=out.n_groups)) < 2:
+        raise SingleGroupError(
+            f"{key}: fewer than two groups have at least min_group_size={min_group_size} rows (small: {named}); "
+            "lower min_group_size, or merge rare levels first (skfair_measures.groups.merge_rare_levels)."
+        )
+    warnings.warn(
+        f"{key}: group(s) with fewer than min_group_size={min_group_size} rows {what}: {named}.",
+        SmallGroupWarning,
+        stacklevel=4,
+    )
+    return out

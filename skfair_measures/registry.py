@@ -251,7 +251,8 @@ def msr(key: str, /, **overrides: Any) -> MeasureBase:
         ``"fairness"`` with ``base=`` for a generic measure. ``msrs()`` lists them.
     **overrides
         Passed to the measure: ``key=`` (a new id), ``operation=``, ``reference=``, ``pos_label=``,
-        ``threshold=``, ``undefined=``, ``groups=``; ``epsilon=`` for constraints;
+        ``threshold=``, ``undefined=``, ``groups=``, ``average=`` (rates on multiclass labels),
+        ``min_group_size=`` and ``small_groups=`` (leave out or merge small groups); ``epsilon=`` for constraints;
         ``aggregate=`` for composites; ``base=`` for ``"fairness"``.
 
     Returns
@@ -277,7 +278,20 @@ def msr(key: str, /, **overrides: Any) -> MeasureBase:
         close = difflib.get_close_matches(key, list(_REGISTRY), n=3)
         hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
         raise KeyError(f"unknown measure key {key!r}.{hint} See msrs() for all keys.")
-    return _REGISTRY[key](**overrides)
+    small = {name: overrides.pop(name) for name in ("min_group_size", "small_groups") if name in overrides}
+    measure = _REGISTRY[key](**overrides)
+    return _with_small_groups(measure, small, own_key="key" in overrides) if small else measure
+
+
+def _with_small_groups(measure: MeasureBase, small: dict[str, Any], own_key: bool) -> MeasureBase:
+    """The measure with ``min_group_size=`` / ``small_groups=`` on every leaf, its key naming them."""
+    measure = measure.with_inputs(**small)
+    if not own_key:
+        params = ", ".join(f"{k}={v}" for k, v in small.items() if not (k == "small_groups" and v == "drop"))
+        if params:
+            stem = measure.key
+            measure.key = f"{stem[:-1]}, {params})" if stem.endswith(")") else f"{stem}({params})"
+    return measure
 
 
 def msrs() -> pd.DataFrame:
