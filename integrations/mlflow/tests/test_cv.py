@@ -1,5 +1,6 @@
 """cross_validate_fairness: folds, the parent's mean and sd, the full group set in every fold."""
 
+import joblib
 import mlflow
 import numpy as np
 import pytest
@@ -68,7 +69,8 @@ def test_parallel_folds_match_serial_ones(tracking, data):
     kw = dict(measures=["fairness.tpr", "fairness.eod", "classif.acc"], sensitive_features=X["sex"], cv=3,
               artifacts=False)
     serial = cross_validate_fairness(LogisticRegression(), X[["x1", "x2"]], y, **kw)
-    parallel = cross_validate_fairness(LogisticRegression(), X[["x1", "x2"]], y, n_jobs=2, **kw)
+    with joblib.parallel_backend("threading"):  # the same code path as worker processes, without their start-up
+        parallel = cross_validate_fairness(LogisticRegression(), X[["x1", "x2"]], y, n_jobs=2, **kw)
     assert parallel.scores.equals(serial.scores)
     for i, rid in enumerate(parallel.fold_run_ids):  # logged in fold order, from this process
         assert metrics(rid)["fairness.eod"] == pytest.approx(serial.scores.loc[i, "fairness.eod"])
