@@ -142,7 +142,7 @@ class AuditReport:
             parts += ["Per group:", self.by_group.to_string(float_format=_fmt, na_rep="undefined"), ""]
         if self.proxy is not None:
             parts += ["Without the sensitive attribute (proxies):"]
-            parts += [self.proxy.to_string(index=False, float_format=_fmt), ""]
+            parts += [self.proxy.to_string(index=False, float_format=_fmt, na_rep="undefined"), ""]
         if self.notes:
             parts += ["Notes:"] + [f"- {n}" for n in self.notes]
         return "\n".join(parts).rstrip() + "\n"
@@ -871,7 +871,7 @@ def render_html(report: AuditReport) -> str:
             "<p>Disparity estimated from proxies of the sensitive attribute "
             "(HOC calibration, Zhu et al. 2023), next to the naive estimate that uses the first "
             "proxy as if it were the attribute.</p>",
-            _table_html(report.proxy),
+            _table_html(report.proxy, missing="undefined"),
         ]
     if report.figures:
         parts.append("<h2>Figures</h2>")
