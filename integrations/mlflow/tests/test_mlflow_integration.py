@@ -269,6 +269,29 @@ def test_real_bootstrap_and_posterior_log(tracking, data):
                                                "fairness/fairness.tpr/bootstrap_draws.csv"}
 
 
+def test_estimate_without_the_sensitive_attribute(tracking):
+    from skfair_measures import unaware
+
+    rng = np.random.default_rng(0)
+    n = 2000
+    a = (rng.random(n) < 0.4).astype(int)
+    y_pred = (rng.random(n) < np.where(a == 1, 0.6, 0.3)).astype(int)
+    proxies = np.stack([np.where(rng.random(n) < 0.2, 1 - a, a) for _ in range(3)], axis=1)
+    est = unaware.proxy_disparity(y_pred, proxies, metric="dp", mode="global", n_boot=30, random_state=0)
+    with mlflow.start_run() as run:
+        logged = log_fairness({"proxy_dp": est})
+    rid = run.info.run_id
+    got = metrics(rid)
+    lo, hi = est.interval(0.95)
+    assert got["proxy_dp"] == pytest.approx(est.value)
+    assert got["proxy_dp.interval_lower"] == pytest.approx(lo) and got["proxy_dp.interval_upper"] == pytest.approx(hi)
+    table = mlflow.load_table("fairness/groupwise.json", run_ids=[rid])
+    assert (table.result == "proxy_dp").sum() == est.by_group.shape[1]  # one row per column of its rates
+    entry = read_json(rid, "fairness/results.json")["results"][0]
+    assert entry["kind"] == "estimate" and "diagnostics" in entry  # everything of the estimate is kept
+    assert logged.logged
+
+
 def test_full_set_round_trips_through_the_file_store(file_store, data):
     X, y = data
     pred = (X.x1 > 0).astype(int)
