@@ -10,7 +10,24 @@ import skfair_measures as sfm
 from skfair_measures.bayes import posterior, posteriors
 from skfair_measures.bayes._ppi import tuned_lambda
 
-ppi_py = pytest.importorskip("ppi_py")
+with warnings.catch_warnings():  # importing ppi_py silences every warning of the process otherwise
+    ppi_py = pytest.importorskip("ppi_py")
+
+
+def test_importing_through_us_keeps_warnings_on():
+    import subprocess
+    import sys
+
+    code = (
+        "import warnings, numpy as np, skfair_measures as sfm\n"
+        "from skfair_measures.bayes._ppi import _ppi_py_mean\n"
+        "_ppi_py_mean()\n"
+        "with warnings.catch_warnings(record=True) as rec:\n"
+        "    warnings.warn('still on')\n"
+        "print(len(rec))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "1"
 
 
 def _draw(n, rng, share=0.3):
@@ -70,7 +87,8 @@ def test_tuned_lambda_is_ppi_pluses():
     yhat = y + rng.normal(size=400)
     yu = rng.normal(size=4000) * np.sqrt(2)
     grads = (y - y.mean())[:, None]
-    from ppi_py.ppi import _calc_lam_glm
+    with warnings.catch_warnings():
+        from ppi_py.ppi import _calc_lam_glm
 
     ref = _calc_lam_glm(grads, (yhat - y.mean())[:, None], (yu - y.mean())[:, None], np.eye(1), clip=True)
     assert tuned_lambda(y, yhat, yu) == pytest.approx(float(np.ravel(ref)[0]))

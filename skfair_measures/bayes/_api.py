@@ -334,9 +334,8 @@ def _rate_bases(measures: list[MeasureBase]) -> tuple[BaseMetric, ...]:
     return tuple(by_name.values())
 
 
-def _agreed(measures: list[MeasureBase], name: str, given: Any, default: Any) -> Any:
-    """The value of input ``name``: the measures' own, overridden (with a warning) by the argument."""
-    own = [getattr(m.inputs, name) for m in measures]
+def _agreed(own: list[Any], name: str, given: Any, default: Any) -> Any:
+    """The value of input ``name``: the measures' own values ``own``, overridden (with a warning) by the argument."""
     distinct = {repr(v): v for v in own if v is not None}
     if given is None:
         if len(distinct) > 1:
@@ -366,9 +365,10 @@ def _fit_data(
     estimator: EstimationMethod,
 ) -> FitData:
     """Validate every input once: labelled rows, unlabelled rows, threshold, labels, groups."""
-    thr = float(_agreed(measures, "threshold", threshold, 0.5))
-    pos = _agreed(measures, "pos_label", pos_label, None)
-    groups = _agreed(measures, "groups", None, None)
+    inputs = [m.inputs for m in measures]
+    thr = float(_agreed([i.threshold for i in inputs], "threshold", threshold, 0.5))
+    pos = _agreed([i.pos_label for i in inputs], "pos_label", pos_label, None)
+    groups = _agreed([i.groups for i in inputs], "groups", None, None)
     weights = (sample_weight, unlabeled_sample_weight)
     if not estimator.accepts_weights and any(w is not None for w in weights):
         raise ValueError(

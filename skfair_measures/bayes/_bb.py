@@ -77,7 +77,7 @@ def ratio_roles(base: BaseMetric) -> RatioRoles:
     >>> r.num.astype(int).tolist(), r.den.astype(int).tolist(), r.simple
     ([[0, 0], [0, 1]], [[0, 0], [1, 1]], True)
     """
-    if not hasattr(base, "from_counts"):
+    if base.statistic != "confusion":
         raise TypeError(
             f"base metric {base.name!r} is not computed from confusion counts; Bayesian "
             "posteriors exist for count-based rates (acc, tpr, fpr, tnr, fnr, ppv, npv, "

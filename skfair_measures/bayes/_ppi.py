@@ -44,6 +44,7 @@ rate is a plain mean.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -180,14 +181,25 @@ class _CellEstimate:
     dev_u: np.ndarray
 
 
+def _ppi_py_mean() -> Any:
+    """``ppi_py.ppi_mean_pointestimate``, imported without its side effect.
+
+    Importing ``ppi_py`` (0.2.3) runs ``warnings.simplefilter("ignore")``, which
+    silences every warning of the whole process, ours included (undefined groups,
+    overridden thresholds). The import runs inside ``catch_warnings``, which restores
+    the filters afterwards.
+    """
+    with warnings.catch_warnings():
+        from ppi_py import ppi_mean_pointestimate
+    return ppi_mean_pointestimate
+
+
 def _cells_at(st: _Stratum, lam: float) -> _CellEstimate:
     if st.big_n == 0:
         lam = 0.0
     x = st.y - lam * st.y_hat
     if lam > 0.0:
-        from ppi_py import ppi_mean_pointestimate
-
-        mu = np.asarray(ppi_mean_pointestimate(st.y, st.y_hat, st.y_hat_u, lam=lam, w=st.w, w_unlabeled=st.v))
+        mu = np.asarray(_ppi_py_mean()(st.y, st.y_hat, st.y_hat_u, lam=lam, w=st.w, w_unlabeled=st.v))
         mu = mu.reshape(4)
         u_mean = np.average(st.y_hat_u, axis=0, weights=st.v)
         dev_u = st.v[:, None] * lam * (st.y_hat_u - u_mean)

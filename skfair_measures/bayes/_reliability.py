@@ -178,7 +178,7 @@ def reliability_posterior(
         raise ValueError(f"kind={kind!r}; pass 'positive' or 'confidence'.")
     if prior not in ("diagonal", "uniform"):
         raise ValueError(f"prior={prior!r}; pass 'diagonal' or 'uniform'.")
-    n = len(y_true) if hasattr(y_true, "__len__") else np.asarray(y_true).size
+    n = int(np.shape(y_true)[0])
     if sensitive_features is None:
         sensitive_features = pd.Series(np.full(n, "all"), name="group")
         groups_arg = pd.Index(["all"], name="group")

@@ -1,0 +1,213 @@
+"""Posteriors and the measure protocol: NaN discipline, inputs from the measure, errors, pickling."""
+
+import ast
+import pickle
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import skfair_measures as sfm
+from skfair_measures.bayes import DEFAULT_EPS, BayesianScorer, MeasurePosterior, SamplingWarning
+from skfair_measures.measures import UndefinedGroupWarning
+from skfair_measures.results import Result
+
+BAYES = Path(sfm.__file__).parent / "bayes"
+
+
+def _no_positive_predictions(seed=0, n_l=60, n_u=2000):
+    """Group 'F' never gets a positive prediction, so its PPV is undefined in every draw."""
+    rng = np.random.default_rng(seed)
+    a = rng.choice(["F", "M"], n_l + n_u)
+    s = np.where(a == "F", rng.uniform(0.0, 0.4, a.size), rng.uniform(size=a.size))
+    y = (rng.uniform(size=a.size) < s).astype(int)
+    lab = dict(y_true=y[:n_l], y_score=s[:n_l], sensitive_features=a[:n_l])
+    return lab, dict(unlabeled_scores=s[n_l:], unlabeled_sensitive=a[n_l:])
+
+
+def _check_undefined(post):
+    assert isinstance(post, Result) and post.kind == "posterior"
+    assert not post.defined and np.isnan(post.value)
+    assert "F" in post.reason
+    for v in (post.mean(), post.median(), post.sd(), post.prob_greater(0.0), post.prob_less(0.0),
+              post.prob_within(), post.prob_within(0.5), post.upper_bound()):
+        assert np.isnan(v)
+    assert np.isnan(post.interval(0.95)).all() and np.isnan(post.interval(0.9, kind="hdi")).all()
+    r = post.rope()
+    assert r.verdict is None and np.isnan(r.probability) and str(r).startswith("no verdict")
+    assert "practically fair" not in str(r)
+    table = post.summary()
+    assert table.iloc[0].isna().all()
+    assert table.loc["ppv[F]"].isna().all()
+    assert np.isnan(post.group_summary().loc["F"]).all()
+    assert np.isnan(post.by_group.loc["F"])
+    d = post.to_dict()
+    assert d["value"] is None and d["reason"] == post.reason
+    assert d["lower"] is None and d["prob_within"] is None and d["prob_greater"] is None
+    assert d["groups"] == ["F", "M"] and d["by_group"][0] is None
+    assert "undefined" in repr(post)
+
+
+def test_undefined_ppi_posterior_gives_no_number_anywhere():
+    lab, unl = _no_positive_predictions()
+    with pytest.warns(UndefinedGroupWarning, match="ppv in group 'F'"):
+        post = sfm.msr("fairness.ppv").posterior(**lab, method="ppi", random_state=0, **unl)
+    _check_undefined(post)
+
+
+def test_undefined_bc_posterior_is_not_practically_fair():
+    """The issue's example: an all-NaN BC posterior for fairness.ppv said 'practically fair with probability 1'."""
+    pytest.importorskip("nutpie")
+    lab, unl = _no_positive_predictions()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplingWarning)
+        with pytest.warns(UndefinedGroupWarning, match="4000 of 4000|200 of 200"):
+            post = sfm.msr("fairness.ppv").posterior(
+                **lab, method="bc", chains=2, tune=100, n_draws=100, random_state=0, **unl)
+    assert np.isnan(post.chain_draws).all()
+    _check_undefined(post)
+    assert pickle.loads(pickle.dumps(post)).reason == post.reason
+
+
+def test_scorer_of_an_undefined_posterior_is_nan():
+    pd = pytest.importorskip("pandas")
+    from sklearn.dummy import DummyClassifier
+
+    lab, unl = _no_positive_predictions()
+    X = pd.DataFrame({"x": lab["y_score"], "sex": lab["sensitive_features"]})
+    clf = DummyClassifier(strategy="stratified", random_state=0).fit(X, lab["y_true"])
+    Xu = pd.DataFrame({"x": unl["unlabeled_scores"], "sex": unl["unlabeled_sensitive"]})
+
+    class Scores:  # an estimator whose probabilities are the simulated scores
+        classes_ = np.array([0, 1])
+
+        def predict_proba(self, X):
+            return np.c_[1 - X["x"].to_numpy(), X["x"].to_numpy()]
+
+    for rule in ("mean", "upper", "prob_fair"):
+        scorer = BayesianScorer("fairness.ppv", method="ppi", rule=rule, sensitive="sex", unlabeled_X=Xu)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedGroupWarning)
+            assert np.isnan(scorer(Scores(), X, lab["y_true"]))
+    assert clf is not None
+    assert BayesianScorer("fairness.acc").eps == DEFAULT_EPS
+
+
+def test_one_eps_default_everywhere():
+    import inspect
+
+    from skfair_measures.bayes import _posterior
+
+    for f in (MeasurePosterior.summary, MeasurePosterior.prob_within, MeasurePosterior.rope,
+              MeasurePosterior.to_dict, BayesianScorer.__init__):
+        assert inspect.signature(f).parameters["eps"].default == DEFAULT_EPS == _posterior.DEFAULT_EPS == 0.05
+
+
+# -------------------------------------------------------------- inputs come from the measure
+
+
+def _sample(n=400, seed=1):
+    rng = np.random.default_rng(seed)
+    a = rng.choice(["F", "M"], n)
+    s = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < s).astype(int)
+    return y, s, a
+
+
+@pytest.mark.parametrize("method", ["bb", "ppi"])
+def test_threshold_of_the_measure_is_used(method):
+    """Regression: msr('fairness.eod', threshold=0.3).posterior(...) sampled at 0.5."""
+    y, s, a = _sample()
+    unl = dict(unlabeled_scores=s[200:], unlabeled_sensitive=a[200:]) if method == "ppi" else {}
+    at_03 = sfm.msr("fairness.eod", threshold=0.3).posterior(
+        y[:200], s[:200], sensitive_features=a[:200], method=method, random_state=0, **unl)
+    explicit = sfm.msr("fairness.eod").posterior(
+        y[:200], s[:200], sensitive_features=a[:200], method=method, threshold=0.3, random_state=0, **unl)
+    at_05 = sfm.msr("fairness.eod").posterior(
+        y[:200], s[:200], sensitive_features=a[:200], method=method, random_state=0, **unl)
+    assert at_03.attrs["threshold"] == 0.3 and at_05.attrs["threshold"] == 0.5
+    assert np.allclose(at_03.draws, explicit.draws)
+    assert not np.allclose(at_03.draws, at_05.draws)
+    with pytest.warns(UserWarning, match="threshold=0.6 overrides the threshold of the measure"):
+        over = sfm.msr("fairness.eod", threshold=0.3).posterior(
+            y[:200], s[:200], sensitive_features=a[:200], method=method, threshold=0.6, random_state=0, **unl)
+    assert over.attrs["threshold"] == 0.6
+
+
+def test_pos_label_of_the_measure_is_used():
+    """Regression: posterior() ignored the measure's own pos_label."""
+    y, s, a = _sample()
+    labels = np.where(y == 1, "yes", "no")
+    # "no" as the positive class: the score is P(no)
+    own = sfm.msr("fairness.tpr", pos_label="no").posterior(labels, 1 - s, sensitive_features=a, random_state=0)
+    flipped = sfm.msr("fairness.tpr").posterior(1 - y, 1 - s, sensitive_features=a, random_state=0)
+    assert np.allclose(own.draws, flipped.draws)
+    with pytest.warns(UserWarning, match="pos_label='yes' overrides"):
+        sfm.msr("fairness.tpr", pos_label="no").posterior(labels, s, sensitive_features=a, pos_label="yes")
+    comp = sfm.msr("fairness.eod").with_inputs(pos_label="no")
+    c = comp.posterior(labels, 1 - s, sensitive_features=a, random_state=0)
+    assert np.allclose(c.draws, sfm.msr("fairness.eod").posterior(1 - y, 1 - s, sensitive_features=a,
+                                                                      random_state=0).draws)
+
+
+def test_declared_groups_of_the_measure():
+    y, s, a = _sample()
+    post = sfm.msr("fairness.tpr", groups=["F", "M", "X"]).posterior(y, s, sensitive_features=a, random_state=0)
+    assert list(post.groups) == ["F", "M", "X"]
+
+
+def test_unlabelled_error_messages_name_the_right_arguments():
+    y, s, a = _sample(100)
+    m = sfm.msr("fairness.acc")
+    with pytest.raises(ValueError, match="unlabeled_sensitive has 3 rows but unlabeled_scores has 2"):
+        m.posterior(y, s, sensitive_features=a, method="bc", unlabeled_scores=[0.2, 0.3],
+                    unlabeled_sensitive=["F", "M", "F"])
+    with pytest.raises(ValueError, match="unlabeled_sensitive or unlabeled_sample_weight is given without"):
+        m.posterior(y, s, sensitive_features=a, unlabeled_sensitive=["F"])
+    with pytest.raises(ValueError, match="method='ppi' needs unlabelled data"):
+        m.posterior(y, s, sensitive_features=a, method="ppi")
+
+
+def test_reference_follows_the_operations_data():
+    y, s, a = _sample()
+    diff = sfm.msr("fairness.tpr").posterior(y, s, sensitive_features=a, reference="M", random_state=0)
+    ratio = sfm.msr("fairness.tpr", operation="ratio").posterior(y, s, sensitive_features=a, reference="M",
+                                                                  random_state=0)
+    assert diff.measure.signed and diff.center == 0.0
+    assert ratio.measure.ideal == 1.0 and ratio.center == 1.0
+    with pytest.raises(ValueError, match="does not apply to classif.acc"):
+        sfm.msr("classif.acc").posterior(y, s, sensitive_features=a, reference="M")
+
+
+def test_no_module_of_bayes_reads_an_operation_name():
+    """Behaviour as data: nothing in bayes/ tests ``op.name`` or ``'ratio' in ...``."""
+    for path in BAYES.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute):
+                assert node.left.attr != "name", f"{path.name}:{node.lineno} compares a .name"
+            if isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant):
+                assert node.left.value != "ratio", f"{path.name}:{node.lineno}"
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                assert node.func.id not in ("hasattr", "getattr"), f"{path.name}:{node.lineno} sniffs an attribute"
+
+
+# -------------------------------------------------------------- pickling
+
+
+@pytest.mark.parametrize("method", ["bb", "ppi"])
+def test_posteriors_and_measures_pickle(method):
+    y, s, a = _sample()
+    m = sfm.msr("fairness.eod", threshold=0.4)
+    unl = dict(unlabeled_scores=s[200:], unlabeled_sensitive=a[200:]) if method == "ppi" else {}
+    post = m.posterior(y[:200], s[:200], sensitive_features=a[:200], method=method, random_state=0, **unl)
+    back = pickle.loads(pickle.dumps(post))
+    assert np.array_equal(back.draws, post.draws) and back.value == post.value
+    assert back.to_dict() == post.to_dict()
+    assert back.measure.inputs.threshold == 0.4
+    again = pickle.loads(pickle.dumps(m)).posterior(y[:200], s[:200], sensitive_features=a[:200], method=method,
+                                                     random_state=0, **unl)
+    assert np.array_equal(again.draws, post.draws)
+    scorer = pickle.loads(pickle.dumps(BayesianScorer("fairness.tpr", sensitive="sex")))
+    assert scorer.measure.key == "fairness.tpr"
