@@ -211,3 +211,39 @@ def test_posteriors_and_measures_pickle(method):
     assert np.array_equal(again.draws, post.draws)
     scorer = pickle.loads(pickle.dumps(BayesianScorer("fairness.tpr", sensitive="sex")))
     assert scorer.measure.key == "fairness.tpr"
+
+
+# -------------------------------------------------------------- plots
+
+
+def test_density_respects_the_support_and_draws_point_masses():
+    from skfair_measures.bayes import density_curve
+
+    rng = np.random.default_rng(0)
+    x = np.abs(rng.normal(0.0, 0.03, 5000))  # an absolute difference near 0
+    grid, dens, atoms = density_curve(x, support=(0.0, 1.0))
+    assert grid.min() >= 0.0 and not atoms
+    assert np.trapezoid(dens, grid) == pytest.approx(1.0, abs=0.02)
+    clipped = np.clip(rng.normal(0.02, 0.05, 5000), 0.0, 1.0)  # a rate clipped at its range: a mass at 0
+    grid, dens, atoms = density_curve(clipped, support=(0.0, 1.0))
+    assert set(atoms) == {0.0} and atoms[0.0] == pytest.approx(np.mean(clipped == 0.0))
+    assert np.trapezoid(dens, grid) + atoms[0.0] == pytest.approx(1.0, abs=0.02)
+    assert density_curve(np.ones(100))[2] == {1.0: 1.0}
+
+
+def test_plot_posterior_stays_in_the_support():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from skfair_measures.bayes import plot_posterior
+
+    y, s, a = _sample(2000, 3)
+    post = sfm.msr("fairness.acc").posterior(y, s, sensitive_features=a, random_state=0)
+    ax = plot_posterior(post)
+    assert ax.get_xlim()[0] == 0.0
+    assert all(line.get_xdata().min() >= 0.0 for line in ax.lines if len(line.get_xdata()) > 2)
+    lab, unl = _no_positive_predictions()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedGroupWarning)
+        bad = sfm.msr("fairness.ppv").posterior(**lab, method="ppi", random_state=0, **unl)
+    with pytest.raises(ValueError, match="no posterior density to plot: .*'F'"):
+        plot_posterior(bad)

@@ -36,7 +36,7 @@ from ._api import METHODS, posterior, posteriors, signed_measure
 from ._bb import BetaBinomial
 from ._bc import BayesianCalibration
 from ._method import EstimationMethod
-from ._plots import plot_posterior, plot_reliability
+from ._plots import density_curve, plot_posterior, plot_reliability
 from ._posterior import DEFAULT_EPS, MeasurePosterior, RopeResult, SamplingWarning
 from ._ppi import PredictionPowered
 from ._reliability import ReliabilityPosterior, reliability_posterior
@@ -54,6 +54,7 @@ __all__ = [
     "ReliabilityPosterior",
     "RopeResult",
     "SamplingWarning",
+    "density_curve",
     "plot_posterior",
     "plot_reliability",
     "posterior",
