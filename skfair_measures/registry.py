@@ -218,7 +218,18 @@ def _bgl(**kw: Any) -> Measure:
     return bounded_group_loss(kw.pop("base", "mse"), **kw)
 
 
-# Regression parity (imported on first use).
+def _ranking(base: str) -> Callable[..., Any]:
+    def make(**kw: Any) -> Any:
+        from .ranking import RankingFairness
+
+        return RankingFairness(base, **kw)
+
+    return make
+
+
+# Ranking and regression parity (imported on first use).
+_REGISTRY["fairness.exposure"] = _ranking("exposure")
+_REGISTRY["fairness.ndcg"] = _ranking("ndcg")
 _REGISTRY["fairness.dp_mean"] = _dp_mean
 _REGISTRY["fairness.dp_ks"] = _distribution("ks")
 _REGISTRY["fairness.dp_wasserstein"] = _distribution("wasserstein")

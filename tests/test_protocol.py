@@ -315,7 +315,9 @@ def test_performance_scorer_needs_no_sensitive_features_in_a_scoring_dict():
 
 # --- pickling ------------------------------------------------------------------------------
 
-CORE_KEYS = [k for k in registry.keys() if k != "fairness" and not k.startswith("unaware.")]
+# ranking measures take query ids (their own call signature): tests/test_ranking.py
+CORE_KEYS = [k for k in registry.keys() if k not in ("fairness", "fairness.exposure", "fairness.ndcg")
+             and not k.startswith("unaware.")]
 
 
 @pytest.mark.parametrize("key", CORE_KEYS)
