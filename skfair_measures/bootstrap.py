@@ -5,9 +5,12 @@ observed group sizes, so every replicate compares the same groups). For unweight
 classification data the confusion counts of group ``g`` are sufficient: a replicate
 is one multinomial draw of ``n_g`` samples over the group's four cells, so all
 replicates come from one vectorised call, whatever the number of rows. Weighted
-data and regression measures resample row multiplicities instead (one weighted
-``np.bincount`` per replicate); wrapped scikit-learn metrics, which need the rows,
-recompute the measure on each replicate.
+data and regression measures are just as exact: rows adding the same values to the
+same cell are interchangeable ("atoms"), so a replicate is one multinomial draw over
+a group's distinct (cell, weight) atoms. That is as fast as the unweighted case when
+weights take few values; with continuous weights every row is an atom, and the rows
+are resampled (one weighted ``np.bincount`` per replicate). Wrapped scikit-learn
+metrics, which need the rows, recompute the measure on each replicate.
 """
 
 from __future__ import annotations
