@@ -87,7 +87,7 @@ def _encoded_labels(values: Any) -> bool:
     so the distinct labels and ``labels == pos_label`` cost a pass over small integers.
     """
     if isinstance(values, pd.Categorical):
-        return True
+        return values.categories.dtype.kind not in "biuf"  # numeric categories stay numbers (regression)
     return (
         isinstance(values, pd.api.extensions.ExtensionArray)
         and hasattr(values, "__arrow_array__")

@@ -233,3 +233,10 @@ def test_weighted_bootstrap_with_a_declared_absent_group(data):
     assert np.isfinite(res.draws).all()
     lo, hi = res.interval()
     assert lo <= res.value <= hi
+
+
+def test_numeric_categorical_labels_stay_numbers(data):
+    y, p, g = data
+    t, q = pd.Series(y, dtype="category"), pd.Series(p, dtype="category")
+    assert sfm.msr("fairness.mse")(t, q, sensitive_features=g) == sfm.msr("fairness.mse")(y, p, sensitive_features=g)
+    assert sfm.msr("fairness.tpr")(t, q, sensitive_features=g) == sfm.msr("fairness.tpr")(y, p, sensitive_features=g)
