@@ -112,6 +112,9 @@ def test_checks_fire_on_proxies_that_break_hoc_assumptions():
     assert not checks["diagonal"]["passed"] and not checks["prior"]["passed"]
     assert "not diagonally dominant" in str(caught[0].message)
     assert res.to_dict()["reliable"] is False and res.to_dict()["reasons"] == res.reasons
+    with pytest.warns(ProxyReliabilityWarning, match="HOCEstimator: the fitted T_ and p_ are unreliable"):
+        hoc = unaware.HOCEstimator(random_state=0).fit(_unlike_proxies(rng, a))
+    assert not hoc.reliability_["passed"] and not hoc.reliability_["moments"]["passed"]
 
 
 def test_checks_are_silent_on_independent_identical_proxies():
@@ -122,6 +125,7 @@ def test_checks_are_silent_on_independent_identical_proxies():
     assert res.reliable and res.reasons == []
     assert res.diagnostics["reliability"]["global"]["moments"]["passed"]
     assert res.value == pytest.approx(_true_dp(a, y_pred), abs=0.02)
+    assert unaware.HOCEstimator(random_state=0).fit(_iid_proxies(rng, a)).reliability_["passed"]
 
 
 @pytest.mark.parametrize("metric", ["eod", "eop"])

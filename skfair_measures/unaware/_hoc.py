@@ -567,6 +567,8 @@ class HOCEstimator(BaseEstimator):
         neighbours in ``features`` (Algorithm 2 of the paper, clusterability).
     knn_metric : str, default="euclidean"
         Distance for the neighbours.
+    n_check : int, default=100
+        Tables simulated for the moment test of ``reliability_`` (``0`` skips it).
     random_state : int, RandomState instance or None, default=None
         Seed of the extra starts and of the random triples.
 
@@ -590,6 +592,10 @@ class HOCEstimator(BaseEstimator):
         Requirement 4.2 check, see :func:`check_informativeness`.
     loss_, n_iter_, converged_ : float, int, bool
         Solver outcome.
+    reliability_ : dict
+        The reliability checks of the fit (moment test, diagonal dominance, prior
+        against the guess shares, Requirement 4.2) with ``reasons`` and ``passed``;
+        a failure warns with :class:`ProxyReliabilityWarning`.
     n_features_in_ : int
         Number of proxy columns passed to ``fit``.
 
@@ -615,6 +621,7 @@ class HOCEstimator(BaseEstimator):
         tol: float = 1e-12,
         knn_augment: bool = False,
         knn_metric: str = "euclidean",
+        n_check: int = 100,
         random_state: Any = None,
     ) -> None:
         self.groups = groups
@@ -624,6 +631,7 @@ class HOCEstimator(BaseEstimator):
         self.tol = tol
         self.knn_augment = knn_augment
         self.knn_metric = knn_metric
+        self.n_check = n_check
         self.random_state = random_state
 
     def _check_params(self) -> None:
@@ -631,6 +639,8 @@ class HOCEstimator(BaseEstimator):
             value = getattr(self, name)
             if not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"The {name!r} parameter of HOCEstimator must be an integer >= 1; got {value!r}.")
+        if isinstance(self.n_check, bool) or not isinstance(self.n_check, (int, np.integer)) or self.n_check < 0:
+            raise ValueError(f"The 'n_check' parameter of HOCEstimator must be an integer >= 0; got {self.n_check!r}.")
         if not (isinstance(self.tol, (float, int)) and self.tol > 0):
             raise ValueError(f"The 'tol' parameter of HOCEstimator must be > 0; got {self.tol!r}.")
 
@@ -681,7 +691,28 @@ class HOCEstimator(BaseEstimator):
         self.informativeness_ = check_informativeness(sol.T, c1)
         self.condition_number_ = self.informativeness_["condition_number"]
         warn_if_unreliable(self.informativeness_, "T_", cond_warn=None)
+        self._assess(sol, c1, float(counts.sum()), groups, rng)
         return self
+
+    def _assess(self, sol: HOCSolution, c1: np.ndarray, n_rows: float, groups: Any, rng: Any) -> None:
+        """``reliability_``: the checks of :func:`._reliability.assess_fit`; warn with the reasons."""
+        from ._reliability import assess_fit  # built on this module
+
+        with single_thread_blas():
+            self.reliability_ = assess_fit(
+                sol, c1, n_rows, list(groups), cond_warn=np.inf, n_sim=self.n_check, random_state=rng
+            )
+        reasons = [
+            c["reason"]
+            for k, c in self.reliability_.items()
+            if k in ("moments", "diagonal", "prior") and not c["passed"]
+        ]
+        if reasons:
+            warnings.warn(
+                "HOCEstimator: the fitted T_ and p_ are unreliable: " + "; ".join(reasons) + ".",
+                ProxyReliabilityWarning,
+                stacklevel=3,
+            )
 
     def predict_proba_patterns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Pattern frequencies implied by the fitted ``T_`` and ``p_``.
