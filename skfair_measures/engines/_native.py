@@ -122,16 +122,42 @@ def _grouped(
     out |= {name: np.bincount(cell, weights=v, minlength=size) for name, v in sums.items()}
     out |= {name: np.bincount(cell[m], minlength=size) if m is not None else 0 * out[_N] for name, m in flags.items()}
     seen = np.flatnonzero(out[_N])
-    table = values.iloc[seen].reset_index(drop=True)
-    for name, v in out.items():
-        table[name] = v[seen]
-    if _SUM_W not in table:
-        table[_SUM_W] = table[_N].astype(float)  # unweighted: every row weighs 1
-    return table
+    if _SUM_W not in out:
+        out[_SUM_W] = out[_N].astype(float)  # unweighted: every row weighs 1
+    sums_table = pd.DataFrame({name: v[seen] for name, v in out.items()})
+    return pd.concat([values.iloc[seen].reset_index(drop=True), sums_table], axis=1)
 
 
-def table(pdf: pd.DataFrame, cols: Columns, kind: str, threshold: float | None = None) -> pd.DataFrame:
-    """The small table of one pandas frame (``kind`` is ``"confusion"`` or ``"errors"``)."""
+def replicate_name(name: str, b: int) -> str:
+    """The column of a summed quantity in Poisson bootstrap replicate ``b``."""
+    return f"{name}#{b}"
+
+
+def _with_replicates(sums: dict[str, np.ndarray], n_rows: int, replicates: tuple[int, Any] | None) -> None:
+    """Add, per replicate, every sum reweighted by a Poisson(1) multiplicity per row (Fairness Indicators' way)."""
+    if replicates is None:
+        return
+    n_boot, seed = replicates
+    rng = np.random.default_rng(seed)
+    base = dict(sums) if _SUM_W in sums else {_SUM_W: None, **sums}
+    for b in range(n_boot):
+        k = rng.poisson(1.0, n_rows).astype(float)
+        for name, v in base.items():
+            sums[replicate_name(name, b)] = k if v is None else v * k
+
+
+def table(
+    pdf: pd.DataFrame,
+    cols: Columns,
+    kind: str,
+    threshold: float | None = None,
+    replicates: tuple[int, Any] | None = None,
+) -> pd.DataFrame:
+    """The small table of one pandas frame (``kind`` is ``"confusion"`` or ``"errors"``).
+
+    With ``replicates=(n_boot, seed)``, also the sums of ``n_boot`` Poisson bootstrap
+    replicates (columns named by :func:`replicate_name`).
+    """
     w, bad_w = _weights(pdf, cols)
     sums = {} if w is None else {_SUM_W: w}
     keys = [pdf[c] for c in cols.sensitive]
@@ -143,6 +169,7 @@ def table(pdf: pd.DataFrame, cols: Columns, kind: str, threshold: float | None =
         e[bad_e] = 0.0
         ae = np.abs(e)
         sums |= {_SUM_AE: ae if w is None else w * ae, _SUM_SE: e * e if w is None else w * e * e}
+        _with_replicates(sums, len(pdf), replicates)
         return _grouped(keys, names, sums, {_BAD_W: bad_w, _BAD_ERR: bad_e})
     pred, bad_score = pdf[cols.prediction], None
     if threshold is not None:
@@ -150,6 +177,7 @@ def table(pdf: pd.DataFrame, cols: Columns, kind: str, threshold: float | None =
         bad_score = ~((score >= 0) & (score <= 1))
         pred = pd.Series(score >= threshold, index=pdf.index)
     keys += [pdf[cols.target], pred]
+    _with_replicates(sums, len(pdf), replicates)
     return _grouped(keys, names + [_T, _P], sums, {_BAD_W: bad_w, _BAD_SCORE: bad_score})
 
 
@@ -170,22 +198,34 @@ def _check_types(data: Any, cols: Columns, kind: str, threshold: float | None) -
         _require_numeric(frame, "prediction", cols.prediction, "a threshold is applied to its scores")
 
 
-def pandas_table(pdf: pd.DataFrame, cols: Columns, kind: str, threshold: float | None = None) -> pd.DataFrame:
+def pandas_table(
+    pdf: pd.DataFrame, cols: Columns, kind: str, threshold: float | None = None, replicates: tuple | None = None
+) -> pd.DataFrame:
     """The small table of an in-memory pandas frame."""
     _check_types(pdf, cols, kind, threshold)
-    return table(pdf, cols, kind, threshold)
+    if replicates is not None:
+        replicates = (replicates[0], [replicates[1], 0])
+    return table(pdf, cols, kind, threshold, replicates)
 
 
-def dask_table(ddf: Any, cols: Columns, kind: str, threshold: float | None = None) -> pd.DataFrame:
-    """One pass over a Dask DataFrame: a small table per partition, summed locally."""
+def dask_table(
+    ddf: Any, cols: Columns, kind: str, threshold: float | None = None, replicates: tuple | None = None
+) -> pd.DataFrame:
+    """One pass over a Dask DataFrame: a small table per partition, summed locally.
+
+    With ``replicates=(n_boot, seed)``, partition ``i`` draws its Poisson multiplicities
+    from the seed ``[seed, i]``: reproducible for a given partitioning, and the same
+    for every pass over the same frame (so two statistics share their replicates).
+    """
     import dask
 
     _check_types(ddf, cols, kind, threshold)
     needed = list(dict.fromkeys([*cols.sensitive, cols.target, cols.prediction, *filter(None, [cols.sample_weight])]))
     parts = ddf[needed].to_delayed()  # projecting first lets Dask read only these columns
     run = partial(table, cols=cols, kind=kind, threshold=threshold)
+    seeds = [None if replicates is None else (replicates[0], [replicates[1], i]) for i in range(len(parts))]
     try:
-        tables = dask.compute(*[dask.delayed(run)(p) for p in parts])
+        tables = dask.compute(*[dask.delayed(run)(p, replicates=r) for p, r in zip(parts, seeds, strict=True)])
     except Exception as exc:  # any scheduler's error type: re-raised with the columns named
         raise RuntimeError(
             _ENGINE_FAILED.format(

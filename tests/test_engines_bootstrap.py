@@ -1,0 +1,63 @@
+"""The Poisson bootstrap computed in the engine: reproducible, and the two ways of drawing agree."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import skfair_measures as sfm
+from skfair_measures import engines
+
+pl = pytest.importorskip("polars")
+dd = pytest.importorskip("dask.dataframe")
+from test_engines import DATA  # noqa: E402
+
+
+def test_unweighted_counts_replicates_are_reproducible_and_cover_the_estimate():
+    lazy = pl.from_pandas(DATA).lazy()
+    a = engines.poisson_bootstrap(lazy, "y", "yhat", "race", "fairness.tpr", n_boot=300, random_state=1)
+    b = engines.poisson_bootstrap(lazy, "y", "yhat", "race", "fairness.tpr", n_boot=300, random_state=1)
+    np.testing.assert_array_equal(a.draws, b.draws)
+    assert a.value == sfm.compute_metrics(DATA, "y", "yhat", "race", ["fairness.tpr"]).iloc[0]
+    lo, hi = a.interval()
+    assert lo < a.value < hi and np.isfinite(a.draws).all()
+
+
+def test_poisson_of_cell_counts_matches_per_row_multiplicities():
+    """Poisson(n) per cell (local) and n Poisson(1) per row (engine) are the same distribution: same spread."""
+    local = engines.poisson_bootstrap(DATA, "y", "yhat", "sex", "fairness.fpr", n_boot=1000, random_state=0)
+    ones = DATA.assign(one=1.0)  # a weight column forces the per-row draws
+    rows = engines.poisson_bootstrap(
+        ones, "y", "yhat", "sex", "fairness.fpr", sample_weight="one", n_boot=1000, random_state=0
+    )
+    assert local.value == rows.value
+    assert rows.se == pytest.approx(local.se, rel=0.1)
+    assert np.mean(rows.draws) == pytest.approx(np.mean(local.draws), abs=0.2 * local.se)
+
+
+def test_weighted_dask_and_regression_agree_with_the_in_memory_bootstrap():
+    ddf = dd.from_pandas(DATA, npartitions=3)
+    got = engines.poisson_bootstrap(
+        ddf, "y", "yhat", "race", "fairness.tpr", sample_weight="w", n_boot=500, random_state=0
+    )
+    again = engines.poisson_bootstrap(
+        ddf, "y", "yhat", "race", "fairness.tpr", sample_weight="w", n_boot=500, random_state=0
+    )
+    np.testing.assert_array_equal(got.draws, again.draws)
+    want = sfm.msr("fairness.tpr").bootstrap(
+        DATA.y, DATA.yhat, sensitive_features=DATA.race, sample_weight=DATA.w, n_boot=500, random_state=0
+    )
+    assert got.value == want.value
+    assert got.se == pytest.approx(want.se, rel=0.25)  # Poisson vs stratified resampling: close, not equal
+    reg = engines.poisson_bootstrap(ddf, "value", "fitted", "sex", "fairness.mse", n_boot=500, random_state=0)
+    ref = sfm.msr("fairness.mse").bootstrap(
+        DATA.value, DATA.fitted, sensitive_features=DATA.sex, n_boot=500, random_state=0
+    )
+    assert reg.value == ref.value and reg.se == pytest.approx(ref.se, rel=0.25)
+
+
+def test_per_row_draws_elsewhere_are_refused_with_the_way_out():
+    with pytest.raises(NotImplementedError, match=r"weighted data.*pandas and Dask.*polars"):
+        engines.poisson_bootstrap(pl.from_pandas(DATA), "y", "yhat", "sex", "fairness.tpr", sample_weight="w")
+    with pytest.raises(ValueError, match=r"n_boot=1"):
+        engines.poisson_bootstrap(DATA, "y", "yhat", "sex", "fairness.tpr", n_boot=1)
