@@ -1,0 +1,551 @@
+"""ActiveAssessment: an ask/tell loop that chooses which rows to label next (seed 002, chapter 3)."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from scipy import special, stats
+
+from ._beta import beta_var, rope_masses
+from ._inputs import check_pool, label_codes
+from ._metrics import ActiveMetric, get_metric
+from ._policy import estimation_reward, rope_gain, top_two
+from ._pool import GroupPools
+from ._priors import beta_prior
+
+__all__ = ["ActiveAssessment"]
+
+TASKS = ("estimate", "identify", "compare")
+STRATEGIES = ("ts", "ttts", "random")
+_FREE, _ASKED, _TOLD = 0, 1, 2
+_N_DRAWS = 4000  # Monte Carlo draws for P(worst) and ECE intervals
+
+
+class ActiveAssessment:
+    """Choose which unlabelled rows to label next, and track groupwise posteriors.
+
+    Each group's rate (accuracy, TPR, ...; or accuracy per score bin for ECE) gets
+    an independent Beta posterior. ``ask`` draws one value per group from the
+    posteriors (Thompson sampling), picks the group that maximises the task's reward
+    (seed 002, Table 3.1), and returns a random unlabelled row of that group; ``tell``
+    adds the labels. Per-group state and per-group pools keep ``ask`` independent of
+    the number of rows.
+
+    Parameters
+    ----------
+    y_pred : array-like of shape (n_rows,)
+        The model's predicted labels.
+    scores : array-like of shape (n_rows,) or (n_rows, n_classes)
+        Predicted probabilities: of ``pos_label`` (1-D, binary) or the
+        ``predict_proba`` matrix (columns in the order of ``classes``).
+    sensitive_features : array-like, Series or DataFrame
+        Group of each row; several columns give their intersections. Pass
+        ``y_pred`` itself for classwise accuracy (groups = predicted classes).
+    metric : str, default="acc"
+        ``"acc"``, ``"tpr"``, ``"fnr"``, ``"fpr"``, ``"tnr"``, ``"ppv"``, ``"fdr"``,
+        ``"npv"``, ``"for"`` or ``"ece"`` (calibration error per group over ``n_bins``
+        equal-width bins of the predicted class's score).
+    task : {"estimate", "identify", "compare"}, default="estimate"
+        Low groupwise RMSE; the worst group (``m=1``) or the ``m`` worst; or the ROPE
+        verdict between the two groups of ``pair``.
+    prior : {"informative", "uniform"}, default="informative"
+        ``Beta(base + n0 s_g, base + n0 (1 - s_g))`` with ``s_g`` what the scores
+        expect of group g, or ``Beta(base, base)``.
+    strategy : {"ts", "ttts", "random"}, default="ts"
+        Thompson sampling (multiple-play when ``m > 1``), top-two Thompson sampling
+        (identification of one group), or random rows (the baseline).
+    prior_strength : float, default=2.0
+        ``n0``: how many labels the scores are worth, at most
+        ``MAX_PRIOR_STRENGTH``.
+    prior_base : float, default=1.0
+        ``base``: the uniform floor's pseudo-counts per side (0 = the chapter's
+        face-value prior, which an overconfident model can mislead).
+    pos_label : default=1
+        The positive class (for 1-D scores and for the rates).
+    classes : sequence, optional
+        The classes, in the order of the score columns (default: the sorted values
+        of ``y_pred``, plus ``pos_label`` for 1-D scores).
+    y_true : array-like, optional
+        Labels already known, NaN/None for unlabelled rows; those rows enter the
+        posteriors now and are never asked.
+    m : int, default=1
+        Number of worst groups to identify.
+    pair : tuple, optional
+        The two group labels to compare (``task="compare"``).
+    eps : float, default=0.05
+        ROPE half-width for ``task="compare"``.
+    n_bins : int, default=10
+        Score bins per group for ``metric="ece"``.
+    ttts_beta : float, default=0.5
+        Probability of playing the top arm in top-two Thompson sampling.
+    keep_trajectory : bool, default=True
+        Record the posterior after every ``tell``.
+    random_state : int, numpy Generator or None
+        Seed; the same seed gives the same asks.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> group = np.repeat(["a", "b"], 500)
+    >>> y_pred = rng.integers(0, 2, 1000)
+    >>> scores = np.where(y_pred == 1, 0.8, 0.2)
+    >>> aa = ActiveAssessment(y_pred, scores, sensitive_features=group, task="identify", random_state=0)
+    >>> rows = aa.ask(5)
+    >>> aa.tell(rows, y_pred[rows])          # the model was right on these rows
+    >>> aa.n_labels
+    5
+    >>> aa.groupwise()[["estimate", "labels"]].round(2)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        y_pred: Any,
+        scores: Any,
+        *,
+        sensitive_features: Any,
+        metric: str | ActiveMetric = "acc",
+        task: Literal["estimate", "identify", "compare"] = "estimate",
+        prior: Literal["informative", "uniform"] = "informative",
+        strategy: Literal["ts", "ttts", "random"] = "ts",
+        prior_strength: float = 2.0,
+        prior_base: float = 1.0,
+        pos_label: Any = 1,
+        classes: Any = None,
+        y_true: Any = None,
+        m: int = 1,
+        pair: tuple[Any, Any] | None = None,
+        eps: float = 0.05,
+        n_bins: int = 10,
+        ttts_beta: float = 0.5,
+        keep_trajectory: bool = True,
+        random_state: int | np.random.Generator | None = None,
+    ):
+        self.metric = get_metric(metric)
+        self.task, self.strategy = _check_choice(task, TASKS, "task"), _check_choice(strategy, STRATEGIES, "strategy")
+        self.eps, self.ttts_beta, self.keep_trajectory = float(eps), float(ttts_beta), keep_trajectory
+        self._pool = check_pool(
+            y_pred, scores, sensitive_features, metric=self.metric, classes=classes, pos_label=pos_label, y_true=y_true
+        )
+        self.groups, self.classes = self._pool.groups, self._pool.classes
+        self.n_bins = int(n_bins) if self.metric.binned else 1
+        self.m, self._pair = self._check_task(m, pair)
+        ask_seed, summary_seed = np.random.SeedSequence(_entropy(random_state)).spawn(2)
+        self._rng, self._summary_key = np.random.default_rng(ask_seed), summary_seed.generate_state(2).tolist()
+        self._build_cells()
+        self._build_prior(prior, prior_strength, prior_base)
+        self._build_pools()
+        self._trajectory: list[tuple[int, np.ndarray, np.ndarray]] = []
+        known = np.flatnonzero(self._pool.labels >= 0)
+        if known.size:
+            self._update(known, self._pool.labels[known])
+        self._record()
+
+    # -- construction ---------------------------------------------------------------
+
+    def _check_task(self, m: int, pair: Any) -> tuple[int, tuple[int, int] | None]:
+        n_groups = len(self.groups)
+        if not isinstance(m, numbers.Integral) or not 1 <= m < max(n_groups, 2):
+            raise ValueError(f"m={m!r} must be an integer in [1, {n_groups - 1}] (the number of worst groups).")
+        if self.strategy == "ttts" and (self.task != "identify" or m != 1):
+            raise ValueError("strategy='ttts' identifies one worst group: use it with task='identify' and m=1.")
+        if self.task != "compare":
+            if pair is not None:
+                raise ValueError("pair= is used by task='compare' only.")
+            return int(m), None
+        if pair is None or len(pair) != 2:
+            raise ValueError("task='compare' needs pair=(group1, group2), two labels of sensitive_features.")
+        if self.metric.binned:
+            raise ValueError("task='compare' compares rates; metric='ece' is not supported there.")
+        codes = tuple(self._group_code(g, "pair") for g in pair)
+        if codes[0] == codes[1]:
+            raise ValueError(f"pair={tuple(pair)!r} names the same group twice.")
+        return int(m), codes
+
+    def _build_cells(self) -> None:
+        p, metric = self._pool, self.metric
+        n_groups = len(self.groups)
+        self._pred_pos = p.pred == p.pos_code
+        eligible = np.ones(p.pred.size, dtype=bool) if metric.pred_is is None else self._pred_pos == metric.pred_is
+        self._eligible = eligible
+        self._bin = np.minimum((p.confidence * self.n_bins).astype(np.int64), self.n_bins - 1)
+        cell = p.group * self.n_bins + self._bin
+        size = n_groups * self.n_bins
+        rows = np.bincount(cell[eligible], minlength=size).reshape(n_groups, self.n_bins).astype(float)
+        self._rows = rows.sum(axis=1)
+        self._bin_share = np.divide(rows, self._rows[:, None], out=np.zeros_like(rows), where=self._rows[:, None] > 0)
+        conf = np.bincount(cell[eligible], weights=p.confidence[eligible], minlength=size).reshape(rows.shape)
+        self._bin_score = np.divide(conf, rows, out=np.full_like(rows, np.nan), where=rows > 0)
+        weight, success = metric.expected(p.confidence, p.p_pos, self._pred_pos)
+        w = np.bincount(cell[eligible], weights=weight[eligible], minlength=size).reshape(rows.shape)
+        ws = np.bincount(cell[eligible], weights=(weight * success)[eligible], minlength=size).reshape(rows.shape)
+        self._prior_mean = np.divide(ws, w, out=np.full_like(w, np.nan), where=w > 0)
+        counts_mean = np.divide(w.sum(1), self._rows, out=np.full(n_groups, np.nan), where=self._rows > 0)
+        self._counts_prior_mean = counts_mean
+
+    def _build_prior(self, prior: str, strength: float, base: float) -> None:
+        self.prior = prior
+        self._a, self._b = beta_prior(self._prior_mean, prior, strength=strength, base=base)
+        if self.metric.true_is is None:
+            self._ca = self._cb = None
+        else:  # P(a labelled row enters the rate), per group: a Beta of its own
+            self._ca, self._cb = beta_prior(self._counts_prior_mean, prior, strength=strength, base=base)
+        self._prior_a, self._prior_b = self._a.copy(), self._b.copy()
+
+    def _build_pools(self) -> None:
+        p = self._pool
+        n_groups = len(self.groups)
+        codes = np.where(self._eligible & (p.labels < 0), p.group, -1)
+        if self._pair is not None:
+            codes = np.where(np.isin(codes, self._pair), codes, -1)
+        self._pools = GroupPools(codes, n_groups, self._rng)
+        self._status = np.where(p.labels >= 0, _TOLD, _FREE).astype(np.int8)
+        self._labels_used = np.zeros(n_groups, dtype=np.int64)
+        self._counted = np.zeros(n_groups, dtype=np.int64)
+        self._defined = self._rows > 0
+        share = self._rows / self._rows.sum()
+        self._group_share = share
+
+    # -- ask / tell -------------------------------------------------------------------
+
+    def ask(self, n: int = 1) -> np.ndarray:
+        """Rows to label next.
+
+        Parameters
+        ----------
+        n : int, default=1
+            Batch size: ``n`` independent choices, each a Thompson draw (or ``m``
+            groups at once for multiple-play TS). Fewer rows come back when the
+            pool runs out; an empty array once every row has been asked.
+
+        Returns
+        -------
+        ndarray of int
+            Positions (0-based) of the rows in the inputs. They are pending until
+            told; an asked row is never asked again.
+        """
+        if not isinstance(n, numbers.Integral) or n < 1:
+            raise ValueError(f"n={n!r} must be a positive integer (the number of rows to ask for).")
+        out: list[np.ndarray] = []
+        got = 0
+        while got < n:
+            available = self._pools.remaining > 0
+            if not available.any():
+                break
+            for g in self._choose(available)[: n - got]:
+                rows = self._pools.take(int(g), 1)
+                out.append(rows)
+                got += rows.size
+        rows = np.concatenate(out) if out else np.empty(0, dtype=np.int64)
+        self._status[rows] = _ASKED
+        return rows
+
+    def tell(self, indices: Any, labels: Any) -> None:
+        """Add the true labels of asked rows.
+
+        Parameters
+        ----------
+        indices : array-like of int
+            Rows returned by :meth:`ask`, each told once.
+        labels : array-like
+            Their true labels, each one of ``classes``.
+        """
+        idx = np.atleast_1d(np.asarray(indices))
+        lab = np.atleast_1d(np.asarray(labels, dtype=object))
+        if idx.ndim != 1 or lab.ndim != 1 or idx.size != lab.size:
+            raise ValueError(f"indices ({idx.size}) and labels ({lab.size}) must be 1-D and of the same length.")
+        if idx.size and (idx.dtype.kind not in "iu" or idx.min() < 0 or idx.max() >= self._status.size):
+            raise ValueError(f"indices must be row positions in [0, {self._status.size - 1}] returned by ask().")
+        if np.unique(idx).size != idx.size:
+            raise ValueError("indices repeats a row; tell each row once.")
+        status = self._status[idx]
+        if (status == _TOLD).any():
+            raise ValueError(f"rows {idx[status == _TOLD][:5].tolist()} were told already; each row is told once.")
+        if (status == _FREE).any():
+            raise ValueError(
+                f"rows {idx[status == _FREE][:5].tolist()} were not asked; tell only rows returned by ask() "
+                "(pass labels known in advance as y_true= when building the assessment)."
+            )
+        codes = label_codes(self.classes, lab, "labels")
+        self._update(idx, codes)
+        self._record()
+
+    def _update(self, rows: np.ndarray, codes: np.ndarray) -> None:
+        p, metric = self._pool, self.metric
+        true_pos = codes == p.pos_code
+        counts = metric.counts(true_pos)
+        success = metric.outcome(codes == p.pred[rows], self._pred_pos[rows], true_pos)
+        g, b = p.group[rows], self._bin[rows]
+        np.add.at(self._a, (g[counts], b[counts]), success[counts].astype(float))
+        np.add.at(self._b, (g[counts], b[counts]), (~success[counts]).astype(float))
+        if self._ca is not None:
+            np.add.at(self._ca, g, counts.astype(float))
+            np.add.at(self._cb, g, (~counts).astype(float))
+        np.add.at(self._labels_used, g, 1)
+        np.add.at(self._counted, g[counts], 1)
+        self._status[rows] = _TOLD
+
+    def _record(self) -> None:
+        if self.keep_trajectory:
+            self._trajectory.append((int(self._labels_used.sum()), self._a.copy(), self._b.copy()))
+
+    # -- choosing a group -------------------------------------------------------------
+
+    def _choose(self, available: np.ndarray) -> np.ndarray:
+        if self.strategy == "random":
+            remaining = self._pools.remaining
+            return np.array([np.searchsorted(np.cumsum(remaining), self._rng.integers(remaining.sum()), "right")])
+        theta = self._rng.beta(self._a, self._b)
+        if self.task == "estimate":
+            reward = estimation_reward(theta, self._a, self._b, self._cell_weight(), self._counts_draw())
+        elif self.task == "compare":
+            reward = rope_gain(theta[:, 0], self._a[:, 0], self._b[:, 0], self._pair, self.eps, self._counts_draw())
+        else:
+            reward = self._badness(theta)
+        reward = np.where(available, reward, -np.inf)
+        if self.strategy == "ttts":
+            redraw = self._redraw_badness(available)
+            return np.array([top_two(reward, redraw, self._rng, self.ttts_beta)])
+        if self.m == 1 or self.task != "identify":
+            return np.array([int(np.argmax(reward))])
+        k = min(self.m, int(available.sum()))
+        top = np.argpartition(-reward, k - 1)[:k]
+        return top[np.argsort(-reward[top])]
+
+    def _redraw_badness(self, available: np.ndarray):
+        def redraw(size: int) -> np.ndarray:
+            theta = self._rng.beta(self._a, self._b, size=(size, *self._a.shape))
+            return np.where(available, self._badness(theta), -np.inf)
+
+        return redraw
+
+    def _cell_weight(self) -> np.ndarray:
+        share = self._group_share
+        if self._ca is not None:
+            share = share * self._ca / (self._ca + self._cb)
+        return share[:, None] * self._bin_share
+
+    def _counts_draw(self) -> np.ndarray:
+        if self._ca is None:
+            return np.ones(len(self.groups))
+        return self._rng.beta(self._ca, self._cb)
+
+    def _values(self, theta: np.ndarray) -> np.ndarray:
+        """Group values from cell rates (any leading axes)."""
+        if not self.metric.binned:
+            return theta[..., 0]
+        return np.nansum(self._bin_share * np.abs(theta - self._bin_score), axis=-1)
+
+    def _badness(self, theta: np.ndarray) -> np.ndarray:
+        values = self._values(theta)
+        return -values if self.metric.higher_is_better else values
+
+    # -- summaries ----------------------------------------------------------------------
+
+    def _means(self, a: np.ndarray | None = None, b: np.ndarray | None = None) -> np.ndarray:
+        a = self._a if a is None else a
+        b = self._b if b is None else b
+        mean = a / (a + b)
+        if not self.metric.binned:
+            out = mean[:, 0].copy()
+        else:  # E|X - c| of a Beta in closed form, weighted over the bins
+            c = np.nan_to_num(self._bin_score)
+            below = c * special.betainc(a, b, c) - mean * special.betainc(a + 1.0, b, c)
+            out = (self._bin_share * (mean - c + 2.0 * below)).sum(axis=-1)
+        out[~self._defined] = np.nan
+        return out
+
+    def _summary_rng(self) -> np.random.Generator:
+        """Draws for summaries, seeded by the state: the same labels give the same answer, call after call."""
+        return np.random.default_rng([*self._summary_key, self.n_labels])
+
+    def draws(self, n_draws: int = _N_DRAWS) -> np.ndarray:
+        """Posterior draws of each group's value, shape ``(n_draws, n_groups)`` (NaN for empty groups).
+
+        Seeded by the assessment's seed and the number of labels, so that a decision
+        read from them (``worst_group``) does not change between two calls.
+        """
+        theta = self._summary_rng().beta(self._a, self._b, size=(n_draws, *self._a.shape))
+        values = self._values(theta)
+        values[:, ~self._defined] = np.nan
+        return values
+
+    def _interval(self, prob: float, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        tail = (1.0 - prob) / 2.0
+        if not self.metric.binned:
+            lo, hi = stats.beta.ppf([[tail], [1.0 - tail]], a[:, 0], b[:, 0])
+        else:
+            theta = self._summary_rng().beta(a, b, size=(_N_DRAWS, *a.shape))
+            lo, hi = np.quantile(self._values(theta), [tail, 1.0 - tail], axis=0)
+        lo, hi = lo.copy(), hi.copy()
+        lo[~self._defined] = hi[~self._defined] = np.nan
+        return lo, hi
+
+    def groupwise(self, prob: float = 0.95) -> pd.DataFrame:
+        """Per-group posterior mean, central interval and labels used.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by group: ``estimate`` (posterior mean), ``lower``, ``upper``,
+            ``labels`` (labelled rows of the group), ``counted`` (those that entered
+            the rate), ``rows`` (rows that can be asked or were given), ``prior_mean``.
+            A group without rows has NaN estimates.
+        """
+        _check_prob(prob)
+        lo, hi = self._interval(prob, self._a, self._b)
+        return pd.DataFrame(
+            {
+                "estimate": self._means(),
+                "lower": lo,
+                "upper": hi,
+                "labels": self._labels_used,
+                "counted": self._counted,
+                "rows": self._rows.astype(np.int64),
+                "prior_mean": self._means(self._prior_a, self._prior_b),
+            },
+            index=self.groups,
+        )
+
+    @property
+    def n_labels(self) -> int:
+        """Labels told so far (including those given as ``y_true``)."""
+        return int(self._labels_used.sum())
+
+    def prob_worst(self, m: int = 1, n_draws: int = _N_DRAWS) -> pd.Series:
+        """Posterior probability that each group is among the ``m`` worst (Monte Carlo)."""
+        worst = self._worst_sets(m, n_draws)
+        freq = np.bincount(worst.ravel(), minlength=len(self.groups)) / n_draws
+        return pd.Series(freq, index=self.groups, name=f"P(among the {m} worst)" if m > 1 else "P(worst)")
+
+    def _worst_sets(self, m: int, n_draws: int) -> np.ndarray:
+        bad = self.draws(n_draws)
+        bad = -bad if self.metric.higher_is_better else bad
+        bad = np.where(np.isnan(bad), -np.inf, bad)
+        return np.sort(np.argpartition(-bad, m - 1, axis=1)[:, :m], axis=1)
+
+    def worst_groups(self, m: int | None = None, prob: float = 0.95) -> list | None:
+        """The ``m`` worst groups once the posterior says so with probability ``prob``, else None.
+
+        The candidate set is the most frequent set of ``m`` worst groups across
+        posterior draws; it is returned (worst first) when its probability is at least
+        ``prob``.
+        """
+        _check_prob(prob)
+        m = self.m if m is None else m
+        sets = self._worst_sets(m, _N_DRAWS)
+        uniq, freq = np.unique(sets, axis=0, return_counts=True)
+        best = int(np.argmax(freq))
+        if freq[best] / sets.shape[0] < prob:
+            return None
+        chosen = uniq[best]
+        means = self._means()[chosen]
+        order = np.argsort(means if self.metric.higher_is_better else -means)
+        return [self.groups[i] for i in chosen[order]]
+
+    def worst_group(self, prob: float = 0.95) -> Any:
+        """The worst group once its posterior probability of being the worst is at least ``prob``, else None."""
+        found = self.worst_groups(1, prob)
+        return None if found is None else found[0]
+
+    def compare(self, g1: Any = None, g2: Any = None, eps: float | None = None):
+        """ROPE verdict on ``theta_g1 - theta_g2`` (seed 002, sections 2.3.6 and 3.7).
+
+        Returns
+        -------
+        skfair_measures.bayes.RopeResult
+            Posterior masses below ``-eps``, within ``[-eps, eps]`` and above ``eps``;
+            ``verdict`` and ``probability`` (the chapter's eta and lambda).
+        """
+        from ..bayes import RopeResult
+
+        if self.metric.binned:
+            raise ValueError("compare() compares rates; metric='ece' is not supported.")
+        if g1 is None and g2 is None and self._pair is not None:
+            c1, c2 = self._pair
+        else:
+            c1, c2 = self._group_code(g1, "g1"), self._group_code(g2, "g2")
+        eps = self.eps if eps is None else float(eps)
+        if not eps >= 0:
+            raise ValueError(f"eps={eps!r} must be >= 0.")
+        a, b = self._a[:, 0], self._b[:, 0]
+        return RopeResult(*rope_masses(a[c1], b[c1], a[c2], b[c2], eps), eps=eps, center=0.0)
+
+    def posterior_rmse(self) -> float:
+        """Expected groupwise RMSE under the posterior: ``sqrt(sum_g p_g Var(theta_g))`` (rates only)."""
+        if self.metric.binned:
+            return float(np.sqrt(np.nanmean(np.nanvar(self.draws(), axis=0))))
+        var = beta_var(self._a[:, 0], self._b[:, 0])
+        return float(np.sqrt(np.sum(self._group_share[self._defined] * var[self._defined])))
+
+    def decided(self, prob: float = 0.95, rmse: float = 0.02) -> bool:
+        """The task's stopping rule: worst group(s) found, ROPE verdict reached, or posterior RMSE below ``rmse``."""
+        if self.task == "identify":
+            return self.worst_groups(self.m, prob) is not None
+        if self.task == "compare":
+            return self.compare().probability >= prob
+        return self.posterior_rmse() <= rmse
+
+    def trajectory(self, prob: float = 0.95) -> pd.DataFrame:
+        """Estimates after every ``tell``: one row per (labels used, group).
+
+        Columns ``labels``, ``group``, ``estimate``, ``lower``, ``upper``.
+        """
+        _check_prob(prob)
+        frames = []
+        for used, a, b in self._trajectory:
+            lo, hi = self._interval(prob, a, b)
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "labels": used,
+                        "group": list(self.groups),
+                        "estimate": self._means(a, b),
+                        "lower": lo,
+                        "upper": hi,
+                    }
+                )
+            )
+        return pd.concat(frames, ignore_index=True)
+
+    def plot(self, ax: Any = None, prob: float = 0.95):
+        """Estimates against labels used; see :func:`skfair_measures.active.plot_trajectory`."""
+        from ._plot import plot_trajectory
+
+        return plot_trajectory(self, ax=ax, prob=prob)
+
+    def _group_code(self, label: Any, name: str) -> int:
+        code = self.groups.get_indexer([label])[0] if not isinstance(self.groups, pd.MultiIndex) else -1
+        if isinstance(self.groups, pd.MultiIndex):
+            code = self.groups.get_indexer(pd.MultiIndex.from_tuples([tuple(label)]))[0]
+        if code < 0:
+            raise ValueError(f"{name}={label!r} is not a group; the groups are {list(self.groups)!r}.")
+        return int(code)
+
+    def __repr__(self) -> str:
+        return (
+            f"ActiveAssessment(metric={self.metric.key!r}, task={self.task!r}, strategy={self.strategy!r}, "
+            f"prior={self.prior!r}, groups={len(self.groups)}, labels={self.n_labels})"
+        )
+
+
+def _check_choice(value: str, options: tuple[str, ...], name: str) -> str:
+    if value not in options:
+        raise ValueError(f"{name}={value!r} is not known; use one of {options}.")
+    return value
+
+
+def _check_prob(prob: float) -> None:
+    if not 0.0 < prob < 1.0:
+        raise ValueError(f"prob={prob!r} must be in (0, 1).")
+
+
+def _entropy(random_state: Any) -> Any:
+    if isinstance(random_state, np.random.Generator):
+        return random_state.integers(2**63)
+    if random_state is not None and not isinstance(random_state, numbers.Integral):
+        raise ValueError(f"random_state={random_state!r} must be an int, a numpy Generator or None.")
+    return random_state

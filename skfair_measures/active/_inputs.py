@@ -1,0 +1,131 @@
+"""Validate the pool once: classes, predictions, scores, groups and labels already known."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._metrics import ActiveMetric
+
+__all__ = ["Pool", "check_pool", "label_codes"]
+
+
+@dataclass(frozen=True)
+class Pool:
+    """The rows of an active assessment as integer codes and per-row expectations."""
+
+    classes: pd.Index
+    pos_code: int  # -1 when the metric needs no positive class and none was found
+    pred: np.ndarray  # class code of each prediction
+    confidence: np.ndarray  # score of the predicted class
+    p_pos: np.ndarray  # score of the positive class (NaN when there is none)
+    groups: pd.Index
+    group: np.ndarray  # group code of each row
+    labels: np.ndarray  # class code of a label known up front, -1 for unlabelled rows
+
+
+def _classes(y_pred: np.ndarray, scores: np.ndarray, classes: Any, pos_label: Any) -> pd.Index:
+    if classes is not None:
+        index = pd.Index(list(classes))
+        if not index.is_unique:
+            raise ValueError(f"classes={list(classes)!r} repeats a class; list each class once.")
+    elif scores.ndim == 2:
+        index = pd.Index(pd.unique(y_pred)).sort_values()
+        if len(index) != scores.shape[1]:
+            raise ValueError(
+                f"scores has {scores.shape[1]} columns but y_pred holds {len(index)} classes; pass classes= "
+                "naming the class of each score column, in column order."
+            )
+    else:
+        index = pd.Index(pd.unique(np.append(y_pred.astype(object), [pos_label]))).sort_values()
+        if len(index) != 2:
+            raise ValueError(
+                f"1-D scores are P(y == pos_label) for a binary task, but y_pred and pos_label={pos_label!r} give "
+                f"the classes {index.tolist()!r}; pass classes=[negative, positive] (or the predict_proba matrix)."
+            )
+    if scores.ndim == 2 and scores.shape[1] != len(index):
+        raise ValueError(f"scores has {scores.shape[1]} columns but classes has {len(index)}; give one per column.")
+    if scores.ndim == 1 and len(index) != 2:
+        raise ValueError(f"1-D scores need exactly two classes, got classes={index.tolist()!r}.")
+    return index
+
+
+def label_codes(classes: pd.Index, values: Any, name: str) -> np.ndarray:
+    """Class code of each value; a value outside ``classes`` is an error naming it."""
+    values = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
+    codes = classes.get_indexer(pd.Index(values, dtype=object) if values.dtype == object else values)
+    if (codes < 0).any():
+        bad = pd.unique(np.asarray(values, dtype=object)[codes < 0])[:5]
+        raise ValueError(f"{name} holds {list(bad)!r}, not among the classes {classes.tolist()!r}.")
+    return codes
+
+
+def _scores(scores: Any, n: int) -> np.ndarray:
+    s = np.asarray(scores, dtype=float)
+    if s.ndim not in (1, 2) or s.shape[0] != n:
+        raise ValueError(f"scores has shape {s.shape}; pass one score per row (1-D) or the predict_proba matrix.")
+    if not np.isfinite(s).all() or s.min() < 0 or s.max() > 1:
+        raise ValueError("scores must be probabilities in [0, 1] without NaN.")
+    return s
+
+
+def _groups(sensitive_features: Any, n: int) -> tuple[np.ndarray, pd.Index]:
+    frame = sensitive_features if isinstance(sensitive_features, pd.DataFrame) else None
+    if frame is None:
+        arr = sensitive_features.to_numpy() if isinstance(sensitive_features, pd.Series) else sensitive_features
+        arr = np.asarray(arr, dtype=object) if not isinstance(arr, np.ndarray) else arr
+        frame = pd.DataFrame(arr if arr.ndim == 2 else {getattr(sensitive_features, "name", None) or "group": arr})
+    if len(frame) != n:
+        raise ValueError(f"sensitive_features has {len(frame)} rows but y_pred has {n}; pass one group per row.")
+    missing = frame.isna().any()
+    if missing.any():
+        cols = list(missing[missing].index)
+        raise ValueError(f"sensitive_features has missing values in {cols!r}; fill or drop them.")
+    if frame.shape[1] == 1:
+        codes, uniques = pd.factorize(frame.iloc[:, 0], sort=True)
+        return codes, pd.Index(uniques, name=frame.columns[0])
+    codes, uniques = pd.factorize(pd.MultiIndex.from_frame(frame), sort=True)
+    return codes, pd.MultiIndex.from_tuples(list(uniques), names=list(frame.columns))
+
+
+def check_pool(
+    y_pred: Any,
+    scores: Any,
+    sensitive_features: Any,
+    *,
+    metric: ActiveMetric,
+    classes: Any,
+    pos_label: Any,
+    y_true: Any,
+) -> Pool:
+    """Validate the inputs of :class:`ActiveAssessment` once, naming the culprit."""
+    pred_values = np.asarray(y_pred.to_numpy() if isinstance(y_pred, pd.Series) else y_pred)
+    if pred_values.ndim != 1:
+        raise ValueError(f"y_pred has shape {pred_values.shape}; pass one predicted label per row.")
+    n = pred_values.size
+    s = _scores(scores, n)
+    index = _classes(pred_values, s, classes, pos_label)
+    pred = label_codes(index, pred_values, "y_pred")
+    pos_code = int(index.get_indexer([pos_label])[0]) if pos_label is not None else -1
+    if metric.needs_pos_label and pos_code < 0:
+        raise ValueError(f"metric={metric.key!r} needs pos_label among the classes {index.tolist()!r}.")
+    if s.ndim == 1:
+        if pos_code < 0:
+            raise ValueError(f"1-D scores are P(y == pos_label), but pos_label={pos_label!r} is not a class.")
+        p_pos = s
+        confidence = np.where(pred == pos_code, s, 1.0 - s)
+    else:
+        confidence = s[np.arange(n), pred]
+        p_pos = s[:, pos_code] if pos_code >= 0 else np.full(n, np.nan)
+    group, groups = _groups(sensitive_features, n)
+    labels = np.full(n, -1, dtype=np.int64)
+    if y_true is not None:
+        yt = pd.Series(np.asarray(y_true, dtype=object))
+        if len(yt) != n:
+            raise ValueError(f"y_true has {len(yt)} rows but y_pred has {n}; use NaN/None for unlabelled rows.")
+        known = yt.notna().to_numpy()
+        labels[known] = label_codes(index, yt[known].to_numpy(), "y_true")
+    return Pool(index, pos_code, pred, confidence, p_pos, groups, group, labels)

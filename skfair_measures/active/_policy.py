@@ -1,0 +1,77 @@
+"""Which group to label next: Thompson sampling rewards of seed 002, sections 3.5-3.7.
+
+Every function takes one Thompson draw of the cell rates ``theta`` (groups x bins)
+and returns one score per group; the caller masks groups whose pool is empty and
+takes the argmax (or the top m). Nothing here touches rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._beta import beta_var, rope_masses
+
+__all__ = ["estimation_reward", "rope_gain", "top_two"]
+
+
+def estimation_reward(
+    theta: np.ndarray, a: np.ndarray, b: np.ndarray, cell_weight: np.ndarray, counts_prob: np.ndarray
+) -> np.ndarray:
+    """Expected drop of the weighted posterior variance from one more label (Table 3.1, estimation).
+
+    ``p_g (Var(theta_g | L) - E_z Var(theta_g | L, z))`` with ``z ~ Bern(theta~_g)``,
+    summed over the group's score bins in proportion to how often a random row of
+    the group falls in each, and times the probability that the row enters the rate
+    at all (a TPR label counts only when the row is a true positive).
+    """
+    now = beta_var(a, b)
+    after = theta * beta_var(a + 1.0, b) + (1.0 - theta) * beta_var(a, b + 1.0)
+    return counts_prob * (cell_weight * (now - after)).sum(axis=-1)
+
+
+def top_two(bad: np.ndarray, redraw, rng: np.random.Generator, beta: float, *, tries: int = 20) -> int:
+    """Top-two Thompson sampling (Russo 2016; seed 002 Algorithm 3).
+
+    With probability ``beta`` play the arm that looks worst in this draw; otherwise
+    draw again until another arm looks worst (at most ``tries`` batches of 50
+    draws; if the first arm always wins, play it).
+    """
+    first = int(np.argmax(bad))
+    if rng.random() < beta:
+        return first
+    for _ in range(tries):
+        worst = np.argmax(redraw(50), axis=-1)
+        other = worst[worst != first]
+        if other.size:
+            return int(other[0])
+    return first
+
+
+def rope_gain(
+    theta: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    pair: tuple[int, int],
+    eps: float,
+    counts_prob: np.ndarray,
+) -> np.ndarray:
+    """Expected ROPE confidence after one more label in each group of the pair (section 3.7.1).
+
+    ``lambda = max(P(D < -eps), P(|D| <= eps), P(D > eps))`` for ``D = theta_g1 -
+    theta_g2``; the expected value after a label of group g averages the two
+    outcomes with the Thompson draw ``theta~_g`` (and keeps lambda when the row does
+    not enter the rate). Groups outside the pair score -inf.
+    """
+    g1, g2 = pair
+    now = max(rope_masses(a[g1], b[g1], a[g2], b[g2], eps))
+    gain = np.full(a.shape[0], -np.inf)
+    for g in pair:
+        outcomes = []
+        for da, db in ((1.0, 0.0), (0.0, 1.0)):
+            a2, b2 = a.copy(), b.copy()
+            a2[g] += da
+            b2[g] += db
+            outcomes.append(max(rope_masses(a2[g1], b2[g1], a2[g2], b2[g2], eps)))
+        expected = theta[g] * outcomes[0] + (1.0 - theta[g]) * outcomes[1]
+        gain[g] = counts_prob[g] * expected + (1.0 - counts_prob[g]) * now
+    return gain
