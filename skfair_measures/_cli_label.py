@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.budget < 1:
         raise CLIError("--budget must be a positive integer.")
-    data = _read(args.file)
+    data = _read(args.file, args.sensitive)  # group columns as text, as in `skfair audit`
     try:
         aa = _assessment(data, args)
     except KeyError as exc:

@@ -30,6 +30,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import _cli_label
+
 __all__ = ["main"]
 
 _READERS = {".csv": "csv", ".txt": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
@@ -456,6 +458,7 @@ def _measures(args: argparse.Namespace) -> int:
 _COMMANDS: dict[str, tuple[Callable[[Any], None], Callable[[argparse.Namespace], int]]] = {
     "audit": (_add_audit_parser, _audit),
     "measures": (_add_measures_parser, _measures),
+    "label-next": (_cli_label.add_parser, _cli_label.run),
 }
 
 
