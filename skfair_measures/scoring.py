@@ -291,8 +291,10 @@ def compute_metrics(
 
     Parameters
     ----------
-    data : pandas.DataFrame
+    data : pandas.DataFrame, or a polars, pyarrow, DuckDB, Dask or PySpark frame
         Holds the target, the sensitive column(s) and, optionally, the predictions.
+        A frame of another engine is computed in that engine
+        (:func:`skfair_measures.engines.compute_metrics`; columns named, not arrays).
     target : str
         Column with the true labels.
     prediction : str or array-like
@@ -318,6 +320,10 @@ def compute_metrics(
     classif.acc     0.75
     dtype: float64
     """
+    if not isinstance(data, pd.DataFrame):  # polars, pyarrow, DuckDB, Dask, Spark: computed in their engine
+        from .engines import compute_metrics as compute_in_engine
+
+        return compute_in_engine(data, target, prediction, sensitive, measures, sample_weight=sample_weight)
     ms = as_measures(measures)
     y_pred = data[prediction] if isinstance(prediction, str) else prediction
     groups = resolve_sensitive(X=data, columns=sensitive)

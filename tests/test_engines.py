@@ -163,6 +163,12 @@ def test_many_groups_renumber_the_cells(name):
     assert_same_stats(got, check_inputs(pdf.y, pdf.yhat, pdf[["a", "b"]], pdf.w).confusion())
 
 
+def test_top_level_compute_metrics_dispatches_to_the_engine():
+    want = sfm.compute_metrics(DATA, "y", "yhat", ["sex", "race"], MEASURES, sample_weight="w")
+    got = sfm.compute_metrics(pl.from_pandas(DATA).lazy(), "y", "yhat", ["sex", "race"], MEASURES, sample_weight="w")
+    pd.testing.assert_series_equal(got, want, check_exact=True)
+
+
 def test_results_keep_groups_and_counts(engine):
     data = as_engine(engine, DATA)
     res = engines.evaluate_measures(data, "y", "yhat", "race", ["fairness.tpr"], sample_weight="w")["fairness.tpr"]
