@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_random_state
 
+from .._stats import resolve_sensitive
 from ..measures import UndefinedGroupWarning
 from ._hoc import ProxyReliabilityWarning
 from ._proxy import ProxyDisparityResult, _resolve_classes, disparity_from_rates, rates_frame
@@ -177,7 +178,7 @@ def labelled_proxy_disparity(
     _check(metric, alpha, n_boot, confidence_level)
     classes, pred, label, pos = _resolve_classes(y_pred, y_true, metric, pos_label)
     codes, group_index, columns = encode_proxies(proxies, groups=groups, n_samples=len(pred))
-    truth = _labelled_codes(sensitive, len(pred), group_index)
+    truth = _labelled_codes(resolve_sensitive(sensitive, argument="sensitive"), len(pred), group_index)
     n_label = 1 if metric == "dp" else len(classes)
     cell, n_cells = _cells(pred, label, codes, n_label, len(classes))
     shape = (n_label, len(classes), n_cells // (n_label * len(classes)))

@@ -230,7 +230,7 @@ class QuantificationMeasure(MeasureBase):
         res = quantified_disparity(
             model,
             self.X_aux,
-            resolve_sensitive(self.s_aux, argument="s_aux"),
+            self.s_aux,
             X_deploy,
             quantifier=self.quantifier,
             n_boot=n_boot,

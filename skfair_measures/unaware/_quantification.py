@@ -35,7 +35,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
-from .._stats import encode_groups
+from .._stats import encode_groups, resolve_sensitive
 from ..measures import UndefinedGroupWarning
 from ..results import NoIntervalError, Result
 from ._plain import plain
@@ -423,7 +423,7 @@ class QuantificationDisparity(BaseEstimator):
         _check_model(model, self.pos_label)
         X_aux = _as_2d(X_aux, "X_aux")
         n = _n_rows(X_aux, "X_aux")
-        codes, groups = _check_sensitive(s_aux, n)
+        codes, groups = _check_sensitive(resolve_sensitive(s_aux, argument="s_aux"), n)
         reference = self._resolve_reference(groups)
         if reference is not None and groups[0] != reference:  # reference gets code 0
             order = np.array([groups.get_loc(reference), 1 - groups.get_loc(reference)])
