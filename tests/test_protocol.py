@@ -413,7 +413,7 @@ def test_point_results_have_no_interval_and_say_so():
 # --- layers --------------------------------------------------------------------------------
 
 PACKAGE = pathlib.Path(sfm.__file__).parent
-CORE = {"_stats", "base", "operations", "results", "measures", "registry"}
+CORE = {"_stats", "_reuse", "base", "operations", "results", "measures", "registry"}
 TOP = {"benchmark", "report", "cli", "plots"}
 
 
