@@ -352,3 +352,22 @@ def test_cli_label_next_errors_are_one_line(tmp_path, capsys):
     assert "label-next" in err and "not among the classes" in err
     assert main(["label-next", str(path), "--sensitive", "nope"]) == 2
     assert "no column 'nope'" in capsys.readouterr().err
+
+
+def test_mlflow_logs_the_trajectory_step_indexed(tmp_path):
+    mlflow = pytest.importorskip("mlflow")
+    skfair_measures_mlflow = pytest.importorskip("skfair_measures_mlflow")
+    y_pred, scores, groups, y_true = _simulated([0.9, 0.7], n_per_group=20)
+    aa = _run(ActiveAssessment(y_pred, scores, sensitive_features=groups, random_state=0), y_true, 4, 12)
+    old = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    try:
+        with mlflow.start_run() as run:
+            n = skfair_measures_mlflow.log_active_trajectory(aa)
+        history = mlflow.MlflowClient().get_metric_history(run.info.run_id, "active/acc/1/estimate")
+    finally:
+        mlflow.set_tracking_uri(old)
+    assert n == 4 * 2 * 3  # 4 states (0, 4, 8, 12 labels) x 2 groups x (estimate, lower, upper)
+    traj = aa.trajectory()
+    expected = traj[traj["group"] == 1].set_index("labels")["estimate"]
+    assert {m.step: m.value for m in history} == pytest.approx(expected.to_dict())

@@ -28,6 +28,7 @@ __all__ = [
     "FairnessLoggingWarning",
     "LoggedFairness",
     "cross_validate_fairness",
+    "log_active_trajectory",
     "log_fairness",
     "sanitize_key",
     "sanitize_segment",
@@ -40,6 +41,7 @@ _WHERE = {
     "FairnessLoggingWarning": "._session",
     "LoggedFairness": "._tracking",
     "log_fairness": "._tracking",
+    "log_active_trajectory": "._active",
     "sanitize_key": "._keys",
     "sanitize_segment": "._keys",
 }
