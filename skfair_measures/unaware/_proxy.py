@@ -589,7 +589,7 @@ def _assess(prob: _Problem, fitted: dict[str, Any], s: _Settings, rng: Any) -> t
             out["passed"] = not out["reasons"]
         checks[_named(name, prob.classes)] = out
         reasons += [f"{_pretty(name, prob.classes)}: {r}" for r in out["reasons"]]
-        if name != "global" and sol.extra["n_rows"] < _MIN_LOCAL_ROWS:
+        if name != "global" and name in fitted["used"] and sol.extra["n_rows"] < _MIN_LOCAL_ROWS:
             reasons.append(
                 f"the local cell {_named(name, prob.classes)} has only {sol.extra['n_rows']:.0f} rows; its "
                 "transition matrix is poorly determined (use mode='global')"
