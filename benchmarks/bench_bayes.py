@@ -13,11 +13,18 @@ Each cold time is wall time of the whole call in a fresh interpreter (imports,
 model build, compile, sampling, post-processing of the unlabelled data). The warm
 time is the median over ``--repeats`` fits on new data.
 
+``--method ppi`` times prediction-powered inference on the same data (no MCMC):
+a new process (imports included) and warm fits; ``--coverage`` runs the coverage
+simulation of docs/bayes.md (PPI's 95% intervals of signed TPR / accuracy / PPV
+differences over seeded runs at several n_L).
+
 Usage::
 
     python benchmarks/bench_bayes.py                        # nutpie on the cached density, all three
     python benchmarks/bench_bayes.py --sampler nutpie-pymc  # nutpie on the PyMC graph
     python benchmarks/bench_bayes.py --sampler pymc         # PyMC's own NUTS
+    python benchmarks/bench_bayes.py --method ppi           # PPI, n_L = 100, n_U = 10,000
+    python benchmarks/bench_bayes.py --coverage --runs 400  # PPI coverage table
 """
 
 from __future__ import annotations
@@ -70,8 +77,90 @@ def one_fit(seed: int, sampler: str) -> dict:
     }
 
 
+def one_ppi_fit(seed: int) -> dict:
+    """PPI of the signed accuracy difference and of fairness.eod (one call each), n_L = 100, n_U = 10,000."""
+    t0 = time.perf_counter()
+    import skfair_measures as sfm
+
+    y, s, a = simulate(100, seed)
+    _, s_u, a_u = simulate(10_000, seed + 1000)
+    t1 = time.perf_counter()
+    kw = dict(sensitive_features=a, method="ppi", unlabeled_scores=s_u, unlabeled_sensitive=a_u, random_state=seed)
+    post = sfm.msr("fairness.acc").posterior(y, s, reference="M", **kw)
+    t2 = time.perf_counter()
+    sfm.msr("fairness.eod").posterior(y, s, **kw)
+    t3 = time.perf_counter()
+    return {"seconds": t2 - t1, "eod_seconds": t3 - t2, "import_seconds": t1 - t0, "mean": post.value}
+
+
+def ppi_timing(args: argparse.Namespace) -> None:
+    env = dict(os.environ)
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, __file__, "--child", "--method", "ppi", "--seed", str(args.seed)],
+                         capture_output=True, text=True, env=env, check=True)
+    wall = time.perf_counter() - t0
+    cold = json.loads(next(ln for ln in out.stdout.splitlines() if ln.startswith("RESULT "))[len("RESULT "):])
+    one_ppi_fit(args.seed)  # imports ppi_py, scipy's t quantiles
+    warm = [one_ppi_fit(args.seed + 10 + i) for i in range(args.repeats)]
+    print(f"PPI, n_L = 100, n_U = 10,000, 4 x 1000 draws; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()}")
+    print(f"new process, whole call incl. interpreter start: {wall:.2f} s "
+          f"(import skfair_measures {cold['import_seconds']:.2f} s, first fit incl. ppi_py import "
+          f"{cold['seconds']:.2f} s)")
+    print(f"warm, fairness.acc with reference (median of {args.repeats}): "
+          f"{1000 * np.median([w['seconds'] for w in warm]):.1f} ms")
+    print(f"warm, fairness.eod (tpr and fpr, median of {args.repeats}): "
+          f"{1000 * np.median([w['eod_seconds'] for w in warm]):.1f} ms")
+
+
+def ppi_coverage(args: argparse.Namespace) -> None:
+    """Coverage of PPI's 95% intervals on the simulation of tests/test_bayes_ppi.py."""
+    import warnings
+
+    from scipy.special import expit
+
+    import skfair_measures as sfm
+    from skfair_measures.bayes import posteriors
+
+    def draw(n, rng):
+        g = (rng.uniform(size=n) < 0.3).astype(int)
+        x = rng.normal(size=n)
+        return g, expit(1.2 * x + 0.2), expit(1.5 * x + 0.5 * g - 0.3)
+
+    g, s, p = draw(2_000_000, np.random.default_rng(0))
+    pred = s >= 0.5
+    rate = {
+        "tpr": lambda m: (p[m] * pred[m]).sum() / p[m].sum(),
+        "acc": lambda m: (p[m] * pred[m] + (1 - p[m]) * ~pred[m]).mean(),
+        "ppv": lambda m: (p[m] * pred[m]).sum() / pred[m].sum(),
+    }
+    truth = {k: f(g == 1) - f(g == 0) for k, f in rate.items()}
+    ms = [sfm.msr(f"fairness.{k}").against(0) for k in truth]
+    print(f"| n_L | runs | {' | '.join(f'{k} coverage | {k} width' for k in truth)} |")
+    print("|" + "---|" * (2 + 2 * len(truth)))
+    for n_l in (100, 200, 400, 1000):
+        hits, width = np.zeros(len(truth)), np.zeros(len(truth))
+        for r in range(args.runs):
+            rng = np.random.default_rng(10_000 + r)
+            g, s, p = draw(n_l + 5000, rng)
+            y = (rng.uniform(size=g.size) < p).astype(int)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = posteriors(ms, y[:n_l], s[:n_l], sensitive_features=g[:n_l], method="ppi",
+                                 unlabeled_scores=s[n_l:], unlabeled_sensitive=g[n_l:], n_draws=500, random_state=r)
+            for j, (post, t) in enumerate(zip(res.values(), truth.values(), strict=True)):
+                lo, hi = post.interval(0.95)
+                hits[j] += lo <= t <= hi
+                width[j] += hi - lo
+        pairs = zip(hits / args.runs, width / args.runs, strict=True)
+        cells = " | ".join(f"{100 * h:.1f}% | {w:.3f}" for h, w in pairs)
+        print(f"| {n_l} | {args.runs} | {cells} |", flush=True)
+
+
 def child(args: argparse.Namespace) -> None:
     t0 = time.perf_counter()
+    if args.method == "ppi":
+        print("RESULT " + json.dumps(one_ppi_fit(args.seed)))
+        return
     res = one_fit(args.seed, args.sampler)
     res["total_seconds"] = time.perf_counter() - t0
     print("RESULT " + json.dumps(res))
@@ -101,9 +190,18 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--skip-empty", action="store_true", help="skip the empty-cache cold run")
+    ap.add_argument("--method", default="bc", choices=["bc", "ppi"])
+    ap.add_argument("--coverage", action="store_true", help="PPI coverage table instead of timings")
+    ap.add_argument("--runs", type=int, default=400, help="runs per n_L of --coverage")
     args = ap.parse_args()
     if args.child:
         child(args)
+        return
+    if args.coverage:
+        ppi_coverage(args)
+        return
+    if args.method == "ppi":
+        ppi_timing(args)
         return
 
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)
