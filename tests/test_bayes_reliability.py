@@ -77,4 +77,4 @@ def test_plots_return_axes():
     assert rel.plot() is not None
     post = sfm.msr("fairness.acc").posterior(y, s, sensitive_features=g, reference="a", random_state=0)
     ax2 = plot_posterior(post, eps=0.05)
-    assert "P(|.-0|<0.05)" in ax2.get_title()
+    assert "P(|.-0|<=0.05)" in ax2.get_title()
