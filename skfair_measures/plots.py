@@ -533,7 +533,7 @@ def posterior_density(
         if masses[name]:
             spread = float(np.ptp(d))
             mass = f"point mass, all draws within {spread:.1g}" if spread else "point mass"
-            _draw_point_mass(ax, float(np.median(d)), color, f"{text} ({mass})")
+            _draw_point_mass(ax, float(np.median(d)), color, f"{text}\n({mass})")
         else:
             _draw_density(ax, d, lo, hi, color, text)
     _label_posterior_axes(ax, items, all(masses.values()))
@@ -565,7 +565,7 @@ def _label_posterior_axes(ax: Axes, items: Mapping[str, Any], only_masses: bool)
     if only_masses:  # no density to show: the y axis carries no number
         ax.set_ylim(0.0, 1.05)
         ax.set_yticks([])
-        ax.set_ylabel("point mass (all draws equal)")
+        ax.set_ylabel("point mass")
         x = ax.get_xlim()
         if x[1] - x[0] < 1e-6:  # matplotlib would zoom into rounding noise
             ax.set_xlim(x[0] - 0.05, x[1] + 0.05)
