@@ -33,7 +33,7 @@ from ._compute import (
     score_label,
 )
 from ._keys import sanitize_key, subkey, unique_segments
-from ._session import TrackingSession
+from ._session import TrackingSession, bounded_http
 from ._tracking import LoggedFairness, log_payload
 
 __all__ = ["CrossValidationResult", "cross_validate_fairness"]
@@ -311,10 +311,10 @@ def _parent_run(session: TrackingSession, run_name: str | None) -> tuple[str | N
 def _end_run(session: TrackingSession) -> None:
     import mlflow
 
-    status = "FINISHED" if session.ok else "FAILED"
-    if session.call("end the parent run", mlflow.end_run, status=status) is None and mlflow.active_run() is not None:
-        with contextlib.suppress(Exception):  # MLflow pops the run before it calls the server
-            mlflow.end_run(status="FAILED")
+    session.call("end the parent run", mlflow.end_run, status="FINISHED" if session.ok else "FAILED")
+    if mlflow.active_run() is not None:  # the session had failed before: still close the run we started
+        with contextlib.suppress(Exception), bounded_http(session.timeout):
+            mlflow.end_run(status="FAILED")  # MLflow pops the run before it calls the server
 
 
 def _log_folds(session: TrackingSession, out: CrossValidationResult, plan: _Plan, parent_id: str, *,
