@@ -807,6 +807,7 @@ class FairnessMeasure(Measure):
             overall=overall,
             measure=self,
             undefined_groups=[groups[i] for i in np.flatnonzero(bad)],
+            reason=_undefined_reason(self.base, groups, bad) if np.isnan(value) else None,
         )
 
     def clone(self, **overrides: Any) -> FairnessMeasure:
@@ -914,6 +915,9 @@ class PerformanceMeasure(Measure):
             counts=source.counts,
             overall=overall,
             measure=self,
+            reason=_undefined_reason(self.base, pd.Index(["all samples"]), np.array([True]))
+            if np.isnan(overall)
+            else None,
         )
 
 
@@ -1033,7 +1037,22 @@ class CompositeMeasure(Measure):
             overall=lambda: pd.Series({r.key: r.overall for r in results}, dtype=float),
             measure=self,
             undefined_groups=_union_groups(results),
+            reason=_joined_reasons(results) if np.isnan(value) else None,
         )
+
+
+def _undefined_reason(base: BaseMetric, groups: pd.Index, bad: np.ndarray) -> str:
+    """Why a leaf is NaN, in the words of its base metric."""
+    if not bad.any():
+        return f"{base.name} is undefined on these samples"
+    names = [groups[i] for i in np.flatnonzero(bad)]
+    cause = f" ({base.undefined_when})" if base.undefined_when else ""
+    return f"{base.name} is undefined for group(s) {names}{cause}"
+
+
+def _joined_reasons(results: Sequence[MeasureResult]) -> str:
+    reasons = dict.fromkeys(r.reason for r in results if r.reason is not None)
+    return "; ".join(reasons) or "a part is undefined"
 
 
 def _union_groups(results: Sequence[MeasureResult]) -> list[Any]:
@@ -1138,6 +1157,7 @@ class ConstraintMeasure(Measure):
             overall=lambda: pd.Series({perf.key: perf.value, fair.key: fair.value}, dtype=float),
             measure=self,
             undefined_groups=fair.undefined_groups,
+            reason=_joined_reasons([perf, fair]) if np.isnan(value) else None,
         )
 
 
