@@ -135,7 +135,6 @@ def table_rmse(sets: dict, runs: int) -> list[dict]:
                     }
                 )
     return rows
-    return rows
 
 
 # -- Table 3.5: identification ----------------------------------------------------------------
@@ -179,6 +178,7 @@ def table_identify(sets: dict, runs: int, cap: int) -> list[dict]:
                         "runs": runs,
                     }
                 )
+    return rows
 
 
 # -- Table 3.7: ROPE comparison ---------------------------------------------------------------
@@ -280,8 +280,8 @@ def main() -> None:
     jobs = {
         "rmse": lambda: table_rmse(sets, runs["rmse"]),
         "identify": lambda: table_identify(sets, runs["identify"], 1000),
-        "rope": lambda: table_rope(sets, runs["rope"], 4),
         "gnb": lambda: table_gnb(sets["digits/GNB"], runs["gnb"]),
+        "rope": lambda: table_rope(sets, runs["rope"], 4),
     }
     for key, job in jobs.items():
         if not cache.get(key, {}).get("rows"):
