@@ -31,16 +31,20 @@ def test_demo_logs_measures_folds_posteriors_and_plots(tmp_path):
     by_name = {r.info.run_name: r for r in runs}
     audit = by_name["adult-logreg-audit"]
     assert 0 < audit.data.metrics["fairness.tpr"] < 1
-    assert "fairness.tpr.by_group/tpr/sex_Female" in audit.data.metrics
-    # per-fold values: child runs of the CV parent, and the mean on the parent
+    # group counts once per run; per-group values in a table and a chart, not as metrics
+    assert "groups.count/sex_Female" in audit.data.metrics
+    assert not any(k.startswith("fairness.tpr.by_group") for k in audit.data.metrics)
+    audit_files = [a.path for a in client.list_artifacts(audit.info.run_id, "fairness")]
+    assert any(f.endswith("groupwise.json") for f in audit_files)
+    # per-fold values: child runs of the CV parent, and mean and sd on the parent
     parent = by_name["adult-logreg-cv"]
-    assert "fairness.tpr.cv_mean" in parent.data.metrics
+    assert "fairness.tpr" in parent.data.metrics and "fairness.tpr.sd" in parent.data.metrics
     children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
     assert len(children) == 3 and all("fairness.tpr" in r.data.metrics for r in children)
     # posteriors: summaries as metrics, draws and a density plot as artifacts
     post = by_name["adult-logreg-posterior-200-labels"]
     assert "fairness.acc.posterior/mean" in post.data.metrics
     files = [a.path for a in client.list_artifacts(post.info.run_id, "fairness/fairness.acc")]
-    assert any(f.endswith("posterior.nc") for f in files) and any(f.endswith(".png") for f in files)
+    assert any(f.endswith("posterior_draws.csv") for f in files) and any(f.endswith(".png") for f in files)
     report = by_name["adult-logreg-report"]
     assert [a.path for a in client.list_artifacts(report.info.run_id)] == ["adult_audit.html"]
