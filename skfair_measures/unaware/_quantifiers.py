@@ -229,7 +229,7 @@ class BinaryQuantifier(BaseEstimator):
     >>> y_new = (rng.random(400) < 0.8).astype(int)    # the prevalence shifts to 0.8
     >>> X_new = rng.normal(2.0 * y_new[:, None], 1.0, size=(400, 2))
     >>> round(q.predict(X_new), 2), round(float(y_new.mean()), 2)
-    (0.75, 0.8)
+    (0.8, 0.8)
     """
 
     def __init__(
@@ -274,7 +274,7 @@ class BinaryQuantifier(BaseEstimator):
             )
         qp = _import_quapy(method)
         rng = check_random_state(self.random_state)
-        k = _seeded(default_classifier(X) if self.classifier is None else clone(self.classifier), rng)
+        k = default_classifier(X) if self.classifier is None else clone(self.classifier)
         try:
             q = self._fit_quapy(qp, method, k, X, y, rng)
         except (TypeError, ValueError) as exc:
@@ -297,8 +297,9 @@ class BinaryQuantifier(BaseEstimator):
         if method == "MLPE":
             return qp.method.non_aggregative.MaximumLikelihoodPrevalenceEstimation().fit(X, y)
         if method not in HOLDOUT_QUANTIFIERS:
-            return {"CC": agg.CC, "PCC": agg.PCC, "SLD": agg.EMQ}[method](k).fit(X, y)
+            return {"CC": agg.CC, "PCC": agg.PCC, "SLD": agg.EMQ}[method](_seeded(k, rng)).fit(X, y)
         tr, va = train_test_split(np.arange(y.size), test_size=self.holdout, stratify=y, random_state=rng)
+        k = _seeded(k, rng)  # after the split, so that a seed gives the splits it always gave
         val = (_take(X, va), y[va])
         if method == "HDy":
             q = agg.HDy(k, val_split=val)
