@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _cli_label
+from .results import DEFAULT_EPS
 
 __all__ = ["main"]
 
@@ -120,7 +121,12 @@ def _add_posterior(a: argparse.ArgumentParser) -> None:
         help="Bayesian posteriors: bb = Beta-Binomial on the labeled rows, bc = Bayesian calibration that "
         "also uses the scores of the unlabeled rows (needs --score)",
     )
-    p.add_argument("--eps", type=float, default=0.05, help="practical-fairness margin (default: 0.05)")
+    p.add_argument(
+        "--eps",
+        type=float,
+        default=DEFAULT_EPS,
+        help=f"half-width of practical fairness around a measure's ideal value (default: {DEFAULT_EPS})",
+    )
     p.add_argument("--prob", type=float, default=0.95, help="credible interval mass (default: 0.95)")
     p.add_argument("--prior", help="bb prior: uniform, jeffreys or scores (default: uniform)")
     p.add_argument("--draws", type=int, metavar="N", help="posterior draws (per chain for bc)")

@@ -39,7 +39,7 @@ from ._progress import progress_bar
 from ._stats import binarize_labels, check_scores, resolve_sensitive
 from .measures import Measure, as_measures, evaluate_measures
 from .registry import msr
-from .results import Result
+from .results import DEFAULT_EPS, Result
 
 __all__ = ["DEFAULT_MEASURES", "AuditReport", "audit", "render_html", "write_html"]
 
@@ -184,7 +184,7 @@ def audit(
     undefined: str | None = None,
     posterior: str | None = None,
     posterior_options: dict[str, Any] | None = None,
-    eps: float = 0.05,
+    eps: float = DEFAULT_EPS,
     prob: float = 0.95,
     proxies: Sequence[str] | None = None,
     proxy_metric: str = "dp",
@@ -232,7 +232,7 @@ def audit(
     posterior_options : dict, optional
         More arguments of :func:`skfair_measures.bayes.posteriors`, e.g.
         ``{"chains": 2, "tune": 500}`` or ``{"prior": "jeffreys"}``.
-    eps : float, default=0.05
+    eps : float, default=DEFAULT_EPS
         Margin of practical fairness: the report gives the posterior probability
         that a measure lies within ``eps`` of its ideal value (0 for a difference,
         1 for a ratio).

@@ -19,7 +19,15 @@ import pandas as pd
 if TYPE_CHECKING:  # pragma: no cover
     from .measures import MeasureBase
 
-__all__ = ["MeasureResult", "NoIntervalError", "Result", "group_table", "plain"]
+__all__ = ["DEFAULT_EPS", "MeasureResult", "NoIntervalError", "Result", "group_table", "plain"]
+
+#: Half-width of practical fairness (the region of practical equivalence around a
+#: measure's ideal value), used by posterior summaries, ``prob_within``, ``rope``, the
+#: audit report, the CLI and the MLflow plugin alike. 0.05 is the ROPE width of Ji's
+#: dissertation (sections 2.3.6 and 3.7.1); the 0.02 of the NeurIPS paper cannot be
+#: resolved with a few hundred labels (a group difference's posterior sd is 0.05-0.1
+#: with 100 labels).
+DEFAULT_EPS = 0.05
 
 Kind = Literal["point", "bootstrap", "posterior", "estimate"]
 

@@ -26,17 +26,11 @@ import numpy as np
 import pandas as pd
 
 from ..measures import MeasureBase
-from ..results import Result, plain
+from ..results import DEFAULT_EPS, Result, plain
 
 __all__ = ["DEFAULT_EPS", "MeasurePosterior", "RopeResult", "SamplingWarning"]
 
-#: Half-width of the region of practical fairness, the one default of ``summary``,
-#: ``prob_within``, ``rope``, the scorer, the report, the CLI and MLflow. 0.05 is the
-#: ROPE width of seed 002 (sections 2.3.6 and 3.7.1) and the CLI's long-standing default;
-#: seed 000's illustration uses 0.02, which few labels can never resolve (the posterior
-#: sd of a group difference with 100 labels is about 0.05-0.1). Around a ratio's ideal 1
-#: it is the band [0.95, 1.05].
-DEFAULT_EPS = 0.05
+# DEFAULT_EPS, the one half-width of practical fairness, is decided in the core (results.py).
 
 
 _STATS = ("diverging", "step_size", "n_steps", "depth", "energy", "logp", "lp", "tree_depth",

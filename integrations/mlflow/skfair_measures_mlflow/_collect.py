@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from skfair_measures.measures import MeasureBase
-from skfair_measures.results import MeasureResult, NoIntervalError, Result, plain
+from skfair_measures.results import DEFAULT_EPS, MeasureResult, NoIntervalError, Result, plain
 
 from ._keys import KeySpace, fit_length, group_label, sanitize_key, sanitize_segment, subkey, unique_segments
 
@@ -54,7 +54,7 @@ _HEADLINE_ORDER = ("point", "estimate", "bootstrap", "posterior")
 #: Kinds whose draws get their own section of summaries.
 _SAMPLED = ("bootstrap", "posterior")
 
-POSTERIOR_DEFAULTS = {"prob": 0.95, "eps": 0.02}
+POSTERIOR_DEFAULTS = {"prob": 0.95, "eps": DEFAULT_EPS}
 
 
 @dataclass
@@ -532,7 +532,7 @@ def collect(
     artifacts : bool, default=True
     posterior_options : mapping, optional
         ``prob`` (interval coverage, 0.95) and ``eps`` (half-width of practical
-        fairness around the measure's ideal value, 0.02) for sampled results.
+        fairness around the measure's ideal value, DEFAULT_EPS = 0.05) for sampled results.
     step : int, optional
         Artifacts of a step go to ``fairness/step_<step>/`` so steps do not overwrite
         each other.

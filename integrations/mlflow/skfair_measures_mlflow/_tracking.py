@@ -117,7 +117,8 @@ def log_fairness(
         result's own ``measure``).
     posterior_options : dict, optional
         ``prob`` (interval coverage, default 0.95) and ``eps`` (half-width of the
-        region of practical fairness around the measure's ideal value, default 0.02).
+        region of practical fairness around the measure's ideal value; default
+        ``skfair_measures.results.DEFAULT_EPS``, 0.05).
     group_metrics : bool, default=False
         Also log each per-group value as a metric (they are always in the table).
     model_id : str, optional

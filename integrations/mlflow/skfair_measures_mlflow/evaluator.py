@@ -125,7 +125,7 @@ def validate_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
         config["posterior"] = {}
     elif posterior is not None and posterior is not False and not isinstance(posterior, Mapping):
         raise ValueError(
-            "posterior must be a dict such as {'method': 'bb', 'eps': 0.02} (or True for the "
+            "posterior must be a dict such as {'method': 'bb', 'eps': 0.05} (or True for the "
             f"defaults); got {posterior!r}."
         )
     if posterior is False:
