@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -371,3 +373,22 @@ def test_mlflow_logs_the_trajectory_step_indexed(tmp_path):
     traj = aa.trajectory()
     expected = traj[traj["group"] == 1].set_index("labels")["estimate"]
     assert {m.step: m.value for m in history} == pytest.approx(expected.to_dict())
+
+
+def test_mlflow_dead_server_costs_a_warning_not_the_assessment():
+    mlflow = pytest.importorskip("mlflow")
+    skfair_measures_mlflow = pytest.importorskip("skfair_measures_mlflow")
+    y_pred, scores, groups, y_true = _simulated([0.9, 0.7], n_per_group=20)
+    aa = _run(ActiveAssessment(y_pred, scores, sensitive_features=groups, random_state=0), y_true, 4, 8)
+    before = aa.trajectory()
+    old = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri("http://127.0.0.1:9")
+    try:
+        t0 = time.monotonic()
+        with pytest.warns(skfair_measures_mlflow.FairnessLoggingWarning):
+            n = skfair_measures_mlflow.log_active_trajectory(aa, timeout=1.0)
+        elapsed = time.monotonic() - t0
+    finally:
+        mlflow.set_tracking_uri(old)
+    assert n == 0 and elapsed < 15
+    pd.testing.assert_frame_equal(aa.trajectory(), before)

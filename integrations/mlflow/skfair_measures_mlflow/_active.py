@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from ._keys import sanitize_segment
+from ._session import TrackingSession
 
 __all__ = ["log_active_trajectory"]
 
@@ -26,7 +27,12 @@ def _group_segments(groups: Any) -> list[str]:
 
 
 def log_active_trajectory(
-    assessment: Any, *, prefix: str = "active", prob: float = 0.95, run_id: str | None = None
+    assessment: Any,
+    *,
+    prefix: str = "active",
+    prob: float = 0.95,
+    run_id: str | None = None,
+    timeout: float | None = None,
 ) -> int:
     """Log every group's estimate and interval after each ``tell`` as step-indexed metrics.
 
@@ -43,11 +49,14 @@ def log_active_trajectory(
         Interval mass.
     run_id : str, optional
         Run to log to; default the active run (one is started if there is none).
+    timeout : float, optional
+        Seconds per request to the tracking server. An unreachable or failing server
+        gives one warning; the assessment and its trajectory are untouched.
 
     Returns
     -------
     int
-        Number of metric values logged.
+        Number of metric values logged (0 when MLflow failed).
     """
     import mlflow
     from mlflow.entities import Metric
@@ -62,9 +71,11 @@ def log_active_trajectory(
         for col in ("estimate", "lower", "upper")
         if getattr(row, col) == getattr(row, col)  # not NaN
     ]
+    session = TrackingSession("log_active_trajectory", timeout=timeout)
     if run_id is None:
-        run_id = (mlflow.active_run() or mlflow.start_run()).info.run_id
+        run = session.call("start_run", lambda: mlflow.active_run() or mlflow.start_run())
+        run_id = None if run is None else run.info.run_id
     client = mlflow.MlflowClient()
     for start in range(0, len(metrics), _BATCH):
-        client.log_batch(run_id, metrics=metrics[start : start + _BATCH])
-    return len(metrics)
+        session.call("log_batch", client.log_batch, run_id, metrics=metrics[start : start + _BATCH])
+    return len(metrics) if session.ok else 0
