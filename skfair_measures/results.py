@@ -104,26 +104,33 @@ class Result:
     value: float
     measure: MeasureBase | None = None
     kind: Kind = "point"
+    # What a subclass computed, if it stores it as it is; the properties below read these.
+    _by_group: pd.Series | pd.DataFrame | None = None
+    _counts: pd.Series | None = None
+    _draws: np.ndarray | None = None
+    _reason: str | None = None
 
     @property
     def by_group(self) -> pd.Series | pd.DataFrame | None:
         """Per-group values of the base metric(s), or None."""
-        return None
+        return self._by_group
 
     @property
     def counts(self) -> pd.Series | None:
         """(Weighted) number of samples per group, or None."""
-        return None
+        return self._counts
 
     @property
     def draws(self) -> np.ndarray | None:
         """Sampled values of the measure (bootstrap replicates, posterior draws), or None."""
-        return None
+        return self._draws
 
     @property
     def reason(self) -> str | None:
         """Why ``value`` is undefined (NaN), or None when it is defined."""
-        return None if not math.isnan(self.value) else "the value is undefined"
+        if not math.isnan(self.value):
+            return None
+        return self._reason or "the value is undefined"
 
     @property
     def defined(self) -> bool:

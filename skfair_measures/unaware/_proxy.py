@@ -141,20 +141,6 @@ class ProxyDisparityResult(Result):
         self._draws = draws
 
     @property
-    def by_group(self) -> pd.DataFrame:
-        return self._by_group
-
-    @property
-    def draws(self) -> np.ndarray | None:
-        return self._draws
-
-    @property
-    def reason(self) -> str | None:
-        if not math.isnan(self.value):
-            return None
-        return self._reason or "the value is undefined"
-
-    @property
     def reliable(self) -> bool:
         """Whether every reliability check passed and the value is defined."""
         return not self.reasons and not math.isnan(self.value)

@@ -115,20 +115,6 @@ class QuantificationResult(Result):
         self._draws = draws
         self._reason = reason
 
-    @property
-    def by_group(self) -> pd.Series:
-        return self._by_group
-
-    @property
-    def draws(self) -> np.ndarray | None:
-        return self._draws
-
-    @property
-    def reason(self) -> str | None:
-        if not math.isnan(self.value):
-            return None
-        return self._reason or "the value is undefined"
-
     def interval(self, prob: float = 0.95) -> tuple[float, float]:
         """Percentile bootstrap interval of probability ``prob``.
 
