@@ -262,7 +262,7 @@ def _factorize(values: np.ndarray | pd.Categorical) -> tuple[np.ndarray, pd.Inde
         if lo == 0 and levels.size == levels[-1] + 1 and values.dtype == np.intp:
             return values, pd.Index(levels)  # already the codes 0..k-1
         lut = np.zeros(int(levels[-1]) - lo + 1, dtype=np.intp)
-        lut[levels.astype(np.int64) - lo] = np.arange(levels.size)
+        lut[_shifted(levels, lo)] = np.arange(levels.size)
         return lut[_shifted(values, lo)], pd.Index(levels)
     codes, uniques = pd.factorize(values, sort=True)
     return codes.astype(np.intp, copy=False), pd.Index(uniques)
@@ -272,22 +272,52 @@ def _small_int_levels(values: Any) -> tuple[np.ndarray, int] | None:
     """Sorted distinct values of an integer array with a small range, else None."""
     if not isinstance(values, np.ndarray) or values.dtype.kind not in "iub" or values.size == 0:
         return None
-    dtype = values.dtype
-    if dtype.kind == "b":
-        values = values.view(np.uint8)
-    lo, hi = int(values.min()), int(values.max())
+    lo, hi = _min_max(values)
     if hi - lo <= 1:  # one or two values: min and max say which
-        return np.unique([lo, hi]).astype(dtype), lo
-    if hi - lo > 4 * values.size + 1024:
+        return _levels(np.unique([0, hi - lo]), lo, values.dtype), lo
+    if hi - lo > _range_limit(values.size):
         return None
     present = np.bincount(_shifted(values, lo), minlength=hi - lo + 1)
-    return (np.flatnonzero(present) + lo).astype(dtype), lo
+    return _levels(np.flatnonzero(present), lo, values.dtype), lo
+
+
+def _min_max(values: np.ndarray) -> tuple[int, int]:
+    """Smallest and largest value of an integer or boolean array, as Python ints."""
+    if values.dtype.kind == "b":
+        values = values.view(np.uint8)
+    return int(values.min()), int(values.max())
+
+
+def _range_limit(n: int) -> int:
+    """Largest value range counted by a ``np.bincount`` (its table stays of the order of the rows)."""
+    return 4 * n + 1024
+
+
+def _levels(offsets: np.ndarray, lo: int, dtype: np.dtype) -> np.ndarray:
+    """The values ``lo + offsets`` in ``dtype``, exact also where ``lo + offset`` leaves ``intp``.
+
+    The sum is taken in ``dtype`` itself: it may wrap on the way (``int8``, ``uint64``), but
+    the true values fit in ``dtype``, so modular arithmetic gives them exactly.
+    """
+    if dtype.kind == "b":
+        return (offsets + lo).astype(bool)
+    with np.errstate(over="ignore"):
+        return offsets.astype(dtype) + dtype.type(lo)
 
 
 def _shifted(values: np.ndarray, lo: int) -> np.ndarray:
-    """``values - lo`` as non-negative indices, without wrapping narrow integer types."""
+    """``values - lo`` as non-negative indices, without wrapping narrow or unsigned 64-bit types.
+
+    ``values`` lie in ``[lo, lo + small range]``: narrow types are widened before the
+    subtraction (``int8`` minus ``-128`` would wrap), while ``uint64`` values beyond the
+    ``intp`` range are shifted in their own type first (their difference is small).
+    """
     if lo == 0 and values.dtype == np.intp:
         return values
+    if values.dtype.kind == "b":
+        values = values.view(np.uint8)
+    if values.dtype.kind == "u" and values.dtype.itemsize >= np.dtype(np.intp).itemsize and lo > 0:
+        return (values - values.dtype.type(lo)).astype(np.intp)
     shifted = values.astype(np.intp)
     if lo:
         shifted -= lo
@@ -333,10 +363,20 @@ def encode_groups(
     >>> codes.tolist(), groups.tolist()
     ([1, 0, 1], ['a', 'b'])
     """
+    return _encoded(_checked_columns(sensitive_features, n_samples, name), groups, name)
+
+
+def _checked_columns(sensitive_features: Any, n_samples: int | None, name: str) -> list[tuple[str, Any]]:
+    """The named sensitive columns, each of ``n_samples`` values and none missing."""
     cols = _sensitive_columns(sensitive_features)
     for _, values in cols:
         if n_samples is not None and len(values) != n_samples:
             raise ValueError(f"{name} has {len(values)} samples but y_true has {n_samples}; pass one group per sample.")
+    return cols
+
+
+def _encoded(cols: list[tuple[str, Any]], groups: pd.Index | None, name: str) -> tuple[np.ndarray, pd.Index]:
+    """Group codes and labels of checked columns: the declared groups, or those observed (at least two)."""
     if groups is not None:
         return _encode_to_known_groups(cols, groups, name)
     codes, index = _observed_groups(cols)
@@ -490,10 +530,10 @@ def class_codes(y_true: np.ndarray, y_pred: np.ndarray, classes: pd.Index) -> tu
     ints = values.dtype.kind in "iu" and y_true.dtype.kind in "iu" and y_pred.dtype.kind in "iu"
     if ints and values[0] == 0 and values[-1] == values.size - 1 and y_true.dtype == y_pred.dtype == np.intp:
         return y_true, y_pred  # labels 0..K-1 (all present): already the codes
-    if ints and values[-1] - values[0] <= 4 * values.size + 1024:
+    if ints and int(values[-1]) - int(values[0]) <= _range_limit(values.size):
         lo = int(values[0])
         lut = np.full(int(values[-1]) - lo + 1, -1, dtype=np.intp)
-        lut[values.astype(np.int64) - lo] = np.arange(values.size)
+        lut[_shifted(values, lo)] = np.arange(values.size)
         return lut[_shifted(y_true, lo)], lut[_shifted(y_pred, lo)]
     return classes.get_indexer(y_true).astype(np.intp), classes.get_indexer(y_pred).astype(np.intp)
 
@@ -514,6 +554,19 @@ def binarize_labels(
     """
     _check_label_values(y_true, y_pred)
     uniq_t, uniq_p = distinct if distinct is not None else (_distinct(y_true), _distinct(y_pred))
+    pos = _positive_label(pos_label, uniq_t, uniq_p)
+    zero_one = pos == 1 and set(uniq_t.tolist()) | set(uniq_p.tolist()) <= {0, 1}
+
+    def codes(arr: np.ndarray) -> np.ndarray:
+        if zero_one and arr.dtype == np.intp:
+            return arr  # already 0/1 codes
+        return np.asarray(arr == pos, dtype=np.intp)
+
+    return codes(y_true), codes(y_pred), pos
+
+
+def _positive_label(pos_label: Any, uniq_t: np.ndarray, uniq_p: np.ndarray) -> Any:
+    """The positive class given the distinct labels of y_true and y_pred, refusing what is not binary."""
     labels = list(pd.unique(np.concatenate([uniq_t, uniq_p])))
     if len(labels) > 2:
         declared = sorted(set(uniq_t.tolist()), key=str)
@@ -529,14 +582,7 @@ def binarize_labels(
     pos = _resolve_pos_label(labels, pos_label)
     if pos_label is not None and pos not in labels and len(labels) == 2:
         raise ValueError(f"pos_label={pos!r} is not one of the labels {sorted(labels, key=str)}; pass one of them.")
-    zero_one = pos == 1 and set(labels) <= {0, 1}
-
-    def codes(arr: np.ndarray) -> np.ndarray:
-        if zero_one and arr.dtype == np.intp:
-            return arr  # already 0/1 codes
-        return np.asarray(arr == pos, dtype=np.intp)
-
-    return codes(y_true), codes(y_pred), pos
+    return pos
 
 
 @dataclass(frozen=True, eq=False)
@@ -770,9 +816,22 @@ class GroupedSample:
             return self.multiclass()
         key = ("confusion", pos_label)
         if key not in self._cache:
-            t, p = self.labels01(pos_label)
-            self._cache[key] = ConfusionStats.from_codes(self.group_codes, t, p, self.groups, self.sample_weight)
+            if "class_counts" in self._cache:
+                self._cache[key] = self._binary_from_class_counts(pos_label)
+            else:
+                t, p = self.labels01(pos_label)
+                self._cache[key] = ConfusionStats.from_codes(self.group_codes, t, p, self.groups, self.sample_weight)
         return self._cache[key]
+
+    def _binary_from_class_counts(self, pos_label: Any) -> ConfusionStats:
+        """The 2 x 2 counts of ``pos_label`` against the rest, summed from the K x K counts."""
+        _check_label_values(self.y_true, self.y_pred)
+        pos = _positive_label(pos_label, *self._distinct_labels())
+        values = self.classes().to_numpy()
+        is_pos = np.broadcast_to(np.asarray(values == pos, dtype=bool), values.shape)
+        onehot = np.stack([~is_pos, is_pos], axis=1).astype(float)
+        counts = np.einsum("gij,ia,jb->gab", self._cache["class_counts"], onehot, onehot)
+        return ConfusionStats(counts, self.groups)
 
     def is_multiclass(self) -> bool:
         """Whether y_true holds more than two classes."""
@@ -789,16 +848,20 @@ class GroupedSample:
         """Codes ``0..K-1`` of y_true and y_pred in :meth:`classes` (validated, cached)."""
         if "class_codes" not in self._cache:
             _check_label_values(self.y_true, self.y_pred)
-            classes = self.classes()
-            cells = self.n_groups * len(classes) ** 2
-            if cells > _MAX_CELLS:
-                raise ValueError(
-                    f"y_true and y_pred hold {len(classes)} distinct labels, {cells:,} confusion cells over "
-                    f"{self.n_groups} groups; if these are regression values, use a regression measure "
-                    "(fairness.mse, fairness.dp_mean, ...); otherwise merge classes."
-                )
-            self._cache["class_codes"] = class_codes(self.y_true, self.y_pred, classes)
+            self._check_cells()
+            self._cache["class_codes"] = class_codes(self.y_true, self.y_pred, self.classes())
         return self._cache["class_codes"]
+
+    def _check_cells(self) -> None:
+        """Refuse a confusion tensor too large to be one of class labels."""
+        k = len(self.classes())
+        cells = self.n_groups * k**2
+        if cells > _MAX_CELLS:
+            raise ValueError(
+                f"y_true and y_pred hold {k} distinct labels, {cells:,} confusion cells over "
+                f"{self.n_groups} groups; if these are regression values, use a regression measure "
+                "(fairness.mse, fairness.dp_mean, ...); otherwise merge classes."
+            )
 
     def multiclass(self, sample_weight: np.ndarray | None = None) -> MulticlassStats:
         """The (groups, K, K) confusion tensor over :meth:`classes` (cached unless reweighted)."""
@@ -806,10 +869,15 @@ class GroupedSample:
             t, p = self.class_codes()
             return MulticlassStats.from_class_codes(self.group_codes, t, p, self.groups, self.classes(), sample_weight)
         if "multiclass" not in self._cache:
-            t, p = self.class_codes()
-            self._cache["multiclass"] = MulticlassStats.from_class_codes(
-                self.group_codes, t, p, self.groups, self.classes(), self.sample_weight
-            )
+            if "class_counts" in self._cache:  # counted with the groups (integer fast path)
+                self._check_cells()
+                counts = self._cache["class_counts"].astype(float)
+                self._cache["multiclass"] = MulticlassStats(counts, self.groups, self.classes())
+            else:
+                t, p = self.class_codes()
+                self._cache["multiclass"] = MulticlassStats.from_class_codes(
+                    self.group_codes, t, p, self.groups, self.classes(), self.sample_weight
+                )
         return self._cache["multiclass"]
 
     def errors(self) -> ErrorStats:
@@ -847,9 +915,18 @@ class GroupedSample:
     def counts_per_group(self) -> pd.Series:
         """Number of samples (weighted, if weights were given) in each group (cached)."""
         if "counts" not in self._cache:
-            n = np.bincount(self.group_codes, weights=self.sample_weight, minlength=self.n_groups)
+            if self.sample_weight is None:
+                n = self.group_sizes()
+            else:
+                n = np.bincount(self.group_codes, weights=self.sample_weight, minlength=self.n_groups)
             self._cache["counts"] = pd.Series(n, index=self.groups, name="count")
         return self._cache["counts"].copy()
+
+    def group_sizes(self) -> np.ndarray:
+        """Number of rows (not weights) in each group (cached)."""
+        if "sizes" not in self._cache:
+            self._cache["sizes"] = np.bincount(self.group_codes, minlength=self.n_groups)
+        return self._cache["sizes"]
 
     def subset(self, mask: np.ndarray) -> GroupedSample:
         """The rows selected by ``mask``, keeping the full group table."""
@@ -925,9 +1002,164 @@ def _validated(
         )
     if t.size == 0:
         raise ValueError("y_true is empty; a measure needs at least one sample per group.")
-    codes, index = encode_groups(sensitive_features, t.size, groups=groups)
+    cols = _checked_columns(sensitive_features, t.size, "sensitive_features")
     w = _check_weight(sample_weight, t.size)
+    if groups is None and w is None:
+        sample = _integer_sample(cols, t, p)
+        if sample is not None:
+            return sample
+    codes, index = _encoded(cols, groups, "sensitive_features")
     return GroupedSample(t, p, codes, index, w)
+
+
+# --- integer fast path: one bincount finds the groups and labels and counts them -----------
+
+
+def _integer_sample(cols: list[tuple[str, Any]], t: np.ndarray, p: np.ndarray) -> GroupedSample | None:
+    """The validated sample of integer (or boolean) groups and labels, from one ``np.bincount``.
+
+    When one sensitive column and both label arrays are integer (or boolean) NumPy
+    arrays over small value ranges, the counts over the raw ranges of (group, y_true,
+    y_pred) tell at once which groups and labels occur and how many rows each
+    (group, true, predicted) cell holds: no separate pass per array to find its
+    levels. The sample it returns holds the same codes, groups and statistics as the
+    general path (factorise, then count), which ``tests/test_speed_paths.py`` checks;
+    None when the inputs do not qualify.
+    """
+    if len(cols) != 1 or not (_is_integer(cols[0][1]) and _same_label_kind(t, p)):
+        return None
+    name, g = cols[0]
+    raw = _RawCounts.of(g, t, p)
+    if raw is None:
+        return None
+    counts, g_lo, lo = raw.counts, raw.g_lo, raw.lo
+    sizes, t_rows, p_rows = counts.sum(axis=(1, 2)), counts.sum(axis=(0, 2)), counts.sum(axis=(0, 1))
+    g_idx, c_idx = np.flatnonzero(sizes), np.flatnonzero(t_rows + p_rows)
+    index = pd.Index(_levels(g_idx, g_lo, g.dtype), name=name)
+    codes = _codes_from_offsets(g, g_lo, counts.shape[0], g_idx)
+    if g_idx.size < 2:
+        _check_two_groups(codes, index, "sensitive_features")
+    sample = GroupedSample(t, p, codes, index)
+    sample._cache["distinct"] = (
+        _present_levels(np.flatnonzero(t_rows), lo, t.dtype),
+        _present_levels(np.flatnonzero(p_rows), lo, p.dtype),
+    )
+    sample._cache["sizes"] = sizes[g_idx]
+    sample._cache["class_counts"] = counts[np.ix_(g_idx, c_idx, c_idx)]
+    return sample
+
+
+def _present_levels(offsets: np.ndarray, lo: int, dtype: np.dtype) -> np.ndarray:
+    """Distinct labels (object array, as :func:`_distinct`) at ``offsets`` from ``lo``, in the array's dtype.
+
+    Counted from the array's own smallest label, which its dtype holds (``lo`` is shared
+    by y_true and y_pred and may lie outside a narrow dtype).
+    """
+    first = int(offsets[0])
+    return _levels(offsets - first, lo + first, dtype).astype(object)
+
+
+def _is_integer(values: Any) -> bool:
+    return isinstance(values, np.ndarray) and values.ndim == 1 and values.size > 0 and values.dtype.kind in "iub"
+
+
+def _same_label_kind(t: np.ndarray, p: np.ndarray) -> bool:
+    """Both label arrays integer, or both boolean (a mix compares True with 1: the general path decides)."""
+    if not (_is_integer(t) and _is_integer(p)):
+        return False
+    return (t.dtype.kind == "b") == (p.dtype.kind == "b")
+
+
+#: Rows per block of the integer fast path: a block's arrays stay in the CPU cache between passes.
+_BLOCK = 1 << 17
+
+
+@dataclass
+class _RawCounts:
+    """Row counts ``counts[g - g_lo, t - lo, p - lo]`` over the value ranges of groups and labels."""
+
+    counts: np.ndarray
+    g_lo: int
+    lo: int
+
+    @classmethod
+    def of(cls, g: np.ndarray, t: np.ndarray, p: np.ndarray) -> _RawCounts | None:
+        """The counts, over ranges from 0 to a bit mask if no value is negative, else from minimum to maximum.
+
+        None if even the exact ranges are too wide to count.
+        """
+        raw = cls._count(g, t, p, exact=False)
+        return raw if raw is not None else cls._count(g, t, p, exact=True)
+
+    @classmethod
+    def _count(cls, g: np.ndarray, t: np.ndarray, p: np.ndarray, exact: bool) -> _RawCounts | None:
+        """Count block by block, widening the ranges when a block leaves them; None if they grow too wide.
+
+        Each block is read once from memory: its bounds, flat cell index and bincount
+        all work on data already in the CPU cache, which a whole-array pass per step
+        (three reductions, four arithmetic passes, a bincount) would not.
+        """
+        raw, limit = None, _range_limit(t.size)
+        for start in range(0, t.size, _BLOCK):
+            block = slice(start, start + _BLOCK)
+            gb, tb, pb = g[block], t[block], p[block]
+            (g_lo, g_hi), (t_lo, t_hi), (p_lo, p_hi) = _bounds(gb, exact), _bounds(tb, exact), _bounds(pb, exact)
+            lo, hi = min(t_lo, p_lo), max(t_hi, p_hi)
+            if raw is not None:
+                g_lo, g_hi = min(g_lo, raw.g_lo), max(g_hi, raw.g_lo + raw.counts.shape[0] - 1)
+                lo, hi = min(lo, raw.lo), max(hi, raw.lo + raw.counts.shape[1] - 1)
+            n_g, n_c = g_hi - g_lo + 1, hi - lo + 1
+            if n_g * n_c * n_c > limit:
+                return None
+            raw = cls._widened(raw, g_lo, n_g, lo, n_c)
+            raw.counts += _block_counts(gb, g_lo, n_g, tb, pb, lo, n_c)
+        return raw
+
+    @classmethod
+    def _widened(cls, raw: _RawCounts | None, g_lo: int, n_g: int, lo: int, n_c: int) -> _RawCounts:
+        if raw is not None and (raw.g_lo, raw.lo, raw.counts.shape[:2]) == (g_lo, lo, (n_g, n_c)):
+            return raw
+        counts = np.zeros((n_g, n_c, n_c), dtype=np.intp)
+        if raw is not None:
+            dg, dc = raw.g_lo - g_lo, raw.lo - lo
+            og, oc = raw.counts.shape[:2]
+            counts[dg : dg + og, dc : dc + oc, dc : dc + oc] = raw.counts
+        return cls(counts, g_lo, lo)
+
+
+def _bounds(values: np.ndarray, exact: bool) -> tuple[int, int]:
+    """A range ``[lo, hi]`` holding every value of an integer or boolean array.
+
+    Not ``exact``: if no value is negative, ``[0, mask]`` from one OR-reduction (the
+    mask is at least the maximum and below twice it; values absent from the range
+    simply count zero), else, as when ``exact``, the minimum and the maximum (two
+    reductions).
+    """
+    if values.dtype.kind == "b":
+        values = values.view(np.uint8)
+    if not exact:
+        mask = int(np.bitwise_or.reduce(values))
+        if mask >= 0:
+            return 0, mask
+    return int(values.min()), int(values.max())
+
+
+def _block_counts(g: np.ndarray, g_lo: int, n_g: int, t: np.ndarray, p: np.ndarray, lo: int, n_c: int) -> np.ndarray:
+    """Row counts of shape ``(n_g, n_c, n_c)`` of one block (four in-place passes, one bincount)."""
+    cell = np.multiply(_shifted(g, g_lo), n_c)
+    cell += _shifted(t, lo)
+    cell *= n_c
+    cell += _shifted(p, lo)
+    return np.bincount(cell, minlength=n_g * n_c * n_c).reshape(n_g, n_c, n_c)
+
+
+def _codes_from_offsets(values: np.ndarray, lo: int, n_range: int, present: np.ndarray) -> np.ndarray:
+    """Codes ``0..k-1`` of ``values`` whose offsets ``values - lo`` in use are ``present`` (sorted)."""
+    if lo == 0 and present[-1] == present.size - 1 and values.dtype == np.intp:
+        return values  # already the codes 0..k-1
+    lut = np.full(n_range, -1, dtype=np.intp)
+    lut[present] = np.arange(present.size)
+    return lut[_shifted(values, lo)]
 
 
 # --- small groups ----------------------------------------------------------------------
@@ -978,7 +1210,7 @@ def restrict_small_groups(
     """
     if min_group_size is None:
         return sample
-    sizes = np.bincount(sample.group_codes, minlength=sample.n_groups)
+    sizes = sample.group_sizes()
     small = sizes < min_group_size
     if not small.any():
         return sample
