@@ -60,6 +60,7 @@ __all__ = [
     "CalibrationFit",
     "build_model",
     "calibrated_cells",
+    "calibrated_probabilities",
     "configure_compile_cache",
     "fit_calibration",
     "prior_sd_vector",
@@ -507,6 +508,34 @@ def _warn_diagnostics(d: dict[str, Any], groups: pd.Index) -> None:
         )
 
 
+def calibrated_probabilities(params: dict[str, np.ndarray], scores: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Calibrated probability ``f(s_j; a_g, b_g, c_g)`` of every row under every draw.
+
+    Parameters
+    ----------
+    params : dict of str to ndarray of shape (chain, draw, group)
+        ``a``, ``b``, ``c``.
+    scores, codes : ndarray of shape (n,)
+        Scores (clipped to :data:`CLIP` inside) and group codes.
+
+    Returns
+    -------
+    ndarray of shape (chain, draw, n)
+
+    Examples
+    --------
+    >>> p = {k: np.ones((1, 1, 1)) for k in "ab"} | {"c": np.zeros((1, 1, 1))}
+    >>> calibrated_probabilities(p, np.array([0.8, 0.3]), np.array([0, 0])).round(6).tolist()
+    [[[0.8, 0.3]]]
+    """
+    from scipy.special import expit
+
+    codes = np.asarray(codes, dtype=np.intp)
+    log_s, log1m_s = _features(scores)
+    a, b, c = (np.asarray(params[k], dtype=float)[..., codes] for k in ("a", "b", "c"))
+    return expit(c + a * log_s - b * log1m_s)
+
+
 def calibrated_cells(
     params: dict[str, np.ndarray],
     scores: np.ndarray,
@@ -614,15 +643,24 @@ class BayesianCalibration(EstimationMethod):
         rng: np.random.Generator,
         seed: int,
     ) -> GroupDraws:
-        lab, unl = data.labelled, data.unlabelled
-        fit = fit_calibration(
+        fit = self.fit(data, chains=chains, draws=draws, seed=seed)
+        unl = data.unlabelled
+        cells = data.counts + calibrated_cells(fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups)
+        return self.draws_from_cells(cells, fit, bases)
+
+    def fit(self, data: FitData, *, chains: int, draws: int, seed: int) -> CalibrationFit:
+        """The calibration model sampled on the labelled rows, with this method's options."""
+        lab = data.labelled
+        return fit_calibration(
             lab.scores, data.y_true, lab.codes, data.groups,
             calibration=self.calibration, hierarchical=self.hierarchical, chains=chains, tune=self.tune,
             draws=draws, target_accept=self.target_accept, sampler=self.sampler, cores=self.cores, seed=seed,
             warn=self.warn, prior_scale=self.prior_scale, sampler_kwargs=self.sampler_kwargs,
             retry_divergent=self.retry_divergent,
         )
-        cells = data.counts + calibrated_cells(fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups)
+
+    def draws_from_cells(self, cells: np.ndarray, fit: CalibrationFit, bases: tuple[BaseMetric, ...]) -> GroupDraws:
+        """Group and overall draws of every base metric from draws of the cells ``(chain, draw, group, 2, 2)``."""
         overall_cells = cells.sum(axis=-3)
         attrs = {
             "calibration": self.calibration,

@@ -1,0 +1,54 @@
+"""``method="auto"``: the recommended estimator for the data given, by a rule written as data.
+
+The rule (first match wins), from the reproduction of Ji, Smyth & Steyvers (2020) on
+the papers' score files (docs/reproduction_ji2020.md) and the simulations of
+``tests/test_bayes_bcr.py`` and ``tests/test_bayes_ppi.py``:
+
+1. no unlabelled scores: ``"bb"``, the Beta-Binomial posterior of the labelled
+   counts (nothing else uses only labels);
+2. sample weights: ``"ppi"``, the one score-based method that takes weights, and
+   whose interval covers by construction;
+3. otherwise: ``"bcr"``, the rectified Bayesian calibration: BC's accuracy with
+   few labels (the calibration borrows strength across groups), and an interval
+   that widens where a group's labels contradict the shared calibration, where
+   plain BC is confidently wrong.
+
+The posterior records the choice: ``post.method`` is the method used and
+``post.attrs["method_requested"]`` is ``"auto"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["AUTO_RULES", "auto_method"]
+
+#: (condition on the arguments of ``posterior``, method, why), tried in order.
+AUTO_RULES: tuple[tuple[Callable[[Mapping[str, Any]], bool], str, str], ...] = (
+    (lambda a: a.get("unlabeled_scores") is None, "bb", "no unlabelled scores: the labelled counts alone"),
+    (
+        lambda a: a.get("sample_weight") is not None or a.get("unlabeled_sample_weight") is not None,
+        "ppi",
+        "sample weights: the score-based method that takes weights",
+    ),
+    (lambda a: True, "bcr", "unlabelled scores: calibration with a rectifier for misfit"),
+)
+
+
+def auto_method(arguments: Mapping[str, Any]) -> tuple[str, str]:
+    """The method ``"auto"`` stands for, given the arguments of ``posterior``, and why.
+
+    Examples
+    --------
+    >>> auto_method({"unlabeled_scores": None})
+    ('bb', 'no unlabelled scores: the labelled counts alone')
+    >>> auto_method({"unlabeled_scores": [0.2, 0.9]})[0]
+    'bcr'
+    >>> auto_method({"unlabeled_scores": [0.2], "sample_weight": [1.0]})[0]
+    'ppi'
+    """
+    for applies, method, why in AUTO_RULES:
+        if applies(arguments):
+            return method, why
+    raise AssertionError("the last rule always applies")  # pragma: no cover
