@@ -13,6 +13,7 @@ one code path.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,13 +29,16 @@ __all__ = [
     "GroupedSample",
     "MulticlassStats",
     "SingleGroupError",
+    "SmallGroupPlan",
     "SmallGroupWarning",
     "check_inputs",
     "check_scores",
     "check_small_groups",
     "encode_groups",
     "resolve_sensitive",
+    "restrict_small_group_stats",
     "restrict_small_groups",
+    "small_group_plan",
 ]
 
 
@@ -1189,6 +1193,117 @@ def _other_label(groups: pd.Index) -> Any:
     return label
 
 
+@dataclass(frozen=True, eq=False)
+class SmallGroupPlan:
+    """Which groups a ``min_group_size`` leaves out or pools, decided once on their row counts.
+
+    Built by :func:`small_group_plan`; applied to rows (:func:`restrict_small_groups`),
+    to statistics (:func:`restrict_small_group_stats`, e.g. from a dataframe engine) or
+    to group codes (the Bayesian posteriors), so that every path drops or merges the
+    same groups with the same warning.
+
+    Attributes
+    ----------
+    lut : ndarray of shape (n_groups_before,)
+        New code of each old group; -1 for a group left out.
+    groups : pandas.Index
+        The groups after (the kept ones in their order, then ``"other"`` when merging).
+    message : str
+        The :class:`SmallGroupWarning` text naming the small groups and their sizes.
+    """
+
+    lut: np.ndarray
+    groups: pd.Index
+    message: str
+
+    def codes(self, codes: np.ndarray) -> np.ndarray:
+        """Codes after the plan (-1 for rows of a group left out)."""
+        return self.lut[codes]
+
+    def stats(self, stats: ConfusionStats | ErrorStats) -> ConfusionStats | ErrorStats:
+        """Statistics (any leading axes) with the small groups' cells left out or summed into ``"other"``."""
+        if isinstance(stats, ErrorStats):
+            return dataclasses.replace(stats, sums=self._pooled(stats.sums, 2), groups=self.groups)
+        return dataclasses.replace(stats, counts=self._pooled(stats.counts, 3), groups=self.groups)
+
+    def warn(self, stacklevel: int = 1) -> None:
+        """Emit the :class:`SmallGroupWarning`, attributed ``stacklevel`` frames above the caller."""
+        warnings.warn(self.message, SmallGroupWarning, stacklevel=stacklevel + 1)
+
+    def _pooled(self, values: np.ndarray, tail: int) -> np.ndarray:
+        moved = np.moveaxis(np.asarray(values, dtype=float), values.ndim - tail, 0)
+        out = np.zeros((len(self.groups), *moved.shape[1:]))
+        kept = self.lut >= 0
+        np.add.at(out, self.lut[kept], moved[kept])
+        return np.moveaxis(out, 0, values.ndim - tail)
+
+
+def small_group_plan(
+    sizes: Any, groups: pd.Index, min_group_size: int | None, small_groups: str = "drop", key: str = "the measure"
+) -> SmallGroupPlan | None:
+    """Decide which groups of fewer than ``min_group_size`` rows to leave out or pool (None: none).
+
+    Parameters
+    ----------
+    sizes : array-like of shape (n_groups,)
+        Number of rows (not weights) of each group.
+    groups : pandas.Index
+        The groups, in the order of ``sizes``.
+    min_group_size : int or None
+        Groups with fewer rows are small (declared groups absent from the data too).
+    small_groups : {"drop", "merge"}, default="drop"
+        Leave the small groups out, or pool them into one group ``"other"``
+        (``("other", ...)`` for intersectional groups) placed last.
+    key : str, default="the measure"
+        Who asks, for the warning and error messages.
+
+    Returns
+    -------
+    SmallGroupPlan or None
+
+    Raises
+    ------
+    SingleGroupError
+        If fewer than two groups with rows remain.
+
+    Examples
+    --------
+    >>> plan = small_group_plan([50, 3, 40, 2], pd.Index(list("abcd")), 10, "merge")
+    >>> plan.lut.tolist(), list(plan.groups)
+    ([0, 2, 1, 2], ['a', 'c', 'other'])
+    """
+    if min_group_size is None:
+        return None
+    sizes = np.asarray(sizes, dtype=np.int64)
+    small = sizes < min_group_size
+    if not small.any():
+        return None
+    keep = np.flatnonzero(~small)
+    lut = np.full(len(groups), -1, dtype=np.intp)
+    lut[keep] = np.arange(keep.size)
+    labels = groups.tolist()  # Python scalars: the message reads 7, not np.int64(7)
+    named = ", ".join(f"{labels[i]!r} ({sizes[i]})" for i in np.flatnonzero(small))
+    index = groups[keep]
+    what = "are left out, with their rows"
+    if small_groups == "merge":
+        label = _other_label(groups)
+        lut[small] = keep.size
+        if groups.nlevels > 1:
+            other = pd.MultiIndex.from_tuples([label], names=groups.names)
+        else:
+            other = pd.Index([label], name=groups.name)
+        index = index.append(other)
+        what = f"are merged into {label!r} ({int(sizes[small].sum())} rows)"
+    kept = lut >= 0
+    if np.count_nonzero(np.bincount(lut[kept], weights=sizes[kept], minlength=len(index))) < 2:
+        raise SingleGroupError(
+            f"{key}: fewer than two groups have at least min_group_size={min_group_size} rows (small: {named}); "
+            "lower min_group_size, or merge rare levels first (skfair_measures.groups.merge_rare_levels)."
+        )
+    message = f"{key}: group(s) with fewer than min_group_size={min_group_size} rows {what}: {named}."
+    return SmallGroupPlan(lut, index, message)
+
+
 def restrict_small_groups(
     sample: GroupedSample, min_group_size: int | None, small_groups: str = "drop", key: str = "the measure"
 ) -> GroupedSample:
@@ -1197,7 +1312,8 @@ def restrict_small_groups(
     Sizes count rows, not weights. Small groups (also declared groups absent from the
     data) are left out with their rows (``"drop"``) or pooled into one group labelled
     ``"other"`` (``("other", ...)`` for intersectional groups) placed last
-    (``"merge"``); a :class:`SmallGroupWarning` names them and their sizes.
+    (``"merge"``); a :class:`SmallGroupWarning` names them and their sizes. The
+    decision is :func:`small_group_plan`'s.
 
     Examples
     --------
@@ -1210,38 +1326,60 @@ def restrict_small_groups(
     """
     if min_group_size is None:
         return sample
-    sizes = sample.group_sizes()
-    small = sizes < min_group_size
-    if not small.any():
+    plan = small_group_plan(sample.group_sizes(), sample.groups, min_group_size, small_groups, key)
+    if plan is None:
         return sample
-    keep = np.flatnonzero(~small)
-    lut = np.full(sample.n_groups, -1, dtype=np.intp)
-    lut[keep] = np.arange(keep.size)
-    named = ", ".join(f"{sample.groups[i]!r} ({sizes[i]})" for i in np.flatnonzero(small))
+    codes = plan.codes(sample.group_codes)
     if small_groups == "merge":
-        label = _other_label(sample.groups)
-        lut[small] = keep.size
-        if sample.groups.nlevels > 1:
-            other = pd.MultiIndex.from_tuples([label], names=sample.groups.names)
-        else:
-            other = pd.Index([label], name=sample.groups.name)
-        index = sample.groups[keep].append(other)
-        out = GroupedSample(sample.y_true, sample.y_pred, lut[sample.group_codes], index, sample.sample_weight)
-        what = f"are merged into {label!r} ({int(sizes[small].sum())} rows)"
+        out = GroupedSample(sample.y_true, sample.y_pred, codes, plan.groups, sample.sample_weight)
     else:
-        rows = ~small[sample.group_codes]
+        rows = codes >= 0
         w = None if sample.sample_weight is None else sample.sample_weight[rows]
-        out = GroupedSample(sample.y_true[rows], sample.y_pred[rows], lut[sample.group_codes[rows]],
-                            sample.groups[keep], w)
-        what = "are left out, with their rows"
-    if np.count_nonzero(np.bincount(out.group_codes, minlength=out.n_groups)) < 2:
-        raise SingleGroupError(
-            f"{key}: fewer than two groups have at least min_group_size={min_group_size} rows (small: {named}); "
-            "lower min_group_size, or merge rare levels first (skfair_measures.groups.merge_rare_levels)."
-        )
-    warnings.warn(
-        f"{key}: group(s) with fewer than min_group_size={min_group_size} rows {what}: {named}.",
-        SmallGroupWarning,
-        stacklevel=4,
-    )
+        out = GroupedSample(sample.y_true[rows], sample.y_pred[rows], codes[rows], plan.groups, w)
+    plan.warn(stacklevel=4)  # the user's call, through the measure's validation
     return out
+
+
+def restrict_small_group_stats(
+    stats: ConfusionStats | ErrorStats,
+    sizes: Any,
+    min_group_size: int | None,
+    small_groups: str = "drop",
+    key: str = "the measure",
+    *,
+    warn: bool = True,
+) -> ConfusionStats | ErrorStats:
+    """:func:`restrict_small_groups` on statistics: the same groups left out or pooled, from counts.
+
+    For statistics computed without the rows (a dataframe engine's grouped pass):
+    counts are additive, so leaving a group out drops its cells and merging sums
+    them, exactly as the same rule applied to the rows would.
+
+    Parameters
+    ----------
+    stats : ConfusionStats, MulticlassStats or ErrorStats
+        Statistics per group (any leading axes, e.g. bootstrap replicates).
+    sizes : array-like of shape (n_groups,)
+        Number of rows (not weights) of each group of ``stats``.
+    min_group_size, small_groups, key
+        As for :func:`restrict_small_groups`.
+    warn : bool, default=True
+        Emit the :class:`SmallGroupWarning` (off for replicates of statistics
+        already restricted once).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> s = ConfusionStats.from_codes([0, 0, 0, 1, 1, 1, 2], [1] * 7, [1] * 7, pd.Index(list("abc")))
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     r = restrict_small_group_stats(s, [3, 3, 1], 2, "merge")
+    >>> list(r.groups), r.n.tolist()
+    (['a', 'b', 'other'], [3.0, 3.0, 1.0])
+    """
+    plan = small_group_plan(sizes, stats.groups, min_group_size, small_groups, key)
+    if plan is None:
+        return stats
+    if warn:
+        plan.warn(stacklevel=2)  # attributed to whoever called this function
+    return plan.stats(stats)

@@ -19,6 +19,7 @@ import skfair_measures as sfm
 from skfair_measures import engines
 from skfair_measures._stats import check_inputs
 from skfair_measures.engines import _compute
+from skfair_measures.groups import SmallGroupWarning
 
 pl = pytest.importorskip("polars")
 pa = pytest.importorskip("pyarrow")
@@ -153,6 +154,31 @@ def test_multiclass_labels(engine):
     want = sfm.compute_metrics(pdf, "grade", "guess", "race", ms, sample_weight="w")
     got = engines.compute_metrics(data, "grade", "guess", "race", ms, sample_weight="w")
     pd.testing.assert_series_equal(got, want, check_exact=True)
+
+
+def _small_group_results(evaluate, *args, **kwargs):
+    """Measure values, groups and the SmallGroupWarning messages of one evaluation."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = evaluate(*args, **kwargs)
+    messages = sorted({str(w.message) for w in caught if issubclass(w.category, SmallGroupWarning)})
+    return {k: (r.value, r.by_group.index.tolist(), r.by_group.to_numpy().tolist()) for k, r in res.items()}, messages
+
+
+def test_min_group_size_leaves_out_or_merges_as_the_core(engine):
+    # sex x race: the two race 'c' cells hold about 150 rows each, below 200
+    ms = [
+        sfm.msr("fairness.eod", min_group_size=200),
+        sfm.msr("fairness.acc", min_group_size=200, small_groups="merge"),
+        sfm.msr("fairness.mse", min_group_size=200, small_groups="merge"),
+    ]
+    data = as_engine(engine, DATA)
+    want = _small_group_results(sfm.evaluate_measures, ms, DATA.y, DATA.yhat,
+                                sensitive_features=DATA[["sex", "race"]], sample_weight=DATA.w)
+    got = _small_group_results(engines.evaluate_measures, data, "y", "yhat", ["sex", "race"], ms, sample_weight="w")
+    assert got == want  # values, groups, and one warning per setting, as in memory
+    assert len(want[1]) == 2 and all("('F', 'c')" in m and "('M', 'c')" in m for m in want[1])
+    assert want[0]["fairness.acc(min_group_size=200, small_groups=merge)"][1][-1] == ("other", "other")
 
 
 @pytest.mark.parametrize("name", ["pandas", "dask"])

@@ -61,3 +61,24 @@ def test_per_row_draws_elsewhere_are_refused_with_the_way_out():
         engines.poisson_bootstrap(pl.from_pandas(DATA), "y", "yhat", "sex", "fairness.tpr", sample_weight="w")
     with pytest.raises(ValueError, match=r"n_boot=1"):
         engines.poisson_bootstrap(DATA, "y", "yhat", "sex", "fairness.tpr", n_boot=1)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_min_group_size_is_decided_on_the_observed_rows_for_every_replicate(weighted):
+    from skfair_measures.groups import SmallGroupWarning
+
+    m = sfm.msr("fairness.tpr", min_group_size=200, small_groups="merge")  # race x sex: the 'c' cells are small
+    frame = DATA.assign(one=1.0)
+    weight = "one" if weighted else None  # a weight column forces the per-row draws
+    with pytest.warns(SmallGroupWarning, match="merged into"):
+        res = engines.poisson_bootstrap(frame, "y", "yhat", ["race", "sex"], m, sample_weight=weight,
+                                        n_boot=200, random_state=0)
+    with pytest.warns(SmallGroupWarning):
+        want = m.evaluate(DATA.y, DATA.yhat, sensitive_features=DATA[["race", "sex"]])
+    assert res.value == want.value
+    assert np.isfinite(res.draws).all() and res.draws.shape == (200,)
+    assert abs(np.median(res.draws) - res.value) < 2 * res.se
+    # the same multiplicities without the minimum give other draws: every replicate was restricted
+    plain = engines.poisson_bootstrap(frame, "y", "yhat", ["race", "sex"], "fairness.tpr", sample_weight=weight,
+                                      n_boot=200, random_state=0)
+    assert not np.allclose(plain.draws, res.draws)

@@ -25,7 +25,7 @@ import pandas as pd
 from .._stats import ConfusionStats, ErrorStats, GroupedSample, binarize_labels, encode_groups
 from ._frames import Columns, collect, engine_name
 
-__all__ = ["confusion_stats", "confusion_table", "error_stats", "error_table"]
+__all__ = ["confusion_stats", "confusion_table", "error_stats", "error_table", "group_sizes"]
 
 # Internal column names inside the engine; the user's names are restored locally.
 _T, _P, _W = "__sfm_y_true", "__sfm_y_pred", "__sfm_weight"
@@ -235,6 +235,13 @@ def confusion_stats(
     # core's own sample of those rows gives the same counts, with the same label rules (binary, K classes,
     # one class against the rest with pos_label) as rows in memory.
     return GroupedSample(y_true, y_pred, codes, index, weights).confusion(pos_label)
+
+
+def group_sizes(table: pd.DataFrame, cols: Columns, groups: pd.Index | None = None) -> tuple[np.ndarray, pd.Index]:
+    """Rows (not weights) of each group of a small table, and the groups (those of its statistics)."""
+    codes, index = _group_codes(table, cols, groups)
+    n = np.bincount(codes, weights=table[_N].to_numpy(dtype=float), minlength=len(index))
+    return n.astype(np.int64), index
 
 
 def error_stats(table: pd.DataFrame, cols: Columns, *, groups: pd.Index | None = None) -> ErrorStats:

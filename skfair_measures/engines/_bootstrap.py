@@ -99,10 +99,10 @@ def poisson_bootstrap(
     kinds = _statistics_of(m)
     cols = check_columns(as_lazy(data), target, prediction, sensitive, sample_weight)
     engine = _Engine(data, cols)
-    point = m.evaluate_stats({kind: engine.stats(kind, m.inputs) for kind in kinds})
+    point = m.evaluate_stats({kind: engine.stats(kind, m.inputs, m.key) for kind in kinds})
     rng = np.random.default_rng(random_state)
     if kinds == ("confusion",) and sample_weight is None:
-        counts = engine.stats("confusion", m.inputs)
+        counts = engine.stats("confusion", m.inputs, m.key)
         replicated = dataclasses.replace(counts, counts=rng.poisson(counts.counts, (n_boot, *counts.counts.shape)))
         draws = m.from_stats(replicated)
     else:
@@ -126,9 +126,11 @@ def _per_row_replicates(engine: _Engine, m: Measure, kinds: tuple[str, ...], n_b
         names = (_SUM_W, _SUM_AE, _SUM_SE) if kind == "errors" else (_SUM_W,)
         sums = {name: table[[_native.replicate_name(name, b) for b in range(n_boot)]].to_numpy() for name in names}
         narrow = table[[c for c in table.columns if "#" not in c]]
-        out[kind] = _stack(
+        stacked = _stack(
             [_replicate(narrow, {k: v[:, b] for k, v in sums.items()}, cols, kind, m) for b in range(n_boot)]
         )
+        plan = engine.small_groups(kind, m.inputs, m.key)  # decided on the observed data, as the point estimate
+        out[kind] = stacked if plan is None else plan.stats(stacked)
     return out
 
 

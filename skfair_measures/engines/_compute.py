@@ -3,7 +3,8 @@
 A measure needs confusion counts or error sums (``base.statistic``), for its threshold
 and positive label (``measure.inputs``). The engine pass depends only on the statistic
 and the threshold (``score >= threshold`` is computed in the engine); the positive label
-and the declared groups are applied locally to the small table. So measures are
+the declared groups and ``min_group_size`` are applied locally to the small table
+(small groups left out or merged by the core's own rule, on the groups' row counts). So measures are
 grouped by what the engine must compute, each group costs one pass, and every measure
 then evaluates on the statistics with ``measure.evaluate_stats``, exactly as on rows.
 """
@@ -16,10 +17,10 @@ from typing import Any
 import narwhals as nw
 import pandas as pd
 
-from .._stats import ConfusionStats, ErrorStats
+from .._stats import ConfusionStats, ErrorStats, SmallGroupPlan, small_group_plan
 from ..measures import Measure, MeasureInputs, MeasureResult, as_measures
 from . import _native
-from ._aggregate import confusion_stats, confusion_table, error_stats, error_table
+from ._aggregate import confusion_stats, confusion_table, error_stats, error_table, group_sizes
 from ._frames import Columns, as_lazy, check_columns
 
 __all__ = ["compute_metrics", "evaluate_measures", "grouped_stats"]
@@ -50,6 +51,8 @@ class _Engine:
     def __init__(self, data: Any, cols: Columns) -> None:
         self.data, self.frame, self.cols = data, as_lazy(data), cols
         self._tables: dict[tuple, pd.DataFrame] = {}
+        self._stats: dict[tuple, ConfusionStats | ErrorStats] = {}
+        self._plans: dict[tuple, SmallGroupPlan | None] = {}
         self.passes = 0
 
     def table(self, kind: str, threshold: float | None) -> pd.DataFrame:
@@ -59,14 +62,44 @@ class _Engine:
             self.passes += 1
         return self._tables[key]
 
-    def stats(self, kind: str, inputs: MeasureInputs) -> ConfusionStats | ErrorStats:
-        table = self.table(kind, inputs.threshold)
-        if kind == "errors":
-            return error_stats(table, self.cols, groups=inputs.groups)
-        thresholded = inputs.threshold is not None
-        return confusion_stats(
-            table, self.cols, pos_label=inputs.pos_label, thresholded=thresholded, groups=inputs.groups
-        )
+    def stats(self, kind: str, inputs: MeasureInputs, key: str = "the measure") -> ConfusionStats | ErrorStats:
+        """The statistics for ``inputs``, small groups restricted as the core does (warning once per need)."""
+        need = (kind, inputs.threshold, inputs.pos_label, _groups_key(inputs), inputs.min_group_size,
+                inputs.small_groups)
+        if need not in self._stats:
+            table = self.table(kind, inputs.threshold)
+            if kind == "errors":
+                stats = error_stats(table, self.cols, groups=inputs.groups)
+            else:
+                stats = confusion_stats(
+                    table, self.cols, pos_label=inputs.pos_label, thresholded=inputs.threshold is not None,
+                    groups=inputs.groups,
+                )
+            plan = self.small_groups(kind, inputs, key)
+            self._stats[need] = stats if plan is None else plan.stats(stats)
+        return self._stats[need]
+
+    def small_groups(self, kind: str, inputs: MeasureInputs, key: str = "the measure") -> SmallGroupPlan | None:
+        """The core's small-group decision on the groups' row counts, made (and warned) once per setting.
+
+        Every statistic of one setting shares it, as the measures evaluated together in
+        memory share one restricted sample.
+        """
+        if inputs.min_group_size is None:
+            return None
+        setting = (_groups_key(inputs), inputs.min_group_size, inputs.small_groups)
+        if setting not in self._plans:
+            table = self.table(kind, None if kind == "errors" else inputs.threshold)
+            sizes, groups = group_sizes(table, self.cols, inputs.groups)
+            plan = small_group_plan(sizes, groups, inputs.min_group_size, inputs.small_groups, key)
+            if plan is not None:
+                plan.warn(stacklevel=4)  # the caller of evaluate_measures
+            self._plans[setting] = plan
+        return self._plans[setting]
+
+
+def _groups_key(inputs: MeasureInputs) -> tuple | None:
+    return None if inputs.groups is None else tuple(inputs.groups.tolist())
 
 
 def _statistics_of(measure: Measure) -> tuple[str, ...]:
@@ -80,10 +113,10 @@ def _statistics_of(measure: Measure) -> tuple[str, ...]:
 
 
 def _need(measure: Measure) -> tuple:
-    """What a measure needs computed: its statistics, threshold, positive label and declared groups."""
+    """What a measure needs computed: its statistics, threshold, positive label, declared and small groups."""
     inputs = measure.inputs
-    groups = None if inputs.groups is None else tuple(inputs.groups.tolist())
-    return (_statistics_of(measure), inputs.threshold, inputs.pos_label, groups)
+    return (_statistics_of(measure), inputs.threshold, inputs.pos_label, _groups_key(inputs),
+            inputs.min_group_size, inputs.small_groups)
 
 
 def evaluate_measures(
@@ -132,7 +165,7 @@ def evaluate_measures(
     for m in ms:
         need = needs[m.key]
         if need not in local:
-            local[need] = {kind: engine.stats(kind, m.inputs) for kind in need[0]}
+            local[need] = {kind: engine.stats(kind, m.inputs, m.key) for kind in need[0]}
         out[m.key] = m.evaluate_stats(local[need])
     return out
 
