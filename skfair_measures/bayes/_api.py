@@ -22,9 +22,11 @@ from ..base import BaseMetric
 from ..measures import MeasureBase, UndefinedGroupWarning
 from ._bb import BetaBinomial, ratio_roles
 from ._bc import BayesianCalibration
+from ._dirichlet import dirichlet_posteriors, holds_multiclass_labels
 from ._method import EstimationMethod, FitData, GroupDraws, Rows
 from ._posterior import MeasurePosterior, external_stacklevel, group_labels
 from ._ppi import PredictionPowered
+from ._small_groups import restrict_fit_data
 
 __all__ = ["METHODS", "posterior", "posteriors", "signed_measure"]
 
@@ -288,6 +290,8 @@ def posteriors(
     estimator = _method(method, locals())
     if chains < 1:
         raise ValueError(f"chains={chains!r} must be >= 1.")
+    if holds_multiclass_labels(y_true, pos_label, threshold, measures):  # K classes: Dirichlet (_dirichlet)
+        return dirichlet_posteriors(measures, y_true, y_score, estimator.name, locals())
     bases = _rate_bases(measures)
     data = _fit_data(
         measures, y_true, y_score, sensitive_features, unlabeled_scores, unlabeled_sensitive,
@@ -385,7 +389,8 @@ def _fit_data(
             f"method={estimator.name!r} needs unlabelled data: pass unlabeled_scores= (the model's scores "
             "on samples without labels) and unlabeled_sensitive= (their groups). Without them use method='bb'."
         )
-    return FitData(np.asarray(t, dtype=np.intp), labelled, unlabelled, sample.groups, thr)
+    data = FitData(np.asarray(t, dtype=np.intp), labelled, unlabelled, sample.groups, thr)
+    return restrict_fit_data(data, measures)  # min_group_size on labelled rows (_small_groups)
 
 
 def _unlabelled_rows(scores: Any, sensitive: Any, weight: Any, groups: pd.Index, threshold: float) -> Rows:

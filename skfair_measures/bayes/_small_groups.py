@@ -1,0 +1,73 @@
+"""``min_group_size`` in the posteriors: the core's rule, with labelled rows as the group sizes.
+
+A measure built with ``min_group_size=`` (and ``small_groups="drop"`` or ``"merge"``)
+leaves out, or pools into ``"other"``, the groups with fewer rows. In a posterior the
+size of a group is its number of *labelled* rows: they are what the likelihood
+sees, whatever the number of unlabelled scores. The decision is
+:func:`skfair_measures._stats.small_group_plan`'s, the same as for a point estimate;
+the plan is then applied to the labelled and the unlabelled rows alike, so that
+``"merge"`` pools the unlabelled scores of the small groups too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._stats import small_group_plan
+from ..measures import MeasureBase
+from ._method import FitData, Rows
+from ._posterior import external_stacklevel
+
+__all__ = ["restrict_fit_data", "small_group_options"]
+
+
+def small_group_options(measures: Sequence[MeasureBase]) -> tuple[int | None, str]:
+    """The ``min_group_size`` and ``small_groups`` of the measures, which must agree (one set of groups)."""
+    options = {(m.inputs.min_group_size, m.inputs.small_groups) for m in measures}
+    if len(options) > 1:
+        raise ValueError(
+            f"the measures have different (min_group_size, small_groups) {sorted(options, key=str)}; the "
+            "posteriors of one fit share one set of groups, so build the measures with the same values."
+        )
+    return options.pop()
+
+
+def _key(measures: Sequence[MeasureBase]) -> str:
+    return measures[0].key if len(measures) == 1 else "posteriors(" + ", ".join(m.key for m in measures) + ")"
+
+
+def restrict_fit_data(data: FitData, measures: Sequence[MeasureBase]) -> FitData:
+    """The fit data without the groups of fewer labelled rows than ``min_group_size``, or with them pooled.
+
+    Parameters
+    ----------
+    data : FitData
+        Validated labelled (and unlabelled) rows.
+    measures : sequence of Measure
+        The measures whose ``inputs.min_group_size`` / ``inputs.small_groups`` apply.
+
+    Returns
+    -------
+    FitData
+        ``data`` itself when no group is small; else the rows of the kept groups
+        (``"drop"``) or every row with the small groups' codes pooled (``"merge"``),
+        after a :class:`~skfair_measures.groups.SmallGroupWarning` naming them.
+    """
+    min_size, small = small_group_options(measures)
+    sizes = np.bincount(data.labelled.codes, minlength=data.n_groups)
+    plan = small_group_plan(sizes, data.groups, min_size, small, _key(measures))
+    if plan is None:
+        return data
+    plan.warn(stacklevel=external_stacklevel())
+    labelled, kept = _rows(data.labelled, plan.codes(data.labelled.codes))
+    unlabelled, _ = _rows(data.unlabelled, plan.codes(data.unlabelled.codes))
+    return FitData(data.y_true[kept], labelled, unlabelled, plan.groups, data.threshold)
+
+
+def _rows(rows: Rows, codes: np.ndarray) -> tuple[Rows, np.ndarray]:
+    """The rows whose group is kept (code >= 0), with the new codes."""
+    kept = codes >= 0
+    weight = None if rows.weight is None else rows.weight[kept]
+    return Rows(rows.scores[kept], rows.y_pred[kept], codes[kept], weight), kept
