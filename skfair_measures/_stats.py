@@ -1104,6 +1104,7 @@ class _RawCounts:
         (three reductions, four arithmetic passes, a bincount) would not.
         """
         raw, limit = None, _range_limit(t.size)
+        buffer = np.empty(min(_BLOCK, t.size), dtype=np.intp)  # one cell index buffer for every block
         for start in range(0, t.size, _BLOCK):
             block = slice(start, start + _BLOCK)
             gb, tb, pb = g[block], t[block], p[block]
@@ -1116,7 +1117,7 @@ class _RawCounts:
             if n_g * n_c * n_c > limit:
                 return None
             raw = cls._widened(raw, g_lo, n_g, lo, n_c)
-            raw.counts += _block_counts(gb, g_lo, n_g, tb, pb, lo, n_c)
+            raw.counts += _block_counts(gb, g_lo, n_g, tb, pb, lo, n_c, buffer[: gb.size])
         return raw
 
     @classmethod
@@ -1148,9 +1149,11 @@ def _bounds(values: np.ndarray, exact: bool) -> tuple[int, int]:
     return int(values.min()), int(values.max())
 
 
-def _block_counts(g: np.ndarray, g_lo: int, n_g: int, t: np.ndarray, p: np.ndarray, lo: int, n_c: int) -> np.ndarray:
-    """Row counts of shape ``(n_g, n_c, n_c)`` of one block (four in-place passes, one bincount)."""
-    cell = np.multiply(_shifted(g, g_lo), n_c)
+def _block_counts(
+    g: np.ndarray, g_lo: int, n_g: int, t: np.ndarray, p: np.ndarray, lo: int, n_c: int, cell: np.ndarray
+) -> np.ndarray:
+    """Row counts of shape ``(n_g, n_c, n_c)`` of one block (four in-place passes into ``cell``, one bincount)."""
+    np.multiply(_shifted(g, g_lo), n_c, out=cell)
     cell += _shifted(t, lo)
     cell *= n_c
     cell += _shifted(p, lo)
