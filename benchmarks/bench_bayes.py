@@ -13,6 +13,8 @@ Each cold time is wall time of the whole call in a fresh interpreter (imports,
 model build, compile, sampling, post-processing of the unlabelled data). The warm
 time is the median over ``--repeats`` fits on new data.
 
+``--method auto`` (or ``bcr``) times the default of ``posterior()`` with unlabelled
+scores, the rectified calibration: BC's fit plus the rectifier.
 ``--method ppi`` times prediction-powered inference on the same data (no MCMC):
 a new process (imports included) and warm fits; ``--coverage`` runs the coverage
 simulation of docs/bayes.md (PPI's 95% intervals of signed TPR / accuracy / PPV
@@ -24,6 +26,7 @@ Usage::
     python benchmarks/bench_bayes.py --sampler nutpie-pymc  # nutpie on the PyMC graph
     python benchmarks/bench_bayes.py --sampler pymc         # PyMC's own NUTS
     python benchmarks/bench_bayes.py --method ppi           # PPI, n_L = 100, n_U = 10,000
+    python benchmarks/bench_bayes.py --method auto --skip-empty  # the default of posterior() (bcr here)
     python benchmarks/bench_bayes.py --coverage --runs 400  # PPI coverage table
 """
 
@@ -53,7 +56,7 @@ def simulate(n: int, seed: int):
     return y, s, a
 
 
-def one_fit(seed: int, sampler: str) -> dict:
+def one_fit(seed: int, sampler: str, method: str = "bc") -> dict:
     t0 = time.perf_counter()
     import skfair_measures as sfm
 
@@ -61,7 +64,7 @@ def one_fit(seed: int, sampler: str) -> dict:
     _, s_u, a_u = simulate(10_000, seed + 1000)
     t1 = time.perf_counter()
     post = sfm.msr("fairness.acc").posterior(
-        y, s, sensitive_features=a, method="bc", unlabeled_scores=s_u, unlabeled_sensitive=a_u,
+        y, s, sensitive_features=a, method=method, unlabeled_scores=s_u, unlabeled_sensitive=a_u,
         reference="M", random_state=seed, sampler=sampler, warn=False,
     )
     t2 = time.perf_counter()
@@ -74,6 +77,7 @@ def one_fit(seed: int, sampler: str) -> dict:
         "divergences": d.get("divergences", -1),
         "max_r_hat": d.get("max_r_hat", float("nan")),
         "mean": post.mean(),
+        "method": post.method,
     }
 
 
@@ -161,19 +165,19 @@ def child(args: argparse.Namespace) -> None:
     if args.method == "ppi":
         print("RESULT " + json.dumps(one_ppi_fit(args.seed)))
         return
-    res = one_fit(args.seed, args.sampler)
+    res = one_fit(args.seed, args.sampler, args.method)
     res["total_seconds"] = time.perf_counter() - t0
     print("RESULT " + json.dumps(res))
 
 
-def fresh_process(sampler: str, seed: int, compiledir: str | None) -> dict:
+def fresh_process(sampler: str, seed: int, compiledir: str | None, method: str = "bc") -> dict:
     env = dict(os.environ)
     if compiledir is not None:
         env["PYTENSOR_FLAGS"] = f"base_compiledir={compiledir}"
         env["NUMBA_CACHE_DIR"] = compiledir
     t0 = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, __file__, "--child", "--sampler", sampler, "--seed", str(seed)],
+        [sys.executable, __file__, "--child", "--sampler", sampler, "--seed", str(seed), "--method", method],
         capture_output=True, text=True, env=env, check=True,
     )
     wall = time.perf_counter() - t0
@@ -190,7 +194,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--skip-empty", action="store_true", help="skip the empty-cache cold run")
-    ap.add_argument("--method", default="bc", choices=["bc", "ppi"])
+    ap.add_argument("--method", default="bc", choices=["bc", "bcr", "auto", "ppi"])
     ap.add_argument("--coverage", action="store_true", help="PPI coverage table instead of timings")
     ap.add_argument("--runs", type=int, default=400, help="runs per n_L of --coverage")
     args = ap.parse_args()
@@ -208,19 +212,20 @@ def main() -> None:
     rows = []
     if not args.skip_empty:
         with tempfile.TemporaryDirectory() as tmp:
-            r = fresh_process(args.sampler, args.seed, tmp)
+            r = fresh_process(args.sampler, args.seed, tmp, args.method)
         rows.append(("cold, empty compile cache (new process)", r["wall_seconds"], r))
-    fresh_process(args.sampler, args.seed, None)  # make sure the persistent cache is filled
-    r = fresh_process(args.sampler, args.seed + 1, None)
+    fresh_process(args.sampler, args.seed, None, args.method)  # make sure the persistent cache is filled
+    r = fresh_process(args.sampler, args.seed + 1, None, args.method)
     rows.append(("cold, persistent compile cache (new process)", r["wall_seconds"], r))
 
-    first = one_fit(args.seed, args.sampler)
-    warm = [one_fit(args.seed + 10 + i, args.sampler) for i in range(args.repeats)]
+    first = one_fit(args.seed, args.sampler, args.method)
+    warm = [one_fit(args.seed + 10 + i, args.sampler, args.method) for i in range(args.repeats)]
     med = float(np.median([w["seconds"] for w in warm]))
     rows.append((f"warm, compiled model reused (median of {args.repeats})", med, warm[0]))
     divergences = sum(w["divergences"] for w in warm) + first["divergences"]
 
-    print(f"\nOne BC fit, n_L = 100, n_U = 10,000, 4 chains x (1500 + 200), sampler={args.sampler}")
+    print(f"\nOne fit of method={args.method!r} (used: {first['method']}), n_L = 100, n_U = 10,000, "
+          f"4 chains x (1500 + 200), sampler={args.sampler}")
     print(f"{'situation':52s} {'seconds':>8s}  {'vs paper (JAGS ~30 s)':>22s}")
     for name, sec, _ in rows:
         print(f"{name:52s} {sec:8.2f}  {PAPER_SECONDS / sec:20.1f}x")

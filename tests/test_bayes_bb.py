@@ -225,7 +225,7 @@ def test_scores_prior_is_the_models_self_assessment():
     a_u = rng.choice(["F", "M"], 5000)
     y, s, a = np.array([1, 0]), np.array([0.9, 0.2]), np.array(["M", "M"])
     post = sfm.msr("fairness.acc", groups=["F", "M"]).posterior(
-        y, s, sensitive_features=a, unlabeled_scores=s_u, unlabeled_sensitive=a_u,
+        y, s, sensitive_features=a, method="bb", unlabeled_scores=s_u, unlabeled_sensitive=a_u,
         prior="scores", prior_strength=10.0, n_draws=4000, random_state=0)
     f = s_u[a_u == "F"]
     r = np.mean(np.where(f >= 0.5, f, 1 - f))

@@ -10,10 +10,15 @@
   data draw by draw;
 - ``method="ppi"``: prediction-powered inference with PPI++ power tuning, a
   frequentist estimate from few labels plus the model's scores on unlabelled data,
-  drawn from its asymptotic normal distribution (sample weights allowed).
+  drawn from its asymptotic normal distribution (sample weights allowed);
+- ``method="bcr"``: BC plus a per-group rectifier of the calibration with a
+  hierarchical prior (a Bayesian analogue of PPI's rectifier), which widens the
+  interval where a group's labels contradict the shared calibration;
+- ``method="auto"`` (default): the rule :data:`AUTO_RULES` (``"bb"`` without
+  unlabelled scores, ``"ppi"`` with weights, ``"bcr"`` otherwise).
 
 Each method is a class in its own module (:class:`BetaBinomial`,
-:class:`BayesianCalibration`, :class:`PredictionPowered`), registered in
+:class:`BayesianCalibration`, :class:`RectifiedCalibration`, :class:`PredictionPowered`), registered in
 :data:`METHODS`. :data:`DEFAULT_EPS` is the one half-width of practical fairness
 used by ``summary``, ``prob_within``, ``rope`` and the scorer.
 
@@ -33,16 +38,20 @@ True
 """
 
 from ._api import METHODS, posterior, posteriors, signed_measure
+from ._auto import AUTO_RULES
 from ._bb import BetaBinomial
 from ._bc import BayesianCalibration
+from ._bcr import RectifiedCalibration
 from ._method import EstimationMethod
 from ._plots import density_curve, plot_posterior, plot_reliability
 from ._posterior import DEFAULT_EPS, MeasurePosterior, RopeResult, SamplingWarning
-from ._ppi import PredictionPowered
+from ._ppi import AsymptoticWarning, PredictionPowered
 from ._reliability import ReliabilityPosterior, reliability_posterior
 from ._scorer import BayesianScorer
 
 __all__ = [
+    "AUTO_RULES",
+    "AsymptoticWarning",
     "DEFAULT_EPS",
     "METHODS",
     "BayesianCalibration",
@@ -51,6 +60,7 @@ __all__ = [
     "EstimationMethod",
     "MeasurePosterior",
     "PredictionPowered",
+    "RectifiedCalibration",
     "ReliabilityPosterior",
     "RopeResult",
     "SamplingWarning",

@@ -20,8 +20,10 @@ import pandas as pd
 from .._stats import _check_weight, binarize_labels, check_inputs, check_scores, encode_groups
 from ..base import BaseMetric
 from ..measures import MeasureBase, UndefinedGroupWarning
+from ._auto import auto_method
 from ._bb import BetaBinomial, ratio_roles
 from ._bc import BayesianCalibration
+from ._bcr import RectifiedCalibration
 from ._dirichlet import dirichlet_posteriors, holds_multiclass_labels
 from ._method import EstimationMethod, FitData, GroupDraws, Rows
 from ._posterior import MeasurePosterior, external_stacklevel, group_labels
@@ -34,10 +36,11 @@ __all__ = ["METHODS", "posterior", "posteriors", "signed_measure"]
 METHODS: dict[str, type[EstimationMethod]] = {
     "bb": BetaBinomial,
     "bc": BayesianCalibration,
+    "bcr": RectifiedCalibration,
     "ppi": PredictionPowered,
 }
 
-Method = Literal["bb", "bc", "ppi"]
+Method = Literal["auto", "bb", "bc", "bcr", "ppi"]
 
 
 def _rng(random_state: Any) -> np.random.Generator:
@@ -81,7 +84,7 @@ def posterior(
     y_score: Any,
     *,
     sensitive_features: Any,
-    method: Method = "bb",
+    method: Method = "auto",
     unlabeled_scores: Any = None,
     unlabeled_sensitive: Any = None,
     sample_weight: Any = None,
@@ -108,7 +111,7 @@ def posterior(
 ) -> MeasurePosterior:
     """Posterior distribution of a fairness measure from scores and (few) labels.
 
-    Three methods:
+    Four methods, and a default that chooses among them:
 
     - ``"bb"`` (Beta-Binomial, Ji, Smyth & Steyvers 2020): a conjugate Beta prior on
       every group rate, updated with the labelled data; independent Monte Carlo
@@ -122,6 +125,16 @@ def posterior(
       on the unlabelled rows, a frequentist estimate whose interval covers by
       construction; draws from its asymptotic normal distribution. Takes sample
       weights.
+    - ``"bcr"`` (rectified Bayesian calibration): ``"bc"`` plus, in every group and
+      prediction stratum, a rectifier of the calibrated probability (the mean
+      residual of the labelled rows, a Bayesian analogue of PPI's) with a
+      hierarchical prior that shrinks it toward BC. Near BC's error with few
+      labels; an interval that widens where a group's labels contradict the
+      shared calibration, where ``"bc"`` is confidently wrong.
+    - ``"auto"`` (default): ``"bb"`` without unlabelled scores, ``"ppi"`` with
+      sample weights, ``"bcr"`` otherwise (the rule and its evidence:
+      ``skfair_measures.bayes.AUTO_RULES``, docs/reproduction_ji2020.md).
+      ``post.method`` names the method used.
 
     Parameters
     ----------
@@ -137,9 +150,10 @@ def posterior(
         ``y_score >= threshold``.
     sensitive_features : array-like of shape (n_labeled,) or DataFrame
         Group of each labelled sample.
-    method : {"bb", "bc", "ppi"}, default="bb"
+    method : {"auto", "bb", "bc", "bcr", "ppi"}, default="auto"
     unlabeled_scores : array-like of shape (n_unlabeled,), optional
-        Scores of the unlabelled samples; required for ``"bc"`` and ``"ppi"``.
+        Scores of the unlabelled samples; required for ``"bc"``, ``"bcr"`` and
+        ``"ppi"``, and what makes ``"auto"`` choose a score-based method.
         ``"bb"`` uses them only for ``prior="scores"``.
     unlabeled_sensitive : array-like of shape (n_unlabeled,) or DataFrame, optional
         Groups of the unlabelled samples (the same groups as the labelled data).
@@ -241,7 +255,7 @@ def posteriors(
     y_score: Any,
     *,
     sensitive_features: Any,
-    method: Method = "bb",
+    method: Method = "auto",
     unlabeled_scores: Any = None,
     unlabeled_sensitive: Any = None,
     sample_weight: Any = None,
@@ -306,6 +320,7 @@ def posteriors(
     start = time.perf_counter()
     fit = estimator.group_draws(data, bases, chains=chains, draws=draws, rng=rng, seed=seed)
     attrs = _attrs(data, estimator, fit, seed, reference, time.perf_counter() - start)
+    attrs["method_requested"] = method
     return {t.key: _posterior_of(t, data, estimator, fit, attrs) for t in targets}
 
 
@@ -321,9 +336,11 @@ def _check_measures(measures: Sequence[MeasureBase]) -> list[MeasureBase]:
 
 
 def _method(method: str, arguments: dict[str, Any]) -> EstimationMethod:
-    """The estimation method named ``method``, with the options it declares."""
+    """The estimation method named ``method`` (``"auto"``: the one its rule picks), with its options."""
+    if method == "auto":
+        method, _ = auto_method(arguments)
     if method not in METHODS:
-        raise ValueError(f"method={method!r}; pass one of {', '.join(map(repr, METHODS))}.")
+        raise ValueError(f"method={method!r}; pass 'auto' or one of {', '.join(map(repr, METHODS))}.")
     return METHODS[method].from_options(arguments)
 
 
