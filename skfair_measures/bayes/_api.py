@@ -23,7 +23,7 @@ from ..measures import MeasureBase, UndefinedGroupWarning
 from ._auto import auto_method
 from ._bb import BetaBinomial, ratio_roles
 from ._bc import BayesianCalibration
-from ._bcr import RectifiedCalibration
+from ._bcr import RECTIFIER_SCALE, RectifiedCalibration
 from ._dirichlet import dirichlet_posteriors, holds_multiclass_labels
 from ._method import EstimationMethod, FitData, GroupDraws, Rows
 from ._posterior import MeasurePosterior, external_stacklevel, group_labels
@@ -101,6 +101,7 @@ def posterior(
     calibration: Literal["beta", "llo", "temperature"] = "beta",
     hierarchical: bool = True,
     prior_scale: float = 1.0,
+    rectifier_scale: float = RECTIFIER_SCALE,
     target_accept: float = 0.95,
     sampler: str = "nutpie",
     cores: int | None = None,
@@ -201,6 +202,9 @@ def posterior(
     prior_scale : float, default=1.0
         ``"bc"``: multiplies the standard deviations of the calibration
         hyperpriors (seed 002 section 4.9.4's sensitivity factor alpha).
+    rectifier_scale : float, default=RECTIFIER_SCALE
+        ``"bcr"``: scale of the HalfNormal prior on each group's spread of
+        rectifiers, in logit units (docs/bayes.md, "Rectified calibration").
     target_accept : float, default=0.95
         NUTS target acceptance rate (``"bc"``).
     sampler : {"nutpie", "nutpie-pymc", "pymc", "numpyro", "blackjax"}, default="nutpie"
@@ -272,6 +276,7 @@ def posteriors(
     calibration: Literal["beta", "llo", "temperature"] = "beta",
     hierarchical: bool = True,
     prior_scale: float = 1.0,
+    rectifier_scale: float = RECTIFIER_SCALE,
     target_accept: float = 0.95,
     sampler: str = "nutpie",
     cores: int | None = None,
