@@ -6,11 +6,15 @@ Every test here computes the same sample twice, with that path and with it switc
 off (factorise, then count), and compares codes, group and class tables (values and
 dtypes), counts, measure values and error messages: negative and non-contiguous
 values, every integer width, ``uint64`` beyond the ``int64`` range, booleans, and
-ranges that widen from one block of rows to the next.
+ranges that widen from one block of rows to the next. Large inputs are counted by a
+compiled kernel when numba is installed (``_count_kernel``): the same comparisons run
+with it (its row threshold lowered) and without it (as if numba were not installed).
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 from unittest import mock
 
@@ -168,3 +172,121 @@ def test_single_group_and_wide_values_keep_their_messages():
     fast = _outcome(_stats.check_inputs, t, t, one_group)
     assert fast == _general(_outcome, _stats.check_inputs, t, t, one_group)
     assert fast[0] is _stats.SingleGroupError
+
+
+# --- the compiled kernel (numba, large inputs) and its NumPy fallback ----------------------------------------
+
+#: dtypes of (groups, y_true, y_pred) given to the compiled kernel: a few combinations, each compiled once
+KERNEL_DTYPES = [
+    ("int64", "int64", "int64"),
+    ("int8", "int16", "uint32"),
+    ("bool", "bool", "bool"),
+    ("uint16", "uint8", "int8"),
+]
+
+
+@st.composite
+def int_arrays_of(draw, n: int, max_levels: int, dtype: str) -> np.ndarray:
+    if dtype == "bool":
+        return np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    base = draw(st.sampled_from(_bases(dtype)))
+    offsets = draw(st.lists(st.integers(0, 40), min_size=1, max_size=max_levels, unique=True))
+    picks = draw(st.lists(st.sampled_from(offsets), min_size=n, max_size=n))
+    return np.array([base + o for o in picks], dtype=object).astype(dtype)
+
+
+def _compiled_counts(rows: int):
+    """Count with the compiled kernel from ``rows`` rows on, and spy on its use."""
+    pytest.importorskip("numba")
+    return (
+        mock.patch.object(_stats, "_COMPILED_ROWS", rows),
+        mock.patch.object(_stats._RawCounts, "_compiled", wraps=_stats._RawCounts._compiled),
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), n=st.integers(1, 40), dtypes=st.sampled_from(KERNEL_DTYPES))
+def test_compiled_kernel_equals_the_general_path(data, n, dtypes):
+    g, t, p = (data.draw(int_arrays_of(n, levels, dtype)) for levels, dtype in zip((4, 5, 5), dtypes, strict=True))
+    rows, spy = _compiled_counts(1)
+    with rows, spy as compiled:
+        fast = _outcome(_sample_view, t, p, g)
+        fast_measures = _outcome(_measures, t, p, g)
+    assert compiled.called
+    _assert_same(fast, _general(_outcome, _sample_view, t, p, g))
+    _assert_same(fast_measures, _general(_outcome, _measures, t, p, g))
+
+
+@pytest.mark.parametrize(
+    ("dtype", "values"),
+    [
+        ("int8", [-128, 127, -128, 0]),
+        ("int64", [-(2**63), -(2**63) + 5, -(2**63)]),
+        ("int64", [2**63 - 1, 2**63 - 9, 2**63 - 1]),
+        ("int64", [-(2**63), 2**63 - 1, 0]),  # too wide to count: the general path decides
+        ("uint32", [2**32 - 1, 2**32 - 3, 2**32 - 1]),
+        ("bool", [True, False, True]),
+    ],
+)
+def test_compiled_kernel_at_the_ends_of_every_width(dtype, values):
+    g = np.array(values * 4, dtype=dtype)
+    t = np.array(([values[0], values[1]] * g.size)[: g.size], dtype=dtype)
+    p = t[::-1].copy()
+    rows, spy = _compiled_counts(1)
+    with rows, spy as compiled:
+        fast = _outcome(_sample_view, t, p, g)
+    assert compiled.called
+    _assert_same(fast, _general(_outcome, _sample_view, t, p, g))
+
+
+def test_uint64_and_small_inputs_are_counted_by_numpy():
+    rng = np.random.default_rng(2)
+    t, p, g = rng.integers(0, 4, 600), rng.integers(0, 4, 600), rng.integers(0, 3, 600)
+    rows, spy = _compiled_counts(500)
+    with rows, spy as compiled:
+        _outcome(_sample_view, t[:400], p[:400], g[:400])  # fewer rows than the threshold
+        _outcome(_sample_view, t.astype(np.uint64), p, g)  # uint64: its offsets would be floats in numba
+        assert not compiled.called
+        _outcome(_sample_view, t, p, g)
+        assert compiled.called
+
+
+def test_large_input_equals_the_general_path_with_and_without_the_kernel():
+    rng = np.random.default_rng(3)
+    n = 250_000  # above _COMPILED_ROWS, more than one NumPy block
+    t = rng.integers(-2, 8, n).astype(np.int32)
+    p = np.where(rng.random(n) < 0.6, t, rng.integers(-2, 8, n)).astype(np.int32)
+    g = rng.integers(3, 9, n)
+    general = _general(_outcome, _sample_view, t, p, g)
+    with mock.patch.object(_stats, "_compiled_kernel", lambda: None):  # numba not installed
+        _assert_same(_outcome(_sample_view, t, p, g), general)
+    _assert_same(_outcome(_sample_view, t, p, g), general)
+
+
+_FRESH = """
+import sys
+from unittest import mock
+{block}
+import numpy as np, skfair_measures as sfm
+from skfair_measures import _reuse, _stats
+rng = np.random.default_rng(0)
+t, p, g = rng.integers(0, 10, 300_000), rng.integers(0, 10, 300_000), rng.integers(0, 5, 300_000)
+m = sfm.msr("fairness.tpr", average="macro")
+m(t[:1000], p[:1000], sensitive_features=g[:1000])
+print(sys.modules.get("numba") is not None)
+large = m(t, p, sensitive_features=g)
+print(sys.modules.get("numba") is not None, "skfair_measures._count_kernel" in sys.modules)
+_reuse.clear()
+with mock.patch.object(_stats, "_integer_sample", lambda *a: None):
+    print(m(t, p, sensitive_features=g) == large)
+"""
+
+
+@pytest.mark.parametrize("installed", [True, False])
+def test_numba_is_imported_only_for_large_inputs_and_is_optional(installed):
+    if installed:
+        pytest.importorskip("numba")
+    block = "" if installed else "sys.modules['numba'] = None  # as if numba were not installed"
+    out = subprocess.run([sys.executable, "-c", _FRESH.format(block=block)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", str(installed), str(installed), "True"]

@@ -1,0 +1,55 @@
+"""Compiled counting of integer (group, y_true, y_pred) rows into a confusion tensor.
+
+The integer fast path of :func:`skfair_measures._stats.check_inputs` imports this
+module only for large inputs, and only when numba is installed (the ``bayes`` extra
+brings it); otherwise it counts with NumPy as before. Why compiled code and not a
+library: no library counts a 3-D ``(group, y_true, y_pred)`` tensor in one pass over
+three arrays. NumPy needs a flat cell index first (four elementwise passes over the
+rows, more than the ``np.bincount`` itself), while here one pass bounds the three
+arrays and one pass counts each row straight into its cell.
+
+``cache=True`` keeps the compiled kernels on disk (numba's cache next to this file, or
+its user-wide cache when that is read-only): only the first call ever for a combination
+of dtypes compiles; later processes load it. ``nogil=True``: the loops release the GIL.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["bounds", "count"]
+
+
+@njit(cache=True, nogil=True)
+def bounds(g: np.ndarray, t: np.ndarray, p: np.ndarray) -> tuple:  # pragma: no cover - compiled by numba
+    """Smallest and largest value of each of three non-empty arrays of equal length, in one pass.
+
+    Returns ``(g_lo, g_hi, t_lo, t_hi, p_lo, p_hi)``, each in its array's dtype.
+    """
+    g_lo = g_hi = g[0]
+    t_lo = t_hi = t[0]
+    p_lo = p_hi = p[0]
+    for i in range(g.size):
+        a, b, c = g[i], t[i], p[i]
+        g_lo, g_hi = min(g_lo, a), max(g_hi, a)
+        t_lo, t_hi = min(t_lo, b), max(t_hi, b)
+        p_lo, p_hi = min(p_lo, c), max(p_hi, c)
+    return g_lo, g_hi, t_lo, t_hi, p_lo, p_hi
+
+
+@njit(cache=True, nogil=True)
+def count(  # pragma: no cover - compiled by numba
+    g: np.ndarray, g_lo: int, t: np.ndarray, p: np.ndarray, lo: int, n_c: int, flat: np.ndarray
+) -> None:
+    """Add one to ``flat[((g - g_lo) * n_c + t - lo) * n_c + p - lo]`` for every row, in one pass.
+
+    ``flat`` is the C-ordered ``(n_groups, n_c, n_c)`` tensor, raveled; every value must
+    lie in the ranges it covers (the caller takes them from :func:`bounds`). The offsets
+    are taken in 64-bit integers, so narrow and unsigned 32-bit types do not wrap;
+    ``uint64`` is not passed here (its difference with a signed bound would be a float).
+    """
+    n_cc = n_c * n_c
+    for i in range(g.size):
+        # products independent of each other, and an unsigned index (no negative-index wraparound)
+        flat[np.uint64((g[i] - g_lo) * n_cc + (t[i] - lo) * n_c + (p[i] - lo))] += 1
