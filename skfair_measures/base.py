@@ -457,7 +457,9 @@ def _one_vs_rest(c: np.ndarray) -> np.ndarray:
     fn = c.sum(axis=-1) - tp
     fp = c.sum(axis=-2) - tp
     tn = c.sum(axis=(-2, -1))[..., None] - tp - fn - fp
-    return np.stack([np.stack([tn, fp], axis=-1), np.stack([fn, tp], axis=-1)], axis=-2)
+    out = np.empty((*tp.shape, 2, 2), dtype=np.result_type(tn, fp, fn, tp))  # one array, not three np.stack
+    out[..., 0, 0], out[..., 0, 1], out[..., 1, 0], out[..., 1, 1] = tn, fp, fn, tp
+    return out
 
 
 def _class_average(func: Callable[[np.ndarray], np.ndarray], c: np.ndarray, average: str) -> np.ndarray:
