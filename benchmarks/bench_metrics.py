@@ -14,6 +14,10 @@ For 1,000,000 rows and 2, 5 and 20 groups, in one run:
 Prints the times and the ratios; ``--quick`` uses 100,000 rows and one fairlearn run.
 ``--speed`` runs the input-type, repeated-call, scorer and bootstrap sections instead
 (``--baseline COMMIT`` adds the same timings with an older core, in one run).
+``--multiclass`` times a first call on K classes (after clearing the input cache, in a
+process that has run it before; also the first call of a fresh process and the count
+without numba) against one bincount and fairlearn; ``--thresholds`` a grid of thresholds
+against one sort.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import argparse
 import functools
 import os
 import platform
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -202,34 +208,94 @@ def _fairlearn_multiclass(y_true, y_pred, groups) -> dict[str, float]:
     return frame.difference().to_dict()
 
 
-def bench_multiclass(n: int, n_classes: int, n_groups: int, fairlearn_repeat: int) -> dict[str, float]:
-    """Accuracy, balanced accuracy, macro recall and macro precision differences on K classes."""
+def _multiclass_data(n: int, n_classes: int, n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """int64 labels (70% predicted right) and group codes, the same for the same arguments."""
     rng = np.random.default_rng(0)
     y_true = rng.integers(0, n_classes, n)
     y_pred = np.where(rng.random(n) < 0.7, y_true, rng.integers(0, n_classes, n))
-    codes = rng.integers(0, n_groups, n)
-    measures = [
+    return y_true, y_pred, rng.integers(0, n_groups, n)
+
+
+def _multiclass_measures() -> list:
+    return [
         sfm.msr("fairness.acc"),
         sfm.msr("fairness", base="balanced_accuracy"),
         sfm.msr("fairness.tpr", average="macro"),
         sfm.msr("fairness.ppv", average="macro"),
     ]
 
+
+def first_multiclass_call(n: int, n_classes: int, n_groups: int) -> float:
+    """Seconds of the first call in this process (run in a fresh interpreter by :func:`_fresh_first_call`)."""
+    y_true, y_pred, codes = _multiclass_data(n, n_classes, n_groups)
+    measures = _multiclass_measures()
+    start = time.perf_counter()
+    sfm.evaluate_measures(measures, y_true, y_pred, sensitive_features=codes)
+    return time.perf_counter() - start
+
+
+def _fresh_first_call(n: int, n_classes: int, n_groups: int) -> float:
+    """The first call of a new Python process (its imports done; numba imported and its kernel loaded in the call)."""
+    code = (
+        f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); import bench_metrics as b; "
+        f"print(b.first_multiclass_call({n}, {n_classes}, {n_groups}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(out.stdout.split()[-1])
+
+
+def _compiled_kernel_used() -> bool:
+    """Whether large integer inputs are counted by the compiled (numba) kernel in this installation."""
+    stats = getattr(sfm, "_stats", None)
+    return stats is not None and getattr(stats, "_compiled_kernel", lambda: None)() is not None
+
+
+def bench_multiclass(n: int, n_classes: int, n_groups: int, fairlearn_repeat: int) -> dict[str, float]:
+    """Accuracy, balanced accuracy, macro recall and macro precision differences on K classes.
+
+    ``ours``: a call after :func:`_cold` (no validated input kept) in a process that has
+    already run it, so numba is imported and its compiled kernel loaded; ``fresh process``
+    is the first call of a new interpreter, which also imports numba and loads the kernel
+    from numba's disk cache; ``no numba`` counts with the NumPy fallback.
+    """
+    y_true, y_pred, codes = _multiclass_data(n, n_classes, n_groups)
+    measures = _multiclass_measures()
+
     def ours():
         _cold()
         return sfm.evaluate_measures(measures, y_true, y_pred, sensitive_features=codes)
 
+    t_fresh = _fresh_first_call(n, n_classes, n_groups)
     cell = (codes * n_classes + y_true) * n_classes + y_pred
-    t_floor, _ = best_of(lambda: np.bincount(cell, minlength=n_groups * n_classes**2), 7)
-    t_ours, got = best_of(ours, 7)
+    t_floor, _ = best_of(lambda: np.bincount(cell, minlength=n_groups * n_classes**2), 30)
+    t_ours, got = best_of(ours, 30)  # best of many: a few ms each, on a machine that may be busy
+    t_numpy, _ = _numpy_counting(lambda: best_of(ours, 30))
     t_fl, want = best_of(lambda: _fairlearn_multiclass(y_true, y_pred, codes), fairlearn_repeat)
     for key, value in want.items():  # same numbers, or the timing means nothing
         np.testing.assert_allclose(got[key].value, value, rtol=1e-9, err_msg=key)
+    print(
+        f"compiled kernel (numba) used: {_compiled_kernel_used()}; 'ours' is a call after clearing the input cache "
+        "in a process that has run it before; load average "
+        + " ".join(f"{v:.1f}" for v in os.getloadavg())
+    )
     return {
         "rows": n, "classes": n_classes, "groups": n_groups, "bincount [ms]": 1e3 * t_floor,
         "ours, 4 measures [ms]": 1e3 * t_ours, "fairlearn [s]": t_fl, "speed-up": t_fl / t_ours,
-        "ours / bincount": t_ours / t_floor,
+        "ours / bincount": t_ours / t_floor, "no numba [ms]": 1e3 * t_numpy,
+        "no numba / bincount": t_numpy / t_floor, "fresh process [ms]": 1e3 * t_fresh,
     }
+
+
+def _numpy_counting(func):
+    """``func()`` with the compiled kernel switched off (as without numba); as is on an older core."""
+    stats = getattr(sfm, "_stats", None)
+    if stats is None or not hasattr(stats, "_COMPILED_ROWS"):
+        return func()
+    saved, stats._COMPILED_ROWS = stats._COMPILED_ROWS, np.iinfo(np.int64).max
+    try:
+        return func()
+    finally:
+        stats._COMPILED_ROWS = saved
 
 
 def bench_thresholds(n: int, n_thresholds: int, n_groups: int) -> dict[str, float]:
