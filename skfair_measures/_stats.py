@@ -1087,10 +1087,12 @@ def _compiled_kernel() -> Any:
     """The compiled counting kernels (:mod:`._count_kernel`), or None when numba is not installed.
 
     Imported on first use only, so that ``import skfair_measures`` does not load numba.
+    Also None when numba finds no writable place for its disk cache (a RuntimeError at
+    import): counting then stays with NumPy rather than failing.
     """
     try:
         from . import _count_kernel
-    except ImportError:
+    except (ImportError, RuntimeError):
         return None
     return _count_kernel
 

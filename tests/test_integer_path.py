@@ -282,11 +282,29 @@ with mock.patch.object(_stats, "_integer_sample", lambda *a: None):
 """
 
 
-@pytest.mark.parametrize("installed", [True, False])
-def test_numba_is_imported_only_for_large_inputs_and_is_optional(installed):
-    if installed:
+_BROKEN_NUMBA = """
+import types
+def njit(**options):
+    raise RuntimeError("cannot cache function: no locator available")
+sys.modules["numba"] = types.SimpleNamespace(njit=njit)  # as if numba had nowhere to cache
+"""
+
+
+_NO_NUMBA = "sys.modules['numba'] = None  # as if numba were not installed"
+
+
+@pytest.mark.parametrize(
+    ("block", "expected"),
+    [
+        ("", ["False", "True", "True", "True"]),  # numba imported by the large call only; the kernel counts
+        (_NO_NUMBA, ["False", "False", "False", "True"]),  # NumPy counts
+        (_BROKEN_NUMBA, ["True", "True", "False", "True"]),  # numba present but unusable: NumPy counts
+    ],
+    ids=["installed", "missing", "no cache"],
+)
+def test_numba_is_imported_only_for_large_inputs_and_is_optional(block, expected):
+    if not block:
         pytest.importorskip("numba")
-    block = "" if installed else "sys.modules['numba'] = None  # as if numba were not installed"
     out = subprocess.run([sys.executable, "-c", _FRESH.format(block=block)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["False", str(installed), str(installed), "True"]
+    assert out.stdout.split() == expected
