@@ -32,6 +32,7 @@ from .measures import (
 )
 from .operations import Operation
 from .registry import msr, msrs
+from .results import UndefinedReplicatesWarning
 from .scoring import DropColumns, FairnessScorer, compute_metrics, make_scorers
 from .thresholds import ThresholdCurve, disparity_at_thresholds
 
@@ -54,6 +55,7 @@ __all__ = [
     "SklearnMetric",
     "ThresholdCurve",
     "UndefinedGroupWarning",
+    "UndefinedReplicatesWarning",
     "compute_metrics",
     "datasets",
     "disparity_at_thresholds",

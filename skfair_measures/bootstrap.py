@@ -24,9 +24,12 @@ import pandas as pd
 
 from ._stats import ConfusionStats, ErrorStats, GroupedSample
 from .measures import Measure, MeasureResult, prepared
-from .results import Result
+from .results import Result, interval_refusal, percentile_interval, plain, replicate_se
 
 __all__ = ["BootstrapResult", "bootstrap"]
+
+#: Why a bootstrap replicate of a measure is undefined, named in the interval's warning.
+_CAUSE = "a group's base metric undefined in the replicate, e.g. a rate with zero denominator"
 
 
 class BootstrapResult(Result):
@@ -78,29 +81,27 @@ class BootstrapResult(Result):
         return self.point.reason
 
     def interval(self, prob: float | None = None) -> tuple[float, float]:
-        """Percentile interval, ignoring undefined replicates (with a warning).
+        """Percentile interval of probability ``prob`` (default: the result's ``prob``).
 
-        NaN when the estimate itself is undefined or no replicate is defined.
+        NaN bounds when the estimate is undefined, or when more replicates are
+        undefined than one tail's share ``(1 - prob) / 2`` (they could all lie in one
+        tail); otherwise the interval of the defined replicates. Undefined replicates
+        raise an :class:`~skfair_measures.results.UndefinedReplicatesWarning`. The
+        rule is :func:`~skfair_measures.results.percentile_interval`.
         """
         prob = self.prob if prob is None else prob
-        ok = self._draws[~np.isnan(self._draws)]
-        if ok.size == 0 or np.isnan(self.value):
-            return (float("nan"), float("nan"))
-        if ok.size < self._draws.size:
-            warnings.warn(
-                f"{self._draws.size - ok.size} of {self._draws.size} bootstrap replicates of "
-                f"{self.key} are undefined (a group rate with zero denominator); the "
-                "interval uses the others.",
-                stacklevel=2,
-            )
-        lo, hi = np.quantile(ok, [(1 - prob) / 2, (1 + prob) / 2])
-        return float(lo), float(hi)
+        return percentile_interval(self._draws, prob, estimate=self.value, key=self.key, cause=_CAUSE)
+
+    def interval_reason(self, prob: float | None = None) -> str | None:
+        """Why ``interval(prob)`` is refused (NaN bounds) although the value is defined, or None."""
+        if not self.defined:
+            return None
+        return interval_refusal(self._draws, self.prob if prob is None else prob)
 
     @property
     def se(self) -> float:
-        """Bootstrap standard error (NaN when fewer than two replicates are defined)."""
-        ok = self._draws[~np.isnan(self._draws)]
-        return float(np.std(ok, ddof=1)) if ok.size > 1 else float("nan")
+        """Bootstrap standard error of the defined replicates (NaN when fewer than two, or the value is undefined)."""
+        return replicate_se(self._draws, estimate=self.value)
 
     def summary(self) -> pd.Series:
         """Estimate, standard error and interval bounds."""
@@ -113,7 +114,11 @@ class BootstrapResult(Result):
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
         lo, hi = self.interval()
-        out.update({"prob": self.prob, "lower": lo, "upper": hi, "se": self.se, "n_boot": int(self._draws.size)})
+        out.update({"prob": self.prob, "lower": plain(lo), "upper": plain(hi), "se": plain(self.se)})
+        out["n_boot"] = int(self._draws.size)
+        refusal = self.interval_reason()
+        if refusal is not None:
+            out["interval_reason"] = refusal
         return out
 
 

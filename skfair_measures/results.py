@@ -10,6 +10,7 @@ never inspect a result's attributes to learn what it is.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -19,7 +20,18 @@ import pandas as pd
 if TYPE_CHECKING:  # pragma: no cover
     from .measures import MeasureBase
 
-__all__ = ["DEFAULT_EPS", "MeasureResult", "NoIntervalError", "Result", "group_table", "plain"]
+__all__ = [
+    "DEFAULT_EPS",
+    "MeasureResult",
+    "NoIntervalError",
+    "Result",
+    "UndefinedReplicatesWarning",
+    "group_table",
+    "interval_refusal",
+    "percentile_interval",
+    "plain",
+    "replicate_se",
+]
 
 #: Half-width of practical fairness (the region of practical equivalence around a
 #: measure's ideal value), used by posterior summaries, ``prob_within``, ``rope``, the
@@ -34,6 +46,15 @@ Kind = Literal["point", "bootstrap", "posterior", "estimate"]
 
 class NoIntervalError(ValueError):
     """A point result has no interval; ask for a bootstrap or a posterior."""
+
+
+class UndefinedReplicatesWarning(UserWarning):
+    """Some bootstrap replicates behind an interval are undefined (NaN).
+
+    The message says how many of how many replicates were undefined and whether
+    the interval was refused (NaN bounds) or computed from the defined ones; see
+    :func:`percentile_interval` for the rule.
+    """
 
 
 def plain(x: Any) -> Any:
@@ -270,3 +291,172 @@ class MeasureResult(Result):
         out["overall"] = _aligned(overall) if isinstance(overall, pd.Series) else plain(overall)
         out["undefined_groups"] = [plain(g) for g in self.undefined_groups]
         return out
+
+
+# -- intervals from replicates -----------------------------------------------------------
+def _undefined(draws: Any) -> tuple[np.ndarray, int]:
+    """The replicates as a flat float array, and how many are undefined (NaN or infinite)."""
+    draws = np.ravel(np.asarray(draws, dtype=float))
+    if draws.size == 0:
+        raise ValueError("draws is empty; an interval needs at least one replicate (pass n_boot >= 2).")
+    return draws, int(draws.size - np.isfinite(draws).sum())
+
+
+def interval_refusal(draws: Any, prob: float) -> str | None:
+    """Why no equal-tailed ``prob`` interval is given from these replicates, or None.
+
+    The interval is refused when the share of undefined replicates exceeds the mass
+    of one tail, ``(1 - prob) / 2``: see :func:`percentile_interval`.
+
+    Parameters
+    ----------
+    draws : array-like
+        Bootstrap replicates of a measure, NaN where a replicate was undefined.
+    prob : float
+        Interval probability, in (0, 1).
+
+    Returns
+    -------
+    str or None
+        The reason (counts, tail share and probability), or None when the interval
+        can be computed.
+
+    Examples
+    --------
+    >>> print(interval_refusal([0.1, 0.2, float("nan"), 0.3], 0.95))
+    1 of 4 bootstrap replicates are undefined, more than the 0.025 share of one tail
+    of a 0.95 interval (they could all lie in one tail): no interval
+    >>> interval_refusal([0.1, 0.2, 0.3], 0.95) is None
+    True
+    """
+    _check_prob(prob)
+    draws, n_undefined = _undefined(draws)
+    if not _refused(draws.size, n_undefined, prob):
+        return None
+    return _counts_text(draws.size, n_undefined, prob) + ": no interval"
+
+
+def _refused(n: int, n_undefined: int, prob: float) -> bool:
+    # a relative tolerance keeps exactly one tail's share (10 of 100 at prob=0.8) on the given side
+    return n_undefined - (1.0 - prob) / 2.0 * n > 1e-9 * n
+
+
+def _counts_text(n: int, n_undefined: int, prob: float, key: str | None = None, cause: str | None = None) -> str:
+    """'k of n bootstrap replicates [of key] are undefined [(cause)], more than / no more than ...'."""
+    of = f" of {key}" if key else ""
+    why = f" ({cause})" if cause else ""
+    tail = (1.0 - prob) / 2.0
+    if _refused(n, n_undefined, prob):
+        compare = f"more than the {tail:.3g} share of one tail of a {prob:g} interval (they could all lie in one tail)"
+    else:
+        compare = f"no more than the {tail:.3g} share of one tail of a {prob:g} interval"
+    return f"{n_undefined} of {n} bootstrap replicates{of} are undefined{why}, {compare}"
+
+
+def percentile_interval(
+    draws: Any,
+    prob: float,
+    *,
+    estimate: float,
+    key: str,
+    cause: str | None = None,
+    warn: bool = True,
+) -> tuple[float, float]:
+    """Equal-tailed percentile interval of bootstrap replicates, some of which may be undefined.
+
+    The one rule for undefined (NaN) replicates, shared by every result with
+    replicates:
+
+    * NaN bounds when ``estimate`` is NaN: there is nothing to put an interval around.
+    * NaN bounds when the share of undefined replicates exceeds the mass of one tail,
+      ``(1 - prob) / 2`` (2.5% at ``prob=0.95``). An undefined replicate has no
+      value, so it could lie in either tail; if more of them are missing than one
+      tail holds, they could all belong to the lower (or the upper) tail, and the
+      quantile that bound needs is not known from the defined replicates.
+    * Otherwise the ``(1 - prob) / 2`` and ``(1 + prob) / 2`` quantiles of the
+      defined replicates.
+
+    Whenever a replicate is undefined, an :class:`UndefinedReplicatesWarning` says
+    how many of how many, and whether the interval was refused.
+
+    Parameters
+    ----------
+    draws : array-like
+        Bootstrap replicates of the measure; NaN (or infinite) marks an undefined one.
+    prob : float
+        Interval probability, in (0, 1).
+    estimate : float
+        The estimate on the observed data.
+    key : str
+        The measure's key, named in the warning.
+    cause : str, optional
+        What makes a replicate undefined (e.g. "a group rate with zero
+        denominator"), named in the warning.
+    warn : bool, default=True
+        Whether to warn about undefined replicates.
+
+    Returns
+    -------
+    (float, float)
+        Lower and upper bounds, or NaN bounds.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> draws = np.linspace(0.0, 1.0, 101)
+    >>> percentile_interval(draws, 0.9, estimate=0.5, key="fairness.tpr")
+    (0.05, 0.95)
+    >>> draws[:10] = np.nan  # 10 of 101 undefined: more than a 0.05 tail
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     percentile_interval(draws, 0.9, estimate=0.5, key="fairness.tpr")
+    (nan, nan)
+    >>> print(caught[0].message)
+    10 of 101 bootstrap replicates of fairness.tpr are undefined, more than the 0.05 share
+    of one tail of a 0.9 interval (they could all lie in one tail); the interval is refused (NaN bounds).
+    """
+    _check_prob(prob)
+    draws, n_undefined = _undefined(draws)
+    if math.isnan(estimate):
+        return (float("nan"), float("nan"))
+    if n_undefined and warn:
+        _warn_undefined(draws.size, n_undefined, prob, key, cause)
+    if _refused(draws.size, n_undefined, prob):
+        return (float("nan"), float("nan"))
+    tail = (1.0 - prob) / 2.0
+    lo, hi = np.quantile(draws[np.isfinite(draws)], [tail, 1.0 - tail])
+    return float(lo), float(hi)
+
+
+def replicate_se(draws: Any, *, estimate: float) -> float:
+    """Bootstrap standard error: the standard deviation (``ddof=1``) of the defined replicates.
+
+    NaN when ``estimate`` is NaN or fewer than two replicates are defined. Undefined
+    replicates are left out (the interval's warning reports them).
+
+    Examples
+    --------
+    >>> replicate_se([1.0, 2.0, 3.0, float("nan")], estimate=2.0)
+    1.0
+    >>> replicate_se([1.0, float("nan")], estimate=1.0)
+    nan
+    """
+    draws = np.ravel(np.asarray(draws, dtype=float))
+    ok = draws[np.isfinite(draws)]
+    if math.isnan(estimate) or ok.size < 2:
+        return float("nan")
+    return float(np.std(ok, ddof=1))
+
+
+def _check_prob(prob: float) -> None:
+    if not (isinstance(prob, int | float | np.floating) and 0.0 < prob < 1.0):
+        raise ValueError(f"prob={prob!r}; pass an interval probability in (0, 1), e.g. 0.95.")
+
+
+def _warn_undefined(n: int, n_undefined: int, prob: float, key: str, cause: str | None) -> None:
+    text = _counts_text(n, n_undefined, prob, key, cause)
+    if _refused(n, n_undefined, prob):
+        message = f"{text}; the interval is refused (NaN bounds)."
+    else:
+        message = f"{text}; the interval uses the other {n - n_undefined}."
+    warnings.warn(message, UndefinedReplicatesWarning, stacklevel=4)
