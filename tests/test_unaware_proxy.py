@@ -18,15 +18,17 @@ from sklearn.utils.estimator_checks import (
     check_set_params,
 )
 
-from skfair_measures import unaware
+from skfair_measures import UndefinedReplicatesWarning, unaware
 from skfair_measures.results import NoIntervalError
 from skfair_measures.unaware import (
     HOCEstimator,
     ProxyCalibrationWarning,
+    ProxyDisparityResult,
     RandomizedResponse,
     proxy_disparity,
 )
 from skfair_measures.unaware._hoc import check_informativeness, warn_if_unreliable
+from skfair_measures.unaware._proxy import replicate_reasons
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 COMPAS = SHARED / "data" / "zhu2023_compas_proxies"
@@ -214,6 +216,52 @@ def test_bootstrap_interval(mode):
     assert again.interval() == res.interval()
     if mode == "global":
         assert lo < true_value(y_pred, a, "dp") < hi
+
+
+@pytest.fixture(scope="module")
+def base_boot():
+    """A Base estimate with 200 replicates (vectorised: fast), every replicate defined."""
+    _, y_pred, _, proxies = simulate(5_000, T2, P2, seed=9)
+    res = proxy_disparity(y_pred, proxies, "dp", "base", n_boot=200, random_state=1)
+    assert not np.isnan(res.draws).any()
+    return res
+
+
+def _with_undefined(res, n_undefined, confidence_level=0.95):
+    draws = res.draws.copy()
+    draws[:n_undefined] = np.nan
+    return ProxyDisparityResult(
+        res.value, res.by_group, metric=res.metric, mode=res.mode, draws=draws, prob=confidence_level
+    )
+
+
+def test_interval_with_one_percent_undefined_replicates_warns(base_boot):
+    res = _with_undefined(base_boot, 2)  # 1% of 200, within a 2.5% tail
+    with pytest.warns(UndefinedReplicatesWarning, match=r"2 of 200 bootstrap replicates of unaware.proxy_dp"):
+        lo, hi = res.interval()
+    assert lo < res.value < hi and res.interval_reason() is None
+
+
+def test_interval_with_ten_percent_undefined_replicates_is_refused(base_boot):
+    res = _with_undefined(base_boot, 20)
+    with pytest.warns(UndefinedReplicatesWarning, match=r"20 of 200 .*more than the 0.025 share.*refused"):
+        assert np.isnan(res.interval(0.95)).all()
+    with pytest.warns(UndefinedReplicatesWarning):
+        out = json.loads(json.dumps(res.to_dict()))
+    assert out["interval"] == [None, None] and "20 of 200" in out["interval_reason"]
+    # the result's own confidence_level is the default probability (here 0.7: 15% tails)
+    loose = _with_undefined(base_boot, 20, confidence_level=0.7)
+    with pytest.warns(UndefinedReplicatesWarning, match="uses the other 180"):
+        assert np.isfinite(loose.interval()).all()
+
+
+def test_refused_interval_is_a_reliability_reason():
+    draws = np.r_[np.full(20, np.nan), np.linspace(0.1, 0.2, 180)]
+    (reason,) = replicate_reasons(draws, 0.95, 0.15)
+    assert "20 of 200" in reason and "unstable under resampling" in reason
+    assert replicate_reasons(draws, 0.7, 0.15) == []  # that interval is given
+    assert replicate_reasons(draws, 0.95, float("nan")) == []  # the value's own reason says it all
+    assert replicate_reasons(None, 0.95, 0.15) == []
 
 
 def test_to_dict_is_json():

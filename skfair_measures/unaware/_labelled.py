@@ -33,7 +33,14 @@ from sklearn.utils.validation import check_random_state
 from .._stats import resolve_sensitive
 from ..measures import UndefinedGroupWarning
 from ._hoc import ProxyReliabilityWarning
-from ._proxy import ProxyDisparityResult, _resolve_classes, disparity_from_rates, rates_frame
+from ._proxy import (
+    ProxyDisparityResult,
+    _resolve_classes,
+    bootstrap_diagnostics,
+    disparity_from_rates,
+    rates_frame,
+    replicate_reasons,
+)
 from ._proxy_codes import encode_proxies
 
 __all__ = ["labelled_proxy_disparity"]
@@ -199,6 +206,7 @@ def labelled_proxy_disparity(
     draws = None
     if n_boot:
         draws = _bootstrap(n_lab, n_all, shape, alpha, metric, pos, n_boot, check_random_state(random_state))
+    reasons += replicate_reasons(draws, confidence_level, value)
     diagnostics = {
         "groups": group_index.tolist(),
         "classes": classes.tolist(),
@@ -211,6 +219,8 @@ def labelled_proxy_disparity(
         "alpha": float(alpha),
         "seconds": time.perf_counter() - start,
     }
+    if draws is not None:
+        diagnostics["bootstrap"] = bootstrap_diagnostics(draws, confidence_level, value)
     _warn(reason, reasons, metric)
     return ProxyDisparityResult(
         value,
@@ -221,6 +231,7 @@ def labelled_proxy_disparity(
         reasons=reasons,
         reason=reason,
         draws=draws,
+        prob=confidence_level,
     )
 
 

@@ -51,7 +51,7 @@ import pandas as pd
 from sklearn.utils.validation import check_random_state
 
 from ..measures import UndefinedGroupWarning
-from ..results import NoIntervalError, Result
+from ..results import NoIntervalError, Result, interval_refusal, percentile_interval, replicate_se
 from ._hoc import (
     SINGULAR_COND,
     HOCEstimator,
@@ -77,8 +77,12 @@ _MIN_LOCAL_ROWS = 100
 # Calibrated rates further than this outside [0, 1] make the estimate undefined; closer
 # ones are sampling noise around a rate near 0 or 1 and are clipped.
 _RANGE_TOL = 0.02
-# More undefined bootstrap replicates than this share make the estimate unreliable.
-_MAX_FAILED_SHARE = 0.05
+# What makes a bootstrap replicate undefined, per mode (named in the interval's warning).
+_REPLICATE_CAUSE = {
+    "base": "a group without rows or labels in the replicate",
+    "global": "in the replicate, a group no proxy guesses or calibrated rates more than 0.02 outside [0, 1]",
+    "labelled": "a (label, prediction) cell with rows but no labelled row in the replicate",
+}
 
 
 class ProxyDisparityResult(Result):
@@ -104,6 +108,8 @@ class ProxyDisparityResult(Result):
     draws : ndarray or None
         Bootstrap replicates of ``value`` (``n_boot > 0``), NaN where a replicate was
         undefined.
+    prob : float
+        Default probability of ``interval()`` (the ``confidence_level``).
     diagnostics : dict
         ``T`` and ``p`` (calibrated modes), the reliability checks per fitted matrix,
         condition numbers, solver information, the uncalibrated rates. See
@@ -128,8 +134,10 @@ class ProxyDisparityResult(Result):
         draws: np.ndarray | None = None,
         key: str | None = None,
         measure: Any = None,
+        prob: float = 0.95,
     ) -> None:
         self.key = key or f"unaware.proxy_{metric}"
+        self.prob = prob
         self.value = float(value)
         self.metric = metric
         self.mode = mode
@@ -145,30 +153,37 @@ class ProxyDisparityResult(Result):
         """Whether every reliability check passed and the value is defined."""
         return not self.reasons and not math.isnan(self.value)
 
-    def interval(self, prob: float = 0.95) -> tuple[float, float]:
-        """Percentile bootstrap interval of probability ``prob``.
+    def interval(self, prob: float | None = None) -> tuple[float, float]:
+        """Percentile bootstrap interval of probability ``prob`` (default: ``self.prob``).
 
         NaN bounds when the value is undefined, or when more replicates are undefined
-        than the interval's tail mass (they could lie in either tail).
+        than one tail's share ``(1 - prob) / 2`` (they could all lie in one tail);
+        undefined replicates raise an
+        :class:`~skfair_measures.results.UndefinedReplicatesWarning`. The rule is
+        :func:`~skfair_measures.results.percentile_interval`.
 
         Raises
         ------
         NoIntervalError
             Without bootstrap replicates (pass ``n_boot=``).
         """
+        prob = self.prob if prob is None else prob
+        cause = _REPLICATE_CAUSE.get(self.mode, _REPLICATE_CAUSE["global"])
+        return percentile_interval(self._replicates(), prob, estimate=self.value, key=self.key, cause=cause)
+
+    def interval_reason(self, prob: float | None = None) -> str | None:
+        """Why ``interval(prob)`` is refused (NaN bounds) although the value is defined, or None."""
+        if not self.defined:
+            return None
+        return interval_refusal(self._replicates(), self.prob if prob is None else prob)
+
+    def _replicates(self) -> np.ndarray:
         if self._draws is None:
             raise NoIntervalError(
                 f"{self.key} was estimated without bootstrap replicates and has no interval; pass n_boot= "
                 "(e.g. proxy_disparity(..., n_boot=200)) or use the measure's bootstrap()."
             )
-        if not 0.0 < prob < 1.0:
-            raise ValueError(f"prob must lie in (0, 1); got {prob!r}.")
-        draws = np.asarray(self._draws, dtype=float)
-        failed = np.isnan(draws).mean()
-        if math.isnan(self.value) or failed > (1.0 - prob) / 2:
-            return (float("nan"), float("nan"))
-        lo, hi = np.nanpercentile(draws, [50 * (1 - prob), 100 - 50 * (1 - prob)])
-        return (float(lo), float(hi))
+        return np.asarray(self._draws, dtype=float)
 
     def to_dict(self) -> dict[str, Any]:
         """The result as plain Python types (JSON-serialisable), every group kept.
@@ -183,6 +198,8 @@ class ProxyDisparityResult(Result):
         out = super().to_dict()
         out.update(metric=self.metric, mode=self.mode, reliable=self.reliable, reasons=list(self.reasons))
         out["interval"] = None if self._draws is None else [plain(v) for v in self.interval()]
+        if self._draws is not None and self.interval_reason() is not None:
+            out["interval_reason"] = self.interval_reason()
         out["diagnostics"] = plain({k: v for k, v in self.diagnostics.items() if k != "bootstrap"})
         if "bootstrap" in self.diagnostics:
             out["diagnostics"]["bootstrap"] = plain(
@@ -802,14 +819,10 @@ def proxy_disparity(
         draws = _bootstrap(prob, counts, s.n_boot, fitted, rng) if s.n_boot else None
     reason = _undefined_reason(h, in_range, prob)
     value = float("nan") if reason else float(disparity_from_rates(h, prob.metric, prob.pos))
-    if draws is not None and np.isnan(draws).mean() > _MAX_FAILED_SHARE and reason is None:
-        reasons.append(
-            f"{int(np.isnan(draws).sum())} of {s.n_boot} bootstrap replicates are undefined: the estimate is "
-            "unstable under resampling"
-        )
+    reasons += replicate_reasons(draws, s.confidence_level, value)
     diagnostics.update(_fit_diagnostics(prob, fitted, counts, checks) if fitted else _base_diagnostics(prob, counts))
     if draws is not None:
-        diagnostics["bootstrap"] = _bootstrap_diagnostics(draws, s.confidence_level)
+        diagnostics["bootstrap"] = bootstrap_diagnostics(draws, s.confidence_level, value)
     diagnostics["seconds"] = time.perf_counter() - start
     _warn(value, reason, reasons, s.metric)
     return ProxyDisparityResult(
@@ -821,7 +834,16 @@ def proxy_disparity(
         reasons=reasons,
         reason=reason,
         draws=draws,
+        prob=s.confidence_level,
     )
+
+
+def replicate_reasons(draws: np.ndarray | None, confidence_level: float, value: float) -> list[str]:
+    """The reliability reason of a defined estimate whose ``confidence_level`` interval is refused."""
+    if draws is None or math.isnan(value):
+        return []
+    refusal = interval_refusal(draws, confidence_level)
+    return [] if refusal is None else [f"{refusal}: the estimate is unstable under resampling"]
 
 
 def rates_frame(h: np.ndarray, metric: str, pos: int | None, groups: pd.Index, classes: np.ndarray) -> pd.DataFrame:
@@ -871,13 +893,13 @@ def _fit_diagnostics(
     return out
 
 
-def _bootstrap_diagnostics(draws: np.ndarray, confidence_level: float) -> dict[str, Any]:
-    finite = draws[np.isfinite(draws)]
+def bootstrap_diagnostics(draws: np.ndarray, confidence_level: float, value: float) -> dict[str, Any]:
+    """Replicate count, undefined count, interval probability, standard error and the replicates."""
     return {
         "n_boot": int(draws.size),
-        "n_failed": int(np.isnan(draws).sum()),
+        "n_failed": int((~np.isfinite(draws)).sum()),
         "confidence_level": float(confidence_level),
-        "std": float(finite.std()) if finite.size else float("nan"),
+        "std": replicate_se(draws, estimate=value),
         "values": draws,
     }
 
