@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -16,10 +17,15 @@ from sklearn.utils.estimator_checks import (
     check_parameters_default_constructible,
 )
 
-from skfair_measures import unaware
+from skfair_measures import UndefinedReplicatesWarning, unaware
 from skfair_measures.measures import UndefinedGroupWarning
 from skfair_measures.results import NoIntervalError
-from skfair_measures.unaware import QUANTIFIERS, QuantificationDisparity, quantified_disparity
+from skfair_measures.unaware import (
+    QUANTIFIERS,
+    QuantificationDisparity,
+    QuantificationResult,
+    quantified_disparity,
+)
 from skfair_measures.unaware._quantifiers import BinaryQuantifier, resolve_quantifier
 
 
@@ -203,6 +209,49 @@ def test_bootstrap_interval_and_to_dict(setting):
     assert out["groups"] == [0, 1] and len(out["by_group"]) == 2
     with pytest.raises(NoIntervalError, match="n_boot="):
         quantified_disparity(model, X_aux, s_aux, X_dep, quantifier="CC").interval()
+
+
+def _scarce_aux(setting, n_kept):
+    """The first 600 auxiliary rows with only ``n_kept`` of group 0 among the accepted ones."""
+    model, X_aux, s_aux, _ = setting
+    X, s = X_aux[:600], s_aux[:600]
+    scarce = np.flatnonzero((model.predict(X) == 1) & (s == 0))[n_kept:]
+    keep = np.setdiff1d(np.arange(s.size), scarce)
+    return X[keep], s[keep]
+
+
+def test_interval_with_one_percent_undefined_replicates_warns(setting):
+    model, X_aux, s_aux, rng = setting
+    X_dep, _ = _sample(rng, 500, 0.5)
+    res = quantified_disparity(model, X_aux[:600], s_aux[:600], X_dep, quantifier="PCC", n_boot=100)
+    assert res.diagnostics["bootstrap"]["n_failed"] == 0
+    draws = res.draws.copy()
+    draws[0] = np.nan  # 1 of 100 undefined, within a 2.5% tail
+    doctored = QuantificationResult(res.value, res.by_group, draws=draws, prob=0.95)
+    with pytest.warns(UndefinedReplicatesWarning, match=r"1 of 100 bootstrap replicates of unaware.quantified_dp"):
+        lo, hi = doctored.interval()
+    assert lo <= res.value <= hi and doctored.interval_reason() is None
+
+
+def test_interval_with_many_failed_replicates_is_refused(setting):
+    model, _, _, rng = setting
+    X_aux, s_aux = _scarce_aux(setting, 2)  # a replicate misses both rows with probability ~ e^-2
+    X_dep, _ = _sample(rng, 300, 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UndefinedReplicatesWarning)  # nothing at estimation time
+        res = quantified_disparity(model, X_aux, s_aux, X_dep, quantifier="PCC", n_boot=40, random_state=0)
+    boot = res.diagnostics["bootstrap"]
+    n_failed = boot["n_failed"]
+    assert 40 * 0.025 < n_failed < 40 and np.isfinite(res.value)
+    assert f"{n_failed} of 40" in boot["interval_reason"] and f"{n_failed} of 40" in res.interval_reason()
+    with pytest.warns(UndefinedReplicatesWarning, match=rf"{n_failed} of 40 .*auxiliary rows.*refused"):
+        assert np.isnan(res.interval()).all()
+    assert all(np.isnan(bounds).all() for bounds in boot["by_group_interval"].values())
+    with pytest.warns(UndefinedReplicatesWarning):
+        out = json.loads(json.dumps(res.to_dict()))
+    assert out["interval"] == [None, None] and out["interval_reason"] == res.interval_reason()
+    with pytest.warns(UndefinedReplicatesWarning, match="uses the other"):  # a 50% interval has 25% tails
+        assert np.isfinite(res.interval(0.5)).all()
 
 
 def test_random_state_makes_holdout_methods_reproducible(setting):

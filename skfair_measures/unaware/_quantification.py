@@ -37,7 +37,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from .._stats import encode_groups, resolve_sensitive
 from ..measures import UndefinedGroupWarning
-from ..results import NoIntervalError, Result
+from ..results import NoIntervalError, Result, interval_refusal, percentile_interval, replicate_se
 from ._plain import plain
 from ._quantifiers import (
     HOLDOUT_QUANTIFIERS,
@@ -65,6 +65,11 @@ _GROUP_MISSING_ALL = (
     "the auxiliary set holds {counts}; quantifier {q!r} needs at least {need} row(s) of "
     "every group. Collect more auxiliary data or merge groups."
 )
+#: What makes a bootstrap replicate undefined, named in the interval's warning.
+_REPLICATE_CAUSE = (
+    "a group without auxiliary rows in a predicted class, or with an estimated share of 0, in the replicate; "
+    "more auxiliary data leaves fewer undefined"
+)
 _UNDEFINED = (
     "the acceptance rate of group {group!r} is undefined: the estimated share of that group "
     "in X_deploy is 0; it is NaN. Use alpha > 0 (Laplace smoothing) or more auxiliary data."
@@ -86,7 +91,10 @@ class QuantificationResult(Result):
     by_group : pandas.Series
         Estimated acceptance rate ``P(h=+ | s)`` of each group, indexed by group.
     draws : ndarray or None
-        Bootstrap replicates of ``value`` (``n_boot > 0``); ``interval(prob)`` reads them.
+        Bootstrap replicates of ``value`` (``n_boot > 0``), NaN where a replicate was
+        undefined; ``interval(prob)`` reads them.
+    prob : float
+        Default probability of ``interval()`` (the ``confidence_level``).
     diagnostics : dict
         Quantifier name, per-class mode, smoothing, reference group, sizes of the
         auxiliary and deployment parts, the raw, prior and smoothed prevalence of
@@ -106,8 +114,10 @@ class QuantificationResult(Result):
         reason: str | None = None,
         key: str = "unaware.quantified_dp",
         measure: Any = None,
+        prob: float = 0.95,
     ) -> None:
         self.key = key
+        self.prob = prob
         self.value = float(value)
         self.measure = measure
         self.diagnostics = {} if diagnostics is None else diagnostics
@@ -115,26 +125,36 @@ class QuantificationResult(Result):
         self._draws = draws
         self._reason = reason
 
-    def interval(self, prob: float = 0.95) -> tuple[float, float]:
-        """Percentile bootstrap interval of probability ``prob``.
+    def interval(self, prob: float | None = None) -> tuple[float, float]:
+        """Percentile bootstrap interval of probability ``prob`` (default: ``self.prob``).
+
+        NaN bounds when the value is undefined, or when more replicates are undefined
+        than one tail's share ``(1 - prob) / 2`` (they could all lie in one tail);
+        undefined replicates raise an
+        :class:`~skfair_measures.results.UndefinedReplicatesWarning`. The rule is
+        :func:`~skfair_measures.results.percentile_interval`.
 
         Raises
         ------
         NoIntervalError
             Without bootstrap replicates (pass ``n_boot=``).
         """
+        prob = self.prob if prob is None else prob
+        return percentile_interval(self._replicates(), prob, estimate=self.value, key=self.key, cause=_REPLICATE_CAUSE)
+
+    def interval_reason(self, prob: float | None = None) -> str | None:
+        """Why ``interval(prob)`` is refused (NaN bounds) although the value is defined, or None."""
+        if not self.defined:
+            return None
+        return interval_refusal(self._replicates(), self.prob if prob is None else prob)
+
+    def _replicates(self) -> np.ndarray:
         if self._draws is None:
             raise NoIntervalError(
                 f"{self.key} was estimated without bootstrap replicates and has no interval; pass n_boot= "
                 "(e.g. quantified_disparity(..., n_boot=200)) or use the measure's bootstrap()."
             )
-        if not 0.0 < prob < 1.0:
-            raise ValueError(f"prob must lie in (0, 1); got {prob!r}.")
-        draws = np.asarray(self._draws, dtype=float)
-        if math.isnan(self.value) or not np.isfinite(draws).any():
-            return (float("nan"), float("nan"))
-        lo, hi = np.nanpercentile(draws, [50 * (1 - prob), 100 - 50 * (1 - prob)])
-        return (float(lo), float(hi))
+        return np.asarray(self._draws, dtype=float)
 
     def absolute(self) -> QuantificationResult:
         """The same estimate as an absolute disparity (the signed value kept in ``diagnostics``)."""
@@ -148,6 +168,7 @@ class QuantificationResult(Result):
             reason=self._reason,
             key=self.key,
             measure=self.measure,
+            prob=self.prob,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -161,6 +182,8 @@ class QuantificationResult(Result):
         """
         out = super().to_dict()
         out["interval"] = None if self._draws is None else [plain(v) for v in self.interval()]
+        if self._draws is not None and self.interval_reason() is not None:
+            out["interval_reason"] = self.interval_reason()
         out["diagnostics"] = plain(self.diagnostics)
         return out
 
@@ -532,11 +555,13 @@ class QuantificationDisparity(BaseEstimator):
         diagnostics = self._diagnostics(core)
         draws = None
         if self.n_boot > 0:
-            draws, diagnostics["bootstrap"] = self._bootstrap(X_deploy, pos)
+            draws, diagnostics["bootstrap"] = self._bootstrap(X_deploy, pos, value, mu)
         by_group = pd.Series(mu, index=self.groups_.copy(), name="acceptance_rate", dtype=float)
         bad = self.groups_[np.isnan(mu)].tolist()
         reason = f"the estimated share of group(s) {bad} in X_deploy is 0" if bad else None
-        return QuantificationResult(value, by_group, diagnostics, draws=draws, reason=reason)
+        return QuantificationResult(
+            value, by_group, diagnostics, draws=draws, reason=reason, prob=float(self.confidence_level)
+        )
 
     def _disparity(self, mu: np.ndarray) -> float:
         if mu.shape[-1] == 2:
@@ -606,11 +631,15 @@ class QuantificationDisparity(BaseEstimator):
             "n_deploy": dict(zip(PREDICTED, core["n_deploy"].tolist(), strict=True)),
         }
 
-    def _bootstrap(self, X_deploy: Any, pos_dep: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+    def _bootstrap(
+        self, X_deploy: Any, pos_dep: np.ndarray, value: float, mu: np.ndarray
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         """Disparity on replicates that resample auxiliary and deployment rows and refit the quantifiers.
 
         A replicate that leaves a group without auxiliary rows in a predicted class
-        is NaN (and counted).
+        is NaN (and counted); the intervals follow
+        :func:`~skfair_measures.results.percentile_interval` (the value's warns when
+        asked for, through ``interval()``).
         """
         X_aux, codes, pos_aux = self._aux
         rng = check_random_state(self.random_state)
@@ -626,28 +655,19 @@ class QuantificationDisparity(BaseEstimator):
                 continue
             core = self._estimate_core(state, _take(X_deploy, i3), pos_dep[i3])
             values[b], rates[b] = self._disparity(core["mu"]), core["mu"]
-        failed = int(np.isnan(values).sum())
-        if failed:
-            warnings.warn(
-                f"{failed} of {self.n_boot} bootstrap replicates left a group without auxiliary rows in a "
-                f"predicted class (or were undefined) and were skipped; the interval uses the other "
-                f"{self.n_boot - failed}. Collect more auxiliary data for a trustworthy interval.",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-        tail = 50.0 * (1.0 - self.confidence_level)
+        level = float(self.confidence_level)
+        by_group = {
+            g: percentile_interval(rates[:, j], level, estimate=float(mu[j]), key=str(g), warn=False)
+            for j, g in enumerate(self.groups_)
+        }
         info: dict[str, Any] = {
             "n_boot": int(self.n_boot),
-            "n_failed": failed,
-            "confidence_level": float(self.confidence_level),
-            "std": float(np.nanstd(values, ddof=1)) if self.n_boot - failed > 1 else float("nan"),
-            "by_group_interval": None,
+            "n_failed": int((~np.isfinite(values)).sum()),
+            "confidence_level": level,
+            "std": replicate_se(values, estimate=value),
+            "interval_reason": None if math.isnan(value) else interval_refusal(values, level),
+            "by_group_interval": by_group,
         }
-        if failed < self.n_boot:
-            glo, ghi = np.nanpercentile(rates, [tail, 100.0 - tail], axis=0)
-            info["by_group_interval"] = {
-                g: (float(a), float(b)) for g, a, b in zip(self.groups_, glo, ghi, strict=True)
-            }
         return values, info
 
 
