@@ -189,3 +189,34 @@ def test_calibrated_probabilities_match_calibrated_cells():
             sel = (g == gg) & (p == pp)
             np.testing.assert_allclose(cells[0, :, gg, 1, pp], q[0][:, sel].sum(axis=1), rtol=1e-5)
     assert BayesianCalibration().name == "bc"
+
+
+# -- calibration checks (BC and BCR) ------------------------------------------------------
+
+
+def test_checks_name_anti_prediction_and_saturated_scores():
+    import pandas as pd
+
+    from skfair_measures.bayes._checks import calibration_checks
+
+    rng = np.random.default_rng(9)
+    s = rng.random(60)
+    y = (rng.random(60) < 1 - s).astype(int)  # the score predicts the other class
+    g = np.zeros(60, dtype=int)
+    (reason,) = calibration_checks(s, y, g, pd.Index(["a"]), s, g, (0.01, 0.99))
+    assert "anti-predict" in reason and "pos_label" in reason
+    assert calibration_checks(s, 1 - y, g, pd.Index(["a"]), s, g, (0.01, 0.99)) == []
+    sat = np.where(s > 0.5, 0.999, 0.001)
+    codes = np.r_[np.zeros(30, int), np.ones(30, int)]
+    reasons = calibration_checks(sat, 1 - y, codes, pd.Index(["F", "M"]), sat, codes, (0.01, 0.99))
+    assert len(reasons) == 2 and "'F'" in reasons[0] and "two points" in reasons[0]
+
+
+def test_bc_warns_when_the_scores_anti_predict_and_records_it():
+    from skfair_measures.bayes import CalibrationWarning
+
+    y, s, a = _sim(3000, 10)
+    with pytest.warns(CalibrationWarning, match="anti-predict"):
+        post = posterior(sfm.msr("fairness.acc"), 1 - y[:80], s[:80], sensitive_features=a[:80], method="bc",
+                         unlabeled_scores=s[80:], unlabeled_sensitive=a[80:], random_state=0, **SMALL)
+    assert post.attrs["diagnostics"]["calibration_checks"]

@@ -42,6 +42,7 @@ from ._auto import AUTO_RULES
 from ._bb import BetaBinomial
 from ._bc import BayesianCalibration
 from ._bcr import RectifiedCalibration
+from ._checks import CalibrationWarning
 from ._method import EstimationMethod
 from ._plots import density_curve, plot_posterior, plot_reliability
 from ._posterior import DEFAULT_EPS, MeasurePosterior, RopeResult, SamplingWarning
@@ -57,6 +58,7 @@ __all__ = [
     "BayesianCalibration",
     "BayesianScorer",
     "BetaBinomial",
+    "CalibrationWarning",
     "EstimationMethod",
     "MeasurePosterior",
     "PredictionPowered",

@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 
 from ..base import BaseMetric
+from ._checks import CalibrationWarning, calibration_checks
 from ._method import EstimationMethod, FitData, GroupDraws
 from ._posterior import SamplingWarning, _import_arviz, external_stacklevel, group_labels
 
@@ -650,14 +651,24 @@ class BayesianCalibration(EstimationMethod):
 
     def fit(self, data: FitData, *, chains: int, draws: int, seed: int) -> CalibrationFit:
         """The calibration model sampled on the labelled rows, with this method's options."""
-        lab = data.labelled
-        return fit_calibration(
+        lab, unl = data.labelled, data.unlabelled
+        checks = calibration_checks(
+            lab.scores, data.y_true, lab.codes, data.groups,
+            np.concatenate([lab.scores, unl.scores]), np.concatenate([lab.codes, unl.codes]), CLIP,
+        )
+        if checks and self.warn:
+            warnings.warn(
+                f"method={self.name!r}: {'; '.join(checks)}.", CalibrationWarning, stacklevel=external_stacklevel()
+            )
+        fit = fit_calibration(
             lab.scores, data.y_true, lab.codes, data.groups,
             calibration=self.calibration, hierarchical=self.hierarchical, chains=chains, tune=self.tune,
             draws=draws, target_accept=self.target_accept, sampler=self.sampler, cores=self.cores, seed=seed,
             warn=self.warn, prior_scale=self.prior_scale, sampler_kwargs=self.sampler_kwargs,
             retry_divergent=self.retry_divergent,
         )
+        fit.diagnostics["calibration_checks"] = checks
+        return fit
 
     def draws_from_cells(self, cells: np.ndarray, fit: CalibrationFit, bases: tuple[BaseMetric, ...]) -> GroupDraws:
         """Group and overall draws of every base metric from draws of the cells ``(chain, draw, group, 2, 2)``."""
