@@ -10,7 +10,9 @@ nutpie) serves both BC and the rectified BC, exactly as ``posterior(method="bc")
 ``posterior(method="bcr")`` would compute them with the same seed (the rectifier is
 added to BC's draws; ``tests/test_bayes_bcr.py`` checks the two paths agree). BB and PPI
 come from ``posteriors(method=...)``. ``auto`` is what ``posterior()`` picks by default
-with unlabelled scores and no weights, i.e. ``bcr`` (``skfair_measures.bayes.AUTO_RULES``).
+with unlabelled scores and no weights: ``bcr``, or ``bb`` when the calibration checks fail
+on the run's data (``skfair_measures.bayes.AUTO_RULES``); the report decides it per run with
+the library's own ``checked_method``.
 
 The calibration draws of every run are kept in ``--params`` (local, not committed: about
 20 kB per run) so that ``--rectify-only`` can recompute the rectified estimates (e.g. at
@@ -41,6 +43,7 @@ import pandas as pd
 
 import skfair_measures as sfm
 from skfair_measures.bayes import posteriors
+from skfair_measures.bayes._auto import checked_method
 from skfair_measures.bayes._bc import BayesianCalibration, CalibrationFit, calibrated_cells
 from skfair_measures.bayes._bcr import RECTIFIER_SCALE, RectifiedCalibration
 from skfair_measures.bayes._method import FitData, Rows
@@ -250,11 +253,11 @@ def table(agg: pd.DataFrame, metric: str) -> str:
 
 def overview(agg: pd.DataFrame) -> str:
     lines = ["| metric | n_L | cells | auto MAE ok | auto MAE ≤ min | auto coverage ok "
-             "| mean coverage BB / BC / PPI / BCR | mean MAE BB / BC / PPI / BCR |",
+             "| mean coverage BB / BC / PPI / BCR / auto | mean MAE BB / BC / PPI / BCR / auto |",
              "|---|---:|---:|---:|---:|---:|---|---|"]
     for (metric, n_l), s in agg.groupby(["metric", "n_l"]):
-        cov = " / ".join(f"{s[f'{m}_cover'].mean():.1f}" for m in ("bb", "bc", "ppi", "bcr"))
-        mae = " / ".join(f"{s[m].mean():.1f}" for m in ("bb", "bc", "ppi", "bcr"))
+        cov = " / ".join(f"{s[f'{m}_cover'].mean():.1f}" for m in METHODS)
+        mae = " / ".join(f"{s[m].mean():.1f}" for m in METHODS)
         lines.append(f"| Δ {metric} | {n_l} | {len(s)} | {int(s.mae_ok.sum())} | {int(s.mae_at_or_below.sum())} | "
                      f"{int(s.cover_ok.sum())} | {cov} | {mae} |")
     return "\n".join(lines)
@@ -274,8 +277,31 @@ def at_scale(rows: list[dict], scale: float | None) -> list[dict]:
     return out
 
 
-def report(cache: Path, doc: Path, scale: float | None = None) -> str:
-    rows = at_scale(base.read_cache(cache), scale)
+def with_auto(rows: list[dict], params_dir: Path) -> list[dict]:
+    """``auto`` per run as ``posterior()`` decides it: BCR, or BB when the calibration checks fail.
+
+    The checks need the run's labelled rows, kept with its calibration draws in ``params_dir``.
+    """
+    loaded: dict = {}
+    out = []
+    for r in rows:
+        f = params_dir / f"{r['dataset']}_{r['model']}_{r['n_l']}_{r['run']}.npz"
+        if not f.exists():
+            out.append({**r, "auto_method": "bcr"})
+            continue
+        key = (r["dataset"], r["model"])
+        if key not in loaded:
+            loaded[key] = base.load(*key)
+        y, s, g, priv = loaded[key]
+        mask = np.zeros(y.size, dtype=bool)
+        mask[np.load(f)["lab"]] = True
+        name, _ = checked_method("bcr", fit_data(y, s, (g != priv).astype(np.intp), mask))
+        out.append({**r, "auto": r[name], "auto_method": name})
+    return out
+
+
+def report(cache: Path, doc: Path, scale: float | None = None, params_dir: Path = DEFAULT_PARAMS) -> str:
+    rows = with_auto(at_scale(base.read_cache(cache), scale), params_dir)
     agg = summarise(rows)
     if agg.empty:
         return "no runs cached yet"
@@ -283,7 +309,8 @@ def report(cache: Path, doc: Path, scale: float | None = None) -> str:
     agg.round(4).to_csv(HERE / "results" / "ji2020_methods_cells.csv", index=False)
     scale = sorted({r.get("rectifier_scale") for r in rows}, key=str)
     body = "\n\n".join([
-        f"Runs: {len(rows)} in {len(agg) // len(METRICS)} cells; rectifier scale {scale}; "
+        f"Runs: {len(rows)} in {len(agg) // len(METRICS)} cells; rectifier scale {scale}; auto used BB "
+        f"(calibration checks failed) in {sum(r['auto_method'] == 'bb' for r in rows)} runs; "
         f"BC fits with divergences after the retry: {sum(r['divergences'] > 0 for r in rows)}.",
         "#### Overview: cells where auto meets each target",
         overview(agg),
@@ -322,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         todo = cells(tuple(int(x) for x in args.n_l.split(",")), args.cells)
         print(f"{len(todo)} cells x {args.draws} runs -> {args.cache}", flush=True)
         run(todo, args.draws, args.cache, args.params)
-    print(report(args.cache, args.doc, args.report_scale))
+    print(report(args.cache, args.doc, args.report_scale, args.params))
     return 0
 
 

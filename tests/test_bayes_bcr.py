@@ -145,14 +145,16 @@ def test_auto_with_scores_is_bcr_and_one_fit_serves_bc():
 
 def test_rectifier_restores_coverage_where_bc_is_confidently_wrong():
     """A minority whose scores are 3x too flat on the logit scale (BC's hierarchy holds its slope
-    near the majority's, as on Compas-VR): BC's interval misses, BCR's covers.
+    near the majority's, as on Compas-VR): BC's interval misses; BCR's covers more often, and with
+    rectifier_scale=0.5 in most runs.
 
     20 seeded runs of 120 labels (about 18 of the minority) and 4,000 unlabelled rows. Measured:
-    BC covers in 0 of 30 such runs (MAE 0.15), BCR in 24 (MAE 0.10); BCR is not yet at 95% here,
-    see docs/bayes.md.
+    BC 0 of 20, BCR at the default scale 0.25 4 of 20, at 0.5 most (24 of 30 in a longer run).
+    The default trades this rescue for BC's accuracy on the papers' data (docs/bayes.md).
     """
-    cover = {"bc": 0, "bcr": 0}
-    err = {"bc": [], "bcr": []}
+    methods = {"bc": {}, "bcr": {}, "bcr0.5": {"rectifier_scale": 0.5}}
+    cover = dict.fromkeys(methods, 0)
+    err = {k: [] for k in methods}
     m = sfm.msr("fairness.acc")
     y, s, a = _sim(200_000, 100, slope=3.0)
     truth = m.against("M")(y, (s >= 0.5).astype(int), sensitive_features=a)
@@ -164,14 +166,16 @@ def test_rectifier_restores_coverage_where_bc_is_confidently_wrong():
                     reference="M", random_state=run, chains=2, tune=500, n_draws=200)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SamplingWarning)
-            for method in cover:
-                post = posterior(m, y[lab], s[lab], method=method, **data)
+            for name, options in methods.items():
+                post = posterior(m, y[lab], s[lab], method=name[:3], **options, **data)
                 lo, hi = post.interval(0.95)
-                cover[method] += lo <= truth <= hi
-                err[method].append(abs(post.mean() - truth))
-    assert cover["bc"] <= 4             # BC: confidently wrong
-    assert cover["bcr"] >= 13           # BCR: most intervals cover
-    assert np.mean(err["bcr"]) < np.mean(err["bc"]) - 0.02
+                cover[name] += lo <= truth <= hi
+                err[name].append(abs(post.mean() - truth))
+    assert cover["bc"] <= 2                           # BC: confidently wrong
+    assert cover["bcr"] > cover["bc"]                 # the default rescues some runs
+    assert cover["bcr0.5"] >= 13                      # a wider prior most
+    assert np.mean(err["bcr0.5"]) < np.mean(err["bc"]) - 0.02
+    assert np.mean(err["bcr"]) <= np.mean(err["bc"])
 
 
 def test_calibrated_probabilities_match_calibrated_cells():
@@ -220,3 +224,17 @@ def test_bc_warns_when_the_scores_anti_predict_and_records_it():
         post = posterior(sfm.msr("fairness.acc"), 1 - y[:80], s[:80], sensitive_features=a[:80], method="bc",
                          unlabeled_scores=s[80:], unlabeled_sensitive=a[80:], random_state=0, **SMALL)
     assert post.attrs["diagnostics"]["calibration_checks"]
+
+
+def test_auto_falls_back_to_bb_when_the_calibration_checks_fail():
+    """Rule 4: no MCMC is run; the posterior says BB and why."""
+    from skfair_measures.bayes import CalibrationWarning
+
+    y, s, a = _sim(3000, 11)
+    with pytest.warns(CalibrationWarning, match="method='auto' uses 'bb' instead of 'bcr'"):
+        post = posterior(sfm.msr("fairness.acc"), 1 - y[:80], s[:80], sensitive_features=a[:80],
+                         unlabeled_scores=s[80:], unlabeled_sensitive=a[80:], random_state=0)
+    assert post.method == "bb" and "anti-predict" in post.attrs["method_reason"]
+    explicit = posterior(sfm.msr("fairness.acc"), 1 - y[:80], s[:80], sensitive_features=a[:80], method="bb",
+                         random_state=0)
+    assert explicit.mean() == pytest.approx(post.mean())

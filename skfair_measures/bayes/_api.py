@@ -20,10 +20,11 @@ import pandas as pd
 from .._stats import _check_weight, binarize_labels, check_inputs, check_scores, encode_groups
 from ..base import BaseMetric
 from ..measures import MeasureBase, UndefinedGroupWarning
-from ._auto import auto_method
+from ._auto import auto_method, checked_method
 from ._bb import BetaBinomial, ratio_roles
 from ._bc import BayesianCalibration
 from ._bcr import RECTIFIER_SCALE, RectifiedCalibration
+from ._checks import CalibrationWarning
 from ._dirichlet import dirichlet_posteriors, holds_multiclass_labels
 from ._method import EstimationMethod, FitData, GroupDraws, Rows
 from ._posterior import MeasurePosterior, external_stacklevel, group_labels
@@ -133,7 +134,9 @@ def posterior(
       labels; an interval that widens where a group's labels contradict the
       shared calibration, where ``"bc"`` is confidently wrong.
     - ``"auto"`` (default): ``"bb"`` without unlabelled scores, ``"ppi"`` with
-      sample weights, ``"bcr"`` otherwise (the rule and its evidence:
+      sample weights, ``"bcr"`` otherwise, and ``"bb"`` (with a
+      :class:`CalibrationWarning`) when the calibration model cannot describe the
+      data (the rule and its evidence:
       ``skfair_measures.bayes.AUTO_RULES``, docs/reproduction_ji2020.md).
       ``post.method`` names the method used.
 
@@ -318,6 +321,9 @@ def posteriors(
     )
     if reference is not None and reference not in data.groups:
         raise ValueError(f"reference={reference!r} is not one of the groups {list(data.groups)}; pass one of them.")
+    why = None
+    if method == "auto":
+        estimator, why = _auto_checked(estimator, data, locals())
     targets = [signed_measure(m, reference) for m in measures]
     rng = _rng(random_state)
     seed = int(rng.integers(2**31 - 1))
@@ -326,6 +332,8 @@ def posteriors(
     fit = estimator.group_draws(data, bases, chains=chains, draws=draws, rng=rng, seed=seed)
     attrs = _attrs(data, estimator, fit, seed, reference, time.perf_counter() - start)
     attrs["method_requested"] = method
+    if why is not None:
+        attrs["method_reason"] = why
     return {t.key: _posterior_of(t, data, estimator, fit, attrs) for t in targets}
 
 
@@ -347,6 +355,21 @@ def _method(method: str, arguments: dict[str, Any]) -> EstimationMethod:
     if method not in METHODS:
         raise ValueError(f"method={method!r}; pass 'auto' or one of {', '.join(map(repr, METHODS))}.")
     return METHODS[method].from_options(arguments)
+
+
+def _auto_checked(
+    estimator: EstimationMethod, data: FitData, arguments: dict[str, Any]
+) -> tuple[EstimationMethod, str | None]:
+    """``auto``'s last rule: a calibration method gives way to ``"bb"`` when its checks fail (with a warning)."""
+    name, why = checked_method(estimator.name, data)
+    if why is None:
+        return estimator, None
+    warnings.warn(
+        f"method='auto' uses {name!r} instead of {estimator.name!r}: {why}.",
+        CalibrationWarning,
+        stacklevel=external_stacklevel(),
+    )
+    return METHODS[name].from_options(arguments), why
 
 
 def _rate_bases(measures: list[MeasureBase]) -> tuple[BaseMetric, ...]:

@@ -11,7 +11,13 @@ the papers' score files (docs/reproduction_ji2020.md) and the simulations of
 3. otherwise: ``"bcr"``, the rectified Bayesian calibration: BC's accuracy with
    few labels (the calibration borrows strength across groups), and an interval
    that widens where a group's labels contradict the shared calibration, where
-   plain BC is confidently wrong.
+   plain BC is confidently wrong;
+4. once the data are validated, ``"bcr"`` becomes ``"bb"`` when the calibration
+   model cannot describe them (:func:`~._checks.calibration_checks`: scores that
+   anti-predict the label, or a group's scores saturated at the clipping bounds),
+   with a :class:`~._checks.CalibrationWarning` naming why. On the papers' files
+   those are the cells where BC's interval of Δ TPR covered in a third of the runs
+   and BB's in 98%.
 
 The posterior records the choice: ``post.method`` is the method used and
 ``post.attrs["method_requested"]`` is ``"auto"``.
@@ -22,7 +28,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["AUTO_RULES", "auto_method"]
+import numpy as np
+
+from ._bc import CLIP
+from ._checks import calibration_checks
+from ._method import FitData
+
+__all__ = ["AUTO_RULES", "auto_method", "checked_method"]
 
 #: (condition on the arguments of ``posterior``, method, why), tried in order.
 AUTO_RULES: tuple[tuple[Callable[[Mapping[str, Any]], bool], str, str], ...] = (
@@ -52,3 +64,18 @@ def auto_method(arguments: Mapping[str, Any]) -> tuple[str, str]:
         if applies(arguments):
             return method, why
     raise AssertionError("the last rule always applies")  # pragma: no cover
+
+
+def checked_method(method: str, data: FitData) -> tuple[str, str | None]:
+    """Rule 4: the calibration methods give way to ``"bb"`` when the calibration checks fail.
+
+    Returns the method to use and, when it changed, why.
+    """
+    if method not in ("bc", "bcr"):
+        return method, None
+    lab, unl = data.labelled, data.unlabelled
+    reasons = calibration_checks(
+        lab.scores, data.y_true, lab.codes, data.groups,
+        np.concatenate([lab.scores, unl.scores]), np.concatenate([lab.codes, unl.codes]), CLIP,
+    )
+    return ("bb", "; ".join(reasons)) if reasons else (method, None)

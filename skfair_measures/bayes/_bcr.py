@@ -45,7 +45,7 @@ __all__ = ["RECTIFIER_SCALE", "RectifiedCalibration", "rectifier_draws", "stratu
 
 #: Default scale of the HalfNormal prior on each group's rectifier spread ``tau_g``, in
 #: logit units (chosen on the reproduction, docs/reproduction_ji2020.md).
-RECTIFIER_SCALE = 0.5
+RECTIFIER_SCALE = 0.25
 #: Grid of ``tau / rectifier_scale`` on which ``tau`` is integrated (HalfNormal mass beyond 4 is 6e-5).
 _TAU_GRID = np.linspace(0.0, 4.0, 65)[1:]
 
