@@ -117,9 +117,11 @@ def _add_measures(a: argparse.ArgumentParser) -> None:
 def _add_posterior(a: argparse.ArgumentParser) -> None:
     p = a.add_argument_group("posteriors")
     p.add_argument(
-        "--posterior", choices=("bb", "bc"),
-        help="Bayesian posteriors: bb = Beta-Binomial on the labeled rows, bc = Bayesian calibration that "
-        "also uses the scores of the unlabeled rows (needs --score)",
+        "--posterior", choices=("auto", "bb", "bc", "bcr", "ppi"),
+        help="posteriors of the fairness measures: auto = the recommended method (bcr with scores and "
+        "unlabeled rows, else bb), bb = Beta-Binomial on the labeled rows, bc = Bayesian calibration that "
+        "also uses the scores of the unlabeled rows (needs --score), bcr = bc with a rectifier of each "
+        "group's calibration, ppi = prediction-powered inference",
     )
     p.add_argument(
         "--eps",

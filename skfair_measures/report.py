@@ -148,6 +148,9 @@ class AuditReport:
         return "\n".join(parts).rstrip() + "\n"
 
 
+#: ``posterior=`` values: the methods of :func:`skfair_measures.bayes.posterior` ("auto": its default rule).
+POSTERIOR_METHODS = ("auto", "bb", "bc", "bcr", "ppi")
+
 def _fmt(x: float) -> str:
     return f"{x:.4f}"
 
@@ -225,7 +228,7 @@ def audit(
     undefined : {"propagate", "drop", "raise"}, optional
         What a group with an undefined rate (0/0) does to every measure
         (``measure.with_inputs(undefined=...)``); default each measure's own setting.
-    posterior : {"bb", "bc"}, optional
+    posterior : {"auto", "bb", "bc", "bcr", "ppi"}, optional
         Also compute the posterior of every fairness measure (:mod:`skfair_measures.bayes`):
         Beta-Binomial on the labeled rows, or Bayesian calibration that adds the
         unlabeled rows' scores.
@@ -296,7 +299,7 @@ def audit(
         )
     return AuditReport(
         title=title,
-        summary=_summary(cols, rows, source, threshold, posterior if posteriors else None, prob, eps),
+        summary=_summary(cols, rows, source, threshold, _method_used(posterior, posteriors), prob, eps),
         table=table,
         by_group=_by_group_table(fair, rows),
         proxy=proxy_table,
@@ -334,13 +337,21 @@ class _Columns:
     score: str | None
 
 
+def _method_used(requested: str | None, posteriors: dict[str, Result]) -> str | None:
+    """The posterior method as the report states it: what auto chose, e.g. "auto: bcr"."""
+    if not posteriors:
+        return None
+    used = sorted({getattr(p, "method", requested) for p in posteriors.values()})
+    return requested if used == [requested] else f"{requested}: {', '.join(used)}"
+
+
 def _check_arguments(data: Any, posterior: str | None) -> None:
     if not isinstance(data, pd.DataFrame):
         raise TypeError(f"data must be a pandas DataFrame; got {type(data).__name__}.")
     if data.empty:
         raise ValueError(_NO_ROWS.format(columns=list(data.columns)))
-    if posterior not in (None, "bb", "bc"):
-        raise ValueError(f"posterior={posterior!r}; pass 'bb', 'bc' or None.")
+    if posterior not in (None, *POSTERIOR_METHODS):
+        raise ValueError(f"posterior={posterior!r}; pass one of {', '.join(map(repr, POSTERIOR_METHODS))} or None.")
 
 
 def _names(columns: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -569,20 +580,30 @@ def _posteriors(
     return out
 
 
+def _uses_scores(rows: _Rows, method: str) -> bool:
+    """Whether the posterior reads the scores of labelled and unlabelled rows (auto: when it can)."""
+    if method == "auto":
+        return rows.y_score is not None and not rows.labeled.all()
+    return method != "bb"
+
+
 def _check_posterior_rows(rows: _Rows, method: str, threshold: float, notes: list[str]) -> None:
-    if method != "bc":
-        return
+    if method in ("bb", "auto"):
+        if method == "auto" and not _uses_scores(rows, method):
+            notes.append("posterior='auto' uses the Beta-Binomial model: there are no scores or no unlabeled rows.")
+        if not _uses_scores(rows, method):
+            return
     if rows.y_score is None:
-        raise ValueError("posterior='bc' calibrates scores: name the score column with score=.")
+        raise ValueError(f"posterior={method!r} uses scores: name the score column with score=.")
     if rows.labeled.all():
         raise ValueError(
-            "posterior='bc' adds the unlabeled rows (rows with a missing label) to the "
+            f"posterior={method!r} adds the unlabeled rows (rows with a missing label) to the "
             "labeled ones, and every row here has a label; use posterior='bb'."
         )
     differ = int(((rows.y_score >= threshold).astype(np.intp) != rows.y_pred).sum())
     if differ:
         notes.append(
-            f"the bc posteriors take score >= {threshold:g} as the prediction, which "
+            f"the {method} posteriors take score >= {threshold:g} as the prediction, which "
             f"differs from the prediction column in {differ} row(s)."
         )
 
@@ -600,7 +621,7 @@ def _fit_posteriors(
 
     rng = np.random.default_rng(seed)
     lab = rows.labeled
-    if method == "bb":  # the predictions of the table, as 0/1 scores
+    if not _uses_scores(rows, method):  # the predictions of the table, as 0/1 scores
         return posteriors(
             measures, rows.true_labels(), rows.y_pred[lab].astype(float), sensitive_features=rows.groups_of(lab),
             method="bb", random_state=rng, **options,
@@ -610,7 +631,7 @@ def _fit_posteriors(
         rows.true_labels(),
         rows.y_score[lab],
         sensitive_features=rows.groups_of(lab),
-        method="bc",
+        method=method,
         unlabeled_scores=rows.y_score[~lab],
         unlabeled_sensitive=rows.groups_of(~lab),
         threshold=threshold,

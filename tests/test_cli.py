@@ -153,6 +153,19 @@ def test_bayesian_calibration_posterior_uses_the_unlabeled_rows(frame):
     assert rep.table.loc[0, "ci_low"] <= rep.table.loc[0, "post_mean"] <= rep.table.loc[0, "ci_high"]
 
 
+def test_auto_posterior_says_which_method_it_used(frame):
+    """auto: bcr when scores and unlabelled rows exist, bb (with a note) when every row has a label."""
+    pytest.importorskip("nutpie")
+    rep = audit(frame, sensitive="sex", measures=["fairness.tpr"], posterior="auto", figures=False,
+                posterior_options={"chains": 2, "tune": 300, "n_draws": 100})
+    assert rep.posteriors["fairness.tpr"].method == "bcr"
+    assert rep.summary["posterior"].startswith("auto: bcr")
+    labeled = frame.dropna(subset=["label"])
+    rep = audit(labeled, sensitive="sex", measures=["fairness.tpr"], posterior="auto", figures=False)
+    assert rep.posteriors["fairness.tpr"].method == "bb"
+    assert any("posterior='auto' uses the Beta-Binomial model" in n for n in rep.notes)
+
+
 def test_a_measure_without_posterior_is_noted_and_the_others_still_get_one(frame):
     rep = audit(frame, sensitive="sex", measures=["fairness.tpr", "fairness.mse", "fairness.fpr"], posterior="bb",
                 figures=False)
