@@ -267,6 +267,12 @@ def _interval(res: Result, prob: float) -> tuple[float, float] | None:
         return None
 
 
+def _interval_refusal(res: Result, prob: float) -> str | None:
+    """Why the result refuses its interval (results with replicates say so; others have no reason)."""
+    reason = getattr(res, "interval_reason", None)
+    return reason(prob) if callable(reason) else None
+
+
 def _headlines(p: Payload, items: list[tuple[str, Result]], keys: dict[str, str]) -> set[int]:
     """The value of each name at its plain key; returns the ids of the results that got one."""
     owners: dict[str, Result] = {}
@@ -292,6 +298,9 @@ def _details(p: Payload, base: str, name: str, res: Result, ctx: _Context) -> No
         if interval is not None:
             p.add_metric(subkey(base, "interval_lower"), interval[0], result=name, quantity="interval_lower")
             p.add_metric(subkey(base, "interval_upper"), interval[1], result=name, quantity="interval_upper")
+            refused = _interval_refusal(res, ctx.options["prob"])
+            if refused is not None:  # NaN bounds: say why next to them
+                p.add_tag(subkey(base, "interval_refused"), refused)
     if res.reason is not None:
         p.add_tag(subkey(base, "undefined"), res.reason)
 
