@@ -134,7 +134,8 @@ def run_one(y, s, g, priv, n_l, seed, params_out: dict) -> dict:
     out["bc"] = summary(bc.draws_from_cells(cells_, fit, _bases()).values)
     out["bcr_at"] = {str(sc): rectified(fit, data, sc, seed) for sc in ALT_SCALES}
     out["bcr"] = out["bcr_at"].get(str(RECTIFIER_SCALE)) or rectified(fit, data, RECTIFIER_SCALE, seed)
-    out["auto"] = out["bcr"]
+    out["auto_method"], _ = checked_method("bcr", data)  # what posterior(method="auto") would use
+    out["auto"] = out[out["auto_method"]]
     out["divergences"] = int(fit.diagnostics.get("divergences", 0))
     out["max_r_hat"] = float(fit.diagnostics.get("max_r_hat", np.nan))
     params_out["lab"] = lab
@@ -303,14 +304,16 @@ def at_scale(rows: list[dict], scale: float | None) -> list[dict]:
 def with_auto(rows: list[dict], params_dir: Path) -> list[dict]:
     """``auto`` per run as ``posterior()`` decides it: BCR, or BB when the calibration checks fail.
 
-    The checks need the run's labelled rows, kept with its calibration draws in ``params_dir``.
+    The checks need the run's labelled rows, kept with its calibration draws in ``params_dir``;
+    without them, the decision stored in the run (``auto_method``) is used.
     """
     loaded: dict = {}
     out = []
     for r in rows:
         f = params_dir / f"{r['dataset']}_{r['model']}_{r['n_l']}_{r['run']}.npz"
-        if not f.exists():
-            out.append({**r, "auto_method": "bcr"})
+        if not f.exists():  # the decision stored with the run (the labelled rows are in the local draws only)
+            name = r.get("auto_method", "bcr")
+            out.append({**r, "auto": r[name], "auto_method": name})
             continue
         key = (r["dataset"], r["model"])
         if key not in loaded:
@@ -359,8 +362,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rectify-only", action="store_true")
     ap.add_argument("--rectifier-scale", type=float, default=RECTIFIER_SCALE)
     ap.add_argument("--report-only", action="store_true")
-    ap.add_argument("--report-scale", type=float, default=None,
-                    help="report BCR/auto at this rectifier scale (runs that stored it)")
+    ap.add_argument("--report-scale", type=float, default=RECTIFIER_SCALE,
+                    help="report BCR/auto at this rectifier scale (runs that stored it; default: the library's)")
     ap.add_argument("--doc", type=Path, default=base.DOC)
     args = ap.parse_args(argv)
     if not base.DATA.exists():

@@ -24,7 +24,7 @@ import pandas as pd
 __all__ = ["ANTI_PREDICTION_ALPHA", "BOUND_SHARE", "CalibrationWarning", "calibration_checks"]
 
 #: One-sided level of the rank test that the scores of positives are lower than those of negatives.
-ANTI_PREDICTION_ALPHA = 0.01
+ANTI_PREDICTION_ALPHA = 0.05
 #: Share of a group's scores at or beyond the clipping bounds above which its calibration has two points.
 BOUND_SHARE = 0.9
 
