@@ -24,7 +24,7 @@ import pandas as pd
 
 from ._stats import ConfusionStats, ErrorStats, GroupedSample
 from .measures import Measure, MeasureResult, prepared
-from .results import Result, interval_refusal, percentile_interval, plain, replicate_se
+from .results import ReplicatesResult, plain, replicate_se
 
 __all__ = ["BootstrapResult", "bootstrap"]
 
@@ -32,7 +32,7 @@ __all__ = ["BootstrapResult", "bootstrap"]
 _CAUSE = "a group's base metric undefined in the replicate, e.g. a rate with zero denominator"
 
 
-class BootstrapResult(Result):
+class BootstrapResult(ReplicatesResult):
     """Bootstrap distribution of a measure.
 
     Attributes
@@ -80,23 +80,8 @@ class BootstrapResult(Result):
     def reason(self) -> str | None:
         return self.point.reason
 
-    def interval(self, prob: float | None = None) -> tuple[float, float]:
-        """Percentile interval of probability ``prob`` (default: the result's ``prob``).
-
-        NaN bounds when the estimate is undefined, or when more replicates are
-        undefined than one tail's share ``(1 - prob) / 2`` (they could all lie in one
-        tail); otherwise the interval of the defined replicates. Undefined replicates
-        raise an :class:`~skfair_measures.results.UndefinedReplicatesWarning`. The
-        rule is :func:`~skfair_measures.results.percentile_interval`.
-        """
-        prob = self.prob if prob is None else prob
-        return percentile_interval(self._draws, prob, estimate=self.value, key=self.key, cause=_CAUSE)
-
-    def interval_reason(self, prob: float | None = None) -> str | None:
-        """Why ``interval(prob)`` is refused (NaN bounds) although the value is defined, or None."""
-        if not self.defined:
-            return None
-        return interval_refusal(self._draws, self.prob if prob is None else prob)
+    def _replicate_cause(self) -> str | None:
+        return _CAUSE
 
     @property
     def se(self) -> float:

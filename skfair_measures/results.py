@@ -460,3 +460,51 @@ def _warn_undefined(n: int, n_undefined: int, prob: float, key: str, cause: str 
     else:
         message = f"{text}; the interval uses the other {n - n_undefined}."
     warnings.warn(message, UndefinedReplicatesWarning, stacklevel=4)
+
+
+class ReplicatesResult(Result):
+    """A result whose interval comes from bootstrap replicates (``_draws``), by :func:`percentile_interval`.
+
+    Subclasses set ``prob`` (the default interval probability), and may override
+    :meth:`_replicate_cause` (what makes a replicate undefined, for the warning) and
+    ``_no_replicates_hint`` (what to do when the result has no replicates).
+    """
+
+    prob: float = 0.95
+    _no_replicates_hint: str = "use the measure's bootstrap()"
+
+    def _replicate_cause(self) -> str | None:
+        return None
+
+    def interval(self, prob: float | None = None) -> tuple[float, float]:
+        """Percentile interval of probability ``prob`` (default: the result's ``prob``).
+
+        NaN bounds when the estimate is undefined, or when more replicates are
+        undefined than one tail's share ``(1 - prob) / 2`` (they could all lie in one
+        tail); otherwise the interval of the defined replicates. Undefined replicates
+        raise an :class:`UndefinedReplicatesWarning`. The rule is
+        :func:`percentile_interval`.
+
+        Raises
+        ------
+        NoIntervalError
+            Without bootstrap replicates.
+        """
+        prob = self.prob if prob is None else prob
+        return percentile_interval(
+            self._replicates(), prob, estimate=self.value, key=self.key, cause=self._replicate_cause()
+        )
+
+    def interval_reason(self, prob: float | None = None) -> str | None:
+        """Why ``interval(prob)`` is refused (NaN bounds) although the value is defined, or None."""
+        if not self.defined:
+            return None
+        return interval_refusal(self._replicates(), self.prob if prob is None else prob)
+
+    def _replicates(self) -> np.ndarray:
+        if self._draws is None:
+            raise NoIntervalError(
+                f"{self.key} was estimated without bootstrap replicates and has no interval; "
+                f"{self._no_replicates_hint}."
+            )
+        return np.asarray(self._draws, dtype=float)

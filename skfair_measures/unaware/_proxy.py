@@ -51,7 +51,7 @@ import pandas as pd
 from sklearn.utils.validation import check_random_state
 
 from ..measures import UndefinedGroupWarning
-from ..results import NoIntervalError, Result, interval_refusal, percentile_interval, replicate_se
+from ..results import ReplicatesResult, interval_refusal, replicate_se
 from ._hoc import (
     SINGULAR_COND,
     HOCEstimator,
@@ -85,7 +85,7 @@ _REPLICATE_CAUSE = {
 }
 
 
-class ProxyDisparityResult(Result):
+class ProxyDisparityResult(ReplicatesResult):
     """A disparity measured through proxies of the sensitive attribute.
 
     Attributes
@@ -153,37 +153,10 @@ class ProxyDisparityResult(Result):
         """Whether every reliability check passed and the value is defined."""
         return not self.reasons and not math.isnan(self.value)
 
-    def interval(self, prob: float | None = None) -> tuple[float, float]:
-        """Percentile bootstrap interval of probability ``prob`` (default: ``self.prob``).
+    _no_replicates_hint = "pass n_boot= (e.g. proxy_disparity(..., n_boot=200)) or use the measure's bootstrap()"
 
-        NaN bounds when the value is undefined, or when more replicates are undefined
-        than one tail's share ``(1 - prob) / 2`` (they could all lie in one tail);
-        undefined replicates raise an
-        :class:`~skfair_measures.results.UndefinedReplicatesWarning`. The rule is
-        :func:`~skfair_measures.results.percentile_interval`.
-
-        Raises
-        ------
-        NoIntervalError
-            Without bootstrap replicates (pass ``n_boot=``).
-        """
-        prob = self.prob if prob is None else prob
-        cause = _REPLICATE_CAUSE.get(self.mode, _REPLICATE_CAUSE["global"])
-        return percentile_interval(self._replicates(), prob, estimate=self.value, key=self.key, cause=cause)
-
-    def interval_reason(self, prob: float | None = None) -> str | None:
-        """Why ``interval(prob)`` is refused (NaN bounds) although the value is defined, or None."""
-        if not self.defined:
-            return None
-        return interval_refusal(self._replicates(), self.prob if prob is None else prob)
-
-    def _replicates(self) -> np.ndarray:
-        if self._draws is None:
-            raise NoIntervalError(
-                f"{self.key} was estimated without bootstrap replicates and has no interval; pass n_boot= "
-                "(e.g. proxy_disparity(..., n_boot=200)) or use the measure's bootstrap()."
-            )
-        return np.asarray(self._draws, dtype=float)
+    def _replicate_cause(self) -> str | None:
+        return _REPLICATE_CAUSE.get(self.mode, _REPLICATE_CAUSE["global"])
 
     def to_dict(self) -> dict[str, Any]:
         """The result as plain Python types (JSON-serialisable), every group kept.

@@ -37,7 +37,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from .._stats import encode_groups, resolve_sensitive
 from ..measures import UndefinedGroupWarning
-from ..results import NoIntervalError, Result, interval_refusal, percentile_interval, replicate_se
+from ..results import ReplicatesResult, interval_refusal, percentile_interval, replicate_se
 from ._plain import plain
 from ._quantifiers import (
     HOLDOUT_QUANTIFIERS,
@@ -76,7 +76,7 @@ _UNDEFINED = (
 )
 
 
-class QuantificationResult(Result):
+class QuantificationResult(ReplicatesResult):
     """Estimated demographic disparity of a classifier on a deployment set.
 
     Attributes
@@ -125,36 +125,12 @@ class QuantificationResult(Result):
         self._draws = draws
         self._reason = reason
 
-    def interval(self, prob: float | None = None) -> tuple[float, float]:
-        """Percentile bootstrap interval of probability ``prob`` (default: ``self.prob``).
+    _no_replicates_hint = (
+        "pass n_boot= (e.g. quantified_disparity(..., n_boot=200)) or use the measure's bootstrap()"
+    )
 
-        NaN bounds when the value is undefined, or when more replicates are undefined
-        than one tail's share ``(1 - prob) / 2`` (they could all lie in one tail);
-        undefined replicates raise an
-        :class:`~skfair_measures.results.UndefinedReplicatesWarning`. The rule is
-        :func:`~skfair_measures.results.percentile_interval`.
-
-        Raises
-        ------
-        NoIntervalError
-            Without bootstrap replicates (pass ``n_boot=``).
-        """
-        prob = self.prob if prob is None else prob
-        return percentile_interval(self._replicates(), prob, estimate=self.value, key=self.key, cause=_REPLICATE_CAUSE)
-
-    def interval_reason(self, prob: float | None = None) -> str | None:
-        """Why ``interval(prob)`` is refused (NaN bounds) although the value is defined, or None."""
-        if not self.defined:
-            return None
-        return interval_refusal(self._replicates(), self.prob if prob is None else prob)
-
-    def _replicates(self) -> np.ndarray:
-        if self._draws is None:
-            raise NoIntervalError(
-                f"{self.key} was estimated without bootstrap replicates and has no interval; pass n_boot= "
-                "(e.g. quantified_disparity(..., n_boot=200)) or use the measure's bootstrap()."
-            )
-        return np.asarray(self._draws, dtype=float)
+    def _replicate_cause(self) -> str | None:
+        return _REPLICATE_CAUSE
 
     def absolute(self) -> QuantificationResult:
         """The same estimate as an absolute disparity (the signed value kept in ``diagnostics``)."""
