@@ -588,11 +588,10 @@ def _uses_scores(rows: _Rows, method: str) -> bool:
 
 
 def _check_posterior_rows(rows: _Rows, method: str, threshold: float, notes: list[str]) -> None:
-    if method in ("bb", "auto"):
-        if method == "auto" and not _uses_scores(rows, method):
+    if not _uses_scores(rows, method):
+        if method == "auto":
             notes.append("posterior='auto' uses the Beta-Binomial model: there are no scores or no unlabeled rows.")
-        if not _uses_scores(rows, method):
-            return
+        return
     if rows.y_score is None:
         raise ValueError(f"posterior={method!r} uses scores: name the score column with score=.")
     if rows.labeled.all():
