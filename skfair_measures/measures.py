@@ -799,6 +799,9 @@ class FairnessMeasure(Measure):
             _warn_undefined(self.key, self.base, source.groups, bad, self.undefined)
         value = _operate(self.operation, vals, source.groups, overall, self.undefined)
         groups, name = source.groups, self.base.name
+        why = self.operation.undefined_reason(vals, groups=groups, metric=name) if np.isnan(value) else None
+        if why is not None and not bad.any():
+            warnings.warn(f"{self.key}: {why}.", UndefinedGroupWarning, stacklevel=4)
         return MeasureResult(
             key=self.key,
             value=float(value),
@@ -807,7 +810,7 @@ class FairnessMeasure(Measure):
             overall=overall,
             measure=self,
             undefined_groups=[groups[i] for i in np.flatnonzero(bad)],
-            reason=_undefined_reason(self.base, groups, bad) if np.isnan(value) else None,
+            reason=(why or _undefined_reason(self.base, groups, bad)) if np.isnan(value) else None,
         )
 
     def clone(self, **overrides: Any) -> FairnessMeasure:

@@ -90,6 +90,10 @@ class Operation:
         Parameters shown in the measure's description (e.g. the reference group).
     needs_overall : bool
         Whether the operation compares groups with the pooled (overall) value.
+    why_undefined : callable or None
+        ``why_undefined(values, groups, metric)`` says why the operation is NaN on
+        per-group values that are all defined (e.g. a ratio to a reference group whose
+        rate is 0), or returns None; see :meth:`undefined_reason`.
 
     Examples
     --------
@@ -108,6 +112,7 @@ class Operation:
     range_of: Callable[[tuple[float, float]], tuple[float, float]] = field(default=_range_any, repr=False)
     params: dict[str, Any] = field(default_factory=dict)
     needs_overall: bool = False
+    why_undefined: Callable[[np.ndarray, pd.Index, str], str | None] | None = field(default=None, repr=False)
 
     @property
     def signed(self) -> bool:
@@ -118,6 +123,19 @@ class Operation:
     def reference(self) -> Any:
         """The reference group of a ``*_to_reference`` operation, else None."""
         return self.params.get("reference")
+
+    def undefined_reason(self, values: Any, *, groups: pd.Index, metric: str = "the base metric") -> str | None:
+        """Why the operation is undefined on 1-D per-group ``values`` that are all defined, or None.
+
+        Examples
+        --------
+        >>> op = ratio_to_reference("m")
+        >>> op.undefined_reason([0.4, 0.0], groups=pd.Index(["f", "m"]), metric="selection_rate")[:49]
+        "the ratio to the reference group 'm' is undefined"
+        """
+        if self.why_undefined is None:
+            return None
+        return self.why_undefined(np.asarray(values, dtype=float), groups, metric)
 
     def against(self, reference: Any) -> Operation:
         """The signed comparison of every group with ``reference`` in this family.
@@ -242,6 +260,16 @@ def _ratio_to_reference(v: np.ndarray, groups: pd.Index, overall: Any, *, refere
     return out.min(axis=-1)
 
 
+def _why_ratio_to_reference(v: np.ndarray, groups: pd.Index, metric: str, *, reference: Any) -> str | None:
+    if v.ndim != 1 or v[_ref_index(groups, reference)] != 0:
+        return None
+    return (
+        f"the ratio to the reference group {reference!r} is undefined: the reference group's {metric} is 0, "
+        "and a ratio divides by it; choose a reference group whose rate is not 0, or compare with "
+        "diff_to_reference (a difference is defined)"
+    )
+
+
 absdiff = Operation(
     "absdiff",
     _absdiff,
@@ -346,6 +374,7 @@ def ratio_to_reference(reference: Any) -> Operation:
         family="ratio",
         range_of=_range_nonneg,
         params={"reference": reference},
+        why_undefined=functools.partial(_why_ratio_to_reference, reference=reference),
     )
 
 
