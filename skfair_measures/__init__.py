@@ -33,7 +33,7 @@ from .measures import (
 from .operations import Operation
 from .registry import msr, msrs
 from .results import UndefinedReplicatesWarning
-from .scoring import DropColumns, FairnessScorer, compute_metrics, make_scorers
+from .scoring import DropColumns, FairnessScorer, MultiMeasureScorer, compute_metrics, fairness_scorer, make_scorers
 from .thresholds import ThresholdCurve, disparity_at_thresholds
 
 __version__ = "0.1.0"
@@ -50,6 +50,7 @@ __all__ = [
     "GroupwiseMetrics",
     "Measure",
     "MeasureResult",
+    "MultiMeasureScorer",
     "Operation",
     "PerformanceMeasure",
     "SklearnMetric",
@@ -60,6 +61,7 @@ __all__ = [
     "datasets",
     "disparity_at_thresholds",
     "evaluate_measures",
+    "fairness_scorer",
     "groupwise_metrics",
     "make_scorers",
     "msr",
