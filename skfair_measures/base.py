@@ -169,7 +169,7 @@ class CountMetric(BaseMetric):
         if self.multiclass is None:
             labels = list(range(c.shape[-1])) if classes is None else list(classes)
             raise MulticlassError(
-                f"{self.name} is a one-vs-rest rate; y_true holds {len(labels)} distinct labels ({labels}). "
+                f"{self.name} is a one-vs-rest rate; y_true and y_pred hold {len(labels)} distinct labels ({labels}). "
                 "Pass pos_label= (that class against the others), or average='macro' or 'weighted' "
                 f"(e.g. msr('fairness.{self.name}', average='macro')) for the mean over classes."
             )

@@ -1,0 +1,204 @@
+"""Which classes exist, and which one is positive: the label decisions of every measure.
+
+Binary rates compare one positive class with the rest (:func:`binarize_labels`);
+multiclass counts run over the classes of :func:`class_index`: the classes declared with
+``labels=``, or else those seen in y_true and y_pred together.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._arrays import _check_no_missing, _range_limit, _shifted, _small_int_levels
+
+__all__ = ["binarize_labels", "check_labels", "class_codes", "class_index"]
+
+_NOT_BINARY = (
+    "{name} {n} distinct labels ({labels}); "
+    "this binary rate compares one class with the rest. Pass "
+    "pos_label= (that class against the others), or average='macro' or 'weighted' "
+    "(e.g. msr('fairness.tpr', average='macro')) for the mean over classes."
+)
+_NEED_POS_LABEL = (
+    "the labels are {labels}; pass pos_label= to say which one is the positive class (e.g. pos_label={example!r})."
+)
+
+
+_BINARY_DEFAULTS = ({0, 1}, {-1, 1})
+
+
+def _resolve_pos_label(labels: list[Any], pos_label: Any) -> Any:
+    """Return the positive label: explicit, or 1 for {0, 1}, {-1, 1} and booleans."""
+    if pos_label is not None:
+        return pos_label
+    label_set = set(labels)
+    if any(label_set <= default for default in _BINARY_DEFAULTS):
+        return 1
+    example = sorted(labels, key=str)[-1]
+    raise ValueError(_NEED_POS_LABEL.format(labels=sorted(labels, key=str), example=example))
+
+
+def _distinct(arr: np.ndarray) -> np.ndarray:
+    """Distinct values as an object array (bincount for small integer ranges)."""
+    small = _small_int_levels(arr)
+    if small is not None:
+        levels = small[0]
+        return (levels.astype(bool) if arr.dtype.kind == "b" else levels).astype(object)
+    return pd.unique(arr).astype(object)
+
+
+def _check_label_values(y_true: np.ndarray, y_pred: np.ndarray) -> None:
+    """Refuse missing labels and floats that are not whole numbers (scores, regression values)."""
+    for arr, nm in ((y_true, "y_true"), (y_pred, "y_pred")):
+        if arr.dtype.kind in "iub":
+            continue  # integer and boolean arrays hold neither missing values nor fractions
+        _check_no_missing(arr, nm)
+        if arr.dtype.kind == "f":
+            frac = arr[(arr != np.round(arr))]
+            if frac.size:
+                raise ValueError(
+                    f"{nm} holds non-label values such as {frac[0]:.4g}; pass predicted "
+                    "labels (e.g. estimator.predict(X)), or probabilities to a "
+                    "measure built with threshold=."
+                )
+
+
+def _sorted_labels(labels: Any) -> list[Any]:
+    """Labels in sorted order (as np.unique), by their text when types do not compare."""
+    try:
+        return sorted(labels)
+    except TypeError:
+        return sorted(labels, key=str)
+
+
+def check_labels(labels: Any) -> pd.Index | None:
+    """Validate declared classes (``labels=``): None, or distinct, non-missing labels, at least two.
+
+    Examples
+    --------
+    >>> check_labels([0, 1, 2]).tolist()
+    [0, 1, 2]
+    >>> check_labels(None) is None
+    True
+    """
+    if labels is None:
+        return None
+    if isinstance(labels, str) or not hasattr(labels, "__len__"):
+        raise TypeError(f"labels={labels!r}; pass the list of classes, e.g. labels=[0, 1, 2].")
+    index = labels if isinstance(labels, pd.Index) else pd.Index(list(labels))
+    if len(index) < 2:
+        raise ValueError(f"labels={index.tolist()!r}; declare at least two classes.")
+    if np.asarray(pd.isna(index)).any():
+        raise ValueError(f"labels={index.tolist()!r} holds a missing value; declare real class labels.")
+    if not index.is_unique:
+        raise ValueError(f"labels={index.tolist()!r} repeats a class; list each class once.")
+    return index
+
+
+def class_index(uniq_t: np.ndarray, uniq_p: np.ndarray, labels: pd.Index | None = None) -> pd.Index:
+    """The classes of a sample: the declared ``labels``, or else those seen in y_true and y_pred together.
+
+    The one decision of which classes exist. Declaring them (``labels=``, as in
+    scikit-learn) keeps every fold of a multiclass cross-validation on the same K
+    classes, also a fold whose y_true misses one; a label outside the declared classes
+    is an error naming ``labels=``. Without a declaration the classes are the sorted
+    union of the distinct labels of y_true and y_pred.
+
+    Parameters
+    ----------
+    uniq_t, uniq_p : ndarray
+        Distinct labels of y_true and y_pred.
+    labels : pandas.Index, optional
+        Declared classes (validated by :func:`check_labels`), in their order.
+
+    Returns
+    -------
+    pandas.Index
+
+    Examples
+    --------
+    >>> class_index(np.array([1, 0]), np.array([2, 0])).tolist()
+    [0, 1, 2]
+    >>> class_index(np.array([1, 0]), np.array([1, 0]), pd.Index([0, 1, 2])).tolist()
+    [0, 1, 2]
+    """
+    seen = pd.unique(np.concatenate([uniq_t, uniq_p]))
+    if labels is None:
+        return pd.Index(_sorted_labels(seen))
+    outside = seen[labels.get_indexer(pd.Index(seen, dtype=object)) < 0] if len(seen) else seen
+    if len(outside):
+        raise ValueError(
+            f"y_true and y_pred hold label(s) {_sorted_labels(outside.tolist())} outside the declared classes "
+            f"labels={labels.tolist()!r}; add them to labels= (every class the model can predict) or fix the data."
+        )
+    return labels
+
+
+def class_codes(y_true: np.ndarray, y_pred: np.ndarray, classes: pd.Index) -> tuple[np.ndarray, np.ndarray]:
+    """Codes ``0..K-1`` of both label arrays in ``classes`` (a lookup table for small integers).
+
+    Examples
+    --------
+    >>> t, p = class_codes(np.array([2, 0, 1]), np.array([2, 2, 0]), pd.Index([0, 1, 2]))
+    >>> t.tolist(), p.tolist()
+    ([2, 0, 1], [2, 2, 0])
+    """
+    values = classes.to_numpy()
+    ints = values.dtype.kind in "iu" and y_true.dtype.kind in "iu" and y_pred.dtype.kind in "iu"
+    lo, hi = (int(values.min()), int(values.max())) if ints else (0, 0)
+    if ints and lo == 0 and hi == values.size - 1 and y_true.dtype == y_pred.dtype == np.intp:
+        if (values == np.arange(values.size)).all():
+            return y_true, y_pred  # labels 0..K-1 in order: already the codes
+    if ints and hi - lo <= _range_limit(values.size):
+        lut = np.full(hi - lo + 1, -1, dtype=np.intp)
+        lut[_shifted(values, lo)] = np.arange(values.size)
+        return lut[_shifted(y_true, lo)], lut[_shifted(y_pred, lo)]
+    return classes.get_indexer(y_true).astype(np.intp), classes.get_indexer(y_pred).astype(np.intp)
+
+
+def binarize_labels(
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    pos_label: Any = None,
+    distinct: tuple[np.ndarray, np.ndarray] | None = None,
+    labels: pd.Index | None = None,
+) -> tuple[np.ndarray, np.ndarray, Any]:
+    """Map binary labels to 0/1 codes, validating both label arrays.
+
+    ``pos_label`` against the rest; without it, the labels must be binary (their
+    positive class 1 for {0, 1}, {-1, 1} and booleans). ``labels`` are the declared
+    classes (:func:`class_index`).
+
+    Examples
+    --------
+    >>> t, p, pos = binarize_labels(np.array(["a", "b"]), np.array(["b", "b"]), "b")
+    >>> t.tolist(), p.tolist(), pos
+    ([0, 1], [1, 1], 'b')
+    """
+    _check_label_values(y_true, y_pred)
+    uniq_t, uniq_p = distinct if distinct is not None else (_distinct(y_true), _distinct(y_pred))
+    pos = _positive_label(pos_label, uniq_t, uniq_p, labels)
+    zero_one = pos == 1 and set(uniq_t.tolist()) | set(uniq_p.tolist()) <= {0, 1}
+
+    def codes(arr: np.ndarray) -> np.ndarray:
+        if zero_one and arr.dtype == np.intp:
+            return arr  # already 0/1 codes
+        return np.asarray(arr == pos, dtype=np.intp)
+
+    return codes(y_true), codes(y_pred), pos
+
+
+def _positive_label(pos_label: Any, uniq_t: np.ndarray, uniq_p: np.ndarray, labels: pd.Index | None = None) -> Any:
+    """The positive class given the distinct labels of y_true and y_pred, refusing what is not binary."""
+    classes = list(class_index(uniq_t, uniq_p, labels))
+    if len(classes) > 2 and (pos_label is None or pos_label not in classes):
+        named = "labels= declares" if labels is not None else "y_true and y_pred hold"
+        raise ValueError(_NOT_BINARY.format(name=named, n=len(classes), labels=sorted(classes, key=str)))
+    # pos_label among several classes: that class against the rest (one-vs-rest)
+    pos = _resolve_pos_label(classes, pos_label)
+    if pos_label is not None and pos not in classes and len(classes) == 2:
+        raise ValueError(f"pos_label={pos!r} is not one of the labels {sorted(classes, key=str)}; pass one of them.")
+    return pos

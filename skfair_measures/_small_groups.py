@@ -1,0 +1,217 @@
+"""Small groups: which groups a ``min_group_size`` leaves out or pools, decided once.
+
+:func:`small_group_plan` decides on the groups' row counts; the plan applies to rows
+(:func:`skfair_measures._stats.restrict_small_groups`), to statistics
+(:func:`restrict_small_group_stats`, e.g. from a dataframe engine) or to group codes (the
+Bayesian posteriors), so that every path drops or merges the same groups with the same
+warning.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._counts import ConfusionStats, ErrorStats
+from ._groups import SingleGroupError
+
+__all__ = [
+    "SmallGroupPlan",
+    "SmallGroupWarning",
+    "check_small_groups",
+    "restrict_small_group_stats",
+    "small_group_plan",
+]
+
+
+class SmallGroupWarning(UserWarning):
+    """Groups smaller than ``min_group_size`` were left out of a measure, or merged."""
+
+
+def check_small_groups(min_group_size: Any, small_groups: Any) -> None:
+    """Validate ``min_group_size`` (None or a positive integer) and ``small_groups``."""
+    if small_groups not in ("drop", "merge"):
+        raise ValueError(f"small_groups={small_groups!r}; pass 'drop' (leave them out) or 'merge' (pool into 'other').")
+    if min_group_size is None:
+        return
+    if isinstance(min_group_size, bool) or not isinstance(min_group_size, int | np.integer) or min_group_size < 1:
+        raise ValueError(f"min_group_size={min_group_size!r}; pass a positive number of rows (or None).")
+
+
+def _other_label(groups: pd.Index) -> Any:
+    label = "other" if groups.nlevels == 1 else ("other",) * groups.nlevels
+    if label in groups:
+        raise ValueError(
+            f"a group is already named {label!r}, so small groups cannot be merged into it; rename that group, "
+            "or pass small_groups='drop'."
+        )
+    return label
+
+
+@dataclass(frozen=True, eq=False)
+class SmallGroupPlan:
+    """Which groups a ``min_group_size`` leaves out or pools, decided once on their row counts.
+
+    Built by :func:`small_group_plan`; applied to rows (:func:`restrict_small_groups`),
+    to statistics (:func:`restrict_small_group_stats`, e.g. from a dataframe engine) or
+    to group codes (the Bayesian posteriors), so that every path drops or merges the
+    same groups with the same warning.
+
+    Attributes
+    ----------
+    lut : ndarray of shape (n_groups_before,)
+        New code of each old group; -1 for a group left out.
+    groups : pandas.Index
+        The groups after (the kept ones in their order, then ``"other"`` when merging).
+    message : str
+        The :class:`SmallGroupWarning` text naming the small groups and their sizes.
+    """
+
+    lut: np.ndarray
+    groups: pd.Index
+    message: str
+
+    def codes(self, codes: np.ndarray) -> np.ndarray:
+        """Codes after the plan (-1 for rows of a group left out)."""
+        return self.lut[codes]
+
+    def stats(self, stats: ConfusionStats | ErrorStats) -> ConfusionStats | ErrorStats:
+        """Statistics (any leading axes) with the small groups' cells left out or summed into ``"other"``."""
+        if isinstance(stats, ErrorStats):
+            return dataclasses.replace(stats, sums=self._pooled(stats.sums, 2), groups=self.groups)
+        return dataclasses.replace(stats, counts=self._pooled(stats.counts, 3), groups=self.groups)
+
+    def warn(self, stacklevel: int = 1) -> None:
+        """Emit the :class:`SmallGroupWarning`, attributed ``stacklevel`` frames above the caller."""
+        warnings.warn(self.message, SmallGroupWarning, stacklevel=stacklevel + 1)
+
+    def _pooled(self, values: np.ndarray, tail: int) -> np.ndarray:
+        moved = np.moveaxis(np.asarray(values, dtype=float), values.ndim - tail, 0)
+        out = np.zeros((len(self.groups), *moved.shape[1:]))
+        kept = self.lut >= 0
+        np.add.at(out, self.lut[kept], moved[kept])
+        return np.moveaxis(out, 0, values.ndim - tail)
+
+
+def small_group_plan(
+    sizes: Any, groups: pd.Index, min_group_size: int | None, small_groups: str = "drop", key: str = "the measure"
+) -> SmallGroupPlan | None:
+    """Decide which groups of fewer than ``min_group_size`` rows to leave out or pool (None: none).
+
+    Parameters
+    ----------
+    sizes : array-like of shape (n_groups,)
+        Number of rows (not weights) of each group.
+    groups : pandas.Index
+        The groups, in the order of ``sizes``.
+    min_group_size : int or None
+        Groups with fewer rows are small (declared groups absent from the data too).
+    small_groups : {"drop", "merge"}, default="drop"
+        Leave the small groups out, or pool them into one group ``"other"``
+        (``("other", ...)`` for intersectional groups) placed last. Declared groups
+        absent from the data (size 0) are left out either way: there is nothing to pool.
+    key : str, default="the measure"
+        Who asks, for the warning and error messages.
+
+    Returns
+    -------
+    SmallGroupPlan or None
+
+    Raises
+    ------
+    SingleGroupError
+        If fewer than two groups with rows remain.
+
+    Examples
+    --------
+    >>> plan = small_group_plan([50, 3, 40, 2], pd.Index(list("abcd")), 10, "merge")
+    >>> plan.lut.tolist(), list(plan.groups)
+    ([0, 2, 1, 2], ['a', 'c', 'other'])
+    """
+    if min_group_size is None:
+        return None
+    sizes = np.asarray(sizes, dtype=np.int64)
+    small = sizes < min_group_size
+    if not small.any():
+        return None
+    keep = np.flatnonzero(~small)
+    lut = np.full(len(groups), -1, dtype=np.intp)
+    lut[keep] = np.arange(keep.size)
+    labels = groups.tolist()  # Python scalars: the message reads 7, not np.int64(7)
+    absent = small & (sizes == 0)  # declared groups without rows: left out, never merged into an empty "other"
+    pooled = small & ~absent if small_groups == "merge" else np.zeros_like(small)
+    left_out = small & ~pooled
+    index = groups[keep]
+    parts = []
+    if left_out.any():
+        named = ", ".join(f"{labels[i]!r} ({sizes[i]})" for i in np.flatnonzero(left_out))
+        parts.append(f"are left out, with their rows: {named}")
+    if pooled.any():
+        label = _other_label(groups)
+        lut[pooled] = keep.size
+        if groups.nlevels > 1:
+            other = pd.MultiIndex.from_tuples([label], names=groups.names)
+        else:
+            other = pd.Index([label], name=groups.name)
+        index = index.append(other)
+        named = ", ".join(f"{labels[i]!r} ({sizes[i]})" for i in np.flatnonzero(pooled))
+        parts.append(f"are merged into {label!r} ({int(sizes[pooled].sum())} rows): {named}")
+    named = ", ".join(f"{labels[i]!r} ({sizes[i]})" for i in np.flatnonzero(small))
+    kept = lut >= 0
+    if np.count_nonzero(np.bincount(lut[kept], weights=sizes[kept], minlength=len(index))) < 2:
+        raise SingleGroupError(
+            f"{key}: fewer than two groups have at least min_group_size={min_group_size} rows (small: {named}); "
+            "lower min_group_size, or merge rare levels first (skfair_measures.groups.merge_rare_levels)."
+        )
+    message = f"{key}: group(s) with fewer than min_group_size={min_group_size} rows {'; '.join(parts)}."
+    return SmallGroupPlan(lut, index, message)
+
+
+def restrict_small_group_stats(
+    stats: ConfusionStats | ErrorStats,
+    sizes: Any,
+    min_group_size: int | None,
+    small_groups: str = "drop",
+    key: str = "the measure",
+    *,
+    warn: bool = True,
+) -> ConfusionStats | ErrorStats:
+    """:func:`restrict_small_groups` on statistics: the same groups left out or pooled, from counts.
+
+    For statistics computed without the rows (a dataframe engine's grouped pass):
+    counts are additive, so leaving a group out drops its cells and merging sums
+    them, exactly as the same rule applied to the rows would.
+
+    Parameters
+    ----------
+    stats : ConfusionStats, MulticlassStats or ErrorStats
+        Statistics per group (any leading axes, e.g. bootstrap replicates).
+    sizes : array-like of shape (n_groups,)
+        Number of rows (not weights) of each group of ``stats``.
+    min_group_size, small_groups, key
+        As for :func:`restrict_small_groups`.
+    warn : bool, default=True
+        Emit the :class:`SmallGroupWarning` (off for replicates of statistics
+        already restricted once).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> s = ConfusionStats.from_codes([0, 0, 0, 1, 1, 1, 2], [1] * 7, [1] * 7, pd.Index(list("abc")))
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     r = restrict_small_group_stats(s, [3, 3, 1], 2, "merge")
+    >>> list(r.groups), r.n.tolist()
+    (['a', 'b', 'other'], [3.0, 3.0, 1.0])
+    """
+    plan = small_group_plan(sizes, stats.groups, min_group_size, small_groups, key)
+    if plan is None:
+        return stats
+    if warn:
+        plan.warn(stacklevel=2)  # attributed to whoever called this function
+    return plan.stats(stats)
