@@ -1,4 +1,4 @@
-"""scikit-learn scorers for measures, and ``compute_metrics`` for any predictions.
+"""scikit-learn scorers for measures.
 
 Build a scorer with :func:`fairness_scorer` (one measure, returns a float) or
 :func:`make_scorers` (several measures, one prediction and one count pass per fold,
@@ -27,13 +27,19 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.metadata_routing import UNUSED
 
 from ._stats import SingleGroupError, resolve_sensitive
-from .measures import Measure, MeasureBase, UndefinedGroupWarning, as_measures, evaluate_measures
+from ._together import evaluate_together
+from .measures import Measure, MeasureBase, UndefinedGroupWarning
+from .ranking import RankingFairness
+from .registry import as_measures
+from .unaware import ProxyMeasure, QuantificationMeasure
 
 __all__ = [
     "DropColumns",
     "FairnessScorer",
     "MultiMeasureScorer",
-    "compute_metrics",
+    "ProxyScorer",
+    "QuantificationScorer",
+    "RankingScorer",
     "fairness_scorer",
     "make_scorers",
 ]
@@ -118,6 +124,7 @@ class FairnessScorer(BaseEstimator):
     """
 
     __metadata_request__score = {"estimator": UNUSED, "sensitive_features": True}  # noqa: RUF012
+
     def __init__(self, measure: Measure | str, sensitive: str | Sequence[str] | None = None, *, groups: Any = None):
         self.measure = measure
         self.sensitive = sensitive
@@ -127,7 +134,12 @@ class FairnessScorer(BaseEstimator):
     @staticmethod
     def _resolve(measures: Sequence[MeasureBase | str], groups: Any) -> list[MeasureBase]:
         resolved = as_measures(measures)
-        return resolved if groups is None else [m.with_inputs(groups=groups) for m in resolved]
+        if groups is None:
+            return resolved
+        for m in resolved:
+            if not isinstance(m, Measure):
+                raise ValueError(f"groups= does not apply to {m.key} (it does not encode groups itself); omit groups=.")
+        return [m.with_inputs(groups=groups) for m in resolved]
 
     @property
     def _needs_sensitive(self) -> bool:
@@ -202,13 +214,13 @@ def _fold_values(measures: Sequence[MeasureBase], y_true: Any, y_pred: Any, grou
     whole search failing.
     """
     try:
-        res = evaluate_measures(measures, y_true, y_pred, sensitive_features=groups, sample_weight=w)
+        res = evaluate_together(measures, y_true, y_pred, sensitive_features=groups, sample_weight=w)
         return {k: r.value for k, r in res.items()}
     except SingleGroupError as exc:
         out = {m.key: float("nan") for m in measures if m.inputs.needs_sensitive}
         warnings.warn(f"{', '.join(out)}: NaN for this fold: {exc}", UndefinedGroupWarning, stacklevel=4)
         rest = [m for m in measures if not m.inputs.needs_sensitive]
-        res = evaluate_measures(rest, y_true, y_pred, sample_weight=w) if rest else {}
+        res = evaluate_together(rest, y_true, y_pred, sample_weight=w) if rest else {}
         return {**out, **{k: r.value for k, r in res.items()}}
 
 
@@ -237,6 +249,12 @@ class MultiMeasureScorer(FairnessScorer):
         self.sensitive = sensitive
         self.groups = groups
         self._measures = self._resolve(measures, groups)
+        for m in self._measures:
+            if _scorer_type(m) is not FairnessScorer:
+                raise ValueError(
+                    f"make_scorers computes measures of predictions and groups in one pass; {m.key} needs its own "
+                    f"scorer: fairness_scorer({m.key!r}, ...)."
+                )
 
     def score(  # type: ignore[override]
         self, estimator: Any, X: Any, y: Any, *, sensitive_features: Any = None, sample_weight: Any = None
@@ -245,10 +263,149 @@ class MultiMeasureScorer(FairnessScorer):
         return self._scores(estimator, X, y, self._sensitive_of(X, sensitive_features), sample_weight)
 
 
+class RankingScorer(FairnessScorer):
+    """A scorer for ``fairness.exposure`` and ``fairness.ndcg``: the ranking is the estimator's ``predict``.
+
+    ``query_id`` (the ranked list of each row) is metadata like ``sensitive_features``:
+    requested through routing, or read from a column of ``X`` (``query_id="qid"``).
+
+    Parameters
+    ----------
+    measure : RankingFairness or str
+    sensitive : str or list of str, optional
+        As in :func:`fairness_scorer`.
+    groups : None
+        Ranking measures take no declared groups.
+    query_id : str, optional
+        Column of ``X`` with the query id; if None, ``query_id`` is requested through routing.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from sklearn.pipeline import make_pipeline
+    >>> X = pd.DataFrame({"x": [3.0, 1, 2, 1, 3, 2], "q": [1, 1, 1, 2, 2, 2], "g": list("abbaab")})
+    >>> ranker = make_pipeline(DropColumns(["q", "g"]), LinearRegression()).fit(X, X["x"])
+    >>> scorer = fairness_scorer("fairness.exposure", "g", query_id="q")
+    >>> round(scorer(ranker, X, None), 3)  # the exposure gap, negated
+    -0.246
+    """
+
+    __metadata_request__score = {"query_id": True}  # noqa: RUF012
+
+    def __init__(
+        self,
+        measure: RankingFairness | str,
+        sensitive: str | Sequence[str] | None = None,
+        *,
+        groups: Any = None,
+        query_id: str | None = None,
+    ):
+        super().__init__(measure, sensitive, groups=groups)
+        self.query_id = query_id
+
+    def score(  # type: ignore[override]
+        self,
+        estimator: Any,
+        X: Any,
+        y: Any,
+        *,
+        query_id: Any = None,
+        sensitive_features: Any = None,
+        sample_weight: Any = None,
+    ) -> float:
+        """Score a fitted ranker: the ranking fairness of ``estimator.predict(X)``, greater is better."""
+        if self.query_id is not None and query_id is not None:
+            raise ValueError(
+                f"RankingScorer reads query_id from X (query_id={self.query_id!r}) and was also routed query_id; "
+                "pass one of them: drop query_id=, or call set_score_request(query_id=False)."
+            )
+        if self.query_id is not None:
+            query_id = resolve_sensitive(X=X, columns=self.query_id, argument="query_id")
+        elif query_id is None:
+            raise ValueError(
+                "RankingScorer received no query_id: route it (pass query_id=... to fit() / params= of "
+                "cross_validate with metadata routing enabled) or name its column of X: query_id='column_name'."
+            )
+        groups = self._sensitive_of(X, sensitive_features)
+        (m,) = self._measures
+        y_score = _response(estimator, X, m.inputs.response_method, m.inputs.pos_label)
+        return _sign(m) * m(y, y_score, query_id=query_id, sensitive_features=groups, sample_weight=sample_weight)
+
+
+class ProxyScorer(FairnessScorer):
+    """``fairness_scorer(proxy_measure, sensitive=["p1", "p2", "p3"])``: minus the proxy-based disparity.
+
+    The proxies are read from the named columns of ``X`` (drop them from the model's
+    features), or routed as ``sensitive_features`` (an array of shape
+    ``(n_samples, n_proxies)``). No ``sample_weight``: HOC counts samples.
+
+    Examples
+    --------
+    >>> from skfair_measures.unaware import ProxyMeasure
+    >>> fairness_scorer(ProxyMeasure("dp"), ["p1", "p2", "p3"])
+    ProxyScorer(unaware.proxy_dp, sensitive=['p1', 'p2', 'p3'])
+    """
+
+    _needs_sensitive = True  # the proxies stand in for the sensitive attribute
+
+    def score(self, estimator: Any, X: Any, y: Any, *, sensitive_features: Any = None) -> float:  # type: ignore[override]
+        """Score a fitted estimator: minus the disparity estimated through the proxies."""
+        proxies = self._sensitive_of(X, sensitive_features)
+        (m,) = self._measures
+        return _sign(m) * m(y, _response(estimator, X, "predict", m.inputs.pos_label), proxies=proxies)
+
+
+class QuantificationScorer(FairnessScorer):
+    """``fairness_scorer(quantification_measure)``: the quantified disparity of the estimator on ``X``.
+
+    Labels are unused and no sensitive attribute is taken (the auxiliary set of the
+    measure supplies it); negated when absolute, like scikit-learn's ``neg_*`` scorers.
+
+    Examples
+    --------
+    >>> from skfair_measures.unaware import QuantificationMeasure
+    >>> fairness_scorer(QuantificationMeasure())
+    QuantificationScorer(unaware.quantified_dp, routing)
+    """
+
+    __metadata_request__score = {"sensitive_features": UNUSED}  # noqa: RUF012
+
+    def __init__(self, measure: QuantificationMeasure | str, sensitive: Any = None, *, groups: Any = None) -> None:
+        if sensitive is not None or groups is not None:
+            raise ValueError(
+                "a quantification measure takes no sensitive attribute from X (its auxiliary set holds it): "
+                "omit sensitive= and groups=."
+            )
+        super().__init__(measure)
+
+    def score(self, estimator: Any, X: Any, y: Any = None) -> float:  # type: ignore[override]
+        """Score a fitted estimator: its quantified disparity on ``X``."""
+        (m,) = self._measures
+        return _sign(m) * m(estimator, X)
+
+
+_SCORER_TYPES: dict[type, type[FairnessScorer]] = {
+    RankingFairness: RankingScorer,
+    ProxyMeasure: ProxyScorer,
+    QuantificationMeasure: QuantificationScorer,
+}
+
+
+def _scorer_type(measure: MeasureBase) -> type[FairnessScorer]:
+    """The scorer class of a measure kind, :class:`FairnessScorer` for measures of predictions and groups."""
+    return next((_SCORER_TYPES[t] for t in type(measure).__mro__ if t in _SCORER_TYPES), FairnessScorer)
+
+
 def fairness_scorer(
-    measure: Measure | str, sensitive: str | Sequence[str] | None = None, *, groups: Any = None
+    measure: MeasureBase | str, sensitive: str | Sequence[str] | None = None, *, groups: Any = None, **options: Any
 ) -> FairnessScorer:
-    """A scikit-learn scorer for one measure: a float, greater is better.
+    """A scikit-learn scorer for one measure of any kind: a float, greater is better.
+
+    The measure's kind picks the scorer class: :class:`FairnessScorer` for measures of
+    predictions and groups, :class:`RankingScorer` for ``fairness.exposure`` and
+    ``fairness.ndcg``, and the unaware scorers for ``unaware.*`` (whose
+    ``sensitive`` names the proxy columns, or is omitted).
 
     Parameters
     ----------
@@ -260,6 +417,8 @@ def fairness_scorer(
     groups : array-like, optional
         All expected groups, so that a fold missing a group is reported as NaN
         with a warning naming it.
+    **options
+        Options of the scorer kind, e.g. ``query_id=`` of :class:`RankingScorer`.
 
     Returns
     -------
@@ -279,7 +438,8 @@ def fairness_scorer(
     >>> cv["test_score"].tolist()
     [-0.5, -0.5]
     """
-    return FairnessScorer(measure, sensitive, groups=groups)
+    (m,) = as_measures([measure])
+    return _scorer_type(m)(m, sensitive, groups=groups, **options)
 
 
 def make_scorers(
@@ -317,7 +477,7 @@ class DropColumns(TransformerMixin, BaseEstimator):
     """Drop columns from a DataFrame: keeps the sensitive column out of a model.
 
     Put it first in a pipeline when the scorer reads the sensitive attribute from
-    ``X`` (``as_scorer(sensitive="sex")``): the scorer sees the column, the model
+    ``X`` (``fairness_scorer(m, sensitive="sex")``): the scorer sees the column, the model
     does not.
 
     Parameters
@@ -355,56 +515,3 @@ class DropColumns(TransformerMixin, BaseEstimator):
         """Names of the remaining columns."""
         return np.asarray([c for c in self.feature_names_in_ if c not in self.columns_], dtype=object)
 
-
-def compute_metrics(
-    data: pd.DataFrame,
-    target: str,
-    prediction: str | Any,
-    sensitive: str | Sequence[str],
-    measures: Measure | str | Sequence[Measure | str],
-    *,
-    sample_weight: str | Any = None,
-) -> pd.Series:
-    """Compute measures on predictions from any model (mlr3fairness' ``compute_metrics``).
-
-    Parameters
-    ----------
-    data : pandas.DataFrame, or a polars, pyarrow, DuckDB, Dask or PySpark frame
-        Holds the target, the sensitive column(s) and, optionally, the predictions.
-        A frame of another engine is computed in that engine
-        (:func:`skfair_measures.engines.compute_metrics`; columns named, not arrays).
-    target : str
-        Column with the true labels.
-    prediction : str or array-like
-        Column with the predictions, or the predictions themselves.
-    sensitive : str or list of str
-        Sensitive column(s); several give intersectional groups.
-    measures : Measure, str or sequence of them
-        Measures or registry keys.
-    sample_weight : str or array-like, optional
-        Column with weights, or the weights.
-
-    Returns
-    -------
-    pandas.Series
-        One value per measure, indexed by key.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"y": [1, 1, 0, 0], "yhat": [1, 0, 0, 0], "sex": list("FMFM")})
-    >>> compute_metrics(df, "y", "yhat", "sex", ["fairness.acc", "classif.acc"])
-    fairness.acc    0.50
-    classif.acc     0.75
-    dtype: float64
-    """
-    if not isinstance(data, pd.DataFrame):  # polars, pyarrow, DuckDB, Dask, Spark: computed in their engine
-        from .engines import compute_metrics as compute_in_engine
-
-        return compute_in_engine(data, target, prediction, sensitive, measures, sample_weight=sample_weight)
-    ms = as_measures(measures)
-    y_pred = data[prediction] if isinstance(prediction, str) else prediction
-    groups = resolve_sensitive(X=data, columns=sensitive)
-    w = data[sample_weight] if isinstance(sample_weight, str) else sample_weight
-    res = evaluate_measures(ms, data[target], y_pred, sensitive_features=groups, sample_weight=w)
-    return pd.Series({m.key: res[m.key].value for m in ms}, dtype=float)

@@ -28,24 +28,31 @@ from typing import Any, Literal
 import numpy as np
 
 from .._stats import resolve_sensitive
-from ..measures import Measure, as_measures
-from ..scoring import _response, _RoutingScorer
-from ._api import METHODS, posterior
+from ..measures import Measure
+from ..scoring import FairnessScorer, _response
+from ._api import posterior
 from ._posterior import DEFAULT_EPS
+from ._table import METHODS
 
 __all__ = ["BayesianScorer"]
 
 _RULES = ("mean", "upper", "prob_fair")
 
 
-class BayesianScorer(_RoutingScorer):
+class BayesianScorer(FairnessScorer):
     """Score an estimator by a summary of a fairness measure's posterior.
 
     Parameters
     ----------
     measure : Measure or str
         A count-based fairness measure or its registry key.
-    method : {"bb", "bc", "ppi"}, default="bb"
+    sensitive : str or list of str, optional
+        Column(s) of ``X`` (and of ``unlabeled_X``) with the sensitive attribute;
+        if None, ``sensitive_features`` is requested through metadata routing and
+        ``unlabeled_sensitive`` must be given.
+    groups : array-like, optional
+        All expected groups, as in :func:`~skfair_measures.fairness_scorer`.
+    method : {"bb", "bc", "bcr", "ppi"}, default="bb"
         Beta-Binomial, or Bayesian calibration or prediction-powered inference
         with the unlabelled pool.
     rule : {"mean", "upper", "prob_fair"}, default="upper"
@@ -55,10 +62,6 @@ class BayesianScorer(_RoutingScorer):
         Credible level of ``rule="upper"``.
     eps : float, default=DEFAULT_EPS
         Half-width of practical fairness for ``rule="prob_fair"``.
-    sensitive : str or list of str, optional
-        Column(s) of ``X`` (and of ``unlabeled_X``) with the sensitive attribute;
-        if None, ``sensitive_features`` is requested through metadata routing and
-        ``unlabeled_sensitive`` must be given.
     unlabeled_X : array-like or DataFrame, optional
         Unlabelled samples; required for ``method="bc"`` and ``"ppi"``.
     unlabeled_sensitive : array-like, optional
@@ -78,7 +81,7 @@ class BayesianScorer(_RoutingScorer):
     >>> X = pd.DataFrame({"x": [0.0, 1, 2, 3, 4, 5, 6, 7], "sex": [0, 1] * 4})
     >>> y = [0, 0, 0, 1, 0, 1, 1, 1]
     >>> clf = LogisticRegression().fit(X, y)
-    >>> scorer = BayesianScorer("fairness.acc", rule="prob_fair", eps=0.1, sensitive="sex")
+    >>> scorer = BayesianScorer("fairness.acc", "sex", rule="prob_fair", eps=0.1)
     >>> 0.0 <= scorer(clf, X, y) <= 1.0
     True
     """
@@ -86,87 +89,66 @@ class BayesianScorer(_RoutingScorer):
     def __init__(
         self,
         measure: Measure | str,
+        sensitive: str | Sequence[str] | None = None,
         *,
-        method: Literal["bb", "bc", "ppi"] = "bb",
+        groups: Any = None,
+        method: str = "bb",
         rule: Literal["mean", "upper", "prob_fair"] = "upper",
         prob: float = 0.95,
         eps: float = DEFAULT_EPS,
-        sensitive: str | Sequence[str] | None = None,
         unlabeled_X: Any = None,
         unlabeled_sensitive: Any = None,
         reference: Any = None,
         random_state: int = 0,
         **posterior_kwargs: Any,
     ) -> None:
+        super().__init__(measure, sensitive, groups=groups)
         if rule not in _RULES:
             raise ValueError(f"rule={rule!r}; pass one of {list(_RULES)}.")
         if method not in METHODS:
             raise ValueError(f"method={method!r}; pass one of {', '.join(map(repr, METHODS))}.")
-        self._pooled = METHODS[method].needs_unlabelled
-        if self._pooled and unlabeled_X is None:
+        pooled = METHODS[method].unlabeled == "required"
+        if pooled and unlabeled_X is None:
             raise ValueError(f"method={method!r} needs unlabeled_X= (an unlabelled pool the estimator will score).")
-        (self.measure,) = as_measures([measure])
-        self.method = method
-        self.rule = rule
-        self.prob = prob
-        self.eps = eps
-        self.unlabeled_X = unlabeled_X
-        self.unlabeled_sensitive = unlabeled_sensitive
-        self.reference = reference
-        self.random_state = random_state
-        self.posterior_kwargs = posterior_kwargs
-        if sensitive is not None:
-            sensitive = [sensitive] if isinstance(sensitive, str) else list(sensitive)
-        self._sensitive = sensitive
-        if self._pooled and self._sensitive is None and unlabeled_sensitive is None:
+        if pooled and sensitive is None and unlabeled_sensitive is None:
             raise ValueError(
                 f"method={method!r} without sensitive= needs unlabeled_sensitive= (the groups of unlabeled_X)."
             )
-        self._init_requests()
+        self.method, self.rule, self.prob, self.eps = method, rule, prob, eps
+        self.unlabeled_X, self.unlabeled_sensitive = unlabeled_X, unlabeled_sensitive
+        self.reference, self.random_state, self.posterior_kwargs = reference, random_state, posterior_kwargs
 
-    @property
-    def greater_is_better(self) -> bool:
-        """Always True: the rules return values where larger is better."""
-        return True
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The parameters, with the options passed on to the posterior (so that ``clone`` keeps them)."""
+        return {**super().get_params(deep), **self.posterior_kwargs}
 
     def reduce(self, post: Any) -> float:
         """Apply the rule to a :class:`~skfair_measures.bayes.MeasurePosterior` (NaN when it is undefined)."""
         if self.rule == "mean":
-            sign = 1.0 if self.measure.greater_is_better else -1.0
+            sign = 1.0 if self._measures[0].greater_is_better else -1.0
             return sign * post.mean()
         if self.rule == "upper":
             return -post.upper_bound(self.prob)
         return post.prob_within(self.eps)
 
-    def __call__(
-        self,
-        estimator: Any,
-        X: Any,
-        y_true: Any,
-        sample_weight: Any = None,
-        sensitive_features: Any = None,
-        **kwargs: Any,
-    ) -> float:
-        if kwargs:
-            raise TypeError(f"{self!r} got unexpected metadata {sorted(kwargs)}.")
-        if sample_weight is not None and not METHODS[self.method].accepts_weights:
+    def _scores(self, estimator: Any, X: Any, y: Any, groups: Any, sample_weight: Any) -> dict[str, float]:
+        if sample_weight is not None and not METHODS[self.method].weights:
             raise TypeError(
                 f"BayesianScorer(method={self.method!r}) counts labelled samples; sample_weight needs method='ppi'."
             )
-        groups = self._groups_of(X, sensitive_features, self.measure.key)
-        pos_label = self.measure.inputs.pos_label
-        scores = _response(estimator, X, "predict_proba", pos_label)
+        (measure,) = self._measures
+        pos_label = measure.inputs.pos_label
         extra: dict[str, Any] = {} if sample_weight is None else {"sample_weight": sample_weight}
-        if self._pooled:
+        if METHODS[self.method].unlabeled == "required":
             extra["unlabeled_scores"] = _response(estimator, self.unlabeled_X, "predict_proba", pos_label)
-            if self._sensitive is not None:
-                extra["unlabeled_sensitive"] = resolve_sensitive(X=self.unlabeled_X, columns=self._sensitive)
-            else:
-                extra["unlabeled_sensitive"] = self.unlabeled_sensitive
+            columns = self._columns()
+            extra["unlabeled_sensitive"] = (
+                self.unlabeled_sensitive if columns is None else resolve_sensitive(X=self.unlabeled_X, columns=columns)
+            )
         post = posterior(
-            self.measure,
-            np.asarray(y_true),
-            scores,
+            measure,
+            np.asarray(y),
+            _response(estimator, X, "predict_proba", pos_label),
             sensitive_features=groups,
             method=self.method,
             reference=self.reference,
@@ -174,7 +156,7 @@ class BayesianScorer(_RoutingScorer):
             **extra,
             **self.posterior_kwargs,
         )
-        return float(self.reduce(post))
+        return {measure.key: float(self.reduce(post))}
 
-    def __repr__(self) -> str:
-        return f"BayesianScorer({self.measure.key}, method={self.method!r}, rule={self.rule!r})"
+    def __repr__(self, N_CHAR_MAX: int = 700) -> str:
+        return f"BayesianScorer({self._measures[0].key}, method={self.method!r}, rule={self.rule!r})"

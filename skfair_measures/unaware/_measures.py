@@ -7,18 +7,16 @@ from an auxiliary set that has it. Both are :class:`~skfair_measures.measures.Me
 kinds (``inputs.needs_sensitive`` is False), are in the registry
 (``msr("unaware.proxy_dp")``, ``msr("unaware.quantified_dp", X_aux=..., s_aux=...)``),
 return :class:`~skfair_measures.results.Result` objects from :meth:`evaluate`, and turn
-into scorers for model selection. Scorers are module-level classes, so they pickle.
+into scorers for model selection with :func:`skfair_measures.fairness_scorer`, which
+builds the scorer of their kind (``ProxyScorer``, ``QuantificationScorer`` in :mod:`skfair_measures.scoring`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from .._stats import resolve_sensitive
 from ..measures import MeasureBase, MeasureInputs, qualified_key
 from ._proxy import ProxyDisparityResult, proxy_disparity
 from ._quantification import QuantificationResult, quantified_disparity
@@ -56,6 +54,7 @@ class ProxyMeasure(MeasureBase):
 
     Examples
     --------
+    >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> a = rng.integers(0, 2, 4000)
     >>> proxies = np.where(rng.random((4000, 3)) < 0.8, a[:, None], 1 - a[:, None])
@@ -119,29 +118,6 @@ class ProxyMeasure(MeasureBase):
     def bootstrap(self, y_true: Any, y_pred: Any, *, proxies: Any, n_boot: int = 1000) -> ProxyDisparityResult:
         """The estimate with bootstrap draws (``result.interval(prob)``)."""
         return self.evaluate(y_true, y_pred, proxies=proxies, n_boot=n_boot)
-
-    def as_scorer(self, proxies: Sequence[str]) -> ProxyScorer:
-        """A scorer reading the proxy columns from ``X`` (drop them from the model's features).
-
-        The estimated disparity is negated, like scikit-learn's ``neg_*`` scorers.
-        """
-        return ProxyScorer(self, list(proxies))
-
-
-class ProxyScorer:
-    """``scorer(estimator, X, y)``: minus the proxy-based disparity, proxies read from columns of ``X``."""
-
-    def __init__(self, measure: ProxyMeasure, columns: list[str]) -> None:
-        self.measure = measure
-        self.columns = columns
-
-    def __call__(self, estimator: Any, X: pd.DataFrame, y_true: Any, **kwargs: Any) -> float:
-        proxies = resolve_sensitive(X=X, columns=self.columns, argument="proxies")
-        y_pred = np.asarray(estimator.predict(X))
-        return -self.measure(y_true, y_pred, proxies=proxies)
-
-    def __repr__(self) -> str:
-        return f"ProxyScorer({self.measure.key}, proxies={self.columns})"
 
 
 class QuantificationMeasure(MeasureBase):
@@ -246,24 +222,3 @@ class QuantificationMeasure(MeasureBase):
     def bootstrap(self, model: Any, X_deploy: Any, *, n_boot: int = 200) -> QuantificationResult:
         """The estimate with bootstrap draws (``result.interval(prob)``)."""
         return self.evaluate(model, X_deploy, n_boot=n_boot)
-
-    def as_scorer(self) -> QuantificationScorer:
-        """A scorer ``scorer(estimator, X, y)`` estimating the disparity on ``X`` (labels unused).
-
-        The absolute disparity is negated, like scikit-learn's ``neg_*`` scorers.
-        """
-        return QuantificationScorer(self)
-
-
-class QuantificationScorer:
-    """``scorer(estimator, X, y)``: the quantified disparity of ``estimator`` on ``X`` (negated if absolute)."""
-
-    def __init__(self, measure: QuantificationMeasure) -> None:
-        self.measure = measure
-
-    def __call__(self, estimator: Any, X: Any, y_true: Any = None, **kwargs: Any) -> float:
-        value = self.measure(estimator, X)
-        return -value if self.measure.minimize else value
-
-    def __repr__(self) -> str:
-        return f"QuantificationScorer({self.measure.key})"
