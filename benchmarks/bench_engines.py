@@ -100,7 +100,7 @@ def worker(mode: str, n_rows: int, part_rows: int) -> dict:
     before = _peak_mib()
     t0 = time.perf_counter()
     if mode == "ours":
-        results = engines.evaluate_measures(ddf, "y", "yhat", "s", MEASURES)
+        results = engines.evaluate_measures(MEASURES, "y", "yhat", sensitive_features="s", data=ddf)
         total = float(results["fairness.tpr"].counts.sum())  # the rows the one pass counted
         out = {"values": {k: round(r.value, 6) for k, r in results.items()}, "total": total}
     elif mode == "hand":

@@ -3,7 +3,8 @@
 A fairness measure is a *base metric* computed in every group (``tpr``, ``fpr``,
 ``acc``, ``mse``, or any scikit-learn metric) and an *operation* comparing the
 groups (``absdiff``, ``ratio``, ``diff_to_reference``, ...). ``msr(key)`` returns
-the measures of mlr3fairness' table; every measure is a scikit-learn scorer.
+the measures of mlr3fairness' table; ``fairness_scorer(m)`` makes any of them a
+scikit-learn scorer.
 
 Examples
 --------
@@ -12,13 +13,16 @@ Examples
 >>> m([1, 1, 1, 1], [1, 0, 1, 1], sensitive_features=["a", "a", "b", "b"])
 0.5
 
-``import skfair_measures`` loads neither PyMC, matplotlib nor MLflow: the
-subpackages ``bayes``, ``unaware`` and ``plots`` are imported explicitly.
+``import skfair_measures`` loads neither PyMC, matplotlib, MLflow nor QuaPy: the
+subpackages ``bayes`` and ``plots`` are imported explicitly, and ``unaware`` (whose
+measures have registry keys) loads QuaPy only when a quantifier needs it.
 """
 
 from . import datasets
+from ._bootstrap import BootstrapResult, bootstrap
 from ._stats import ConfusionStats, ErrorStats
 from .base import BaseMetric, SklearnMetric
+from .engines import compute_metrics, evaluate_measures
 from .groupwise import GroupwiseMetrics, groupwise_metrics
 from .measures import (
     CompositeMeasure,
@@ -28,18 +32,18 @@ from .measures import (
     MeasureResult,
     PerformanceMeasure,
     UndefinedGroupWarning,
-    evaluate_measures,
 )
 from .operations import Operation
 from .registry import msr, msrs
 from .results import UndefinedReplicatesWarning
-from .scoring import DropColumns, FairnessScorer, MultiMeasureScorer, compute_metrics, fairness_scorer, make_scorers
+from .scoring import DropColumns, FairnessScorer, MultiMeasureScorer, fairness_scorer, make_scorers
 from .thresholds import ThresholdCurve, disparity_at_thresholds
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BaseMetric",
+    "BootstrapResult",
     "CompositeMeasure",
     "ConfusionStats",
     "ConstraintMeasure",
@@ -57,6 +61,7 @@ __all__ = [
     "ThresholdCurve",
     "UndefinedGroupWarning",
     "UndefinedReplicatesWarning",
+    "bootstrap",
     "compute_metrics",
     "datasets",
     "disparity_at_thresholds",

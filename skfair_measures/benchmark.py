@@ -32,8 +32,9 @@ from sklearn.utils.multiclass import type_of_target
 
 from ._progress import progress_bar, progress_enabled
 from ._stats import binarize_labels, encode_groups, resolve_sensitive
-from .measures import Measure, MeasureBase, as_measures, evaluate_measures
-from .registry import msr
+from .engines import evaluate_measures
+from .measures import Measure, MeasureBase
+from .registry import as_measures, msr
 from .results import Result
 from .scoring import _response
 
@@ -382,7 +383,7 @@ class BenchmarkResult:
     ) -> Any:
         """Posterior of ``measure`` on the pooled out-of-fold predictions of ``learner``.
 
-        Calls :func:`skfair_measures.bayes.posterior` through ``measure.posterior``.
+        Calls :func:`skfair_measures.bayes.posterior` with the measure.
         With ``method="bb"`` (Beta-Binomial) the posterior is that of the learner's
         predicted labels, exactly the predictions the benchmark scored (they are
         passed as 0/1 scores). ``method="bc"`` calibrates the predicted
@@ -401,7 +402,7 @@ class BenchmarkResult:
         random_state : int, numpy Generator or None, default=0
             Seed of the posterior draws.
         **kwargs
-            Passed to ``measure.posterior`` (e.g. ``reference=``, ``prior=``).
+            Passed to ``bayes.posterior`` (e.g. ``reference=``, ``prior=``).
 
         Returns
         -------
@@ -427,7 +428,10 @@ class BenchmarkResult:
             score = p["y_score"].to_numpy(dtype=float)
         else:
             score = y_pred.astype(float)  # 0/1: the posterior sees the scored predictions
-        return m.posterior(
+        from .bayes import posterior  # PyMC loads with a posterior, not with the benchmark
+
+        return posterior(
+            m,
             y_true,
             score,
             sensitive_features=A,

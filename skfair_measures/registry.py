@@ -2,13 +2,20 @@
 
 One dictionary, filled in one place. Every entry is a factory returning a fresh
 measure, so ``msr()`` never hands out shared state; keyword overrides are passed to
-the factory (``msr("fairness.tpr", operation="ratio")``).
+the factory (``msr("fairness.tpr", operation="ratio")``). :func:`as_measures` turns
+keys into measures for every function that takes either.
+
+The registry sits above every measure kind it names, and nothing below it imports
+it: the core measures, regression and ranking are imported here at module level;
+``unaware`` is imported when one of its keys is asked for (a downward import: its
+scorers build on ``scoring``, which resolves keys here, so importing it at module
+level would run in a circle at import time).
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -23,8 +30,10 @@ from .measures import (
     PerformanceMeasure,
     qualified_key,
 )
+from .ranking import RankingFairness
+from .regression import DistributionParity, MeanPrediction, bounded_group_loss
 
-__all__ = ["msr", "msrs"]
+__all__ = ["as_measures", "keys", "msr", "msrs"]
 
 _SHARED_INPUTS = ("pos_label", "threshold", "undefined", "groups")
 
@@ -197,37 +206,29 @@ def _quantified(**kw: Any) -> Any:
 
 
 def _dp_mean(**kw: Any) -> Measure:
-    from .regression import MeanPrediction
-
     kw.setdefault("description", "Mean-prediction parity: absolute differences in the mean prediction (regression)")
     return FairnessMeasure(MeanPrediction(), key=_key("fairness.dp_mean", kw, {"operation": "absdiff"}), **kw)
 
 
 def _distribution(distance: str) -> Callable[..., Measure]:
     def make(**kw: Any) -> Measure:
-        from .regression import DistributionParity
-
         return DistributionParity(distance, **kw)
 
     return make
 
 
 def _bgl(**kw: Any) -> Measure:
-    from .regression import bounded_group_loss
-
     return bounded_group_loss(kw.pop("base", "mse"), **kw)
 
 
 def _ranking(base: str) -> Callable[..., Any]:
     def make(**kw: Any) -> Any:
-        from .ranking import RankingFairness
-
         return RankingFairness(base, **kw)
 
     return make
 
 
-# Ranking and regression parity (imported on first use).
+# Ranking and regression parity.
 _REGISTRY["fairness.exposure"] = _ranking("exposure")
 _REGISTRY["fairness.ndcg"] = _ranking("ndcg")
 _REGISTRY["fairness.dp_mean"] = _dp_mean
@@ -235,7 +236,7 @@ _REGISTRY["fairness.dp_ks"] = _distribution("ks")
 _REGISTRY["fairness.dp_wasserstein"] = _distribution("wasserstein")
 _REGISTRY["fairness.bgl"] = _bgl
 
-# Measures without the sensitive attribute (imported on first use).
+# Measures without the sensitive attribute (unaware is imported on first use, see above).
 _REGISTRY["unaware.proxy_dp"] = _proxy("dp")
 _REGISTRY["unaware.proxy_eod"] = _proxy("eod")
 _REGISTRY["unaware.proxy_eop"] = _proxy("eop")
@@ -303,6 +304,28 @@ def _with_small_groups(measure: MeasureBase, small: dict[str, Any], own_key: boo
             stem = measure.key
             measure.key = f"{stem[:-1]}, {params})" if stem.endswith(")") else f"{stem}({params})"
     return measure
+
+
+def as_measures(measures: MeasureBase | str | Sequence[MeasureBase | str]) -> list[MeasureBase]:
+    """Measures from measures or registry keys, refusing two that share a key.
+
+    Examples
+    --------
+    >>> [m.key for m in as_measures(["fairness.tpr", "classif.acc"])]
+    ['fairness.tpr', 'classif.acc']
+    """
+    if isinstance(measures, MeasureBase | str):
+        measures = [measures]
+    out = [msr(m) if isinstance(m, str) else m for m in measures]
+    seen: dict[str, MeasureBase] = {}
+    for m in out:
+        if m.key in seen:
+            raise ValueError(
+                f"two measures share the key {m.key!r} ({seen[m.key]!r} and {m!r}); results are keyed by it. "
+                "Pass key= to one of them (e.g. msr(..., key='my.name'))."
+            )
+        seen[m.key] = m
+    return out
 
 
 def msrs() -> pd.DataFrame:

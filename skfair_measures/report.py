@@ -37,8 +37,9 @@ import pandas as pd
 from . import __version__
 from ._progress import progress_bar
 from ._stats import binarize_labels, check_scores, resolve_sensitive
-from .measures import Measure, as_measures, evaluate_measures
-from .registry import msr
+from .engines import evaluate_measures
+from .measures import Measure
+from .registry import as_measures, msr
 from .results import DEFAULT_EPS, Result
 
 __all__ = ["DEFAULT_MEASURES", "AuditReport", "audit", "render_html", "write_html"]

@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from ._stats import ConfusionStats, binarize_labels, check_scores
-from .measures import Measure, MeasureBase, as_measures
+from .measures import Measure, MeasureBase
+from .registry import as_measures
 
 __all__ = ["ThresholdCurve", "disparity_at_thresholds", "plot_disparity_at_thresholds", "threshold_counts"]
 

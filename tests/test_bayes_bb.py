@@ -46,9 +46,9 @@ def test_counts_are_not_rates():
         ratio_roles(BASE_METRICS["tp"])
     y, s, a = _data()
     with pytest.raises(TypeError, match="'tp'"):
-        sfm.msr("fairness.tp").posterior(y, s, sensitive_features=a)
+        posterior(sfm.msr("fairness.tp"), y, s, sensitive_features=a)
     with pytest.raises(TypeError, match="confusion counts"):
-        sfm.msr("fairness.mse").posterior(y, s, sensitive_features=a)
+        posterior(sfm.msr("fairness.mse"), y, s, sensitive_features=a)
 
 
 # numerator and denominator cells of each rate, as (y_true, y_pred) pairs
@@ -67,7 +67,7 @@ CELLS = {
 def test_marginal_is_the_papers_beta(name, prior, ab):
     """Each group rate is Beta(alpha + k, beta + n - k), the paper's conjugate posterior."""
     y, s, a = _data(n=120, seed=3)
-    post = sfm.msr(f"fairness.{name}" if name != "selection_rate" else "fairness.cv").posterior(
+    post = posterior(sfm.msr(f"fairness.{name}" if name != "selection_rate" else "fairness.cv"),
         y, s, sensitive_features=a, prior=prior, n_draws=5000, random_state=1
     )
     num, den = CELLS[name]
@@ -83,21 +83,21 @@ def test_marginal_is_the_papers_beta(name, prior, ab):
 
 def test_signed_difference_other_minus_reference():
     y, s, a = _data()
-    post = sfm.msr("fairness.acc").posterior(y, s, sensitive_features=a, reference="M", random_state=0)
+    post = posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=a, reference="M", random_state=0)
     assert post.measure.signed and post.measure.ideal == 0.0
     assert post.key == sfm.msr("fairness.acc").against("M").key != "fairness.acc"
     d = post.group_draws["acc"]
     f, m = list(post.groups).index("F"), list(post.groups).index("M")
     assert np.allclose(post.chain_draws, d[..., f] - d[..., m])
-    flipped = sfm.msr("fairness.acc").posterior(y, s, sensitive_features=a, reference="F", random_state=0)
+    flipped = posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=a, reference="F", random_state=0)
     assert np.isclose(flipped.mean(), -post.mean())
-    unsigned = sfm.msr("fairness.acc").posterior(y, s, sensitive_features=a, random_state=0)
+    unsigned = posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=a, random_state=0)
     assert np.allclose(unsigned.draws, np.abs(post.draws))
 
 
 def test_summaries_are_floats_and_consistent():
     y, s, a = _data(n=200)
-    post = sfm.msr("fairness.tpr").posterior(y, s, sensitive_features=a, reference="M", random_state=0)
+    post = posterior(sfm.msr("fairness.tpr"), y, s, sensitive_features=a, reference="M", random_state=0)
     x = post.draws.ravel()
     for v in (post.mean(), post.median(), post.sd(), post.prob_greater(0.0), post.prob_within(0.02)):
         assert type(v) is float
@@ -119,7 +119,7 @@ def test_summaries_are_floats_and_consistent():
 
 def test_rope_verdict():
     y, s, a = _data(n=2000)
-    post = sfm.msr("fairness.acc").posterior(y, s, sensitive_features=a, reference="M", random_state=0)
+    post = posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=a, reference="M", random_state=0)
     r = post.rope(0.05)
     assert isinstance(r, RopeResult)
     assert np.isclose(r.below + r.within + r.above, 1.0)
@@ -127,14 +127,14 @@ def test_rope_verdict():
     assert "practically fair" in str(r)
     # a clearly unfair model: group F always wrong
     s2 = np.where(a == "F", 1 - y, y).astype(float)
-    bad = sfm.msr("fairness.acc").posterior(y, s2, sensitive_features=a, reference="M", random_state=0)
+    bad = posterior(sfm.msr("fairness.acc"), y, s2, sensitive_features=a, reference="M", random_state=0)
     assert bad.rope(0.05).verdict == "below"
     assert bad.prob_greater(0.0) == 0.0
 
 
 def test_ratio_measures_center_on_one():
     y, s, a = _data(n=1000)
-    post = sfm.msr("fairness.dp_ratio").posterior(y, s, sensitive_features=a, reference="M", random_state=0)
+    post = posterior(sfm.msr("fairness.dp_ratio"), y, s, sensitive_features=a, reference="M", random_state=0)
     assert post.measure.ideal == 1.0 and post.center == 1.0
     assert post.rope(0.2).verdict == "equivalent"
 
@@ -163,7 +163,7 @@ def test_coverage_of_95_intervals_near_95():
         s = rng.uniform(0.5, 1.0, n)  # always predicts 1
         correct = rng.uniform(size=n) < np.vectorize(true_acc.get)(a)
         y = correct.astype(int)
-        post = sfm.msr("fairness.acc").posterior(y, s, sensitive_features=a, reference="M",
+        post = posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=a, reference="M",
                                                  n_draws=500, random_state=rng)
         lo, hi = post.interval(0.95)
         hits.append(lo <= delta <= hi)
@@ -172,7 +172,7 @@ def test_coverage_of_95_intervals_near_95():
 
 def test_more_than_two_groups_and_intersections():
     y, s, a = _data(n=600, groups=("a", "b", "c"))
-    post = sfm.msr("fairness.tpr").posterior(y, s, sensitive_features=a, reference="a", random_state=0)
+    post = posterior(sfm.msr("fairness.tpr"), y, s, sensitive_features=a, reference="a", random_state=0)
     assert post.group_draws["tpr"].shape == (4, 1000, 3)
     d = post.group_draws["tpr"]
     others = d[..., 1:] - d[..., :1]
@@ -180,22 +180,22 @@ def test_more_than_two_groups_and_intersections():
     assert np.allclose(post.chain_draws, np.take_along_axis(others, idx[..., None], -1)[..., 0])
     rng = np.random.default_rng(0)
     sf = pd.DataFrame({"sex": rng.choice(["F", "M"], 600), "age": rng.choice(["old", "young"], 600)})
-    inter = sfm.msr("fairness.acc").posterior(y, s, sensitive_features=sf, random_state=0)
+    inter = posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=sf, random_state=0)
     assert isinstance(inter.groups, pd.MultiIndex) and len(inter.groups) == 4
     assert "acc[F, old]" in inter.summary().index
 
 
 def test_composites_use_the_same_operations():
     y, s, a = _data(n=400)
-    post = sfm.msr("fairness.eod").posterior(y, s, sensitive_features=a, random_state=0)
+    post = posterior(sfm.msr("fairness.eod"), y, s, sensitive_features=a, random_state=0)
     assert post.attrs["prior_cells"] == "per-rate"
     tpr, fpr = post.group_draws["tpr"], post.group_draws["fpr"]
     expect = (np.abs(tpr[..., 0] - tpr[..., 1]) + np.abs(fpr[..., 0] - fpr[..., 1])) / 2
     assert np.allclose(post.chain_draws, expect)
     with pytest.warns(UserWarning, match="does not change fairness.eod"):
-        sfm.msr("fairness.eod").posterior(y, s, sensitive_features=a, reference="M")
+        posterior(sfm.msr("fairness.eod"), y, s, sensitive_features=a, reference="M")
     # accuracy and TPR share cells: a Dirichlet prior on the cells keeps them consistent
-    con = sfm.msr("fairness.acc_eod=.05").posterior(y, s, sensitive_features=a, random_state=0)
+    con = posterior(sfm.msr("fairness.acc_eod=.05"), y, s, sensitive_features=a, random_state=0)
     assert con.attrs["prior_cells"] == "dirichlet"
     alpha, kind = cell_concentration([BASE_METRICS["acc"], BASE_METRICS["tpr"]], 2)
     assert kind == "dirichlet" and np.allclose(alpha, 1.0)
@@ -204,16 +204,16 @@ def test_composites_use_the_same_operations():
 def test_point_estimate_is_near_posterior_mean_with_much_data():
     y, s, a = _data(n=20000, seed=5)
     m = sfm.msr("fairness.ppv", operation="diff_to_reference", reference="M", threshold=0.5)
-    post = sfm.msr("fairness.ppv").posterior(y, s, sensitive_features=a, reference="M", random_state=0)
+    post = posterior(sfm.msr("fairness.ppv"), y, s, sensitive_features=a, reference="M", random_state=0)
     assert abs(post.mean() - m(y, s, sensitive_features=a)) < 0.005
 
 
 def test_threshold_and_pos_label():
     y, s, a = _data(n=300)
     labels = np.where(y == 1, "yes", "no")
-    p1 = sfm.msr("fairness.cv").posterior(labels, s, sensitive_features=a, pos_label="yes", threshold=0.7,
+    p1 = posterior(sfm.msr("fairness.cv"), labels, s, sensitive_features=a, pos_label="yes", threshold=0.7,
                                           random_state=0)
-    p2 = sfm.msr("fairness.cv", threshold=0.7).posterior(y, s, sensitive_features=a, random_state=0)
+    p2 = posterior(sfm.msr("fairness.cv", threshold=0.7), y, s, sensitive_features=a, random_state=0)
     assert np.allclose(p1.draws, p2.draws)
     assert p1.attrs["threshold"] == 0.7
 
@@ -224,7 +224,7 @@ def test_scores_prior_is_the_models_self_assessment():
     s_u = rng.uniform(size=5000)
     a_u = rng.choice(["F", "M"], 5000)
     y, s, a = np.array([1, 0]), np.array([0.9, 0.2]), np.array(["M", "M"])
-    post = sfm.msr("fairness.acc", groups=["F", "M"]).posterior(
+    post = posterior(sfm.msr("fairness.acc", groups=["F", "M"]),
         y, s, sensitive_features=a, method="bb", unlabeled_scores=s_u, unlabeled_sensitive=a_u,
         prior="scores", prior_strength=10.0, n_draws=4000, random_state=0)
     f = s_u[a_u == "F"]
@@ -238,26 +238,26 @@ def test_input_errors_name_the_argument():
     y, s, a = _data(n=50)
     m = sfm.msr("fairness.acc")
     with pytest.raises(ValueError, match="reference='X'"):
-        m.posterior(y, s, sensitive_features=a, reference="X")
+        posterior(m, y, s, sensitive_features=a, reference="X")
     with pytest.raises(ValueError, match="method='bc' needs unlabelled data"):
-        m.posterior(y, s, sensitive_features=a, method="bc")
+        posterior(m, y, s, sensitive_features=a, method="bc")
     with pytest.raises(ValueError, match="method="):
-        m.posterior(y, s, sensitive_features=a, method="mcmc")
+        posterior(m, y, s, sensitive_features=a, method="mcmc")
     with pytest.raises(ValueError, match="unlabeled_sensitive"):
-        m.posterior(y, s, sensitive_features=a, unlabeled_scores=[0.2])
+        posterior(m, y, s, sensitive_features=a, unlabeled_scores=[0.2])
     with pytest.raises(ValueError, match="unlabeled_sensitive holds the value 'Z'"):
-        m.posterior(y, s, sensitive_features=a, unlabeled_scores=[0.2], unlabeled_sensitive=["Z"])
+        posterior(m, y, s, sensitive_features=a, unlabeled_scores=[0.2], unlabeled_sensitive=["Z"])
     with pytest.raises(ValueError, match="y_score has values outside"):
-        m.posterior(y, s * 3, sensitive_features=a)
+        posterior(m, y, s * 3, sensitive_features=a)
     with pytest.raises(ValueError, match="unlabeled_scores has values outside"):
-        m.posterior(y, s, sensitive_features=a, unlabeled_scores=[2.0], unlabeled_sensitive=["F"])
+        posterior(m, y, s, sensitive_features=a, unlabeled_scores=[2.0], unlabeled_sensitive=["F"])
     with pytest.raises(ValueError, match="prior="):
-        m.posterior(y, s, sensitive_features=a, prior="flat")
+        posterior(m, y, s, sensitive_features=a, prior="flat")
 
 
 def test_summary_and_inference_data():
     y, s, a = _data(n=200)
-    post = sfm.msr("fairness.tpr").posterior(y, s, sensitive_features=a, reference="M", random_state=0)
+    post = posterior(sfm.msr("fairness.tpr"), y, s, sensitive_features=a, reference="M", random_state=0)
     tab = post.summary()
     assert list(tab.index) == [post.key, "tpr[F]", "tpr[M]"]
     assert {"mean", "sd", "eti_lower", "eti_upper", "hdi_lower", "hdi_upper", "r_hat", "ess_bulk"} <= set(tab)
@@ -277,7 +277,7 @@ def test_summary_and_inference_data():
 
 def test_empty_group_gives_prior_and_nan_free_draws():
     y, s, a = _data(n=100)
-    post = sfm.msr("fairness.tpr", groups=["F", "M", "X"]).posterior(y, s, sensitive_features=a, random_state=0)
+    post = posterior(sfm.msr("fairness.tpr", groups=["F", "M", "X"]), y, s, sensitive_features=a, random_state=0)
     d = post.group_draws["tpr"][..., 2].ravel()
     assert abs(d.mean() - 0.5) < 0.02  # the uniform prior
     assert not np.isnan(post.draws).any()
@@ -296,4 +296,4 @@ def test_no_warning_in_normal_use():
     y, s, a = _data(n=200)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        sfm.msr("fairness.acc").posterior(y, s, sensitive_features=a, reference="M", random_state=0)
+        posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=a, reference="M", random_state=0)

@@ -62,7 +62,7 @@ def _sample(n_l, n_u, seed):
 def test_accuracy_matches_ppi_py():
     """Accuracy is a plain mean: point estimate, tuned lambda and interval are ppi_py's (up to ddof)."""
     lab, unl, _ = _sample(300, 5000, 1)
-    post = sfm.msr("fairness.acc").posterior(**lab, method="ppi", random_state=0, **unl)
+    post = posterior(sfm.msr("fairness.acc"), **lab, method="ppi", random_state=0, **unl)
     s, g, y = lab["y_score"], lab["sensitive_features"], lab["y_true"]
     su, gu = unl["unlabeled_scores"], unl["unlabeled_sensitive"]
     for k in (0, 1):
@@ -132,7 +132,7 @@ def test_power_tuning_narrows_with_good_scores_and_ignores_useless_ones():
             p = rng.beta(0.5, 0.5, 5200)
             y = (rng.uniform(size=5200) < p).astype(int)
             s = p if informative else rng.uniform(size=5200)
-            post = sfm.msr("fairness.ppv").posterior(
+            post = posterior(sfm.msr("fairness.ppv"),
                 y[:200], s[:200], sensitive_features=g[:200], method="ppi", unlabeled_scores=s[200:],
                 unlabeled_sensitive=g[200:], n_draws=10, random_state=0, **kw)
             se.append(post.attrs["se"]["ppv"])
@@ -157,19 +157,19 @@ def test_weights_are_weighted_means():
     w = rng.integers(1, 4, 200)
     rep = {k: np.repeat(v, w) for k, v in lab.items()}
     m = sfm.msr("fairness.tpr").against(0)
-    fixed = m.posterior(**lab, sample_weight=w, method="ppi", lam=0.6, random_state=0, **unl)
-    repeated = m.posterior(**rep, method="ppi", lam=0.6, random_state=0, **unl)
+    fixed = posterior(m, **lab, sample_weight=w, method="ppi", lam=0.6, random_state=0, **unl)
+    repeated = posterior(m, **rep, method="ppi", lam=0.6, random_state=0, **unl)
     assert fixed.value == pytest.approx(repeated.value, abs=1e-9)
-    a = m.posterior(**lab, sample_weight=w, method="ppi", random_state=0, **unl)
-    plain = m.posterior(**lab, method="ppi", random_state=0, **unl)
+    a = posterior(m, **lab, sample_weight=w, method="ppi", random_state=0, **unl)
+    plain = posterior(m, **lab, method="ppi", random_state=0, **unl)
     assert plain.value != pytest.approx(a.value, abs=1e-6)
     wu = rng.uniform(0.5, 2.0, 3000)
-    c = m.posterior(**lab, sample_weight=w, unlabeled_sample_weight=wu, method="ppi", random_state=0, **unl)
+    c = posterior(m, **lab, sample_weight=w, unlabeled_sample_weight=wu, method="ppi", random_state=0, **unl)
     assert np.isfinite(c.value) and c.value != a.value
     with pytest.raises(ValueError, match="method='bb' counts labelled samples"):
-        m.posterior(**lab, sample_weight=w, random_state=0)
+        posterior(m, **lab, sample_weight=w, random_state=0)
     with pytest.raises(ValueError, match="unlabeled_sample_weight has 2 rows but unlabeled_scores has 3000"):
-        m.posterior(**lab, method="ppi", unlabeled_sample_weight=[1, 2], **unl)
+        posterior(m, **lab, method="ppi", unlabeled_sample_weight=[1, 2], **unl)
 
 
 def test_every_count_rate_and_the_measures_own_operation():
@@ -177,30 +177,30 @@ def test_every_count_rate_and_the_measures_own_operation():
     keys = ["fairness.acc", "fairness.tpr", "fairness.fpr", "fairness.ppv", "fairness.npv", "fairness.fomr",
             "fairness.cv", "fairness.eod", "fairness.pp", "fairness.acc_eod=.05"]
     for key in keys:
-        post = sfm.msr(key).posterior(**lab, method="ppi", random_state=0, **unl)
+        post = posterior(sfm.msr(key), **lab, method="ppi", random_state=0, **unl)
         assert np.isfinite(post.value) and post.defined, key
         vals = {name: d for name, d in post.group_draws.items()}
         assert np.allclose(post.chain_draws, post.measure.from_group_values(
             vals, groups=post.groups, overall=None) if key != "fairness.acc_eod=.05" else post.chain_draws)
-    ratio = sfm.msr("fairness.tpr", operation="ratio").posterior(**lab, method="ppi", random_state=0, **unl)
+    ratio = posterior(sfm.msr("fairness.tpr", operation="ratio"), **lab, method="ppi", random_state=0, **unl)
     assert 0 < ratio.value <= 1 and ratio.center == 1.0
-    to_overall = sfm.msr("fairness.tpr", operation="diff_to_overall").posterior(
+    to_overall = posterior(sfm.msr("fairness.tpr", operation="diff_to_overall"),
         **lab, method="ppi", random_state=0, **unl)
     assert np.isfinite(to_overall.value)
     with pytest.raises(TypeError, match="count, not a rate"):
-        sfm.msr("fairness.tp").posterior(**lab, method="ppi", **unl)
+        posterior(sfm.msr("fairness.tp"), **lab, method="ppi", **unl)
 
 
 def test_ppi_needs_unlabelled_rows_and_labels_in_every_group():
     lab, unl, _ = _sample(100, 1000, 9)
     m = sfm.msr("fairness.tpr")
     with pytest.raises(ValueError, match="method='ppi' needs unlabelled data"):
-        m.posterior(**lab, method="ppi")
+        posterior(m, **lab, method="ppi")
     g = lab["sensitive_features"].copy()
     g[g == 1] = 0
     g[0] = 1  # one labelled row in group 1
     with pytest.warns(sfm.measures.UndefinedGroupWarning, match="PPI needs at least 2"):
-        post = m.posterior(lab["y_true"], lab["y_score"], sensitive_features=g, method="ppi", **unl)
+        post = posterior(m, lab["y_true"], lab["y_score"], sensitive_features=g, method="ppi", **unl)
     assert np.isnan(post.value) and "PPI needs at least 2" in post.reason
     assert np.isnan(post.interval()[0]) and post.rope().verdict is None
 
@@ -212,12 +212,12 @@ def test_few_labels_per_group_warn_that_the_interval_is_asymptotic():
     lab, unl, _ = _sample(100, 10_000, 11)
     m = sfm.msr("fairness.eod")
     with pytest.warns(AsymptoticWarning, match="tpr in group"):
-        post = m.posterior(**lab, method="ppi", random_state=0, **unl)
+        post = posterior(m, **lab, method="ppi", random_state=0, **unl)
     assert post.attrs["asymptotic"] is False and post.attrs["small_groups"]
     lab, unl, _ = _sample(3000, 10_000, 11)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        post = m.posterior(**lab, method="ppi", random_state=0, **unl)
+        post = posterior(m, **lab, method="ppi", random_state=0, **unl)
     assert post.attrs["asymptotic"] is True
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import skfair_measures as sfm
+from skfair_measures import bayes
 from skfair_measures.bayes import DEFAULT_EPS, BayesianScorer, MeasurePosterior, SamplingWarning
 from skfair_measures.measures import UndefinedGroupWarning
 from skfair_measures.results import Result
@@ -52,7 +53,7 @@ def _check_undefined(post):
 def test_undefined_ppi_posterior_gives_no_number_anywhere():
     lab, unl = _no_positive_predictions()
     with pytest.warns(UndefinedGroupWarning, match="ppv in group 'F'"):
-        post = sfm.msr("fairness.ppv").posterior(**lab, method="ppi", random_state=0, **unl)
+        post = bayes.posterior(sfm.msr("fairness.ppv"), **lab, method="ppi", random_state=0, **unl)
     _check_undefined(post)
 
 
@@ -63,7 +64,7 @@ def test_undefined_bc_posterior_is_not_practically_fair():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplingWarning)
         with pytest.warns(UndefinedGroupWarning, match="4000 of 4000|200 of 200"):
-            post = sfm.msr("fairness.ppv").posterior(
+            post = bayes.posterior(sfm.msr("fairness.ppv"),
                 **lab, method="bc", chains=2, tune=100, n_draws=100, random_state=0, **unl)
     assert np.isnan(post.chain_draws).all()
     _check_undefined(post)
@@ -120,17 +121,17 @@ def test_threshold_of_the_measure_is_used(method):
     """Regression: msr('fairness.eod', threshold=0.3).posterior(...) sampled at 0.5."""
     y, s, a = _sample()
     unl = dict(unlabeled_scores=s[200:], unlabeled_sensitive=a[200:]) if method == "ppi" else {}
-    at_03 = sfm.msr("fairness.eod", threshold=0.3).posterior(
+    at_03 = bayes.posterior(sfm.msr("fairness.eod", threshold=0.3),
         y[:200], s[:200], sensitive_features=a[:200], method=method, random_state=0, **unl)
-    explicit = sfm.msr("fairness.eod").posterior(
+    explicit = bayes.posterior(sfm.msr("fairness.eod"),
         y[:200], s[:200], sensitive_features=a[:200], method=method, threshold=0.3, random_state=0, **unl)
-    at_05 = sfm.msr("fairness.eod").posterior(
+    at_05 = bayes.posterior(sfm.msr("fairness.eod"),
         y[:200], s[:200], sensitive_features=a[:200], method=method, random_state=0, **unl)
     assert at_03.attrs["threshold"] == 0.3 and at_05.attrs["threshold"] == 0.5
     assert np.allclose(at_03.draws, explicit.draws)
     assert not np.allclose(at_03.draws, at_05.draws)
     with pytest.warns(UserWarning, match="threshold=0.6 overrides the threshold of the measure"):
-        over = sfm.msr("fairness.eod", threshold=0.3).posterior(
+        over = bayes.posterior(sfm.msr("fairness.eod", threshold=0.3),
             y[:200], s[:200], sensitive_features=a[:200], method=method, threshold=0.6, random_state=0, **unl)
     assert over.attrs["threshold"] == 0.6
 
@@ -140,20 +141,20 @@ def test_pos_label_of_the_measure_is_used():
     y, s, a = _sample()
     labels = np.where(y == 1, "yes", "no")
     # "no" as the positive class: the score is P(no)
-    own = sfm.msr("fairness.tpr", pos_label="no").posterior(labels, 1 - s, sensitive_features=a, random_state=0)
-    flipped = sfm.msr("fairness.tpr").posterior(1 - y, 1 - s, sensitive_features=a, random_state=0)
+    own = bayes.posterior(sfm.msr("fairness.tpr", pos_label="no"), labels, 1 - s, sensitive_features=a, random_state=0)
+    flipped = bayes.posterior(sfm.msr("fairness.tpr"), 1 - y, 1 - s, sensitive_features=a, random_state=0)
     assert np.allclose(own.draws, flipped.draws)
     with pytest.warns(UserWarning, match="pos_label='yes' overrides"):
-        sfm.msr("fairness.tpr", pos_label="no").posterior(labels, s, sensitive_features=a, pos_label="yes")
+        bayes.posterior(sfm.msr("fairness.tpr", pos_label="no"), labels, s, sensitive_features=a, pos_label="yes")
     comp = sfm.msr("fairness.eod").with_inputs(pos_label="no")
-    c = comp.posterior(labels, 1 - s, sensitive_features=a, random_state=0)
-    assert np.allclose(c.draws, sfm.msr("fairness.eod").posterior(1 - y, 1 - s, sensitive_features=a,
+    c = bayes.posterior(comp, labels, 1 - s, sensitive_features=a, random_state=0)
+    assert np.allclose(c.draws, bayes.posterior(sfm.msr("fairness.eod"), 1 - y, 1 - s, sensitive_features=a,
                                                                       random_state=0).draws)
 
 
 def test_declared_groups_of_the_measure():
     y, s, a = _sample()
-    post = sfm.msr("fairness.tpr", groups=["F", "M", "X"]).posterior(y, s, sensitive_features=a, random_state=0)
+    post = bayes.posterior(sfm.msr("fairness.tpr", groups=["F", "M", "X"]), y, s, sensitive_features=a, random_state=0)
     assert list(post.groups) == ["F", "M", "X"]
 
 
@@ -161,23 +162,23 @@ def test_unlabelled_error_messages_name_the_right_arguments():
     y, s, a = _sample(100)
     m = sfm.msr("fairness.acc")
     with pytest.raises(ValueError, match="unlabeled_sensitive has 3 rows but unlabeled_scores has 2"):
-        m.posterior(y, s, sensitive_features=a, method="bc", unlabeled_scores=[0.2, 0.3],
+        bayes.posterior(m, y, s, sensitive_features=a, method="bc", unlabeled_scores=[0.2, 0.3],
                     unlabeled_sensitive=["F", "M", "F"])
     with pytest.raises(ValueError, match="unlabeled_sensitive or unlabeled_sample_weight is given without"):
-        m.posterior(y, s, sensitive_features=a, unlabeled_sensitive=["F"])
+        bayes.posterior(m, y, s, sensitive_features=a, unlabeled_sensitive=["F"])
     with pytest.raises(ValueError, match="method='ppi' needs unlabelled data"):
-        m.posterior(y, s, sensitive_features=a, method="ppi")
+        bayes.posterior(m, y, s, sensitive_features=a, method="ppi")
 
 
 def test_reference_follows_the_operations_data():
     y, s, a = _sample()
-    diff = sfm.msr("fairness.tpr").posterior(y, s, sensitive_features=a, reference="M", random_state=0)
-    ratio = sfm.msr("fairness.tpr", operation="ratio").posterior(y, s, sensitive_features=a, reference="M",
+    diff = bayes.posterior(sfm.msr("fairness.tpr"), y, s, sensitive_features=a, reference="M", random_state=0)
+    ratio = bayes.posterior(sfm.msr("fairness.tpr", operation="ratio"), y, s, sensitive_features=a, reference="M",
                                                                   random_state=0)
     assert diff.measure.signed and diff.center == 0.0
     assert ratio.measure.ideal == 1.0 and ratio.center == 1.0
     with pytest.raises(ValueError, match="does not apply to classif.acc"):
-        sfm.msr("classif.acc").posterior(y, s, sensitive_features=a, reference="M")
+        bayes.posterior(sfm.msr("classif.acc"), y, s, sensitive_features=a, reference="M")
 
 
 def test_no_module_of_bayes_reads_an_operation_name():
@@ -201,12 +202,12 @@ def test_posteriors_and_measures_pickle(method):
     y, s, a = _sample()
     m = sfm.msr("fairness.eod", threshold=0.4)
     unl = dict(unlabeled_scores=s[200:], unlabeled_sensitive=a[200:]) if method == "ppi" else {}
-    post = m.posterior(y[:200], s[:200], sensitive_features=a[:200], method=method, random_state=0, **unl)
+    post = bayes.posterior(m, y[:200], s[:200], sensitive_features=a[:200], method=method, random_state=0, **unl)
     back = pickle.loads(pickle.dumps(post))
     assert np.array_equal(back.draws, post.draws) and back.value == post.value
     assert back.to_dict() == post.to_dict()
     assert back.measure.inputs.threshold == 0.4
-    again = pickle.loads(pickle.dumps(m)).posterior(y[:200], s[:200], sensitive_features=a[:200], method=method,
+    again = bayes.posterior(pickle.loads(pickle.dumps(m)), y[:200], s[:200], sensitive_features=a[:200], method=method,
                                                      random_state=0, **unl)
     assert np.array_equal(again.draws, post.draws)
     scorer = pickle.loads(pickle.dumps(BayesianScorer("fairness.tpr", sensitive="sex")))
@@ -237,13 +238,13 @@ def test_plot_posterior_stays_in_the_support():
     from skfair_measures.bayes import plot_posterior
 
     y, s, a = _sample(2000, 3)
-    post = sfm.msr("fairness.acc").posterior(y, s, sensitive_features=a, random_state=0)
+    post = bayes.posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=a, random_state=0)
     ax = plot_posterior(post)
     assert ax.get_xlim()[0] == 0.0
     assert all(line.get_xdata().min() >= 0.0 for line in ax.lines if len(line.get_xdata()) > 2)
     lab, unl = _no_positive_predictions()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedGroupWarning)
-        bad = sfm.msr("fairness.ppv").posterior(**lab, method="ppi", random_state=0, **unl)
+        bad = bayes.posterior(sfm.msr("fairness.ppv"), **lab, method="ppi", random_state=0, **unl)
     with pytest.raises(ValueError, match="no posterior density to plot: .*'F'"):
         plot_posterior(bad)

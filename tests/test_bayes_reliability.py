@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import skfair_measures as sfm
+from skfair_measures import bayes
 from skfair_measures.bayes import plot_posterior, plot_reliability, reliability_posterior
 
 matplotlib.use("Agg")
@@ -75,6 +76,6 @@ def test_plots_return_axes():
     ax = plot_reliability(rel)
     assert len(ax.get_legend().get_texts()) == 2
     assert rel.plot() is not None
-    post = sfm.msr("fairness.acc").posterior(y, s, sensitive_features=g, reference="a", random_state=0)
+    post = bayes.posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=g, reference="a", random_state=0)
     ax2 = plot_posterior(post, eps=0.05)
     assert "P(|.-0|<=0.05)" in ax2.get_title()

@@ -11,7 +11,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 
 import skfair_measures as sfm
-from skfair_measures import DropColumns
+from skfair_measures import DropColumns, bayes
 from skfair_measures.bayes import BayesianScorer, SamplingWarning
 
 
@@ -30,7 +30,7 @@ def test_rules_reduce_the_posterior(rule):
     clf = make_pipeline(DropColumns("sex"), LogisticRegression()).fit(X, y)
     scorer = BayesianScorer("fairness.tpr", rule=rule, sensitive="sex", eps=0.05, prob=0.9)
     value = scorer(clf, X, y)
-    post = sfm.msr("fairness.tpr").posterior(y, clf.predict_proba(X)[:, 1], sensitive_features=X["sex"],
+    post = bayes.posterior(sfm.msr("fairness.tpr"), y, clf.predict_proba(X)[:, 1], sensitive_features=X["sex"],
                                              random_state=0)
     expect = {"mean": -post.mean(), "upper": -post.upper_bound(0.9), "prob_fair": post.prob_within(0.05)}[rule]
     assert value == pytest.approx(expect)

@@ -175,7 +175,8 @@ def test_min_group_size_leaves_out_or_merges_as_the_core(engine):
     data = as_engine(engine, DATA)
     want = _small_group_results(sfm.evaluate_measures, ms, DATA.y, DATA.yhat,
                                 sensitive_features=DATA[["sex", "race"]], sample_weight=DATA.w)
-    got = _small_group_results(engines.evaluate_measures, data, "y", "yhat", ["sex", "race"], ms, sample_weight="w")
+    got = _small_group_results(sfm.evaluate_measures, ms, "y", "yhat", sensitive_features=["sex", "race"],
+                               sample_weight="w", data=data)
     assert got == want  # values, groups, and one warning per setting, as in memory
     assert len(want[1]) == 2 and all("('F', 'c')" in m and "('M', 'c')" in m for m in want[1])
     assert want[0]["fairness.acc(min_group_size=200, small_groups=merge)"][1][-1] == ("other", "other")
@@ -197,7 +198,8 @@ def test_top_level_compute_metrics_dispatches_to_the_engine():
 
 def test_results_keep_groups_and_counts(engine):
     data = as_engine(engine, DATA)
-    res = engines.evaluate_measures(data, "y", "yhat", "race", ["fairness.tpr"], sample_weight="w")["fairness.tpr"]
+    res = sfm.evaluate_measures(["fairness.tpr"], "y", "yhat", sensitive_features="race", sample_weight="w", data=data)
+    res = res["fairness.tpr"]
     want = sfm.msr("fairness.tpr").evaluate(DATA.y, DATA.yhat, sensitive_features=DATA.race, sample_weight=DATA.w)
     pd.testing.assert_series_equal(res.by_group, want.by_group, check_exact=True)
     pd.testing.assert_series_equal(res.counts, want.counts, check_exact=True)
@@ -247,7 +249,8 @@ def test_one_engine_pass_per_distinct_need(monkeypatch):
 def test_declared_groups_keep_an_absent_group():
     m = sfm.msr("fairness.tpr").with_inputs(groups=["a", "b", "c", "d"])
     with pytest.warns(sfm.measures.UndefinedGroupWarning, match=r"\['d'\]"):
-        res = engines.evaluate_measures(pl.from_pandas(DATA), "y", "yhat", "race", [m])["fairness.tpr"]
+        res = engines.evaluate_measures([m], "y", "yhat", sensitive_features="race", data=pl.from_pandas(DATA))
+    res = res["fairness.tpr"]
     assert res.by_group.index.tolist() == ["a", "b", "c", "d"]
     assert np.isnan(res.by_group["d"])
 
@@ -272,6 +275,10 @@ def test_bad_column_names_the_argument(engine):
         engines.compute_metrics(data, "y", "yhat", "gender", ["fairness.tpr"])
     with pytest.raises(KeyError, match=r"sample_weight='weights' is not a column"):
         engines.compute_metrics(data, "y", "yhat", "sex", ["fairness.tpr"], sample_weight="weights")
+    if engine == "pandas":  # a pandas frame also takes the predictions themselves (evaluated in memory)
+        got = engines.compute_metrics(data, "y", DATA.yhat.to_numpy(), "sex", ["fairness.tpr"])
+        pd.testing.assert_series_equal(got, engines.compute_metrics(data, "y", "yhat", "sex", ["fairness.tpr"]))
+        return
     with pytest.raises(TypeError, match=r"prediction must name a column"):
         engines.compute_metrics(data, "y", DATA.yhat.to_numpy(), "sex", ["fairness.tpr"])
 

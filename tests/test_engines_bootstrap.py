@@ -44,13 +44,13 @@ def test_weighted_dask_and_regression_agree_with_the_in_memory_bootstrap():
         ddf, "y", "yhat", "race", "fairness.tpr", sample_weight="w", n_boot=500, random_state=0
     )
     np.testing.assert_array_equal(got.draws, again.draws)
-    want = sfm.msr("fairness.tpr").bootstrap(
+    want = sfm.bootstrap(sfm.msr("fairness.tpr"),
         DATA.y, DATA.yhat, sensitive_features=DATA.race, sample_weight=DATA.w, n_boot=500, random_state=0
     )
     assert got.value == want.value
     assert got.se == pytest.approx(want.se, rel=0.25)  # Poisson vs stratified resampling: close, not equal
     reg = engines.poisson_bootstrap(ddf, "value", "fitted", "sex", "fairness.mse", n_boot=500, random_state=0)
-    ref = sfm.msr("fairness.mse").bootstrap(
+    ref = sfm.bootstrap(sfm.msr("fairness.mse"),
         DATA.value, DATA.fitted, sensitive_features=DATA.sex, n_boot=500, random_state=0
     )
     assert reg.value == ref.value and reg.se == pytest.approx(ref.se, rel=0.25)

@@ -302,7 +302,7 @@ def test_bootstrap_interval_covers_truth_on_simulation():
         a = rng.integers(0, 2, n)
         y = rng.integers(0, 2, n)
         p = np.where(y == 1, rng.random(n) < np.where(a == 1, 0.8, 0.7), rng.random(n) < 0.2).astype(int)
-        res = sfm.msr("fairness.tpr", operation="diff_to_reference", reference=0).bootstrap(
+        res = sfm.bootstrap(sfm.msr("fairness.tpr", operation="diff_to_reference", reference=0),
             y, p, sensitive_features=a, n_boot=400, random_state=rep
         )
         lo, hi = res.interval()
@@ -315,15 +315,15 @@ def test_bootstrap_paths_agree_in_scale():
     n = 3000
     y, p, a = rng.integers(0, 2, n), rng.integers(0, 2, n), rng.integers(0, 3, n)
     m = sfm.msr("fairness.eod")
-    counts = m.bootstrap(y, p, sensitive_features=a, n_boot=300, random_state=0)
-    rows = m.bootstrap(y, p, sensitive_features=a, sample_weight=np.ones(n), n_boot=300, random_state=0)
+    counts = sfm.bootstrap(m, y, p, sensitive_features=a, n_boot=300, random_state=0)
+    rows = sfm.bootstrap(m, y, p, sensitive_features=a, sample_weight=np.ones(n), n_boot=300, random_state=0)
     assert counts.se == pytest.approx(rows.se, rel=0.25)
-    reg = sfm.msr("fairness.mse").bootstrap(
+    reg = sfm.bootstrap(sfm.msr("fairness.mse"),
         rng.normal(size=n), rng.normal(size=n), sensitive_features=a, n_boot=50, random_state=0
     )
     assert np.isfinite(reg.draws).all()
     with pytest.raises(ValueError, match="n_boot"):
-        m.bootstrap(y, p, sensitive_features=a, n_boot=1)
+        sfm.bootstrap(m, y, p, sensitive_features=a, n_boot=1)
 
 
 def test_key_override_and_result_knows_its_measure():

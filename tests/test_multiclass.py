@@ -162,10 +162,10 @@ def test_evaluate_stats_and_bootstrap_on_the_tensor():
     m = sfm.msr("fairness.tpr", average="macro")
     stats = confusion_tensor(yt, yp, sensitive_features=groups)
     assert m.evaluate_stats(stats).value == pytest.approx(m(yt, yp, sensitive_features=groups))
-    boot = m.bootstrap(yt, yp, sensitive_features=groups, n_boot=300, random_state=0)
+    boot = sfm.bootstrap(m, yt, yp, sensitive_features=groups, n_boot=300, random_state=0)
     lo, hi = boot.interval()
     assert lo <= boot.value <= hi and np.isfinite(boot.draws).all()
-    wboot = m.bootstrap(yt, yp, sensitive_features=groups, sample_weight=rng.uniform(0.5, 2, 3000), n_boot=30,
+    wboot = sfm.bootstrap(m, yt, yp, sensitive_features=groups, sample_weight=rng.uniform(0.5, 2, 3000), n_boot=30,
                         random_state=0)
     assert np.isfinite(wboot.draws).all()
 

@@ -209,7 +209,7 @@ def test_declared_absent_group_makes_every_kind_undefined(key):
     m = sfm.msr(key, groups=["F", "M", "X"])
     with pytest.warns(sfm.UndefinedGroupWarning, match="'X'"):
         assert np.isnan(m(y, p, sensitive_features=a))
-    scorer = sfm.msr(key).as_scorer(groups=["F", "M", "X"])
+    scorer = sfm.fairness_scorer(sfm.msr(key), groups=["F", "M", "X"])
     clf = LogisticRegression().fit(p.reshape(-1, 1), y)
     with pytest.warns(sfm.UndefinedGroupWarning, match="'X'"):
         assert np.isnan(scorer(clf, p.reshape(-1, 1), y, sensitive_features=a))
@@ -228,7 +228,7 @@ def test_composite_scorer_uses_its_leaves_pos_label():
     y = np.where(X.x + rng.normal(0, 1, 400) > 0, "yes", "no")  # classes_ == ["no", "yes"]
     clf = make_clf().fit(X[["x"]], y)
     eod = sfm.msr("fairness.eod", pos_label="no", threshold=0.5)
-    scorer = eod.as_scorer(sensitive="sex")
+    scorer = sfm.fairness_scorer(eod, sensitive="sex")
     proba_no = clf.predict_proba(X[["x"]])[:, list(clf.classes_).index("no")]
     expected = eod(y, proba_no, sensitive_features=X.sex)
     assert scorer(ColumnDropper(clf), X, y) == pytest.approx(-expected)
@@ -307,7 +307,7 @@ def test_multi_measure_scorer_gives_nan_for_a_one_group_fold_only():
 def test_performance_scorer_needs_no_sensitive_features_in_a_scoring_dict():
     X, y, sex = _search_data()
     with sklearn.config_context(enable_metadata_routing=True):
-        scoring = {"acc": sfm.msr("classif.acc").as_scorer(), "tpr": sfm.msr("fairness.tpr").as_scorer()}
+        scoring = {"acc": sfm.fairness_scorer("classif.acc"), "tpr": sfm.fairness_scorer("fairness.tpr")}
         search = GridSearchCV(LogisticRegression(), {"C": [0.1, 1.0]}, scoring=scoring, refit="acc", cv=3)
         search.fit(X, y, sensitive_features=np.where(np.arange(300) % 2, "F", "M"))
     assert not np.isnan(search.cv_results_["mean_test_acc"]).any()
@@ -329,8 +329,8 @@ def test_every_registry_measure_its_result_and_scorer_pickle(key):
     assert m2.key == m.key and m2(y, p, sensitive_features=a) == m(y, p, sensitive_features=a)
     res = pickle.loads(pickle.dumps(m.evaluate(y, p, sensitive_features=a)))
     assert res.value == m(y, p, sensitive_features=a) and res.to_dict()["groups"] == ["F", "M"]
-    pickle.loads(pickle.dumps(m.as_scorer(sensitive="sex")))
-    boot = pickle.loads(pickle.dumps(m.bootstrap(y, p, sensitive_features=a, n_boot=20, random_state=0)))
+    pickle.loads(pickle.dumps(sfm.fairness_scorer(m, sensitive="sex")))
+    boot = pickle.loads(pickle.dumps(sfm.bootstrap(m, y, p, sensitive_features=a, n_boot=20, random_state=0)))
     assert boot.draws.shape == (20,)
 
 
@@ -387,7 +387,7 @@ def test_bootstrap_honours_undefined_drop():
     a = rng.choice(["F", "M", "X"], 300)
     y[a == "X"] = 0  # tpr of X undefined in every replicate
     with pytest.warns(sfm.UndefinedGroupWarning):
-        res = sfm.msr("fairness.tpr", undefined="drop").bootstrap(y, p, sensitive_features=a, n_boot=200,
+        res = sfm.bootstrap(sfm.msr("fairness.tpr", undefined="drop"), y, p, sensitive_features=a, n_boot=200,
                                                                   random_state=0)
     lo, hi = res.interval()
     assert np.isfinite([lo, hi]).all() and lo <= res.value <= hi

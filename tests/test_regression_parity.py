@@ -103,7 +103,7 @@ def test_distribution_parity_is_a_measure():
     res = m.evaluate(y, p, sensitive_features=a)
     assert res.by_group.shape == (3, 3) and res.value == pytest.approx(np.nanmax(res.by_group.to_numpy()))
     assert pickle.loads(pickle.dumps(m))(y, p, sensitive_features=a) == res.value
-    boot = m.bootstrap(y, p, sensitive_features=a, n_boot=30, random_state=0)
+    boot = sfm.bootstrap(m, y, p, sensitive_features=a, n_boot=30, random_state=0)
     assert boot.draws.shape == (30,) and np.isfinite(boot.draws).all()
     out = sfm.evaluate_measures(["fairness.dp_ks", "fairness.dp_wasserstein", "fairness.mse"], y, p,
                                 sensitive_features=a)

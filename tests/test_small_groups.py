@@ -88,10 +88,10 @@ def test_bootstrap_and_scorers_honour_the_minimum():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         m = sfm.msr("fairness.tpr", min_group_size=10)
-        boot = m.bootstrap(y, p, sensitive_features=a, n_boot=50, random_state=0)
+        boot = sfm.bootstrap(m, y, p, sensitive_features=a, n_boot=50, random_state=0)
         assert list(boot.by_group.index) == ["a", "b"] and np.isfinite(boot.draws).all()
         X = pd.DataFrame({"x": np.arange(a.size) % 7, "race": a})
-        scorer = m.as_scorer(sensitive="race")
+        scorer = sfm.fairness_scorer(m, sensitive="race")
         with sklearn.config_context(enable_metadata_routing=False):
             model = make_pipeline(sfm.DropColumns("race"), LogisticRegression())
             search = GridSearchCV(model, {}, scoring=scorer, cv=KFold(3, shuffle=True, random_state=0))

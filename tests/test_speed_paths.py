@@ -183,7 +183,7 @@ def test_declared_groups_are_part_of_the_key(data):
 
 
 def _boot(measure, y, p, g, w, n_boot=2_000, seed=3):
-    return measure.bootstrap(y, p, sensitive_features=g, sample_weight=w, n_boot=n_boot, random_state=seed).draws
+    return sfm.bootstrap(measure, y, p, sensitive_features=g, sample_weight=w, n_boot=n_boot, random_state=seed).draws
 
 
 def test_unit_weights_draw_exactly_the_unweighted_replicates(data):
@@ -194,7 +194,7 @@ def test_unit_weights_draw_exactly_the_unweighted_replicates(data):
 
 @pytest.mark.parametrize("key", ["fairness.eod", "fairness.acc_eod=.05", "fairness.mse"])
 def test_atoms_and_row_resampling_agree_in_distribution(data, key, monkeypatch):
-    from skfair_measures import bootstrap as boot
+    from skfair_measures import _bootstrap as boot
 
     y, p, g = data
     w = np.array([0.5, 1.0, 3.0])[np.random.default_rng(1).integers(0, 3, N)]
@@ -210,7 +210,7 @@ def test_atoms_and_row_resampling_agree_in_distribution(data, key, monkeypatch):
 
 
 def test_atoms_reproduce_the_observed_statistics_on_average(data):
-    from skfair_measures.bootstrap import _Atoms, _RowCells
+    from skfair_measures._bootstrap import _Atoms, _RowCells
 
     y, p, g = data
     w = np.array([0.25, 2.0])[y]
@@ -229,7 +229,7 @@ def test_weighted_bootstrap_with_a_declared_absent_group(data):
     w = np.where(y == 1, 2.0, 1.0)
     m = sfm.msr("fairness.tpr", groups=[0, 1, 2, 3, 9], undefined="drop")
     with pytest.warns(sfm.UndefinedGroupWarning):
-        res = m.bootstrap(y, p, sensitive_features=g, sample_weight=w, n_boot=200, random_state=0)
+        res = sfm.bootstrap(m, y, p, sensitive_features=g, sample_weight=w, n_boot=200, random_state=0)
     assert np.isfinite(res.draws).all()
     lo, hi = res.interval()
     assert lo <= res.value <= hi

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import skfair_measures as sfm
-from skfair_measures.bootstrap import BootstrapResult
+from skfair_measures import BootstrapResult
 from skfair_measures.results import interval_refusal, percentile_interval, replicate_se
 
 
@@ -84,7 +84,7 @@ def test_replicate_se_uses_the_defined_replicates():
 def boot():
     rng = np.random.default_rng(0)
     y, p, a = rng.integers(0, 2, 2000), rng.integers(0, 2, 2000), rng.integers(0, 2, 2000)
-    return sfm.msr("fairness.tpr").bootstrap(y, p, sensitive_features=a, n_boot=1000, random_state=0)
+    return sfm.bootstrap(sfm.msr("fairness.tpr"), y, p, sensitive_features=a, n_boot=1000, random_state=0)
 
 
 def test_bootstrap_with_one_percent_undefined_gives_an_interval_and_warns(boot):
@@ -116,7 +116,7 @@ def test_a_small_group_without_positives_in_some_replicates():
     y = np.r_[np.tile([1, 0], 500), np.r_[1, np.zeros(39, int)]]
     p = np.r_[np.tile([1, 1, 0, 0], 250), np.r_[1, np.zeros(39, int)]]
     a = np.r_[np.full(1000, "a"), np.full(40, "b")]
-    res = sfm.msr("fairness.tpr").bootstrap(y, p, sensitive_features=a, n_boot=400, random_state=0)
+    res = sfm.bootstrap(sfm.msr("fairness.tpr"), y, p, sensitive_features=a, n_boot=400, random_state=0)
     share = np.isnan(res.draws).mean()
     assert 0.25 < share < 0.5
     with pytest.warns(sfm.UndefinedReplicatesWarning, match=r"of 400 .*zero denominator.*refused"):

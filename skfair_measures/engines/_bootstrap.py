@@ -27,9 +27,10 @@ import narwhals as nw
 import numpy as np
 import pandas as pd
 
+from .._bootstrap import BootstrapResult
 from .._stats import ConfusionStats, ErrorStats
-from ..bootstrap import BootstrapResult
-from ..measures import Measure, as_measures
+from ..measures import Measure
+from ..registry import as_measures
 from . import _native
 from ._aggregate import _SUM_AE, _SUM_SE, _SUM_W, confusion_stats, error_stats
 from ._compute import _Engine, _statistics_of

@@ -7,6 +7,14 @@ the declared groups and ``min_group_size`` are applied locally to the small tabl
 (small groups left out or merged by the core's own rule, on the groups' row counts). So measures are
 grouped by what the engine must compute, each group costs one pass, and every measure
 then evaluates on the statistics with ``measure.evaluate_stats``, exactly as on rows.
+
+:func:`evaluate_measures` and :func:`compute_metrics` are the library's one door for
+several measures (``sfm.evaluate_measures`` and ``sfm.compute_metrics`` are these
+functions): arrays are evaluated in memory, a frame of any engine by its grouped
+pass. A pandas frame takes the engine pass when every argument names a column and
+every measure reads sufficient statistics; predictions or weights given as arrays,
+and measures that read the rows (wrapped scikit-learn metrics, ranking, distribution
+parity), are evaluated in memory on its columns.
 """
 
 from __future__ import annotations
@@ -17,8 +25,11 @@ from typing import Any
 import narwhals as nw
 import pandas as pd
 
-from .._stats import ConfusionStats, ErrorStats, SmallGroupPlan, small_group_plan
-from ..measures import Measure, MeasureInputs, MeasureResult, as_measures
+from .._protocol import Stats
+from .._stats import ConfusionStats, ErrorStats, SmallGroupPlan, resolve_sensitive, small_group_plan
+from .._together import evaluate_together
+from ..measures import Measure, MeasureBase, MeasureInputs, MeasureResult
+from ..registry import as_measures
 from . import _native
 from ._aggregate import confusion_stats, confusion_table, error_stats, error_table, group_sizes
 from ._frames import Columns, as_lazy, check_columns
@@ -120,44 +131,141 @@ def _need(measure: Measure) -> tuple:
 
 
 def evaluate_measures(
-    data: Any,
-    target: str,
-    prediction: str,
-    sensitive: str | Sequence[str],
-    measures: Measure | str | Sequence[Measure | str],
+    measures: MeasureBase | str | Sequence[MeasureBase | str],
+    y_true: Any = None,
+    y_pred: Any = None,
     *,
-    sample_weight: str | None = None,
+    sensitive_features: Any = None,
+    sample_weight: Any = None,
+    data: Any = None,
+    stats: Stats | None = None,
 ) -> dict[str, MeasureResult]:
-    """Evaluate measures on a data frame, computing the statistics in its engine.
+    """Evaluate several measures on arrays, on a frame of any engine, or on sufficient statistics.
 
     Parameters
     ----------
-    data : DataFrame of any supported engine
-        pandas, polars (eager or lazy), pyarrow Table, DuckDB relation, Dask or PySpark.
-    target, prediction : str
-        Columns with the true labels and the predictions (scores for measures built
-        with ``threshold=``).
-    sensitive : str or list of str
-        Sensitive column(s); several give intersectional groups.
     measures : Measure, str or sequence of them
-        Measures or registry keys; they must be computable from sufficient statistics.
-    sample_weight : str, optional
-        Column of non-negative weights.
+        Measures or registry keys; distinct measures need distinct keys.
+    y_true, y_pred : array-like of shape (n_samples,), or column names of ``data``
+        True labels (values) and predictions (scores for measures built with ``threshold=``).
+    sensitive_features : array-like or DataFrame, or column name(s) of ``data``
+        Group of each sample; several columns give intersectional groups.
+    sample_weight : array-like, or a column name of ``data``, optional
+    data : DataFrame of any supported engine, optional
+        pandas, polars (eager or lazy), pyarrow Table, DuckDB relation, Dask or PySpark;
+        ``y_true``, ``y_pred``, ``sensitive_features`` and ``sample_weight`` then name its
+        columns (a pandas frame also takes arrays for ``y_pred`` and ``sample_weight``).
+        Other engines compute the statistics where the data lives, one grouped pass per
+        distinct need; only measures that read sufficient statistics run there.
+    stats : ConfusionStats, ErrorStats or dict of them, optional
+        Sufficient statistics instead of rows (e.g. from :func:`grouped_stats`).
 
     Returns
     -------
     dict of str to MeasureResult
-        Keyed by measure key, with per-group values and counts.
+        Keyed by measure key, in the order given, with per-group values and counts.
 
     Examples
     --------
+    >>> import skfair_measures as sfm
+    >>> res = sfm.evaluate_measures([sfm.msr("fairness.tpr"), "fairness.fpr"],
+    ...                             [1, 1, 0, 0], [1, 0, 0, 1], sensitive_features=list("abab"))
+    >>> {k: r.value for k, r in res.items()}
+    {'fairness.tpr': 1.0, 'fairness.fpr': 1.0}
     >>> import polars as pl
     >>> df = pl.DataFrame({"y": [1, 1, 0, 0], "yhat": [1, 0, 0, 0], "sex": list("FMFM")})
-    >>> res = evaluate_measures(df.lazy(), "y", "yhat", "sex", ["fairness.tpr"])
-    >>> res["fairness.tpr"].value
+    >>> sfm.evaluate_measures(["fairness.tpr"], "y", "yhat", sensitive_features="sex", data=df.lazy())[
+    ...     "fairness.tpr"].value
     1.0
     """
     ms = as_measures(measures)
+    if stats is not None:
+        if data is not None or y_true is not None or y_pred is not None:
+            raise TypeError("stats= replaces the rows; pass either stats= or y_true, y_pred (and data=), not both.")
+        return {m.key: m.evaluate_stats(stats) for m in ms}
+    if data is None:
+        return evaluate_together(ms, y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
+    if sensitive_features is None:
+        raise TypeError("sensitive_features= must name the sensitive column(s) of data.")
+    if isinstance(data, pd.DataFrame) and not _in_engine(ms, y_true, y_pred, sample_weight):
+        return _in_memory(ms, data, y_true, y_pred, sensitive_features, sample_weight)
+    return _in_engine_pass(ms, data, y_true, y_pred, sensitive_features, sample_weight)
+
+
+def compute_metrics(
+    data: Any,
+    target: str,
+    prediction: str | Any,
+    sensitive: str | Sequence[str],
+    measures: MeasureBase | str | Sequence[MeasureBase | str],
+    *,
+    sample_weight: str | Any = None,
+) -> pd.Series:
+    """Compute measures on the predictions of any model, in a frame of any engine (mlr3fairness' ``compute_metrics``).
+
+    The values of :func:`evaluate_measures` on ``data``, as a Series.
+
+    Parameters
+    ----------
+    data : DataFrame of any supported engine
+        pandas, polars (eager or lazy), pyarrow Table, DuckDB relation, Dask or PySpark;
+        holds the target, the sensitive column(s) and, optionally, the predictions.
+    target : str
+        Column with the true labels (values).
+    prediction : str or array-like
+        Column with the predictions; a pandas frame also takes the predictions themselves.
+    sensitive : str or list of str
+        Sensitive column(s); several give intersectional groups.
+    measures : Measure, str or sequence of them
+        Measures or registry keys.
+    sample_weight : str or array-like, optional
+        Column of non-negative weights; a pandas frame also takes the weights themselves.
+
+    Returns
+    -------
+    pandas.Series
+        One value per measure, indexed by key.
+
+    Examples
+    --------
+    >>> import duckdb, pandas as pd
+    >>> import skfair_measures as sfm
+    >>> pdf = pd.DataFrame({"y": [1, 1, 0, 0], "yhat": [1, 0, 0, 0], "sex": list("FMFM")})
+    >>> sfm.compute_metrics(pdf, "y", "yhat", "sex", ["fairness.acc", "classif.acc"])
+    fairness.acc    0.50
+    classif.acc     0.75
+    dtype: float64
+    >>> sfm.compute_metrics(duckdb.from_df(pdf), "y", "yhat", "sex", ["fairness.acc", "classif.acc"])
+    fairness.acc    0.50
+    classif.acc     0.75
+    dtype: float64
+    """
+    res = evaluate_measures(
+        measures, target, prediction, sensitive_features=sensitive, sample_weight=sample_weight, data=data
+    )
+    return pd.Series({key: r.value for key, r in res.items()}, dtype=float)
+
+
+def _in_engine(ms: Sequence[MeasureBase], *columns: Any) -> bool:
+    """Whether a pandas frame takes the engine pass: every argument a column name, every measure on statistics."""
+    named = all(c is None or isinstance(c, str) for c in columns)
+    return named and all(isinstance(m, Measure) and m.bases and all(b.statistic for b in m.bases) for m in ms)
+
+
+def _in_memory(
+    ms: Sequence[MeasureBase], data: pd.DataFrame, target: Any, prediction: Any, sensitive: Any, sample_weight: Any
+) -> dict[str, MeasureResult]:
+    """A pandas frame evaluated on its rows (arrays given, or measures that read the rows)."""
+    y_pred = data[prediction] if isinstance(prediction, str) else prediction
+    w = data[sample_weight] if isinstance(sample_weight, str) else sample_weight
+    groups = resolve_sensitive(X=data, columns=sensitive)
+    return evaluate_together(ms, data[target], y_pred, sensitive_features=groups, sample_weight=w)
+
+
+def _in_engine_pass(
+    ms: Sequence[MeasureBase], data: Any, target: Any, prediction: Any, sensitive: Any, sample_weight: Any
+) -> dict[str, MeasureResult]:
+    """The statistics computed in the frame's engine, one grouped pass per distinct need."""
     needs = {m.key: _need(m) for m in ms}  # refuses row-based measures before any engine work
     engine = _Engine(data, check_columns(as_lazy(data), target, prediction, sensitive, sample_weight))
     local: dict[tuple, dict[str, ConfusionStats | ErrorStats]] = {}
@@ -168,53 +276,6 @@ def evaluate_measures(
             local[need] = {kind: engine.stats(kind, m.inputs, m.key) for kind in need[0]}
         out[m.key] = m.evaluate_stats(local[need])
     return out
-
-
-def compute_metrics(
-    data: Any,
-    target: str,
-    prediction: str,
-    sensitive: str | Sequence[str],
-    measures: Measure | str | Sequence[Measure | str],
-    *,
-    sample_weight: str | None = None,
-) -> pd.Series:
-    """Compute measures on a data frame of any engine, where the data lives.
-
-    The same signature and output as :func:`skfair_measures.scoring.compute_metrics`;
-    the engine runs one grouped aggregation per distinct need (confusion counts per
-    threshold, error sums), and only the small tables come back.
-
-    Parameters
-    ----------
-    data : DataFrame of any supported engine
-        pandas, polars (eager or lazy), pyarrow Table, DuckDB relation, Dask or PySpark.
-    target, prediction : str
-        Columns with the true labels and the predictions.
-    sensitive : str or list of str
-        Sensitive column(s); several give intersectional groups.
-    measures : Measure, str or sequence of them
-        Measures or registry keys.
-    sample_weight : str, optional
-        Column of non-negative weights.
-
-    Returns
-    -------
-    pandas.Series
-        One value per measure, indexed by key.
-
-    Examples
-    --------
-    >>> import duckdb, pandas as pd
-    >>> pdf = pd.DataFrame({"y": [1, 1, 0, 0], "yhat": [1, 0, 0, 0], "sex": list("FMFM")})
-    >>> rel = duckdb.from_df(pdf)
-    >>> compute_metrics(rel, "y", "yhat", "sex", ["fairness.acc", "classif.acc"])
-    fairness.acc    0.50
-    classif.acc     0.75
-    dtype: float64
-    """
-    res = evaluate_measures(data, target, prediction, sensitive, measures, sample_weight=sample_weight)
-    return pd.Series({key: r.value for key, r in res.items()}, dtype=float)
 
 
 def grouped_stats(

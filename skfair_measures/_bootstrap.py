@@ -23,8 +23,9 @@ import numpy as np
 import pandas as pd
 
 from ._stats import ConfusionStats, ErrorStats, GroupedSample
-from .measures import Measure, MeasureResult, prepared
-from .results import ReplicatesResult, plain, replicate_se
+from ._protocol import Measure, prepared
+from .registry import as_measures
+from .results import MeasureResult, ReplicatesResult, plain, replicate_se
 
 __all__ = ["BootstrapResult", "bootstrap"]
 
@@ -298,7 +299,7 @@ def _recomputed_draws(measure: Measure, sample: GroupedSample, n_boot: int, rng:
 
 
 def bootstrap(
-    measure: Measure,
+    measure: Measure | str,
     y_true: Any,
     y_pred: Any,
     *,
@@ -312,8 +313,8 @@ def bootstrap(
 
     Parameters
     ----------
-    measure : Measure
-        Any measure: count-based, regression, composite, constraint or wrapped.
+    measure : Measure or str
+        Any measure (or its registry key): count-based, regression, composite, constraint or wrapped.
     y_true, y_pred, sensitive_features, sample_weight
         As for calling the measure.
     n_boot : int, default=1000
@@ -328,10 +329,10 @@ def bootstrap(
 
     Examples
     --------
-    >>> from skfair_measures import msr
+    >>> import skfair_measures as sfm
     >>> rng = np.random.default_rng(0)
     >>> y = rng.integers(0, 2, 2000); yhat = rng.integers(0, 2, 2000); a = rng.integers(0, 2, 2000)
-    >>> res = msr("fairness.tpr").bootstrap(y, yhat, sensitive_features=a, n_boot=500, random_state=0)
+    >>> res = sfm.bootstrap(sfm.msr("fairness.tpr"), y, yhat, sensitive_features=a, n_boot=500, random_state=0)
     >>> lo, hi = res.interval()
     >>> bool(lo <= res.value <= hi)
     True
@@ -340,6 +341,7 @@ def bootstrap(
         raise ValueError(f"n_boot={n_boot!r}; pass at least 2 replicates (typically 1000).")
     if not 0 < prob < 1:
         raise ValueError(f"prob={prob}; pass a probability in (0, 1).")
+    (measure,) = as_measures([measure])
     rng = np.random.default_rng(random_state)
     sample = measure.validate(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
     point = measure.evaluate_sample(sample)

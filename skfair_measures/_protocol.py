@@ -1,0 +1,443 @@
+"""The protocol of every measure kind, and the one path on which measures evaluate.
+
+- a tree: :attr:`MeasureBase.children` and :meth:`MeasureBase.leaves`;
+- one resolved inputs record, :attr:`MeasureBase.inputs` (:class:`~skfair_measures.measures.MeasureInputs`);
+- its meaning as data: ``minimize`` (None for signed values), ``ideal``, ``signed``, ``range``;
+- one evaluation path: validated rows (:meth:`Measure.evaluate`) and sufficient
+  statistics (:meth:`Measure.evaluate_stats`) go through the same ``_evaluate``, reading
+  per-group values from a source (rows or statistics); :meth:`Measure.from_stats` is its
+  vectorised form for bootstrap replicates and posterior draws.
+
+What is computed from a measure (scorers, bootstrap intervals, posteriors) lives in
+the layers above, which take the measure as an argument: ``sfm.make_scorers``,
+``sfm.bootstrap(m, ...)``, ``bayes.posterior(m, ...)``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._inputs import _RESOLVED_FIELDS, MeasureInputs, Undefined, _resolve_inputs
+from ._stats import (
+    ConfusionStats,
+    ErrorStats,
+    GroupedSample,
+    binarize_labels,
+    check_inputs,
+    check_scores,
+    restrict_small_groups,
+)
+from .base import BaseMetric, MulticlassError
+from .results import MeasureResult
+
+__all__ = ["Measure", "MeasureBase", "Stats", "prepared", "qualified_key"]
+
+Stats = ConfusionStats | ErrorStats | Mapping[str, ConfusionStats | ErrorStats]
+
+
+class MeasureBase:
+    """The protocol of every measure kind.
+
+    Attributes
+    ----------
+    key : str
+        Identifier, e.g. ``"fairness.tpr"``; also the scorer and MLflow metric name.
+    description : str
+        One-line description.
+    minimize : bool or None
+        True if smaller is better/fairer, False if larger is, None for signed values.
+    ideal : float or None
+        The perfectly fair (or best) value: 0 for differences, 1 for ratios; None
+        when there is none (a performance measure, a user operation).
+    range : tuple of float
+        Possible values.
+    """
+
+    key: str
+    description: str
+    minimize: bool | None
+    ideal: float | None = None
+    range: tuple[float, float] = (-np.inf, np.inf)
+
+    @property
+    def children(self) -> tuple[MeasureBase, ...]:
+        """The measures this one is made of (empty for a leaf)."""
+        return ()
+
+    def leaves(self) -> list[MeasureBase]:
+        """The leaf measures of the tree, in order."""
+        if not self.children:
+            return [self]
+        return [leaf for child in self.children for leaf in child.leaves()]
+
+    @property
+    def inputs(self) -> MeasureInputs:
+        """The resolved inputs record of the whole tree."""
+        return MeasureInputs()
+
+    @property
+    def signed(self) -> bool:
+        """Whether the value carries a sign (no better/worse direction)."""
+        return self.minimize is None
+
+    def against(self, reference: Any) -> MeasureBase:
+        """The signed form of the measure, comparing every group with ``reference``.
+
+        Only a measure that compares groups with one operation has one (see
+        :meth:`FairnessMeasure.against`); the others raise a ValueError.
+        """
+        raise ValueError(
+            f"reference={reference!r} does not apply to {self.key}: it does not compare the groups "
+            "with one operation; omit reference=."
+        )
+
+    @property
+    def greater_is_better(self) -> bool:
+        """Scorer direction: the opposite of ``minimize`` (signed measures: True)."""
+        return self.minimize is not True
+
+    @property
+    def response_method(self) -> str:
+        """What a scorer asks the estimator for: ``"predict"`` or ``"predict_proba"``."""
+        return self.inputs.response_method
+
+    @property
+    def base_label(self) -> str:
+        """What is computed per group, for tables (e.g. ``"tpr, fpr"``)."""
+        return ", ".join(leaf.base_label for leaf in self.leaves()) if self.children else "(none)"
+
+    @property
+    def operation_label(self) -> str:
+        """How groups are compared, for tables (e.g. ``"absdiff"``)."""
+        return "(none)"
+
+    def __repr__(self) -> str:
+        direction = {True: "minimize", False: "maximize", None: "signed"}[self.minimize]
+        return f"<{type(self).__name__} {self.key}: {self.description} ({direction}, range {self.range})>"
+
+
+def qualified_key(stem: str, **params: Any) -> str:
+    """A key that names the non-default parameters of a measure.
+
+    Parameters left at their defaults are passed as None and omitted, so distinct
+    measures get distinct keys (``fairness.tpr`` and its ratio form can be scored
+    side by side).
+
+    Examples
+    --------
+    >>> qualified_key("fairness.tpr", operation="ratio", threshold=None)
+    'fairness.tpr(operation=ratio)'
+    >>> qualified_key("fairness.tpr")
+    'fairness.tpr'
+    """
+    parts = [f"{k}={v}" for k, v in params.items() if v is not None]
+    return f"{stem}({', '.join(parts)})" if parts else stem
+
+
+class Measure(MeasureBase):
+    """A measure computed from ``y_true``, ``y_pred`` and the groups of the samples.
+
+    Leaves hold their own :class:`MeasureInputs` (``self._inputs``); composites and
+    constraints resolve theirs from their leaves when built.
+    """
+
+    _inputs: MeasureInputs
+
+    # -- inputs -------------------------------------------------------------------
+    @property
+    def inputs(self) -> MeasureInputs:
+        return self._inputs
+
+    @property
+    def threshold(self) -> float | None:
+        return self.inputs.threshold
+
+    @property
+    def pos_label(self) -> Any:
+        return self.inputs.pos_label
+
+    @property
+    def groups(self) -> pd.Index | None:
+        return self.inputs.groups
+
+    @property
+    def undefined(self) -> Undefined:
+        return self.inputs.undefined
+
+    @property
+    def requires_sensitive(self) -> bool:
+        """Whether the measure compares groups (kept for compatibility; see ``inputs``)."""
+        return self.inputs.needs_sensitive
+
+    def with_inputs(self, **changes: Any) -> Measure:
+        """A copy with ``threshold``, ``pos_label``, ``groups`` or ``undefined`` set on every leaf.
+
+        Examples
+        --------
+        >>> from skfair_measures import msr
+        >>> eod = msr("fairness.eod").with_inputs(threshold=0.3)
+        >>> [leaf.threshold for leaf in eod.leaves()]
+        [0.3, 0.3]
+        """
+        unknown = set(changes) - set(_RESOLVED_FIELDS)
+        if unknown:
+            raise TypeError(f"with_inputs() got {sorted(unknown)}; it sets {list(_RESOLVED_FIELDS)}.")
+        out = copy.deepcopy(self)
+        for leaf in out.leaves():
+            leaf._set_inputs(leaf._inputs.replace(**changes))
+        out._refresh()
+        return out
+
+    def _set_inputs(self, inputs: MeasureInputs) -> None:
+        self._inputs = inputs
+
+    def _refresh(self) -> None:
+        """Re-resolve the inputs of a tree after its leaves changed."""
+        for child in self.children:
+            child._refresh()
+        if self.children:
+            self._inputs = _resolve_inputs(self.key, self.leaves())
+
+    # -- public API -----------------------------------------------------------------
+    def __call__(
+        self,
+        y_true: Any,
+        y_pred: Any,
+        *,
+        sensitive_features: Any = None,
+        sample_weight: Any = None,
+    ) -> float:
+        """Compute the measure.
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n_samples,)
+            True labels (values for regression).
+        y_pred : array-like of shape (n_samples,)
+            Predicted labels; predicted probabilities of the positive class if the
+            measure was built with ``threshold=``.
+        sensitive_features : array-like of shape (n_samples,) or DataFrame
+            Group of each sample; several columns give intersectional groups.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        float
+        """
+        return self.evaluate(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight).value
+
+    def evaluate(
+        self,
+        y_true: Any,
+        y_pred: Any,
+        *,
+        sensitive_features: Any = None,
+        sample_weight: Any = None,
+    ) -> MeasureResult:
+        """Compute the measure with its per-group values and group counts."""
+        sample = self.validate(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
+        return self._evaluate(_SampleSource(sample))
+
+    def evaluate_stats(self, stats: Stats) -> MeasureResult:
+        """Compute the measure from sufficient statistics (e.g. aggregated by a dataframe engine).
+
+        Parameters
+        ----------
+        stats : ConfusionStats, ErrorStats, or dict {"confusion": ..., "errors": ...}
+            Statistics of one sample (no leading axes), computed for this measure's
+            inputs (its threshold and pos_label).
+
+        Examples
+        --------
+        >>> from skfair_measures import msr
+        >>> s = ConfusionStats.from_codes([0, 0, 1, 1], [1, 1, 1, 1], [1, 0, 1, 1], pd.Index(["a", "b"]))
+        >>> msr("fairness.tpr").evaluate_stats(s).value
+        0.5
+        """
+        return self._evaluate(_StatsSource(stats))
+
+    def evaluate_sample(self, sample: GroupedSample) -> MeasureResult:
+        """Compute the measure on an already validated sample (see :meth:`validate`)."""
+        return self._evaluate(_SampleSource(sample))
+
+    def groupwise(
+        self,
+        y_true: Any,
+        y_pred: Any,
+        *,
+        sensitive_features: Any = None,
+        sample_weight: Any = None,
+    ) -> pd.Series | pd.DataFrame:
+        """Base-metric value in each group (mlr3fairness' ``groupwise_metrics``)."""
+        return self.evaluate(
+            y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight
+        ).by_group
+
+    def validate(
+        self, y_true: Any, y_pred: Any, *, sensitive_features: Any = None, sample_weight: Any = None
+    ) -> GroupedSample:
+        """Validate the inputs once for this measure (its groups and whether it needs them)."""
+        return _validate(self.key, self.inputs, y_true, y_pred, sensitive_features, sample_weight)
+
+    # -- vectorised core -------------------------------------------------------------
+    @property
+    def bases(self) -> tuple[BaseMetric, ...]:
+        """The base metrics this measure needs, per group (each once)."""
+        out: dict[str, BaseMetric] = {}
+        for leaf in self.leaves():
+            for b in leaf._own_bases():
+                out.setdefault(b.name, b)
+        return tuple(out.values())
+
+    def _own_bases(self) -> tuple[BaseMetric, ...]:
+        return ()
+
+    def from_group_values(
+        self,
+        values: Mapping[str, np.ndarray],
+        *,
+        groups: pd.Index,
+        overall: Mapping[str, np.ndarray] | None = None,
+    ) -> np.ndarray:
+        """Evaluate on stacked per-group values ``{base name: array (..., n_groups)}``.
+
+        NaN propagates (``undefined="drop"`` drops NaN groups row by row); no
+        warning is issued (the caller summarises draws).
+        """
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def from_stats(self, stats: Stats) -> np.ndarray:
+        """Evaluate on sufficient statistics with any leading axes.
+
+        Examples
+        --------
+        >>> from skfair_measures import msr
+        >>> s = ConfusionStats.from_codes([0, 0, 1, 1], [1, 1, 1, 1], [1, 0, 1, 1], pd.Index(["a", "b"]))
+        >>> float(msr("fairness.tpr").from_stats(s))
+        0.5
+        """
+        source = _StatsSource(stats)
+        values, overall = {}, {}
+        for b in self.bases:
+            values[b.name], overall[b.name] = b.from_stats(source.stats_for(b, self.key))
+        return self.from_group_values(values, groups=source.groups, overall=overall)
+
+    def _evaluate(self, source: _Source) -> MeasureResult:
+        raise NotImplementedError  # pragma: no cover - abstract
+
+
+# --- where leaves read their values ------------------------------------------------
+
+
+class _Source:
+    """Where leaves read their per-group values: validated rows or statistics."""
+
+    groups: pd.Index
+
+    def values(self, base: BaseMetric, inputs: MeasureInputs, key: str) -> tuple[np.ndarray, float]:
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def counts(self) -> pd.Series:
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def rows(self, key: str) -> GroupedSample:
+        """The validated rows, for measures that need more than sufficient statistics."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+
+class _SampleSource(_Source):
+    def __init__(self, sample: GroupedSample) -> None:
+        self.sample = sample
+        self.groups = sample.groups
+
+    def values(self, base: BaseMetric, inputs: MeasureInputs, key: str) -> tuple[np.ndarray, float]:
+        data, pos = prepared(self.sample, inputs)
+        try:
+            return base.group_values(data, pos)
+        except MulticlassError as err:
+            raise MulticlassError(f"{key}: {err}") from None
+
+    def rows(self, key: str) -> GroupedSample:
+        return self.sample
+
+    def counts(self) -> pd.Series:
+        return self.sample.counts_per_group()
+
+
+class _StatsSource(_Source):
+    def __init__(self, stats: Stats) -> None:
+        if isinstance(stats, ConfusionStats):
+            stats = {"confusion": stats}
+        elif isinstance(stats, ErrorStats):
+            stats = {"errors": stats}
+        elif not isinstance(stats, Mapping) or not stats:
+            raise TypeError(f"stats must be ConfusionStats, ErrorStats or a dict of them; got {stats!r}.")
+        self.stats = dict(stats)
+        first = next(iter(self.stats.values()))
+        if any(not s.groups.equals(first.groups) for s in self.stats.values()):
+            raise ValueError("the statistics in stats= describe different groups; compute them on the same groups.")
+        self.groups = first.groups
+
+    def stats_for(self, base: BaseMetric, key: str) -> ConfusionStats | ErrorStats:
+        kind = base.statistic
+        if kind is None:
+            raise TypeError(
+                f"{key}: base metric {base.name!r} needs the rows, not sufficient statistics; "
+                "evaluate it on y_true, y_pred and sensitive_features."
+            )
+        if kind not in self.stats:
+            raise ValueError(
+                f"{key}: base metric {base.name!r} needs {kind!r} statistics; stats= has {list(self.stats)}."
+            )
+        return self.stats[kind]
+
+    def values(self, base: BaseMetric, inputs: MeasureInputs, key: str) -> tuple[np.ndarray, float]:
+        try:
+            vals, overall = base.from_stats(self.stats_for(base, key))
+        except MulticlassError as err:
+            raise MulticlassError(f"{key}: {err}") from None
+        return np.asarray(vals, dtype=float), float(overall)
+
+    def rows(self, key: str) -> GroupedSample:
+        raise TypeError(f"{key} reads the rows (sorted predictions per group), not sufficient statistics.")
+
+    def counts(self) -> pd.Series:
+        n = next(iter(self.stats.values())).n
+        return pd.Series(np.asarray(n, dtype=float), index=self.groups, name="count")
+
+
+def prepared(sample: GroupedSample, inputs: MeasureInputs) -> tuple[GroupedSample, Any]:
+    """The sample a measure reads (thresholded if it has a threshold) and its pos_label."""
+    if inputs.threshold is None:
+        return sample, inputs.pos_label
+    key = ("threshold", inputs.threshold, inputs.pos_label)
+    if key not in sample._cache:
+        scores = check_scores(sample.y_pred, "y_pred (scores, since threshold= is set)")
+        t, _, _ = binarize_labels(sample.y_true, sample.y_true, inputs.pos_label)
+        pred = (scores >= inputs.threshold).astype(np.intp)
+        sample._cache[key] = GroupedSample(t, pred, sample.group_codes, sample.groups, sample.sample_weight)
+    return sample._cache[key], None
+
+
+_ONE_GROUP = pd.Index([0], name="all")
+
+
+def _validate(
+    key: str, inputs: MeasureInputs, y_true: Any, y_pred: Any, sensitive_features: Any, sample_weight: Any
+) -> GroupedSample:
+    if sensitive_features is None:
+        if inputs.needs_sensitive:
+            raise ValueError(
+                f"{key} compares groups: pass sensitive_features= (the group of "
+                "each sample). In a scorer, read it from a column of X (sfm.make_scorers(..., "
+                "sensitive='column')) or enable metadata routing (see docs/scoring.md)."
+            )
+        n = len(y_true)
+        return check_inputs(y_true, y_pred, np.zeros(n, dtype=np.intp), sample_weight, groups=_ONE_GROUP)
+    sample = check_inputs(y_true, y_pred, sensitive_features, sample_weight, groups=inputs.groups)
+    return restrict_small_groups(sample, inputs.min_group_size, inputs.small_groups, key)
