@@ -14,7 +14,9 @@ first), ``y_true`` holds their graded relevance.
   each query's NDCG (scikit-learn's ``ndcg_score``: linear gains, ties averaged,
   optional cutoff ``k``) is averaged within its group, and ``fairness.ndcg`` compares
   the groups. A query without any relevant item has no NDCG (0/0) and is left out of
-  its group's mean (scikit-learn scores it 0).
+  its group's mean (scikit-learn scores it 0). A missing relevance grade or score
+  (NaN) is refused with an error naming ``y_true`` or ``y_score``, as missing labels
+  are everywhere in the package.
 
 Ties in ``y_score`` share the mean discount of their positions, as in scikit-learn.
 One ``np.lexsort`` orders all queries at once; no Python loop runs over queries.
@@ -27,6 +29,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from ._arrays import _check_no_missing
 from ._stats import check_inputs
 from .measures import MeasureBase, MeasureResult, qualified_key
 from .operations import Operation, absdiff, get_operation
@@ -64,6 +67,7 @@ def discounts(y_score: Any, query_id: Any, k: int | None = None) -> np.ndarray:
     [1.0, 0.5, 0.631, 1.0]
     """
     s = np.asarray(y_score, dtype=float)
+    _check_no_missing(s, "y_score")  # a NaN score has no place in the ranking
     q = _query_codes(query_id, s.size)
     order = np.lexsort((-s, q))
     q_sorted, s_sorted = q[order], s[order]
@@ -122,6 +126,7 @@ def ndcg_by_group(
     {'a': 1.0, 'b': 0.92}
     """
     rel = np.asarray(y_true, dtype=float)
+    _check_no_missing(rel, "y_true")  # as for labels: refused, not a query silently left out
     if (rel < 0).any():
         raise ValueError("y_true must hold non-negative relevance grades for NDCG.")
     q = _query_codes(query_id, rel.size)
@@ -145,7 +150,10 @@ def ndcg_by_group(
 class RankingFairness(MeasureBase):
     """Exposure or NDCG per group of a ranking, compared across groups by an operation.
 
-    Called as ``m(y_true, y_score, *, query_id, sensitive_features, sample_weight=None)``.
+    Called as ``m(y_true, y_score, *, query_id, sensitive_features, sample_weight=None)``;
+    ``skfair_measures.fairness_scorer(m)`` is its scikit-learn scorer
+    (:class:`~skfair_measures.scoring.RankingScorer`, ``query_id`` routed like
+    ``sensitive_features``).
 
     Parameters
     ----------

@@ -96,3 +96,17 @@ def test_weighted_exposure():
     want = pd.Series(exp * w).groupby(groups).sum() / pd.Series(w.astype(float)).groupby(groups).sum()
     got = exposure_by_group(score, query_id=q, sensitive_features=groups, sample_weight=w)
     np.testing.assert_allclose(got.to_numpy(), want.to_numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("key", ["fairness.ndcg", "fairness.exposure"])
+def test_missing_relevance_or_score_is_refused_by_name(key):
+    # a NaN relevance used to drop its whole query from the NDCG mean without a word
+    rel = np.array([1.0, np.nan, 0.0, 1.0, 0.0, 1.0])
+    score = np.array([0.9, 0.5, 0.7, 0.1, 0.8, 0.3])
+    kw = dict(query_id=[1, 1, 1, 2, 2, 2], sensitive_features=list("aaabbb"))
+    if key == "fairness.ndcg":
+        with pytest.raises(ValueError, match=r"y_true has 1 missing value\(s\).*position 1"):
+            sfm.msr(key)(rel, score, **kw)
+    score[4] = np.nan
+    with pytest.raises(ValueError, match=r"y_score has 1 missing value\(s\).*position 4"):
+        sfm.msr(key)(np.nan_to_num(rel), score, **kw)
