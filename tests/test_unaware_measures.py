@@ -42,11 +42,11 @@ def test_proxy_measures_in_registry_match_the_estimator():
 def test_proxy_scorer_in_cross_validate():
     X, y, _ = _proxy_data()
     pipe = make_pipeline(sfm.DropColumns(["p1", "p2", "p3"]), LogisticRegression())
-    scorer = sfm.msr("unaware.proxy_dp").as_scorer(proxies=["p1", "p2", "p3"])
+    scorer = sfm.fairness_scorer("unaware.proxy_dp", ["p1", "p2", "p3"])
     res = cross_validate(pipe, X, y, cv=3, scoring={"dp": scorer, "acc": "accuracy"})
     assert (res["test_dp"] < 0).all() and np.isfinite(res["test_dp"]).all()
     with pytest.raises(KeyError, match="p9"):
-        sfm.msr("unaware.proxy_dp").as_scorer(proxies=["p1", "p2", "p9"])(pipe.fit(X, y), X, y)
+        sfm.fairness_scorer("unaware.proxy_dp", ["p1", "p2", "p9"])(pipe.fit(X, y), X, y)
 
 
 def test_quantification_measure_scores_models_without_the_attribute():
@@ -59,7 +59,9 @@ def test_quantification_measure_scores_models_without_the_attribute():
     truth = sfm.msr("fairness.cv")(y[1500:], model.predict(deploy), sensitive_features=a[1500:])
     assert m(model, deploy) == pytest.approx(truth, abs=0.06)
     search = GridSearchCV(
-        LogisticRegression(), {"C": [0.01, 1.0]}, scoring={"dp": m.as_scorer(), "acc": "accuracy"}, refit="acc", cv=2
+        LogisticRegression(), {"C": [0.01, 1.0]}, scoring={"dp": sfm.fairness_scorer(m), "acc": "accuracy"},
+        refit="acc",
+        cv=2,
     )
     search.fit(deploy, y[1500:])
     assert (search.cv_results_["mean_test_dp"] <= 0).all()
