@@ -392,3 +392,42 @@ def test_mlflow_dead_server_costs_a_warning_not_the_assessment():
         mlflow.set_tracking_uri(old)
     assert n == 0 and elapsed < 15
     pd.testing.assert_frame_equal(aa.trajectory(), before)
+
+
+# -- one definition of the rates, one rule for the positive class -------------------------
+
+
+@pytest.mark.parametrize("key", ["acc", "tpr", "fnr", "fpr", "tnr", "ppv", "fdr", "npv", "for", "selection_rate"])
+def test_every_rate_counts_what_the_base_metric_of_the_core_counts(key):
+    from skfair_measures.active import ActiveMetric
+    from skfair_measures.base import get_base
+
+    rng = np.random.default_rng(1)
+    n = 120
+    groups = rng.choice(["a", "b"], n)
+    y_pred, y_true = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    aa = ActiveAssessment(
+        y_pred, rng.uniform(0.05, 0.95, n), sensitive_features=groups, metric=ActiveMetric(key), prior="uniform",
+        y_true=y_true,
+    )
+    gw = aa.groupwise()
+    for g in ("a", "b"):
+        c = np.zeros((2, 2))
+        np.add.at(c, (y_true[groups == g], y_pred[groups == g]), 1)
+        assert gw.loc[g, "estimate"] == pytest.approx((get_base(key).from_counts(c) * gw.loc[g, "counted"] + 1)
+                                                      / (gw.loc[g, "counted"] + 2))
+
+
+def test_string_predictions_without_pos_label_name_pos_label_and_the_fix():
+    rng = np.random.default_rng(0)
+    n = 40
+    y_pred = rng.choice(["no", "yes"], n)
+    scores = rng.uniform(0.05, 0.95, n)
+    groups = rng.choice(["f", "m"], n)
+    for metric, s in (("acc", scores), ("tpr", np.column_stack([1 - scores, scores]))):
+        with pytest.raises(ValueError, match=r"pos_label is not given.*pass pos_label=.*e\.g\. pos_label='yes'"):
+            ActiveAssessment(y_pred, s, sensitive_features=groups, metric=metric)
+    # accuracy with the predict_proba matrix needs no positive class; a named one is used as given
+    ActiveAssessment(y_pred, np.column_stack([1 - scores, scores]), sensitive_features=groups)
+    aa = ActiveAssessment(y_pred, scores, sensitive_features=groups, metric="tpr", pos_label="yes")
+    assert aa.classes[aa._pool.pos_code] == "yes"

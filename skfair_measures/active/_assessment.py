@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from .._stats import binarize_labels
 from ._beta import beta_var, rope_masses
 from ._inputs import check_pool, label_codes
 from ._metrics import ActiveMetric, get_metric
@@ -22,6 +23,32 @@ TASKS = ("estimate", "identify", "compare")
 STRATEGIES = ("ts", "ttts", "random")
 _FREE, _ASKED, _TOLD = 0, 1, 2
 _N_DRAWS = 4000  # Monte Carlo draws for P(worst) and ECE intervals
+
+
+def _default_pos_label(pos_label: Any, y_pred: Any, scores: Any, classes: Any, metric: ActiveMetric) -> Any:
+    """The positive class by the core's rule: as given, else 1 for 0/1, -1/1 and boolean labels.
+
+    Other labels need ``pos_label`` when the metric or 1-D scores refer to a positive
+    class; accuracy with the ``predict_proba`` matrix needs none.
+    """
+    if pos_label is not None:
+        return pos_label
+    labels = pd.unique(np.asarray(list(classes) if classes is not None else y_pred, dtype=object).ravel())
+    one_d = np.ndim(scores) == 1
+    if len(labels) <= 2:
+        try:
+            return binarize_labels(labels, labels)[2]
+        except ValueError as err:
+            if not (one_d or metric.needs_pos_label):
+                return None
+            why = "1-D scores are P(y == pos_label)" if one_d else f"metric={metric.key!r} refers to a positive class"
+            raise ValueError(f"{why}, but pos_label is not given: {err}") from None
+    if metric.needs_pos_label:
+        raise ValueError(
+            f"metric={metric.key!r} refers to a positive class; y_pred holds {len(labels)} classes: "
+            "pass pos_label= (that class against the others)."
+        )
+    return None
 
 
 class ActiveAssessment:
@@ -63,8 +90,10 @@ class ActiveAssessment:
     prior_base : float, default=1.0
         ``base``: the uniform floor's pseudo-counts per side (0 = the chapter's
         face-value prior, which an overconfident model can mislead).
-    pos_label : default=1
-        The positive class (for 1-D scores and for the rates).
+    pos_label : default=None
+        The positive class (for 1-D scores and for the rates other than accuracy).
+        None takes 1 when the labels are 0/1, -1/1 or booleans, as every measure
+        does; other labels (e.g. strings) need it named.
     classes : sequence, optional
         The classes, in the order of the score columns (default: the sorted values
         of ``y_pred``, plus ``pos_label`` for 1-D scores).
@@ -113,7 +142,7 @@ class ActiveAssessment:
         strategy: Literal["ts", "ttts", "random"] = "ts",
         prior_strength: float = 2.0,
         prior_base: float = 1.0,
-        pos_label: Any = 1,
+        pos_label: Any = None,
         classes: Any = None,
         y_true: Any = None,
         m: int = 1,
@@ -127,6 +156,7 @@ class ActiveAssessment:
         self.metric = get_metric(metric)
         self.task, self.strategy = _check_choice(task, TASKS, "task"), _check_choice(strategy, STRATEGIES, "strategy")
         self.eps, self.ttts_beta, self.keep_trajectory = float(eps), float(ttts_beta), keep_trajectory
+        pos_label = _default_pos_label(pos_label, y_pred, scores, classes, self.metric)
         self._pool = check_pool(
             y_pred, scores, sensitive_features, metric=self.metric, classes=classes, pos_label=pos_label, y_true=y_true
         )
@@ -276,7 +306,7 @@ class ActiveAssessment:
     def _update(self, rows: np.ndarray, codes: np.ndarray) -> None:
         p, metric = self._pool, self.metric
         true_pos = codes == p.pos_code
-        counts = metric.counts(true_pos)
+        counts = metric.counts(true_pos, self._pred_pos[rows])
         success = metric.outcome(codes == p.pred[rows], self._pred_pos[rows], true_pos)
         g, b = p.group[rows], self._bin[rows]
         np.add.at(self._a, (g[counts], b[counts]), success[counts].astype(float))

@@ -1,103 +1,136 @@
-"""What a labelled row says about a group: the metrics of active assessment, as data.
+"""What a labelled row says about a group: the metrics of active assessment, read off ``base.py``.
 
-Each metric is a Bernoulli rate per group. A row *can be asked* if its prediction
-meets ``pred_is`` (known before labelling: PPV only asks predicted positives), it
-*counts* once labelled if its true label meets ``true_is`` (TPR counts true
-positives only), and it is a *success* when ``success`` holds. ``ece`` is accuracy
+Each metric is a Bernoulli rate per group, defined once, in :mod:`skfair_measures.base`:
+its numerator and denominator cells of the confusion matrix (found by probing the base
+metric, :func:`~skfair_measures.bayes._bb.ratio_roles`) say which rows *can be asked*
+(their prediction is in a denominator column: PPV only asks predicted positives), which
+labelled rows *count* (their true label is in a denominator row: TPR counts true
+positives only), and which are a *success* (the numerator cell). ``ece`` is accuracy
 per score bin, turned into the expected calibration error of each group.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..base import CountMetric, get_base
+from ..bayes._bb import ratio_roles
+
 __all__ = ["METRICS", "ActiveMetric", "get_metric"]
+
+
+def _side(den_any: np.ndarray) -> bool | None:
+    """True/False when only the positive/negative side is in the denominator, None for both."""
+    return None if den_any.all() else bool(den_any[1])
 
 
 @dataclass(frozen=True)
 class ActiveMetric:
     """A groupwise rate that labels reveal one row at a time.
 
-    Attributes
+    Parameters
     ----------
     key : str
         Name used in ``ActiveAssessment(metric=...)``.
-    description : str
-        One line for tables and plots.
+    base : str, optional
+        The count-based rate of :mod:`skfair_measures.base` it estimates (default: ``key``).
+    binned : bool, default=False
+        True for ECE: the rate is accuracy per (group, score bin).
+    description : str, optional
+        One line for tables and plots (default: the base metric's).
+
+    Attributes
+    ----------
     higher_is_better : bool
         Direction: the worst group has the lowest value when True.
     pred_is : bool or None
         Rows can be asked only if ``(y_pred == pos_label) == pred_is``; None: every row.
     true_is : bool or None
         A labelled row counts only if ``(y_true == pos_label) == true_is``; None: every row.
-    success : {"correct", "pred", "true"}
-        The event counted: ``y_true == y_pred``, ``y_pred == pos_label`` or ``y_true == pos_label``.
-    success_is : bool
-        Whether the event or its complement is the success.
-    binned : bool
-        True for ECE: the rate is accuracy per (group, score bin).
+    correct : bool
+        Whether the success is ``y_true == y_pred`` over every row (accuracy), which
+        needs no positive class and holds for any number of classes.
+
+    Examples
+    --------
+    >>> m = get_metric("ppv")
+    >>> m.pred_is, m.true_is, m.higher_is_better
+    (True, None, True)
     """
 
     key: str
-    description: str
-    higher_is_better: bool
-    pred_is: bool | None = None
-    true_is: bool | None = None
-    success: Literal["correct", "pred", "true"] = "correct"
-    success_is: bool = True
+    base: str | None = None
     binned: bool = False
+    description: str = ""
+    higher_is_better: bool = field(init=False)
+    pred_is: bool | None = field(init=False)
+    true_is: bool | None = field(init=False)
+    correct: bool = field(init=False)
+    _num: np.ndarray = field(init=False, repr=False, compare=False)
+    _den: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        base = get_base(self.base or self.key)
+        if not isinstance(base, CountMetric):
+            raise ValueError(f"base={base.name!r} is not a count-based rate; active assessment estimates rates.")
+        roles = ratio_roles(base)
+        if not roles.simple:
+            raise ValueError(f"base={base.name!r} is not one ratio of confusion cells; pass a rate such as 'tpr'.")
+        values = {
+            "higher_is_better": not base.minimize and not self.binned,
+            "pred_is": _side(roles.den.any(axis=0)),
+            "true_is": _side(roles.den.any(axis=1)),
+            "correct": bool(roles.den.all() and (roles.num == np.eye(2, dtype=bool)).all()),
+            "description": self.description or base.description,
+            "_num": roles.num,
+            "_den": roles.den,
+        }
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
 
     @property
     def needs_pos_label(self) -> bool:
         """Whether the metric refers to a positive class."""
-        return self.pred_is is not None or self.true_is is not None or self.success != "correct"
+        return not self.correct
 
-    def counts(self, true_pos: np.ndarray) -> np.ndarray:
-        """Which labelled rows enter the rate, from ``y_true == pos_label``."""
-        if self.true_is is None:
+    def counts(self, true_pos: np.ndarray, pred_pos: np.ndarray) -> np.ndarray:
+        """Which labelled rows enter the rate: their cell is in the denominator.
+
+        A label known up front for a row that could not be asked (a predicted negative
+        for PPV) does not enter the rate either.
+        """
+        if self.correct:
             return np.ones(true_pos.shape, dtype=bool)
-        return true_pos == self.true_is
+        return self._den[true_pos.astype(np.intp), pred_pos.astype(np.intp)]
 
     def outcome(self, correct: np.ndarray, pred_pos: np.ndarray, true_pos: np.ndarray) -> np.ndarray:
-        """Success (1) or failure (0) of each labelled row."""
-        event = {"correct": correct, "pred": pred_pos, "true": true_pos}[self.success]
-        return event == self.success_is
+        """Success (1) or failure (0) of each labelled row: its cell is in the numerator."""
+        if self.correct:
+            return correct
+        return self._num[true_pos.astype(np.intp), pred_pos.astype(np.intp)]
 
     def expected(self, confidence: np.ndarray, p_pos: np.ndarray, pred_pos: np.ndarray) -> tuple:
         """What the model's scores expect: P(row counts) and P(success | counts) per row.
 
         ``confidence`` is the score of the predicted class, ``p_pos`` the score of the
-        positive class (None-free only for metrics that need it).
+        positive class (NaN-free only for metrics that need it).
         """
-        if self.true_is is None:
-            weight = np.ones_like(confidence)
-        else:
-            weight = p_pos if self.true_is else 1.0 - p_pos
-        if self.success == "correct":
-            success = confidence
-        elif self.success == "pred":
-            success = (pred_pos == self.success_is).astype(float)
-        else:
-            success = p_pos if self.success_is else 1.0 - p_pos
+        if self.correct:
+            return np.ones_like(confidence), confidence
+        p = pred_pos.astype(np.intp)
+        weight = (1.0 - p_pos) * self._den[0, p] + p_pos * self._den[1, p]
+        hit = (1.0 - p_pos) * self._num[0, p] + p_pos * self._num[1, p]
+        success = np.divide(hit, weight, out=np.zeros_like(weight), where=weight > 0)
         return weight, success
 
 
 METRICS: dict[str, ActiveMetric] = {
     m.key: m
     for m in (
-        ActiveMetric("acc", "accuracy", True),
-        ActiveMetric("tpr", "true positive rate", True, true_is=True, success="pred"),
-        ActiveMetric("fnr", "false negative rate", False, true_is=True, success="pred", success_is=False),
-        ActiveMetric("fpr", "false positive rate", False, true_is=False, success="pred"),
-        ActiveMetric("tnr", "true negative rate", True, true_is=False, success="pred", success_is=False),
-        ActiveMetric("ppv", "positive predictive value", True, pred_is=True, success="true"),
-        ActiveMetric("fdr", "false discovery rate", False, pred_is=True, success="true", success_is=False),
-        ActiveMetric("npv", "negative predictive value", True, pred_is=False, success="true", success_is=False),
-        ActiveMetric("for", "false omission rate", False, pred_is=False, success="true"),
-        ActiveMetric("ece", "expected calibration error", False, binned=True),
+        *(ActiveMetric(key) for key in ("acc", "tpr", "fnr", "fpr", "tnr", "ppv", "fdr", "npv", "for")),
+        ActiveMetric("ece", base="acc", binned=True, description="Expected calibration error"),
     )
 }
 
