@@ -269,6 +269,13 @@ def test_measure_that_needs_rows_is_refused_by_name():
         engines.compute_metrics(pl.from_pandas(DATA), "y", "score", "sex", ["fairness.tpr", auc])
 
 
+def test_distribution_measure_is_refused_by_name_with_what_to_do():
+    # dp_ks compares distributions of the scores: no sufficient statistic, no engine path (was: "stats must be
+    # ConfusionStats... got {}")
+    with pytest.raises(TypeError, match=r"fairness\.dp_ks has no engine path yet.*distributions.*toPandas"):
+        engines.compute_metrics(pl.from_pandas(DATA), "y", "score", "sex", ["fairness.dp_ks"])
+
+
 def test_bad_column_names_the_argument(engine):
     data = as_engine(engine, DATA)
     with pytest.raises(KeyError, match=r"sensitive='gender' is not a column"):

@@ -41,6 +41,12 @@ _NEEDS_ROWS = (
     "statistics. Collect the columns to pandas first (e.g. data.toPandas(), data.compute(), "
     "data.collect()) and call skfair_measures.compute_metrics on the pandas DataFrame."
 )
+_NO_BASES = (
+    "{key} has no engine path yet: it compares the distributions of the predictions per group, so it reads "
+    "the rows themselves, while the engines compute confusion counts and error sums. Collect the columns to "
+    "pandas first (e.g. data.toPandas(), data.compute(), data.collect()) and call the measure on them: "
+    "msr({key!r})(y_true, y_pred, sensitive_features=groups)."
+)
 _STATISTICS = ("confusion", "errors")
 
 
@@ -120,6 +126,8 @@ def _statistics_of(measure: Measure) -> tuple[str, ...]:
         if base.statistic is None:
             raise TypeError(_NEEDS_ROWS.format(key=measure.key, base=base.name))
         kinds.append(base.statistic)
+    if not kinds:  # no base metric: a distribution distance, computed on the rows
+        raise TypeError(_NO_BASES.format(key=measure.key))
     return tuple(k for k in _STATISTICS if k in kinds)
 
 
