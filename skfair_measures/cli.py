@@ -116,12 +116,13 @@ def _add_measures(a: argparse.ArgumentParser) -> None:
 
 def _add_posterior(a: argparse.ArgumentParser) -> None:
     p = a.add_argument_group("posteriors")
+    from .bayes import METHODS  # the one table of estimation methods: names, summaries, options
+
     p.add_argument(
-        "--posterior", choices=("auto", "bb", "bc", "bcr", "ppi"),
-        help="posteriors of the fairness measures: auto = the recommended method (bcr with scores and "
-        "unlabeled rows, else bb), bb = Beta-Binomial on the labeled rows, bc = Bayesian calibration that "
-        "also uses the scores of the unlabeled rows (needs --score), bcr = bc with a rectifier of each "
-        "group's calibration, ppi = prediction-powered inference",
+        "--posterior", choices=tuple(METHODS),
+        help="posteriors of the fairness measures: "
+        + "; ".join(f"{name} = {spec.summary}" for name, spec in METHODS.items())
+        + " (the methods that read unlabeled scores need --score and rows without a label)",
     )
     p.add_argument(
         "--eps",
@@ -132,9 +133,9 @@ def _add_posterior(a: argparse.ArgumentParser) -> None:
     p.add_argument("--prob", type=float, default=0.95, help="credible interval mass (default: 0.95)")
     p.add_argument("--prior", help="bb prior: uniform, jeffreys or scores (default: uniform)")
     p.add_argument("--draws", type=int, metavar="N", help="posterior draws (per chain for bc)")
-    p.add_argument("--chains", type=int, metavar="N", help="bc: MCMC chains (default: 4)")
-    p.add_argument("--tune", type=int, metavar="N", help="bc: tuning steps per chain (default: 1500)")
-    p.add_argument("--target-accept", type=float, metavar="X", help="bc: the sampler's target acceptance rate")
+    p.add_argument("--chains", type=int, metavar="N", help="chains (MCMC chains for bc and bcr; default: 4)")
+    p.add_argument("--tune", type=int, metavar="N", help="bc, bcr: tuning steps per chain (default: 1500)")
+    p.add_argument("--target-accept", type=float, metavar="X", help="bc, bcr: the sampler's target acceptance rate")
 
 
 def _add_proxies(a: argparse.ArgumentParser) -> None:

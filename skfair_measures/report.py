@@ -37,6 +37,7 @@ import pandas as pd
 from . import __version__
 from ._progress import progress_bar
 from ._stats import binarize_labels, check_scores, resolve_sensitive
+from .bayes import METHODS
 from .engines import evaluate_measures
 from .measures import Measure
 from .registry import as_measures, msr
@@ -149,8 +150,8 @@ class AuditReport:
         return "\n".join(parts).rstrip() + "\n"
 
 
-#: ``posterior=`` values: the methods of :func:`skfair_measures.bayes.posterior` ("auto": its default rule).
-POSTERIOR_METHODS = ("auto", "bb", "bc", "bcr", "ppi")
+#: ``posterior=`` values: the methods of :func:`skfair_measures.bayes.posterior`, from its one table.
+POSTERIOR_METHODS = tuple(METHODS)
 
 def _fmt(x: float) -> str:
     return f"{x:.4f}"
@@ -582,10 +583,10 @@ def _posteriors(
 
 
 def _uses_scores(rows: _Rows, method: str) -> bool:
-    """Whether the posterior reads the scores of labelled and unlabelled rows (auto: when it can)."""
-    if method == "auto":
+    """Whether the posterior reads the scores of labeled and unlabeled rows (auto: when it can)."""
+    if METHODS[method].unlabeled == "optional":  # auto
         return rows.y_score is not None and not rows.labeled.all()
-    return method != "bb"
+    return METHODS[method].unlabeled == "required"
 
 
 def _check_posterior_rows(rows: _Rows, method: str, threshold: float, notes: list[str]) -> None:
@@ -624,7 +625,7 @@ def _fit_posteriors(
     if not _uses_scores(rows, method):  # the predictions of the table, as 0/1 scores
         return posteriors(
             measures, rows.true_labels(), rows.y_pred[lab].astype(float), sensitive_features=rows.groups_of(lab),
-            method="bb", random_state=rng, **options,
+            method=method, random_state=rng, **options,
         )
     return posteriors(
         measures,
@@ -645,7 +646,8 @@ def _posterior_row(post: Result, prob: float, eps: float) -> dict[str, float]:
     draws = None if post.draws is None else np.ravel(post.draws)
     lo, hi = post.interval(prob)
     ideal = None if post.measure is None else post.measure.ideal
-    within = np.nan if draws is None or ideal is None else float(np.mean(np.abs(draws - ideal) <= eps))
+    undefined = draws is None or ideal is None or bool(np.isnan(draws).any())  # NaN draws are no probability
+    within = np.nan if undefined else float(np.mean(np.abs(draws - ideal) <= eps))
     return {
         "post_mean": float(np.mean(draws)) if draws is not None else float(post.value),
         "ci_low": float(lo),

@@ -26,6 +26,7 @@ __all__ = [
     "NoIntervalError",
     "Result",
     "UndefinedReplicatesWarning",
+    "check_prob",
     "group_table",
     "interval_refusal",
     "percentile_interval",
@@ -329,7 +330,7 @@ def interval_refusal(draws: Any, prob: float) -> str | None:
     >>> interval_refusal([0.1, 0.2, 0.3], 0.95) is None
     True
     """
-    _check_prob(prob)
+    check_prob(prob)
     draws, n_undefined = _undefined(draws)
     if not _refused(draws.size, n_undefined, prob):
         return None
@@ -415,7 +416,7 @@ def percentile_interval(
     10 of 101 bootstrap replicates of fairness.tpr are undefined, more than the 0.05 share
     of one tail of a 0.9 interval (they could all lie in one tail); the interval is refused (NaN bounds).
     """
-    _check_prob(prob)
+    check_prob(prob)
     draws, n_undefined = _undefined(draws)
     if math.isnan(estimate):
         return (float("nan"), float("nan"))
@@ -448,9 +449,37 @@ def replicate_se(draws: Any, *, estimate: float) -> float:
     return float(np.std(ok, ddof=1))
 
 
-def _check_prob(prob: float) -> None:
-    if not (isinstance(prob, int | float | np.floating) and 0.0 < prob < 1.0):
-        raise ValueError(f"prob={prob!r}; pass an interval probability in (0, 1), e.g. 0.95.")
+def check_prob(prob: Any, name: str = "prob") -> float:
+    """The one check of a level (``prob``: the mass of an interval, a credible level, a bound's quantile).
+
+    Every entry point that takes a level calls this, so one rule and one message
+    hold everywhere: a real number strictly between 0 and 1 (not a bool, not NaN).
+
+    Parameters
+    ----------
+    prob : object
+        The level given.
+    name : str, default="prob"
+        The argument's name, for the message (the public API calls it ``prob``).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> check_prob(0.9)
+    0.9
+    >>> check_prob(95)
+    Traceback (most recent call last):
+    ...
+    ValueError: prob=95; pass a probability in (0, 1), e.g. 0.95.
+    """
+    ok = isinstance(prob, int | float | np.integer | np.floating) and not isinstance(prob, bool | np.bool_)
+    if not (ok and 0.0 < prob < 1.0):
+        raise ValueError(f"{name}={prob!r}; pass a probability in (0, 1), e.g. 0.95.")
+    return float(prob)
+
 
 
 def _warn_undefined(n: int, n_undefined: int, prob: float, key: str, cause: str | None) -> None:

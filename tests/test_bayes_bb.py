@@ -219,19 +219,20 @@ def test_threshold_and_pos_label():
 
 
 def test_scores_prior_is_the_models_self_assessment():
-    """With no labels in a group the posterior is the prior: Beta(N0 r, N0 (1 - r))."""
+    """The prior is Beta(N0 r, N0 (1 - r)); one correct label in F makes it Beta(N0 r + 1, N0 (1 - r))."""
     rng = np.random.default_rng(0)
     s_u = rng.uniform(size=5000)
     a_u = rng.choice(["F", "M"], 5000)
-    y, s, a = np.array([1, 0]), np.array([0.9, 0.2]), np.array(["M", "M"])
+    y, s, a = np.array([1, 0, 1]), np.array([0.9, 0.2, 0.8]), np.array(["M", "M", "F"])
     post = posterior(sfm.msr("fairness.acc", groups=["F", "M"]),
         y, s, sensitive_features=a, method="bb", unlabeled_scores=s_u, unlabeled_sensitive=a_u,
         prior="scores", prior_strength=10.0, n_draws=4000, random_state=0)
     f = s_u[a_u == "F"]
     r = np.mean(np.where(f >= 0.5, f, 1 - f))
     d = post.group_draws["acc"][..., 0].ravel()
-    assert abs(d.mean() - r) < 0.01
-    assert abs(d.var() - r * (1 - r) / 11) < 0.003
+    a_, b_ = 10.0 * r + 1, 10.0 * (1 - r)
+    assert abs(d.mean() - a_ / (a_ + b_)) < 0.01
+    assert abs(d.var() - a_ * b_ / ((a_ + b_) ** 2 * (a_ + b_ + 1))) < 0.003
 
 
 def test_input_errors_name_the_argument():
@@ -275,12 +276,20 @@ def test_summary_and_inference_data():
     assert "fairness.tpr" in repr(post) and isinstance(post, MeasurePosterior)
 
 
-def test_empty_group_gives_prior_and_nan_free_draws():
+def test_a_rate_no_label_informs_is_undefined_not_its_prior():
+    """Issue 18: TPR with no positive label anywhere was the prior read as a finding (mean 0.33, verdict 'above')."""
     y, s, a = _data(n=100)
-    post = posterior(sfm.msr("fairness.tpr", groups=["F", "M", "X"]), y, s, sensitive_features=a, random_state=0)
-    d = post.group_draws["tpr"][..., 2].ravel()
-    assert abs(d.mean() - 0.5) < 0.02  # the uniform prior
-    assert not np.isnan(post.draws).any()
+    with pytest.warns(sfm.UndefinedGroupWarning, match="prior alone"):
+        post = posterior(sfm.msr("fairness.tpr"), np.zeros_like(y), s, sensitive_features=a, method="bb",
+                         random_state=0)
+    assert np.isnan(post.value) and post.rope().verdict is None and np.isnan(post.interval()[0])
+    assert "tpr in group 'F' has no labeled row in its denominator (no positives" in post.reason
+    # a declared group without rows: its rate is NaN (not the uniform prior), and so is the measure
+    with pytest.warns(sfm.UndefinedGroupWarning):
+        post = posterior(sfm.msr("fairness.tpr", groups=["F", "M", "X"]), y, s, sensitive_features=a,
+                         random_state=0)
+    assert np.isnan(post.group_draws["tpr"][..., 2]).all() and "group 'X'" in post.reason
+    assert not np.isnan(post.group_draws["tpr"][..., :2]).any()
 
 
 def test_import_stays_light():

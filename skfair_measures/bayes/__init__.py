@@ -18,9 +18,12 @@
   unlabelled scores, ``"ppi"`` with weights, ``"bcr"`` otherwise).
 
 Each method is a class in its own module (:class:`BetaBinomial`,
-:class:`BayesianCalibration`, :class:`RectifiedCalibration`, :class:`PredictionPowered`), registered in
-:data:`METHODS`. :data:`DEFAULT_EPS` is the one half-width of practical fairness
-used by ``summary``, ``prob_within``, ``rope`` and the scorer.
+:class:`BayesianCalibration`, :class:`RectifiedCalibration`, :class:`PredictionPowered`;
+:class:`DirichletMultinomial` for ``"bb"`` on K classes) whose fields are its
+options, checked when it is built; :data:`METHODS` is the one table of the methods
+and what each takes (weights, unlabeled scores, K classes) and guarantees, read by
+``posterior``, ``auto``, the scorer, the report and the CLI. :data:`DEFAULT_EPS` is
+the one half-width of practical fairness used by ``summary``, ``prob_within``, ``rope`` and the scorer.
 
 :class:`BayesianScorer` reduces a posterior to one number for model selection, and
 :func:`reliability_posterior` gives Bayesian reliability diagrams and ECE posteriors
@@ -37,18 +40,20 @@ Examples
 True
 """
 
-from ._api import METHODS, posterior, posteriors, signed_measure
+from ._api import posterior, posteriors, signed_measure
 from ._auto import AUTO_RULES
 from ._bb import BetaBinomial
 from ._bc import BayesianCalibration
 from ._bcr import RectifiedCalibration
 from ._checks import CalibrationWarning
+from ._dirichlet import DirichletMultinomial
 from ._method import EstimationMethod
 from ._plots import density_curve, plot_posterior, plot_reliability
 from ._posterior import DEFAULT_EPS, MeasurePosterior, RopeResult, SamplingWarning
 from ._ppi import AsymptoticWarning, PredictionPowered
 from ._reliability import ReliabilityPosterior, reliability_posterior
 from ._scorer import BayesianScorer
+from ._table import METHODS, MethodSpec
 
 __all__ = [
     "AUTO_RULES",
@@ -59,8 +64,10 @@ __all__ = [
     "BayesianScorer",
     "BetaBinomial",
     "CalibrationWarning",
+    "DirichletMultinomial",
     "EstimationMethod",
     "MeasurePosterior",
+    "MethodSpec",
     "PredictionPowered",
     "RectifiedCalibration",
     "ReliabilityPosterior",

@@ -1,47 +1,36 @@
 """``posterior()``: the Bayesian (and prediction-powered) door out of the measure pipeline.
 
-The entry points check the inputs once into a :class:`~._method.FitData` and
-dispatch through one table, :data:`METHODS`; every method returns draws of the
-base metrics per group, and the measure's draws come from
-``measure.from_group_values``, the very operations of the point estimate. A new
-method is a new class in one file plus one line in the table.
+The entry points check the inputs once into a :class:`~._method.FitData`, build
+the chosen method's checked options record from the one table
+:data:`~._table.METHODS`, and dispatch; every method returns draws of the base
+metrics per group, and the measure's draws come from ``measure.from_group_values``,
+the very operations of the point estimate. A new method is a new class in one file
+plus one row in the table.
 """
 
 from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .._stats import _check_weight, binarize_labels, check_inputs, check_scores, encode_groups
 from ..base import BaseMetric
-from ..measures import MeasureBase, UndefinedGroupWarning
-from ._auto import auto_method, checked_method
-from ._bb import BetaBinomial, ratio_roles
-from ._bc import BayesianCalibration
-from ._bcr import RECTIFIER_SCALE, RectifiedCalibration
+from ..measures import MeasureBase
+from ._auto import auto_candidates, auto_method, checked_method
+from ._bb import ratio_roles
 from ._checks import CalibrationWarning
-from ._dirichlet import dirichlet_posteriors, holds_multiclass_labels
+from ._dirichlet import dirichlet_posteriors, holds_multiclass_labels, multiclass_error
 from ._method import EstimationMethod, FitData, GroupDraws, Rows
-from ._posterior import MeasurePosterior, external_stacklevel, group_labels
-from ._ppi import PredictionPowered
+from ._posterior import MeasurePosterior, external_stacklevel, group_labels, warn_undefined
 from ._small_groups import restrict_fit_data
+from ._table import AUTO, METHODS, method_options, refuse_unknown
 
-__all__ = ["METHODS", "posterior", "posteriors", "signed_measure"]
-
-#: The estimation methods, by the name ``posterior(method=...)`` takes.
-METHODS: dict[str, type[EstimationMethod]] = {
-    "bb": BetaBinomial,
-    "bc": BayesianCalibration,
-    "bcr": RectifiedCalibration,
-    "ppi": PredictionPowered,
-}
-
-Method = Literal["auto", "bb", "bc", "bcr", "ppi"]
+__all__ = ["posterior", "posteriors", "signed_measure"]
 
 
 def _rng(random_state: Any) -> np.random.Generator:
@@ -85,7 +74,7 @@ def posterior(
     y_score: Any,
     *,
     sensitive_features: Any,
-    method: Method = "auto",
+    method: str = "auto",
     unlabeled_scores: Any = None,
     unlabeled_sensitive: Any = None,
     sample_weight: Any = None,
@@ -93,52 +82,43 @@ def posterior(
     reference: Any = None,
     threshold: float | None = None,
     pos_label: Any = None,
-    lam: float | None = None,
-    prior: str | tuple[float, float] = "uniform",
-    prior_strength: float = 2.0,
     n_draws: int | None = None,
     chains: int = 4,
-    tune: int = 1500,
-    calibration: Literal["beta", "llo", "temperature"] = "beta",
-    hierarchical: bool = True,
-    prior_scale: float = 1.0,
-    rectifier_scale: float = RECTIFIER_SCALE,
-    target_accept: float = 0.95,
-    sampler: str = "nutpie",
-    cores: int | None = None,
     random_state: Any = None,
-    warn: bool = True,
-    sampler_kwargs: dict[str, Any] | None = None,
-    retry_divergent: bool = True,
+    **options: Any,
 ) -> MeasurePosterior:
     """Posterior distribution of a fairness measure from scores and (few) labels.
 
-    Four methods, and a default that chooses among them:
+    Four methods, and a default that chooses among them (the table
+    :data:`skfair_measures.bayes.METHODS` states what each takes and guarantees):
 
     - ``"bb"`` (Beta-Binomial, Ji, Smyth & Steyvers 2020): a conjugate Beta prior on
-      every group rate, updated with the labelled data; independent Monte Carlo
-      draws, no MCMC.
+      every group rate, updated with the labeled data; independent Monte Carlo
+      draws, no MCMC. On K > 2 classes (``y_score`` holding predicted labels), the
+      Dirichlet posterior of every group's K x K confusion cells.
     - ``"bc"`` (Bayesian calibration, same paper): a hierarchical beta-calibration
-      model of ``P(y = 1 | score, group)`` fitted by MCMC to the labelled data;
-      every posterior draw calibrates the scores of the unlabelled data, whose
-      expected confusion cells are added to the labelled counts (the paper's eq. 1).
+      model of ``P(y = 1 | score, group)`` fitted by MCMC to the labeled data;
+      every posterior draw calibrates the scores of the unlabeled data, whose
+      expected confusion cells are added to the labeled counts (the paper's eq. 1).
     - ``"ppi"`` (prediction-powered inference with PPI++ power tuning, Angelopoulos
-      et al. 2023): per-group rates from the labelled rows plus the model's scores
-      on the unlabelled rows, a frequentist estimate whose interval covers by
+      et al. 2023): per-group rates from the labeled rows plus the model's scores
+      on the unlabeled rows, a frequentist estimate whose interval covers by
       construction; draws from its asymptotic normal distribution. Takes sample
       weights.
     - ``"bcr"`` (rectified Bayesian calibration): ``"bc"`` plus, in every group and
       prediction stratum, a rectifier of the calibrated probability (the mean
-      residual of the labelled rows, a Bayesian analogue of PPI's) with a
-      hierarchical prior that shrinks it toward BC. Near BC's error with few
-      labels; an interval that widens where a group's labels contradict the
-      shared calibration, where ``"bc"`` is confidently wrong.
-    - ``"auto"`` (default): ``"bb"`` without unlabelled scores, ``"ppi"`` with
+      residual of the labeled rows, a Bayesian analogue of PPI's) with a
+      hierarchical prior that shrinks it toward BC.
+    - ``"auto"`` (default): ``"bb"`` without unlabeled scores, ``"ppi"`` with
       sample weights, ``"bcr"`` otherwise, and ``"bb"`` (with a
       :class:`CalibrationWarning`) when the calibration model cannot describe the
-      data (the rule and its evidence:
-      ``skfair_measures.bayes.AUTO_RULES``, docs/reproduction_ji2020.md).
+      data (``skfair_measures.bayes.AUTO_RULES``, docs/reproduction_ji2020.md).
       ``post.method`` names the method used.
+
+    A group rate whose denominator holds no labeled row (TPR in a group without
+    positives) has no data behind it: its draws are NaN, not its prior's, and the
+    posterior of a measure that needs it is undefined (``reason`` says why, no
+    verdict), as the point estimate is.
 
     Parameters
     ----------
@@ -148,26 +128,25 @@ def posterior(
         composites and constraints of them. Its ``inputs`` give the threshold,
         the positive label and the declared groups.
     y_true : array-like of shape (n_labeled,)
-        True labels of the labelled samples.
+        True labels of the labeled samples.
     y_score : array-like of shape (n_labeled,)
         Predicted probability of the positive class; the prediction is
         ``y_score >= threshold``.
     sensitive_features : array-like of shape (n_labeled,) or DataFrame
-        Group of each labelled sample.
+        Group of each labeled sample.
     method : {"auto", "bb", "bc", "bcr", "ppi"}, default="auto"
     unlabeled_scores : array-like of shape (n_unlabeled,), optional
-        Scores of the unlabelled samples; required for ``"bc"``, ``"bcr"`` and
+        Scores of the unlabeled samples; required for ``"bc"``, ``"bcr"`` and
         ``"ppi"``, and what makes ``"auto"`` choose a score-based method.
         ``"bb"`` uses them only for ``prior="scores"``.
     unlabeled_sensitive : array-like of shape (n_unlabeled,) or DataFrame, optional
-        Groups of the unlabelled samples (the same groups as the labelled data).
+        Groups of the unlabeled samples (the same groups as the labeled data).
     sample_weight, unlabeled_sample_weight : array-like, optional
-        Weights of the labelled and unlabelled rows (``"ppi"`` only: the Bayesian
-        models count labelled samples).
+        Weights of the labeled and unlabeled rows (``"ppi"`` only: the Bayesian
+        models count labeled samples).
     reference : object, optional
         Reference group. A difference measure then becomes the signed difference
-        *other group minus reference* (seed 000's ``Delta = theta_1 - theta_0``
-        with ``reference`` as group 0); with more than two groups, the signed
+        *other group minus reference*; with more than two groups, the signed
         difference of largest magnitude. A ratio becomes the ratio to the
         reference. Without it, the measure as defined (``fairness.acc`` is an
         absolute difference).
@@ -178,81 +157,93 @@ def posterior(
         Positive label of ``y_true``. Defaults to the measure's own, else 1 for
         0/1 or -1/1 labels; a value that differs from the measure's is used, with a
         warning.
-    lam : float, optional
-        ``"ppi"``: PPI++'s power-tuning factor in ``[0, 1]``; None (default) tunes it
-        per group and rate to minimise the variance, 0 gives the classical
-        estimate from the labels only, 1 plain PPI.
-    prior : {"uniform", "jeffreys", "scores"} or (alpha, beta), default="uniform"
-        ``"bb"``: Beta prior of each group rate: Beta(1, 1) (the paper's choice),
-        Beta(1/2, 1/2), the model's self-assessment from its scores (seed 002
-        section 2.4.2), or explicit Beta parameters.
-    prior_strength : float, default=2.0
-        Pseudo-count ``N0`` of ``prior="scores"``.
     n_draws : int, optional
         Draws per chain: default 1000 for ``"bb"`` and ``"ppi"``, 200 (after
-        ``tune`` warm-up draws) for ``"bc"``, as in the paper.
+        ``tune`` warm-up draws) for ``"bc"`` and ``"bcr"``, as in the paper.
     chains : int, default=4
         Number of chains (for ``"bb"`` and ``"ppi"``, independent draws are split
         into chains only to share the layout).
-    tune : int, default=1500
-        Warm-up draws per chain for ``"bc"``.
-    calibration : {"beta", "llo", "temperature"}, default="beta"
-        Calibration map of ``"bc"``: beta calibration ``(a, b, c)``, linear in
-        log-odds (``a = b``) or temperature scaling (``a = b``, ``c = 0``).
-    hierarchical : bool, default=True
-        ``"bc"``: share one prior across the groups' calibration parameters
-        (``False`` gives the non-hierarchical variant of seed 002 section 4.9.3).
-    prior_scale : float, default=1.0
-        ``"bc"``: multiplies the standard deviations of the calibration
-        hyperpriors (seed 002 section 4.9.4's sensitivity factor alpha).
-    rectifier_scale : float, default=RECTIFIER_SCALE
-        ``"bcr"``: scale of the HalfNormal prior on each group's spread of
-        rectifiers, in logit units (docs/bayes.md, "Rectified calibration").
-    target_accept : float, default=0.95
-        NUTS target acceptance rate (``"bc"``).
-    sampler : {"nutpie", "nutpie-pymc", "pymc", "numpyro", "blackjax"}, default="nutpie"
-        MCMC engine for ``"bc"``: nutpie on the model's log density as C code that
-        is cached on disk (starts in under a second, also in a new process); nutpie
-        on the PyMC model (``"nutpie-pymc"``, compiled once per process and model
-        structure); or ``pymc.sample(nuts_sampler=...)``. All sample the same model.
-    cores : int, optional
-        ``"bc"``: chains run in parallel on this many cores (default: all, up to
-        ``chains``).
     random_state : int, numpy Generator or None
         Seed; the same seed gives the same draws.
-    warn : bool, default=True
-        ``"bc"``: warn (:class:`SamplingWarning`) when the calibration model has
-        divergent transitions, an R-hat above 1.05 or a bulk ESS below 100
-        (diagnostics of ``a``, ``b``, ``c``; always stored in
-        ``attrs["diagnostics"]``).
-    sampler_kwargs : dict, optional
-        More arguments for the sampler (``nutpie.sample`` or ``pymc.sample``).
-    retry_divergent : bool, default=True
-        ``"bc"``: if the chains have divergent transitions, sample once more with
-        ``target_accept=0.99`` (smaller steps); ``diagnostics()`` reports
-        ``divergences_first_try`` and the ``target_accept`` finally used.
+    **options
+        The chosen method's options, checked once by its options record. An option
+        the method does not take is refused, naming the methods that take it; with
+        ``"auto"``, the options of any method it may use are accepted, and those
+        the chosen one does not take are listed in ``attrs["options_unused"]``.
+
+        ``"bb"`` (:class:`BetaBinomial`):
+
+        - ``prior`` : {"uniform", "jeffreys", "scores"} or (alpha, beta), default="uniform".
+          Beta prior of each group rate: Beta(1, 1), Beta(1/2, 1/2), the model's
+          self-assessment from its scores, or explicit parameters. On K classes:
+          "uniform" or "jeffreys" (Dirichlet(1) or Dirichlet(1/2) per cell).
+        - ``prior_strength`` : float, default=2.0. Pseudo-count of ``prior="scores"``.
+
+        ``"bc"`` and ``"bcr"`` (:class:`BayesianCalibration`, :class:`RectifiedCalibration`):
+
+        - ``calibration`` : {"beta", "llo", "temperature"}, default="beta". Beta
+          calibration ``(a, b, c)``, linear in log-odds (``a = b``) or temperature
+          scaling (``a = b``, ``c = 0``).
+        - ``hierarchical`` : bool, default=True. Share one prior across the groups'
+          calibration parameters.
+        - ``prior_scale`` : float, default=1.0. Multiplies the standard deviations
+          of the calibration hyperpriors.
+        - ``tune`` : int, default=1500. Warm-up draws per chain.
+        - ``target_accept`` : float in (0, 1), default=0.95. NUTS target acceptance rate.
+        - ``sampler`` : {"nutpie", "nutpie-pymc", "pymc", "numpyro", "blackjax"},
+          default="nutpie". MCMC engine; all sample the same model.
+        - ``cores`` : int, optional. Chains run in parallel on this many cores.
+        - ``warn`` : bool, default=True. Warn (:class:`SamplingWarning`) on
+          divergences, R-hat above 1.05 or bulk ESS below 100.
+        - ``sampler_kwargs`` : dict, optional. More arguments of the sampler.
+        - ``retry_divergent`` : bool, default=True. Sample once more with
+          ``target_accept=0.99`` if the chains diverge.
+        - ``rectifier_scale`` : float > 0, default=0.25 (``"bcr"`` only). Scale of
+          the HalfNormal prior on each group's spread of rectifiers, in logit units.
+
+        ``"ppi"`` (:class:`PredictionPowered`):
+
+        - ``lam`` : float in [0, 1], optional. PPI++'s power-tuning factor; None
+          tunes it per group and rate, 0 gives the classical estimate from the
+          labels only, 1 plain PPI.
 
     Returns
     -------
     MeasurePosterior
 
+    Raises
+    ------
+    TypeError
+        An option no method takes.
+    ValueError
+        An option the chosen method does not take, or a bad value of one (the
+        message names the option and its valid values).
+
     Examples
     --------
-    >>> import numpy as np
     >>> import skfair_measures as sfm
+    >>> from skfair_measures import bayes
     >>> y = [1, 0, 1, 1, 0, 1, 0, 0]
     >>> s = [0.9, 0.2, 0.7, 0.4, 0.6, 0.8, 0.1, 0.3]
     >>> sex = ["F", "F", "F", "F", "M", "M", "M", "M"]
-    >>> post = sfm.msr("fairness.acc").posterior(y, s, sensitive_features=sex,
-    ...                                           reference="M", random_state=0)
+    >>> post = bayes.posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=sex,
+    ...                        reference="M", random_state=0)
     >>> round(post.mean(), 2), post.key
     (0.0, 'fairness.acc(operation=diff_to_reference, reference=M)')
     >>> lo, hi = post.interval(0.95)
     >>> lo < 0 < hi
     True
+    >>> bayes.posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=sex, method="bb", sampler="pymc")
+    Traceback (most recent call last):
+    ...
+    ValueError: sampler= is an option of method 'bc', 'bcr', not of method='bb'; drop it or choose one of those methods.
     """
-    options = {k: v for k, v in locals().items() if k not in ("measure", "y_true", "y_score")}
-    (post,) = posteriors([measure], y_true, y_score, **options).values()
+    (post,) = posteriors(
+        [measure], y_true, y_score, sensitive_features=sensitive_features, method=method,
+        unlabeled_scores=unlabeled_scores, unlabeled_sensitive=unlabeled_sensitive, sample_weight=sample_weight,
+        unlabeled_sample_weight=unlabeled_sample_weight, reference=reference, threshold=threshold,
+        pos_label=pos_label, n_draws=n_draws, chains=chains, random_state=random_state, **options,
+    ).values()
     return post
 
 
@@ -262,7 +253,7 @@ def posteriors(
     y_score: Any,
     *,
     sensitive_features: Any,
-    method: Method = "auto",
+    method: str = "auto",
     unlabeled_scores: Any = None,
     unlabeled_sensitive: Any = None,
     sample_weight: Any = None,
@@ -270,23 +261,10 @@ def posteriors(
     reference: Any = None,
     threshold: float | None = None,
     pos_label: Any = None,
-    lam: float | None = None,
-    prior: str | tuple[float, float] = "uniform",
-    prior_strength: float = 2.0,
     n_draws: int | None = None,
     chains: int = 4,
-    tune: int = 1500,
-    calibration: Literal["beta", "llo", "temperature"] = "beta",
-    hierarchical: bool = True,
-    prior_scale: float = 1.0,
-    rectifier_scale: float = RECTIFIER_SCALE,
-    target_accept: float = 0.95,
-    sampler: str = "nutpie",
-    cores: int | None = None,
     random_state: Any = None,
-    warn: bool = True,
-    sampler_kwargs: dict[str, Any] | None = None,
-    retry_divergent: bool = True,
+    **options: Any,
 ) -> dict[str, MeasurePosterior]:
     """Posteriors of several measures from one fit (one set of draws).
 
@@ -309,11 +287,29 @@ def posteriors(
     ['fairness.tpr', 'fairness.fpr']
     """
     measures = _check_measures(measures)
-    estimator = _method(method, locals())
-    if chains < 1:
-        raise ValueError(f"chains={chains!r} must be >= 1.")
+    if method not in METHODS:
+        raise ValueError(f"method={method!r}; pass one of {', '.join(map(repr, METHODS))}.")
+    if isinstance(chains, bool) or not isinstance(chains, int | np.integer) or chains < 1:
+        raise ValueError(f"chains={chains!r}; pass an integer >= 1.")
+    refuse_unknown(options)
+    weighted = {"sample_weight": sample_weight, "unlabeled_sample_weight": unlabeled_sample_weight}
+    name, _ = auto_method({"unlabeled_scores": unlabeled_scores, **weighted}) if method == AUTO else (method, None)
+    rng = _rng(random_state)
     if holds_multiclass_labels(y_true, pos_label, threshold, measures):  # K classes: Dirichlet (_dirichlet)
-        return dirichlet_posteriors(measures, y_true, y_score, estimator.name, locals())
+        if METHODS[name].multiclass is None:
+            raise multiclass_error(y_true, name)
+        if sample_weight is not None or unlabeled_scores is not None:
+            raise ValueError(
+                "method='bb' on K classes counts labeled samples: it takes no sample_weight and no "
+                "unlabeled_scores (there is no binary score to calibrate)."
+            )
+        record, _ = _options(method, name, options, multiclass=True)
+        return dirichlet_posteriors(
+            [signed_measure(m, reference) for m in measures], y_true, y_score,
+            sensitive_features=sensitive_features, options=record, reference=reference, chains=int(chains),
+            n_draws=n_draws, rng=rng, method_requested=method,
+        )
+    estimator, unused = _options(method, name, options)
     bases = _rate_bases(measures)
     data = _fit_data(
         measures, y_true, y_score, sensitive_features, unlabeled_scores, unlabeled_sensitive,
@@ -322,18 +318,19 @@ def posteriors(
     if reference is not None and reference not in data.groups:
         raise ValueError(f"reference={reference!r} is not one of the groups {list(data.groups)}; pass one of them.")
     why = None
-    if method == "auto":
-        estimator, why = _auto_checked(estimator, data, locals())
+    if method == AUTO:
+        estimator, why, unused = _auto_checked(estimator, data, options, unused)
     targets = [signed_measure(m, reference) for m in measures]
-    rng = _rng(random_state)
     seed = int(rng.integers(2**31 - 1))
-    draws = estimator.default_draws if n_draws is None else int(n_draws)
+    draws = METHODS[estimator.name].default_draws if n_draws is None else int(n_draws)
     start = time.perf_counter()
-    fit = estimator.group_draws(data, bases, chains=chains, draws=draws, rng=rng, seed=seed)
+    fit = estimator.group_draws(data, bases, chains=int(chains), draws=draws, rng=rng, seed=seed)
     attrs = _attrs(data, estimator, fit, seed, reference, time.perf_counter() - start)
     attrs["method_requested"] = method
     if why is not None:
         attrs["method_reason"] = why
+    if unused:
+        attrs["options_unused"] = unused
     return {t.key: _posterior_of(t, data, estimator, fit, attrs) for t in targets}
 
 
@@ -348,28 +345,45 @@ def _check_measures(measures: Sequence[MeasureBase]) -> list[MeasureBase]:
     return measures
 
 
-def _method(method: str, arguments: dict[str, Any]) -> EstimationMethod:
-    """The estimation method named ``method`` (``"auto"``: the one its rule picks), with its options."""
-    if method == "auto":
-        method, _ = auto_method(arguments)
-    if method not in METHODS:
-        raise ValueError(f"method={method!r}; pass 'auto' or one of {', '.join(map(repr, METHODS))}.")
-    return METHODS[method].from_options(arguments)
+def _options(
+    requested: str, name: str, options: Mapping[str, Any], *, multiclass: bool = False
+) -> tuple[Any, list[str]]:
+    """The checked options record of method ``name``, and the options it leaves unused (``"auto"`` only).
+
+    A named method refuses the options it does not take. ``"auto"`` takes the
+    options of every method it may use: each is checked by a method that takes it,
+    and those the chosen method does not take are returned as unused.
+    """
+    if requested != AUTO:
+        return method_options(name, options, multiclass=multiclass), []
+    candidates = auto_candidates()
+    for candidate in candidates:  # check every value, whichever method is chosen
+        takes = METHODS[candidate].options.__dataclass_fields__
+        method_options(candidate, {k: v for k, v in options.items() if k in takes})
+    taken = {k for c in candidates for k in METHODS[c].option_names()}
+    foreign = sorted(set(options) - taken)
+    if foreign:
+        method_options(name, {foreign[0]: options[foreign[0]]})  # raises, naming the methods that take it
+    spec = METHODS[name]
+    record = spec.multiclass if multiclass else spec.options
+    own = {k: v for k, v in options.items() if k in record.__dataclass_fields__}
+    return method_options(name, own, multiclass=multiclass), sorted(set(options) - set(own))
 
 
 def _auto_checked(
-    estimator: EstimationMethod, data: FitData, arguments: dict[str, Any]
-) -> tuple[EstimationMethod, str | None]:
+    estimator: EstimationMethod, data: FitData, options: Mapping[str, Any], unused: list[str]
+) -> tuple[EstimationMethod, str | None, list[str]]:
     """``auto``'s last rule: a calibration method gives way to ``"bb"`` when its checks fail (with a warning)."""
     name, why = checked_method(estimator.name, data)
     if why is None:
-        return estimator, None
+        return estimator, None, unused
     warnings.warn(
         f"method='auto' uses {name!r} instead of {estimator.name!r}: {why}.",
         CalibrationWarning,
         stacklevel=external_stacklevel(),
     )
-    return METHODS[name].from_options(arguments), why
+    record, unused = _options(AUTO, name, options)
+    return record, why, unused
 
 
 def _rate_bases(measures: list[MeasureBase]) -> tuple[BaseMetric, ...]:
@@ -419,7 +433,7 @@ def _fit_data(
     pos = _agreed([i.pos_label for i in inputs], "pos_label", pos_label, None)
     groups = _agreed([i.groups for i in inputs], "groups", None, None)
     weights = (sample_weight, unlabeled_sample_weight)
-    if not estimator.accepts_weights and any(w is not None for w in weights):
+    if not METHODS[estimator.name].weights and any(w is not None for w in weights):
         raise ValueError(
             f"method={estimator.name!r} counts labelled samples and takes no sample_weight or "
             "unlabeled_sample_weight; use method='ppi' for weighted data."
@@ -429,7 +443,7 @@ def _fit_data(
     t, _, _ = binarize_labels(sample.y_true, sample.y_true, pos)
     labelled = Rows(scores, (scores >= thr).astype(np.intp), sample.group_codes, sample.sample_weight)
     unlabelled = _unlabelled_rows(unlabeled_scores, unlabeled_sensitive, unlabeled_sample_weight, sample.groups, thr)
-    if estimator.needs_unlabelled and unlabelled.size == 0:
+    if METHODS[estimator.name].unlabeled == "required" and unlabelled.size == 0:
         raise ValueError(
             f"method={estimator.name!r} needs unlabelled data: pass unlabeled_scores= (the model's scores "
             "on samples without labels) and unlabeled_sensitive= (their groups). Without them use method='bb'."
@@ -492,7 +506,7 @@ def _posterior_of(
             point = float(measure.from_group_values(fit.point, groups=groups, overall=fit.point_overall))
     reason = _reason(measure, own, groups, draws, fit.reasons)
     if reason is not None:
-        _warn_nan(measure, reason, draws)
+        warn_undefined(measure.key, reason)
     return MeasurePosterior(
         measure=measure,
         draws=draws,
@@ -511,21 +525,16 @@ def _posterior_of(
 def _reason(
     measure: MeasureBase, values: dict[str, np.ndarray], groups: pd.Index, draws: np.ndarray, notes: list[str]
 ) -> str | None:
-    """Why draws of the measure are NaN (None when none is)."""
+    """Why draws of the measure are NaN (None when none is): the method's notes on its own rates, else where."""
     if not np.isnan(draws).any():
         return None
+    count = f"{int(np.isnan(draws).sum())} of {draws.size} draws are undefined"
+    own = [n for n in notes if n.split(" ", 1)[0] in values]
+    if own:
+        return f"{count}: {'; '.join(own)}"
     labels = group_labels(groups)
     bad = sorted(
         {(name, labels[j]) for name, v in values.items() for j in np.flatnonzero(np.isnan(v).any(axis=(0, 1)))}
     )
-    detail = "; ".join(notes) if notes else "the group has no samples in the cells the rate divides by"
     where = ", ".join(f"{name} in group {g!r}" for name, g in bad) or "the pooled rate"
-    return f"{int(np.isnan(draws).sum())} of {draws.size} draws are undefined ({where}: {detail})"
-
-
-def _warn_nan(measure: MeasureBase, reason: str, draws: np.ndarray) -> None:
-    warnings.warn(
-        f"{measure.key}: {reason}; its summaries are NaN and rope() gives no verdict. Merge small groups or add data.",
-        UndefinedGroupWarning,
-        stacklevel=external_stacklevel(),
-    )
+    return f"{count} ({where}: the group has no samples in the cells the rate divides by)"

@@ -33,19 +33,34 @@ import numpy as np
 from ._bc import CLIP
 from ._checks import calibration_checks
 from ._method import FitData
+from ._table import METHODS
 
-__all__ = ["AUTO_RULES", "auto_method", "checked_method"]
+__all__ = ["AUTO_RULES", "auto_candidates", "auto_method", "checked_method"]
+
+
+def _no_unlabeled(a: Mapping[str, Any]) -> bool:
+    return a.get("unlabeled_scores") is None
+
+
+def _weighted(a: Mapping[str, Any]) -> bool:
+    return a.get("sample_weight") is not None or a.get("unlabeled_sample_weight") is not None
+
+
+def _always(a: Mapping[str, Any]) -> bool:
+    return True
+
 
 #: (condition on the arguments of ``posterior``, method, why), tried in order.
 AUTO_RULES: tuple[tuple[Callable[[Mapping[str, Any]], bool], str, str], ...] = (
-    (lambda a: a.get("unlabeled_scores") is None, "bb", "no unlabelled scores: the labelled counts alone"),
-    (
-        lambda a: a.get("sample_weight") is not None or a.get("unlabeled_sample_weight") is not None,
-        "ppi",
-        "sample weights: the score-based method that takes weights",
-    ),
-    (lambda a: True, "bcr", "unlabelled scores: calibration with a rectifier for misfit"),
+    (_no_unlabeled, "bb", "no unlabeled scores: the labeled counts alone"),
+    (_weighted, "ppi", "sample weights: the score-based method that takes weights"),
+    (_always, "bcr", "unlabeled scores: calibration with a rectifier for misfit"),
 )
+
+
+def auto_candidates() -> tuple[str, ...]:
+    """The methods ``"auto"`` may use: its rules' and, through rule 4, ``"bb"``."""
+    return tuple(dict.fromkeys([m for _, m, _ in AUTO_RULES] + [_FALLBACK]))
 
 
 def auto_method(arguments: Mapping[str, Any]) -> tuple[str, str]:
@@ -54,7 +69,7 @@ def auto_method(arguments: Mapping[str, Any]) -> tuple[str, str]:
     Examples
     --------
     >>> auto_method({"unlabeled_scores": None})
-    ('bb', 'no unlabelled scores: the labelled counts alone')
+    ('bb', 'no unlabeled scores: the labeled counts alone')
     >>> auto_method({"unlabeled_scores": [0.2, 0.9]})[0]
     'bcr'
     >>> auto_method({"unlabeled_scores": [0.2], "sample_weight": [1.0]})[0]
@@ -66,16 +81,20 @@ def auto_method(arguments: Mapping[str, Any]) -> tuple[str, str]:
     raise AssertionError("the last rule always applies")  # pragma: no cover
 
 
+#: Rule 4's method: the labeled counts alone, when a calibration model cannot describe the data.
+_FALLBACK = "bb"
+
+
 def checked_method(method: str, data: FitData) -> tuple[str, str | None]:
-    """Rule 4: the calibration methods give way to ``"bb"`` when the calibration checks fail.
+    """Rule 4: a method that fits a calibration model gives way to ``"bb"`` when the calibration checks fail.
 
     Returns the method to use and, when it changed, why.
     """
-    if method not in ("bc", "bcr"):
+    if not METHODS[method].calibrates:
         return method, None
     lab, unl = data.labelled, data.unlabelled
     reasons = calibration_checks(
         lab.scores, data.y_true, lab.codes, data.groups,
         np.concatenate([lab.scores, unl.scores]), np.concatenate([lab.codes, unl.codes]), CLIP,
     )
-    return ("bb", "; ".join(reasons)) if reasons else (method, None)
+    return (_FALLBACK, "; ".join(reasons)) if reasons else (method, None)

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..base import BaseMetric
-from ._method import EstimationMethod, FitData, GroupDraws, Rows
+from ._method import EstimationMethod, FitData, GroupDraws, Rows, is_number, refuse_option, without_prior_only
 
 __all__ = ["BetaBinomial", "RatioRoles", "bb_cell_draws", "cell_concentration", "expected_cells", "ratio_roles"]
 
@@ -118,6 +118,21 @@ def _prior_pair(prior: Any, strength: float, rate: np.ndarray | None) -> tuple[n
     if a <= 0 or b <= 0:
         raise ValueError(f"prior={prior!r}: both Beta parameters must be > 0.")
     return np.asarray(a), np.asarray(b)
+
+
+#: The named Beta priors of ``prior=``.
+NAMED_PRIORS = ("uniform", "jeffreys", "scores")
+
+
+def check_beta_prior(prior: Any) -> None:
+    """Refuse a ``prior`` that is neither a named prior nor a pair of positive numbers."""
+    if isinstance(prior, str):
+        if prior not in NAMED_PRIORS:
+            refuse_option("prior", prior, "pass 'uniform', 'jeffreys', 'scores' or a pair (alpha, beta)")
+        return
+    pair = tuple(prior) if isinstance(prior, tuple | list) else ()
+    if len(pair) != 2 or not all(is_number(v) and v > 0 for v in pair):
+        refuse_option("prior", prior, "pass 'uniform', 'jeffreys', 'scores' or two positive numbers (alpha, beta)")
 
 
 def expected_cells(scores: np.ndarray, y_pred: np.ndarray, codes: np.ndarray, n_groups: int) -> np.ndarray:
@@ -269,6 +284,11 @@ class BetaBinomial(EstimationMethod):
 
     name: ClassVar[str] = "bb"
 
+    def __post_init__(self) -> None:
+        check_beta_prior(self.prior)
+        if not (is_number(self.prior_strength) and self.prior_strength > 0):
+            refuse_option("prior_strength", self.prior_strength, "pass a positive number (default 2.0)")
+
     def group_draws(
         self,
         data: FitData,
@@ -288,8 +308,17 @@ class BetaBinomial(EstimationMethod):
         cells = bb_cell_draws(counts, alpha, chains, draws, rng)
         # pooled cells: every group's cell probabilities weighted by its labelled size
         overall_cells = np.einsum("cdgtp,g->cdtp", cells, counts.sum((-2, -1)))
+        values, overall, reasons = {}, {}, []
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for b in bases:  # a rate no labeled row informs is undefined, not its prior (_method)
+                values[b.name], why = without_prior_only(b, b.from_counts(cells), b.from_counts(counts), data.groups)
+                overall[b.name], _ = without_prior_only(
+                    b, b.from_counts(overall_cells), b.from_counts(counts.sum(0)), data.groups
+                )
+                reasons += why
         return GroupDraws(
-            values={b.name: b.from_counts(cells) for b in bases},
-            overall={b.name: b.from_counts(overall_cells) for b in bases},
+            values=values,
+            overall=overall,
             attrs={"prior": str(self.prior), "prior_cells": kind, "sampler": "monte carlo"},
+            reasons=reasons,
         )

@@ -48,7 +48,7 @@ import pandas as pd
 
 from ..base import BaseMetric
 from ._checks import CalibrationWarning, calibration_checks
-from ._method import EstimationMethod, FitData, GroupDraws
+from ._method import EstimationMethod, FitData, GroupDraws, is_number, refuse_option
 from ._posterior import SamplingWarning, _import_arviz, external_stacklevel, group_labels
 
 __all__ = [
@@ -113,6 +113,14 @@ def configure_compile_cache() -> str | None:
     return str(path)
 
 
+#: The calibration maps of ``calibration=``.
+CALIBRATIONS = ("beta", "llo", "temperature")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
 def _import_pymc() -> Any:
     configure_compile_cache()
     with warnings.catch_warnings():
@@ -166,8 +174,8 @@ def build_model(
     pymc.Model
         Free variables with ``dims="group"``; deterministics ``a``, ``b``, ``c``.
     """
-    if calibration not in ("beta", "llo", "temperature"):
-        raise ValueError(f"calibration={calibration!r}; pass 'beta', 'llo' or 'temperature'.")
+    if calibration not in CALIBRATIONS:
+        raise ValueError(f"calibration={calibration!r}; pass one of {', '.join(map(repr, CALIBRATIONS))}.")
     pm = _import_pymc()
     import pytensor.tensor as pt
 
@@ -631,8 +639,25 @@ class BayesianCalibration(EstimationMethod):
     retry_divergent: bool = True
 
     name: ClassVar[str] = "bc"
-    needs_unlabelled: ClassVar[bool] = True
-    default_draws: ClassVar[int] = 200
+
+    def __post_init__(self) -> None:
+        if self.calibration not in CALIBRATIONS:
+            refuse_option("calibration", self.calibration, f"pass one of {', '.join(map(repr, CALIBRATIONS))}")
+        for flag in ("hierarchical", "warn", "retry_divergent"):
+            if not isinstance(getattr(self, flag), bool | np.bool_):
+                refuse_option(flag, getattr(self, flag), "pass True or False")
+        if not (is_number(self.prior_scale) and self.prior_scale > 0):
+            refuse_option("prior_scale", self.prior_scale, "pass a positive number (default 1.0)")
+        if not (_is_int(self.tune) and self.tune >= 0):
+            refuse_option("tune", self.tune, "pass an integer >= 0 (warm-up draws per chain, default 1500)")
+        if not (is_number(self.target_accept) and 0 < self.target_accept < 1):
+            refuse_option("target_accept", self.target_accept, "pass a number in (0, 1), e.g. 0.95")
+        if self.sampler not in SAMPLERS:
+            refuse_option("sampler", self.sampler, f"pass one of {', '.join(map(repr, SAMPLERS))}")
+        if self.cores is not None and not (_is_int(self.cores) and self.cores >= 1):
+            refuse_option("cores", self.cores, "pass None (all cores, up to chains) or an integer >= 1")
+        if self.sampler_kwargs is not None and not isinstance(self.sampler_kwargs, dict):
+            refuse_option("sampler_kwargs", self.sampler_kwargs, "pass None or a dict of sampler arguments")
 
     def group_draws(
         self,

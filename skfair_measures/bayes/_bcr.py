@@ -39,7 +39,7 @@ import numpy as np
 
 from ..base import BaseMetric
 from ._bc import BayesianCalibration, CalibrationFit, calibrated_cells, calibrated_probabilities
-from ._method import FitData, GroupDraws
+from ._method import FitData, GroupDraws, is_number, refuse_option
 
 __all__ = ["RECTIFIER_SCALE", "RectifiedCalibration", "rectifier_draws", "stratum_residuals", "stratum_slope"]
 
@@ -209,9 +209,10 @@ class RectifiedCalibration(BayesianCalibration):
     name: ClassVar[str] = "bcr"
 
     def __post_init__(self) -> None:
-        scale = self.rectifier_scale
-        if isinstance(scale, bool) or not isinstance(scale, int | float) or not np.isfinite(scale) or scale <= 0:
-            raise ValueError(f"rectifier_scale={scale!r}; pass a positive number (default {RECTIFIER_SCALE}).")
+        super().__post_init__()
+        if not (is_number(self.rectifier_scale) and self.rectifier_scale > 0):
+            scale = self.rectifier_scale
+            refuse_option("rectifier_scale", scale, f"pass a positive number (default {RECTIFIER_SCALE})")
 
     def group_draws(
         self,

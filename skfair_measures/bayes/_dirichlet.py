@@ -14,7 +14,8 @@ balanced accuracy, macro or weighted rates) gets its posterior.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -22,10 +23,11 @@ import pandas as pd
 from .._stats import GroupedSample, MulticlassStats, _distinct, _to_1d, check_inputs, small_group_plan
 from ..measures import MeasureBase
 from ..multiclass import dirichlet_draws
-from ._posterior import MeasurePosterior, external_stacklevel
+from ._method import without_prior_only
+from ._posterior import MeasurePosterior, external_stacklevel, warn_undefined
 from ._small_groups import small_group_options
 
-__all__ = ["dirichlet_posteriors", "holds_multiclass_labels"]
+__all__ = ["DirichletMultinomial", "dirichlet_posteriors", "holds_multiclass_labels", "multiclass_error"]
 
 #: Dirichlet concentration per cell of the named priors.
 PRIOR_CONCENTRATION = {"uniform": 1.0, "jeffreys": 0.5}
@@ -54,66 +56,98 @@ def holds_multiclass_labels(y_true: Any, pos_label: Any, threshold: Any, measure
     return len(_distinct(labels)) > 2
 
 
-def dirichlet_posteriors(
-    measures: Sequence[MeasureBase], y_true: Any, y_pred: Any, method: str, options: dict[str, Any]
-) -> dict[str, MeasurePosterior]:
-    """Posteriors of ``measures`` from the Dirichlet posterior of every group's K x K confusion cells.
+@dataclass(frozen=True)
+class DirichletMultinomial:
+    """The options of ``method="bb"`` on K classes (the K-class row of :data:`~._table.METHODS`).
 
     Parameters
     ----------
-    measures : sequence of Measure
-        Their declared groups and ``min_group_size`` apply (group size: labelled rows).
+    prior : {"uniform", "jeffreys"}, default="uniform"
+        Symmetric Dirichlet prior of every group's K x K cells: concentration 1 or 1/2.
+    """
+
+    prior: str = "uniform"
+
+    name: ClassVar[str] = "bb"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.prior, str) or self.prior not in PRIOR_CONCENTRATION:
+            raise ValueError(
+                f"prior={self.prior!r} does not apply to K classes; pass prior='uniform' (Dirichlet(1) per cell) "
+                "or 'jeffreys' (Dirichlet(1/2))."
+            )
+
+
+def dirichlet_posteriors(
+    targets: Sequence[MeasureBase],
+    y_true: Any,
+    y_pred: Any,
+    *,
+    sensitive_features: Any,
+    options: DirichletMultinomial,
+    reference: Any,
+    chains: int,
+    n_draws: int | None,
+    rng: np.random.Generator,
+    method_requested: str,
+) -> dict[str, MeasurePosterior]:
+    """Posteriors of ``targets`` from the Dirichlet posterior of every group's K x K confusion cells.
+
+    Parameters
+    ----------
+    targets : sequence of Measure
+        The measures (already signed against ``reference``); their declared groups and
+        ``min_group_size`` apply (group size: labeled rows).
     y_true, y_pred : array-like of shape (n_samples,)
         True and predicted class labels.
-    method : str
-        The method chosen (after ``"auto"``); only ``"bb"`` has a K-class form.
-    options : dict
-        The other arguments of :func:`~skfair_measures.bayes.posteriors`
-        (``sensitive_features``, ``reference``, ``prior``, ``n_draws``, ``chains``,
-        ``random_state``, ...); those that do not apply to K classes are refused.
+    sensitive_features : array-like or DataFrame
+    options : DirichletMultinomial
+        The checked options (:func:`~._table.method_options` with ``multiclass=True``).
+    reference : object or None
+        Must be one of the groups.
+    chains : int
+    n_draws : int, optional
+        Draws per chain (default 1000).
+    rng : numpy Generator
+    method_requested : str
+        ``"bb"`` or ``"auto"``, kept in ``attrs``.
 
     Returns
     -------
     dict of str to MeasurePosterior
-        Keyed by measure key (after ``reference=``); ``label_counts`` holds the
-        K x K counts per group, ``attrs["classes"]`` the classes.
+        Keyed by measure key; ``label_counts`` holds the K x K counts per group,
+        ``attrs["classes"]`` the classes. A group rate whose denominator holds no
+        labeled row is NaN (prior only), and so is every measure built from it.
 
     Examples
     --------
     >>> import skfair_measures as sfm
+    >>> from skfair_measures import bayes
     >>> y = [0, 1, 2] * 40
-    >>> post = sfm.msr("fairness.acc").posterior(y, [0, 1, 1] * 40, sensitive_features=[0, 1] * 60,
-    ...                                         method="bb", random_state=0)
+    >>> post = bayes.posterior(sfm.msr("fairness.acc"), y, [0, 1, 1] * 40, sensitive_features=[0, 1] * 60,
+    ...                        method="bb", random_state=0)
     >>> post.label_counts.shape, post.attrs["classes"]
     ((2, 3, 3), ['0', '1', '2'])
     """
-    from ._api import _rng, signed_measure  # the entry point's own helpers (it imports this module)
-
-    groups = _declared_groups(measures)
-    sample = check_inputs(y_true, y_pred, options["sensitive_features"], groups=groups, y_pred_name="y_score")
-    _refuse(method, options, sample)
-    sample = _restricted(sample, measures)
+    groups = _declared_groups(targets)
+    sample = check_inputs(y_true, y_pred, sensitive_features, groups=groups, y_pred_name="y_score")
+    _refuse_scores(sample)
+    sample = _restricted(sample, targets)
     stats = sample.multiclass()
-    reference = options.get("reference")
     _check_reference(reference, stats.groups)
-    targets = [signed_measure(m, reference) for m in measures]
-    rng = _rng(options.get("random_state"))
     seed = int(rng.integers(2**31 - 1))
-    chains = int(options.get("chains", 4))
-    n_draws = options.get("n_draws")
     draws = 1000 if n_draws is None else int(n_draws)
-    prior = options.get("prior", "uniform")
-    tensor = dirichlet_draws(stats, chains * draws, prior=PRIOR_CONCENTRATION[prior], random_state=rng)
+    tensor = dirichlet_draws(stats, chains * draws, prior=PRIOR_CONCENTRATION[options.prior], random_state=rng)
     attrs = {
         "seed": seed,
         "n_labeled": int(sample.y_true.size),
         "n_unlabeled": 0,
         "reference": "" if reference is None else str(reference),
-        "prior": prior,
+        "prior": options.prior,
         "prior_cells": "dirichlet",
         "sampler": "monte carlo",
         "classes": [str(c) for c in stats.classes],
-        "method_requested": options.get("method", method),
+        "method_requested": method_requested,
     }
     return {t.key: _posterior(t, tensor, stats, chains, draws, attrs) for t in targets}
 
@@ -125,26 +159,19 @@ def _declared_groups(measures: Sequence[MeasureBase]) -> pd.Index | None:
     return next(iter(declared.values()), None)
 
 
-def _refuse(method: str, options: dict[str, Any], sample: GroupedSample) -> None:
-    """Refuse what the K-class posterior cannot honour, naming the fix."""
-    labels = sorted(sample._distinct_labels()[0].tolist(), key=str)  # the classes of y_true
-    if method != "bb":
-        raise ValueError(_ONLY_BB.format(k=len(labels), labels=labels, method=method))
-    if options.get("sample_weight") is not None or options.get("unlabeled_scores") is not None:
-        raise ValueError(
-            "method='bb' on K classes counts labelled samples: it takes no sample_weight and no "
-            "unlabeled_scores (there is no binary score to calibrate)."
-        )
-    prior = options.get("prior", "uniform")
-    if not isinstance(prior, str) or prior not in PRIOR_CONCENTRATION:
-        raise ValueError(
-            f"prior={prior!r} does not apply to K classes; pass prior='uniform' (Dirichlet(1) per cell) "
-            "or 'jeffreys' (Dirichlet(1/2))."
-        )
+def multiclass_error(y_true: Any, method: str) -> ValueError:
+    """The error for a method without a K-class form, naming the classes and the fix."""
+    labels = sorted(_distinct(_to_1d(y_true, "y_true")).tolist(), key=str)
+    return ValueError(_ONLY_BB.format(k=len(labels), labels=labels, method=method))
+
+
+def _refuse_scores(sample: GroupedSample) -> None:
+    """Refuse probabilities where K-class labels are expected, naming the fix."""
     y_pred = sample.y_pred
     if isinstance(y_pred, np.ndarray) and y_pred.dtype.kind == "f":
         frac = y_pred[~np.isnan(y_pred) & (y_pred != np.round(y_pred))]
         if frac.size:
+            labels = sorted(sample._distinct_labels()[0].tolist(), key=str)  # the classes of y_true
             raise ValueError(_NOT_LABELS.format(k=len(labels), labels=labels, bad=float(frac[0])))
 
 
@@ -172,15 +199,20 @@ def _posterior(
     """One measure's posterior: its base metrics per group and the measure, draw by draw."""
     n_groups = len(stats.groups)
     values, overall = {}, {}
+    reasons: list[str] = []
     with np.errstate(invalid="ignore", divide="ignore"):
-        for b in target.bases:
-            values[b.name], overall[b.name] = b.from_stats(tensor)
+        for b in target.bases:  # a rate no labeled row informs is undefined, not its prior (_method)
+            drawn, drawn_overall = b.from_stats(tensor)
+            seen, seen_overall = b.from_stats(stats)
+            values[b.name], why = without_prior_only(b, drawn, seen, stats.groups)
+            overall[b.name], _ = without_prior_only(b, drawn_overall, seen_overall, stats.groups)
+            reasons += why
         measure_draws = np.asarray(target.from_group_values(values, groups=stats.groups, overall=overall), float)
-    undefined = np.isnan(measure_draws)
     reason = None
-    if undefined.any():
-        empty = [stats.groups[g] for g in np.flatnonzero(stats.n == 0)]
-        reason = f"group(s) {empty} have no labelled samples" if empty else f"{int(undefined.sum())} draws are NaN"
+    if np.isnan(measure_draws).any():
+        count = f"{int(np.isnan(measure_draws).sum())} of {measure_draws.size} draws are undefined"
+        reason = f"{count}: {'; '.join(reasons)}" if reasons else count
+        warn_undefined(target.key, reason)
     return MeasurePosterior(
         measure=target,
         draws=measure_draws.reshape(chains, draws),

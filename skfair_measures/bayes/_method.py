@@ -2,7 +2,7 @@
 
 :func:`skfair_measures.bayes.posterior` checks the inputs once into a
 :class:`FitData` (integer codes, 0/1 labels and predictions, scores, weights) and
-hands it to the method chosen in its table ``{"bb": ..., "bc": ..., "ppi": ...}``.
+hands it to the method chosen in the table :data:`~._table.METHODS`.
 A method returns :class:`GroupDraws`: draws of every base metric in every group,
 shape ``(chain, draw, group)``, and of the pooled (overall) value, shape ``(chain,
 draw)``. The measure's draws then come from its own operations, so a new method is
@@ -11,7 +11,6 @@ one class in one file and touches nothing else.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -20,12 +19,14 @@ import pandas as pd
 
 from ..base import BaseMetric
 
-__all__ = ["EstimationMethod", "FitData", "GroupDraws", "Rows", "group_name"]
+__all__ = ["EstimationMethod", "FitData", "GroupDraws", "Rows", "group_name", "is_number", "refuse_option",
+           "without_prior_only"]
 
 
 def group_name(groups: pd.Index, j: int) -> Any:
-    """The label of group ``j`` (a tuple for intersectional groups)."""
-    return groups[j]
+    """The label of group ``j`` as a Python value (a tuple for intersectional groups)."""
+    label = groups[j]
+    return label.item() if isinstance(label, np.generic) else label
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,26 +119,62 @@ class GroupDraws:
     reasons: list[str] = field(default_factory=list)
 
 
-class EstimationMethod:
-    """Base class of the estimation methods: a dataclass of options plus :meth:`group_draws`.
+def without_prior_only(
+    base: BaseMetric, draws: np.ndarray, observed: np.ndarray, groups: pd.Index
+) -> tuple[np.ndarray, list[str]]:
+    """The draws of ``base`` with NaN where no labeled row enters its denominator, and why.
 
-    Class attributes say what the method needs, so the entry points check inputs
-    without knowing the method: ``needs_unlabelled`` (scores of unlabelled rows),
-    ``accepts_weights`` (``sample_weight``) and ``default_draws`` (per chain).
+    Where the labeled counts leave a rate 0/0 (``observed`` is NaN), a conjugate
+    posterior is its prior alone; read as a finding it would give a verdict about
+    data that do not exist. Those draws are NaN, as the point estimate is.
+
+    Parameters
+    ----------
+    base : BaseMetric
+    draws : ndarray of shape (..., group) or (...)
+        Draws of the rate per group, or pooled.
+    observed : ndarray of shape (group,) or ()
+        The rate on the labeled counts (NaN where 0/0).
+    groups : pandas.Index
+        Group labels (for the reasons); unused for a pooled rate.
+
+    Returns
+    -------
+    draws : ndarray
+    reasons : list of str
+    """
+    empty = np.isnan(np.asarray(observed, dtype=float))
+    if not empty.any():
+        return draws, []
+    why = getattr(base, "undefined_when", "") or "no samples in its denominator"
+    where = [f"group {group_name(groups, j)!r}" for j in np.flatnonzero(empty)] if empty.ndim else ["all groups"]
+    reasons = [f"{base.name} in {w} has no labeled row in its denominator ({why}); its posterior would be the "
+               "prior alone" for w in where]
+    return np.where(empty, np.nan, draws), reasons
+
+
+def refuse_option(name: str, value: Any, valid: str) -> None:
+    """Refuse option ``name`` of a method's options record, naming its valid values."""
+    raise ValueError(f"{name}={value!r}; {valid}.")
+
+
+def is_number(value: Any) -> bool:
+    """A real number (not a bool), finite."""
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool) and (
+        bool(np.isfinite(value))
+    )
+
+
+class EstimationMethod:
+    """Base class of the estimation methods: a frozen dataclass of options plus :meth:`group_draws`.
+
+    The dataclass fields are the method's options (``posterior(method=..., **options)``);
+    ``__post_init__`` validates them, so a method object is a checked options record.
+    What a method can do (weights, unlabelled rows, K classes, default draws) is a
+    row of the table :data:`skfair_measures.bayes.METHODS`, not a class attribute.
     """
 
     name: ClassVar[str] = ""
-    needs_unlabelled: ClassVar[bool] = False
-    accepts_weights: ClassVar[bool] = False
-    default_draws: ClassVar[int] = 1000
-
-    @classmethod
-    def from_options(cls, options: dict[str, Any]) -> EstimationMethod:
-        """The method with those of ``options`` that it declares as fields (the rest belong to others)."""
-        if dataclasses.is_dataclass(cls):
-            names = {f.name for f in dataclasses.fields(cls)}
-            return cls(**{k: v for k, v in options.items() if k in names})
-        return cls()
 
     def group_draws(
         self,

@@ -25,10 +25,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ..measures import MeasureBase
+from ..measures import MeasureBase, UndefinedGroupWarning
 from ..results import DEFAULT_EPS, Result, plain
 
-__all__ = ["DEFAULT_EPS", "MeasurePosterior", "RopeResult", "SamplingWarning"]
+__all__ = ["DEFAULT_EPS", "MeasurePosterior", "RopeResult", "SamplingWarning", "warn_undefined"]
 
 # DEFAULT_EPS, the one half-width of practical fairness, is decided in the core (results.py).
 
@@ -56,6 +56,15 @@ def external_stacklevel() -> int:
     while frame is not None and frame.f_code.co_filename.startswith(package):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def warn_undefined(key: str, reason: str) -> None:
+    """Warn that a posterior is undefined, with the reason (one message for every method)."""
+    warnings.warn(
+        f"{key}: {reason}; its summaries are NaN and rope() gives no verdict. Merge small groups or add data.",
+        UndefinedGroupWarning,
+        stacklevel=external_stacklevel(),
+    )
 
 
 def group_labels(groups: pd.Index) -> list[str]:

@@ -52,7 +52,7 @@ import numpy as np
 
 from ..base import BaseMetric
 from ._bb import ratio_roles
-from ._method import EstimationMethod, FitData, GroupDraws, group_name
+from ._method import EstimationMethod, FitData, GroupDraws, group_name, is_number, refuse_option
 from ._posterior import external_stacklevel
 
 __all__ = ["ASYMPTOTIC_ROWS", "AsymptoticWarning", "PredictionPowered", "cell_indicators", "imputed_cells",
@@ -332,9 +332,10 @@ class PredictionPowered(EstimationMethod):
     lam: float | None = None
 
     name: ClassVar[str] = "ppi"
-    needs_unlabelled: ClassVar[bool] = True
-    accepts_weights: ClassVar[bool] = True
-    default_draws: ClassVar[int] = 1000
+
+    def __post_init__(self) -> None:
+        if self.lam is not None and not (is_number(self.lam) and 0 <= self.lam <= 1):
+            refuse_option("lam", self.lam, "pass None (tuned per group and rate) or a number in [0, 1]")
 
     def group_draws(
         self,
@@ -387,14 +388,15 @@ class PredictionPowered(EstimationMethod):
         lambdas: dict[str, list[float]] = {}
         for base in bases:
             roles = ratio_roles(base)  # a TypeError naming the base if it is not a rate of counts
-            fits = [self._cells(st, base) if st.n >= MIN_LABELLED else None for st in strata]
+            unusable = [_unusable(st) for st in strata]
+            fits = [self._cells(st, base) if why is None else None for st, why in zip(strata, unusable, strict=True)]
             lambdas[base.name] = [np.nan if f is None else f.lam for f in fits]
             rows = [_denominator_rows(st, roles) for st in strata]
             dfs = [max(r - 1.0, 1.0) for r in rows]
             small += [f"{base.name} in group {group_name(data.groups, g)!r}: {r:.0f} labelled row(s)"
                       for g, r in enumerate(rows) if fits[g] is not None and r < ASYMPTOTIC_ROWS]
             for g, fit in enumerate(fits):
-                value, why = _rate(base, roles, fit, strata[g].n)
+                value, why = _rate(base, roles, fit, unusable[g])
                 if why:
                     reasons.append(f"{base.name} of group {group_name(data.groups, g)!r} is undefined: {why}")
                 cols = _influence(base, {g: 1.0}, fits) if why is None else ({}, {})
@@ -429,9 +431,22 @@ def _group_shares(data: FitData) -> np.ndarray:
     return n / n.sum()
 
 
-def _rate(base: BaseMetric, roles: Any, fit: _CellEstimate | None, n: int) -> tuple[float, str | None]:
+def _unusable(st: _Stratum) -> str | None:
+    """Why a group has no PPI estimate (too few labeled rows, or weights that sum to 0), None if it has one."""
+    if st.n < MIN_LABELLED:
+        return f"{st.n} labeled row(s); PPI needs at least {MIN_LABELLED} per group"
+    if not st.w.sum() > 0:
+        return (f"its sample_weight sums to 0 over its {st.n} labeled row(s); give them positive weights or drop "
+                "the group")
+    if st.big_n and not st.v.sum() > 0:
+        return (f"its unlabeled_sample_weight sums to 0 over its {st.big_n} unlabeled row(s); give them positive "
+                "weights or drop the group")
+    return None
+
+
+def _rate(base: BaseMetric, roles: Any, fit: _CellEstimate | None, unusable: str | None) -> tuple[float, str | None]:
     if fit is None:
-        return np.nan, f"{n} labelled row(s); PPI needs at least {MIN_LABELLED} per group"
+        return np.nan, unusable
     if roles.simple and float((fit.mu * roles.den.ravel()).sum()) <= 0.0:
         return np.nan, "the estimated denominator of the rate is not positive (no such rows)"
     with np.errstate(invalid="ignore", divide="ignore"):

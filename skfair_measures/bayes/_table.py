@@ -1,0 +1,189 @@
+"""The one table of estimation methods: what each is, what it takes, what it guarantees.
+
+``posterior(method=...)`` and ``posteriors``, ``method="auto"``'s rule, the
+Bayesian scorer, the audit report and the CLI's ``--posterior`` all read
+:data:`METHODS`; no other place lists method names. A row says, as data:
+
+- ``options``: the method's options record (a frozen dataclass whose fields are the
+  options ``posterior(..., **options)`` takes, validated when it is built);
+- ``weights``: whether it takes ``sample_weight`` / ``unlabeled_sample_weight``;
+- ``unlabeled``: ``"required"`` (``unlabeled_scores`` needed), ``"optional"`` (read
+  when given) or ``"prior"`` (read only by ``prior="scores"``);
+- ``multiclass``: the options record of its K-class form, or None (binary only);
+- ``calibrates``: whether it fits a calibration model (``auto`` checks that model);
+- ``guarantee`` and ``summary``: what a user reads in the docs, the report and
+  ``skfair audit --help``.
+
+Options are checked against the table once (:func:`method_options`): an unknown
+option, or one the chosen method does not take, is refused with the option named
+and the methods that take it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ._bb import BetaBinomial
+from ._bc import BayesianCalibration
+from ._bcr import RectifiedCalibration
+from ._dirichlet import DirichletMultinomial
+from ._method import EstimationMethod
+from ._ppi import PredictionPowered
+
+__all__ = ["AUTO", "METHODS", "MethodSpec", "method_options", "option_names"]
+
+#: The name of the method that chooses another (its rule: :data:`~._auto.AUTO_RULES`).
+AUTO = "auto"
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One row of :data:`METHODS`: an estimation method's capabilities as data."""
+
+    name: str
+    options: type[EstimationMethod] | None
+    summary: str
+    guarantee: str
+    weights: bool = False
+    unlabeled: Literal["required", "optional", "prior"] = "prior"
+    multiclass: type | None = None
+    calibrates: bool = False
+    default_draws: int = 1000
+
+    def option_names(self) -> tuple[str, ...]:
+        """The options this method takes (binary and K-class form)."""
+        names: list[str] = []
+        for record in (self.options, self.multiclass):
+            if record is not None:
+                names += [f.name for f in dataclasses.fields(record) if f.name not in names]
+        return tuple(names)
+
+
+#: The estimation methods, by the name ``posterior(method=...)`` takes, ``"auto"`` first.
+METHODS: dict[str, MethodSpec] = {
+    spec.name: spec
+    for spec in (
+        MethodSpec(
+            AUTO, None,
+            summary="the recommended method for the data: bb without unlabeled scores, ppi with sample "
+            "weights, bcr otherwise (bb when the calibration checks fail)",
+            guarantee="that of the method it chooses (post.method)",
+            weights=True, unlabeled="optional",
+        ),
+        MethodSpec(
+            "bb", BetaBinomial,
+            summary="Beta-Binomial: conjugate Beta priors of every group rate updated with the labeled rows "
+            "(Monte Carlo, no MCMC); on K classes the Dirichlet posterior of the confusion cells",
+            guarantee="exact posterior of the labeled counts under its prior",
+            unlabeled="prior", multiclass=DirichletMultinomial,
+        ),
+        MethodSpec(
+            "bc", BayesianCalibration,
+            summary="Bayesian calibration: a hierarchical beta-calibration model fitted by MCMC on the labeled "
+            "rows calibrates the scores of the unlabeled rows",
+            guarantee="posterior under the calibration model (none if the model misfits a group)",
+            unlabeled="required", calibrates=True, default_draws=200,
+        ),
+        MethodSpec(
+            "bcr", RectifiedCalibration,
+            summary="bc with a rectifier of each group's calibration, which widens the interval where a "
+            "group's labels contradict the shared calibration",
+            guarantee="posterior under the rectified calibration model",
+            unlabeled="required", calibrates=True, default_draws=200,
+        ),
+        MethodSpec(
+            "ppi", PredictionPowered,
+            summary="prediction-powered inference (PPI++): labeled rows plus the model's scores on the "
+            "unlabeled rows; takes sample weights",
+            guarantee="asymptotic frequentist coverage of smooth measures",
+            weights=True, unlabeled="required",
+        ),
+    )
+}
+
+
+def option_names() -> dict[str, tuple[str, ...]]:
+    """Every method option and the methods that take it (``"auto"`` aside).
+
+    Examples
+    --------
+    >>> option_names()["sampler"]
+    ('bc', 'bcr')
+    """
+    out: dict[str, tuple[str, ...]] = {}
+    for spec in METHODS.values():
+        for name in spec.option_names():
+            out[name] = (*out.get(name, ()), spec.name)
+    return out
+
+
+def _spec(method: Any) -> MethodSpec:
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method={method!r}; pass one of {', '.join(map(repr, METHODS))}.")
+    return METHODS[method]
+
+
+def method_options(method: str, options: Mapping[str, Any], *, multiclass: bool = False) -> Any:
+    """The checked options record of ``method`` from ``options`` (keyword arguments of ``posterior``).
+
+    Parameters
+    ----------
+    method : str
+        A name in :data:`METHODS` other than ``"auto"`` (resolve it first).
+    options : mapping of str to object
+        The method options given; any other key is refused.
+    multiclass : bool, default=False
+        Build the options record of the method's K-class form.
+
+    Returns
+    -------
+    EstimationMethod or DirichletMultinomial
+        The options record; its ``__post_init__`` refused bad values by name.
+
+    Raises
+    ------
+    TypeError
+        An option no method takes.
+    ValueError
+        An option the method does not take (naming the methods that take it), or a
+        bad value (naming its valid values).
+
+    Examples
+    --------
+    >>> method_options("bb", {"prior": "jeffreys"})
+    BetaBinomial(prior='jeffreys', prior_strength=2.0)
+    >>> method_options("bb", {"sampler": "pymc"})
+    Traceback (most recent call last):
+    ...
+    ValueError: sampler= is an option of method 'bc', 'bcr', not of method='bb'; drop it or choose one of those methods.
+    """
+    spec = _spec(method)
+    record = spec.multiclass if multiclass else spec.options
+    if record is None:  # pragma: no cover - callers resolve "auto" and check multiclass first
+        raise ValueError(f"method={method!r} has no options record here.")
+    refuse_unknown(options)
+    takes = {f.name for f in dataclasses.fields(record)}
+    where = option_names()
+    for name in options:
+        if name not in takes:
+            form = " on K classes" if multiclass and name in spec.option_names() else ""
+            raise ValueError(
+                f"{name}= is an option of method {', '.join(map(repr, where[name]))}, not of method={method!r}"
+                f"{form}; drop it or choose one of those methods."
+            )
+    return record(**options)
+
+
+def refuse_unknown(options: Mapping[str, Any]) -> None:
+    """Refuse any option that no method takes (a TypeError, as Python's own for a bad keyword)."""
+    where = option_names()
+    unknown = sorted(set(options) - set(where))
+    if unknown:
+        raise TypeError(
+            f"unknown option(s) {', '.join(unknown)}; the method options are "
+            + "; ".join(f"{m}: {', '.join(s.option_names())}" for m, s in METHODS.items() if s.options)
+            + "."
+        )
