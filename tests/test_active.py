@@ -127,7 +127,7 @@ def test_constructor_errors():
         ActiveAssessment(y_pred, scores, sensitive_features=groups, prior_strength=MAX_PRIOR_STRENGTH + 1)
     with pytest.raises(ValueError, match="classes"):
         ActiveAssessment(np.array([0, 1, 2] * 4), np.full(12, 0.5), sensitive_features=groups[:12])
-    with pytest.raises(ValueError, match="missing values"):
+    with pytest.raises(ValueError, match="missing value"):
         ActiveAssessment([0, 1, 0], [0.2, 0.8, 0.3], sensitive_features=["a", None, "b"])
     with pytest.raises(ValueError, match="ttts"):
         ActiveAssessment(y_pred, scores, sensitive_features=groups, strategy="ttts")

@@ -305,3 +305,35 @@ def test_pickle_round_trips_of_measures_results_and_scorers():
     scorer = pickle.loads(pickle.dumps(sfm.fairness_scorer(pm, ["p1", "p2", "p3"])))
     assert scorer(Fixed(), frame, None) == pytest.approx(-res.value)
     assert pickle.loads(pickle.dumps(sfm.fairness_scorer(qm)))(model, X_dep) == pytest.approx(-qm(model, X_dep))
+
+
+# -- proxies that are one proxy counted twice -------------------------------------------------
+
+
+def _copied_proxies(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 2, n)
+    y_pred = (rng.random(n) < np.where(a == 1, 0.6, 0.3)).astype(int)
+    guess = np.where(rng.random(n) < 0.75, a, 1 - a)
+    return rng, a, y_pred, guess
+
+
+def test_identical_proxy_columns_are_unreliable_naming_the_columns():
+    _, _, y_pred, guess = _copied_proxies()
+    proxies = pd.DataFrame({"zip": guess, "name": guess, "zip_copy": guess})
+    with pytest.warns(ProxyReliabilityWarning, match=r"'zip' and 'name'.*same guess on every row"):
+        res = unaware.proxy_disparity(y_pred, proxies, metric="dp", n_check=0, random_state=0)
+    assert not res.reliable
+    assert res.diagnostics["proxy_dependence"]["pairs"] == [("zip", "name"), ("zip", "zip_copy"), ("name", "zip_copy")]
+    # the same guesses under swapped names are as dependent; a third, independent column is not
+    third = np.random.default_rng(1).integers(0, 2, guess.size)
+    codes = np.column_stack([guess, 1 - guess, third])
+    assert unaware._reliability.dependent_proxies(codes, ["a", "b", "c"])["pairs"] == [("a", "b")]
+
+
+def test_independent_proxies_pass_the_dependence_check():
+    rng, a, y_pred, _ = _copied_proxies()
+    proxies = np.column_stack([np.where(rng.random(a.size) < 0.75, a, 1 - a) for _ in range(3)])
+    res = unaware.proxy_disparity(y_pred, proxies, metric="dp", n_check=0, random_state=0)
+    assert res.diagnostics["proxy_dependence"] == {"passed": True, "pairs": []}
+    assert not any("same guess" in r for r in res.reasons)

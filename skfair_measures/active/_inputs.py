@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._groups import encode_groups
 from ._metrics import ActiveMetric
 
 __all__ = ["Pool", "check_pool", "label_codes"]
@@ -72,25 +73,6 @@ def _scores(scores: Any, n: int) -> np.ndarray:
     return s
 
 
-def _groups(sensitive_features: Any, n: int) -> tuple[np.ndarray, pd.Index]:
-    frame = sensitive_features if isinstance(sensitive_features, pd.DataFrame) else None
-    if frame is None:
-        arr = sensitive_features.to_numpy() if isinstance(sensitive_features, pd.Series) else sensitive_features
-        arr = np.asarray(arr, dtype=object) if not isinstance(arr, np.ndarray) else arr
-        frame = pd.DataFrame(arr if arr.ndim == 2 else {getattr(sensitive_features, "name", None) or "group": arr})
-    if len(frame) != n:
-        raise ValueError(f"sensitive_features has {len(frame)} rows but y_pred has {n}; pass one group per row.")
-    missing = frame.isna().any()
-    if missing.any():
-        cols = list(missing[missing].index)
-        raise ValueError(f"sensitive_features has missing values in {cols!r}; fill or drop them.")
-    if frame.shape[1] == 1:
-        codes, uniques = pd.factorize(frame.iloc[:, 0], sort=True)
-        return codes, pd.Index(uniques, name=frame.columns[0])
-    codes, uniques = pd.factorize(pd.MultiIndex.from_frame(frame), sort=True)
-    return codes, pd.MultiIndex.from_tuples(list(uniques), names=list(frame.columns))
-
-
 def check_pool(
     y_pred: Any,
     scores: Any,
@@ -120,7 +102,7 @@ def check_pool(
     else:
         confidence = s[np.arange(n), pred]
         p_pos = s[:, pos_code] if pos_code >= 0 else np.full(n, np.nan)
-    group, groups = _groups(sensitive_features, n)
+    group, groups = encode_groups(sensitive_features, n, name="sensitive_features")
     labels = np.full(n, -1, dtype=np.int64)
     if y_true is not None:
         yt = pd.Series(np.asarray(y_true, dtype=object))

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_random_state
 
-from .._stats import resolve_sensitive
+from .._groups import encode_known_groups, resolve_sensitive
 from ..measures import UndefinedGroupWarning
 from ._hoc import ProxyReliabilityWarning
 from ._proxy import (
@@ -57,16 +57,8 @@ def _labelled_codes(sensitive: Any, n: int, groups: pd.Index) -> np.ndarray:
             f"sensitive must be 1-D with one entry per row of y_pred ({n}), missing where unknown; "
             f"got shape {values.shape}."
         )
-    known = ~pd.isna(values)
-    codes = np.full(n, -1, dtype=np.intp)
-    codes[known] = groups.get_indexer(pd.Index(values[known], dtype=object))
-    bad = known & (codes < 0)
-    if bad.any():
-        raise ValueError(
-            f"sensitive holds {pd.unique(values[bad])[:5].tolist()}, not among the groups {groups.tolist()} "
-            "that the proxies guess; pass groups= with every group, or recode sensitive."
-        )
-    if not known.any():
+    codes = encode_known_groups(values, groups, "sensitive", missing=True)
+    if not (codes >= 0).any():
         raise ValueError(
             "sensitive has no known value: label a random sample of rows with the true attribute "
             "(missing values mark the rows where it is unknown)."

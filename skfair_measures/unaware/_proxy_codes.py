@@ -15,12 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["encode_labels", "encode_proxies"]
+from .._groups import encode_known_groups
 
-_UNDECLARED = (
-    "{name} column {column!r} holds {values} that {verb} not among the declared "
-    "groups {groups}; add {them} to groups= or recode the proxy."
-)
+__all__ = ["encode_labels", "encode_proxies"]
 
 
 def _columns(proxies: Any, name: str) -> list[tuple[str, np.ndarray]]:
@@ -166,22 +163,7 @@ def encode_proxies(
         )
     codes = np.empty((len(cols[0][1]), len(cols)), dtype=np.intp)
     for j, (column, values) in enumerate(cols):
-        col_codes = index.get_indexer(pd.Index(values, dtype=object))
-        bad = col_codes < 0
-        if bad.any():
-            unseen = _sorted_union(values[bad])
-            shown = unseen[:5].tolist()
-            raise ValueError(
-                _UNDECLARED.format(
-                    name=name,
-                    column=column,
-                    values=f"value(s) {shown}" + (" ..." if len(unseen) > 5 else ""),
-                    verb="is" if len(unseen) == 1 else "are",
-                    groups=index.tolist(),
-                    them="it" if len(unseen) == 1 else "them",
-                )
-            )
-        codes[:, j] = col_codes
+        codes[:, j] = encode_known_groups(values, index, f"{name} column {column!r}")
     return codes, index, [c for c, _ in cols]
 
 

@@ -35,7 +35,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
-from .._stats import encode_groups, resolve_sensitive
+from .._groups import encode_groups, resolve_sensitive
 from ..measures import UndefinedGroupWarning
 from ..results import ReplicatesResult, interval_refusal, percentile_interval, replicate_se
 from ._plain import plain
@@ -235,14 +235,10 @@ def _check_sensitive(s_aux: Any, n: int) -> tuple[np.ndarray, pd.Index]:
             "drop those auxiliary rows (from X_aux too) or encode them as an explicit group "
             "such as 'unknown'."
         )
-    codes, groups = encode_groups(s_aux, name="s_aux")
+    codes, groups = encode_groups(s_aux, name="s_aux")  # the groups that occur (categories are not groups)
     if codes.size != n:
         raise ValueError(_LENGTH.format(n_x=n, n_s=codes.size))
-    observed = np.unique(codes)
-    if observed.size < groups.size:  # intersections that never occur are not groups here
-        groups = groups[observed]
-        codes = np.searchsorted(observed, codes)
-    return codes.astype(np.intp), groups
+    return codes, groups
 
 
 def _format_counts(groups: pd.Index, counts: np.ndarray) -> str:
