@@ -66,7 +66,7 @@ from ._hoc import (
 )
 from ._plain import plain
 from ._proxy_codes import encode_labels, encode_proxies
-from ._reliability import assess_fit
+from ._reliability import assess_fit, dependent_proxies
 
 __all__ = ["ProxyDisparityResult", "proxy_disparity"]
 
@@ -501,6 +501,8 @@ def _build_problem(
         "n_proxies": int(n_proxies),
         "knn_augmented": hoc_codes.shape[1] > n_proxies,
     }
+    if s.mode != "base":
+        meta["proxy_dependence"] = dependent_proxies(codes, columns)
     return prob, counts, meta
 
 
@@ -726,8 +728,10 @@ def proxy_disparity(
         estimate depends on (:mod:`skfair_measures.unaware._reliability`): the moment
         test of HOC's assumptions, a diagonally dominant ``T``, an estimated prior
         consistent with the proxies' guess shares, the condition number and
-        Requirement 4.2. The calibrated modes return NaN when the calibrated rates
-        fall more than 0.02 outside [0, 1] (closer ones are clipped). The diagnostics
+        Requirement 4.2; and on the proxies themselves, no two columns that determine
+        each other row by row (``diagnostics['proxy_dependence']``). The calibrated
+        modes return NaN when the calibrated rates fall more than 0.02 outside
+        [0, 1] (closer ones are clipped). The diagnostics
         hold ``T`` (global transition matrix, rows = true group, columns = guess),
         ``p`` (prior of the true attribute), ``p_given_y`` (EOd/EOp), ``T_local``
         (local mode, shape (n_label, n_pred, K, K); ``n_label = 1`` for DP),
@@ -788,6 +792,8 @@ def proxy_disparity(
     with single_thread_blas():
         h, fitted = _point_estimate(prob, counts, rng)
         checks, reasons = _assess(prob, fitted, s, rng) if fitted else ({}, [])
+        if not diagnostics.get("proxy_dependence", {"passed": True})["passed"]:
+            reasons.insert(0, diagnostics["proxy_dependence"]["reason"])
         h, in_range = _in_range(h) if s.mode != "base" and not clip else (h, True)
         draws = _bootstrap(prob, counts, s.n_boot, fitted, rng) if s.n_boot else None
     reason = _undefined_reason(h, in_range, prob)

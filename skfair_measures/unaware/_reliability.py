@@ -28,6 +28,14 @@ checks catch that:
   estimation error by up to that factor).
 * ``informative``: Requirement 4.2 of the paper (see
   :func:`._hoc.check_informativeness`).
+* ``dependent`` (:func:`dependent_proxies`, on the proxy columns themselves): two
+  columns that determine each other row by row (identical, or the same guesses under
+  other names) are one proxy counted twice. Their perfect agreement is read by HOC as
+  perfect accuracy (``T`` = identity), whatever the proxy's real accuracy: HOC needs
+  conditionally independent proxies, and such a pair gives it no information. There
+  is no sound threshold below perfect dependence: near-identical proxies are what very
+  accurate, conditionally independent proxies look like, and their few disagreements
+  are exactly what HOC reads the errors from (the bootstrap interval shows how few).
 
 Every check reports whether it passed, its numbers and, if it failed, a sentence
 saying why; :func:`assess_fit` collects them.
@@ -43,7 +51,7 @@ from sklearn.utils.validation import check_random_state
 
 from ._hoc import HOCSolution, check_informativeness, fit_transition, moments
 
-__all__ = ["assess_fit", "moment_test"]
+__all__ = ["assess_fit", "dependent_proxies", "moment_test"]
 
 # A residual below this is an exact fit up to the solver's tolerance.
 _EXACT = 1e-6
@@ -112,6 +120,50 @@ def moment_test(sol: HOCSolution, n_rows: float, *, n_sim: int = 100, random_sta
         "n_sim": int(n_sim),
         "passed": bool(sol.loss <= _EXACT or p_value >= MOMENT_ALPHA),
     }
+
+
+def dependent_proxies(codes: np.ndarray, columns: list[Any]) -> dict[str, Any]:
+    """Pairs of proxy columns that determine each other row by row: one proxy counted twice.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_samples, n_proxies)
+        Group code of every guess (:func:`._proxy_codes.encode_proxies`).
+    columns : list
+        Column names, for the message.
+
+    Returns
+    -------
+    dict
+        ``pairs`` (the dependent pairs of column names), ``passed`` and, if it failed,
+        ``reason``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> codes = np.array([[0, 0, 1], [1, 1, 1], [0, 0, 0], [1, 1, 0]])
+    >>> dependent_proxies(codes, ["a", "b", "c"])["pairs"]
+    [('a', 'b')]
+    """
+    m = codes.shape[1]
+    k = int(codes.max()) + 1 if codes.size else 1
+    levels = [np.count_nonzero(np.bincount(codes[:, j], minlength=k)) for j in range(m)]
+    pairs = []
+    for i, j in itertools.combinations(range(m), 2):
+        # a bijection between the guesses of i and j: as many joint values as values of each
+        joint = np.count_nonzero(np.bincount(codes[:, i] * k + codes[:, j], minlength=k * k))
+        if joint == levels[i] == levels[j]:
+            pairs.append((columns[i], columns[j]))
+    out: dict[str, Any] = {"passed": not pairs, "pairs": pairs}
+    if pairs:
+        shown = ", ".join(f"{a!r} and {b!r}" for a, b in pairs[:5]) + (" ..." if len(pairs) > 5 else "")
+        out["reason"] = (
+            f"the proxy columns {shown} give the same guess on every row (up to renaming): one proxy counted "
+            "twice. HOC reads their agreement as accuracy and needs conditionally independent proxies, so such "
+            "columns give it no information and T is not identified; drop the copies and use proxies that err "
+            "independently"
+        )
+    return out
 
 
 def _diagonal(T: np.ndarray, groups: list[Any]) -> dict[str, Any]:
