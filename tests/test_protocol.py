@@ -413,7 +413,8 @@ def test_point_results_have_no_interval_and_say_so():
 # --- layers --------------------------------------------------------------------------------
 
 PACKAGE = pathlib.Path(sfm.__file__).parent
-CORE = {"_stats", "_reuse", "base", "operations", "results", "measures", "registry"}
+CORE = {"_stats", "_arrays", "_groups", "_labels", "_counts", "_small_groups", "_reuse", "base", "operations",
+        "results", "measures", "registry"}
 TOP = {"benchmark", "report", "cli", "plots"}
 
 
