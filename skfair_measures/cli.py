@@ -20,6 +20,7 @@ is printed and written before MLflow is contacted, so a failure there loses noth
 from __future__ import annotations
 
 import argparse
+import csv
 import functools
 import importlib
 import os
@@ -96,6 +97,11 @@ def _add_columns(a: argparse.ArgumentParser) -> None:
     cols.add_argument(
         "--threshold", type=float, default=0.5,
         help="predicted label = score >= THRESHOLD, when there is no prediction column (default: 0.5)",
+    )
+    cols.add_argument(
+        "--sep", metavar="CHAR",
+        help="field delimiter of a .csv/.tsv file, e.g. ';' (default: guessed from the first lines among "
+        "comma, semicolon, tab and |)",
     )
 
 
@@ -284,18 +290,40 @@ def _read_csv(path: Path, sep: str, text_columns: Sequence[str]) -> Any:
     return data
 
 
-def _read(path: str, text_columns: Sequence[str] = ()) -> Any:
+#: Delimiters a CSV is sniffed for, and how many bytes of it are read to guess.
+_SEPARATORS = ",;\t|"
+_SNIFF_BYTES = 64 * 1024
+
+
+def _sniff_sep(path: Path, default: str) -> str:
+    """The delimiter of a CSV, guessed from its first lines (``default`` when no guess is consistent)."""
+    with path.open(encoding="utf-8", errors="replace", newline="") as f:
+        sample = f.read(_SNIFF_BYTES)
+    if len(sample) == _SNIFF_BYTES and "\n" in sample:
+        sample = sample[: sample.rindex("\n")]  # whole lines only
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=_SEPARATORS).delimiter
+    except csv.Error:
+        return default
+
+
+def _read(path: str, text_columns: Sequence[str] = (), sep: str | None = None) -> Any:
+    """Read a CSV, TSV or Parquet file; a CSV's delimiter is ``sep``, or else sniffed."""
     import pandas as pd
 
     p = Path(path)
     if not p.is_file():
         raise CLIError(f"no such file: {path}")
     kind = _format(p)
+    if sep is not None and len(sep.encode()) != 1 and sep != r"\t":
+        raise CLIError(f"--sep {shlex.quote(sep)}: pass one character, e.g. --sep ';' (or --sep '\\t' for a tab).")
     try:
         if kind == "parquet":
             data = pd.read_parquet(p)
         else:
-            data = _read_csv(p, "\t" if kind == "tsv" else ",", text_columns)
+            default = "\t" if kind == "tsv" else ","
+            delimiter = "\t" if sep == r"\t" else sep or _sniff_sep(p, default)
+            data = _read_csv(p, delimiter, text_columns)
     except ImportError as exc:
         raise CLIError(f"reading {path} needs a Parquet engine (pyarrow): {exc}", 1) from exc
     except (ValueError, OSError, pd.errors.ParserError) as exc:
@@ -346,9 +374,18 @@ def _run_audit(args: argparse.Namespace, data: Any) -> Any:
             source=str(args.file),
         )
     except KeyError as exc:  # a KeyError's message is its first argument (str() would quote it)
-        raise CLIError(_flagged(str(exc.args[0]) if exc.args else "")) from exc
+        raise CLIError(_flagged(str(exc.args[0]) if exc.args else "") + _one_column_hint(data)) from exc
     except (ValueError, TypeError) as exc:
         raise CLIError(_flagged(str(exc))) from exc
+
+
+def _one_column_hint(data: Any) -> str:
+    """When a file was read as one column, say that its delimiter was probably not the one used."""
+    if data.shape[1] != 1:
+        return ""
+    found = [c for c in _SEPARATORS if c in str(data.columns[0])]
+    example = shlex.quote(found[0]) if found else "';'"
+    return f" The file was read as one column: pass its delimiter with --sep (e.g. --sep {example})."
 
 
 def _mlflow_modules() -> tuple[Any, Any]:
@@ -416,7 +453,7 @@ def _audit(args: argparse.Namespace) -> int:
         raise CLIError("name the sensitive column(s) with --sensitive (or give --proxies).")
     if args.mlflow_uri:
         _mlflow_modules()  # fail before any work if the plugin is missing
-    data = _read(args.file, [*(args.sensitive or ()), *(args.proxies or ())])
+    data = _read(args.file, [*(args.sensitive or ()), *(args.proxies or ())], args.sep)
     report = _run_audit(args, data)
     report.notes = [_flagged(n) for n in report.notes]
     if not args.quiet:

@@ -72,6 +72,22 @@ def test_missing_column_is_named(csv, capsys):
     assert "column 'proba' (--score)" in capsys.readouterr().err
 
 
+def test_semicolon_csv_is_sniffed_and_sep_is_suggested_when_one_column_is_read(frame, tmp_path, capsys):
+    path = tmp_path / "semi.csv"
+    frame.to_csv(path, index=False, sep=";")
+    argv = ["audit", str(path), "--sensitive", "sex", "--measures", "fairness.tpr"]
+    assert main(argv) == 0  # the delimiter is guessed from the first lines
+    sniffed = capsys.readouterr().out
+    assert main([*argv, "--sep", ";"]) == 0
+    assert capsys.readouterr().out == sniffed
+    assert main([*argv, "--sep", ","]) == 2  # a wrong delimiter: one column, and the error says what to do
+    err = capsys.readouterr().err
+    assert "its columns are ['label;score;sex;" in err
+    assert "read as one column: pass its delimiter with --sep (e.g. --sep ';')" in err
+    assert main([*argv, "--sep", ";;"]) == 2
+    assert "pass one character" in capsys.readouterr().err
+
+
 def test_bad_input_errors(csv, frame, tmp_path, capsys):
     assert main(["audit", str(tmp_path / "nope.csv"), "--sensitive", "sex"]) == 2
     assert "no such file" in capsys.readouterr().err
