@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._stats import ConfusionStats, ErrorStats, GroupedSample
 from ._protocol import Measure, prepared
+from ._stats import ConfusionStats, ErrorStats, GroupedSample
 from .registry import as_measures
-from .results import MeasureResult, ReplicatesResult, plain, replicate_se
+from .results import MeasureResult, ReplicatesResult, check_prob, plain, replicate_se
 
 __all__ = ["BootstrapResult", "bootstrap"]
 
@@ -339,8 +339,7 @@ def bootstrap(
     """
     if not isinstance(n_boot, int | np.integer) or n_boot < 2:
         raise ValueError(f"n_boot={n_boot!r}; pass at least 2 replicates (typically 1000).")
-    if not 0 < prob < 1:
-        raise ValueError(f"prob={prob}; pass a probability in (0, 1).")
+    check_prob(prob)
     (measure,) = as_measures([measure])
     rng = np.random.default_rng(random_state)
     sample = measure.validate(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)

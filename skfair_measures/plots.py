@@ -32,7 +32,7 @@ from matplotlib.axes import Axes
 
 from ._stats import encode_groups
 from .benchmark import BenchmarkResult
-from .results import Result
+from .results import Result, check_prob
 
 if TYPE_CHECKING:  # pragma: no cover
     from .measures import Measure
@@ -510,8 +510,7 @@ def posterior_density(
     >>> [float(v) for v in ax.get_ylim()]
     [0.0, 1.05]
     """
-    if not 0.0 < prob < 1.0:
-        raise ValueError(f"prob={prob}; pass a probability in (0, 1), e.g. 0.95.")
+    check_prob(prob)
     items = dict(posterior) if isinstance(posterior, Mapping) else {label or "posterior": posterior}
     draws = {name: _draws(name, post) for name, post in items.items()}
     first = next(iter(items.values()))

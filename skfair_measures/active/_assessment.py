@@ -10,6 +10,7 @@ import pandas as pd
 from scipy import special, stats
 
 from .._stats import binarize_labels
+from ..results import check_prob
 from ._beta import beta_var, rope_masses
 from ._inputs import check_pool, label_codes
 from ._metrics import ActiveMetric, get_metric
@@ -425,7 +426,7 @@ class ActiveAssessment:
             the rate), ``rows`` (rows that can be asked or were given), ``prior_mean``.
             A group without rows has NaN estimates.
         """
-        _check_prob(prob)
+        check_prob(prob)
         lo, hi = self._interval(prob, self._a, self._b)
         return pd.DataFrame(
             {
@@ -464,7 +465,7 @@ class ActiveAssessment:
         posterior draws; it is returned (worst first) when its probability is at least
         ``prob``.
         """
-        _check_prob(prob)
+        check_prob(prob)
         m = self.m if m is None else m
         sets = self._worst_sets(m, _N_DRAWS)
         uniq, freq = np.unique(sets, axis=0, return_counts=True)
@@ -524,7 +525,7 @@ class ActiveAssessment:
 
         Columns ``labels``, ``group``, ``estimate``, ``lower``, ``upper``.
         """
-        _check_prob(prob)
+        check_prob(prob)
         frames = []
         for used, a, b in self._trajectory:
             lo, hi = self._interval(prob, a, b)
@@ -566,11 +567,6 @@ def _check_choice(value: str, options: tuple[str, ...], name: str) -> str:
     if value not in options:
         raise ValueError(f"{name}={value!r} is not known; use one of {options}.")
     return value
-
-
-def _check_prob(prob: float) -> None:
-    if not 0.0 < prob < 1.0:
-        raise ValueError(f"prob={prob!r} must be in (0, 1).")
 
 
 def _entropy(random_state: Any) -> Any:

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..measures import MeasureBase, UndefinedGroupWarning
-from ..results import DEFAULT_EPS, Result, plain
+from ..results import DEFAULT_EPS, Result, check_prob, plain
 
 __all__ = ["DEFAULT_EPS", "MeasurePosterior", "RopeResult", "SamplingWarning", "warn_undefined"]
 
@@ -296,8 +296,7 @@ class MeasurePosterior(Result):
         tuple of float
             ``(lower, upper)``.
         """
-        if not 0.0 < prob < 1.0:
-            raise ValueError(f"prob={prob!r} must be in (0, 1).")
+        check_prob(prob)
         if kind not in ("eti", "hdi"):
             raise ValueError(f"kind={kind!r}; pass 'eti' or 'hdi'.")
         if not self.defined:

@@ -31,6 +31,7 @@ from .._bootstrap import BootstrapResult
 from .._stats import ConfusionStats, ErrorStats
 from ..measures import Measure
 from ..registry import as_measures
+from ..results import check_prob
 from . import _native
 from ._aggregate import _SUM_AE, _SUM_SE, _SUM_W, confusion_stats, error_stats
 from ._compute import _Engine, _statistics_of
@@ -94,8 +95,7 @@ def poisson_bootstrap(
     """
     if not isinstance(n_boot, int | np.integer) or n_boot < 2:
         raise ValueError(f"n_boot={n_boot!r}; pass at least 2 replicates (typically 1000).")
-    if not 0 < prob < 1:
-        raise ValueError(f"prob={prob}; pass a probability in (0, 1).")
+    check_prob(prob)
     (m,) = as_measures([measure])
     kinds = _statistics_of(m)
     cols = check_columns(as_lazy(data), target, prediction, sensitive, sample_weight)
@@ -143,7 +143,8 @@ def _replicate(
     if kind == "errors":
         return error_stats(view, cols, groups=m.inputs.groups)
     return confusion_stats(
-        view, cols, pos_label=m.inputs.pos_label, thresholded=m.inputs.threshold is not None, groups=m.inputs.groups
+        view, cols, pos_label=m.inputs.pos_label, thresholded=m.inputs.threshold is not None, groups=m.inputs.groups,
+        labels=m.inputs.labels,
     )
 
 
