@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
+from ._labels import check_labels
 from ._stats import check_small_groups
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,6 +51,10 @@ class MeasureInputs:
         pooled into one group "other" (``small_groups="merge"``).
     small_groups : {"drop", "merge"}
         What ``min_group_size`` does to the small groups.
+    labels : pandas.Index or None
+        The classes of a multiclass measure (scikit-learn's ``labels=``), so that
+        every cross-validation fold counts the same K classes; None: the classes
+        seen in y_true and y_pred together.
 
     Examples
     --------
@@ -66,6 +71,7 @@ class MeasureInputs:
     needs_sensitive: bool = True
     min_group_size: int | None = None
     small_groups: Literal["drop", "merge"] = "drop"
+    labels: pd.Index | None = None
 
     def replace(self, **changes: Any) -> MeasureInputs:
         """A copy with some fields changed (validated)."""
@@ -81,10 +87,12 @@ def _checked_inputs(inputs: MeasureInputs) -> MeasureInputs:
     if inputs.groups is not None and not isinstance(inputs.groups, pd.Index):
         inputs = dataclasses.replace(inputs, groups=pd.Index(inputs.groups))
     check_small_groups(inputs.min_group_size, inputs.small_groups)
+    if inputs.labels is not None and not isinstance(inputs.labels, pd.Index):
+        inputs = dataclasses.replace(inputs, labels=check_labels(inputs.labels))
     return inputs
 
 
-_RESOLVED_FIELDS = ("threshold", "pos_label", "groups", "undefined", "min_group_size", "small_groups")
+_RESOLVED_FIELDS = ("threshold", "pos_label", "groups", "undefined", "min_group_size", "small_groups", "labels")
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -99,7 +107,7 @@ def _resolve_inputs(key: str, leaves: Sequence[MeasureBase]) -> MeasureInputs:
     values: dict[str, Any] = {}
     for name in _RESOLVED_FIELDS:
         seen = [(leaf.key, getattr(r, name)) for leaf, r in zip(leaves, records, strict=True)]
-        given = [(k, v) for k, v in seen if v is not None] if name == "groups" else seen
+        given = [(k, v) for k, v in seen if v is not None] if name in ("groups", "labels") else seen
         first = given[0][1] if given else None
         if any(not _same(v, first) for _, v in given):
             raise ValueError(

@@ -73,7 +73,7 @@ def _shared_sample(
     for have, sample in samples:
         same_use = sensitive_features is not None or have.needs_sensitive == want.needs_sensitive
         same_small = (have.min_group_size, have.small_groups) == (want.min_group_size, want.small_groups)
-        if _same(have.groups, want.groups) and same_use and same_small:
+        if _same(have.groups, want.groups) and _same(have.labels, want.labels) and same_use and same_small:
             return sample
     sample = _validate(m.key, want, y_true, y_pred, sensitive_features, sample_weight)
     samples.append((want, sample))

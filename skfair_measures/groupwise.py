@@ -165,6 +165,7 @@ def groupwise_metrics(
     sample_weight: Any = None,
     pos_label: Any = None,
     average: Literal["macro", "weighted"] | None = None,
+    labels: Sequence[Any] | None = None,
 ) -> GroupwiseMetrics:
     """Several base metrics in every group, in one table (fairlearn's ``MetricFrame`` layout).
 
@@ -186,6 +187,10 @@ def groupwise_metrics(
         multiclass labels).
     average : {"macro", "weighted"}, optional
         Average the count rates over classes (multiclass labels).
+    labels : array-like, optional
+        The classes (scikit-learn's ``labels=``), e.g. every class of a multiclass
+        model on a fold whose y_true misses one. By default, the classes are those
+        seen in y_true and y_pred together.
 
     Returns
     -------
@@ -206,7 +211,7 @@ def groupwise_metrics(
     bases = _resolve_metrics(metrics, average)
     columns = _feature_columns(sensitive_features, control_features)
     n_control = 0 if control_features is None else len(columns) - len(_sensitive_columns(sensitive_features))
-    sample = check_inputs(y_true, y_pred, columns, sample_weight)
+    sample = check_inputs(y_true, y_pred, columns, sample_weight, labels=labels)
     values, overall = {}, {}
     control = _control_sample(sample, n_control)
     for name, base in bases.items():
@@ -234,7 +239,7 @@ def _control_sample(sample: GroupedSample, n_control: int) -> tuple[np.ndarray, 
         control_index = control_index.set_names(parts.names)
     codes = np.asarray(inverse, dtype=np.intp).ravel()
     grouped = GroupedSample(sample.y_true, sample.y_pred, codes[sample.group_codes], control_index,
-                            sample.sample_weight)
+                            sample.sample_weight, sample.labels)
     return codes, grouped
 
 

@@ -264,7 +264,8 @@ def msr(key: str, /, **overrides: Any) -> MeasureBase:
     **overrides
         Passed to the measure: ``key=`` (a new id), ``operation=``, ``reference=``, ``pos_label=``,
         ``threshold=``, ``undefined=``, ``groups=``, ``average=`` (rates on multiclass labels),
-        ``min_group_size=`` and ``small_groups=`` (leave out or merge small groups); ``epsilon=`` for constraints;
+        ``min_group_size=`` and ``small_groups=`` (leave out or merge small groups); ``labels=`` (the classes of a
+        multiclass measure, kept in every fold); ``epsilon=`` for constraints;
         ``aggregate=`` for composites; ``base=`` for ``"fairness"``.
 
     Returns
@@ -290,7 +291,7 @@ def msr(key: str, /, **overrides: Any) -> MeasureBase:
         close = difflib.get_close_matches(key, list(_REGISTRY), n=3)
         hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
         raise KeyError(f"unknown measure key {key!r}.{hint} See msrs() for all keys.")
-    small = {name: overrides.pop(name) for name in ("min_group_size", "small_groups") if name in overrides}
+    small = {name: overrides.pop(name) for name in ("min_group_size", "small_groups", "labels") if name in overrides}
     measure = _REGISTRY[key](**overrides)
     return _with_small_groups(measure, small, own_key="key" in overrides) if small else measure
 

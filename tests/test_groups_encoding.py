@@ -138,3 +138,38 @@ def test_merge_with_an_absent_declared_group_in_the_engines_and_the_bootstrap():
         rows = _row_bootstrap()(m, Y, P, sensitive_features=two, n_boot=20, random_state=0)
     assert rows.value == pytest.approx(want)
     assert np.isfinite(rows.draws).all()
+
+
+# --- labels=: the classes of a multiclass measure, the same in every fold ------------------------
+
+Y3 = np.array([0, 1, 0, 1, 1, 0, 0, 1])  # a fold of a 3-class task whose y_true misses class 2
+P3 = np.array([0, 2, 0, 1, 2, 0, 1, 1])
+A3 = np.array(list("aabbaabb"))
+
+
+def test_a_fold_missing_a_class_is_scored_on_the_declared_classes():
+    m = sfm.msr("fairness.acc", labels=[0, 1, 2])
+    want = abs((P3 == Y3)[A3 == "a"].mean() - (P3 == Y3)[A3 == "b"].mean())
+    assert m(Y3, P3, sensitive_features=A3) == pytest.approx(want)
+    assert sfm.msr("fairness.acc")(Y3, P3, sensitive_features=A3) == pytest.approx(want)  # classes seen together
+    gm = groupwise_metrics(["acc"], Y3, P3, sensitive_features=A3, labels=[0, 1, 2])
+    assert gm.difference()["acc"] == pytest.approx(want)
+    frame = pd.DataFrame({"y": Y3, "p": P3, "a": A3})
+    assert engines.compute_metrics(frame, "y", "p", "a", [m]).iloc[0] == pytest.approx(want)
+
+
+def test_declared_classes_decide_k_also_when_the_fold_is_binary():
+    both = np.array([0, 1, 0, 1, 1, 0, 0, 1])
+    tpr = sfm.msr("fairness.tpr", average="macro", labels=[0, 1, 2])
+    assert tpr.evaluate(Y3, both, sensitive_features=A3).value == pytest.approx(
+        sfm.msr("fairness.tpr", average="macro")(Y3, both, sensitive_features=A3)
+    )
+    with pytest.raises(ValueError, match="one-vs-rest rate; y_true and y_pred hold 3"):
+        sfm.msr("fairness.tpr", labels=[0, 1, 2])(Y3, both, sensitive_features=A3)
+
+
+def test_a_label_outside_the_declared_classes_names_labels():
+    with pytest.raises(ValueError, match=r"label\(s\) \[2\] outside the declared classes labels=\[0, 1\]"):
+        sfm.msr("fairness.acc", labels=[0, 1])(Y3, P3, sensitive_features=A3)
+    with pytest.raises(ValueError, match=r"labels=\[0, 0\] repeats a class"):
+        sfm.msr("fairness.acc", labels=[0, 0])

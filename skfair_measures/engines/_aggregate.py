@@ -22,7 +22,9 @@ import narwhals as nw
 import numpy as np
 import pandas as pd
 
-from .._stats import ConfusionStats, ErrorStats, GroupedSample, binarize_labels, encode_groups
+from .._groups import encode_groups
+from .._labels import binarize_labels, check_labels
+from .._stats import ConfusionStats, ErrorStats, GroupedSample
 from ._frames import Columns, collect, engine_name
 
 __all__ = ["confusion_stats", "confusion_table", "error_stats", "error_table", "group_sizes"]
@@ -207,6 +209,7 @@ def confusion_stats(
     pos_label: Any = None,
     thresholded: bool = False,
     groups: pd.Index | None = None,
+    labels: pd.Index | None = None,
 ) -> ConfusionStats:
     """Turn a :func:`confusion_table` into confusion counts per group (K x K for K classes).
 
@@ -222,19 +225,21 @@ def confusion_stats(
         Whether ``y_pred`` holds ``score >= threshold`` (True is the positive class).
     groups : pandas.Index, optional
         The complete set of groups to expect.
+    labels : pandas.Index, optional
+        The classes to expect (``labels=``); by default those in the table.
     """
     _refuse_bad_rows(table, cols)
     y_true = table[_T].to_numpy()
     y_pred = table[_P].to_numpy()
     if thresholded:  # as the core thresholds rows: y_true binarised, the prediction is score >= threshold
         y_true, _, _ = binarize_labels(y_true, y_true, pos_label)
-        y_pred, pos_label = y_pred.astype(np.intp), None
+        y_pred, pos_label, labels = y_pred.astype(np.intp), None, None
     codes, index = _group_codes(table, cols, groups)
     weights = table[_SUM_W if cols.sample_weight is not None else _N].to_numpy(dtype=float)
     # Each row of the small table is one (group, y_true, y_pred) cell weighing its summed weight, so the
     # core's own sample of those rows gives the same counts, with the same label rules (binary, K classes,
     # one class against the rest with pos_label) as rows in memory.
-    return GroupedSample(y_true, y_pred, codes, index, weights).confusion(pos_label)
+    return GroupedSample(y_true, y_pred, codes, index, weights, check_labels(labels)).confusion(pos_label)
 
 
 def group_sizes(table: pd.DataFrame, cols: Columns, groups: pd.Index | None = None) -> tuple[np.ndarray, pd.Index]:

@@ -82,7 +82,7 @@ class _Engine:
     def stats(self, kind: str, inputs: MeasureInputs, key: str = "the measure") -> ConfusionStats | ErrorStats:
         """The statistics for ``inputs``, small groups restricted as the core does (warning once per need)."""
         need = (kind, inputs.threshold, inputs.pos_label, _groups_key(inputs), inputs.min_group_size,
-                inputs.small_groups)
+                inputs.small_groups, _labels_key(inputs))
         if need not in self._stats:
             table = self.table(kind, inputs.threshold)
             if kind == "errors":
@@ -90,7 +90,7 @@ class _Engine:
             else:
                 stats = confusion_stats(
                     table, self.cols, pos_label=inputs.pos_label, thresholded=inputs.threshold is not None,
-                    groups=inputs.groups,
+                    groups=inputs.groups, labels=inputs.labels,
                 )
             plan = self.small_groups(kind, inputs, key)
             self._stats[need] = stats if plan is None else plan.stats(stats)
@@ -115,6 +115,10 @@ class _Engine:
         return self._plans[setting]
 
 
+def _labels_key(inputs: MeasureInputs) -> tuple | None:
+    return None if inputs.labels is None else tuple(inputs.labels.tolist())
+
+
 def _groups_key(inputs: MeasureInputs) -> tuple | None:
     return None if inputs.groups is None else tuple(inputs.groups.tolist())
 
@@ -135,7 +139,7 @@ def _need(measure: Measure) -> tuple:
     """What a measure needs computed: its statistics, threshold, positive label, declared and small groups."""
     inputs = measure.inputs
     return (_statistics_of(measure), inputs.threshold, inputs.pos_label, _groups_key(inputs),
-            inputs.min_group_size, inputs.small_groups)
+            inputs.min_group_size, inputs.small_groups, _labels_key(inputs))
 
 
 def evaluate_measures(
