@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["add_parser", "run"]
@@ -112,10 +113,14 @@ def _summary(aa: Any, args: argparse.Namespace) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run ``skfair label-next``; errors become one line and exit status 2."""
-    from .cli import CLIError, _read
+def run(args: argparse.Namespace, *, read: Callable[..., Any], error: type[Exception]) -> int:
+    """Run ``skfair label-next``; errors become one line and exit status 2.
 
+    ``read`` and ``error`` are the ``skfair`` command's file reader and error class
+    (given by :mod:`skfair_measures.cli`, which imports this module).
+    """
+    CLIError = error  # noqa: N806 - the command's error class
+    _read = read
     if args.budget < 1:
         raise CLIError("--budget must be a positive integer.")
     data = _read(args.file, args.sensitive)  # group columns as text, as in `skfair audit`

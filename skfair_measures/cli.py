@@ -504,7 +504,7 @@ def _measures(args: argparse.Namespace) -> int:
 _COMMANDS: dict[str, tuple[Callable[[Any], None], Callable[[argparse.Namespace], int]]] = {
     "audit": (_add_audit_parser, _audit),
     "measures": (_add_measures_parser, _measures),
-    "label-next": (_cli_label.add_parser, _cli_label.run),
+    "label-next": (_cli_label.add_parser, functools.partial(_cli_label.run, read=_read, error=CLIError)),
 }
 
 

@@ -33,7 +33,7 @@ ArviZ; they load when first needed.
 Examples
 --------
 >>> import skfair_measures as sfm
->>> post = sfm.msr("fairness.tpr").posterior(
+>>> post = sfm.bayes.posterior(sfm.msr("fairness.tpr"),
 ...     [1, 1, 0, 1, 1, 0], [0.9, 0.4, 0.3, 0.8, 0.7, 0.6],
 ...     sensitive_features=list("aaabbb"), reference="a", random_state=0)
 >>> 0.0 < post.prob_greater(0.0) < 1.0

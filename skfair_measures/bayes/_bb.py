@@ -273,7 +273,7 @@ class BetaBinomial(EstimationMethod):
     Examples
     --------
     >>> import skfair_measures as sfm
-    >>> post = sfm.msr("fairness.tpr").posterior([1, 1, 0, 1], [0.9, 0.2, 0.3, 0.8],
+    >>> post = sfm.bayes.posterior(sfm.msr("fairness.tpr"), [1, 1, 0, 1], [0.9, 0.2, 0.3, 0.8],
     ...     sensitive_features=list("aabb"), method="bb", random_state=0)
     >>> post.method, post.chain_draws.shape
     ('bb', (4, 1000))

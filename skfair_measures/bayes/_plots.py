@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._posterior import DEFAULT_EPS, MeasurePosterior, group_labels
-from ._reliability import ReliabilityPosterior
+
+if TYPE_CHECKING:  # an annotation only: _reliability draws its diagram with this module
+    from ._reliability import ReliabilityPosterior
 
 __all__ = ["density_curve", "plot_posterior", "plot_reliability"]
 
@@ -175,7 +177,7 @@ def plot_posterior(post: MeasurePosterior, eps: float = DEFAULT_EPS, ax: Any = N
     >>> import matplotlib
     >>> matplotlib.use("Agg")
     >>> import skfair_measures as sfm
-    >>> post = sfm.msr("fairness.acc").posterior([1, 0, 1, 0], [0.9, 0.2, 0.4, 0.6],
+    >>> post = sfm.bayes.posterior(sfm.msr("fairness.acc"), [1, 0, 1, 0], [0.9, 0.2, 0.4, 0.6],
     ...     sensitive_features=list("aabb"), reference="a", random_state=0)
     >>> plot_posterior(post).get_xlabel()
     'fairness.acc(operation=diff_to_reference, reference=a)'

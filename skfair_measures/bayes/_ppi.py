@@ -321,7 +321,7 @@ class PredictionPowered(EstimationMethod):
     >>> rng = np.random.default_rng(0)
     >>> g, s = rng.integers(0, 2, 2100), rng.uniform(size=2100)
     >>> y = (rng.uniform(size=2100) < s).astype(int)
-    >>> post = sfm.msr("fairness.acc").posterior(
+    >>> post = sfm.bayes.posterior(sfm.msr("fairness.acc"),
     ...     y[:100], s[:100], sensitive_features=g[:100], method="ppi",
     ...     unlabeled_scores=s[100:], unlabeled_sensitive=g[100:], random_state=0)
     >>> lo, hi = post.interval(0.95)

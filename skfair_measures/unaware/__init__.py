@@ -24,7 +24,7 @@ registry as ``msr("unaware.proxy_dp")`` (``_eod``, ``_eop``) and
 ``msr("unaware.quantified_dp", X_aux=..., s_aux=...)``, with scorers for model selection.
 """
 
-from ._hoc import HOCEstimator as HOCEstimator
+from ._estimator import HOCEstimator as HOCEstimator
 from ._hoc import ProxyCalibrationWarning as ProxyCalibrationWarning
 from ._hoc import ProxyReliabilityWarning as ProxyReliabilityWarning
 from ._labelled import labelled_proxy_disparity as labelled_proxy_disparity

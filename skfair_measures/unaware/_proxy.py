@@ -52,9 +52,9 @@ from sklearn.utils.validation import check_random_state
 
 from ..measures import UndefinedGroupWarning
 from ..results import ReplicatesResult, interval_refusal, replicate_se
+from ._estimator import HOCEstimator
 from ._hoc import (
     SINGULAR_COND,
-    HOCEstimator,
     HOCSolution,
     ProxyReliabilityWarning,
     augment_if_needed,
