@@ -423,7 +423,7 @@ def bench_scorers(n: int) -> list[dict[str, object]]:
     model = make_pipeline(sfm.DropColumns("sex"), forest).fit(X, y)
     scorings = {
         "accuracy alone": "accuracy",
-        "dict of 5 as_scorer()": {k: sfm.msr(k).as_scorer(sensitive="sex") for k in keys},
+        "dict of 5 as_scorer()": {k: sfm.fairness_scorer(sfm.msr(k), sensitive="sex") for k in keys},
         "make_scorers (5 measures)": sfm.make_scorers(keys, sensitive="sex"),
     }
     rows = []
@@ -459,7 +459,8 @@ def bench_bootstrap(n: int, n_boot: int) -> list[dict[str, object]]:
         reps = n_boot if kind != "continuous weights" else max(2, n_boot // 50)  # rows: extrapolated
 
         def run(w=w, reps=reps):
-            return m.bootstrap(y_true, y_pred, sensitive_features=codes, sample_weight=w, n_boot=reps, random_state=0)
+            return sfm.bootstrap(m, y_true, y_pred, sensitive_features=codes, sample_weight=w, n_boot=reps,
+                                 random_state=0)
 
         t, _ = _cold_best(run, 2 if reps == n_boot else 1)
         rows.append({"weights": kind, "replicates timed": reps, f"{n_boot} replicates [s]": t * n_boot / reps})
@@ -495,7 +496,7 @@ for kind, g in kinds.items():
 m = sfm.msr("fairness.eod")
 weights = {"unweighted": (None, n_boot), "class weights": (np.where(y == 1, 2.0, 0.5), weighted_reps)}
 for kind, (w, reps) in weights.items():
-    t = best(lambda: m.bootstrap(y, p, sensitive_features=codes, sample_weight=w, n_boot=reps, random_state=0), 1)
+    t = best(lambda: sfm.bootstrap(m, y, p, sensitive_features=codes, sample_weight=w, n_boot=reps, random_state=0), 1)
     out[f"bootstrap {kind}, {n_boot} [s]"] = t * n_boot / reps
 out["package"] = 0.0 if "/core/" in sfm.__file__ else 1.0  # which tree was imported (a check)
 print(json.dumps(out))

@@ -36,6 +36,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
 import skfair_measures as sfm
+from skfair_measures import bayes
 from skfair_measures.benchmark import benchmark
 
 AUDIT_KEYS = ["fairness.tpr", "fairness.fpr", "fairness.eod", "fairness.cv", "fairness.ppv", "fairness.acc"]
@@ -75,7 +76,7 @@ def audit(models: dict[str, object], X_test: pd.DataFrame, y_test: pd.Series) ->
         tpr = results["fairness.tpr"]
         print(f"\n{name}: groupwise TPR (mlr3fairness' groupwise_metrics(msr('classif.tpr')))")
         print(pd.DataFrame({"tpr": tpr.by_group, "n": tpr.counts.astype(int)}).to_string(float_format="{:.4f}".format))
-        boot = sfm.msr("fairness.tpr").bootstrap(
+        boot = sfm.bootstrap(sfm.msr("fairness.tpr"),
             y_test, y_pred, sensitive_features=X_test["sex"], n_boot=2000, random_state=0
         )
         lo, hi = boot.interval()
@@ -94,8 +95,8 @@ def tune(X: pd.DataFrame, y: pd.Series) -> None:
     section("2. GridSearchCV on a fairness constraint: accuracy subject to equalized odds <= 0.05")
     tree = make_pipeline(sfm.DropColumns(["sex", "race"]), _encoder(), DecisionTreeClassifier(random_state=0))
     scoring = {
-        "fairness.acc_eod=.05": sfm.msr("fairness.acc_eod=.05").as_scorer(),
-        "fairness.eod": sfm.msr("fairness.eod").as_scorer(),
+        "fairness.acc_eod=.05": sfm.fairness_scorer(sfm.msr("fairness.acc_eod=.05")),
+        "fairness.eod": sfm.fairness_scorer(sfm.msr("fairness.eod")),
         "accuracy": "accuracy",
     }
     t0 = time.perf_counter()
@@ -177,7 +178,7 @@ def posterior_with_few_labels(models: dict, X_test: pd.DataFrame, y_test: pd.Ser
     rows = {}
     for method in ("bb", "bc", "auto"):  # auto, the default: bcr here (BC with a rectifier)
         t0 = time.perf_counter()
-        post = m.posterior(
+        post = bayes.posterior(m,
             y[labeled],
             scores[labeled],
             sensitive_features=sex[labeled],

@@ -21,6 +21,7 @@ from skfair_measures_mlflow._keys import unique_segments
 from skfair_measures_mlflow._tracking import _batches
 
 import skfair_measures as sfm
+from skfair_measures import bayes
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*noload.*")  # MLflow's sqlalchemy store
 
@@ -252,8 +253,8 @@ def test_real_bootstrap_and_posterior_log(tracking, data):
     X, y = data
     score = 1 / (1 + np.exp(-2 * X.x1.to_numpy()))
     m = sfm.msr("fairness.tpr")
-    boot = m.bootstrap(y, (score > 0.5).astype(int), sensitive_features=X["sex"], n_boot=200, random_state=0)
-    post = m.posterior(y, score, sensitive_features=X["sex"], method="bb", random_state=0)
+    boot = sfm.bootstrap(m, y, (score > 0.5).astype(int), sensitive_features=X["sex"], n_boot=200, random_state=0)
+    post = bayes.posterior(m, y, score, sensitive_features=X["sex"], method="bb", random_state=0)
     with mlflow.start_run() as run:
         logged = log_fairness([boot, post], posterior_options={"eps": 0.02})
     read_back(logged)
