@@ -110,7 +110,7 @@ def test_ppi_group_with_zero_weights_is_undefined_naming_the_weights():
         with pytest.warns(sfm.UndefinedGroupWarning):
             post = bayes.posterior(sfm.msr("fairness.acc"), y[:100], s[:100], **lab, **weights)
         assert math.isnan(post.value) and post.rope().verdict is None
-        assert f"group 1 is undefined: its {name} sums to 0" in post.reason
+        assert f"acc in group 1 is undefined: its {name} sums to 0" in post.reason
 
 
 @pytest.mark.parametrize("bad", [0, 1, 1.5, -0.1, float("nan"), True, "0.95", None])

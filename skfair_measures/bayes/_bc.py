@@ -643,9 +643,10 @@ class BayesianCalibration(EstimationMethod):
     def __post_init__(self) -> None:
         if self.calibration not in CALIBRATIONS:
             refuse_option("calibration", self.calibration, f"pass one of {', '.join(map(repr, CALIBRATIONS))}")
-        for flag in ("hierarchical", "warn", "retry_divergent"):
-            if not isinstance(getattr(self, flag), bool | np.bool_):
-                refuse_option(flag, getattr(self, flag), "pass True or False")
+        flags = {"hierarchical": self.hierarchical, "warn": self.warn, "retry_divergent": self.retry_divergent}
+        for flag, value in flags.items():
+            if not isinstance(value, bool | np.bool_):
+                refuse_option(flag, value, "pass True or False")
         if not (is_number(self.prior_scale) and self.prior_scale > 0):
             refuse_option("prior_scale", self.prior_scale, "pass a positive number (default 1.0)")
         if not (_is_int(self.tune) and self.tune >= 0):

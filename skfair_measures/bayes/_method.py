@@ -146,7 +146,7 @@ def without_prior_only(
     empty = np.isnan(np.asarray(observed, dtype=float))
     if not empty.any():
         return draws, []
-    why = getattr(base, "undefined_when", "") or "no samples in its denominator"
+    why = base.undefined_when or "no samples in its denominator"
     where = [f"group {group_name(groups, j)!r}" for j in np.flatnonzero(empty)] if empty.ndim else ["all groups"]
     reasons = [f"{base.name} in {w} has no labeled row in its denominator ({why}); its posterior would be the "
                "prior alone" for w in where]

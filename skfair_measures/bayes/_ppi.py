@@ -398,7 +398,7 @@ class PredictionPowered(EstimationMethod):
             for g, fit in enumerate(fits):
                 value, why = _rate(base, roles, fit, unusable[g])
                 if why:
-                    reasons.append(f"{base.name} of group {group_name(data.groups, g)!r} is undefined: {why}")
+                    reasons.append(f"{base.name} in group {group_name(data.groups, g)!r} is undefined: {why}")
                 cols = _influence(base, {g: 1.0}, fits) if why is None else ({}, {})
                 q.add((base.name, g), value, *cols, dfs[g])
             present = [dfs[g] for g, share in enumerate(shares) if share > 0]

@@ -55,11 +55,8 @@ class MethodSpec:
 
     def option_names(self) -> tuple[str, ...]:
         """The options this method takes (binary and K-class form)."""
-        names: list[str] = []
-        for record in (self.options, self.multiclass):
-            if record is not None:
-                names += [f.name for f in dataclasses.fields(record) if f.name not in names]
-        return tuple(names)
+        records = [r for r in (self.options, self.multiclass) if r is not None]
+        return tuple(dict.fromkeys(f.name for r in records for f in dataclasses.fields(r)))
 
 
 #: The estimation methods, by the name ``posterior(method=...)`` takes, ``"auto"`` first.
