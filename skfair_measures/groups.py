@@ -1,6 +1,12 @@
-"""Small groups: merge rare levels of the sensitive features before an intersectional audit.
+"""Groups: how the sensitive attribute becomes groups, and what to do with small ones.
 
-Crossing a few sensitive columns quickly yields groups of a handful of rows, whose
+The public face of the core's one group encoder: :func:`resolve_sensitive` reads the
+sensitive attribute from columns of ``X`` or from values, and :func:`encode_groups`
+turns it into one integer code per row and the index of the groups that occur (or
+the declared ``groups=``). Integrations build on these two, never on the private
+modules behind them.
+
+Small groups. Crossing a few sensitive columns quickly yields groups of a handful of rows, whose
 rates are noise (or undefined, which makes the whole measure NaN). Two tools:
 
 - ``min_group_size=`` on any measure (``msr("fairness.tpr", min_group_size=30)``, or
@@ -20,9 +26,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._stats import SmallGroupWarning, restrict_small_groups
+from ._stats import SmallGroupWarning, encode_groups, resolve_sensitive, restrict_small_groups
 
-__all__ = ["SmallGroupWarning", "merge_rare_levels", "restrict_small_groups"]
+__all__ = ["SmallGroupWarning", "encode_groups", "merge_rare_levels", "resolve_sensitive", "restrict_small_groups"]
 
 
 def _merge_column(col: pd.Series, min_count: int, other: Any) -> pd.Series:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 import skfair_measures as sfm
-from skfair_measures._stats import encode_groups
+from skfair_measures.groups import encode_groups
 from skfair_measures.measures import MeasureBase
 from skfair_measures.results import Result
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from skfair_measures._stats import resolve_sensitive
+from skfair_measures.groups import resolve_sensitive
 from skfair_measures.measures import MeasureBase
 from skfair_measures.results import Result
 

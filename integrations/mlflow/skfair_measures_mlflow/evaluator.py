@@ -166,7 +166,7 @@ def _read_data(dataset: Any, cfg: Mapping[str, Any]) -> _Data:
     import numpy as np
     import pandas as pd
 
-    from skfair_measures._stats import resolve_sensitive
+    from skfair_measures.groups import resolve_sensitive
 
     X = dataset.features_data
     if not isinstance(X, pd.DataFrame):
