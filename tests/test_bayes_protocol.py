@@ -210,8 +210,8 @@ def test_posteriors_and_measures_pickle(method):
     again = bayes.posterior(pickle.loads(pickle.dumps(m)), y[:200], s[:200], sensitive_features=a[:200], method=method,
                                                      random_state=0, **unl)
     assert np.array_equal(again.draws, post.draws)
-    scorer = pickle.loads(pickle.dumps(BayesianScorer("fairness.tpr", sensitive="sex")))
-    assert scorer.measure.key == "fairness.tpr"
+    scorer = pickle.loads(pickle.dumps(BayesianScorer(m, sensitive="sex")))
+    assert scorer.measure.key == m.key and scorer.measure.inputs.threshold == 0.4
 
 
 # -------------------------------------------------------------- plots
