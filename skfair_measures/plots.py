@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "LEGEND_INSIDE_MAX",
+    "MAX_GROUPS_SHOWN",
     "MIN_GROUP_SIZE",
     "compare_measures",
     "fairness_accuracy_tradeoff",
@@ -53,6 +54,38 @@ __all__ = [
 LEGEND_INSIDE_MAX = 6
 #: Groups with fewer labeled rows are not drawn in a reliability diagram (their curve is noise).
 MIN_GROUP_SIZE = 30
+#: A figure of groups shows at most this many, the largest; its title says how many others were left out.
+MAX_GROUPS_SHOWN = 20
+#: Longer group labels are cut to this many characters (with an ellipsis) in a figure.
+MAX_LABEL_CHARS = 40
+
+
+def _plain(text: Any) -> str:
+    r"""Text drawn as written: a ``$`` never opens matplotlib's mathtext, and a very long label is cut.
+
+    Matplotlib reads text with an even number of unescaped ``$`` as math, and a group
+    named ``cost $10^$`` would fail to draw; an escaped ``\$`` is drawn as ``$``.
+    """
+    text = str(text)
+    if len(text) > MAX_LABEL_CHARS:
+        text = text[: MAX_LABEL_CHARS - 1] + "\u2026"
+    return text.replace("$", r"\$")
+
+
+def _largest(sizes: np.ndarray, limit: int = MAX_GROUPS_SHOWN) -> tuple[np.ndarray, int]:
+    """Positions of the ``limit`` largest groups (ties: the first), in their own order, and how many are left out."""
+    sizes = np.asarray(sizes, dtype=float)
+    if sizes.size <= limit:
+        return np.arange(sizes.size), 0
+    top = np.argsort(-np.nan_to_num(sizes, nan=-1.0), kind="stable")[:limit]
+    return np.sort(top), sizes.size - limit
+
+
+def _left_out(n_out: int, n_groups: int) -> str:
+    """A title's note on the groups a figure leaves out, or nothing."""
+    if not n_out:
+        return ""
+    return f"\n(the {n_groups - n_out} largest of {n_groups:,} groups; {n_out:,} others not shown)"
 
 
 def _axes(ax: Axes | None, figsize: tuple[float, float] = (6.0, 4.0)) -> Axes:
@@ -93,8 +126,8 @@ def _size_for(labels: Sequence[str], base: tuple[float, float]) -> tuple[float, 
 
 def _group_label(label: Any, names: Sequence[Any]) -> str:
     if isinstance(label, tuple):
-        return ", ".join(f"{n}={v}" for n, v in zip(names, label, strict=False))
-    return str(label)
+        return _plain(", ".join(f"{n}={v}" for n, v in zip(names, label, strict=False)))
+    return _plain(label)
 
 
 def _groups(sensitive_features: Any, n: int) -> tuple[np.ndarray, list[str]]:
@@ -287,10 +320,14 @@ def prediction_density(
     s = check_scores(y_score)
     codes, labels = _groups(sensitive_features, s.size)
     sizes = np.bincount(codes, minlength=len(labels))
-    ax = _axes(ax, _size_for([f"{label} (n={n})" for label, n in zip(labels, sizes, strict=True)], (6.0, 4.0)))
+    shown, n_out = _largest(sizes)
+    ax = _axes(ax, _size_for([f"{labels[g]} (n={sizes[g]})" for g in shown], (6.0, 4.0)))
     grid = np.linspace(0.0, 1.0, 201)
-    for g, (label, color) in enumerate(zip(labels, _colors(len(labels)), strict=True)):
-        sg = s[codes == g]
+    order = np.argsort(codes, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    for g, color in zip(shown, _colors(len(shown)), strict=True):
+        label = labels[g]
+        sg = s[order[starts[g] : starts[g + 1]]]
         if sg.size == 0:
             continue
         name = f"{label} (n={sg.size})"
@@ -298,14 +335,14 @@ def prediction_density(
         if kind == "kde" and np.unique(sg).size > 1:
             dens = gaussian_kde(sg)(grid)
             ax.plot(grid, dens, color=color, ls=style, label=name)
-            ax.fill_between(grid, dens, color=color, alpha=0.3 / len(labels))
+            ax.fill_between(grid, dens, color=color, alpha=0.3 / len(shown))
         else:
             ax.hist(sg, bins=bins, range=(0, 1), density=True, histtype="step", color=color, ls=style, label=name)
     ax.set_xlim(0, 1)
     ax.set_xlabel("predicted probability of the positive class")
     ax.set_ylabel("density")
-    ax.set_title("Prediction density by group")
-    _legend(ax, len(labels), title="group", fontsize="small")
+    ax.set_title("Prediction density by group" + _left_out(n_out, len(labels)))
+    _legend(ax, len(shown), title="group", fontsize="small")
     return ax
 
 
@@ -380,21 +417,26 @@ def reliability_diagram(
     edges = _bin_edges(s, n_bins, strategy)
     bin_of = np.clip(np.searchsorted(edges, s, side="right") - 1, 0, len(edges) - 2)
     sizes = np.bincount(codes, minlength=len(labels))
-    ax = _axes(ax, _size_for([f"{label} (n={n})" for label, n in zip(labels, sizes, strict=True)], (5.5, 5.0)))
+    shown, n_out = _largest(sizes)
+    ax = _axes(ax, _size_for([f"{labels[g]} (n={sizes[g]})" for g in shown], (5.5, 5.0)))
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="perfect calibration")
     n_cells = len(edges) - 1
-    for g, (label, color) in enumerate(zip(labels, _colors(len(labels)), strict=True)):
+    # counts, score sums and label sums per (group, bin) in one pass each
+    cell = codes * n_cells + bin_of
+    size = len(labels) * n_cells
+    counts = np.bincount(cell, minlength=size).reshape(-1, n_cells)
+    score_sums = np.bincount(cell, weights=s, minlength=size).reshape(-1, n_cells)
+    label_sums = np.bincount(cell, weights=t, minlength=size).reshape(-1, n_cells)
+    for g, color in zip(shown, _colors(len(shown)), strict=True):
+        label = labels[g]
         if sizes[g] < min_size:
             continue
-        mask = codes == g
-        cnt = np.bincount(bin_of[mask], minlength=n_cells)
-        ssum = np.bincount(bin_of[mask], weights=s[mask], minlength=n_cells)
-        tsum = np.bincount(bin_of[mask], weights=t[mask], minlength=n_cells)
+        cnt, ssum, tsum = counts[g], score_sums[g], label_sums[g]
         ok = cnt > 0
         mean_s, frac = ssum[ok] / cnt[ok], tsum[ok] / cnt[ok]
         ax.plot(mean_s, frac, color=color, lw=1.5, label=f"{label} (n={int(sizes[g])})")
         ax.scatter(mean_s, frac, s=15 + 200 * cnt[ok] / cnt.max(), color=color, alpha=0.7, zorder=3)
-    small = [f"{label} (n={int(sizes[g])})" for g, label in enumerate(labels) if 0 < sizes[g] < min_size]
+    small = [f"{labels[g]} (n={int(sizes[g])})" for g in shown if 0 < sizes[g] < min_size]
     if small:  # an entry without a line: the groups left out, so that no group vanishes silently
         ax.plot([], [], ls="none", label="\n".join([f"not drawn (n < {min_size}):", *small]))
     ax.set_xlim(0, 1)
@@ -402,9 +444,9 @@ def reliability_diagram(
     ax.set_aspect("equal")
     ax.set_xlabel("mean predicted probability")
     ax.set_ylabel("observed fraction of positives")
-    ax.set_title("Reliability diagram by group")
+    ax.set_title("Reliability diagram by group" + _left_out(n_out, len(labels)))
     ax.grid(alpha=0.3)
-    _legend(ax, len(labels) + 1, loc="upper left", fontsize="small")
+    _legend(ax, len(shown) + 1, loc="upper left", fontsize="small")
     return ax
 
 
@@ -642,28 +684,33 @@ def groupwise_bars(
     items = _result_list(results)
     table = _groupwise_table(items)
     names = list(table.index.names)
-    labels = [_group_label(g, names) for g in table.index]
     sizes = _group_sizes(items)
+    n_groups = len(table)
+    sizes = None if sizes is None else sizes.reindex(table.index)
+    shown, n_out = _largest(np.ones(n_groups) if sizes is None else sizes.to_numpy(float))
+    table = table.iloc[shown]
+    labels = [_group_label(g, names) for g in table.index]
     if sizes is not None:  # the group size tells why a bar is missing or jumpy
-        labels = [f"{label} (n={n:g})" for label, n in zip(labels, sizes.reindex(table.index), strict=True)]
-    title = " x ".join(str(n) for n in names if n is not None) or "group"
+        labels = [f"{label} (n={n:g})" for label, n in zip(labels, sizes.iloc[shown], strict=True)]
+    title = _plain(" x ".join(str(n) for n in names if n is not None) or "group")
+    heading = "Base metrics by group" + _left_out(n_out, n_groups)
     if len(labels) > LEGEND_INSIDE_MAX:
-        return _bars_by_group(table, labels, title, ax)
+        return _bars_by_group(table, labels, title, heading, ax)
     ax = _axes(ax, (max(5.0, 1.3 * table.shape[1] + 2.0), 4.0))
     n_groups = len(labels)
     width = 0.8 / n_groups
     pos = np.arange(table.shape[1])
     for i, (label, color) in enumerate(zip(labels, _colors(n_groups), strict=True)):
         ax.bar(pos + (i - (n_groups - 1) / 2) * width, table.iloc[i].to_numpy(float), width, color=color, label=label)
-    ax.set_xticks(pos, list(table.columns))
+    ax.set_xticks(pos, [_plain(c) for c in table.columns])
     ax.set_ylabel("value in group")
-    ax.set_title("Base metrics by group")
+    ax.set_title(heading)
     ax.grid(axis="y", alpha=0.3)
     _legend(ax, n_groups, title=title, fontsize="small")
     return ax
 
 
-def _bars_by_group(table: pd.DataFrame, labels: list[str], title: str, ax: Axes | None) -> Axes:
+def _bars_by_group(table: pd.DataFrame, labels: list[str], title: str, heading: str, ax: Axes | None) -> Axes:
     """Horizontal bars: one row per group (top to bottom in table order), one colour per metric."""
     n_groups, n_metrics = table.shape
     ax = _axes(ax, (9.0, max(4.0, 0.1 * n_groups * max(2, n_metrics) + 1.5)))  # ~0.1 in per bar
@@ -680,7 +727,7 @@ def _bars_by_group(table: pd.DataFrame, labels: list[str], title: str, ax: Axes 
     ax.set_ylim(-0.6, n_groups - 0.4)
     ax.set_xlabel("value in group")
     ax.set_ylabel(title)
-    ax.set_title("Base metrics by group")
+    ax.set_title(heading)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False, title="metric")
     return ax

@@ -141,12 +141,13 @@ class AuditReport:
         if not self.table.empty:
             parts += [_shown_measures(self.table).to_string(index=False, float_format=_fmt, na_rep=""), ""]
         if not self.by_group.empty:
-            parts += ["Per group:", self.by_group.to_string(float_format=_fmt, na_rep="undefined"), ""]
+            shown, left_out = _largest_groups(self.by_group)
+            parts += ["Per group:" + left_out, shown.to_string(float_format=_fmt, na_rep="undefined"), ""]
         if self.proxy is not None:
             parts += ["Without the sensitive attribute (proxies):"]
             parts += [self.proxy.to_string(index=False, float_format=_fmt, na_rep="undefined"), ""]
         if self.notes:
-            parts += ["Notes:"] + [f"- {n}" for n in self.notes]
+            parts += ["Notes:"] + [f"- {_shorter(n)}" for n in self.notes]
         return "\n".join(parts).rstrip() + "\n"
 
 
@@ -155,6 +156,24 @@ POSTERIOR_METHODS = tuple(METHODS)
 
 def _fmt(x: float) -> str:
     return f"{x:.4f}"
+
+
+#: The per-group table of the printed and HTML report shows at most this many groups, the largest.
+MAX_GROUPS_LISTED = 50
+
+
+def _largest_groups(by_group: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The rows of the largest groups (by ``n``, in table order), and a note on the others, if any."""
+    n_groups = len(by_group)
+    if n_groups <= MAX_GROUPS_LISTED:
+        return by_group, ""
+    sizes = by_group["n"].to_numpy(float) if "n" in by_group else np.ones(n_groups)
+    top = np.sort(np.argsort(-np.nan_to_num(sizes, nan=-1.0), kind="stable")[:MAX_GROUPS_LISTED])
+    note = (
+        f" the {MAX_GROUPS_LISTED} largest of {n_groups:,} groups ({n_groups - MAX_GROUPS_LISTED:,} others are "
+        "left out here; AuditReport.by_group holds them all)"
+    )
+    return by_group.iloc[top], note
 
 
 def _value_text(value: float, reason: str | None) -> str:
@@ -167,8 +186,19 @@ def _value_text(value: float, reason: str | None) -> str:
 def _shown_measures(table: pd.DataFrame) -> pd.DataFrame:
     """The measure table as shown: values as text (undefined ones with their reason), no description."""
     shown = table.drop(columns=["reason", "description"])
-    shown["value"] = [_value_text(v, r) for v, r in zip(table["value"], table["reason"], strict=True)]
+    shown["value"] = [_shorter(_value_text(v, r)) for v, r in zip(table["value"], table["reason"], strict=True)]
     return shown
+
+
+#: A reason or note longer than this (e.g. one naming thousands of groups) is cut where it is shown.
+MAX_NOTE_CHARS = 1000
+
+
+def _shorter(text: str) -> str:
+    """``text``, cut at :data:`MAX_NOTE_CHARS` with a count of what was left out."""
+    if len(text) <= MAX_NOTE_CHARS:
+        return text
+    return f"{text[:MAX_NOTE_CHARS]}... ({len(text) - MAX_NOTE_CHARS:,} more characters)"
 
 
 def _summary_text(summary: dict[str, Any]) -> str:
@@ -766,12 +796,20 @@ def _figures(
 
     out: list[tuple[str, str]] = []
 
-    def draw(caption: str, fn: Callable[[], Any]) -> None:
-        fig = fn().figure
+    def draw(caption: str, fn: Callable[[], Any], expected: tuple[type[Exception], ...] = ()) -> None:
+        """One figure; one that fails (other than ``expected``) is left out with a warning and a note."""
+        before = set(plt.get_fignums())
         try:
-            out.append((caption, _png(fig)))
+            out.append((caption, _png(fn().figure)))
+        except expected:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a figure must never cost the report or the metrics
+            why = f"the figure {caption!r} could not be drawn ({type(exc).__name__}: {exc}); it is left out"
+            warnings.warn(why, RuntimeWarning, stacklevel=3)
+            notes.append(why)
         finally:
-            plt.close(fig)
+            for num in set(plt.get_fignums()) - before:
+                plt.close(num)
 
     if rows.groups is None:
         return out
@@ -787,7 +825,7 @@ def _figures(
     for key, post in posteriors.items():
         try:
             draw(f"Posterior of {key}", lambda post=post, key=key: plots.posterior_density(
-                post, eps=eps, prob=prob, label=key))
+                post, eps=eps, prob=prob, label=key), expected=(ValueError,))
         except ValueError as exc:  # e.g. no finite draw: the table says why
             notes.append(f"no figure for the posterior of {key}: {exc}")
     return out
@@ -887,7 +925,9 @@ def render_html(report: AuditReport) -> str:
     if not report.table.empty:
         parts += ["<h2>Measures</h2>", _table_html(_shown_measures(report.table))]
     if not report.by_group.empty:
-        parts += ["<h2>Per group</h2>", _table_html(report.by_group, index=True, missing="undefined")]
+        shown, left_out = _largest_groups(report.by_group)
+        parts += ["<h2>Per group</h2>"] + ([f"<p>{esc(left_out.strip())}</p>"] if left_out else [])
+        parts += [_table_html(shown, index=True, missing="undefined")]
     if report.proxy is not None:
         parts += [
             "<h2>Without the sensitive attribute</h2>",
@@ -905,7 +945,7 @@ def render_html(report: AuditReport) -> str:
             )
     if report.notes:
         parts += ['<h2>Notes</h2><ul class="notes">']
-        parts += [f"<li>{esc(n)}</li>" for n in report.notes]
+        parts += [f"<li>{esc(_shorter(n))}</li>" for n in report.notes]
         parts.append("</ul>")
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     parts.append(f'<p class="footer">skfair-measures {esc(__version__)}, {stamp}</p>')

@@ -1,5 +1,7 @@
 import subprocess
 import sys
+import time
+import warnings
 
 import matplotlib
 import numpy as np
@@ -287,3 +289,67 @@ def test_posterior_density_band_is_centred_on_the_measures_ideal():
     point = sfm.msr("fairness.tpr").evaluate([1, 1, 0, 0], [1, 0, 0, 1], sensitive_features=list("abab"))
     with pytest.raises(ValueError, match="has no draws"):
         plots.posterior_density(point)
+
+
+# -- any group name, many groups -------------------------------------------------------------
+
+ODD_NAMES = ["cost $10^$", "a\\b", "100%", "{x}", "日本語 ü", " ", "x" * 500, "$", "\\$", "_"]
+
+
+def _frame_of(groups, seed=0):
+    rng = np.random.default_rng(seed)
+    s = rng.random(groups.size)
+    return pd.DataFrame({"label": rng.integers(0, 2, groups.size), "score": s, "prediction": (s > 0.5).astype(int),
+                         "grp": groups})
+
+
+def test_odd_group_names_are_drawn_as_written():
+    from skfair_measures.report import audit, render_html
+
+    groups = np.array(ODD_NAMES, dtype=object)[np.random.default_rng(1).integers(0, len(ODD_NAMES), 600)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no figure is lost
+        rep = audit(_frame_of(groups), sensitive="grp", measures=["fairness.tpr"], progress=False)
+    assert [c for c, _ in rep.figures] == [
+        "Base metrics by group", "Predicted scores by group (all rows)", "Calibration by group (labeled rows)"]
+    assert "cost $10^$" in render_html(rep)
+    ax = plots.prediction_density(_frame_of(groups).score, groups)
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any(t.startswith(r"cost \$10^\$ (n=") for t in texts)  # escaped: matplotlib draws a plain "$"
+    assert max(len(t) for t in texts) < 60  # a 500-character name is cut
+    ax.figure.canvas.draw()
+    plt.close("all")
+
+
+def test_many_groups_show_the_largest_and_name_the_rest():
+    from skfair_measures.report import MAX_GROUPS_LISTED, audit, render_html
+
+    rng = np.random.default_rng(0)
+    groups = np.char.add("g", rng.integers(0, 100_000, 100_000).astype(str)).astype(object)
+    groups[:300] = "big"  # the largest group is shown
+    start = time.perf_counter()
+    rep = audit(_frame_of(groups), sensitive="grp", measures=["fairness.tpr"], progress=False)
+    page = render_html(rep)
+    assert time.perf_counter() - start < 60  # was: no end after 300 s (3.4 GB)
+    assert len(rep.figures) == 3 and len(rep.by_group) > 60_000
+    assert page.count("<tr>") < MAX_GROUPS_LISTED + 20 and "largest of" in page
+    ax = plots.prediction_density(_frame_of(groups).score, groups)
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert len(texts) == plots.MAX_GROUPS_SHOWN and any(t.startswith("big (n=300)") for t in texts)
+    assert "others not shown" in ax.get_title()
+    plt.close("all")
+
+
+def test_a_figure_that_fails_costs_one_warning_not_the_report(monkeypatch):
+    from skfair_measures.report import audit
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("no display")
+
+    monkeypatch.setattr(plots, "prediction_density", broken)
+    groups = np.repeat(["a", "b"], 100)
+    with pytest.warns(RuntimeWarning, match="Predicted scores by group.*could not be drawn.*no display"):
+        rep = audit(_frame_of(groups), sensitive="grp", measures=["fairness.tpr"], progress=False)
+    assert len(rep.figures) == 2 and not np.isnan(rep.results["fairness.tpr"].value)
+    assert any("could not be drawn" in n for n in rep.notes)
+    assert plt.get_fignums() == []
