@@ -32,6 +32,7 @@ import io
 import json
 import math
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +50,8 @@ __all__ = ["Artifact", "Payload", "collect", "measure_params", "name_results"]
 #: MLflow's limit on a param value, and on a tag value.
 MAX_PARAM_LENGTH = 6000
 MAX_TAG_LENGTH = 8000
+#: The groupwise chart shows at most this many groups, the largest; its title says how many were left out.
+MAX_CHART_GROUPS = 20
 #: Which result of a name owns the plain key ``{N}`` when several kinds share the name.
 _HEADLINE_ORDER = ("point", "estimate", "bootstrap", "posterior")
 #: Kinds whose draws get their own section of summaries.
@@ -392,8 +395,21 @@ def _group_tags(p: Payload, items: list[tuple[str, Result]]) -> None:
     names = [n for n in _group_names(index) if n is not None]
     if names:
         p.add_tag("skfair.sensitive", ", ".join(names))
-    p.add_tag("skfair.groups", json.dumps([plain(g) for g in index]))
+    listed = _fitting_json([plain(g) for g in index], MAX_TAG_LENGTH)
+    p.add_tag("skfair.groups", listed)
     p.add_tag("skfair.n_groups", str(len(index)))
+    if len(json.loads(listed)) < len(index):
+        p.add_tag("skfair.groups_listed", f"the first {len(json.loads(listed))} of {len(index)} groups "
+                  "(a tag holds at most 8000 characters); the groupwise.json artifact holds them all")
+
+
+def _fitting_json(values: list[Any], limit: int) -> str:
+    """The JSON list of the first ``values`` whose text fits in ``limit`` characters."""
+    text = json.dumps(values)
+    if len(text) <= limit:
+        return text
+    lengths = np.cumsum([len(json.dumps(v)) + 2 for v in values])  # each item and its ", "
+    return json.dumps(values[: int(np.searchsorted(lengths, limit - 2, side="right"))])
 
 
 def groupwise_table(items: list[tuple[str, Result]]) -> pd.DataFrame | None:
@@ -442,8 +458,14 @@ def groupwise_chart(table: pd.DataFrame) -> bytes:
 
     values = table[table["result"] != "groups"]
     groups = [c for c in table.columns if c not in ("result", "quantity")]
-    labels = [f"{r}\n{q}" if q not in ("value", r) else r for r, q in zip(values["result"], values["quantity"],
-                                                                        strict=True)]
+    sizes = table.loc[table["result"] == "groups", groups]
+    n_all = len(groups)
+    if n_all > MAX_CHART_GROUPS:  # the largest groups (the first ones without sizes), in table order
+        size = sizes.iloc[0].to_numpy(float) if len(sizes) else np.ones(n_all)
+        top = np.sort(np.argsort(-np.nan_to_num(size, nan=-1.0), kind="stable")[:MAX_CHART_GROUPS])
+        groups = [groups[i] for i in top]
+    labels = [_no_math(f"{r}\n{q}" if q not in ("value", r) else r)
+              for r, q in zip(values["result"], values["quantity"], strict=True)]
     n_rows, n_groups = len(values), len(groups)
     width = 0.8 / max(n_groups, 1)
     fig = Figure(figsize=(min(24.0, 2.0 + 0.35 * n_rows * max(n_groups, 2)), 4.0))
@@ -454,11 +476,13 @@ def groupwise_chart(table: pd.DataFrame) -> bytes:
     for j, g in enumerate(groups):
         heights = values[g].to_numpy(dtype=float)
         pos = x - 0.4 + width * (j + 0.5)
-        ax.bar(pos, np.nan_to_num(heights, nan=0.0), width, label=g, color=colors[j])
+        ax.bar(pos, np.nan_to_num(heights, nan=0.0), width, label=_no_math(g), color=colors[j])
         for xi in pos[np.isnan(heights)]:
             ax.text(xi, 0, "undefined", rotation=90, ha="center", va="bottom", fontsize=7, color="0.3")
     ax.set_xticks(x, labels, fontsize=8)
     ax.set_ylabel("value per group")
+    if n_groups < n_all:
+        ax.set_title(f"the {n_groups} largest of {n_all:,} groups; {n_all - n_groups:,} others not shown", fontsize=9)
     ax.axhline(0, color="0.5", lw=0.6)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False,
               ncols=1 + n_groups // 16, title="group")
@@ -466,6 +490,12 @@ def groupwise_chart(table: pd.DataFrame) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
     return buf.getvalue()
+
+
+def _no_math(text: Any, limit: int = 40) -> str:
+    """A label drawn as written (``$`` escaped, so matplotlib never reads it as math), cut at ``limit`` characters."""
+    text = str(text)
+    return (text if len(text) <= limit else text[: limit - 1] + "\u2026").replace("$", r"\$")
 
 
 def _palette(n: int) -> list[Any]:
@@ -597,7 +627,11 @@ def _artifacts(p: Payload, items: list[tuple[str, Result]], ctx: _Context, *, pr
     if table is not None:
         p.tables[f"{ctx.artifact_dir}/groupwise.json"] = table
         if len(table) > 1 or table["result"].iloc[0] != "groups":
-            p.artifacts.append(Artifact(f"{ctx.artifact_dir}/groupwise.png", groupwise_chart(table)))
+            try:
+                p.artifacts.append(Artifact(f"{ctx.artifact_dir}/groupwise.png", groupwise_chart(table)))
+            except Exception as exc:  # noqa: BLE001 - a chart must never cost the metrics
+                warnings.warn(f"the groupwise chart could not be drawn ({type(exc).__name__}: {exc}); the metrics "
+                              "and the groupwise.json table are logged without it", RuntimeWarning, stacklevel=4)
     for name, res in items:
         if res.kind in _SAMPLED and res.draws is not None:
             _sampled_artifacts(p, name, res, ctx)
