@@ -40,19 +40,10 @@ class ConfusionStats:
 
     @classmethod
     def from_codes(
-        cls,
-        group_codes: Any,
-        y_true: Any,
-        y_pred: Any,
-        groups: pd.Index,
-        sample_weight: np.ndarray | None = None,
+        cls, group_codes: Any, y_true: Any, y_pred: Any, groups: pd.Index, sample_weight: np.ndarray | None = None
     ) -> ConfusionStats:
         """One weighted ``np.bincount`` over the flat (group, y_true, y_pred) cell."""
-        g = np.asarray(group_codes, dtype=np.intp)
-        cell = (g * 2 + np.asarray(y_true, dtype=np.intp)) * 2 + np.asarray(y_pred, dtype=np.intp)
-        n_groups = len(groups)
-        counts = np.bincount(cell, weights=sample_weight, minlength=4 * n_groups)
-        return cls(counts.astype(float, copy=False).reshape(n_groups, 2, 2), groups)
+        return cls(_cell_counts(group_codes, y_true, y_pred, len(groups), 2, sample_weight), groups)
 
     @property
     def overall(self) -> np.ndarray:
@@ -93,13 +84,7 @@ class MulticlassStats(ConfusionStats):
 
     @classmethod
     def from_labels(
-        cls,
-        group_codes: Any,
-        y_true: Any,
-        y_pred: Any,
-        groups: pd.Index,
-        classes: pd.Index,
-        sample_weight: np.ndarray | None = None,
+        cls, group_codes: Any, y_true: Any, y_pred: Any, groups: pd.Index, classes: pd.Index, sample_weight: Any = None
     ) -> MulticlassStats:
         """One weighted ``np.bincount`` over the flat (group, true class, predicted class) cell."""
         t, p = class_codes(np.asarray(y_true), np.asarray(y_pred), pd.Index(classes))
@@ -107,19 +92,11 @@ class MulticlassStats(ConfusionStats):
 
     @classmethod
     def from_class_codes(
-        cls,
-        group_codes: Any,
-        t: np.ndarray,
-        p: np.ndarray,
-        groups: pd.Index,
-        classes: pd.Index,
-        sample_weight: np.ndarray | None = None,
+        cls, group_codes: Any, t: Any, p: Any, groups: pd.Index, classes: pd.Index, sample_weight: Any = None
     ) -> MulticlassStats:
         """The bincount on class codes ``0..K-1`` already computed."""
-        k, n_groups = len(classes), len(groups)
-        cell = (np.asarray(group_codes, dtype=np.intp) * k + t) * k + p
-        counts = np.bincount(cell, weights=sample_weight, minlength=n_groups * k * k)
-        return cls(counts.astype(float, copy=False).reshape(n_groups, k, k), groups, pd.Index(classes))
+        counts = _cell_counts(group_codes, t, p, len(groups), len(classes), sample_weight)
+        return cls(counts, groups, pd.Index(classes))
 
     def __add__(self, other: ConfusionStats) -> MulticlassStats:
         if not isinstance(other, MulticlassStats):
@@ -127,6 +104,14 @@ class MulticlassStats(ConfusionStats):
         classes = self.classes.union(other.classes, sort=False)
         a, b = _widen_classes(self.counts, self.classes, classes), _widen_classes(other.counts, other.classes, classes)
         return MulticlassStats(*_merge(a, self.groups, b, other.groups, 3), classes)
+
+
+def _cell_counts(group_codes: Any, t: Any, p: Any, n_groups: int, k: int, sample_weight: Any) -> np.ndarray:
+    """Counts ``(n_groups, k, k)`` from one weighted ``np.bincount`` over the flat (group, true, predicted) cell."""
+    g, t, p = (np.asarray(a, dtype=np.intp) for a in (group_codes, t, p))
+    cell = (g * k + t) * k + p
+    counts = np.bincount(cell, weights=sample_weight, minlength=n_groups * k * k)
+    return counts.astype(float, copy=False).reshape(n_groups, k, k)
 
 
 def _widen_classes(counts: np.ndarray, have: pd.Index, want: pd.Index) -> np.ndarray:
@@ -158,13 +143,9 @@ class ErrorStats:
 
     @classmethod
     def from_codes(
-        cls,
-        group_codes: Any,
-        y_true: Any,
-        y_pred: Any,
-        groups: pd.Index,
-        sample_weight: np.ndarray | None = None,
+        cls, group_codes: Any, y_true: Any, y_pred: Any, groups: pd.Index, sample_weight: np.ndarray | None = None
     ) -> ErrorStats:
+        """Three weighted ``np.bincount`` over the groups: the count, the absolute and the squared errors."""
         g = np.asarray(group_codes, dtype=np.intp)
         err = np.asarray(y_pred, dtype=float) - np.asarray(y_true, dtype=float)
         w = np.ones_like(err) if sample_weight is None else sample_weight

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ._inputs import MeasureInputs, Undefined, _checked_inputs
-from ._protocol import Measure, _Source, qualified_key
+from ._protocol import Measure, PerGroup, _Source, qualified_key
 from ._undefined import UndefinedGroupWarning, _operate, _undefined_reason, _warn_undefined
 from .base import BaseMetric, get_base
 from .operations import Operation, absdiff, get_operation
@@ -19,8 +19,35 @@ from .results import MeasureResult
 
 __all__ = ["FairnessMeasure", "PerformanceMeasure"]
 
+#: A performance measure's one "group": all samples.
+_ALL_SAMPLES, _UNDEFINED_ALL = pd.Index(["all samples"]), np.array([True])
 
-class FairnessMeasure(Measure):
+
+class _OneBase(Measure):
+    """A leaf: one base metric, and its own inputs (the threshold decides what a scorer asks for)."""
+
+    base: BaseMetric
+
+    def _set_inputs(self, inputs: MeasureInputs) -> None:
+        response = "predict_proba" if inputs.threshold is not None else self.base.response_method
+        self._inputs = dataclasses.replace(inputs, response_method=response)
+
+    def _own_bases(self) -> tuple[BaseMetric, ...]:
+        return (self.base,)
+
+    @property
+    def base_label(self) -> str:
+        return self.base.name
+
+    def _result(self, source: _Source, vals: np.ndarray, overall: Any, value: Any, **extra: Any) -> MeasureResult:
+        groups, name = source.groups, self.base.name
+        return MeasureResult(
+            self.key, float(value), lambda: pd.Series(vals, index=groups, name=name), source.counts, overall,
+            measure=self, **extra,
+        )
+
+
+class FairnessMeasure(_OneBase):
     """A base metric computed per group, compared across groups by an operation.
 
     Parameters
@@ -85,21 +112,11 @@ class FairnessMeasure(Measure):
             reference=op.reference,
             threshold=threshold,
         )
-        response = "predict_proba" if threshold is not None else self.base.response_method
-        self._inputs = _checked_inputs(
-            MeasureInputs(response, threshold, pos_label, groups, undefined, needs_sensitive=True)
-        )
+        self._set_inputs(_checked_inputs(MeasureInputs("predict", threshold, pos_label, groups, undefined)))
         self.minimize = op.minimize
         self.ideal = op.ideal
         self.range = tuple(op.range_of(tuple(self.base.range)))
         self.description = description or f"{self.base.description}: {op.description}"
-
-    def _set_inputs(self, inputs: MeasureInputs) -> None:
-        response = "predict_proba" if inputs.threshold is not None else self.base.response_method
-        self._inputs = dataclasses.replace(inputs, response_method=response)
-
-    def _own_bases(self) -> tuple[BaseMetric, ...]:
-        return (self.base,)
 
     @property
     def reference(self) -> Any:
@@ -107,20 +124,10 @@ class FairnessMeasure(Measure):
         return self.operation.reference
 
     @property
-    def base_label(self) -> str:
-        return self.base.name
-
-    @property
     def operation_label(self) -> str:
         return self.operation.name
 
-    def from_group_values(
-        self,
-        values: Mapping[str, np.ndarray],
-        *,
-        groups: pd.Index,
-        overall: Mapping[str, np.ndarray] | None = None,
-    ) -> np.ndarray:
+    def from_group_values(self, values: PerGroup, *, groups: pd.Index, overall: PerGroup | None = None) -> np.ndarray:
         ov = None if overall is None else overall.get(self.base.name)
         return _operate(self.operation, values[self.base.name], groups, ov, self.undefined)
 
@@ -130,17 +137,12 @@ class FairnessMeasure(Measure):
         if bad.any():
             _warn_undefined(self.key, self.base, source.groups, bad, self.undefined)
         value = _operate(self.operation, vals, source.groups, overall, self.undefined)
-        groups, name = source.groups, self.base.name
-        why = self.operation.undefined_reason(vals, groups=groups, metric=name) if np.isnan(value) else None
+        groups = source.groups
+        why = self.operation.undefined_reason(vals, groups=groups, metric=self.base.name) if np.isnan(value) else None
         if why is not None and not bad.any():
             warnings.warn(f"{self.key}: {why}.", UndefinedGroupWarning, stacklevel=4)
-        return MeasureResult(
-            key=self.key,
-            value=float(value),
-            by_group=lambda: pd.Series(vals, index=groups, name=name),
-            counts=source.counts,
-            overall=overall,
-            measure=self,
+        return self._result(
+            source, vals, overall, value,
             undefined_groups=[groups[i] for i in np.flatnonzero(bad)],
             reason=(why or _undefined_reason(self.base, groups, bad)) if np.isnan(value) else None,
         )
@@ -181,7 +183,7 @@ class FairnessMeasure(Measure):
         return self.clone(operation=self.operation.against(reference), reference=reference)
 
 
-class PerformanceMeasure(Measure):
+class PerformanceMeasure(_OneBase):
     """A plain performance measure on all samples, e.g. ``classif.acc``.
 
     ``sensitive_features`` is optional; when given, :meth:`groupwise` shows the
@@ -209,48 +211,22 @@ class PerformanceMeasure(Measure):
         self.description = self.base.description
         self.minimize = self.base.minimize
         self.range = tuple(self.base.range)
-        response = "predict_proba" if threshold is not None else self.base.response_method
-        self._inputs = _checked_inputs(
-            MeasureInputs(response, threshold, pos_label, groups, undefined, needs_sensitive=False)
-        )
-
-    _set_inputs = FairnessMeasure._set_inputs
-
-    def _own_bases(self) -> tuple[BaseMetric, ...]:
-        return (self.base,)
-
-    @property
-    def base_label(self) -> str:
-        return self.base.name
+        inputs = MeasureInputs("predict", threshold, pos_label, groups, undefined, needs_sensitive=False)
+        self._set_inputs(_checked_inputs(inputs))
 
     @property
     def operation_label(self) -> str:
         return "overall"
 
-    def from_group_values(
-        self,
-        values: Mapping[str, np.ndarray],
-        *,
-        groups: pd.Index,
-        overall: Mapping[str, np.ndarray] | None = None,
-    ) -> np.ndarray:
+    def from_group_values(self, values: PerGroup, *, groups: pd.Index, overall: PerGroup | None = None) -> np.ndarray:
         if overall is None:
             raise ValueError(f"{self.key} needs the overall value (overall=...).")
         return np.asarray(overall[self.base.name])
 
     def _evaluate(self, source: _Source) -> MeasureResult:
         vals, overall = source.values(self.base, self.inputs, self.key)
-        if np.isnan(overall):
-            _warn_undefined(self.key, self.base, pd.Index(["all samples"]), np.array([True]), "propagate")
-        groups, name = source.groups, self.base.name
-        return MeasureResult(
-            key=self.key,
-            value=float(overall),
-            by_group=lambda: pd.Series(vals, index=groups, name=name),
-            counts=source.counts,
-            overall=overall,
-            measure=self,
-            reason=_undefined_reason(self.base, pd.Index(["all samples"]), np.array([True]))
-            if np.isnan(overall)
-            else None,
-        )
+        if not np.isnan(overall):
+            return self._result(source, vals, overall, overall)
+        _warn_undefined(self.key, self.base, _ALL_SAMPLES, _UNDEFINED_ALL, "propagate")
+        reason = _undefined_reason(self.base, _ALL_SAMPLES, _UNDEFINED_ALL)
+        return self._result(source, vals, overall, overall, reason=reason)

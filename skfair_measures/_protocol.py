@@ -35,9 +35,11 @@ from ._stats import (
 from .base import BaseMetric, MulticlassError
 from .results import MeasureResult
 
-__all__ = ["Measure", "MeasureBase", "Stats", "prepared", "qualified_key"]
+__all__ = ["Measure", "MeasureBase", "PerGroup", "Stats", "prepared", "qualified_key"]
 
 Stats = ConfusionStats | ErrorStats | Mapping[str, ConfusionStats | ErrorStats]
+#: Values per group of each base metric, ``{base name: array (..., n_groups)}``.
+PerGroup = Mapping[str, np.ndarray]
 
 
 class MeasureBase:
@@ -169,11 +171,6 @@ class Measure(MeasureBase):
     def undefined(self) -> Undefined:
         return self.inputs.undefined
 
-    @property
-    def requires_sensitive(self) -> bool:
-        """Whether the measure compares groups (kept for compatibility; see ``inputs``)."""
-        return self.inputs.needs_sensitive
-
     def with_inputs(self, **changes: Any) -> Measure:
         """A copy with ``threshold``, ``pos_label``, ``groups`` or ``undefined`` set on every leaf.
 
@@ -204,14 +201,7 @@ class Measure(MeasureBase):
             self._inputs = _resolve_inputs(self.key, self.leaves())
 
     # -- public API -----------------------------------------------------------------
-    def __call__(
-        self,
-        y_true: Any,
-        y_pred: Any,
-        *,
-        sensitive_features: Any = None,
-        sample_weight: Any = None,
-    ) -> float:
+    def __call__(self, y_true: Any, y_pred: Any, *, sensitive_features: Any = None, sample_weight: Any = None) -> float:
         """Compute the measure.
 
         Parameters
@@ -232,16 +222,11 @@ class Measure(MeasureBase):
         return self.evaluate(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight).value
 
     def evaluate(
-        self,
-        y_true: Any,
-        y_pred: Any,
-        *,
-        sensitive_features: Any = None,
-        sample_weight: Any = None,
+        self, y_true: Any, y_pred: Any, *, sensitive_features: Any = None, sample_weight: Any = None
     ) -> MeasureResult:
         """Compute the measure with its per-group values and group counts."""
         sample = self.validate(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
-        return self._evaluate(_SampleSource(sample))
+        return self.evaluate_sample(sample)
 
     def evaluate_stats(self, stats: Stats) -> MeasureResult:
         """Compute the measure from sufficient statistics (e.g. aggregated by a dataframe engine).
@@ -266,17 +251,11 @@ class Measure(MeasureBase):
         return self._evaluate(_SampleSource(sample))
 
     def groupwise(
-        self,
-        y_true: Any,
-        y_pred: Any,
-        *,
-        sensitive_features: Any = None,
-        sample_weight: Any = None,
+        self, y_true: Any, y_pred: Any, *, sensitive_features: Any = None, sample_weight: Any = None
     ) -> pd.Series | pd.DataFrame:
         """Base-metric value in each group (mlr3fairness' ``groupwise_metrics``)."""
-        return self.evaluate(
-            y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight
-        ).by_group
+        res = self.evaluate(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
+        return res.by_group
 
     def validate(
         self, y_true: Any, y_pred: Any, *, sensitive_features: Any = None, sample_weight: Any = None
@@ -297,13 +276,7 @@ class Measure(MeasureBase):
     def _own_bases(self) -> tuple[BaseMetric, ...]:
         return ()
 
-    def from_group_values(
-        self,
-        values: Mapping[str, np.ndarray],
-        *,
-        groups: pd.Index,
-        overall: Mapping[str, np.ndarray] | None = None,
-    ) -> np.ndarray:
+    def from_group_values(self, values: PerGroup, *, groups: pd.Index, overall: PerGroup | None = None) -> np.ndarray:
         """Evaluate on stacked per-group values ``{base name: array (..., n_groups)}``.
 
         NaN propagates (``undefined="drop"`` drops NaN groups row by row); no

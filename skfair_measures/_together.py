@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._inputs import MeasureInputs, _same
-from ._protocol import Measure, Stats, _SampleSource, _validate
+from ._protocol import Measure, _validate
 from ._stats import GroupedSample
 from .results import MeasureResult
 
@@ -18,13 +18,7 @@ __all__ = ["evaluate_together"]
 
 
 def evaluate_together(
-    measures: Sequence[Measure],
-    y_true: Any = None,
-    y_pred: Any = None,
-    *,
-    sensitive_features: Any = None,
-    sample_weight: Any = None,
-    stats: Stats | None = None,
+    measures: Sequence[Measure], y_true: Any, y_pred: Any, *, sensitive_features: Any = None, sample_weight: Any = None
 ) -> dict[str, MeasureResult]:
     """Evaluate measures (objects with distinct keys) on one sample: rows validated once per need.
 
@@ -34,8 +28,6 @@ def evaluate_together(
         Distinct measures with distinct keys (``registry.as_measures`` makes them from keys).
     y_true, y_pred, sensitive_features, sample_weight
         As for calling a measure.
-    stats : ConfusionStats, ErrorStats or dict of them, optional
-        Sufficient statistics instead of rows.
 
     Returns
     -------
@@ -50,31 +42,23 @@ def evaluate_together(
     >>> {k: r.value for k, r in res.items()}
     {'fairness.tpr': 1.0, 'fairness.fpr': 1.0}
     """
-    if stats is not None:
-        return {m.key: m.evaluate_stats(stats) for m in measures}
     samples: list[tuple[MeasureInputs, GroupedSample]] = []
-    out = {}
-    for m in measures:
-        sample = _shared_sample(samples, m, y_true, y_pred, sensitive_features, sample_weight)
-        out[m.key] = m._evaluate(_SampleSource(sample))
-    return out
+    return {
+        m.key: m.evaluate_sample(_shared_sample(samples, m, y_true, y_pred, sensitive_features, sample_weight))
+        for m in measures
+    }
 
 
 def _shared_sample(
-    samples: list[tuple[MeasureInputs, GroupedSample]],
-    m: Measure,
-    y_true: Any,
-    y_pred: Any,
-    sensitive_features: Any,
-    sample_weight: Any,
+    samples: list[tuple[MeasureInputs, GroupedSample]], m: Measure, y_true: Any, y_pred: Any, sensitive: Any, w: Any
 ) -> GroupedSample:
     """Validate once per distinct (declared groups, needs groups) pair; reuse otherwise."""
     want = m.inputs
     for have, sample in samples:
-        same_use = sensitive_features is not None or have.needs_sensitive == want.needs_sensitive
+        same_use = sensitive is not None or have.needs_sensitive == want.needs_sensitive
         same_small = (have.min_group_size, have.small_groups) == (want.min_group_size, want.small_groups)
         if _same(have.groups, want.groups) and _same(have.labels, want.labels) and same_use and same_small:
             return sample
-    sample = _validate(m.key, want, y_true, y_pred, sensitive_features, sample_weight)
+    sample = _validate(m.key, want, y_true, y_pred, sensitive, w)
     samples.append((want, sample))
     return sample

@@ -5,14 +5,14 @@ Both read every part from the same counts (one pass), and own their parts' input
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ._inputs import _resolve_inputs
-from ._protocol import Measure, _Source
+from ._protocol import Measure, PerGroup, _Source
 from ._undefined import _joined_reasons, _union_groups
 from .results import MeasureResult
 
@@ -106,13 +106,7 @@ class CompositeMeasure(Measure):
         func = _AGGREGATES[self.aggregate] if isinstance(self.aggregate, str) else self.aggregate
         return np.asarray(func(stacked))
 
-    def from_group_values(
-        self,
-        values: Mapping[str, np.ndarray],
-        *,
-        groups: pd.Index,
-        overall: Mapping[str, np.ndarray] | None = None,
-    ) -> np.ndarray:
+    def from_group_values(self, values: PerGroup, *, groups: pd.Index, overall: PerGroup | None = None) -> np.ndarray:
         parts = [np.asarray(m.from_group_values(values, groups=groups, overall=overall)) for m in self.measures]
         return self._agg(np.stack(parts))
 
@@ -207,13 +201,7 @@ class ConstraintMeasure(Measure):
         out = np.where(deviation <= self.epsilon, perf, bad)
         return np.where(np.isnan(fair) | np.isnan(perf), np.nan, out)
 
-    def from_group_values(
-        self,
-        values: Mapping[str, np.ndarray],
-        *,
-        groups: pd.Index,
-        overall: Mapping[str, np.ndarray] | None = None,
-    ) -> np.ndarray:
+    def from_group_values(self, values: PerGroup, *, groups: pd.Index, overall: PerGroup | None = None) -> np.ndarray:
         perf = self.performance.from_group_values(values, groups=groups, overall=overall)
         fair = self.fairness.from_group_values(values, groups=groups, overall=overall)
         return self._combine(np.asarray(perf), np.asarray(fair))
