@@ -354,6 +354,17 @@ def _dask(df: pd.DataFrame) -> Any:
     return dd.from_pandas(df, npartitions=2)
 
 
+_SPARK: dict[str, Any] = {}  # the session of the Spark door (set by test_spark_door_agrees)
+
+
+def _spark(df: pd.DataFrame) -> Any:
+    """A Spark frame built from plain rows: levels become strings, as a Categorical written to Parquet reads back."""
+    types = {"b": "boolean", "i": "bigint", "f": "double"}
+    schema = ", ".join(f"{c} {types.get(df[c].dtype.kind, 'string')}" for c in df)
+    rows = [tuple(r) for r in df.astype(object).itertuples(index=False)]
+    return _SPARK["session"].createDataFrame(rows, schema=schema)
+
+
 def door_bootstrap(case: Case) -> tuple[float, str | None]:
     res = sfm.bootstrap(case.measure(), case.y_true, case.y_pred, sensitive_features=case.sensitive(),
                     sample_weight=case.sample_weight(), n_boot=3, random_state=0)
@@ -419,7 +430,7 @@ def mlflow_file_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
         os.environ["MLFLOW_ALLOW_FILE_STORE"] = old_env
 
 
-ENGINES = ("engine-pandas", "engine-polars", "engine-pyarrow", "engine-duckdb", "engine-dask")
+ENGINES = ("engine-pandas", "engine-polars", "engine-pyarrow", "engine-duckdb", "engine-dask", "engine-spark")
 DOORS: dict[str, Callable[[Case], tuple[float, str | None]]] = {
     "evaluate": door_evaluate,  # the reference
     "call": door_call,
@@ -431,6 +442,7 @@ DOORS: dict[str, Callable[[Case], tuple[float, str | None]]] = {
     "engine-pyarrow": _engine_door(_pyarrow),
     "engine-duckdb": _engine_door(_duckdb),
     "engine-dask": _engine_door(_dask),
+    "engine-spark": _engine_door(_spark),
     "bootstrap": door_bootstrap,
     "cli": door_cli,
     "mlflow": door_mlflow,
@@ -520,14 +532,24 @@ def check_door(name: str, case: Case, known: bool = True) -> None:
 TOLERANCE = {"cli": 5e-5}  # the CLI prints four decimals
 SILENT = {"cli", "mlflow"}  # doors that report in print or in a run, not in Python warnings
 
-_SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@pytest.mark.parametrize("door", sorted(set(DOORS) - {"evaluate"}))
+SLOW_DOORS = {"engine-spark"}  # a job per case: fewer cases, in their own test
+
+
+@pytest.mark.parametrize("door", sorted(set(DOORS) - {"evaluate"} - SLOW_DOORS))
 @_SETTINGS
 @given(case=cases())
 def test_door_agrees_with_measure_evaluate(door: str, case: Case) -> None:
     check_door(door, case)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=cases())
+def test_spark_door_agrees(spark: Any, case: Case) -> None:
+    _SPARK["session"] = spark
+    check_door("engine-spark", case)
 
 
 @pytest.mark.parametrize(
