@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml integrations/mlflow/pyproject.toml
 
 test: $(STAMP)
 	$(PY) -m ruff check skfair_measures tests benchmarks integrations examples
-	$(PY) -m pytest -m "not slow" -q
+	$(PY) -m pytest -m "not slow" -q --durations=10
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -m slow -q
