@@ -298,6 +298,13 @@ def _recomputed_draws(measure: Measure, sample: GroupedSample, n_boot: int, rng:
     return draws
 
 
+def check_replicates(n_boot: Any, prob: Any) -> None:
+    """Refuse fewer than 2 replicates or an interval probability outside (0, 1), naming the argument."""
+    if not isinstance(n_boot, int | np.integer) or n_boot < 2:
+        raise ValueError(f"n_boot={n_boot!r}; pass at least 2 replicates (typically 1000).")
+    check_prob(prob)
+
+
 def bootstrap(
     measure: Measure | str,
     y_true: Any,
@@ -337,9 +344,7 @@ def bootstrap(
     >>> bool(lo <= res.value <= hi)
     True
     """
-    if not isinstance(n_boot, int | np.integer) or n_boot < 2:
-        raise ValueError(f"n_boot={n_boot!r}; pass at least 2 replicates (typically 1000).")
-    check_prob(prob)
+    check_replicates(n_boot, prob)
     (measure,) = as_measures([measure])
     rng = np.random.default_rng(random_state)
     sample = measure.validate(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)

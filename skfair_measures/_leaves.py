@@ -196,14 +196,8 @@ class PerformanceMeasure(_OneBase):
     """
 
     def __init__(
-        self,
-        base: str | BaseMetric | Callable[..., float],
-        *,
-        key: str | None = None,
-        pos_label: Any = None,
-        threshold: float | None = None,
-        undefined: Undefined = "propagate",
-        groups: Any = None,
+        self, base: str | BaseMetric | Callable[..., float], *, key: str | None = None, pos_label: Any = None,
+        threshold: float | None = None, undefined: Undefined = "propagate", groups: Any = None,
     ) -> None:
         self.base = get_base(base)
         prefix = "regr" if self.base.statistic == "errors" else "classif"

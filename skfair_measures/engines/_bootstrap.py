@@ -13,7 +13,7 @@ compute in the pass that gives the counts. Two cases:
   per row, in the engine: per partition on pandas and Dask (``_native``), ``n_boot``
   reweighted bincounts per partition.
 
-Unlike :func:`skfair_measures.bootstrap.bootstrap` (stratified: group sizes fixed), the
+Unlike :func:`skfair_measures.bootstrap` (stratified: group sizes fixed), the
 Poisson bootstrap lets group sizes vary between replicates, as resampling rows does.
 """
 
@@ -25,17 +25,15 @@ from typing import Any
 
 import narwhals as nw
 import numpy as np
-import pandas as pd
 
-from .._bootstrap import BootstrapResult
+from .._bootstrap import BootstrapResult, check_replicates
 from .._stats import ConfusionStats, ErrorStats
 from ..measures import Measure
 from ..registry import as_measures
-from ..results import check_prob
 from . import _native
-from ._aggregate import _SUM_AE, _SUM_SE, _SUM_W, confusion_stats, error_stats
-from ._compute import _Engine, _statistics_of
-from ._frames import Columns, as_lazy, check_columns
+from ._aggregate import _SUM_AE, _SUM_SE, _SUM_W
+from ._compute import _Engine, _statistics_of, local_stats
+from ._frames import as_lazy, check_columns
 
 __all__ = ["poisson_bootstrap"]
 
@@ -72,11 +70,8 @@ def poisson_bootstrap(
         A measure computable from sufficient statistics.
     sample_weight : str, optional
         Column of non-negative weights (then per-row multiplicities: pandas and Dask).
-    n_boot : int, default=1000
-        Number of replicates.
-    prob : float, default=0.95
-        Interval probability.
-    random_state : int or numpy Generator, optional
+    n_boot, prob, random_state
+        As for :func:`skfair_measures.bootstrap`.
 
     Returns
     -------
@@ -93,9 +88,7 @@ def poisson_bootstrap(
     >>> bool(lo <= res.value <= hi)
     True
     """
-    if not isinstance(n_boot, int | np.integer) or n_boot < 2:
-        raise ValueError(f"n_boot={n_boot!r}; pass at least 2 replicates (typically 1000).")
-    check_prob(prob)
+    check_replicates(n_boot, prob)
     (m,) = as_measures([measure])
     kinds = _statistics_of(m)
     cols = check_columns(as_lazy(data), target, prediction, sensitive, sample_weight)
@@ -127,25 +120,12 @@ def _per_row_replicates(engine: _Engine, m: Measure, kinds: tuple[str, ...], n_b
         names = (_SUM_W, _SUM_AE, _SUM_SE) if kind == "errors" else (_SUM_W,)
         sums = {name: table[[_native.replicate_name(name, b) for b in range(n_boot)]].to_numpy() for name in names}
         narrow = table[[c for c in table.columns if "#" not in c]]
-        stacked = _stack(
-            [_replicate(narrow, {k: v[:, b] for k, v in sums.items()}, cols, kind, m) for b in range(n_boot)]
-        )
+        # each replicate: the small table with its replicate sums in place of the observed ones
+        views = (narrow.assign(**{k: v[:, b] for k, v in sums.items()}) for b in range(n_boot))
+        stacked = _stack([local_stats(view, cols, kind, m.inputs) for view in views])
         plan = engine.small_groups(kind, m.inputs, m.key)  # decided on the observed data, as the point estimate
         out[kind] = stacked if plan is None else plan.stats(stacked)
     return out
-
-
-def _replicate(
-    narrow: pd.DataFrame, sums: dict[str, np.ndarray], cols: Columns, kind: str, m: Measure
-) -> ConfusionStats | ErrorStats:
-    """The statistics of one replicate: the small table with its replicate sums in place of the observed ones."""
-    view = narrow.assign(**sums)
-    if kind == "errors":
-        return error_stats(view, cols, groups=m.inputs.groups)
-    return confusion_stats(
-        view, cols, pos_label=m.inputs.pos_label, thresholded=m.inputs.threshold is not None, groups=m.inputs.groups,
-        labels=m.inputs.labels,
-    )
 
 
 def _stack(replicates: list[ConfusionStats | ErrorStats]) -> ConfusionStats | ErrorStats:

@@ -84,14 +84,7 @@ class _Engine:
         need = (kind, inputs.threshold, inputs.pos_label, _groups_key(inputs), inputs.min_group_size,
                 inputs.small_groups, _labels_key(inputs))
         if need not in self._stats:
-            table = self.table(kind, inputs.threshold)
-            if kind == "errors":
-                stats = error_stats(table, self.cols, groups=inputs.groups)
-            else:
-                stats = confusion_stats(
-                    table, self.cols, pos_label=inputs.pos_label, thresholded=inputs.threshold is not None,
-                    groups=inputs.groups, labels=inputs.labels,
-                )
+            stats = local_stats(self.table(kind, inputs.threshold), self.cols, kind, inputs)
             plan = self.small_groups(kind, inputs, key)
             self._stats[need] = stats if plan is None else plan.stats(stats)
         return self._stats[need]
@@ -113,6 +106,16 @@ class _Engine:
                 plan.warn(stacklevel=4)  # the caller of evaluate_measures
             self._plans[setting] = plan
         return self._plans[setting]
+
+
+def local_stats(table: pd.DataFrame, cols: Columns, kind: str, inputs: MeasureInputs) -> ConfusionStats | ErrorStats:
+    """The statistics of an engine's table for ``inputs``: the positive label, declared groups and classes applied."""
+    if kind == "errors":
+        return error_stats(table, cols, groups=inputs.groups)
+    return confusion_stats(
+        table, cols, pos_label=inputs.pos_label, thresholded=inputs.threshold is not None, groups=inputs.groups,
+        labels=inputs.labels,
+    )
 
 
 def _labels_key(inputs: MeasureInputs) -> tuple | None:
