@@ -2,18 +2,24 @@
 
 Hypothesis generates small samples with the edges users meet: pandas Categoricals with
 unused levels, declared groups absent from the data, groups of one row, string, integer,
-{-1, 1} and boolean labels with either ``pos_label``, zero and fractional weights, small
-groups dropped or merged, undefined groups propagated or dropped. Every door in
-``DOORS`` (door name -> function from a case to an :class:`Outcome`) must give what the
-reference door, ``Measure.evaluate``, gives: the same value, or NaN for the same
-undefined groups and reasons, or an error of the same class. A new entry point joins
-with one row of the table.
+{-1, 1} and boolean labels with either ``pos_label``, three classes with a class missing
+from ``y_true`` (a cross-validation fold), class means and declared ``labels=``, zero and
+fractional weights, small groups dropped or merged, undefined groups propagated or
+dropped. ``DOORS`` maps each entry point to a function from a case to its value and
+reason; :func:`_observe` turns that (or the door's warnings, or its error) into an
+:class:`Outcome`. Every door must give what the reference door, ``Measure.evaluate``,
+gives: the same value, or NaN for the same undefined groups and reasons, or an error of
+the same class. A new entry point joins with one row of the table.
 
 Cases a door cannot express (the CLI has no weights, ``groupwise_metrics`` no declared
 groups) raise :class:`Inapplicable` and are not compared. Known disagreements that are
-being fixed elsewhere are listed in ``KNOWN``: the property skips those cases for that
-door, and a strict ``xfail`` test per entry shows the defect on one concrete case, so a
-fix turns it into an unexpected pass and the entry must go.
+being fixed elsewhere are listed in ``KNOWN``, recognised by their symptom: the property
+excuses those, and a strict ``xfail`` test per entry shows the defect on one concrete
+case, so a fix turns it into an unexpected pass and the entry must go.
+
+The suite catches a broken door: summing the weights of a cell with ``max`` instead of
+``sum`` in the engines' grouped aggregation made the DuckDB door disagree on the first
+weighted case.
 """
 
 from __future__ import annotations
