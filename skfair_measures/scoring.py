@@ -44,14 +44,14 @@ __all__ = [
     "make_scorers",
 ]
 
-_NO_SENSITIVE = (
-    "{scorer} received no sensitive_features. Either enable metadata routing "
-    "(sklearn.set_config(enable_metadata_routing=True)) and pass sensitive_features=... to fit() / params= of "
-    "cross_validate, or name the column(s) of X that hold them: sensitive='column_name'."
+_NOT_GIVEN = (
+    "{scorer} received no {name}. Either enable metadata routing (sklearn.set_config(enable_metadata_routing=True)) "
+    "and pass {name}=... to fit() / params= of cross_validate, or name the column(s) of X that hold it: "
+    "{param}='column_name'."
 )
-_BOTH_SENSITIVE = (
-    "{scorer} reads the sensitive attribute from X (sensitive={columns!r}) and was also routed sensitive_features; "
-    "pass one of them: drop sensitive=, or call set_score_request(sensitive_features=False)."
+_BOTH_GIVEN = (
+    "{scorer} reads {name} from X ({param}={column!r}) and was also routed {name}; pass one of them: drop {param}=, "
+    "or call set_score_request({name}=False)."
 )
 
 
@@ -82,7 +82,7 @@ def _sign(measure: MeasureBase) -> float:
 class FairnessScorer(BaseEstimator):
     """A scikit-learn scorer for one measure, and the base of every scorer kind.
 
-    Build it with :func:`fairness_scorer`.
+    Build it with :func:`fairness_scorer` (its example: routing mode; :func:`make_scorers`'s: column mode).
 
     ``scorer(estimator, X, y, *, sensitive_features=None, sample_weight=None)``
     calls :meth:`score`. Subclasses say what a fold's value is (:meth:`_scores`)
@@ -110,17 +110,6 @@ class FairnessScorer(BaseEstimator):
         ``sensitive_features`` is requested through metadata routing.
     groups : array-like, optional
         All expected groups, so that a fold missing a group is reported.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from sklearn.linear_model import LogisticRegression
-    >>> X = pd.DataFrame({"x": [0.0, 1, 2, 3, 4, 5], "sex": [0, 1, 0, 1, 0, 1]})
-    >>> y = [0, 0, 1, 0, 1, 1]
-    >>> scorer = FairnessScorer("fairness.tpr", sensitive="sex")
-    >>> clf = LogisticRegression().fit(X, y)
-    >>> scorer(clf, X, y)  # minimised measures are negated, like sklearn's neg_* scorers
-    -0.5
     """
 
     __metadata_request__score = {"estimator": UNUSED, "sensitive_features": True}  # noqa: RUF012
@@ -156,14 +145,17 @@ class FairnessScorer(BaseEstimator):
 
     def _sensitive_of(self, X: Any, sensitive_features: Any) -> Any:
         """The routed ``sensitive_features`` or the columns of ``X`` (None if no measure needs them)."""
-        columns = self._columns()
-        if columns is not None and sensitive_features is not None:
-            raise ValueError(_BOTH_SENSITIVE.format(scorer=type(self).__name__, columns=self.sensitive))
-        if columns is None and sensitive_features is None:
-            if not self._needs_sensitive:
+        return self._metadata(X, sensitive_features, self.sensitive, "sensitive_features", "sensitive")
+
+    def _metadata(self, X: Any, routed: Any, column: Any, name: str, param: str, required: bool | None = None) -> Any:
+        """Metadata ``name`` routed to the scorer or read from the column(s) ``param=`` of ``X``, never both."""
+        if column is not None and routed is not None:
+            raise ValueError(_BOTH_GIVEN.format(scorer=type(self).__name__, name=name, param=param, column=column))
+        if column is None and routed is None:
+            if not (self._needs_sensitive if required is None else required):
                 return None
-            raise ValueError(_NO_SENSITIVE.format(scorer=repr(self)))
-        return resolve_sensitive(sensitive_features, X=X, columns=columns)
+            raise ValueError(_NOT_GIVEN.format(scorer=repr(self), name=name, param=param))
+        return resolve_sensitive(routed, X=X, columns=column, argument=name)
 
     def score(
         self, estimator: Any, X: Any, y: Any, *, sensitive_features: Any = None, sample_weight: Any = None
@@ -229,17 +221,7 @@ class MultiMeasureScorer(FairnessScorer):
 
     Returns a dict ``{key: value}`` (minimised measures negated), which
     ``cross_validate`` and ``GridSearchCV`` accept as ``scoring=``; use one of the
-    keys as ``refit=``. Build it with :func:`make_scorers`.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from sklearn.linear_model import LogisticRegression
-    >>> X = pd.DataFrame({"x": [0.0, 1, 2, 3, 4, 5], "sex": [0, 1, 0, 1, 0, 1]})
-    >>> y = [0, 0, 1, 0, 1, 1]
-    >>> scorer = MultiMeasureScorer(["fairness.tpr", "classif.acc"], sensitive="sex")
-    >>> scorer(LogisticRegression().fit(X, y), X, y)
-    {'fairness.tpr': -0.5, 'classif.acc': 0.6666666666666666}
+    keys as ``refit=``. Build it with :func:`make_scorers` (see its example).
     """
 
     def __init__(
@@ -305,28 +287,11 @@ class RankingScorer(FairnessScorer):
         self.query_id = query_id
 
     def score(  # type: ignore[override]
-        self,
-        estimator: Any,
-        X: Any,
-        y: Any,
-        *,
-        query_id: Any = None,
-        sensitive_features: Any = None,
+        self, estimator: Any, X: Any, y: Any, *, query_id: Any = None, sensitive_features: Any = None,
         sample_weight: Any = None,
     ) -> float:
         """Score a fitted ranker: the ranking fairness of ``estimator.predict(X)``, greater is better."""
-        if self.query_id is not None and query_id is not None:
-            raise ValueError(
-                f"RankingScorer reads query_id from X (query_id={self.query_id!r}) and was also routed query_id; "
-                "pass one of them: drop query_id=, or call set_score_request(query_id=False)."
-            )
-        if self.query_id is not None:
-            query_id = resolve_sensitive(X=X, columns=self.query_id, argument="query_id")
-        elif query_id is None:
-            raise ValueError(
-                "RankingScorer received no query_id: route it (pass query_id=... to fit() / params= of "
-                "cross_validate with metadata routing enabled) or name its column of X: query_id='column_name'."
-            )
+        query_id = self._metadata(X, query_id, self.query_id, "query_id", "query_id", required=True)
         groups = self._sensitive_of(X, sensitive_features)
         (m,) = self._measures
         y_score = _response(estimator, X, m.inputs.response_method, m.inputs.pos_label)

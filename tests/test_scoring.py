@@ -227,6 +227,8 @@ def test_ranking_scorer_routes_query_id_and_groups_per_fold():
         rel, ranker.predict(Xc), query_id=q, sensitive_features=user))
     with pytest.raises(ValueError, match="received no query_id"):
         sfm.fairness_scorer("fairness.ndcg", "user")(ranker, Xc, rel)
+    with pytest.raises(ValueError, match="query_id='q'.*also routed query_id.*set_score_request"):
+        col(ranker, Xc, rel, query_id=q)
     with pytest.raises(ValueError, match="groups= does not apply to fairness.ndcg"):
         sfm.fairness_scorer("fairness.ndcg", groups=["a", "b"])
 

@@ -46,16 +46,8 @@ _NO_PER_ROW = (
 
 
 def poisson_bootstrap(
-    data: Any,
-    target: str,
-    prediction: str,
-    sensitive: str | Sequence[str],
-    measure: Measure | str,
-    *,
-    sample_weight: str | None = None,
-    n_boot: int = 1000,
-    prob: float = 0.95,
-    random_state: Any = None,
+    data: Any, target: str, prediction: str, sensitive: str | Sequence[str], measure: Measure | str, *,
+    sample_weight: str | None = None, n_boot: int = 1000, prob: float = 0.95, random_state: Any = None,
 ) -> BootstrapResult:
     """Poisson bootstrap distribution and percentile interval of a measure, computed where the data lives.
 
