@@ -7,6 +7,10 @@ from typing import Any
 
 import pytest
 
+# --doctest-modules would import this file a second time, as a module named "conftest" like
+# integrations/mlflow/tests/conftest.py, and stop the collection on the name clash; it has no doctests.
+collect_ignore = ["conftest.py"]
+
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
