@@ -81,8 +81,7 @@ class _Engine:
 
     def stats(self, kind: str, inputs: MeasureInputs, key: str = "the measure") -> ConfusionStats | ErrorStats:
         """The statistics for ``inputs``, small groups restricted as the core does (warning once per need)."""
-        need = (kind, inputs.threshold, inputs.pos_label, _groups_key(inputs), inputs.min_group_size,
-                inputs.small_groups, _labels_key(inputs))
+        need = (kind, *_inputs_key(inputs))
         if need not in self._stats:
             stats = local_stats(self.table(kind, inputs.threshold), self.cols, kind, inputs)
             plan = self.small_groups(kind, inputs, key)
@@ -97,7 +96,7 @@ class _Engine:
         """
         if inputs.min_group_size is None:
             return None
-        setting = (_groups_key(inputs), inputs.min_group_size, inputs.small_groups)
+        setting = (_index_key(inputs.groups), inputs.min_group_size, inputs.small_groups)
         if setting not in self._plans:
             table = self.table(kind, None if kind == "errors" else inputs.threshold)
             sizes, groups = group_sizes(table, self.cols, inputs.groups)
@@ -118,12 +117,14 @@ def local_stats(table: pd.DataFrame, cols: Columns, kind: str, inputs: MeasureIn
     )
 
 
-def _labels_key(inputs: MeasureInputs) -> tuple | None:
-    return None if inputs.labels is None else tuple(inputs.labels.tolist())
+def _index_key(index: pd.Index | None) -> tuple | None:
+    return None if index is None else tuple(index.tolist())
 
 
-def _groups_key(inputs: MeasureInputs) -> tuple | None:
-    return None if inputs.groups is None else tuple(inputs.groups.tolist())
+def _inputs_key(inputs: MeasureInputs) -> tuple:
+    """What an engine's statistics depend on: threshold, positive label, declared and small groups, classes."""
+    return (inputs.threshold, inputs.pos_label, _index_key(inputs.groups), inputs.min_group_size,
+            inputs.small_groups, _index_key(inputs.labels))
 
 
 def _statistics_of(measure: Measure) -> tuple[str, ...]:
@@ -139,10 +140,8 @@ def _statistics_of(measure: Measure) -> tuple[str, ...]:
 
 
 def _need(measure: Measure) -> tuple:
-    """What a measure needs computed: its statistics, threshold, positive label, declared and small groups."""
-    inputs = measure.inputs
-    return (_statistics_of(measure), inputs.threshold, inputs.pos_label, _groups_key(inputs),
-            inputs.min_group_size, inputs.small_groups, _labels_key(inputs))
+    """What a measure needs computed: its statistics, and what they depend on."""
+    return (_statistics_of(measure), *_inputs_key(measure.inputs))
 
 
 def evaluate_measures(
@@ -343,8 +342,6 @@ def grouped_stats(
         raise ValueError(f"statistic={statistic!r}; pass 'confusion' or 'errors'.")
     if statistic == "errors" and (threshold is not None or pos_label is not None):
         raise ValueError("threshold= and pos_label= apply to statistic='confusion', not to regression errors.")
-    inputs = MeasureInputs(threshold=threshold, pos_label=pos_label).replace(
-        groups=None if groups is None else pd.Index(groups)
-    )
+    inputs = MeasureInputs(threshold=threshold, pos_label=pos_label).replace(groups=groups)
     engine = _Engine(data, check_columns(as_lazy(data), target, prediction, sensitive, sample_weight))
     return engine.stats(statistic, inputs)
