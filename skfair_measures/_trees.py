@@ -19,19 +19,8 @@ from .results import MeasureResult
 __all__ = ["CompositeMeasure", "ConstraintMeasure"]
 
 
-def _agg_mean(a: np.ndarray) -> np.ndarray:
-    return np.mean(a, axis=0)
-
-
-def _agg_max(a: np.ndarray) -> np.ndarray:
-    return np.max(a, axis=0)
-
-
-def _agg_min(a: np.ndarray) -> np.ndarray:
-    return np.min(a, axis=0)
-
-
-_AGGREGATES: dict[str, Callable[[np.ndarray], np.ndarray]] = {"mean": _agg_mean, "max": _agg_max, "min": _agg_min}
+#: The aggregates named by a string: numpy's reductions over the first axis (the parts).
+_AGGREGATES = ("mean", "max", "min")
 
 
 def _common(values: Sequence[Any]) -> Any:
@@ -103,8 +92,9 @@ class CompositeMeasure(Measure):
         return f"{self.aggregate_name}({', '.join(ops)})"
 
     def _agg(self, stacked: np.ndarray) -> np.ndarray:
-        func = _AGGREGATES[self.aggregate] if isinstance(self.aggregate, str) else self.aggregate
-        return np.asarray(func(stacked))
+        if isinstance(self.aggregate, str):
+            return np.asarray(getattr(np, self.aggregate)(stacked, axis=0))
+        return np.asarray(self.aggregate(stacked))
 
     def from_group_values(self, values: PerGroup, *, groups: pd.Index, overall: PerGroup | None = None) -> np.ndarray:
         parts = [np.asarray(m.from_group_values(values, groups=groups, overall=overall)) for m in self.measures]
