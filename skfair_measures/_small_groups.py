@@ -19,6 +19,7 @@ import pandas as pd
 
 from ._counts import ConfusionStats, ErrorStats
 from ._groups import SingleGroupError
+from ._undefined import name_groups
 
 __all__ = [
     "SmallGroupPlan",
@@ -149,7 +150,7 @@ def small_group_plan(
     index = groups[keep]
     parts = []
     if left_out.any():
-        named = ", ".join(f"{labels[i]!r} ({sizes[i]})" for i in np.flatnonzero(left_out))
+        named = name_groups([labels[i] for i in np.flatnonzero(left_out)], sizes[left_out])
         parts.append(f"are left out, with their rows: {named}")
     if pooled.any():
         label = _other_label(groups)
@@ -159,9 +160,9 @@ def small_group_plan(
         else:
             other = pd.Index([label], name=groups.name)
         index = index.append(other)
-        named = ", ".join(f"{labels[i]!r} ({sizes[i]})" for i in np.flatnonzero(pooled))
+        named = name_groups([labels[i] for i in np.flatnonzero(pooled)], sizes[pooled])
         parts.append(f"are merged into {label!r} ({int(sizes[pooled].sum())} rows): {named}")
-    named = ", ".join(f"{labels[i]!r} ({sizes[i]})" for i in np.flatnonzero(small))
+    named = name_groups([labels[i] for i in np.flatnonzero(small)], sizes[small])
     kept = lut >= 0
     if np.count_nonzero(np.bincount(lut[kept], weights=sizes[kept], minlength=len(index))) < 2:
         raise SingleGroupError(

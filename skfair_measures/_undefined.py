@@ -3,23 +3,34 @@
 A group whose base rate has a zero denominator is NaN. The measure is then NaN
 with a warning naming the group, the rate and the fix (``undefined="propagate"``),
 leaves that group out of the comparison (``"drop"``), or raises (``"raise"``).
+
+Every message that names groups names them through :func:`name_groups`: at most
+:data:`NAMED_GROUPS` of them, then how many more, so a column of 100,000 groups
+gives a warning of a line, not of 200 KB. The module imports nothing of ours when
+it runs, so every core module may use it.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from sklearn.exceptions import UndefinedMetricWarning
 
-from .base import BaseMetric
-from .operations import Operation
-from .results import MeasureResult
+if TYPE_CHECKING:
+    from .base import BaseMetric
+    from .operations import Operation
+    from .results import MeasureResult
 
-__all__ = ["UndefinedGroupWarning"]
+__all__ = ["NAMED_GROUPS", "UndefinedGroupWarning", "name_groups"]
+
+#: How many groups a message names before it says how many more there are.
+NAMED_GROUPS = 10
+#: A group name longer than this is cut in messages (the data keep it whole).
+_NAME_CHARS = 60
 
 
 class UndefinedGroupWarning(UndefinedMetricWarning):
@@ -30,8 +41,58 @@ class UndefinedGroupWarning(UndefinedMetricWarning):
     """
 
 
+def _literal(x: Any) -> Any:
+    """A group label as Python writes it: 7, not np.int64(7); a very long name cut."""
+    if isinstance(x, tuple):
+        return tuple(_literal(v) for v in x)
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, str) and len(x) > _NAME_CHARS:
+        return x[: _NAME_CHARS - 1] + "\u2026"
+    return x
+
+
+def name_groups(groups: Iterable[Any], sizes: Iterable[Any] | None = None, *, limit: int = NAMED_GROUPS) -> str:
+    """The groups a message names: at most ``limit``, then how many more.
+
+    Parameters
+    ----------
+    groups : iterable
+        Group labels, in the order to name them.
+    sizes : iterable or None, default=None
+        Rows per group; given, each group reads ``'a' (12)`` and the names are not
+        bracketed.
+    limit : int, default=NAMED_GROUPS
+        How many groups to name.
+
+    Returns
+    -------
+    str
+        A Python list of the named groups (NumPy scalars as plain numbers, names
+        longer than 60 characters cut), followed by ``and N more`` when some are
+        not named.
+
+    Examples
+    --------
+    >>> name_groups(["F", "M"])
+    "['F', 'M']"
+    >>> name_groups(range(25), limit=3)
+    '[0, 1, 2] and 22 more'
+    >>> name_groups(["a", "b", "c"], sizes=[3, 1, 2], limit=2)
+    "'a' (3), 'b' (1) and 1 more"
+    """
+    groups = list(groups)
+    shown = [_literal(g) for g in groups[:limit]]
+    if sizes is None:
+        text = repr(shown)
+    else:
+        text = ", ".join(f"{g!r} ({int(n)})" for g, n in zip(shown, sizes, strict=False))
+    more = len(groups) - len(shown)
+    return f"{text} and {more:,} more" if more > 0 else text
+
+
 def _warn_undefined(key: str, base: BaseMetric, groups: pd.Index, bad: np.ndarray, undefined: str) -> None:
-    names = [groups[i] for i in np.flatnonzero(bad)]
+    names = name_groups(groups[np.flatnonzero(bad)])
     reason = f" ({base.undefined_when})" if base.undefined_when else ""
     if undefined == "raise":
         raise ValueError(
@@ -76,7 +137,7 @@ def _undefined_reason(base: BaseMetric, groups: pd.Index, bad: np.ndarray) -> st
     """Why a leaf is NaN, in the words of its base metric."""
     if not bad.any():
         return f"{base.name} is undefined on these samples"
-    names = [groups[i] for i in np.flatnonzero(bad)]
+    names = name_groups(groups[np.flatnonzero(bad)])
     cause = f" ({base.undefined_when})" if base.undefined_when else ""
     return f"{base.name} is undefined for group(s) {names}{cause}"
 

@@ -23,6 +23,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from ._undefined import name_groups
+
 __all__ = [
     "Operation",
     "absdiff",
@@ -224,10 +226,10 @@ def _ref_index(groups: pd.Index, reference: Any) -> int:
         loc = groups.get_loc(reference)
     except KeyError:
         raise ValueError(
-            f"reference={reference!r} is not one of the groups {list(groups)}; pass one of them."
+            f"reference={reference!r} is not one of the groups {name_groups(groups)}; pass one of them."
         ) from None
     if not isinstance(loc, (int, np.integer)):
-        raise ValueError(f"reference={reference!r} does not name a single group of {list(groups)}.")
+        raise ValueError(f"reference={reference!r} does not name a single group of {name_groups(groups)}.")
     return int(loc)
 
 

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ._stats import GroupedSample
+from ._undefined import name_groups
 from .base import BaseMetric, get_base
 from .measures import FairnessMeasure, Measure, MeasureInputs, MeasureResult, UndefinedGroupWarning
 from .operations import Operation
@@ -300,7 +301,7 @@ class DistributionParity(Measure):
     def _warn_empty(self, groups: pd.Index, empty: np.ndarray) -> None:
         import warnings
 
-        names = [groups[i] for i in np.flatnonzero(empty)]
+        names = name_groups(groups[np.flatnonzero(empty)])
         if self.undefined == "raise":
             raise ValueError(f"group(s) {names} have no samples; {self.key} cannot be computed.")
         then = "they are left out" if self.undefined == "drop" else f"{self.key} is NaN; pass undefined='drop'"

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
+from ._undefined import name_groups
+
 if TYPE_CHECKING:  # pragma: no cover
     from .measures import MeasureBase
 
@@ -283,7 +285,7 @@ class MeasureResult(Result):
         if self._reason is not None:
             return self._reason
         if self.undefined_groups:
-            return f"undefined for group(s) {self.undefined_groups}"
+            return f"undefined for group(s) {name_groups(self.undefined_groups)}"
         return "the value is undefined"
 
     def to_dict(self) -> dict[str, Any]:
