@@ -13,7 +13,10 @@ The layout, for people (``{p}`` is the prefix, ``{N}`` a result's name):
 
 - headline values first, at plain keys: ``{p}{N}``;
 - the group sizes once per run: ``{p}groups.count/{group}`` (a result whose counts
-  differ from the first ones gets its own ``{p}{N}.count/{group}``);
+  differ from the first ones gets its own ``{p}{N}.count/{group}``), for the
+  :data:`MAX_METRIC_GROUPS` largest groups; with more groups, one warning and the tag
+  ``skfair.groups_as_metrics`` say how many were left out of the metrics (the table
+  artifact and ``results.json`` keep every group);
 - details: ``{p}{N}.overall``, ``{p}{N}.interval_lower`` / ``_upper`` (estimates with an
   interval), ``{p}{N}.{kind}/mean, sd, interval_lower, interval_upper, prob_within,
   prob_greater`` for sampled results (``kind`` is ``posterior`` or ``bootstrap``);
@@ -52,6 +55,9 @@ MAX_PARAM_LENGTH = 6000
 MAX_TAG_LENGTH = 8000
 #: The groupwise chart shows at most this many groups, the largest; its title says how many were left out.
 MAX_CHART_GROUPS = 20
+#: Per-group metrics (sizes, and values with ``group_metrics=True``) for at most this many groups, the largest;
+#: as the report's table. Every group stays in the groupwise table artifact and in ``results.json``.
+MAX_METRIC_GROUPS = 50
 #: Which result of a name owns the plain key ``{N}`` when several kinds share the name.
 _HEADLINE_ORDER = ("point", "estimate", "bootstrap", "posterior")
 #: Kinds whose draws get their own section of summaries.
@@ -257,6 +263,8 @@ class _Context:
     options: dict[str, Any]
     group_metrics: bool
     counts: pd.Series | None = None
+    #: The groups whose per-group quantities are metrics (all, or the largest MAX_METRIC_GROUPS).
+    metric_groups: pd.Index | None = None
 
 
 def _measure_of(res: Result, ctx: _Context) -> MeasureBase | None:
@@ -348,9 +356,40 @@ def _counts(p: Payload, base: str, name: str, res: Result, ctx: _Context) -> Non
         return
     else:
         where = subkey(base, "count")
+    counts = counts[counts.index.isin(_metric_groups(counts, ctx))]
     segs = _group_segments(counts.index)
     for g, v in counts.items():
         p.add_metric(f"{where}/{segs[g]}", v, result=name, quantity="count", group=plain(g))
+
+
+def _metric_groups(counts: pd.Series, ctx: _Context) -> pd.Index:
+    """The groups logged as metrics: all, or the largest ``MAX_METRIC_GROUPS`` of the run's first counts."""
+    if ctx.metric_groups is None:
+        first = ctx.counts if ctx.counts is not None else counts
+        ctx.metric_groups = _largest(first, MAX_METRIC_GROUPS)
+    return ctx.metric_groups
+
+
+def _largest(counts: pd.Series, limit: int) -> pd.Index:
+    """The ``limit`` largest groups (ties and missing sizes: the first ones), in the index's order."""
+    if len(counts) <= limit:
+        return counts.index
+    size = np.nan_to_num(counts.to_numpy(dtype=float), nan=-1.0)
+    return counts.index[np.sort(np.argsort(-size, kind="stable")[:limit])]
+
+
+def _warn_left_out(p: Payload, ctx: _Context, items: list[tuple[str, Result]]) -> None:
+    """One warning and one tag when groups were left out of the per-group metrics."""
+    index = _run_groups(items)
+    if ctx.metric_groups is None or index is None or len(ctx.metric_groups) >= len(index):
+        return
+    shown, n = len(ctx.metric_groups), len(index)
+    what = "sizes and values" if ctx.group_metrics else "sizes"
+    text = (f"the group {what} of the {shown} largest of {n:,} groups are metrics, {n - shown:,} groups are "
+            f"left out of the metrics (MAX_METRIC_GROUPS = {MAX_METRIC_GROUPS}); the groupwise.json table "
+            "artifact and results.json hold every group")
+    p.add_tag("skfair.groups_as_metrics", text)
+    warnings.warn(f"log_fairness: {text}.", UserWarning, stacklevel=4)
 
 
 def _same_counts(a: pd.Series, b: pd.Series) -> bool:
@@ -358,10 +397,17 @@ def _same_counts(a: pd.Series, b: pd.Series) -> bool:
     return a.index.equals(b.index) and np.array_equal(a.to_numpy(dtype=float), b.to_numpy(dtype=float))
 
 
-def _group_values(p: Payload, base: str, name: str, res: Result) -> None:
+def _group_values(p: Payload, base: str, name: str, res: Result, ctx: _Context) -> None:
     frame = _frame(res.by_group)
     if frame is None:
         return
+    if ctx.metric_groups is None and res.counts is not None:
+        _metric_groups(res.counts, ctx)
+    if ctx.metric_groups is not None:
+        frame = frame[frame.index.isin(ctx.metric_groups)]
+    elif len(frame) > MAX_METRIC_GROUPS:  # no sizes to rank by: the first ones
+        ctx.metric_groups = frame.index[:MAX_METRIC_GROUPS]
+        frame = frame.iloc[:MAX_METRIC_GROUPS]
     groups = _group_segments(frame.index)
     columns = unique_segments(list(frame.columns))
     for col in frame.columns:
@@ -386,10 +432,16 @@ def _params(p: Payload, base: str, res: Result, ctx: _Context) -> None:
 
 
 # -- tags, table, chart, JSON -------------------------------------------------------------------
-def _group_tags(p: Payload, items: list[tuple[str, Result]]) -> None:
+def _run_groups(items: list[tuple[str, Result]]) -> pd.Index | None:
+    """The run's groups: those of the first result with sizes, else of the first with per-group values."""
     index = next((r.counts.index for _, r in items if r.counts is not None), None)
     if index is None:
         index = next((r.by_group.index for _, r in items if r.by_group is not None), None)
+    return index
+
+
+def _group_tags(p: Payload, items: list[tuple[str, Result]]) -> None:
+    index = _run_groups(items)
     if index is None:
         return
     names = [n for n in _group_names(index) if n is not None]
@@ -442,7 +494,8 @@ def groupwise_table(items: list[tuple[str, Result]]) -> pd.DataFrame | None:
     if not rows:
         return None
     texts = _group_texts(index)
-    body = pd.DataFrame([s.reindex(index).to_numpy(dtype=float) for _, s in rows], columns=list(texts.values()))
+    values = np.vstack([s.reindex(index).to_numpy(dtype=float) for _, s in rows])  # one block: 100,000 groups in ms
+    body = pd.DataFrame(values, columns=list(texts.values()))
     head = pd.DataFrame([label for label, _ in rows], columns=["result", "quantity"])
     return pd.concat([head, body], axis=1)
 
@@ -613,10 +666,11 @@ def collect(
     for name, res in items:
         _counts(payload, keys[name], name, res, ctx)
         if group_metrics:
-            _group_values(payload, keys[name], name, res)
+            _group_values(payload, keys[name], name, res, ctx)
         if log_params:
             _params(payload, keys[name], res, ctx)
     _group_tags(payload, items)
+    _warn_left_out(payload, ctx, items)
     if artifacts:
         _artifacts(payload, items, ctx, prefix=prefix, step=step)
     return payload
