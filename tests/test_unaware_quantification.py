@@ -367,3 +367,52 @@ def test_import_does_not_load_quapy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
     assert unaware.quantified_disparity is quantified_disparity
+
+
+# --------------------------------------------------------------------------- reliability
+def _uninformative(seed, n_aux=600, n_dep=1000):
+    """A model and auxiliary/deployment sets whose features say nothing about s."""
+    rng = np.random.default_rng(seed)
+    X1 = rng.normal(size=(1000, 3))
+    model = LogisticRegression().fit(X1, (X1[:, 0] + rng.normal(0, 1, 1000) > 0).astype(int))
+    s_aux, s_dep = (rng.random(n_aux) < 0.5).astype(int), (rng.random(n_dep) < 0.5).astype(int)
+    return model, rng.normal(size=(n_aux, 3)), s_aux, rng.normal(size=(n_dep, 3)), s_dep
+
+
+@pytest.mark.parametrize("quantifier", ["SLD", "ACC", "CC"])
+def test_uninformative_features_make_the_estimate_unreliable(quantifier):
+    model, X_aux, s_aux, X_dep, s_dep = _uninformative(0)
+    with pytest.warns(unaware.ProxyReliabilityWarning, match="unreliable.*does not tell group 1 from 0") as caught:
+        res = quantified_disparity(model, X_aux, s_aux, X_dep, quantifier=quantifier)
+    assert len([w for w in caught if issubclass(w.category, unaware.ProxyReliabilityWarning)]) == 1
+    assert not res.reliable and res.reasons and np.isfinite(res.value)
+    assert any("predicted-" in r and "AUC 0." in r for r in res.reasons)
+    tests = res.diagnostics["informativeness"]
+    assert set(tests) == {"negative", "positive"} and not all(t[1]["informative"] for t in tests.values())
+    assert not res.absolute().reliable
+    out = json.loads(json.dumps(res.to_dict()))
+    assert out["reliable"] is False and out["reasons"] == res.reasons
+
+
+def test_informative_features_are_not_flagged(setting):
+    model, X_aux, s_aux, rng = setting
+    X_dep, _ = _sample(rng, 500, 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", unaware.ProxyReliabilityWarning)
+        for q in ("SLD", "PACC", "HDy"):
+            res = quantified_disparity(model, X_aux[:600], s_aux[:600], X_dep, quantifier=q)
+            assert res.reliable and res.reasons == []
+            assert all(t[1]["informative"] and t[1]["auc"] > 0.7 for t in res.diagnostics["informativeness"].values())
+
+
+def test_mlpe_and_unused_predicted_classes_are_not_tested():
+    model, X_aux, s_aux, X_dep, _ = _uninformative(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", unaware.ProxyReliabilityWarning)
+        res = quantified_disparity(model, X_aux, s_aux, X_dep, quantifier="MLPE")  # reads no features
+    assert res.reliable and res.diagnostics["informativeness"]["negative"][1] is None
+    accepted = X_dep[model.predict(X_dep) == 1]  # no rejected deployment row: that quantifier has weight 0
+    est = QuantificationDisparity("PCC").fit(model, X_aux, s_aux)
+    with pytest.warns(unaware.ProxyReliabilityWarning):
+        reasons = est.estimate(accepted).reasons
+    assert reasons and all("predicted-positive" in r for r in reasons)

@@ -21,6 +21,11 @@ using a small auxiliary set ``D2`` where it is known:
 With more than two groups each quantifier is one-vs-rest and its estimates are
 renormalised to sum to one; the disparity is then the largest minus the smallest
 acceptance rate (the paper's Remark 5).
+
+A quantifier whose classifier cannot tell the groups apart on held-out auxiliary
+rows (:func:`~._quantifiers.informativeness`: AUC not significantly above 0.5)
+makes the estimate unreliable: ``reliable`` is False, ``reasons`` names the
+predicted class and group, and a :class:`ProxyReliabilityWarning` says so.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 from .._groups import encode_groups, resolve_sensitive
 from ..measures import UndefinedGroupWarning
 from ..results import ReplicatesResult, interval_refusal, percentile_interval, replicate_se
+from ._hoc import ProxyReliabilityWarning
 from ._plain import plain
 from ._quantifiers import (
     HOLDOUT_QUANTIFIERS,
@@ -70,6 +76,15 @@ _REPLICATE_CAUSE = (
     "a group without auxiliary rows in a predicted class, or with an estimated share of 0, in the replicate; "
     "more auxiliary data leaves fewer undefined"
 )
+_UNINFORMATIVE = (
+    "the {part} quantifier's classifier does not tell {target} apart on {n} held-out auxiliary rows ({n1} in the "
+    "group; AUC {auc:.3f}, one-sided p = {p:.2g} against no information, needs p < {alpha:g}), so its group shares "
+    "follow noise, not the data"
+)
+_UNRELIABLE = (
+    "the quantified disparity is unreliable (result.reliable is False): {reasons}. Use features that predict "
+    "the sensitive attribute, or more auxiliary rows; quantifier='MLPE' reports the auxiliary set's disparity"
+)
 _UNDEFINED = (
     "the acceptance rate of group {group!r} is undefined: the estimated share of that group "
     "in X_deploy is 0; it is NaN. Use alpha > 0 (Laplace smoothing) or more auxiliary data."
@@ -95,11 +110,17 @@ class QuantificationResult(ReplicatesResult):
         undefined; ``interval(prob)`` reads them.
     prob : float
         Default probability of ``interval()`` (the ``confidence_level``).
+    reliable : bool
+        False when a quantifier's classifier could not tell the groups apart
+        (``reasons`` says which) or the value is undefined.
+    reasons : list of str
+        Why the estimate is unreliable (empty when ``reliable``).
     diagnostics : dict
         Quantifier name, per-class mode, smoothing, reference group, sizes of the
         auxiliary and deployment parts, the raw, prior and smoothed prevalence of
         each group per predicted class, the estimated group shares in the
-        deployment set, and bootstrap details.
+        deployment set, the informativeness test of every quantifier, and
+        bootstrap details.
     """
 
     kind = "estimate"
@@ -112,11 +133,13 @@ class QuantificationResult(ReplicatesResult):
         *,
         draws: np.ndarray | None = None,
         reason: str | None = None,
+        reasons: list[str] | None = None,
         key: str = "unaware.quantified_dp",
         measure: Any = None,
         prob: float = 0.95,
     ) -> None:
         self.key = key
+        self.reasons = list(reasons or [])
         self.prob = prob
         self.value = float(value)
         self.measure = measure
@@ -128,6 +151,11 @@ class QuantificationResult(ReplicatesResult):
     _no_replicates_hint = (
         "pass n_boot= (e.g. quantified_disparity(..., n_boot=200)) or use the measure's bootstrap()"
     )
+
+    @property
+    def reliable(self) -> bool:
+        """Whether every quantifier's classifier separates the groups and the value is defined."""
+        return not self.reasons and not math.isnan(self.value)
 
     def _replicate_cause(self) -> str | None:
         return _REPLICATE_CAUSE
@@ -142,6 +170,7 @@ class QuantificationResult(ReplicatesResult):
             diagnostics,
             draws=draws,
             reason=self._reason,
+            reasons=self.reasons,
             key=self.key,
             measure=self.measure,
             prob=self.prob,
@@ -153,10 +182,11 @@ class QuantificationResult(ReplicatesResult):
         Returns
         -------
         dict
-            The keys of :meth:`Result.to_dict` plus ``interval`` (with replicates)
-            and ``diagnostics``.
+            The keys of :meth:`Result.to_dict` plus ``reliable``, ``reasons``,
+            ``interval`` (with replicates) and ``diagnostics``.
         """
         out = super().to_dict()
+        out.update(reliable=self.reliable, reasons=list(self.reasons))
         out["interval"] = None if self._draws is None else [plain(v) for v in self.interval()]
         if self._draws is not None and self.interval_reason() is not None:
             out["interval_reason"] = self.interval_reason()
@@ -449,8 +479,10 @@ class QuantificationDisparity(BaseEstimator):
         pos: np.ndarray,
         groups: pd.Index,
         rng: np.random.RandomState,
+        *,
+        check: bool = True,
     ) -> dict[str, Any]:
-        """Fit the quantifiers on encoded auxiliary data (reused by the bootstrap)."""
+        """Fit the quantifiers on encoded auxiliary data (reused by the bootstrap, with ``check=False``)."""
         n_groups = groups.size
         counts = np.zeros((2, n_groups), dtype=np.int64)
         np.add.at(counts, (pos.astype(np.intp), codes), 1)
@@ -489,6 +521,7 @@ class QuantificationDisparity(BaseEstimator):
                     name,
                     classifier=self.classifier,
                     random_state=rng.randint(np.iinfo(np.int32).max),
+                    check_informative=check,
                 ).fit(Xp, (sp == g).astype(int))
                 for g in targets
             ]
@@ -531,9 +564,51 @@ class QuantificationDisparity(BaseEstimator):
         by_group = pd.Series(mu, index=self.groups_.copy(), name="acceptance_rate", dtype=float)
         bad = self.groups_[np.isnan(mu)].tolist()
         reason = f"the estimated share of group(s) {bad} in X_deploy is 0" if bad else None
+        diagnostics["informativeness"], reasons = self._informativeness(pos)
+        if reasons:
+            warnings.warn(_UNRELIABLE.format(reasons="; ".join(reasons)), ProxyReliabilityWarning, stacklevel=2)
         return QuantificationResult(
-            value, by_group, diagnostics, draws=draws, reason=reason, prob=float(self.confidence_level)
+            value,
+            by_group,
+            diagnostics,
+            draws=draws,
+            reason=reason,
+            reasons=reasons,
+            prob=float(self.confidence_level),
         )
+
+    def _informativeness(self, pos: np.ndarray) -> tuple[dict[str, dict[Any, Any]], list[str]]:
+        """The informativeness test of each quantifier the estimate used, and a reason per failed one.
+
+        A quantifier whose predicted class has no deployment rows has weight 0 in the
+        estimate and is not held against it.
+        """
+        tests: dict[str, dict[Any, Any]] = {}
+        reasons: list[str] = []
+        used = {"all": bool(pos.size)} if not self.per_class else {"negative": (~pos).any(), "positive": pos.any()}
+        for part, qs in self.quantifiers_.items():
+            targets = self.groups_[1:] if self.groups_.size == 2 else self.groups_
+            tests[part] = {}
+            for g, q in zip(targets, qs, strict=True):
+                info = q.informativeness_
+                tests[part][g] = info
+                if info is None or info["informative"] or not used[part]:
+                    continue
+                rest = repr(plain(self.groups_[0])) if self.groups_.size == 2 else "the rest"
+                target = f"group {plain(g)!r} from {rest}"
+                scope = "single" if part == "all" else f"predicted-{part}"
+                reasons.append(
+                    _UNINFORMATIVE.format(
+                        part=scope,
+                        target=target,
+                        n=sum(info["n_holdout"]),
+                        n1=info["n_holdout"][1],
+                        auc=info["auc"],
+                        p=info["p_value"],
+                        alpha=info["alpha"],
+                    )
+                )
+        return tests, reasons
 
     def _disparity(self, mu: np.ndarray) -> float:
         if mu.shape[-1] == 2:
@@ -622,7 +697,9 @@ class QuantificationDisparity(BaseEstimator):
             i2 = rng.randint(n2, size=n2)
             i3 = rng.randint(n3, size=n3)
             try:
-                state = self._fit_core(self.quantifier_, _take(X_aux, i2), codes[i2], pos_aux[i2], self.groups_, rng)
+                state = self._fit_core(
+                    self.quantifier_, _take(X_aux, i2), codes[i2], pos_aux[i2], self.groups_, rng, check=False
+                )
             except ValueError:  # a replicate lost a group in some predicted class
                 continue
             core = self._estimate_core(state, _take(X_deploy, i3), pos_dep[i3])

@@ -33,6 +33,11 @@ settings the paper states in three places, and we configure it accordingly:
   prevalence changes by less than 1e-4 (at most 1000 iterations); HDy takes the
   median, over 11 bin counts 10, 20, ..., 110, of the best mixture weight on a grid
   of 100 values in [0, 1].
+
+Every method but MLPE reads the prevalence through a classifier ``k`` of the class.
+If ``k`` cannot tell the classes apart (``tpr = fpr``), no method can: ACC and PACC
+divide by ``tpr - fpr``, and SLD, HDy, CC and PCC return numbers that depend on noise.
+:func:`informativeness` tests this on held-out rows (see there for the criterion).
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import check_random_state
 
-__all__ = ["QUANTIFIERS", "BinaryQuantifier", "default_classifier", "resolve_quantifier"]
+__all__ = ["QUANTIFIERS", "BinaryQuantifier", "default_classifier", "informativeness", "resolve_quantifier"]
 
 #: Names accepted by ``quantifier=``, in the order of the paper's tables.
 QUANTIFIERS: tuple[str, ...] = ("CC", "PCC", "ACC", "PACC", "SLD", "HDy", "MLPE")
@@ -54,6 +59,8 @@ _ALIASES = {"EMQ": "SLD"}
 HOLDOUT_QUANTIFIERS = frozenset({"ACC", "PACC", "HDy"})
 #: Quantifiers that train no classifier.
 NO_CLASSIFIER_QUANTIFIERS = frozenset({"MLPE"})
+#: Significance level of the test that a quantifier's classifier carries information.
+INFORMATIVE_ALPHA = 0.01
 
 _NO_QUAPY = (
     "quantifier {name!r} needs QuaPy, which is not installed; install it with "
@@ -167,6 +174,67 @@ def default_classifier(X: Any = None) -> BaseEstimator:
     return make_pipeline(encode, LogisticRegression(max_iter=1000))
 
 
+def informativeness(scores: Any, y: Any, *, alpha: float = INFORMATIVE_ALPHA) -> dict[str, Any]:
+    """Test whether held-out classifier scores separate class 1 from class 0.
+
+    The statistic is the AUC of the scores, ``P(score of a class-1 row > score of a
+    class-0 row)`` (ties count one half), which is 0.5 when the features carry no
+    information about the class. It equals ``(tpr - fpr + 1) / 2`` averaged over all
+    thresholds, so an AUC of 0.5 means ``tpr = fpr`` at every threshold, the
+    singularity of ACC and PACC. The test is the one-sided Mann-Whitney U test of
+    ``AUC > 0.5`` (exact for small samples without ties, otherwise the normal
+    approximation with tie correction): the scores are *informative* when its
+    p-value is below ``alpha``. The rows must not have been used to train the
+    classifier, or the AUC is biased upwards.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_samples,)
+        Held-out scores of class 1 (probabilities or decision values).
+    y : array-like of shape (n_samples,)
+        True classes, 0 and 1.
+    alpha : float, default=0.01
+        Significance level.
+
+    Returns
+    -------
+    dict
+        ``auc``, ``p_value``, ``n_holdout`` (rows per class, ``[n0, n1]``), ``alpha``
+        and ``informative`` (``p_value < alpha``; False when a class has no held-out
+        row, with ``auc`` and ``p_value`` NaN).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 400)
+    >>> informativeness(y + rng.normal(0, 1, 400), y)["informative"]
+    True
+    >>> informativeness(rng.normal(0, 1, 400), y)["informative"]
+    False
+    """
+    from scipy.stats import mannwhitneyu
+
+    scores = np.asarray(scores, dtype=float).ravel()
+    y = np.asarray(y).astype(int, copy=False).ravel()
+    n = np.bincount(y, minlength=2)[:2]
+    out: dict[str, Any] = {"auc": float("nan"), "p_value": float("nan"), "n_holdout": n.tolist(), "alpha": alpha}
+    if (n == 0).any():
+        return {**out, "informative": False}
+    test = mannwhitneyu(scores[y == 1], scores[y == 0], alternative="greater")
+    p_value = float(test.pvalue)
+    return {**out, "auc": float(test.statistic / (n[0] * n[1])), "p_value": p_value, "informative": p_value < alpha}
+
+
+def _scores(k: Any, X: Any) -> np.ndarray:
+    """Scores of class 1 by a fitted classifier: probabilities, else decision values, else labels."""
+    if hasattr(k, "predict_proba"):
+        return np.asarray(k.predict_proba(X))[:, 1]
+    if hasattr(k, "decision_function"):
+        return np.asarray(k.decision_function(X)).ravel()
+    return np.asarray(k.predict(X), dtype=float).ravel()
+
+
 def _seeded(estimator: BaseEstimator, rng: np.random.RandomState) -> BaseEstimator:
     """Give every ``random_state`` parameter left at None a seed (as scikit-learn's ensembles do)."""
     fixed = {
@@ -209,6 +277,12 @@ class BinaryQuantifier(BaseEstimator):
     random_state : int, RandomState instance or None, default=0
         Seeds the hold-out split and the classifier's own ``random_state``
         parameters that are None (same data, same answer).
+    check_informative : bool, default=True
+        Test whether the classifier separates the classes on held-out rows
+        (:func:`informativeness`): for ACC, PACC and HDy on their own hold-out; for
+        CC, PCC and SLD (trained on every row) on a stratified ``holdout`` share of
+        the rows, with a copy of the classifier trained on the rest (one more fit).
+        MLPE trains no classifier and is not tested.
 
     Attributes
     ----------
@@ -218,6 +292,9 @@ class BinaryQuantifier(BaseEstimator):
         The fitted QuaPy quantifier.
     train_prevalence_ : float
         Share of class 1 in the training labels.
+    informativeness_ : dict or None
+        The result of :func:`informativeness` (``None`` for MLPE or without
+        ``check_informative``).
 
     Examples
     --------
@@ -238,11 +315,13 @@ class BinaryQuantifier(BaseEstimator):
         classifier: BaseEstimator | None = None,
         holdout: float = 0.4,
         random_state: int | np.random.RandomState | None = 0,
+        check_informative: bool = True,
     ) -> None:
         self.method = method
         self.classifier = classifier
         self.holdout = holdout
         self.random_state = random_state
+        self.check_informative = check_informative
 
     def fit(self, X: Any, y: Any) -> BinaryQuantifier:
         """Train the quantifier on labelled rows.
@@ -265,7 +344,7 @@ class BinaryQuantifier(BaseEstimator):
         counts = np.bincount(y, minlength=2)
         if counts.size != 2 or (counts == 0).any():
             raise ValueError(f"y must hold the labels 0 and 1, both present; got counts {counts.tolist()}.")
-        if method in HOLDOUT_QUANTIFIERS and not 0.0 < self.holdout < 1.0:
+        if not 0.0 < self.holdout < 1.0:
             raise ValueError(f"holdout must be in (0, 1); got {self.holdout!r}.")
         if method in HOLDOUT_QUANTIFIERS and counts.min() < 2:
             raise ValueError(
@@ -289,7 +368,21 @@ class BinaryQuantifier(BaseEstimator):
         self.method_ = method
         self.quantifier_ = q
         self.train_prevalence_ = float(counts[1] / counts.sum())
+        self.informativeness_ = self._informativeness(method, k, X, y, rng) if self.check_informative else None
         return self
+
+    def _informativeness(self, method: str, k: BaseEstimator, X: Any, y: np.ndarray, rng: Any) -> dict | None:
+        """:func:`informativeness` of the classifier on rows it was not trained on (None for MLPE)."""
+        if method in NO_CLASSIFIER_QUANTIFIERS:
+            return None
+        if method in HOLDOUT_QUANTIFIERS:  # the hold-out the correction statistics came from
+            X_val, y_val = self.quantifier_.val_split
+            return informativeness(_scores(self.quantifier_.classifier_, X_val), y_val)
+        if np.bincount(y, minlength=2).min() < 2:  # no stratified split: nothing held out
+            return informativeness(np.zeros(0), np.zeros(0, dtype=int))
+        tr, va = train_test_split(np.arange(y.size), test_size=self.holdout, stratify=y, random_state=rng)
+        fitted = clone(k).fit(_take(X, tr), y[tr])
+        return informativeness(_scores(fitted, _take(X, va)), y[va])
 
     def _fit_quapy(self, qp: Any, method: str, k: BaseEstimator, X: Any, y: np.ndarray, rng: Any) -> Any:
         """The configured QuaPy quantifier, fitted (hold-out split for ACC, PACC and HDy)."""
