@@ -286,7 +286,8 @@ def door_groupwise(case: Case) -> tuple[float, str | None]:
     gm = sfm.groupwise_metrics([metric], list(case.y_true), list(case.y_pred), sensitive_features=case.sensitive(),
                                sample_weight=case.sample_weight(), pos_label=case.pos_label, average=case.average,
                                labels=case.labels)
-    return getattr(gm, reduction)()[metric], None
+    (value,) = getattr(gm, reduction)()  # one metric (named after its class mean, if any)
+    return value, None
 
 
 class _FixedPredictions(ClassifierMixin, BaseEstimator):
