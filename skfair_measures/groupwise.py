@@ -13,6 +13,7 @@ are computed when asked, not in the constructor.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -20,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ._stats import ConfusionStats, ErrorStats, GroupedSample, _sensitive_columns, check_inputs
+from ._undefined import UndefinedGroupWarning, name_groups
 from .base import BaseMetric, CountMetric, get_base
 from .operations import Operation, absdiff, diff_to_overall, ratio, ratio_to_overall
 
@@ -102,9 +104,12 @@ class GroupwiseMetrics:
     counts: pd.Series
     control_levels: list[str]
     control_codes: np.ndarray | None = dataclasses.field(default=None, repr=False)
+    #: Metric -> when its value is undefined (the base metric's words), for the warning of a NaN reduction.
+    undefined_when: dict[str, str] = dataclasses.field(default_factory=dict, repr=False)
 
     def _reduce(self, op: Operation) -> pd.Series | pd.DataFrame:
         def per_metric(frame: pd.DataFrame, overall: pd.Series) -> pd.Series:
+            _warn_undefined_groups(frame, op, self.undefined_when)
             return pd.Series(
                 {c: op(frame[c].to_numpy(), groups=frame.index, overall=overall[c]) for c in frame.columns},
                 dtype=float,
@@ -133,6 +138,19 @@ class GroupwiseMetrics:
     def ratio(self, method: Method = "between_groups") -> pd.Series | pd.DataFrame:
         """Smallest ratio between groups, or of a group to the overall value (symmetric, <= 1)."""
         return self._reduce(_pick(method, ratio, ratio_to_overall))
+
+
+def _warn_undefined_groups(frame: pd.DataFrame, op: Operation, undefined_when: dict[str, str]) -> None:
+    """Say which groups make a reduction NaN (a 0/0 group), in the words a measure uses."""
+    for column in frame.columns[frame.isna().any().to_numpy()]:
+        bad = frame.index[frame[column].isna().to_numpy()]
+        cause = f" ({undefined_when[column]})" if undefined_when.get(column) else ""
+        warnings.warn(
+            f"{column} is undefined for group(s) {name_groups(bad)}{cause}; its {op.name} is NaN. "
+            "Merge small groups, or leave those groups out of the data.",
+            UndefinedGroupWarning,
+            stacklevel=4,
+        )
 
 
 def _pick(method: str, between: Operation, to_overall: Operation) -> Operation:
@@ -224,7 +242,8 @@ def groupwise_metrics(
         overall_frame = pd.DataFrame(overall, index=control[1].groups)
     names = list(sample.groups.names)[:n_control]
     codes = None if control is None else control[0]
-    return GroupwiseMetrics(by_group, overall_frame, sample.counts_per_group(), names, codes)
+    why = {name: base.undefined_when for name, base in bases.items() if base.undefined_when}
+    return GroupwiseMetrics(by_group, overall_frame, sample.counts_per_group(), names, codes, why)
 
 
 def _control_sample(sample: GroupedSample, n_control: int) -> tuple[np.ndarray, GroupedSample] | None:

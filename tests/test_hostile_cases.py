@@ -283,3 +283,13 @@ def test_mlflow_logs_the_largest_groups_as_metrics_and_every_group_in_the_table(
     assert "left out" in data.tags["skfair.groups_as_metrics"]
     table = json.loads(open(client.download_artifacts(run.info.run_id, "fairness/groupwise.json")).read())
     assert len(table["columns"]) == 2 + n_groups  # result, quantity and every group
+
+
+# -- found beyond the list -----------------------------------------------------------------------
+def test_groupwise_reduction_over_an_undefined_group_warns_as_the_measure_does():
+    y, p = [1, 1, 0, 1, 1, 0, 1, 0], [1, 0, 0, 1, 1, 1, 0, 0]
+    a = ["a"] * 7 + ["b"]  # 'b': one row, no positive: its tpr is 0/0
+    with pytest.warns(sfm.UndefinedGroupWarning, match=r"tpr is undefined for group\(s\) \['b'\] \(no positives"):
+        assert math.isnan(groupwise_metrics(["tpr"], y, p, sensitive_features=a).difference()["tpr"])
+    with pytest.warns(sfm.UndefinedGroupWarning, match=r"tpr is undefined for group\(s\) \['b'\] \(no positives"):
+        assert math.isnan(sfm.msr("fairness.tpr")(y, p, sensitive_features=a))
