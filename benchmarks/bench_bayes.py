@@ -1,4 +1,4 @@
-"""Time one Bayesian-calibration fit: n_L = 100 labelled, n_U = 10,000 unlabelled.
+"""Time one Bayesian-calibration fit: n_L = 100 labeled, n_U = 10,000 unlabeled.
 
 4 chains x (1500 warm-up + 200 draws), the paper's settings (seed 000 section 2.4:
 "about 30 seconds" with JAGS). Three situations:
@@ -10,10 +10,10 @@
 - warm: a fit in a process that has fitted before (every fit after the first).
 
 Each cold time is wall time of the whole call in a fresh interpreter (imports,
-model build, compile, sampling, post-processing of the unlabelled data). The warm
+model build, compile, sampling, post-processing of the unlabeled data). The warm
 time is the median over ``--repeats`` fits on new data.
 
-``--method auto`` (or ``bcr``) times the default of ``posterior()`` with unlabelled
+``--method auto`` (or ``bcr``) times the default of ``posterior()`` with unlabeled
 scores, the rectified calibration: BC's fit plus the rectifier.
 ``--method ppi`` times prediction-powered inference on the same data (no MCMC):
 a new process (imports included) and warm fits; ``--coverage`` runs the coverage

@@ -377,12 +377,12 @@ def bench_inputs(n: int, n_groups: int) -> list[dict[str, object]]:
     names = np.array([f"group_{i}" for i in range(n_groups)], dtype=object)
     yes_no = np.array(["no", "yes"], dtype=object)
     plain = [sfm.msr(k) for k in MLR3_KEYS]
-    labelled = [sfm.msr(k, pos_label="yes") for k in MLR3_KEYS if k != "fairness.mse"]
+    labeled = [sfm.msr(k, pos_label="yes") for k in MLR3_KEYS if k != "fairness.mse"]
     t_count, _ = best_of(lambda: np.bincount((codes * 2 + y_true) * 2 + y_pred, minlength=4 * n_groups), 7)
     cases = [("sensitive", "int codes", plain, y_true, y_pred, codes)]
     cases += [("sensitive", k, plain, y_true, y_pred, g) for k, g in _kinds(names[codes]).items()]
     cases += [
-        ("labels", k, labelled, t, p, codes)
+        ("labels", k, labeled, t, p, codes)
         for (k, t), p in zip(_kinds(yes_no[y_true]).items(), _kinds(yes_no[y_pred]).values(), strict=True)
     ]
     rows = []

@@ -1,10 +1,10 @@
 """Reproduce Ji, Smyth & Steyvers (NeurIPS 2020), Tables 2 and 3, and the coverage table.
 
 Protocol (seed 000 section 4): for a dataset file of test-set scores, draw ``n_L``
-labelled examples at random (redrawn until every group holds at least one, as in the
-papers' experiments), treat the rest as unlabelled, and estimate the signed group
+labeled examples at random (redrawn until every group holds at least one, as in the
+papers' experiments), treat the rest as unlabeled, and estimate the signed group
 difference Delta = theta(unprivileged) - theta(privileged) of accuracy, TPR and FPR
-with Freq (labelled frequencies), BB (Beta-Binomial, uniform priors) and BC
+with Freq (labeled frequencies), BB (Beta-Binomial, uniform priors) and BC
 (hierarchical beta calibration, 4 chains x (1500 + 200), nutpie). The ground truth is
 the metric on the whole file. Attributes with more than two values are binarised:
 the privileged group against the union of the others.
@@ -391,7 +391,7 @@ def report(cache: Path, doc: Path) -> str:
     lines = [
         f"Runs cached: {len(rows)}; BC fits with divergences: "
         f"{int(sum(r['divergences'] > 0 for r in rows))}; largest R-hat: {max(r['max_r_hat'] for r in rows):.3f}; "
-        f"median BC fit (incl. unlabelled post-processing): {np.median([r['seconds'] for r in rows]):.2f} s.",
+        f"median BC fit (incl. unlabeled post-processing): {np.median([r['seconds'] for r in rows]):.2f} s.",
     ]
     if not acc10.empty:
         lines.append(
@@ -426,7 +426,7 @@ def report(cache: Path, doc: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--draws", type=int, default=100, help="runs (random labelled draws) per cell")
+    ap.add_argument("--draws", type=int, default=100, help="runs (random labeled draws) per cell")
     ap.add_argument("--cells", default=None, help="comma-separated dataset:model:n_L patterns")
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--variant", default="beta", choices=list(VARIANTS), help="BC variant (default: the paper's)")

@@ -7,7 +7,7 @@ intersections of the sensitive attributes, prediction = score >= 0.5, MLP scores
 
 Tables (each cached in benchmarks/results/ji2020_active.json, so a rerun resumes):
 - rmse: groupwise-accuracy RMSE after N = 2G, 5G, 10G labels (Table 3.2);
-- identify: % of the pool labelled before the mean MRR of the worst 1 and worst m
+- identify: % of the pool labeled before the mean MRR of the worst 1 and worst m
   groups reaches 0.99 (Table 3.5);
 - rope: labels until the ROPE verdict on a pair of groups matches the full-data one
   (eta = eta*, |lambda - lambda*| / lambda* < 0.05; Table 3.7);

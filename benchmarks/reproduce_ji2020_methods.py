@@ -1,7 +1,7 @@
 """BB, BC, PPI, rectified BC (``bcr``) and ``auto`` side by side on every cell of Ji et al. (2020).
 
 The protocol is that of ``reproduce_ji2020.py`` (same datasets, binarised groups,
-signed Delta against the privileged group, threshold 0.5, labelled draws redrawn
+signed Delta against the privileged group, threshold 0.5, labeled draws redrawn
 until both groups are present, seeds ``crc32("dataset:model:n_L:run")``), over all
 28 (dataset, model) pairs and ``n_L`` in {10, 20, 40, 100, 200}.
 
@@ -10,7 +10,7 @@ nutpie) serves both BC and the rectified BC, exactly as ``posterior(method="bc")
 ``posterior(method="bcr")`` would compute them with the same seed (the rectifier is
 added to BC's draws; ``tests/test_bayes_bcr.py`` checks the two paths agree). BB and PPI
 come from ``posteriors(method=...)``. ``auto`` is what ``posterior()`` picks by default
-with unlabelled scores and no weights: ``bcr``, or ``bb`` when the calibration checks fail
+with unlabeled scores and no weights: ``bcr``, or ``bb`` when the calibration checks fail
 on the run's data (``skfair_measures.bayes.AUTO_RULES``); the report decides it per run with
 the library's own ``checked_method``.
 
@@ -69,8 +69,8 @@ def cells(n_ls: tuple[int, ...], patterns: str | None) -> list[tuple[str, str, i
     return [c for c in out if any(fnmatch.fnmatch(f"{c[0]}:{c[1]}:{c[2]}", p) for p in pats)]
 
 
-def labelled_draw(g: np.ndarray, n_l: int, seed: int) -> np.ndarray:
-    """The protocol's labelled rows: ``n_l`` at random, redrawn until both groups are present."""
+def labeled_draw(g: np.ndarray, n_l: int, seed: int) -> np.ndarray:
+    """The protocol's labeled rows: ``n_l`` at random, redrawn until both groups are present."""
     rng = np.random.default_rng(seed)
     while True:
         lab = rng.choice(g.size, size=n_l, replace=False)
@@ -111,7 +111,7 @@ def rectified(fit: CalibrationFit, data: FitData, scale: float, seed: int) -> di
 
 def run_one(y, s, g, priv, n_l, seed, params_out: dict) -> dict:
     codes = (g != priv).astype(np.intp)  # 0: privileged, 1: the others
-    lab = labelled_draw(g, n_l, seed)
+    lab = labeled_draw(g, n_l, seed)
     mask = np.zeros(y.size, dtype=bool)
     mask[lab] = True
     data = fit_data(y, s, codes, mask)
@@ -129,8 +129,8 @@ def run_one(y, s, g, priv, n_l, seed, params_out: dict) -> dict:
         bc = BayesianCalibration(warn=False)
         fit = bc.fit(data, chains=4, draws=200, seed=seed % (2**31 - 1))
         out["seconds"] = time.perf_counter() - t0
-    cells_ = data.counts + calibrated_cells(fit.params, data.unlabelled.scores, data.unlabelled.y_pred,
-                                            data.unlabelled.codes, 2)
+    cells_ = data.counts + calibrated_cells(fit.params, data.unlabeled.scores, data.unlabeled.y_pred,
+                                            data.unlabeled.codes, 2)
     out["bc"] = summary(bc.draws_from_cells(cells_, fit, _bases()).values)
     out["bcr_at"] = {str(sc): rectified(fit, data, sc, seed) for sc in ALT_SCALES}
     out["bcr"] = out["bcr_at"].get(str(RECTIFIER_SCALE)) or rectified(fit, data, RECTIFIER_SCALE, seed)
@@ -304,14 +304,14 @@ def at_scale(rows: list[dict], scale: float | None) -> list[dict]:
 def with_auto(rows: list[dict], params_dir: Path) -> list[dict]:
     """``auto`` per run as ``posterior()`` decides it: BCR, or BB when the calibration checks fail.
 
-    The checks need the run's labelled rows, kept with its calibration draws in ``params_dir``;
+    The checks need the run's labeled rows, kept with its calibration draws in ``params_dir``;
     without them, the decision stored in the run (``auto_method``) is used.
     """
     loaded: dict = {}
     out = []
     for r in rows:
         f = params_dir / f"{r['dataset']}_{r['model']}_{r['n_l']}_{r['run']}.npz"
-        if not f.exists():  # the decision stored with the run (the labelled rows are in the local draws only)
+        if not f.exists():  # the decision stored with the run (the labeled rows are in the local draws only)
             name = r.get("auto_method", "bcr")
             out.append({**r, "auto": r[name], "auto_method": name})
             continue

@@ -11,8 +11,8 @@ people, three name-based race proxies) and writes ``docs/reproduction_zhu2023.md
 * the transition matrices behind the numbers, and the HOC run time,
 * the reliability checks of ``proxy_disparity`` on these proxies, and on a realistic
   case built from Adult (three logistic-regression proxies of sex, each on its own
-  feature group), where they fire; there, ``labelled_proxy_disparity`` with a small
-  labelled sample.
+  feature group), where they fire; there, ``labeled_proxy_disparity`` with a small
+  labeled sample.
 
 Run: ``python benchmarks/reproduce_zhu2023.py [--n-boot 200]``.
 """
@@ -31,7 +31,7 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 from skfair_measures import datasets
-from skfair_measures.unaware import HOCEstimator, labelled_proxy_disparity, proxy_disparity
+from skfair_measures.unaware import HOCEstimator, labeled_proxy_disparity, proxy_disparity
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "zhu2023_compas_proxies"
@@ -459,8 +459,8 @@ ADULT_PROXY_GROUPS = {
     "work": ["occupation", "workclass", "hours_per_week"],
     "background": ["age", "education", "race", "native_country", "capital_gain"],
 }
-N_LABELLED = 500
-N_LABELLED_DRAWS = 100
+N_LABELED = 500
+N_LABELED_DRAWS = 100
 
 
 def _logistic(X: pd.DataFrame, columns: list[str]):
@@ -503,18 +503,18 @@ def adult_case(seed: int, n_boot: int) -> dict:
         glob = proxy_disparity(y_pred, proxies, "dp", "global", n_boot=n_boot, random_state=seed)
     rng = np.random.default_rng(seed + 1)
     draws = []
-    for i in range(N_LABELLED_DRAWS):
-        known = rng.choice(a.size, N_LABELLED, replace=False)
+    for i in range(N_LABELED_DRAWS):
+        known = rng.choice(a.size, N_LABELED, replace=False)
         sensitive = np.full(a.size, None, dtype=object)
         sensitive[known] = a[known]
-        res = labelled_proxy_disparity(y_pred, proxies, sensitive, n_boot=n_boot, random_state=seed + i)
+        res = labeled_proxy_disparity(y_pred, proxies, sensitive, n_boot=n_boot, random_state=seed + i)
         lo, hi = res.interval()
         draws.append((res.value, lo, hi, res.reliable))
     draws = np.array(draws, dtype=float)
-    # the labelled rows alone (no proxies): the same estimator with every cell pooled
+    # the labeled rows alone (no proxies): the same estimator with every cell pooled
     alone = []
-    for _ in range(N_LABELLED_DRAWS):
-        known = rng.choice(a.size, N_LABELLED, replace=False)
+    for _ in range(N_LABELED_DRAWS):
+        known = rng.choice(a.size, N_LABELED, replace=False)
         alone.append(abs(y_pred[known][a[known] == 1].mean() - y_pred[known][a[known] == 0].mean()))
     return {
         "n": int(a.size),
@@ -525,8 +525,8 @@ def adult_case(seed: int, n_boot: int) -> dict:
         "base": base,
         "glob": glob,
         "warned": [str(w.message) for w in caught if w.category.__name__ == "ProxyReliabilityWarning"],
-        "labelled": draws,
-        "labelled_alone_mae": float(np.mean(np.abs(np.array(alone) - true))),
+        "labeled": draws,
+        "labeled_alone_mae": float(np.mean(np.abs(np.array(alone) - true))),
     }
 
 
@@ -569,7 +569,7 @@ def render_reliability(rows: dict, adult: dict, timing: dict) -> str:
         "",
         verdict + "Passing is not a certificate: the proxies are correlated given race (above), and with three proxies "
         "of two groups that dependence cannot be tested from the proxies alone; it is why Global is "
-        f"{lo_ne:.0f}-{hi_ne:.0f}% off here (normalised error, all models and metrics). A labelled sample is the "
+        f"{lo_ne:.0f}-{hi_ne:.0f}% off here (normalised error, all models and metrics). A labeled sample is the "
         "remedy (below, on Adult).",
         "",
         "### Adult: three realistic proxies of sex",
@@ -586,7 +586,7 @@ def render_reliability(rows: dict, adult: dict, timing: dict) -> str:
     glob = adult["glob"]
     g = glob.diagnostics["reliability"]["global"]
     lo, hi = glob.interval()
-    lab = adult["labelled"]
+    lab = adult["labeled"]
     truth = adult["true"]
     cover = np.mean((lab[:, 1] <= truth) & (truth <= lab[:, 2]))
     lines += [
@@ -595,8 +595,8 @@ def render_reliability(rows: dict, adult: dict, timing: dict) -> str:
         f"| true (with sex) | {truth:.3f} | | |",
         f"| Base (first proxy as sex) | {adult['base']:.3f} | | |",
         f"| Global HOC | {glob.value:.3f} | ({lo:.3f}, {hi:.3f}) | {'yes' if glob.reliable else 'no'} |",
-        f"| labelled, {N_LABELLED} labelled rows (median of {N_LABELLED_DRAWS} draws) | {np.median(lab[:, 0]):.3f} "
-        f"| median width {np.median(lab[:, 2] - lab[:, 1]):.3f} | {int(lab[:, 3].sum())} of {N_LABELLED_DRAWS} |",
+        f"| labeled, {N_LABELED} labeled rows (median of {N_LABELED_DRAWS} draws) | {np.median(lab[:, 0]):.3f} "
+        f"| median width {np.median(lab[:, 2] - lab[:, 1]):.3f} | {int(lab[:, 3].sum())} of {N_LABELED_DRAWS} |",
         "",
         f"Global HOC: T = {np.round(glob.diagnostics['T'], 3).tolist()}, p = "
         f"{np.round(glob.diagnostics['p'], 3).tolist()} (groups [men, women]; true share of women "
@@ -609,14 +609,14 @@ def render_reliability(rows: dict, adult: dict, timing: dict) -> str:
     lines += [f"* {r}" for r in glob.reasons]
     lines += [
         "",
-        f"`labelled_proxy_disparity` with {N_LABELLED} randomly labelled rows ({N_LABELLED / adult['n']:.1%} of the "
-        f"audit set), over {N_LABELLED_DRAWS} draws of the labelled rows: MAE "
-        f"{np.mean(np.abs(lab[:, 0] - truth)):.4f}, 95% interval coverage {cover:.0%}; the {N_LABELLED} labelled rows "
-        f"alone (no proxies) give MAE {adult['labelled_alone_mae']:.4f}: the proxies buy precision, the "
+        f"`labeled_proxy_disparity` with {N_LABELED} randomly labeled rows ({N_LABELED / adult['n']:.1%} of the "
+        f"audit set), over {N_LABELED_DRAWS} draws of the labeled rows: MAE "
+        f"{np.mean(np.abs(lab[:, 0] - truth)):.4f}, 95% interval coverage {cover:.0%}; the {N_LABELED} labeled rows "
+        f"alone (no proxies) give MAE {adult['labeled_alone_mae']:.4f}: the proxies buy precision, the "
         "labels keep it unbiased.",
         "",
         f"Run time of the reliability section: {timing['adult']:.0f} s (model and proxy fits, Global with "
-        f"bootstrap, {N_LABELLED_DRAWS} labelled estimates with bootstrap).",
+        f"bootstrap, {N_LABELED_DRAWS} labeled estimates with bootstrap).",
         "",
     ]
     return "\n".join(lines)

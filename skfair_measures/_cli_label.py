@@ -1,8 +1,8 @@
 """``skfair label-next``: which rows of a predictions file to label next.
 
 The file has one row per prediction; the label column is empty for rows not yet
-labelled. The command builds an :class:`~skfair_measures.active.ActiveAssessment`
-from the labelled rows, prints the ids of the ``--budget`` rows to label next, one
+labeled. The command builds an :class:`~skfair_measures.active.ActiveAssessment`
+from the labeled rows, prints the ids of the ``--budget`` rows to label next, one
 per line, and the current estimates per group. Label them, fill the column, run it
 again.
 """
@@ -23,7 +23,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "label-next",
         help="which rows to label next (active assessment)",
         description=(
-            "Read a CSV or Parquet file of predictions whose label column is empty for unlabelled rows, and print "
+            "Read a CSV or Parquet file of predictions whose label column is empty for unlabeled rows, and print "
             "the rows to label next (Thompson sampling over groupwise Beta posteriors) and the current estimates."
         ),
     )

@@ -539,7 +539,7 @@ def restrict_small_groups(
     """The sample without its groups of fewer than ``min_group_size`` rows, or with them pooled.
 
     Sizes count rows, not weights. Small groups (also declared groups absent from the
-    data) are left out with their rows (``"drop"``) or pooled into one group labelled
+    data) are left out with their rows (``"drop"``) or pooled into one group labeled
     ``"other"`` (``("other", ...)`` for intersectional groups) placed last
     (``"merge"``); a :class:`SmallGroupWarning` names them and their sizes. The
     decision is :func:`small_group_plan`'s.

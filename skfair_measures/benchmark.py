@@ -387,7 +387,7 @@ class BenchmarkResult:
         With ``method="bb"`` (Beta-Binomial) the posterior is that of the learner's
         predicted labels, exactly the predictions the benchmark scored (they are
         passed as 0/1 scores). ``method="bc"`` calibrates the predicted
-        probabilities and needs unlabelled data, which a cross-validation does not
+        probabilities and needs unlabeled data, which a cross-validation does not
         have: pass ``unlabeled_scores=`` and ``unlabeled_sensitive=`` for this
         learner through ``**kwargs``.
 

@@ -395,7 +395,7 @@ def from_callable(
     minimize: bool | None = True,
     ideal: float | None = None,
 ) -> Operation:
-    """Wrap a user function of the per-group values (a labelled Series) as an operation.
+    """Wrap a user function of the per-group values (a labeled Series) as an operation.
 
     The function receives a pandas Series indexed by group, so ``lambda x: x["F"]``
     picks one group as in mlr3fairness. On stacked inputs (replicates, draws) it is

@@ -658,7 +658,7 @@ def groupwise_bars(
     With a few groups, each base metric (``tpr``, ``fpr``, ...) gets one cluster of
     bars, one bar per group, and a legend of the groups. With more than
     :data:`LEGEND_INSIDE_MAX` groups the bars turn horizontal: one row of bars per
-    group, labelled on the axis (long intersectional labels stay readable), one
+    group, labeled on the axis (long intersectional labels stay readable), one
     colour per metric. A metric shared by several measures is drawn once; an
     undefined value (NaN) leaves its bar out.
 

@@ -240,7 +240,7 @@ def test_input_errors_name_the_argument():
     m = sfm.msr("fairness.acc")
     with pytest.raises(ValueError, match="reference='X'"):
         posterior(m, y, s, sensitive_features=a, reference="X")
-    with pytest.raises(ValueError, match="method='bc' needs unlabelled data"):
+    with pytest.raises(ValueError, match="method='bc' needs unlabeled data"):
         posterior(m, y, s, sensitive_features=a, method="bc")
     with pytest.raises(ValueError, match="method="):
         posterior(m, y, s, sensitive_features=a, method="mcmc")

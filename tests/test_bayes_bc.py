@@ -50,7 +50,7 @@ def test_small_real_fit():
     assert post.extra_draws["a"].shape == (2, 100, 2)
     assert post.diagnostics()["divergences"] == 0
     assert post.diagnostics()["max_r_hat"] < 1.05
-    # the truth on labelled + unlabelled data is inside the interval, and BC beats the raw scores
+    # the truth on labeled + unlabeled data is inside the interval, and BC beats the raw scores
     truth = _truth("fairness.acc", np.r_[y, yu], np.r_[s, su], np.r_[a, au])
     lo, hi = post.interval(0.95)
     assert lo - 0.02 <= truth <= hi + 0.02

@@ -72,7 +72,7 @@ def test_rectifier_posterior_matches_numerical_integration():
     second_ref = (w * (pv * v / (pv + v) + (pv / (pv + v) * e) ** 2)).sum()
     assert d[:, 0, 0].mean() == pytest.approx(mean_ref, abs=0.003)
     assert (d[:, 0, 0] ** 2).mean() == pytest.approx(second_ref, rel=0.05)
-    # the stratum without labels: its prior given the group's tau (which the labelled stratum informs)
+    # the stratum without labels: its prior given the group's tau (which the labeled stratum informs)
     assert abs(d[:, 0, 1].mean()) < 0.002
     assert (d[:, 0, 1] ** 2).mean() == pytest.approx((w * pv).sum(), rel=0.05)
 
@@ -126,7 +126,7 @@ def test_unknown_method_names_auto():
 
 
 def test_auto_with_scores_is_bcr_and_one_fit_serves_bc():
-    """auto = bcr with unlabelled scores; BC from the same fit equals method="bc" with the same seed."""
+    """auto = bcr with unlabeled scores; BC from the same fit equals method="bc" with the same seed."""
     y, s, a = _sim(3000, 5)
     kw = dict(sensitive_features=a[:80], unlabeled_scores=s[80:], unlabeled_sensitive=a[80:], reference="M",
               random_state=7, **SMALL)
@@ -148,7 +148,7 @@ def test_rectifier_restores_coverage_where_bc_is_confidently_wrong():
     near the majority's, as on Compas-VR): BC's interval misses; BCR's covers more often, and with
     rectifier_scale=0.5 in most runs.
 
-    20 seeded runs of 120 labels (about 18 of the minority) and 4,000 unlabelled rows. Measured:
+    20 seeded runs of 120 labels (about 18 of the minority) and 4,000 unlabeled rows. Measured:
     BC 0 of 20, BCR at the default scale 0.25 4 of 20, at 0.5 most (24 of 30 in a longer run).
     The default trades this rescue for BC's accuracy on the papers' data (docs/bayes.md).
     """

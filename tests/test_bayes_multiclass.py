@@ -88,7 +88,7 @@ def test_binary_labels_keep_the_beta_binomial_path():
     assert post.label_counts.shape == (3, 2, 2)
 
 
-# -- min_group_size: group size = labelled rows -------------------------------------------------------
+# -- min_group_size: group size = labeled rows -------------------------------------------------------
 
 
 def _binary_with_tiny_group(seed=0):
@@ -111,7 +111,7 @@ def test_posterior_drops_a_tiny_group_with_the_core_warning():
     np.testing.assert_array_equal(post.draws, plain.draws)
 
 
-def test_posterior_merges_a_tiny_group_labelled_and_unlabelled():
+def test_posterior_merges_a_tiny_group_labeled_and_unlabeled():
     y, s, g = _binary_with_tiny_group()
     m = sfm.msr("fairness.acc", min_group_size=20, small_groups="merge")
     u_scores, u_groups = np.r_[s, s], np.r_[g, g]

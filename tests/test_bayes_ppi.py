@@ -166,7 +166,7 @@ def test_weights_are_weighted_means():
     wu = rng.uniform(0.5, 2.0, 3000)
     c = posterior(m, **lab, sample_weight=w, unlabeled_sample_weight=wu, method="ppi", random_state=0, **unl)
     assert np.isfinite(c.value) and c.value != a.value
-    with pytest.raises(ValueError, match="method='bb' counts labelled samples"):
+    with pytest.raises(ValueError, match="method='bb' counts labeled samples"):
         posterior(m, **lab, sample_weight=w, random_state=0)
     with pytest.raises(ValueError, match="unlabeled_sample_weight has 2 rows but unlabeled_scores has 3000"):
         posterior(m, **lab, method="ppi", unlabeled_sample_weight=[1, 2], **unl)
@@ -191,14 +191,14 @@ def test_every_count_rate_and_the_measures_own_operation():
         posterior(sfm.msr("fairness.tp"), **lab, method="ppi", **unl)
 
 
-def test_ppi_needs_unlabelled_rows_and_labels_in_every_group():
+def test_ppi_needs_unlabeled_rows_and_labels_in_every_group():
     lab, unl, _ = _sample(100, 1000, 9)
     m = sfm.msr("fairness.tpr")
-    with pytest.raises(ValueError, match="method='ppi' needs unlabelled data"):
+    with pytest.raises(ValueError, match="method='ppi' needs unlabeled data"):
         posterior(m, **lab, method="ppi")
     g = lab["sensitive_features"].copy()
     g[g == 1] = 0
-    g[0] = 1  # one labelled row in group 1
+    g[0] = 1  # one labeled row in group 1
     with pytest.warns(sfm.measures.UndefinedGroupWarning, match="PPI needs at least 2"):
         post = posterior(m, lab["y_true"], lab["y_score"], sensitive_features=g, method="ppi", **unl)
     assert np.isnan(post.value) and "PPI needs at least 2" in post.reason

@@ -158,7 +158,7 @@ def test_declared_groups_of_the_measure():
     assert list(post.groups) == ["F", "M", "X"]
 
 
-def test_unlabelled_error_messages_name_the_right_arguments():
+def test_unlabeled_error_messages_name_the_right_arguments():
     y, s, a = _sample(100)
     m = sfm.msr("fairness.acc")
     with pytest.raises(ValueError, match="unlabeled_sensitive has 3 rows but unlabeled_scores has 2"):
@@ -166,7 +166,7 @@ def test_unlabelled_error_messages_name_the_right_arguments():
                     unlabeled_sensitive=["F", "M", "F"])
     with pytest.raises(ValueError, match="unlabeled_sensitive or unlabeled_sample_weight is given without"):
         bayes.posterior(m, y, s, sensitive_features=a, unlabeled_sensitive=["F"])
-    with pytest.raises(ValueError, match="method='ppi' needs unlabelled data"):
+    with pytest.raises(ValueError, match="method='ppi' needs unlabeled data"):
         bayes.posterior(m, y, s, sensitive_features=a, method="ppi")
 
 

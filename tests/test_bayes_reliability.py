@@ -43,7 +43,7 @@ def test_bin_posterior_is_beta_binomial_centred_on_the_diagonal():
     assert np.allclose(rel.weight.sum(1), 1.0)
 
 
-def test_unlabelled_scores_only_change_weights_and_means():
+def test_unlabeled_scores_only_change_weights_and_means():
     y, s, g = _scores(100, 2)
     _, su, gu = _scores(5000, 3)
     rel = reliability_posterior(y, s, sensitive_features=g, unlabeled_scores=su, unlabeled_sensitive=gu,

@@ -57,7 +57,7 @@ def test_grid_search_metadata_routing():
     assert ((scores >= 0) & (scores <= 1)).all()
 
 
-def test_bc_scorer_scores_the_unlabelled_pool_with_the_estimator():
+def test_bc_scorer_scores_the_unlabeled_pool_with_the_estimator():
     X, y = _data(300)
     Xu, _ = _data(2000, seed=1)
     clf = make_pipeline(DropColumns("sex"), LogisticRegression()).fit(X, y)

@@ -254,7 +254,7 @@ def test_prob_fairer_with_beta_binomial_posteriors(toy):
     post = bmr.posterior("fairness.tpr", "logreg", random_state=0)
     assert isinstance(post, bayes.MeasurePosterior)
     assert post.method == "bb" and post.n_draws == 4000
-    # Beta-Binomial on the very predictions the benchmark scored (labelled counts match)
+    # Beta-Binomial on the very predictions the benchmark scored (labeled counts match)
     oof = bmr.oof_predictions("logreg")
     assert post.counts.sum() == len(oof)
     assert post.counts.to_dict() == oof["sensitive_feature_0"].value_counts().to_dict()
@@ -264,7 +264,7 @@ def test_prob_fairer_with_beta_binomial_posteriors(toy):
     assert p_ab + p_ba == pytest.approx(1.0)  # ties (none here) would count one half each
     # a constant predictor has TPR 1 in every group: its posterior disparity is tiny
     assert bmr.prob_fairer("fairness.tpr", "dummy", "logreg") > 0.9
-    with pytest.raises(ValueError, match="unlabelled data"):
+    with pytest.raises(ValueError, match="unlabeled data"):
         bmr.posterior("fairness.tpr", "logreg", method="bc")
 
 

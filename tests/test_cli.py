@@ -170,7 +170,7 @@ def test_bayesian_calibration_posterior_uses_the_unlabeled_rows(frame):
 
 
 def test_auto_posterior_says_which_method_it_used(frame):
-    """auto: bcr when scores and unlabelled rows exist, bb (with a note) when every row has a label."""
+    """auto: bcr when scores and unlabeled rows exist, bb (with a note) when every row has a label."""
     pytest.importorskip("nutpie")
     rep = audit(frame, sensitive="sex", measures=["fairness.tpr"], posterior="auto", figures=False,
                 posterior_options={"chains": 2, "tune": 300, "n_draws": 100})

@@ -268,7 +268,7 @@ def test_merge_aligns_groups_by_label():
     assert e.sums.tolist() == [[2.0, 3.0, 5.0]]
 
 
-def test_invariance_to_row_order_and_group_relabelling():
+def test_invariance_to_row_order_and_group_relabeling():
     rng = np.random.default_rng(2)
     yt, yp, groups, w = _data(rng, 500, 3, True)
     perm = rng.permutation(500)

@@ -43,7 +43,7 @@ def test_operations_vectorise_over_leading_axes_and_propagate_nan():
     assert ops.absdiff(np.zeros((2, 3, 4))).shape == (2, 3)
 
 
-def test_user_callable_operation_sees_labelled_groups():
+def test_user_callable_operation_sees_labeled_groups():
     m = sfm.msr("fairness.tpr", operation=lambda x: x["F"])
     assert m(Y, P, sensitive_features=A) == 1.0
     assert m.minimize is True

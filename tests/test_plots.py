@@ -206,7 +206,7 @@ def test_groupwise_bars_with_twelve_intersectional_groups(twelve_groups, tmp_pat
     groups = res["fairness.eod"].by_group.index
     assert len(groups) == 12
     ax = plots.groupwise_bars(res)
-    # one labelled row of bars per group, first group on top; metrics as colours in a legend beside the axes
+    # one labeled row of bars per group, first group on top; metrics as colours in a legend beside the axes
     labels = [t.get_text() for t in ax.get_yticklabels()]
     sizes = res["fairness.eod"].counts
     assert labels == [f"sex={s}, race={r} (n={sizes[(s, r)]:g})" for s, r in groups]

@@ -2,7 +2,7 @@
 
 Refusals that name the argument, reliability checks that fire on proxies breaking
 HOC's assumptions and stay silent on proxies that meet them, values that never leave
-[0, 1], the labelled calibration, seeded quantification, the one-hot default
+[0, 1], the labeled calibration, seeded quantification, the one-hot default
 classifier, and pickle round trips of measures, results and scorers.
 """
 
@@ -22,7 +22,7 @@ from skfair_measures.measures import MeasureBase, UndefinedGroupWarning
 from skfair_measures.results import NoIntervalError, Result
 from skfair_measures.unaware import (
     ProxyReliabilityWarning,
-    labelled_proxy_disparity,
+    labeled_proxy_disparity,
     proxy_disparity,
     quantified_disparity,
 )
@@ -76,9 +76,9 @@ def test_refusals_name_the_argument():
     # the same coding everywhere is fine (5/6 for both groups)
     assert 0 <= proxy_disparity(y_pred, proxies + 5, n_check=0, estimator=FAST).value <= 1
     with pytest.raises(ValueError, match=r"sensitive holds value\(s\) \['x'\], not one of the declared groups"):
-        labelled_proxy_disparity(y_pred, proxies, np.where(np.arange(a.size) < 5, "x", None))
+        labeled_proxy_disparity(y_pred, proxies, np.where(np.arange(a.size) < 5, "x", None))
     with pytest.raises(ValueError, match="sensitive has no known value"):
-        labelled_proxy_disparity(y_pred, proxies, [None] * a.size)
+        labeled_proxy_disparity(y_pred, proxies, [None] * a.size)
     with pytest.raises(ValueError, match="n_check must be an integer >= 0"):
         proxy_disparity(y_pred, proxies, n_check=-1)
 
@@ -104,7 +104,7 @@ def test_proxy_dp_never_leaves_the_unit_interval(seed):
 # ------------------------------------------------------------------ reliability checks
 def test_checks_fire_on_proxies_that_break_hoc_assumptions():
     rng, a, y_pred = _population()
-    with pytest.warns(ProxyReliabilityWarning, match="labelled_proxy_disparity") as caught:
+    with pytest.warns(ProxyReliabilityWarning, match="labeled_proxy_disparity") as caught:
         res = proxy_disparity(y_pred, _unlike_proxies(rng, a), random_state=0)
     assert not res.reliable and len(res.reasons) >= 2
     checks = res.diagnostics["reliability"]["global"]
@@ -139,56 +139,56 @@ def test_checks_cover_the_fits_of_the_priors(metric):
     assert set(res.diagnostics["reliability"]["y_true=0"]) >= {"moments", "prior"}
 
 
-def test_shared_errors_fool_hoc_but_not_the_labelled_calibration():
+def test_shared_errors_fool_hoc_but_not_the_labeled_calibration():
     # with three proxies of two groups HOC's fit is exact whatever the dependence:
-    # independence cannot be tested there, and the labelled sample is the way out
+    # independence cannot be tested there, and the labeled sample is the way out
     rng, a, y_pred = _population(30_000, seed=4)
     proxies = _shared_error_proxies(rng, a)
     truth = _true_dp(a, y_pred)
     hoc = proxy_disparity(y_pred, proxies, random_state=0, n_check=30)
     assert abs(hoc.value - truth) > 0.08
     sensitive = pd.Series(np.where(rng.random(a.size) < 0.03, a, None))
-    res = labelled_proxy_disparity(y_pred, proxies, sensitive, n_boot=300, random_state=0)
-    assert res.mode == "labelled" and res.reliable
+    res = labeled_proxy_disparity(y_pred, proxies, sensitive, n_boot=300, random_state=0)
+    assert res.mode == "labeled" and res.reliable
     assert res.value == pytest.approx(truth, abs=0.05)
     lo, hi = res.interval()
     assert lo < truth < hi
-    assert res.diagnostics["n_labelled"] == int(sensitive.notna().sum())
+    assert res.diagnostics["n_labeled"] == int(sensitive.notna().sum())
 
 
-def test_labelled_calibration_covers_in_repeated_runs():
+def test_labeled_calibration_covers_in_repeated_runs():
     hits = []
     for seed in range(40):
         rng, a, y_pred = _population(5_000, seed=100 + seed)
         proxies = _shared_error_proxies(rng, a)
         sensitive = np.where(rng.random(a.size) < 0.1, a, None)
-        res = labelled_proxy_disparity(y_pred, proxies, sensitive, n_boot=200, random_state=seed)
+        res = labeled_proxy_disparity(y_pred, proxies, sensitive, n_boot=200, random_state=seed)
         lo, hi = res.interval()
         hits.append(lo <= _true_dp(a, y_pred) <= hi)
     assert 0.85 <= np.mean(hits) <= 1.0
 
 
-def test_labelled_eod_and_undefined_cell():
+def test_labeled_eod_and_undefined_cell():
     rng, a, y_pred = _population(20_000, seed=5)
     y_true = (rng.random(a.size) < 0.4).astype(int)
     proxies = _shared_error_proxies(rng, a)
     sensitive = np.where(rng.random(a.size) < 0.1, a, None)
-    res = labelled_proxy_disparity(y_pred, proxies, sensitive, "eod", y_true)
+    res = labeled_proxy_disparity(y_pred, proxies, sensitive, "eod", y_true)
     rates = [[y_pred[(a == g) & (y_true == y)].mean() for y in (0, 1)] for g in (0, 1)]
     truth = (abs(rates[1][0] - rates[0][0]) + abs(rates[1][1] - rates[0][1])) / 2
     assert res.value == pytest.approx(truth, abs=0.05)
-    # no labelled row among the predicted positives: the shares there are unknown
+    # no labeled row among the predicted positives: the shares there are unknown
     only_negatives = np.where(y_pred == 0, sensitive, None)
-    with pytest.warns(UndefinedGroupWarning, match="no labelled row has y_pred=1"):
-        undefined = labelled_proxy_disparity(y_pred, proxies, only_negatives)
+    with pytest.warns(UndefinedGroupWarning, match="no labeled row has y_pred=1"):
+        undefined = labeled_proxy_disparity(y_pred, proxies, only_negatives)
     assert np.isnan(undefined.value) and "label more rows" in undefined.reason
 
 
 def test_too_few_labels_per_group_is_unreliable():
     rng, a, y_pred = _population(5_000, seed=6)
     sensitive = np.where(np.arange(a.size) < 40, a, None)
-    with pytest.warns(ProxyReliabilityWarning, match="labelled row"):
-        res = labelled_proxy_disparity(y_pred, _iid_proxies(rng, a), sensitive)
+    with pytest.warns(ProxyReliabilityWarning, match="labeled row"):
+        res = labeled_proxy_disparity(y_pred, _iid_proxies(rng, a), sensitive)
     assert not res.reliable
 
 
@@ -289,7 +289,7 @@ def test_pickle_round_trips_of_measures_results_and_scorers():
     model, X_aux, s_aux, X_dep = _quant_setting(2)
     qm = sfm.msr("unaware.quantified_dp", X_aux=X_aux, s_aux=s_aux, quantifier="CC")
     qres = qm.bootstrap(model, X_dep, n_boot=5)
-    lab = labelled_proxy_disparity(y_pred, proxies, np.where(rng.random(a.size) < 0.2, a, None), n_boot=20)
+    lab = labeled_proxy_disparity(y_pred, proxies, np.where(rng.random(a.size) < 0.2, a, None), n_boot=20)
 
     class Fixed:
         def predict(self, X):

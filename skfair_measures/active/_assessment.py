@@ -53,12 +53,12 @@ def _default_pos_label(pos_label: Any, y_pred: Any, scores: Any, classes: Any, m
 
 
 class ActiveAssessment:
-    """Choose which unlabelled rows to label next, and track groupwise posteriors.
+    """Choose which unlabeled rows to label next, and track groupwise posteriors.
 
     Each group's rate (accuracy, TPR, ...; or accuracy per score bin for ECE) gets
     an independent Beta posterior. ``ask`` draws one value per group from the
     posteriors (Thompson sampling), picks the group that maximises the task's reward
-    (seed 002, Table 3.1), and returns a random unlabelled row of that group; ``tell``
+    (seed 002, Table 3.1), and returns a random unlabeled row of that group; ``tell``
     adds the labels. Per-group state and per-group pools keep ``ask`` independent of
     the number of rows.
 
@@ -99,7 +99,7 @@ class ActiveAssessment:
         The classes, in the order of the score columns (default: the sorted values
         of ``y_pred``, plus ``pos_label`` for 1-D scores).
     y_true : array-like, optional
-        Labels already known, NaN/None for unlabelled rows; those rows enter the
+        Labels already known, NaN/None for unlabeled rows; those rows enter the
         posteriors now and are never asked.
     m : int, default=1
         Number of worst groups to identify.
@@ -222,7 +222,7 @@ class ActiveAssessment:
         self._a, self._b = beta_prior(self._prior_mean, prior, strength=strength, base=base)
         if self.metric.true_is is None:
             self._ca = self._cb = None
-        else:  # P(a labelled row enters the rate), per group: a Beta of its own
+        else:  # P(a labeled row enters the rate), per group: a Beta of its own
             self._ca, self._cb = beta_prior(self._counts_prior_mean, prior, strength=strength, base=base)
         self._prior_a, self._prior_b = self._a.copy(), self._b.copy()
 
@@ -422,7 +422,7 @@ class ActiveAssessment:
         -------
         pandas.DataFrame
             Indexed by group: ``estimate`` (posterior mean), ``lower``, ``upper``,
-            ``labels`` (labelled rows of the group), ``counted`` (those that entered
+            ``labels`` (labeled rows of the group), ``counted`` (those that entered
             the rate), ``rows`` (rows that can be asked or were given), ``prior_mean``.
             A group without rows has NaN estimates.
         """

@@ -25,7 +25,7 @@ class Pool:
     p_pos: np.ndarray  # score of the positive class (NaN when there is none)
     groups: pd.Index
     group: np.ndarray  # group code of each row
-    labels: np.ndarray  # class code of a label known up front, -1 for unlabelled rows
+    labels: np.ndarray  # class code of a label known up front, -1 for unlabeled rows
 
 
 def _classes(y_pred: np.ndarray, scores: np.ndarray, classes: Any, pos_label: Any) -> pd.Index:
@@ -107,7 +107,7 @@ def check_pool(
     if y_true is not None:
         yt = pd.Series(np.asarray(y_true, dtype=object))
         if len(yt) != n:
-            raise ValueError(f"y_true has {len(yt)} rows but y_pred has {n}; use NaN/None for unlabelled rows.")
+            raise ValueError(f"y_true has {len(yt)} rows but y_pred has {n}; use NaN/None for unlabeled rows.")
         known = yt.notna().to_numpy()
         labels[known] = label_codes(index, yt[known].to_numpy(), "y_true")
     return Pool(index, pos_code, pred, confidence, p_pos, groups, group, labels)

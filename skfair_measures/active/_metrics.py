@@ -1,10 +1,10 @@
-"""What a labelled row says about a group: the metrics of active assessment, read off ``base.py``.
+"""What a labeled row says about a group: the metrics of active assessment, read off ``base.py``.
 
 Each metric is a Bernoulli rate per group, defined once, in :mod:`skfair_measures.base`:
 its numerator and denominator cells of the confusion matrix (found by probing the base
 metric, :func:`~skfair_measures.bayes._bb.ratio_roles`) say which rows *can be asked*
 (their prediction is in a denominator column: PPV only asks predicted positives), which
-labelled rows *count* (their true label is in a denominator row: TPR counts true
+labeled rows *count* (their true label is in a denominator row: TPR counts true
 positives only), and which are a *success* (the numerator cell). ``ece`` is accuracy
 per score bin, turned into the expected calibration error of each group.
 """
@@ -48,7 +48,7 @@ class ActiveMetric:
     pred_is : bool or None
         Rows can be asked only if ``(y_pred == pos_label) == pred_is``; None: every row.
     true_is : bool or None
-        A labelled row counts only if ``(y_true == pos_label) == true_is``; None: every row.
+        A labeled row counts only if ``(y_true == pos_label) == true_is``; None: every row.
     correct : bool
         Whether the success is ``y_true == y_pred`` over every row (accuracy), which
         needs no positive class and holds for any number of classes.
@@ -96,7 +96,7 @@ class ActiveMetric:
         return not self.correct
 
     def counts(self, true_pos: np.ndarray, pred_pos: np.ndarray) -> np.ndarray:
-        """Which labelled rows enter the rate: their cell is in the denominator.
+        """Which labeled rows enter the rate: their cell is in the denominator.
 
         A label known up front for a row that could not be asked (a predicted negative
         for PPV) does not enter the rate either.
@@ -106,7 +106,7 @@ class ActiveMetric:
         return self._den[true_pos.astype(np.intp), pred_pos.astype(np.intp)]
 
     def outcome(self, correct: np.ndarray, pred_pos: np.ndarray, true_pos: np.ndarray) -> np.ndarray:
-        """Success (1) or failure (0) of each labelled row: its cell is in the numerator."""
+        """Success (1) or failure (0) of each labeled row: its cell is in the numerator."""
         if self.correct:
             return correct
         return self._num[true_pos.astype(np.intp), pred_pos.astype(np.intp)]

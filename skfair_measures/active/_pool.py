@@ -1,4 +1,4 @@
-"""Per-group pools of unlabelled rows: taking a random row is O(1).
+"""Per-group pools of unlabeled rows: taking a random row is O(1).
 
 The rows of each group are put in a random order once (one permutation and one
 stable sort when the pool is built); taking a row advances that group's pointer.
@@ -13,7 +13,7 @@ __all__ = ["GroupPools"]
 
 
 class GroupPools:
-    """Unlabelled row indices by group, each group in a random order.
+    """Unlabeled row indices by group, each group in a random order.
 
     Parameters
     ----------

@@ -3,19 +3,19 @@
 ``posterior(measure, y_true, y_score, sensitive_features=..., method=...)`` returns a
 :class:`MeasurePosterior` with draws of every group's base metric and of the measure:
 
-- ``method="bb"``: Beta-Binomial, conjugate Beta priors per group rate, labelled
+- ``method="bb"``: Beta-Binomial, conjugate Beta priors per group rate, labeled
   data only, Monte Carlo (no MCMC, milliseconds);
 - ``method="bc"``: hierarchical Bayesian beta calibration fitted by MCMC (PyMC model,
-  nutpie sampler) on the labelled data, which calibrates the scores of unlabelled
+  nutpie sampler) on the labeled data, which calibrates the scores of unlabeled
   data draw by draw;
 - ``method="ppi"``: prediction-powered inference with PPI++ power tuning, a
-  frequentist estimate from few labels plus the model's scores on unlabelled data,
+  frequentist estimate from few labels plus the model's scores on unlabeled data,
   drawn from its asymptotic normal distribution (sample weights allowed);
 - ``method="bcr"``: BC plus a per-group rectifier of the calibration with a
   hierarchical prior (a Bayesian analogue of PPI's rectifier), which widens the
   interval where a group's labels contradict the shared calibration;
 - ``method="auto"`` (default): the rule :data:`AUTO_RULES` (``"bb"`` without
-  unlabelled scores, ``"ppi"`` with weights, ``"bcr"`` otherwise).
+  unlabeled scores, ``"ppi"`` with weights, ``"bcr"`` otherwise).
 
 Each method is a class in its own module (:class:`BetaBinomial`,
 :class:`BayesianCalibration`, :class:`RectifiedCalibration`, :class:`PredictionPowered`;

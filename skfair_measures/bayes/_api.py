@@ -427,7 +427,7 @@ def _fit_data(
     pos_label: Any,
     estimator: EstimationMethod,
 ) -> FitData:
-    """Validate every input once: labelled rows, unlabelled rows, threshold, labels, groups."""
+    """Validate every input once: labeled rows, unlabeled rows, threshold, labels, groups."""
     inputs = [m.inputs for m in measures]
     thr = float(_agreed([i.threshold for i in inputs], "threshold", threshold, 0.5))
     pos = _agreed([i.pos_label for i in inputs], "pos_label", pos_label, None)
@@ -435,24 +435,24 @@ def _fit_data(
     weights = (sample_weight, unlabeled_sample_weight)
     if not METHODS[estimator.name].weights and any(w is not None for w in weights):
         raise ValueError(
-            f"method={estimator.name!r} counts labelled samples and takes no sample_weight or "
+            f"method={estimator.name!r} counts labeled samples and takes no sample_weight or "
             "unlabeled_sample_weight; use method='ppi' for weighted data."
         )
     sample = check_inputs(y_true, y_score, sensitive_features, sample_weight, groups=groups, y_pred_name="y_score")
     scores = check_scores(sample.y_pred, "y_score")
     t, _, _ = binarize_labels(sample.y_true, sample.y_true, pos)
-    labelled = Rows(scores, (scores >= thr).astype(np.intp), sample.group_codes, sample.sample_weight)
-    unlabelled = _unlabelled_rows(unlabeled_scores, unlabeled_sensitive, unlabeled_sample_weight, sample.groups, thr)
-    if METHODS[estimator.name].unlabeled == "required" and unlabelled.size == 0:
+    labeled = Rows(scores, (scores >= thr).astype(np.intp), sample.group_codes, sample.sample_weight)
+    unlabeled = _unlabeled_rows(unlabeled_scores, unlabeled_sensitive, unlabeled_sample_weight, sample.groups, thr)
+    if METHODS[estimator.name].unlabeled == "required" and unlabeled.size == 0:
         raise ValueError(
-            f"method={estimator.name!r} needs unlabelled data: pass unlabeled_scores= (the model's scores "
+            f"method={estimator.name!r} needs unlabeled data: pass unlabeled_scores= (the model's scores "
             "on samples without labels) and unlabeled_sensitive= (their groups). Without them use method='bb'."
         )
-    data = FitData(np.asarray(t, dtype=np.intp), labelled, unlabelled, sample.groups, thr)
-    return restrict_fit_data(data, measures)  # min_group_size on labelled rows (_small_groups)
+    data = FitData(np.asarray(t, dtype=np.intp), labeled, unlabeled, sample.groups, thr)
+    return restrict_fit_data(data, measures)  # min_group_size on labeled rows (_small_groups)
 
 
-def _unlabelled_rows(scores: Any, sensitive: Any, weight: Any, groups: pd.Index, threshold: float) -> Rows:
+def _unlabeled_rows(scores: Any, sensitive: Any, weight: Any, groups: pd.Index, threshold: float) -> Rows:
     if scores is None:
         if sensitive is not None or weight is not None:
             raise ValueError("unlabeled_sensitive or unlabeled_sample_weight is given without unlabeled_scores=.")
@@ -464,7 +464,7 @@ def _unlabelled_rows(scores: Any, sensitive: Any, weight: Any, groups: pd.Index,
     if n_sensitive != u_scores.size:
         raise ValueError(
             f"unlabeled_sensitive has {n_sensitive} rows but unlabeled_scores has {u_scores.size}; "
-            "pass one group per unlabelled score."
+            "pass one group per unlabeled score."
         )
     codes, _ = encode_groups(sensitive, u_scores.size, groups=groups, name="unlabeled_sensitive")
     w = None
@@ -472,7 +472,7 @@ def _unlabelled_rows(scores: Any, sensitive: Any, weight: Any, groups: pd.Index,
         if len(weight) != u_scores.size:
             raise ValueError(
                 f"unlabeled_sample_weight has {len(weight)} rows but unlabeled_scores has {u_scores.size}; "
-                "pass one weight per unlabelled score."
+                "pass one weight per unlabeled score."
             )
         w = _check_weight(weight, u_scores.size)
     return Rows(u_scores, (u_scores >= threshold).astype(np.intp), codes, w)
@@ -485,7 +485,7 @@ def _attrs(
         "threshold": float(data.threshold),
         "seed": seed,
         "n_labeled": int(data.y_true.size),
-        "n_unlabeled": int(data.unlabelled.size),
+        "n_unlabeled": int(data.unlabeled.size),
         "reference": "" if reference is None else str(reference),
         **fit.attrs,
         "seconds": seconds,

@@ -4,7 +4,7 @@ The rule (first match wins), from the reproduction of Ji, Smyth & Steyvers (2020
 the papers' score files (docs/reproduction_ji2020.md) and the simulations of
 ``tests/test_bayes_bcr.py`` and ``tests/test_bayes_ppi.py``:
 
-1. no unlabelled scores: ``"bb"``, the Beta-Binomial posterior of the labelled
+1. no unlabeled scores: ``"bb"``, the Beta-Binomial posterior of the labeled
    counts (nothing else uses only labels);
 2. sample weights: ``"ppi"``, the one score-based method that takes weights, and
    whose interval covers by construction;
@@ -92,7 +92,7 @@ def checked_method(method: str, data: FitData) -> tuple[str, str | None]:
     """
     if not METHODS[method].calibrates:
         return method, None
-    lab, unl = data.labelled, data.unlabelled
+    lab, unl = data.labeled, data.unlabeled
     reasons = calibration_checks(
         lab.scores, data.y_true, lab.codes, data.groups,
         np.concatenate([lab.scores, unl.scores]), np.concatenate([lab.codes, unl.codes]), CLIP,

@@ -1,7 +1,7 @@
 """Beta-Binomial posteriors of count-based rates, drawn through the confusion cells.
 
 Seed 000 section 2.2 puts a Beta prior on every group rate ``theta_g`` and updates
-it with the binomial likelihood of the labelled data: ``theta_g | D ~ Beta(alpha +
+it with the binomial likelihood of the labeled data: ``theta_g | D ~ Beta(alpha +
 k, beta + n - k)``, with ``k`` the numerator and ``n`` the denominator count (for
 the TPR, ``k`` = true positives and ``n`` = positives). We draw all rates of a
 group through one vector of Gamma variates over the four confusion cells
@@ -261,7 +261,7 @@ def _cells_of(rows: Rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True)
 class BetaBinomial(EstimationMethod):
-    """``method="bb"``: conjugate Beta posteriors of every group rate (labelled data only).
+    """``method="bb"``: conjugate Beta posteriors of every group rate (labeled data only).
 
     Parameters
     ----------
@@ -302,11 +302,11 @@ class BetaBinomial(EstimationMethod):
         counts = data.counts
         expected = None
         if isinstance(self.prior, str) and self.prior == "scores":
-            parts = [_cells_of(data.labelled), _cells_of(data.unlabelled)]
+            parts = [_cells_of(data.labeled), _cells_of(data.unlabeled)]
             expected = expected_cells(*(np.concatenate(x) for x in zip(*parts, strict=True)), data.n_groups)
         alpha, kind = cell_concentration(bases, data.n_groups, self.prior, self.prior_strength, expected)
         cells = bb_cell_draws(counts, alpha, chains, draws, rng)
-        # pooled cells: every group's cell probabilities weighted by its labelled size
+        # pooled cells: every group's cell probabilities weighted by its labeled size
         overall_cells = np.einsum("cdgtp,g->cdtp", cells, counts.sum((-2, -1)))
         values, overall, reasons = {}, {}, []
         with np.errstate(invalid="ignore", divide="ignore"):

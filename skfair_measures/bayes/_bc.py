@@ -6,7 +6,7 @@ The model, with the resolutions of the seeds' README::
     log a_g = mu_a + sigma_a z_a[g],  log b_g = mu_b + sigma_b z_b[g],  c_g = mu_c + sigma_c z_c[g]
     z ~ N(0, 1);  mu_a, mu_b ~ N(0, 0.4);  mu_c ~ N(0, 2)
     sigma_a, sigma_b ~ HalfNormal(0.15);  sigma_c ~ HalfNormal(0.75)
-    y_i ~ Bernoulli(f(s_i; a_{g_i}, b_{g_i}, c_{g_i}))          (labelled data only)
+    y_i ~ Bernoulli(f(s_i; a_{g_i}, b_{g_i}, c_{g_i}))          (labeled data only)
 
 in its non-centred form (z-scores times sigma), which removes the funnel
 divergences of the centred form when a group has only a few labels. Variants:
@@ -15,7 +15,7 @@ divergences of the centred form when a group has only a few labels. Variants:
 ``log a_g ~ N(0, 0.4)``, ``c_g ~ N(0, 2)``; seed 002 section 4.9.3 does not state
 them).
 
-Only the labelled points enter the likelihood. Two ways to sample it with nutpie:
+Only the labeled points enter the likelihood. Two ways to sample it with nutpie:
 
 - ``sampler="nutpie"`` (default): the same log density written out by hand in
   :mod:`._bc_density`, as C callbacks that numba caches on disk, so even a new
@@ -26,7 +26,7 @@ Only the labelled points enter the likelihood. Two ways to sample it with nutpie
 
 Both are tested to give the same log density and gradient.
 
-The unlabelled data enter afterwards: :func:`calibrated_cells` calibrates their
+The unlabeled data enter afterwards: :func:`calibrated_cells` calibrates their
 scores with every posterior draw (vectorised numpy, chunked over draws).
 """
 
@@ -314,7 +314,7 @@ def fit_calibration(
     sampler_kwargs: dict[str, Any] | None = None,
     retry_divergent: bool = True,
 ) -> CalibrationFit:
-    """Sample the calibration model on the labelled data.
+    """Sample the calibration model on the labeled data.
 
     Three steps: build (or load) the sampler for the model, sample (again with
     smaller steps if there were divergences), read the parameters and diagnostics.
@@ -553,12 +553,12 @@ def calibrated_cells(
     n_groups: int,
     chunk: int = 2_000_000,
 ) -> np.ndarray:
-    """Expected confusion cells of the unlabelled data under every posterior draw.
+    """Expected confusion cells of the unlabeled data under every posterior draw.
 
     For draw ``t``, sample ``j`` of group ``g`` with prediction ``p`` adds its
     calibrated probability ``f(s_j; a_g^t, b_g^t, c_g^t)`` to cell ``[1, p]`` and its
     complement to cell ``[0, p]``. Seed 000's eq. 1 (accuracy) and the TPR/FPR
-    resolutions are ratios of these cells plus the labelled counts.
+    resolutions are ratios of these cells plus the labeled counts.
 
     Parameters
     ----------
@@ -622,9 +622,9 @@ class BayesianCalibration(EstimationMethod):
     """``method="bc"``: hierarchical Bayesian beta calibration (Ji, Smyth & Steyvers 2020).
 
     The options are those of :func:`skfair_measures.bayes.posterior`; the model is
-    fitted on the labelled rows (:func:`fit_calibration`) and every posterior draw
-    calibrates the unlabelled scores, whose expected cells are added to the
-    labelled counts (:func:`calibrated_cells`).
+    fitted on the labeled rows (:func:`fit_calibration`) and every posterior draw
+    calibrates the unlabeled scores, whose expected cells are added to the
+    labeled counts (:func:`calibrated_cells`).
     """
 
     calibration: str = "beta"
@@ -671,13 +671,13 @@ class BayesianCalibration(EstimationMethod):
         seed: int,
     ) -> GroupDraws:
         fit = self.fit(data, chains=chains, draws=draws, seed=seed)
-        unl = data.unlabelled
+        unl = data.unlabeled
         cells = data.counts + calibrated_cells(fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups)
         return self.draws_from_cells(cells, fit, bases)
 
     def fit(self, data: FitData, *, chains: int, draws: int, seed: int) -> CalibrationFit:
-        """The calibration model sampled on the labelled rows, with this method's options."""
-        lab, unl = data.labelled, data.unlabelled
+        """The calibration model sampled on the labeled rows, with this method's options."""
+        lab, unl = data.labeled, data.unlabeled
         checks = calibration_checks(
             lab.scores, data.y_true, lab.codes, data.groups,
             np.concatenate([lab.scores, unl.scores]), np.concatenate([lab.codes, unl.codes]), CLIP,

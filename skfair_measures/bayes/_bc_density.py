@@ -16,7 +16,7 @@ temperature scaling),
 - not hierarchical: ``raw_k[0..G-1]``.
 
 ``a = exp(raw_a)``, ``b = exp(raw_b)`` (``b = a`` without ``b``), ``c = raw_c``
-(``c = 0`` without ``c``); the labelled data enter as
+(``c = 0`` without ``c``); the labeled data enter as
 ``y_i ~ Bernoulli(logit^-1(c_g + a_g log s_i - b_g log(1 - s_i)))``.
 
 All data of one fit live in one float64 buffer (:func:`pack`), whose address is

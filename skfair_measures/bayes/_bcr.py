@@ -1,6 +1,6 @@
 """Rectified Bayesian calibration (``method="bcr"``): BC that admits when its calibration misfits.
 
-BC (:mod:`._bc`) imputes every unlabelled row from a calibration map shared, through
+BC (:mod:`._bc`) imputes every unlabeled row from a calibration map shared, through
 a hierarchical prior, by all groups. When one group's calibration differs from the
 others' and that group has few labels, the map is pulled toward the others' and BC
 is confidently wrong (docs/reproduction_ji2020.md: 60-76% coverage on Compas-VR).
@@ -11,7 +11,7 @@ every stratum ``(g, p)`` (group ``g``, prediction ``p``) the calibrated probabil
 may be off by ``delta_gp``, the mean of ``y - f(s)`` over the stratum's rows. Per
 posterior draw of the calibration:
 
-- the labelled rows of the stratum estimate it by their mean residual
+- the labeled rows of the stratum estimate it by their mean residual
   ``e_gp = mean(y_i - q_i)``, whose variance if the calibration were right is
   ``v_gp = sum q_i (1 - q_i) / n_gp**2`` (a stratum without labels has no
   estimate, ``v = inf``);
@@ -21,12 +21,12 @@ posterior draw of the calibration:
   the large groups well, so their residuals say nothing about a small group's);
 - ``tau_g`` is integrated on a grid (its marginal likelihood is normal in closed
   form), and ``delta_gp`` is drawn from its normal posterior given ``tau_g``;
-- the unlabelled rows of the stratum get ``N_U,gp * delta_gp`` more expected
+- the unlabeled rows of the stratum get ``N_U,gp * delta_gp`` more expected
   positives (clipped to the stratum's size).
 
 So with few labels in a group the estimate stays near BC's, but its interval
 carries the prior uncertainty of the group's calibration (wider than BC's, much
-narrower than Beta-Binomial's); as labels accrue, the labelled residuals take
+narrower than Beta-Binomial's); as labels accrue, the labeled residuals take
 over and the estimate moves to where the labels put it, as PPI's would.
 """
 
@@ -53,12 +53,12 @@ _TAU_GRID = np.linspace(0.0, 4.0, 65)[1:]
 def stratum_residuals(
     q: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray, codes: np.ndarray, n_groups: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sums over the labelled rows of each stratum ``(group, prediction)``, per draw.
+    """Sums over the labeled rows of each stratum ``(group, prediction)``, per draw.
 
     Parameters
     ----------
     q : ndarray of shape (n_draws, n_labeled)
-        Calibrated probability of ``y = 1`` of every labelled row under every draw.
+        Calibrated probability of ``y = 1`` of every labeled row under every draw.
     y_true, y_pred, codes : ndarray of shape (n_labeled,)
     n_groups : int
 
@@ -67,7 +67,7 @@ def stratum_residuals(
     residual, variance : ndarray of shape (n_draws, n_groups, 2)
         ``sum(y - q)`` and ``sum(q (1 - q))`` per stratum.
     size : ndarray of shape (n_groups, 2)
-        Labelled rows per stratum.
+        Labeled rows per stratum.
 
     Examples
     --------
@@ -152,7 +152,7 @@ def rectifier_draws(
     return post_mean + np.sqrt(post_var) * rng.standard_normal(post_mean.shape)
 
 
-def stratum_slope(unlabelled_cells: np.ndarray) -> np.ndarray:
+def stratum_slope(unlabeled_cells: np.ndarray) -> np.ndarray:
     """``q (1 - q)`` at each stratum's mean calibrated probability ``q`` (0.25 where a stratum is empty).
 
     Examples
@@ -160,8 +160,8 @@ def stratum_slope(unlabelled_cells: np.ndarray) -> np.ndarray:
     >>> stratum_slope(np.array([[[9.0, 5.0], [1.0, 5.0]]])).round(6).tolist()   # q = 0.1 and 0.5
     [[0.09, 0.25]]
     """
-    size = unlabelled_cells.sum(axis=-2)
-    q = np.divide(unlabelled_cells[..., 1, :], size, out=np.full(size.shape, 0.5), where=size > 0)
+    size = unlabeled_cells.sum(axis=-2)
+    q = np.divide(unlabeled_cells[..., 1, :], size, out=np.full(size.shape, 0.5), where=size > 0)
     return q * (1.0 - q)
 
 
@@ -171,19 +171,19 @@ def _sample_grid(logpost: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.argmax(logpost + rng.gumbel(size=logpost.shape), axis=-1)
 
 
-def rectified_cells(unlabelled_cells: np.ndarray, delta: np.ndarray) -> np.ndarray:
-    """Unlabelled expected cells with ``N_U,gp * delta_gp`` moved from cell ``[0, p]`` to ``[1, p]``.
+def rectified_cells(unlabeled_cells: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """Unlabeled expected cells with ``N_U,gp * delta_gp`` moved from cell ``[0, p]`` to ``[1, p]``.
 
     Parameters
     ----------
-    unlabelled_cells : ndarray of shape (..., n_groups, 2, 2)
-        Expected cells ``[group, y_true, y_pred]`` of the unlabelled rows.
+    unlabeled_cells : ndarray of shape (..., n_groups, 2, 2)
+        Expected cells ``[group, y_true, y_pred]`` of the unlabeled rows.
     delta : ndarray of shape (..., n_groups, 2)
         Rectifier per stratum ``(group, prediction)``.
 
     Returns
     -------
-    ndarray of the shape of ``unlabelled_cells``; positives kept within ``[0, N_U,gp]``.
+    ndarray of the shape of ``unlabeled_cells``; positives kept within ``[0, N_U,gp]``.
 
     Examples
     --------
@@ -191,8 +191,8 @@ def rectified_cells(unlabelled_cells: np.ndarray, delta: np.ndarray) -> np.ndarr
     >>> rectified_cells(cells, np.array([[0.1, 0.5]])).tolist()
     [[[5.0, 0.0], [5.0, 10.0]]]
     """
-    size = unlabelled_cells.sum(axis=-2)  # (..., G, 2): rows per stratum
-    positives = np.clip(unlabelled_cells[..., 1, :] + size * delta, 0.0, size)
+    size = unlabeled_cells.sum(axis=-2)  # (..., G, 2): rows per stratum
+    positives = np.clip(unlabeled_cells[..., 1, :] + size * delta, 0.0, size)
     return np.stack([size - positives, positives], axis=-2)
 
 
@@ -231,16 +231,16 @@ class RectifiedCalibration(BayesianCalibration):
         self, fit: CalibrationFit, data: FitData, bases: tuple[BaseMetric, ...], rng: np.random.Generator
     ) -> GroupDraws:
         """The rectified draws from a calibration fit (BC's, so one fit serves both methods)."""
-        lab, unl = data.labelled, data.unlabelled
+        lab, unl = data.labeled, data.unlabeled
         q = calibrated_probabilities(fit.params, lab.scores, lab.codes)  # (chain, draw, n_labeled)
         lead = q.shape[:-1]
         residual, variance, size = stratum_residuals(
             q.reshape(-1, q.shape[-1]), data.y_true, lab.y_pred, lab.codes, data.n_groups
         )
-        unlabelled = calibrated_cells(fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups)
-        slope = stratum_slope(unlabelled).reshape(residual.shape)
+        unlabeled = calibrated_cells(fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups)
+        slope = stratum_slope(unlabeled).reshape(residual.shape)
         delta = rectifier_draws(residual, variance, size, slope=slope, scale=float(self.rectifier_scale), rng=rng)
-        cells = data.counts + rectified_cells(unlabelled, delta.reshape(lead + delta.shape[1:]))
+        cells = data.counts + rectified_cells(unlabeled, delta.reshape(lead + delta.shape[1:]))
         out = self.draws_from_cells(cells, fit, bases)
         out.attrs["rectifier_scale"] = float(self.rectifier_scale)
         out.extra["rectifier"] = delta.reshape(lead + delta.shape[1:])

@@ -47,10 +47,10 @@ def calibration_checks(
     Parameters
     ----------
     scores, y, codes : ndarray of shape (n_labeled,)
-        Labelled scores, 0/1 labels and group codes.
+        Labeled scores, 0/1 labels and group codes.
     groups : pandas.Index
     all_scores, all_codes : ndarray
-        Scores and group codes of every row (labelled and unlabelled).
+        Scores and group codes of every row (labeled and unlabeled).
     clip : (float, float)
         The model's clipping bounds of the scores.
 
@@ -71,7 +71,7 @@ def calibration_checks(
         if test.pvalue < ANTI_PREDICTION_ALPHA:
             auc = test.statistic / (pos.size * neg.size)
             reasons.append(
-                f"the scores anti-predict the label (rank AUC {auc:.2f} over {y.size} labelled rows, one-sided "
+                f"the scores anti-predict the label (rank AUC {auc:.2f} over {y.size} labeled rows, one-sided "
                 f"p = {test.pvalue:.1g}); an increasing calibration cannot represent that: check pos_label "
                 "and the score's class, or use method='bb'"
             )

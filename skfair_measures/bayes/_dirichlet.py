@@ -176,7 +176,7 @@ def _refuse_scores(sample: GroupedSample) -> None:
 
 
 def _restricted(sample: GroupedSample, measures: Sequence[MeasureBase]) -> GroupedSample:
-    """The sample after the measures' ``min_group_size`` (group size: labelled rows)."""
+    """The sample after the measures' ``min_group_size`` (group size: labeled rows)."""
     min_size, small = small_group_options(measures)
     key = measures[0].key if len(measures) == 1 else "posteriors"
     plan = small_group_plan(sample.group_sizes(), sample.groups, min_size, small, key)

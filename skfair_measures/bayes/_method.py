@@ -40,7 +40,7 @@ class Rows:
 
     @classmethod
     def empty(cls) -> Rows:
-        """No rows (a fit without unlabelled data)."""
+        """No rows (a fit without unlabeled data)."""
         z = np.zeros(0)
         return cls(z, z.astype(np.intp), z.astype(np.intp), None)
 
@@ -57,8 +57,8 @@ class FitData:
     ----------
     y_true : ndarray of shape (n_labeled,)
         0/1 labels (1 = the positive label).
-    labelled, unlabelled : Rows
-        ``unlabelled`` has no rows when no unlabelled data were given.
+    labeled, unlabeled : Rows
+        ``unlabeled`` has no rows when no unlabeled data were given.
     groups : pandas.Index
         Group labels; ``codes`` index into it.
     threshold : float
@@ -66,8 +66,8 @@ class FitData:
     """
 
     y_true: np.ndarray
-    labelled: Rows
-    unlabelled: Rows
+    labeled: Rows
+    unlabeled: Rows
     groups: pd.Index
     threshold: float
 
@@ -77,13 +77,13 @@ class FitData:
 
     @property
     def counts(self) -> np.ndarray:
-        """Labelled confusion counts ``[group, y_true, y_pred]`` (unweighted), shape ``(group, 2, 2)``."""
-        cell = (self.labelled.codes * 2 + self.y_true) * 2 + self.labelled.y_pred
+        """Labeled confusion counts ``[group, y_true, y_pred]`` (unweighted), shape ``(group, 2, 2)``."""
+        cell = (self.labeled.codes * 2 + self.y_true) * 2 + self.labeled.y_pred
         return np.bincount(cell, minlength=4 * self.n_groups).reshape(self.n_groups, 2, 2).astype(float)
 
     @property
-    def has_unlabelled(self) -> bool:
-        return self.unlabelled.size > 0
+    def has_unlabeled(self) -> bool:
+        return self.unlabeled.size > 0
 
 
 @dataclass
@@ -170,7 +170,7 @@ class EstimationMethod:
 
     The dataclass fields are the method's options (``posterior(method=..., **options)``);
     ``__post_init__`` validates them, so a method object is a checked options record.
-    What a method can do (weights, unlabelled rows, K classes, default draws) is a
+    What a method can do (weights, unlabeled rows, K classes, default draws) is a
     row of the table :data:`skfair_measures.bayes.METHODS`, not a class attribute.
     """
 

@@ -152,7 +152,7 @@ def plot_posterior(post: MeasurePosterior, eps: float = DEFAULT_EPS, ax: Any = N
 
     Seed 000 figure 3 / seed 002 figure 2.8: the density of the measure's draws
     (:func:`density_curve`: inside the measure's range, point masses drawn as
-    stems labelled with their probability), the value, the ``prob`` interval and
+    stems labeled with their probability), the value, the ``prob`` interval and
     ``[center - eps, center + eps]``; the title gives ``P(Delta > center)`` and
     ``P(|Delta - center| <= eps)``.
 

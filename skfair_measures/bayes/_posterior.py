@@ -171,9 +171,9 @@ class MeasurePosterior(Result):
     method : {"bb", "bc", "ppi"}
         Beta-Binomial, Bayesian calibration or prediction-powered inference.
     label_counts : ndarray of shape (group, 2, 2)
-        Labelled confusion counts ``[group, y_true, y_pred]``.
+        Labeled confusion counts ``[group, y_true, y_pred]``.
     attrs : dict
-        Settings of the fit: prior, seed, sampler, number of unlabelled samples, ...
+        Settings of the fit: prior, seed, sampler, number of unlabeled samples, ...
     trace : arviz.InferenceData or None
         The MCMC trace of the calibration model (``method="bc"``), with sampler
         statistics.
@@ -244,7 +244,7 @@ class MeasurePosterior(Result):
 
     @property
     def counts(self) -> pd.Series:
-        """Number of labelled samples per group."""
+        """Number of labeled samples per group."""
         return pd.Series(self.label_counts.sum((-2, -1)), index=self.groups, name="n_labeled")
 
     # -- basic facts --------------------------------------------------------------------
@@ -461,7 +461,7 @@ class MeasurePosterior(Result):
         The ``posterior`` group holds the measure (named by its key) and every base
         metric with dims ``("chain", "draw", "group")``; for Bayesian calibration
         also the calibration parameters, with ``sample_stats`` from the sampler.
-        ``constant_data`` holds the labelled confusion counts; ``attrs`` the
+        ``constant_data`` holds the labeled confusion counts; ``attrs`` the
         settings.
 
         Returns

@@ -1,8 +1,8 @@
 """Prediction-powered inference (PPI++) for the count-based rates of every group.
 
 Angelopoulos, Bates, Fannjiang, Jordan and Zrnic (Science 2023) estimate a mean
-from few labelled rows and many unlabelled ones: the model's predictions on the
-unlabelled rows give a low-variance estimate, and the labelled rows estimate its
+from few labeled rows and many unlabeled ones: the model's predictions on the
+unlabeled rows give a low-variance estimate, and the labeled rows estimate its
 bias (the *rectifier*). PPI++ (Angelopoulos, Duchi and Zrnic 2023) weighs the
 predictions by a tuning factor ``lambda`` in ``[0, 1]`` chosen to minimise the
 variance; ``lambda = 0`` is the classical estimate from labels only, so PPI++ is
@@ -10,7 +10,7 @@ never worse than it asymptotically, and the interval covers whatever the quality
 the scores (a poor model only makes it wider).
 
 Here the mean is the vector of the four confusion-cell frequencies of one group,
-``mu_g = E[1{y = t, yhat = p}]`` (``t, p`` in ``{0, 1}``). A labelled row contributes
+``mu_g = E[1{y = t, yhat = p}]`` (``t, p`` in ``{0, 1}``). A labeled row contributes
 its observed cell; the model's score ``s`` imputes ``s`` to cell ``[1, p]`` and
 ``1 - s`` to cell ``[0, p]`` (``p`` is known on every row). Every count-based rate is
 a scale-free function ``r = f(mu_g)`` of these cells (``tpr = mu[1, 1] / (mu[1, 0] +
@@ -23,12 +23,12 @@ mu[1, 1])``, ``ppv``, accuracy, balanced accuracy, ...), so:
   closed form (the variance-minimising ``lambda`` of a one-dimensional mean);
 - groups are independent strata (each group's rows estimate its own cells), so the
   covariance of all group rates is block diagonal; the pooled (overall) rates
-  combine the groups' cells with the groups' shares of the unlabelled rows;
+  combine the groups' cells with the groups' shares of the unlabeled rows;
 - the rates are drawn jointly from their asymptotic normal distribution, clipped
   to the rate's range (a monotone map, so quantiles and hence coverage are kept),
   and the measure's own operation turns the draws into draws of the measure.
 
-Sample weights (of labelled and unlabelled rows) make every mean a weighted
+Sample weights (of labeled and unlabeled rows) make every mean a weighted
 (Hajek) mean within its group, as ``ppi_py`` normalises them.
 
 Where ``ppi_py`` is used and where not: the point estimate of each group's cells
@@ -60,20 +60,20 @@ __all__ = ["ASYMPTOTIC_ROWS", "AsymptoticWarning", "PredictionPowered", "cell_in
 
 #: Relative step of the central differences of the delta method.
 _STEP = 1e-6
-#: Fewest labelled rows per group for a rectifier with a variance.
-MIN_LABELLED = 2
-#: Below this many labelled rows in a rate's denominator (per group), PPI's normal-theory interval
-#: is not to be trusted: on the papers' score files, groups of a few labelled rows gave 47-90%
+#: Fewest labeled rows per group for a rectifier with a variance.
+MIN_LABELED = 2
+#: Below this many labeled rows in a rate's denominator (per group), PPI's normal-theory interval
+#: is not to be trusted: on the papers' score files, groups of a few labeled rows gave 47-90%
 #: coverage of Delta accuracy and 11-86% of Delta TPR at n_L = 40-100 (docs/reproduction_ji2020.md).
 ASYMPTOTIC_ROWS = 30
 
 
 class AsymptoticWarning(UserWarning):
-    """PPI's interval relies on a normal approximation that too few labelled rows do not support."""
+    """PPI's interval relies on a normal approximation that too few labeled rows do not support."""
 
 
 def cell_indicators(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
-    """One-hot confusion cell of each labelled row, shape ``(n, 4)``, cells ``t * 2 + p``.
+    """One-hot confusion cell of each labeled row, shape ``(n, 4)``, cells ``t * 2 + p``.
 
     Examples
     --------
@@ -102,14 +102,14 @@ def imputed_cells(scores: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
     return out
 
 
-def tuned_lambda(f: np.ndarray, f_hat: np.ndarray, f_hat_unlabelled: np.ndarray) -> float:
+def tuned_lambda(f: np.ndarray, f_hat: np.ndarray, f_hat_unlabeled: np.ndarray) -> float:
     """PPI++'s variance-minimising ``lambda`` for the mean of ``f``, clipped to ``[0, 1]``.
 
     ``lambda = Cov(f, f_hat) / ((1 + n / N) Var(f_hat))``, with the covariance over the
-    ``n`` labelled rows and the variance of the predictions over all ``n + N`` rows
+    ``n`` labeled rows and the variance of the predictions over all ``n + N`` rows
     (``ppi_py.ppi._calc_lam_glm`` for a one-dimensional mean). ``f`` and ``f_hat`` are
-    the (weighted, centred or not) values of the labelled rows, ``f_hat_unlabelled``
-    those of the unlabelled rows.
+    the (weighted, centred or not) values of the labeled rows, ``f_hat_unlabeled``
+    those of the unlabeled rows.
 
     Examples
     --------
@@ -120,11 +120,11 @@ def tuned_lambda(f: np.ndarray, f_hat: np.ndarray, f_hat_unlabelled: np.ndarray)
     >>> tuned_lambda(y, np.zeros(200), np.zeros(100))  # constant predictions: labels only
     0.0
     """
-    n, big_n = f.size, f_hat_unlabelled.size
+    n, big_n = f.size, f_hat_unlabeled.size
     if n < 2 or big_n < 1:
         return 0.0
     cov = float(np.mean((f - f.mean()) * (f_hat - f_hat.mean())))
-    var = float(np.var(np.concatenate([f_hat, f_hat_unlabelled]), ddof=1))
+    var = float(np.var(np.concatenate([f_hat, f_hat_unlabeled]), ddof=1))
     if not np.isfinite(cov) or not np.isfinite(var) or var <= 0.0:
         return 0.0
     return float(np.clip(cov / ((1.0 + n / big_n) * var), 0.0, 1.0))
@@ -143,9 +143,9 @@ def _gradient(base: BaseMetric, mu: np.ndarray) -> np.ndarray:
 class _Stratum:
     """One group's rows: observed and imputed cells, weights normalised to mean 1."""
 
-    y: np.ndarray  # (n, 4) observed cells of the labelled rows
-    y_hat: np.ndarray  # (n, 4) imputed cells of the labelled rows
-    y_hat_u: np.ndarray  # (N, 4) imputed cells of the unlabelled rows
+    y: np.ndarray  # (n, 4) observed cells of the labeled rows
+    y_hat: np.ndarray  # (n, 4) imputed cells of the labeled rows
+    y_hat_u: np.ndarray  # (N, 4) imputed cells of the unlabeled rows
     w: np.ndarray  # (n,)
     v: np.ndarray  # (N,)
 
@@ -165,7 +165,7 @@ def _normalised(weight: np.ndarray | None, mask: np.ndarray) -> np.ndarray:
 
 
 def _strata(data: FitData) -> list[_Stratum]:
-    lab, unl = data.labelled, data.unlabelled
+    lab, unl = data.labeled, data.unlabeled
     y_all = cell_indicators(data.y_true, lab.y_pred)
     yh_all = imputed_cells(lab.scores, lab.y_pred)
     yu_all = imputed_cells(unl.scores, unl.y_pred)
@@ -213,7 +213,7 @@ def _cells_at(st: _Stratum, lam: float) -> _CellEstimate:
         mu = mu.reshape(4)
         u_mean = np.average(st.y_hat_u, axis=0, weights=st.v)
         dev_u = st.v[:, None] * lam * (st.y_hat_u - u_mean)
-    else:  # labels only (also when the group has no unlabelled rows)
+    else:  # labels only (also when the group has no unlabeled rows)
         mu = np.average(st.y, axis=0, weights=st.w)
         dev_u = np.zeros((st.big_n, 4))
     dev_l = st.w[:, None] * (x - np.average(x, axis=0, weights=st.w))
@@ -256,9 +256,9 @@ class _Quantities:
         """Joint draws with the covariance ``cov`` and Student-t marginals (a Gaussian copula).
 
         The delta method's normal approximation is too narrow when a group has few
-        labelled rows in the rate's denominator (15 positives for a TPR): at n_L = 100
+        labeled rows in the rate's denominator (15 positives for a TPR): at n_L = 100
         the normal interval covered 90-92% in the simulation of ``tests/test_bayes_ppi.py``.
-        Each quantity's marginal is a t with ``df`` = effective labelled rows in its
+        Each quantity's marginal is a t with ``df`` = effective labeled rows in its
         denominator minus one, the usual small-sample correction; the normal
         draws' dependence between quantities is kept through their ranks.
         """
@@ -306,7 +306,7 @@ class PredictionPowered(EstimationMethod):
         PPI++'s power-tuning factor (``ppi_py``'s ``lam``): None tunes it per group
         and rate, 0 gives the classical estimate from the labels only, 1 plain PPI.
 
-    Needs the model's scores on unlabelled rows (``unlabeled_scores`` with
+    Needs the model's scores on unlabeled rows (``unlabeled_scores`` with
     ``unlabeled_sensitive``); works with ``sample_weight`` and
     ``unlabeled_sample_weight``. The draws are from the estimate's asymptotic
     normal distribution, so every measure built from count-based rates (through its
@@ -393,7 +393,7 @@ class PredictionPowered(EstimationMethod):
             lambdas[base.name] = [np.nan if f is None else f.lam for f in fits]
             rows = [_denominator_rows(st, roles) for st in strata]
             dfs = [max(r - 1.0, 1.0) for r in rows]
-            small += [f"{base.name} in group {group_name(data.groups, g)!r}: {r:.0f} labelled row(s)"
+            small += [f"{base.name} in group {group_name(data.groups, g)!r}: {r:.0f} labeled row(s)"
                       for g, r in enumerate(rows) if fits[g] is not None and r < ASYMPTOTIC_ROWS]
             for g, fit in enumerate(fits):
                 value, why = _rate(base, roles, fit, unusable[g])
@@ -409,7 +409,7 @@ class PredictionPowered(EstimationMethod):
 def _warn_small(small: list[str]) -> None:
     if small:
         warnings.warn(
-            f"method='ppi': fewer than {ASYMPTOTIC_ROWS} labelled rows in the denominator of "
+            f"method='ppi': fewer than {ASYMPTOTIC_ROWS} labeled rows in the denominator of "
             f"{'; '.join(small)}. PPI's interval is asymptotic and can miss far more often than 5% here; "
             "label more rows of these groups, or use method='bcr' (attrs['asymptotic'] is False).",
             AsymptoticWarning,
@@ -418,23 +418,23 @@ def _warn_small(small: list[str]) -> None:
 
 
 def _denominator_rows(st: _Stratum, roles: Any) -> float:
-    """Effective (Kish) number of labelled rows in the rate's denominator cells (all rows if not a plain ratio)."""
+    """Effective (Kish) number of labeled rows in the rate's denominator cells (all rows if not a plain ratio)."""
     inside = (st.y @ roles.den.ravel().astype(float)) > 0 if roles.simple else np.ones(st.n, dtype=bool)
     w = st.w[inside]
     return float(w.sum() ** 2 / (w**2).sum()) if w.size and (w**2).sum() > 0 else 0.0
 
 
 def _group_shares(data: FitData) -> np.ndarray:
-    """Each group's share of the unlabelled rows (of the labelled ones if there are none), weighted."""
-    rows = data.unlabelled if data.unlabelled.codes.size else data.labelled
+    """Each group's share of the unlabeled rows (of the labeled ones if there are none), weighted."""
+    rows = data.unlabeled if data.unlabeled.codes.size else data.labeled
     n = np.bincount(rows.codes, weights=rows.weight, minlength=len(data.groups)).astype(float)
     return n / n.sum()
 
 
 def _unusable(st: _Stratum) -> str | None:
     """Why a group has no PPI estimate (too few labeled rows, or weights that sum to 0), None if it has one."""
-    if st.n < MIN_LABELLED:
-        return f"{st.n} labeled row(s); PPI needs at least {MIN_LABELLED} per group"
+    if st.n < MIN_LABELED:
+        return f"{st.n} labeled row(s); PPI needs at least {MIN_LABELED} per group"
     if not st.w.sum() > 0:
         return (f"its sample_weight sums to 0 over its {st.n} labeled row(s); give them positive weights or drop "
                 "the group")
@@ -476,7 +476,7 @@ def _overall(
         return np.nan, {}, {}
     mu = sum(s * fits[g].mu for g, s in present.items())
     pooled = _CellEstimate(np.asarray(mu, dtype=float), np.nan, np.zeros((0, 4)), np.zeros((0, 4)))
-    value, why = _rate(base, roles, pooled, MIN_LABELLED)
+    value, why = _rate(base, roles, pooled, MIN_LABELED)
     if why is not None:
         return np.nan, {}, {}
     return (value, *_influence(base, present, fits))

@@ -5,7 +5,7 @@ Binomial parameter ``theta_b`` (seed 002 eqs. 2.9-2.11). The expected calibratio
 error ``ECE = sum_b p_b |theta_b - s_b|`` (eq. 2.12), with ``p_b`` the share of the
 group's scores in bin ``b`` and ``s_b`` their mean, then has a posterior obtained
 by Monte Carlo over the ``theta_b`` draws. ``p_b`` and ``s_b`` need no labels, so
-unlabelled scores may be added to estimate them.
+unlabeled scores may be added to estimate them.
 
 Two readings of "calibrated" are offered: ``kind="positive"`` compares the score of
 the positive class with the frequency of ``y = 1`` (the binary reliability diagram
@@ -39,17 +39,17 @@ class ReliabilityPosterior:
         Bin edges of the (confidence or positive-class) score.
     kind : {"positive", "confidence"}
     mean_score : ndarray of shape (group, bin)
-        ``s_b``: mean score per bin (labelled and unlabelled scores); NaN for empty bins.
+        ``s_b``: mean score per bin (labeled and unlabeled scores); NaN for empty bins.
     weight : ndarray of shape (group, bin)
         ``p_b``: share of the group's scores in each bin.
     n, k : ndarray of shape (group, bin)
-        Labelled samples per bin and how many of them had the outcome.
+        Labeled samples per bin and how many of them had the outcome.
     theta : ndarray of shape (draw, group, bin)
         Posterior draws of the outcome frequency per bin.
     ece : ndarray of shape (draw, group)
         Posterior draws of the ECE per group.
     ece_freq : ndarray of shape (group,)
-        Frequentist ECE (labelled data only, empty bins skipped).
+        Frequentist ECE (labeled data only, empty bins skipped).
     """
 
     groups: pd.Index

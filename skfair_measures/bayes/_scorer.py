@@ -15,7 +15,7 @@ posterior of a measure on the validation fold and reduces it by a stated rule:
 An undefined posterior (a group rate with no samples in its denominator) scores
 NaN, which scikit-learn reports for that candidate and fold.
 
-With ``method="bc"`` or ``"ppi"`` the scorer holds an unlabelled pool
+With ``method="bc"`` or ``"ppi"`` the scorer holds an unlabeled pool
 (``unlabeled_X``) and scores it with the very estimator being evaluated, so each
 candidate's estimate uses its own scores.
 """
@@ -54,7 +54,7 @@ class BayesianScorer(FairnessScorer):
         All expected groups, as in :func:`~skfair_measures.fairness_scorer`.
     method : {"bb", "bc", "bcr", "ppi"}, default="bb"
         Beta-Binomial, or Bayesian calibration or prediction-powered inference
-        with the unlabelled pool.
+        with the unlabeled pool.
     rule : {"mean", "upper", "prob_fair"}, default="upper"
         How the posterior becomes one number; see the module docstring. The
         returned value is always "greater is better".
@@ -63,7 +63,7 @@ class BayesianScorer(FairnessScorer):
     eps : float, default=DEFAULT_EPS
         Half-width of practical fairness for ``rule="prob_fair"``.
     unlabeled_X : array-like or DataFrame, optional
-        Unlabelled samples; required for ``method="bc"`` and ``"ppi"``.
+        Unlabeled samples; required for ``method="bc"`` and ``"ppi"``.
     unlabeled_sensitive : array-like, optional
         Groups of ``unlabeled_X`` (not needed in column mode).
     reference : object, optional
@@ -109,7 +109,7 @@ class BayesianScorer(FairnessScorer):
             raise ValueError(f"method={method!r}; pass one of {', '.join(map(repr, METHODS))}.")
         pooled = METHODS[method].unlabeled == "required"
         if pooled and unlabeled_X is None:
-            raise ValueError(f"method={method!r} needs unlabeled_X= (an unlabelled pool the estimator will score).")
+            raise ValueError(f"method={method!r} needs unlabeled_X= (an unlabeled pool the estimator will score).")
         if pooled and sensitive is None and unlabeled_sensitive is None:
             raise ValueError(
                 f"method={method!r} without sensitive= needs unlabeled_sensitive= (the groups of unlabeled_X)."
@@ -134,7 +134,7 @@ class BayesianScorer(FairnessScorer):
     def _scores(self, estimator: Any, X: Any, y: Any, groups: Any, sample_weight: Any) -> dict[str, float]:
         if sample_weight is not None and not METHODS[self.method].weights:
             raise TypeError(
-                f"BayesianScorer(method={self.method!r}) counts labelled samples; sample_weight needs method='ppi'."
+                f"BayesianScorer(method={self.method!r}) counts labeled samples; sample_weight needs method='ppi'."
             )
         (measure,) = self._measures
         pos_label = measure.inputs.pos_label

@@ -1,12 +1,12 @@
-"""``min_group_size`` in the posteriors: the core's rule, with labelled rows as the group sizes.
+"""``min_group_size`` in the posteriors: the core's rule, with labeled rows as the group sizes.
 
 A measure built with ``min_group_size=`` (and ``small_groups="drop"`` or ``"merge"``)
 leaves out, or pools into ``"other"``, the groups with fewer rows. In a posterior the
-size of a group is its number of *labelled* rows: they are what the likelihood
-sees, whatever the number of unlabelled scores. The decision is
+size of a group is its number of *labeled* rows: they are what the likelihood
+sees, whatever the number of unlabeled scores. The decision is
 :func:`skfair_measures._stats.small_group_plan`'s, the same as for a point estimate;
-the plan is then applied to the labelled and the unlabelled rows alike, so that
-``"merge"`` pools the unlabelled scores of the small groups too.
+the plan is then applied to the labeled and the unlabeled rows alike, so that
+``"merge"`` pools the unlabeled scores of the small groups too.
 """
 
 from __future__ import annotations
@@ -39,12 +39,12 @@ def _key(measures: Sequence[MeasureBase]) -> str:
 
 
 def restrict_fit_data(data: FitData, measures: Sequence[MeasureBase]) -> FitData:
-    """The fit data without the groups of fewer labelled rows than ``min_group_size``, or with them pooled.
+    """The fit data without the groups of fewer labeled rows than ``min_group_size``, or with them pooled.
 
     Parameters
     ----------
     data : FitData
-        Validated labelled (and unlabelled) rows.
+        Validated labeled (and unlabeled) rows.
     measures : sequence of Measure
         The measures whose ``inputs.min_group_size`` / ``inputs.small_groups`` apply.
 
@@ -56,14 +56,14 @@ def restrict_fit_data(data: FitData, measures: Sequence[MeasureBase]) -> FitData
         after a :class:`~skfair_measures.groups.SmallGroupWarning` naming them.
     """
     min_size, small = small_group_options(measures)
-    sizes = np.bincount(data.labelled.codes, minlength=data.n_groups)
+    sizes = np.bincount(data.labeled.codes, minlength=data.n_groups)
     plan = small_group_plan(sizes, data.groups, min_size, small, _key(measures))
     if plan is None:
         return data
     plan.warn(stacklevel=external_stacklevel())
-    labelled, kept = _rows(data.labelled, plan.codes(data.labelled.codes))
-    unlabelled, _ = _rows(data.unlabelled, plan.codes(data.unlabelled.codes))
-    return FitData(data.y_true[kept], labelled, unlabelled, plan.groups, data.threshold)
+    labeled, kept = _rows(data.labeled, plan.codes(data.labeled.codes))
+    unlabeled, _ = _rows(data.unlabeled, plan.codes(data.unlabeled.codes))
+    return FitData(data.y_true[kept], labeled, unlabeled, plan.groups, data.threshold)
 
 
 def _rows(rows: Rows, codes: np.ndarray) -> tuple[Rows, np.ndarray]:

@@ -15,7 +15,7 @@ measured through three or more proxy guesses of the sensitive attribute, with th
 noise transition matrix that :class:`HOCEstimator` estimates from the proxies'
 agreement patterns; every estimate checks HOC's assumptions and says whether it is
 ``reliable`` (:class:`ProxyReliabilityWarning` when not).
-:func:`labelled_proxy_disparity` needs no such assumption but a small sample with the
+:func:`labeled_proxy_disparity` needs no such assumption but a small sample with the
 true attribute. :class:`RandomizedResponse` weakens proxies on purpose and reports the
 resulting differential-privacy level.
 
@@ -27,7 +27,7 @@ registry as ``msr("unaware.proxy_dp")`` (``_eod``, ``_eop``) and
 from ._estimator import HOCEstimator as HOCEstimator
 from ._hoc import ProxyCalibrationWarning as ProxyCalibrationWarning
 from ._hoc import ProxyReliabilityWarning as ProxyReliabilityWarning
-from ._labelled import labelled_proxy_disparity as labelled_proxy_disparity
+from ._labeled import labeled_proxy_disparity as labeled_proxy_disparity
 from ._measures import ProxyMeasure as ProxyMeasure
 from ._measures import QuantificationMeasure as QuantificationMeasure
 from ._proxy import ProxyDisparityResult as ProxyDisparityResult

@@ -19,7 +19,7 @@ is symmetric; with more than three proxies they are averaged over 3-subsets of
 the columns. The authors ran Adam (learning rate 0.1, 1500 steps); here L-BFGS
 with analytic gradients runs from a few starts, on the smooth squared residuals
 first and then on the sum of norms. The latent classes are only identified up to
-relabelling, which is fixed by matching each latent class to the guess it
+relabeling, which is fixed by matching each latent class to the guess it
 produces most often.
 
 With two groups the symmetrised statistics hold exactly three free numbers for

@@ -81,7 +81,7 @@ _RANGE_TOL = 0.02
 _REPLICATE_CAUSE = {
     "base": "a group without rows or labels in the replicate",
     "global": "in the replicate, a group no proxy guesses or calibrated rates more than 0.02 outside [0, 1]",
-    "labelled": "a (label, prediction) cell with rows but no labelled row in the replicate",
+    "labeled": "a (label, prediction) cell with rows but no labeled row in the replicate",
 }
 
 
@@ -116,7 +116,7 @@ class ProxyDisparityResult(ReplicatesResult):
         :func:`proxy_disparity`.
     metric, mode : str
         ``"dp"``, ``"eod"`` or ``"eop"``; ``"base"``, ``"global"``, ``"local"`` or
-        ``"labelled"``.
+        ``"labeled"``.
     """
 
     kind = "estimate"
@@ -629,7 +629,7 @@ def _warn(value: float, reason: str | None, reasons: list[str], metric: str) -> 
             f"the proxy-based {metric} estimate is unreliable (result.reliable is False): "
             + "; ".join(reasons)
             + ". With a small sample where the attribute is known, use "
-            "unaware.labelled_proxy_disparity, which does not need these assumptions.",
+            "unaware.labeled_proxy_disparity, which does not need these assumptions.",
             ProxyReliabilityWarning,
             stacklevel=3,
         )

@@ -1,7 +1,7 @@
 """Binary quantifiers (prevalence estimators) behind one small adapter.
 
-A quantifier learns, from labelled data, to estimate the *prevalence* of a class in
-an unlabelled sample, rather than the class of each point. The methods here are the
+A quantifier learns, from labeled data, to estimate the *prevalence* of a class in
+an unlabeled sample, rather than the class of each point. The methods here are the
 ones compared by Fabris, Esuli, Moreo and Sebastiani (JAIR 2023) for measuring
 demographic disparity without the sensitive attribute:
 
@@ -324,7 +324,7 @@ class BinaryQuantifier(BaseEstimator):
         self.check_informative = check_informative
 
     def fit(self, X: Any, y: Any) -> BinaryQuantifier:
-        """Train the quantifier on labelled rows.
+        """Train the quantifier on labeled rows.
 
         Parameters
         ----------
@@ -406,7 +406,7 @@ class BinaryQuantifier(BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
-            One unlabelled sample, with at least one row.
+            One unlabeled sample, with at least one row.
 
         Returns
         -------

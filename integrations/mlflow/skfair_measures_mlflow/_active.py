@@ -1,7 +1,7 @@
 """Log an active assessment's trajectory to MLflow as step-indexed metrics.
 
 The step of each value is the number of labels used, so MLflow's metric charts
-show every group's estimate (and interval bounds) against labelling effort.
+show every group's estimate (and interval bounds) against labeling effort.
 """
 
 from __future__ import annotations
