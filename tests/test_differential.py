@@ -304,27 +304,40 @@ class _FixedPredictions(ClassifierMixin, BaseEstimator):
         return np.asarray(self.predictions)[X["row"].to_numpy()]
 
 
-def door_cross_validate(case: Case) -> tuple[float, str | None]:
+def _cv_door(make_scorer: Callable[[sfm.Measure], Any]) -> Callable[[Case], tuple[float, str | None]]:
+    """A scorer inside ``cross_validate`` with routing, on one fold that holds every row."""
+
+    def door(case: Case) -> tuple[float, str | None]:
+        m = case.measure()
+        X = pd.DataFrame({"row": np.arange(len(case.y_true))})
+        y = np.asarray(case.y_true)
+        params: dict[str, Any] = {"sensitive_features": case.sensitive()}
+        everything = np.arange(len(y))
+        with sklearn.config_context(enable_metadata_routing=True), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            scorer = make_scorer(m)
+            if case.weights is not None:
+                scorer = scorer.set_score_request(sample_weight=True)
+                params["sample_weight"] = case.sample_weight()
+            cv = cross_validate(_FixedPredictions(case.y_pred), X, y, cv=[(everything, everything)], scoring=scorer,
+                                params=params, error_score="raise")
+        for w in caught:
+            # docs/small_groups.md: a fold with fewer than two groups is NaN with this warning, not an error
+            if ": NaN for this fold: " in str(w.message):
+                raise _DoorError(str(w.message), "SingleGroupError")
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        score = float(cv[f"test_{m.key}" if f"test_{m.key}" in cv else "test_score"][0])
+        return (score if m.greater_is_better else -score), None
+
+    return door
+
+
+def door_evaluate_measures_on_a_frame(case: Case) -> tuple[float, str | None]:
+    """``sfm.evaluate_measures(..., data=frame)`` with column names, on polars: the engine path with a reason."""
     m = case.measure()
-    X = pd.DataFrame({"row": np.arange(len(case.y_true))})
-    y = np.asarray(case.y_true)
-    params: dict[str, Any] = {"sensitive_features": case.sensitive()}
-    everything = np.arange(len(y))
-    with sklearn.config_context(enable_metadata_routing=True), warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        scorer = sfm.make_scorers([m])
-        if case.weights is not None:
-            scorer = scorer.set_score_request(sample_weight=True)
-            params["sample_weight"] = case.sample_weight()
-        cv = cross_validate(_FixedPredictions(case.y_pred), X, y, cv=[(everything, everything)], scoring=scorer,
-                            params=params, error_score="raise")
-    for w in caught:
-        # docs/small_groups.md: a fold with fewer than two groups is NaN with this warning, not an error
-        if ": NaN for this fold: " in str(w.message):
-            raise _DoorError(str(w.message), "SingleGroupError")
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    score = float(cv[f"test_{m.key}"][0])
-    return (score if m.greater_is_better else -score), None
+    res = sfm.evaluate_measures([m], "y", "p", sensitive_features="s", data=_polars(case.frame()),
+                                sample_weight=None if case.weights is None else "w")
+    return _result(res[m.key])
 
 
 def _engine_door(convert: Callable[[pd.DataFrame], Any]) -> Callable[[Case], tuple[float, str | None]]:
@@ -437,15 +450,19 @@ def mlflow_file_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
         os.environ["MLFLOW_ALLOW_FILE_STORE"] = old_env
 
 
-ENGINES = ("engine-pandas", "engine-polars", "engine-pyarrow", "engine-duckdb", "engine-dask", "engine-spark")
+ENGINES = ("engine-pandas", "engine-polars", "engine-polars-lazy", "engine-pyarrow", "engine-duckdb", "engine-dask",
+           "engine-spark", "evaluate_measures(data=polars)")
 DOORS: dict[str, Callable[[Case], tuple[float, str | None]]] = {
     "evaluate": door_evaluate,  # the reference
     "call": door_call,
     "evaluate_measures": door_evaluate_measures,
     "groupwise_metrics": door_groupwise,
-    "cross_validate": door_cross_validate,
+    "cross_validate(make_scorers)": _cv_door(lambda m: sfm.make_scorers([m])),
+    "cross_validate(fairness_scorer)": _cv_door(sfm.fairness_scorer),
     "engine-pandas": _engine_door(lambda df: df),
     "engine-polars": _engine_door(_polars),
+    "engine-polars-lazy": _engine_door(lambda df: _polars(df).lazy()),
+    "evaluate_measures(data=polars)": door_evaluate_measures_on_a_frame,
     "engine-pyarrow": _engine_door(_pyarrow),
     "engine-duckdb": _engine_door(_duckdb),
     "engine-dask": _engine_door(_dask),
