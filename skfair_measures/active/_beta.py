@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from scipy import special
 
@@ -22,13 +24,15 @@ def beta_var(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a * b / (n * n * (n + 1.0))
 
 
+@functools.lru_cache(maxsize=256)
 def rope_masses(a1: float, b1: float, a2: float, b2: float, eps: float) -> tuple[float, float, float]:
     """``P(D < -eps), P(|D| <= eps), P(D > eps)`` for ``D = X1 - X2``, ``Xi ~ Beta(ai, bi)`` independent.
 
     Deterministic quadrature over the CDF of ``X2`` (no Monte Carlo noise, so a
     decision does not flicker between two calls): ``P(X1 < X2 - eps)`` is the
     integral of ``F1(x - eps) dF2(x)``. Written by hand because scipy has no
-    distribution for a difference of Betas.
+    distribution for a difference of Betas. The recent answers are kept: the rows
+    of one ``ask(n)`` batch are scored on the same posteriors.
 
     Examples
     --------
