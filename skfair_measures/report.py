@@ -746,7 +746,7 @@ def _proxy_fits(
     random_state: Any,
 ) -> dict[str, Result]:
     proxy_disparity = _proxy_disparity()
-    kwargs: dict[str, Any] = {"n_boot": n_boot, "confidence_level": prob, "random_state": random_state}
+    kwargs: dict[str, Any] = {"n_boot": n_boot, "prob": prob, "random_state": random_state}
     if metric == "dp":  # selection rates need no labels: every row counts
         y_pred, proxies = rows.y_pred, data[list(proxy_cols)]
     else:

@@ -227,11 +227,11 @@ def base_boot():
     return res
 
 
-def _with_undefined(res, n_undefined, confidence_level=0.95):
+def _with_undefined(res, n_undefined, prob=0.95):
     draws = res.draws.copy()
     draws[:n_undefined] = np.nan
     return ProxyDisparityResult(
-        res.value, res.by_group, metric=res.metric, mode=res.mode, draws=draws, prob=confidence_level
+        res.value, res.by_group, metric=res.metric, mode=res.mode, draws=draws, prob=prob
     )
 
 
@@ -249,8 +249,8 @@ def test_interval_with_ten_percent_undefined_replicates_is_refused(base_boot):
     with pytest.warns(UndefinedReplicatesWarning):
         out = json.loads(json.dumps(res.to_dict()))
     assert out["interval"] == [None, None] and "20 of 200" in out["interval_reason"]
-    # the result's own confidence_level is the default probability (here 0.7: 15% tails)
-    loose = _with_undefined(base_boot, 20, confidence_level=0.7)
+    # the result's own prob is the default probability (here 0.7: 15% tails)
+    loose = _with_undefined(base_boot, 20, prob=0.7)
     with pytest.warns(UndefinedReplicatesWarning, match="uses the other 180"):
         assert np.isfinite(loose.interval()).all()
 

@@ -316,7 +316,7 @@ def test_unknown_quantifier_suggests_close_names(setting):
     [
         ({"alpha": -1}, "alpha must be a finite number >= 0"),
         ({"n_boot": -2}, "n_boot must be an integer >= 0"),
-        ({"confidence_level": 95}, "confidence_level must be in"),
+        ({"prob": 95}, r"prob=95; pass a probability in \(0, 1\)"),
         ({"reference": "z"}, "reference='z' is not a group of s_aux"),
     ],
 )

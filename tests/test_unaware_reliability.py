@@ -9,6 +9,7 @@ classifier, and pickle round trips of measures, results and scorers.
 from __future__ import annotations
 
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -81,6 +82,27 @@ def test_refusals_name_the_argument():
         labeled_proxy_disparity(y_pred, proxies, [None] * a.size)
     with pytest.raises(ValueError, match="n_check must be an integer >= 0"):
         proxy_disparity(y_pred, proxies, n_check=-1)
+
+
+@pytest.mark.parametrize("bad", [95, "0.9", True, float("nan"), 0.0])
+def test_every_unaware_estimate_checks_prob_through_the_one_level_check(bad):
+    """The level is ``prob``, as in the rest of the API, with results.check_prob's rule and message."""
+    rng, a, y_pred = _population(400)
+    proxies = _iid_proxies(rng, a)
+    sensitive = np.where(np.arange(a.size) < 100, a, None)
+    X = rng.normal(size=(a.size, 2)) + a[:, None]
+    model = LogisticRegression().fit(X, y_pred)
+    message = re.escape(f"prob={bad!r}; pass a probability in (0, 1)")
+    calls = {
+        "proxy_disparity": lambda **kw: proxy_disparity(y_pred, proxies, **kw),
+        "labeled_proxy_disparity": lambda **kw: labeled_proxy_disparity(y_pred, proxies, sensitive, **kw),
+        "quantified_disparity": lambda **kw: quantified_disparity(model, X, a, X, **kw),
+    }
+    for call in calls.values():
+        with pytest.raises(ValueError, match=message):
+            call(prob=bad)
+        with pytest.raises(TypeError, match="confidence_level"):  # one name for a level
+            call(confidence_level=0.9)
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -32,6 +32,7 @@ from sklearn.utils.validation import check_random_state
 
 from .._groups import encode_known_groups, resolve_sensitive
 from ..measures import UndefinedGroupWarning
+from ..results import check_prob
 from ._hoc import ProxyReliabilityWarning
 from ._proxy import (
     ProxyDisparityResult,
@@ -101,7 +102,7 @@ def labeled_proxy_disparity(
     pos_label: Any = None,
     alpha: float = 1.0,
     n_boot: int = 0,
-    confidence_level: float = 0.95,
+    prob: float = 0.95,
     random_state: Any = 0,
 ) -> ProxyDisparityResult:
     """DP, EOd or EOp through proxies calibrated on a small sample with the true attribute.
@@ -134,8 +135,9 @@ def labeled_proxy_disparity(
     n_boot : int, default=0
         Bootstrap replicates (labeled and other rows resampled separately) for
         ``result.interval(prob)``.
-    confidence_level : float, default=0.95
-        Coverage of the interval in ``to_dict``.
+    prob : float, default=0.95
+        Probability of ``result.interval()`` (its default) and of the interval in
+        ``to_dict``; a number in (0, 1).
     random_state : int, RandomState instance or None, default=0
         Seed of the bootstrap.
 
@@ -174,7 +176,7 @@ def labeled_proxy_disparity(
     True
     """
     start = time.perf_counter()
-    _check(metric, alpha, n_boot, confidence_level)
+    prob = _check(metric, alpha, n_boot, prob)
     classes, pred, label, pos = _resolve_classes(y_pred, y_true, metric, pos_label)
     codes, group_index, columns = encode_proxies(proxies, groups=groups, n_samples=len(pred))
     truth = _labeled_codes(resolve_sensitive(sensitive, argument="sensitive"), len(pred), group_index)
@@ -198,7 +200,7 @@ def labeled_proxy_disparity(
     draws = None
     if n_boot:
         draws = _bootstrap(n_lab, n_all, shape, alpha, metric, pos, n_boot, check_random_state(random_state))
-    reasons += replicate_reasons(draws, confidence_level, value)
+    reasons += replicate_reasons(draws, prob, value)
     diagnostics = {
         "groups": group_index.tolist(),
         "classes": classes.tolist(),
@@ -212,7 +214,7 @@ def labeled_proxy_disparity(
         "seconds": time.perf_counter() - start,
     }
     if draws is not None:
-        diagnostics["bootstrap"] = bootstrap_diagnostics(draws, confidence_level, value)
+        diagnostics["bootstrap"] = bootstrap_diagnostics(draws, prob, value)
     _warn(reason, reasons, metric)
     return ProxyDisparityResult(
         value,
@@ -223,19 +225,19 @@ def labeled_proxy_disparity(
         reasons=reasons,
         reason=reason,
         draws=draws,
-        prob=confidence_level,
+        prob=prob,
     )
 
 
-def _check(metric: str, alpha: float, n_boot: int, confidence_level: float) -> None:
+def _check(metric: str, alpha: float, n_boot: int, prob: float) -> float:
+    """Refuse a bad setting by name; return the checked ``prob``."""
     if metric not in ("dp", "eod", "eop"):
         raise ValueError(f"metric must be one of ['dp', 'eod', 'eop']; got {metric!r}.")
     if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and alpha >= 0):
         raise ValueError(f"alpha must be a finite number >= 0; got {alpha!r}.")
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
         raise ValueError(f"n_boot must be an integer >= 0; got {n_boot!r}.")
-    if not 0.0 < confidence_level < 1.0:
-        raise ValueError(f"confidence_level must lie in (0, 1); got {confidence_level!r}.")
+    return check_prob(prob)
 
 
 def _undefined_reason(n_yk: np.ndarray, rows_yk: np.ndarray, classes: np.ndarray, metric: str) -> str | None:

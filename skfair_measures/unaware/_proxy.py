@@ -51,7 +51,7 @@ import pandas as pd
 from sklearn.utils.validation import check_random_state
 
 from ..measures import UndefinedGroupWarning
-from ..results import ReplicatesResult, interval_refusal, replicate_se
+from ..results import ReplicatesResult, check_prob, interval_refusal, replicate_se
 from ._estimator import HOCEstimator
 from ._hoc import (
     SINGULAR_COND,
@@ -109,7 +109,7 @@ class ProxyDisparityResult(ReplicatesResult):
         Bootstrap replicates of ``value`` (``n_boot > 0``), NaN where a replicate was
         undefined.
     prob : float
-        Default probability of ``interval()`` (the ``confidence_level``).
+        Default probability of ``interval()``.
     diagnostics : dict
         ``T`` and ``p`` (calibrated modes), the reliability checks per fitted matrix,
         condition numbers, solver information, the uncalibrated rates. See
@@ -219,22 +219,22 @@ class _Settings:
     metric: str
     mode: str
     n_boot: int
-    confidence_level: float
+    prob: float
     cond_warn: float
     n_check: int
     estimator: HOCEstimator
 
 
-def _noisy_counts(prob: _Problem, w: np.ndarray, columns: np.ndarray) -> np.ndarray:
+def _noisy_counts(problem: _Problem, w: np.ndarray, columns: np.ndarray) -> np.ndarray:
     """Counts ``n[..., y, k, a~]`` averaged over the given proxy columns."""
-    k, kp, ky = prob.n_groups, prob.n_pred, prob.n_label
+    k, kp, ky = problem.n_groups, problem.n_pred, problem.n_label
     w2 = w.reshape(-1, w.shape[-1])
     n_rep = w2.shape[0]
     size = ky * kp * k
     offsets = (np.arange(n_rep) * size)[:, None]
     out = np.zeros(n_rep * size)
     for c in columns:
-        cell = (prob.label * kp + prob.pred) * k + prob.cells[:, c]
+        cell = (problem.label * kp + problem.pred) * k + problem.cells[:, c]
         out += np.bincount((offsets + cell[None, :]).ravel(), weights=w2.ravel(), minlength=n_rep * size)
     return out.reshape(*w.shape[:-1], ky, kp, k) / len(columns)
 
@@ -289,7 +289,7 @@ class _NeverGuessed(ValueError):
 
 # ----------------------------------------------------------------- the HOC fits
 def _fit(
-    prob: _Problem,
+    problem: _Problem,
     w: np.ndarray,
     init: tuple[np.ndarray, np.ndarray] | None,
     rng: Any,
@@ -297,7 +297,7 @@ def _fit(
     name: str,
 ) -> HOCSolution:
     """HOC on the rows weighted by ``w``; the solution records P(A~) and the row count."""
-    c1, c2, c3 = consensus_statistics(prob.cells[:, prob.hoc_cols], w, prob.n_groups, prob.subsets)
+    c1, c2, c3 = consensus_statistics(problem.cells[:, problem.hoc_cols], w, problem.n_groups, problem.subsets)
     missing = np.flatnonzero(~(c1 > 0))
     if missing.size:
         raise _NeverGuessed(name, missing)
@@ -307,17 +307,17 @@ def _fit(
         c3,
         init=init,
         n_init=n_init,
-        max_iter=prob.solver["max_iter"],
-        tol=prob.solver["tol"],
+        max_iter=problem.solver["max_iter"],
+        tol=problem.solver["tol"],
         random_state=rng,
     )
     sol.extra.update(noisy_prior=c1, n_rows=float(w.sum()))
     return sol
 
 
-def _fit_all(prob: _Problem, w: np.ndarray, rng: Any, warm: dict[str, HOCSolution] | None) -> dict[str, HOCSolution]:
+def _fit_all(problem: _Problem, w: np.ndarray, rng: Any, warm: dict[str, HOCSolution] | None) -> dict[str, HOCSolution]:
     """Every HOC fit a calibration needs: global, per label (the priors ``p_y``), per local cell."""
-    n_init = prob.solver["n_init"] if warm is None else 1
+    n_init = problem.solver["n_init"] if warm is None else 1
     fits: dict[str, HOCSolution] = {}
 
     def fit(name: str, mask: np.ndarray | None) -> None:
@@ -325,83 +325,83 @@ def _fit_all(prob: _Problem, w: np.ndarray, rng: Any, warm: dict[str, HOCSolutio
         if wm.sum() <= 0:  # no rows: the joint there is zero whatever T is
             return
         start = (warm or fits).get(name, fits.get("global"))
-        fits[name] = _fit(prob, wm, None if start is None else (start.T, start.p), rng, n_init, name)
+        fits[name] = _fit(problem, wm, None if start is None else (start.T, start.p), rng, n_init, name)
 
     fit("global", None)
-    if prob.metric != "dp" and prob.prior == "hoc":
-        for y in range(prob.n_label):
-            fit(f"label={y}", prob.label == y)
-    if prob.mode == "local":
-        for name, mask in _local_cells(prob):
+    if problem.metric != "dp" and problem.prior == "hoc":
+        for y in range(problem.n_label):
+            fit(f"label={y}", problem.label == y)
+    if problem.mode == "local":
+        for name, mask in _local_cells(problem):
             fit(name, mask)
     return fits
 
 
-def _local_cells(prob: _Problem) -> list[tuple[str, np.ndarray]]:
+def _local_cells(problem: _Problem) -> list[tuple[str, np.ndarray]]:
     """Names and row masks of the local cells: per prediction (DP) or per (label, prediction)."""
-    if prob.metric == "dp":
-        return [(f"pred={j}", prob.pred == j) for j in range(prob.n_pred)]
+    if problem.metric == "dp":
+        return [(f"pred={j}", problem.pred == j) for j in range(problem.n_pred)]
     return [
-        (f"label={y},pred={j}", (prob.pred == j) & (prob.label == y))
-        for y in range(prob.n_label)
-        for j in range(prob.n_pred)
+        (f"label={y},pred={j}", (problem.pred == j) & (problem.label == y))
+        for y in range(problem.n_label)
+        for j in range(problem.n_pred)
     ]
 
 
-def _used(prob: _Problem, fits: dict[str, HOCSolution]) -> dict[str, HOCSolution]:
+def _used(problem: _Problem, fits: dict[str, HOCSolution]) -> dict[str, HOCSolution]:
     """The fits whose transition matrices are inverted."""
-    if prob.mode == "global":
+    if problem.mode == "global":
         return {"global": fits["global"]}
-    return {name: fits[name] for name, _ in _local_cells(prob) if name in fits}
+    return {name: fits[name] for name, _ in _local_cells(problem) if name in fits}
 
 
-def _transitions(prob: _Problem, fits: dict[str, HOCSolution]) -> np.ndarray:
+def _transitions(problem: _Problem, fits: dict[str, HOCSolution]) -> np.ndarray:
     """``T[y, k]`` for every (label, predicted class); an empty local cell borrows the global T."""
-    out = np.empty((prob.n_label, prob.n_pred, prob.n_groups, prob.n_groups))
-    for y in range(prob.n_label):
-        for j in range(prob.n_pred):
-            local = f"pred={j}" if prob.metric == "dp" else f"label={y},pred={j}"
-            name = "global" if prob.mode == "global" else local
+    out = np.empty((problem.n_label, problem.n_pred, problem.n_groups, problem.n_groups))
+    for y in range(problem.n_label):
+        for j in range(problem.n_pred):
+            local = f"pred={j}" if problem.metric == "dp" else f"label={y},pred={j}"
+            name = "global" if problem.mode == "global" else local
             out[y, j] = fits.get(name, fits["global"]).T
     return out
 
 
-def _priors(prob: _Problem, fits: dict[str, HOCSolution], joint: np.ndarray) -> np.ndarray:
+def _priors(problem: _Problem, fits: dict[str, HOCSolution], joint: np.ndarray) -> np.ndarray:
     """Prior ``p`` (DP) or ``p_y = P(A | Y = y)`` per label (EOd, EOp), never per prediction cell."""
     glob = fits["global"]
-    if prob.prior == "implied":  # the prior the global T implies: (T^T)^-1 P(A~ | Y = y)
+    if problem.prior == "implied":  # the prior the global T implies: (T^T)^-1 P(A~ | Y = y)
         return np.linalg.solve(glob.T.T[None], joint.sum(axis=1)[..., None])[..., 0]
-    if prob.metric == "dp":
+    if problem.metric == "dp":
         return glob.p[None, :]
-    priors = np.full((prob.n_label, prob.n_groups), np.nan)
-    for y in range(prob.n_label):
+    priors = np.full((problem.n_label, problem.n_groups), np.nan)
+    for y in range(problem.n_label):
         if f"label={y}" in fits:
             priors[y] = fits[f"label={y}"].p
     return priors
 
 
 def _calibrate(
-    prob: _Problem, w: np.ndarray, n_pooled: np.ndarray, *, rng: Any, warm: dict[str, HOCSolution] | None
+    problem: _Problem, w: np.ndarray, n_pooled: np.ndarray, *, rng: Any, warm: dict[str, HOCSolution] | None
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Calibrated rates ``H[a, y, k]`` for one table of counts (Theorem 4.1).
 
     NaN rates when a transition matrix to invert is singular.
     """
-    fits = _fit_all(prob, w, rng, warm)
+    fits = _fit_all(problem, w, rng, warm)
     with np.errstate(invalid="ignore", divide="ignore"):
         joint = n_pooled / n_pooled.sum(axis=(-2, -1), keepdims=True)  # P(f = k, A~ = a~ | Y = y)
-    transitions = _transitions(prob, fits)
-    used = _used(prob, fits)
+    transitions = _transitions(problem, fits)
+    used = _used(problem, fits)
     fitted = {"fits": fits, "used": used, "T": transitions}
     if any(np.linalg.cond(sol.T) >= SINGULAR_COND for sol in used.values()):
-        fitted["priors"] = np.full((prob.n_label, prob.n_groups), np.nan)
-        return np.full((prob.n_groups, prob.n_label, prob.n_pred), np.nan), fitted
+        fitted["priors"] = np.full((problem.n_label, problem.n_groups), np.nan)
+        return np.full((problem.n_groups, problem.n_label, problem.n_pred), np.nan), fitted
     q = np.linalg.solve(np.swapaxes(transitions, -1, -2), joint[..., None])[..., 0]  # (y, k, a)
-    priors = _priors(prob, fits, joint)
+    priors = _priors(problem, fits, joint)
     fitted["priors"] = priors
     with np.errstate(invalid="ignore", divide="ignore"):
         h = np.moveaxis(q / priors[:, None, :], -1, 0)  # (a, y, k)
-    if prob.clip:
+    if problem.clip:
         h = np.clip(h, 0.0, 1.0)
         with np.errstate(invalid="ignore", divide="ignore"):
             h = h / h.sum(axis=-1, keepdims=True)
@@ -421,7 +421,7 @@ def _check_settings(
     metric: str,
     mode: str,
     n_boot: int,
-    confidence_level: float,
+    prob: float,
     prior: str,
     cond_warn: float,
     n_check: int,
@@ -435,8 +435,6 @@ def _check_settings(
     for name, value in (("n_boot", n_boot), ("n_check", n_check)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
             raise ValueError(f"{name} must be an integer >= 0; got {value!r}.")
-    if not 0.0 < confidence_level < 1.0:
-        raise ValueError(f"confidence_level must lie in (0, 1); got {confidence_level!r}.")
     if prior not in ("hoc", "implied"):
         raise ValueError(f"prior must be 'hoc' or 'implied'; got {prior!r}.")
     if not cond_warn > 1.0:
@@ -446,7 +444,7 @@ def _check_settings(
     elif not isinstance(estimator, HOCEstimator):
         raise TypeError(f"estimator must be an HOCEstimator (solver settings); got {type(estimator).__name__}.")
     estimator._check_params()
-    return _Settings(metric, mode, int(n_boot), float(confidence_level), float(cond_warn), int(n_check), estimator)
+    return _Settings(metric, mode, int(n_boot), check_prob(prob), float(cond_warn), int(n_check), estimator)
 
 
 def _build_problem(
@@ -472,7 +470,7 @@ def _build_problem(
         where = f"mode={s.mode!r}"
         hoc_codes = augment_if_needed(codes, features, knn_augment, s.estimator.knn_metric, where=where)
     cells, counts = compress_rows(np.column_stack([pred, label, hoc_codes]))
-    prob = _Problem(
+    problem = _Problem(
         cells=cells,
         n_groups=len(group_index),
         n_pred=len(classes),
@@ -503,20 +501,20 @@ def _build_problem(
     }
     if s.mode != "base":
         meta["proxy_dependence"] = dependent_proxies(codes, columns)
-    return prob, counts, meta
+    return problem, counts, meta
 
 
-def _point_estimate(prob: _Problem, counts: np.ndarray, rng: Any) -> tuple[np.ndarray, dict[str, Any]]:
+def _point_estimate(problem: _Problem, counts: np.ndarray, rng: Any) -> tuple[np.ndarray, dict[str, Any]]:
     """Rates per group: the first proxy as the attribute (Base), or calibrated by HOC."""
-    if prob.mode == "base":
-        return _noisy_rates(_noisy_counts(prob, counts, prob.pooled[:1])), {}
-    n_pooled = _noisy_counts(prob, counts, prob.pooled)
+    if problem.mode == "base":
+        return _noisy_rates(_noisy_counts(problem, counts, problem.pooled[:1])), {}
+    n_pooled = _noisy_counts(problem, counts, problem.pooled)
     try:
-        h, fitted = _calibrate(prob, counts, n_pooled, rng=rng, warm=None)
+        h, fitted = _calibrate(problem, counts, n_pooled, rng=rng, warm=None)
     except _NeverGuessed as err:
-        where = "" if err.name == "global" else f" on the rows {_named(err.name, prob.classes)}"
+        where = "" if err.name == "global" else f" on the rows {_named(err.name, problem.classes)}"
         raise ValueError(
-            f"no proxy ever guesses the group(s) {prob.groups[err.missing].tolist()}"
+            f"no proxy ever guesses the group(s) {problem.groups[err.missing].tolist()}"
             f"{where}, so the transition matrix T is singular there and cannot be "
             "inverted. Drop those groups from groups=, merge them, or use mode='global' "
             "when only a local cell lacks them."
@@ -525,38 +523,38 @@ def _point_estimate(prob: _Problem, counts: np.ndarray, rng: Any) -> tuple[np.nd
         cond = np.linalg.cond(sol.T)
         if cond >= SINGULAR_COND:
             raise ValueError(
-                f"the estimated transition matrix {_pretty(name, prob.classes)} is singular (condition number "
+                f"the estimated transition matrix {_pretty(name, problem.classes)} is singular (condition number "
                 f"{cond:.3g}): the proxies carry no usable information about the groups here. Use stronger or "
                 "more varied proxies" + (", or use mode='global'." if name != "global" else ".")
             )
     return h, fitted
 
 
-def _roles(prob: _Problem, fitted: dict[str, Any]) -> dict[str, tuple[str, ...] | None]:
+def _roles(problem: _Problem, fitted: dict[str, Any]) -> dict[str, tuple[str, ...] | None]:
     """Which fits to check and how: all checks for an inverted matrix, the prior's checks for a prior."""
     prior_only = ("moments", "prior")
     roles: dict[str, tuple[str, ...] | None] = {}
     for name in fitted["fits"]:
-        if name in fitted["used"] or (name == "global" and prob.prior == "implied"):
+        if name in fitted["used"] or (name == "global" and problem.prior == "implied"):
             roles[name] = None
         elif name.startswith("label=") and "," not in name:  # p_y of EOd / EOp
             roles[name] = prior_only
-        elif name == "global" and prob.metric == "dp":  # the prior p of local DP
+        elif name == "global" and problem.metric == "dp":  # the prior p of local DP
             roles[name] = prior_only
     return roles
 
 
-def _assess(prob: _Problem, fitted: dict[str, Any], s: _Settings, rng: Any) -> tuple[dict[str, Any], list[str]]:
+def _assess(problem: _Problem, fitted: dict[str, Any], s: _Settings, rng: Any) -> tuple[dict[str, Any], list[str]]:
     """Reliability checks of every fit the estimate depends on, and the reasons of those that fail."""
     checks: dict[str, Any] = {}
     reasons: list[str] = []
-    for name, only in _roles(prob, fitted).items():
+    for name, only in _roles(problem, fitted).items():
         sol = fitted["fits"][name]
         out = assess_fit(
             sol,
             sol.extra["noisy_prior"],
             sol.extra["n_rows"],
-            prob.groups.tolist(),
+            problem.groups.tolist(),
             cond_warn=s.cond_warn,
             n_sim=s.n_check,
             random_state=rng,
@@ -565,26 +563,26 @@ def _assess(prob: _Problem, fitted: dict[str, Any], s: _Settings, rng: Any) -> t
             out = {k: v for k, v in out.items() if k in only}
             out["reasons"] = [c["reason"] for c in out.values() if not c["passed"]]
             out["passed"] = not out["reasons"]
-        checks[_named(name, prob.classes)] = out
-        reasons += [f"{_pretty(name, prob.classes)}: {r}" for r in out["reasons"]]
+        checks[_named(name, problem.classes)] = out
+        reasons += [f"{_pretty(name, problem.classes)}: {r}" for r in out["reasons"]]
         if name != "global" and name in fitted["used"] and sol.extra["n_rows"] < _MIN_LOCAL_ROWS:
             reasons.append(
-                f"the local cell {_named(name, prob.classes)} has only {sol.extra['n_rows']:.0f} rows; its "
+                f"the local cell {_named(name, problem.classes)} has only {sol.extra['n_rows']:.0f} rows; its "
                 "transition matrix is poorly determined (use mode='global')"
             )
     return checks, reasons
 
 
-def _undefined_reason(h: np.ndarray, in_range: bool, prob: _Problem) -> str | None:
+def _undefined_reason(h: np.ndarray, in_range: bool, problem: _Problem) -> str | None:
     """Why the disparity is undefined, or None."""
     if not in_range:
         return (
             f"the calibrated rates fall outside [0, 1] by more than {_RANGE_TOL}: the proxies do not fit the "
             "calibration model (see reasons); no disparity can be read from them"
         )
-    used = h[..., prob.pos : prob.pos + 1, prob.pos : prob.pos + 1] if prob.metric == "eop" else h
+    used = h[..., problem.pos : problem.pos + 1, problem.pos : problem.pos + 1] if problem.metric == "eop" else h
     if np.isnan(used).any():
-        bad = prob.groups[np.isnan(used).reshape(len(prob.groups), -1).any(axis=1)].tolist()
+        bad = problem.groups[np.isnan(used).reshape(len(problem.groups), -1).any(axis=1)].tolist()
         return (
             f"the rate of group(s) {bad} has no rows to estimate it from (e.g. the first proxy never guesses "
             "that group, or a label is absent)"
@@ -592,7 +590,7 @@ def _undefined_reason(h: np.ndarray, in_range: bool, prob: _Problem) -> str | No
     return None
 
 
-def _bootstrap(prob: _Problem, counts: np.ndarray, n_boot: int, fitted: dict[str, Any], rng: Any) -> np.ndarray:
+def _bootstrap(problem: _Problem, counts: np.ndarray, n_boot: int, fitted: dict[str, Any], rng: Any) -> np.ndarray:
     """Disparity on ``n_boot`` multinomial resamples of the cell counts, every fit redone.
 
     The whole pipeline is repeated per replicate: the proxy triples (when drawn at
@@ -601,21 +599,22 @@ def _bootstrap(prob: _Problem, counts: np.ndarray, n_boot: int, fitted: dict[str
     """
     total = int(round(counts.sum()))
     weights = rng.multinomial(total, counts / counts.sum(), size=n_boot).astype(float)
-    if prob.mode == "base":
-        return disparity_from_rates(_noisy_rates(_noisy_counts(prob, weights, prob.pooled[:1])), prob.metric, prob.pos)
-    n_pooled = _noisy_counts(prob, weights, prob.pooled)
+    if problem.mode == "base":
+        noisy = _noisy_rates(_noisy_counts(problem, weights, problem.pooled[:1]))
+        return disparity_from_rates(noisy, problem.metric, problem.pos)
+    n_pooled = _noisy_counts(problem, weights, problem.pooled)
     values = np.full(n_boot, np.nan)
-    n_columns = len(prob.hoc_cols)
+    n_columns = len(problem.hoc_cols)
     for b in range(n_boot):
-        if len(prob.subsets) < n_columns * (n_columns - 1) * (n_columns - 2) // 6:  # random triples: redraw
-            prob.subsets = choose_subsets(n_columns, len(prob.subsets), rng)
+        if len(problem.subsets) < n_columns * (n_columns - 1) * (n_columns - 2) // 6:  # random triples: redraw
+            problem.subsets = choose_subsets(n_columns, len(problem.subsets), rng)
         try:
-            h, _ = _calibrate(prob, weights[b], n_pooled[b], rng=rng, warm=fitted["fits"])
+            h, _ = _calibrate(problem, weights[b], n_pooled[b], rng=rng, warm=fitted["fits"])
         except _NeverGuessed:
             continue
-        h, ok = _in_range(h) if not prob.clip else (h, True)
+        h, ok = _in_range(h) if not problem.clip else (h, True)
         if ok:
-            values[b] = disparity_from_rates(h, prob.metric, prob.pos)
+            values[b] = disparity_from_rates(h, problem.metric, problem.pos)
     return values
 
 
@@ -649,7 +648,7 @@ def proxy_disparity(
     clip: bool = False,
     prior: str = "hoc",
     n_boot: int = 0,
-    confidence_level: float = 0.95,
+    prob: float = 0.95,
     cond_warn: float = 25.0,
     n_check: int = 100,
     estimator: HOCEstimator | None = None,
@@ -703,8 +702,9 @@ def proxy_disparity(
         Bootstrap replicates; with ``n_boot > 0`` the counts of the distinct rows are
         resampled multinomially, every HOC fit is redone on each replicate, and
         ``result.interval(prob)`` gives a percentile interval.
-    confidence_level : float, default=0.95
-        Coverage of ``result.interval()`` in ``to_dict``.
+    prob : float, default=0.95
+        Probability of ``result.interval()`` (its default) and of the interval in
+        ``to_dict``; a number in (0, 1).
     cond_warn : float, default=25.0
         A transition matrix used for calibration with a larger condition number makes
         the estimate unreliable: its inverse amplifies estimation errors that much.
@@ -774,9 +774,9 @@ def proxy_disparity(
     [[0.8, 0.2], [0.25, 0.75]]
     """
     start = time.perf_counter()
-    s = _check_settings(metric, mode, n_boot, confidence_level, prior, cond_warn, n_check, estimator)
+    s = _check_settings(metric, mode, n_boot, prob, prior, cond_warn, n_check, estimator)
     rng = check_random_state(random_state)
-    prob, counts, diagnostics = _build_problem(
+    problem, counts, diagnostics = _build_problem(
         s,
         y_pred,
         proxies,
@@ -790,38 +790,40 @@ def proxy_disparity(
         rng=rng,
     )
     with single_thread_blas():
-        h, fitted = _point_estimate(prob, counts, rng)
-        checks, reasons = _assess(prob, fitted, s, rng) if fitted else ({}, [])
+        h, fitted = _point_estimate(problem, counts, rng)
+        checks, reasons = _assess(problem, fitted, s, rng) if fitted else ({}, [])
         if not diagnostics.get("proxy_dependence", {"passed": True})["passed"]:
             reasons.insert(0, diagnostics["proxy_dependence"]["reason"])
         h, in_range = _in_range(h) if s.mode != "base" and not clip else (h, True)
-        draws = _bootstrap(prob, counts, s.n_boot, fitted, rng) if s.n_boot else None
-    reason = _undefined_reason(h, in_range, prob)
-    value = float("nan") if reason else float(disparity_from_rates(h, prob.metric, prob.pos))
-    reasons += replicate_reasons(draws, s.confidence_level, value)
-    diagnostics.update(_fit_diagnostics(prob, fitted, counts, checks) if fitted else _base_diagnostics(prob, counts))
+        draws = _bootstrap(problem, counts, s.n_boot, fitted, rng) if s.n_boot else None
+    reason = _undefined_reason(h, in_range, problem)
+    value = float("nan") if reason else float(disparity_from_rates(h, problem.metric, problem.pos))
+    reasons += replicate_reasons(draws, s.prob, value)
+    diagnostics.update(
+        _fit_diagnostics(problem, fitted, counts, checks) if fitted else _base_diagnostics(problem, counts)
+    )
     if draws is not None:
-        diagnostics["bootstrap"] = bootstrap_diagnostics(draws, s.confidence_level, value)
+        diagnostics["bootstrap"] = bootstrap_diagnostics(draws, s.prob, value)
     diagnostics["seconds"] = time.perf_counter() - start
     _warn(value, reason, reasons, s.metric)
     return ProxyDisparityResult(
         value,
-        rates_frame(h, prob.metric, prob.pos, prob.groups, prob.classes),
+        rates_frame(h, problem.metric, problem.pos, problem.groups, problem.classes),
         metric=s.metric,
         mode=s.mode,
         diagnostics=diagnostics,
         reasons=reasons,
         reason=reason,
         draws=draws,
-        prob=s.confidence_level,
+        prob=s.prob,
     )
 
 
-def replicate_reasons(draws: np.ndarray | None, confidence_level: float, value: float) -> list[str]:
-    """The reliability reason of a defined estimate whose ``confidence_level`` interval is refused."""
+def replicate_reasons(draws: np.ndarray | None, prob: float, value: float) -> list[str]:
+    """The reliability reason of a defined estimate whose ``prob`` interval is refused."""
     if draws is None or math.isnan(value):
         return []
-    refusal = interval_refusal(draws, confidence_level)
+    refusal = interval_refusal(draws, prob)
     return [] if refusal is None else [f"{refusal}: the estimate is unstable under resampling"]
 
 
@@ -837,47 +839,47 @@ def rates_frame(h: np.ndarray, metric: str, pos: int | None, groups: pd.Index, c
     return pd.DataFrame(h.reshape(h.shape[0], -1), index=index, columns=cols)
 
 
-def _base_diagnostics(prob: _Problem, counts: np.ndarray) -> dict[str, Any]:
-    n_base = _noisy_counts(prob, counts, prob.pooled[:1])
+def _base_diagnostics(problem: _Problem, counts: np.ndarray) -> dict[str, Any]:
+    n_base = _noisy_counts(problem, counts, problem.pooled[:1])
     return {"p_noisy": n_base.sum(axis=(0, 1)) / n_base.sum()}
 
 
 def _fit_diagnostics(
-    prob: _Problem, fitted: dict[str, Any], counts: np.ndarray, checks: dict[str, Any]
+    problem: _Problem, fitted: dict[str, Any], counts: np.ndarray, checks: dict[str, Any]
 ) -> dict[str, Any]:
     """Diagnostics of the point estimate (fit names use class labels)."""
     fits: dict[str, HOCSolution] = fitted["fits"]
     used = fitted["used"]
-    n_pooled = _noisy_counts(prob, counts, prob.pooled)
+    n_pooled = _noisy_counts(problem, counts, problem.pooled)
     h_noisy = _noisy_rates(n_pooled)
-    conds = {_named(n, prob.classes): float(np.linalg.cond(fits[n].T)) for n in used}
+    conds = {_named(n, problem.classes): float(np.linalg.cond(fits[n].T)) for n in used}
     out: dict[str, Any] = {
         "T": fits["global"].T,
         "p": fits["global"].p,
         "p_noisy": n_pooled.sum(axis=(0, 1)) / n_pooled.sum(),
-        "by_group_noisy": rates_frame(h_noisy, prob.metric, prob.pos, prob.groups, prob.classes),
-        "value_noisy": float(disparity_from_rates(h_noisy, prob.metric, prob.pos)),
+        "by_group_noisy": rates_frame(h_noisy, problem.metric, problem.pos, problem.groups, problem.classes),
+        "value_noisy": float(disparity_from_rates(h_noisy, problem.metric, problem.pos)),
         "condition_number": max(conds.values()),
         "condition_numbers": conds,
         "reliability": checks,
         "informative": all(c["informative"]["passed"] for c in checks.values() if "informative" in c),
-        "solver": {_named(n, prob.classes): {**fits[n].info(), "n_rows": fits[n].extra["n_rows"]} for n in fits},
-        "n_subsets": int(len(prob.subsets)),
-        "clipped": bool(prob.clip),
+        "solver": {_named(n, problem.classes): {**fits[n].info(), "n_rows": fits[n].extra["n_rows"]} for n in fits},
+        "n_subsets": int(len(problem.subsets)),
+        "clipped": bool(problem.clip),
     }
-    if prob.metric != "dp":
+    if problem.metric != "dp":
         out["p_given_y"] = fitted["priors"]
-    if prob.mode == "local":
+    if problem.mode == "local":
         out["T_local"] = fitted["T"]
     return out
 
 
-def bootstrap_diagnostics(draws: np.ndarray, confidence_level: float, value: float) -> dict[str, Any]:
+def bootstrap_diagnostics(draws: np.ndarray, prob: float, value: float) -> dict[str, Any]:
     """Replicate count, undefined count, interval probability, standard error and the replicates."""
     return {
         "n_boot": int(draws.size),
         "n_failed": int((~np.isfinite(draws)).sum()),
-        "confidence_level": float(confidence_level),
+        "prob": float(prob),
         "std": replicate_se(draws, estimate=value),
         "values": draws,
     }

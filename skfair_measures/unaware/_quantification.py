@@ -42,7 +42,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from .._groups import encode_groups, resolve_sensitive
 from ..measures import UndefinedGroupWarning
-from ..results import ReplicatesResult, interval_refusal, percentile_interval, replicate_se
+from ..results import ReplicatesResult, check_prob, interval_refusal, percentile_interval, replicate_se
 from ._hoc import ProxyReliabilityWarning
 from ._plain import plain
 from ._quantifiers import (
@@ -109,7 +109,7 @@ class QuantificationResult(ReplicatesResult):
         Bootstrap replicates of ``value`` (``n_boot > 0``), NaN where a replicate was
         undefined; ``interval(prob)`` reads them.
     prob : float
-        Default probability of ``interval()`` (the ``confidence_level``).
+        Default probability of ``interval()``.
     reliable : bool
         False when a quantifier's classifier could not tell the groups apart
         (``reasons`` says which) or the value is undefined.
@@ -315,8 +315,8 @@ class QuantificationDisparity(BaseEstimator):
     n_boot : int, default=0
         Number of bootstrap replicates (auxiliary and deployment rows resampled,
         quantifiers retrained); ``0`` gives no interval.
-    confidence_level : float, default=0.95
-        Coverage of the percentile bootstrap interval.
+    prob : float, default=0.95
+        Probability of the percentile bootstrap interval; a number in (0, 1).
     random_state : int, RandomState instance or None, default=0
         Seeds every random step: the hold-out splits of ACC, PACC and HDy, the
         quantifiers' classifiers (their ``random_state`` parameters left at None)
@@ -385,7 +385,7 @@ class QuantificationDisparity(BaseEstimator):
         pos_label: Any = 1,
         alpha: float = 0.5,
         n_boot: int = 0,
-        confidence_level: float = 0.95,
+        prob: float = 0.95,
         random_state: int | np.random.RandomState | None = 0,
     ) -> None:
         self.quantifier = quantifier
@@ -395,7 +395,7 @@ class QuantificationDisparity(BaseEstimator):
         self.pos_label = pos_label
         self.alpha = alpha
         self.n_boot = n_boot
-        self.confidence_level = confidence_level
+        self.prob = prob
         self.random_state = random_state
 
     # ------------------------------------------------------------------ validation
@@ -405,8 +405,7 @@ class QuantificationDisparity(BaseEstimator):
             raise ValueError(f"alpha must be a finite number >= 0; got {self.alpha!r}.")
         if isinstance(self.n_boot, bool) or not isinstance(self.n_boot, (int, np.integer)) or (self.n_boot < 0):
             raise ValueError(f"n_boot must be an integer >= 0; got {self.n_boot!r}.")
-        if not 0.0 < self.confidence_level < 1.0:
-            raise ValueError(f"confidence_level must be in (0, 1), e.g. 0.95; got {self.confidence_level!r}.")
+        check_prob(self.prob)
         if not isinstance(self.per_class, (bool, np.bool_)):
             raise ValueError(f"per_class must be True or False; got {self.per_class!r}.")
         return name
@@ -574,7 +573,7 @@ class QuantificationDisparity(BaseEstimator):
             draws=draws,
             reason=reason,
             reasons=reasons,
-            prob=float(self.confidence_level),
+            prob=float(self.prob),
         )
 
     def _informativeness(self, pos: np.ndarray) -> tuple[dict[str, dict[Any, Any]], list[str]]:
@@ -704,7 +703,7 @@ class QuantificationDisparity(BaseEstimator):
                 continue
             core = self._estimate_core(state, _take(X_deploy, i3), pos_dep[i3])
             values[b], rates[b] = self._disparity(core["mu"]), core["mu"]
-        level = float(self.confidence_level)
+        level = float(self.prob)
         by_group = {
             g: percentile_interval(rates[:, j], level, estimate=float(mu[j]), key=str(g), warn=False)
             for j, g in enumerate(self.groups_)
@@ -712,7 +711,7 @@ class QuantificationDisparity(BaseEstimator):
         info: dict[str, Any] = {
             "n_boot": int(self.n_boot),
             "n_failed": int((~np.isfinite(values)).sum()),
-            "confidence_level": level,
+            "prob": level,
             "std": replicate_se(values, estimate=value),
             "interval_reason": None if math.isnan(value) else interval_refusal(values, level),
             "by_group_interval": by_group,
@@ -733,7 +732,7 @@ def quantified_disparity(
     pos_label: Any = 1,
     alpha: float = 0.5,
     n_boot: int = 0,
-    confidence_level: float = 0.95,
+    prob: float = 0.95,
     random_state: int | np.random.RandomState | None = 0,
 ) -> QuantificationResult:
     """Estimate a classifier's demographic disparity on data without the sensitive attribute.
@@ -766,8 +765,8 @@ def quantified_disparity(
         Laplace pseudocount per group; ``0`` disables smoothing.
     n_boot : int, default=0
         Bootstrap replicates for ``interval``; ``0`` gives none.
-    confidence_level : float, default=0.95
-        Coverage of the bootstrap interval.
+    prob : float, default=0.95
+        Probability of the bootstrap interval; a number in (0, 1).
     random_state : int, RandomState instance or None, default=0
         Seeds hold-out splits, the quantifiers' classifiers and the bootstrap (same
         data, same answer); ``None`` draws fresh randomness on every call.
@@ -803,7 +802,7 @@ def quantified_disparity(
         pos_label=pos_label,
         alpha=alpha,
         n_boot=n_boot,
-        confidence_level=confidence_level,
+        prob=prob,
         random_state=random_state,
     )
     return est.fit(model, X_aux, s_aux).estimate(X_deploy)
