@@ -4,8 +4,8 @@ Hypothesis generates small samples with the edges users meet: pandas Categorical
 unused levels, declared groups absent from the data, groups of one row, string, integer,
 {-1, 1} and boolean labels with either ``pos_label``, three classes with a class missing
 from ``y_true`` (a cross-validation fold), class means and declared ``labels=``, zero and
-fractional weights, small groups dropped or merged, undefined groups propagated or
-dropped. ``DOORS`` maps each entry point to a function from a case to its value and
+fractional weights, scores with ``threshold=`` (some exactly at it), small groups
+dropped or merged, undefined groups propagated or dropped. ``DOORS`` maps each entry point to a function from a case to its value and
 reason; :func:`_observe` turns that (or the door's warnings, or its error) into an
 :class:`Outcome`. Every door must give what the reference door, ``Measure.evaluate``,
 gives: the same value, or NaN for the same undefined groups and reasons, or an error of
@@ -19,7 +19,8 @@ case, so a fix turns it into an unexpected pass and the entry must go.
 
 The suite catches a broken door: summing the weights of a cell with ``max`` instead of
 ``sum`` in the engines' grouped aggregation made the DuckDB door disagree on the first
-weighted case.
+weighted case, and ``score > threshold`` instead of ``>=`` in the pandas/Dask engine
+made the Dask door disagree on a score at the threshold.
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ class Case:
     undefined: str = "propagate"
     average: str | None = None  # multiclass: "macro" or "weighted" instead of one class against the rest
     labels: tuple | None = None  # multiclass: the declared classes
+    threshold: float | None = None  # binary: y_pred holds scores, predicted positive when score >= threshold
 
     def measure(self) -> sfm.Measure:
         """The measure of the case, configured through the public overrides."""
@@ -97,6 +99,8 @@ class Case:
         options: dict[str, Any] = {"undefined": self.undefined}
         if self.labels is not None:
             options["labels"] = list(self.labels)
+        if self.threshold is not None:
+            options["threshold"] = self.threshold
         if self.pos_label is not None:
             options["pos_label"] = self.pos_label
         if self.declared is not None:
@@ -134,7 +138,13 @@ def cases(draw: st.DrawFn) -> Case:
     values = LABELS[scheme]
     present = values if len(values) == 2 else draw(st.sampled_from([values, values[:2], values[1:], values[::2]]))
     y_true = tuple(draw(st.lists(st.sampled_from(present), min_size=n, max_size=n)))
-    y_pred = tuple(draw(st.lists(st.sampled_from(values), min_size=n, max_size=n)))
+    threshold = None
+    if len(values) == 2 and draw(st.integers(0, 3)) == 0:
+        # scores on exact binary fractions (a CSV keeps them), some exactly at the threshold
+        threshold = draw(st.sampled_from([0.25, 0.5]))
+        y_pred = tuple(draw(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=n, max_size=n)))
+    else:
+        y_pred = tuple(draw(st.lists(st.sampled_from(values), min_size=n, max_size=n)))
     names = draw(st.sampled_from([GROUP_NAMES[:2], GROUP_NAMES]))
     groups = tuple(draw(st.lists(st.sampled_from(names), min_size=n, max_size=n)))
     observed = sorted(set(groups))
@@ -172,6 +182,7 @@ def cases(draw: st.DrawFn) -> Case:
         undefined=draw(st.sampled_from(["propagate", "drop"])),
         average=average,
         labels=labels,
+        threshold=threshold,
     )
 
 
@@ -262,7 +273,7 @@ def door_call(case: Case) -> tuple[float, str | None]:
 def door_evaluate_measures(case: Case) -> tuple[float, str | None]:
     m = case.measure()
     # a companion that compares no groups, sharing the sample: one pass serves both
-    acc = sfm.msr("classif.acc").with_inputs(pos_label=case.pos_label, labels=case.labels)
+    acc = sfm.msr("classif.acc").with_inputs(pos_label=case.pos_label, labels=case.labels, threshold=case.threshold)
     res = sfm.evaluate_measures([m, acc], list(case.y_true), list(case.y_pred),
                                 sensitive_features=case.sensitive(), sample_weight=case.sample_weight())
     return _result(res[m.key])
@@ -280,7 +291,8 @@ _GROUPWISE = {
 
 
 def door_groupwise(case: Case) -> tuple[float, str | None]:
-    if case.key not in _GROUPWISE or case.declared or case.min_group_size or case.undefined != "propagate":
+    if case.key not in _GROUPWISE or case.declared or case.min_group_size or case.undefined != "propagate" \
+            or case.threshold is not None:
         raise Inapplicable
     metric, reduction = _GROUPWISE[case.key]
     gm = sfm.groupwise_metrics([metric], list(case.y_true), list(case.y_pred), sensitive_features=case.sensitive(),
@@ -291,17 +303,28 @@ def door_groupwise(case: Case) -> tuple[float, str | None]:
 
 
 class _FixedPredictions(ClassifierMixin, BaseEstimator):
-    """Predicts the case's stored predictions for the row numbers in X's column ``row``."""
+    """Predicts the case's stored predictions (or scores) for the row numbers in X's column ``row``.
 
-    def __init__(self, predictions: tuple = ()):
+    Its classes are the case's label values, whatever a fold holds; ``predict_proba`` gives
+    the stored score to the positive class (``pos_label``, by default the last class).
+    """
+
+    def __init__(self, predictions: tuple = (), classes: tuple = (), pos_label: Any = None):
         self.predictions = predictions
+        self.classes = classes
+        self.pos_label = pos_label
 
     def fit(self, X: Any, y: Any) -> _FixedPredictions:
-        self.classes_ = np.unique(np.asarray(y))
+        self.classes_ = np.asarray(sorted(self.classes))
         return self
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         return np.asarray(self.predictions)[X["row"].to_numpy()]
+
+    def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
+        score = self.predict(X).astype(float)
+        pos = list(self.classes_).index(self.classes_[-1] if self.pos_label is None else self.pos_label)
+        return np.column_stack([score if k == pos else 1.0 - score for k in range(len(self.classes_))])
 
 
 def _cv_door(make_scorer: Callable[[sfm.Measure], Any]) -> Callable[[Case], tuple[float, str | None]]:
@@ -319,7 +342,8 @@ def _cv_door(make_scorer: Callable[[sfm.Measure], Any]) -> Callable[[Case], tupl
             if case.weights is not None:
                 scorer = scorer.set_score_request(sample_weight=True)
                 params["sample_weight"] = case.sample_weight()
-            cv = cross_validate(_FixedPredictions(case.y_pred), X, y, cv=[(everything, everything)], scoring=scorer,
+            model = _FixedPredictions(case.y_pred, LABELS[case.scheme], case.pos_label)
+            cv = cross_validate(model, X, y, cv=[(everything, everything)], scoring=scorer,
                                 params=params, error_score="raise")
         for w in caught:
             # docs/small_groups.md: a fold with fewer than two groups is NaN with this warning, not an error
@@ -395,8 +419,12 @@ def door_cli(case: Case) -> tuple[float, str | None]:
     """``skfair audit`` on a CSV of the case, read from its printed table (four decimals)."""
     if case.weights is not None or not case.simple:
         raise Inapplicable
-    argv = ["audit", "", "--sensitive", "s", "--label", "y", "--prediction", "p", "--measures", case.key,
-            "--undefined", case.undefined, "--no-progress"]
+    argv = ["audit", "", "--sensitive", "s", "--label", "y", "--measures", case.key, "--undefined", case.undefined,
+            "--no-progress"]
+    if case.threshold is None:
+        argv += ["--prediction", "p"]
+    else:  # no prediction column: the CLI predicts score >= --threshold
+        argv += ["--score", "p", "--threshold", str(case.threshold)]
     if case.pos_label is not None:
         argv += ["--pos-label", str(case.pos_label)]
     out, err = io.StringIO(), io.StringIO()
