@@ -4,12 +4,13 @@ Hypothesis generates small samples with the edges users meet: pandas Categorical
 unused levels, declared groups absent from the data, groups of one row, string, integer,
 {-1, 1} and boolean labels with either ``pos_label``, three classes with a class missing
 from ``y_true`` (a cross-validation fold), class means and declared ``labels=``, zero and
-fractional weights, scores with ``threshold=`` (some exactly at it), small groups
-dropped or merged, undefined groups propagated or dropped. ``DOORS`` maps each entry
-point to a function from a case to its value and reason; :func:`_observe` turns that (or
-the door's warnings, or its error) into an :class:`Outcome`. Every door must give what the reference door, ``Measure.evaluate``,
-gives: the same value, or NaN for the same undefined groups and reasons, or an error of
-the same class. A new entry point joins with one row of the table.
+fractional weights, scores with ``threshold=`` (some exactly at it), small groups dropped
+or merged, undefined groups propagated or dropped. ``DOORS`` maps each entry point to a
+function from a case to its value and reason; :func:`_observe` turns that (or the door's
+warnings, or its error) into an :class:`Outcome`. Every door must give what the reference
+door, ``Measure.evaluate``, gives: the same value, or NaN for the same undefined groups
+and reasons, or an error of the same class. A new entry point joins with one row of the
+table.
 
 Cases a door cannot express (the CLI has no weights, ``groupwise_metrics`` no declared
 groups) raise :class:`Inapplicable` and are not compared. Known disagreements that are
