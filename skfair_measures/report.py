@@ -41,7 +41,7 @@ from .bayes import METHODS
 from .engines import evaluate_measures
 from .measures import Measure
 from .registry import as_measures, msr
-from .results import DEFAULT_EPS, Result
+from .results import DEFAULT_EPS, Result, check_prob
 
 __all__ = ["DEFAULT_MEASURES", "AuditReport", "audit", "render_html", "write_html"]
 
@@ -311,6 +311,7 @@ def audit(
     1   classif.acc   0.75
     """
     _check_arguments(data, posterior)
+    check_prob(prob)
     cols = _resolve_columns(data, sensitive, label, prediction, score, proxies)
     ms = _resolve_measures(measures, undefined, has_sensitive=bool(cols.sensitive))
     rows = _read_rows(data, cols, pos_label, threshold)

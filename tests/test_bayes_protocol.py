@@ -248,3 +248,22 @@ def test_plot_posterior_stays_in_the_support():
         bad = bayes.posterior(sfm.msr("fairness.ppv"), **lab, method="ppi", random_state=0, **unl)
     with pytest.raises(ValueError, match="no posterior density to plot: .*'F'"):
         plot_posterior(bad)
+
+
+@pytest.mark.parametrize("bad", [1.0, 95, "0.9"])
+def test_every_level_of_a_posterior_goes_through_check_prob(bad):
+    """Bounds, summaries, reliability tables and plots refuse a bad prob by name (1.0 was the max, 95 numpy's error)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    rng = np.random.default_rng(0)
+    s = rng.uniform(size=200)
+    y = (rng.uniform(size=200) < s).astype(int)
+    a = rng.choice(["F", "M"], 200)
+    post = bayes.posterior(sfm.msr("fairness.tpr"), y, s, sensitive_features=a, method="bb", random_state=0)
+    rel = bayes.reliability_posterior(y, s, sensitive_features=a, random_state=0)
+    message = f"prob={bad!r}; pass a probability in"
+    for call in (post.upper_bound, post.group_summary, post.summary, post.interval, rel.ece_summary, rel.table,
+                 lambda prob: bayes.plot_reliability(rel, prob=prob)):
+        with pytest.raises(ValueError, match=message):
+            call(prob=bad)

@@ -357,6 +357,7 @@ def test_error_messages_name_flags_not_python_arguments(csv, frame, tmp_path, ca
          ["--posterior bc", "--posterior bb"], ["posterior="]),
         (["audit", str(csv), "--sensitive", "sex", "--mlflow-uri", "http://127.0.0.1:9", "--mlflow-timeout", "0"],
          ["--mlflow-timeout 0"], []),
+        (["audit", str(csv), "--sensitive", "sex", "--prob", "1.5"], ["--prob 1.5; pass a probability"], ["prob="]),
     ]
     for argv, wanted, unwanted in cases:
         rc = main(argv)

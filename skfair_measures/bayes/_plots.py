@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..results import check_prob
 from ._posterior import DEFAULT_EPS, MeasurePosterior, group_labels
 
 if TYPE_CHECKING:  # an annotation only: _reliability draws its diagram with this module
@@ -53,6 +54,7 @@ def plot_reliability(rel: ReliabilityPosterior, ax: Any = None, prob: float = 0.
     >>> ax.get_xlabel()
     'mean score in bin'
     """
+    prob = check_prob(prob)
     ax = _axes(ax)
     lo, hi = np.quantile(rel.theta, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
     mean = rel.theta.mean(0)

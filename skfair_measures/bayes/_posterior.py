@@ -335,6 +335,7 @@ class MeasurePosterior(Result):
 
     def upper_bound(self, prob: float = 0.95) -> float:
         """One-sided upper credible bound of ``|Delta - center|``: its ``prob`` quantile; NaN when undefined."""
+        prob = check_prob(prob)
         if not self.defined:
             return _NAN
         return float(np.quantile(np.abs(self.draws - self.center), prob))
@@ -385,6 +386,7 @@ class MeasurePosterior(Result):
         if name not in self.group_draws:
             raise KeyError(f"base {name!r} not in this posterior; it has {sorted(self.group_draws)}.")
         d = self.group_draws[name].reshape(-1, len(self.groups))
+        prob = check_prob(prob)
         lo, hi = np.quantile(d, [(1 - prob) / 2, (1 + prob) / 2], axis=0)  # NaN columns stay NaN
         return pd.DataFrame(
             {"mean": d.mean(0), "sd": d.std(0, ddof=1), "lower": lo, "upper": hi},
@@ -416,6 +418,7 @@ class MeasurePosterior(Result):
         for name, d in self.group_draws.items():
             for j, lab in enumerate(labels):
                 rows[f"{name}[{lab}]"] = np.asarray(d[..., j], dtype=float)
+        prob = check_prob(prob)
         table = pd.DataFrame([_row(name, x, prob) for name, x in rows.items()]).set_index("quantity")
         c = self.center
         table[f"P(>{c:g})"] = np.nan

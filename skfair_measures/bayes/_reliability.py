@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .._stats import binarize_labels, check_inputs, check_scores, encode_groups
+from ..results import check_prob
 from ._api import _rng
 from ._posterior import group_labels
 
@@ -71,6 +72,7 @@ class ReliabilityPosterior:
         pandas.DataFrame
             Indexed by group: ``mean, lower, upper, frequentist, n_labeled``.
         """
+        prob = check_prob(prob)
         lo, hi = np.quantile(self.ece, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
         return pd.DataFrame(
             {
@@ -85,6 +87,7 @@ class ReliabilityPosterior:
 
     def table(self, prob: float = 0.95) -> pd.DataFrame:
         """The reliability diagram as a long table: one row per (group, bin)."""
+        prob = check_prob(prob)
         lo, hi = np.quantile(self.theta, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
         labels = group_labels(self.groups)
         n_bins = self.edges.size - 1
