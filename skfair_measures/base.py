@@ -29,8 +29,10 @@ __all__ = [
     "CountMetric",
     "ErrorMetric",
     "MulticlassError",
+    "RatioRoles",
     "SklearnMetric",
     "get_base",
+    "ratio_roles",
 ]
 
 
@@ -568,3 +570,70 @@ def get_base(base: str | BaseMetric | Callable[..., float]) -> BaseMetric:
 def group_values_frame(values: np.ndarray, groups: pd.Index, name: str) -> pd.Series:
     """Per-group values as a Series with the stable group index."""
     return pd.Series(np.asarray(values, dtype=float), index=groups, name=name)
+
+
+class RatioRoles:
+    """Which confusion cells form the numerator and the denominator of a rate.
+
+    Attributes
+    ----------
+    num : ndarray of bool, shape (2, 2)
+    den : ndarray of bool, shape (2, 2)
+    simple : bool
+        True if the base metric equals ``sum(num cells) / sum(den cells)``;
+        False for other scale-free metrics such as balanced accuracy.
+    """
+
+    def __init__(self, num: np.ndarray, den: np.ndarray, simple: bool):
+        self.num, self.den, self.simple = num, den, simple
+
+
+def ratio_roles(base: BaseMetric) -> RatioRoles:
+    """Find the numerator and denominator cells of a count-based rate by probing it.
+
+    The Bayesian methods draw a rate through its cells, and active labeling asks
+    for the rows that enter its denominator; both read the roles from here.
+
+    Parameters
+    ----------
+    base : BaseMetric
+        A count metric with ``from_counts``.
+
+    Returns
+    -------
+    RatioRoles
+
+    Raises
+    ------
+    TypeError
+        If the metric is not computed from confusion counts, or is not a rate
+        (it changes when all counts are scaled, like the raw count ``tp``).
+
+    Examples
+    --------
+    >>> r = ratio_roles(BASE_METRICS["tpr"])
+    >>> r.num.astype(int).tolist(), r.den.astype(int).tolist(), r.simple
+    ([[0, 0], [0, 1]], [[0, 0], [1, 1]], True)
+    """
+    if base.statistic != "confusion":
+        raise TypeError(
+            f"base metric {base.name!r} is not computed from confusion counts; posteriors and "
+            "active labeling exist for count-based rates (acc, tpr, fpr, tnr, fnr, ppv, npv, "
+            "fdr, fomr, selection_rate)."
+        )
+    probe = base.from_counts(np.eye(4).reshape(4, 2, 2))
+    num = (probe == 1.0).reshape(2, 2)
+    den = ~np.isnan(probe).reshape(2, 2)
+    rng = np.random.default_rng(0)
+    c = rng.uniform(1.0, 10.0, size=(8, 2, 2))
+    value = base.from_counts(c)
+    if not np.allclose(value, base.from_counts(3.0 * c), equal_nan=True):
+        raise TypeError(
+            f"base metric {base.name!r} is a count, not a rate; its posterior is not "
+            "defined by a Beta-Binomial or calibration model. Use a rate such as "
+            "'tpr' or 'selection_rate'."
+        )
+    simple = bool(den.any()) and np.allclose(
+        value, (c * num).sum((-2, -1)) / (c * den).sum((-2, -1))
+    )
+    return RatioRoles(num, den, simple)

@@ -10,9 +10,9 @@ import pytest
 from scipy import stats
 
 import skfair_measures as sfm
-from skfair_measures.base import BASE_METRICS
+from skfair_measures.base import BASE_METRICS, ratio_roles
 from skfair_measures.bayes import MeasurePosterior, RopeResult, posterior
-from skfair_measures.bayes._bb import cell_concentration, ratio_roles
+from skfair_measures.bayes._bb import cell_concentration
 
 RATES = ["acc", "tpr", "fpr", "tnr", "fnr", "ppv", "npv", "fdr", "fomr", "selection_rate", "error_rate"]
 
@@ -306,3 +306,19 @@ def test_no_warning_in_normal_use():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=a, reference="M", random_state=0)
+
+
+def test_no_module_outside_bayes_imports_its_private_modules():
+    """A rate's numerator and denominator cells are a fact of the base metric (base.ratio_roles), not of bayes."""
+    import ast
+    from pathlib import Path
+
+    root = Path(sfm.__file__).parent
+    offenders = []
+    for path in root.rglob("*.py"):
+        if "bayes" in path.relative_to(root).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and ".bayes._" in f".{node.module}":
+                offenders.append(f"{path.relative_to(root)}: from {'.' * node.level}{node.module}")
+    assert not offenders, offenders

@@ -2,7 +2,7 @@
 
 Each metric is a Bernoulli rate per group, defined once, in :mod:`skfair_measures.base`:
 its numerator and denominator cells of the confusion matrix (found by probing the base
-metric, :func:`~skfair_measures.bayes._bb.ratio_roles`) say which rows *can be asked*
+metric, :func:`~skfair_measures.base.ratio_roles`) say which rows *can be asked*
 (their prediction is in a denominator column: PPV only asks predicted positives), which
 labeled rows *count* (their true label is in a denominator row: TPR counts true
 positives only), and which are a *success* (the numerator cell). ``ece`` is accuracy
@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..base import CountMetric, get_base
-from ..bayes._bb import ratio_roles
+from ..base import CountMetric, get_base, ratio_roles
 
 __all__ = ["METRICS", "ActiveMetric", "get_metric"]
 

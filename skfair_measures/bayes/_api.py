@@ -19,10 +19,9 @@ import numpy as np
 import pandas as pd
 
 from .._stats import _check_weight, binarize_labels, check_inputs, check_scores, encode_groups
-from ..base import BaseMetric
+from ..base import BaseMetric, ratio_roles
 from ..measures import MeasureBase
 from ._auto import auto_candidates, auto_method, checked_method
-from ._bb import ratio_roles
 from ._checks import CalibrationWarning
 from ._dirichlet import dirichlet_posteriors, holds_multiclass_labels, multiclass_error
 from ._method import EstimationMethod, FitData, GroupDraws, Rows

@@ -50,8 +50,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..base import BaseMetric
-from ._bb import ratio_roles
+from ..base import BaseMetric, ratio_roles
 from ._method import EstimationMethod, FitData, GroupDraws, group_name, is_number, refuse_option
 from ._posterior import external_stacklevel
 
