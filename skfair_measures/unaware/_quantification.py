@@ -85,6 +85,12 @@ _UNRELIABLE = (
     "the quantified disparity is unreliable (result.reliable is False): {reasons}. Use features that predict "
     "the sensitive attribute, or more auxiliary rows; quantifier='MLPE' reports the auxiliary set's disparity"
 )
+#: Why an unreliable estimate has no interval (measured: see docs/unaware_quantification.md).
+_NO_INTERVAL = (
+    "no interval: the estimate is unreliable ({reasons}); the bootstrap does not measure that error (with "
+    "features independent of the attribute, 0.95 intervals of PCC and CC held the truth in 84 and 91 of 100 "
+    "simulations, and those of SLD, ACC, PACC and HDy were 0.7 to 2 wide)"
+)
 _UNDEFINED = (
     "the acceptance rate of group {group!r} is undefined: the estimated share of that group "
     "in X_deploy is 0; it is NaN. Use alpha > 0 (Laplace smoothing) or more auxiliary data."
@@ -114,7 +120,9 @@ class QuantificationResult(ReplicatesResult):
         False when a quantifier's classifier could not tell the groups apart
         (``reasons`` says which) or the value is undefined.
     reasons : list of str
-        Why the estimate is unreliable (empty when ``reliable``).
+        Why the estimate is unreliable (empty when ``reliable``). An unreliable
+        estimate has no interval: ``interval()`` gives NaN bounds and
+        ``interval_reason()`` says why.
     diagnostics : dict
         Quantifier name, per-class mode, smoothing, reference group, sizes of the
         auxiliary and deployment parts, the raw, prior and smoothed prevalence of
@@ -159,6 +167,29 @@ class QuantificationResult(ReplicatesResult):
 
     def _replicate_cause(self) -> str | None:
         return _REPLICATE_CAUSE
+
+    def interval(self, prob: float | None = None) -> tuple[float, float]:
+        """Percentile bootstrap interval of ``value``; NaN bounds (with a warning) when not ``reliable``.
+
+        See :meth:`ReplicatesResult.interval` for the rule on undefined replicates.
+
+        Raises
+        ------
+        NoIntervalError
+            Without bootstrap replicates.
+        """
+        if not self.reasons:
+            return super().interval(prob)
+        self._replicates()  # no replicates: NoIntervalError
+        check_prob(self.prob if prob is None else prob)
+        warnings.warn(self.interval_reason(prob), ProxyReliabilityWarning, stacklevel=2)
+        return (float("nan"), float("nan"))
+
+    def interval_reason(self, prob: float | None = None) -> str | None:
+        """Why ``interval(prob)`` is refused (NaN bounds) although the value is defined, or None."""
+        if self.reasons and self.defined:
+            return _NO_INTERVAL.format(reasons="; ".join(self.reasons))
+        return super().interval_reason(prob)
 
     def absolute(self) -> QuantificationResult:
         """The same estimate as an absolute disparity (the signed value kept in ``diagnostics``)."""
@@ -566,6 +597,10 @@ class QuantificationDisparity(BaseEstimator):
         diagnostics["informativeness"], reasons = self._informativeness(pos)
         if reasons:
             warnings.warn(_UNRELIABLE.format(reasons="; ".join(reasons)), ProxyReliabilityWarning, stacklevel=2)
+            if draws is not None and not math.isnan(value):  # as the result's interval(): refused
+                boot = diagnostics["bootstrap"]
+                boot["interval_reason"] = _NO_INTERVAL.format(reasons="; ".join(reasons))
+                boot["by_group_interval"] = {g: (float("nan"), float("nan")) for g in boot["by_group_interval"]}
         return QuantificationResult(
             value,
             by_group,
