@@ -82,3 +82,47 @@ def test_scorer_errors():
         BayesianScorer("fairness.acc")(clf, X[["x1", "x2"]], y, sample_weight=np.ones(50),
                                        sensitive_features=X["sex"])
     assert "fairness.acc" in repr(BayesianScorer("fairness.acc"))
+
+
+def test_auto_reads_the_pool_when_given_and_is_bb_without_it(monkeypatch):
+    """The default method is auto, applied to what the scorer passes (the method table's rule)."""
+    from skfair_measures.bayes import _scorer
+
+    X, y = _data(200)
+    Xu, _ = _data(500, seed=1)
+    clf = make_pipeline(DropColumns("sex"), LogisticRegression()).fit(X, y)
+    seen = []
+
+    def recording(*args, **kwargs):
+        post = bayes.posterior(*args, **kwargs)
+        seen.append((kwargs, post))
+        return post
+
+    monkeypatch.setattr(_scorer, "posterior", recording)
+    BayesianScorer("fairness.acc", "sex", n_draws=50)(clf, X, y)
+    kwargs, post = seen.pop()
+    assert kwargs["method"] == "auto" and "unlabeled_scores" not in kwargs and post.method == "bb"
+
+    class Stop(Exception):
+        pass
+
+    def stop(*args, **kwargs):
+        seen.append((kwargs, None))
+        raise Stop
+
+    monkeypatch.setattr(_scorer, "posterior", stop)
+    with pytest.raises(Stop):
+        BayesianScorer("fairness.acc", "sex", unlabeled_X=Xu)(clf, X, y)
+    kwargs, _ = seen.pop()
+    assert kwargs["method"] == "auto"  # auto's rule then picks bcr (ppi with weights): the pool is read
+    np.testing.assert_allclose(kwargs["unlabeled_scores"], clf.predict_proba(Xu)[:, 1])
+    assert (kwargs["unlabeled_sensitive"] == Xu["sex"].to_numpy()).all()
+
+
+def test_a_pool_no_method_reads_and_a_bad_prob_are_refused_by_name():
+    Xu, _ = _data(50, seed=1)
+    with pytest.raises(ValueError, match="method='bb' does not read unlabeled_X"):
+        BayesianScorer("fairness.acc", "sex", method="bb", unlabeled_X=Xu)
+    BayesianScorer("fairness.acc", "sex", method="bb", prior="scores", unlabeled_X=Xu)  # read by the prior
+    with pytest.raises(ValueError, match=r"prob=1.5; pass a probability in \(0, 1\)"):
+        BayesianScorer("fairness.acc", "sex", prob=1.5)

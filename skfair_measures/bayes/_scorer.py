@@ -15,9 +15,12 @@ posterior of a measure on the validation fold and reduces it by a stated rule:
 An undefined posterior (a group rate with no samples in its denominator) scores
 NaN, which scikit-learn reports for that candidate and fold.
 
-With ``method="bc"`` or ``"ppi"`` the scorer holds an unlabeled pool
-(``unlabeled_X``) and scores it with the very estimator being evaluated, so each
-candidate's estimate uses its own scores.
+With an unlabeled pool (``unlabeled_X``) the scorer scores it with the very
+estimator being evaluated, so each candidate's estimate uses its own scores. The
+method follows the table :data:`~._table.METHODS`: ``"bc"``, ``"bcr"`` and
+``"ppi"`` need the pool; the default ``"auto"`` uses it when given (``"bcr"``, or
+``"ppi"`` with ``sample_weight``) and is ``"bb"`` without it; ``"bb"`` reads it only
+for ``prior="scores"``, and a pool no method reads is refused by name.
 """
 
 from __future__ import annotations
@@ -29,14 +32,21 @@ import numpy as np
 
 from .._stats import resolve_sensitive
 from ..measures import Measure
+from ..results import check_prob
 from ..scoring import FairnessScorer, _response
 from ._api import posterior
+from ._auto import auto_method
 from ._posterior import DEFAULT_EPS
-from ._table import METHODS
+from ._table import AUTO, METHODS
 
 __all__ = ["BayesianScorer"]
 
 _RULES = ("mean", "upper", "prob_fair")
+
+
+def _reads_pool(method: str, options: dict[str, Any]) -> bool:
+    """Whether ``method`` reads unlabeled scores: as data (the table), or as bb's ``prior="scores"``."""
+    return METHODS[method].unlabeled != "prior" or options.get("prior") == "scores"
 
 
 class BayesianScorer(FairnessScorer):
@@ -52,9 +62,12 @@ class BayesianScorer(FairnessScorer):
         ``unlabeled_sensitive`` must be given.
     groups : array-like, optional
         All expected groups, as in :func:`~skfair_measures.fairness_scorer`.
-    method : {"bb", "bc", "bcr", "ppi"}, default="bb"
-        Beta-Binomial, or Bayesian calibration or prediction-powered inference
-        with the unlabeled pool.
+    method : {"auto", "bb", "bc", "bcr", "ppi"}, default="auto"
+        A name in :data:`~skfair_measures.bayes.METHODS`. ``"auto"`` applies the
+        table's rule to what the scorer passes: without ``unlabeled_X`` there are no
+        unlabeled scores, so it is ``"bb"`` (the labeled counts); with
+        ``unlabeled_X`` it is ``"bcr"`` (``"ppi"`` with ``sample_weight``, ``"bb"``
+        when the calibration checks fail). ``post.method`` records the choice.
     rule : {"mean", "upper", "prob_fair"}, default="upper"
         How the posterior becomes one number; see the module docstring. The
         returned value is always "greater is better".
@@ -63,7 +76,8 @@ class BayesianScorer(FairnessScorer):
     eps : float, default=DEFAULT_EPS
         Half-width of practical fairness for ``rule="prob_fair"``.
     unlabeled_X : array-like or DataFrame, optional
-        Unlabeled samples; required for ``method="bc"`` and ``"ppi"``.
+        Unlabeled samples; required for ``method="bc"``, ``"bcr"`` and ``"ppi"``,
+        used by ``"auto"``, refused by ``"bb"`` unless ``prior="scores"``.
     unlabeled_sensitive : array-like, optional
         Groups of ``unlabeled_X`` (not needed in column mode).
     reference : object, optional
@@ -92,7 +106,7 @@ class BayesianScorer(FairnessScorer):
         sensitive: str | Sequence[str] | None = None,
         *,
         groups: Any = None,
-        method: str = "bb",
+        method: str = "auto",
         rule: Literal["mean", "upper", "prob_fair"] = "upper",
         prob: float = 0.95,
         eps: float = DEFAULT_EPS,
@@ -107,10 +121,15 @@ class BayesianScorer(FairnessScorer):
             raise ValueError(f"rule={rule!r}; pass one of {list(_RULES)}.")
         if method not in METHODS:
             raise ValueError(f"method={method!r}; pass one of {', '.join(map(repr, METHODS))}.")
-        pooled = METHODS[method].unlabeled == "required"
-        if pooled and unlabeled_X is None:
+        check_prob(prob)
+        if METHODS[method].unlabeled == "required" and unlabeled_X is None:
             raise ValueError(f"method={method!r} needs unlabeled_X= (an unlabeled pool the estimator will score).")
-        if pooled and sensitive is None and unlabeled_sensitive is None:
+        if unlabeled_X is not None and not _reads_pool(method, posterior_kwargs):
+            raise ValueError(
+                f"method={method!r} does not read unlabeled_X (Beta-Binomial reads the pool only for "
+                "prior='scores'); drop unlabeled_X, pass prior='scores', or use method='auto', 'bcr' or 'ppi'."
+            )
+        if unlabeled_X is not None and sensitive is None and unlabeled_sensitive is None:
             raise ValueError(
                 f"method={method!r} without sensitive= needs unlabeled_sensitive= (the groups of unlabeled_X)."
             )
@@ -132,14 +151,19 @@ class BayesianScorer(FairnessScorer):
         return post.prob_within(self.eps)
 
     def _scores(self, estimator: Any, X: Any, y: Any, groups: Any, sample_weight: Any) -> dict[str, float]:
-        if sample_weight is not None and not METHODS[self.method].weights:
+        pooled = self.unlabeled_X is not None
+        used = self.method
+        if used == AUTO:
+            used, _ = auto_method({"unlabeled_scores": [] if pooled else None, "sample_weight": sample_weight})
+        if sample_weight is not None and not METHODS[used].weights:
             raise TypeError(
-                f"BayesianScorer(method={self.method!r}) counts labeled samples; sample_weight needs method='ppi'."
+                f"BayesianScorer(method={self.method!r}) counts labeled samples here (method {used!r}); "
+                "sample_weight needs method='ppi', or 'auto' with unlabeled_X."
             )
         (measure,) = self._measures
         pos_label = measure.inputs.pos_label
         extra: dict[str, Any] = {} if sample_weight is None else {"sample_weight": sample_weight}
-        if METHODS[self.method].unlabeled == "required":
+        if pooled:
             extra["unlabeled_scores"] = _response(estimator, self.unlabeled_X, "predict_proba", pos_label)
             columns = self._columns()
             extra["unlabeled_sensitive"] = (
