@@ -33,7 +33,7 @@ from ._dirichlet import DirichletMultinomial
 from ._method import EstimationMethod
 from ._ppi import PredictionPowered
 
-__all__ = ["AUTO", "METHODS", "MethodSpec", "method_options", "option_names"]
+__all__ = ["AUTO", "METHODS", "MethodSpec", "method_options", "methods_markdown", "option_names"]
 
 #: The name of the method that chooses another (its rule: :data:`~._auto.AUTO_RULES`).
 AUTO = "auto"
@@ -184,3 +184,30 @@ def refuse_unknown(options: Mapping[str, Any]) -> None:
             + "; ".join(f"{m}: {', '.join(s.option_names())}" for m, s in METHODS.items() if s.options)
             + "."
         )
+
+
+_UNLABELED = {"required": "required", "optional": "used when given", "prior": "only by `prior=\"scores\"`"}
+
+
+def methods_markdown() -> str:
+    """:data:`METHODS` as the Markdown table of docs/bayes.md (a test keeps the two equal).
+
+    Examples
+    --------
+    >>> methods_markdown().splitlines()[0]
+    '| `method=` | unlabeled scores | sample weights | K classes | options | guarantee |'
+    """
+    rows = [
+        "| `method=` | unlabeled scores | sample weights | K classes | options | guarantee |",
+        "|---|---|---|---|---|---|",
+    ]
+    for spec in METHODS.values():
+        options = ", ".join(f"`{o}`" for o in spec.option_names()) or "those of the methods it may choose"
+        k_classes = "yes" if spec.multiclass is not None else "no"
+        if spec.name == AUTO:  # on K classes there are no scores to calibrate: auto is bb's Dirichlet form
+            k_classes = "yes (bb)"
+        rows.append(
+            f'| `"{spec.name}"` | {_UNLABELED[spec.unlabeled]} | {"yes" if spec.weights else "no"} '
+            f"| {k_classes} | {options} | {spec.guarantee} |"
+        )
+    return "\n".join(rows)
