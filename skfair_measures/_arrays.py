@@ -91,8 +91,13 @@ def _check_weight(sample_weight: Any, n: int) -> np.ndarray | None:
     w = _to_1d(sample_weight, "sample_weight").astype(float, copy=False)
     if w.size != n:
         raise ValueError(f"sample_weight has {w.size} samples but y_true has {n}; pass one weight per sample.")
-    if not np.isfinite(w).all() or (w < 0).any():
-        raise ValueError("sample_weight must be finite and non-negative.")
+    bad = ~(np.isfinite(w) & (w >= 0))
+    if bad.any():
+        idx = np.flatnonzero(bad)
+        raise ValueError(
+            f"sample_weight has {idx.size} value(s) that are negative, NaN or infinite, first at position "
+            f"{idx[0]} ({float(w[idx[0]])!r}); sample_weight must be finite and non-negative."
+        )
     return w
 
 
