@@ -231,10 +231,10 @@ def confusion_stats(
     _refuse_bad_rows(table, cols)
     y_true = table[_T].to_numpy()
     y_pred = table[_P].to_numpy()
+    codes, index = _group_codes(table, cols, groups)  # the groups before the labels, as in the core
     if thresholded:  # as the core thresholds rows: y_true binarised, the prediction is score >= threshold
         y_true, _, _ = binarize_labels(y_true, y_true, pos_label)
         y_pred, pos_label, labels = y_pred.astype(np.intp), None, None
-    codes, index = _group_codes(table, cols, groups)
     weights = table[_SUM_W if cols.sample_weight is not None else _N].to_numpy(dtype=float)
     # Each row of the small table is one (group, y_true, y_pred) cell weighing its summed weight, so the
     # core's own sample of those rows gives the same counts, with the same label rules (binary, K classes,

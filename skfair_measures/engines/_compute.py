@@ -83,8 +83,11 @@ class _Engine:
         """The statistics for ``inputs``, small groups restricted as the core does (warning once per need)."""
         need = (kind, *_inputs_key(inputs))
         if need not in self._stats:
-            stats = local_stats(self.table(kind, inputs.threshold), self.cols, kind, inputs)
+            # the core's order (``_protocol._validate``, then the labels when counted): the groups and the
+            # small-group rule first, the labels and the positive class after, so an input with faults in
+            # both raises the same error in every door
             plan = self.small_groups(kind, inputs, key)
+            stats = local_stats(self.table(kind, inputs.threshold), self.cols, kind, inputs)
             self._stats[need] = stats if plan is None else plan.stats(stats)
         return self._stats[need]
 
