@@ -498,8 +498,11 @@ def _read_rows(data: pd.DataFrame, cols: _Columns, pos_label: Any, threshold: fl
         both = data[cols.prediction].to_numpy()[labeled] if cols.prediction else y_lab
         y_true[labeled], _, pos = binarize_labels(y_lab, both, pos)
     if cols.prediction is not None:
+        # the classes are those of the labels and the predictions together, as for a measure (the
+        # predictions alone miss a positive class that only y_true holds)
         p_all = data[cols.prediction].to_numpy()
-        _, y_pred, _ = binarize_labels(p_all, p_all, pos)
+        y_lab = data.loc[labeled, cols.label].to_numpy() if labeled.any() else p_all
+        _, y_pred, _ = binarize_labels(y_lab, p_all, pos)
     else:
         y_pred = (y_score >= threshold).astype(np.intp)
     groups = None

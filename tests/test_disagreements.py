@@ -14,6 +14,7 @@ import pytest
 import skfair_measures as sfm
 from skfair_measures import engines
 from skfair_measures._stats import SingleGroupError
+from skfair_measures._undefined import UndefinedGroupWarning as UndefinedWarning
 
 
 def test_bad_sample_weight_says_how_many_and_where():
@@ -50,3 +51,26 @@ def test_two_faults_give_the_cores_error_in_the_engines(convert, measure, y, p, 
     with pytest.raises(SingleGroupError), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         engines.compute_metrics(data, "y", "p", "s", [measure])
+
+
+def test_audit_takes_a_pos_label_that_only_y_true_holds_as_the_measure_does(tmp_path, capsys):
+    from skfair_measures.cli import main
+
+    # 3 classes; the positive class 1 is in y_true only: the measure is one class against the rest
+    y, p, s = (0, 1), (0, 2), ("a", "b")
+    with pytest.warns(UndefinedWarning):
+        res = sfm.msr("fairness.tpr", pos_label=1).evaluate(y, p, sensitive_features=list(s))
+    path = tmp_path / "case.csv"
+    _frame(y, p, s).to_csv(path, index=False)
+    argv = ["audit", str(path), "--sensitive", "s", "--label", "y", "--prediction", "p",
+            "--measures", "fairness.tpr", "--pos-label", "1", "--no-progress"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert np.isnan(res.value) and f"undefined ({res.reason})" in out
+    # a pos_label absent from two classes is refused by both, as scikit-learn refuses it
+    _frame((0, 1), (0, 1), s).to_csv(path, index=False)
+    with pytest.raises(ValueError, match="pos_label=2 is not one of the labels"):
+        sfm.msr("fairness.tpr", pos_label=2)((0, 1), (0, 1), sensitive_features=list(s))
+    argv[argv.index("1")] = "2"
+    assert main(argv) == 2
+    assert "--pos-label 2 is not one of the labels" in capsys.readouterr().err
