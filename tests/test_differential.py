@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import sklearn
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import cross_validate
@@ -71,6 +71,7 @@ LABELS = {
     "3str": ("cat", "dog", "emu"),
 }
 AVERAGED = {"fairness.tpr", "fairness.fpr", "fairness.ppv", "fairness.eod"}  # rates with a class mean
+COMPANION = "classif.acc"  # evaluated beside the case's measure by evaluate_measures: it compares no groups
 GROUP_NAMES = ("a", "b", "NA")  # "NA" is a group, not a missing value, in every door
 
 
@@ -238,8 +239,8 @@ def _observe(name: str, case: Case) -> Outcome:
     value = float(value)
     if not math.isnan(value):
         return Outcome(value=value)
-    # the warnings about this measure (a door may evaluate a companion measure beside it)
-    mine = " ".join(str(w.message) for w in caught if case.key in str(w.message))
+    # the warnings about this measure, not about the companion that a door may evaluate beside it
+    mine = " ".join(str(w.message) for w in caught if COMPANION not in str(w.message))
     warned = None if name in SILENT else _fragments(mine)
     return Outcome(value=value, reasons=None if reason is None else _fragments(reason), warned=warned)
 
@@ -274,7 +275,7 @@ def door_call(case: Case) -> tuple[float, str | None]:
 def door_evaluate_measures(case: Case) -> tuple[float, str | None]:
     m = case.measure()
     # a companion that compares no groups, sharing the sample: one pass serves both
-    acc = sfm.msr("classif.acc").with_inputs(pos_label=case.pos_label, labels=case.labels, threshold=case.threshold)
+    acc = sfm.msr(COMPANION).with_inputs(pos_label=case.pos_label, labels=case.labels, threshold=case.threshold)
     res = sfm.evaluate_measures([m, acc], list(case.y_true), list(case.y_pred),
                                 sensitive_features=case.sensitive(), sample_weight=case.sample_weight())
     return _result(res[m.key])
@@ -407,6 +408,8 @@ def _spark(df: pd.DataFrame) -> Any:
     types = {"b": "boolean", "i": "bigint", "f": "double"}
     schema = ", ".join(f"{c} {types.get(df[c].dtype.kind, 'string')}" for c in df)
     rows = [tuple(r) for r in df.astype(object).itertuples(index=False)]
+    if "session" not in _SPARK:
+        raise Inapplicable  # only test_spark_door_agrees starts (or reuses) the session
     return _SPARK["session"].createDataFrame(rows, schema=schema)
 
 
@@ -530,37 +533,13 @@ class Known:
     example: Case
 
 
-_ALL_FALSE = (False,) * 14
 KNOWN = (
-    Known(
-        ("groupwise_metrics",),
-        "GroupwiseMetrics.difference()/ratio() are NaN with no warning when a group's rate is undefined "
-        "(the measure warns UndefinedGroupWarning naming the group and the rate); issue 18",
-        lambda case, ref, got: got.error is None and math.isnan(got.value) and got.warned == frozenset(),
-        Case("fairness.tpr", "bool", _ALL_FALSE, _ALL_FALSE, ("a",) * 13 + ("b",)),
-    ),
     Known(
         ("evaluate_measures",),
         "evaluate_measures([m, 'classif.acc']) on data holding one of m's declared groups raises SingleGroupError "
         "from classif.acc, which compares no groups (m alone gives NaN for the absent group)",
         lambda case, ref, got: got.error == "SingleGroupError" and ref.error is None and case.declared is not None,
         Case("fairness.tpr", "int", (1, 0, 1, 0), (1, 0, 0, 0), ("a",) * 4, declared=("a", "absent")),
-    ),
-    Known(
-        ENGINES,
-        "on input with two faults, string or multiclass labels without pos_label and fewer than two groups of "
-        "min_group_size rows, the engines raise the labels' ValueError and the core SingleGroupError: the checks "
-        "run in another order",
-        lambda case, ref, got: (ref.error, got.error) == ("SingleGroupError", "ValueError")
-        and "pos_label" in got.message,
-        Case("fairness.tpr", "3int", (2, 2), (0, 0), ("a", "a"), declared=("a", "absent"), min_group_size=2),
-    ),
-    Known(
-        ("cli",),
-        "skfair audit --pos-label refuses a class absent from the file, where the measure takes it "
-        "(its rates are then undefined, NaN with the reason)",
-        lambda case, ref, got: ref.error is None and got.error == "" and "is not one of the labels" in got.message,
-        Case("fairness.tpr", "3int", (0, 1), (0, 2), ("a", "b"), pos_label=1),
     ),
 )
 
@@ -591,8 +570,36 @@ _SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[Hea
 SLOW_DOORS = {"engine-spark"}  # a job per case: fewer cases, in their own test
 
 
+_Y = (1, 1, 0, 1, 0, 0, 1, 1)
+_P = (1, 0, 0, 1, 1, 0, 1, 0)
+_G = ("a", "a", "a", "b", "b", "b", "NA", "NA")
+# issue 18's cases, run on every door every time (hypothesis adds its own around them)
+ISSUE_CASES = (
+    # the normal result of df[df.sex != "X"]: a Categorical with an unused level
+    Case("fairness.tpr", "int", _Y[:6], _P[:6], _G[:6], categories=("b", "X", "a")),
+    Case("fairness.eod", "int", _Y[:6], _P[:6], _G[:6], categories=("a", "b", "X"), weights=(1, 0.5, 0, 2.5, 1, 1)),
+    # small groups merged, a declared group absent (left out, not an empty "other")
+    Case("fairness.tpr", "int", _Y, _P, _G, declared=("a", "b", "NA", "absent"), min_group_size=3,
+         small_groups="merge"),
+    # a 3-class model on a fold whose y_true holds two classes, the classes declared
+    Case("fairness.tpr", "3int", (0, 1, 0, 1, 1, 0), (0, 2, 0, 1, 1, 2), _G[:6], average="macro", labels=(0, 1, 2)),
+    # TPR with no positive label anywhere: undefined in every group
+    Case("fairness.tpr", "int", (0,) * 6, (0, 1, 0, 1, 1, 0), _G[:6]),
+    # string labels, the positive class the first one; a score exactly at the threshold
+    Case("fairness.fpr", "str", ("no", "yes", "yes", "no", "no", "yes"), (0.5, 0.25, 0.75, 0.5, 0.0, 1.0), _G[:6],
+         pos_label="no", threshold=0.5),
+)
+
+
+def _with_issue_cases(test: Callable) -> Callable:
+    for case in ISSUE_CASES:
+        test = example(case=case)(test)
+    return test
+
+
 @pytest.mark.parametrize("door", sorted(set(DOORS) - {"evaluate"} - SLOW_DOORS))
 @_SETTINGS
+@_with_issue_cases
 @given(case=cases())
 def test_door_agrees_with_measure_evaluate(door: str, case: Case) -> None:
     check_door(door, case)
