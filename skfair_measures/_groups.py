@@ -258,12 +258,19 @@ def _checked_columns(sensitive_features: Any, n_samples: int | None, name: str) 
     return cols
 
 
-def _encoded(cols: list[tuple[str, Any]], groups: pd.Index | None, name: str) -> tuple[np.ndarray, pd.Index]:
-    """Group codes and labels of checked columns: the declared groups, or those observed (at least two)."""
+def _encoded(
+    cols: list[tuple[str, Any]], groups: pd.Index | None, name: str, *, compare: bool = True
+) -> tuple[np.ndarray, pd.Index]:
+    """Group codes and labels of checked columns: the declared groups, or those observed.
+
+    At least two observed groups when the groups are to be compared (``compare``); a
+    measure that compares none (``classif.acc`` shown per group) takes one.
+    """
     if groups is not None:
         return _encode_to_known_groups(cols, groups, name)
     codes, index = _observed_groups(cols)
-    _check_two_groups(codes, index, name)
+    if compare:
+        _check_two_groups(codes, index, name)
     return codes, index
 
 

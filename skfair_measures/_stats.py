@@ -253,6 +253,7 @@ def check_inputs(
     groups: pd.Index | None = None,
     labels: pd.Index | None = None,
     y_pred_name: str = "y_pred",
+    compare_groups: bool = True,
 ) -> GroupedSample:
     """Validate the inputs of a measure once and encode the groups.
 
@@ -275,6 +276,10 @@ def check_inputs(
         ``labels`` is an error naming it.
     y_pred_name : str, default="y_pred"
         Name of the prediction argument in error messages.
+    compare_groups : bool, default=True
+        Whether the groups are compared: then fewer than two observed groups (none
+        declared) raise :class:`SingleGroupError`; a measure that compares no groups
+        (``inputs.needs_sensitive`` False) takes a single group.
 
     Returns
     -------
@@ -291,7 +296,7 @@ def check_inputs(
     """
     labels = check_labels(labels)
     inputs = (y_true, y_pred, sensitive_features, sample_weight)
-    extra = (y_pred_name, None if labels is None else tuple(labels.tolist()))
+    extra = (y_pred_name, None if labels is None else tuple(labels.tolist()), bool(compare_groups))
     sample = _reuse.lookup(inputs, extra, groups)
     if sample is not None:
         return sample
@@ -299,7 +304,9 @@ def check_inputs(
         inputs,
         extra,
         groups,
-        lambda: _validated(y_true, y_pred, sensitive_features, sample_weight, groups, labels, y_pred_name),
+        lambda: _validated(
+            y_true, y_pred, sensitive_features, sample_weight, groups, labels, y_pred_name, compare_groups
+        ),
     )
 
 
@@ -311,6 +318,7 @@ def _validated(
     groups: pd.Index | None,
     labels: pd.Index | None,
     y_pred_name: str,
+    compare_groups: bool = True,
 ) -> GroupedSample:
     """The validation behind :func:`check_inputs`, without reuse."""
     t = _to_1d(y_true, "y_true")
@@ -324,18 +332,20 @@ def _validated(
     cols = _checked_columns(sensitive_features, t.size, "sensitive_features")
     w = _check_weight(sample_weight, t.size)
     if groups is None and w is None:
-        sample = _integer_sample(cols, t, p)
+        sample = _integer_sample(cols, t, p, compare_groups)
         if sample is not None:
             sample.labels = labels  # the counts over the classes seen widen to the declared ones
             return sample
-    codes, index = _encoded(cols, groups, "sensitive_features")
+    codes, index = _encoded(cols, groups, "sensitive_features", compare=compare_groups)
     return GroupedSample(t, p, codes, index, w, labels)
 
 
 # --- integer fast path: one bincount finds the groups and labels and counts them -----------
 
 
-def _integer_sample(cols: list[tuple[str, Any]], t: np.ndarray, p: np.ndarray) -> GroupedSample | None:
+def _integer_sample(
+    cols: list[tuple[str, Any]], t: np.ndarray, p: np.ndarray, compare_groups: bool = True
+) -> GroupedSample | None:
     """The validated sample of integer (or boolean) groups and labels, from one ``np.bincount``.
 
     When one sensitive column and both label arrays are integer (or boolean) NumPy
@@ -357,7 +367,7 @@ def _integer_sample(cols: list[tuple[str, Any]], t: np.ndarray, p: np.ndarray) -
     g_idx, c_idx = np.flatnonzero(sizes), np.flatnonzero(t_rows + p_rows)
     index = pd.Index(_levels(g_idx, g_lo, g.dtype), name=name)
     codes = _codes_from_offsets(g, g_lo, counts.shape[0], g_idx)
-    if g_idx.size < 2:
+    if g_idx.size < 2 and compare_groups:
         _check_two_groups(codes, index, "sensitive_features")
     sample = GroupedSample(t, p, codes, index)
     sample._cache["distinct"] = (

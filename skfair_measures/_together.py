@@ -52,10 +52,15 @@ def evaluate_together(
 def _shared_sample(
     samples: list[tuple[MeasureInputs, GroupedSample]], m: Measure, y_true: Any, y_pred: Any, sensitive: Any, w: Any
 ) -> GroupedSample:
-    """Validate once per distinct (declared groups, needs groups) pair; reuse otherwise."""
+    """Validate once per distinct (declared groups, needs groups) pair; reuse otherwise.
+
+    A sample validated for comparing groups serves a measure that compares none, not
+    the reverse (one that compares none takes a single group).
+    """
     want = m.inputs
     for have, sample in samples:
-        same_use = sensitive is not None or have.needs_sensitive == want.needs_sensitive
+        serves = have.needs_sensitive or not want.needs_sensitive
+        same_use = serves and (sensitive is not None or have.needs_sensitive == want.needs_sensitive)
         same_small = (have.min_group_size, have.small_groups) == (want.min_group_size, want.small_groups)
         if _same(have.groups, want.groups) and _same(have.labels, want.labels) and same_use and same_small:
             return sample

@@ -74,3 +74,23 @@ def test_audit_takes_a_pos_label_that_only_y_true_holds_as_the_measure_does(tmp_
     argv[argv.index("1")] = "2"
     assert main(argv) == 2
     assert "--pos-label 2 is not one of the labels" in capsys.readouterr().err
+
+
+def test_each_measure_in_a_joint_evaluation_gives_what_it_gives_alone():
+    y, p, a = [1, 0, 1, 0], [1, 0, 0, 0], ["a"] * 4
+    tpr = sfm.msr("fairness.tpr", groups=["a", "absent"])
+    acc = sfm.msr("classif.acc")
+    with pytest.warns(UndefinedWarning, match=r"\['absent'\]"):
+        alone = tpr.evaluate(y, p, sensitive_features=a)
+    assert acc(y, p, sensitive_features=a) == 0.75  # compares no groups: a single group is fine
+    for order in ([tpr, acc], [acc, tpr]):
+        with pytest.warns(UndefinedWarning):
+            res = sfm.evaluate_measures(order, y, p, sensitive_features=a)
+        assert np.isnan(res[tpr.key].value) and res[tpr.key].reason == alone.reason
+        assert res[acc.key].value == 0.75
+    # a measure that compares groups still refuses one group, also beside one that compares none
+    for order in (["classif.acc", "fairness.tpr"], ["fairness.tpr", "classif.acc"]):
+        with pytest.raises(SingleGroupError):
+            sfm.evaluate_measures(order, y, p, sensitive_features=a)
+        with pytest.raises(SingleGroupError):
+            sfm.evaluate_measures(order, np.asarray(y), np.asarray(p), sensitive_features=np.zeros(4, int))
