@@ -472,7 +472,7 @@ class BenchmarkResult:
         random_state : int or None, default=0
             Seed; the same seed gives the same probability.
         **kwargs
-            Passed to ``measure.posterior``.
+            Passed to :func:`skfair_measures.bayes.posterior`.
 
         Returns
         -------
