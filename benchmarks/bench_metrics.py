@@ -404,7 +404,7 @@ def bench_inputs(n: int, n_groups: int) -> list[dict[str, object]]:
 
 
 def bench_scorers(n: int) -> list[dict[str, object]]:
-    """Scoring one fitted model: accuracy alone, a dict of five as_scorer() scorers, make_scorers.
+    """Scoring one fitted model: accuracy alone, a dict of five fairness_scorer() scorers, make_scorers.
 
     Only the scoring step is timed (what a search adds per fold and candidate on top of
     fitting): on a shared machine the fits' noise would hide it.
@@ -423,7 +423,7 @@ def bench_scorers(n: int) -> list[dict[str, object]]:
     model = make_pipeline(sfm.DropColumns("sex"), forest).fit(X, y)
     scorings = {
         "accuracy alone": "accuracy",
-        "dict of 5 as_scorer()": {k: sfm.fairness_scorer(sfm.msr(k), sensitive="sex") for k in keys},
+        "dict of 5 fairness_scorer()": {k: sfm.fairness_scorer(sfm.msr(k), sensitive="sex") for k in keys},
         "make_scorers (5 measures)": sfm.make_scorers(keys, sensitive="sex"),
     }
     rows = []
