@@ -22,10 +22,11 @@ With more than two groups each quantifier is one-vs-rest and its estimates are
 renormalised to sum to one; the disparity is then the largest minus the smallest
 acceptance rate (the paper's Remark 5).
 
-A quantifier whose classifier cannot tell the groups apart on held-out auxiliary
-rows (:func:`~._quantifiers.informativeness`: AUC not significantly above 0.5)
-makes the estimate unreliable: ``reliable`` is False, ``reasons`` names the
-predicted class and group, and a :class:`ProxyReliabilityWarning` says so.
+A quantifier whose auxiliary rows' features cannot tell the groups apart
+(:func:`~._quantifiers.informativeness`: cross-validated AUC not significantly
+above 0.5 by a permutation test) makes the estimate unreliable: ``reliable`` is
+False, ``reasons`` names the predicted class and group, and a
+:class:`ProxyReliabilityWarning` says so.
 """
 
 from __future__ import annotations
@@ -77,9 +78,9 @@ _REPLICATE_CAUSE = (
     "more auxiliary data leaves fewer undefined"
 )
 _UNINFORMATIVE = (
-    "the {part} quantifier's classifier does not tell {target} apart on {n} held-out auxiliary rows ({n1} in the "
-    "group; AUC {auc:.3f}, one-sided p = {p:.2g} against no information, needs p < {alpha:g}), so its group shares "
-    "follow noise, not the data"
+    "the features of the {part} quantifier's auxiliary rows do not tell {target} apart ({n} rows tested, {n1} in "
+    "the group; 5-fold cross-validated AUC {auc:.3f}, permutation p = {p:.2g} against no information, needs "
+    "p < {alpha:g}), so its group shares follow noise, not the data"
 )
 _UNRELIABLE = (
     "the quantified disparity is unreliable (result.reliable is False): {reasons}. Use features that predict "
@@ -635,8 +636,8 @@ class QuantificationDisparity(BaseEstimator):
                     _UNINFORMATIVE.format(
                         part=scope,
                         target=target,
-                        n=sum(info["n_holdout"]),
-                        n1=info["n_holdout"][1],
+                        n=sum(info["n_tested"]),
+                        n1=info["n_tested"][1],
                         auc=info["auc"],
                         p=info["p_value"],
                         alpha=info["alpha"],
