@@ -213,6 +213,7 @@ def encode_groups(
     *,
     groups: pd.Index | None = None,
     name: str = "sensitive_features",
+    compare: bool = True,
 ) -> tuple[np.ndarray, pd.Index]:
     """Encode sensitive features as one integer code per sample.
 
@@ -232,6 +233,9 @@ def encode_groups(
         keeps its place with zero counts; a value outside ``groups`` is an error.
     name : str, default="sensitive_features"
         Argument name used in error messages.
+    compare : bool, default=True
+        Whether the groups are compared: then fewer than two observed groups (none
+        declared) raise :class:`SingleGroupError`.
 
     Returns
     -------
@@ -246,7 +250,7 @@ def encode_groups(
     >>> codes.tolist(), groups.tolist()
     ([1, 0, 1], ['a', 'b'])
     """
-    return _encoded(_checked_columns(sensitive_features, n_samples, name), groups, name)
+    return _encoded(_checked_columns(sensitive_features, n_samples, name), groups, name, compare=compare)
 
 
 def _checked_columns(sensitive_features: Any, n_samples: int | None, name: str) -> list[tuple[str, Any]]:

@@ -94,3 +94,14 @@ def test_each_measure_in_a_joint_evaluation_gives_what_it_gives_alone():
             sfm.evaluate_measures(order, y, p, sensitive_features=a)
         with pytest.raises(SingleGroupError):
             sfm.evaluate_measures(order, np.asarray(y), np.asarray(p), sensitive_features=np.zeros(4, int))
+
+
+@pytest.mark.parametrize("convert", ["pandas", "polars"])
+def test_engines_take_one_group_for_a_measure_that_compares_none(convert):
+    data = _frame([1, 0, 1, 0], [1, 0, 0, 0], "aaaa")
+    if convert == "polars":
+        data = pytest.importorskip("polars").from_pandas(data)
+    assert engines.compute_metrics(data, "y", "p", "s", ["classif.acc"])["classif.acc"] == 0.75
+    for keys in (["classif.acc", "fairness.tpr"], ["fairness.tpr", "classif.acc"]):
+        with pytest.raises(SingleGroupError):
+            engines.compute_metrics(data, "y", "p", "s", keys)

@@ -195,11 +195,13 @@ def _refuse_bad_rows(table: pd.DataFrame, cols: Columns) -> None:
             )
 
 
-def _group_codes(table: pd.DataFrame, cols: Columns, groups: pd.Index | None) -> tuple[np.ndarray, pd.Index]:
+def _group_codes(
+    table: pd.DataFrame, cols: Columns, groups: pd.Index | None, compare: bool = True
+) -> tuple[np.ndarray, pd.Index]:
     """The core's group encoding applied to the small table's sensitive columns."""
     names = list(cols.sensitive)
     values = table[names[0]] if len(names) == 1 else table[names]
-    return encode_groups(values, groups=groups, name="sensitive")
+    return encode_groups(values, groups=groups, name="sensitive", compare=compare)
 
 
 def confusion_stats(
@@ -210,6 +212,7 @@ def confusion_stats(
     thresholded: bool = False,
     groups: pd.Index | None = None,
     labels: pd.Index | None = None,
+    compare: bool = True,
 ) -> ConfusionStats:
     """Turn a :func:`confusion_table` into confusion counts per group (K x K for K classes).
 
@@ -227,11 +230,13 @@ def confusion_stats(
         The complete set of groups to expect.
     labels : pandas.Index, optional
         The classes to expect (``labels=``); by default those in the table.
+    compare : bool, default=True
+        Whether the groups are compared (at least two then), as ``check_inputs(compare_groups=)``.
     """
     _refuse_bad_rows(table, cols)
     y_true = table[_T].to_numpy()
     y_pred = table[_P].to_numpy()
-    codes, index = _group_codes(table, cols, groups)  # the groups before the labels, as in the core
+    codes, index = _group_codes(table, cols, groups, compare)  # the groups before the labels, as in the core
     if thresholded:  # as the core thresholds rows: y_true binarised, the prediction is score >= threshold
         y_true, _, _ = binarize_labels(y_true, y_true, pos_label)
         y_pred, pos_label, labels = y_pred.astype(np.intp), None, None
@@ -242,17 +247,21 @@ def confusion_stats(
     return GroupedSample(y_true, y_pred, codes, index, weights, check_labels(labels)).confusion(pos_label)
 
 
-def group_sizes(table: pd.DataFrame, cols: Columns, groups: pd.Index | None = None) -> tuple[np.ndarray, pd.Index]:
+def group_sizes(
+    table: pd.DataFrame, cols: Columns, groups: pd.Index | None = None, compare: bool = True
+) -> tuple[np.ndarray, pd.Index]:
     """Rows (not weights) of each group of a small table, and the groups (those of its statistics)."""
-    codes, index = _group_codes(table, cols, groups)
+    codes, index = _group_codes(table, cols, groups, compare)
     n = np.bincount(codes, weights=table[_N].to_numpy(dtype=float), minlength=len(index))
     return n.astype(np.int64), index
 
 
-def error_stats(table: pd.DataFrame, cols: Columns, *, groups: pd.Index | None = None) -> ErrorStats:
+def error_stats(
+    table: pd.DataFrame, cols: Columns, *, groups: pd.Index | None = None, compare: bool = True
+) -> ErrorStats:
     """Turn an :func:`error_table` into error sums per group (n, sum |e|, sum e^2)."""
     _refuse_bad_rows(table, cols)
-    codes, index = _group_codes(table, cols, groups)
+    codes, index = _group_codes(table, cols, groups, compare)
     n = table[_SUM_W if cols.sample_weight is not None else _N].to_numpy(dtype=float)
     parts = [n, table[_SUM_AE].to_numpy(dtype=float), table[_SUM_SE].to_numpy(dtype=float)]
     sums = np.stack([np.bincount(codes, weights=v, minlength=len(index)) for v in parts], axis=-1)

@@ -99,10 +99,10 @@ class _Engine:
         """
         if inputs.min_group_size is None:
             return None
-        setting = (_index_key(inputs.groups), inputs.min_group_size, inputs.small_groups)
+        setting = (_index_key(inputs.groups), inputs.min_group_size, inputs.small_groups, inputs.needs_sensitive)
         if setting not in self._plans:
             table = self.table(kind, None if kind == "errors" else inputs.threshold)
-            sizes, groups = group_sizes(table, self.cols, inputs.groups)
+            sizes, groups = group_sizes(table, self.cols, inputs.groups, inputs.needs_sensitive)
             plan = small_group_plan(sizes, groups, inputs.min_group_size, inputs.small_groups, key)
             if plan is not None:
                 plan.warn(stacklevel=4)  # the caller of evaluate_measures
@@ -113,10 +113,10 @@ class _Engine:
 def local_stats(table: pd.DataFrame, cols: Columns, kind: str, inputs: MeasureInputs) -> ConfusionStats | ErrorStats:
     """The statistics of an engine's table for ``inputs``: the positive label, declared groups and classes applied."""
     if kind == "errors":
-        return error_stats(table, cols, groups=inputs.groups)
+        return error_stats(table, cols, groups=inputs.groups, compare=inputs.needs_sensitive)
     return confusion_stats(
         table, cols, pos_label=inputs.pos_label, thresholded=inputs.threshold is not None, groups=inputs.groups,
-        labels=inputs.labels,
+        labels=inputs.labels, compare=inputs.needs_sensitive,
     )
 
 
@@ -125,9 +125,9 @@ def _index_key(index: pd.Index | None) -> tuple | None:
 
 
 def _inputs_key(inputs: MeasureInputs) -> tuple:
-    """What an engine's statistics depend on: threshold, positive label, declared and small groups, classes."""
+    """What an engine's statistics depend on: threshold, positive label, groups, classes, comparing or not."""
     return (inputs.threshold, inputs.pos_label, _index_key(inputs.groups), inputs.min_group_size,
-            inputs.small_groups, _index_key(inputs.labels))
+            inputs.small_groups, _index_key(inputs.labels), inputs.needs_sensitive)
 
 
 def _statistics_of(measure: Measure) -> tuple[str, ...]:
