@@ -105,3 +105,16 @@ def test_engines_take_one_group_for_a_measure_that_compares_none(convert):
     for keys in (["classif.acc", "fairness.tpr"], ["fairness.tpr", "classif.acc"]):
         with pytest.raises(SingleGroupError):
             engines.compute_metrics(data, "y", "p", "s", keys)
+
+
+def test_bb_refuses_unlabeled_scores_it_would_not_read():
+    pytest.importorskip("arviz")
+    from skfair_measures.bayes import posterior
+
+    y, s, a = [1, 0, 1, 0, 1, 0], [0.9, 0.2, 0.7, 0.4, 0.6, 0.1], list("aaabbb")
+    pool = {"unlabeled_scores": [0.3, 0.8], "unlabeled_sensitive": ["a", "b"]}
+    m = sfm.msr("fairness.tpr")
+    with pytest.raises(ValueError, match=r"method='bb' does not read unlabeled_scores .* prior='scores'.*'bcr'"):
+        posterior(m, y, s, sensitive_features=a, method="bb", random_state=0, **pool)
+    post = posterior(m, y, s, sensitive_features=a, method="bb", prior="scores", random_state=0, **pool)
+    assert "options_unused" not in post.attrs  # read by the prior

@@ -27,7 +27,7 @@ from ._dirichlet import dirichlet_posteriors, holds_multiclass_labels, multiclas
 from ._method import EstimationMethod, FitData, GroupDraws, Rows
 from ._posterior import MeasurePosterior, external_stacklevel, group_labels, warn_undefined
 from ._small_groups import restrict_fit_data
-from ._table import AUTO, METHODS, method_options, refuse_unknown
+from ._table import AUTO, METHODS, method_options, refuse_unknown, refuse_unread_unlabeled
 
 __all__ = ["posterior", "posteriors", "signed_measure"]
 
@@ -137,7 +137,7 @@ def posterior(
     unlabeled_scores : array-like of shape (n_unlabeled,), optional
         Scores of the unlabeled samples; required for ``"bc"``, ``"bcr"`` and
         ``"ppi"``, and what makes ``"auto"`` choose a score-based method.
-        ``"bb"`` uses them only for ``prior="scores"``.
+        ``"bb"`` uses them only for ``prior="scores"`` and refuses them otherwise.
     unlabeled_sensitive : array-like of shape (n_unlabeled,) or DataFrame, optional
         Groups of the unlabeled samples (the same groups as the labeled data).
     sample_weight, unlabeled_sample_weight : array-like, optional
@@ -291,6 +291,8 @@ def posteriors(
     if isinstance(chains, bool) or not isinstance(chains, int | np.integer) or chains < 1:
         raise ValueError(f"chains={chains!r}; pass an integer >= 1.")
     refuse_unknown(options)
+    if unlabeled_scores is not None:
+        refuse_unread_unlabeled(method, options, "unlabeled_scores")
     weighted = {"sample_weight": sample_weight, "unlabeled_sample_weight": unlabeled_sample_weight}
     name, _ = auto_method({"unlabeled_scores": unlabeled_scores, **weighted}) if method == AUTO else (method, None)
     rng = _rng(random_state)

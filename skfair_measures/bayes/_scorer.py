@@ -37,16 +37,11 @@ from ..scoring import FairnessScorer, _response
 from ._api import posterior
 from ._auto import auto_method
 from ._posterior import DEFAULT_EPS
-from ._table import AUTO, METHODS
+from ._table import AUTO, METHODS, refuse_unread_unlabeled
 
 __all__ = ["BayesianScorer"]
 
 _RULES = ("mean", "upper", "prob_fair")
-
-
-def _reads_pool(method: str, options: dict[str, Any]) -> bool:
-    """Whether ``method`` reads unlabeled scores: as data (the table), or as bb's ``prior="scores"``."""
-    return METHODS[method].unlabeled != "prior" or options.get("prior") == "scores"
 
 
 class BayesianScorer(FairnessScorer):
@@ -124,11 +119,8 @@ class BayesianScorer(FairnessScorer):
         check_prob(prob)
         if METHODS[method].unlabeled == "required" and unlabeled_X is None:
             raise ValueError(f"method={method!r} needs unlabeled_X= (an unlabeled pool the estimator will score).")
-        if unlabeled_X is not None and not _reads_pool(method, posterior_kwargs):
-            raise ValueError(
-                f"method={method!r} does not read unlabeled_X (Beta-Binomial reads the pool only for "
-                "prior='scores'); drop unlabeled_X, pass prior='scores', or use method='auto', 'bcr' or 'ppi'."
-            )
+        if unlabeled_X is not None:
+            refuse_unread_unlabeled(method, posterior_kwargs, "unlabeled_X")
         if unlabeled_X is not None and sensitive is None and unlabeled_sensitive is None:
             raise ValueError(
                 f"method={method!r} without sensitive= needs unlabeled_sensitive= (the groups of unlabeled_X)."

@@ -33,7 +33,9 @@ from ._dirichlet import DirichletMultinomial
 from ._method import EstimationMethod
 from ._ppi import PredictionPowered
 
-__all__ = ["AUTO", "METHODS", "MethodSpec", "method_options", "methods_markdown", "option_names"]
+__all__ = [
+    "AUTO", "METHODS", "MethodSpec", "method_options", "methods_markdown", "option_names", "refuse_unread_unlabeled",
+]
 
 #: The name of the method that chooses another (its rule: :data:`~._auto.AUTO_RULES`).
 AUTO = "auto"
@@ -184,6 +186,22 @@ def refuse_unknown(options: Mapping[str, Any]) -> None:
             + "; ".join(f"{m}: {', '.join(s.option_names())}" for m, s in METHODS.items() if s.options)
             + "."
         )
+
+
+def refuse_unread_unlabeled(method: str, options: Mapping[str, Any], argument: str) -> None:
+    """Refuse unlabeled scores the method would not read, naming ``argument`` and the methods that read them.
+
+    A method reads them as data (``unlabeled`` "required" or "optional"), or, as
+    Beta-Binomial, only for ``prior="scores"``; given to a method that does not read
+    them they would be silently ignored.
+    """
+    if METHODS[method].unlabeled != "prior" or options.get("prior") == "scores":
+        return
+    readers = ", ".join(repr(n) for n, s in METHODS.items() if s.unlabeled != "prior")
+    raise ValueError(
+        f"method={method!r} does not read {argument} (Beta-Binomial reads them only for prior='scores'); "
+        f"drop {argument}, pass prior='scores', or use method= {readers}."
+    )
 
 
 _UNLABELED = {"required": "required", "optional": "used when given", "prior": "only by `prior=\"scores\"`"}
