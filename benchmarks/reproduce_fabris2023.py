@@ -27,8 +27,8 @@ sub-protocol. To stay within about ten minutes on two shared cores the defaults
 use (splits x samplings): Adult sample-prev-D3 5 x 2, Adult sample-prev-D2 2 x 1,
 COMPAS sample-prev-D3 5 x 1, COMPAS sample-prev-D2 2 x 2; ``--quick`` uses 1 x 1.
 The repetitions and run time of each block are printed and saved, and so is the share
-of estimates flagged unreliable (``flagged``; the features are informative here, so each
-flag is a false alarm).
+of estimates flagged unreliable (``flagged``; the features carry some information here,
+so a flag says it is too weak to trust, not that there is none).
 
 The paper's pseudocode draws p from {0.1, ..., 0.9} for sample-prev-D3, while its
 text and figures use eleven values {0, ..., 1}; we follow the text. Samples are
@@ -187,7 +187,7 @@ def summarise(df: pd.DataFrame) -> pd.DataFrame:
         "P(AE<0.1)": g["ae"].apply(lambda a: (a < 0.1).mean()),
         "P(AE<0.2)": g["ae"].apply(lambda a: (a < 0.2).mean()),
         "n": g["ae"].size(),
-        # informative features here: every flag (result.reliable False) is a false alarm
+        # share with result.reliable False (the features do carry some information here)
         "flagged": 1.0 - g["reliable"].mean(),
     })
     paper = {k + (q,): v for k, d in PAPER.items() for q, v in d.items()}
