@@ -283,12 +283,12 @@ def test_a_rate_no_label_informs_is_undefined_not_its_prior():
         post = posterior(sfm.msr("fairness.tpr"), np.zeros_like(y), s, sensitive_features=a, method="bb",
                          random_state=0)
     assert np.isnan(post.value) and post.rope().verdict is None and np.isnan(post.interval()[0])
-    assert "tpr in group 'F' has no labeled row in its denominator (no positives" in post.reason
+    assert "tpr in group(s) ['F', 'M'] has no labeled row in its denominator (no positives" in post.reason
     # a declared group without rows: its rate is NaN (not the uniform prior), and so is the measure
     with pytest.warns(sfm.UndefinedGroupWarning):
         post = posterior(sfm.msr("fairness.tpr", groups=["F", "M", "X"]), y, s, sensitive_features=a,
                          random_state=0)
-    assert np.isnan(post.group_draws["tpr"][..., 2]).all() and "group 'X'" in post.reason
+    assert np.isnan(post.group_draws["tpr"][..., 2]).all() and "group(s) ['X']" in post.reason
     assert not np.isnan(post.group_draws["tpr"][..., :2]).any()
 
 

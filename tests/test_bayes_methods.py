@@ -94,7 +94,7 @@ def test_k_class_form_takes_only_its_options_and_a_group_without_rows_is_undefin
     with pytest.warns(sfm.UndefinedGroupWarning):
         post = bayes.posterior(sfm.msr("fairness.acc", groups=["F", "M", "X"]), y, y, sensitive_features=a,
                                method="bb", random_state=0)
-    assert math.isnan(post.value) and "group 'X'" in post.reason and post.rope().verdict is None
+    assert math.isnan(post.value) and "group(s) ['X']" in post.reason and post.rope().verdict is None
 
 
 def test_ppi_group_with_zero_weights_is_undefined_naming_the_weights():
@@ -110,7 +110,7 @@ def test_ppi_group_with_zero_weights_is_undefined_naming_the_weights():
         with pytest.warns(sfm.UndefinedGroupWarning):
             post = bayes.posterior(sfm.msr("fairness.acc"), y[:100], s[:100], **lab, **weights)
         assert math.isnan(post.value) and post.rope().verdict is None
-        assert f"acc in group 1 is undefined: its {name} sums to 0" in post.reason
+        assert f"acc in group(s) [1] is undefined: its {name} sums to 0" in post.reason
 
 
 @pytest.mark.parametrize("bad", [0, 1, 1.5, -0.1, float("nan"), True, "0.95", None])

@@ -52,7 +52,7 @@ def _check_undefined(post):
 
 def test_undefined_ppi_posterior_gives_no_number_anywhere():
     lab, unl = _no_positive_predictions()
-    with pytest.warns(UndefinedGroupWarning, match="ppv in group 'F'"):
+    with pytest.warns(UndefinedGroupWarning, match=r"ppv in group\(s\) \['F'\]"):
         post = bayes.posterior(sfm.msr("fairness.ppv"), **lab, method="ppi", random_state=0, **unl)
     _check_undefined(post)
 

@@ -118,3 +118,41 @@ def test_bb_refuses_unlabeled_scores_it_would_not_read():
         posterior(m, y, s, sensitive_features=a, method="bb", random_state=0, **pool)
     post = posterior(m, y, s, sensitive_features=a, method="bb", prior="scores", random_state=0, **pool)
     assert "options_unused" not in post.attrs  # read by the prior
+
+
+def _many_groups_without_positives(n_groups: int = 30):
+    """Two groups with labels of both kinds, then ``n_groups`` groups whose y_true holds no positive."""
+    groups = ["g0"] * 40 + ["g1"] * 40 + [f"z{k:02d}" for k in range(n_groups) for _ in range(2)]
+    y = np.array([1, 0] * 40 + [0] * (2 * n_groups))
+    scores = np.where(y == 1, 0.8, 0.3)
+    return y, scores, np.array(groups)
+
+
+@pytest.mark.parametrize("method", ["bb", "ppi"])
+def test_bayes_reasons_name_ten_groups_and_count_the_rest(method):
+    pytest.importorskip("arviz")
+    from skfair_measures.bayes import posterior
+
+    y, s, a = _many_groups_without_positives()
+    unl = {} if method == "bb" else {"unlabeled_scores": s, "unlabeled_sensitive": a}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        post = posterior(sfm.msr("fairness.tpr"), y, s, sensitive_features=a, method=method, random_state=0, **unl)
+    assert "and 20 more" in post.reason and "'z29'" not in post.reason
+    for w in caught:  # the undefined warning and PPI's asymptotic warning name ten groups at most
+        assert "'z29'" not in str(w.message), str(w.message)
+    assert any("and 20 more" in str(w.message) for w in caught)
+    if method == "ppi":
+        assert any("labeled rows" in str(w.message) and "more" in str(w.message) for w in caught)
+
+
+def test_multiclass_posterior_reason_names_ten_groups_and_counts_the_rest():
+    pytest.importorskip("arviz")
+    from skfair_measures.bayes import posterior
+
+    y, a = np.array([0, 1, 2] * 20), np.array(["g0", "g1"] * 30)  # three classes: the Dirichlet posterior
+    m = sfm.msr("fairness.acc", groups=["g0", "g1", *(f"z{k:02d}" for k in range(30))])  # 30 absent groups
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        post = posterior(m, y, y, sensitive_features=a, method="bb", random_state=0)
+    assert "and 20 more" in post.reason and "'z29'" not in post.reason, post.reason

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .._stats import _check_weight, binarize_labels, check_inputs, check_scores, encode_groups
+from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
 from ..measures import MeasureBase
 from ._auto import auto_candidates, auto_method, checked_method
@@ -534,8 +535,8 @@ def _reason(
     if own:
         return f"{count}: {'; '.join(own)}"
     labels = group_labels(groups)
-    bad = sorted(
-        {(name, labels[j]) for name, v in values.items() for j in np.flatnonzero(np.isnan(v).any(axis=(0, 1)))}
-    )
-    where = ", ".join(f"{name} in group {g!r}" for name, g in bad) or "the pooled rate"
+    bad = {name: np.flatnonzero(np.isnan(v).any(axis=(0, 1))) for name, v in values.items()}
+    where = "; ".join(
+        f"{name} in group(s) {name_groups(labels[j] for j in js)}" for name, js in sorted(bad.items()) if js.size
+    ) or "the pooled rate"
     return f"{count} ({where}: the group has no samples in the cells the rate divides by)"

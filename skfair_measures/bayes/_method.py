@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._undefined import name_groups
 from ..base import BaseMetric
 
 __all__ = ["EstimationMethod", "FitData", "GroupDraws", "Rows", "group_name", "is_number", "refuse_option",
@@ -147,10 +148,14 @@ def without_prior_only(
     if not empty.any():
         return draws, []
     why = base.undefined_when or "no samples in its denominator"
-    where = [f"group {group_name(groups, j)!r}" for j in np.flatnonzero(empty)] if empty.ndim else ["all groups"]
-    reasons = [f"{base.name} in {w} has no labeled row in its denominator ({why}); its posterior would be the "
-               "prior alone" for w in where]
-    return np.where(empty, np.nan, draws), reasons
+    where = (
+        f"group(s) {name_groups(group_name(groups, j) for j in np.flatnonzero(empty))}" if empty.ndim
+        else "all groups"
+    )
+    reason = (
+        f"{base.name} in {where} has no labeled row in its denominator ({why}); its posterior would be the prior alone"
+    )
+    return np.where(empty, np.nan, draws), [reason]
 
 
 def refuse_option(name: str, value: Any, valid: str) -> None:

@@ -50,6 +50,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
 from ._method import EstimationMethod, FitData, GroupDraws, group_name, is_number, refuse_option
 from ._posterior import external_stacklevel
@@ -392,14 +393,21 @@ class PredictionPowered(EstimationMethod):
             lambdas[base.name] = [np.nan if f is None else f.lam for f in fits]
             rows = [_denominator_rows(st, roles) for st in strata]
             dfs = [max(r - 1.0, 1.0) for r in rows]
-            small += [f"{base.name} in group {group_name(data.groups, g)!r}: {r:.0f} labeled row(s)"
-                      for g, r in enumerate(rows) if fits[g] is not None and r < ASYMPTOTIC_ROWS]
+            few = [g for g, r in enumerate(rows) if fits[g] is not None and r < ASYMPTOTIC_ROWS]
+            if few:
+                named = name_groups((group_name(data.groups, g) for g in few), sizes=(round(rows[g]) for g in few))
+                small.append(f"{base.name} in group(s) {named} (labeled rows)")
+            undefined: dict[str, list[int]] = {}  # why -> the groups it makes undefined
             for g, fit in enumerate(fits):
                 value, why = _rate(base, roles, fit, unusable[g])
                 if why:
-                    reasons.append(f"{base.name} in group {group_name(data.groups, g)!r} is undefined: {why}")
+                    undefined.setdefault(why, []).append(g)
                 cols = _influence(base, {g: 1.0}, fits) if why is None else ({}, {})
                 q.add((base.name, g), value, *cols, dfs[g])
+            reasons += [
+                f"{base.name} in group(s) {name_groups(group_name(data.groups, g) for g in gs)} is undefined: {why}"
+                for why, gs in undefined.items()
+            ]
             present = [dfs[g] for g, share in enumerate(shares) if share > 0]
             q.add((base.name, None), *_overall(base, roles, fits, shares), min(present, default=1.0))
         return q, reasons, lambdas, small
