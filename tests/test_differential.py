@@ -533,15 +533,8 @@ class Known:
     example: Case
 
 
-KNOWN = (
-    Known(
-        ("evaluate_measures",),
-        "evaluate_measures([m, 'classif.acc']) on data holding one of m's declared groups raises SingleGroupError "
-        "from classif.acc, which compares no groups (m alone gives NaN for the absent group)",
-        lambda case, ref, got: got.error == "SingleGroupError" and ref.error is None and case.declared is not None,
-        Case("fairness.tpr", "int", (1, 0, 1, 0), (1, 0, 0, 0), ("a",) * 4, declared=("a", "absent")),
-    ),
-)
+#: Every door agrees today; a disagreement found later is routed here until it is fixed.
+KNOWN: tuple[Known, ...] = ()
 
 
 def check_door(name: str, case: Case, known: bool = True) -> None:

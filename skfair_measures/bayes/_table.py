@@ -222,7 +222,7 @@ def methods_markdown() -> str:
     for spec in METHODS.values():
         options = ", ".join(f"`{o}`" for o in spec.option_names()) or "those of the methods it may choose"
         k_classes = "yes" if spec.multiclass is not None else "no"
-        if spec.name == AUTO:  # on K classes there are no scores to calibrate: auto is bb's Dirichlet form
+        if spec.options is None:  # the chooser (auto): on K classes there are no scores, so it is bb's Dirichlet form
             k_classes = "yes (bb)"
         rows.append(
             f'| `"{spec.name}"` | {_UNLABELED[spec.unlabeled]} | {"yes" if spec.weights else "no"} '
