@@ -3,6 +3,11 @@
 Each record is additive: the statistics of two chunks of data sum to those of the whole
 (``+`` aligns the groups by label), which lets cross-validation folds, bootstrap
 replicates and distributed partitions share one code path.
+
+A weighted record also carries each group's number of rows (``rows``), so that a group
+whose rows all weigh 0 is told apart from a group without rows: both have zero counts,
+but only the first is undefined because of its weights (:meth:`ConfusionStats.weightless`).
+Without ``rows`` (unweighted data) a group has as many rows as its counts say.
 """
 
 from __future__ import annotations
@@ -15,7 +20,34 @@ import pandas as pd
 
 from ._labels import class_codes
 
-__all__ = ["ConfusionStats", "ErrorStats", "MulticlassStats"]
+__all__ = ["ConfusionStats", "ErrorStats", "MulticlassStats", "weightless"]
+
+
+def weightless(rows: Any, weight: Any) -> np.ndarray:
+    """Which groups have rows but a total weight of 0 (the one test of an all-zero-weight group).
+
+    Examples
+    --------
+    >>> weightless([2, 0, 3], [0.0, 0.0, 1.5]).tolist()
+    [True, False, False]
+    """
+    return (np.asarray(rows) > 0) & (np.asarray(weight) == 0)
+
+
+def _rows_of(g: np.ndarray, n_groups: int, sample_weight: Any) -> np.ndarray | None:
+    """Rows per group of a weighted sample (None unweighted: the counts are the rows)."""
+    if sample_weight is None:
+        return None
+    return np.bincount(g, minlength=n_groups).astype(float)
+
+
+def _merged_rows(a: Any, b: Any) -> np.ndarray | None:
+    """The rows of ``a + b``: None if neither knows its rows, else each side's rows (or its counts)."""
+    if a.rows is None and b.rows is None:
+        return None
+    ra = a.n if a.rows is None else a.rows
+    rb = b.n if b.rows is None else b.rows
+    return _merge(np.asarray(ra, dtype=float), a.groups, np.asarray(rb, dtype=float), b.groups, 1)[0]
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,13 +69,16 @@ class ConfusionStats:
 
     counts: np.ndarray
     groups: pd.Index
+    #: Rows per group ``(n_groups,)`` of weighted data; None when the counts are the rows (unweighted).
+    rows: np.ndarray | None = field(default=None, kw_only=True)
 
     @classmethod
     def from_codes(
         cls, group_codes: Any, y_true: Any, y_pred: Any, groups: pd.Index, sample_weight: np.ndarray | None = None
     ) -> ConfusionStats:
         """One weighted ``np.bincount`` over the flat (group, y_true, y_pred) cell."""
-        return cls(_cell_counts(group_codes, y_true, y_pred, len(groups), 2, sample_weight), groups)
+        counts = _cell_counts(group_codes, y_true, y_pred, len(groups), 2, sample_weight)
+        return cls(counts, groups, rows=_rows_of(np.asarray(group_codes, dtype=np.intp), len(groups), sample_weight))
 
     @property
     def overall(self) -> np.ndarray:
@@ -55,10 +90,15 @@ class ConfusionStats:
         """(Weighted) number of samples per group."""
         return self.counts.sum(axis=(-2, -1))
 
+    def weightless(self) -> np.ndarray:
+        """Which groups have rows whose sample weights are all 0 (so their counts are 0)."""
+        return _weightless(self)
+
     def __add__(self, other: ConfusionStats) -> ConfusionStats:
         if not isinstance(other, ConfusionStats):
             return NotImplemented
-        return ConfusionStats(*_merge(self.counts, self.groups, other.counts, other.groups, 3))
+        rows = _merged_rows(self, other)
+        return ConfusionStats(*_merge(self.counts, self.groups, other.counts, other.groups, 3), rows=rows)
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,14 +136,16 @@ class MulticlassStats(ConfusionStats):
     ) -> MulticlassStats:
         """The bincount on class codes ``0..K-1`` already computed."""
         counts = _cell_counts(group_codes, t, p, len(groups), len(classes), sample_weight)
-        return cls(counts, groups, pd.Index(classes))
+        rows = _rows_of(np.asarray(group_codes, dtype=np.intp), len(groups), sample_weight)
+        return cls(counts, groups, pd.Index(classes), rows=rows)
 
     def __add__(self, other: ConfusionStats) -> MulticlassStats:
         if not isinstance(other, MulticlassStats):
             return NotImplemented
         classes = self.classes.union(other.classes, sort=False)
         a, b = _widen_classes(self.counts, self.classes, classes), _widen_classes(other.counts, other.classes, classes)
-        return MulticlassStats(*_merge(a, self.groups, b, other.groups, 3), classes)
+        rows = _merged_rows(self, other)
+        return MulticlassStats(*_merge(a, self.groups, b, other.groups, 3), classes, rows=rows)
 
 
 def _cell_counts(group_codes: Any, t: Any, p: Any, n_groups: int, k: int, sample_weight: Any) -> np.ndarray:
@@ -140,6 +182,8 @@ class ErrorStats:
 
     sums: np.ndarray
     groups: pd.Index
+    #: Rows per group ``(n_groups,)`` of weighted data; None when the weighted count is the rows (unweighted).
+    rows: np.ndarray | None = field(default=None, kw_only=True)
 
     @classmethod
     def from_codes(
@@ -158,7 +202,7 @@ class ErrorStats:
             ],
             axis=-1,
         )
-        return cls(sums, groups)
+        return cls(sums, groups, rows=_rows_of(g, n_groups, sample_weight))
 
     @property
     def overall(self) -> np.ndarray:
@@ -168,10 +212,21 @@ class ErrorStats:
     def n(self) -> np.ndarray:
         return self.sums[..., 0]
 
+    def weightless(self) -> np.ndarray:
+        """Which groups have rows whose sample weights are all 0 (so their sums are 0)."""
+        return _weightless(self)
+
     def __add__(self, other: ErrorStats) -> ErrorStats:
         if not isinstance(other, ErrorStats):
             return NotImplemented
-        return ErrorStats(*_merge(self.sums, self.groups, other.sums, other.groups, 2))
+        rows = _merged_rows(self, other)
+        return ErrorStats(*_merge(self.sums, self.groups, other.sums, other.groups, 2), rows=rows)
+
+
+def _weightless(stats: ConfusionStats | ErrorStats) -> np.ndarray:
+    if stats.rows is None:
+        return np.zeros(np.shape(stats.n), dtype=bool)
+    return weightless(stats.rows, stats.n)
 
 
 def _merge(a: np.ndarray, ga: pd.Index, b: np.ndarray, gb: pd.Index, tail: int) -> tuple[np.ndarray, pd.Index]:

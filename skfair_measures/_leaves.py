@@ -134,8 +134,9 @@ class FairnessMeasure(_OneBase):
     def _evaluate(self, source: _Source) -> MeasureResult:
         vals, overall = source.values(self.base, self.inputs, self.key)
         bad = np.isnan(vals)
+        weightless = source.weightless() if bad.any() else None
         if bad.any():
-            _warn_undefined(self.key, self.base, source.groups, bad, self.undefined)
+            _warn_undefined(self.key, self.base, source.groups, bad, self.undefined, weightless)
         value = _operate(self.operation, vals, source.groups, overall, self.undefined)
         groups = source.groups
         why = self.operation.undefined_reason(vals, groups=groups, metric=self.base.name) if np.isnan(value) else None
@@ -144,7 +145,7 @@ class FairnessMeasure(_OneBase):
         return self._result(
             source, vals, overall, value,
             undefined_groups=[groups[i] for i in np.flatnonzero(bad)],
-            reason=(why or _undefined_reason(self.base, groups, bad)) if np.isnan(value) else None,
+            reason=(why or _undefined_reason(self.base, groups, bad, weightless)) if np.isnan(value) else None,
         )
 
     def clone(self, **overrides: Any) -> FairnessMeasure:
@@ -221,6 +222,7 @@ class PerformanceMeasure(_OneBase):
         vals, overall = source.values(self.base, self.inputs, self.key)
         if not np.isnan(overall):
             return self._result(source, vals, overall, overall)
-        _warn_undefined(self.key, self.base, _ALL_SAMPLES, _UNDEFINED_ALL, "propagate")
-        reason = _undefined_reason(self.base, _ALL_SAMPLES, _UNDEFINED_ALL)
+        weightless = np.array([bool(source.weightless().any()) and float(source.counts().sum()) == 0])
+        _warn_undefined(self.key, self.base, _ALL_SAMPLES, _UNDEFINED_ALL, "propagate", weightless)
+        reason = _undefined_reason(self.base, _ALL_SAMPLES, _UNDEFINED_ALL, weightless)
         return self._result(source, vals, overall, overall, reason=reason)

@@ -318,6 +318,10 @@ class _Source:
     def counts(self) -> pd.Series:
         raise NotImplementedError  # pragma: no cover - abstract
 
+    def weightless(self) -> np.ndarray:
+        """Which groups have rows whose sample weights are all 0."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
     def rows(self, key: str) -> GroupedSample:
         """The validated rows, for measures that need more than sufficient statistics."""
         raise NotImplementedError  # pragma: no cover - abstract
@@ -340,6 +344,9 @@ class _SampleSource(_Source):
 
     def counts(self) -> pd.Series:
         return self.sample.counts_per_group()
+
+    def weightless(self) -> np.ndarray:
+        return self.sample.weightless()
 
 
 class _StatsSource(_Source):
@@ -382,6 +389,9 @@ class _StatsSource(_Source):
     def counts(self) -> pd.Series:
         n = next(iter(self.stats.values())).n
         return pd.Series(np.asarray(n, dtype=float), index=self.groups, name="count")
+
+    def weightless(self) -> np.ndarray:
+        return next(iter(self.stats.values())).weightless()
 
 
 def prepared(sample: GroupedSample, inputs: MeasureInputs) -> tuple[GroupedSample, Any]:

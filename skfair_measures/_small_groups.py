@@ -83,9 +83,10 @@ class SmallGroupPlan:
 
     def stats(self, stats: ConfusionStats | ErrorStats) -> ConfusionStats | ErrorStats:
         """Statistics (any leading axes) with the small groups' cells left out or summed into ``"other"``."""
+        rows = None if stats.rows is None else self._pooled(stats.rows, 1)
         if isinstance(stats, ErrorStats):
-            return dataclasses.replace(stats, sums=self._pooled(stats.sums, 2), groups=self.groups)
-        return dataclasses.replace(stats, counts=self._pooled(stats.counts, 3), groups=self.groups)
+            return dataclasses.replace(stats, sums=self._pooled(stats.sums, 2), groups=self.groups, rows=rows)
+        return dataclasses.replace(stats, counts=self._pooled(stats.counts, 3), groups=self.groups, rows=rows)
 
     def warn(self, stacklevel: int = 1) -> None:
         """Emit the :class:`SmallGroupWarning`, attributed ``stacklevel`` frames above the caller."""

@@ -22,7 +22,7 @@ import pandas as pd
 
 from . import _reuse
 from ._arrays import _check_no_missing, _check_weight, _levels, _range_limit, _shifted, _to_1d, check_scores
-from ._counts import ConfusionStats, ErrorStats, MulticlassStats, _widen_classes
+from ._counts import ConfusionStats, ErrorStats, MulticlassStats, _widen_classes, weightless
 from ._groups import (
     SingleGroupError,
     _check_two_groups,
@@ -197,7 +197,8 @@ class GroupedSample:
                 # sums follow from the confusion counts already computed.
                 c = self.confusion().counts
                 wrong = c[:, 0, 1] + c[:, 1, 0]
-                self._cache["errors"] = ErrorStats(np.stack([c.sum(axis=(1, 2)), wrong, wrong], axis=-1), self.groups)
+                sums = np.stack([c.sum(axis=(1, 2)), wrong, wrong], axis=-1)
+                self._cache["errors"] = ErrorStats(sums, self.groups, rows=self.confusion().rows)
             else:
                 self._cache["errors"] = ErrorStats.from_codes(
                     self.group_codes, self.y_true, self.y_pred, self.groups, self.sample_weight
@@ -225,6 +226,12 @@ class GroupedSample:
                 n = np.bincount(self.group_codes, weights=self.sample_weight, minlength=self.n_groups)
             self._cache["counts"] = pd.Series(n, index=self.groups, name="count")
         return self._cache["counts"].copy()
+
+    def weightless(self) -> np.ndarray:
+        """Which groups have rows whose sample weights are all 0 (their counts are those of an absent group)."""
+        if self.sample_weight is None:
+            return np.zeros(self.n_groups, dtype=bool)
+        return weightless(self.group_sizes(), self.counts_per_group().to_numpy())
 
     def group_sizes(self) -> np.ndarray:
         """Number of rows (not weights) in each group (cached)."""

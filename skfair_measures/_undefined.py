@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .operations import Operation
     from .results import MeasureResult
 
-__all__ = ["NAMED_GROUPS", "UndefinedGroupWarning", "name_groups"]
+__all__ = ["NAMED_GROUPS", "WEIGHTLESS", "UndefinedGroupWarning", "name_groups", "undefined_groups"]
 
 #: How many groups a message names before it says how many more there are.
 NAMED_GROUPS = 10
@@ -91,12 +91,50 @@ def name_groups(groups: Iterable[Any], sizes: Iterable[Any] | None = None, *, li
     return f"{text} and {more:,} more" if more > 0 else text
 
 
-def _warn_undefined(key: str, base: BaseMetric, groups: pd.Index, bad: np.ndarray, undefined: str) -> None:
-    names = name_groups(groups[np.flatnonzero(bad)])
-    reason = f" ({base.undefined_when})" if base.undefined_when else ""
+#: Why a group whose rows all weigh 0 is undefined: its statistics are those of an absent group.
+WEIGHTLESS = "all sample weights of the group are 0"
+
+
+def undefined_groups(groups: pd.Index, bad: Any, cause: str, weightless: Any = None) -> str:
+    """``for group(s) [...] (cause)``: the undefined groups and why, those whose weights are all 0 named apart.
+
+    The one wording of which groups are undefined and why, for the measures' warnings and
+    reasons and for the groupwise reductions.
+
+    Parameters
+    ----------
+    groups : pandas.Index
+        All groups.
+    bad : array of bool
+        Which groups are undefined.
+    cause : str
+        Why, in the base metric's words (``undefined_when``); may be empty.
+    weightless : array of bool, optional
+        Which groups have rows whose sample weights are all 0; their cause is the weights.
+
+    Examples
+    --------
+    >>> undefined_groups(pd.Index(["a", "b", "c"]), [True, False, True], "no positives in y_true", [False, False, True])
+    "for group(s) ['a'] (no positives in y_true) and for group(s) ['c'] (all sample weights of the group are 0)"
+    """
+    bad = np.asarray(bad, dtype=bool)
+    zero = bad & np.asarray(weightless, dtype=bool) if weightless is not None else np.zeros_like(bad)
+    parts = []
+    if (bad & ~zero).any():
+        because = f" ({cause})" if cause else ""
+        parts.append(f"for group(s) {name_groups(groups[np.flatnonzero(bad & ~zero)])}{because}")
+    if zero.any():
+        parts.append(f"for group(s) {name_groups(groups[np.flatnonzero(zero)])} ({WEIGHTLESS})")
+    return " and ".join(parts)
+
+
+def _warn_undefined(
+    key: str, base: BaseMetric, groups: pd.Index, bad: np.ndarray, undefined: str, weightless: Any = None
+) -> None:
+    which = undefined_groups(groups, bad, base.undefined_when, weightless)
     if undefined == "raise":
         raise ValueError(
-            f"{base.name} is undefined for group(s) {names}{reason}; {key} cannot be "
+            f"{base.name} is undefined {which}; {key} cannot be "
             "computed. Merge small groups, collect more data, or pass undefined='drop'."
         )
     consequence = (
@@ -105,7 +143,7 @@ def _warn_undefined(key: str, base: BaseMetric, groups: pd.Index, bad: np.ndarra
         else f"{key} is NaN; merge groups or pass undefined='drop'"
     )
     warnings.warn(
-        f"{base.name} is undefined for group(s) {names}{reason}; {consequence}.",
+        f"{base.name} is undefined {which}; {consequence}.",
         UndefinedGroupWarning,
         stacklevel=5,
     )
@@ -133,13 +171,11 @@ def _operate(op: Operation, values: np.ndarray, groups: pd.Index, overall: Any, 
     return out.reshape(values.shape[:-1]) if values.ndim > 1 else float(out[0])
 
 
-def _undefined_reason(base: BaseMetric, groups: pd.Index, bad: np.ndarray) -> str:
-    """Why a leaf is NaN, in the words of its base metric."""
+def _undefined_reason(base: BaseMetric, groups: pd.Index, bad: np.ndarray, weightless: Any = None) -> str:
+    """Why a leaf is NaN, in the words of its base metric (or of the weights, for a group weighing 0)."""
     if not bad.any():
         return f"{base.name} is undefined on these samples"
-    names = name_groups(groups[np.flatnonzero(bad)])
-    cause = f" ({base.undefined_when})" if base.undefined_when else ""
-    return f"{base.name} is undefined for group(s) {names}{cause}"
+    return f"{base.name} is undefined {undefined_groups(groups, bad, base.undefined_when, weightless)}"
 
 
 def _joined_reasons(results: Sequence[MeasureResult]) -> str:

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ._stats import ConfusionStats, ErrorStats, GroupedSample, _sensitive_columns, check_inputs
-from ._undefined import UndefinedGroupWarning, name_groups
+from ._undefined import UndefinedGroupWarning, undefined_groups
 from .base import BaseMetric, CountMetric, get_base
 from .operations import Operation, absdiff, diff_to_overall, ratio, ratio_to_overall
 
@@ -78,7 +78,11 @@ def _pool(stats: ConfusionStats | ErrorStats, codes: np.ndarray, index: pd.Index
     arr = getattr(stats, name)
     pooled = np.zeros((len(index), *arr.shape[1:]))
     np.add.at(pooled, codes, arr)
-    return dataclasses.replace(stats, **{name: pooled, "groups": index})
+    rows = None
+    if stats.rows is not None:
+        rows = np.zeros(len(index))
+        np.add.at(rows, codes, stats.rows)
+    return dataclasses.replace(stats, **{name: pooled, "groups": index, "rows": rows})
 
 
 @dataclasses.dataclass(eq=False)
@@ -106,10 +110,12 @@ class GroupwiseMetrics:
     control_codes: np.ndarray | None = dataclasses.field(default=None, repr=False)
     #: Metric -> when its value is undefined (the base metric's words), for the warning of a NaN reduction.
     undefined_when: dict[str, str] = dataclasses.field(default_factory=dict, repr=False)
+    #: Groups whose rows all weigh 0 (undefined because of their weights), named apart in the warning.
+    weightless: pd.Index | None = dataclasses.field(default=None, repr=False)
 
     def _reduce(self, op: Operation) -> pd.Series | pd.DataFrame:
         def per_metric(frame: pd.DataFrame, overall: pd.Series) -> pd.Series:
-            _warn_undefined_groups(frame, op, self.undefined_when)
+            _warn_undefined_groups(frame, op, self.undefined_when, self.weightless)
             return pd.Series(
                 {c: op(frame[c].to_numpy(), groups=frame.index, overall=overall[c]) for c in frame.columns},
                 dtype=float,
@@ -140,13 +146,15 @@ class GroupwiseMetrics:
         return self._reduce(_pick(method, ratio, ratio_to_overall))
 
 
-def _warn_undefined_groups(frame: pd.DataFrame, op: Operation, undefined_when: dict[str, str]) -> None:
+def _warn_undefined_groups(
+    frame: pd.DataFrame, op: Operation, undefined_when: dict[str, str], weightless: pd.Index | None = None
+) -> None:
     """Say which groups make a reduction NaN (a 0/0 group), in the words a measure uses."""
+    zero = None if weightless is None else frame.index.isin(weightless)
     for column in frame.columns[frame.isna().any().to_numpy()]:
-        bad = frame.index[frame[column].isna().to_numpy()]
-        cause = f" ({undefined_when[column]})" if undefined_when.get(column) else ""
+        which = undefined_groups(frame.index, frame[column].isna().to_numpy(), undefined_when.get(column, ""), zero)
         warnings.warn(
-            f"{column} is undefined for group(s) {name_groups(bad)}{cause}; its {op.name} is NaN. "
+            f"{column} is undefined {which}; its {op.name} is NaN. "
             "Merge small groups, or leave those groups out of the data.",
             UndefinedGroupWarning,
             stacklevel=4,
@@ -243,7 +251,8 @@ def groupwise_metrics(
     names = list(sample.groups.names)[:n_control]
     codes = None if control is None else control[0]
     why = {name: base.undefined_when for name, base in bases.items() if base.undefined_when}
-    return GroupwiseMetrics(by_group, overall_frame, sample.counts_per_group(), names, codes, why)
+    weightless = sample.groups[sample.weightless()]
+    return GroupwiseMetrics(by_group, overall_frame, sample.counts_per_group(), names, codes, why, weightless)
 
 
 def _control_sample(sample: GroupedSample, n_control: int) -> tuple[np.ndarray, GroupedSample] | None:

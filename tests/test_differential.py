@@ -164,6 +164,9 @@ def cases(draw: st.DrawFn) -> Case:
     weights = None
     if draw(st.booleans()):
         weights = tuple(draw(st.lists(st.sampled_from([0.0, 0.25, 1.0, 2.5]), min_size=n, max_size=n)))
+        if draw(st.booleans()):  # a group whose rows all weigh 0: undefined because of its weights
+            weightless = draw(st.sampled_from(observed))
+            weights = tuple(0.0 if g == weightless else w for g, w in zip(groups, weights, strict=True))
     declared = tuple([*observed, "absent"]) if draw(st.integers(0, 3)) == 0 else None
     min_group_size, small_groups = None, "drop"
     if draw(st.integers(0, 3)) == 0:
@@ -578,6 +581,9 @@ ISSUE_CASES = (
     Case("fairness.tpr", "3int", (0, 1, 0, 1, 1, 0), (0, 2, 0, 1, 1, 2), _G[:6], average="macro", labels=(0, 1, 2)),
     # TPR with no positive label anywhere: undefined in every group
     Case("fairness.tpr", "int", (0,) * 6, (0, 1, 0, 1, 1, 0), _G[:6]),
+    # a group whose sample weights are all 0: its reason names the weights, not its labels
+    Case("fairness.tpr", "int", _Y[:6], _P[:6], _G[:6], weights=(1, 0.5, 2, 0, 0, 0)),
+    Case("fairness.acc", "int", _Y[:6], _P[:6], _G[:6], weights=(0, 0, 0, 1, 1, 2)),
     # string labels, the positive class the first one; a score exactly at the threshold
     Case("fairness.fpr", "str", ("no", "yes", "yes", "no", "no", "yes"), (0.5, 0.25, 0.75, 0.5, 0.0, 1.0), _G[:6],
          pos_label="no", threshold=0.5),

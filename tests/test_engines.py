@@ -343,3 +343,41 @@ def test_failing_engine_names_the_columns(name):
 def test_not_a_frame_is_refused():
     with pytest.raises(TypeError, match=r"data is a list"):
         engines.compute_metrics([[1, 0]], "y", "yhat", "sex", ["fairness.tpr"])
+
+
+# --- a group whose sample weights are all 0 ------------------------------------------------
+_WEIGHTLESS = pd.DataFrame({"y": [1, 1, 0, 0, 1, 0], "p": [1, 0, 0, 1, 1, 1], "g": list("aabbcc"),
+                            "w": [1.0, 1.0, 1.0, 1.0, 0.0, 0.0]})
+
+
+@pytest.mark.parametrize("key,reason", [
+    ("fairness.tpr", "tpr is undefined for group(s) ['b'] (no positives in y_true) and for group(s) ['c'] "
+                     "(all sample weights of the group are 0)"),
+    ("fairness.mse", "mse is undefined for group(s) ['c'] (all sample weights of the group are 0)"),
+])
+def test_all_zero_weight_group_is_undefined_because_of_its_weights(engine, key, reason):
+    d = _WEIGHTLESS
+    with pytest.warns(sfm.UndefinedGroupWarning, match=r"\['c'\] \(all sample weights of the group are 0\)"):
+        in_memory = sfm.msr(key).evaluate(d.y, d.p, sensitive_features=d.g, sample_weight=d.w)
+    with pytest.warns(sfm.UndefinedGroupWarning, match=r"\['c'\] \(all sample weights of the group are 0\)"):
+        res = engines.evaluate_measures([key], "y", "p", sensitive_features="g", sample_weight="w",
+                                        data=as_engine(engine, d))[key]
+    assert in_memory.reason == res.reason == reason
+
+
+def test_all_zero_weight_group_survives_adding_statistics():
+    """The rows travel with the counts: chunks merged with + still tell a weightless group from an absent one."""
+    d = _WEIGHTLESS
+    halves = [check_inputs(d.y[s], d.p[s], d.g[s], d.w[s]).confusion() for s in (slice(0, 3), slice(3, 6))]
+    unweighted = check_inputs(d.y[:4], d.p[:4], d.g[:4]).confusion()
+    for stats in (halves[0] + halves[1], halves[1] + unweighted):
+        assert stats.groups[stats.weightless()].tolist() == ["c"]
+        assert "['c'] (all sample weights" in sfm.msr("fairness.fpr").evaluate_stats(stats).reason
+    assert not (unweighted + unweighted).weightless().any()
+
+
+def test_groupwise_reduction_names_the_weightless_group():
+    d = _WEIGHTLESS
+    gm = sfm.groupwise_metrics(["tpr"], d.y, d.p, sensitive_features=d.g, sample_weight=d.w)
+    with pytest.warns(sfm.UndefinedGroupWarning, match=r"\['c'\] \(all sample weights of the group are 0\)"):
+        gm.difference()

@@ -16,6 +16,7 @@ the same rows give the same counts.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import narwhals as nw
@@ -243,8 +244,17 @@ def confusion_stats(
     weights = table[_SUM_W if cols.sample_weight is not None else _N].to_numpy(dtype=float)
     # Each row of the small table is one (group, y_true, y_pred) cell weighing its summed weight, so the
     # core's own sample of those rows gives the same counts, with the same label rules (binary, K classes,
-    # one class against the rest with pos_label) as rows in memory.
-    return GroupedSample(y_true, y_pred, codes, index, weights, check_labels(labels)).confusion(pos_label)
+    # one class against the rest with pos_label) as rows in memory; a weighted record keeps the rows of
+    # each group (the count column), as in memory, so a group whose weights are all 0 is told apart.
+    stats = GroupedSample(y_true, y_pred, codes, index, weights, check_labels(labels)).confusion(pos_label)
+    return dataclasses.replace(stats, rows=_rows(table, cols, codes, index))
+
+
+def _rows(table: pd.DataFrame, cols: Columns, codes: np.ndarray, index: pd.Index) -> np.ndarray | None:
+    """Rows per group of a weighted table (None unweighted: the counts are the rows, as in memory)."""
+    if cols.sample_weight is None:
+        return None
+    return np.bincount(codes, weights=table[_N].to_numpy(dtype=float), minlength=len(index))
 
 
 def group_sizes(
@@ -265,4 +275,4 @@ def error_stats(
     n = table[_SUM_W if cols.sample_weight is not None else _N].to_numpy(dtype=float)
     parts = [n, table[_SUM_AE].to_numpy(dtype=float), table[_SUM_SE].to_numpy(dtype=float)]
     sums = np.stack([np.bincount(codes, weights=v, minlength=len(index)) for v in parts], axis=-1)
-    return ErrorStats(sums, index)
+    return ErrorStats(sums, index, rows=_rows(table, cols, codes, index))
