@@ -176,17 +176,18 @@ def posterior_with_few_labels(models: dict, X_test: pd.DataFrame, y_test: pd.Ser
     rest = np.setdiff1d(np.arange(len(y)), labeled)
     m = sfm.msr("fairness.acc")
     rows = {}
+    unlabeled = {"unlabeled_scores": scores[rest], "unlabeled_sensitive": sex[rest]}
     for method in ("bb", "bc", "auto"):  # auto, the default: bcr here (BC with a rectifier)
         t0 = time.perf_counter()
-        post = bayes.posterior(m,
+        post = bayes.posterior(
+            m,
             y[labeled],
             scores[labeled],
             sensitive_features=sex[labeled],
             method=method,
-            unlabeled_scores=scores[rest],
-            unlabeled_sensitive=sex[rest],
             reference="Male",
             random_state=0,
+            **({} if method == "bb" else unlabeled),  # bb reads the labels alone
         )
         lo, hi = post.interval(0.95)
         rows[method if method != "auto" else f"auto ({post.method})"] = {
