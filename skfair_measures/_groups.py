@@ -214,6 +214,7 @@ def encode_groups(
     groups: pd.Index | None = None,
     name: str = "sensitive_features",
     compare: bool = True,
+    samples: int | None = None,
 ) -> tuple[np.ndarray, pd.Index]:
     """Encode sensitive features as one integer code per sample.
 
@@ -236,6 +237,10 @@ def encode_groups(
     compare : bool, default=True
         Whether the groups are compared: then fewer than two observed groups (none
         declared) raise :class:`SingleGroupError`.
+    samples : int, optional
+        How many samples the values stand for, when each is a row of a summary table
+        (an engine's count per cell); by default one sample per value. Messages count
+        samples, not table rows.
 
     Returns
     -------
@@ -250,7 +255,8 @@ def encode_groups(
     >>> codes.tolist(), groups.tolist()
     ([1, 0, 1], ['a', 'b'])
     """
-    return _encoded(_checked_columns(sensitive_features, n_samples, name), groups, name, compare=compare)
+    cols = _checked_columns(sensitive_features, n_samples, name)
+    return _encoded(cols, groups, name, compare=compare, samples=samples)
 
 
 def _checked_columns(sensitive_features: Any, n_samples: int | None, name: str) -> list[tuple[str, Any]]:
@@ -263,7 +269,8 @@ def _checked_columns(sensitive_features: Any, n_samples: int | None, name: str) 
 
 
 def _encoded(
-    cols: list[tuple[str, Any]], groups: pd.Index | None, name: str, *, compare: bool = True
+    cols: list[tuple[str, Any]], groups: pd.Index | None, name: str, *, compare: bool = True,
+    samples: int | None = None,
 ) -> tuple[np.ndarray, pd.Index]:
     """Group codes and labels of checked columns: the declared groups, or those observed.
 
@@ -274,7 +281,7 @@ def _encoded(
         return _encode_to_known_groups(cols, groups, name)
     codes, index = _observed_groups(cols)
     if compare:
-        _check_two_groups(codes, index, name)
+        _check_two_groups(codes, index, name, samples)
     return codes, index
 
 
@@ -300,14 +307,15 @@ def _observed_groups(cols: list[tuple[str, Any]]) -> tuple[np.ndarray, pd.Index]
     return codes.astype(np.intp, copy=False), index
 
 
-def _check_two_groups(codes: np.ndarray, index: pd.Index, name: str) -> None:
+def _check_two_groups(codes: np.ndarray, index: pd.Index, name: str, samples: int | None = None) -> None:
+    """Refuse fewer than two observed groups; ``samples`` is how many samples the codes stand for."""
     if codes.size and codes.min() != codes.max():
         return  # two distinct codes: two observed groups (min and max cost less than a bincount)
     n_observed = int(np.count_nonzero(np.bincount(codes, minlength=len(index)))) if codes.size else 0
     if n_observed < 2:
         seen = index[codes[0]] if codes.size else None
         raise SingleGroupError(
-            f"{name} holds a single group ({seen!r}) in these {codes.size} samples; "
+            f"{name} holds a single group ({seen!r}) in these {codes.size if samples is None else samples} samples; "
             "a fairness measure compares at least two groups. Pass a feature with "
             "two or more values (in cross-validation, stratify the folds by group "
             "so that no fold misses a group, or declare all groups with groups=)."

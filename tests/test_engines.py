@@ -17,7 +17,7 @@ import pytest
 
 import skfair_measures as sfm
 from skfair_measures import engines
-from skfair_measures._stats import check_inputs
+from skfair_measures._stats import SingleGroupError, check_inputs
 from skfair_measures.engines import _compute
 from skfair_measures.groups import SmallGroupWarning
 
@@ -381,3 +381,10 @@ def test_groupwise_reduction_names_the_weightless_group():
     gm = sfm.groupwise_metrics(["tpr"], d.y, d.p, sensitive_features=d.g, sample_weight=d.w)
     with pytest.warns(sfm.UndefinedGroupWarning, match=r"\['c'\] \(all sample weights of the group are 0\)"):
         gm.difference()
+
+
+def test_single_group_error_counts_samples_not_table_rows(engine):
+    """The engine's summary table has a row per cell; the message counts the samples (the count column)."""
+    d = pd.DataFrame({"y": [1, 0, 1, 1, 0, 0, 1], "p": [1, 1, 0, 1, 0, 0, 1], "g": ["a"] * 7})
+    with pytest.raises(SingleGroupError, match="in these 7 samples"):
+        engines.evaluate_measures(["fairness.tpr"], "y", "p", sensitive_features="g", data=as_engine(engine, d))

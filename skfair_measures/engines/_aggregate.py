@@ -202,7 +202,8 @@ def _group_codes(
     """The core's group encoding applied to the small table's sensitive columns."""
     names = list(cols.sensitive)
     values = table[names[0]] if len(names) == 1 else table[names]
-    return encode_groups(values, groups=groups, name="sensitive", compare=compare)
+    samples = int(table[_N].sum())  # each row of the table is a cell of n_rows samples
+    return encode_groups(values, groups=groups, name="sensitive", compare=compare, samples=samples)
 
 
 def confusion_stats(
