@@ -167,7 +167,7 @@ class _RowCells:
         w = np.ones(data.group_codes.size) if data.sample_weight is None else data.sample_weight
         self.groups, self.n_groups = data.groups, data.n_groups
         self.group_codes = data.group_codes
-        if kind == "confusion" and pos is None and data.is_multiclass():
+        if kind == "confusion" and data.reads_classes(pos):
             t, p = data.class_codes()
             self.template: ConfusionStats | None = data.multiclass()
             k = len(data.classes())

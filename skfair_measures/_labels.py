@@ -14,7 +14,7 @@ import pandas as pd
 
 from ._arrays import _check_no_missing, _range_limit, _shifted, _small_int_levels
 
-__all__ = ["binarize_labels", "check_labels", "class_codes", "class_index"]
+__all__ = ["binarize_labels", "check_labels", "class_codes", "class_index", "implied_positive"]
 
 _NOT_BINARY = (
     "{name} {n} distinct labels ({labels}); "
@@ -30,15 +30,42 @@ _NEED_POS_LABEL = (
 _BINARY_DEFAULTS = ({0, 1}, {-1, 1})
 
 
-def _resolve_pos_label(labels: list[Any], pos_label: Any) -> Any:
-    """Return the positive label: explicit, or 1 for {0, 1}, {-1, 1} and booleans."""
+def implied_positive(classes: Any) -> bool:
+    """Whether the classes imply their positive class: 1 of {0, 1}, {-1, 1} or booleans.
+
+    Otherwise (e.g. ``["no", "yes"]``) a rate of one class against the rest needs
+    ``pos_label=``, while a metric defined on the classes themselves (accuracy, error
+    rate, balanced accuracy) reads the K x K counts and needs none.
+
+    Examples
+    --------
+    >>> implied_positive([0, 1]), implied_positive([True]), implied_positive(["no", "yes"])
+    (True, True, False)
+    """
+    label_set = set(classes)
+    return any(label_set <= default for default in _BINARY_DEFAULTS)
+
+
+def need_pos_label(classes: Any) -> str:
+    """The message that asks for ``pos_label=`` among these classes."""
+    labels = sorted(classes, key=str)
+    return _NEED_POS_LABEL.format(labels=labels, example=labels[-1] if labels else 1)
+
+
+def _resolve_pos_label(labels: list[Any], pos_label: Any, any_class: bool = False) -> Any:
+    """Return the positive label: explicit, or 1 for {0, 1}, {-1, 1} and booleans.
+
+    ``any_class``: the caller's values do not depend on which class is positive
+    (:attr:`~skfair_measures.base.BaseMetric.needs_positive`), so the last class
+    serves where none is implied.
+    """
     if pos_label is not None:
         return pos_label
-    label_set = set(labels)
-    if any(label_set <= default for default in _BINARY_DEFAULTS):
+    if implied_positive(labels):
         return 1
-    example = sorted(labels, key=str)[-1]
-    raise ValueError(_NEED_POS_LABEL.format(labels=sorted(labels, key=str), example=example))
+    if any_class and labels:
+        return sorted(labels, key=str)[-1]
+    raise ValueError(need_pos_label(labels))
 
 
 def _distinct(arr: np.ndarray) -> np.ndarray:
@@ -165,12 +192,15 @@ def binarize_labels(
     pos_label: Any = None,
     distinct: tuple[np.ndarray, np.ndarray] | None = None,
     labels: pd.Index | None = None,
+    any_class: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, Any]:
     """Map binary labels to 0/1 codes, validating both label arrays.
 
     ``pos_label`` against the rest; without it, the labels must be binary (their
     positive class 1 for {0, 1}, {-1, 1} and booleans). ``labels`` are the declared
-    classes (:func:`class_index`).
+    classes (:func:`class_index`). ``any_class=True`` says the caller's values do not
+    depend on which class is positive: without ``pos_label`` and without an implied
+    positive class, the last class is taken instead of refusing.
 
     Examples
     --------
@@ -180,7 +210,7 @@ def binarize_labels(
     """
     _check_label_values(y_true, y_pred)
     uniq_t, uniq_p = distinct if distinct is not None else (_distinct(y_true), _distinct(y_pred))
-    pos = _positive_label(pos_label, uniq_t, uniq_p, labels)
+    pos = _positive_label(pos_label, uniq_t, uniq_p, labels, any_class)
     zero_one = pos == 1 and set(uniq_t.tolist()) | set(uniq_p.tolist()) <= {0, 1}
 
     def codes(arr: np.ndarray) -> np.ndarray:
@@ -191,14 +221,16 @@ def binarize_labels(
     return codes(y_true), codes(y_pred), pos
 
 
-def _positive_label(pos_label: Any, uniq_t: np.ndarray, uniq_p: np.ndarray, labels: pd.Index | None = None) -> Any:
+def _positive_label(
+    pos_label: Any, uniq_t: np.ndarray, uniq_p: np.ndarray, labels: pd.Index | None = None, any_class: bool = False
+) -> Any:
     """The positive class given the distinct labels of y_true and y_pred, refusing what is not binary."""
     classes = list(class_index(uniq_t, uniq_p, labels))
     if len(classes) > 2 and (pos_label is None or pos_label not in classes):
         named = "labels= declares" if labels is not None else "y_true and y_pred hold"
         raise ValueError(_NOT_BINARY.format(name=named, n=len(classes), labels=sorted(classes, key=str)))
     # pos_label among several classes: that class against the rest (one-vs-rest)
-    pos = _resolve_pos_label(classes, pos_label)
+    pos = _resolve_pos_label(classes, pos_label, any_class)
     if pos_label is not None and pos not in classes and len(classes) == 2:
         raise ValueError(f"pos_label={pos!r} is not one of the labels {sorted(classes, key=str)}; pass one of them.")
     return pos

@@ -40,6 +40,7 @@ from ._labels import (
     check_labels,
     class_codes,
     class_index,
+    implied_positive,
 )
 from ._small_groups import (
     SmallGroupPlan,
@@ -113,7 +114,7 @@ class GroupedSample:
         give :class:`MulticlassStats` (K x K), or, with ``pos_label``, the binary
         counts of that class against the rest.
         """
-        if pos_label is None and self.is_multiclass():
+        if self.reads_classes(pos_label):
             return self.multiclass()
         key = ("confusion", pos_label)
         if key not in self._cache:
@@ -137,6 +138,16 @@ class GroupedSample:
     def is_multiclass(self) -> bool:
         """Whether there are more than two classes (:meth:`classes`)."""
         return len(self.classes()) > 2
+
+    def reads_classes(self, pos_label: Any = None) -> bool:
+        """Whether the confusion counts are per class (K x K) rather than positive against the rest.
+
+        Without ``pos_label``: more than two classes, or classes that imply no positive
+        one (``["no", "yes"]``), where only metrics defined on the classes themselves
+        (accuracy, error rate, balanced accuracy, class averages) have a value.
+        """
+        classes = self.classes()
+        return pos_label is None and (len(classes) > 2 or not implied_positive(classes))
 
     def classes(self) -> pd.Index:
         """The declared classes (``labels=``), or else the sorted union of the labels of y_true and y_pred (cached)."""

@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import pandas as pd
 
+from ._labels import implied_positive, need_pos_label
 from ._stats import ConfusionStats, ErrorStats, GroupedSample, MulticlassStats
 
 __all__ = [
@@ -76,6 +77,10 @@ class BaseMetric:
         (:class:`~skfair_measures._stats.ConfusionStats`), regression error sums
         (:class:`~skfair_measures._stats.ErrorStats`), or None when it needs the
         rows themselves (a wrapped scikit-learn metric).
+    needs_positive : bool
+        Whether the value depends on which class is the positive one; a metric defined
+        on the classes themselves (accuracy) needs no ``pos_label`` for labels such as
+        ``["no", "yes"]``.
     """
 
     name: str
@@ -85,6 +90,7 @@ class BaseMetric:
     undefined_when: str
     response_method: str = "predict"
     statistic: ClassVar[Literal["confusion", "errors"] | None] = None
+    needs_positive: ClassVar[bool] = True
 
     def group_values(self, sample: GroupedSample, pos_label: Any = None) -> tuple[np.ndarray, float]:
         """Return the value of each group and the overall value."""
@@ -143,6 +149,11 @@ class CountMetric(BaseMetric):
 
     statistic: ClassVar[Literal["confusion"]] = "confusion"
 
+    @property
+    def needs_positive(self) -> bool:  # type: ignore[override]
+        """Whether the value depends on which class is positive: not for a metric on the classes or a class mean."""
+        return self.multiclass is None and self.average is None
+
     def averaged(self, average: Average) -> CountMetric:
         """The rate averaged over classes (``"macro"`` or ``"weighted"``), named e.g. ``tpr_macro``."""
         if average not in ("macro", "weighted"):
@@ -166,8 +177,10 @@ class CountMetric(BaseMetric):
         c = np.asarray(counts, dtype=float)
         if self.average is not None:
             return _class_average(self.func, c, self.average)
-        if c.shape[-1] == 2:
+        if c.shape[-1] == 2 and (classes is None or implied_positive(classes)):
             return self.func(c)
+        if self.multiclass is None and c.shape[-1] <= 2:
+            raise MulticlassError(need_pos_label(classes))
         if self.multiclass is None:
             labels = list(range(c.shape[-1])) if classes is None else list(classes)
             raise MulticlassError(
@@ -206,6 +219,7 @@ class ErrorMetric(BaseMetric):
     range: tuple[float, float] = (0.0, np.inf)
 
     statistic: ClassVar[Literal["errors"]] = "errors"
+    needs_positive: ClassVar[bool] = False
 
     def from_sums(self, sums: np.ndarray) -> np.ndarray:
         return self.func(np.asarray(sums, dtype=float))

@@ -314,7 +314,7 @@ def audit(
     check_prob(prob)
     cols = _resolve_columns(data, sensitive, label, prediction, score, proxies)
     ms = _resolve_measures(measures, undefined, has_sensitive=bool(cols.sensitive))
-    rows = _read_rows(data, cols, pos_label, threshold)
+    rows = _read_rows(data, cols, pos_label, threshold, any_class=not any(_needs_positive(m) for m in ms))
     notes: list[str] = []
     ms = _measurable(ms, rows, cols, notes)
     results = _noting(notes, _evaluate, ms, rows)
@@ -486,7 +486,14 @@ def _coerce_label(value: Any, series: pd.Series) -> Any:
     return value
 
 
-def _read_rows(data: pd.DataFrame, cols: _Columns, pos_label: Any, threshold: float) -> _Rows:
+def _needs_positive(measure: Measure) -> bool:
+    """Whether the measure's value depends on which class is positive (a leaf without base metrics: assume so)."""
+    bases = measure.bases
+    return not bases or any(b.needs_positive for b in bases)
+
+
+def _read_rows(data: pd.DataFrame, cols: _Columns, pos_label: Any, threshold: float, any_class: bool = False) -> _Rows:
+    """The rows as 0/1 labels; ``any_class``: no measure depends on which class is positive."""
     n = len(data)
     labeled = data[cols.label].notna().to_numpy() if cols.label else np.zeros(n, bool)
     y_score = None if cols.score is None else check_scores(data[cols.score], f"score column {cols.score!r}")
@@ -496,7 +503,7 @@ def _read_rows(data: pd.DataFrame, cols: _Columns, pos_label: Any, threshold: fl
     if labeled.any():
         y_lab = data.loc[labeled, cols.label].to_numpy()
         both = data[cols.prediction].to_numpy()[labeled] if cols.prediction else y_lab
-        y_true[labeled], _, pos = binarize_labels(y_lab, both, pos)
+        y_true[labeled], _, pos = binarize_labels(y_lab, both, pos, any_class=any_class and y_score is None)
     if cols.prediction is not None:
         # the classes are those of the labels and the predictions together, as for a measure (the
         # predictions alone miss a positive class that only y_true holds)

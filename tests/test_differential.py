@@ -153,8 +153,8 @@ def cases(draw: st.DrawFn) -> Case:
     categories = None
     if draw(st.booleans()):
         categories = tuple(draw(st.permutations([*observed, "unused"])))
-    pos_choices = list(values) if scheme == "str" else [None, *values]
-    pos_label = draw(st.sampled_from(pos_choices))
+    # without pos_label, string classes imply no positive one: accuracy still has a value, a rate is refused
+    pos_label = draw(st.sampled_from([None, *values]))
     key = draw(st.sampled_from(KEYS))
     average = labels = None
     if len(values) > 2:
@@ -587,6 +587,11 @@ ISSUE_CASES = (
     # string labels, the positive class the first one; a score exactly at the threshold
     Case("fairness.fpr", "str", ("no", "yes", "yes", "no", "no", "yes"), (0.5, 0.25, 0.75, 0.5, 0.0, 1.0), _G[:6],
          pos_label="no", threshold=0.5),
+    # string labels without pos_label: accuracy does not depend on which class is positive
+    Case("fairness.acc", "str", ("no", "yes", "yes", "no", "no", "yes"), ("no", "no", "yes", "yes", "no", "yes"),
+         _G[:6]),
+    Case("fairness.tpr", "str", ("no", "yes", "yes", "no", "no", "yes"), ("no", "no", "yes", "yes", "no", "yes"),
+         _G[:6]),
 )
 
 

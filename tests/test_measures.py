@@ -144,6 +144,21 @@ def test_pos_label_strings_and_minus_one():
     assert sfm.msr("fairness.tpr")(Y.astype(bool), P.astype(bool), sensitive_features=A) == 0.5
 
 
+def test_metrics_on_the_classes_need_no_pos_label_rates_do():
+    """Accuracy does not depend on which class is positive; a one-vs-rest rate names pos_label= and its fix."""
+    yt = np.where(Y == 1, "yes", "no")
+    yp = np.where(P == 1, "yes", "no")
+    for key in ("classif.acc", "fairness.acc", "classif.ce"):
+        assert sfm.msr(key)(yt, yp, sensitive_features=A) == sfm.msr(key)(Y, P, sensitive_features=A)
+        assert sfm.msr(key)(yt, yp, sensitive_features=A) == sfm.msr(key, pos_label="no")(yt, yp, sensitive_features=A)
+    macro = sfm.msr("fairness.tpr", average="macro")
+    assert macro(yt, yp, sensitive_features=A) == macro(Y, P, sensitive_features=A)
+    with pytest.raises(ValueError, match=r"fairness.tpr: the labels are \['no', 'yes'\]; pass pos_label="):
+        sfm.msr("fairness.tpr")(yt, yp, sensitive_features=A)
+    with pytest.raises(ValueError, match="pass pos_label="):  # one class seen: still no positive one implied
+        sfm.msr("fairness.tpr")(np.full(Y.size, "no"), np.full(Y.size, "no"), sensitive_features=A)
+
+
 def test_threshold_measures_take_scores():
     scores = np.array([0.9, 0.8, 0.7, 0.2, 0.1, 0.6, 0.3, 0.4])
     m = sfm.msr("fairness.tpr", threshold=0.5)
