@@ -227,7 +227,7 @@ def _choose(table: pd.DataFrame, objective: MeasureBase, if_none: str, what: str
     best = int(pick[np.argmax(score[pick])])
     row = table.iloc[best]
     name = f"{what} {row['threshold']:g}" if "threshold" in table else f"{what} {best} ({row['params']})"
-    detail = f"the fairest, {name}, has {row['reason']} (by {least:.4g})"
+    detail = f"the fairest is {name}: {row['reason']} (by {least:.4g})"
     if if_none == "raise":
         raise NoFeasibleCandidateError(
             f"no {what} meets every bound: {detail}. Relax the bound, widen the search, or pass "
@@ -375,9 +375,9 @@ class ConstrainedRefit:
         """
         obj, cons = self._evidence(cv_results)
         table = self.table(cv_results)
-        chosen = _choose(table, self.objective, "fairest", "candidate") if self.if_none == "fairest" else self(
-            cv_results
-        )
+        with warnings.catch_warnings():  # the fallback was warned about when the search called the rule
+            warnings.simplefilter("ignore", InfeasibleConstraintWarning)
+            chosen = _choose(table, self.objective, self.if_none, "candidate")
         return _front_table(table, self.objective, cons, chosen, self.n_draws, self.random_state)
 
     def __repr__(self) -> str:
