@@ -93,7 +93,7 @@ def audit(models: dict[str, object], X_test: pd.DataFrame, y_test: pd.Series) ->
 
 
 def tune(X: pd.DataFrame, y: pd.Series, out: Path | None = None) -> object:
-    section("2. Choosing a tree under a fairness bound: accuracy subject to equalized odds <= 0.05")
+    section("2. GridSearchCV under a fairness bound: accuracy subject to equalized odds <= 0.05")
     tree = make_pipeline(sfm.DropColumns(["sex", "race"]), _encoder(), DecisionTreeClassifier(random_state=0))
     # counts=True: every fold also returns its counts per group, so the rule can pool them over the folds
     scoring = sfm.make_scorers(["classif.acc", "fairness.eod"], counts=True)
