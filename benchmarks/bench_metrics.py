@@ -115,8 +115,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="100,000 rows")
     parser.add_argument("--fairlearn-repeat", type=int, default=1)
     parser.add_argument("--speed", action="store_true", help="only the speed sections (inputs, scorers, bootstrap)")
-    parser.add_argument("--speed-sections", nargs="*", default=["inputs", "scorers", "bootstrap"],
-                        choices=["inputs", "scorers", "bootstrap"], help="which speed sections to run")
+    parser.add_argument("--speed-sections", nargs="*", default=["inputs", "scorers", "bootstrap", "distributions"],
+                        choices=["inputs", "scorers", "bootstrap", "distributions"],
+                        help="which speed sections to run")
     parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates for --speed")
     parser.add_argument("--baseline", metavar="COMMIT", help="with --speed: also time the core of COMMIT")
     parser.add_argument("--multiclass", action="store_true", help="only the multiclass section (K classes, 5 groups)")
@@ -470,6 +471,23 @@ def bench_bootstrap(n: int, n_boot: int) -> list[dict[str, object]]:
     return rows
 
 
+def bench_distributions(n: int = 20_000, n_groups: int = 1_000) -> list[dict[str, object]]:
+    """dp_ks and dp_wasserstein on many small groups (continuous predictions), against sorting the predictions.
+
+    The floor is one ``np.argsort`` of the predictions (any distribution distance sorts them).
+    """
+    rng = np.random.default_rng(5)
+    pred = rng.random(n)
+    codes = rng.integers(0, n_groups, n)
+    t_sort, _ = best_of(lambda: np.argsort(pred, kind="stable"), 5)
+    rows = []
+    for key in ("fairness.dp_ks", "fairness.dp_wasserstein"):
+        m = sfm.msr(key)
+        t, _ = _cold_best(lambda m=m: m(np.zeros(n), pred, sensitive_features=codes), 3)
+        rows.append({"measure": key, "rows": n, "groups": n_groups, "seconds": t, "x one argsort": t / t_sort})
+    return rows
+
+
 _BASELINE_CHILD = r"""
 import json, sys, time
 import numpy as np, pandas as pd
@@ -558,6 +576,9 @@ def main_speed(args: argparse.Namespace, n: int) -> None:
     if "bootstrap" in sections:
         print(f"\n## bootstrap: fairness.eod, {n:,} rows, 5 groups")
         _print_table(bench_bootstrap(n, args.n_boot))
+    if "distributions" in sections:
+        print("\n## distribution parity: 1,000 groups x 20,000 rows (goal: under 1 s)")
+        _print_table(bench_distributions())
     if args.baseline:
         print(f"\n## before ({args.baseline}) and now, {n:,} rows, 5 groups, one process each")
         table = bench_baseline(args.baseline, n, 5, args.n_boot)
