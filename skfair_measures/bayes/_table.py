@@ -30,6 +30,7 @@ from ._bb import BetaBinomial
 from ._bc import BayesianCalibration
 from ._bcr import RectifiedCalibration
 from ._dirichlet import DirichletMultinomial
+from ._guaranteed import Guaranteed
 from ._method import EstimationMethod
 from ._ppi import PredictionPowered
 
@@ -50,7 +51,7 @@ class MethodSpec:
     summary: str
     guarantee: str
     weights: bool = False
-    unlabeled: Literal["required", "optional", "prior"] = "prior"
+    unlabeled: Literal["required", "optional", "prior", "never"] = "prior"
     multiclass: type | None = None
     calibrates: bool = False
     default_draws: int = 1000
@@ -99,6 +100,13 @@ METHODS: dict[str, MethodSpec] = {
             "unlabeled rows; takes sample weights",
             guarantee="asymptotic frequentist coverage of smooth measures",
             weights=True, unlabeled="required",
+        ),
+        MethodSpec(
+            "guaranteed", Guaranteed,
+            summary="betting confidence sequences of every group rate over the labeled rows of its denominator, "
+            "joined by a union bound and mapped through the measure's operation; labels only",
+            guarantee="coverage >= prob at every number of labels (random labeled rows; no model assumed)",
+            unlabeled="never", default_draws=1,
         ),
     )
 }
@@ -195,16 +203,20 @@ def refuse_unread_unlabeled(method: str, options: Mapping[str, Any], argument: s
     Beta-Binomial, only for ``prior="scores"``; given to a method that does not read
     them they would be silently ignored.
     """
+    readers = ", ".join(repr(n) for n, s in METHODS.items() if s.unlabeled in ("required", "optional"))
+    if METHODS[method].unlabeled == "never":
+        raise ValueError(f"method={method!r} reads the labels only, not {argument}; drop {argument}, or use "
+                         f"method= {readers}.")
     if METHODS[method].unlabeled != "prior" or options.get("prior") == "scores":
         return
-    readers = ", ".join(repr(n) for n, s in METHODS.items() if s.unlabeled != "prior")
     raise ValueError(
         f"method={method!r} does not read {argument} (Beta-Binomial reads them only for prior='scores'); "
         f"drop {argument}, pass prior='scores', or use method= {readers}."
     )
 
 
-_UNLABELED = {"required": "required", "optional": "used when given", "prior": "only by `prior=\"scores\"`"}
+_UNLABELED = {"required": "required", "optional": "used when given", "prior": "only by `prior=\"scores\"`",
+              "never": "no (labels only)"}
 
 
 def methods_markdown() -> str:
