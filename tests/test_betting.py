@@ -70,3 +70,91 @@ def test_bad_settings_are_refused_by_name():
         BettingCS(upper=0)
     with pytest.raises(ValueError, match="alpha="):
         BettingCS().interval(1.5)
+
+
+def test_one_row_batches_are_row_mode_exactly():
+    rng = np.random.default_rng(3)
+    x = rng.binomial(1, 0.35, 80)
+    rows, batches = BettingCS(grid_size=100), BettingCS(grid_size=100)
+    rows.update(x)
+    for xi in x:
+        batches.update_counts(int(xi), 1)
+    for name in ("log_plus", "log_minus", "log_max"):
+        assert np.allclose(getattr(rows, name), getattr(batches, name)), name
+    assert np.isclose(rows.sq_dev, batches.sq_dev) and rows.interval(0.05) == batches.interval(0.05)
+
+
+def _streams_missed(update, runs: int, seed: int, upper: float = 1.0) -> float:
+    """Share of streams whose sequence missed the true mean at some batch end (batch sizes fixed in advance)."""
+    rng = np.random.default_rng(seed)
+    sizes = [1, 3, 10, 30, 100, 300, 1000]
+    missed = 0
+    for _ in range(runs):
+        p = rng.uniform(0.05, 0.95)
+        cs = BettingCS(upper=upper, grid_size=400)
+        inside = True
+        for size in sizes:
+            update(cs, rng, p, size)
+            lo, hi = cs.interval(0.05)
+            inside &= lo <= p <= hi
+        missed += not inside
+    return missed / runs
+
+
+def test_batches_by_counts_cover_at_every_batch_end():
+    def counts(cs, rng, p, size):
+        cs.update_counts(int(rng.binomial(size, p)), size)
+
+    runs = 300
+    assert _streams_missed(counts, runs, seed=4) <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / runs)
+
+
+def test_batches_by_moments_cover_at_every_batch_end():
+    """Weighted 0/1 rows ``x = w y``, weights 0.5 or 1.5 with equal chance: ``E[w y] = p``."""
+    def moments(cs, rng, p, size):
+        x = rng.choice([0.5, 1.5], size) * rng.binomial(1, p, size)
+        cs.update_moments(size, x.sum(), (x**2).sum())
+
+    runs = 300
+    assert _streams_missed(moments, runs, seed=5, upper=1.5) <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / runs)
+
+
+def test_moments_of_one_batch_are_a_lower_bound_of_row_betting():
+    """The moments form never has more wealth than betting the same batch row by row with the same bet."""
+    rng = np.random.default_rng(6)
+    x = rng.uniform(0, 1, 50)
+    by_moments, by_counts_like = BettingCS(grid_size=100), BettingCS(grid_size=100)
+    by_moments.update_moments(x.size, x.sum(), (x**2).sum())
+    lam = by_counts_like._bet(x.size)
+    m = by_counts_like.grid
+    with np.errstate(divide="ignore"):
+        lp = np.minimum(lam, np.where(m > 0, 0.5 / m, np.inf))
+    exact = np.log1p(lp * (x[:, None] - m)).sum(0)
+    assert (by_moments.log_plus <= exact + 1e-12).all() and (exact - by_moments.log_plus).max() > 0
+
+
+def test_combined_workers_cover_and_a_coordinator_keeps_its_maximum():
+    rng = np.random.default_rng(7)
+    runs, missed = 200, 0
+    for _ in range(runs):
+        p = rng.uniform(0.05, 0.95)
+        a, b, merged = BettingCS(grid_size=400), BettingCS(grid_size=400), None
+        inside = True
+        for size in (5, 20, 100, 500):
+            a.update_counts(int(rng.binomial(size, p)), size)
+            b.update_counts(int(rng.binomial(2 * size, p)), 2 * size)
+            new = a.combined(b)
+            if merged is not None:
+                np.maximum(new.log_max, merged.log_max, out=new.log_max)
+            merged = new
+            lo, hi = merged.interval(0.05)
+            inside &= lo <= p <= hi
+        missed += not inside
+    assert missed / runs <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / runs)
+    assert merged.n == a.n + b.n
+
+
+@pytest.mark.parametrize("args", [(10, 11, 11), (10, 5, 6), (10, 5, 2), (2.5, 1, 1), (10, -1, 0)])
+def test_sums_that_no_bounded_batch_has_are_refused(args):
+    with pytest.raises(ValueError, match=r"not the sums of observations in \[0, 1\] \(upper=\)"):
+        BettingCS().update_moments(*args)
