@@ -80,7 +80,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ALPHA_BET", "GRID_SIZE", "BettingCS"]
+__all__ = ["ALPHA_BET", "GRID_SIZE", "BettingCS", "fixed_sample_interval", "prediction_powered_interval"]
 
 #: The level the bets are tuned for (valid at every level; tightest near this one).
 ALPHA_BET = 0.05
@@ -89,6 +89,8 @@ GRID_SIZE = 1000
 #: Truncation of the bets: ``lambda <= c / m`` keeps every factor ``1 + lambda (x - m) >= 1 - c``.
 _TRUNCATION = 0.5
 _LOG_HALF = float(np.log(0.5))
+#: Truncation of the one-look bets (Waudby-Smith and Ramdas use 1/2 or 3/4 for intervals).
+_ONE_LOOK_TRUNCATION = 0.75
 
 
 def _psi(c: np.ndarray) -> np.ndarray:
@@ -370,3 +372,264 @@ class BettingCS:
         arrays = {k: np.asarray(state[k], dtype=float) for k in ("log_plus", "log_minus", "log_max")}
         return cls(state["upper"], state["grid_size"], state["alpha_bet"], state["n"], state["total"],
                    state["sq_dev"], **arrays)
+
+
+# ----------------------------------------------------------------------------------------
+# One look: a fixed sample read once (an audit), not a sequence read at every time.
+# ----------------------------------------------------------------------------------------
+
+#: Rows per block of the (rows x grid) wealth matrix, to bound memory on large samples.
+_BLOCK = 2048
+
+
+def _past_mean_var(x: np.ndarray, upper: float) -> tuple[np.ndarray, np.ndarray]:
+    """Before each row, the running mean and variance of the rows before it (prior 1/2 and 1/4, in units of upper)."""
+    i = np.arange(1, x.size + 1, dtype=float)
+    past_sum = np.concatenate([[0.0], np.cumsum(x)[:-1]])
+    mean = (0.5 * upper + past_sum) / i  # mean before row i (1-based), the prior counted as one row
+    sq = np.concatenate([[0.0], np.cumsum((x - mean) ** 2)[:-1]])
+    return mean, (0.25 * upper**2 + sq) / i
+
+
+def _check_alpha(alpha: float) -> None:
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha={alpha!r}; pass a level in (0, 1).")
+
+
+def fixed_sample_interval(
+    x: Any, alpha: float = 0.05, *, upper: float = 1.0, grid_size: int = GRID_SIZE
+) -> tuple[float, float]:
+    """Confidence interval for the mean of a fixed sample in ``[0, upper]``, read once.
+
+    Waudby-Smith and Ramdas (2024, section 5, "betting confidence intervals"): when the
+    sample size ``n`` is fixed in advance and the interval is read once, the bets are tuned
+    for ``n`` (``lambda_i = sqrt(2 log(2 / alpha) / (n sigma2_{i-1}))``, no ``log t`` factor
+    that pays for looking at every ``t``) and the wealth is read at ``n`` only, not its
+    running maximum. Markov's inequality at the one time ``n`` gives the guarantee:
+    ``P(K_n(m) >= 1 / alpha) <= alpha`` at the true mean ``m``, for independent rows with
+    mean ``m`` and bets chosen from the past rows. The hedged wealth is
+    ``(K+ + K-) / 2`` (their sum, not their maximum: one look needs no running maximum).
+    Each bet is truncated at ``3/4`` of the reciprocal range (their choice for intervals),
+    so ``K+`` falls and ``K-`` rises with ``m``; on a grid segment ``[m_j, m_j+1]`` the hedged
+    wealth is then at least ``(K+(m_j+1) + K-(m_j)) / 2``, a segment where that reaches
+    ``1 / alpha`` holds no kept candidate, and the interval is the hull of the other
+    segments (exact, whatever the grid). For a sequence watched over time (a monitor)
+    use :class:`BettingCS`.
+
+    Parameters
+    ----------
+    x : array-like of shape (n,)
+        Observations in ``[0, upper]``, in the order they were drawn.
+    alpha : float, default=0.05
+        One minus the level; the bets are tuned for it.
+    upper : float, default=1.0
+        Known upper bound of the observations.
+    grid_size : int, default=GRID_SIZE
+        Grid steps over ``[0, upper]``.
+
+    Returns
+    -------
+    tuple of float
+        ``(lower, upper)``; ``(0, upper)`` without observations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.random.default_rng(0).binomial(1, 0.3, 100)
+    >>> cs = BettingCS()
+    >>> cs.update(x)
+    >>> lo, hi = fixed_sample_interval(x, 0.05)
+    >>> bool(lo < 0.3 < hi), bool(hi - lo < cs.interval(0.05)[1] - cs.interval(0.05)[0])
+    (True, True)
+    """
+    _check_alpha(alpha)
+    x = np.asarray(x, dtype=float).ravel()
+    probe = BettingCS(upper=upper, grid_size=grid_size)  # validates upper, grid_size and the range of x
+    if x.size and not (np.isfinite(x).all() and x.min() >= 0.0 and x.max() <= upper):
+        probe.update(x)  # raises the range error
+    m = probe.grid
+    if x.size == 0:
+        return (0.0, float(upper))
+    _, var = _past_mean_var(x, upper)
+    lam = np.sqrt(2.0 * np.log(2.0 / alpha) / (x.size * var))
+    with np.errstate(divide="ignore"):
+        cap_plus = np.where(m > 0, _ONE_LOOK_TRUNCATION / m, np.inf)
+        cap_minus = np.where(m < upper, _ONE_LOOK_TRUNCATION / (upper - m), np.inf)
+    log_plus, log_minus = np.zeros_like(m), np.zeros_like(m)
+    for start in range(0, x.size, _BLOCK):
+        xb, lb = x[start:start + _BLOCK, None], lam[start:start + _BLOCK, None]
+        log_plus += np.log1p(np.minimum(lb, cap_plus) * (xb - m)).sum(0)
+        log_minus += np.log1p(-np.minimum(lb, cap_minus) * (xb - m)).sum(0)
+    # K+ falls and K- rises with m, so on a grid segment [m_j, m_j+1] the hedged wealth
+    # (K+ + K-) / 2 is at least (K+(m_j+1) + K-(m_j)) / 2: where that reaches 1 / alpha the
+    # whole segment is rejected; the interval is the hull of the other segments.
+    low = np.logaddexp(log_plus[1:], log_minus[:-1]) + _LOG_HALF
+    return _hull(m, low < np.log(1.0 / alpha), np.maximum(log_plus, log_minus))
+
+
+def prediction_powered_interval(
+    num: Any,
+    den: Any,
+    num_proxy: Any,
+    den_proxy: Any,
+    num_mean: float,
+    den_mean: float,
+    alpha: float = 0.05,
+    *,
+    grid_size: int = GRID_SIZE,
+) -> tuple[float, float]:
+    """Confidence interval for a rate ``E[num] / E[den]`` from labeled rows and a model's proxies, read once.
+
+    The rate ``theta`` (TPR: ``num = y_pred y``, ``den = y``) is the root of
+    ``E[num - theta den] = 0`` over the audited rows. A model gives for every row, labeled
+    or not, proxies ``num_proxy``, ``den_proxy`` (its expectation of ``num`` and ``den``
+    given the score), whose means over all audited rows, ``num_mean`` and ``den_mean``, are
+    known exactly. For each candidate ``theta`` a labeled row gives (prediction-powered
+    e-values, Csillag et al. 2025; anytime-valid PPI, Kilian et al. 2025)::
+
+        x_i(theta) = (num_i - theta den_i) - kappa_i (num_proxy_i - theta den_proxy_i)
+                     + kappa_i (num_mean - theta den_mean)
+
+    whose mean is ``E[num - theta den]`` whatever the proxies are, because the labeled
+    rows are drawn at random from the audited rows (so the proxies of a labeled row
+    average ``num_mean``, ``den_mean``): it is 0 at the true rate only. The proxies can be
+    badly calibrated, or wrong: the guarantee does not depend on them, only the width
+    does (good proxies leave ``x`` a small variance). ``kappa_i`` in ``[0, 1]`` (PPI++'s
+    power tuning) is the past rows' regression slope of ``num - theta den`` on its proxy
+    at the past estimate of ``theta``, shrunk towards 0 (no proxy) with few rows; bets
+    ``lambda_i`` are tuned for the fixed sample, from the past rows, as in
+    :func:`fixed_sample_interval`. With ``0 <= num <= den <= 1`` and
+    ``0 <= num_proxy <= den_proxy <= 1``, ``x_i(theta)`` lies in
+    ``[-low_i(theta), high_i(theta)]`` with ``low_i = theta + kappa_i (1 - theta) - kappa_i
+    (num_mean - theta den_mean)`` and ``high_i = 1 - theta + kappa_i theta + kappa_i (num_mean -
+    theta den_mean)``, for any labels. On each grid segment ``[theta_j, theta_j+1]`` the bets
+    are one (truncated at 3/4 of the reciprocal of the larger end's bound), so there each
+    gambler's log-wealth is concave in ``theta`` (a sum of logs of linear functions) and at
+    least its smaller end value: a segment where ``(min K+ + min K-) / 2`` reaches ``1 /
+    alpha`` holds no kept candidate, and the interval is the hull of the other segments.
+    Markov's inequality at the one look gives the level.
+
+    Parameters
+    ----------
+    num, den : array-like of shape (n,)
+        Of each labeled row (0/1, ``num <= den``), in the order the rows were drawn.
+    num_proxy, den_proxy : array-like of shape (n,)
+        The proxies of the labeled rows, in ``[0, 1]`` with ``num_proxy <= den_proxy``.
+    num_mean, den_mean : float
+        The proxies' means over all audited rows (labeled and unlabeled).
+    alpha : float, default=0.05
+        One minus the level.
+    grid_size : int, default=GRID_SIZE
+        Grid steps over ``[0, 1]``.
+
+    Returns
+    -------
+    tuple of float
+        ``(lower, upper)``.
+
+    Examples
+    --------
+    Accuracy (``den = 1``) with 30 labels and calibrated scores on 10,000 rows:
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.uniform(size=10_000)
+    >>> y = (rng.uniform(size=s.size) < s).astype(float)
+    >>> p = np.where(s >= 0.5, s, 1 - s)  # P(correct | score), the proxy of num = 1[y = y_pred]
+    >>> truth, lab = np.mean(y == (s >= 0.5)), rng.choice(s.size, 30, replace=False)
+    >>> lo, hi = prediction_powered_interval((y == (s >= 0.5))[lab], np.ones(30), p[lab], np.ones(30), p.mean(), 1.0)
+    >>> bool(lo < truth < hi), bool(hi - lo < 0.5)
+    (True, True)
+    """
+    _check_alpha(alpha)
+    arrays = [np.asarray(v, dtype=float).ravel() for v in (num, den, num_proxy, den_proxy)]
+    A, B, a, b = arrays
+    if len({v.size for v in arrays}) != 1:
+        raise ValueError(f"num, den, num_proxy, den_proxy have lengths {[v.size for v in arrays]}; pass one per row.")
+    eps = 1e-12
+    if not (np.isfinite(np.concatenate(arrays)).all() and (A >= -eps).all() and (A <= B + eps).all()
+            and (B <= 1 + eps).all() and (a >= -eps).all() and (a <= b + eps).all() and (b <= 1 + eps).all()):
+        raise ValueError("need 0 <= num <= den <= 1 and 0 <= num_proxy <= den_proxy <= 1 on every row.")
+    if not (0 - eps <= num_mean <= den_mean + eps and den_mean <= 1 + eps):
+        raise ValueError(f"num_mean={num_mean!r}, den_mean={den_mean!r}; need 0 <= num_mean <= den_mean <= 1.")
+    if not (isinstance(grid_size, int | np.integer) and grid_size >= 2):
+        raise ValueError(f"grid_size={grid_size!r}; pass an integer >= 2.")
+    theta = np.linspace(0.0, 1.0, grid_size + 1)
+    n = A.size
+    if n == 0:
+        return (0.0, 1.0)
+    kappa, lam = _pp_bets(A, B, a, b, num_mean, den_mean, alpha)
+    u = A - kappa * (a - num_mean)
+    v = B - kappa * (b - den_mean)
+    # Bounds of x_i(theta) for any labels: [-low_i(theta), high_i(theta)], linear in theta.
+    # One bet per segment [theta_j, theta_j+1] (truncated at both ends' bounds), so that on
+    # the segment the log-wealth is concave in theta.
+    lp0, lp1, lm0, lm1 = (np.zeros(grid_size) for _ in range(4))
+    t0, t1 = theta[:-1], theta[1:]
+    for start in range(0, n, _BLOCK):
+        sl = slice(start, start + _BLOCK)
+        k, uu, vv, lb = kappa[sl, None], u[sl, None], v[sl, None], lam[sl, None]
+        low = np.maximum(_pp_low(t0, k, num_mean, den_mean), _pp_low(t1, k, num_mean, den_mean))
+        high = np.maximum(_pp_high(t0, k, num_mean, den_mean), _pp_high(t1, k, num_mean, den_mean))
+        with np.errstate(divide="ignore"):
+            bp = np.minimum(lb, _ONE_LOOK_TRUNCATION / low)
+            bm = np.minimum(lb, _ONE_LOOK_TRUNCATION / high)
+        x0, x1 = uu - t0 * vv, uu - t1 * vv
+        lp0 += np.log1p(bp * x0).sum(0)
+        lp1 += np.log1p(bp * x1).sum(0)
+        lm0 += np.log1p(-bm * x0).sum(0)
+        lm1 += np.log1p(-bm * x1).sum(0)
+    # On a segment each gambler's log-wealth is concave in theta, so at least its smaller
+    # end value: where (min K+ + min K-) / 2 reaches 1 / alpha the whole segment is rejected.
+    low = np.logaddexp(np.minimum(lp0, lp1), np.minimum(lm0, lm1)) + _LOG_HALF
+    return _hull(theta, low < np.log(1.0 / alpha), np.maximum(lp0, lm0))
+
+
+def _hull(grid: np.ndarray, open_segment: np.ndarray, badness: np.ndarray) -> tuple[float, float]:
+    """The hull of the grid segments ``[grid[j], grid[j + 1]]`` not wholly rejected."""
+    segs = np.flatnonzero(open_segment)
+    if segs.size == 0:  # pragma: no cover - probability <= alpha; then the least rejected segment
+        segs = np.array([int(np.argmin(badness[:-1]))])
+    return (float(grid[segs[0]]), float(grid[segs[-1] + 1]))
+
+
+def _pp_low(theta: np.ndarray, kappa: np.ndarray, num_mean: float, den_mean: float) -> np.ndarray:
+    """``-min x(theta)``: ``theta + kappa (1 - theta) - kappa (num_mean - theta den_mean)``."""
+    return theta + kappa * (1.0 - theta) - kappa * (num_mean - theta * den_mean)
+
+
+def _pp_high(theta: np.ndarray, kappa: np.ndarray, num_mean: float, den_mean: float) -> np.ndarray:
+    """``max x(theta)``: ``1 - theta + kappa theta + kappa (num_mean - theta den_mean)``."""
+    return 1.0 - theta + kappa * theta + kappa * (num_mean - theta * den_mean)
+
+
+def _pp_bets(
+    A: np.ndarray, B: np.ndarray, a: np.ndarray, b: np.ndarray, num_mean: float, den_mean: float, alpha: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Predictable ``kappa_i`` and ``lambda_i`` of :func:`prediction_powered_interval`, from rows before ``i``."""
+    n = A.size
+    kappa, lam = np.empty(n), np.empty(n)
+    s = dict.fromkeys(("A", "B", "a", "b", "AA", "AB", "BB", "Aa", "Ab", "Ba", "Bb", "aa", "ab", "bb", "u", "v",
+                       "uu", "uv", "vv"), 0.0)
+    for i in range(n):
+        k = float(i)  # rows before this one
+        est = min(max((s["u"] + 0.5) / (s["v"] + 1.0), 0.0), 1.0)  # past estimate of theta, prior 1/2
+        if k >= 2:
+            # centred sums of z = A - est B and f = a - est b over the past rows
+            zf = (s["Aa"] - est * (s["Ab"] + s["Ba"]) + est**2 * s["Bb"]
+                  - (s["A"] - est * s["B"]) * (s["a"] - est * s["b"]) / k)
+            ff = s["aa"] - 2 * est * s["ab"] + est**2 * s["bb"] - (s["a"] - est * s["b"]) ** 2 / k
+            kap = min(max(zf / (ff + 0.5), 0.0), 1.0)  # ridge 0.5: shrunk towards no proxy with few rows
+        else:
+            kap = 0.0
+        xx = s["uu"] - 2 * est * s["uv"] + est**2 * s["vv"] - (s["u"] - est * s["v"]) ** 2 / max(k, 1.0)
+        var = (0.25 + max(xx, 0.0)) / (k + 1.0)
+        kappa[i], lam[i] = kap, np.sqrt(2.0 * np.log(2.0 / alpha) / (n * var))
+        ui, vi = A[i] - kap * (a[i] - num_mean), B[i] - kap * (b[i] - den_mean)
+        for key, val in (("A", A[i]), ("B", B[i]), ("a", a[i]), ("b", b[i]), ("AA", A[i] ** 2),
+                         ("AB", A[i] * B[i]), ("BB", B[i] ** 2), ("Aa", A[i] * a[i]), ("Ab", A[i] * b[i]),
+                         ("Ba", B[i] * a[i]), ("Bb", B[i] * b[i]), ("aa", a[i] ** 2), ("ab", a[i] * b[i]),
+                         ("bb", b[i] ** 2), ("u", ui), ("v", vi), ("uu", ui * ui), ("uv", ui * vi),
+                         ("vv", vi * vi)):
+            s[key] += val
+    return kappa, lam

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skfair_measures._betting import BettingCS
+from skfair_measures._betting import BettingCS, fixed_sample_interval, prediction_powered_interval
 
 
 def test_covers_the_mean_at_every_look_of_a_sequence():
@@ -158,3 +158,54 @@ def test_combined_workers_cover_and_a_coordinator_keeps_its_maximum():
 def test_sums_that_no_bounded_batch_has_are_refused(args):
     with pytest.raises(ValueError, match=r"not the sums of observations in \[0, 1\] \(upper=\)"):
         BettingCS().update_moments(*args)
+
+
+def test_one_look_interval_covers_at_small_n():
+    rng = np.random.default_rng(8)
+    runs, missed = 400, 0
+    for _ in range(runs):
+        p, n = rng.uniform(0.02, 0.98), int(rng.choice([5, 10, 30]))
+        lo, hi = fixed_sample_interval(rng.binomial(1, p, n), 0.05, grid_size=200)
+        missed += not lo <= p <= hi
+    assert missed / runs <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / runs)
+
+
+@pytest.mark.parametrize("proxy", ["calibrated", "inverted"])
+def test_prediction_powered_interval_covers_whatever_the_proxies(proxy):
+    """TPR (a ratio whose denominator needs the label) with proxies from good or adversarial scores."""
+    rng = np.random.default_rng(9 + (proxy == "inverted"))
+    big = 5000
+    s = rng.beta(2, 2, big)
+    y = (rng.uniform(size=big) < s).astype(float)
+    yp = (s >= 0.5).astype(float)
+    q = s if proxy == "calibrated" else 1.0 - s  # P(y = 1 | s) the model claims
+    num, den, a, b = yp * y, y, yp * q, q
+    truth = num.sum() / den.sum()
+    runs, missed = 200, 0
+    for _ in range(runs):
+        lab = rng.choice(big, int(rng.choice([5, 10, 30])), replace=False)
+        lo, hi = prediction_powered_interval(num[lab], den[lab], a[lab], b[lab], a.mean(), b.mean(), 0.05,
+                                             grid_size=200)
+        missed += not lo <= truth <= hi
+    assert missed / runs <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / runs)
+
+
+def test_prediction_powered_interval_narrows_with_informative_proxies():
+    """Perfect proxies (the proxy is the label): tighter than the labels alone once bets are not truncated.
+
+    With few labels the bets sit at their truncation (the range of a row is not known to
+    be small) and the width is about ``2 log(2 / alpha) / (3/4 n)`` whatever the proxies.
+    """
+    rng = np.random.default_rng(11)
+    y = rng.binomial(1, 0.4, 5000).astype(float)
+    lab = rng.choice(5000, 200, replace=False)
+    lo, hi = prediction_powered_interval(y[lab], np.ones(200), y[lab], np.ones(200), y.mean(), 1.0)
+    lo2, hi2 = fixed_sample_interval(y[lab])
+    assert lo <= y.mean() <= hi and hi - lo < 0.6 * (hi2 - lo2), (hi - lo, hi2 - lo2)
+
+
+def test_prediction_powered_inputs_are_checked():
+    with pytest.raises(ValueError, match="num <= den"):
+        prediction_powered_interval([1], [0], [0.5], [0.5], 0.5, 0.5)
+    with pytest.raises(ValueError, match="num_mean="):
+        prediction_powered_interval([1], [1], [0.5], [0.5], 0.7, 0.5)
