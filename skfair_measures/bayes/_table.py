@@ -103,10 +103,11 @@ METHODS: dict[str, MethodSpec] = {
         ),
         MethodSpec(
             "guaranteed", Guaranteed,
-            summary="betting confidence sequences of every group rate over the labeled rows of its denominator, "
-            "joined by a union bound and mapped through the measure's operation; labels only",
-            guarantee="coverage >= prob at every number of labels (random labeled rows; no model assumed)",
-            unlabeled="never", default_draws=1,
+            summary="one-look betting intervals of every group rate (labels only, or prediction-powered by the "
+            "unlabeled scores), joined by a union bound and mapped through the measure's operation",
+            guarantee="coverage >= prob at every number of labels (random labeled rows; no model assumed, "
+            "whatever the scores' calibration)",
+            unlabeled="optional", default_draws=1,
         ),
     )
 }
@@ -191,7 +192,7 @@ def refuse_unknown(options: Mapping[str, Any]) -> None:
     if unknown:
         raise TypeError(
             f"unknown option(s) {', '.join(unknown)}; the method options are "
-            + "; ".join(f"{m}: {', '.join(s.option_names())}" for m, s in METHODS.items() if s.options)
+            + "; ".join(f"{m}: {', '.join(s.option_names())}" for m, s in METHODS.items() if s.option_names())
             + "."
         )
 
@@ -232,7 +233,8 @@ def methods_markdown() -> str:
         "|---|---|---|---|---|---|",
     ]
     for spec in METHODS.values():
-        options = ", ".join(f"`{o}`" for o in spec.option_names()) or "those of the methods it may choose"
+        options = ", ".join(f"`{o}`" for o in spec.option_names()) or (
+            "those of the methods it may choose" if spec.options is None else "none")
         k_classes = "yes" if spec.multiclass is not None else "no"
         if spec.options is None:  # the chooser (auto): on K classes there are no scores, so it is bb's Dirichlet form
             k_classes = "yes (bb)"
