@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -131,6 +131,13 @@ class FairnessMeasure(_OneBase):
         ov = None if overall is None else overall.get(self.base.name)
         return _operate(self.operation, values[self.base.name], groups, ov, self.undefined)
 
+    def bounds_from_group_values(
+        self, lower: PerGroup, upper: PerGroup, *, groups: pd.Index,
+        overall: Mapping[str, tuple[float, float]] | None = None,
+    ) -> tuple[float, float]:
+        ov = None if overall is None else overall.get(self.base.name)
+        return self.operation.bounds(lower[self.base.name], upper[self.base.name], groups=groups, overall=ov)
+
     def _evaluate(self, source: _Source) -> MeasureResult:
         vals, overall = source.values(self.base, self.inputs, self.key)
         bad = np.isnan(vals)
@@ -217,6 +224,15 @@ class PerformanceMeasure(_OneBase):
         if overall is None:
             raise ValueError(f"{self.key} needs the overall value (overall=...).")
         return np.asarray(overall[self.base.name])
+
+    def bounds_from_group_values(
+        self, lower: PerGroup, upper: PerGroup, *, groups: pd.Index,
+        overall: Mapping[str, tuple[float, float]] | None = None,
+    ) -> tuple[float, float]:
+        if overall is None:
+            raise ValueError(f"{self.key} needs the box of the overall value (overall=...).")
+        lo, hi = overall[self.base.name]
+        return (float(lo), float(hi))
 
     def _evaluate(self, source: _Source) -> MeasureResult:
         vals, overall = source.values(self.base, self.inputs, self.key)

@@ -71,6 +71,27 @@ class MeasureBase:
         """The measures this one is made of (empty for a leaf)."""
         return ()
 
+    def bounds_from_group_values(
+        self,
+        lower: PerGroup,
+        upper: PerGroup,
+        *,
+        groups: pd.Index,
+        overall: Mapping[str, tuple[float, float]] | None = None,
+    ) -> tuple[float, float]:
+        """An interval holding the measure at every point of a box of group values.
+
+        ``lower[base][g] <= value <= upper[base][g]`` for every base and group (and the
+        pooled value of each base in ``overall[base]``) implies that the measure lies in
+        the interval returned (the image of the box or a superset of it): a joint
+        confidence box of the group rates gives a confidence interval of the measure.
+        Measures whose image of a box is unknown raise a TypeError naming themselves.
+        """
+        raise TypeError(
+            f"{self.key} has no interval propagation from boxes of group values (only measures built from named "
+            "operations and mean/max/min composites of them do); use a posterior method with draws."
+        )
+
     def leaves(self) -> list[MeasureBase]:
         """The leaf measures of the tree, in order."""
         if not self.children:

@@ -5,7 +5,7 @@ Both read every part from the same counts (one pass), and own their parts' input
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -99,6 +99,18 @@ class CompositeMeasure(Measure):
     def from_group_values(self, values: PerGroup, *, groups: pd.Index, overall: PerGroup | None = None) -> np.ndarray:
         parts = [np.asarray(m.from_group_values(values, groups=groups, overall=overall)) for m in self.measures]
         return self._agg(np.stack(parts))
+
+    def bounds_from_group_values(
+        self, lower: PerGroup, upper: PerGroup, *, groups: pd.Index,
+        overall: Mapping[str, tuple[float, float]] | None = None,
+    ) -> tuple[float, float]:
+        # mean, max and min never decrease when one argument grows: the bounds of the parts bound the whole
+        # (a superset when parts share a base: each part takes its own worst point of the box)
+        if not isinstance(self.aggregate, str):
+            return super().bounds_from_group_values(lower, upper, groups=groups, overall=overall)
+        parts = np.array([m.bounds_from_group_values(lower, upper, groups=groups, overall=overall)
+                          for m in self.measures])
+        return (float(self._agg(parts[:, 0])), float(self._agg(parts[:, 1])))
 
     def _evaluate(self, source: _Source) -> MeasureResult:
         results = [m._evaluate(source) for m in self.measures]

@@ -115,6 +115,46 @@ class Operation:
     params: dict[str, Any] = field(default_factory=dict)
     needs_overall: bool = False
     why_undefined: Callable[[np.ndarray, pd.Index, str], str | None] | None = field(default=None, repr=False)
+    bounds_of: Callable[..., tuple[float, float]] | None = field(default=None, repr=False)
+
+    def bounds(
+        self, lower: Any, upper: Any, *, groups: pd.Index, overall: tuple[float, float] | None = None
+    ) -> tuple[float, float]:
+        """An interval holding the operation's value at every point of a box of group values.
+
+        If each group's value lies in ``[lower[g], upper[g]]`` (and the pooled value in
+        ``overall``), the operation's value lies in the interval returned: the image of
+        the box, or a stated superset of it (never narrower). This is how a joint
+        confidence box of the group rates becomes an interval of the measure.
+
+        Parameters
+        ----------
+        lower, upper : array-like of shape (n_groups,)
+        groups : pandas.Index
+        overall : tuple of float, optional
+            The box of the pooled value (operations that compare with it).
+
+        Raises
+        ------
+        TypeError
+            A user operation, whose image of a box is unknown.
+
+        Examples
+        --------
+        >>> absdiff.bounds([0.2, 0.5], [0.4, 0.6], groups=pd.RangeIndex(2))
+        (0.09999999999999998, 0.39999999999999997)
+        >>> absdiff.bounds([0.2, 0.3], [0.4, 0.6], groups=pd.RangeIndex(2))  # the boxes overlap
+        (0.0, 0.39999999999999997)
+        """
+        if self.bounds_of is None:
+            raise TypeError(
+                f"the operation {self.name!r} has no interval propagation (a user function of the group values); "
+                "use one of the named operations (absdiff, diff, ratio, ...) or a posterior method with draws."
+            )
+        lo, hi = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+        if self.needs_overall and overall is None:
+            raise ValueError(f"the {self.name} operation needs the box of the overall value (overall=...).")
+        return self.bounds_of(lo, hi, groups=groups, overall=overall, **self.params)
 
     @property
     def signed(self) -> bool:
@@ -272,6 +312,90 @@ def _why_ratio_to_reference(v: np.ndarray, groups: pd.Index, metric: str, *, ref
     )
 
 
+# --- images of a box of group values ------------------------------------------------------
+# Each returns an interval holding the operation's value at every point of the box
+# lower <= v <= upper; where the exact image is awkward a superset is returned, and the
+# docstring says so. Used for confidence boxes of group rates (bayes, method="guaranteed").
+def _pair_extremes(lo: np.ndarray, hi: np.ndarray) -> float:
+    """The largest hi[i] - lo[j] over groups i != j (0 with one group)."""
+    if lo.size < 2:
+        return 0.0
+    d = hi[:, None] - lo[None, :]
+    np.fill_diagonal(d, -np.inf)
+    return float(d.max())
+
+
+def _bounds_absdiff(lo: np.ndarray, hi: np.ndarray, **_: Any) -> tuple[float, float]:
+    # exact: the spread is smallest when every group sits at a common value (or as close as the box allows)
+    return (max(0.0, float(lo.max() - hi.min())), _pair_extremes(lo, hi))
+
+
+def _bounds_diff(lo: np.ndarray, hi: np.ndarray, **_: Any) -> tuple[float, float]:
+    if lo.size == 2:  # exact: x0 - x1
+        return (float(lo[0] - hi[1]), float(hi[0] - lo[1]))
+    spread = _pair_extremes(lo, hi)  # superset: the sign depends on which groups are extreme
+    return (-spread, spread)
+
+
+def _bounds_ratio(lo: np.ndarray, hi: np.ndarray, **_: Any) -> tuple[float, float]:
+    # superset: min(v) >= min(lo) and max(v) <= max(hi); 1 when the boxes share a point
+    low = float(lo.min() / hi.max()) if hi.max() > 0 else 1.0
+    high = 1.0 if lo.max() <= hi.min() else float(hi.min() / lo.max())
+    return (min(low, 1.0), high)
+
+
+def _bounds_mean_pairwise(lo: np.ndarray, hi: np.ndarray, **_: Any) -> tuple[float, float]:
+    k = lo.size
+    if k < 2:
+        return (0.0, 0.0)
+    up = np.maximum(hi[:, None] - lo[None, :], hi[None, :] - lo[:, None])  # each pair at its own extreme: superset
+    down = np.maximum(0.0, np.maximum(lo[:, None] - hi[None, :], lo[None, :] - hi[:, None]))
+    return (float(down.sum() / (k * (k - 1))), float(up.sum() / (k * (k - 1))))
+
+
+def _abs_gap(lo: np.ndarray, hi: np.ndarray, o_lo: float, o_hi: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per group, the range of |v - o| over the boxes of v and o."""
+    return np.maximum(0.0, np.maximum(lo - o_hi, o_lo - hi)), np.maximum(hi - o_lo, o_hi - lo)
+
+
+def _bounds_diff_to_overall(lo: np.ndarray, hi: np.ndarray, *, overall: tuple[float, float], **_: Any):
+    down, up = _abs_gap(lo, hi, *overall)  # superset: the pooled value is one box shared by all groups
+    return (float(down.max()), float(up.max()))
+
+
+def _sym_ratio_box(lo: np.ndarray, hi: np.ndarray, o_lo: float, o_hi: float) -> tuple[np.ndarray, np.ndarray]:
+    top = np.maximum(hi, o_hi)
+    low = np.where(top > 0, np.minimum(lo, o_lo) / np.where(top > 0, top, 1.0), 1.0)
+    overlap = np.maximum(lo, o_lo) <= np.minimum(hi, o_hi)
+    far = np.maximum(lo, o_lo)
+    high = np.where(overlap, 1.0, np.minimum(hi, o_hi) / np.where(far > 0, far, 1.0))
+    return np.minimum(low, 1.0), high
+
+
+def _bounds_ratio_to_overall(lo: np.ndarray, hi: np.ndarray, *, overall: tuple[float, float], **_: Any):
+    low, high = _sym_ratio_box(lo, hi, *overall)
+    return (float(low.min()), float(high.min()))
+
+
+def _bounds_diff_to_reference(
+    lo: np.ndarray, hi: np.ndarray, *, groups: pd.Index, reference: Any, **_: Any
+) -> tuple[float, float]:
+    r = _ref_index(groups, reference)
+    o_lo, o_hi = np.delete(lo, r), np.delete(hi, r)
+    # exact with two groups; with more, the value is one of the differences: the hull of theirs (superset)
+    return (float((o_lo - hi[r]).min()), float((o_hi - lo[r]).max()))
+
+
+def _bounds_ratio_to_reference(
+    lo: np.ndarray, hi: np.ndarray, *, groups: pd.Index, reference: Any, **_: Any
+) -> tuple[float, float]:
+    r = _ref_index(groups, reference)
+    o_lo, o_hi = np.delete(lo, r), np.delete(hi, r)
+    low = o_lo / hi[r] if hi[r] > 0 else np.full(o_lo.shape, np.inf)
+    high = o_hi / lo[r] if lo[r] > 0 else np.full(o_hi.shape, np.inf)
+    return (float(low.min()), float(high.min()))
+
+
 absdiff = Operation(
     "absdiff",
     _absdiff,
@@ -280,6 +404,7 @@ absdiff = Operation(
     ideal=0.0,
     family="difference",
     range_of=_range_spread,
+    bounds_of=_bounds_absdiff,
 )
 
 diff = Operation(
@@ -290,6 +415,7 @@ diff = Operation(
     ideal=0.0,
     family="difference",
     range_of=_range_signed,
+    bounds_of=_bounds_diff,
 )
 
 ratio = Operation(
@@ -300,6 +426,7 @@ ratio = Operation(
     ideal=1.0,
     family="ratio",
     range_of=_range_unit,
+    bounds_of=_bounds_ratio,
 )
 
 mean_pairwise_absdiff = Operation(
@@ -310,6 +437,7 @@ mean_pairwise_absdiff = Operation(
     ideal=0.0,
     family="difference",
     range_of=_range_spread,
+    bounds_of=_bounds_mean_pairwise,
 )
 
 diff_to_overall = Operation(
@@ -321,6 +449,7 @@ diff_to_overall = Operation(
     family="difference",
     range_of=_range_spread,
     needs_overall=True,
+    bounds_of=_bounds_diff_to_overall,
 )
 
 ratio_to_overall = Operation(
@@ -332,6 +461,7 @@ ratio_to_overall = Operation(
     family="ratio",
     range_of=_range_unit,
     needs_overall=True,
+    bounds_of=_bounds_ratio_to_overall,
 )
 
 
@@ -356,6 +486,7 @@ def diff_to_reference(reference: Any) -> Operation:
         family="difference",
         range_of=_range_signed,
         params={"reference": reference},
+        bounds_of=_bounds_diff_to_reference,
     )
 
 
@@ -377,6 +508,7 @@ def ratio_to_reference(reference: Any) -> Operation:
         range_of=_range_nonneg,
         params={"reference": reference},
         why_undefined=functools.partial(_why_ratio_to_reference, reference=reference),
+        bounds_of=_bounds_ratio_to_reference,
     )
 
 

@@ -61,7 +61,7 @@ def test_auto_takes_the_options_of_the_methods_it_may_use_and_says_which_it_left
 
 
 def test_every_place_reads_the_one_table():
-    assert list(METHODS) == ["auto", "bb", "bc", "bcr", "ppi"]
+    assert list(METHODS) == ["auto", "bb", "bc", "bcr", "ppi", "guaranteed"]
     assert all(m in METHODS and METHODS[m].options is not None for _, m, _ in AUTO_RULES)
     assert set(auto_candidates()) == {"bb", "ppi", "bcr"}
     assert report.POSTERIOR_METHODS == tuple(METHODS)

@@ -25,7 +25,8 @@ LAYERS: dict[str, int] = {
         0,
     ),
     # 1: measure kinds and per-group tools built on the core
-    **dict.fromkeys(["regression", "ranking", "multiclass", "groups", "groupwise", "unaware"], 1),
+    # (_betting: confidence sequences by betting, shared by bayes' guaranteed intervals and the monitor)
+    **dict.fromkeys(["regression", "ranking", "multiclass", "groups", "groupwise", "unaware", "_betting"], 1),
     # 2: keys to measures
     "registry": 2,
     # 3: what is computed from measures

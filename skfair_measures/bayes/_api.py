@@ -207,6 +207,11 @@ def posterior(
           tunes it per group and rate, 0 gives the classical estimate from the
           labels only, 1 plain PPI.
 
+        ``"guaranteed"`` (labels only; confidence intervals valid at every sample size):
+
+        - ``alpha_bet`` : float in (0, 1), default=0.05. The level the betting
+          confidence sequences are tuned for; ``interval(prob)`` is valid at every level.
+
     Returns
     -------
     MeasurePosterior
@@ -521,6 +526,7 @@ def _posterior_of(
         extra_draws=fit.extra,
         point=point,
         undefined_reason=reason,
+        confidence=fit.confidence,
     )
 
 

@@ -108,6 +108,10 @@ class GroupDraws:
         has one that is not the mean of its draws (PPI's ratio estimator).
     reasons : list of str
         Why some group rates are undefined (their draws are NaN).
+    confidence : object, optional
+        A joint confidence set of the group rates with ``measure_interval(measure,
+        groups, prob)`` (``method="guaranteed"``); then the interval is that, not
+        quantiles of the draws.
     """
 
     values: dict[str, np.ndarray]
@@ -118,6 +122,7 @@ class GroupDraws:
     point: dict[str, np.ndarray] | None = None
     point_overall: dict[str, float] | None = None
     reasons: list[str] = field(default_factory=list)
+    confidence: Any = None
 
 
 def without_prior_only(

@@ -194,6 +194,7 @@ class MeasurePosterior(Result):
         extra_draws: dict[str, np.ndarray] | None = None,
         point: float | None = None,
         undefined_reason: str | None = None,
+        confidence: Any = None,
     ) -> None:
         self.measure = measure
         self.key = measure.key
@@ -207,6 +208,7 @@ class MeasurePosterior(Result):
         self.extra_draws = dict(extra_draws or {})
         self._point = point
         self._reason = undefined_reason
+        self.confidence = confidence
 
     # -- the Result interface --------------------------------------------------------
     @property
@@ -277,6 +279,8 @@ class MeasurePosterior(Result):
 
     def sd(self) -> float:
         """Posterior standard deviation of the measure; NaN when undefined."""
+        if self.confidence is not None:
+            return _NAN  # a confidence interval is not a distribution
         return float(np.std(self.draws, ddof=1)) if self.defined and self.n_draws > 1 else _NAN
 
     def interval(self, prob: float = 0.95, kind: Literal["eti", "hdi"] = "eti") -> tuple[float, float]:
@@ -301,6 +305,9 @@ class MeasurePosterior(Result):
             raise ValueError(f"kind={kind!r}; pass 'eti' or 'hdi'.")
         if not self.defined:
             return (_NAN, _NAN)
+        if self.confidence is not None:  # method="guaranteed": the joint box through the operation (any kind)
+            lo, hi = self.confidence.measure_interval(self.measure, self.groups, prob)
+            return (float(lo), float(hi))
         if kind == "eti":
             lo, hi = np.quantile(self.draws, [(1.0 - prob) / 2.0, (1.0 + prob) / 2.0])
             return (float(lo), float(hi))
@@ -309,11 +316,11 @@ class MeasurePosterior(Result):
 
     def prob_greater(self, x: float = 0.0) -> float:
         """Posterior probability that the measure exceeds ``x``: e.g. ``P(Delta > 0)``; NaN when undefined."""
-        return float(np.mean(self.draws > x)) if self.defined else _NAN
+        return float(np.mean(self.draws > x)) if self.defined else _NAN if self.confidence is None else _NAN
 
     def prob_less(self, x: float = 0.0) -> float:
         """Posterior probability that the measure is below ``x``; NaN when undefined."""
-        return float(np.mean(self.draws < x)) if self.defined else _NAN
+        return float(np.mean(self.draws < x)) if self.defined else _NAN if self.confidence is None else _NAN
 
     def prob_within(self, eps: float = DEFAULT_EPS, center: float | None = None) -> float:
         """Probability of being practically fair: ``P(|Delta - center| <= eps)``; NaN when undefined.
@@ -331,6 +338,8 @@ class MeasurePosterior(Result):
         if eps < 0:
             raise ValueError(f"eps={eps!r} must be >= 0.")
         c = self._centre(center)
+        if self.confidence is not None:
+            return _NAN
         return float(np.mean(np.abs(self.draws - c) <= eps)) if self.defined else _NAN
 
     def upper_bound(self, prob: float = 0.95) -> float:
@@ -338,6 +347,9 @@ class MeasurePosterior(Result):
         prob = check_prob(prob)
         if not self.defined:
             return _NAN
+        if self.confidence is not None:  # the two-sided interval at prob bounds |Delta - center| at level prob
+            lo, hi = self.interval(prob)
+            return float(max(abs(lo - self.center), abs(hi - self.center)))
         return float(np.quantile(np.abs(self.draws - self.center), prob))
 
     def rope(self, eps: float = DEFAULT_EPS, center: float | None = None) -> RopeResult:
@@ -360,6 +372,10 @@ class MeasurePosterior(Result):
         c = self._centre(center)
         if not self.defined:
             return RopeResult(_NAN, _NAN, _NAN, eps=float(eps), center=c, reason=self.reason)
+        if self.confidence is not None:
+            why = (f"method={self.method!r} gives a confidence interval, not probabilities; compare interval() "
+                   f"with the band [{c - eps:g}, {c + eps:g}]")
+            return RopeResult(_NAN, _NAN, _NAN, eps=float(eps), center=c, reason=why)
         x = self.draws
         below = float(np.mean(x < c - eps))
         above = float(np.mean(x > c + eps))
@@ -420,6 +436,15 @@ class MeasurePosterior(Result):
                 rows[f"{name}[{lab}]"] = np.asarray(d[..., j], dtype=float)
         prob = check_prob(prob)
         table = pd.DataFrame([_row(name, x, prob) for name, x in rows.items()]).set_index("quantity")
+        if self.confidence is not None:  # one draw: the intervals are the guaranteed ones, no sd
+            table["sd"] = np.nan
+            lower, upper, _ = self.confidence.at(prob)
+            for name in self.group_draws:
+                for j, lab in enumerate(labels):
+                    table.loc[f"{name}[{lab}]", ["eti_lower", "hdi_lower"]] = lower[name][j]
+                    table.loc[f"{name}[{lab}]", ["eti_upper", "hdi_upper"]] = upper[name][j]
+            table.loc[self.key, ["eti_lower", "hdi_lower"]] = self.interval(prob)[0]
+            table.loc[self.key, ["eti_upper", "hdi_upper"]] = self.interval(prob)[1]
         c = self.center
         table[f"P(>{c:g})"] = np.nan
         table[f"P(|.-{c:g}|<={eps:g})"] = np.nan

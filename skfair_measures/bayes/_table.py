@@ -30,6 +30,7 @@ from ._bb import BetaBinomial
 from ._bc import BayesianCalibration
 from ._bcr import RectifiedCalibration
 from ._dirichlet import DirichletMultinomial
+from ._guaranteed import Guaranteed
 from ._method import EstimationMethod
 from ._ppi import PredictionPowered
 
@@ -50,7 +51,7 @@ class MethodSpec:
     summary: str
     guarantee: str
     weights: bool = False
-    unlabeled: Literal["required", "optional", "prior"] = "prior"
+    unlabeled: Literal["required", "optional", "prior", "never"] = "prior"
     multiclass: type | None = None
     calibrates: bool = False
     default_draws: int = 1000
@@ -99,6 +100,14 @@ METHODS: dict[str, MethodSpec] = {
             "unlabeled rows; takes sample weights",
             guarantee="asymptotic frequentist coverage of smooth measures",
             weights=True, unlabeled="required",
+        ),
+        MethodSpec(
+            "guaranteed", Guaranteed,
+            summary="one-look betting intervals of every group rate (labels only, or prediction-powered by the "
+            "unlabeled scores), joined by a union bound and mapped through the measure's operation",
+            guarantee="coverage >= prob at every number of labels (random labeled rows; no model assumed, "
+            "whatever the scores' calibration)",
+            unlabeled="optional", default_draws=1,
         ),
     )
 }
@@ -183,7 +192,7 @@ def refuse_unknown(options: Mapping[str, Any]) -> None:
     if unknown:
         raise TypeError(
             f"unknown option(s) {', '.join(unknown)}; the method options are "
-            + "; ".join(f"{m}: {', '.join(s.option_names())}" for m, s in METHODS.items() if s.options)
+            + "; ".join(f"{m}: {', '.join(s.option_names())}" for m, s in METHODS.items() if s.option_names())
             + "."
         )
 
@@ -195,16 +204,20 @@ def refuse_unread_unlabeled(method: str, options: Mapping[str, Any], argument: s
     Beta-Binomial, only for ``prior="scores"``; given to a method that does not read
     them they would be silently ignored.
     """
+    readers = ", ".join(repr(n) for n, s in METHODS.items() if s.unlabeled in ("required", "optional"))
+    if METHODS[method].unlabeled == "never":
+        raise ValueError(f"method={method!r} reads the labels only, not {argument}; drop {argument}, or use "
+                         f"method= {readers}.")
     if METHODS[method].unlabeled != "prior" or options.get("prior") == "scores":
         return
-    readers = ", ".join(repr(n) for n, s in METHODS.items() if s.unlabeled != "prior")
     raise ValueError(
         f"method={method!r} does not read {argument} (Beta-Binomial reads them only for prior='scores'); "
         f"drop {argument}, pass prior='scores', or use method= {readers}."
     )
 
 
-_UNLABELED = {"required": "required", "optional": "used when given", "prior": "only by `prior=\"scores\"`"}
+_UNLABELED = {"required": "required", "optional": "used when given", "prior": "only by `prior=\"scores\"`",
+              "never": "no (labels only)"}
 
 
 def methods_markdown() -> str:
@@ -220,7 +233,8 @@ def methods_markdown() -> str:
         "|---|---|---|---|---|---|",
     ]
     for spec in METHODS.values():
-        options = ", ".join(f"`{o}`" for o in spec.option_names()) or "those of the methods it may choose"
+        options = ", ".join(f"`{o}`" for o in spec.option_names()) or (
+            "those of the methods it may choose" if spec.options is None else "none")
         k_classes = "yes" if spec.multiclass is not None else "no"
         if spec.options is None:  # the chooser (auto): on K classes there are no scores, so it is bb's Dirichlet form
             k_classes = "yes (bb)"

@@ -1,0 +1,116 @@
+"""method="guaranteed": coverage at every sample size, whatever the scores' calibration; its API."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import skfair_measures as sfm
+from skfair_measures import bayes
+
+POOL = 20_000
+
+
+def _pool(calibrated: bool, rng: np.random.Generator):
+    """A population of two groups; labels calibrated to the scores or not (overconfident, shifted)."""
+    g = np.repeat([0, 1], POOL)
+    s = np.where(g == 0, rng.beta(2, 3, 2 * POOL), rng.beta(3, 2, 2 * POOL))
+    logit = np.log(s / (1 - s))
+    p = s if calibrated else 1 / (1 + np.exp(-(0.3 * logit + np.where(g == 0, 0.8, -0.8))))
+    y = (rng.uniform(size=2 * POOL) < p).astype(int)
+    return y, s, g
+
+
+def _coverage(n: int, calibrated: bool, runs: int, seed: int, powered: bool = False) -> dict[str, float]:
+    """Share of runs covering the truth on the pool; ``powered``: the rest of the pool is the unlabeled rows."""
+    rng = np.random.default_rng(seed)
+    y, s, g = _pool(calibrated, rng)
+    made = [sfm.msr(k, operation="diff_to_reference", reference=0) for k in ("fairness.acc", "fairness.tpr")]
+    measures = {m.key: m for m in made}
+    truth = {k: m(y, (s >= 0.5).astype(int), sensitive_features=g) for k, m in measures.items()}
+    hits = dict.fromkeys(measures, 0)
+    counted = dict.fromkeys(measures, 0)
+    for _ in range(runs):
+        if powered:  # n per group without replacement; every other row of the pool is unlabeled
+            rows = np.concatenate([rng.choice(POOL, n, replace=False), POOL + rng.choice(POOL, n, replace=False)])
+            rest = np.setdiff1d(np.arange(2 * POOL), rows)
+            extra = {"unlabeled_scores": s[rest], "unlabeled_sensitive": g[rest]}
+        else:
+            rows = np.concatenate([rng.integers(0, POOL, n), POOL + rng.integers(0, POOL, n)])  # n per group, iid
+            extra = {}
+        res = bayes.posteriors(list(measures.values()), y[rows], s[rows], sensitive_features=g[rows],
+                               method="guaranteed", **extra)
+        for k, post in res.items():
+            if post.defined:  # an undefined rate (no positives among the labels) gives no interval
+                lo, hi = post.interval(0.95)
+                hits[k] += lo <= truth[k] <= hi
+                counted[k] += 1
+    return {k: hits[k] / counted[k] for k in measures if counted[k]}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_coverage_at_ten_labels_per_group_quick():
+    cov = _coverage(10, calibrated=False, runs=60, seed=1)
+    assert len(cov) == 2 and all(c >= 0.95 for c in cov.values()), cov
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_prediction_powered_coverage_with_miscalibrated_scores_quick():
+    cov = _coverage(10, calibrated=False, runs=40, seed=2, powered=True)
+    assert len(cov) == 2 and all(c >= 0.95 for c in cov.values()), cov
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("powered", [False, True], ids=["labels", "powered"])
+@pytest.mark.parametrize("calibrated", [True, False], ids=["calibrated", "miscalibrated"])
+@pytest.mark.parametrize("n", [5, 10, 30])
+def test_coverage_at_every_sample_size(n, calibrated, powered):
+    """300 seeded runs per cell: coverage >= 95% within two binomial sd."""
+    cov = _coverage(n, calibrated, runs=300, seed=n + 100 * calibrated + 1000 * powered, powered=powered)
+    floor = 0.95 - 2 * np.sqrt(0.95 * 0.05 / 300)
+    assert len(cov) == 2 and all(c >= floor for c in cov.values()), cov
+
+
+def test_interval_is_a_confidence_interval_not_a_posterior():
+    rng = np.random.default_rng(0)
+    g, s = rng.integers(0, 2, 80), rng.uniform(size=80)
+    y = (rng.uniform(size=80) < s).astype(int)
+    post = bayes.posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=g, method="guaranteed")
+    lo, hi = post.interval(0.95)
+    assert lo <= post.value <= hi
+    assert post.interval(0.5)[1] <= hi  # a lower level, a narrower interval
+    assert np.isnan(post.prob_within(0.05)) and np.isnan(post.sd())
+    assert post.rope(0.05).verdict is None and "confidence interval" in post.rope(0.05).reason
+    assert post.method == "guaranteed" and post.attrs["sequences"] == 3
+
+
+def test_weights_and_options_are_refused_by_name():
+    y, s, g = [1, 0, 1, 1], [0.9, 0.2, 0.7, 0.4], ["a", "a", "b", "b"]
+    with pytest.raises(ValueError, match="sample_weight"):
+        bayes.posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=g, method="guaranteed",
+                        sample_weight=[1, 1, 1, 1])
+    with pytest.raises(ValueError, match="not of method='guaranteed'"):
+        bayes.posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=g, method="guaranteed", prior="jeffreys")
+
+
+def test_unlabeled_scores_power_the_interval_and_the_estimate_stays_inside():
+    rng = np.random.default_rng(3)
+    g, s = rng.integers(0, 2, 5000), rng.beta(0.4, 0.4, 5000)
+    y = (rng.uniform(size=5000) < s).astype(int)
+    m = sfm.msr("fairness.acc")
+    labels = bayes.posterior(m, y[:200], s[:200], sensitive_features=g[:200], method="guaranteed")
+    powered = bayes.posterior(m, y[:200], s[:200], sensitive_features=g[:200], method="guaranteed",
+                              unlabeled_scores=s[200:], unlabeled_sensitive=g[200:])
+    assert powered.attrs["prediction_powered"] and not labels.attrs["prediction_powered"]
+    for post in (labels, powered):
+        lo, hi = post.interval(0.95)
+        assert lo <= post.value <= hi
+    assert np.subtract(*powered.interval(0.95)[::-1]) < np.subtract(*labels.interval(0.95)[::-1])
+
+
+def test_a_rate_without_rows_in_its_denominator_is_undefined_with_the_reason():
+    y, s, g = [0, 0, 1, 1], [0.9, 0.2, 0.7, 0.4], ["a", "a", "b", "b"]
+    with pytest.warns(UserWarning, match="no labeled row"):
+        post = bayes.posterior(sfm.msr("fairness.tpr"), y, s, sensitive_features=g, method="guaranteed")
+    assert np.isnan(post.value) and "whole range" in post.reason

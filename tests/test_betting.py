@@ -1,0 +1,211 @@
+"""The betting confidence sequence: coverage at every sample size, batches, saved state, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skfair_measures._betting import BettingCS, fixed_sample_interval, prediction_powered_interval
+
+
+def test_covers_the_mean_at_every_look_of_a_sequence():
+    """Time-uniform: the true mean stays inside at every one of 60 looks in >= 95% of streams."""
+    rng = np.random.default_rng(0)
+    runs, missed = 200, 0
+    for _ in range(runs):
+        p = rng.uniform(0.02, 0.98)
+        cs = BettingCS(grid_size=200)
+        inside = True
+        for _ in range(60):
+            cs.update(rng.binomial(1, p, 1))
+            lo, hi = cs.interval(0.05)
+            inside &= lo <= p <= hi
+        missed += not inside
+    assert missed / runs <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / runs)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=40), st.integers(1, 5))
+def test_batches_give_the_same_state_as_one_sequence(x, cut):
+    whole, parts = BettingCS(grid_size=50), BettingCS(grid_size=50)
+    whole.update(x)
+    parts.update(x[:cut])
+    parts.update(x[cut:])
+    assert np.allclose(whole.log_max, parts.log_max) and whole.interval(0.1) == parts.interval(0.1)
+    restored = BettingCS.from_dict(parts.to_dict())
+    assert restored.interval(0.05) == parts.interval(0.05)
+
+
+def test_more_data_or_a_larger_alpha_narrow_the_interval():
+    rng = np.random.default_rng(1)
+    cs = BettingCS()
+    cs.update(rng.binomial(1, 0.4, 50))
+    w50 = np.subtract(*cs.interval(0.05)[::-1])
+    assert np.subtract(*cs.interval(0.2)[::-1]) <= w50
+    cs.update(rng.binomial(1, 0.4, 450))
+    assert np.subtract(*cs.interval(0.05)[::-1]) < w50
+
+
+def test_weighted_observations_bounded_by_upper():
+    """Importance-weighted 0/1 outcomes: x = w y with w <= upper; the sequence is for E[w y]."""
+    rng = np.random.default_rng(2)
+    y = rng.binomial(1, 0.5, 400)
+    w = rng.choice([0.5, 1.5], 400)  # density ratio with mean 1
+    cs = BettingCS(upper=1.5)
+    cs.update(w * y)
+    lo, hi = cs.interval(0.05)
+    assert lo <= 0.5 <= hi
+
+
+@pytest.mark.parametrize("bad", [[1.2], [-0.1], [np.nan]])
+def test_observations_outside_the_bound_are_refused(bad):
+    with pytest.raises(ValueError, match=r"must lie in \[0, 1\] \(upper=\)"):
+        BettingCS().update(bad)
+
+
+def test_bad_settings_are_refused_by_name():
+    with pytest.raises(ValueError, match="upper="):
+        BettingCS(upper=0)
+    with pytest.raises(ValueError, match="alpha="):
+        BettingCS().interval(1.5)
+
+
+def test_one_row_batches_are_row_mode_exactly():
+    rng = np.random.default_rng(3)
+    x = rng.binomial(1, 0.35, 80)
+    rows, batches = BettingCS(grid_size=100), BettingCS(grid_size=100)
+    rows.update(x)
+    for xi in x:
+        batches.update_counts(int(xi), 1)
+    for name in ("log_plus", "log_minus", "log_max"):
+        assert np.allclose(getattr(rows, name), getattr(batches, name)), name
+    assert np.isclose(rows.sq_dev, batches.sq_dev) and rows.interval(0.05) == batches.interval(0.05)
+
+
+def _streams_missed(update, runs: int, seed: int, upper: float = 1.0) -> float:
+    """Share of streams whose sequence missed the true mean at some batch end (batch sizes fixed in advance)."""
+    rng = np.random.default_rng(seed)
+    sizes = [1, 3, 10, 30, 100, 300, 1000]
+    missed = 0
+    for _ in range(runs):
+        p = rng.uniform(0.05, 0.95)
+        cs = BettingCS(upper=upper, grid_size=400)
+        inside = True
+        for size in sizes:
+            update(cs, rng, p, size)
+            lo, hi = cs.interval(0.05)
+            inside &= lo <= p <= hi
+        missed += not inside
+    return missed / runs
+
+
+def test_batches_by_counts_cover_at_every_batch_end():
+    def counts(cs, rng, p, size):
+        cs.update_counts(int(rng.binomial(size, p)), size)
+
+    runs = 300
+    assert _streams_missed(counts, runs, seed=4) <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / runs)
+
+
+def test_batches_by_moments_cover_at_every_batch_end():
+    """Weighted 0/1 rows ``x = w y``, weights 0.5 or 1.5 with equal chance: ``E[w y] = p``."""
+    def moments(cs, rng, p, size):
+        x = rng.choice([0.5, 1.5], size) * rng.binomial(1, p, size)
+        cs.update_moments(size, x.sum(), (x**2).sum())
+
+    runs = 300
+    assert _streams_missed(moments, runs, seed=5, upper=1.5) <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / runs)
+
+
+def test_moments_of_one_batch_are_a_lower_bound_of_row_betting():
+    """The moments form never has more wealth than betting the same batch row by row with the same bet."""
+    rng = np.random.default_rng(6)
+    x = rng.uniform(0, 1, 50)
+    by_moments, by_counts_like = BettingCS(grid_size=100), BettingCS(grid_size=100)
+    by_moments.update_moments(x.size, x.sum(), (x**2).sum())
+    lam = by_counts_like._bet(x.size)
+    m = by_counts_like.grid
+    with np.errstate(divide="ignore"):
+        lp = np.minimum(lam, np.where(m > 0, 0.5 / m, np.inf))
+    exact = np.log1p(lp * (x[:, None] - m)).sum(0)
+    assert (by_moments.log_plus <= exact + 1e-12).all() and (exact - by_moments.log_plus).max() > 0
+
+
+def test_combined_workers_cover_and_a_coordinator_keeps_its_maximum():
+    rng = np.random.default_rng(7)
+    runs, missed = 200, 0
+    for _ in range(runs):
+        p = rng.uniform(0.05, 0.95)
+        a, b, merged = BettingCS(grid_size=400), BettingCS(grid_size=400), None
+        inside = True
+        for size in (5, 20, 100, 500):
+            a.update_counts(int(rng.binomial(size, p)), size)
+            b.update_counts(int(rng.binomial(2 * size, p)), 2 * size)
+            new = a.combined(b)
+            if merged is not None:
+                np.maximum(new.log_max, merged.log_max, out=new.log_max)
+            merged = new
+            lo, hi = merged.interval(0.05)
+            inside &= lo <= p <= hi
+        missed += not inside
+    assert missed / runs <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / runs)
+    assert merged.n == a.n + b.n
+
+
+@pytest.mark.parametrize("args", [(10, 11, 11), (10, 5, 6), (10, 5, 2), (2.5, 1, 1), (10, -1, 0)])
+def test_sums_that_no_bounded_batch_has_are_refused(args):
+    with pytest.raises(ValueError, match=r"not the sums of observations in \[0, 1\] \(upper=\)"):
+        BettingCS().update_moments(*args)
+
+
+def test_one_look_interval_covers_at_small_n():
+    rng = np.random.default_rng(8)
+    runs, missed = 400, 0
+    for _ in range(runs):
+        p, n = rng.uniform(0.02, 0.98), int(rng.choice([5, 10, 30]))
+        lo, hi = fixed_sample_interval(rng.binomial(1, p, n), 0.05, grid_size=200)
+        missed += not lo <= p <= hi
+    assert missed / runs <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / runs)
+
+
+@pytest.mark.parametrize("proxy", ["calibrated", "inverted"])
+def test_prediction_powered_interval_covers_whatever_the_proxies(proxy):
+    """TPR (a ratio whose denominator needs the label) with proxies from good or adversarial scores."""
+    rng = np.random.default_rng(9 + (proxy == "inverted"))
+    big = 5000
+    s = rng.beta(2, 2, big)
+    y = (rng.uniform(size=big) < s).astype(float)
+    yp = (s >= 0.5).astype(float)
+    q = s if proxy == "calibrated" else 1.0 - s  # P(y = 1 | s) the model claims
+    num, den, a, b = yp * y, y, yp * q, q
+    truth = num.sum() / den.sum()
+    runs, missed = 200, 0
+    for _ in range(runs):
+        lab = rng.choice(big, int(rng.choice([5, 10, 30])), replace=False)
+        lo, hi = prediction_powered_interval(num[lab], den[lab], a[lab], b[lab], a.mean(), b.mean(), 0.05,
+                                             grid_size=200)
+        missed += not lo <= truth <= hi
+    assert missed / runs <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / runs)
+
+
+def test_prediction_powered_interval_narrows_with_informative_proxies():
+    """Perfect proxies (the proxy is the label): tighter than the labels alone once bets are not truncated.
+
+    With few labels the bets sit at their truncation (the range of a row is not known to
+    be small) and the width is about ``2 log(2 / alpha) / (3/4 n)`` whatever the proxies.
+    """
+    rng = np.random.default_rng(11)
+    y = rng.binomial(1, 0.4, 5000).astype(float)
+    lab = rng.choice(5000, 200, replace=False)
+    lo, hi = prediction_powered_interval(y[lab], np.ones(200), y[lab], np.ones(200), y.mean(), 1.0)
+    lo2, hi2 = fixed_sample_interval(y[lab])
+    assert lo <= y.mean() <= hi and hi - lo < 0.6 * (hi2 - lo2), (hi - lo, hi2 - lo2)
+
+
+def test_prediction_powered_inputs_are_checked():
+    with pytest.raises(ValueError, match="num <= den"):
+        prediction_powered_interval([1], [0], [0.5], [0.5], 0.5, 0.5)
+    with pytest.raises(ValueError, match="num_mean="):
+        prediction_powered_interval([1], [1], [0.5], [0.5], 0.7, 0.5)
