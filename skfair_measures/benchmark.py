@@ -37,6 +37,7 @@ from .measures import Measure, MeasureBase
 from .registry import as_measures, msr
 from .results import Result
 from .scoring import _response
+from .selection import badness
 
 __all__ = ["BenchmarkResult", "MissingGroupWarning", "benchmark"]
 
@@ -492,7 +493,7 @@ class BenchmarkResult:
             )
             draws.append(_draws(post))
         n = min(d.size for d in draws)
-        da, db = _badness(m, draws[0][:n]), _badness(m, draws[1][:n])
+        da, db = badness(m, draws[0][:n]), badness(m, draws[1][:n])
         return float(np.mean((da < db) + 0.5 * (da == db)))
 
     def __repr__(self) -> str:
@@ -506,15 +507,6 @@ def _draws(post: Result) -> np.ndarray:
     if post.draws is None:
         raise ValueError(f"the posterior of {post.key} has no draws to compare.")
     return np.ravel(post.draws).astype(float)
-
-
-def _badness(measure: MeasureBase, draws: np.ndarray) -> np.ndarray:
-    """Smaller is fairer: the distance to the ideal value, else the value in the measure's direction."""
-    if measure.ideal is not None:
-        return np.abs(draws - measure.ideal)
-    if measure.minimize is None:
-        raise ValueError(f"{measure.key} is signed and has no ideal value: no draw is fairer than another.")
-    return draws if measure.minimize else -draws
 
 
 # -- the driver --------------------------------------------------------------------
