@@ -231,6 +231,25 @@ def _fold_values(measures: Sequence[MeasureBase], y_true: Any, y_pred: Any, grou
         return {**out, **{k: r.value for k, r in res.items()}}
 
 
+def _confusion_stats(m: MeasureBase, y_true: Any, y_pred: Any, groups: Any, w: Any) -> ConfusionStats | None:
+    """The 2 x 2 confusion counts per group that measure ``m`` reads, with the rows per group.
+
+    None for measures of other statistics (regression errors, K classes) and for a
+    sample holding a single group (the measure itself is NaN there, with a warning).
+    """
+    if {b.statistic for b in m.bases} != {"confusion"}:
+        return None
+    try:
+        sample = m.validate(y_true, y_pred, sensitive_features=groups, sample_weight=w)
+    except SingleGroupError:
+        return None
+    data, pos = prepared(sample, m.inputs)
+    stats = data.confusion(pos)
+    if not isinstance(stats, ConfusionStats):
+        return None
+    return ConfusionStats(stats.counts, stats.groups, rows=np.asarray(data.group_sizes(), dtype=float))
+
+
 def _count_entries(m: MeasureBase, y_true: Any, y_pred: Any, groups: Any, w: Any) -> dict[str, float]:
     """The 2 x 2 confusion counts and rows per group that measure ``m`` reads on one fold, by name.
 
@@ -238,23 +257,15 @@ def _count_entries(m: MeasureBase, y_true: Any, y_pred: Any, groups: Any, w: Any
     from ``cv_results_`` afterwards (:func:`pooled_counts`). Measures of other statistics
     (regression errors, K classes) return nothing.
     """
-    if {b.statistic for b in m.bases} != {"confusion"}:
-        return {}
-    try:
-        sample = m.validate(y_true, y_pred, sensitive_features=groups, sample_weight=w)
-    except SingleGroupError:
-        return {}  # the measure itself is NaN on this fold, with a warning (_fold_values)
-    data, pos = prepared(sample, m.inputs)
-    stats = data.confusion(pos)
-    if not isinstance(stats, ConfusionStats):
+    stats = _confusion_stats(m, y_true, y_pred, groups, w)
+    if stats is None:
         return {}
     out: dict[str, float] = {}
-    rows = data.group_sizes()
     for g, group in enumerate(stats.groups):
         for t in (0, 1):
             for p in (0, 1):
                 out[COUNT_KEY.format(key=m.key, group=group, t=t, p=p)] = float(stats.counts[g, t, p])
-        out[ROWS_KEY.format(key=m.key, group=group)] = float(rows[g])
+        out[ROWS_KEY.format(key=m.key, group=group)] = float(stats.rows[g])
     return out
 
 
