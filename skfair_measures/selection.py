@@ -450,9 +450,10 @@ def constrained_refit(
     :class:`~sklearn.model_selection.RandomizedSearchCV` with
     ``scoring=sfm.make_scorers([...])`` holding the objective and every constraint
     measure (``counts=True`` to aggregate by pooled out-of-fold counts). The halving
-    searches of scikit-learn 1.9 take one scoring metric and never call a ``refit``
-    callable (they keep the best ``mean_test_score`` of the last round), so the rule
-    cannot steer them; called on their ``cv_results_`` it chooses among the last round.
+    searches of scikit-learn 1.9 rank by one ``mean_test_score``: they stop with a
+    ``KeyError`` on a dict scorer and never call a ``refit`` callable, so the rule cannot
+    be used with them; on ``cv_results_`` with an ``iter`` column it chooses among the
+    last round.
 
     Parameters
     ----------

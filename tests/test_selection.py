@@ -266,3 +266,25 @@ def test_a_fold_missing_a_group_names_the_fix_or_is_counted_with_declared_groups
         search = GridSearchCV(model, {}, cv=KFold(3), scoring=declared, refit=rule).fit(X, y)
     stats = sfm.scoring.pooled_counts(search.cv_results_, "fairness.eod")[0]
     assert stats.groups.tolist() == ["F", "M", "X"] and stats.rows.tolist()[2] == 50 and stats.counts.sum() == 300
+
+
+def test_halving_searches_cannot_take_the_scorer_and_the_rule_keeps_to_the_last_round():
+    """scikit-learn 1.9's halving searches rank by one mean_test_score, so make_scorers' dict stops them.
+
+    The rule itself, given cv_results_ with an ``iter`` column, chooses among the last round only.
+    """
+    from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+    from sklearn.model_selection import HalvingGridSearchCV
+
+    X, y = _small(600)
+    model = make_pipeline(sfm.DropColumns("sex"), DecisionTreeClassifier(random_state=0))
+    scoring = sfm.make_scorers(["classif.acc", "fairness.eod"], sensitive="sex", counts=True)
+    with pytest.raises(KeyError, match="mean_test_score"):
+        HalvingGridSearchCV(model, {"decisiontreeclassifier__max_depth": [1, 2, 4, 8]}, cv=3, factor=2,
+                            scoring=scoring, refit=False).fit(X, y)
+    acc = np.array([[0.95, 0.95], [0.80, 0.82], [0.85, 0.86], [0.84, 0.83]])
+    eod = np.full_like(acc, 0.01)
+    cv = _cv_results(acc, eod, np.ones_like(acc)) | {"iter": np.array([0, 0, 1, 1])}
+    rule = sfm.constrained_refit("classif.acc", {"fairness.eod": 0.05}, aggregate="mean")
+    assert rule(cv) == 2  # candidate 0 is more accurate, but it did not reach the last round
+    assert rule.table(cv).loc[0, "reason"] == "not in the last round"
