@@ -36,9 +36,10 @@ from .engines import evaluate_measures
 from .measures import Measure, MeasureBase
 from .registry import as_measures, msr
 from .results import Result
-from .scoring import _response
+from .scoring import _confusion_stats, _response
+from .selection import ConstrainedRefit, _decide, _evidence_of, badness
 
-__all__ = ["BenchmarkResult", "MissingGroupWarning", "benchmark"]
+__all__ = ["BenchmarkResult", "LearnerChoice", "MissingGroupWarning", "benchmark"]
 
 _NO_SENSITIVE = (
     "the measures {keys} compare groups, but neither sensitive_features= nor sensitive= "
@@ -254,6 +255,8 @@ class BenchmarkResult:
         The learner names, in the order given.
     missing_groups : pandas.DataFrame
         One row per (fold, group) where a group of the data has no test sample.
+    sample_weight : numpy.ndarray or None
+        The weights of the measures, one per sample of ``X``.
     """
 
     scores: pd.DataFrame
@@ -265,6 +268,7 @@ class BenchmarkResult:
     missing_groups: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=["fold", "group"])
     )
+    sample_weight: np.ndarray | None = None
 
     @property
     def n_folds(self) -> int:
@@ -352,7 +356,7 @@ class BenchmarkResult:
         return p, (sens.iloc[:, 0] if sens.shape[1] == 1 else sens)
 
     def pooled(self, measures: Any = None) -> pd.DataFrame:
-        """Measures on the pooled out-of-fold predictions (micro average over folds).
+        """Measures on the pooled out-of-fold predictions (micro average over folds), weighted by ``sample_weight``.
 
         Returns
         -------
@@ -367,10 +371,100 @@ class BenchmarkResult:
             for k in keys:
                 m = self.measures[k]
                 resp = p["y_pred"] if m.inputs.response_method == "predict" else p["y_score"]
-                res = evaluate_measures([m], p["y_true"], resp, sensitive_features=A)
+                w = None if self.sample_weight is None else self.sample_weight[p["row"].to_numpy()]
+                res = evaluate_measures([m], p["y_true"], resp, sensitive_features=A, sample_weight=w)
                 row[k] = res[k].value
             rows.append(row)
         return pd.DataFrame(rows, columns=["learner", *keys])
+
+    def choose(
+        self,
+        objective: str | MeasureBase,
+        subject_to: Mapping[Any, float],
+        *,
+        aggregate: str = "auto",
+        confidence: float | None = None,
+        if_none: str = "raise",
+        prob: float = 0.9,
+        n_draws: int = 2000,
+        random_state: Any = 0,
+    ) -> LearnerChoice:
+        """The learner with the best objective among those whose aggregated measures meet their bounds.
+
+        The rule of :func:`skfair_measures.constrained_refit`, over the benchmarked
+        learners instead of a search's candidates: ``aggregate="pooled"`` computes a
+        measure on each learner's pooled out-of-fold counts (from :attr:`predictions`,
+        weighted by :attr:`sample_weight`), ``"mean"`` averages its fold values, and
+        ``"auto"`` pools the measures of confusion counts. Intervals, ``confidence``,
+        ``if_none`` and the Pareto front are as there.
+
+        Parameters
+        ----------
+        objective : str or Measure
+            A benchmarked measure to optimise in its own direction.
+        subject_to : dict of (str or Measure) to float
+            Benchmarked measures and their bounds.
+        aggregate, confidence, if_none, prob, n_draws, random_state
+            As in :func:`skfair_measures.constrained_refit`.
+
+        Returns
+        -------
+        LearnerChoice
+            The chosen ``learner``, its ``index``, the ``table`` of every learner and the
+            ``front``; ``plots.pareto_front(choice.table, choice.front)`` draws them.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.dummy import DummyClassifier
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(600, 2))
+        >>> A = rng.choice(["a", "b"], size=600)
+        >>> y = (X[:, 0] + 0.3 * (A == "a") + rng.normal(size=600) > 0).astype(int)
+        >>> bmr = benchmark({"logreg": LogisticRegression(), "dummy": DummyClassifier()}, X, y, A,
+        ...                 measures=["classif.acc", "fairness.eod"], cv=3, random_state=0)
+        >>> choice = bmr.choose("classif.acc", {"fairness.eod": 0.2})
+        >>> choice.learner, bool(choice.table.loc[choice.index, "fairness.eod"] <= 0.2)
+        ('logreg', True)
+        """
+        keys = self._keys([objective, *subject_to])  # benchmarked, or a KeyError naming them
+        rule = ConstrainedRefit(
+            self.measures[keys[0]],
+            {self.measures[k]: b for k, b in zip(keys[1:], subject_to.values(), strict=True)},
+            aggregate=aggregate, confidence=confidence, if_none=if_none, prob=prob, n_draws=n_draws,
+            random_state=random_state,
+        )
+        inputs = [self._pooled_inputs(name) for name in self.learners]
+
+        def evidence(m: MeasureBase) -> Any:
+            wide = self.scores[self.scores["measure"] == m.key].pivot(index="learner", columns="fold", values="value")
+            folds = wide.loc[self.learners].to_numpy(dtype=float)
+            stats = None
+            if rule.aggregate != "mean":
+                stats = [_pooled_stats(m, p, A, self.sample_weight) for p, A in inputs]
+                stats = None if any(st is None for st in stats) else stats
+            return _evidence_of(m, rule.aggregate, folds, stats, f"a measure of confusion counts ({m.key} is not)")
+
+        cons = [(evidence(m), b) for m, b in rule.subject_to]
+        table, chosen, front = _decide(rule, evidence(rule.objective), cons, "learner", self.learners, "learner")
+        return LearnerChoice(self.learners[chosen], chosen, table, front)
+
+    def pareto(
+        self,
+        objective: str | MeasureBase,
+        subject_to: Mapping[Any, float],
+        **options: Any,
+    ) -> pd.DataFrame:
+        """The Pareto front of the learners on ``objective`` and each bounded measure: ``choose(...).front``.
+
+        The same table as :meth:`skfair_measures.selection.ConstrainedRefit.front`
+        (column ``learner`` instead of ``params``): the learners no other beats on the
+        objective and every measure at once, with intervals, ``chosen`` and
+        ``prob_fairer`` (the posterior probability that a learner is fairer than the
+        chosen one on the first bounded measure). ``options`` are those of :meth:`choose`.
+        """
+        return self.choose(objective, subject_to, **options).front
 
     def posterior(
         self,
@@ -492,7 +586,7 @@ class BenchmarkResult:
             )
             draws.append(_draws(post))
         n = min(d.size for d in draws)
-        da, db = _badness(m, draws[0][:n]), _badness(m, draws[1][:n])
+        da, db = badness(m, draws[0][:n]), badness(m, draws[1][:n])
         return float(np.mean((da < db) + 0.5 * (da == db)))
 
     def __repr__(self) -> str:
@@ -502,19 +596,40 @@ class BenchmarkResult:
         )
 
 
+@dataclass(frozen=True)
+class LearnerChoice:
+    """The learner chosen by :meth:`BenchmarkResult.choose`.
+
+    Attributes
+    ----------
+    learner : str
+        The chosen learner.
+    index : int
+        Its row in ``table`` (and in :attr:`BenchmarkResult.learners`).
+    table : pandas.DataFrame
+        Every learner (column ``learner``) with the objective, each constraint (value,
+        interval, checked value, ok), ``feasible``, ``excess`` and ``reason``.
+    front : pandas.DataFrame
+        The learners on the Pareto front, the chosen one marked, with ``prob_fairer``.
+    """
+
+    learner: str
+    index: int
+    table: pd.DataFrame
+    front: pd.DataFrame
+
+
+def _pooled_stats(m: MeasureBase, p: pd.DataFrame, A: Any, w: np.ndarray | None) -> Any:
+    """A learner's confusion counts per group on its pooled out-of-fold predictions (None if not counts)."""
+    resp = p["y_pred"] if m.inputs.response_method == "predict" else p["y_score"]
+    weights = None if w is None else w[p["row"].to_numpy()]
+    return _confusion_stats(m, p["y_true"].to_numpy(), resp.to_numpy(), A, weights)
+
+
 def _draws(post: Result) -> np.ndarray:
     if post.draws is None:
         raise ValueError(f"the posterior of {post.key} has no draws to compare.")
     return np.ravel(post.draws).astype(float)
-
-
-def _badness(measure: MeasureBase, draws: np.ndarray) -> np.ndarray:
-    """Smaller is fairer: the distance to the ideal value, else the value in the measure's direction."""
-    if measure.ideal is not None:
-        return np.abs(draws - measure.ideal)
-    if measure.minimize is None:
-        raise ValueError(f"{measure.key} is signed and has no ideal value: no draw is fairer than another.")
-    return draws if measure.minimize else -draws
 
 
 # -- the driver --------------------------------------------------------------------
@@ -636,6 +751,7 @@ def benchmark(
         measures={m.key: m for m in ms},
         learners=list(named),
         missing_groups=missing,
+        sample_weight=w,
     )
 
 

@@ -751,10 +751,11 @@ def pareto_front(
     ----------
     table : pandas.DataFrame
         Every candidate: ``rule.table(search.cv_results_)``, ``ThresholdChoice.table``
-        or ``BenchmarkResult.pareto(...)[0]``.
+        or ``BenchmarkResult.choose(...).table``.
     front : pandas.DataFrame
         Its Pareto front with the chosen candidate (``rule.front(...)``,
-        ``ThresholdChoice.front``); its ``attrs`` name the objective, the bounds and the choice.
+        ``ThresholdChoice.front``, ``BenchmarkResult.choose(...).front``); its ``attrs`` name
+        the objective, the bounds and the choice.
     fairness_measure : str, optional
         The constraint on the x axis; default the first bound.
     labels : sequence, optional

@@ -57,6 +57,37 @@ _NOT_GIVEN = (
 #: the (weighted) confusion cell ``t`` (true), ``p`` (predicted) of a group, and the group's rows.
 COUNT_KEY = "{key}#counts[{group}|{t}{p}]"
 ROWS_KEY = "{key}#rows[{group}]"
+#: The fold's rows, all groups together: scikit-learn keeps the keys of the first fold only, and this total
+#: shows when a later fold's group was dropped because the first fold had no sample of it.
+TOTAL_KEY = "{key}#rows"
+_MISSING_GROUP = (
+    "a test fold has no sample of group {group!r}, so its counts for {key} are missing{where} and the folds "
+    "cannot be pooled. Stratify the folds by label and group (e.g. StratifiedKFold on the label x group "
+    "strata), or declare every group: make_scorers(..., counts=True, groups=[...]) gives every fold the "
+    "same keys (a missing group's counts are 0)."
+)
+_SCORING_FAILED = (
+    "{scorer}: scoring failed on this fold ({error}); every key is {error_score} for this fold. A scorer that "
+    "returns a dict must put the error score in itself (scikit-learn's error_score= cannot); pass "
+    "make_scorers(..., error_score='raise') to stop at the error instead."
+)
+
+
+class _FoldScores(dict):
+    """A fold's scores: a key another fold has and this one lacks is an error naming the missing group."""
+
+    def __missing__(self, key: str) -> float:
+        group = re.search(r"#(?:counts|rows)\[(.*?)(?:\|\d\d)?\]$", key)
+        if group is None:
+            raise _FoldKeyError(f"a test fold's scores lack {key!r}, which another fold's scores hold.")
+        raise _FoldKeyError(_MISSING_GROUP.format(group=group.group(1), key=key.split("#", 1)[0], where=""))
+
+
+class _FoldKeyError(KeyError):
+    """A key missing from one fold's scores; its message says why and what to do."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 _BOTH_GIVEN = (
     "{scorer} reads {name} from X ({param}={column!r}) and was also routed {name}; pass one of them: drop {param}=, "
     "or call set_score_request({name}=False)."
@@ -231,6 +262,25 @@ def _fold_values(measures: Sequence[MeasureBase], y_true: Any, y_pred: Any, grou
         return {**out, **{k: r.value for k, r in res.items()}}
 
 
+def _confusion_stats(m: MeasureBase, y_true: Any, y_pred: Any, groups: Any, w: Any) -> ConfusionStats | None:
+    """The 2 x 2 confusion counts per group that measure ``m`` reads, with the rows per group.
+
+    None for measures of other statistics (regression errors, K classes) and for a
+    sample holding a single group (the measure itself is NaN there, with a warning).
+    """
+    if {b.statistic for b in m.bases} != {"confusion"}:
+        return None
+    try:
+        sample = m.validate(y_true, y_pred, sensitive_features=groups, sample_weight=w)
+    except SingleGroupError:
+        return None
+    data, pos = prepared(sample, m.inputs)
+    stats = data.confusion(pos)
+    if not isinstance(stats, ConfusionStats):
+        return None
+    return ConfusionStats(stats.counts, stats.groups, rows=np.asarray(data.group_sizes(), dtype=float))
+
+
 def _count_entries(m: MeasureBase, y_true: Any, y_pred: Any, groups: Any, w: Any) -> dict[str, float]:
     """The 2 x 2 confusion counts and rows per group that measure ``m`` reads on one fold, by name.
 
@@ -238,23 +288,16 @@ def _count_entries(m: MeasureBase, y_true: Any, y_pred: Any, groups: Any, w: Any
     from ``cv_results_`` afterwards (:func:`pooled_counts`). Measures of other statistics
     (regression errors, K classes) return nothing.
     """
-    if {b.statistic for b in m.bases} != {"confusion"}:
-        return {}
-    try:
-        sample = m.validate(y_true, y_pred, sensitive_features=groups, sample_weight=w)
-    except SingleGroupError:
-        return {}  # the measure itself is NaN on this fold, with a warning (_fold_values)
-    data, pos = prepared(sample, m.inputs)
-    stats = data.confusion(pos)
-    if not isinstance(stats, ConfusionStats):
+    stats = _confusion_stats(m, y_true, y_pred, groups, w)
+    if stats is None:
         return {}
     out: dict[str, float] = {}
-    rows = data.group_sizes()
     for g, group in enumerate(stats.groups):
         for t in (0, 1):
             for p in (0, 1):
                 out[COUNT_KEY.format(key=m.key, group=group, t=t, p=p)] = float(stats.counts[g, t, p])
-        out[ROWS_KEY.format(key=m.key, group=group)] = float(rows[g])
+        out[ROWS_KEY.format(key=m.key, group=group)] = float(stats.rows[g])
+    out[TOTAL_KEY.format(key=m.key)] = float(len(y_true))
     return out
 
 
@@ -295,11 +338,14 @@ def pooled_counts(cv_results: Any, key: str) -> list[ConfusionStats] | None:
     rows: dict[str, np.ndarray] = {}
     for i in splits:
         head = f"split{i}_test_"
+        fold_rows = 0.0
         for name, values in cv_results.items():
             if not name.startswith(head):
                 continue
             rest = name[len(head):]
-            vals = np.nan_to_num(np.asarray(values, dtype=float))  # a fold without the group has none of it
+            vals = np.asarray(values, dtype=float)  # NaN where the fold failed: the pooled value is undefined
+            if rest.startswith(prefix_rows) and rest.endswith("]"):
+                fold_rows = fold_rows + vals
             if rest.startswith(prefix_counts) and rest.endswith("]"):
                 group, tp = rest[len(prefix_counts):-1].rsplit("|", 1)
                 cell = (int(tp[0]), int(tp[1]))
@@ -308,6 +354,11 @@ def pooled_counts(cv_results: Any, key: str) -> list[ConfusionStats] | None:
             elif rest.startswith(prefix_rows) and rest.endswith("]"):
                 group = rest[len(prefix_rows):-1]
                 rows[group] = rows.get(group, np.zeros_like(vals)) + vals
+        total = cv_results.get(f"{head}{TOTAL_KEY.format(key=key)}")
+        if total is not None and (np.asarray(total, dtype=float) > fold_rows + 0.5).any():  # NaN compares False
+            raise ValueError(_MISSING_GROUP.format(
+                group="?", key=key, where=f" from split {i} (scikit-learn kept the groups of the first fold only)"
+            ).replace("group '?'", "some group"))
     if not cells:
         return None
     groups = pd.Index(list(cells), dtype=object)
@@ -335,11 +386,15 @@ class MultiMeasureScorer(FairnessScorer):
         *,
         groups: Any = None,
         counts: bool = False,
+        error_score: float | str = np.nan,
     ):
         self.measures = measures
         self.sensitive = sensitive
         self.groups = groups
         self.counts = counts
+        if not (error_score == "raise" or isinstance(error_score, int | float | np.number)):
+            raise ValueError(f"error_score={error_score!r}; pass 'raise' or a number (default NaN).")
+        self.error_score = error_score
         self._measures = self._resolve(measures, groups)
         for m in self._measures:
             if _scorer_type(m) is not FairnessScorer:
@@ -351,8 +406,35 @@ class MultiMeasureScorer(FairnessScorer):
     def score(  # type: ignore[override]
         self, estimator: Any, X: Any, y: Any, *, sensitive_features: Any = None, sample_weight: Any = None
     ) -> dict[str, float]:
-        """Score a fitted estimator on ``X`` and ``y``: ``{key: value}``, greater is better."""
-        return self._scores(estimator, X, y, self._sensitive_of(X, sensitive_features), sample_weight, self.counts)
+        """Score a fitted estimator on ``X`` and ``y``: ``{key: value}``, greater is better.
+
+        If scoring raises, every key is ``error_score`` for this fold (the counts NaN), with a
+        warning naming the error; ``error_score="raise"`` raises it.
+        """
+        try:
+            groups = self._sensitive_of(X, sensitive_features)
+            return _FoldScores(self._scores(estimator, X, y, groups, sample_weight, self.counts))
+        except Exception as exc:
+            if isinstance(self.error_score, str):
+                raise
+            warnings.warn(
+                _SCORING_FAILED.format(scorer=repr(self), error=f"{type(exc).__name__}: {exc}",
+                                       error_score=self.error_score),
+                UserWarning, stacklevel=2,
+            )
+            return _FoldScores(self._failed(X, y, sensitive_features, sample_weight))
+
+    def _failed(self, X: Any, y: Any, sensitive_features: Any, sample_weight: Any) -> dict[str, float]:
+        """The keys of a failed fold: ``error_score`` for each measure, NaN for the counts of the fold's groups."""
+        out = {m.key: float(self.error_score) for m in self._measures}
+        if self.counts:
+            for m in self._measures:
+                try:  # the fold's groups, read as the scorer reads them (y stands in for the predictions)
+                    entries = _count_entries(m, y, y, self._sensitive_of(X, sensitive_features), sample_weight)
+                except Exception:  # noqa: BLE001 - the fold's groups cannot be read: only the measures' keys
+                    entries = {}
+                out.update({k: (float(len(y)) if k == TOTAL_KEY.format(key=m.key) else np.nan) for k in entries})
+        return out
 
 
 class RankingScorer(FairnessScorer):
@@ -523,6 +605,7 @@ def make_scorers(
     *,
     groups: Any = None,
     counts: bool = False,
+    error_score: float | str = np.nan,
 ) -> MultiMeasureScorer:
     """One scikit-learn scorer returning a dict of several measures, from one prediction per fold.
 
@@ -540,7 +623,13 @@ def make_scorers(
         Counts add over folds, so :func:`skfair_measures.constrained_refit` can compute
         a measure on the pooled out-of-fold counts instead of averaging fold values.
         Every test fold must hold every group (stratify the folds, or declare ``groups=``):
-        scikit-learn needs the same keys from every fold.
+        scikit-learn needs the same keys from every fold; a fold missing a group is an
+        error naming the group.
+    error_score : "raise" or float, default=np.nan
+        The value of every key for a fold whose scoring raises (its counts are NaN, so
+        the pooled value of that candidate is undefined), with a warning naming the error;
+        "raise" raises it. Set it here: scikit-learn's ``error_score=`` cannot replace the
+        dict this scorer returns (it fails with "'float' object is not subscriptable").
 
     Returns
     -------
@@ -556,7 +645,7 @@ def make_scorers(
     >>> make_scorers(["fairness.tpr", "classif.acc"], sensitive="sex")(LogisticRegression().fit(X, y), X, y)
     {'fairness.tpr': -0.5, 'classif.acc': 0.6666666666666666}
     """
-    return MultiMeasureScorer(measures, sensitive, groups=groups, counts=counts)
+    return MultiMeasureScorer(measures, sensitive, groups=groups, counts=counts, error_score=error_score)
 
 
 class DropColumns(TransformerMixin, BaseEstimator):

@@ -226,7 +226,12 @@ def _choose(table: pd.DataFrame, objective: MeasureBase, if_none: str, what: str
     pick = np.flatnonzero(usable & (excess == least))
     best = int(pick[np.argmax(score[pick])])
     row = table.iloc[best]
-    name = f"{what} {row['threshold']:g}" if "threshold" in table else f"{what} {best} ({row['params']})"
+    if "threshold" in table:
+        name = f"{what} {row['threshold']:g}"
+    elif "learner" in table:
+        name = f"{what} {row['learner']!r}"
+    else:
+        name = f"{what} {best} ({row['params']})"
     detail = f"the fairest is {name}: {row['reason']} (by {least:.4g})"
     if if_none == "raise":
         raise NoFeasibleCandidateError(
@@ -289,17 +294,39 @@ def _search_evidence(cv_results: Mapping[str, Any], m: MeasureBase, aggregate: s
     sign = -1.0 if m.minimize else 1.0  # scorers negate minimised measures
     folds = sign * np.column_stack([np.asarray(cv_results[k], dtype=float) for k in split_keys])
     stats = pooled_counts(cv_results, key) if aggregate != "mean" else None
-    if stats is None:
+    return _evidence_of(
+        m, aggregate, folds, stats,
+        f"the counts of {key} in cv_results_: score with sfm.make_scorers([...], counts=True)",
+    )
+
+
+def _evidence_of(
+    m: MeasureBase, aggregate: str, folds: np.ndarray, stats: list[ConfusionStats] | None, needs: str
+) -> _Evidence:
+    """One measure over the candidates from its fold values ``(n_candidates, n_folds)`` and pooled counts.
+
+    ``stats`` is None where the counts are not there; ``needs`` says how to get them
+    (for the error of ``aggregate="pooled"``).
+    """
+    if stats is None or aggregate == "mean":
         if aggregate == "pooled":
-            raise ValueError(
-                f"aggregate='pooled' needs the counts of {key} in cv_results_: score with "
-                "sfm.make_scorers([...], counts=True), or pass aggregate='mean'."
-            )
+            raise ValueError(f"aggregate='pooled' needs {needs}, or pass aggregate='mean'.")
         return _Evidence(m, "mean", folds.mean(axis=1), folds=folds)
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore")  # an undefined pooled value is NaN, and the table says why
         values = np.array([m.evaluate_stats(s).value for s in stats], dtype=float)
     return _Evidence(m, "pooled", values, stats=stats, folds=folds)
+
+
+def _decide(
+    rule: ConstrainedRefit, obj: _Evidence, cons: list[tuple[_Evidence, float]], label: str, labels: Any, what: str
+) -> tuple[pd.DataFrame, int, pd.DataFrame]:
+    """The rule over given evidence: every candidate's table (``label`` column first), the choice, the front."""
+    table = _table(obj, cons, confidence=rule.confidence, prob=rule.prob, n_draws=rule.n_draws,
+                   random_state=rule.random_state)
+    table.insert(0, label, labels)
+    chosen = _choose(table, rule.objective, rule.if_none, what)
+    return table, chosen, _front_table(table, rule.objective, cons, chosen, rule.n_draws, rule.random_state)
 
 
 class ConstrainedRefit:
@@ -423,9 +450,10 @@ def constrained_refit(
     :class:`~sklearn.model_selection.RandomizedSearchCV` with
     ``scoring=sfm.make_scorers([...])`` holding the objective and every constraint
     measure (``counts=True`` to aggregate by pooled out-of-fold counts). The halving
-    searches of scikit-learn 1.9 take one scoring metric and never call a ``refit``
-    callable (they keep the best ``mean_test_score`` of the last round), so the rule
-    cannot steer them; called on their ``cv_results_`` it chooses among the last round.
+    searches of scikit-learn 1.9 rank by one ``mean_test_score``: they stop with a
+    ``KeyError`` on a dict scorer and never call a ``refit`` callable, so the rule cannot
+    be used with them; on ``cv_results_`` with an ``iter`` column it chooses among the
+    last round.
 
     Parameters
     ----------
@@ -586,12 +614,8 @@ def constrained_threshold(
     >>> round(pick.threshold, 2), round(float(row["classif.acc"]), 3), round(float(row["fairness.eod"]), 3)
     (0.49, 0.905, 0.049)
     """
-    (obj_m,) = as_measures([objective])
-    _objective_sign(obj_m)
-    bounded = _bounded(subject_to)
-    confidence = None if confidence is None else check_prob(confidence, "confidence")
-    _check_choice(if_none, _IF_NONE, "if_none")
-    prob = check_prob(prob, "prob")
+    rule = ConstrainedRefit(objective, subject_to, confidence=confidence, if_none=if_none, prob=prob,
+                            n_draws=n_draws, random_state=random_state)  # checks every argument
 
     def curve(m: MeasureBase, w: Any) -> Any:
         return disparity_at_thresholds(
@@ -606,11 +630,7 @@ def constrained_threshold(
         stats = [ConfusionStats(counts[i], c.stats.groups, rows=rows) for i in range(counts.shape[0])]
         return _Evidence(m, "sample", c.values.to_numpy(dtype=float), stats=stats)
 
-    obj = evidence(obj_m)
-    cons = [(evidence(m), b) for m, b in bounded]
-    grid = curve(bounded[0][0], sample_weight).values.index.to_numpy()
-    table = _table(obj, cons, confidence=confidence, prob=prob, n_draws=n_draws, random_state=random_state)
-    table.insert(0, "threshold", grid)
-    chosen = _choose(table, obj_m, if_none, "threshold")
-    front = _front_table(table, obj_m, cons, chosen, n_draws, random_state)
+    cons = [(evidence(m), b) for m, b in rule.subject_to]
+    grid = curve(rule.subject_to[0][0], sample_weight).values.index.to_numpy()
+    table, chosen, front = _decide(rule, evidence(rule.objective), cons, "threshold", grid, "threshold")
     return ThresholdChoice(float(grid[chosen]), chosen, table, front)

@@ -286,3 +286,86 @@ def test_prob_fairer_reads_the_measures_ideal_value(toy, monkeypatch):
     assert bmr.prob_fairer(ratio.key, "logreg", "tree") > 0.99
     centres.update(logreg=-0.30, tree=0.10)  # signed differences: the tree is nearer 0, whatever the sign
     assert bmr.prob_fairer(signed.key, "logreg", "tree") < 0.01
+
+
+# -- choosing a learner under a bound, and its Pareto front ----------------------------
+@pytest.fixture(scope="module")
+def adult_small():
+    X, y, _ = sfm.datasets.load_adult(return_X_y_A=True)
+    idx = np.random.default_rng(0).choice(len(X), 4000, replace=False)
+    return X.iloc[idx].reset_index(drop=True), y.iloc[idx].reset_index(drop=True)
+
+
+def _pipe(final):
+    from sklearn.pipeline import Pipeline
+
+    enc = make_column_transformer(
+        (OneHotEncoder(handle_unknown="ignore", min_frequency=20), make_column_selector(dtype_include="category")),
+        remainder="passthrough",
+    )
+    return Pipeline([("drop", sfm.DropColumns(["sex", "race"])), ("enc", enc), ("clf", final)])
+
+
+_FINALS = {
+    "dummy": DummyClassifier(),
+    "tree2": DecisionTreeClassifier(max_depth=2, random_state=0),
+    "tree4": DecisionTreeClassifier(max_depth=4, random_state=0),
+    "tree8": DecisionTreeClassifier(max_depth=8, random_state=0),
+}
+
+
+def test_pareto_of_a_benchmark_is_the_search_front_on_the_same_folds(adult_small):
+    """The learners of a benchmark and the candidates of a search on the same folds give the same front."""
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+    X, y = adult_small
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    keys = ["classif.acc", "fairness.eod"]
+    bmr = benchmark({k: _pipe(f) for k, f in _FINALS.items()}, X, y, measures=keys, sensitive="sex", cv=cv,
+                    drop_sensitive=False)
+    rule = sfm.constrained_refit("classif.acc", {"fairness.eod": 0.05})
+    search = GridSearchCV(_pipe(DummyClassifier()), {"clf": list(_FINALS.values())}, cv=cv, refit=rule,
+                          scoring=sfm.make_scorers(keys, sensitive="sex", counts=True)).fit(X, y)
+    choice = bmr.choose("classif.acc", {"fairness.eod": 0.05})
+    front = bmr.pareto("classif.acc", {"fairness.eod": 0.05})
+    expected = rule.front(search.cv_results_)
+    assert choice.index == search.best_index_ and choice.learner == list(_FINALS)[search.best_index_]
+    pd.testing.assert_frame_equal(front.drop(columns="learner"), expected.drop(columns="params"))
+    assert front["learner"].tolist() == [list(_FINALS)[i] for i in expected.index]
+    assert front.attrs == expected.attrs and front["chosen"].sum() == 1
+    # pooled: the measures on each learner's out-of-fold predictions; the chosen one is the best that meets the bound
+    pooled = bmr.pooled(keys).set_index("learner")
+    np.testing.assert_allclose(choice.table["fairness.eod"], pooled.loc[bmr.learners, "fairness.eod"])
+    ok = choice.table["fairness.eod"] <= 0.05
+    assert choice.table.loc[choice.index, "classif.acc"] == choice.table.loc[ok, "classif.acc"].max()
+    assert choice.learner != "dummy"  # the always-fair baseline is not the most accurate fair learner
+    # mean: the fold means of aggregate()
+    mean = bmr.choose("classif.acc", {"fairness.eod": 0.05}, aggregate="mean").table
+    agg = bmr.aggregate(keys).set_index("learner")
+    np.testing.assert_allclose(mean["fairness.eod"], agg.loc[bmr.learners, "fairness.eod"])
+    assert (mean["fairness.eod aggregate"] == "mean").all()
+    # the plot of selection draws it
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from skfair_measures import plots
+
+    ax = plots.pareto_front(choice.table, choice.front, labels=choice.table["learner"])
+    assert ax.get_xlabel() == "fairness.eod (lower is better), bound 0.05"
+    with pytest.raises(KeyError, match="were not benchmarked"):
+        bmr.pareto("classif.acc", {"fairness.tpr": 0.05})
+    with pytest.raises(sfm.NoFeasibleCandidateError, match="no learner meets every bound: the fairest is learner 't"):
+        bmr.choose("classif.acc", {"fairness.eod": 0.05, "classif.acc": 0.99})
+
+
+def test_choose_and_pooled_use_the_benchmarks_weights(toy):
+    X, y, A = toy
+    w = np.where(A == "c", 3.0, 1.0)
+    bmr = benchmark(_learners(), X, y, A, measures=MEASURES, cv=3, random_state=0, sample_weight=w)
+    choice = bmr.choose("classif.acc", {"fairness.eod": 1.0})
+    for name in bmr.learners:
+        p = bmr.oof_predictions(name)
+        weighted = sfm.msr("fairness.eod")(p["y_true"], p["y_pred"], sensitive_features=p["sensitive_feature_0"],
+                                         sample_weight=w[p["row"]])
+        assert np.isclose(choice.table.set_index("learner").loc[name, "fairness.eod"], weighted)
+        assert np.isclose(bmr.pooled().set_index("learner").loc[name, "fairness.eod"], weighted)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 import sklearn
 from hypothesis import given, settings
@@ -206,3 +207,84 @@ def test_the_issues_case_on_all_of_adult():
     best = looser(old.cv_results_)
     assert table.loc[best, "fairness.eod"] <= 0.075
     assert table.loc[best, "classif.acc"] == table.loc[table["fairness.eod"] <= 0.075, "classif.acc"].max()
+
+
+# -- failures inside a search with a dict-returning scorer ---------------------------------
+class _FailsToPredict(DecisionTreeClassifier):
+    """A tree whose predict raises when max_depth is 1 (a scoring failure, not a fit failure)."""
+
+    def predict(self, X, check_input=True):
+        if self.max_depth == 1:
+            raise RuntimeError("cannot predict with depth 1")
+        return super().predict(X, check_input=check_input)
+
+
+def _small(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"x": rng.normal(size=n), "sex": rng.choice(["F", "M"], n)})
+    return X, (X["x"] + rng.normal(size=n) > 0).astype(int)
+
+
+def test_a_fold_whose_scoring_fails_is_nan_with_a_warning_or_raises():
+    X, y = _small()
+    model = make_pipeline(sfm.DropColumns("sex"), _FailsToPredict(random_state=0))
+    grid = {"_failstopredict__max_depth": [1, 3]}
+    rule = sfm.constrained_refit("classif.acc", {"fairness.eod": 0.5})
+    scoring = sfm.make_scorers(["classif.acc", "fairness.eod"], sensitive="sex", counts=True)
+    with pytest.warns(UserWarning, match="scoring failed on this fold .RuntimeError: cannot predict"):
+        search = GridSearchCV(model, grid, cv=3, scoring=scoring, refit=rule).fit(X, y)
+    cv = search.cv_results_
+    assert np.isnan(cv["mean_test_classif.acc"][0]) and np.isfinite(cv["mean_test_classif.acc"][1])
+    table = rule.table(cv)
+    assert np.isnan(table.loc[0, "fairness.eod"]) and not table.loc[0, "feasible"]  # pooled over no fold: undefined
+    assert search.best_index_ == 1
+    raising = sfm.make_scorers(["classif.acc", "fairness.eod"], sensitive="sex", counts=True, error_score="raise")
+    with pytest.raises(RuntimeError, match="cannot predict"):
+        GridSearchCV(model, grid, cv=3, scoring=raising, refit=False, error_score="raise").fit(X, y)
+    with pytest.raises(ValueError, match="error_score="):
+        sfm.make_scorers(["classif.acc"], error_score="nan")
+
+
+def test_a_fold_missing_a_group_names_the_fix_or_is_counted_with_declared_groups():
+    from sklearn.model_selection import KFold
+
+    X, y = _small()
+    X.loc[250:, "sex"] = "X"  # only the last of three unshuffled folds holds group X
+    model = make_pipeline(sfm.DropColumns("sex"), DecisionTreeClassifier(max_depth=2, random_state=0))
+    rule = sfm.constrained_refit("classif.acc", {"fairness.eod": 0.9})
+    scoring = sfm.make_scorers(["classif.acc", "fairness.eod"], sensitive="sex", counts=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # a later fold lacks a group of the first one: scikit-learn asks for the group's keys
+        with pytest.raises(KeyError, match="no sample of group 'X'.*groups="):
+            GridSearchCV(model, {}, cv=KFold(3), scoring=scoring, refit=rule).fit(X[::-1], y[::-1])
+        # the first fold lacks it: scikit-learn drops the group's counts of the other folds; the totals tell
+        with pytest.raises(ValueError, match="cannot be pooled. Stratify"):
+            GridSearchCV(model, {}, cv=KFold(3), scoring=scoring, refit=rule).fit(X, y)
+        declared = sfm.make_scorers(["classif.acc", "fairness.eod"], sensitive="sex", counts=True,
+                                    groups=["F", "M", "X"])
+        search = GridSearchCV(model, {}, cv=KFold(3), scoring=declared, refit=rule).fit(X, y)
+    stats = sfm.scoring.pooled_counts(search.cv_results_, "fairness.eod")[0]
+    assert stats.groups.tolist() == ["F", "M", "X"] and stats.rows.tolist()[2] == 50 and stats.counts.sum() == 300
+
+
+def test_halving_searches_cannot_take_the_scorer_and_the_rule_keeps_to_the_last_round():
+    """scikit-learn 1.9's halving searches rank by one mean_test_score, so make_scorers' dict stops them.
+
+    The rule itself, given cv_results_ with an ``iter`` column, chooses among the last round only.
+    """
+    from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+    from sklearn.model_selection import HalvingGridSearchCV
+
+    X, y = _small(600)
+    model = make_pipeline(sfm.DropColumns("sex"), DecisionTreeClassifier(random_state=0))
+    scoring = sfm.make_scorers(["classif.acc", "fairness.eod"], sensitive="sex", counts=True)
+    with pytest.raises(KeyError, match="mean_test_score"):
+        HalvingGridSearchCV(model, {"decisiontreeclassifier__max_depth": [1, 2, 4, 8]}, cv=3, factor=2,
+                            scoring=scoring, refit=False).fit(X, y)
+    acc = np.array([[0.95, 0.95], [0.80, 0.82], [0.85, 0.86], [0.84, 0.83]])
+    eod = np.full_like(acc, 0.01)
+    cv = _cv_results(acc, eod, np.ones_like(acc)) | {"iter": np.array([0, 0, 1, 1])}
+    rule = sfm.constrained_refit("classif.acc", {"fairness.eod": 0.05}, aggregate="mean")
+    assert rule(cv) == 2  # candidate 0 is more accurate, but it did not reach the last round
+    assert rule.table(cv).loc[0, "reason"] == "not in the last round"
