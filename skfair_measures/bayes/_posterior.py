@@ -387,6 +387,27 @@ class MeasurePosterior(Result):
         above = float(np.mean(x > c + eps))
         return RopeResult(below, 1.0 - below - above, above, eps=float(eps), center=c)
 
+    def verdict(self, eps: float = DEFAULT_EPS, prob: float = 0.95) -> pd.DataFrame:
+        """Per base rate and group pair: ``within`` / ``exceeds`` / ``inconclusive``, jointly at level ``prob``.
+
+        One joint construction over every pair of groups (a max-type band over the draws,
+        or the union bound of a guaranteed box); for several measures of one fit use
+        :func:`skfair_measures.bayes.verdicts`, whose family is all of them.
+
+        Examples
+        --------
+        >>> import skfair_measures as sfm
+        >>> from skfair_measures import bayes
+        >>> post = bayes.posterior(sfm.msr("fairness.acc"), [1, 0, 1, 0] * 10, [0.9, 0.2, 0.4, 0.6] * 10,
+        ...                        sensitive_features=list("aabb") * 10, method="guaranteed")
+        >>> v = post.verdict(0.05)
+        >>> v["verdict"].tolist(), v.attrs["construction"].split(":")[0]
+        (['exceeds'], 'union bound')
+        """
+        from ._verdicts import verdicts  # the module reads MeasurePosterior
+
+        return verdicts([self], eps, prob)
+
     # -- tables -------------------------------------------------------------------------
     def group_summary(self, base: str | None = None, prob: float = 0.95) -> pd.DataFrame:
         """Posterior mean, sd and equal-tailed interval of a base metric in each group.
