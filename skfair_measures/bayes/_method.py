@@ -20,14 +20,25 @@ import pandas as pd
 from .._undefined import name_groups
 from ..base import BaseMetric
 
-__all__ = ["EstimationMethod", "FitData", "GroupDraws", "Rows", "group_name", "is_number", "refuse_option",
-           "without_prior_only"]
+__all__ = ["EstimationMethod", "FitData", "GroupDraws", "Rows", "group_labels", "group_name", "is_number",
+           "refuse_option", "without_prior_only"]
 
 
 def group_name(groups: pd.Index, j: int) -> Any:
     """The label of group ``j`` as a Python value (a tuple for intersectional groups)."""
     label = groups[j]
     return label.item() if isinstance(label, np.generic) else label
+
+
+def group_labels(groups: pd.Index) -> list[str]:
+    """String labels of the groups (tuples of an intersectional index joined by ``", "``).
+
+    Examples
+    --------
+    >>> group_labels(pd.MultiIndex.from_tuples([("F", "x"), ("M", "y")]))
+    ['F, x', 'M, y']
+    """
+    return [", ".join(map(str, g)) if isinstance(g, tuple) else str(g) for g in groups]
 
 
 @dataclass(frozen=True, eq=False)

@@ -27,6 +27,7 @@ import pandas as pd
 
 from ..measures import MeasureBase, UndefinedGroupWarning
 from ..results import DEFAULT_EPS, Result, check_prob, plain
+from ._method import group_labels
 
 __all__ = ["DEFAULT_EPS", "MeasurePosterior", "RopeResult", "SamplingWarning", "warn_undefined"]
 
@@ -65,17 +66,6 @@ def warn_undefined(key: str, reason: str) -> None:
         UndefinedGroupWarning,
         stacklevel=external_stacklevel(),
     )
-
-
-def group_labels(groups: pd.Index) -> list[str]:
-    """String labels of the groups (tuples of an intersectional index joined by ``", "``).
-
-    Examples
-    --------
-    >>> group_labels(pd.MultiIndex.from_tuples([("F", "x"), ("M", "y")]))
-    ['F, x', 'M, y']
-    """
-    return [", ".join(map(str, g)) if isinstance(g, tuple) else str(g) for g in groups]
 
 
 @dataclass(frozen=True)

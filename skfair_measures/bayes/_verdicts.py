@@ -26,13 +26,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from ..results import check_prob
-from ._posterior import MeasurePosterior, group_labels
+from ._method import group_labels
+
+if TYPE_CHECKING:  # _posterior calls this module (MeasurePosterior.verdict)
+    from ._posterior import MeasurePosterior
 
 __all__ = ["verdicts"]
 
