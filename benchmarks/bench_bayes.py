@@ -20,6 +20,12 @@ a new process (imports included) and warm fits; ``--coverage`` runs the coverage
 simulation of docs/bayes.md (PPI's 95% intervals of signed TPR / accuracy / PPV
 differences over seeded runs at several n_L).
 
+``--method guaranteed`` times the guaranteed interval (one-look betting intervals of
+every group rate, union bound, through the operation) on the same data, labels only and
+prediction-powered by the 10,000 unlabeled scores: warm, median of ``--repeats``. With
+``--method auto`` the warm time includes auto's guaranteed interval (100 labels are
+below its row count, so auto reports it) besides bcr's fit.
+
 Usage::
 
     python benchmarks/bench_bayes.py                        # nutpie on the cached density, all three
@@ -28,6 +34,7 @@ Usage::
     python benchmarks/bench_bayes.py --method ppi           # PPI, n_L = 100, n_U = 10,000
     python benchmarks/bench_bayes.py --method auto --skip-empty  # the default of posterior() (bcr here)
     python benchmarks/bench_bayes.py --coverage --runs 400  # PPI coverage table
+    python benchmarks/bench_bayes.py --method guaranteed    # the guaranteed interval, warm
 """
 
 from __future__ import annotations
@@ -122,6 +129,31 @@ def ppi_timing(args: argparse.Namespace) -> None:
           f"{1000 * np.median([w['eod_seconds'] for w in warm]):.1f} ms")
 
 
+def guaranteed_timing(args: argparse.Namespace) -> None:
+    """The guaranteed 95% interval of the signed accuracy difference and of fairness.eod, warm."""
+    import skfair_measures as sfm
+    from skfair_measures import bayes
+
+    def one(seed: int, powered: bool, key: str) -> float:
+        y, s, a = simulate(100, seed)
+        _, s_u, a_u = simulate(10_000, seed + 1000)
+        extra = dict(unlabeled_scores=s_u, unlabeled_sensitive=a_u) if powered else {}
+        kw = dict(reference="M") if key == "fairness.acc" else {}
+        t0 = time.perf_counter()
+        post = bayes.posterior(sfm.msr(key), y, s, sensitive_features=a, method="guaranteed", **extra, **kw)
+        post.interval(0.95)
+        return time.perf_counter() - t0
+
+    print(f"guaranteed interval, n_L = 100, n_U = 10,000; load average {os.getloadavg()[0]:.2f} on "
+          f"{os.cpu_count()} cores; warm, median of {args.repeats} (target 50 ms)")
+    for key in ("fairness.acc", "fairness.eod"):
+        for powered in (False, True):
+            one(args.seed, powered, key)
+            times = [one(args.seed + 10 + i, powered, key) for i in range(args.repeats)]
+            form = "prediction-powered" if powered else "labels only"
+            print(f"{key:14s} {form:20s} {1000 * np.median(times):7.1f} ms")
+
+
 def ppi_coverage(args: argparse.Namespace) -> None:
     """Coverage of PPI's 95% intervals on the simulation of tests/test_bayes_ppi.py."""
     import warnings
@@ -200,7 +232,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--skip-empty", action="store_true", help="skip the empty-cache cold run")
-    ap.add_argument("--method", default="bc", choices=["bc", "bcr", "auto", "ppi"])
+    ap.add_argument("--method", default="bc", choices=["bc", "bcr", "auto", "ppi", "guaranteed"])
     ap.add_argument("--coverage", action="store_true", help="PPI coverage table instead of timings")
     ap.add_argument("--runs", type=int, default=400, help="runs per n_L of --coverage")
     args = ap.parse_args()
@@ -212,6 +244,9 @@ def main() -> None:
         return
     if args.method == "ppi":
         ppi_timing(args)
+        return
+    if args.method == "guaranteed":
+        guaranteed_timing(args)
         return
 
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)

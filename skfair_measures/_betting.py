@@ -23,8 +23,16 @@ What is implemented (their "hedged capital process" with predictable plug-in bet
   wealth on a grid of candidate means, plus three running sums: it is small, updated
   batch by batch (``update``), saved and restored (``to_dict`` / ``from_dict``), and an
   interval can be read at any ``alpha`` at any time (``interval``);
-- the grid: the interval returned is the hull of the kept grid points widened by one
-  grid step on each side, so a true mean between two grid points is never cut off.
+- the grid: the interval returned is exact with respect to the grid, the hull of the
+  grid segments ``[m_j, m_j+1]`` not wholly rejected. Each factor of ``K+`` falls with
+  ``m`` (``1 + lambda (x - m)``, and with the truncated bet ``1 + c (x / m - 1)``) and each
+  factor of ``K-`` rises, so on a segment ``max(K+(m), K-(m)) >= max(K+(m_j+1), K-(m_j))``
+  at every time; the state keeps the running maximum of that segment bound
+  (``log_seg_max``), and a segment where it reached ``2 / alpha`` holds no candidate the
+  sequence keeps. Hence a true mean between two grid points is never cut off, even
+  when every grid point is rejected (a coarse grid, many rows). The moments form bets a
+  lower bound of the row-by-row wealth, which is itself monotone, so the segment bound
+  is a lower bound of that (valid) wealth on the whole segment: rejection is still safe.
 
 Batches (:meth:`BettingCS.update_counts` for 0/1 rows, exact; :meth:`BettingCS.update_moments`
 for bounded rows known by ``count``, ``sum(x)``, ``sum(x^2)``, a lower bound): one bet for the
@@ -133,6 +141,8 @@ class BettingCS:
     log_plus: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
     log_minus: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
     log_max: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+    #: per segment ``[m_j, m_j+1]``: running maximum of ``log(max(K+(m_j+1), K-(m_j)) / 2)``
+    log_seg_max: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         if not (np.isfinite(self.upper) and self.upper > 0):
@@ -147,6 +157,19 @@ class BettingCS:
                 setattr(self, name, np.zeros(k))
             elif np.shape(getattr(self, name)) != (k,):
                 raise ValueError(f"{name} has shape {np.shape(getattr(self, name))}; expected ({k},).")
+        if self.log_seg_max is None:  # a new sequence, or a state saved before segments were kept:
+            self.log_seg_max = self._seg_now()  # start from the current value (valid, Ville at later times)
+        elif np.shape(self.log_seg_max) != (k - 1,):
+            raise ValueError(f"log_seg_max has shape {np.shape(self.log_seg_max)}; expected ({k - 1},).")
+
+    def _seg_now(self) -> np.ndarray:
+        """``log(max(K+(m_j+1), K-(m_j)) / 2)`` per segment: the hedged wealth's lower bound on it now."""
+        return _LOG_HALF + np.maximum(self.log_plus[1:], self.log_minus[:-1])
+
+    def _record(self) -> None:
+        """After a bet: update the running maxima at the grid points and on the segments."""
+        np.maximum(self.log_max, _LOG_HALF + np.maximum(self.log_plus, self.log_minus), out=self.log_max)
+        np.maximum(self.log_seg_max, self._seg_now(), out=self.log_seg_max)
 
     @property
     def grid(self) -> np.ndarray:
@@ -186,7 +209,7 @@ class BettingCS:
             lam = self._bet(self.n + 1)
             self.log_plus += np.log1p(np.minimum(lam, cap_plus) * (xi - m))
             self.log_minus += np.log1p(-np.minimum(lam, cap_minus) * (xi - m))
-            np.maximum(self.log_max, _LOG_HALF + np.maximum(self.log_plus, self.log_minus), out=self.log_max)
+            self._record()
             mean = self._mean()
             self.sq_dev += (xi - mean) ** 2
             self.total += xi
@@ -232,7 +255,7 @@ class BettingCS:
             lam_minus = np.minimum(lam, np.where(m < 1.0, _TRUNCATION / (1.0 - m), np.inf))
         self.log_plus += k * np.log1p(lam_plus * (1.0 - m)) + (n - k) * np.log1p(-lam_plus * m)
         self.log_minus += k * np.log1p(-lam_minus * (1.0 - m)) + (n - k) * np.log1p(lam_minus * m)
-        np.maximum(self.log_max, _LOG_HALF + np.maximum(self.log_plus, self.log_minus), out=self.log_max)
+        self._record()
         mean = self._mean()
         self.sq_dev += k * (1.0 - mean) ** 2 + (n - k) * mean**2
         self.total += k
@@ -265,7 +288,7 @@ class BettingCS:
                 "; only sequences built with the same settings combine."
             )
         plus, minus = self.log_plus + other.log_plus, self.log_minus + other.log_minus
-        return BettingCS(
+        return BettingCS(  # log_seg_max=None: restarts from the product's current value too
             self.upper, self.grid_size, self.alpha_bet, self.n + other.n, self.total + other.total,
             self.sq_dev + other.sq_dev, log_plus=plus, log_minus=minus,
             log_max=_LOG_HALF + np.maximum(plus, minus),
@@ -274,7 +297,10 @@ class BettingCS:
     def interval(self, alpha: float = 0.05) -> tuple[float, float]:
         """The confidence sequence at level ``1 - alpha`` now: ``(lower, upper)``.
 
-        Valid simultaneously over every time it is read, for the ``alpha`` given.
+        Valid simultaneously over every time it is read, for the ``alpha`` given. The
+        hull of the grid segments whose running lower bound (``log_seg_max``) stayed below
+        ``1 / alpha``: every candidate mean the sequence keeps, on or between grid points,
+        lies inside (see the module docstring), whatever the grid.
 
         Examples
         --------
@@ -285,13 +311,12 @@ class BettingCS:
         """
         if not 0 < alpha < 1:
             raise ValueError(f"alpha={alpha!r}; pass a level in (0, 1).")
-        kept = np.flatnonzero(self.log_max < np.log(1.0 / alpha))
-        m = self.grid
-        if kept.size == 0:  # pragma: no cover - Ville: probability <= alpha; then the closest candidate
-            kept = np.array([int(np.argmin(self.log_max))])
-        lo = m[max(int(kept[0]) - 1, 0)]
-        hi = m[min(int(kept[-1]) + 1, m.size - 1)]
-        return (float(lo), float(hi))
+        threshold = np.log(1.0 / alpha)
+        lo, hi = _hull(self.grid, self.log_seg_max < threshold, self.log_seg_max)
+        kept = self.grid[self.log_max < threshold]  # inside already, except after moments batches (not monotone)
+        if kept.size:
+            lo, hi = min(lo, float(kept[0])), max(hi, float(kept[-1]))
+        return (lo, hi)
 
     def update_moments(self, count: float, total: float, total_sq: float) -> None:
         """Bet on a batch of observations in ``[0, upper]`` known by its sums (weighted rows, say).
@@ -344,7 +369,7 @@ class BettingCS:
             lam_minus = np.minimum(lam, np.where(m < self.upper, _TRUNCATION / (self.upper - m), np.inf))
         self.log_plus += lam_plus * (s1 - n * m) - _psi(lam_plus * m) * lam_plus**2 * centred_sq
         self.log_minus += -lam_minus * (s1 - n * m) - _psi(lam_minus * (self.upper - m)) * lam_minus**2 * centred_sq
-        np.maximum(self.log_max, _LOG_HALF + np.maximum(self.log_plus, self.log_minus), out=self.log_max)
+        self._record()
         mean = self._mean()
         self.sq_dev += max(s2 - 2.0 * mean * s1 + n * mean**2, 0.0)
         self.total += s1
@@ -356,6 +381,7 @@ class BettingCS:
             "upper": float(self.upper), "grid_size": int(self.grid_size), "alpha_bet": float(self.alpha_bet),
             "n": int(self.n), "total": float(self.total), "sq_dev": float(self.sq_dev),
             "log_plus": self.log_plus.tolist(), "log_minus": self.log_minus.tolist(), "log_max": self.log_max.tolist(),
+            "log_seg_max": self.log_seg_max.tolist(),
         }
 
     @classmethod
@@ -369,7 +395,8 @@ class BettingCS:
         >>> BettingCS.from_dict(cs.to_dict()).interval(0.1) == cs.interval(0.1)
         True
         """
-        arrays = {k: np.asarray(state[k], dtype=float) for k in ("log_plus", "log_minus", "log_max")}
+        names = ("log_plus", "log_minus", "log_max", "log_seg_max")  # a state without log_seg_max restarts it
+        arrays = {k: np.asarray(state[k], dtype=float) for k in names if k in state}
         return cls(state["upper"], state["grid_size"], state["alpha_bet"], state["n"], state["total"],
                    state["sq_dev"], **arrays)
 
@@ -586,10 +613,14 @@ def prediction_powered_interval(
 
 
 def _hull(grid: np.ndarray, open_segment: np.ndarray, badness: np.ndarray) -> tuple[float, float]:
-    """The hull of the grid segments ``[grid[j], grid[j + 1]]`` not wholly rejected."""
+    """The hull of the grid segments ``[grid[j], grid[j + 1]]`` not wholly rejected.
+
+    ``badness`` (per segment, or per grid point) picks the least rejected segment when
+    every one is rejected (probability <= alpha): the interval is then one segment.
+    """
     segs = np.flatnonzero(open_segment)
-    if segs.size == 0:  # pragma: no cover - probability <= alpha; then the least rejected segment
-        segs = np.array([int(np.argmin(badness[:-1]))])
+    if segs.size == 0:
+        segs = np.array([int(np.argmin(badness[: grid.size - 1]))])
     return (float(grid[segs[0]]), float(grid[segs[-1] + 1]))
 
 

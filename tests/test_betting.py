@@ -209,3 +209,53 @@ def test_prediction_powered_inputs_are_checked():
         prediction_powered_interval([1], [0], [0.5], [0.5], 0.5, 0.5)
     with pytest.raises(ValueError, match="num_mean="):
         prediction_powered_interval([1], [1], [0.5], [0.5], 0.7, 0.5)
+
+
+def test_a_mean_between_grid_points_is_kept_when_every_grid_point_is_rejected():
+    """Grid 0, 1/4, ..., 1 and 4,000 rows of mean 3/8: every grid point is rejected, 3/8 is not.
+
+    The interval is the one segment that holds 3/8, exactly (no fallback guess).
+    """
+    x = np.tile([1, 1, 1, 0, 0, 0, 0, 0], 500)
+    coarse, fine = BettingCS(grid_size=4), BettingCS(grid_size=800)
+    coarse.update(x)
+    fine.update(x)
+    threshold = np.log(1 / 0.05)
+    assert (coarse.log_max >= threshold).all()  # the case: no grid point kept
+    assert fine.log_max[300] < threshold  # 3/8 = grid point 300 of the fine grid, kept there
+    assert coarse.interval(0.05) == (0.25, 0.5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 9), st.floats(0.02, 0.98), st.floats(0.0, 1.0), st.integers(0, 40), st.integers(20, 1500),
+       st.booleans(), st.integers(0, 2**31 - 1))
+def test_the_interval_holds_every_mean_a_finer_grid_keeps(size, p, early, n_early, n, counts, seed):
+    """Exact with respect to the grid: a coarse grid's interval holds every candidate a 50-times finer grid keeps.
+
+    The bets do not depend on the grid, so the finer grid's wealth at a shared point is
+    the coarse one's; a drift before the stream makes the running maximum matter.
+    """
+    rng = np.random.default_rng(seed)
+    x = np.concatenate([rng.binomial(1, early, n_early), rng.binomial(1, p, n)])
+    coarse, fine = BettingCS(grid_size=size), BettingCS(grid_size=50 * size)
+    for cs in (coarse, fine):
+        if counts:
+            for part in np.array_split(x, 7):
+                cs.update_counts(int(part.sum()), part.size)
+        else:
+            cs.update(x)
+    kept = fine.grid[fine.log_max < np.log(20)]
+    lo, hi = coarse.interval(0.05)
+    assert kept.size == 0 or (lo <= kept[0] and kept[-1] <= hi)
+    assert np.allclose(coarse.log_max, fine.log_max[::50])
+
+
+def test_a_state_saved_without_segments_restarts_them_from_the_current_wealth():
+    cs = BettingCS(grid_size=100)
+    cs.update(np.random.default_rng(12).binomial(1, 0.3, 300))
+    old = cs.to_dict()
+    del old["log_seg_max"]
+    again = BettingCS.from_dict(old)
+    lo, hi = again.interval(0.05)
+    assert np.shape(again.log_seg_max) == (100,) and lo <= 0.3 <= hi
+    assert lo <= cs.interval(0.05)[0] and cs.interval(0.05)[1] <= hi  # it forgets past maxima: never narrower

@@ -54,6 +54,7 @@ from ._ppi import AsymptoticWarning, PredictionPowered
 from ._reliability import ReliabilityPosterior, reliability_posterior
 from ._scorer import BayesianScorer
 from ._table import METHODS, MethodSpec
+from ._verdicts import verdicts
 
 __all__ = [
     "AUTO_RULES",
@@ -80,4 +81,5 @@ __all__ = [
     "posteriors",
     "reliability_posterior",
     "signed_measure",
+    "verdicts",
 ]

@@ -36,7 +36,14 @@ How:
   narrower; composites (mean, max, min) through their parts;
 - the estimate is the measure on the labeled frequencies.
 
-``sample_weight`` is refused (the table says so).
+Weights (``sample_weight``: each labeled row's inverse inclusion probability, known up to
+a common factor, as in a stratified or importance sample): the rate ``E_w[num] /
+E_w[den]`` is the root of ``E[w (num - theta den)] = 0`` over the labeled rows' sampling
+distribution, whatever the common factor, so each labeled row enters
+:func:`~skfair_measures._betting.prediction_powered_interval` as ``(w num / W, w den / W)``
+with no proxy (``W`` the largest weight given, assumed to bound the design's weights).
+With weights the scores are not used (prediction-powering would need the weights'
+normalisation, which a Hajek weight does not carry); ``attrs`` says so.
 """
 
 from __future__ import annotations
@@ -119,6 +126,16 @@ class ConfidenceBox:
         return measure.bounds_from_group_values(lower, upper, groups=groups, overall=overall)
 
 
+def weighted(data: FitData) -> bool:
+    """Whether weights were given (of labeled or unlabeled rows): the weighted, labels-only form."""
+    return data.labeled.weight is not None or data.unlabeled.weight is not None
+
+
+def _labeled_weight(data: FitData) -> np.ndarray:
+    w = data.labeled.weight
+    return np.ones(data.y_true.size) if w is None else np.asarray(w, dtype=float)
+
+
 def _proxies(scores: np.ndarray, y_pred: np.ndarray, roles: Any) -> tuple[np.ndarray, np.ndarray]:
     """The model's expectation of ``num`` and ``den`` of each row given its score (P(y = 1) = score)."""
     q1 = np.clip(scores, 0.0, 1.0)
@@ -134,6 +151,17 @@ def _rates(data: FitData, roles: Any, cells: np.ndarray, rate: np.ndarray, poole
     codes, n_groups = data.labeled.codes, data.n_groups
     in_den = roles.den.ravel()[cells]
     x_num = roles.num.ravel()[cells].astype(float)
+    if weighted(data):
+        w = _labeled_weight(data)
+        scaled = w / w.max() if w.size and w.max() > 0 else w
+        A, B = scaled * x_num * in_den, scaled * in_den
+
+        def by_weight(mask: np.ndarray, point: float) -> RateInterval:
+            zero = np.zeros(int(mask.sum()))
+            return RateInterval(point, pp=(A[mask], B[mask], zero, zero, 0.0, 0.0))
+
+        per_group = [by_weight(codes == g, float(rate[g])) for g in range(n_groups)]
+        return per_group, by_weight(np.ones(codes.size, bool), pooled)
     if not data.has_unlabeled:
         per_group = [RateInterval(float(rate[g]), labels=x_num[in_den & (codes == g)]) for g in range(n_groups)]
         return per_group, RateInterval(pooled, labels=x_num[in_den])
@@ -205,11 +233,13 @@ class Guaranteed(EstimationMethod):
                 )
             in_den = roles.den.ravel()[cells]
             x_num = roles.num.ravel()[cells].astype(float)
-            den = np.bincount(codes[in_den], minlength=n_groups).astype(float)
-            num = np.bincount(codes[in_den], weights=x_num[in_den], minlength=n_groups)
+            w = _labeled_weight(data)[in_den]
+            den = np.bincount(codes[in_den], weights=w, minlength=n_groups).astype(float)
+            num = np.bincount(codes[in_den], weights=w * x_num[in_den], minlength=n_groups)
+            n_den = np.bincount(codes[in_den], minlength=n_groups)
             with np.errstate(invalid="ignore", divide="ignore"):
                 rate = num / den
-            empty = np.flatnonzero(den == 0)
+            empty = np.flatnonzero((n_den == 0) | (den <= 0))
             if empty.size:
                 why = base.undefined_when or "no samples in its denominator"
                 reasons.append(
@@ -222,11 +252,12 @@ class Guaranteed(EstimationMethod):
             overall[base.name] = np.full((1, 1), pooled)
             point[base.name], point_overall[base.name] = rate, pooled
         box = ConfidenceBox(groups_ci, pooled_ci)
-        powered = data.has_unlabeled
-        attrs = {"sampler": "none: one-look betting intervals (Waudby-Smith & Ramdas 2024)"
-                 + (", prediction-powered by the unlabeled scores" if powered else ", labels only"),
+        powered = data.has_unlabeled and not weighted(data)
+        form = (", prediction-powered by the unlabeled scores" if powered else
+                ", weighted labels only (with weights the scores are not used)" if weighted(data) else ", labels only")
+        attrs = {"sampler": "none: one-look betting intervals (Waudby-Smith & Ramdas 2024)" + form,
                  "prediction_powered": bool(powered), "sequences": box.k,
-                 "estimate": "the measure on the labeled frequencies",
+                 "estimate": "the measure on the labeled frequencies" + (" (weighted)" if weighted(data) else ""),
                  "interval": "simultaneous box of the group rates (union bound), each widened to hold its estimate, "
                              "mapped through the operation"}
         return GroupDraws(values, overall, attrs=attrs, point=point, point_overall=point_overall, reasons=reasons,

@@ -20,14 +20,25 @@ import pandas as pd
 from .._undefined import name_groups
 from ..base import BaseMetric
 
-__all__ = ["EstimationMethod", "FitData", "GroupDraws", "Rows", "group_name", "is_number", "refuse_option",
-           "without_prior_only"]
+__all__ = ["EstimationMethod", "FitData", "GroupDraws", "Rows", "group_labels", "group_name", "is_number",
+           "refuse_option", "without_prior_only"]
 
 
 def group_name(groups: pd.Index, j: int) -> Any:
     """The label of group ``j`` as a Python value (a tuple for intersectional groups)."""
     label = groups[j]
     return label.item() if isinstance(label, np.generic) else label
+
+
+def group_labels(groups: pd.Index) -> list[str]:
+    """String labels of the groups (tuples of an intersectional index joined by ``", "``).
+
+    Examples
+    --------
+    >>> group_labels(pd.MultiIndex.from_tuples([("F", "x"), ("M", "y")]))
+    ['F, x', 'M, y']
+    """
+    return [", ".join(map(str, g)) if isinstance(g, tuple) else str(g) for g in groups]
 
 
 @dataclass(frozen=True, eq=False)
@@ -112,6 +123,10 @@ class GroupDraws:
         A joint confidence set of the group rates with ``measure_interval(measure,
         groups, prob)`` (``method="guaranteed"``); then the interval is that, not
         quantiles of the draws.
+    interval_box : object, optional
+        Such a confidence set put on another method's draws by ``method="auto"``: the
+        interval is read from it (holding the estimate), the probabilities still from the
+        draws.
     """
 
     values: dict[str, np.ndarray]
@@ -123,6 +138,7 @@ class GroupDraws:
     point_overall: dict[str, float] | None = None
     reasons: list[str] = field(default_factory=list)
     confidence: Any = None
+    interval_box: Any = None
 
 
 def without_prior_only(

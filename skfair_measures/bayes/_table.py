@@ -68,9 +68,12 @@ METHODS: dict[str, MethodSpec] = {
     for spec in (
         MethodSpec(
             AUTO, None,
-            summary="the recommended method for the data: bb without unlabeled scores, ppi with sample "
-            "weights, bcr otherwise (bb when the calibration checks fail)",
-            guarantee="that of the method it chooses (post.method)",
+            summary="the recommended method for the data: the estimate of bb without unlabeled scores, of ppi "
+            "with sample weights, of bcr otherwise (bb when the calibration checks fail); the interval of that "
+            "method only when every group has enough labeled rows in every rate's denominator, else the "
+            "guaranteed interval (widened to hold the estimate)",
+            guarantee="coverage >= prob at every number of labels below the rule's row count (the guaranteed "
+            "interval); above it that of the method it chooses (post.method)",
             weights=True, unlabeled="optional",
         ),
         MethodSpec(
@@ -105,9 +108,9 @@ METHODS: dict[str, MethodSpec] = {
             "guaranteed", Guaranteed,
             summary="one-look betting intervals of every group rate (labels only, or prediction-powered by the "
             "unlabeled scores), joined by a union bound and mapped through the measure's operation",
-            guarantee="coverage >= prob at every number of labels (random labeled rows; no model assumed, "
-            "whatever the scores' calibration)",
-            unlabeled="optional", default_draws=1,
+            guarantee="coverage >= prob at every number of labels (random labeled rows, or drawn with known "
+            "inclusion probabilities given as sample_weight; no model assumed, whatever the scores' calibration)",
+            weights=True, unlabeled="optional", default_draws=1,
         ),
     )
 }
