@@ -364,6 +364,7 @@ def test_mlflow_logs_the_trajectory_step_indexed(tmp_path):
     old = mlflow.get_tracking_uri()
     mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
     try:
+        mlflow.set_experiment("active")  # not an experiment id another test left active in its own store
         with mlflow.start_run() as run:
             n = skfair_measures_mlflow.log_active_trajectory(aa)
         history = mlflow.MlflowClient().get_metric_history(run.info.run_id, "active/acc/1/estimate")
