@@ -32,8 +32,8 @@ def test_demo_logs_measures_folds_posteriors_and_plots(tmp_path):
     audit = by_name["adult-logreg-audit"]
     assert 0 < audit.data.metrics["fairness.tpr"] < 1
     # group counts once per run; per-group values in a table and a chart, not as metrics
-    assert "groups.count/sex_Female" in audit.data.metrics
-    assert not any(k.startswith("fairness.tpr.by_group") for k in audit.data.metrics)
+    assert "groups.n_rows/sex_Female" in audit.data.metrics
+    assert not any(k.startswith("fairness.tpr.group_") for k in audit.data.metrics)
     audit_files = [a.path for a in client.list_artifacts(audit.info.run_id, "fairness")]
     assert any(f.endswith("groupwise.json") for f in audit_files)
     # per-fold values: child runs of the CV parent, and mean and sd on the parent

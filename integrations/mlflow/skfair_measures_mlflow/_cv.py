@@ -21,7 +21,7 @@ from skfair_measures.groups import resolve_sensitive
 from skfair_measures.measures import MeasureBase
 from skfair_measures.results import Result
 
-from ._collect import Payload, _group_names, collect, measure_params
+from ._collect import Artifact, Payload, _group_names, chosen_params, collect
 from ._compute import (
     compute_posteriors,
     declare_groups,
@@ -366,7 +366,7 @@ def _log_parent(session: TrackingSession, out: CrossValidationResult, plan: _Pla
         if math.isnan(out.mean[m.key]):
             payload.add_tag(subkey(base, "undefined"), _undefined_folds(out, m.key))
         if log_params:
-            for k, v in measure_params(m).items():
+            for k, v in chosen_params(m).items():
                 payload.add_param(subkey(base, "config", k), v)
     if log_params:
         payload.add_param(f"{pre}cv/n_splits", len(plan.splits))
@@ -378,9 +378,9 @@ def _log_parent(session: TrackingSession, out: CrossValidationResult, plan: _Pla
     payload.add_tag("skfair.groups", _groups_json(plan.groups))
     if artifacts:
         table = pd.concat([out.scores, out.mean.to_frame("mean").T, out.std.to_frame("sd").T])
-        payload.tables[f"fairness/{sanitize_key(prefix) + '/' if prefix else ''}cv_scores.json"] = (
-            table.rename_axis("fold").reset_index().astype({"fold": str})
-        )
+        # a CSV file, not a second log_table: a run has one table (the groupwise one), see _collect.RUN_TABLE
+        path = f"fairness/{sanitize_key(prefix) + '/' if prefix else ''}cv_scores.csv"
+        payload.artifacts.append(Artifact(path, table.rename_axis("fold").to_csv()))
     out.logged.append(log_payload(payload, session, run_id=out.run_id, results={"cv": out.scores}))
 
 

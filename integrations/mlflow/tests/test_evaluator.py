@@ -54,7 +54,7 @@ def test_logged_model_end_to_end_with_metrics_linked_to_the_model(tracking, data
                                      sensitive_features=X["sex"])
     for key in keys:
         assert result.metrics[key] == pytest.approx(expected[key].value)
-    assert result.metrics["groups.count/sex_F"] == expected["fairness.tpr"].counts["F"]
+    assert result.metrics["groups.n_rows/sex_F"] == expected["fairness.tpr"].counts["F"]
     assert metrics(run.info.run_id) == pytest.approx(result.metrics)  # logged == returned
     assert tags(run.info.run_id)["skfair.sensitive"] == "sex"
     assert {"fairness_results", "fairness_groupwise"} <= set(result.artifacts)
@@ -75,7 +75,7 @@ def test_static_predictions_with_prefix(tracking, data):
     )
     expected = sfm.msr("fairness.fpr").evaluate(y, pred, sensitive_features=X[["sex", "race"]])
     assert result.metrics["val_fairness.fpr"] == pytest.approx(expected.value)
-    assert result.metrics["val_groups.count/sex_M_race_c_d"] == expected.counts[("M", "c=d")]
+    assert result.metrics["val_groups.n_rows/sex_M_race_c_d"] == expected.counts[("M", "c=d")]
     assert metrics(result.run_id) == pytest.approx(result.metrics)
     assert_no_key_is_a_directory(result.metrics)
 
