@@ -422,6 +422,7 @@ def _draw_summaries(p: Payload, base: str, name: str, res: Result, ctx: _Context
         p.add_tag(f"{pre}.undefined", f"{why}; the summaries are undefined (NaN). {res.reason or ''}".strip())
         p.add_metric(f"{pre}/mean", math.nan, **meaning, quantity="mean")
         return
+    _posterior_rows(p, pre, res, meaning)
     lo, hi = res.interval(prob)
     p.add_metric(f"{pre}/mean", draws.mean(), **meaning, quantity="mean")
     p.add_metric(f"{pre}/sd", draws.std(ddof=1) if draws.size > 1 else math.nan, **meaning, quantity="sd")
@@ -450,6 +451,19 @@ def count_rows(res: Result) -> str:
     """
     name = None if res.counts is None else res.counts.name
     return "n_labeled" if name == "n_labeled" else "n_rows"
+
+
+def _posterior_rows(p: Payload, pre: str, res: Result, meaning: dict[str, Any]) -> None:
+    """Which rows a posterior describes, when it read unlabeled rows as well: the value beside it did not."""
+    attrs = getattr(res, "attrs", None)
+    if not isinstance(attrs, Mapping) or not attrs.get("n_unlabeled"):
+        return
+    n_lab, n_unl = int(attrs.get("n_labeled", 0)), int(attrs["n_unlabeled"])
+    p.add_metric(f"{pre}/n_rows", n_lab + n_unl, **meaning, quantity="n_rows")
+    p.add_metric(f"{pre}/n_labeled", n_lab, **meaning, quantity="n_labeled")
+    p.add_tag(f"{pre}.rows", f"fitted on {n_lab:,} labeled rows and the scores of {n_unl:,} unlabeled rows: it "
+              f"describes all {n_lab + n_unl:,} rows; a point value computed on the labeled rows alone may lie "
+              "outside its interval")
 
 
 def _counts(p: Payload, base: str, name: str, res: Result, ctx: _Context) -> None:

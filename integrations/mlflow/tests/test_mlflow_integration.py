@@ -336,7 +336,7 @@ def test_not_a_result_is_refused_by_name(tracking):
     with pytest.raises(TypeError, match="cannot log a dict"):
         log_fairness([{"value": 0.1}])
     m = sfm.msr("fairness.tpr")
-    r = m.evaluate([1, 0], [1, 0], sensitive_features=["a", "b"])
+    r = m.evaluate([1, 1], [1, 0], sensitive_features=["a", "b"])
     with pytest.raises(ValueError, match="both named 'fairness.tpr'"):
         log_fairness([r, r])
 
