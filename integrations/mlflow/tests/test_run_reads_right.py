@@ -132,3 +132,19 @@ def test_the_chart_reads_at_2_and_30_groups(n_groups):
     # no panel's labels run into another panel
     panels = [ax.get_tightbbox(renderer) for ax in axes]
     assert not _boxes_overlap(panels)
+
+
+def test_a_posterior_that_read_unlabeled_rows_says_which_rows_it_describes(tracking):
+    from _helpers import Sampled
+
+    m = sfm.msr("fairness.cv")
+    point = m.evaluate([1, 0, 1, 0], [1, 0, 0, 0], sensitive_features=list("FFMM"))
+    post = Sampled(m, np.random.default_rng(0).beta(20, 80, 400))
+    post.attrs = {"n_labeled": 500, "n_unlabeled": 1500}  # as the bc, bcr and ppi posteriors record them
+    with mlflow.start_run() as run:
+        log_fairness([point, post], artifacts=False)
+    data = MlflowClient().get_run(run.info.run_id).data
+    assert data.metrics["fairness.cv.posterior/n_rows"] == 2000
+    assert data.metrics["fairness.cv.posterior/n_labeled"] == 500
+    assert "describes all 2,000 rows" in data.tags["fairness.cv.posterior.rows"]
+    assert data.metrics["groups.n_rows/F"] == 2  # the point value's rows
