@@ -3,7 +3,8 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-PIP    := $(PY) -m pip install --quiet --disable-pip-version-check
+# PYTHONWARNINGS: no setuptools banner about editable installs in the output
+PIP    := PYTHONWARNINGS=ignore $(PY) -m pip install --quiet --disable-pip-version-check
 DEMO_STAMP := $(VENV)/.demo-installed
 TEST_STAMP := $(VENV)/.test-installed
 

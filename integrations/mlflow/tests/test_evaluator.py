@@ -9,6 +9,7 @@ from _helpers import Sampled, artifacts, assert_no_key_is_a_directory, metrics, 
 from skfair_measures_mlflow._compute import compute_posteriors
 from skfair_measures_mlflow.evaluator import FairnessEvaluator, validate_config
 from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
 
 import skfair_measures as sfm
 from skfair_measures import bayes
@@ -143,3 +144,32 @@ def test_real_posteriors_through_the_evaluator(tracking, data):
     )
     for key, post in posts.items():
         assert result.metrics[f"{key}.posterior/mean"] == pytest.approx(np.mean(post.draws))
+
+
+def test_the_docs_trusted_types_log_the_docs_pipeline(tracking, data):
+    """docs/mlflow.md's skops_trusted_types are enough for its pipeline (DropColumns, make_column_selector)."""
+    import ast
+    import re
+    from pathlib import Path
+
+    from sklearn.compose import make_column_selector, make_column_transformer
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    page = (Path(__file__).parents[3] / "docs" / "mlflow.md").read_text()
+    trusted = ast.literal_eval(re.search(r"skops_trusted_types=(\[[^\]]*\])", page).group(1))
+    X, y = data
+    X = X.assign(race=X.race.astype("category"))
+    pipe = make_pipeline(
+        sfm.DropColumns(["sex"]),
+        make_column_transformer(
+            (OneHotEncoder(handle_unknown="ignore"), make_column_selector(dtype_include="category")),
+            (StandardScaler(), make_column_selector(dtype_include="number")),
+        ),
+        LogisticRegression(max_iter=1000),
+    ).fit(X, y)
+    with mlflow.start_run(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # MLflow's own notes on signatures and environments
+        info = mlflow.sklearn.log_model(pipe, name="model", skops_trusted_types=trusted,
+                                        pip_requirements=["scikit-learn"])
+    loaded = mlflow.sklearn.load_model(info.model_uri)
+    assert (loaded.predict(X) == pipe.predict(X)).all()
