@@ -984,7 +984,7 @@ def render_html(report: AuditReport) -> str:
         + "</table>",
     ]
     if not report.table.empty:
-        parts += ["<h2>Measures</h2>", _table_html(_shown_measures(report.table)[0])]
+        parts += ["<h2>Measures</h2>", _table_html(_int_text(_shown_measures(report.table)[0]))]
     if not report.by_group.empty:
         shown, left_out = _largest_groups(report.by_group)
         parts += ["<h2>Per group</h2>"] + ([f"<p>{esc(left_out.strip())}</p>"] if left_out else [])

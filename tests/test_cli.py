@@ -197,6 +197,8 @@ def test_a_value_and_its_posterior_say_which_rows_they_came_from(frame):
     text = rep.to_text()
     assert "value_rows" in text and "post_rows" in text
     assert max(len(line) for line in text.split("\n\n")[2].splitlines()) < 120  # the measure table
+    page = render_html(rep)
+    assert "<th>post_rows</th>" in page and "&lt;NA&gt;" not in page
 
 
 def test_a_measure_without_posterior_is_noted_and_the_others_still_get_one(frame):
