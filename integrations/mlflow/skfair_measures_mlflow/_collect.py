@@ -652,10 +652,10 @@ def _groupwise_figure(table: pd.DataFrame) -> Any:
         top = np.sort(np.argsort(-np.nan_to_num(size, nan=-1.0), kind="stable")[:MAX_CHART_GROUPS])
         groups = [groups[i] for i in top]
     n_panels, n_groups = max(len(values), 1), len(groups)
-    n_cols = min(n_panels, 4)
+    n_cols = min(n_panels, 2)  # narrow enough to stay legible where MLflow's artifact view scales it down
     n_rows = -(-n_panels // n_cols)
-    panel_h = 0.9 + 0.24 * n_groups
-    fig = Figure(figsize=(1.6 + 3.4 * n_cols, 0.4 + panel_h * n_rows))
+    panel_h = 1.1 + 0.26 * n_groups
+    fig = Figure(figsize=(2.0 + 4.0 * n_cols, 0.4 + panel_h * n_rows))
     FigureCanvasAgg(fig)
     axes = fig.subplots(n_rows, n_cols, squeeze=False, sharey=True)
     y = np.arange(n_groups)
@@ -669,11 +669,11 @@ def _groupwise_figure(table: pd.DataFrame) -> Any:
         for yi in y[np.isnan(heights)]:
             ax.text(0, yi, " undefined", ha="left", va="center", fontsize=7, color="0.3")
         quantity = row["quantity"] if row["quantity"] not in ("value", row["result"]) else "value"
-        ax.set_title(_no_math(f"{row['result']}: {quantity}\n({row['kind']})", limit=80), fontsize=9)
+        ax.set_title(_no_math(f"{row['result']}: {quantity}\n({row['kind']})", limit=80), fontsize=10)
         ax.axvline(0, color="0.5", lw=0.6)
-        ax.tick_params(labelsize=8)
-        ax.set_xlabel("value per group", fontsize=8)
-    axes[0, 0].set_yticks(y, [_no_math(g) for g in groups], fontsize=8)
+        ax.tick_params(labelsize=9)
+        ax.set_xlabel("value per group", fontsize=9)
+    axes[0, 0].set_yticks(y, [_no_math(g) for g in groups], fontsize=9)
     axes[0, 0].invert_yaxis()  # the table's first group on top
     if n_groups < n_all:
         fig.suptitle(f"the {n_groups} largest of {n_all:,} groups; {n_all - n_groups:,} others not shown", fontsize=9)
