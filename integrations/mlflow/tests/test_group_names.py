@@ -20,7 +20,6 @@ def _result(groups, seed=0):
                                             sensitive_features=groups)
 
 
-@pytest.mark.filterwarnings("ignore:Glyph .* missing from font")  # CJK labels on a machine without such a font
 def test_odd_group_names_give_the_chart_and_every_metric():
     groups = np.array(ODD, dtype=object)[np.random.default_rng(1).integers(0, len(ODD), 400)]
     with warnings.catch_warnings():
