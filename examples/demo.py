@@ -161,9 +161,9 @@ def compare(adult: tuple, compas: tuple, mlflow_uri: str) -> None:
         print(bench.aggregate().to_string(index=False, float_format="{:.4f}".format))
         p = bench.prob_fairer("fairness.tpr", "logreg", "tree", random_state=0)
         print(f"P(logreg has a smaller TPR gap than tree | pooled out-of-fold predictions) = {p:.3f}")
-        mlflow.set_experiment(f"skfair-demo-{name}")
+        experiment_id = mlflow.set_experiment(f"skfair-demo-{name}").experiment_id
         for learner, model in models.items():
-            with mlflow.start_run(run_name=f"{name}-{learner}-cv"):
+            with mlflow.start_run(run_name=f"{name}-{learner}-cv", experiment_id=experiment_id):
                 mlflow.log_params({"dataset": name, "learner": learner, "sensitive": sensitive})
                 cross_validate_fairness(
                     model,
@@ -174,7 +174,7 @@ def compare(adult: tuple, compas: tuple, mlflow_uri: str) -> None:
                     cv=StratifiedKFold(3, shuffle=True, random_state=1),
                     fold_runs=True,
                 )
-            with mlflow.start_run(run_name=f"{name}-{learner}-posterior"):
+            with mlflow.start_run(run_name=f"{name}-{learner}-posterior", experiment_id=experiment_id):
                 post = bench.posterior("fairness.tpr", learner, random_state=0)
                 log_fairness([("fairness.tpr", post)])
     print(f"\nlogged to {mlflow_uri}: per-fold child runs, their mean and sd, and posteriors")
@@ -273,9 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
     models = {name: model.fit(X_train, y_train) for name, model in learners().items()}
     audit_results = audit(models, X_test, y_test)
-    mlflow.set_experiment("skfair-demo-adult")
+    adult_id = mlflow.set_experiment("skfair-demo-adult").experiment_id  # compare() logs into its own ones
     for name, results in audit_results.items():
-        with mlflow.start_run(run_name=f"adult-{name}-audit"):
+        with mlflow.start_run(run_name=f"adult-{name}-audit", experiment_id=adult_id):
             log_fairness(results, measures=[r.measure for r in results.values()])
     tune(X_train, y_train, out)
     Xc, yc, _ = sfm.datasets.load_compas(return_X_y_A=True)
@@ -296,10 +296,10 @@ def main(argv: list[str] | None = None) -> int:
     ]
     compare((X, y, "sex"), (Xc[compas_cols], yc, "race"), args.mlflow_uri)
     bc = posterior_with_few_labels(models, X_test, y_test)
-    with mlflow.start_run(run_name="adult-logreg-posterior-200-labels"):
+    with mlflow.start_run(run_name="adult-logreg-posterior-200-labels", experiment_id=adult_id):
         log_fairness([("fairness.acc", bc)])
     path = report(models, X_test, y_test, out / "adult_audit.html")
-    with mlflow.start_run(run_name="adult-logreg-report"):
+    with mlflow.start_run(run_name="adult-logreg-report", experiment_id=adult_id):
         mlflow.log_artifact(str(path))
     print(f"\nDone in {time.perf_counter() - t0:.1f} s.")
     if args.mlflow_uri.startswith("sqlite:///"):

@@ -18,34 +18,99 @@ subpackages ``bayes`` and ``plots`` are imported explicitly, and ``unaware`` (wh
 measures have registry keys) loads QuaPy only when a quantifier needs it.
 """
 
-from . import datasets
-from ._bootstrap import BootstrapResult, bootstrap
-from ._stats import ConfusionStats, ErrorStats
-from .base import BaseMetric, SklearnMetric
-from .engines import compute_metrics, evaluate_measures
-from .groupwise import GroupwiseMetrics, groupwise_metrics
-from .measures import (
-    CompositeMeasure,
-    ConstraintMeasure,
-    FairnessMeasure,
-    Measure,
-    MeasureResult,
-    PerformanceMeasure,
-    UndefinedGroupWarning,
-)
-from .operations import Operation
-from .registry import msr, msrs
-from .results import UndefinedReplicatesWarning
-from .scoring import DropColumns, FairnessScorer, MultiMeasureScorer, fairness_scorer, make_scorers
-from .selection import (
-    ConstrainedRefit,
-    InfeasibleConstraintWarning,
-    NoFeasibleCandidateError,
-    constrained_refit,
-    constrained_threshold,
-    pareto_front,
-)
-from .thresholds import ThresholdCurve, disparity_at_thresholds
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING, Any
+
+#: Where each public name lives. The names load on first use (PEP 562), so ``import
+#: skfair_measures`` (and the ``skfair`` command's ``--help``) costs milliseconds, not the
+#: import of scikit-learn; ``from skfair_measures import msr`` and ``sfm.msr`` work as before.
+_WHERE = {
+    "datasets": None,
+    "BootstrapResult": "._bootstrap",
+    "bootstrap": "._bootstrap",
+    "ConfusionStats": "._stats",
+    "ErrorStats": "._stats",
+    "BaseMetric": ".base",
+    "SklearnMetric": ".base",
+    "compute_metrics": ".engines",
+    "evaluate_measures": ".engines",
+    "GroupwiseMetrics": ".groupwise",
+    "groupwise_metrics": ".groupwise",
+    "CompositeMeasure": ".measures",
+    "ConstraintMeasure": ".measures",
+    "FairnessMeasure": ".measures",
+    "Measure": ".measures",
+    "MeasureResult": ".measures",
+    "PerformanceMeasure": ".measures",
+    "UndefinedGroupWarning": ".measures",
+    "Operation": ".operations",
+    "msr": ".registry",
+    "msrs": ".registry",
+    "UndefinedReplicatesWarning": ".results",
+    "DropColumns": ".scoring",
+    "FairnessScorer": ".scoring",
+    "MultiMeasureScorer": ".scoring",
+    "fairness_scorer": ".scoring",
+    "make_scorers": ".scoring",
+    "ConstrainedRefit": ".selection",
+    "InfeasibleConstraintWarning": ".selection",
+    "NoFeasibleCandidateError": ".selection",
+    "constrained_refit": ".selection",
+    "constrained_threshold": ".selection",
+    "pareto_front": ".selection",
+    "ThresholdCurve": ".thresholds",
+    "disparity_at_thresholds": ".thresholds",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from . import datasets
+    from ._bootstrap import BootstrapResult, bootstrap
+    from ._stats import ConfusionStats, ErrorStats
+    from .base import BaseMetric, SklearnMetric
+    from .engines import compute_metrics, evaluate_measures
+    from .groupwise import GroupwiseMetrics, groupwise_metrics
+    from .measures import (
+        CompositeMeasure,
+        ConstraintMeasure,
+        FairnessMeasure,
+        Measure,
+        MeasureResult,
+        PerformanceMeasure,
+        UndefinedGroupWarning,
+    )
+    from .operations import Operation
+    from .registry import msr, msrs
+    from .results import UndefinedReplicatesWarning
+    from .scoring import DropColumns, FairnessScorer, MultiMeasureScorer, fairness_scorer, make_scorers
+    from .selection import (
+        ConstrainedRefit,
+        InfeasibleConstraintWarning,
+        NoFeasibleCandidateError,
+        constrained_refit,
+        constrained_threshold,
+        pareto_front,
+    )
+    from .thresholds import ThresholdCurve, disparity_at_thresholds
+
+
+def __getattr__(name: str) -> Any:
+    """A public name (or a submodule such as ``registry``), imported on first use."""
+    if name in _WHERE:
+        where = _WHERE[name]
+        value = importlib.import_module(f".{name}" if where is None else where, __name__)
+        value = value if where is None else getattr(value, name)
+    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        value = importlib.import_module(f".{name}", __name__)  # sfm.registry, sfm.results, ... as before
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
+
 
 __version__ = "0.1.0"
 

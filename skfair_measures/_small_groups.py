@@ -22,12 +22,20 @@ from ._groups import SingleGroupError
 from ._undefined import name_groups
 
 __all__ = [
+    "SMALL_GROUP_ROWS",
     "SmallGroupPlan",
     "SmallGroupWarning",
     "check_small_groups",
+    "fold_group_sizes",
     "restrict_small_group_stats",
+    "small_group_effect",
     "small_group_plan",
+    "small_groups_in_folds",
 ]
+
+#: A group with fewer rows than this (in a test fold) is small: by default the fold means of
+#: ``benchmark`` and ``cross_validate_fairness`` warn, naming it, with the mean without it beside.
+SMALL_GROUP_ROWS = 30
 
 
 class SmallGroupWarning(UserWarning):
@@ -217,3 +225,83 @@ def restrict_small_group_stats(
     if warn:
         plan.warn(stacklevel=2)  # attributed to whoever called this function
     return plan.stats(stats)
+
+
+# -- small groups in cross-validation: named by default, with the value they move --------------
+def fold_group_sizes(codes: np.ndarray, tests: list[np.ndarray], groups: pd.Index) -> pd.DataFrame:
+    """Rows of each group in each test fold: one row per fold, one column per group.
+
+    Examples
+    --------
+    >>> fold_group_sizes(np.array([0, 0, 1, 1, 0]), [np.array([0, 2]), np.array([1, 3, 4])], pd.Index(["a", "b"]))
+       a  b
+    0  1  1
+    1  2  1
+    """
+    sizes = [np.bincount(np.asarray(codes)[te], minlength=len(groups)) for te in tests]
+    return pd.DataFrame(sizes, columns=groups)
+
+
+def small_groups_in_folds(sizes: pd.DataFrame, min_rows: int = SMALL_GROUP_ROWS) -> pd.Series:
+    """The groups with fewer than ``min_rows`` rows in some test fold (but rows in the data): their fewest.
+
+    A group absent from a fold is reported as missing elsewhere; here it counts by its
+    smallest non-zero size.
+
+    Examples
+    --------
+    >>> small_groups_in_folds(pd.DataFrame({"a": [40, 41], "b": [4, 0]}))
+    b    4
+    dtype: int64
+    """
+    present = sizes.where(sizes > 0)
+    fewest = present.min(axis=0)
+    small = fewest[fewest < min_rows].dropna()
+    return small.astype(np.int64)
+
+
+def _number(x: float) -> str:
+    return "undefined" if np.isnan(x) else f"{x:.4f}"
+
+
+def small_group_effect(
+    small: pd.Series, with_small: pd.DataFrame, without_small: pd.DataFrame, *, who: str,
+    min_rows: int = SMALL_GROUP_ROWS,
+) -> str:
+    """The warning that names the small groups of a cross-validation and how much they move the fold means.
+
+    Parameters
+    ----------
+    small : pandas.Series
+        Fewest test rows of each small group (:func:`small_groups_in_folds`).
+    with_small, without_small : pandas.DataFrame
+        Fold means with every group and with the small groups left out: one row per learner
+        (or one row), one column per measure.
+    who : str
+        ``"benchmark"`` or ``"cross_validate_fairness"``.
+    min_rows : int
+        The size below which a group is small.
+
+    Examples
+    --------
+    >>> msg = small_group_effect(pd.Series({"Asian": 9}), pd.DataFrame({"fairness.tpr": [0.79]}, index=["tree"]),
+    ...                          pd.DataFrame({"fairness.tpr": [0.43]}, index=["tree"]), who="benchmark")
+    >>> print(msg)  # doctest: +NORMALIZE_WHITESPACE
+    benchmark: group(s) with fewer than 30 rows in a test fold: 'Asian' (9); they move the fold means:
+    fairness.tpr 0.7900 with them, 0.4300 without (tree). Pass min_group_size=30 to the measures to leave
+    them out, or small_groups='merge' with it to pool them; pooled out-of-fold predictions are steadier.
+    """
+    named = name_groups(small.index.tolist(), small.to_numpy())
+    moved = []
+    for key in with_small.columns:
+        for who_row in with_small.index:
+            a, b = float(with_small.loc[who_row, key]), float(without_small.loc[who_row, key])
+            if not (np.isnan(a) and np.isnan(b)) and not np.isclose(a, b, equal_nan=True):
+                label = f" ({who_row})" if who_row is not None and str(who_row) != "" else ""
+                moved.append(f"{key} {_number(a)} with them, {_number(b)} without{label}")
+    effect = "; ".join(moved) if moved else "no fold mean changes without them"
+    return (
+        f"{who}: group(s) with fewer than {min_rows} rows in a test fold: {named}; they move the fold means: "
+        f"{effect}. Pass min_group_size={min_rows} to the measures to leave them out, or small_groups='merge' "
+        "with it to pool them; pooled out-of-fold predictions are steadier."
+    )

@@ -33,13 +33,21 @@ from sklearn.utils.multiclass import type_of_target
 from ._progress import progress_bar, progress_enabled
 from ._stats import binarize_labels, encode_groups, resolve_sensitive
 from .engines import evaluate_measures
+from .groups import (
+    SMALL_GROUP_ROWS,
+    SingleGroupError,
+    SmallGroupWarning,
+    fold_group_sizes,
+    small_group_effect,
+    small_groups_in_folds,
+)
 from .measures import Measure, MeasureBase
 from .registry import as_measures, msr
 from .results import Result
 from .scoring import _confusion_stats, _response
 from .selection import ConstrainedRefit, _decide, _evidence_of, badness
 
-__all__ = ["BenchmarkResult", "LearnerChoice", "MissingGroupWarning", "benchmark"]
+__all__ = ["BenchmarkResult", "LearnerChoice", "MissingGroupWarning", "benchmark", "fold_splits"]
 
 _NO_SENSITIVE = (
     "the measures {keys} compare groups, but neither sensitive_features= nor sensitive= "
@@ -132,19 +140,55 @@ def _strata(y: np.ndarray, codes: np.ndarray | None, n_splits: int) -> np.ndarra
     return strata
 
 
-def _splits(
+def fold_splits(
     cv: Any,
     X: Any,
-    y: np.ndarray,
-    codes: np.ndarray | None,
-    groups: Any,
-    random_state: Any,
-    classifier: bool,
+    y: Any,
+    *,
+    sensitive_codes: np.ndarray | None = None,
+    groups: Any = None,
+    random_state: Any = None,
+    classifier: bool = True,
 ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The folds of ``benchmark`` and ``cross_validate_fairness``: one rule for both.
+
+    An integer ``cv`` gives ``StratifiedKFold(cv, shuffle=True, random_state=random_state)``
+    on label x group strata, so every test fold holds each group's labels in proportion
+    (a stratum with fewer rows than folds joins its label's "rest" stratum). Any other
+    ``cv`` (a splitter or an iterable of splits) is used as scikit-learn's ``check_cv``
+    uses it, with ``groups`` passed to ``split``.
+
+    Parameters
+    ----------
+    cv : int, splitter or iterable
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+    sensitive_codes : ndarray of shape (n_samples,), optional
+        Group code of each row (no stratification by group without it).
+    groups : array-like, optional
+        Group labels for group-aware splitters (``GroupKFold``).
+    random_state : int, optional
+        Seed of the shuffling of an integer ``cv``.
+    classifier : bool, default=True
+        Whether the estimator is a classifier (for ``check_cv``).
+
+    Returns
+    -------
+    list of (ndarray, ndarray)
+        Train and test positions of each fold.
+
+    Examples
+    --------
+    >>> y, g = np.array([0, 1] * 8), np.array([0, 0, 1, 1] * 4)  # 4 rows of each label x group
+    >>> folds = fold_splits(2, np.zeros((16, 1)), y, sensitive_codes=g, random_state=0)
+    >>> [np.bincount(y[te] * 2 + g[te]).tolist() for _, te in folds]  # each fold: 2 of each label x group
+    [[2, 2, 2, 2], [2, 2, 2, 2]]
+    """
+    y = np.asarray(y)
     if isinstance(cv, (int, np.integer)) and not isinstance(cv, bool):
         if cv < 2:
             raise ValueError(f"cv={cv}; pass at least 2 folds.")
-        strata = _strata(y, codes, int(cv))
+        strata = _strata(y, sensitive_codes, int(cv))
         splitter = StratifiedKFold(n_splits=int(cv), shuffle=True, random_state=random_state)
         with warnings.catch_warnings():
             # a too-small "rest" stratum only spreads unevenly; missing groups are reported below
@@ -161,25 +205,43 @@ def _splits(
 
 # -- one fold ----------------------------------------------------------------------
 def _fold_values(
-    estimator: Any, X_test: Any, y_test: np.ndarray, A_test: Any, w_test: np.ndarray | None, measures: list[Measure]
-) -> tuple[dict[str, float], np.ndarray, np.ndarray | None]:
-    """Every measure on one test fold: one prediction per response method, one pass of counts each."""
+    estimator: Any, X_test: Any, y_test: np.ndarray, A_test: Any, w_test: np.ndarray | None, measures: list[Measure],
+    without_small: Sequence[Measure] = (),
+) -> tuple[dict[str, float], np.ndarray, np.ndarray | None, dict[str, float]]:
+    """Every measure on one test fold: one prediction per response method, one pass of counts each.
+
+    ``without_small``: the same measures with ``min_group_size`` set, evaluated on the same
+    predictions for the small-group warning (their own warning is not repeated per fold).
+    """
     y_pred = np.asarray(estimator.predict(X_test))
     y_score = _response(estimator, X_test, "predict_proba", None) if hasattr(estimator, "predict_proba") else None
-    by_response: dict[tuple[str, Any], list[Measure]] = {}
-    for m in measures:
-        by_response.setdefault((m.inputs.response_method, m.inputs.pos_label), []).append(m)
-    values: dict[str, float] = {}
-    for (method, pos_label), ms in by_response.items():
-        if method == "predict":
-            response = y_pred
-        elif pos_label is None and y_score is not None:
-            response = y_score
-        else:
-            response = _response(estimator, X_test, method, pos_label)
-        res = evaluate_measures(ms, y_test, response, sensitive_features=A_test, sample_weight=w_test)
-        values.update({k: r.value for k, r in res.items()})
-    return values, y_pred, y_score
+
+    def evaluate(ms_all: Sequence[Measure]) -> dict[str, float]:
+        by_response: dict[tuple[str, Any], list[Measure]] = {}
+        for m in ms_all:
+            by_response.setdefault((m.inputs.response_method, m.inputs.pos_label), []).append(m)
+        values: dict[str, float] = {}
+        for (method, pos_label), ms in by_response.items():
+            if method == "predict":
+                response = y_pred
+            elif pos_label is None and y_score is not None:
+                response = y_score
+            else:
+                response = _response(estimator, X_test, method, pos_label)
+            res = evaluate_measures(ms, y_test, response, sensitive_features=A_test, sample_weight=w_test)
+            values.update({k: r.value for k, r in res.items()})
+        return values
+
+    values = evaluate(measures)
+    without: dict[str, float] = {}
+    for m in without_small:  # one by one: a measure left with one group is NaN, not an error for the others
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # this fold's warnings were recorded above, once
+            try:
+                without.update(evaluate([m]))
+            except SingleGroupError:
+                without[m.key] = float("nan")
+    return values, y_pred, y_score, without
 
 
 def _fit_and_score(
@@ -194,6 +256,7 @@ def _fit_and_score(
     measures: list[Measure],
     sample_weight: np.ndarray | None,
     fit_params: dict[str, Any],
+    without_small: Sequence[Measure] = (),
 ) -> dict[str, Any]:
     """Fit on ``train``, predict ``test`` and evaluate every measure (runs in a worker)."""
     n = len(y)
@@ -205,13 +268,14 @@ def _fit_and_score(
             estimator.fit(_take(X, train), y[train], **params)
             fit_time = time.perf_counter() - t0
             t0 = time.perf_counter()
-            values, y_pred, y_score = _fold_values(
+            values, y_pred, y_score, without = _fold_values(
                 estimator,
                 _take(X, test),
                 y[test],
                 None if sensitive is None else _take(sensitive, test),
                 None if sample_weight is None else sample_weight[test],
                 measures,
+                without_small,
             )
             score_time = time.perf_counter() - t0
         except Exception as exc:
@@ -220,6 +284,7 @@ def _fit_and_score(
         "learner": name,
         "fold": fold,
         "values": {m.key: values[m.key] for m in measures},
+        "without_small": without,
         "fit_time": fit_time,
         "score_time": score_time,
         "test": test,
@@ -734,15 +799,25 @@ def benchmark(
         if needs:
             raise ValueError(_NO_SENSITIVE.format(keys=needs))
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    splits = _splits(cv, X_fit, y_arr, codes, groups, random_state, is_classifier(next(iter(named.values()))))
+    splits = fold_splits(cv, X_fit, y_arr, sensitive_codes=codes, groups=groups, random_state=random_state,
+                         classifier=is_classifier(next(iter(named.values()))))
     missing = _missing_groups(splits, codes, group_index)
+    small = (
+        pd.Series(dtype=np.int64) if codes is None
+        else small_groups_in_folds(fold_group_sizes(codes, [te for _, te in splits], group_index))
+    )
+    without = [m.with_inputs(min_group_size=SMALL_GROUP_ROWS) for m in ms
+               if len(small) and m.inputs.needs_sensitive and m.inputs.min_group_size is None]
     tasks = [
-        delayed(_fit_and_score)(name, k, clone(est), X_fit, y_arr, A, train, test, ms, w, dict(fit_params or {}))
+        delayed(_fit_and_score)(name, k, clone(est), X_fit, y_arr, A, train, test, ms, w, dict(fit_params or {}),
+                                without)
         for name, est in named.items()
         for k, (train, test) in enumerate(splits)
     ]
     out = _run(tasks, n_jobs, pre_dispatch, progress)
     _reemit_warnings(out)
+    if without:
+        _warn_small_groups(out, small, [m.key for m in without], "benchmark")
     return BenchmarkResult(
         scores=_score_table(out),
         predictions=_prediction_table(out, y_arr),
@@ -812,6 +887,15 @@ def _run(tasks: list[Any], n_jobs: int | None, pre_dispatch: str | int, progress
         if "return_as" not in str(exc):
             raise
         return Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch)(tasks)
+
+
+def _warn_small_groups(out: list[dict[str, Any]], small: pd.Series, keys: list[str], who: str) -> None:
+    """One :class:`SmallGroupWarning`: the small groups and the fold means with and without them, per learner."""
+    with_small = pd.DataFrame([{"learner": r["learner"], **{k: r["values"][k] for k in keys}} for r in out])
+    without = pd.DataFrame([{"learner": r["learner"], **{k: r["without_small"][k] for k in keys}} for r in out])
+    # as aggregate(): a NaN fold makes the mean NaN
+    means = [t.groupby("learner", sort=False).agg(lambda v: v.mean(skipna=False)) for t in (with_small, without)]
+    warnings.warn(small_group_effect(small, *means, who=who), SmallGroupWarning, stacklevel=3)
 
 
 def _reemit_warnings(out: list[dict[str, Any]]) -> None:

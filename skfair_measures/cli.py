@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 from . import _cli_label
-from .results import DEFAULT_EPS
 
 __all__ = ["main"]
 
@@ -130,6 +129,8 @@ def _add_posterior(a: argparse.ArgumentParser) -> None:
         + "; ".join(f"{name} = {spec.summary}" for name, spec in METHODS.items())
         + " (the methods that read unlabeled scores need --score and rows without a label)",
     )
+    from .results import DEFAULT_EPS
+
     p.add_argument(
         "--eps",
         type=float,
@@ -180,10 +181,13 @@ def _add_output(a: argparse.ArgumentParser) -> None:
     o.add_argument("--quiet", action="store_true", help="do not print the tables")
 
 
-def _add_audit_parser(sub: Any) -> None:
+def _add_audit_parser(sub: Any, full: bool = True) -> None:
+    if not full:  # ``skfair --help`` lists the command without importing what its flags describe
+        sub.add_parser("audit", help=_AUDIT_HELP)
+        return
     a = sub.add_parser(
         "audit",
-        help="audit a file of predictions",
+        help=_AUDIT_HELP,
         description=(
             "Compute fairness measures on a CSV or Parquet file of predictions (one row per "
             "prediction: label, prediction and/or score, sensitive columns), print them, and "
@@ -196,17 +200,29 @@ def _add_audit_parser(sub: Any) -> None:
         add(a)
 
 
+_AUDIT_HELP = "audit a file of predictions"
+
+
 def _add_measures_parser(sub: Any) -> None:
     sub.add_parser("measures", help="list the measure keys", description="List the measure keys of the registry.")
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(command: str | None = "all") -> argparse.ArgumentParser:
+    """The parser; only ``command``'s flags are built in full ("all": every command's)."""
     parser = argparse.ArgumentParser(prog="skfair", description="Fairness measures for predictions (skfair-measures).")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for add, _ in _COMMANDS.values():
-        add(sub)
+    for name, (add, _) in _COMMANDS.items():
+        if add is _add_audit_parser:
+            add(sub, full=command in ("all", name))
+        else:
+            add(sub)
     return parser
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command named in ``argv`` (the first argument that is not an option), if any."""
+    return next((a for a in argv if not a.startswith("-")), None)
 
 
 # -- messages in flags ----------------------------------------------------------------
@@ -528,7 +544,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     fairness.acc ...
     0
     """
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = _parser(_command_of(argv)).parse_args(argv)
     try:
         return _COMMANDS[args.command][1](args)
     except CLIError as exc:

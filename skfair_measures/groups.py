@@ -26,9 +26,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._groups import SingleGroupError
+from ._small_groups import SMALL_GROUP_ROWS, fold_group_sizes, small_group_effect, small_groups_in_folds
 from ._stats import SmallGroupWarning, encode_groups, resolve_sensitive, restrict_small_groups
 
-__all__ = ["SmallGroupWarning", "encode_groups", "merge_rare_levels", "resolve_sensitive", "restrict_small_groups"]
+__all__ = [
+    "SMALL_GROUP_ROWS",
+    "SingleGroupError",
+    "SmallGroupWarning",
+    "encode_groups",
+    "fold_group_sizes",
+    "merge_rare_levels",
+    "resolve_sensitive",
+    "restrict_small_groups",
+    "small_group_effect",
+    "small_groups_in_folds",
+]
 
 
 def _merge_column(col: pd.Series, min_count: int, other: Any) -> pd.Series:

@@ -139,7 +139,8 @@ class AuditReport:
         """The tables as plain text, as ``skfair audit`` prints them."""
         parts = [self.title, "=" * len(self.title), _summary_text(self.summary), ""]
         if not self.table.empty:
-            parts += [_shown_measures(self.table).to_string(index=False, float_format=_fmt, na_rep=""), ""]
+            shown, reasons = _shown_measures(self.table, inline=False)
+            parts += [_int_text(shown).to_string(index=False, float_format=_fmt, na_rep=""), *reasons, ""]
         if not self.by_group.empty:
             shown, left_out = _largest_groups(self.by_group)
             parts += ["Per group:" + left_out, shown.to_string(float_format=_fmt, na_rep="undefined"), ""]
@@ -183,11 +184,35 @@ def _value_text(value: float, reason: str | None) -> str:
     return f"undefined ({reason})" if reason else "undefined"
 
 
-def _shown_measures(table: pd.DataFrame) -> pd.DataFrame:
-    """The measure table as shown: values as text (undefined ones with their reason), no description."""
+def _shown_measures(table: pd.DataFrame, inline: bool = True) -> tuple[pd.DataFrame, list[str]]:
+    """The measure table as shown: values as text, no description; and the reasons of undefined values.
+
+    ``inline``: an undefined value reads "undefined (reason)" in its cell (HTML, which wraps);
+    otherwise "undefined [1]", with the reasons as lines ``[1] key: reason`` to print below the
+    table, so a terminal table stays as narrow as its numbers.
+    """
     shown = table.drop(columns=["reason", "description"])
-    shown["value"] = [_shorter(_value_text(v, r)) for v, r in zip(table["value"], table["reason"], strict=True)]
-    return shown
+    if inline:
+        shown["value"] = [_shorter(_value_text(v, r)) for v, r in zip(table["value"], table["reason"], strict=True)]
+        return shown, []
+    texts, reasons = [], []
+    for key, v, r in zip(table["measure"], table["value"], table["reason"], strict=True):
+        if math.isnan(v) and isinstance(r, str) and r:
+            reasons.append(f"[{len(reasons) + 1}] {key}: {_shorter(r)}")
+            texts.append(f"undefined [{len(reasons)}]")
+        else:
+            texts.append(_value_text(v, None))
+    shown["value"] = texts
+    return shown, reasons
+
+
+def _int_text(table: pd.DataFrame) -> pd.DataFrame:
+    """Integer columns with a missing cell as text ("" where missing), so they print without decimals."""
+    out = table.copy()
+    for col in out.columns:
+        if isinstance(out[col].dtype, pd.Int64Dtype):
+            out[col] = [f"{v:,}" if not pd.isna(v) else "" for v in out[col]]
+    return out
 
 
 #: A reason or note longer than this (e.g. one naming thousands of groups) is cut where it is shown.
@@ -325,6 +350,8 @@ def audit(
         options = dict(posterior_options or {})
         posteriors = _posteriors(fair, rows, posterior, threshold, random_state, options, progress, notes)
         table = table.join(_posterior_table(posteriors, prob, eps), on="measure")
+        if posteriors and _uses_scores(rows, posterior):
+            table = _rows_of_each(table, rows, notes)
     proxy_table, proxy_results = None, {}
     if cols.proxies:
         proxy_table, proxy_results = _proxy_estimates(
@@ -621,6 +648,29 @@ def _posteriors(
         return out
     notes += [n for n in joint_notes if n not in notes]
     return out
+
+
+def _rows_of_each(table: pd.DataFrame, rows: _Rows, notes: list[str]) -> pd.DataFrame:
+    """Say which rows a value and its posterior came from, when they differ.
+
+    A value is computed from the labeled rows; a posterior that reads the scores of the
+    unlabeled rows too describes every row. The columns ``value_rows`` and ``post_rows``
+    say so on each line, and a note names each measure whose value lies outside its own
+    interval for that reason.
+    """
+    n_lab, n_all = int(rows.labeled.sum()), int(rows.labeled.size)
+    has_post = table["post_mean"].notna()
+    table = table.copy()
+    table.insert(table.columns.get_loc("value") + 1, "value_rows", pd.array([n_lab] * len(table), dtype="Int64"))
+    table.insert(table.columns.get_loc("post_mean"), "post_rows", pd.array(np.where(has_post, n_all, pd.NA),
+                                                                            dtype="Int64"))
+    outside = has_post & ((table["value"] < table["ci_low"]) | (table["value"] > table["ci_high"]))
+    for key, value in zip(table.loc[outside, "measure"], table.loc[outside, "value"], strict=True):
+        notes.append(
+            f"{key}: the value {value:.4f} comes from the {n_lab:,} labeled rows, its posterior from all "
+            f"{n_all:,} rows (labeled and unlabeled), so the value can lie outside that interval."
+        )
+    return table
 
 
 def _uses_scores(rows: _Rows, method: str) -> bool:
@@ -934,7 +984,7 @@ def render_html(report: AuditReport) -> str:
         + "</table>",
     ]
     if not report.table.empty:
-        parts += ["<h2>Measures</h2>", _table_html(_shown_measures(report.table))]
+        parts += ["<h2>Measures</h2>", _table_html(_int_text(_shown_measures(report.table)[0]))]
     if not report.by_group.empty:
         shown, left_out = _largest_groups(report.by_group)
         parts += ["<h2>Per group</h2>"] + ([f"<p>{esc(left_out.strip())}</p>"] if left_out else [])

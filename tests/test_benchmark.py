@@ -16,7 +16,11 @@ from sklearn.tree import DecisionTreeClassifier
 
 import skfair_measures as sfm
 from skfair_measures.benchmark import BenchmarkResult, MissingGroupWarning, benchmark
+from skfair_measures.groups import SmallGroupWarning
 from skfair_measures.results import Result
+
+# the toy data has a group of about 30 rows (7 to 10 per test fold): its small-group warning is tested once, at the end
+pytestmark = pytest.mark.filterwarnings("ignore::skfair_measures.groups.SmallGroupWarning")
 
 MEASURES = ["fairness.tpr", "fairness.eod", "classif.acc"]
 
@@ -369,3 +373,21 @@ def test_choose_and_pooled_use_the_benchmarks_weights(toy):
                                          sample_weight=w[p["row"]])
         assert np.isclose(choice.table.set_index("learner").loc[name, "fairness.eod"], weighted)
         assert np.isclose(bmr.pooled().set_index("learner").loc[name, "fairness.eod"], weighted)
+
+
+def test_small_groups_in_the_test_folds_warn_with_the_fold_means_without_them():
+    """COMPAS race: 'Asian' (31 rows) and 'Native American' (11) have 3 to 11 rows per test fold."""
+    X, y, _ = sfm.datasets.load_compas(return_X_y_A=True)
+    X = X[["race", "age", "priors_count"]]
+    models = {"logreg": make_pipeline(sfm.DropColumns(["race"]), LogisticRegression())}
+    with pytest.warns(SmallGroupWarning, match=r"'Asian' \(10\), 'Native American' \(3\)") as rec:
+        bench = benchmark(models, X, y, sensitive="race", measures=["fairness.tpr", "classif.acc"], cv=3,
+                          random_state=1, drop_sensitive=False)
+    m30 = sfm.msr("fairness.tpr", min_group_size=30)
+    without = benchmark(models, X, y, sensitive="race", cv=3, random_state=1, drop_sensitive=False, measures=[m30])
+    (msg,) = [str(w.message) for w in rec if issubclass(w.category, SmallGroupWarning)]
+    with_mean = bench.aggregate()["fairness.tpr"].iloc[0]
+    without_mean = without.aggregate()[m30.key].iloc[0]
+    assert f"fairness.tpr {with_mean:.4f} with them, {without_mean:.4f} without (logreg)" in msg
+    assert with_mean > without_mean + 0.1  # the small groups move the mean a lot
+    assert "classif.acc" not in msg and "min_group_size=30" in msg

@@ -33,8 +33,8 @@ def test_demo_logs_measures_folds_posteriors_and_plots(tmp_path):
     audit = by_name["adult-logreg-audit"]
     assert 0 < audit.data.metrics["fairness.tpr"] < 1
     # group counts once per run; per-group values in a table and a chart, not as metrics
-    assert "groups.count/sex_Female" in audit.data.metrics
-    assert not any(k.startswith("fairness.tpr.by_group") for k in audit.data.metrics)
+    assert "groups.n_rows/sex_Female" in audit.data.metrics
+    assert not any(k.startswith("fairness.tpr.group_") for k in audit.data.metrics)
     audit_files = [a.path for a in client.list_artifacts(audit.info.run_id, "fairness")]
     assert any(f.endswith("groupwise.json") for f in audit_files)
     # per-fold values: child runs of the CV parent, and mean and sd on the parent
@@ -49,3 +49,9 @@ def test_demo_logs_measures_folds_posteriors_and_plots(tmp_path):
     assert any(f.endswith("posterior_draws.csv") for f in files) and any(f.endswith(".png") for f in files)
     report = by_name["adult-logreg-report"]
     assert [a.path for a in client.list_artifacts(report.info.run_id)] == ["adult_audit.html"]
+    # every run in its dataset's experiment (compare() sets the COMPAS one; the later Adult runs name theirs)
+    experiments = {e.experiment_id: e.name for e in client.search_experiments()}
+    for r in runs:
+        dataset = r.info.run_name.split("-")[0]
+        assert experiments[r.info.experiment_id] == f"skfair-demo-{dataset}", r.info.run_name
+    assert {"adult-logreg-posterior-200-labels", "adult-logreg-report"} <= set(by_name)

@@ -274,15 +274,15 @@ def test_mlflow_logs_the_largest_groups_as_metrics_and_every_group_in_the_table(
             log_fairness(res, group_metrics=True)
     client = mlflow.MlflowClient()
     data = client.get_run(run.info.run_id).data
-    counts = {k: v for k, v in data.metrics.items() if k.startswith("groups.count/")}
-    values = [k for k in data.metrics if ".by_group/" in k]
+    counts = {k: v for k, v in data.metrics.items() if k.startswith("groups.n_rows/")}
+    values = [k for k in data.metrics if ".group_" in k]
     assert len(counts) == MAX_METRIC_GROUPS and len(values) == MAX_METRIC_GROUPS
-    assert {"groups.count/big0", "groups.count/big1", "groups.count/big2"} <= set(counts)  # the largest
+    assert {"groups.n_rows/big0", "groups.n_rows/big1", "groups.n_rows/big2"} <= set(counts)  # the largest
     assert min(counts.values()) >= res.counts.sort_values().iloc[-MAX_METRIC_GROUPS]
     assert data.metrics["fairness.cv"] == pytest.approx(res.value)
     assert "left out" in data.tags["skfair.groups_as_metrics"]
     table = json.loads(open(client.download_artifacts(run.info.run_id, "fairness/groupwise.json")).read())
-    assert len(table["columns"]) == 2 + n_groups  # result, quantity and every group
+    assert len(table["columns"]) == 5 + n_groups  # prefix, step, result, kind, quantity and every group
 
 
 # -- found beyond the list -----------------------------------------------------------------------

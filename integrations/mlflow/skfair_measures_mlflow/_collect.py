@@ -9,21 +9,34 @@ Results are read through the one interface of :class:`skfair_measures.results.Re
 ``interval(prob)``, ``to_dict()``, ``measure``); what a number means (its ideal value,
 whether it is signed) comes from the measure (``measure.ideal``, ``measure.signed``).
 
-The layout, for people (``{p}`` is the prefix, ``{N}`` a result's name):
+The layout, for people (``{p}`` is the prefix, ``{N}`` a result's name): a name says what a
+number is (a disparity, one group's rate, the rate over all rows) and which rows it came from.
 
-- headline values first, at plain keys: ``{p}{N}``;
-- the group sizes once per run: ``{p}groups.count/{group}`` (a result whose counts
-  differ from the first ones gets its own ``{p}{N}.count/{group}``), for the
-  :data:`MAX_METRIC_GROUPS` largest groups; with more groups, one warning and the tag
-  ``skfair.groups_as_metrics`` say how many were left out of the metrics (the table
-  artifact and ``results.json`` keep every group);
-- details: ``{p}{N}.overall``, ``{p}{N}.interval_lower`` / ``_upper`` (estimates with an
-  interval), ``{p}{N}.{kind}/mean, sd, interval_lower, interval_upper, prob_within,
-  prob_greater`` for sampled results (``kind`` is ``posterior`` or ``bootstrap``);
-  ``prob_within`` only when the measure has an ideal value, ``prob_greater`` only when
-  it is signed (for an absolute difference it would be trivially 1);
-- per-group values in one table artifact (groups as columns) and one grouped bar chart,
-  not as metrics (``group_metrics=True`` adds them as ``{p}{N}.by_group/{column}/{group}``);
+- headline values first, at plain keys: ``{p}{N}`` (for a ``fairness.*`` measure, a disparity
+  between groups);
+- the rate over all rows, not a disparity: ``{p}{N}.overall_{base}`` (``fairness.tpr.overall_tpr``;
+  one per base for composites; none for a measure that reads no groups, whose value is it);
+- the group sizes once per run, named after the rows they count: ``{p}groups.n_rows/{group}``
+  (every row given) or ``{p}groups.n_labeled/{group}`` (the labelled rows a posterior was fitted
+  on); a result whose sizes differ from those gets its own ``{p}{N}.{kind}/n_labeled/{group}``
+  (or ``n_rows``), for the :data:`MAX_METRIC_GROUPS` largest groups; with more groups, one
+  warning and the tag ``skfair.groups_as_metrics`` say how many were left out of the metrics
+  (the table artifact and ``results.json`` keep every group);
+- sampled results: ``{p}{N}.posterior/mean, sd, interval_lower, interval_upper, prob_within,
+  prob_greater`` (posterior probabilities) and ``{p}{N}.bootstrap/mean, sd, interval_lower,
+  interval_upper, share_within, share_greater`` (shares of bootstrap replicates, not
+  probabilities); ``*_within`` only when the measure has an ideal value, ``*_greater`` only when it
+  is signed (for an absolute difference it would be trivially 1); estimates with an interval give
+  ``{p}{N}.interval_lower`` / ``_upper``;
+- per-group values in one table artifact per run, ``fairness/groupwise.json`` (one row per result,
+  kind and quantity; groups as columns; every call in the run appends to it, so the
+  ``mlflow.loggedArtifacts`` tag holds one entry whatever the number of measures), and one chart
+  per call, not as metrics (``group_metrics=True`` adds them as ``{p}{N}.group_{column}/{group}``,
+  ``{p}{N}.{kind}/group_{column}/{group}`` for sampled results);
+- params only for what a person chose: the options of a measure that differ from their defaults
+  (``{p}{N}.config/threshold``, ...) and, once, ``{p}fairness.interval_prob`` and
+  ``{p}fairness.eps`` when sampled results are logged; the full configuration of each measure
+  is in ``results.json``;
 - tags ``skfair.sensitive`` (the sensitive attributes) and ``skfair.groups`` (the group
   set), and ``{p}{N}.undefined`` with the reason when a value is undefined (NaN).
 """
@@ -48,13 +61,24 @@ from skfair_measures.results import DEFAULT_EPS, MeasureResult, NoIntervalError,
 
 from ._keys import KeySpace, fit_length, group_label, sanitize_key, sanitize_segment, subkey, unique_segments
 
-__all__ = ["Artifact", "Payload", "collect", "measure_params", "name_results"]
+__all__ = [
+    "RUN_TABLE",
+    "Artifact",
+    "Payload",
+    "chosen_params",
+    "collect",
+    "count_rows",
+    "groupwise_chart",
+    "groupwise_table",
+    "measure_params",
+    "name_results",
+]
 
 #: MLflow's limit on a param value, and on a tag value.
 MAX_PARAM_LENGTH = 6000
 MAX_TAG_LENGTH = 8000
 #: The groupwise chart shows at most this many groups, the largest; its title says how many were left out.
-MAX_CHART_GROUPS = 20
+MAX_CHART_GROUPS = 40
 #: Per-group metrics (sizes, and values with ``group_metrics=True``) for at most this many groups, the largest;
 #: as the report's table. Every group stays in the groupwise table artifact and in ``results.json``.
 MAX_METRIC_GROUPS = 50
@@ -62,6 +86,9 @@ MAX_METRIC_GROUPS = 50
 _HEADLINE_ORDER = ("point", "estimate", "bootstrap", "posterior")
 #: Kinds whose draws get their own section of summaries.
 _SAMPLED = ("bootstrap", "posterior")
+
+#: The one table artifact of a run (``mlflow.log_table`` appends the rows of every call to it).
+RUN_TABLE = "fairness/groupwise.json"
 
 POSTERIOR_DEFAULTS = {"prob": 0.95, "eps": DEFAULT_EPS}
 
@@ -234,6 +261,37 @@ def measure_params(measure: MeasureBase) -> dict[str, Any]:
     return out
 
 
+#: Options a measure carries by nature, not by choice: never params.
+_INTRINSIC = ("response_method", "needs_sensitive")
+
+
+def chosen_params(measure: MeasureBase) -> dict[str, Any]:
+    """The options of a measure that differ from their defaults: what a person chose, as params.
+
+    The measure's fixed description (bases, ideal value, range, ...) is in ``results.json``
+    (see :func:`measure_params`), not in the params.
+
+    Examples
+    --------
+    >>> import skfair_measures as sfm
+    >>> chosen_params(sfm.msr("fairness.tpr"))
+    {}
+    >>> chosen_params(sfm.msr("fairness.tpr", threshold=0.3, min_group_size=30))
+    {'threshold': 0.3, 'min_group_size': 30, 'small_groups': 'drop'}
+    """
+    inputs = measure.inputs
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(inputs):
+        value = getattr(inputs, f.name)
+        if f.name in _INTRINSIC or value is None:
+            continue
+        if f.name == "small_groups" and inputs.min_group_size is None:
+            continue  # what happens to small groups only matters when there is a size
+        if f.name == "small_groups" or f.default is None or value != f.default:
+            out[f.name] = value
+    return out
+
+
 # -- group labels -------------------------------------------------------------------------
 #: The names skfair-measures gives to unnamed sensitive inputs: not worth repeating in every label.
 _PLACEHOLDER_NAME = re.compile(r"sensitive_feature_\d+")
@@ -262,7 +320,8 @@ class _Context:
     by_key: dict[str, MeasureBase]
     options: dict[str, Any]
     group_metrics: bool
-    counts: pd.Series | None = None
+    #: The first group sizes of each kind of rows (``n_rows``, ``n_labeled``).
+    counts: dict[str, pd.Series] = field(default_factory=dict)
     #: The groups whose per-group quantities are metrics (all, or the largest MAX_METRIC_GROUPS).
     metric_groups: pd.Index | None = None
 
@@ -296,14 +355,17 @@ def _headlines(p: Payload, items: list[tuple[str, Result]], keys: dict[str, str]
 
 
 def _details(p: Payload, base: str, name: str, res: Result, ctx: _Context) -> None:
-    if isinstance(res, MeasureResult):  # the base metric on all rows, a property of point results
+    measure = _measure_of(res, ctx)
+    reads_groups = measure is None or measure.inputs.needs_sensitive
+    if isinstance(res, MeasureResult) and reads_groups:  # the base metric on all rows, a property of point results
         overall = res.overall
         if isinstance(overall, pd.Series):
-            segs = unique_segments(list(overall.index))
+            names = _overall_names(measure, list(overall.index))
             for k, v in overall.items():
-                p.add_metric(subkey(base, "overall", segs[k]), v, result=name, quantity="overall", part=str(k))
+                p.add_metric(f"{base}.{names[k]}", v, result=name, quantity="overall", part=str(k), rows="all")
         elif overall is not None:
-            p.add_metric(subkey(base, "overall"), overall, result=name, quantity="overall")
+            p.add_metric(f"{base}.{_overall_names(measure, [None])[None]}", overall, result=name,
+                         quantity="overall", rows="all")
     if res.kind not in _SAMPLED:
         interval = _interval(res, ctx.options["prob"])
         if interval is not None:
@@ -314,6 +376,38 @@ def _details(p: Payload, base: str, name: str, res: Result, ctx: _Context) -> No
                 p.add_tag(subkey(base, "interval_refused"), refused)
     if res.reason is not None:
         p.add_tag(subkey(base, "undefined"), res.reason)
+
+
+def _overall_names(measure: MeasureBase | None, parts: list[Any]) -> dict[Any, str]:
+    """``overall_{base}`` for each part of an overall value: the rate over all rows, named by its base metric.
+
+    A single value is named after the measure's one base (``overall_tpr``); the parts of a
+    composite after their component's one base (``fairness.eod`` gives ``overall_tpr`` and
+    ``overall_fpr``); anything else after the part's own label.
+
+    Examples
+    --------
+    >>> import skfair_measures as sfm
+    >>> _overall_names(sfm.msr("fairness.tpr"), [None])
+    {None: 'overall_tpr'}
+    >>> _overall_names(sfm.msr("fairness.eod"), ["fairness.tpr", "fairness.fpr"])
+    {'fairness.tpr': 'overall_tpr', 'fairness.fpr': 'overall_fpr'}
+    """
+    def one_base(m: MeasureBase | None) -> str | None:
+        bases = [] if m is None else list(m.bases)
+        return bases[0].name if len(bases) == 1 else None
+
+    children = {} if measure is None else {c.key: c for c in measure.children}
+    texts = [
+        (one_base(measure) if part is None else one_base(children.get(part)) or str(part)) or "value"
+        for part in parts
+    ]
+    segs = unique_segments(list(range(len(parts))), texts)
+    return {part: f"overall_{segs[i]}" for i, part in enumerate(parts)}
+
+
+#: Summaries of draws: a posterior gives probabilities, a bootstrap the share of its replicates.
+_SHARE_WORD = {"posterior": "prob", "bootstrap": "share"}
 
 
 def _draw_summaries(p: Payload, base: str, name: str, res: Result, ctx: _Context) -> None:
@@ -328,44 +422,73 @@ def _draw_summaries(p: Payload, base: str, name: str, res: Result, ctx: _Context
         p.add_tag(f"{pre}.undefined", f"{why}; the summaries are undefined (NaN). {res.reason or ''}".strip())
         p.add_metric(f"{pre}/mean", math.nan, **meaning, quantity="mean")
         return
+    _posterior_rows(p, pre, res, meaning)
     lo, hi = res.interval(prob)
     p.add_metric(f"{pre}/mean", draws.mean(), **meaning, quantity="mean")
     p.add_metric(f"{pre}/sd", draws.std(ddof=1) if draws.size > 1 else math.nan, **meaning, quantity="sd")
     p.add_metric(f"{pre}/interval_lower", lo, **meaning, quantity="interval_lower", prob=prob)
     p.add_metric(f"{pre}/interval_upper", hi, **meaning, quantity="interval_upper", prob=prob)
-    p.add_param(f"{pre}/interval_prob", prob)
+    p.add_param(f"{ctx.prefix}fairness.interval_prob", prob)
+    word = _SHARE_WORD.get(res.kind, "prob")
     ideal = None if measure is None else measure.ideal
     if ideal is not None and eps is not None:
         within = float(np.mean(np.abs(draws - ideal) <= eps))
-        p.add_metric(f"{pre}/prob_within", within, **meaning, quantity="prob_within", eps=eps, ideal=ideal)
-        p.add_param(f"{pre}/eps", eps)
+        p.add_metric(f"{pre}/{word}_within", within, **meaning, quantity=f"{word}_within", eps=eps, ideal=ideal)
+        p.add_param(f"{ctx.prefix}fairness.eps", eps)
     if ideal is not None and measure.signed:  # an unsigned measure is never below its ideal: no information
-        p.add_metric(f"{pre}/prob_greater", float(np.mean(draws > ideal)), **meaning, quantity="prob_greater",
-                     threshold=ideal)
+        p.add_metric(f"{pre}/{word}_greater", float(np.mean(draws > ideal)), **meaning,
+                     quantity=f"{word}_greater", threshold=ideal)
+
+
+def count_rows(res: Result) -> str:
+    """Which rows a result's group sizes count: ``"n_labeled"`` (a posterior's labelled rows) or ``"n_rows"``.
+
+    Examples
+    --------
+    >>> import skfair_measures as sfm
+    >>> count_rows(sfm.msr("fairness.cv").evaluate([1, 0], [1, 0], sensitive_features=["a", "b"]))
+    'n_rows'
+    """
+    name = None if res.counts is None else res.counts.name
+    return "n_labeled" if name == "n_labeled" else "n_rows"
+
+
+def _posterior_rows(p: Payload, pre: str, res: Result, meaning: dict[str, Any]) -> None:
+    """Which rows a posterior describes, when it read unlabeled rows as well: the value beside it did not."""
+    attrs = getattr(res, "attrs", None)
+    if not isinstance(attrs, Mapping) or not attrs.get("n_unlabeled"):
+        return
+    n_lab, n_unl = int(attrs.get("n_labeled", 0)), int(attrs["n_unlabeled"])
+    p.add_metric(f"{pre}/n_rows", n_lab + n_unl, **meaning, quantity="n_rows")
+    p.add_metric(f"{pre}/n_labeled", n_lab, **meaning, quantity="n_labeled")
+    p.add_tag(f"{pre}.rows", f"fitted on {n_lab:,} labeled rows and the scores of {n_unl:,} unlabeled rows: it "
+              f"describes all {n_lab + n_unl:,} rows; a point value computed on the labeled rows alone may lie "
+              "outside its interval")
 
 
 def _counts(p: Payload, base: str, name: str, res: Result, ctx: _Context) -> None:
-    """Group sizes once per run; again under the result only where they differ."""
+    """Group sizes once per run, named after their rows; again under the result only where they differ."""
     counts = res.counts
     if counts is None:
         return
-    if ctx.counts is None:
-        ctx.counts = counts
-        where = f"{ctx.prefix}groups.count"
-    elif _same_counts(counts, ctx.counts):
+    rows = count_rows(res)
+    if rows not in ctx.counts:
+        ctx.counts[rows] = counts
+        where = f"{ctx.prefix}groups.{rows}"
+    elif _same_counts(counts, ctx.counts[rows]):
         return
     else:
-        where = subkey(base, "count")
+        where = subkey(base, res.kind, rows)
     counts = counts[counts.index.isin(_metric_groups(counts, ctx))]
     segs = _group_segments(counts.index)
     for g, v in counts.items():
-        p.add_metric(f"{where}/{segs[g]}", v, result=name, quantity="count", group=plain(g))
+        p.add_metric(f"{where}/{segs[g]}", v, result=name, kind=res.kind, quantity=rows, group=plain(g))
 
 
 def _metric_groups(counts: pd.Series, ctx: _Context) -> pd.Index:
     """The groups logged as metrics: all, or the largest ``MAX_METRIC_GROUPS`` of the run's first counts."""
     if ctx.metric_groups is None:
-        first = ctx.counts if ctx.counts is not None else counts
+        first = next(iter(ctx.counts.values()), counts)
         ctx.metric_groups = _largest(first, MAX_METRIC_GROUPS)
     return ctx.metric_groups
 
@@ -410,10 +533,11 @@ def _group_values(p: Payload, base: str, name: str, res: Result, ctx: _Context) 
         frame = frame.iloc[:MAX_METRIC_GROUPS]
     groups = _group_segments(frame.index)
     columns = unique_segments(list(frame.columns))
+    where = base if res.kind not in _SAMPLED else f"{base}.{res.kind}"
     for col in frame.columns:
         for g, v in frame[col].items():
-            p.add_metric(subkey(base, "by_group", columns[col], groups[g]), v, result=name, quantity="by_group",
-                         column=str(col), group=plain(g))
+            p.add_metric(f"{where}{'.' if where == base else '/'}group_{columns[col]}/{groups[g]}", v, result=name,
+                         kind=res.kind, quantity="by_group", column=str(col), group=plain(g))
 
 
 def _frame(by_group: pd.Series | pd.DataFrame | None) -> pd.DataFrame | None:
@@ -427,7 +551,7 @@ def _frame(by_group: pd.Series | pd.DataFrame | None) -> pd.DataFrame | None:
 def _params(p: Payload, base: str, res: Result, ctx: _Context) -> None:
     measure = _measure_of(res, ctx)
     if measure is not None:
-        for k, v in measure_params(measure).items():
+        for k, v in chosen_params(measure).items():
             p.add_param(subkey(base, "config", k), v)
 
 
@@ -464,82 +588,106 @@ def _fitting_json(values: list[Any], limit: int) -> str:
     return json.dumps(values[: int(np.searchsorted(lengths, limit - 2, side="right"))])
 
 
-def groupwise_table(items: list[tuple[str, Result]]) -> pd.DataFrame | None:
-    """One row per (result, per-group quantity), one column per group; group sizes last.
+#: The columns of the groupwise table before the groups.
+TABLE_HEAD = ("result", "kind", "quantity")
 
-    Columns are ``result``, ``quantity`` and one readable label per group
-    (``sex=F,race=Black``). Undefined values are NaN (null in the JSON artifact).
+
+def groupwise_table(items: list[tuple[str, Result]]) -> pd.DataFrame | None:
+    """One row per (result, kind, per-group quantity), one column per group; group sizes last.
+
+    Columns are ``result``, ``kind`` (``point``, ``bootstrap``, ``posterior``, ``estimate``:
+    a point value, the bootstrap's and the posterior's are distinct rows), ``quantity`` and
+    one readable label per group (``sex=F,race=Black``). Group sizes are rows of result
+    ``groups``, quantity ``n_rows`` (every row given) or ``n_labeled`` (the labelled rows a
+    posterior was fitted on), once per distinct set of sizes. Undefined values are NaN (null in
+    the JSON artifact). Text columns have the ``object`` dtype, which MLflow's ``log_table``
+    reads without a deprecation warning under pandas 3.
 
     Examples
     --------
     >>> import skfair_measures as sfm
     >>> res = sfm.msr("fairness.tpr").evaluate([1, 1, 1, 1], [1, 0, 1, 1], sensitive_features=list("FFMM"))
     >>> groupwise_table([("fairness.tpr", res)])
-             result quantity    F    M
-    0  fairness.tpr      tpr  0.5  1.0
-    1        groups        n  2.0  2.0
+             result   kind quantity    F    M
+    0  fairness.tpr  point      tpr  0.5  1.0
+    1        groups  point   n_rows  2.0  2.0
     """
-    rows, index, counts = [], None, None
+    rows, index, sizes = [], None, []
     for name, res in items:
         frame = _frame(res.by_group)
         if frame is not None:
             index = frame.index if index is None else index.union(frame.index, sort=False)
             for col in frame.columns:
-                rows.append(((name, str(col)), frame[col]))
-        if counts is None and res.counts is not None:
-            counts = res.counts
-    if counts is not None:
+                rows.append(((name, res.kind, str(col)), frame[col]))
+        counts = res.counts
+        if counts is not None and not any(_same_counts(counts, c) for _, c in sizes):
+            sizes.append((("groups", res.kind, count_rows(res)), counts))
+    for label, counts in sizes:
         index = counts.index if index is None else index.union(counts.index, sort=False)
-        rows.append((("groups", "n"), counts))
+        rows.append((label, counts))
     if not rows:
         return None
     texts = _group_texts(index)
     values = np.vstack([s.reindex(index).to_numpy(dtype=float) for _, s in rows])  # one block: 100,000 groups in ms
-    body = pd.DataFrame(values, columns=list(texts.values()))
-    head = pd.DataFrame([label for label, _ in rows], columns=["result", "quantity"])
+    body = pd.DataFrame(values, columns=pd.Index(list(texts.values()), dtype=object))
+    head = pd.DataFrame([label for label, _ in rows], columns=pd.Index(TABLE_HEAD, dtype=object), dtype=object)
     return pd.concat([head, body], axis=1)
 
 
-def groupwise_chart(table: pd.DataFrame) -> bytes:
-    """A grouped bar chart of a groupwise table: groups side by side, one cluster per quantity.
+def _groupwise_figure(table: pd.DataFrame) -> Any:
+    """The figure of :func:`groupwise_chart`: one panel per row of values, groups down its side.
 
-    Undefined values are marked "undefined" at zero height instead of being drawn as 0.
-    Drawn on a ``Figure`` with the Agg canvas, so no global pyplot state changes.
+    Each panel is one (result, kind, quantity) row, titled so; the groups are labelled on
+    the vertical axis, so 2 or 40 groups read alike and no label meets another.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    values = table[table["result"] != "groups"]
-    groups = [c for c in table.columns if c not in ("result", "quantity")]
+    values = table[table["result"] != "groups"].reset_index(drop=True)
+    groups = [c for c in table.columns if c not in TABLE_HEAD]
     sizes = table.loc[table["result"] == "groups", groups]
     n_all = len(groups)
     if n_all > MAX_CHART_GROUPS:  # the largest groups (the first ones without sizes), in table order
         size = sizes.iloc[0].to_numpy(float) if len(sizes) else np.ones(n_all)
         top = np.sort(np.argsort(-np.nan_to_num(size, nan=-1.0), kind="stable")[:MAX_CHART_GROUPS])
         groups = [groups[i] for i in top]
-    labels = [_no_math(f"{r}\n{q}" if q not in ("value", r) else r)
-              for r, q in zip(values["result"], values["quantity"], strict=True)]
-    n_rows, n_groups = len(values), len(groups)
-    width = 0.8 / max(n_groups, 1)
-    fig = Figure(figsize=(min(24.0, 2.0 + 0.35 * n_rows * max(n_groups, 2)), 4.0))
+    n_panels, n_groups = max(len(values), 1), len(groups)
+    n_cols = min(n_panels, 2)  # narrow enough to stay legible where MLflow's artifact view scales it down
+    n_rows = -(-n_panels // n_cols)
+    panel_h = 1.1 + 0.26 * n_groups
+    fig = Figure(figsize=(2.0 + 4.0 * n_cols, 0.4 + panel_h * n_rows))
     FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    x = np.arange(n_rows)
-    colors = _palette(n_groups)
-    for j, g in enumerate(groups):
-        heights = values[g].to_numpy(dtype=float)
-        pos = x - 0.4 + width * (j + 0.5)
-        ax.bar(pos, np.nan_to_num(heights, nan=0.0), width, label=_no_math(g), color=colors[j])
-        for xi in pos[np.isnan(heights)]:
-            ax.text(xi, 0, "undefined", rotation=90, ha="center", va="bottom", fontsize=7, color="0.3")
-    ax.set_xticks(x, labels, fontsize=8)
-    ax.set_ylabel("value per group")
+    axes = fig.subplots(n_rows, n_cols, squeeze=False, sharey=True)
+    y = np.arange(n_groups)
+    for i, ax in enumerate(axes.ravel()):
+        if i >= len(values):
+            ax.set_visible(False)
+            continue
+        row = values.iloc[i]
+        heights = row[groups].to_numpy(dtype=float)
+        ax.barh(y, np.nan_to_num(heights, nan=0.0), 0.7, color=f"C{i % 10}")
+        for yi in y[np.isnan(heights)]:
+            ax.text(0, yi, " undefined", ha="left", va="center", fontsize=7, color="0.3")
+        quantity = row["quantity"] if row["quantity"] not in ("value", row["result"]) else "value"
+        ax.set_title(_no_math(f"{row['result']}: {quantity}\n({row['kind']})", limit=80), fontsize=10)
+        ax.axvline(0, color="0.5", lw=0.6)
+        ax.tick_params(labelsize=9)
+        ax.set_xlabel("value per group", fontsize=9)
+    axes[0, 0].set_yticks(y, [_no_math(g) for g in groups], fontsize=9)
+    axes[0, 0].invert_yaxis()  # the table's first group on top
     if n_groups < n_all:
-        ax.set_title(f"the {n_groups} largest of {n_all:,} groups; {n_all - n_groups:,} others not shown", fontsize=9)
-    ax.axhline(0, color="0.5", lw=0.6)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False,
-              ncols=1 + n_groups // 16, title="group")
+        fig.suptitle(f"the {n_groups} largest of {n_all:,} groups; {n_all - n_groups:,} others not shown", fontsize=9)
     fig.tight_layout()
+    return fig
+
+
+def groupwise_chart(table: pd.DataFrame) -> bytes:
+    """A chart of a groupwise table: one panel of horizontal bars per (result, kind, quantity).
+
+    Undefined values are marked "undefined" at zero length instead of being drawn as 0.
+    Drawn on a ``Figure`` with the Agg canvas, so no global pyplot state changes.
+    """
+    fig = _groupwise_figure(table)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
     return buf.getvalue()
@@ -642,7 +790,7 @@ def collect(
     ...                             sensitive_features=["F", "M", "F", "M"])
     >>> p = collect(res, artifacts=False)
     >>> list(p.metrics)
-    ['fairness.tpr', 'fairness.tpr.overall', 'groups.count/F', 'groups.count/M']
+    ['fairness.tpr', 'fairness.tpr.overall_tpr', 'groups.n_rows/F', 'groups.n_rows/M']
     >>> p.metrics["fairness.tpr"], p.tags["skfair.groups"]
     (0.5, '["F", "M"]')
     """
@@ -679,8 +827,12 @@ def collect(
 def _artifacts(p: Payload, items: list[tuple[str, Result]], ctx: _Context, *, prefix: str, step: int | None) -> None:
     table = groupwise_table(items)
     if table is not None:
-        p.tables[f"{ctx.artifact_dir}/groupwise.json"] = table
-        if len(table) > 1 or table["result"].iloc[0] != "groups":
+        # one table per run: every call appends its rows (MLflow's log_table does), told apart by their columns
+        run_table = table.copy()
+        run_table.insert(0, "step", 0 if step is None else int(step))
+        run_table.insert(0, "prefix", pd.Series([prefix] * len(table), dtype=object))
+        p.tables[RUN_TABLE] = run_table
+        if (table["result"] != "groups").any():
             try:
                 p.artifacts.append(Artifact(f"{ctx.artifact_dir}/groupwise.png", groupwise_chart(table)))
             except Exception as exc:  # noqa: BLE001 - a chart must never cost the metrics
@@ -689,9 +841,15 @@ def _artifacts(p: Payload, items: list[tuple[str, Result]], ctx: _Context, *, pr
     for name, res in items:
         if res.kind in _SAMPLED and res.draws is not None:
             _sampled_artifacts(p, name, res, ctx)
-    record = {"prefix": prefix, "step": step, "results": [{"name": n, **r.to_dict()} for n, r in items],
+    results = [{"name": n, **r.to_dict(), **_config(r, ctx)} for n, r in items]
+    record = {"prefix": prefix, "step": step, "results": results,
               "metric_keys": p.key_map}
     p.artifacts.insert(0, Artifact(f"{ctx.artifact_dir}/results.json", _json(record)))
+
+
+def _config(res: Result, ctx: _Context) -> dict[str, Any]:
+    measure = _measure_of(res, ctx)
+    return {} if measure is None else {"config": measure_params(measure)}
 
 
 def _measures_by_key(measures: Any) -> dict[str, MeasureBase]:

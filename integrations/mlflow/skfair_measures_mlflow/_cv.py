@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,11 +18,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from skfair_measures.groups import resolve_sensitive
+from skfair_measures.benchmark import fold_splits
+from skfair_measures.groups import (
+    SMALL_GROUP_ROWS,
+    SingleGroupError,
+    SmallGroupWarning,
+    encode_groups,
+    fold_group_sizes,
+    resolve_sensitive,
+    small_group_effect,
+    small_groups_in_folds,
+)
 from skfair_measures.measures import MeasureBase
 from skfair_measures.results import Result
 
-from ._collect import Payload, _group_names, collect, measure_params
+from ._collect import Artifact, Payload, _group_names, chosen_params, collect
 from ._compute import (
     compute_posteriors,
     declare_groups,
@@ -94,6 +105,10 @@ class _Plan:
     pos_label: Any
     want_scores: bool
     posterior: dict[str, Any] | None
+    #: The groups with fewer than SMALL_GROUP_ROWS rows in a test fold (their fewest), and the measures
+    #: with min_group_size set that give the values without them.
+    small: pd.Series = field(default_factory=lambda: pd.Series(dtype=np.int64))
+    without_small: list[MeasureBase] = field(default_factory=list)
 
 
 def _no_autolog() -> Any:
@@ -117,29 +132,37 @@ def _split_params(params: Mapping[str, Any], idx: np.ndarray, n: int) -> dict[st
 
 def _plan(estimator: Any, X: Any, y: Any, *, measures: Any, sensitive_features: Any, sensitive: Any, cv: Any,
           groups: Any, fit_params: Mapping[str, Any] | None, pos_label: Any,
-          posterior: Mapping[str, Any] | None) -> _Plan:
+          posterior: Mapping[str, Any] | None, random_state: Any = None) -> _Plan:
     from sklearn.base import is_classifier
-    from sklearn.model_selection import check_cv
 
     A = resolve_sensitive(sensitive_features, X=X, columns=sensitive)
     all_groups = full_groups(A)
     ms = declare_groups(resolve_measures(measures, pos_label=pos_label), all_groups)
-    splitter = check_cv(cv, y, classifier=is_classifier(estimator))
+    codes, _ = encode_groups(A, len(y), name="sensitive_features", groups=all_groups)
+    splits = fold_splits(cv, X, y, sensitive_codes=codes, groups=groups, random_state=random_state,
+                         classifier=is_classifier(estimator))
+    small = small_groups_in_folds(fold_group_sizes(codes, [te for _, te in splits], all_groups))
+    integer = isinstance(cv, int | np.integer) and not isinstance(cv, bool)
+    splitter = (f"StratifiedKFold(n_splits={cv}, shuffle=True, random_state={random_state!r}) on label x group "
+                "strata" if integer else cv)
     return _Plan(
         measures=ms,
         sensitive=A,
         groups=all_groups,
-        splits=list(splitter.split(X, y, groups)),
+        splits=[(np.asarray(tr), np.asarray(te)) for tr, te in splits],
         splitter=splitter,
         fit_params=dict(fit_params or {}),
         pos_label=score_label(ms, pos_label),
         want_scores=needs_scores(ms) or posterior is not None,
         posterior=None if posterior is None else dict(posterior),
+        small=small,
+        without_small=[m.with_inputs(min_group_size=SMALL_GROUP_ROWS) for m in ms
+                       if len(small) and m.inputs.needs_sensitive and m.inputs.min_group_size is None],
     )
 
 
 def _fit_fold(estimator: Any, X: Any, y: Any, sample_weight: Any, train: np.ndarray, test: np.ndarray,
-              plan: _Plan) -> tuple[Any, dict[str, Result], dict[str, Result]]:
+              plan: _Plan) -> tuple[Any, dict[str, Result], dict[str, Result], dict[str, float]]:
     """Fit one fold and compute its measures (and posteriors): no MLflow calls, so it can run anywhere."""
     from sklearn.base import clone
     from sklearn.utils import _safe_indexing
@@ -159,7 +182,16 @@ def _fit_fold(estimator: Any, X: Any, y: Any, sample_weight: Any, train: np.ndar
     if plan.posterior is not None:
         scores = y_score if y_score is not None else y_pred
         posts = compute_posteriors(plan.measures, y_te, scores, sensitive_features=A, options=plan.posterior)
-    return est, results, posts
+    without: dict[str, float] = {}
+    for m in plan.without_small:  # the values without the small groups, for the one warning of the summary
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                without[m.key] = evaluate_all([m], y_te, y_pred, y_score=y_score, sensitive_features=A,
+                                              sample_weight=w)[m.key].value
+            except SingleGroupError:
+                without[m.key] = math.nan
+    return est, results, posts, without
 
 
 def _fit_folds(estimator: Any, X: Any, y: Any, sample_weight: Any, plan: _Plan, n_jobs: int | None) -> list[tuple]:
@@ -174,15 +206,21 @@ def _fit_folds(estimator: Any, X: Any, y: Any, sample_weight: Any, plan: _Plan, 
 
 def _summarise(fitted: list[tuple], plan: _Plan) -> CrossValidationResult:
     keys = [m.key for m in plan.measures]
-    scores = pd.DataFrame([{k: res[k].value for k in keys} for _, res, _ in fitted], columns=keys, dtype=float)
+    scores = pd.DataFrame([{k: res[k].value for k in keys} for _, res, _, _ in fitted], columns=keys, dtype=float)
     scores.index.name = "fold"
+    if plan.without_small:
+        small_keys = [m.key for m in plan.without_small]
+        without = pd.DataFrame([w for *_, w in fitted], columns=small_keys, dtype=float)
+        means = [t[small_keys].mean(skipna=False).to_frame("").T for t in (scores, without)]
+        warnings.warn(small_group_effect(plan.small, *means, who="cross_validate_fairness"), SmallGroupWarning,
+                      stacklevel=3)
     return CrossValidationResult(
         scores=scores,
         mean=scores.mean(skipna=False),
         std=scores.std(ddof=0, skipna=False),
-        folds=[res for _, res, _ in fitted],
-        posteriors=[posts for _, _, posts in fitted],
-        estimators=[est for est, _, _ in fitted],
+        folds=[res for _, res, _, _ in fitted],
+        posteriors=[posts for _, _, posts, _ in fitted],
+        estimators=[est for est, _, _, _ in fitted],
         groups=plan.groups,
     )
 
@@ -208,6 +246,7 @@ def cross_validate_fairness(
     artifacts: bool = True,
     n_jobs: int | None = None,
     timeout: float | None = None,
+    random_state: Any = None,
 ) -> CrossValidationResult:
     """Cross-validate an estimator and log each fold's fairness measures to MLflow.
 
@@ -237,7 +276,9 @@ def cross_validate_fairness(
         sees them unless the pipeline drops them (``skfair_measures.DropColumns``).
         Exactly one of ``sensitive_features`` and ``sensitive`` is required.
     cv : int, splitter or iterable, default=5
-        As in scikit-learn (stratified for classifiers when an int).
+        An int gives the folds of ``skfair_measures.benchmark.benchmark``, by the one rule of
+        :func:`skfair_measures.benchmark.fold_splits`: shuffled ``StratifiedKFold`` on label x
+        group strata. A splitter or iterable is used as in scikit-learn.
     groups : array-like, optional
         Group labels for group-aware splitters (``GroupKFold``).
     sample_weight : array-like, optional
@@ -265,10 +306,19 @@ def cross_validate_fairness(
         logging happens afterwards, in this process, in fold order.
     timeout : float, optional
         Seconds to wait for the tracking server, per request (default 10).
+    random_state : int, optional
+        Seed of the fold shuffling of an integer ``cv`` (as in ``benchmark``).
 
     Returns
     -------
     CrossValidationResult
+
+    Warns
+    -----
+    SmallGroupWarning
+        When a group has fewer than ``SMALL_GROUP_ROWS`` (30) rows in some test fold and a
+        measure keeps it (``min_group_size`` unset): the warning names the groups and gives
+        the fold mean of each such measure with and without them.
 
     Examples
     --------
@@ -282,7 +332,8 @@ def cross_validate_fairness(
     >>> res.mean["fairness.eod"]                                     # doctest: +SKIP
     """
     plan = _plan(estimator, X, y, measures=measures, sensitive_features=sensitive_features, sensitive=sensitive,
-                 cv=cv, groups=groups, fit_params=fit_params, pos_label=pos_label, posterior=posterior)
+                 cv=cv, groups=groups, fit_params=fit_params, pos_label=pos_label, posterior=posterior,
+                 random_state=random_state)
     out = _summarise(_fit_folds(estimator, X, y, sample_weight, plan, n_jobs), plan)
     session = TrackingSession("cross_validate_fairness", timeout=timeout)
     kw = {"prefix": prefix, "log_params": log_params, "artifacts": artifacts}
@@ -366,7 +417,7 @@ def _log_parent(session: TrackingSession, out: CrossValidationResult, plan: _Pla
         if math.isnan(out.mean[m.key]):
             payload.add_tag(subkey(base, "undefined"), _undefined_folds(out, m.key))
         if log_params:
-            for k, v in measure_params(m).items():
+            for k, v in chosen_params(m).items():
                 payload.add_param(subkey(base, "config", k), v)
     if log_params:
         payload.add_param(f"{pre}cv/n_splits", len(plan.splits))
@@ -378,9 +429,9 @@ def _log_parent(session: TrackingSession, out: CrossValidationResult, plan: _Pla
     payload.add_tag("skfair.groups", _groups_json(plan.groups))
     if artifacts:
         table = pd.concat([out.scores, out.mean.to_frame("mean").T, out.std.to_frame("sd").T])
-        payload.tables[f"fairness/{sanitize_key(prefix) + '/' if prefix else ''}cv_scores.json"] = (
-            table.rename_axis("fold").reset_index().astype({"fold": str})
-        )
+        # a CSV file, not a second log_table: a run has one table (the groupwise one), see _collect.RUN_TABLE
+        path = f"fairness/{sanitize_key(prefix) + '/' if prefix else ''}cv_scores.csv"
+        payload.artifacts.append(Artifact(path, table.rename_axis("fold").to_csv()))
     out.logged.append(log_payload(payload, session, run_id=out.run_id, results={"cv": out.scores}))
 
 

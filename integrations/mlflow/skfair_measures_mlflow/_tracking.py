@@ -104,13 +104,16 @@ def log_fairness(
     step : int, optional
         Metric step (default 0), e.g. an epoch or a fold.
     log_params : bool, default=True
-        Log each measure's configuration as params ``{key}.config/...``. A param that
+        Log the options you chose for each measure (those that differ from their
+        defaults) as params ``{key}.config/...``, and the interval probability and
+        ``eps`` of sampled summaries once. A param that
         already exists in the run with a different value is skipped with a warning
         (MLflow params are immutable).
     artifacts : bool, default=True
-        Log ``results.json`` (every result, groups as lists), the groupwise table
-        (``groupwise.json``, groups as columns, see ``mlflow.log_table``), a grouped
-        bar chart (``groupwise.png``), and for bootstrap results and posteriors a
+        Log ``results.json`` (every result, groups as lists, each measure's full
+        configuration), the run's one groupwise table (``fairness/groupwise.json``, groups
+        as columns, a ``kind`` column; every call appends to it, see ``mlflow.log_table``),
+        a chart of the call's rows (``groupwise.png``), and for bootstrap results and posteriors a
         density plot and the draws (CSV).
     measures : Measure or list/dict of Measure, optional
         Measures to read the configuration and meaning from, by key (default: each
@@ -137,10 +140,12 @@ def log_fairness(
     Notes
     -----
     Keys (``{p}`` the prefix, ``{N}`` the result's name, ``{g}`` a sanitised group
-    label such as ``sex_F_race_Black``): ``{p}{N}`` the value; ``{p}groups.count/{g}``
-    the group sizes, once; ``{p}{N}.overall`` the base metric on all rows;
-    ``{p}{N}.posterior/{mean, sd, interval_lower, interval_upper, prob_within,
-    prob_greater}`` (also ``.bootstrap/``); params ``{p}{N}.config/...``; tags
+    label such as ``sex_F_race_Black``): ``{p}{N}`` the value (a disparity, for a ``fairness.*`` measure);
+    ``{p}groups.n_rows/{g}`` the rows of each group, once (``groups.n_labeled/{g}``: the
+    labelled rows a posterior used); ``{p}{N}.overall_{base}`` the base metric over all
+    rows; ``{p}{N}.posterior/{mean, sd, interval_lower, interval_upper, prob_within,
+    prob_greater}`` (``.bootstrap/`` gives ``share_within``, ``share_greater``: shares of
+    replicates); params ``{p}{N}.config/...`` for the options you chose; tags
     ``skfair.sensitive``, ``skfair.groups``, and ``{p}{N}.undefined`` (the reason) for
     an undefined value. No key is a directory of another, so MLflow's file store
     accepts every run.
@@ -152,7 +157,7 @@ def log_fairness(
     ...     [1, 1, 0, 1], [1, 0, 0, 1], sensitive_features=["F", "M", "F", "M"])
     >>> with mlflow.start_run():                                  # doctest: +SKIP
     ...     logged = log_fairness(res)
-    >>> logged.metrics["groups.count/M"]                          # doctest: +SKIP
+    >>> logged.metrics["groups.n_rows/M"]                         # doctest: +SKIP
     2.0
     """
     payload = collect(

@@ -1,21 +1,30 @@
 """cross_validate_fairness: folds, the parent's mean and sd, the full group set in every fold."""
 
+import json
+
 import joblib
 import mlflow
 import numpy as np
+import pandas as pd
 import pytest
 import sklearn
 from _helpers import Sampled, artifacts, metrics, params, read_back, tags
 from mlflow.tracking import MlflowClient
 from skfair_measures_mlflow import cross_validate_fairness
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GroupKFold, StratifiedKFold
+from sklearn.model_selection import GroupKFold
 from sklearn.pipeline import make_pipeline
 
 import skfair_measures as sfm
 from skfair_measures import bayes
+from skfair_measures.benchmark import fold_splits
+from skfair_measures.groups import SmallGroupWarning
 
-pytestmark = pytest.mark.filterwarnings("ignore:.*noload.*")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:.*noload.*"),
+    # sex x race has groups of 17 to 23 rows per fold: the small-group warning is tested once, at the end
+    pytest.mark.filterwarnings("ignore::skfair_measures.groups.SmallGroupWarning"),
+]
 
 
 def test_folds_and_the_parent_mean_and_sd(tracking, data):
@@ -23,7 +32,8 @@ def test_folds_and_the_parent_mean_and_sd(tracking, data):
     pipe = make_pipeline(sfm.DropColumns("sex"), LogisticRegression())
     Xc = X[["x1", "x2", "sex"]]
     keys = ["fairness.tpr", "classif.acc"]
-    res = cross_validate_fairness(pipe, Xc, y, measures=keys, sensitive="sex", cv=3, run_name="cv")
+    res = cross_validate_fairness(pipe, Xc, y, measures=keys, sensitive="sex", cv=3, run_name="cv",
+                                  random_state=0)
     assert mlflow.active_run() is None  # the run it started is closed
     assert MlflowClient().get_run(res.run_id).info.status == "FINISHED"
     parent = metrics(res.run_id)
@@ -32,8 +42,11 @@ def test_folds_and_the_parent_mean_and_sd(tracking, data):
         assert parent[f"{key}.sd"] == pytest.approx(res.scores[key].std(ddof=0))
     assert params(res.run_id)["cv/n_splits"] == "3"
     assert tags(res.run_id)["skfair.sensitive"] == "sex" and tags(res.run_id)["skfair.groups"] == '["F", "M"]'
-    table = mlflow.load_table("fairness/cv_scores.json", run_ids=[res.run_id])
+    path = mlflow.artifacts.download_artifacts(run_id=res.run_id, artifact_path="fairness/cv_scores.csv")
+    table = pd.read_csv(path, dtype={"fold": str})
     assert table["fold"].tolist() == ["0", "1", "2", "mean", "sd"]
+    logged_tables = json.loads(tags(res.run_id).get("mlflow.loggedArtifacts", "[]"))
+    assert [t["path"] for t in logged_tables if t["type"] == "table"] == []  # the folds are in the child runs
     assert table["fairness.tpr"].iloc[:3].tolist() == pytest.approx(res.scores["fairness.tpr"].tolist())
     children = mlflow.search_runs(filter_string=f"tags.mlflow.parentRunId = '{res.run_id}'")
     assert sorted(children["run_id"]) == sorted(res.fold_run_ids) and len(children) == 3
@@ -42,7 +55,8 @@ def test_folds_and_the_parent_mean_and_sd(tracking, data):
     for i, rid in enumerate(res.fold_run_ids):
         assert metrics(rid)["fairness.tpr"] == pytest.approx(res.folds[i]["fairness.tpr"].value)
         assert "fairness/groupwise.json" in artifacts(rid)
-    for i, (tr, te) in enumerate(StratifiedKFold(3).split(Xc, y)):  # the same folds by hand
+    codes = Xc.sex.map({"F": 0, "M": 1}).to_numpy()
+    for i, (tr, te) in enumerate(fold_splits(3, Xc, y, sensitive_codes=codes, random_state=0)):  # as benchmark
         fitted = sklearn.clone(pipe).fit(Xc.iloc[tr], y.iloc[tr])
         v = sfm.msr("fairness.tpr")(y.iloc[te], fitted.predict(Xc.iloc[te]), sensitive_features=Xc.sex.iloc[te])
         assert res.scores.loc[i, "fairness.tpr"] == pytest.approx(v)
@@ -51,10 +65,11 @@ def test_folds_and_the_parent_mean_and_sd(tracking, data):
 def test_a_fold_missing_a_group_declares_it_and_says_why(tracking, data):
     X, y = data
     # GroupKFold on race: every test fold misses the races of the other folds
-    res = cross_validate_fairness(
-        LogisticRegression(), X[["x1", "x2"]], y, measures=["fairness.tpr"], sensitive_features=X["race"],
-        cv=GroupKFold(3), groups=X["race"], artifacts=False,
-    )
+    with pytest.warns(sfm.UndefinedGroupWarning, match="no positives in y_true"):
+        res = cross_validate_fairness(
+            LogisticRegression(), X[["x1", "x2"]], y, measures=["fairness.tpr"], sensitive_features=X["race"],
+            cv=GroupKFold(3), groups=X["race"], artifacts=False,
+        )
     assert res.groups.tolist() == ["a/b", "c=d", "e"]
     for fold in res.folds:
         tpr = fold["fairness.tpr"]
@@ -67,7 +82,7 @@ def test_a_fold_missing_a_group_declares_it_and_says_why(tracking, data):
 def test_parallel_folds_match_serial_ones(tracking, data):
     X, y = data
     kw = dict(measures=["fairness.tpr", "fairness.eod", "classif.acc"], sensitive_features=X["sex"], cv=3,
-              artifacts=False)
+              random_state=0, artifacts=False)
     serial = cross_validate_fairness(LogisticRegression(), X[["x1", "x2"]], y, **kw)
     with joblib.parallel_backend("threading"):  # the same code path as worker processes, without their start-up
         parallel = cross_validate_fairness(LogisticRegression(), X[["x1", "x2"]], y, n_jobs=2, **kw)
@@ -165,3 +180,22 @@ def test_autologged_grid_search_records_fairness_scorers(tracking, data, autolog
     for key in keys:
         assert children[f"metrics.mean_test_{key}"].tolist() == pytest.approx(cv[f"mean_test_{key}"].tolist())
     assert (children["metrics.mean_test_fairness.tpr"] <= 0).all()  # minimised: negated like neg_* scorers
+
+
+def test_small_groups_in_the_test_folds_warn_with_the_mean_without_them(tracking):
+    """A group of 12 rows has 4 per test fold: the warning names it and gives the fold mean without it."""
+    rng = np.random.default_rng(3)
+    n = 372
+    A = pd.Series(np.repeat(["big", "large", "tiny"], [180, 180, 12]), name="g")
+    X = pd.DataFrame({"x": rng.normal(size=n)})
+    y = pd.Series((X.x + rng.normal(size=n) > 0).astype(int))
+    keys = ["fairness.tpr", "classif.acc"]
+    with pytest.warns(SmallGroupWarning, match=r"fewer than 30 rows in a test fold: 'tiny' \(4\)") as rec:
+        res = cross_validate_fairness(LogisticRegression(), X, y, measures=keys, sensitive_features=A, cv=3,
+                                      random_state=0, artifacts=False, log_params=False)
+    without = cross_validate_fairness(LogisticRegression(), X, y, sensitive_features=A, cv=3, random_state=0,
+                                      artifacts=False, log_params=False,
+                                      measures=[m30 := sfm.msr("fairness.tpr", min_group_size=30), "classif.acc"])
+    (msg,) = [str(w.message) for w in rec if issubclass(w.category, SmallGroupWarning)]
+    assert f"fairness.tpr {res.mean['fairness.tpr']:.4f} with them, {without.mean[m30.key]:.4f} without" in msg
+    assert "classif.acc" not in msg  # reads no groups

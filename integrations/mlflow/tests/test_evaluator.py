@@ -9,6 +9,7 @@ from _helpers import Sampled, artifacts, assert_no_key_is_a_directory, metrics, 
 from skfair_measures_mlflow._compute import compute_posteriors
 from skfair_measures_mlflow.evaluator import FairnessEvaluator, validate_config
 from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
 
 import skfair_measures as sfm
 from skfair_measures import bayes
@@ -54,7 +55,7 @@ def test_logged_model_end_to_end_with_metrics_linked_to_the_model(tracking, data
                                      sensitive_features=X["sex"])
     for key in keys:
         assert result.metrics[key] == pytest.approx(expected[key].value)
-    assert result.metrics["groups.count/sex_F"] == expected["fairness.tpr"].counts["F"]
+    assert result.metrics["groups.n_rows/sex_F"] == expected["fairness.tpr"].counts["F"]
     assert metrics(run.info.run_id) == pytest.approx(result.metrics)  # logged == returned
     assert tags(run.info.run_id)["skfair.sensitive"] == "sex"
     assert {"fairness_results", "fairness_groupwise"} <= set(result.artifacts)
@@ -75,7 +76,7 @@ def test_static_predictions_with_prefix(tracking, data):
     )
     expected = sfm.msr("fairness.fpr").evaluate(y, pred, sensitive_features=X[["sex", "race"]])
     assert result.metrics["val_fairness.fpr"] == pytest.approx(expected.value)
-    assert result.metrics["val_groups.count/sex_M_race_c_d"] == expected.counts[("M", "c=d")]
+    assert result.metrics["val_groups.n_rows/sex_M_race_c_d"] == expected.counts[("M", "c=d")]
     assert metrics(result.run_id) == pytest.approx(result.metrics)
     assert_no_key_is_a_directory(result.metrics)
 
@@ -143,3 +144,32 @@ def test_real_posteriors_through_the_evaluator(tracking, data):
     )
     for key, post in posts.items():
         assert result.metrics[f"{key}.posterior/mean"] == pytest.approx(np.mean(post.draws))
+
+
+def test_the_docs_trusted_types_log_the_docs_pipeline(tracking, data):
+    """docs/mlflow.md's skops_trusted_types are enough for its pipeline (DropColumns, make_column_selector)."""
+    import ast
+    import re
+    from pathlib import Path
+
+    from sklearn.compose import make_column_selector, make_column_transformer
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    page = (Path(__file__).parents[3] / "docs" / "mlflow.md").read_text()
+    trusted = ast.literal_eval(re.search(r"skops_trusted_types=(\[[^\]]*\])", page).group(1))
+    X, y = data
+    X = X.assign(race=X.race.astype("category"))
+    pipe = make_pipeline(
+        sfm.DropColumns(["sex"]),
+        make_column_transformer(
+            (OneHotEncoder(handle_unknown="ignore"), make_column_selector(dtype_include="category")),
+            (StandardScaler(), make_column_selector(dtype_include="number")),
+        ),
+        LogisticRegression(max_iter=1000),
+    ).fit(X, y)
+    with mlflow.start_run(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # MLflow's own notes on signatures and environments
+        info = mlflow.sklearn.log_model(pipe, name="model", skops_trusted_types=trusted,
+                                        pip_requirements=["scikit-learn"])
+    loaded = mlflow.sklearn.load_model(info.model_uri)
+    assert (loaded.predict(X) == pipe.predict(X)).all()

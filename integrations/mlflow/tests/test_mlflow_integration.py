@@ -87,22 +87,24 @@ def test_run_layout_reads_back(tracking, audit):
                                         "test/fairness.acc_eod_.05"]
     for m in ms:
         assert got[f"test/{sanitize_key(m.key)}"] == pytest.approx(res[m.key].value)
-    # group counts once per run, not once per measure; no per-group metrics by default
+    # group sizes once per run, named after the rows they count; no per-group metrics by default
     counts = res["fairness.tpr"].counts
-    count_keys = sorted(k for k in got if ".count" in k or "count/" in k)
-    assert count_keys == sorted(f"test/groups.count/{sanitize_segment(f'sex={s},race={r}')}" for s, r in counts.index)
-    assert got["test/groups.count/sex_M_race_c_d"] == counts[("M", "c=d")]
-    assert not any("by_group" in k for k in got)
-    assert len(got) == 4 + 6 + 6  # 4 values, 6 overall values (composites: one per component), 6 counts
+    count_keys = sorted(k for k in got if "n_rows" in k or "n_labeled" in k)
+    assert count_keys == sorted(f"test/groups.n_rows/{sanitize_segment(f'sex={s},race={r}')}" for s, r in counts.index)
+    assert got["test/groups.n_rows/sex_M_race_c_d"] == counts[("M", "c=d")]
+    assert not any("group_" in k for k in got)
+    # the rates over all rows say so and name their base metric; classif.acc's value is its overall rate
+    assert got["test/fairness.tpr.overall_tpr"] == pytest.approx(res["fairness.tpr"].overall)
+    assert got["test/fairness.eod.overall_fpr"] == pytest.approx(res["fairness.eod"].overall["fairness.fpr"])
+    assert not any(k.startswith("test/classif.acc.") for k in got)
+    assert len(got) == 4 + 5 + 6  # 4 values, 5 overall rates (composites: one per component), 6 sizes
     # tags name the sensitive attributes and the group set (labels kept, tuples as lists)
     t = tags(rid)
     assert t["skfair.sensitive"] == "sex, race"
     assert json.loads(t["skfair.groups"]) == [list(g) for g in counts.index]
-    # config params, read through the measure protocol
+    # params only for options a person chose (none here); the configuration is in results.json
     p = params(rid)
-    assert p["test/fairness.acc_eod_.05.config/key"] == "fairness.acc_eod=.05"
-    assert p["test/fairness.eod.config/components"] == "fairness.tpr, fairness.fpr"
-    assert p["test/fairness.tpr.config/ideal"] == "0.0" and p["test/fairness.tpr.config/signed"] == "false"
+    assert p == {}
     assert_no_key_is_a_directory(got)
     assert_no_key_is_a_directory(p)
 
@@ -120,13 +122,15 @@ def test_table_chart_and_results_json(tracking, audit):
     table = mlflow.load_table("fairness/groupwise.json", run_ids=[rid])
     tpr = res["fairness.tpr"].by_group
     columns = [f"sex={s},race={r}" for s, r in tpr.index]
-    assert list(table.columns) == ["result", "quantity", *columns]
+    assert list(table.columns) == ["prefix", "step", "result", "kind", "quantity", *columns]
+    assert set(table["kind"]) == {"point"}
     assert not any("(" in c for c in table.columns)  # no stringified tuples
     row = table[(table.result == "fairness.tpr") & (table.quantity == "tpr")].iloc[0]
     assert row[columns].to_numpy(dtype=float) == pytest.approx(tpr.to_numpy())
     eod_fpr = table[(table.result == "fairness.eod") & (table.quantity == "fairness.fpr")].iloc[0]
     assert eod_fpr[columns].to_numpy(dtype=float) == pytest.approx(res["fairness.eod"].by_group["fairness.fpr"])
     assert table.iloc[-1][columns].tolist() == res["fairness.tpr"].counts.tolist()
+    assert table.iloc[-1][["result", "quantity"]].tolist() == ["groups", "n_rows"]
 
     # the chart is a real PNG of the groupwise values
     png = mlflow.artifacts.download_artifacts(run_id=rid, artifact_path="fairness/groupwise.png")
@@ -139,6 +143,7 @@ def test_table_chart_and_results_json(tracking, audit):
     assert entry["groups"] == [list(g) for g in tpr.index]
     assert entry["value"] == pytest.approx(res["fairness.tpr"].value)
     assert "('F'" not in json.dumps(content)
+    assert entry["config"]["ideal"] == 0.0 and entry["config"]["signed"] is False  # the full configuration
 
 
 def test_group_metrics_on_request_with_the_way_back_to_labels(tracking):
@@ -146,7 +151,7 @@ def test_group_metrics_on_request_with_the_way_back_to_labels(tracking):
     res = sfm.msr("fairness.tpr").evaluate(y, p, sensitive_features=A)
     with mlflow.start_run() as run:
         logged = log_fairness(res, artifacts=False, log_params=False, group_metrics=True)
-    per_group = {k: v for k, v in metrics(run.info.run_id).items() if k.startswith("fairness.tpr.by_group/tpr/")}
+    per_group = {k: v for k, v in metrics(run.info.run_id).items() if k.startswith("fairness.tpr.group_tpr/")}
     assert len(per_group) == 2  # the colliding labels F? and F! both kept
     assert {logged.key_map[k]["group"]: v for k, v in per_group.items()} == pytest.approx(res.by_group.to_dict())
 
@@ -172,18 +177,20 @@ def test_steps_do_not_overwrite_each_other(tracking):
             log_fairness(m.evaluate([1, 1, 1, 1], p, sensitive_features=list("FFMM")), step=step)
     hist = MlflowClient().get_metric_history(run.info.run_id, "fairness.tpr")
     assert sorted((h.step, h.value) for h in hist) == [(0, 0.5), (1, 0.0)]
-    assert {"fairness/step_0/groupwise.json", "fairness/step_1/results.json"} <= set(artifacts(run.info.run_id))
+    assert {"fairness/step_0/groupwise.png", "fairness/step_1/results.json"} <= set(artifacts(run.info.run_id))
+    table = mlflow.load_table("fairness/groupwise.json", run_ids=[run.info.run_id])  # one table, both steps
+    assert table.loc[table.quantity == "tpr", ["step", "M"]].to_numpy().tolist() == [[0, 1.0], [1, 1.0]]
 
 
 def test_conflicting_params_are_skipped_with_a_warning(tracking):
     y, p, A = [1, 1, 0, 0], [1, 0, 0, 1], list("FMFM")
-    m1, m2 = sfm.msr("fairness.tpr"), sfm.msr("fairness.tpr", operation="ratio", key="fairness.tpr")
+    m1, m2 = (sfm.msr("fairness.tpr", min_group_size=n, key="fairness.tpr") for n in (1, 2))
     with mlflow.start_run() as run:
         log_fairness(m1.evaluate(y, p, sensitive_features=A), artifacts=False)
         with pytest.warns(FairnessLoggingWarning, match="params cannot change"):
             logged = log_fairness(m2.evaluate(y, p, sensitive_features=A), artifacts=False, step=1)
     assert logged.logged
-    assert params(run.info.run_id)["fairness.tpr.config/ideal"] == "0.0"  # the first configuration stays
+    assert params(run.info.run_id)["fairness.tpr.config/min_group_size"] == "1"  # the first configuration stays
 
 
 def test_metrics_linked_to_the_logged_model_and_dataset(tracking, data, audit):
@@ -223,7 +230,7 @@ def test_posterior_metrics_carry_information(tracking):
     assert got[f"{u}/mean"] == pytest.approx(unsigned.draws.mean())
     assert got[f"{u}/interval_lower"] == pytest.approx(unsigned.interval()[0])
     assert got["fairness.tpr"] == pytest.approx(unsigned.value)  # the headline: its value, named plainly
-    assert params(run.info.run_id)[f"{u}/eps"] == "0.03"
+    assert params(run.info.run_id)["fairness.eps"] == "0.03"
     files = artifacts(run.info.run_id)
     assert {"fairness/fairness.tpr/posterior_density.png", "fairness/fairness.tpr/posterior_draws.csv"} <= set(files)
     assert logged.logged
@@ -264,8 +271,13 @@ def test_real_bootstrap_and_posterior_log(tracking, data):
         pre = f"fairness.tpr.{res.kind}"
         assert got[f"{pre}/interval_lower"] == pytest.approx(lo) and got[f"{pre}/interval_upper"] == pytest.approx(hi)
         assert got[f"{pre}/mean"] == pytest.approx(np.mean(res.draws))
-        assert f"{pre}/prob_greater" not in got  # an absolute difference
-    assert sorted(k for k in got if "count" in k) == ["groups.count/sex_F", "groups.count/sex_M"]  # counts once
+        assert f"{pre}/prob_greater" not in got and f"{pre}/share_greater" not in got  # an absolute difference
+    # a bootstrap gives shares of its replicates, a posterior probabilities: the names say which
+    assert got["fairness.tpr.bootstrap/share_within"] == pytest.approx(np.mean(boot.draws <= 0.02))
+    assert "fairness.tpr.bootstrap/prob_within" not in got and "fairness.tpr.posterior/prob_within" in got
+    # sizes once per kind of rows: every row (the bootstrap), the labelled rows (the posterior)
+    assert sorted(k for k in got if ".n_" in k) == ["groups.n_labeled/sex_F", "groups.n_labeled/sex_M",
+                                                    "groups.n_rows/sex_F", "groups.n_rows/sex_M"]
     assert set(artifacts(run.info.run_id)) >= {"fairness/fairness.tpr/posterior_density.png",
                                                "fairness/fairness.tpr/bootstrap_draws.csv"}
 
@@ -302,29 +314,29 @@ def test_full_set_round_trips_through_the_file_store(file_store, data):
     with mlflow.start_run():
         logged = log_fairness([*res.items(), ("fairness.tpr", post)], measures=ms, group_metrics=True)
     read_back(logged)
-    assert logged.metrics["fairness.eod.overall/fairness.fpr"] == pytest.approx(res["fairness.eod"].overall.iloc[1])
+    assert logged.metrics["fairness.eod.overall_fpr"] == pytest.approx(res["fairness.eod"].overall.iloc[1])
 
 
 def test_result_named_like_a_field_of_another_still_logs(file_store):
-    # "fairness.eod.overall" is the directory of the composite's overall values:
+    # "fairness.tpr.posterior" is the directory of the posterior's summaries:
     # the key space renames one of the two instead of letting the file store fail.
     y, p, A = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 1], list("FFFMMM")
-    eod = sfm.msr("fairness.eod").evaluate(y, p, sensitive_features=A)
+    post = Sampled(sfm.msr("fairness.tpr"), np.random.default_rng(0).beta(2, 8, 200))
     tpr = sfm.msr("fairness.tpr").evaluate(y, p, sensitive_features=A)
     with mlflow.start_run():
-        logged = log_fairness([("fairness.eod", eod), ("fairness.eod.overall", tpr)], artifacts=False)
+        logged = log_fairness([("fairness.tpr", post), ("fairness.tpr.posterior", tpr)], artifacts=False)
     read_back(logged)
-    assert logged.metrics["fairness.eod.overall"] == pytest.approx(tpr.value)  # headlines claim keys first
-    (part,) = [k for k, m in logged.key_map.items() if m.get("part") == "fairness.fpr"]
-    assert part.startswith("fairness.eod.overall_") and part.endswith("/fairness.fpr")  # renamed directory
-    assert logged.metrics[part] == pytest.approx(eod.overall["fairness.fpr"])
+    assert logged.metrics["fairness.tpr.posterior"] == pytest.approx(tpr.value)  # headlines claim keys first
+    (part,) = [k for k, m in logged.key_map.items() if m.get("quantity") == "mean"]
+    assert part.startswith("fairness.tpr.posterior_") and part.endswith("/mean")  # renamed directory
+    assert logged.metrics[part] == pytest.approx(post.draws.mean())
 
 
 def test_not_a_result_is_refused_by_name(tracking):
     with pytest.raises(TypeError, match="cannot log a dict"):
         log_fairness([{"value": 0.1}])
     m = sfm.msr("fairness.tpr")
-    r = m.evaluate([1, 0], [1, 0], sensitive_features=["a", "b"])
+    r = m.evaluate([1, 1], [1, 0], sensitive_features=["a", "b"])
     with pytest.raises(ValueError, match="both named 'fairness.tpr'"):
         log_fairness([r, r])
 

@@ -1,0 +1,150 @@
+"""A logged run read back through MlflowClient: names that say what a number is and which rows it came from."""
+
+import json
+import warnings
+
+import mlflow
+import numpy as np
+import pandas as pd
+import pytest
+from mlflow.tracking import MlflowClient
+from skfair_measures_mlflow import _collect, log_fairness
+
+import skfair_measures as sfm
+from skfair_measures import bayes
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*noload.*")  # MLflow's sqlite store, not ours
+
+
+@pytest.fixture(scope="module")
+def audit_run(tracking):
+    """Point values of four measures, a bootstrap, and a posterior from 300 labelled rows of 2,000, one run."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    sex = pd.Series(rng.choice(["Female", "Male"], n), name="sex")
+    y = rng.integers(0, 2, n)
+    score = np.clip(0.3 * y + 0.7 * rng.random(n), 0, 1)
+    pred = (score > 0.5).astype(int)
+    ms = [sfm.msr(k) for k in ("fairness.tpr", "fairness.fpr", "fairness.cv", "classif.acc")]
+    point = sfm.evaluate_measures(ms, y, pred, sensitive_features=sex)
+    boot = sfm.bootstrap(sfm.msr("fairness.tpr"), y, pred, sensitive_features=sex, n_boot=200, random_state=0)
+    post = bayes.posterior(sfm.msr("fairness.tpr"), y[:300], score[:300], sensitive_features=sex[:300],
+                           method="bb", random_state=0)
+    with mlflow.start_run() as run:
+        log_fairness(point, measures=ms)
+        log_fairness([("fairness.tpr", boot), ("fairness.tpr", post)])
+    return MlflowClient().get_run(run.info.run_id), point, boot, post
+
+
+def test_names_say_what_each_number_is(audit_run):
+    run, point, boot, post = audit_run
+    got = run.data.metrics
+    tpr = point["fairness.tpr"]
+    assert got["fairness.tpr"] == pytest.approx(tpr.value)  # the disparity, at the measure's key
+    assert got["fairness.tpr.overall_tpr"] == pytest.approx(tpr.overall)  # the rate over all rows, named so
+    assert "fairness.tpr.overall" not in got
+    assert got["fairness.cv.overall_selection_rate"] == pytest.approx(point["fairness.cv"].overall)
+    assert not any(k.startswith("classif.acc.") for k in got)  # its value is its overall rate
+    assert got["fairness.tpr.bootstrap/share_within"] == pytest.approx(np.mean(np.abs(boot.draws) <= 0.05))
+    assert got["fairness.tpr.posterior/prob_within"] == pytest.approx(post.prob_within(0.05))
+    assert not any("prob_" in k for k in got if ".bootstrap/" in k)  # a bootstrap gives shares, not probabilities
+
+
+def test_counts_say_which_rows_they_came_from(audit_run):
+    run, point, _, post = audit_run
+    got = run.data.metrics
+    assert got["groups.n_rows/sex_Female"] == point["fairness.tpr"].counts["Female"]  # every row given
+    assert got["groups.n_labeled/sex_Female"] == post.counts["Female"]  # the posterior's labelled rows
+    assert got["groups.n_labeled/sex_Female"] + got["groups.n_labeled/sex_Male"] == 300
+    assert got["groups.n_rows/sex_Female"] + got["groups.n_rows/sex_Male"] == 2000
+    assert not any(".count" in k for k in got)
+
+
+def test_one_table_with_a_kind_column(audit_run):
+    run, point, boot, post = audit_run
+    logged = json.loads(run.data.tags["mlflow.loggedArtifacts"])
+    assert logged == [{"path": "fairness/groupwise.json", "type": "table"}]  # two calls, one table
+    table = mlflow.load_table("fairness/groupwise.json", run_ids=[run.info.run_id])
+    assert list(table.columns[:5]) == ["prefix", "step", "result", "kind", "quantity"]
+    rows = table[(table.result == "fairness.tpr") & (table.quantity == "tpr")]
+    assert sorted(rows["kind"]) == ["bootstrap", "point", "posterior"]  # three rows told apart
+    by_kind = rows.set_index("kind")[["sex=Female", "sex=Male"]]
+    assert by_kind.loc["posterior"].to_numpy() == pytest.approx(post.by_group.to_numpy())
+    sizes = table[table.result == "groups"].set_index("quantity")
+    assert sizes.loc["n_labeled", ["sex=Female", "sex=Male"]].sum() == 300
+    assert set(sizes.index) == {"n_rows", "n_labeled"}
+
+
+def test_params_only_where_a_person_looks(audit_run):
+    run, *_ = audit_run
+    assert run.data.params == {"fairness.interval_prob": "0.95", "fairness.eps": "0.05"}
+
+
+def test_many_measures_and_steps_keep_the_logged_artifacts_tag_small(tracking):
+    """MLflow keeps the tables of a run in one tag of about 5,000 characters: one entry whatever we log."""
+    rng = np.random.default_rng(1)
+    y, p = rng.integers(0, 2, 400), rng.integers(0, 2, 400)
+    A = pd.Series(rng.choice(list("ABCDE"), 400), name="site")
+    keys = [k for k in sfm.registry.keys() if k.startswith("fairness.") and "=" not in k][:20]
+    ms = [sfm.msr(k) for k in keys]
+    with mlflow.start_run() as run:
+        for step in range(2):
+            for prefix in ("val/", "test/"):
+                with warnings.catch_warnings():  # undefined groups of some measures: not what this test is about
+                    warnings.simplefilter("ignore")
+                    res = sfm.evaluate_measures(ms, y, p, sensitive_features=A)
+                    logged = log_fairness(res, prefix=prefix, step=step, log_params=False)
+                assert logged.logged
+    tag = MlflowClient().get_run(run.info.run_id).data.tags["mlflow.loggedArtifacts"]
+    assert json.loads(tag) == [{"path": "fairness/groupwise.json", "type": "table"}] and len(tag) < 100
+    table = mlflow.load_table("fairness/groupwise.json", run_ids=[run.info.run_id])
+    assert sorted(set(zip(table["prefix"], table["step"], strict=True))) == sorted(
+        (pre, s) for pre in ("val/", "test/") for s in range(2))
+
+
+def _boxes_overlap(boxes):
+    return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+
+
+@pytest.mark.parametrize("n_groups", [2, 30])
+def test_the_chart_reads_at_2_and_30_groups(n_groups):
+    rng = np.random.default_rng(n_groups)
+    n = 3000
+    A = pd.Series(rng.choice([f"region number {i}" for i in range(n_groups)], n), name="region")
+    y, p = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    res = sfm.evaluate_measures([sfm.msr(k) for k in ("fairness.tpr", "fairness.eod", "fairness.cv")], y, p,
+                                sensitive_features=A)
+    boot = sfm.bootstrap(sfm.msr("fairness.tpr"), y, p, sensitive_features=A, n_boot=20, random_state=0)
+    table = _collect.groupwise_table([*res.items(), ("fairness.tpr", boot)])
+    fig = _collect._groupwise_figure(table)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(axes) == 5  # tpr, eod's two rates, cv, and the bootstrap's tpr: one panel each
+    titles = [ax.get_title() for ax in axes]
+    assert "fairness.tpr: tpr\n(point)" in titles and "fairness.tpr: tpr\n(bootstrap)" in titles
+    for ax in axes:
+        xlabels = [t.get_window_extent(renderer) for t in ax.get_xticklabels() if t.get_text()]
+        assert not _boxes_overlap(xlabels)
+        ylabels = [t.get_window_extent(renderer) for t in ax.get_yticklabels() if t.get_text()]
+        if ylabels:
+            assert len(ylabels) == n_groups and not _boxes_overlap(ylabels)
+    # no panel's labels run into another panel
+    panels = [ax.get_tightbbox(renderer) for ax in axes]
+    assert not _boxes_overlap(panels)
+
+
+def test_a_posterior_that_read_unlabeled_rows_says_which_rows_it_describes(tracking):
+    from _helpers import Sampled
+
+    m = sfm.msr("fairness.cv")
+    point = m.evaluate([1, 0, 1, 0], [1, 0, 0, 0], sensitive_features=list("FFMM"))
+    post = Sampled(m, np.random.default_rng(0).beta(20, 80, 400))
+    post.attrs = {"n_labeled": 500, "n_unlabeled": 1500}  # as the bc, bcr and ppi posteriors record them
+    with mlflow.start_run() as run:
+        log_fairness([point, post], artifacts=False)
+    data = MlflowClient().get_run(run.info.run_id).data
+    assert data.metrics["fairness.cv.posterior/n_rows"] == 2000
+    assert data.metrics["fairness.cv.posterior/n_labeled"] == 500
+    assert "describes all 2,000 rows" in data.tags["fairness.cv.posterior.rows"]
+    assert data.metrics["groups.n_rows/F"] == 2  # the point value's rows
