@@ -160,6 +160,85 @@ class BettingCS:
             self.total += xi
             self.n += 1
 
+    def update_counts(self, successes: float, trials: float) -> None:
+        """Bet on a batch of 0/1 observations known only by its counts: ``successes`` ones in ``trials``.
+
+        One bet is fixed before the batch, from the past alone (the bet of the batch's
+        last observation, the smallest of the batch), so the wealth of the batch is
+        ``(1 + lambda (1 - m))^successes (1 - lambda m)^(trials - successes)`` whatever
+        the order of its rows: counts are enough, and the guarantee is that of
+        :meth:`update` read at batch ends. The running variance of the bets takes the
+        batch's squared deviations from the mean before it. Needs ``upper=1``.
+
+        Parameters
+        ----------
+        successes, trials : int
+            Ones in the batch and rows in it (``0 <= successes <= trials``; 0 trials is no bet).
+
+        Examples
+        --------
+        >>> a, b = BettingCS(), BettingCS()
+        >>> a.update_counts(30, 100)
+        >>> b.update_counts(29, 100)
+        >>> lo, hi = a.interval(0.05)
+        >>> bool(lo < 0.3 < hi), a.n
+        (True, 100)
+        """
+        if self.upper != 1.0:
+            raise ValueError(f"update_counts needs 0/1 observations (upper=1); this sequence has upper={self.upper!r}.")
+        k, n = float(successes), float(trials)
+        if not (np.isfinite(k) and np.isfinite(n) and 0 <= k <= n and k == int(k) and n == int(n)):
+            raise ValueError(
+                f"successes={successes!r}, trials={trials!r}; pass whole counts with 0 <= successes <= trials."
+            )
+        if n == 0:
+            return
+        m = self.grid
+        lam = self._bet(self.n + n)
+        with np.errstate(divide="ignore"):
+            lam_plus = np.minimum(lam, np.where(m > 0, _TRUNCATION / m, np.inf))
+            lam_minus = np.minimum(lam, np.where(m < 1.0, _TRUNCATION / (1.0 - m), np.inf))
+        self.log_plus += k * np.log1p(lam_plus * (1.0 - m)) + (n - k) * np.log1p(-lam_plus * m)
+        self.log_minus += k * np.log1p(-lam_minus * (1.0 - m)) + (n - k) * np.log1p(lam_minus * m)
+        np.maximum(self.log_max, _LOG_HALF + np.maximum(self.log_plus, self.log_minus), out=self.log_max)
+        mean = self._mean()
+        self.sq_dev += k * (1.0 - mean) ** 2 + (n - k) * mean**2
+        self.total += k
+        self.n += int(n)
+
+    def combined(self, other: BettingCS) -> BettingCS:
+        """One sequence from two run on independent rows (two workers): their wealths multiply.
+
+        Each side's gamblers bet on their own past only, so on independent rows the
+        product of the two ``K+`` (and of the two ``K-``) is again a test martingale;
+        the hedged wealth of the products is valid as before. The running maxima of the
+        two sides are not those of the product, so the maximum restarts from the
+        product's current value (valid: Ville's inequality holds at any subset of
+        times; the sequence may then be wider than either side was). The running sums
+        add; later bets use the pooled mean and variance.
+
+        Examples
+        --------
+        >>> a, b = BettingCS(), BettingCS()
+        >>> a.update_counts(30, 100)
+        >>> b.update_counts(31, 100)
+        >>> ab = a.combined(b)
+        >>> ab.n, bool(ab.interval(0.05)[1] - ab.interval(0.05)[0] < a.interval(0.05)[1] - a.interval(0.05)[0])
+        (200, True)
+        """
+        if (self.upper, self.grid_size, self.alpha_bet) != (other.upper, other.grid_size, other.alpha_bet):
+            raise ValueError(
+                "the two sequences differ in upper, grid_size or alpha_bet "
+                f"({(self.upper, self.grid_size, self.alpha_bet)} vs {(other.upper, other.grid_size, other.alpha_bet)})"
+                "; only sequences built with the same settings combine."
+            )
+        plus, minus = self.log_plus + other.log_plus, self.log_minus + other.log_minus
+        return BettingCS(
+            self.upper, self.grid_size, self.alpha_bet, self.n + other.n, self.total + other.total,
+            self.sq_dev + other.sq_dev, log_plus=plus, log_minus=minus,
+            log_max=_LOG_HALF + np.maximum(plus, minus),
+        )
+
     def interval(self, alpha: float = 0.05) -> tuple[float, float]:
         """The confidence sequence at level ``1 - alpha`` now: ``(lower, upper)``.
 
