@@ -52,6 +52,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +67,18 @@ GRID_SIZE = 1000
 #: Truncation of the bets: ``lambda <= c / m`` keeps every factor ``1 + lambda (x - m) >= 1 - c``.
 _TRUNCATION = 0.5
 _LOG_HALF = float(np.log(0.5))
+
+
+@functools.lru_cache(maxsize=32)
+def _grid_caps(upper: float, grid_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The grid of candidate means and the bet caps of ``K+`` and ``K-`` on it (read-only, shared)."""
+    m = np.linspace(0.0, upper, grid_size + 1)
+    with np.errstate(divide="ignore"):
+        cap_plus = np.where(m > 0, _TRUNCATION / m, np.inf)
+        cap_minus = np.where(m < upper, _TRUNCATION / (upper - m), np.inf)
+    for a in (m, cap_plus, cap_minus):
+        a.setflags(write=False)
+    return m, cap_plus, cap_minus
 
 
 @dataclass
@@ -119,7 +132,7 @@ class BettingCS:
     @property
     def grid(self) -> np.ndarray:
         """The candidate means, ``grid_size + 1`` points from 0 to ``upper``."""
-        return np.linspace(0.0, self.upper, self.grid_size + 1)
+        return _grid_caps(float(self.upper), int(self.grid_size))[0]
 
     def _bet(self, t: float) -> float:
         """The predictable bet before observation ``t`` (1-based), from the past mean and variance."""
@@ -193,11 +206,9 @@ class BettingCS:
             )
         if n == 0:
             return
-        m = self.grid
+        m, cap_plus, cap_minus = _grid_caps(1.0, int(self.grid_size))
         lam = self._bet(self.n + n)
-        with np.errstate(divide="ignore"):
-            lam_plus = np.minimum(lam, np.where(m > 0, _TRUNCATION / m, np.inf))
-            lam_minus = np.minimum(lam, np.where(m < 1.0, _TRUNCATION / (1.0 - m), np.inf))
+        lam_plus, lam_minus = np.minimum(lam, cap_plus), np.minimum(lam, cap_minus)
         self.log_plus += k * np.log1p(lam_plus * (1.0 - m)) + (n - k) * np.log1p(-lam_plus * m)
         self.log_minus += k * np.log1p(-lam_minus * (1.0 - m)) + (n - k) * np.log1p(lam_minus * m)
         np.maximum(self.log_max, _LOG_HALF + np.maximum(self.log_plus, self.log_minus), out=self.log_max)

@@ -47,6 +47,8 @@ def _length(name: str, values: Any) -> int:
 
 def as_batch(y_pred: Any, sensitive_features: Any, y_true: Any = None, ids: Any = None, data: Any = None) -> Batch:
     """The batch's frame: ``data`` with column names, or a pandas frame of the arrays given."""
+    if sensitive_features is None:
+        raise TypeError("sensitive_features is missing; pass the group of each row (or column names with data=).")
     if data is not None:
         for name, value in (("y_pred", y_pred), ("y_true", y_true), ("ids", ids)):
             if value is not None and not isinstance(value, str):

@@ -220,7 +220,7 @@ class FairnessMonitor:
         self._pending: pd.DataFrame | None = None
         self._alarms: dict[str, dict[str, Any]] = {k: _no_alarm() for k in keys}
         self._trace: list[dict[str, Any]] = []
-        self._last: pd.DataFrame | None = None
+        self._last: list[dict[str, Any]] | None = None
 
     # -- arguments -------------------------------------------------------------------------------------------
 
@@ -255,11 +255,12 @@ class FairnessMonitor:
         self,
         y_pred: Any = None,
         *,
-        sensitive_features: Any,
+        sensitive_features: Any = None,
         y_true: Any = None,
         ids: Any = None,
         data: Any = None,
         time: Any = None,
+        stats: ConfusionStats | None = None,
     ) -> FairnessMonitor:
         """Add one batch (one step): its predictions, groups and, if known, labels.
 
@@ -282,6 +283,10 @@ class FairnessMonitor:
         time : datetime-like, optional
             When the batch was logged (the time axis of the plot, MLflow timestamps,
             and a time ``window``).
+        stats : ConfusionStats, optional
+            The batch's labeled confusion counts instead of rows (e.g. from
+            ``engines.grouped_stats``), when every measure shares one threshold and
+            positive class; ``sensitive_features`` is then None.
 
         Returns
         -------
@@ -291,15 +296,18 @@ class FairnessMonitor:
         """
         if isinstance(self.window, pd.Timedelta) and time is None:
             raise ValueError(f"window={self.window} is a time span; pass time= with every batch.")
-        batch = as_batch(y_pred, sensitive_features, y_true, ids, data)
         stamp = _time(time)
-        counted = {
-            nid: count(batch, need.threshold, need.pos_label, labeled=batch.target is not None)
-            for nid, need in self._needs.items()
-            if not need.labeled or batch.target is not None
-        }
-        pending = self._to_pend(batch)
-        names = self._check_names([s for s in counted.values() if s is not None], batch)
+        if stats is not None:
+            counted, pending, names = self._from_stats(stats, y_pred, sensitive_features, y_true, ids, data)
+        else:
+            batch = as_batch(y_pred, sensitive_features, y_true, ids, data)
+            counted = {
+                nid: count(batch, need.threshold, need.pos_label, labeled=batch.target is not None)
+                for nid, need in self._needs.items()
+                if not need.labeled or batch.target is not None
+            }
+            pending = self._to_pend(batch)
+            names = self._check_names([s for s in counted.values() if s is not None], batch.sensitive)
         # nothing below raises on the user's input: the step is committed whole
         self._group_names = names
         self.step += 1
@@ -354,7 +362,7 @@ class FairnessMonitor:
             for nid, need in self._needs.items()
             if need.labeled
         }
-        self._check_names([s for s in counted.values() if s is not None], batch)
+        self._check_names([s for s in counted.values() if s is not None], batch.sensitive)
         self._pending = waiting[~waiting[ID].isin(joined[ID])].reset_index(drop=True)
         self._advance(self._aligned(counted), new_step=False)
         return len(joined)
@@ -380,8 +388,20 @@ class FairnessMonitor:
             raise ValueError(f"ids {dup} appear twice among the rows waiting for labels; ids must be unique.")
         return rows
 
-    def _check_names(self, stats: list[ConfusionStats], batch: Batch) -> list[str]:
-        names = list(batch.sensitive) if not stats else [str(n) for n in stats[0].groups.names]
+    def _from_stats(self, stats: Any, *rows: Any) -> tuple[dict[str, ConfusionStats | None], None, list[str]]:
+        if any(r is not None for r in rows):
+            raise TypeError("stats= replaces the rows; pass either stats= or y_pred, sensitive_features (and data=).")
+        if not isinstance(stats, ConfusionStats) or stats.counts.shape[-2:] != (2, 2) or stats.counts.ndim != 3:
+            raise TypeError(f"stats must be binary ConfusionStats, shape (n_groups, 2, 2); got {type(stats).__name__}.")
+        if len(self._needs) > 1:
+            raise ValueError(
+                f"these measures need {len(self._needs)} different counts ({sorted(self._needs)}); stats= serves one. "
+                "Pass the rows instead."
+            )
+        return dict.fromkeys(self._needs, stats if stats.counts.sum() else None), None, self._check_names([stats], ())
+
+    def _check_names(self, stats: list[ConfusionStats], sensitive: tuple[str, ...]) -> list[str]:
+        names = list(sensitive) if not stats else [str(n) for n in stats[0].groups.names]
         if self._group_names is not None and names != self._group_names:
             raise ValueError(
                 f"sensitive_features are {names} in this batch and {self._group_names} in the earlier ones; "
@@ -504,7 +524,7 @@ class FairnessMonitor:
                 "overall_value": overall, "window_value": window_value, "n_rows": int(need.total.sum()),
                 "step": self.step, "time": self.times[-1] if self.times else None, "reason": reason,
             })
-        self._last = pd.DataFrame(rows).set_index("key")
+        self._last = rows
         self._trace.extend(rows)
 
     def status(self) -> pd.DataFrame:
@@ -530,7 +550,7 @@ class FairnessMonitor:
             cols = ["value", "lower", "upper", "eps", "alarm", "alarm_step", "changed_since", "since", "overall_value",
                     "window_value", "n_rows", "step", "time", "reason"]
             return pd.DataFrame(index=pd.Index([m.key for m in self.measures], name="key"), columns=cols)
-        return self._last.copy()
+        return pd.DataFrame(self._last).set_index("key")
 
     def history(self) -> pd.DataFrame:
         """Every status row since the first step (after each batch and each :meth:`add_labels`), in order."""
@@ -667,7 +687,7 @@ class FairnessMonitor:
         mon._trace = [{k: (np.nan if v is None and k in _FLOATS else v)
                        for k, v in r.items()} for r in state["trace"]]
         if mon._trace:
-            mon._last = pd.DataFrame(mon._trace[-len(mon.measures):]).set_index("key")
+            mon._last = mon._trace[-len(mon.measures):]
         return mon
 
     def merge(self, other: FairnessMonitor) -> FairnessMonitor:
