@@ -159,10 +159,10 @@ class FairnessMonitor:
     window : int or str or pandas.Timedelta, default=10
         The windowed value: the last ``window`` steps, or the steps within a time span
         (``"7D"``; each step then needs ``time=``).
-    restarts : int, default=12
+    restarts : int, default=8
         The change detector keeps the sequences restarted at the last ``restarts`` steps
         and at every ``restarts``-th step before them (at most ``2 * restarts``).
-    grid_size : int, default=500
+    grid_size : int, default=250
         Grid steps of every betting sequence over [0, 1] (its resolution).
 
     Examples
@@ -186,8 +186,8 @@ class FairnessMonitor:
         eps: float | Mapping[str, float],
         alpha: float = 0.05,
         window: int | str | pd.Timedelta = 10,
-        restarts: int = 12,
-        grid_size: int = 500,
+        restarts: int = 8,
+        grid_size: int = 250,
     ) -> None:
         self.measures = as_measures(measures)
         keys = [m.key for m in self.measures]
@@ -567,6 +567,11 @@ class FairnessMonitor:
         return 0 if self._pending is None else len(self._pending)
 
     # -- saving, loading, merging ----------------------------------------------------------------------------
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The monitor's settings (measure keys, eps, alpha, window, restarts, grid_size), as saved."""
+        return self._settings()
 
     def _settings(self) -> dict[str, Any]:
         return {
