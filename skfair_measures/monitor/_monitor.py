@@ -221,6 +221,8 @@ class FairnessMonitor:
         self._alarms: dict[str, dict[str, Any]] = {k: _no_alarm() for k in keys}
         self._trace: list[dict[str, Any]] = []
         self._last: list[dict[str, Any]] | None = None
+        #: Free notes saved with the state (JSON values), e.g. the batches a job has done.
+        self.meta: dict[str, Any] = {}
 
     # -- arguments -------------------------------------------------------------------------------------------
 
@@ -595,7 +597,7 @@ class FairnessMonitor:
                 }
                 for nid, need in self._needs.items()
             },
-            "pending": pending, "alarms": self._alarms,
+            "pending": pending, "alarms": self._alarms, "meta": self.meta,
             "trace": [{k: _plain(v) for k, v in r.items()} for r in self._trace],
         }
 
@@ -689,6 +691,7 @@ class FairnessMonitor:
             pending = state["pending"]
             mon._pending = pd.DataFrame({c: [_from_json_label(v) for v in vals] for c, vals in pending.items()})
         mon._alarms = {k: dict(v) for k, v in state["alarms"].items()}
+        mon.meta = dict(state.get("meta", {}))
         mon._trace = [{k: (np.nan if v is None and k in _FLOATS else v)
                        for k, v in r.items()} for r in state["trace"]]
         if mon._trace:
