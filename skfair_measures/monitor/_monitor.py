@@ -303,11 +303,16 @@ class FairnessMonitor:
             counted, pending, names = self._from_stats(stats, y_pred, sensitive_features, y_true, ids, data)
         else:
             batch = as_batch(y_pred, sensitive_features, y_true, ids, data)
-            counted = {
-                nid: count(batch, need.threshold, need.pos_label, labeled=batch.target is not None)
-                for nid, need in self._needs.items()
-                if not need.labeled or batch.target is not None
-            }
+            labeled = batch.target is not None
+            passes: dict[tuple, ConfusionStats | None] = {}  # one engine pass per threshold and positive class
+            counted = {}
+            for nid, need in self._needs.items():
+                if need.labeled and not labeled:
+                    continue
+                key = (need.threshold, repr(need.pos_label))
+                if key not in passes:
+                    passes[key] = count(batch, need.threshold, need.pos_label, labeled=labeled)
+                counted[nid] = passes[key]
             pending = self._to_pend(batch)
             names = self._check_names([s for s in counted.values() if s is not None], batch.sensitive)
         # nothing below raises on the user's input: the step is committed whole
