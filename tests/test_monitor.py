@@ -289,3 +289,28 @@ def test_simulation_false_alarms_within_alpha_and_delay_after_a_jump():
               for _ in range(100)]
     assert all(d is not None for d in delays)
     assert np.median(np.array(delays) - 50) < 15
+
+
+def test_group_rates_have_values_windows_and_sequences_that_cover_them():
+    rng = np.random.default_rng(8)
+    mon = FairnessMonitor(["fairness.tpr", "fairness.eod"], eps=0.1, window=1)
+    for _ in range(3):
+        yhat, g, y = _batch(rng)
+        mon.update(yhat, sensitive_features=g, y_true=y)
+    gs = mon.group_status()
+    assert set(gs.index.get_level_values("rate")) == {"tpr", "fpr"}
+    for grp in ("a", "b"):
+        pos = y[g == grp] == 1
+        assert gs.loc[("tpr", grp), "window_value"] == pytest.approx(yhat[g == grp][pos].mean())
+    assert ((gs["lower"] <= gs["value"]) & (gs["value"] <= gs["upper"])).all()
+
+
+def test_a_time_window_keeps_the_steps_within_the_span():
+    mon = FairnessMonitor("fairness.cv", eps=0.5, window="2D")
+    with pytest.raises(ValueError, match="pass time="):
+        mon.update([1, 0], sensitive_features=list("ab"))
+    for day, yhat in zip(pd.date_range("2026-01-01", periods=4), ([1, 0], [1, 0], [0, 0], [0, 1]), strict=True):
+        mon.update(yhat, sensitive_features=list("ab"), time=day)
+    # the last two days: a selects 0 of 2, b 1 of 2
+    assert mon.status().loc["fairness.cv", "window_value"] == pytest.approx(0.5)
+    assert mon.status().loc["fairness.cv", "overall_value"] == pytest.approx(0.25)

@@ -28,7 +28,7 @@ from .._stats import ConfusionStats
 from ..base import RatioRoles, ratio_roles
 from ..registry import as_measures, msr
 from ._batches import ID, PRED, TRUE, Batch, as_batch, collect_columns, count, label_of
-from ._sequences import Box, box_alpha
+from ._sequences import Box, box_alpha, cells
 
 __all__ = ["FORMAT", "FairnessMonitor"]
 
@@ -558,6 +558,45 @@ class FairnessMonitor:
                     "window_value", "n_rows", "step", "time", "reason"]
             return pd.DataFrame(index=pd.Index([m.key for m in self.measures], name="key"), columns=cols)
         return pd.DataFrame(self._last).set_index("key")
+
+    def group_status(self) -> pd.DataFrame:
+        """Every group rate the measures read: cumulative and windowed value, and its sequence.
+
+        One row per (rate, group); ``lower``/``upper`` are the cumulative sequence of that
+        rate, read at the level a one-rate measure uses (the groups of a rate hold
+        jointly at ``1 - alpha / 2``); ``n`` is the rows in the rate's denominator. A rate
+        of a measure with a threshold or positive class of its own is named
+        ``rate@threshold=...|pos_label=...``.
+
+        Examples
+        --------
+        >>> mon = FairnessMonitor("fairness.cv", eps=0.2)
+        >>> mon.update([1, 0, 1, 1], sensitive_features=["a", "a", "b", "b"]).group_status()["value"].tolist()
+        [0.5, 1.0]
+        """
+        index = self._index()
+        n = len(index)
+        frames = []
+        for need in self._needs.values():
+            window = sum((_pad(c, n) for _, c in need.history), np.zeros((n, 2, 2)))
+            box = need.boxes[0] if need.boxes else None
+            for name, roles in need.roles.items():
+                label = name if len(self._needs) == 1 else f"{name}@{need.id.split('|', 1)[1]}"
+                k, trials = cells(_pad(need.total, n), roles)
+                wk, wn = cells(window, roles)
+                bounds = np.full((n, 2), np.nan)
+                if box is not None:
+                    seqs = box.seqs.get(name, [])
+                    for g in range(n):
+                        bounds[g] = seqs[g].interval(box.level(g, 1)) if g < len(seqs) else (0.0, 1.0)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    frames.append(pd.DataFrame({
+                        "rate": label, "group": list(index), "value": k / trials, "window_value": wk / wn,
+                        "lower": bounds[:, 0], "upper": bounds[:, 1], "n": trials.astype(int),
+                    }))
+        if not frames or n == 0:
+            return pd.DataFrame(columns=["value", "window_value", "lower", "upper", "n"])
+        return pd.concat(frames, ignore_index=True).set_index(["rate", "group"])
 
     def history(self) -> pd.DataFrame:
         """Every status row since the first step (after each batch and each :meth:`add_labels`), in order."""
