@@ -314,3 +314,15 @@ def test_a_time_window_keeps_the_steps_within_the_span():
     # the last two days: a selects 0 of 2, b 1 of 2
     assert mon.status().loc["fairness.cv", "window_value"] == pytest.approx(0.5)
     assert mon.status().loc["fairness.cv", "overall_value"] == pytest.approx(0.25)
+
+
+def test_a_user_operation_and_a_single_group_batch():
+    m = sfm.msr("fairness.tpr", operation=lambda v: np.std(v, axis=-1), key="tpr_std")
+    with pytest.raises(TypeError, match="tpr_std cannot be monitored: the operation"):
+        FairnessMonitor(m, eps=0.1)
+    mon = FairnessMonitor("fairness.tpr", eps=0.1)
+    mon.update([1, 0, 1], sensitive_features=["a", "a", "a"], y_true=[1, 1, 0])
+    row = mon.status().loc["fairness.tpr"]
+    assert np.isnan(row["value"]) and "fewer than two groups" in row["reason"]
+    mon.update([1, 1], sensitive_features=["b", "b"], y_true=[1, 1])
+    assert mon.status().loc["fairness.tpr", "value"] == pytest.approx(0.5)

@@ -54,7 +54,7 @@ def _roles(m: MeasureBase) -> dict[str, RatioRoles]:
         try:
             roles = ratio_roles(base)
         except TypeError as exc:
-            raise TypeError(_UNSUPPORTED.format(key=m.key, why=str(exc))) from None
+            raise TypeError(_UNSUPPORTED.format(key=m.key, why=str(exc).rstrip("."))) from None
         if not roles.simple:
             raise TypeError(_UNSUPPORTED.format(key=m.key, why=f"its base {base.name!r} is not one ratio of counts"))
         out[base.name] = roles
@@ -65,7 +65,7 @@ def _roles(m: MeasureBase) -> dict[str, RatioRoles]:
         m.bounds_from_group_values(box, {k: v + 0.1 for k, v in box.items()}, groups=pd.Index(["a", "b"]),
                                    overall={name: (0.2, 0.4) for name in out})
     except TypeError as exc:
-        raise TypeError(_UNSUPPORTED.format(key=m.key, why=str(exc))) from None
+        raise TypeError(_UNSUPPORTED.format(key=m.key, why=str(exc).rstrip("."))) from None
     return out
 
 
