@@ -37,6 +37,14 @@ from .operations import Operation
 from .registry import msr, msrs
 from .results import UndefinedReplicatesWarning
 from .scoring import DropColumns, FairnessScorer, MultiMeasureScorer, fairness_scorer, make_scorers
+from .selection import (
+    ConstrainedRefit,
+    InfeasibleConstraintWarning,
+    NoFeasibleCandidateError,
+    constrained_refit,
+    constrained_threshold,
+    pareto_front,
+)
 from .thresholds import ThresholdCurve, disparity_at_thresholds
 
 __version__ = "0.1.0"
@@ -45,6 +53,7 @@ __all__ = [
     "BaseMetric",
     "BootstrapResult",
     "CompositeMeasure",
+    "ConstrainedRefit",
     "ConfusionStats",
     "ConstraintMeasure",
     "DropColumns",
@@ -52,9 +61,11 @@ __all__ = [
     "FairnessMeasure",
     "FairnessScorer",
     "GroupwiseMetrics",
+    "InfeasibleConstraintWarning",
     "Measure",
     "MeasureResult",
     "MultiMeasureScorer",
+    "NoFeasibleCandidateError",
     "Operation",
     "PerformanceMeasure",
     "SklearnMetric",
@@ -63,6 +74,8 @@ __all__ = [
     "UndefinedReplicatesWarning",
     "bootstrap",
     "compute_metrics",
+    "constrained_refit",
+    "constrained_threshold",
     "datasets",
     "disparity_at_thresholds",
     "evaluate_measures",
@@ -71,4 +84,5 @@ __all__ = [
     "make_scorers",
     "msr",
     "msrs",
+    "pareto_front",
 ]

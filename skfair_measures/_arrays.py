@@ -91,6 +91,10 @@ def _check_weight(sample_weight: Any, n: int) -> np.ndarray | None:
     w = _to_1d(sample_weight, "sample_weight").astype(float, copy=False)
     if w.size != n:
         raise ValueError(f"sample_weight has {w.size} samples but y_true has {n}; pass one weight per sample.")
+    # two reductions without temporaries decide the common case: the minimum is NaN if any weight is, and
+    # the sum of non-negative weights is finite only if every weight is; the mask is built for an error only
+    if w.size and w.min() >= 0 and np.isfinite(w.sum()):
+        return w
     bad = ~(np.isfinite(w) & (w >= 0))
     if bad.any():
         idx = np.flatnonzero(bad)

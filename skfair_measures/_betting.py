@@ -23,8 +23,39 @@ What is implemented (their "hedged capital process" with predictable plug-in bet
   wealth on a grid of candidate means, plus three running sums: it is small, updated
   batch by batch (``update``), saved and restored (``to_dict`` / ``from_dict``), and an
   interval can be read at any ``alpha`` at any time (``interval``);
-- the grid: the interval returned is the hull of the kept grid points widened by one
-  grid step on each side, so a true mean between two grid points is never cut off.
+- the grid: the interval returned is exact with respect to the grid, the hull of the
+  grid segments ``[m_j, m_j+1]`` not wholly rejected. Each factor of ``K+`` falls with
+  ``m`` (``1 + lambda (x - m)``, and with the truncated bet ``1 + c (x / m - 1)``) and each
+  factor of ``K-`` rises, so on a segment ``max(K+(m), K-(m)) >= max(K+(m_j+1), K-(m_j))``
+  at every time; the state keeps the running maximum of that segment bound
+  (``log_seg_max``), and a segment where it reached ``2 / alpha`` holds no candidate the
+  sequence keeps. Hence a true mean between two grid points is never cut off, even
+  when every grid point is rejected (a coarse grid, many rows). The moments form bets a
+  lower bound of the row-by-row wealth, which is itself monotone, so the segment bound
+  is a lower bound of that (valid) wealth on the whole segment: rejection is still safe.
+
+Batches (:meth:`BettingCS.update_counts` for 0/1 rows, exact; :meth:`BettingCS.update_moments`
+for bounded rows known by ``count``, ``sum(x)``, ``sum(x^2)``, a lower bound): one bet for the
+whole batch, chosen before it from the past observations and the batch's size (the bet
+row mode would give the batch's last row). Why the wealth stays a nonnegative
+supermartingale: given everything before the batch, the batch's rows are independent
+with mean ``m``, so ``E[prod_i (1 + lambda (x_i - m))] = 1`` for a bet fixed beforehand
+(the moments form multiplies smaller factors: ``<= 1``). This needs the batch's size not to
+depend on its values (a fixed number of rows, or a time window whose arrivals do not
+depend on the outcomes). Ville's inequality then holds at batch ends, where the running
+maximum is updated. A batch costs O(grid) whatever its size; one-row batches are row
+mode exactly.
+
+Workers: two sequences run on independent rows combine by multiplying their current
+wealths (:meth:`BettingCS.combined`): along any interleaving of the two workers' batches
+(fixed without looking at values to come) the product of the two ``K+`` (and of the two
+``K-``) is a test martingale. Multiplying running maxima is not valid (the product of two
+maxima reached at different times is not a wealth of any gambler), so a combination
+starts its maximum from the product's current value. A coordinator that combines again
+and again may keep a running maximum over the combined values it read, since those are
+values of one supermartingale: ``np.maximum(new.log_max, previous.log_max,
+out=new.log_max)``. Replaying all batches in one common order into one sequence is the
+other valid way.
 
 Weights: observations need only be bounded. With rows sampled with known inclusion
 probabilities, ``x = w y`` with ``w`` the density ratio (target over sampling
@@ -58,7 +89,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ALPHA_BET", "GRID_SIZE", "BettingCS"]
+__all__ = ["ALPHA_BET", "GRID_SIZE", "BettingCS", "fixed_sample_interval", "prediction_powered_interval"]
 
 #: The level the bets are tuned for (valid at every level; tightest near this one).
 ALPHA_BET = 0.05
@@ -67,6 +98,15 @@ GRID_SIZE = 1000
 #: Truncation of the bets: ``lambda <= c / m`` keeps every factor ``1 + lambda (x - m) >= 1 - c``.
 _TRUNCATION = 0.5
 _LOG_HALF = float(np.log(0.5))
+#: Truncation of the one-look bets (Waudby-Smith and Ramdas use 1/2 or 3/4 for intervals).
+_ONE_LOOK_TRUNCATION = 0.75
+
+
+def _psi(c: np.ndarray) -> np.ndarray:
+    """``(-log(1 - c) - c) / c^2``, 1/2 at ``c = 0``: ``log(1 + y) >= y - psi(c) y^2`` for ``y >= -c``."""
+    c = np.asarray(c, dtype=float)
+    safe = np.where(c > 1e-4, c, 0.5)
+    return np.where(c > 1e-4, (-np.log1p(-safe) - safe) / safe**2, 0.5 + c / 3.0)
 
 
 @functools.lru_cache(maxsize=32)
@@ -114,6 +154,8 @@ class BettingCS:
     log_plus: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
     log_minus: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
     log_max: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+    #: per segment ``[m_j, m_j+1]``: running maximum of ``log(max(K+(m_j+1), K-(m_j)) / 2)``
+    log_seg_max: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         if not (np.isfinite(self.upper) and self.upper > 0):
@@ -128,6 +170,19 @@ class BettingCS:
                 setattr(self, name, np.zeros(k))
             elif np.shape(getattr(self, name)) != (k,):
                 raise ValueError(f"{name} has shape {np.shape(getattr(self, name))}; expected ({k},).")
+        if self.log_seg_max is None:  # a new sequence, or a state saved before segments were kept:
+            self.log_seg_max = self._seg_now()  # start from the current value (valid, Ville at later times)
+        elif np.shape(self.log_seg_max) != (k - 1,):
+            raise ValueError(f"log_seg_max has shape {np.shape(self.log_seg_max)}; expected ({k - 1},).")
+
+    def _seg_now(self) -> np.ndarray:
+        """``log(max(K+(m_j+1), K-(m_j)) / 2)`` per segment: the hedged wealth's lower bound on it now."""
+        return _LOG_HALF + np.maximum(self.log_plus[1:], self.log_minus[:-1])
+
+    def _record(self) -> None:
+        """After a bet: update the running maxima at the grid points and on the segments."""
+        np.maximum(self.log_max, _LOG_HALF + np.maximum(self.log_plus, self.log_minus), out=self.log_max)
+        np.maximum(self.log_seg_max, self._seg_now(), out=self.log_seg_max)
 
     @property
     def grid(self) -> np.ndarray:
@@ -167,7 +222,7 @@ class BettingCS:
             lam = self._bet(self.n + 1)
             self.log_plus += np.log1p(np.minimum(lam, cap_plus) * (xi - m))
             self.log_minus += np.log1p(-np.minimum(lam, cap_minus) * (xi - m))
-            np.maximum(self.log_max, _LOG_HALF + np.maximum(self.log_plus, self.log_minus), out=self.log_max)
+            self._record()
             mean = self._mean()
             self.sq_dev += (xi - mean) ** 2
             self.total += xi
@@ -211,7 +266,7 @@ class BettingCS:
         lam_plus, lam_minus = np.minimum(lam, cap_plus), np.minimum(lam, cap_minus)
         self.log_plus += k * np.log1p(lam_plus * (1.0 - m)) + (n - k) * np.log1p(-lam_plus * m)
         self.log_minus += k * np.log1p(-lam_minus * (1.0 - m)) + (n - k) * np.log1p(lam_minus * m)
-        np.maximum(self.log_max, _LOG_HALF + np.maximum(self.log_plus, self.log_minus), out=self.log_max)
+        self._record()
         mean = self._mean()
         self.sq_dev += k * (1.0 - mean) ** 2 + (n - k) * mean**2
         self.total += k
@@ -244,7 +299,7 @@ class BettingCS:
                 "; only sequences built with the same settings combine."
             )
         plus, minus = self.log_plus + other.log_plus, self.log_minus + other.log_minus
-        return BettingCS(
+        return BettingCS(  # log_seg_max=None: restarts from the product's current value too
             self.upper, self.grid_size, self.alpha_bet, self.n + other.n, self.total + other.total,
             self.sq_dev + other.sq_dev, log_plus=plus, log_minus=minus,
             log_max=_LOG_HALF + np.maximum(plus, minus),
@@ -253,7 +308,10 @@ class BettingCS:
     def interval(self, alpha: float = 0.05) -> tuple[float, float]:
         """The confidence sequence at level ``1 - alpha`` now: ``(lower, upper)``.
 
-        Valid simultaneously over every time it is read, for the ``alpha`` given.
+        Valid simultaneously over every time it is read, for the ``alpha`` given. The
+        hull of the grid segments whose running lower bound (``log_seg_max``) stayed below
+        ``1 / alpha``: every candidate mean the sequence keeps, on or between grid points,
+        lies inside (see the module docstring), whatever the grid.
 
         Examples
         --------
@@ -264,13 +322,69 @@ class BettingCS:
         """
         if not 0 < alpha < 1:
             raise ValueError(f"alpha={alpha!r}; pass a level in (0, 1).")
-        kept = np.flatnonzero(self.log_max < np.log(1.0 / alpha))
+        threshold = np.log(1.0 / alpha)
+        lo, hi = _hull(self.grid, self.log_seg_max < threshold, self.log_seg_max)
+        kept = self.grid[self.log_max < threshold]  # inside already, except after moments batches (not monotone)
+        if kept.size:
+            lo, hi = min(lo, float(kept[0])), max(hi, float(kept[-1]))
+        return (lo, hi)
+
+    def update_moments(self, count: float, total: float, total_sq: float) -> None:
+        """Bet on a batch of observations in ``[0, upper]`` known by its sums (weighted rows, say).
+
+        One bet, fixed before the batch from the past alone (as :meth:`update_counts`),
+        and for each candidate ``m`` the log-wealth of the batch is bounded below by
+        ``sum(y) - psi(c) sum(y^2)`` with ``y = lambda (x - m) >= -c`` (Fan, Grama and Liu
+        2015: ``log(1 + y) >= y - psi(c) y^2`` for ``y >= -c``, ``psi(c) = (-log(1 - c) - c) / c^2``).
+        The sums of ``y`` and ``y^2`` need only ``count``, ``sum(x)`` and ``sum(x^2)``, so a
+        batch costs O(grid) whatever its size. The smaller wealth is still a nonnegative
+        supermartingale (each factor is below ``1 + lambda (x - m)``, whose conditional
+        mean is 1 at the true mean), so the guarantee is kept, at a small loss of width
+        against betting row by row. On 0/1 rows :meth:`update_counts` is exact.
+
+        Parameters
+        ----------
+        count : int
+            Rows in the batch (0 is no bet).
+        total, total_sq : float
+            ``sum(x)`` and ``sum(x ** 2)`` over the batch (e.g. ``x = w y`` with weight ``w <= upper``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> x = 1.5 * np.random.default_rng(0).binomial(1, 0.3, 5000)  # weighted 0/1 rows, weight 1.5
+        >>> cs = BettingCS(upper=1.5)
+        >>> cs.update_moments(x.size, x.sum(), (x ** 2).sum())
+        >>> lo, hi = cs.interval(0.05)
+        >>> bool(lo < 0.45 < hi), cs.n
+        (True, 5000)
+        """
+        n, s1, s2 = float(count), float(total), float(total_sq)
+        ok = np.isfinite([n, s1, s2]).all() and n >= 0 and n == int(n)
+        # x in [0, upper] implies 0 <= sum x <= n upper, sum x^2 <= upper sum x, and sum x^2 >= (sum x)^2 / n
+        tol = 1e-9 * max(1.0, abs(s2))
+        ok = ok and 0 <= s1 <= n * self.upper * (1 + 1e-12) and s2 <= self.upper * s1 + tol
+        ok = ok and (n == 0 or s2 >= s1 * s1 / n - tol)
+        if not ok:
+            raise ValueError(
+                f"count={count!r}, total={total!r}, total_sq={total_sq!r} are not the sums of observations in "
+                f"[0, {self.upper:g}] (upper=); pass the row count, sum(x) and sum(x ** 2) of one batch."
+            )
+        if n == 0:
+            return
         m = self.grid
-        if kept.size == 0:  # pragma: no cover - Ville: probability <= alpha; then the closest candidate
-            kept = np.array([int(np.argmin(self.log_max))])
-        lo = m[max(int(kept[0]) - 1, 0)]
-        hi = m[min(int(kept[-1]) + 1, m.size - 1)]
-        return (float(lo), float(hi))
+        lam = self._bet(self.n + n)
+        centred_sq = s2 - 2.0 * m * s1 + n * m**2  # sum (x - m)^2 at every candidate
+        with np.errstate(divide="ignore"):
+            lam_plus = np.minimum(lam, np.where(m > 0, _TRUNCATION / m, np.inf))
+            lam_minus = np.minimum(lam, np.where(m < self.upper, _TRUNCATION / (self.upper - m), np.inf))
+        self.log_plus += lam_plus * (s1 - n * m) - _psi(lam_plus * m) * lam_plus**2 * centred_sq
+        self.log_minus += -lam_minus * (s1 - n * m) - _psi(lam_minus * (self.upper - m)) * lam_minus**2 * centred_sq
+        self._record()
+        mean = self._mean()
+        self.sq_dev += max(s2 - 2.0 * mean * s1 + n * mean**2, 0.0)
+        self.total += s1
+        self.n += int(n)
 
     def to_dict(self) -> dict[str, Any]:
         """The state as plain Python values (JSON-friendly), restored by :meth:`from_dict`."""
@@ -278,6 +392,7 @@ class BettingCS:
             "upper": float(self.upper), "grid_size": int(self.grid_size), "alpha_bet": float(self.alpha_bet),
             "n": int(self.n), "total": float(self.total), "sq_dev": float(self.sq_dev),
             "log_plus": self.log_plus.tolist(), "log_minus": self.log_minus.tolist(), "log_max": self.log_max.tolist(),
+            "log_seg_max": self.log_seg_max.tolist(),
         }
 
     @classmethod
@@ -291,6 +406,272 @@ class BettingCS:
         >>> BettingCS.from_dict(cs.to_dict()).interval(0.1) == cs.interval(0.1)
         True
         """
-        arrays = {k: np.asarray(state[k], dtype=float) for k in ("log_plus", "log_minus", "log_max")}
+        names = ("log_plus", "log_minus", "log_max", "log_seg_max")  # a state without log_seg_max restarts it
+        arrays = {k: np.asarray(state[k], dtype=float) for k in names if k in state}
         return cls(state["upper"], state["grid_size"], state["alpha_bet"], state["n"], state["total"],
                    state["sq_dev"], **arrays)
+
+
+# ----------------------------------------------------------------------------------------
+# One look: a fixed sample read once (an audit), not a sequence read at every time.
+# ----------------------------------------------------------------------------------------
+
+#: Rows per block of the (rows x grid) wealth matrix, to bound memory on large samples.
+_BLOCK = 2048
+
+
+def _past_mean_var(x: np.ndarray, upper: float) -> tuple[np.ndarray, np.ndarray]:
+    """Before each row, the running mean and variance of the rows before it (prior 1/2 and 1/4, in units of upper)."""
+    i = np.arange(1, x.size + 1, dtype=float)
+    past_sum = np.concatenate([[0.0], np.cumsum(x)[:-1]])
+    mean = (0.5 * upper + past_sum) / i  # mean before row i (1-based), the prior counted as one row
+    sq = np.concatenate([[0.0], np.cumsum((x - mean) ** 2)[:-1]])
+    return mean, (0.25 * upper**2 + sq) / i
+
+
+def _check_alpha(alpha: float) -> None:
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha={alpha!r}; pass a level in (0, 1).")
+
+
+def fixed_sample_interval(
+    x: Any, alpha: float = 0.05, *, upper: float = 1.0, grid_size: int = GRID_SIZE
+) -> tuple[float, float]:
+    """Confidence interval for the mean of a fixed sample in ``[0, upper]``, read once.
+
+    Waudby-Smith and Ramdas (2024, section 5, "betting confidence intervals"): when the
+    sample size ``n`` is fixed in advance and the interval is read once, the bets are tuned
+    for ``n`` (``lambda_i = sqrt(2 log(2 / alpha) / (n sigma2_{i-1}))``, no ``log t`` factor
+    that pays for looking at every ``t``) and the wealth is read at ``n`` only, not its
+    running maximum. Markov's inequality at the one time ``n`` gives the guarantee:
+    ``P(K_n(m) >= 1 / alpha) <= alpha`` at the true mean ``m``, for independent rows with
+    mean ``m`` and bets chosen from the past rows. The hedged wealth is
+    ``(K+ + K-) / 2`` (their sum, not their maximum: one look needs no running maximum).
+    Each bet is truncated at ``3/4`` of the reciprocal range (their choice for intervals),
+    so ``K+`` falls and ``K-`` rises with ``m``; on a grid segment ``[m_j, m_j+1]`` the hedged
+    wealth is then at least ``(K+(m_j+1) + K-(m_j)) / 2``, a segment where that reaches
+    ``1 / alpha`` holds no kept candidate, and the interval is the hull of the other
+    segments (exact, whatever the grid). For a sequence watched over time (a monitor)
+    use :class:`BettingCS`.
+
+    Parameters
+    ----------
+    x : array-like of shape (n,)
+        Observations in ``[0, upper]``, in the order they were drawn.
+    alpha : float, default=0.05
+        One minus the level; the bets are tuned for it.
+    upper : float, default=1.0
+        Known upper bound of the observations.
+    grid_size : int, default=GRID_SIZE
+        Grid steps over ``[0, upper]``.
+
+    Returns
+    -------
+    tuple of float
+        ``(lower, upper)``; ``(0, upper)`` without observations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.random.default_rng(0).binomial(1, 0.3, 100)
+    >>> cs = BettingCS()
+    >>> cs.update(x)
+    >>> lo, hi = fixed_sample_interval(x, 0.05)
+    >>> bool(lo < 0.3 < hi), bool(hi - lo < cs.interval(0.05)[1] - cs.interval(0.05)[0])
+    (True, True)
+    """
+    _check_alpha(alpha)
+    x = np.asarray(x, dtype=float).ravel()
+    probe = BettingCS(upper=upper, grid_size=grid_size)  # validates upper, grid_size and the range of x
+    if x.size and not (np.isfinite(x).all() and x.min() >= 0.0 and x.max() <= upper):
+        probe.update(x)  # raises the range error
+    m = probe.grid
+    if x.size == 0:
+        return (0.0, float(upper))
+    _, var = _past_mean_var(x, upper)
+    lam = np.sqrt(2.0 * np.log(2.0 / alpha) / (x.size * var))
+    with np.errstate(divide="ignore"):
+        cap_plus = np.where(m > 0, _ONE_LOOK_TRUNCATION / m, np.inf)
+        cap_minus = np.where(m < upper, _ONE_LOOK_TRUNCATION / (upper - m), np.inf)
+    log_plus, log_minus = np.zeros_like(m), np.zeros_like(m)
+    for start in range(0, x.size, _BLOCK):
+        xb, lb = x[start:start + _BLOCK, None], lam[start:start + _BLOCK, None]
+        log_plus += np.log1p(np.minimum(lb, cap_plus) * (xb - m)).sum(0)
+        log_minus += np.log1p(-np.minimum(lb, cap_minus) * (xb - m)).sum(0)
+    # K+ falls and K- rises with m, so on a grid segment [m_j, m_j+1] the hedged wealth
+    # (K+ + K-) / 2 is at least (K+(m_j+1) + K-(m_j)) / 2: where that reaches 1 / alpha the
+    # whole segment is rejected; the interval is the hull of the other segments.
+    low = np.logaddexp(log_plus[1:], log_minus[:-1]) + _LOG_HALF
+    return _hull(m, low < np.log(1.0 / alpha), np.maximum(log_plus, log_minus))
+
+
+def prediction_powered_interval(
+    num: Any,
+    den: Any,
+    num_proxy: Any,
+    den_proxy: Any,
+    num_mean: float,
+    den_mean: float,
+    alpha: float = 0.05,
+    *,
+    grid_size: int = GRID_SIZE,
+) -> tuple[float, float]:
+    """Confidence interval for a rate ``E[num] / E[den]`` from labeled rows and a model's proxies, read once.
+
+    The rate ``theta`` (TPR: ``num = y_pred y``, ``den = y``) is the root of
+    ``E[num - theta den] = 0`` over the audited rows. A model gives for every row, labeled
+    or not, proxies ``num_proxy``, ``den_proxy`` (its expectation of ``num`` and ``den``
+    given the score), whose means over all audited rows, ``num_mean`` and ``den_mean``, are
+    known exactly. For each candidate ``theta`` a labeled row gives (prediction-powered
+    e-values, Csillag et al. 2025; anytime-valid PPI, Kilian et al. 2025)::
+
+        x_i(theta) = (num_i - theta den_i) - kappa_i (num_proxy_i - theta den_proxy_i)
+                     + kappa_i (num_mean - theta den_mean)
+
+    whose mean is ``E[num - theta den]`` whatever the proxies are, because the labeled
+    rows are drawn at random from the audited rows (so the proxies of a labeled row
+    average ``num_mean``, ``den_mean``): it is 0 at the true rate only. The proxies can be
+    badly calibrated, or wrong: the guarantee does not depend on them, only the width
+    does (good proxies leave ``x`` a small variance). ``kappa_i`` in ``[0, 1]`` (PPI++'s
+    power tuning) is the past rows' regression slope of ``num - theta den`` on its proxy
+    at the past estimate of ``theta``, shrunk towards 0 (no proxy) with few rows; bets
+    ``lambda_i`` are tuned for the fixed sample, from the past rows, as in
+    :func:`fixed_sample_interval`. With ``0 <= num <= den <= 1`` and
+    ``0 <= num_proxy <= den_proxy <= 1``, ``x_i(theta)`` lies in
+    ``[-low_i(theta), high_i(theta)]`` with ``low_i = theta + kappa_i (1 - theta) - kappa_i
+    (num_mean - theta den_mean)`` and ``high_i = 1 - theta + kappa_i theta + kappa_i (num_mean -
+    theta den_mean)``, for any labels. On each grid segment ``[theta_j, theta_j+1]`` the bets
+    are one (truncated at 3/4 of the reciprocal of the larger end's bound), so there each
+    gambler's log-wealth is concave in ``theta`` (a sum of logs of linear functions) and at
+    least its smaller end value: a segment where ``(min K+ + min K-) / 2`` reaches ``1 /
+    alpha`` holds no kept candidate, and the interval is the hull of the other segments.
+    Markov's inequality at the one look gives the level.
+
+    Parameters
+    ----------
+    num, den : array-like of shape (n,)
+        Of each labeled row (0/1, ``num <= den``), in the order the rows were drawn.
+    num_proxy, den_proxy : array-like of shape (n,)
+        The proxies of the labeled rows, in ``[0, 1]`` with ``num_proxy <= den_proxy``.
+    num_mean, den_mean : float
+        The proxies' means over all audited rows (labeled and unlabeled).
+    alpha : float, default=0.05
+        One minus the level.
+    grid_size : int, default=GRID_SIZE
+        Grid steps over ``[0, 1]``.
+
+    Returns
+    -------
+    tuple of float
+        ``(lower, upper)``.
+
+    Examples
+    --------
+    Accuracy (``den = 1``) with 30 labels and calibrated scores on 10,000 rows:
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.uniform(size=10_000)
+    >>> y = (rng.uniform(size=s.size) < s).astype(float)
+    >>> p = np.where(s >= 0.5, s, 1 - s)  # P(correct | score), the proxy of num = 1[y = y_pred]
+    >>> truth, lab = np.mean(y == (s >= 0.5)), rng.choice(s.size, 30, replace=False)
+    >>> lo, hi = prediction_powered_interval((y == (s >= 0.5))[lab], np.ones(30), p[lab], np.ones(30), p.mean(), 1.0)
+    >>> bool(lo < truth < hi), bool(hi - lo < 0.5)
+    (True, True)
+    """
+    _check_alpha(alpha)
+    arrays = [np.asarray(v, dtype=float).ravel() for v in (num, den, num_proxy, den_proxy)]
+    A, B, a, b = arrays
+    if len({v.size for v in arrays}) != 1:
+        raise ValueError(f"num, den, num_proxy, den_proxy have lengths {[v.size for v in arrays]}; pass one per row.")
+    eps = 1e-12
+    if not (np.isfinite(np.concatenate(arrays)).all() and (A >= -eps).all() and (A <= B + eps).all()
+            and (B <= 1 + eps).all() and (a >= -eps).all() and (a <= b + eps).all() and (b <= 1 + eps).all()):
+        raise ValueError("need 0 <= num <= den <= 1 and 0 <= num_proxy <= den_proxy <= 1 on every row.")
+    if not (0 - eps <= num_mean <= den_mean + eps and den_mean <= 1 + eps):
+        raise ValueError(f"num_mean={num_mean!r}, den_mean={den_mean!r}; need 0 <= num_mean <= den_mean <= 1.")
+    if not (isinstance(grid_size, int | np.integer) and grid_size >= 2):
+        raise ValueError(f"grid_size={grid_size!r}; pass an integer >= 2.")
+    theta = np.linspace(0.0, 1.0, grid_size + 1)
+    n = A.size
+    if n == 0:
+        return (0.0, 1.0)
+    kappa, lam = _pp_bets(A, B, a, b, num_mean, den_mean, alpha)
+    u = A - kappa * (a - num_mean)
+    v = B - kappa * (b - den_mean)
+    # Bounds of x_i(theta) for any labels: [-low_i(theta), high_i(theta)], linear in theta.
+    # One bet per segment [theta_j, theta_j+1] (truncated at both ends' bounds), so that on
+    # the segment the log-wealth is concave in theta.
+    lp0, lp1, lm0, lm1 = (np.zeros(grid_size) for _ in range(4))
+    t0, t1 = theta[:-1], theta[1:]
+    for start in range(0, n, _BLOCK):
+        sl = slice(start, start + _BLOCK)
+        k, uu, vv, lb = kappa[sl, None], u[sl, None], v[sl, None], lam[sl, None]
+        low = np.maximum(_pp_low(t0, k, num_mean, den_mean), _pp_low(t1, k, num_mean, den_mean))
+        high = np.maximum(_pp_high(t0, k, num_mean, den_mean), _pp_high(t1, k, num_mean, den_mean))
+        with np.errstate(divide="ignore"):
+            bp = np.minimum(lb, _ONE_LOOK_TRUNCATION / low)
+            bm = np.minimum(lb, _ONE_LOOK_TRUNCATION / high)
+        x0, x1 = uu - t0 * vv, uu - t1 * vv
+        lp0 += np.log1p(bp * x0).sum(0)
+        lp1 += np.log1p(bp * x1).sum(0)
+        lm0 += np.log1p(-bm * x0).sum(0)
+        lm1 += np.log1p(-bm * x1).sum(0)
+    # On a segment each gambler's log-wealth is concave in theta, so at least its smaller
+    # end value: where (min K+ + min K-) / 2 reaches 1 / alpha the whole segment is rejected.
+    low = np.logaddexp(np.minimum(lp0, lp1), np.minimum(lm0, lm1)) + _LOG_HALF
+    return _hull(theta, low < np.log(1.0 / alpha), np.maximum(lp0, lm0))
+
+
+def _hull(grid: np.ndarray, open_segment: np.ndarray, badness: np.ndarray) -> tuple[float, float]:
+    """The hull of the grid segments ``[grid[j], grid[j + 1]]`` not wholly rejected.
+
+    ``badness`` (per segment, or per grid point) picks the least rejected segment when
+    every one is rejected (probability <= alpha): the interval is then one segment.
+    """
+    segs = np.flatnonzero(open_segment)
+    if segs.size == 0:
+        segs = np.array([int(np.argmin(badness[: grid.size - 1]))])
+    return (float(grid[segs[0]]), float(grid[segs[-1] + 1]))
+
+
+def _pp_low(theta: np.ndarray, kappa: np.ndarray, num_mean: float, den_mean: float) -> np.ndarray:
+    """``-min x(theta)``: ``theta + kappa (1 - theta) - kappa (num_mean - theta den_mean)``."""
+    return theta + kappa * (1.0 - theta) - kappa * (num_mean - theta * den_mean)
+
+
+def _pp_high(theta: np.ndarray, kappa: np.ndarray, num_mean: float, den_mean: float) -> np.ndarray:
+    """``max x(theta)``: ``1 - theta + kappa theta + kappa (num_mean - theta den_mean)``."""
+    return 1.0 - theta + kappa * theta + kappa * (num_mean - theta * den_mean)
+
+
+def _pp_bets(
+    A: np.ndarray, B: np.ndarray, a: np.ndarray, b: np.ndarray, num_mean: float, den_mean: float, alpha: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Predictable ``kappa_i`` and ``lambda_i`` of :func:`prediction_powered_interval`, from rows before ``i``."""
+    n = A.size
+    kappa, lam = np.empty(n), np.empty(n)
+    s = dict.fromkeys(("A", "B", "a", "b", "AA", "AB", "BB", "Aa", "Ab", "Ba", "Bb", "aa", "ab", "bb", "u", "v",
+                       "uu", "uv", "vv"), 0.0)
+    for i in range(n):
+        k = float(i)  # rows before this one
+        est = min(max((s["u"] + 0.5) / (s["v"] + 1.0), 0.0), 1.0)  # past estimate of theta, prior 1/2
+        if k >= 2:
+            # centred sums of z = A - est B and f = a - est b over the past rows
+            zf = (s["Aa"] - est * (s["Ab"] + s["Ba"]) + est**2 * s["Bb"]
+                  - (s["A"] - est * s["B"]) * (s["a"] - est * s["b"]) / k)
+            ff = s["aa"] - 2 * est * s["ab"] + est**2 * s["bb"] - (s["a"] - est * s["b"]) ** 2 / k
+            kap = min(max(zf / (ff + 0.5), 0.0), 1.0)  # ridge 0.5: shrunk towards no proxy with few rows
+        else:
+            kap = 0.0
+        xx = s["uu"] - 2 * est * s["uv"] + est**2 * s["vv"] - (s["u"] - est * s["v"]) ** 2 / max(k, 1.0)
+        var = (0.25 + max(xx, 0.0)) / (k + 1.0)
+        kappa[i], lam[i] = kap, np.sqrt(2.0 * np.log(2.0 / alpha) / (n * var))
+        ui, vi = A[i] - kap * (a[i] - num_mean), B[i] - kap * (b[i] - den_mean)
+        for key, val in (("A", A[i]), ("B", B[i]), ("a", a[i]), ("b", b[i]), ("AA", A[i] ** 2),
+                         ("AB", A[i] * B[i]), ("BB", B[i] ** 2), ("Aa", A[i] * a[i]), ("Ab", A[i] * b[i]),
+                         ("Ba", B[i] * a[i]), ("Bb", B[i] * b[i]), ("aa", a[i] ** 2), ("ab", a[i] * b[i]),
+                         ("bb", b[i] ** 2), ("u", ui), ("v", vi), ("uu", ui * ui), ("uv", ui * vi),
+                         ("vv", vi * vi)):
+            s[key] += val
+    return kappa, lam

@@ -8,9 +8,12 @@ replicates come from one vectorised call, whatever the number of rows. Weighted
 data and regression measures are just as exact: rows adding the same values to the
 same cell are interchangeable ("atoms"), so a replicate is one multinomial draw over
 a group's distinct (cell, weight) atoms. That is as fast as the unweighted case when
-weights take few values; with continuous weights every row is an atom, and the rows
-are resampled (one weighted ``np.bincount`` per replicate). Wrapped scikit-learn
-metrics, which need the rows, recompute the measure on each replicate.
+weights take few values. With continuous weights every row is an atom; confusion counts
+then take a per-cell compound draw (:func:`_compound_sums`: exact cell occupancies,
+each cell's summed weight drawn from its sums of ``w`` and ``w**2``; exact for cells of
+a few rows, approximate beyond the first two moments for larger ones), and regression
+sums resample the rows (one weighted ``np.bincount`` per replicate). Wrapped
+scikit-learn metrics, which need the rows, recompute the measure on each replicate.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ._protocol import Measure, prepared
-from ._stats import ConfusionStats, ErrorStats, GroupedSample
+from ._stats import _COMPILED_ROWS, ConfusionStats, ErrorStats, GroupedSample, _compiled_kernel
 from .registry import as_measures
 from .results import MeasureResult, ReplicatesResult, check_prob, plain, replicate_se
 
@@ -149,6 +152,8 @@ def _row_draws(measure: Measure, data: GroupedSample, pos: Any, kind: str, n_boo
     atoms = _Atoms(cells)
     if atoms.cheaper_than_rows(cells.flat.size):
         sums = atoms.replicate_sums(n_boot, rng)
+    elif cells.kind == "confusion":
+        sums = _compound_sums(cells, n_boot, rng)
     else:
         sums = _resampled_sums(cells, n_boot, rng)
     return np.asarray(measure.from_stats(cells.stats(sums)), dtype=float).reshape(n_boot)
@@ -209,7 +214,9 @@ class _Atoms:
     block = 4_000_000
 
     def __init__(self, cells: _RowCells) -> None:
-        atom_of_row = _atom_codes(cells.flat, cells.values, limit=cells.flat.size // 4)
+        atom_of_row = None
+        if not _many_values(cells.values):
+            atom_of_row = _atom_codes(cells.flat, cells.values, limit=cells.flat.size // 4)
         self.n_groups, self.cells_per_group = cells.n_groups, cells.cells_per_group
         self.width = cells.flat.size  # too many atoms: resample rows
         if atom_of_row is None:
@@ -255,6 +262,22 @@ class _Atoms:
         return out.reshape(n_boot, self.n_groups * self.cells_per_group, -1)
 
 
+#: Rows looked at, and distinct values among them, that mark a value column as continuous.
+_PROBE_ROWS, _PROBE_DISTINCT = 16_384, 4_096
+
+
+def _many_values(values: np.ndarray) -> bool:
+    """Whether a column of ``values`` certainly takes more than ``_PROBE_DISTINCT`` distinct values.
+
+    Looking at evenly spaced rows costs microseconds, where factorising a million
+    continuous weights only to find a million atoms costs tens of milliseconds.
+    Then atoms do not pay (continuous weights), and the rows are not factorised.
+    """
+    step = max(1, values.shape[0] // _PROBE_ROWS)
+    probe = values[::step]
+    return any(np.unique(probe[:, j]).size > _PROBE_DISTINCT for j in range(values.shape[1]))
+
+
 def _atom_codes(flat: np.ndarray, values: np.ndarray, limit: int) -> np.ndarray | None:
     """Codes of the distinct (cell, values) rows, or None as soon as there are more than ``limit``."""
     codes = flat
@@ -285,6 +308,77 @@ def _resampled_sums(cells: _RowCells, n_boot: int, rng: np.random.Generator) -> 
         for j, column in enumerate(columns):
             out[b, :, j] = np.bincount(f, weights=column[picks], minlength=n_cells)
     return out
+
+
+#: Cells with at most this many rows are resampled row by row in :func:`_compound_sums` (exact).
+_EXACT_CELL_ROWS = 32
+
+
+def _compound_sums(cells: _RowCells, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """Replicate weight sums per confusion cell, drawn per cell rather than per row.
+
+    A stratified replicate draws ``n_g`` rows of group ``g`` with replacement. How many
+    land in each cell, ``N``, is multinomial over the group's cells, and is drawn
+    exactly. Given ``N``, a cell's replicate weight is the sum of ``N`` independent
+    draws from the cell's weights: mean ``N * mean(w)`` and variance ``N * var(w)``.
+    For a cell of at most ``_EXACT_CELL_ROWS`` rows those draws are made row by row
+    (exact); for a larger cell the sum is drawn from the gamma distribution with that
+    mean and variance (non-negative, like the sum; a point mass when the cell's weights
+    are all equal). So the replicate cell sums have exactly the mean and covariance of
+    the row bootstrap's (hence the same standard error to first order for every
+    measure, which is a smooth function of them), and only their shape beyond the
+    second moment is approximated, by a distribution whose skewness vanishes as
+    ``1/sqrt(N)`` as the sum's own does. Cost: one multinomial and one gamma draw per
+    replicate and cell, whatever the number of rows (rows resampled: ``n`` per replicate).
+    """
+    n_cells = cells.n_groups * cells.cells_per_group
+    w = cells.values[:, 0]
+    size, total, total_sq = _cell_moments(cells.flat, w, n_cells)
+    mean = np.divide(total, size, out=np.zeros(n_cells), where=size > 0)
+    square = np.divide(total_sq, size, out=np.zeros(n_cells), where=size > 0)
+    var = np.maximum(square - mean**2, 0.0)
+    var[var <= 1e-12 * mean**2] = 0.0  # equal weights up to rounding: a point mass, as drawn exactly
+    per_group = size.reshape(cells.n_groups, cells.cells_per_group)
+    n = per_group.sum(axis=1)
+    p = np.divide(per_group, n[:, None], out=np.zeros_like(per_group), where=n[:, None] > 0)
+    occupancy = rng.multinomial(n.astype(np.int64), p, size=(n_boot, cells.n_groups)).reshape(n_boot, n_cells)
+    spread = var > 0
+    shape = np.where(spread, occupancy * np.divide(mean**2, var, out=np.zeros(n_cells), where=spread), 0.0)
+    scale = np.divide(var, mean, out=np.ones(n_cells), where=spread & (mean > 0))
+    sums = np.where(spread, rng.gamma(shape, scale), occupancy * mean)
+    small = np.flatnonzero((size > 0) & (size <= _EXACT_CELL_ROWS) & spread)
+    if small.size:
+        sums[:, small] = _exact_cell_sums(cells.flat, w, small, occupancy[:, small], rng)
+    return sums[..., None]
+
+
+def _cell_moments(flat: np.ndarray, w: np.ndarray, n_cells: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows, summed weight and summed squared weight of every cell (compiled in one pass when numba is there)."""
+    kernel = _compiled_kernel() if flat.size >= _COMPILED_ROWS else None
+    if kernel is None:
+        return (np.bincount(flat, minlength=n_cells).astype(float), np.bincount(flat, weights=w, minlength=n_cells),
+                np.bincount(flat, weights=w * w, minlength=n_cells))
+    out = np.zeros((n_cells, 3))
+    kernel.cell_moments(flat, w, out)
+    return out[:, 0], out[:, 1], out[:, 2]
+
+
+def _exact_cell_sums(flat: np.ndarray, w: np.ndarray, small: np.ndarray, occupancy: np.ndarray,
+                     rng: np.random.Generator) -> np.ndarray:
+    """Sums of ``occupancy[b, j]`` rows drawn with replacement from cell ``small[j]``, for every replicate ``b``."""
+    position = np.full(int(flat.max()) + 1, -1)
+    position[small] = np.arange(small.size)
+    rows = np.flatnonzero(position[flat] >= 0)
+    local = position[flat[rows]]
+    order = np.argsort(local, kind="stable")
+    rows, local = rows[order], local[order]
+    size = np.bincount(local, minlength=small.size)
+    start = np.cumsum(size) - size
+    n_boot = occupancy.shape[0]
+    slot = np.repeat(np.arange(occupancy.size), occupancy.ravel())  # one entry per drawn row
+    cell = slot % small.size
+    picks = start[cell] + np.floor(rng.random(slot.size) * size[cell]).astype(np.intp)
+    return np.bincount(slot, weights=w[rows[picks]], minlength=occupancy.size).reshape(n_boot, small.size)
 
 
 def _recomputed_draws(measure: Measure, sample: GroupedSample, n_boot: int, rng: Any) -> np.ndarray:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["bounds", "count"]
+__all__ = ["bounds", "cell_moments", "count"]
 
 
 @njit(cache=True, nogil=True)
@@ -53,3 +53,17 @@ def count(  # pragma: no cover - compiled by numba
     for i in range(g.size):
         # products independent of each other, and an unsigned index (no negative-index wraparound)
         flat[np.uint64((g[i] - g_lo) * n_cc + (t[i] - lo) * n_c + (p[i] - lo))] += 1
+
+
+@njit(cache=True, nogil=True)
+def cell_moments(flat: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled by numba
+    """Add each row's 1, ``w`` and ``w**2`` to ``out[flat[i], 0:3]``, in one pass.
+
+    The per-cell sums behind the weighted bootstrap's compound draws: NumPy needs a
+    weighted ``np.bincount`` per moment plus a ``w * w`` temporary, three passes.
+    """
+    for i in range(flat.size):
+        c, x = flat[i], w[i]
+        out[c, 0] += 1.0
+        out[c, 1] += x
+        out[c, 2] += x * x

@@ -17,6 +17,8 @@ Function                           Shows
                                    the +-eps band of practical equivalence
 :func:`reliability_diagram`        binned calibration curve, per group
 :func:`groupwise_bars`             base-metric value per group of measure results
+:func:`pareto_front`               objective against disparity under a bound: every
+                                   candidate, the Pareto front, the chosen one
 =================================  ==================================================
 """
 
@@ -44,6 +46,7 @@ __all__ = [
     "compare_measures",
     "fairness_accuracy_tradeoff",
     "groupwise_bars",
+    "pareto_front",
     "posterior_density",
     "prediction_density",
     "reliability_diagram",
@@ -730,4 +733,86 @@ def _bars_by_group(table: pd.DataFrame, labels: list[str], title: str, heading: 
     ax.set_title(heading)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False, title="metric")
+    return ax
+
+
+# -- model selection -------------------------------------------------------------------
+def pareto_front(
+    table: pd.DataFrame,
+    front: pd.DataFrame,
+    *,
+    fairness_measure: str | None = None,
+    labels: Sequence[Any] | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """Objective against disparity: every candidate with its intervals, the Pareto front, the bound, the choice.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Every candidate: ``rule.table(search.cv_results_)``, ``ThresholdChoice.table``
+        or ``BenchmarkResult.pareto(...)[0]``.
+    front : pandas.DataFrame
+        Its Pareto front with the chosen candidate (``rule.front(...)``,
+        ``ThresholdChoice.front``); its ``attrs`` name the objective, the bounds and the choice.
+    fairness_measure : str, optional
+        The constraint on the x axis; default the first bound.
+    labels : sequence, optional
+        A label per candidate of ``table`` (e.g. the searched parameter), written beside each point.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfair_measures import constrained_refit
+    >>> rule = constrained_refit("classif.acc", {"fairness.eod": 0.05}, aggregate="mean")
+    >>> cv = {"params": [{"d": 1}, {"d": 2}, {"d": 3}],
+    ...       "split0_test_classif.acc": np.array([0.80, 0.85, 0.84]),
+    ...       "split0_test_fairness.eod": -np.array([0.01, 0.08, 0.09]),
+    ...       "split1_test_classif.acc": np.array([0.81, 0.86, 0.84]),
+    ...       "split1_test_fairness.eod": -np.array([0.03, 0.06, 0.09])}
+    >>> pareto_front(rule.table(cv), rule.front(cv), labels=[1, 2, 3]).get_xlabel()
+    'fairness.eod (lower is better), bound 0.05'
+    """
+    objective, bounds, chosen = front.attrs["objective"], front.attrs["bounds"], front.attrs["chosen"]
+    x_key = fairness_measure or next(iter(bounds))
+    if x_key not in bounds:
+        raise ValueError(f"fairness_measure={x_key!r} is not one of the bounds {list(bounds)}.")
+    ax = _axes(ax, (6.5, 4.5))
+
+    def bars(rows: pd.DataFrame, **kw: Any) -> None:
+        x, y = rows[x_key].to_numpy(float), rows[objective].to_numpy(float)
+        xerr = np.abs(np.vstack([x - rows[f"{x_key} lo"].to_numpy(float), rows[f"{x_key} hi"].to_numpy(float) - x]))
+        yerr = np.abs(np.vstack([y - rows[f"{objective} lo"].to_numpy(float),
+                                 rows[f"{objective} hi"].to_numpy(float) - y]))
+        ax.errorbar(x, y, xerr=np.nan_to_num(xerr), yerr=np.nan_to_num(yerr), linestyle="none", capsize=2, **kw)
+
+    bars(table, marker="o", color="0.6", alpha=0.7, label="candidate (interval)")
+    on = front[front["on_front"]].sort_values(x_key)
+    ax.plot(on[x_key], on[objective], color="tab:blue", linewidth=1, drawstyle="steps-post", zorder=1)
+    bars(on, marker="o", color="tab:blue", label="Pareto front")
+    ax.axvline(bounds[x_key], color="tab:red", linestyle="--", label=f"bound {bounds[x_key]:g}")
+    row = table.loc[chosen]
+    ax.scatter([row[x_key]], [row[objective]], marker="*", s=260, color="gold", edgecolor="black", zorder=3,
+               label="chosen")
+    if labels is not None:
+        for (x, y), text in zip(table[[x_key, objective]].to_numpy(float), labels, strict=True):
+            ax.annotate(_plain(text), (x, y), textcoords="offset points", xytext=(5, 4), fontsize="x-small")
+    from .registry import msr  # the measures' directions for the axis labels
+
+    def named(key: str, extra: str = "") -> str:
+        try:
+            return f"{key} ({_direction(msr(key))}){extra}"
+        except (KeyError, ValueError):
+            return key + extra
+
+    ax.set_xlabel(named(x_key, f", bound {bounds[x_key]:g}"))
+    ax.set_ylabel(named(objective))
+    ax.set_title("Choosing under a fairness bound")
+    ax.grid(alpha=0.3)
+    _legend(ax, 4, fontsize="small")
     return ax

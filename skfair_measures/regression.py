@@ -13,11 +13,11 @@ Three questions about a regressor's predictions across groups:
 - **bounded group loss** (``fairness.bgl``): the largest loss of any group
   (Agarwal, Dudik and Wu 2019), e.g. the worst group's mean squared error.
 
-The distribution distances read the rows, not confusion counts: the predictions are
-sorted once, and every group's empirical distribution function is a cumulative sum
-of weights over the sorted values, evaluated on blocks of the distinct values so that
-memory stays bounded; no Python loop runs over rows, and only a loop over groups
-runs per block for the pairwise Wasserstein table.
+The distribution distances read the rows, not confusion counts: the rows fold into
+weighted (group, distinct value) atoms, and each pair of groups is compared at the
+atoms of those two groups only (:func:`pairwise_distribution_distances`), so the cost
+is groups x atoms lookups, in chunks of bounded memory, with no Python loop over rows
+or over pairs of groups.
 """
 
 from __future__ import annotations
@@ -42,8 +42,6 @@ __all__ = [
 ]
 
 Distance = Literal["ks", "wasserstein"]
-#: cells (groups x distinct values) of one block of the distribution functions
-_BLOCK_CELLS = 1 << 22
 
 
 def _numeric(arr: np.ndarray, name: str) -> np.ndarray:
@@ -142,30 +140,23 @@ def bounded_group_loss(base: str | BaseMetric = "mse", **kwargs: Any) -> Fairnes
 # --- distribution parity --------------------------------------------------------------
 
 
-def _sorted_blocks(values: np.ndarray, codes: np.ndarray, weights: np.ndarray, n_groups: int):
-    """Per block of distinct values: the groups' cumulative weight at each value.
+#: query cells (atoms x groups) evaluated at once by :func:`pairwise_distribution_distances`
+_CHUNK_CELLS = 1 << 21
 
-    Yields ``(cum, u, next_u)``: ``cum[g, j]`` is the weight of group ``g`` at or below
-    ``u[j]``, and ``next_u`` the first distinct value after the block (None at the end).
+
+def _atoms(values: np.ndarray, codes: np.ndarray, weights: np.ndarray):
+    """The (distinct value, group) pairs with positive weight, sorted by value then group.
+
+    Returns ``(d, group, mass, u)``: atom ``i`` is ``mass[i]`` of group ``group[i]`` at
+    the value ``u[d[i]]``.
     """
-    order = np.argsort(values, kind="stable")
-    v, g, w = values[order], codes[order], weights[order]
-    first = np.empty(v.size, dtype=bool)
-    first[0] = True
-    np.not_equal(v[1:], v[:-1], out=first[1:])
-    distinct_of_row = np.cumsum(first) - 1
-    starts = np.flatnonzero(first)
-    n_distinct = starts.size
-    block = max(1024, _BLOCK_CELLS // max(n_groups, 1))
-    carry = np.zeros(n_groups)
-    for a in range(0, n_distinct, block):
-        b = min(a + block, n_distinct)
-        lo, hi = starts[a], (starts[b] if b < n_distinct else v.size)
-        cell = g[lo:hi] * (b - a) + (distinct_of_row[lo:hi] - a)
-        mass = np.bincount(cell, weights=w[lo:hi], minlength=n_groups * (b - a)).reshape(n_groups, b - a)
-        cum = np.cumsum(mass, axis=1) + carry[:, None]
-        carry = cum[:, -1].copy()
-        yield cum, v[starts[a:b]], (v[starts[b]] if b < n_distinct else None)
+    u, d_of_row = np.unique(values, return_inverse=True)
+    n_groups = int(codes.max()) + 1
+    keys, key_of_row = np.unique(d_of_row.astype(np.int64) * n_groups + codes, return_inverse=True)
+    mass = np.bincount(key_of_row, weights=weights, minlength=keys.size)
+    keep = mass > 0  # a row of weight 0 does not move its group's distribution function
+    keys, mass = keys[keep], mass[keep]
+    return keys // n_groups, keys % n_groups, mass, u
 
 
 def pairwise_distribution_distances(
@@ -173,6 +164,7 @@ def pairwise_distribution_distances(
     group_codes: Any,
     n_groups: int,
     sample_weight: Any = None,
+    distances: tuple[str, ...] = ("ks", "wasserstein"),
 ) -> tuple[np.ndarray, np.ndarray]:
     """Kolmogorov-Smirnov and 1-Wasserstein distances between every pair of groups.
 
@@ -184,12 +176,25 @@ def pairwise_distribution_distances(
         Group code ``0..n_groups-1`` of each sample.
     n_groups : int
     sample_weight : array-like of shape (n_samples,), optional
+    distances : tuple of {"ks", "wasserstein"}, default=("ks", "wasserstein")
+        The tables to compute; one left out is returned as zeros (half the work).
 
     Returns
     -------
     ks, wasserstein : ndarray of shape (n_groups, n_groups)
         Symmetric tables with a zero diagonal; NaN in the rows and columns of
         groups without weight.
+
+    Notes
+    -----
+    ``F_g - F_h`` only changes at the values group ``g`` or ``h`` holds ("atoms"), so
+    each pair is read at those values only: at every atom of ``g``, ``|F_g - F_h|`` for
+    every ``h`` and the width until the next atom of either group. The KS distance is the
+    largest difference, the 1-Wasserstein distance the sum of difference times width (a
+    value both groups hold counts half from each side). The cost is ``n_groups x
+    (n_distinct + n_atoms)``, where ``n_atoms`` (distinct (group, value) pairs) is at most
+    the number of rows: linear in the groups, where comparing every pair over every
+    distinct value is quadratic in them.
 
     Examples
     --------
@@ -201,23 +206,68 @@ def pairwise_distribution_distances(
     codes = np.asarray(group_codes, dtype=np.intp)
     w = np.ones_like(v) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     totals = np.bincount(codes, weights=w, minlength=n_groups)
-    scale = np.divide(1.0, totals, out=np.full(n_groups, np.nan), where=totals > 0)
     ks = np.zeros((n_groups, n_groups))
     w1 = np.zeros((n_groups, n_groups))
-    for cum, u, next_u in _sorted_blocks(v, codes, w, n_groups):
-        cdf = cum * scale[:, None]
-        # widths of the steps: F is constant on [u_j, u_{j+1}); the last step has no width
-        widths = np.diff(u, append=u[-1] if next_u is None else next_u)
-        for g in range(n_groups - 1):
-            gap = np.abs(cdf[g] - cdf[g + 1 :])
-            ks[g, g + 1 :] = np.maximum(ks[g, g + 1 :], gap.max(axis=1))
-            w1[g, g + 1 :] += gap @ widths
+    if (totals > 0).any():
+        d, group, mass, u = _atoms(v, codes, w)
+        _pairwise_from_atoms(d, group, mass, u, totals, ks if "ks" in distances else None,
+                             w1 if "wasserstein" in distances else None)
+    ks = np.maximum(ks, ks.T)
+    w1 = w1 + w1.T
     for table in (ks, w1):
-        table += table.T
+        np.fill_diagonal(table, 0.0)
         empty = ~(totals > 0)
         table[empty, :] = np.nan
         table[:, empty] = np.nan
     return ks, w1
+
+
+def _pairwise_from_atoms(d: np.ndarray, group: np.ndarray, mass: np.ndarray, u: np.ndarray, totals: np.ndarray,
+                         ks: np.ndarray | None, w1: np.ndarray | None) -> None:
+    """Fill ``ks[g, h]`` (largest gap at the atoms of ``g``) and ``w1[g, h]`` (area from the atoms of ``g``).
+
+    Blocks of distinct values are swept from the largest down, each a dense
+    ``(values, groups)`` table of the distribution functions, of which group holds an atom
+    at each value, and of each group's next atom above it (a running minimum carried down
+    from the block above). Each atom of ``g`` reads its value's row: a contiguous copy.
+    """
+    n_groups = totals.size
+    scale = np.divide(1.0, totals, out=np.zeros(n_groups), where=totals > 0)
+    block = max(1, _CHUNK_CELLS // n_groups)
+    above = np.zeros(n_groups)  # weight of each group above the current block
+    next_above = np.full(n_groups, np.inf)  # each group's smallest atom above the current block
+    bounds = np.searchsorted(d, np.arange(0, u.size + block, block))
+    for k in range((u.size + block - 1) // block - 1, -1, -1):
+        a, lo, hi = k * block, bounds[k], bounds[k + 1]
+        rows = min(block, u.size - a)
+        cell = (d[lo:hi] - a) * n_groups + group[lo:hi]
+        m = np.bincount(cell, weights=mass[lo:hi], minlength=rows * n_groups).reshape(rows, n_groups)
+        held = m > 0
+        # weight strictly above each value: from the rows below it in this block, plus the blocks above
+        suffix = np.cumsum(m[::-1], axis=0)[::-1] - m + above
+        cdf = 1.0 - suffix * scale
+        above = suffix[0] + m[0]
+        if w1 is not None:
+            at = np.where(held, u[a : a + rows, None], np.inf)
+            nearest = np.minimum.accumulate(np.vstack([next_above, at[::-1]]), axis=0)[::-1]  # at or above
+            after = nearest[1:]  # strictly above each value: the next atom of each group
+            next_above = nearest[0]
+        if hi == lo:  # values held only by rows of weight 0
+            continue
+        # this block's atoms, grouped by their group for the reductions below
+        order = np.argsort(group[lo:hi], kind="stable")
+        g, r = group[lo:hi][order], d[lo:hi][order] - a
+        gap = np.abs(cdf[r] - cdf[r, g][:, None])
+        runs = np.flatnonzero(np.concatenate([[True], g[1:] != g[:-1]]))
+        owners = g[runs]
+        if ks is not None:
+            ks[owners] = np.maximum(ks[owners], np.maximum.reduceat(gap, runs, axis=0))
+        if w1 is not None:
+            upto = np.minimum(after[r], after[r, g][:, None])
+            width = np.where(np.isfinite(upto), upto - u[a + r][:, None], 0.0)
+            gap *= width
+            gap[held[r]] *= 0.5  # a value both groups hold counts half on each side
+            w1[owners] += np.add.reduceat(gap, runs, axis=0)
 
 
 class DistributionParity(Measure):
@@ -280,7 +330,9 @@ class DistributionParity(Measure):
     def _evaluate(self, source: Any) -> MeasureResult:
         sample = source.rows(self.key)
         pred = _numeric(sample.y_pred, "y_pred")
-        ks, w1 = pairwise_distribution_distances(pred, sample.group_codes, sample.n_groups, sample.sample_weight)
+        ks, w1 = pairwise_distribution_distances(
+            pred, sample.group_codes, sample.n_groups, sample.sample_weight, distances=(self.distance,)
+        )
         table = ks if self.distance == "ks" else w1
         empty = np.isnan(np.diag(table))
         groups = sample.groups

@@ -17,6 +17,7 @@ unaware and ranking scorers) is a thin subclass of :class:`FairnessScorer`.
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -26,6 +27,8 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.metadata_routing import UNUSED
 
+from ._counts import ConfusionStats
+from ._protocol import prepared
 from ._stats import SingleGroupError, resolve_sensitive
 from ._together import evaluate_together
 from .measures import Measure, MeasureBase, UndefinedGroupWarning
@@ -42,6 +45,7 @@ __all__ = [
     "RankingScorer",
     "fairness_scorer",
     "make_scorers",
+    "pooled_counts",
 ]
 
 _NOT_GIVEN = (
@@ -49,6 +53,10 @@ _NOT_GIVEN = (
     "and pass {name}=... to fit() / params= of cross_validate, or name the column(s) of X that hold it: "
     "{param}='column_name'."
 )
+#: Names of the counts a ``make_scorers(..., counts=True)`` scorer returns beside each measure's value:
+#: the (weighted) confusion cell ``t`` (true), ``p`` (predicted) of a group, and the group's rows.
+COUNT_KEY = "{key}#counts[{group}|{t}{p}]"
+ROWS_KEY = "{key}#rows[{group}]"
 _BOTH_GIVEN = (
     "{scorer} reads {name} from X ({param}={column!r}) and was also routed {name}; pass one of them: drop {param}=, "
     "or call set_score_request({name}=False)."
@@ -178,15 +186,22 @@ class FairnessScorer(BaseEstimator):
         """The same as :meth:`score` (scikit-learn calls scorers)."""
         return self.score(estimator, X, y, **metadata)
 
-    def _scores(self, estimator: Any, X: Any, y: Any, groups: Any, sample_weight: Any) -> dict[str, float]:
-        """The signed value of every measure on one fold."""
+    def _scores(
+        self, estimator: Any, X: Any, y: Any, groups: Any, sample_weight: Any, counts: bool = False
+    ) -> dict[str, float]:
+        """The signed value of every measure on one fold (and, with ``counts``, the counts it read)."""
         values: dict[str, float] = {}
         by_response: dict[tuple[str, Any], list[MeasureBase]] = {}
         for m in self._measures:
             by_response.setdefault((m.inputs.response_method, m.inputs.pos_label), []).append(m)
+        extra: dict[str, float] = {}
         for (method, pos_label), ms in by_response.items():
-            values.update(_fold_values(ms, y, _response(estimator, X, method, pos_label), groups, sample_weight))
-        return {m.key: _sign(m) * values[m.key] for m in self._measures}
+            y_pred = _response(estimator, X, method, pos_label)
+            values.update(_fold_values(ms, y, y_pred, groups, sample_weight))
+            if counts:
+                for m in ms:
+                    extra.update(_count_entries(m, y, y_pred, groups, sample_weight))
+        return {**{m.key: _sign(m) * values[m.key] for m in self._measures}, **extra}
 
     def _accept_sample_weight(self) -> bool:
         # scikit-learn's multi-metric scorer asks this when it routes sample_weight without metadata routing
@@ -216,6 +231,95 @@ def _fold_values(measures: Sequence[MeasureBase], y_true: Any, y_pred: Any, grou
         return {**out, **{k: r.value for k, r in res.items()}}
 
 
+def _count_entries(m: MeasureBase, y_true: Any, y_pred: Any, groups: Any, w: Any) -> dict[str, float]:
+    """The 2 x 2 confusion counts and rows per group that measure ``m`` reads on one fold, by name.
+
+    Counts add over folds, so the measure on the pooled out-of-fold counts can be computed
+    from ``cv_results_`` afterwards (:func:`pooled_counts`). Measures of other statistics
+    (regression errors, K classes) return nothing.
+    """
+    if {b.statistic for b in m.bases} != {"confusion"}:
+        return {}
+    try:
+        sample = m.validate(y_true, y_pred, sensitive_features=groups, sample_weight=w)
+    except SingleGroupError:
+        return {}  # the measure itself is NaN on this fold, with a warning (_fold_values)
+    data, pos = prepared(sample, m.inputs)
+    stats = data.confusion(pos)
+    if not isinstance(stats, ConfusionStats):
+        return {}
+    out: dict[str, float] = {}
+    rows = data.group_sizes()
+    for g, group in enumerate(stats.groups):
+        for t in (0, 1):
+            for p in (0, 1):
+                out[COUNT_KEY.format(key=m.key, group=group, t=t, p=p)] = float(stats.counts[g, t, p])
+        out[ROWS_KEY.format(key=m.key, group=group)] = float(rows[g])
+    return out
+
+
+def pooled_counts(cv_results: Any, key: str) -> list[ConfusionStats] | None:
+    """Per candidate of a search, the confusion counts of measure ``key`` summed over the test folds.
+
+    Reads the entries that a ``make_scorers(..., counts=True)`` scorer adds to
+    ``cv_results_`` (``split<i>_test_<key>#counts[<group>|<t><p>]`` and ``...#rows[<group>]``);
+    None if the search has none for ``key``. Group labels come back as strings.
+
+    Parameters
+    ----------
+    cv_results : dict
+        ``search.cv_results_``.
+    key : str
+        A measure key of the scorer.
+
+    Returns
+    -------
+    list of ConfusionStats or None
+        One per candidate, shape ``(n_groups, 2, 2)``, with the rows per group.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> X = pd.DataFrame({"x": [0.0, 1, 2, 3, 4, 5] * 4, "sex": [0, 1] * 12})
+    >>> y = [0, 0, 1, 0, 1, 1] * 4
+    >>> search = GridSearchCV(LogisticRegression(), {"C": [1.0]}, cv=2, refit=False,
+    ...                       scoring=make_scorers(["fairness.tpr"], sensitive="sex", counts=True)).fit(X, y)
+    >>> pooled_counts(search.cv_results_, "fairness.tpr")[0].counts.sum()  # every row once
+    np.float64(24.0)
+    """
+    prefix_counts, prefix_rows = f"{key}#counts[", f"{key}#rows["
+    splits = sorted({int(name[5:].split("_", 1)[0]) for name in cv_results if re.match(r"split\d+_test_", name)})
+    cells: dict[str, dict[tuple[int, int], np.ndarray]] = {}
+    rows: dict[str, np.ndarray] = {}
+    for i in splits:
+        head = f"split{i}_test_"
+        for name, values in cv_results.items():
+            if not name.startswith(head):
+                continue
+            rest = name[len(head):]
+            vals = np.nan_to_num(np.asarray(values, dtype=float))  # a fold without the group has none of it
+            if rest.startswith(prefix_counts) and rest.endswith("]"):
+                group, tp = rest[len(prefix_counts):-1].rsplit("|", 1)
+                cell = (int(tp[0]), int(tp[1]))
+                cells.setdefault(group, {}).setdefault(cell, np.zeros_like(vals))
+                cells[group][cell] = cells[group][cell] + vals
+            elif rest.startswith(prefix_rows) and rest.endswith("]"):
+                group = rest[len(prefix_rows):-1]
+                rows[group] = rows.get(group, np.zeros_like(vals)) + vals
+    if not cells:
+        return None
+    groups = pd.Index(list(cells), dtype=object)
+    n_candidates = len(cv_results["params"])
+    counts = np.zeros((n_candidates, len(groups), 2, 2))
+    for g, group in enumerate(groups):
+        for (t, p), vals in cells[group].items():
+            counts[:, g, t, p] = vals
+    row_table = np.stack([rows.get(group, counts[:, g].sum(axis=(-2, -1))) for g, group in enumerate(groups)], -1)
+    return [ConfusionStats(counts[c], groups, rows=row_table[c]) for c in range(n_candidates)]
+
+
 class MultiMeasureScorer(FairnessScorer):
     """One scorer for several measures: one prediction and one count pass per fold.
 
@@ -225,11 +329,17 @@ class MultiMeasureScorer(FairnessScorer):
     """
 
     def __init__(
-        self, measures: Sequence[Measure | str], sensitive: str | Sequence[str] | None = None, *, groups: Any = None
+        self,
+        measures: Sequence[Measure | str],
+        sensitive: str | Sequence[str] | None = None,
+        *,
+        groups: Any = None,
+        counts: bool = False,
     ):
         self.measures = measures
         self.sensitive = sensitive
         self.groups = groups
+        self.counts = counts
         self._measures = self._resolve(measures, groups)
         for m in self._measures:
             if _scorer_type(m) is not FairnessScorer:
@@ -242,7 +352,7 @@ class MultiMeasureScorer(FairnessScorer):
         self, estimator: Any, X: Any, y: Any, *, sensitive_features: Any = None, sample_weight: Any = None
     ) -> dict[str, float]:
         """Score a fitted estimator on ``X`` and ``y``: ``{key: value}``, greater is better."""
-        return self._scores(estimator, X, y, self._sensitive_of(X, sensitive_features), sample_weight)
+        return self._scores(estimator, X, y, self._sensitive_of(X, sensitive_features), sample_weight, self.counts)
 
 
 class RankingScorer(FairnessScorer):
@@ -408,7 +518,11 @@ def fairness_scorer(
 
 
 def make_scorers(
-    measures: Sequence[Measure | str], sensitive: str | Sequence[str] | None = None, *, groups: Any = None
+    measures: Sequence[Measure | str],
+    sensitive: str | Sequence[str] | None = None,
+    *,
+    groups: Any = None,
+    counts: bool = False,
 ) -> MultiMeasureScorer:
     """One scikit-learn scorer returning a dict of several measures, from one prediction per fold.
 
@@ -420,6 +534,13 @@ def make_scorers(
         As in :func:`fairness_scorer`.
     groups : array-like, optional
         As in :func:`fairness_scorer`.
+    counts : bool, default=False
+        Also return, per measure of confusion counts, each group's counts and rows on
+        the fold (keys ``<key>#counts[<group>|<t><p>]`` and ``<key>#rows[<group>]``).
+        Counts add over folds, so :func:`skfair_measures.constrained_refit` can compute
+        a measure on the pooled out-of-fold counts instead of averaging fold values.
+        Every test fold must hold every group (stratify the folds, or declare ``groups=``):
+        scikit-learn needs the same keys from every fold.
 
     Returns
     -------
@@ -435,7 +556,7 @@ def make_scorers(
     >>> make_scorers(["fairness.tpr", "classif.acc"], sensitive="sex")(LogisticRegression().fit(X, y), X, y)
     {'fairness.tpr': -0.5, 'classif.acc': 0.6666666666666666}
     """
-    return MultiMeasureScorer(measures, sensitive, groups=groups)
+    return MultiMeasureScorer(measures, sensitive, groups=groups, counts=counts)
 
 
 class DropColumns(TransformerMixin, BaseEstimator):

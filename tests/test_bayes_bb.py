@@ -97,7 +97,7 @@ def test_signed_difference_other_minus_reference():
 
 def test_summaries_are_floats_and_consistent():
     y, s, a = _data(n=200)
-    post = posterior(sfm.msr("fairness.tpr"), y, s, sensitive_features=a, reference="M", random_state=0)
+    post = posterior(sfm.msr("fairness.tpr"), y, s, sensitive_features=a, reference="M", method="bb", random_state=0)
     x = post.draws.ravel()
     for v in (post.mean(), post.median(), post.sd(), post.prob_greater(0.0), post.prob_within(0.02)):
         assert type(v) is float
@@ -163,7 +163,7 @@ def test_coverage_of_95_intervals_near_95():
         s = rng.uniform(0.5, 1.0, n)  # always predicts 1
         correct = rng.uniform(size=n) < np.vectorize(true_acc.get)(a)
         y = correct.astype(int)
-        post = posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=a, reference="M",
+        post = posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=a, reference="M", method="bb",
                                                  n_draws=500, random_state=rng)
         lo, hi = post.interval(0.95)
         hits.append(lo <= delta <= hi)

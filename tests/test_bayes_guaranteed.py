@@ -21,7 +21,8 @@ def _pool(calibrated: bool, rng: np.random.Generator):
     return y, s, g
 
 
-def _coverage(n: int, calibrated: bool, runs: int, seed: int) -> dict[str, float]:
+def _coverage(n: int, calibrated: bool, runs: int, seed: int, powered: bool = False) -> dict[str, float]:
+    """Share of runs covering the truth on the pool; ``powered``: the rest of the pool is the unlabeled rows."""
     rng = np.random.default_rng(seed)
     y, s, g = _pool(calibrated, rng)
     made = [sfm.msr(k, operation="diff_to_reference", reference=0) for k in ("fairness.acc", "fairness.tpr")]
@@ -30,9 +31,15 @@ def _coverage(n: int, calibrated: bool, runs: int, seed: int) -> dict[str, float
     hits = dict.fromkeys(measures, 0)
     counted = dict.fromkeys(measures, 0)
     for _ in range(runs):
-        rows = np.concatenate([rng.integers(0, POOL, n), POOL + rng.integers(0, POOL, n)])  # n per group, iid
+        if powered:  # n per group without replacement; every other row of the pool is unlabeled
+            rows = np.concatenate([rng.choice(POOL, n, replace=False), POOL + rng.choice(POOL, n, replace=False)])
+            rest = np.setdiff1d(np.arange(2 * POOL), rows)
+            extra = {"unlabeled_scores": s[rest], "unlabeled_sensitive": g[rest]}
+        else:
+            rows = np.concatenate([rng.integers(0, POOL, n), POOL + rng.integers(0, POOL, n)])  # n per group, iid
+            extra = {}
         res = bayes.posteriors(list(measures.values()), y[rows], s[rows], sensitive_features=g[rows],
-                               method="guaranteed")
+                               method="guaranteed", **extra)
         for k, post in res.items():
             if post.defined:  # an undefined rate (no positives among the labels) gives no interval
                 lo, hi = post.interval(0.95)
@@ -47,13 +54,20 @@ def test_coverage_at_ten_labels_per_group_quick():
     assert len(cov) == 2 and all(c >= 0.95 for c in cov.values()), cov
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_prediction_powered_coverage_with_miscalibrated_scores_quick():
+    cov = _coverage(10, calibrated=False, runs=40, seed=2, powered=True)
+    assert len(cov) == 2 and all(c >= 0.95 for c in cov.values()), cov
+
+
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("powered", [False, True], ids=["labels", "powered"])
 @pytest.mark.parametrize("calibrated", [True, False], ids=["calibrated", "miscalibrated"])
 @pytest.mark.parametrize("n", [5, 10, 30])
-def test_coverage_at_every_sample_size(n, calibrated):
+def test_coverage_at_every_sample_size(n, calibrated, powered):
     """300 seeded runs per cell: coverage >= 95% within two binomial sd."""
-    cov = _coverage(n, calibrated, runs=300, seed=n + 100 * calibrated)
+    cov = _coverage(n, calibrated, runs=300, seed=n + 100 * calibrated + 1000 * powered, powered=powered)
     floor = 0.95 - 2 * np.sqrt(0.95 * 0.05 / 300)
     assert len(cov) == 2 and all(c >= floor for c in cov.values()), cov
 
@@ -71,16 +85,25 @@ def test_interval_is_a_confidence_interval_not_a_posterior():
     assert post.method == "guaranteed" and post.attrs["sequences"] == 3
 
 
-def test_unlabeled_scores_and_weights_are_refused_by_name():
+def test_options_are_refused_by_name():
     y, s, g = [1, 0, 1, 1], [0.9, 0.2, 0.7, 0.4], ["a", "a", "b", "b"]
-    with pytest.raises(ValueError, match="reads the labels only, not unlabeled_scores"):
-        bayes.posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=g, method="guaranteed",
-                        unlabeled_scores=[0.5], unlabeled_sensitive=["a"])
-    with pytest.raises(ValueError, match="sample_weight"):
-        bayes.posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=g, method="guaranteed",
-                        sample_weight=[1, 1, 1, 1])
-    with pytest.raises(ValueError, match="alpha_bet="):
-        bayes.posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=g, method="guaranteed", alpha_bet=2)
+    with pytest.raises(ValueError, match="not of method='guaranteed'"):
+        bayes.posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=g, method="guaranteed", prior="jeffreys")
+
+
+def test_unlabeled_scores_power_the_interval_and_the_estimate_stays_inside():
+    rng = np.random.default_rng(3)
+    g, s = rng.integers(0, 2, 5000), rng.beta(0.4, 0.4, 5000)
+    y = (rng.uniform(size=5000) < s).astype(int)
+    m = sfm.msr("fairness.acc")
+    labels = bayes.posterior(m, y[:200], s[:200], sensitive_features=g[:200], method="guaranteed")
+    powered = bayes.posterior(m, y[:200], s[:200], sensitive_features=g[:200], method="guaranteed",
+                              unlabeled_scores=s[200:], unlabeled_sensitive=g[200:])
+    assert powered.attrs["prediction_powered"] and not labels.attrs["prediction_powered"]
+    for post in (labels, powered):
+        lo, hi = post.interval(0.95)
+        assert lo <= post.value <= hi
+    assert np.subtract(*powered.interval(0.95)[::-1]) < np.subtract(*labels.interval(0.95)[::-1])
 
 
 def test_a_rate_without_rows_in_its_denominator_is_undefined_with_the_reason():

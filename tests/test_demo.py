@@ -24,6 +24,7 @@ def test_demo_logs_measures_folds_posteriors_and_plots(tmp_path):
     for section in ("1. Audit", "2. GridSearchCV", "3. Benchmark", "4. How sure", "5. HTML audit report"):
         assert section in out.stdout
     assert (tmp_path / "reports" / "adult_audit.html").stat().st_size > 50_000
+    assert "the bound 0.05" in out.stdout and (tmp_path / "reports" / "pareto_front.png").stat().st_size > 10_000
 
     mlflow.set_tracking_uri(uri)
     client = mlflow.MlflowClient()

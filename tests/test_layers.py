@@ -30,7 +30,7 @@ LAYERS: dict[str, int] = {
     # 2: keys to measures
     "registry": 2,
     # 3: what is computed from measures
-    **dict.fromkeys(["_bootstrap", "scoring", "thresholds", "engines", "bayes", "active", "monitor"], 3),
+    **dict.fromkeys(["_bootstrap", "scoring", "selection", "thresholds", "engines", "bayes", "active", "monitor"], 3),
     # 4: applications and the package's face
     **dict.fromkeys(["benchmark", "report", "plots", "cli", "_cli_label", "_cli_monitor", ""], 4),
 }

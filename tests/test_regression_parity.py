@@ -73,10 +73,32 @@ def test_small_blocks_give_the_same_tables(monkeypatch):
     rng = np.random.default_rng(4)
     _, p, a = _data(rng, 20000, 3)
     whole = pairwise_distribution_distances(p, a, 3)
-    monkeypatch.setattr(regression, "_BLOCK_CELLS", 3)  # blocks of 1024 distinct values
+    monkeypatch.setattr(regression, "_CHUNK_CELLS", 3)  # blocks of one distinct value
     blocked = pairwise_distribution_distances(p, a, 3)
     np.testing.assert_allclose(blocked[0], whole[0], rtol=1e-12)
     np.testing.assert_allclose(blocked[1], whole[1], rtol=1e-9)
+
+
+@pytest.mark.parametrize("block", [1, 7, 1 << 21])
+def test_many_small_groups_with_ties_and_zero_weights_match_scipy(block, monkeypatch):
+    """Many groups, shared and zero-weight values, blocks of a few values: every pair against scipy."""
+    from skfair_measures import regression
+
+    monkeypatch.setattr(regression, "_CHUNK_CELLS", block * 40)
+    rng = np.random.default_rng(9)
+    n, n_groups = 600, 40
+    p = np.round(rng.normal(size=n), 1)  # ties within and across groups
+    a = rng.integers(0, n_groups, n)
+    w = rng.integers(0, 4, n)  # a quarter of the rows weigh 0 (integers: scipy's KS repeats rows)
+    ks, w1 = pairwise_distribution_distances(p, a, n_groups, w)
+    only_ks = pairwise_distribution_distances(p, a, n_groups, w, distances=("ks",))[0]
+    np.testing.assert_array_equal(only_ks, ks)
+    for g in range(n_groups):
+        for h in range(g + 1, n_groups):
+            pair = (a == g) | (a == h)
+            assert ks[g, h] == pytest.approx(_scipy_largest(p[pair], a[pair], w[pair], "ks"), abs=1e-12)
+            assert w1[g, h] == pytest.approx(wasserstein_distance(p[a == g], p[a == h], w[a == g], w[a == h]),
+                                             abs=1e-12)
 
 
 def test_mean_prediction_parity_and_bounded_group_loss_per_group():

@@ -5,7 +5,8 @@
 - Repeated calls reuse the validated sample only for the very same, unchanged
   objects: mutating an input in place, or passing new arrays, never returns a stale
   result.
-- The weighted bootstrap draws the same replicates as resampling the rows.
+- The weighted bootstrap draws the same replicates as resampling the rows (atoms), or
+  replicates with the same standard error (continuous weights: per-cell compound draws).
 """
 
 from __future__ import annotations
@@ -222,6 +223,52 @@ def test_atoms_reproduce_the_observed_statistics_on_average(data):
     for grp in range(sample.n_groups):
         np.add.at(per_cell[grp], atoms.cell[grp], expected[grp, :, 0])
     np.testing.assert_allclose(per_cell.reshape(-1, 2, 2), sample.confusion().counts, rtol=1e-12)
+
+
+@pytest.mark.parametrize("key", ["fairness.eod", "fairness.tpr", "fairness.ppv"])
+def test_continuous_weights_compound_se_within_10_percent_of_the_row_bootstrap(key, monkeypatch):
+    from skfair_measures import _bootstrap as boot
+
+    rng = np.random.default_rng(11)
+    n = 20_000
+    y = rng.integers(0, 2, n)
+    p = np.where(rng.random(n) < 0.8, y, 1 - y)
+    g = rng.integers(0, 4, n)
+    g[:60] = 4  # a group of 60 rows: its cells (about 15 rows each) are drawn row by row
+    w = rng.lognormal(0.0, 1.0, n)  # continuous and skewed: every row is its own atom
+    m = sfm.msr(key)
+
+    def no_rows(*args):
+        raise AssertionError("continuous weights on confusion counts must not resample rows")
+
+    monkeypatch.setattr(boot, "_resampled_sums", no_rows)
+    compound = _boot(m, y, p, g, w, n_boot=3_000, seed=1)
+    monkeypatch.undo()
+    monkeypatch.setattr(boot, "_compound_sums", boot._resampled_sums)
+    rows = _boot(m, y, p, g, w, n_boot=3_000, seed=2)
+    assert 0.9 < compound.std() / rows.std() < 1.1
+    se = np.sqrt((compound.var() + rows.var()) / compound.size)
+    assert abs(compound.mean() - rows.mean()) < 5 * se
+
+
+def test_compound_sums_keep_the_cell_means_and_draw_small_cells_from_their_rows():
+    from skfair_measures._bootstrap import _compound_sums, _RowCells
+
+    rng = np.random.default_rng(5)
+    n = 4_000
+    y, p = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    g = np.where(np.arange(n) < 2, 2, rng.integers(0, 2, n))
+    y[:2], p[:2] = 1, 1
+    w = rng.random(n) + 0.5
+    w[:2] = [1.0, 10.0]  # group 2 is one cell of two rows: its sums are j * 1 + k * 10 with j + k = 2
+    sample = check_inputs(y, p, g, w)
+    cells = _RowCells(sample, None, "confusion")
+    sums = _compound_sums(cells, 4_000, np.random.default_rng(0))[..., 0].reshape(4_000, 3, 2, 2)
+    assert set(np.unique(sums[:, 2, 1, 1])) == {2.0, 11.0, 20.0}
+    observed = sample.confusion().counts
+    spread = sums.std(axis=0) / np.sqrt(sums.shape[0])
+    assert (np.abs(sums.mean(axis=0) - observed) <= 5 * spread + 1e-9).all()
+    assert (sums >= 0).all()
 
 
 def test_weighted_bootstrap_with_a_declared_absent_group(data):

@@ -22,9 +22,10 @@ from .._stats import _check_weight, binarize_labels, check_inputs, check_scores,
 from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
 from ..measures import MeasureBase
-from ._auto import auto_candidates, auto_method, checked_method
+from ._auto import auto_candidates, auto_interval, auto_method, checked_method
 from ._checks import CalibrationWarning
 from ._dirichlet import dirichlet_posteriors, holds_multiclass_labels, multiclass_error
+from ._guaranteed import Guaranteed
 from ._method import EstimationMethod, FitData, GroupDraws, Rows
 from ._posterior import MeasurePosterior, external_stacklevel, group_labels, warn_undefined
 from ._small_groups import restrict_fit_data
@@ -332,7 +333,9 @@ def posteriors(
     draws = METHODS[estimator.name].default_draws if n_draws is None else int(n_draws)
     start = time.perf_counter()
     fit = estimator.group_draws(data, bases, chains=int(chains), draws=draws, rng=rng, seed=seed)
+    interval_attrs = _auto_interval(data, bases, estimator, fit, seed) if method == AUTO else {}
     attrs = _attrs(data, estimator, fit, seed, reference, time.perf_counter() - start)
+    attrs.update(interval_attrs)
     attrs["method_requested"] = method
     if why is not None:
         attrs["method_reason"] = why
@@ -393,6 +396,27 @@ def _auto_checked(
     return record, why, unused
 
 
+def _auto_interval(
+    data: FitData, bases: tuple[BaseMetric, ...], estimator: EstimationMethod, fit: GroupDraws, seed: int
+) -> dict[str, Any]:
+    """``auto``'s interval (:func:`~._auto.auto_interval`): the guaranteed box put on ``fit`` when the rule says so.
+
+    The estimate stays the method's (``fit``'s draws or point); the posterior then reads
+    its interval from the box, widened to hold the estimate. Its probabilities
+    (``prob_within``, ``rope``) stay those of the method's posterior, and ``attrs`` says so.
+    """
+    guaranteed, why = auto_interval(data, bases)
+    own = f"{estimator.name}'s " + ("point estimate" if fit.point is not None else "posterior mean")
+    if not guaranteed:
+        return {"estimate": own, "interval": f"{estimator.name}'s own", "interval_reason": why}
+    box = Guaranteed().group_draws(data, bases, chains=1, draws=1, rng=np.random.default_rng(seed), seed=seed)
+    fit.interval_box = box.confidence
+    return {"estimate": own,
+            "interval": "guaranteed (" + box.attrs["sampler"].split(", ", 1)[-1] + "), widened to hold the estimate",
+            "interval_reason": why, "probabilities": f"{estimator.name}'s posterior (not the interval's)",
+            "prediction_powered": box.attrs["prediction_powered"], "sequences": box.attrs["sequences"]}
+
+
 def _rate_bases(measures: list[MeasureBase]) -> tuple[BaseMetric, ...]:
     """The distinct base metrics of all measures; each must be a rate of confusion counts."""
     by_name: dict[str, BaseMetric] = {}
@@ -443,7 +467,9 @@ def _fit_data(
     if not METHODS[estimator.name].weights and any(w is not None for w in weights):
         raise ValueError(
             f"method={estimator.name!r} counts labeled samples and takes no sample_weight or "
-            "unlabeled_sample_weight; use method='ppi' for weighted data."
+            "unlabeled_sample_weight; use method= "
+            + " or ".join(repr(m) for m, spec in METHODS.items() if spec.weights and spec.options)
+            + " for weighted data."
         )
     sample = check_inputs(y_true, y_score, sensitive_features, sample_weight, groups=groups, y_pred_name="y_score")
     scores = check_scores(sample.y_pred, "y_score")
@@ -527,6 +553,7 @@ def _posterior_of(
         point=point,
         undefined_reason=reason,
         confidence=fit.confidence,
+        interval_box=fit.interval_box,
     )
 
 

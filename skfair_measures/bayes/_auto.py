@@ -19,8 +19,23 @@ the papers' score files (docs/reproduction_ji2020.md) and the simulations of
    those are the cells where BC's interval of Δ TPR covered in a third of the runs
    and BB's in 98%.
 
-The posterior records the choice: ``post.method`` is the method used and
-``post.attrs["method_requested"]`` is ``"auto"``.
+The estimate and the interval are separate decisions. The rules above choose the
+estimate (the calibration model's has the lowest error where it holds). The interval
+(:func:`auto_interval`) is that method's own only when every group has at least
+:data:`INTERVAL_MIN_LABELS` labeled rows in the denominator of every rate the measures
+read; below that it is the guaranteed interval (``method="guaranteed"``: one-look
+betting intervals, prediction-powered by the scores when they are given and there are
+no weights), widened if need be to hold the estimate, so the reported value lies inside
+the reported interval and coverage stays at least the nominal level at every number of
+labels. Why 200: PPI's interval with weights covered 47-87% of runs below 200 labels, and
+the calibration checks that send ``bcr`` to ``bb`` have no power with 10-20 labels per
+group (German with LR and RF, Compas-VR: docs/reproduction_ji2020.md); no smaller count
+was shown safe for every method, so one count serves all.
+
+The posterior records the choice: ``post.method`` is the method of the estimate,
+``post.attrs["method_requested"]`` is ``"auto"``, ``attrs["estimate"]``,
+``attrs["interval"]`` and ``attrs["interval_reason"]`` say which estimate and interval
+were used and why.
 """
 
 from __future__ import annotations
@@ -30,12 +45,16 @@ from typing import Any
 
 import numpy as np
 
+from ..base import ratio_roles
 from ._bc import CLIP
 from ._checks import calibration_checks
 from ._method import FitData
 from ._table import METHODS
 
-__all__ = ["AUTO_RULES", "auto_candidates", "auto_method", "checked_method"]
+__all__ = ["AUTO_RULES", "INTERVAL_MIN_LABELS", "auto_candidates", "auto_interval", "auto_method", "checked_method"]
+
+#: Labeled rows every group needs in every rate's denominator for auto to report its method's own interval.
+INTERVAL_MIN_LABELS = 200
 
 
 def _no_unlabeled(a: Mapping[str, Any]) -> bool:
@@ -98,3 +117,34 @@ def checked_method(method: str, data: FitData) -> tuple[str, str | None]:
         np.concatenate([lab.scores, unl.scores]), np.concatenate([lab.codes, unl.codes]), CLIP,
     )
     return (_FALLBACK, "; ".join(reasons)) if reasons else (method, None)
+
+
+def auto_interval(data: FitData, bases: tuple[Any, ...]) -> tuple[bool, str]:
+    """Whether ``"auto"`` reports the guaranteed interval (True) or its method's own, and why.
+
+    The fewest labeled rows in the denominator of any rate of any group decides: below
+    :data:`INTERVAL_MIN_LABELS`, the guaranteed interval.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from skfair_measures.base import BASE_METRICS
+    >>> from ._method import FitData, Rows
+    >>> rows = Rows(np.full(50, 0.7), np.ones(50, dtype=np.intp), np.zeros(50, dtype=np.intp), None)
+    >>> data = FitData(np.ones(50, dtype=np.intp), rows, Rows.empty(), pd.Index(["a"]), 0.5)
+    >>> auto_interval(data, (BASE_METRICS["tpr"],))[0]
+    True
+    """
+    cells = data.y_true * 2 + data.labeled.y_pred
+    fewest, where = None, ""
+    for base in bases:
+        in_den = ratio_roles(base).den.ravel()[cells]
+        n = np.bincount(data.labeled.codes[in_den], minlength=data.n_groups)
+        j = int(np.argmin(n))
+        if fewest is None or n[j] < fewest:
+            fewest, where = int(n[j]), f"{base.name} in group {str(data.groups[j])!r}"
+    if fewest is None or fewest < INTERVAL_MIN_LABELS:
+        return True, (f"{where} has {fewest} labeled row(s) in its denominator, fewer than {INTERVAL_MIN_LABELS}: "
+                      "the guaranteed interval (valid at every number of labels)")
+    return False, (f"every group has >= {INTERVAL_MIN_LABELS} labeled rows in every rate's denominator "
+                   f"(fewest: {fewest}, {where}): the method's own interval")

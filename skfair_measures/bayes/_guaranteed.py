@@ -1,33 +1,49 @@
-"""``method="guaranteed"``: confidence intervals valid at every sample size, from the labels alone.
+"""``method="guaranteed"``: confidence intervals valid at every sample size, from labels (and scores).
 
-Assumed: the labeled rows are independent draws from the rows (or the distribution)
-being audited, in the order given, drawn at random or with known probabilities; nothing
-about the scores or a model. Guaranteed: the interval covers the measure's true value
-with probability at least ``prob`` at every number of labeled rows, however few, and
-stays valid if it is read after every new label (a confidence sequence).
+Assumed: the labeled rows are independent draws from the rows being audited (all rows
+given, labeled and unlabeled), drawn at random; nothing about the scores or a model.
+Guaranteed: the interval covers the measure's true value on the audited rows with
+probability at least ``prob`` at every number of labeled rows, however few. One audit
+is one look: the interval is a fixed-sample betting interval, read once (for a sequence
+watched over time, a monitor, :class:`skfair_measures._betting.BettingCS`).
 
 How:
 
-- every group rate is a bounded mean over the rows of its denominator: TPR is the mean
-  of ``y_pred`` over the positives of the group. The denominator is random; we
-  condition on it: the subsequence of rows that enter it is itself a sequence of
-  independent draws from the rows of that kind, so a betting confidence sequence
-  (:class:`skfair_measures._betting.BettingCS`, Waudby-Smith and Ramdas 2024) over that
-  subsequence covers the rate whatever the number of rows it turns out to hold (none:
-  the rate is undefined, with the reason);
-- one sequence per (base, group) and per base on all rows pooled (for measures that
-  compare with the overall value); a measure reads the ``k`` sequences of its own bases
+- every group rate is a ratio of confusion cells, ``E[num] / E[den]`` over the group's
+  rows (TPR: the predicted positives among the positives);
+- labels only: the rate is the mean of ``num`` over the rows of its denominator; we
+  condition on the denominator: the labeled rows that enter it are independent draws
+  from the rows of that kind, so a betting interval over them
+  (:func:`~skfair_measures._betting.fixed_sample_interval`, Waudby-Smith and Ramdas 2024,
+  bets tuned for the fixed sample) covers the rate whatever their number (none: the rate
+  is undefined, with the reason);
+- with unlabeled scores (prediction-powered): the score of every row, read as the
+  probability of the positive label, gives proxies of ``num`` and ``den``; their means
+  over all audited rows are known exactly, and each labeled row's correction (label
+  minus proxy) is bet on (:func:`~skfair_measures._betting.prediction_powered_interval`,
+  after Csillag et al. 2025 and Kilian et al. 2025). Badly calibrated scores widen the
+  interval, they cannot break it;
+- one interval per (base, group) and per base on all rows pooled (for measures that
+  compare with the overall value); a measure reads the ``k`` intervals of its own bases
   (groups and pooled), each at level ``alpha / k`` (Bonferroni's union bound), so the box
   of its group rates holds jointly with probability ``>= 1 - alpha`` (the pooled
-  sequence is counted even by measures that do not read it: a little conservative);
+  interval is counted even by measures that do not read it: a little conservative);
+- every group interval is widened, if need be, to hold the group's point estimate (a
+  superset: coverage is kept, and the reported value lies inside the reported interval);
 - the measure's interval is the image of that box under the measure's own operation
   (:meth:`~skfair_measures._protocol.MeasureBase.bounds_from_group_values`): exact for
   absolute differences and two-group differences, a stated superset elsewhere, never
   narrower; composites (mean, max, min) through their parts;
 - the estimate is the measure on the labeled frequencies.
 
-Unlabeled scores are not read (the prediction-powered form is not built yet) and
-``sample_weight`` is refused: the table says so.
+Weights (``sample_weight``: each labeled row's inverse inclusion probability, known up to
+a common factor, as in a stratified or importance sample): the rate ``E_w[num] /
+E_w[den]`` is the root of ``E[w (num - theta den)] = 0`` over the labeled rows' sampling
+distribution, whatever the common factor, so each labeled row enters
+:func:`~skfair_measures._betting.prediction_powered_interval` as ``(w num / W, w den / W)``
+with no proxy (``W`` the largest weight given, assumed to bound the design's weights).
+With weights the scores are not used (prediction-powering would need the weights'
+normalisation, which a Hajek weight does not carry); ``attrs`` says so.
 """
 
 from __future__ import annotations
@@ -38,29 +54,57 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._betting import ALPHA_BET, BettingCS
+from .._betting import fixed_sample_interval, prediction_powered_interval
 from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
-from ._method import EstimationMethod, FitData, GroupDraws, group_name, refuse_option
+from ._method import EstimationMethod, FitData, GroupDraws, group_name
 
 __all__ = ["ConfidenceBox", "Guaranteed"]
 
 
 @dataclass(eq=False)
+class RateInterval:
+    """The data of one rate's one-look interval, computed at the level asked (and kept).
+
+    ``labels`` holds the ``num`` of the labeled rows in the rate's denominator (labels
+    only); ``pp`` the arguments of :func:`prediction_powered_interval` (with scores).
+    """
+
+    point: float
+    labels: np.ndarray | None = None
+    pp: tuple | None = None
+    _cache: dict = None  # type: ignore[assignment]
+
+    def interval(self, alpha: float) -> tuple[float, float]:
+        """The interval at level ``1 - alpha``, widened to hold the point estimate."""
+        if self._cache is None:
+            self._cache = {}
+        if alpha not in self._cache:
+            if self.pp is not None:
+                lo, hi = prediction_powered_interval(*self.pp, alpha)
+            else:
+                lo, hi = fixed_sample_interval(self.labels, alpha)
+            if np.isfinite(self.point):
+                lo, hi = min(lo, self.point), max(hi, self.point)
+            self._cache[alpha] = (lo, hi)
+        return self._cache[alpha]
+
+
+@dataclass(eq=False)
 class ConfidenceBox:
-    """Confidence sequences of every (base, group) rate and pooled rate, read jointly.
+    """One-look intervals of every (base, group) rate and pooled rate, read jointly.
 
     ``at(prob)`` gives ``(lower, upper, overall)``: per base, arrays over the groups of
-    the simultaneous bounds at level ``prob`` (union bound over all ``k`` sequences),
+    the simultaneous bounds at level ``prob`` (union bound over all ``k`` intervals),
     and per base the pooled rate's bounds.
     """
 
-    groups: dict[str, list[BettingCS]]
-    pooled: dict[str, BettingCS]
+    groups: dict[str, list[RateInterval]]
+    pooled: dict[str, RateInterval]
 
     @property
     def k(self) -> int:
-        """The number of sequences the union bound splits ``alpha`` over."""
+        """The number of intervals the union bound splits ``alpha`` over."""
         return sum(len(v) for v in self.groups.values()) + len(self.pooled)
 
     def at(
@@ -68,11 +112,10 @@ class ConfidenceBox:
     ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, tuple[float, float]]]:
         """Simultaneous bounds at level ``prob`` of the rates of ``bases`` (default: all)."""
         names = tuple(self.groups) if bases is None else bases
-        alpha = (1.0 - prob) / sum(len(self.groups[b]) + 1 for b in names)  # union bound over these sequences
+        alpha = (1.0 - prob) / sum(len(self.groups[b]) + 1 for b in names)  # union bound over these intervals
         lower, upper = {}, {}
         for name in names:
-            seqs = self.groups[name]
-            bounds = np.array([cs.interval(alpha) for cs in seqs])
+            bounds = np.array([r.interval(alpha) for r in self.groups[name]])
             lower[name], upper[name] = bounds[:, 0], bounds[:, 1]
         overall = {name: self.pooled[name].interval(alpha) for name in names}
         return lower, upper, overall
@@ -83,26 +126,68 @@ class ConfidenceBox:
         return measure.bounds_from_group_values(lower, upper, groups=groups, overall=overall)
 
 
-def _sequences(x_num: np.ndarray, in_den: np.ndarray, codes: np.ndarray, n_groups: int, alpha_bet: float):
-    per_group = []
-    for g in range(n_groups):
-        cs = BettingCS(alpha_bet=alpha_bet)
-        cs.update(x_num[in_den & (codes == g)])
-        per_group.append(cs)
-    pooled = BettingCS(alpha_bet=alpha_bet)
-    pooled.update(x_num[in_den])
-    return per_group, pooled
+def weighted(data: FitData) -> bool:
+    """Whether weights were given (of labeled or unlabeled rows): the weighted, labels-only form."""
+    return data.labeled.weight is not None or data.unlabeled.weight is not None
+
+
+def _labeled_weight(data: FitData) -> np.ndarray:
+    w = data.labeled.weight
+    return np.ones(data.y_true.size) if w is None else np.asarray(w, dtype=float)
+
+
+def _proxies(scores: np.ndarray, y_pred: np.ndarray, roles: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The model's expectation of ``num`` and ``den`` of each row given its score (P(y = 1) = score)."""
+    q1 = np.clip(scores, 0.0, 1.0)
+    numden = (roles.num & roles.den).astype(float)  # [y, y_pred]
+    den = roles.den.astype(float)
+    a = q1 * numden[1, y_pred] + (1.0 - q1) * numden[0, y_pred]
+    b = q1 * den[1, y_pred] + (1.0 - q1) * den[0, y_pred]
+    return a, b
+
+
+def _rates(data: FitData, roles: Any, cells: np.ndarray, rate: np.ndarray, pooled: float):
+    """One :class:`RateInterval` per group and one pooled, labels only or prediction-powered."""
+    codes, n_groups = data.labeled.codes, data.n_groups
+    in_den = roles.den.ravel()[cells]
+    x_num = roles.num.ravel()[cells].astype(float)
+    if weighted(data):
+        w = _labeled_weight(data)
+        scaled = w / w.max() if w.size and w.max() > 0 else w
+        A, B = scaled * x_num * in_den, scaled * in_den
+
+        def by_weight(mask: np.ndarray, point: float) -> RateInterval:
+            zero = np.zeros(int(mask.sum()))
+            return RateInterval(point, pp=(A[mask], B[mask], zero, zero, 0.0, 0.0))
+
+        per_group = [by_weight(codes == g, float(rate[g])) for g in range(n_groups)]
+        return per_group, by_weight(np.ones(codes.size, bool), pooled)
+    if not data.has_unlabeled:
+        per_group = [RateInterval(float(rate[g]), labels=x_num[in_den & (codes == g)]) for g in range(n_groups)]
+        return per_group, RateInterval(pooled, labels=x_num[in_den])
+    A, B = (x_num * in_den), in_den.astype(float)
+    a_l, b_l = _proxies(data.labeled.scores, data.labeled.y_pred, roles)
+    a_u, b_u = _proxies(data.unlabeled.scores, data.unlabeled.y_pred, roles)
+    codes_u = data.unlabeled.codes
+
+    def one(mask_l: np.ndarray, mask_u: np.ndarray, point: float) -> RateInterval:
+        n_all = mask_l.sum() + mask_u.sum()
+        a_mean = (a_l[mask_l].sum() + a_u[mask_u].sum()) / n_all
+        b_mean = (b_l[mask_l].sum() + b_u[mask_u].sum()) / n_all
+        return RateInterval(point, pp=(A[mask_l], B[mask_l], a_l[mask_l], b_l[mask_l], float(a_mean),
+                                       float(b_mean)))
+
+    per_group = [one(codes == g, codes_u == g, float(rate[g])) for g in range(n_groups)]
+    return per_group, one(np.ones(codes.size, bool), np.ones(codes_u.size, bool), pooled)
 
 
 @dataclass(frozen=True)
 class Guaranteed(EstimationMethod):
-    """``method="guaranteed"``: betting confidence sequences of the group rates, joined by a union bound.
+    """``method="guaranteed"``: one-look betting intervals of the group rates, joined by a union bound.
 
-    Parameters
-    ----------
-    alpha_bet : float, default=0.05
-        The level the bets are tuned for; the interval is valid at every level
-        (``post.interval(prob)``) and tightest near ``1 - alpha_bet``.
+    No options: the bets are tuned for the level read (``post.interval(prob)``), since
+    an audit reads its interval once. With ``unlabeled_scores`` the intervals are
+    prediction-powered.
 
     The posterior holds one draw, the labeled frequencies' value; ``interval(prob)``
     is the guaranteed interval, and the posterior probabilities (``prob_greater``,
@@ -121,13 +206,7 @@ class Guaranteed(EstimationMethod):
     (True, nan)
     """
 
-    alpha_bet: float = ALPHA_BET
-
     name: ClassVar[str] = "guaranteed"
-
-    def __post_init__(self) -> None:
-        if not (isinstance(self.alpha_bet, float | int) and 0 < self.alpha_bet < 1):
-            refuse_option("alpha_bet", self.alpha_bet, "pass a level in (0, 1), e.g. 0.05")
 
     def group_draws(
         self,
@@ -142,8 +221,8 @@ class Guaranteed(EstimationMethod):
         cells = data.y_true * 2 + data.labeled.y_pred  # flat confusion cell of each labeled row
         codes, n_groups = data.labeled.codes, data.n_groups
         values, overall, point, point_overall = {}, {}, {}, {}
-        groups_cs: dict[str, list[BettingCS]] = {}
-        pooled_cs: dict[str, BettingCS] = {}
+        groups_ci: dict[str, list[RateInterval]] = {}
+        pooled_ci: dict[str, RateInterval] = {}
         reasons: list[str] = []
         for base in bases:
             roles = ratio_roles(base)
@@ -154,12 +233,13 @@ class Guaranteed(EstimationMethod):
                 )
             in_den = roles.den.ravel()[cells]
             x_num = roles.num.ravel()[cells].astype(float)
-            groups_cs[base.name], pooled_cs[base.name] = _sequences(x_num, in_den, codes, n_groups, self.alpha_bet)
-            den = np.bincount(codes[in_den], minlength=n_groups).astype(float)
-            num = np.bincount(codes[in_den], weights=x_num[in_den], minlength=n_groups)
+            w = _labeled_weight(data)[in_den]
+            den = np.bincount(codes[in_den], weights=w, minlength=n_groups).astype(float)
+            num = np.bincount(codes[in_den], weights=w * x_num[in_den], minlength=n_groups)
+            n_den = np.bincount(codes[in_den], minlength=n_groups)
             with np.errstate(invalid="ignore", divide="ignore"):
                 rate = num / den
-            empty = np.flatnonzero(den == 0)
+            empty = np.flatnonzero((n_den == 0) | (den <= 0))
             if empty.size:
                 why = base.undefined_when or "no samples in its denominator"
                 reasons.append(
@@ -167,12 +247,18 @@ class Guaranteed(EstimationMethod):
                     f"row in its denominator ({why}); its guaranteed interval would be the whole range"
                 )
             pooled = float(num.sum() / den.sum()) if den.sum() else np.nan
+            groups_ci[base.name], pooled_ci[base.name] = _rates(data, roles, cells, rate, pooled)
             values[base.name] = rate.reshape(1, 1, n_groups)
             overall[base.name] = np.full((1, 1), pooled)
             point[base.name], point_overall[base.name] = rate, pooled
-        box = ConfidenceBox(groups_cs, pooled_cs)
-        attrs = {"sampler": "none: betting confidence sequences (Waudby-Smith & Ramdas 2024)",
-                 "alpha_bet": float(self.alpha_bet), "sequences": box.k,
-                 "interval": "simultaneous box of the group rates (union bound), mapped through the operation"}
+        box = ConfidenceBox(groups_ci, pooled_ci)
+        powered = data.has_unlabeled and not weighted(data)
+        form = (", prediction-powered by the unlabeled scores" if powered else
+                ", weighted labels only (with weights the scores are not used)" if weighted(data) else ", labels only")
+        attrs = {"sampler": "none: one-look betting intervals (Waudby-Smith & Ramdas 2024)" + form,
+                 "prediction_powered": bool(powered), "sequences": box.k,
+                 "estimate": "the measure on the labeled frequencies" + (" (weighted)" if weighted(data) else ""),
+                 "interval": "simultaneous box of the group rates (union bound), each widened to hold its estimate, "
+                             "mapped through the operation"}
         return GroupDraws(values, overall, attrs=attrs, point=point, point_overall=point_overall, reasons=reasons,
                           confidence=box)

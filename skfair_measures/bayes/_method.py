@@ -112,6 +112,10 @@ class GroupDraws:
         A joint confidence set of the group rates with ``measure_interval(measure,
         groups, prob)`` (``method="guaranteed"``); then the interval is that, not
         quantiles of the draws.
+    interval_box : object, optional
+        Such a confidence set put on another method's draws by ``method="auto"``: the
+        interval is read from it (holding the estimate), the probabilities still from the
+        draws.
     """
 
     values: dict[str, np.ndarray]
@@ -123,6 +127,7 @@ class GroupDraws:
     point_overall: dict[str, float] | None = None
     reasons: list[str] = field(default_factory=list)
     confidence: Any = None
+    interval_box: Any = None
 
 
 def without_prior_only(

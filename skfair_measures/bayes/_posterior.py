@@ -195,6 +195,7 @@ class MeasurePosterior(Result):
         point: float | None = None,
         undefined_reason: str | None = None,
         confidence: Any = None,
+        interval_box: Any = None,
     ) -> None:
         self.measure = measure
         self.key = measure.key
@@ -209,6 +210,7 @@ class MeasurePosterior(Result):
         self._point = point
         self._reason = undefined_reason
         self.confidence = confidence
+        self.interval_box = confidence if interval_box is None else interval_box  # the box intervals are read from
 
     # -- the Result interface --------------------------------------------------------
     @property
@@ -305,9 +307,9 @@ class MeasurePosterior(Result):
             raise ValueError(f"kind={kind!r}; pass 'eti' or 'hdi'.")
         if not self.defined:
             return (_NAN, _NAN)
-        if self.confidence is not None:  # method="guaranteed": the joint box through the operation (any kind)
-            lo, hi = self.confidence.measure_interval(self.measure, self.groups, prob)
-            return (float(lo), float(hi))
+        if self.interval_box is not None:  # a guaranteed box through the operation (any kind), holding the estimate
+            lo, hi = self.interval_box.measure_interval(self.measure, self.groups, prob)
+            return (float(min(lo, self.value)), float(max(hi, self.value)))
         if kind == "eti":
             lo, hi = np.quantile(self.draws, [(1.0 - prob) / 2.0, (1.0 + prob) / 2.0])
             return (float(lo), float(hi))
@@ -316,11 +318,15 @@ class MeasurePosterior(Result):
 
     def prob_greater(self, x: float = 0.0) -> float:
         """Posterior probability that the measure exceeds ``x``: e.g. ``P(Delta > 0)``; NaN when undefined."""
-        return float(np.mean(self.draws > x)) if self.defined else _NAN if self.confidence is None else _NAN
+        if self.confidence is not None or not self.defined:  # a confidence interval is not a distribution
+            return _NAN
+        return float(np.mean(self.draws > x))
 
     def prob_less(self, x: float = 0.0) -> float:
         """Posterior probability that the measure is below ``x``; NaN when undefined."""
-        return float(np.mean(self.draws < x)) if self.defined else _NAN if self.confidence is None else _NAN
+        if self.confidence is not None or not self.defined:  # a confidence interval is not a distribution
+            return _NAN
+        return float(np.mean(self.draws < x))
 
     def prob_within(self, eps: float = DEFAULT_EPS, center: float | None = None) -> float:
         """Probability of being practically fair: ``P(|Delta - center| <= eps)``; NaN when undefined.
@@ -347,7 +353,7 @@ class MeasurePosterior(Result):
         prob = check_prob(prob)
         if not self.defined:
             return _NAN
-        if self.confidence is not None:  # the two-sided interval at prob bounds |Delta - center| at level prob
+        if self.interval_box is not None:  # the two-sided interval at prob bounds |Delta - center| at level prob
             lo, hi = self.interval(prob)
             return float(max(abs(lo - self.center), abs(hi - self.center)))
         return float(np.quantile(np.abs(self.draws - self.center), prob))
@@ -436,13 +442,15 @@ class MeasurePosterior(Result):
                 rows[f"{name}[{lab}]"] = np.asarray(d[..., j], dtype=float)
         prob = check_prob(prob)
         table = pd.DataFrame([_row(name, x, prob) for name, x in rows.items()]).set_index("quantity")
-        if self.confidence is not None:  # one draw: the intervals are the guaranteed ones, no sd
-            table["sd"] = np.nan
-            lower, upper, _ = self.confidence.at(prob)
+        if self.interval_box is not None:  # the intervals are the guaranteed ones (and no sd for one draw)
+            if self.confidence is not None:
+                table["sd"] = np.nan
+            lower, upper, _ = self.interval_box.at(prob)
             for name in self.group_draws:
                 for j, lab in enumerate(labels):
-                    table.loc[f"{name}[{lab}]", ["eti_lower", "hdi_lower"]] = lower[name][j]
-                    table.loc[f"{name}[{lab}]", ["eti_upper", "hdi_upper"]] = upper[name][j]
+                    row, est = f"{name}[{lab}]", table.loc[f"{name}[{lab}]", "mean"]  # hold the estimate (auto)
+                    table.loc[row, ["eti_lower", "hdi_lower"]] = min(lower[name][j], est)
+                    table.loc[row, ["eti_upper", "hdi_upper"]] = max(upper[name][j], est)
             table.loc[self.key, ["eti_lower", "hdi_lower"]] = self.interval(prob)[0]
             table.loc[self.key, ["eti_upper", "hdi_upper"]] = self.interval(prob)[1]
         c = self.center

@@ -68,9 +68,12 @@ METHODS: dict[str, MethodSpec] = {
     for spec in (
         MethodSpec(
             AUTO, None,
-            summary="the recommended method for the data: bb without unlabeled scores, ppi with sample "
-            "weights, bcr otherwise (bb when the calibration checks fail)",
-            guarantee="that of the method it chooses (post.method)",
+            summary="the recommended method for the data: the estimate of bb without unlabeled scores, of ppi "
+            "with sample weights, of bcr otherwise (bb when the calibration checks fail); the interval of that "
+            "method only when every group has enough labeled rows in every rate's denominator, else the "
+            "guaranteed interval (widened to hold the estimate)",
+            guarantee="coverage >= prob at every number of labels below the rule's row count (the guaranteed "
+            "interval); above it that of the method it chooses (post.method)",
             weights=True, unlabeled="optional",
         ),
         MethodSpec(
@@ -103,10 +106,11 @@ METHODS: dict[str, MethodSpec] = {
         ),
         MethodSpec(
             "guaranteed", Guaranteed,
-            summary="betting confidence sequences of every group rate over the labeled rows of its denominator, "
-            "joined by a union bound and mapped through the measure's operation; labels only",
-            guarantee="coverage >= prob at every number of labels (random labeled rows; no model assumed)",
-            unlabeled="never", default_draws=1,
+            summary="one-look betting intervals of every group rate (labels only, or prediction-powered by the "
+            "unlabeled scores), joined by a union bound and mapped through the measure's operation",
+            guarantee="coverage >= prob at every number of labels (random labeled rows, or drawn with known "
+            "inclusion probabilities given as sample_weight; no model assumed, whatever the scores' calibration)",
+            weights=True, unlabeled="optional", default_draws=1,
         ),
     )
 }
@@ -191,7 +195,7 @@ def refuse_unknown(options: Mapping[str, Any]) -> None:
     if unknown:
         raise TypeError(
             f"unknown option(s) {', '.join(unknown)}; the method options are "
-            + "; ".join(f"{m}: {', '.join(s.option_names())}" for m, s in METHODS.items() if s.options)
+            + "; ".join(f"{m}: {', '.join(s.option_names())}" for m, s in METHODS.items() if s.option_names())
             + "."
         )
 
@@ -232,7 +236,8 @@ def methods_markdown() -> str:
         "|---|---|---|---|---|---|",
     ]
     for spec in METHODS.values():
-        options = ", ".join(f"`{o}`" for o in spec.option_names()) or "those of the methods it may choose"
+        options = ", ".join(f"`{o}`" for o in spec.option_names()) or (
+            "those of the methods it may choose" if spec.options is None else "none")
         k_classes = "yes" if spec.multiclass is not None else "no"
         if spec.options is None:  # the chooser (auto): on K classes there are no scores, so it is bb's Dirichlet form
             k_classes = "yes (bb)"

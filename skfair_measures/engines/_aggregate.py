@@ -34,6 +34,7 @@ __all__ = ["confusion_stats", "confusion_table", "error_stats", "error_table", "
 _T, _P, _W = "__sfm_y_true", "__sfm_y_pred", "__sfm_weight"
 _BAD_W, _BAD_SCORE, _BAD_ERR = "__sfm_bad_weight", "__sfm_bad_score", "__sfm_bad_error"
 _N, _SUM_W, _SUM_AE, _SUM_SE = "n_rows", "weight", "sum_abs_error", "sum_sq_error"
+_SUM_W2 = "sum_sq_weight"
 
 _NOT_NUMERIC = "{argument}={column!r} has dtype {dtype}; {why}, so it must be numeric."
 _BAD_ROWS = "{argument}={column!r} has {n} row(s) that are {what}; {fix}"
@@ -80,17 +81,20 @@ def _run(query: nw.LazyFrame, frame: nw.LazyFrame, cols: Columns) -> pd.DataFram
         ) from exc
 
 
-def confusion_table(frame: nw.LazyFrame, cols: Columns, threshold: float | None = None) -> pd.DataFrame:
+def confusion_table(
+    frame: nw.LazyFrame, cols: Columns, threshold: float | None = None, squares: bool = False
+) -> pd.DataFrame:
     """Run one grouped count in the engine: a row per (group, y_true, y_pred) cell.
 
     With ``threshold``, the prediction column holds scores and the predicted label
-    ``score >= threshold`` is computed in the engine.
+    ``score >= threshold`` is computed in the engine. With ``squares``, also the sum of
+    the squared weights per cell (the weighted Poisson bootstrap's second moment).
 
     Returns
     -------
     pandas.DataFrame
         The sensitive columns (user's names), ``y_true``, ``y_pred``, ``n_rows``,
-        ``weight`` and the counts of bad weights and scores per cell.
+        ``weight`` (and ``sum_sq_weight``) and the counts of bad weights and scores per cell.
     """
     sens = _sensitive_names(cols)
     pred = nw.col(cols.prediction)
@@ -104,7 +108,10 @@ def confusion_table(frame: nw.LazyFrame, cols: Columns, threshold: float | None 
     query = (
         frame.select(*select, *_weight_columns(frame, cols))
         .group_by(*sens, _T, _P, drop_null_keys=False)
-        .agg(nw.len().alias(_N), nw.col(_W).sum().alias(_SUM_W), nw.col(_BAD_W).sum(), nw.col(_BAD_SCORE).sum())
+        .agg(
+            nw.len().alias(_N), nw.col(_W).sum().alias(_SUM_W), nw.col(_BAD_W).sum(), nw.col(_BAD_SCORE).sum(),
+            *([(nw.col(_W) * nw.col(_W)).sum().alias(_SUM_W2)] if squares else []),
+        )
     )
     table = _run(query, frame, cols)
     return table.rename(columns=dict(zip(sens, cols.sensitive, strict=True)))

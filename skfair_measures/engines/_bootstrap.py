@@ -8,10 +8,20 @@ compute in the pass that gives the counts. Two cases:
   is Poisson(``n``), so the replicate count of a cell holding ``n`` rows is exactly a
   Poisson(``n``) draw. The replicates are drawn locally from the one table of counts:
   the same distribution as per-row multiplicities, with no extra engine work.
-- **Weights or regression errors**: a replicate sum ``sum_i k_i w_i`` depends on each
-  row's weight (and error), not only on the cell's total, so the multiplicities are drawn
-  per row, in the engine: per partition on pandas and Dask (``_native``), ``n_boot``
-  reweighted bincounts per partition.
+- **Weights or regression errors on pandas and Dask**: a replicate sum ``sum_i k_i w_i``
+  depends on each row's weight (and error), not only on the cell's total, so the
+  multiplicities are drawn per row, in the engine: per partition (``_native``),
+  ``n_boot`` reweighted bincounts per partition. Exact.
+- **Weighted confusion counts on polars, DuckDB, Spark and the other engines**: the
+  replicate weight of a cell is a compound Poisson sum: ``N ~ Poisson(n)`` draws (exact)
+  from the cell's ``n`` weights. Given ``N``, the sum is drawn from the gamma with its
+  mean and variance, ``N`` times the cell's mean and variance of ``w``, which the engine
+  gives in the same grouped pass as sums of ``w`` and ``w**2``. The replicate cell sums
+  then have exactly the mean (``sum w``) and variance (``sum w**2``) of per-row
+  multiplicities, and cells are independent in both, so the standard error is the
+  per-row one to first order; only the shape of a cell's sum beyond its second moment
+  is approximated (its skewness vanishes as ``1/sqrt(N)``). Regression errors on those
+  engines are refused (three correlated sums per row: a Dask frame draws them per row).
 
 Unlike :func:`skfair_measures.bootstrap` (stratified: group sizes fixed), the
 Poisson bootstrap lets group sizes vary between replicates, as resampling rows does.
@@ -25,13 +35,14 @@ from typing import Any
 
 import narwhals as nw
 import numpy as np
+import pandas as pd
 
 from .._bootstrap import BootstrapResult, check_replicates
 from .._stats import ConfusionStats, ErrorStats
 from ..measures import Measure
 from ..registry import as_measures
 from . import _native
-from ._aggregate import _SUM_AE, _SUM_SE, _SUM_W
+from ._aggregate import _N, _P, _SUM_AE, _SUM_SE, _SUM_W, _SUM_W2, _T, confusion_table
 from ._compute import _Engine, _statistics_of, local_stats
 from ._frames import as_lazy, check_columns
 
@@ -40,8 +51,9 @@ __all__ = ["poisson_bootstrap"]
 _PER_ROW_ENGINES = (nw.Implementation.PANDAS, nw.Implementation.DASK)
 _NO_PER_ROW = (
     "the Poisson bootstrap of {what} draws a multiplicity per row, which runs on pandas and Dask frames; "
-    "data is a {engine} frame. Compute it unweighted on confusion counts (no extra pass), or convert the "
-    "columns to a Dask DataFrame (e.g. dask.dataframe.from_pandas, or dd.read_parquet on the same files)."
+    "data is a {engine} frame. Classification measures (confusion counts, weighted or not) bootstrap on every "
+    "engine; for regression measures convert the columns to a Dask DataFrame (e.g. "
+    "dask.dataframe.from_pandas, or dd.read_parquet on the same files)."
 )
 
 
@@ -61,7 +73,8 @@ def poisson_bootstrap(
     measure : Measure or str
         A measure computable from sufficient statistics.
     sample_weight : str, optional
-        Column of non-negative weights (then per-row multiplicities: pandas and Dask).
+        Column of non-negative weights: per-row multiplicities on pandas and Dask, compound
+        Poisson draws per cell from the sums of ``w`` and ``w**2`` on the other engines.
     n_boot, prob, random_state
         As for :func:`skfair_measures.bootstrap`.
 
@@ -97,27 +110,78 @@ def poisson_bootstrap(
 
 
 def _per_row_replicates(engine: _Engine, m: Measure, kinds: tuple[str, ...], n_boot: int, seed: int) -> dict:
-    """Replicate statistics from per-row Poisson multiplicities drawn in the engine (same seed for every pass)."""
+    """Replicate statistics: per-row multiplicities (pandas, Dask) or per-cell compound draws (other engines)."""
     impl = engine.frame.implementation
-    if impl not in _PER_ROW_ENGINES:
-        what = "weighted data" if engine.cols.sample_weight is not None else "regression errors"
+    if impl not in _PER_ROW_ENGINES and kinds != ("confusion",):
+        what = "regression errors" if "errors" in kinds else "weighted data"
         raise NotImplementedError(_NO_PER_ROW.format(what=what, engine=impl.value))
     cols = dataclasses.replace(engine.cols, sample_weight=engine.cols.sample_weight or "(rows)")
     out = {}
     for kind in kinds:
         threshold = None if kind == "errors" else m.inputs.threshold
-        run = _native.dask_table if impl is nw.Implementation.DASK else _native.pandas_table
-        data = nw.to_native(engine.frame) if impl is nw.Implementation.DASK else engine.data
-        table = run(data, engine.cols, kind, threshold, replicates=(n_boot, seed))
-        names = (_SUM_W, _SUM_AE, _SUM_SE) if kind == "errors" else (_SUM_W,)
-        sums = {name: table[[_native.replicate_name(name, b) for b in range(n_boot)]].to_numpy() for name in names}
-        narrow = table[[c for c in table.columns if "#" not in c]]
-        # each replicate: the small table with its replicate sums in place of the observed ones
-        views = (narrow.assign(**{k: v[:, b] for k, v in sums.items()}) for b in range(n_boot))
-        stacked = _stack([local_stats(view, cols, kind, m.inputs) for view in views])
+        if impl in _PER_ROW_ENGINES:
+            narrow, sums = _row_multiplicities(engine, kind, threshold, n_boot, seed)
+        else:
+            narrow, sums = _compound_poisson(engine, threshold, n_boot, seed)
+        if kind == "confusion" and len(narrow) < n_boot:
+            stacked = _linear_replicates(narrow, cols, m.inputs, sums[_SUM_W])
+        else:
+            # each replicate: the small table with its replicate sums in place of the observed ones
+            views = (narrow.assign(**{k: v[:, b] for k, v in sums.items()}) for b in range(n_boot))
+            stacked = _stack([local_stats(view, cols, kind, m.inputs) for view in views])
         plan = engine.small_groups(kind, m.inputs, m.key)  # decided on the observed data, as the point estimate
         out[kind] = stacked if plan is None else plan.stats(stacked)
     return out
+
+
+def _linear_replicates(table: pd.DataFrame, cols: Any, inputs: Any, weights: np.ndarray) -> ConfusionStats:
+    """Replicate confusion counts for replicate weights ``(table rows, n_boot)``, through one map per table row.
+
+    The counts are a linear function of the table's weight column (each table row adds its
+    weight to one cell, by the core's label and group rules), so the counts of table row
+    ``r`` alone, found once per row, map every replicate's weights at once: as many local
+    passes as the table has rows instead of one per replicate.
+    """
+    basis = np.eye(len(table))
+    per_row = np.stack([local_stats(table.assign(**{_SUM_W: basis[r]}), cols, "confusion", inputs).counts
+                        for r in range(len(table))])
+    first = local_stats(table, cols, "confusion", inputs)
+    counts = np.tensordot(weights.T, per_row, axes=1)  # (n_boot, groups, K, K)
+    return dataclasses.replace(first, counts=counts)
+
+
+def _row_multiplicities(engine: _Engine, kind: str, threshold: float | None, n_boot: int, seed: int) -> tuple:
+    """The engine's table and its replicate sums, from a Poisson(1) multiplicity per row (pandas, Dask)."""
+    dask = engine.frame.implementation is nw.Implementation.DASK
+    run = _native.dask_table if dask else _native.pandas_table
+    data = nw.to_native(engine.frame) if dask else engine.data
+    table = run(data, engine.cols, kind, threshold, replicates=(n_boot, seed))
+    names = (_SUM_W, _SUM_AE, _SUM_SE) if kind == "errors" else (_SUM_W,)
+    sums = {name: table[[_native.replicate_name(name, b) for b in range(n_boot)]].to_numpy() for name in names}
+    return table[[c for c in table.columns if "#" not in c]], sums
+
+
+def _compound_poisson(engine: _Engine, threshold: float | None, n_boot: int, seed: int) -> tuple:
+    """The engine's confusion table (with sums of squared weights) and compound Poisson replicate weights.
+
+    Per cell of ``n`` rows: ``N ~ Poisson(n)``, then the sum of ``N`` draws of the cell's
+    weights from the gamma with mean ``N * mean(w)`` and variance ``N * var(w)`` (a point
+    mass ``N * w`` when the cell's weights are all equal). See the module docstring.
+    """
+    keys = [*engine.cols.sensitive, _T, _P]  # the engine's row order varies: draws go to cells in a fixed order
+    table = confusion_table(engine.frame, engine.cols, threshold, squares=True).sort_values(keys, ignore_index=True)
+    n = table[_N].to_numpy(dtype=float)
+    mean = np.divide(table[_SUM_W].to_numpy(dtype=float), n, out=np.zeros_like(n), where=n > 0)
+    square = np.divide(table[_SUM_W2].to_numpy(dtype=float), n, out=np.zeros_like(n), where=n > 0)
+    var = np.maximum(square - mean**2, 0.0)
+    var[var <= 1e-12 * mean**2] = 0.0  # equal weights up to rounding
+    spread = var > 0
+    rng = np.random.default_rng(seed)
+    occupancy = rng.poisson(n, (n_boot, n.size)).astype(float)
+    shape = occupancy * np.divide(mean**2, var, out=np.zeros_like(n), where=spread)
+    scale = np.divide(var, mean, out=np.ones_like(n), where=spread & (mean > 0))
+    draws = np.where(spread, rng.gamma(shape, scale), occupancy * mean)
+    return table.drop(columns=[_SUM_W2]), {_SUM_W: draws.T}
 
 
 def _stack(replicates: list[ConfusionStats | ErrorStats]) -> ConfusionStats | ErrorStats:

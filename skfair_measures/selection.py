@@ -1,0 +1,616 @@
+"""Choosing a model, or a decision threshold, under fairness constraints.
+
+:func:`constrained_refit` is a ``refit=`` callable for :class:`~sklearn.model_selection.GridSearchCV`
+and :class:`~sklearn.model_selection.RandomizedSearchCV` scored with
+:func:`~skfair_measures.make_scorers`: among the candidates whose *aggregated*
+constraint measures meet their bounds, it picks the best mean objective. The
+constraint measure ``fairness.acc_eod=.05`` cannot do this: it decides per fold, and
+scikit-learn then averages numbers that are accuracies in some folds and negated gaps in
+others. :func:`constrained_threshold` applies the same rule to decision thresholds, and
+:func:`pareto_front` lists the candidates no other beats on the objective and every
+constraint at once.
+
+How a candidate's measure is aggregated over the test folds (``aggregate=``):
+
+- ``"pooled"``: the measure on the out-of-fold counts summed over the folds (counts
+  add; every row is scored once, by the model that did not see it). Needs
+  ``make_scorers(..., counts=True)``. Its interval comes from a Dirichlet posterior of
+  each group's confusion cells (Jeffreys prior, 0.5 per cell; weighted counts are
+  rescaled to the group's rows, which ignores the spread of the weights).
+- ``"mean"``: the mean of the fold values, as ``mean_test_<key>``; a fold where the
+  measure is NaN makes the mean NaN. Its interval is Student's t over the folds
+  (folds share training rows, so it is optimistic).
+- ``"auto"`` (default): ``"pooled"`` for measures whose counts are in ``cv_results_``,
+  ``"mean"`` for the others. The table says which was used.
+
+With ``confidence=`` a bound is met when the one-sided ``confidence`` bound of the
+measure meets it (the upper bound of a gap, the lower bound of a ratio), not only its
+estimate. When no candidate qualifies, ``if_none="raise"`` (default) raises
+:class:`NoFeasibleCandidateError`, whose ``table`` holds every candidate; ``"fairest"``
+picks the candidate with the smallest violation, with an :class:`InfeasibleConstraintWarning`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as st
+
+from ._counts import ConfusionStats
+from .measures import MeasureBase
+from .multiclass import dirichlet_draws
+from .registry import as_measures
+from .results import check_prob
+from .scoring import pooled_counts
+from .thresholds import disparity_at_thresholds
+
+__all__ = [
+    "ConstrainedRefit",
+    "InfeasibleConstraintWarning",
+    "NoFeasibleCandidateError",
+    "ThresholdChoice",
+    "badness",
+    "constrained_refit",
+    "constrained_threshold",
+    "pareto_front",
+]
+
+#: Concentration per confusion cell of the Dirichlet posterior behind pooled intervals (Jeffreys).
+PRIOR = 0.5
+_AGGREGATES = ("auto", "pooled", "mean")
+_IF_NONE = ("raise", "fairest")
+
+
+class NoFeasibleCandidateError(ValueError):
+    """No candidate meets every bound; ``table`` holds every candidate's aggregated values."""
+
+    def __init__(self, message: str, table: pd.DataFrame) -> None:
+        super().__init__(message)
+        self.table = table
+
+
+class InfeasibleConstraintWarning(UserWarning):
+    """No candidate met every bound, and the fairest one was chosen (``if_none="fairest"``)."""
+
+
+def badness(measure: MeasureBase, values: Any) -> np.ndarray:
+    """Smaller is fairer: the distance to the ideal value, else the value in the measure's direction.
+
+    Examples
+    --------
+    >>> from skfair_measures import msr
+    >>> badness(msr("fairness.eod"), [0.1, 0.02]).tolist()
+    [0.1, 0.02]
+    """
+    values = np.asarray(values, dtype=float)
+    if measure.ideal is not None:
+        return np.abs(values - measure.ideal)
+    if measure.minimize is None:
+        raise ValueError(f"{measure.key} is signed and has no ideal value: no value is fairer than another.")
+    return values if measure.minimize else -values
+
+
+def _check_choice(value: Any, options: tuple[str, ...], name: str) -> str:
+    if value not in options:
+        raise ValueError(f"{name}={value!r}; pass one of {list(options)}.")
+    return value
+
+
+def _bounded(subject_to: Mapping[Any, float]) -> list[tuple[MeasureBase, float]]:
+    """The constraint measures with their bounds; a measure without a direction is refused."""
+    if not isinstance(subject_to, Mapping) or not subject_to:
+        raise ValueError('subject_to must be a non-empty dict {measure: bound}, e.g. {"fairness.eod": 0.05}.')
+    out = []
+    for m, bound in zip(as_measures(list(subject_to)), subject_to.values(), strict=True):
+        if m.minimize is None:
+            raise ValueError(
+                f"subject_to: {m.key} is signed (it has no better direction), so a bound on it has no side; "
+                f"bound its absolute difference instead (e.g. fairness.{m.key.split('.')[-1].split('_')[0]})."
+            )
+        if not isinstance(bound, int | float | np.number) or not np.isfinite(bound):
+            raise ValueError(f"subject_to[{m.key!r}]={bound!r}; pass a finite number.")
+        out.append((m, float(bound)))
+    return out
+
+
+@dataclass
+class _Evidence:
+    """One measure over the candidates: point values, and what its interval is drawn from."""
+
+    measure: MeasureBase
+    aggregate: str  # "pooled", "mean" or "sample"
+    values: np.ndarray  # (n_candidates,)
+    stats: list[ConfusionStats] | None = None  # one sample of counts per candidate
+    folds: np.ndarray | None = None  # (n_candidates, n_folds)
+
+    def draws(self, c: int, n_draws: int, rng: np.random.Generator) -> np.ndarray | None:
+        """Posterior draws of the measure for candidate ``c`` (None without counts)."""
+        if self.stats is None:
+            return None
+        s = self.stats[c]
+        counts = np.asarray(s.counts, dtype=float)
+        if s.rows is not None:  # weighted: counts scaled to the group's rows
+            n = counts.sum(axis=(-2, -1))
+            scale = np.divide(s.rows, n, out=np.zeros_like(n), where=n > 0)
+            counts = counts * scale[:, None, None]
+        s = ConfusionStats(counts, s.groups)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.asarray(self.measure.from_stats(dirichlet_draws(s, n_draws, prior=PRIOR, random_state=rng)))
+
+    def bounds(self, c: int, q: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarray:
+        """Quantiles ``q`` of the measure's uncertainty for candidate ``c`` (NaN where undefined)."""
+        if not np.isfinite(self.values[c]):
+            return np.full(q.shape, np.nan)
+        d = self.draws(c, n_draws, rng)
+        if d is not None:
+            d = d[np.isfinite(d)]
+            return np.quantile(d, q) if d.size else np.full(q.shape, np.nan)
+        if self.folds is None:
+            return np.full(q.shape, np.nan)
+        f = self.folds[c]
+        k = f.size
+        if k < 2 or not np.isfinite(f).all():
+            return np.full(q.shape, np.nan)
+        return self.values[c] + st.t.ppf(q, k - 1) * f.std(ddof=1) / np.sqrt(k)
+
+
+def _objective_sign(m: MeasureBase) -> float:
+    if m.minimize is None:
+        raise ValueError(
+            f"objective={m.key} is signed (no better direction); choose a measure to maximise or minimise."
+        )
+    return -1.0 if m.minimize else 1.0
+
+
+def _table(
+    objective: _Evidence,
+    constraints: list[tuple[_Evidence, float]],
+    *,
+    confidence: float | None,
+    prob: float,
+    n_draws: int,
+    random_state: Any,
+) -> pd.DataFrame:
+    """Every candidate's aggregated values, intervals, checked values and feasibility."""
+    rng = np.random.default_rng(random_state)
+    n = objective.values.size
+    half = (1 - prob) / 2
+    central = np.array([half, 1 - half])
+    cols: dict[str, Any] = {}
+    om = objective.measure
+    ob = np.array([objective.bounds(c, central, n_draws, rng) for c in range(n)]).reshape(n, 2)
+    cols[om.key], cols[f"{om.key} lo"], cols[f"{om.key} hi"] = objective.values, ob[:, 0], ob[:, 1]
+    feasible = np.isfinite(objective.values)
+    excess = np.zeros(n)
+    reasons = np.where(feasible, "", f"{om.key} undefined").astype(object)
+    for ev, bound in constraints:
+        m = ev.measure
+        side = 1.0 if m.minimize else -1.0  # +1: value <= bound; -1: value >= bound
+        q = np.append(central, confidence if m.minimize else 1 - confidence) if confidence else central
+        b = np.array([ev.bounds(c, q, n_draws, rng) for c in range(n)]).reshape(n, q.size)
+        checked = b[:, 2] if confidence else ev.values
+        ok = np.isfinite(checked) & (side * (checked - bound) <= 0)
+        cols[m.key], cols[f"{m.key} lo"], cols[f"{m.key} hi"] = ev.values, b[:, 0], b[:, 1]
+        cols[f"{m.key} checked"] = checked
+        cols[f"{m.key} aggregate"] = ev.aggregate
+        cols[f"{m.key} ok"] = ok
+        excess = np.maximum(excess, np.where(np.isfinite(checked), np.maximum(side * (checked - bound), 0), np.inf))
+        why = np.where(np.isfinite(checked), f"{m.key} breaks its bound {bound:g}", f"{m.key} undefined")
+        reasons = np.where(ok, reasons, np.where(reasons == "", why, reasons + "; " + why))
+        feasible &= ok
+    cols[f"{om.key} aggregate"] = objective.aggregate
+    cols["feasible"] = feasible
+    cols["excess"] = excess
+    cols["reason"] = reasons
+    return pd.DataFrame(cols, index=pd.RangeIndex(n, name="candidate"))
+
+
+def _choose(table: pd.DataFrame, objective: MeasureBase, if_none: str, what: str) -> int:
+    """The best feasible objective (first on ties); else the documented fallback."""
+    score = _objective_sign(objective) * table[objective.key].to_numpy(dtype=float)
+    feasible = table["feasible"].to_numpy(dtype=bool)
+    if feasible.any():
+        return int(np.flatnonzero(feasible)[np.argmax(score[feasible])])
+    excess = table["excess"].to_numpy(dtype=float)
+    usable = np.isfinite(excess) & np.isfinite(score)
+    if not usable.any():
+        raise NoFeasibleCandidateError(
+            f"no {what} has a defined objective and defined constraint values; see the error's table.", table
+        )
+    least = excess[usable].min()
+    pick = np.flatnonzero(usable & (excess == least))
+    best = int(pick[np.argmax(score[pick])])
+    row = table.iloc[best]
+    name = f"{what} {row['threshold']:g}" if "threshold" in table else f"{what} {best} ({row['params']})"
+    detail = f"the fairest is {name}: {row['reason']} (by {least:.4g})"
+    if if_none == "raise":
+        raise NoFeasibleCandidateError(
+            f"no {what} meets every bound: {detail}. Relax the bound, widen the search, or pass "
+            "if_none='fairest' to take the fairest one with a warning; the error's table holds every candidate.",
+            table,
+        )
+    warnings.warn(f"no {what} meets every bound; chose {detail}.", InfeasibleConstraintWarning, stacklevel=3)
+    return best
+
+
+def _front(table: pd.DataFrame, objective: MeasureBase, constraints: list[MeasureBase]) -> np.ndarray:
+    """Whether each candidate is on the Pareto front (no other at least as good everywhere, better somewhere)."""
+    cols = [_objective_sign(objective) * -table[objective.key].to_numpy(dtype=float)]
+    cols += [badness_direction(m) * table[m.key].to_numpy(dtype=float) for m in constraints]
+    loss = np.stack(cols, axis=1)  # smaller is better in every column
+    ok = np.isfinite(loss).all(axis=1)
+    le = (loss[:, None, :] <= loss[None, :, :]).all(-1)  # le[j, i]: j at least as good as i everywhere
+    lt = (loss[:, None, :] < loss[None, :, :]).any(-1)
+    dominated = ((le & lt) & ok[:, None]).any(axis=0)
+    return ok & ~dominated
+
+
+def badness_direction(m: MeasureBase) -> float:
+    """+1 if smaller values of ``m`` are better, -1 if larger ones are."""
+    return 1.0 if m.minimize else -1.0
+
+
+def _prob_fairer(ev: _Evidence, chosen: int, others: np.ndarray, n_draws: int, random_state: Any) -> np.ndarray:
+    """P(candidate is fairer than the chosen one) on ``ev``'s measure, from independent count posteriors."""
+    out = np.full(others.size, np.nan)
+    if ev.stats is None:
+        return out
+    seeds = np.random.SeedSequence(random_state).spawn(ev.values.size)
+    d0 = ev.draws(chosen, n_draws, np.random.default_rng(seeds[chosen]))
+    for i, c in enumerate(others):
+        if c == chosen:
+            continue
+        d = ev.draws(int(c), n_draws, np.random.default_rng(seeds[c]))
+        ba, bb = badness(ev.measure, d), badness(ev.measure, d0)
+        ok = np.isfinite(ba) & np.isfinite(bb)
+        out[i] = float(np.mean((ba[ok] < bb[ok]) + 0.5 * (ba[ok] == bb[ok]))) if ok.any() else np.nan
+    return out
+
+
+# -- cross-validation searches -----------------------------------------------------------
+def _search_evidence(cv_results: Mapping[str, Any], m: MeasureBase, aggregate: str) -> _Evidence:
+    """One measure's aggregate over the test folds of every candidate of a search."""
+    key = m.key
+    split_keys = sorted(
+        (k for k in cv_results if k.startswith("split") and k.endswith(f"_test_{key}")),
+        key=lambda k: int(k[5:].split("_", 1)[0]),
+    )
+    if not split_keys:
+        have = sorted(k[len("mean_test_"):] for k in cv_results if k.startswith("mean_test_") and "#" not in k)
+        raise KeyError(
+            f"cv_results_ has no scores of {key}; the search scored {have}. Put {key!r} in "
+            "scoring=sfm.make_scorers([...])."
+        )
+    sign = -1.0 if m.minimize else 1.0  # scorers negate minimised measures
+    folds = sign * np.column_stack([np.asarray(cv_results[k], dtype=float) for k in split_keys])
+    stats = pooled_counts(cv_results, key) if aggregate != "mean" else None
+    if stats is None:
+        if aggregate == "pooled":
+            raise ValueError(
+                f"aggregate='pooled' needs the counts of {key} in cv_results_: score with "
+                "sfm.make_scorers([...], counts=True), or pass aggregate='mean'."
+            )
+        return _Evidence(m, "mean", folds.mean(axis=1), folds=folds)
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore")  # an undefined pooled value is NaN, and the table says why
+        values = np.array([m.evaluate_stats(s).value for s in stats], dtype=float)
+    return _Evidence(m, "pooled", values, stats=stats, folds=folds)
+
+
+class ConstrainedRefit:
+    """The ``refit=`` rule of :func:`constrained_refit` (see there); also explains its choice.
+
+    Calling it with ``cv_results_`` returns the chosen index. :meth:`table` gives every
+    candidate's aggregated values, :meth:`front` the Pareto front with the chosen
+    candidate marked. It holds no state: the same ``cv_results_`` give the same answer.
+    """
+
+    def __init__(
+        self,
+        objective: MeasureBase | str,
+        subject_to: Mapping[Any, float],
+        *,
+        aggregate: str = "auto",
+        confidence: float | None = None,
+        if_none: str = "raise",
+        prob: float = 0.9,
+        n_draws: int = 2000,
+        random_state: Any = 0,
+    ) -> None:
+        (self.objective,) = as_measures([objective])
+        _objective_sign(self.objective)
+        self.subject_to = _bounded(subject_to)
+        self.aggregate = _check_choice(aggregate, _AGGREGATES, "aggregate")
+        self.confidence = None if confidence is None else check_prob(confidence, "confidence")
+        self.if_none = _check_choice(if_none, _IF_NONE, "if_none")
+        self.prob = check_prob(prob, "prob")
+        if not isinstance(n_draws, int | np.integer) or n_draws < 100:
+            raise ValueError(f"n_draws={n_draws!r}; pass at least 100 posterior draws.")
+        self.n_draws = int(n_draws)
+        self.random_state = random_state
+
+    def _evidence(self, cv_results: Mapping[str, Any]) -> tuple[_Evidence, list[tuple[_Evidence, float]]]:
+        obj = _search_evidence(cv_results, self.objective, self.aggregate)
+        return obj, [(_search_evidence(cv_results, m, self.aggregate), b) for m, b in self.subject_to]
+
+    def table(self, cv_results: Mapping[str, Any]) -> pd.DataFrame:
+        """Every candidate: ``params``, the aggregated objective and constraints with intervals, feasibility.
+
+        Columns per measure: its value, ``<key> lo`` / ``<key> hi`` (central interval of
+        probability ``prob``), ``<key> aggregate``; per constraint also ``<key> checked``
+        (the value compared with the bound: the estimate, or its one-sided
+        ``confidence`` bound) and ``<key> ok``; then ``feasible``, ``excess`` (largest
+        violation) and ``reason``. A halving search's earlier rounds are marked
+        ``feasible=False`` (``reason``: not in the last round).
+        """
+        obj, cons = self._evidence(cv_results)
+        table = _table(
+            obj, cons, confidence=self.confidence, prob=self.prob, n_draws=self.n_draws, random_state=self.random_state
+        )
+        table.insert(0, "params", list(cv_results["params"]))
+        if "iter" in cv_results:  # successive halving: only the last round's candidates saw all resources
+            it = np.asarray(cv_results["iter"])
+            early = it < it.max()
+            table.loc[early, "feasible"] = False
+            table.loc[early, "excess"] = np.inf
+            table.loc[early, "reason"] = "not in the last round"
+        return table
+
+    def __call__(self, cv_results: Mapping[str, Any]) -> int:
+        """The chosen candidate's index in ``cv_results_`` (scikit-learn's ``best_index_``)."""
+        return _choose(self.table(cv_results), self.objective, self.if_none, "candidate")
+
+    def front(self, cv_results: Mapping[str, Any]) -> pd.DataFrame:
+        """The Pareto front of :meth:`table`, with ``chosen`` and ``prob_fairer`` columns.
+
+        ``prob_fairer`` is, for each front candidate, the posterior probability that it is
+        fairer than the chosen one on the first constraint measure (needs pooled
+        counts; NaN otherwise). The chosen candidate is in the table even when it is
+        not on the front (a feasible choice can be dominated by an infeasible one).
+        """
+        obj, cons = self._evidence(cv_results)
+        table = self.table(cv_results)
+        with warnings.catch_warnings():  # the fallback was warned about when the search called the rule
+            warnings.simplefilter("ignore", InfeasibleConstraintWarning)
+            chosen = _choose(table, self.objective, self.if_none, "candidate")
+        return _front_table(table, self.objective, cons, chosen, self.n_draws, self.random_state)
+
+    def __repr__(self) -> str:
+        bounds = ", ".join(f"{m.key!r}: {b:g}" for m, b in self.subject_to)
+        return (
+            f"constrained_refit({self.objective.key!r}, subject_to={{{bounds}}}, aggregate={self.aggregate!r}, "
+            f"confidence={self.confidence}, if_none={self.if_none!r})"
+        )
+
+
+def _front_table(
+    table: pd.DataFrame, objective: MeasureBase, cons: list[tuple[_Evidence, float]], chosen: int, n_draws: int,
+    random_state: Any,
+) -> pd.DataFrame:
+    on = _front(table, objective, [ev.measure for ev, _ in cons])
+    on[chosen] = True
+    out = table[on].copy()
+    out.insert(0, "chosen", out.index == chosen)
+    out["on_front"] = _front(table, objective, [ev.measure for ev, _ in cons])[on]
+    out["prob_fairer"] = _prob_fairer(cons[0][0], chosen, out.index.to_numpy(), n_draws, random_state)
+    out.attrs.update(
+        objective=objective.key,
+        bounds={ev.measure.key: b for ev, b in cons},
+        chosen=chosen,
+    )
+    return out.sort_values(objective.key, ascending=bool(objective.minimize))
+
+
+def constrained_refit(
+    objective: MeasureBase | str,
+    subject_to: Mapping[Any, float],
+    *,
+    aggregate: str = "auto",
+    confidence: float | None = None,
+    if_none: str = "raise",
+    prob: float = 0.9,
+    n_draws: int = 2000,
+    random_state: Any = 0,
+) -> ConstrainedRefit:
+    """A ``refit=`` rule: the best mean objective among candidates whose aggregated constraints meet their bounds.
+
+    For :class:`~sklearn.model_selection.GridSearchCV` and
+    :class:`~sklearn.model_selection.RandomizedSearchCV` with
+    ``scoring=sfm.make_scorers([...])`` holding the objective and every constraint
+    measure (``counts=True`` to aggregate by pooled out-of-fold counts). The halving
+    searches of scikit-learn 1.9 take one scoring metric and never call a ``refit``
+    callable (they keep the best ``mean_test_score`` of the last round), so the rule
+    cannot steer them; called on their ``cv_results_`` it chooses among the last round.
+
+    Parameters
+    ----------
+    objective : str or Measure
+        The measure to optimise, in its own direction (``classif.acc`` is maximised,
+        ``classif.fpr`` minimised).
+    subject_to : dict of (str or Measure) to float
+        Bounds: a minimised measure (a gap such as ``fairness.eod``) must be ``<=`` its
+        bound, a maximised one (a ratio) ``>=``. Signed measures are refused.
+    aggregate : {"auto", "pooled", "mean"}, default="auto"
+        How fold results become one value per candidate (see the module docs):
+        ``"pooled"`` computes the measure on the summed out-of-fold counts,
+        ``"mean"`` averages the fold values, ``"auto"`` pools where the counts are there.
+    confidence : float in (0, 1), optional
+        Meet each bound with this confidence: compare its one-sided ``confidence``
+        bound (upper for a gap) with the bound instead of the estimate.
+    if_none : {"raise", "fairest"}, default="raise"
+        When no candidate qualifies: raise :class:`NoFeasibleCandidateError` (the
+        search's ``fit`` stops; the error's ``table`` holds every candidate), or take the
+        candidate with the smallest violation, warning :class:`InfeasibleConstraintWarning`.
+    prob : float, default=0.9
+        Probability of the central intervals in :meth:`ConstrainedRefit.table`.
+    n_draws : int, default=2000
+        Posterior draws per candidate and measure for pooled intervals.
+    random_state : int, default=0
+        Seed of those draws (the choice is reproducible).
+
+    Returns
+    -------
+    ConstrainedRefit
+        Pass it as ``refit=``; ``rule.table(search.cv_results_)`` and
+        ``rule.front(search.cv_results_)`` explain the choice.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> import skfair_measures as sfm
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from sklearn.pipeline import make_pipeline
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"x": rng.normal(size=600), "sex": rng.choice(["F", "M"], 600)})
+    >>> y = (X["x"] + 0.5 * (X["sex"] == "M") + rng.normal(size=600) > 0).astype(int)
+    >>> rule = sfm.constrained_refit("classif.acc", subject_to={"fairness.eod": 0.1})
+    >>> search = GridSearchCV(
+    ...     make_pipeline(sfm.DropColumns("sex"), DecisionTreeClassifier(random_state=0)),
+    ...     {"decisiontreeclassifier__max_depth": [1, 2, 4, 8]},
+    ...     scoring=sfm.make_scorers(["classif.acc", "fairness.eod"], sensitive="sex", counts=True),
+    ...     refit=rule, cv=3,
+    ... ).fit(X, y)
+    >>> row = rule.table(search.cv_results_).loc[search.best_index_]
+    >>> bool(row["feasible"]), bool(row["fairness.eod"] <= 0.1), row["fairness.eod aggregate"]
+    (True, True, 'pooled')
+    """
+    return ConstrainedRefit(
+        objective,
+        subject_to,
+        aggregate=aggregate,
+        confidence=confidence,
+        if_none=if_none,
+        prob=prob,
+        n_draws=n_draws,
+        random_state=random_state,
+    )
+
+
+def pareto_front(rule: ConstrainedRefit, cv_results: Mapping[str, Any]) -> pd.DataFrame:
+    """The Pareto front of a search under ``rule``'s measures (see :meth:`ConstrainedRefit.front`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rule = constrained_refit("classif.acc", {"fairness.eod": 0.05}, aggregate="mean")
+    >>> cv = {"params": [{"d": 1}, {"d": 2}, {"d": 3}],
+    ...       "split0_test_classif.acc": np.array([0.80, 0.85, 0.84]),
+    ...       "split0_test_fairness.eod": -np.array([0.01, 0.08, 0.09]),
+    ...       "split1_test_classif.acc": np.array([0.80, 0.85, 0.84]),
+    ...       "split1_test_fairness.eod": -np.array([0.03, 0.06, 0.09])}
+    >>> front = pareto_front(rule, cv)
+    >>> front.index.tolist(), front["chosen"].tolist()  # candidate 2 is beaten by 1 on both
+    ([1, 0], [False, True])
+    """
+    return rule.front(cv_results)
+
+
+# -- decision thresholds -----------------------------------------------------------------
+@dataclass(frozen=True)
+class ThresholdChoice:
+    """The decision threshold chosen by :func:`constrained_threshold`.
+
+    Attributes
+    ----------
+    threshold : float
+        The chosen threshold (predict positive when the score is ``>= threshold``).
+    index : int
+        Its row in ``table``.
+    table : pandas.DataFrame
+        Every threshold (column ``threshold``) with the objective, each constraint
+        (value, interval, checked value, ok), ``feasible``, ``excess`` and ``reason``.
+    front : pandas.DataFrame
+        The thresholds on the Pareto front, the chosen one marked.
+    """
+
+    threshold: float
+    index: int
+    table: pd.DataFrame
+    front: pd.DataFrame
+
+
+def constrained_threshold(
+    objective: MeasureBase | str,
+    subject_to: Mapping[Any, float],
+    y_true: Any,
+    y_score: Any,
+    *,
+    sensitive_features: Any,
+    thresholds: Any = None,
+    sample_weight: Any = None,
+    confidence: float | None = None,
+    if_none: str = "raise",
+    prob: float = 0.9,
+    n_draws: int = 2000,
+    random_state: Any = 0,
+) -> ThresholdChoice:
+    """The decision threshold with the best objective among those meeting every bound.
+
+    The same rule as :func:`constrained_refit`, over thresholds: every measure is
+    computed at every threshold from one pass of counts
+    (:func:`~skfair_measures.disparity_at_thresholds`). Choose the threshold on data the
+    model was not fitted on (a validation split or out-of-fold scores).
+
+    Parameters
+    ----------
+    objective, subject_to, confidence, if_none, prob, n_draws, random_state
+        As in :func:`constrained_refit`; the objective and the constraints must be
+        measures of confusion counts.
+    y_true : array-like of shape (n_samples,)
+    y_score : array-like of shape (n_samples,)
+        Predicted probabilities of the positive class.
+    sensitive_features : array-like or DataFrame
+    thresholds : array-like, optional
+        Default: 101 points from 0 to 1.
+    sample_weight : array-like of shape (n_samples,), optional
+
+    Returns
+    -------
+    ThresholdChoice
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.choice(["F", "M"], 2000)
+    >>> y = rng.integers(0, 2, 2000)
+    >>> score = 0.4 * y + 0.03 * (a == "M") + rng.uniform(0, 0.5, 2000)
+    >>> pick = constrained_threshold("classif.acc", {"fairness.eod": 0.05}, y, score, sensitive_features=a)
+    >>> row = pick.table.loc[pick.index]
+    >>> round(pick.threshold, 2), round(float(row["classif.acc"]), 3), round(float(row["fairness.eod"]), 3)
+    (0.49, 0.905, 0.049)
+    """
+    (obj_m,) = as_measures([objective])
+    _objective_sign(obj_m)
+    bounded = _bounded(subject_to)
+    confidence = None if confidence is None else check_prob(confidence, "confidence")
+    _check_choice(if_none, _IF_NONE, "if_none")
+    prob = check_prob(prob, "prob")
+
+    def curve(m: MeasureBase, w: Any) -> Any:
+        return disparity_at_thresholds(
+            m, y_true, y_score, sensitive_features=sensitive_features, thresholds=thresholds, sample_weight=w
+        )
+
+    def evidence(m: MeasureBase) -> _Evidence:
+        c = curve(m, sample_weight)
+        counts = np.asarray(c.stats.counts)
+        # weighted counts: the rows per group (every threshold sees every row) scale the posterior
+        rows = None if sample_weight is None else np.asarray(curve(m, None).stats.counts)[0].sum(axis=(-2, -1))
+        stats = [ConfusionStats(counts[i], c.stats.groups, rows=rows) for i in range(counts.shape[0])]
+        return _Evidence(m, "sample", c.values.to_numpy(dtype=float), stats=stats)
+
+    obj = evidence(obj_m)
+    cons = [(evidence(m), b) for m, b in bounded]
+    grid = curve(bounded[0][0], sample_weight).values.index.to_numpy()
+    table = _table(obj, cons, confidence=confidence, prob=prob, n_draws=n_draws, random_state=random_state)
+    table.insert(0, "threshold", grid)
+    chosen = _choose(table, obj_m, if_none, "threshold")
+    front = _front_table(table, obj_m, cons, chosen, n_draws, random_state)
+    return ThresholdChoice(float(grid[chosen]), chosen, table, front)
