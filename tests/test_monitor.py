@@ -326,3 +326,16 @@ def test_a_user_operation_and_a_single_group_batch():
     assert np.isnan(row["value"]) and "fewer than two groups" in row["reason"]
     mon.update([1, 1], sensitive_features=["b", "b"], y_true=[1, 1])
     assert mon.status().loc["fairness.tpr", "value"] == pytest.approx(0.5)
+
+
+def test_the_plot_shows_the_sequence_the_tolerance_and_the_alarm():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    mon = _stream(FairnessMonitor("fairness.tpr", eps=0.1), np.random.default_rng(9), 12, jump_at=4)
+    ax = mon.plot()
+    labels = [line.get_label() for line in ax.get_lines()]
+    step = int(mon.status().loc["fairness.tpr", "alarm_step"])
+    assert "tolerance eps=0.1" in labels and any(lab.startswith(f"alarm (step {step}; since step") for lab in labels)
+    with pytest.raises(KeyError, match="not monitored"):
+        mon.plot("fairness.fpr")
+    matplotlib.pyplot.close("all")
