@@ -83,6 +83,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,6 +107,18 @@ def _psi(c: np.ndarray) -> np.ndarray:
     c = np.asarray(c, dtype=float)
     safe = np.where(c > 1e-4, c, 0.5)
     return np.where(c > 1e-4, (-np.log1p(-safe) - safe) / safe**2, 0.5 + c / 3.0)
+
+
+@functools.lru_cache(maxsize=32)
+def _grid_caps(upper: float, grid_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The grid of candidate means and the bet caps of ``K+`` and ``K-`` on it (read-only, shared)."""
+    m = np.linspace(0.0, upper, grid_size + 1)
+    with np.errstate(divide="ignore"):
+        cap_plus = np.where(m > 0, _TRUNCATION / m, np.inf)
+        cap_minus = np.where(m < upper, _TRUNCATION / (upper - m), np.inf)
+    for a in (m, cap_plus, cap_minus):
+        a.setflags(write=False)
+    return m, cap_plus, cap_minus
 
 
 @dataclass
@@ -174,7 +187,7 @@ class BettingCS:
     @property
     def grid(self) -> np.ndarray:
         """The candidate means, ``grid_size + 1`` points from 0 to ``upper``."""
-        return np.linspace(0.0, self.upper, self.grid_size + 1)
+        return _grid_caps(float(self.upper), int(self.grid_size))[0]
 
     def _bet(self, t: float) -> float:
         """The predictable bet before observation ``t`` (1-based), from the past mean and variance."""
@@ -248,11 +261,9 @@ class BettingCS:
             )
         if n == 0:
             return
-        m = self.grid
+        m, cap_plus, cap_minus = _grid_caps(1.0, int(self.grid_size))
         lam = self._bet(self.n + n)
-        with np.errstate(divide="ignore"):
-            lam_plus = np.minimum(lam, np.where(m > 0, _TRUNCATION / m, np.inf))
-            lam_minus = np.minimum(lam, np.where(m < 1.0, _TRUNCATION / (1.0 - m), np.inf))
+        lam_plus, lam_minus = np.minimum(lam, cap_plus), np.minimum(lam, cap_minus)
         self.log_plus += k * np.log1p(lam_plus * (1.0 - m)) + (n - k) * np.log1p(-lam_plus * m)
         self.log_minus += k * np.log1p(-lam_minus * (1.0 - m)) + (n - k) * np.log1p(lam_minus * m)
         self._record()

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import _cli_label
+from . import _cli_label, _cli_monitor
 
 __all__ = ["main"]
 
@@ -521,6 +521,7 @@ _COMMANDS: dict[str, tuple[Callable[[Any], None], Callable[[argparse.Namespace],
     "audit": (_add_audit_parser, _audit),
     "measures": (_add_measures_parser, _measures),
     "label-next": (_cli_label.add_parser, functools.partial(_cli_label.run, read=_read, error=CLIError)),
+    "monitor": (_cli_monitor.add_parser, functools.partial(_cli_monitor.run, error=CLIError)),
 }
 
 

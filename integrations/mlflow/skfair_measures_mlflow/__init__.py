@@ -1,6 +1,6 @@
 """MLflow integration for skfair-measures.
 
-Three entry points:
+Four entry points:
 
 - :func:`log_fairness` logs measure results, posteriors and estimates without
   the sensitive attribute to an MLflow run (metrics and params in one batch,
@@ -8,7 +8,9 @@ Three entry points:
 - :class:`FairnessEvaluator`, registered as the ``"fairness"`` evaluator of
   ``mlflow.models.evaluate``;
 - :func:`cross_validate_fairness` cross-validates an estimator and logs every
-  fold, with mean and standard deviation on the parent run.
+  fold, with mean and standard deviation on the parent run;
+- :func:`log_monitor` logs a fairness monitor's steps to one run (step and
+  timestamp per batch, alarms as tags).
 
 The names load lazily, so that MLflow, which imports
 ``skfair_measures_mlflow.evaluator`` while it builds its evaluator registry, does
@@ -30,6 +32,7 @@ __all__ = [
     "cross_validate_fairness",
     "log_active_trajectory",
     "log_fairness",
+    "log_monitor",
     "sanitize_key",
     "sanitize_segment",
 ]
@@ -42,6 +45,7 @@ _WHERE = {
     "LoggedFairness": "._tracking",
     "log_fairness": "._tracking",
     "log_active_trajectory": "._active",
+    "log_monitor": "._monitor",
     "sanitize_key": "._keys",
     "sanitize_segment": "._keys",
 }
@@ -49,6 +53,7 @@ _WHERE = {
 if TYPE_CHECKING:  # pragma: no cover
     from ._cv import CrossValidationResult, cross_validate_fairness
     from ._keys import sanitize_key, sanitize_segment
+    from ._monitor import log_monitor
     from ._session import FairnessLoggingWarning
     from ._tracking import LoggedFairness, log_fairness
     from .evaluator import FairnessEvaluator

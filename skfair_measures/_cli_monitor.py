@@ -1,0 +1,136 @@
+"""``skfair monitor``: run a fairness monitor over a folder of Parquet files or a DuckDB table, resuming from its state.
+
+Batches: each Parquet file of the folder (in name order), or, with ``--time-column``,
+each period (``--every day``) of the rows of all files or of a DuckDB table. The counts
+are computed by DuckDB. The state file holds the counts, the sequences and the batches
+already done; it is written after every batch (atomically), so a run that stops loses
+nothing it printed, and the next run goes on from there. Prints one line per batch and
+the alarms; exit status 0, or 1 with ``--fail-on-alarm`` when a measure is in alarm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_parser", "run"]
+
+_PERIODS = ("hour", "day", "week", "month")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``monitor`` command to the ``skfair`` parser's subparsers."""
+    p = subparsers.add_parser(
+        "monitor",
+        help="monitor disparities over batches of a prediction log (anytime-valid alarms)",
+        description=(
+            "Feed the batches of a prediction log (the Parquet files of a folder, or the periods of a time column) "
+            "to a fairness monitor saved in --state, and print its running table and alarms."
+        ),
+    )
+    p.add_argument("source", help="a folder of Parquet files, or a DuckDB database file with --table")
+    p.add_argument("--state", required=True, metavar="FILE", help="the monitor's state (JSON); created if absent")
+    p.add_argument("--measures", nargs="+", metavar="KEY", help="measure keys (needed to create the state)")
+    p.add_argument("--eps", type=float, help="the tolerance (needed to create the state)")
+    p.add_argument("--alpha", type=float, default=0.05, help="false-alarm probability (default: 0.05)")
+    p.add_argument("--window", default="10", help="windowed value: steps, or a span such as 7D (default: 10)")
+    p.add_argument("--sensitive", nargs="+", required=True, metavar="COL", help="group column(s)")
+    p.add_argument("--prediction", default="prediction", metavar="COL", help="predictions (default: prediction)")
+    p.add_argument("--label", metavar="COL", help="true labels (without it: label-free measures only)")
+    p.add_argument("--time-column", metavar="COL", help="batch by periods of this column instead of by file")
+    p.add_argument("--every", choices=_PERIODS, default="day", help="the period with --time-column (default: day)")
+    p.add_argument("--table", metavar="NAME", help="a table of the DuckDB database SOURCE (needs --time-column)")
+    p.add_argument("--fail-on-alarm", action="store_true", help="exit 1 when a measure is in alarm")
+    return p
+
+
+def _open_monitor(args: argparse.Namespace, error: Callable[[str], Exception]) -> Any:
+    from .monitor import FairnessMonitor
+
+    if os.path.exists(args.state):
+        try:
+            return FairnessMonitor.load(args.state)
+        except ValueError as exc:
+            raise error(f"--state {args.state}: {exc}") from None
+    if not args.measures or args.eps is None:
+        raise error(f"--state {args.state} does not exist yet; pass --measures and --eps to start a monitor.")
+    window = int(args.window) if args.window.isdigit() else args.window
+    try:
+        return FairnessMonitor(args.measures, eps=args.eps, alpha=args.alpha, window=window)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise error(str(exc)) from None
+
+
+def _batches(args: argparse.Namespace, mon: Any, error: Callable[[str], Exception]) -> Any:
+    """``(name, time, relation)`` of every batch not done yet, in order."""
+    import duckdb
+
+    done = mon.meta.setdefault("done", [])
+    source = Path(args.source)
+    if args.table:
+        if args.time_column is None:
+            raise error("--table needs --time-column: a table is batched by the periods of a time column.")
+        con = duckdb.connect(str(source), read_only=True)
+        rel = con.table(args.table)
+    elif source.is_dir():
+        files = sorted(str(f) for f in source.glob("*.parquet"))
+        if not files:
+            raise error(f"{args.source} holds no .parquet file.")
+        if args.time_column is None:
+            for f in files:
+                if Path(f).name not in done:
+                    yield Path(f).name, None, duckdb.read_parquet(f)
+            return
+        rel = duckdb.read_parquet(files)
+    else:
+        raise error(f"{args.source} is not a folder (for a DuckDB database, pass --table).")
+    col = args.time_column
+    if col not in rel.columns:
+        raise error(f"--time-column {col!r} is not a column; the columns are {rel.columns}.")
+    period = f'date_trunc(\'{args.every}\', "{col}")'
+    last = mon.meta.get("last_period")
+    bounds = rel.aggregate(f"{period} AS p").distinct().order("p").fetchall()
+    for (start,) in bounds:
+        if start is None or (last is not None and str(start) <= last):
+            continue
+        yield str(start), start, rel.filter(f"{period} = TIMESTAMP '{start}'")
+
+
+def _line(step: int, name: str, status: Any) -> str:
+    parts = []
+    for key, row in status.iterrows():
+        value = f"{row['value']:.3f}" if row["value"] == row["value"] else "nan"
+        flag = " ALARM" if row["alarm"] else ""
+        parts.append(f"{key}={value} [{row['lower']:.3f}, {row['upper']:.3f}]{flag}")
+    return f"{step:>5}  {name}  " + "  ".join(parts)
+
+
+def run(args: argparse.Namespace, *, error: Callable[[str], Exception]) -> int:
+    """Run ``skfair monitor``."""
+    mon = _open_monitor(args, error)
+    n = 0
+    for name, start, rel in _batches(args, mon, error):
+        try:
+            mon.update(args.prediction, sensitive_features=args.sensitive, y_true=args.label, data=rel, time=start)
+        except (TypeError, ValueError, KeyError) as exc:
+            raise error(f"batch {name}: {exc}") from None
+        if start is None:
+            mon.meta["done"].append(name)
+        else:
+            mon.meta["last_period"] = name
+        mon.save(args.state)
+        sys.stdout.write(_line(mon.step, name, mon.status()) + "\n")
+        n += 1
+    status = mon.status()
+    sys.stdout.write(f"{n} new batch(es); {mon.step} in all; state in {args.state}\n")
+    alarms = status[status["alarm"].fillna(False).astype(bool)]
+    for key, row in alarms.iterrows():
+        sys.stdout.write(
+            f"ALARM {key}: beyond eps={row['eps']:g} since step {int(row['changed_since'])} "
+            f"(raised at step {int(row['alarm_step'])})\n"
+        )
+    return 1 if args.fail_on_alarm and len(alarms) else 0

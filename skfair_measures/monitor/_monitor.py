@@ -1,0 +1,821 @@
+"""``FairnessMonitor``: disparities of a deployed model over batches, with anytime-valid alarms.
+
+State: for every distinct need of the measures (labels or predictions alone, threshold,
+positive class) the cumulative confusion counts per group, the counts of the last
+batches (the window), and the betting sequences of the group rates (the cumulative box
+and one box restarted at every batch, see :mod:`._sequences`); the rows still waiting
+for their labels (joined by id); the alarms; a trace of what :meth:`status` showed at
+every step. All of it saves to one JSON file (written to a temporary file, then
+renamed over the old one, so a crash never leaves a half-written state) and merges
+across workers that monitor disjoint rows of the same batches.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._protocol import MeasureBase
+from .._stats import ConfusionStats
+from ..base import RatioRoles, ratio_roles
+from ..registry import as_measures, msr
+from ._batches import ID, PRED, TRUE, Batch, as_batch, collect_columns, count, label_of
+from ._sequences import Box, box_alpha, cells
+
+__all__ = ["FORMAT", "FairnessMonitor"]
+
+#: Names the state files of this class (and their version).
+FORMAT, VERSION = "skfair-measures monitor state", 1
+
+_UNSUPPORTED = (
+    "{key} cannot be monitored: {why}. The monitor follows measures whose bases are rates of binary "
+    "confusion counts (tpr, fpr, selection_rate, ppv, acc, ...) compared by a named operation."
+)
+
+
+def _label_free(roles: RatioRoles) -> bool:
+    """Whether a rate reads the predictions alone (its cells do not depend on the true label)."""
+    return bool((roles.num[0] == roles.num[1]).all() and (roles.den[0] == roles.den[1]).all())
+
+
+def _roles(m: MeasureBase) -> dict[str, RatioRoles]:
+    out = {}
+    for base in m.bases:
+        if base.statistic != "confusion":
+            raise TypeError(_UNSUPPORTED.format(key=m.key, why=f"its base {base.name!r} is not a confusion-count rate"))
+        try:
+            roles = ratio_roles(base)
+        except TypeError as exc:
+            raise TypeError(_UNSUPPORTED.format(key=m.key, why=str(exc).rstrip("."))) from None
+        if not roles.simple:
+            raise TypeError(_UNSUPPORTED.format(key=m.key, why=f"its base {base.name!r} is not one ratio of counts"))
+        out[base.name] = roles
+    if not out:
+        raise TypeError(_UNSUPPORTED.format(key=m.key, why="it has no base rate (it reads the rows)"))
+    try:  # the interval of the measure from a box of group rates
+        box = {name: np.array([0.2, 0.3]) for name in out}
+        m.bounds_from_group_values(box, {k: v + 0.1 for k, v in box.items()}, groups=pd.Index(["a", "b"]),
+                                   overall={name: (0.2, 0.4) for name in out})
+    except TypeError as exc:
+        raise TypeError(_UNSUPPORTED.format(key=m.key, why=str(exc).rstrip("."))) from None
+    return out
+
+
+@dataclass(eq=False)
+class _Need:
+    """The state of one distinct need: counts, window and sequences."""
+
+    labeled: bool
+    threshold: float | None
+    pos_label: Any
+    roles: dict[str, RatioRoles]
+    total: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 2)))
+    history: list[tuple[int, np.ndarray]] = field(default_factory=list)  # (step, counts) of the window
+    boxes: list[Box] = field(default_factory=list)  # boxes[0]: the cumulative one
+
+    @property
+    def id(self) -> str:
+        kind = "labels" if self.labeled else "predictions"
+        return f"{kind}|threshold={self.threshold!r}|pos_label={self.pos_label!r}"
+
+
+def _no_alarm() -> dict[str, Any]:
+    """An alarm's record: raised at ``step`` on the rows since ``since``; the current ``regime``, its ``moves``."""
+    return {"step": None, "since": None, "regime": None, "moves": []}
+
+
+def _disjoint(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] > b[1] or a[1] < b[0]
+
+
+def _beyond(bounds: tuple[float, float], eps: float, worse_up: bool) -> bool:
+    """Whether an interval lies wholly on the wrong side of the tolerance."""
+    return bounds[0] > eps if worse_up else bounds[1] < eps
+
+
+def _pad(counts: np.ndarray, n_groups: int) -> np.ndarray:
+    if counts.shape[0] == n_groups:
+        return counts
+    return np.concatenate([counts, np.zeros((n_groups - counts.shape[0], 2, 2))])
+
+
+_FLOATS = ("value", "lower", "upper", "overall_value", "window_value")
+
+
+def _plain(v: Any) -> Any:
+    """A trace entry as JSON: NaN as null, numpy scalars as Python ones."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    return None if isinstance(v, float) and np.isnan(v) else v
+
+
+def _time(value: Any) -> str | None:
+    return None if value is None else pd.Timestamp(value).isoformat()
+
+
+def _json_label(label: Any) -> Any:
+    label = label_of(label)
+    if isinstance(label, tuple):
+        return {"tuple": [_json_label(v) for v in label]}
+    if label is None or isinstance(label, str | int | float | bool):
+        return label
+    raise TypeError(f"group label {label!r} ({type(label).__name__}) cannot be saved; use strings or numbers.")
+
+
+def _from_json_label(label: Any) -> Any:
+    return tuple(_from_json_label(v) for v in label["tuple"]) if isinstance(label, dict) else label
+
+
+class FairnessMonitor:
+    """Monitor the disparities of a deployed model, batch by batch, with alarms valid under continuous looking.
+
+    Every call to :meth:`update` is one step (a batch: a day, an hour, a file of the
+    log). For every measure the monitor keeps the cumulative value, the value over the
+    last ``window`` steps, and an anytime-valid confidence sequence; it tests "the
+    disparity is within ``eps``" sequentially, and a change detector (sequences
+    restarted at every step) says when a disparity moved past ``eps`` and from which
+    step. The probability that a measure ever raises an alarm while its disparity stays
+    within ``eps`` is at most ``alpha``, however often :meth:`status` is read (rows
+    independent, rates constant between changes; see docs/monitor.md).
+
+    Parameters
+    ----------
+    measures : str, Measure or sequence of them
+        Registry keys or measures whose bases are rates of binary confusion counts.
+    eps : float or mapping of key to float
+        The tolerance. For a measure where lower is better (a difference) the alarm says
+        the disparity exceeds ``eps``; where greater is better (a ratio) that it fell
+        below ``eps``.
+    alpha : float, default=0.05
+        The false-alarm probability of each measure, over the whole stream.
+    window : int or str or pandas.Timedelta, default=10
+        The windowed value: the last ``window`` steps, or the steps within a time span
+        (``"7D"``; each step then needs ``time=``).
+    restarts : int, default=8
+        The change detector keeps the sequences restarted at the last ``restarts`` steps
+        and at every ``restarts``-th step before them (at most ``2 * restarts``).
+    grid_size : int, default=250
+        Grid steps of every betting sequence over [0, 1] (its resolution).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> mon = FairnessMonitor(["fairness.cv"], eps=0.1)
+    >>> for day in range(5):
+    ...     g = rng.choice(["a", "b"], 1000)
+    ...     _ = mon.update(rng.binomial(1, 0.3, 1000), sensitive_features=g)
+    >>> st = mon.status()
+    >>> row = st.loc["fairness.cv"]
+    >>> bool(row["alarm"]), bool(row["lower"] <= 0.02 < row["upper"])
+    (False, True)
+    """
+
+    def __init__(
+        self,
+        measures: Any,
+        *,
+        eps: float | Mapping[str, float],
+        alpha: float = 0.05,
+        window: int | str | pd.Timedelta = 10,
+        restarts: int = 8,
+        grid_size: int = 250,
+    ) -> None:
+        self.measures = as_measures(measures)
+        keys = [m.key for m in self.measures]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"measures has repeated keys {keys}; give each measure a distinct key.")
+        self.eps = self._check_eps(eps, keys)
+        if not (isinstance(alpha, float | int) and 0 < alpha < 1):
+            raise ValueError(f"alpha={alpha!r}; pass the false-alarm probability, in (0, 1), e.g. 0.05.")
+        self.alpha = float(alpha)
+        self.window = self._check_window(window)
+        if not (isinstance(restarts, int) and restarts >= 1):
+            raise ValueError(f"restarts={restarts!r}; pass an integer >= 1.")
+        if not (isinstance(grid_size, int) and grid_size >= 10):
+            raise ValueError(f"grid_size={grid_size!r}; pass an integer >= 10.")
+        self.restarts, self.grid_size = restarts, grid_size
+        self._needs: dict[str, _Need] = {}
+        self._of: dict[str, str] = {}
+        for m in self.measures:
+            roles = _roles(m)
+            labeled = not all(_label_free(r) for r in roles.values())
+            need = _Need(labeled, m.inputs.threshold, m.inputs.pos_label, {})
+            need = self._needs.setdefault(need.id, need)
+            need.roles.update(roles)
+            self._of[m.key] = need.id
+        self.step = 0
+        self.times: list[str | None] = []
+        self._groups: list[Any] = []
+        self._position: dict[Any, int] = {}
+        self._group_names: list[str] | None = None
+        self._pending: pd.DataFrame | None = None
+        self._alarms: dict[str, dict[str, Any]] = {k: _no_alarm() for k in keys}
+        self._trace: list[dict[str, Any]] = []
+        self._last: list[dict[str, Any]] | None = None
+        #: Free notes saved with the state (JSON values), e.g. the batches a job has done.
+        self.meta: dict[str, Any] = {}
+
+    # -- arguments -------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _check_eps(eps: Any, keys: list[str]) -> dict[str, float]:
+        values = dict(eps) if isinstance(eps, Mapping) else dict.fromkeys(keys, eps)
+        missing = [k for k in keys if k not in values]
+        if missing:
+            raise ValueError(f"eps has no tolerance for {missing}; pass a float or a mapping of every key.")
+        for k in keys:
+            if not (isinstance(values[k], float | int) and np.isfinite(values[k])):
+                raise ValueError(f"eps for {k!r} is {values[k]!r}; pass a finite number.")
+        return {k: float(values[k]) for k in keys}
+
+    @staticmethod
+    def _check_window(window: Any) -> int | pd.Timedelta:
+        if isinstance(window, int) and not isinstance(window, bool):
+            if window < 1:
+                raise ValueError(f"window={window!r}; pass a number of steps >= 1 or a time span such as '7D'.")
+            return window
+        try:
+            span = pd.Timedelta(window)
+        except (TypeError, ValueError):
+            raise ValueError(f"window={window!r}; pass a number of steps >= 1 or a time span such as '7D'.") from None
+        if span <= pd.Timedelta(0):
+            raise ValueError(f"window={window!r}; a time span must be positive.")
+        return span
+
+    # -- feeding ---------------------------------------------------------------------------------------------
+
+    def update(
+        self,
+        y_pred: Any = None,
+        *,
+        sensitive_features: Any = None,
+        y_true: Any = None,
+        ids: Any = None,
+        data: Any = None,
+        time: Any = None,
+        stats: ConfusionStats | None = None,
+    ) -> FairnessMonitor:
+        """Add one batch (one step): its predictions, groups and, if known, labels.
+
+        Parameters
+        ----------
+        y_pred : array-like of shape (n,), or a column name of ``data``
+            Predicted labels (scores for measures built with ``threshold=``).
+        sensitive_features : array-like or DataFrame, or column name(s) of ``data``
+            Group of each row; several columns give intersectional groups. A group
+            never seen before joins here; its sequences start at this step.
+        y_true : array-like or column name, optional
+            Labels, when known with the predictions. Without them only the measures
+            that read no label (selection rates) are updated; pass ``ids`` to join the
+            labels later with :meth:`add_labels`.
+        ids : array-like or column name, optional
+            Row identifiers, unique among the rows still waiting for labels.
+        data : DataFrame of any supported engine, optional
+            pandas, polars, pyarrow, DuckDB, Dask or PySpark: the arguments then name
+            its columns, and the counts are computed in the engine.
+        time : datetime-like, optional
+            When the batch was logged (the time axis of the plot, MLflow timestamps,
+            and a time ``window``).
+        stats : ConfusionStats, optional
+            The batch's labeled confusion counts instead of rows (e.g. from
+            ``engines.grouped_stats``), when every measure shares one threshold and
+            positive class; ``sensitive_features`` is then None.
+
+        Returns
+        -------
+        FairnessMonitor
+            ``self``. An empty batch is a step without rows: the counts do not change.
+            If any argument is refused, the state is left as it was.
+        """
+        if isinstance(self.window, pd.Timedelta) and time is None:
+            raise ValueError(f"window={self.window} is a time span; pass time= with every batch.")
+        stamp = _time(time)
+        if stats is not None:
+            counted, pending, names = self._from_stats(stats, y_pred, sensitive_features, y_true, ids, data)
+        else:
+            batch = as_batch(y_pred, sensitive_features, y_true, ids, data)
+            labeled = batch.target is not None
+            passes: dict[tuple, ConfusionStats | None] = {}  # one engine pass per threshold and positive class
+            counted = {}
+            for nid, need in self._needs.items():
+                if need.labeled and not labeled:
+                    continue
+                key = (need.threshold, repr(need.pos_label))
+                if key not in passes:
+                    passes[key] = count(batch, need.threshold, need.pos_label, labeled=labeled)
+                counted[nid] = passes[key]
+            pending = self._to_pend(batch)
+            names = self._check_names([s for s in counted.values() if s is not None], batch.sensitive)
+        # nothing below raises on the user's input: the step is committed whole
+        self._group_names = names
+        self.step += 1
+        self.times.append(stamp)
+        if pending is not None:
+            self._pending = pending if self._pending is None else pd.concat([self._pending, pending], ignore_index=True)
+        self._advance(self._aligned(counted), new_step=True)
+        return self
+
+    def add_labels(self, y_true: Any, *, ids: Any) -> int:
+        """Join labels that arrived later to the rows waiting for them (by id), counted at the current step.
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n,)
+            The labels.
+        ids : array-like of shape (n,)
+            The ids given with the predictions to :meth:`update`.
+
+        Returns
+        -------
+        int
+            Rows labeled. Labels whose id is not waiting (never seen, or labeled already)
+            are not counted, with a warning saying how many.
+        """
+        y_true, ids = np.asarray(y_true), np.asarray(ids)
+        if y_true.shape != ids.shape or y_true.ndim != 1:
+            raise ValueError(f"y_true has shape {y_true.shape} and ids {ids.shape}; pass one label per id.")
+        labels = pd.DataFrame({ID: ids, TRUE: y_true})
+        if labels[ID].duplicated().any():
+            dup = labels.loc[labels[ID].duplicated(), ID].tolist()[:5]
+            raise ValueError(f"ids repeats {dup}; each row gets one label.")
+        waiting = self._pending if self._pending is not None else pd.DataFrame({ID: pd.Series([], dtype=object)})
+        joined = waiting.merge(labels, on=ID, how="inner") if len(waiting) else waiting.iloc[:0]
+        unknown = len(labels) - len(joined)
+        if unknown:
+            seen = set(joined[ID].tolist())
+            examples = [i for i in labels[ID].tolist() if i not in seen][:5]
+            warnings.warn(
+                f"{unknown} label(s) have ids that no row waits for (never given to update(ids=...), or labeled "
+                f"already), e.g. {examples}; they were not counted.",
+                UserWarning,
+                stacklevel=2,
+            )
+        if joined.empty:
+            return 0
+        if self.step == 0:  # pragma: no cover - rows wait only after a step
+            raise RuntimeError("labels before any batch")
+        batch = Batch(joined, PRED, TRUE, tuple(self._group_names or ()))
+        counted = {
+            nid: count(batch, need.threshold, need.pos_label, labeled=True)
+            for nid, need in self._needs.items()
+            if need.labeled
+        }
+        self._check_names([s for s in counted.values() if s is not None], batch.sensitive)
+        self._pending = waiting[~waiting[ID].isin(joined[ID])].reset_index(drop=True)
+        self._advance(self._aligned(counted), new_step=False)
+        return len(joined)
+
+    def _to_pend(self, batch: Batch) -> pd.DataFrame | None:
+        """The rows to keep until their labels arrive (only when some measure needs labels and none came)."""
+        if batch.target is not None or not any(n.labeled for n in self._needs.values()):
+            return None
+        if batch.ids is None:
+            warnings.warn(
+                "this batch has no labels and no ids: the measures that need labels "
+                f"({[k for k, nid in self._of.items() if self._needs[nid].labeled]}) skip it. Pass ids= to join "
+                "labels later with add_labels().",
+                UserWarning,
+                stacklevel=3,
+            )
+            return None
+        rows = collect_columns(batch, [batch.ids, *batch.sensitive, batch.prediction])
+        rows = rows.rename(columns={batch.ids: ID, batch.prediction: PRED})
+        waiting = rows[ID] if self._pending is None else pd.concat([self._pending[ID], rows[ID]])
+        if waiting.duplicated().any():
+            dup = waiting[waiting.duplicated()].tolist()[:5]
+            raise ValueError(f"ids {dup} appear twice among the rows waiting for labels; ids must be unique.")
+        return rows
+
+    def _from_stats(self, stats: Any, *rows: Any) -> tuple[dict[str, ConfusionStats | None], None, list[str]]:
+        if any(r is not None for r in rows):
+            raise TypeError("stats= replaces the rows; pass either stats= or y_pred, sensitive_features (and data=).")
+        if not isinstance(stats, ConfusionStats) or stats.counts.shape[-2:] != (2, 2) or stats.counts.ndim != 3:
+            raise TypeError(f"stats must be binary ConfusionStats, shape (n_groups, 2, 2); got {type(stats).__name__}.")
+        if len(self._needs) > 1:
+            raise ValueError(
+                f"these measures need {len(self._needs)} different counts ({sorted(self._needs)}); stats= serves one. "
+                "Pass the rows instead."
+            )
+        return dict.fromkeys(self._needs, stats if stats.counts.sum() else None), None, self._check_names([stats], ())
+
+    def _check_names(self, stats: list[ConfusionStats], sensitive: tuple[str, ...]) -> list[str]:
+        names = list(sensitive) if not stats else [str(n) for n in stats[0].groups.names]
+        if self._group_names is not None and names != self._group_names:
+            raise ValueError(
+                f"sensitive_features are {names} in this batch and {self._group_names} in the earlier ones; "
+                "pass the same sensitive columns with every batch."
+            )
+        return names
+
+    def _aligned(self, counted: Mapping[str, ConfusionStats | None]) -> dict[str, np.ndarray]:
+        """Each need's batch counts in the monitor's group order (new groups appended)."""
+        out = {}
+        for nid, stats in counted.items():
+            if stats is None:
+                continue
+            labels = [label_of(g) for g in stats.groups]
+            for label in labels:
+                if label not in self._position:
+                    self._position[label] = len(self._groups)
+                    self._groups.append(label)
+            counts = np.zeros((len(self._groups), 2, 2))
+            counts[[self._position[g] for g in labels]] = stats.counts
+            out[nid] = counts
+        return out
+
+    def _advance(self, counted: Mapping[str, np.ndarray], *, new_step: bool) -> None:
+        n_groups = len(self._groups)
+        for nid, need in self._needs.items():
+            need.total = _pad(need.total, n_groups)
+            batch = counted.get(nid)
+            batch = None if batch is None else _pad(batch, n_groups)
+            if new_step:
+                need.history.append((self.step, np.zeros((n_groups, 2, 2))))
+                self._trim(need)
+                if need.boxes:  # a restart at every step once the need has counts
+                    need.boxes.append(self._box(box_alpha(self.alpha, self.step)))
+            if batch is None:
+                continue
+            need.history[-1] = (need.history[-1][0], _pad(need.history[-1][1], n_groups) + batch)
+            need.total = need.total + batch
+            if not need.boxes:  # the cumulative box: from the need's first counts
+                need.boxes.append(self._box(box_alpha(self.alpha, 1)))
+            for box in need.boxes:
+                box.update(batch, need.roles)
+            self._prune(need)
+        self._evaluate()
+
+    def _box(self, alpha: float) -> Box:
+        return Box(self.step, alpha, len(self._groups), self.grid_size)
+
+    def _prune(self, need: _Need) -> None:
+        """Keep the cumulative box, the recent restarts, some older ones, and the boxes an alarm or a move dates.
+
+        Recent: the last ``restarts``; older: every ``restarts``-th step, at most as many.
+        """
+        pinned = {a[k] for a in self._alarms.values() for k in ("since", "regime")}
+        recent = need.boxes[1:][-self.restarts:]
+        older = [b for b in need.boxes[1:-self.restarts] if b.start % self.restarts == 0][-self.restarts:]
+        kept = {id(b) for b in older + recent}
+        need.boxes = need.boxes[:1] + [b for b in need.boxes[1:] if id(b) in kept or b.start in pinned]
+
+    def _trim(self, need: _Need) -> None:
+        if isinstance(self.window, int):
+            del need.history[: max(len(need.history) - self.window, 0)]
+            return
+        latest = pd.Timestamp(self.times[-1])
+        need.history[:] = [
+            (s, c) for s, c in need.history
+            if self.times[s - 1] is not None and pd.Timestamp(self.times[s - 1]) > latest - self.window
+        ]
+
+    # -- reading ---------------------------------------------------------------------------------------------
+
+    def _index(self) -> pd.Index:
+        names = self._group_names or ["group"]
+        if len(names) > 1:
+            return pd.MultiIndex.from_tuples(self._groups, names=names)
+        return pd.Index(self._groups, name=names[0], dtype=object)
+
+    def _value(self, m: MeasureBase, counts: np.ndarray, index: pd.Index) -> tuple[float, str | None]:
+        if m.inputs.needs_sensitive and (counts.sum(axis=(-2, -1)) > 0).sum() < 2:
+            return np.nan, "fewer than two groups have rows so far"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = m.evaluate_stats(ConfusionStats(counts, index))
+        return float(res.value), (res.reason if np.isnan(res.value) else None)
+
+    def _evaluate(self) -> None:
+        index = self._index()
+        rows = []
+        for m in self.measures:
+            need = self._needs[self._of[m.key]]
+            eps, worse_up = self.eps[m.key], not m.greater_is_better
+            n = len(index)
+            overall, reason = self._value(m, need.total, index) if n else (np.nan, "no rows counted yet")
+            window = sum((_pad(c, n) for _, c in need.history), np.zeros((n, 2, 2))) if need.history else need.total
+            window_value, _ = self._value(m, window, index) if n else (np.nan, None)
+            alarm = self._alarms[m.key]
+            comparable = (n >= 2 or not m.inputs.needs_sensitive) and bool(need.boxes)
+            value, lower, upper = overall, np.nan, np.nan
+            if comparable:
+                bounds = {box.start: box.bounds(m, index) for box in need.boxes}
+                regime = alarm["regime"] if alarm["regime"] in bounds else need.boxes[0].start
+                # moved: a sequence restarted after the current regime's start excludes every value the regime's
+                # sequence allows (under constant rates both hold, so at most alpha of streams ever see this)
+                moved = [s for s, b in bounds.items() if s > regime and _disjoint(b, bounds[regime])]
+                if moved:
+                    regime = min(moved)
+                    alarm["moves"].append([self.step, regime])
+                alarm["regime"] = regime
+                if alarm["step"] is None:
+                    fired = [s for s, b in bounds.items() if _beyond(b, eps, worse_up)]
+                    if fired:
+                        alarm["step"], alarm["since"] = self.step, min(fired)
+                shown = next(b for b in need.boxes if b.start == regime)
+                value, reason = self._value(m, _pad(shown.counts, n), index)
+                lower, upper = bounds[regime]
+            rows.append({
+                "key": m.key, "value": value, "lower": lower, "upper": upper, "eps": eps,
+                "alarm": alarm["step"] is not None, "alarm_step": alarm["step"], "changed_since": alarm["since"],
+                "since": alarm["regime"],
+                "overall_value": overall, "window_value": window_value, "n_rows": int(need.total.sum()),
+                "step": self.step, "time": self.times[-1] if self.times else None, "reason": reason,
+            })
+        self._last = rows
+        self._trace.extend(rows)
+
+    def status(self) -> pd.DataFrame:
+        """The current state of every measure, one row per key.
+
+        Columns: ``value`` and ``lower``/``upper`` (the measure and its anytime-valid
+        sequence, at level ``1 - alpha / 2``: the other half of ``alpha`` goes to the
+        restarted sequences) on the rows since step ``since``: the first step with
+        counts, or, once the disparity moved (a sequence restarted later excludes every
+        value the current one allows), the step it moved at; ``eps``; ``alarm`` (the
+        disparity is beyond ``eps``; raised once, it stays), ``alarm_step`` and
+        ``changed_since`` (the first step of the rows that showed it); ``overall_value``
+        (all rows) and ``window_value`` (the last ``window`` steps); ``n_rows`` (rows
+        counted for the measure); ``step``, ``time`` and ``reason`` (why a value is NaN).
+
+        Examples
+        --------
+        >>> mon = FairnessMonitor("fairness.cv", eps=0.2)
+        >>> mon.update([1, 0, 1, 1], sensitive_features=["a", "a", "b", "b"]).status()["value"].tolist()
+        [0.5]
+        """
+        if self._last is None:
+            cols = ["value", "lower", "upper", "eps", "alarm", "alarm_step", "changed_since", "since", "overall_value",
+                    "window_value", "n_rows", "step", "time", "reason"]
+            return pd.DataFrame(index=pd.Index([m.key for m in self.measures], name="key"), columns=cols)
+        return pd.DataFrame(self._last).set_index("key")
+
+    def group_status(self) -> pd.DataFrame:
+        """Every group rate the measures read: cumulative and windowed value, and its sequence.
+
+        One row per (rate, group); ``lower``/``upper`` are the cumulative sequence of that
+        rate, read at the level a one-rate measure uses (the groups of a rate hold
+        jointly at ``1 - alpha / 2``); ``n`` is the rows in the rate's denominator. A rate
+        of a measure with a threshold or positive class of its own is named
+        ``rate@threshold=...|pos_label=...``.
+
+        Examples
+        --------
+        >>> mon = FairnessMonitor("fairness.cv", eps=0.2)
+        >>> mon.update([1, 0, 1, 1], sensitive_features=["a", "a", "b", "b"]).group_status()["value"].tolist()
+        [0.5, 1.0]
+        """
+        index = self._index()
+        n = len(index)
+        frames = []
+        for need in self._needs.values():
+            window = sum((_pad(c, n) for _, c in need.history), np.zeros((n, 2, 2)))
+            box = need.boxes[0] if need.boxes else None
+            for name, roles in need.roles.items():
+                label = name if len(self._needs) == 1 else f"{name}@{need.id.split('|', 1)[1]}"
+                k, trials = cells(_pad(need.total, n), roles)
+                wk, wn = cells(window, roles)
+                bounds = np.full((n, 2), np.nan)
+                if box is not None:
+                    seqs = box.seqs.get(name, [])
+                    for g in range(n):
+                        bounds[g] = seqs[g].interval(box.level(g, 1)) if g < len(seqs) else (0.0, 1.0)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    frames.append(pd.DataFrame({
+                        "rate": label, "group": list(index), "value": k / trials, "window_value": wk / wn,
+                        "lower": bounds[:, 0], "upper": bounds[:, 1], "n": trials.astype(int),
+                    }))
+        if not frames or n == 0:
+            return pd.DataFrame(columns=["value", "window_value", "lower", "upper", "n"])
+        return pd.concat(frames, ignore_index=True).set_index(["rate", "group"])
+
+    def history(self) -> pd.DataFrame:
+        """Every status row since the first step (after each batch and each :meth:`add_labels`), in order."""
+        return pd.DataFrame(self._trace)
+
+    @property
+    def groups(self) -> pd.Index:
+        """The groups seen so far, in the order they joined."""
+        return self._index()
+
+    @property
+    def n_pending(self) -> int:
+        """Rows waiting for their labels."""
+        return 0 if self._pending is None else len(self._pending)
+
+    # -- saving, loading, merging ----------------------------------------------------------------------------
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The monitor's settings (measure keys, eps, alpha, window, restarts, grid_size), as saved."""
+        return self._settings()
+
+    def _settings(self) -> dict[str, Any]:
+        return {
+            "measures": [m.key for m in self.measures], "eps": self.eps, "alpha": self.alpha,
+            "window": self.window if isinstance(self.window, int) else str(self.window),
+            "restarts": self.restarts, "grid_size": self.grid_size,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole state as plain Python values (what :meth:`save` writes)."""
+        pending = None
+        if self._pending is not None:
+            pending = {c: [_json_label(v) for v in self._pending[c].tolist()] for c in self._pending.columns}
+        return {
+            "format": FORMAT, "version": VERSION, "settings": self._settings(), "step": self.step,
+            "times": self.times, "groups": [_json_label(g) for g in self._groups], "group_names": self._group_names,
+            "needs": {
+                nid: {
+                    "total": need.total.tolist(), "history": [[s, c.tolist()] for s, c in need.history],
+                    "boxes": [b.to_dict() for b in need.boxes],
+                }
+                for nid, need in self._needs.items()
+            },
+            "pending": pending, "alarms": self._alarms, "meta": self.meta,
+            "trace": [{k: _plain(v) for k, v in r.items()} for r in self._trace],
+        }
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the state to ``path`` atomically (a temporary file in the same folder, then renamed over it).
+
+        A crash while saving leaves the previous file whole.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> mon = FairnessMonitor("fairness.cv", eps=0.2).update([1, 0, 1, 1], sensitive_features=list("aabb"))
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "monitor.json"
+        >>> mon.save(path)
+        >>> FairnessMonitor.load(path).status()["value"].tolist()
+        [0.5]
+        """
+        path = os.fspath(path)
+        text = json.dumps(self.to_dict(), allow_nan=True)
+        folder = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix=".monitor-", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, measures: Any = None) -> FairnessMonitor:
+        """A monitor from a file written by :meth:`save`, ready to continue.
+
+        Parameters
+        ----------
+        path : path-like
+        measures : str, Measure or sequence, optional
+            The measures (needed when they are not registry keys with default options);
+            refused if their keys differ from the saved ones.
+        """
+        try:
+            with open(path) as f:
+                state = json.load(f)
+        except json.JSONDecodeError as exc:
+            raise ValueError(
+                f"{os.fspath(path)!r} is not a whole monitor state ({exc}); it may be truncated. The monitor saves "
+                "atomically, so a truncated file was not written by save(): restore the last good copy."
+            ) from None
+        return cls.from_dict(state, measures=measures, source=os.fspath(path))
+
+    @classmethod
+    def from_dict(cls, state: Mapping[str, Any], measures: Any = None, source: str = "the state") -> FairnessMonitor:
+        """A monitor from :meth:`to_dict`'s values."""
+        if not isinstance(state, Mapping) or state.get("format") != FORMAT:
+            raise ValueError(f"{source} is not a monitor state (no format {FORMAT!r}).")
+        if state.get("version") != VERSION:
+            raise ValueError(f"{source} has state version {state.get('version')!r}; this version reads {VERSION}.")
+        settings = state["settings"]
+        keys = settings["measures"]
+        if measures is None:
+            try:
+                measures = [msr(k) for k in keys]
+            except (KeyError, ValueError) as exc:
+                raise ValueError(f"{source} monitors {keys}, not all registry keys; pass measures= ({exc}).") from None
+        mon = cls(measures, eps=settings["eps"], alpha=settings["alpha"], window=settings["window"],
+                  restarts=settings["restarts"], grid_size=settings["grid_size"])
+        if [m.key for m in mon.measures] != keys:
+            raise ValueError(
+                f"{source} monitors the measures {keys}; the measures given are {[m.key for m in mon.measures]}. "
+                "Load it with the same measures, or start a new monitor for a new set."
+            )
+        if set(state["needs"]) != set(mon._needs):
+            raise ValueError(
+                f"{source} was saved for measures with other thresholds or positive classes "
+                f"({sorted(state['needs'])}); "
+                f"these need {sorted(mon._needs)}."
+            )
+        mon.step, mon.times = int(state["step"]), list(state["times"])
+        mon._groups = [_from_json_label(g) for g in state["groups"]]
+        mon._position = {g: i for i, g in enumerate(mon._groups)}
+        mon._group_names = state["group_names"]
+        for nid, saved in state["needs"].items():
+            need = mon._needs[nid]
+            need.total = np.asarray(saved["total"], dtype=float).reshape(-1, 2, 2)
+            need.history = [(int(s), np.asarray(c, dtype=float).reshape(-1, 2, 2)) for s, c in saved["history"]]
+            need.boxes = [Box.from_dict(b) for b in saved["boxes"]]
+        if state["pending"] is not None:
+            pending = state["pending"]
+            mon._pending = pd.DataFrame({c: [_from_json_label(v) for v in vals] for c, vals in pending.items()})
+        mon._alarms = {k: dict(v) for k, v in state["alarms"].items()}
+        mon.meta = dict(state.get("meta", {}))
+        mon._trace = [{k: (np.nan if v is None and k in _FLOATS else v)
+                       for k, v in r.items()} for r in state["trace"]]
+        if mon._trace:
+            mon._last = mon._trace[-len(mon.measures):]
+        return mon
+
+    def merge(self, other: FairnessMonitor) -> FairnessMonitor:
+        """The monitor of two workers that watched disjoint rows of the same steps.
+
+        Counts add (cumulative, window, per group); the betting sequences of each start
+        multiply their wealths (:meth:`BettingCS.combined`, valid on independent rows);
+        rows waiting for labels are pooled. The alarms are read again on the merged
+        sequences (an alarm one worker raised alone stays in that worker's record).
+        The history of the merged monitor starts with the merged status.
+
+        Parameters
+        ----------
+        other : FairnessMonitor
+            Same measures, settings and number of steps.
+
+        Returns
+        -------
+        FairnessMonitor
+            A new monitor; neither input changes.
+        """
+        if self._settings() != other._settings():
+            raise ValueError(f"the monitors differ in settings: {self._settings()} vs {other._settings()}.")
+        if self.step != other.step:
+            raise ValueError(
+                f"the monitors are at steps {self.step} and {other.step}; merge workers after the same batches."
+            )
+        if self._group_names and other._group_names and self._group_names != other._group_names:
+            raise ValueError(f"the monitors group by {self._group_names} and {other._group_names}.")
+        out = FairnessMonitor.from_dict(self.to_dict(), measures=self.measures)
+        out._group_names = out._group_names or other._group_names
+        for g in other._groups:
+            if g not in out._position:
+                out._position[g] = len(out._groups)
+                out._groups.append(g)
+        positions = np.array([out._position[g] for g in other._groups], dtype=int)
+        n = len(out._groups)
+
+        def moved(counts: np.ndarray) -> np.ndarray:
+            res = np.zeros((n, 2, 2))
+            res[positions[: counts.shape[0]]] = counts
+            return res
+
+        for nid, need in out._needs.items():
+            theirs = other._needs[nid]
+            need.total = _pad(need.total, n) + moved(theirs.total)
+            steps = {s: _pad(c, n) for s, c in need.history}
+            for s, c in theirs.history:
+                steps[s] = steps.get(s, np.zeros((n, 2, 2))) + moved(c)
+            need.history = sorted(steps.items())
+            # boxes match by start step, the cumulative ones with each other (each side's from its first counts)
+            mine = {(0 if i == 0 else b.start): b for i, b in enumerate(need.boxes)}
+            for i, b in enumerate(theirs.boxes):
+                key = 0 if i == 0 else b.start
+                base = mine.get(key, Box(b.start, b.alpha, len(out._groups), b.grid_size))
+                mine[key] = base.combined(b, positions)
+            need.boxes = [mine[k] for k in sorted(mine)]
+        if other._pending is not None:
+            pooled = pd.concat([p for p in (out._pending, other._pending) if p is not None], ignore_index=True)
+            if pooled[ID].duplicated().any():
+                raise ValueError("both workers hold rows waiting for labels under the same ids; ids must be unique.")
+            out._pending = pooled
+        out._alarms = {k: _no_alarm() for k in out._alarms}
+        out._trace = []
+        out._evaluate()
+        return out
+
+    def plot(self, key: str | None = None, ax: Any = None) -> Any:
+        """Each disparity over the steps with its confidence sequence, the tolerance and the alarm.
+
+        Needs matplotlib. See :func:`skfair_measures.monitor.plot_monitor`.
+        """
+        from ._plot import plot_monitor
+
+        return plot_monitor(self, key=key, ax=ax)
+
+    def __repr__(self) -> str:
+        return f"FairnessMonitor({[m.key for m in self.measures]}, step={self.step}, groups={len(self._groups)})"
+
