@@ -601,6 +601,11 @@ class RatioRoles:
     def __init__(self, num: np.ndarray, den: np.ndarray, simple: bool):
         self.num, self.den, self.simple = num, den, simple
 
+    @property
+    def label_free(self) -> bool:
+        """Whether the rate reads the predictions only (its cells do not depend on y_true), e.g. the selection rate."""
+        return bool((self.num[0] == self.num[1]).all() and (self.den[0] == self.den[1]).all())
+
 
 def ratio_roles(base: BaseMetric) -> RatioRoles:
     """Find the numerator and denominator cells of a count-based rate by probing it.

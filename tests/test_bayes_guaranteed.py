@@ -111,3 +111,19 @@ def test_a_rate_without_rows_in_its_denominator_is_undefined_with_the_reason():
     with pytest.warns(UserWarning, match="no labeled row"):
         post = bayes.posterior(sfm.msr("fairness.tpr"), y, s, sensitive_features=g, method="guaranteed")
     assert np.isnan(post.value) and "whole range" in post.reason
+
+
+def test_a_rate_of_the_predictions_alone_is_exact_once_every_row_is_given():
+    """fairness.cv reads y_pred only: with the unlabeled rows its group rates are known, the interval is the value."""
+    rng = np.random.default_rng(3)
+    g, s = rng.integers(0, 2, 400), rng.uniform(size=400)
+    y = (rng.uniform(size=100) < s[:100]).astype(int)
+    m = sfm.msr("fairness.cv")
+    exact = m((rng.uniform(size=400) < s).astype(int), (s >= 0.5).astype(int), sensitive_features=g)
+    for method in ("guaranteed", "auto"):
+        post = sfm.bayes.posterior(m, y, s[:100], sensitive_features=g[:100], unlabeled_scores=s[100:],
+                                   unlabeled_sensitive=g[100:], method=method)
+        lo, hi = post.interval(0.95)
+        assert lo == pytest.approx(exact) and hi == pytest.approx(exact), method
+    labels_only = sfm.bayes.posterior(m, y, s[:100], sensitive_features=g[:100], method="guaranteed").interval(0.95)
+    assert labels_only[1] - labels_only[0] > 0.05  # without the other rows the population's rate is uncertain

@@ -138,11 +138,16 @@ def auto_interval(data: FitData, bases: tuple[Any, ...]) -> tuple[bool, str]:
     cells = data.y_true * 2 + data.labeled.y_pred
     fewest, where = None, ""
     for base in bases:
-        in_den = ratio_roles(base).den.ravel()[cells]
+        roles = ratio_roles(base)
+        if roles.label_free and data.has_unlabeled:
+            continue  # read from every row, labeled or not: known exactly, no labels needed
+        in_den = roles.den.ravel()[cells]
         n = np.bincount(data.labeled.codes[in_den], minlength=data.n_groups)
         j = int(np.argmin(n))
         if fewest is None or n[j] < fewest:
             fewest, where = int(n[j]), f"{base.name} in group {str(data.groups[j])!r}"
+    if fewest is None and bases and data.has_unlabeled:
+        return False, "every rate reads the predictions only, known on every row: the method's own interval"
     if fewest is None or fewest < INTERVAL_MIN_LABELS:
         return True, (f"{where} has {fewest} labeled row(s) in its denominator, fewer than {INTERVAL_MIN_LABELS}: "
                       "the guaranteed interval (valid at every number of labels)")

@@ -34,7 +34,9 @@ How:
   (:meth:`~skfair_measures._protocol.MeasureBase.bounds_from_group_values`): exact for
   absolute differences and two-group differences, a stated superset elsewhere, never
   narrower; composites (mean, max, min) through their parts;
-- the estimate is the measure on the labeled frequencies.
+- the estimate is the measure on the labeled frequencies;
+- a rate of the predictions alone (the selection rate of ``fairness.cv``), given the
+  unlabeled rows, is known exactly on every audited row: its interval is that value.
 
 Weights (``sample_weight``: each labeled row's inverse inclusion probability, known up to
 a common factor, as in a stratified or importance sample): the rate ``E_w[num] /
@@ -76,7 +78,9 @@ class RateInterval:
     _cache: dict = None  # type: ignore[assignment]
 
     def interval(self, alpha: float) -> tuple[float, float]:
-        """The interval at level ``1 - alpha``, widened to hold the point estimate."""
+        """The interval at level ``1 - alpha``, widened to hold the point estimate (the point if known exactly)."""
+        if self.labels is None and self.pp is None:
+            return self.point, self.point  # a rate of the predictions over every audited row: no uncertainty
         if self._cache is None:
             self._cache = {}
         if alpha not in self._cache:
@@ -144,6 +148,18 @@ def _proxies(scores: np.ndarray, y_pred: np.ndarray, roles: Any) -> tuple[np.nda
     a = q1 * numden[1, y_pred] + (1.0 - q1) * numden[0, y_pred]
     b = q1 * den[1, y_pred] + (1.0 - q1) * den[0, y_pred]
     return a, b
+
+
+def _exact_rates(data: FitData, roles: Any) -> tuple[np.ndarray, float]:
+    """A label-free rate (the selection rate) on every audited row, labeled and unlabeled: known exactly."""
+    codes = np.concatenate([data.labeled.codes, data.unlabeled.codes])
+    y_pred = np.concatenate([data.labeled.y_pred, data.unlabeled.y_pred])
+    w = np.concatenate([_labeled_weight(data), np.ones(data.unlabeled.codes.size) if data.unlabeled.weight is None
+                        else np.asarray(data.unlabeled.weight, dtype=float)])
+    num = np.bincount(codes, weights=w * roles.num[0, y_pred], minlength=data.n_groups)
+    den = np.bincount(codes, weights=w * roles.den[0, y_pred], minlength=data.n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return num / den, float(num.sum() / den.sum()) if den.sum() else np.nan
 
 
 def _rates(data: FitData, roles: Any, cells: np.ndarray, rate: np.ndarray, pooled: float):
@@ -231,23 +247,29 @@ class Guaranteed(EstimationMethod):
                     f"method='guaranteed' bounds rates of the form (cells) / (cells); {base.name!r} is not one "
                     "(e.g. balanced accuracy averages two rates); use method='bb' for it."
                 )
-            in_den = roles.den.ravel()[cells]
-            x_num = roles.num.ravel()[cells].astype(float)
-            w = _labeled_weight(data)[in_den]
-            den = np.bincount(codes[in_den], weights=w, minlength=n_groups).astype(float)
-            num = np.bincount(codes[in_den], weights=w * x_num[in_den], minlength=n_groups)
-            n_den = np.bincount(codes[in_den], minlength=n_groups)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                rate = num / den
-            empty = np.flatnonzero((n_den == 0) | (den <= 0))
+            if roles.label_free and data.has_unlabeled:  # every audited row's prediction is known
+                rate, pooled = _exact_rates(data, roles)
+                groups_ci[base.name] = [RateInterval(float(r)) for r in rate]
+                pooled_ci[base.name] = RateInterval(pooled)
+                empty, where = np.flatnonzero(~np.isfinite(rate)), "row"
+            else:
+                in_den = roles.den.ravel()[cells]
+                x_num = roles.num.ravel()[cells].astype(float)
+                w = _labeled_weight(data)[in_den]
+                den = np.bincount(codes[in_den], weights=w, minlength=n_groups).astype(float)
+                num = np.bincount(codes[in_den], weights=w * x_num[in_den], minlength=n_groups)
+                n_den = np.bincount(codes[in_den], minlength=n_groups)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    rate = num / den
+                pooled = float(num.sum() / den.sum()) if den.sum() else np.nan
+                groups_ci[base.name], pooled_ci[base.name] = _rates(data, roles, cells, rate, pooled)
+                empty, where = np.flatnonzero((n_den == 0) | (den <= 0)), "labeled row"
             if empty.size:
                 why = base.undefined_when or "no samples in its denominator"
                 reasons.append(
-                    f"{base.name} in group(s) {name_groups(group_name(data.groups, j) for j in empty)} has no labeled "
-                    f"row in its denominator ({why}); its guaranteed interval would be the whole range"
+                    f"{base.name} in group(s) {name_groups(group_name(data.groups, j) for j in empty)} has no {where} "
+                    f"in its denominator ({why}); its guaranteed interval would be the whole range"
                 )
-            pooled = float(num.sum() / den.sum()) if den.sum() else np.nan
-            groups_ci[base.name], pooled_ci[base.name] = _rates(data, roles, cells, rate, pooled)
             values[base.name] = rate.reshape(1, 1, n_groups)
             overall[base.name] = np.full((1, 1), pooled)
             point[base.name], point_overall[base.name] = rate, pooled
