@@ -76,6 +76,8 @@ __all__ = [
 
 #: Largest confusion tensor (groups x K x K cells) built for multiclass labels.
 _MAX_CELLS = 50_000_000
+#: Most cells whose three weighted moments (rows, w, w**2) are kept: beyond, weighted counts take one bincount.
+_MOMENT_CELLS = 1 << 20
 
 
 @dataclass(eq=False)
@@ -120,10 +122,39 @@ class GroupedSample:
         if key not in self._cache:
             if "class_counts" in self._cache:
                 self._cache[key] = self._binary_from_class_counts(pos_label)
+            elif self.sample_weight is not None:
+                counts, rows = self._weighted_counts(False, pos_label)
+                self._cache[key] = ConfusionStats(counts, self.groups, rows=rows)
             else:
                 t, p = self.labels01(pos_label)
                 self._cache[key] = ConfusionStats.from_codes(self.group_codes, t, p, self.groups, self.sample_weight)
         return self._cache[key]
+
+    def cell_moments(self, pos_label: Any = None) -> np.ndarray:
+        """Per confusion cell: rows, summed weight, summed squared weight, rows unlike its first weight (cached).
+
+        Shape ``(n_groups * K * K, 4)``, cells in the C order of the counts
+        :meth:`confusion` gives for ``pos_label`` (K = 2, or the number of classes when
+        :meth:`reads_classes`). Weighted counts are read from it (its second column), and
+        the weighted bootstrap draws from the others (a cell whose weights all
+        match draws exactly): one pass over the rows gives both.
+        """
+        return self._moments(self.reads_classes(pos_label), pos_label)
+
+    def _moments(self, multi: bool, pos_label: Any) -> np.ndarray:
+        key = ("moments", "classes") if multi else ("moments", pos_label)
+        if key not in self._cache:
+            t, p = self.class_codes() if multi else self.labels01(pos_label)
+            k = len(self.classes()) if multi else 2
+            w = np.ones(t.size) if self.sample_weight is None else self.sample_weight
+            self._cache[key] = _weighted_cells(self.group_codes, t, p, self.n_groups, k, w)
+        return self._cache[key]
+
+    def _weighted_counts(self, multi: bool, pos_label: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Weighted counts ``(n_groups, K, K)`` and rows per group, read from the cell moments."""
+        moments = self._moments(multi, pos_label)
+        k = len(self.classes()) if multi else 2
+        return moments[:, 1].reshape(self.n_groups, k, k), moments[:, 0].reshape(self.n_groups, -1).sum(axis=1)
 
     def _binary_from_class_counts(self, pos_label: Any) -> ConfusionStats:
         """The 2 x 2 counts of ``pos_label`` against the rest, summed from the K x K counts."""
@@ -188,6 +219,9 @@ class GroupedSample:
                 self._check_cells()
                 counts = _widen_classes(self._cache["class_counts"].astype(float), self._seen_classes(), self.classes())
                 self._cache["multiclass"] = MulticlassStats(counts, self.groups, self.classes())
+            elif self.sample_weight is not None and self.n_groups * len(self.classes()) ** 2 <= _MOMENT_CELLS:
+                counts, rows = self._weighted_counts(True, None)
+                self._cache["multiclass"] = MulticlassStats(counts, self.groups, self.classes(), rows=rows)
             else:
                 t, p = self.class_codes()
                 self._cache["multiclass"] = MulticlassStats.from_class_codes(
@@ -438,6 +472,35 @@ def _compiled_kernel() -> Any:
     except (ImportError, RuntimeError):
         return None
     return _count_kernel
+
+
+def _weighted_cells(g: np.ndarray, t: np.ndarray, p: np.ndarray, n_groups: int, k: int, w: np.ndarray) -> np.ndarray:
+    """Per (group, true, predicted) cell: rows, summed ``w``, summed ``w**2``, rows unlike its first weight.
+
+    Shape ``(n_groups * k * k, 4)``. One compiled pass over the codes when numba is
+    there and the input is large (:func:`._count_kernel.weighted_cells`); otherwise a
+    flat cell index and four ``np.bincount``. Both add the weights in row order: the
+    same sums.
+
+    Examples
+    --------
+    >>> m = _weighted_cells(np.array([0, 1, 1]), np.array([1, 0, 0]), np.array([1, 1, 1]), 2, 2,
+    ...                     np.array([2.0, 3.0, 4.0]))
+    >>> m[:, 1].tolist(), m[:, 3].tolist()
+    ([0.0, 0.0, 0.0, 2.0, 0.0, 7.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0])
+    """
+    n_cells = n_groups * k * k
+    w = np.asarray(w, dtype=float)
+    kernel = _compiled_kernel() if g.size >= _COMPILED_ROWS and _compilable(g, t, p) else None
+    if kernel is not None:
+        out = np.zeros((n_cells, 4))
+        kernel.weighted_cells(_as_integer(g), _as_integer(t), _as_integer(p), k, w, out)
+        return out
+    cell = (np.asarray(g, dtype=np.intp) * k + t) * k + p
+    first = np.zeros(n_cells)
+    first[cell[::-1]] = w[::-1]  # the first row's weight of each cell (the last assignment wins)
+    sums = [np.bincount(cell, weights=x, minlength=n_cells) for x in (None, w, w * w, w != first[cell])]
+    return np.stack(sums, axis=1).astype(float, copy=False)
 
 
 def _compilable(*arrays: np.ndarray) -> bool:
