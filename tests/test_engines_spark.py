@@ -56,3 +56,12 @@ def test_spark_faults_name_the_column(spark):
     with pytest.raises(RuntimeError, match=r"pyspark engine failed while aggregating target='y'"):
         engines.compute_metrics(failing, "y", "yhat", "sex", ["fairness.tpr"])
     assert np.isfinite(engines.compute_metrics(data, "y", "yhat", "race", ["fairness.tpr"]).iloc[0])
+
+
+def test_spark_distribution_measures_equal_in_memory(spark):
+    data = to_spark(spark, DATA)
+    keys = ["fairness.dp_ks", "fairness.dp_wasserstein"]
+    for weight in (None, "w"):
+        want = sfm.compute_metrics(DATA, "y", "score", "race", keys, sample_weight=weight)
+        got = engines.compute_metrics(data, "y", "score", "race", keys, sample_weight=weight)
+        pd.testing.assert_series_equal(got, want, check_exact=True)

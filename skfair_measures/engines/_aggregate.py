@@ -28,13 +28,33 @@ from .._labels import binarize_labels, check_labels
 from .._stats import ConfusionStats, ErrorStats, GroupedSample
 from ._frames import Columns, collect, engine_name
 
-__all__ = ["confusion_stats", "confusion_table", "error_stats", "error_table", "group_sizes"]
+__all__ = [
+    "confusion_stats",
+    "confusion_table",
+    "error_stats",
+    "error_table",
+    "group_sizes",
+    "value_sample",
+    "value_table",
+]
 
 # Internal column names inside the engine; the user's names are restored locally.
 _T, _P, _W = "__sfm_y_true", "__sfm_y_pred", "__sfm_weight"
 _BAD_W, _BAD_SCORE, _BAD_ERR = "__sfm_bad_weight", "__sfm_bad_score", "__sfm_bad_error"
 _N, _SUM_W, _SUM_AE, _SUM_SE = "n_rows", "weight", "sum_abs_error", "sum_sq_error"
 _SUM_W2 = "sum_sq_weight"
+
+#: Most distinct predictions a distribution distance reads from an engine: a (group, value) table of at most
+#: groups x this many rows, collected locally.
+MAX_VALUES = 10_000
+_TOO_MANY_VALUES = (
+    "{key} compares the groups' distributions of prediction={column!r}, which holds {n:,} distinct values; "
+    "the engine returns one row per (group, value), so at most {limit:,} distinct values are read (the "
+    "distances are then exact). Bin the scores in the engine first, e.g. round them to 3 decimals "
+    "(polars: pl.col({column!r}).round(3); SQL/Spark: round({column}, 3)): the distances are then exact for "
+    "the binned scores, and rounding to a step s moves each score by at most s/2, so the 1-Wasserstein "
+    "distance moves by at most s; or collect the columns to pandas."
+)
 
 _NOT_NUMERIC = "{argument}={column!r} has dtype {dtype}; {why}, so it must be numeric."
 _BAD_ROWS = "{argument}={column!r} has {n} row(s) that are {what}; {fix}"
@@ -144,6 +164,48 @@ def error_table(frame: nw.LazyFrame, cols: Columns) -> pd.DataFrame:
     )
     table = _run(query, frame, cols)
     return table.rename(columns=dict(zip(sens, cols.sensitive, strict=True)))
+
+
+def value_table(frame: nw.LazyFrame, cols: Columns, key: str = "the measure") -> pd.DataFrame:
+    """The rows and summed weight of every (group, prediction value), from the engine; refused above ``MAX_VALUES``.
+
+    Two passes: the number of distinct predictions (so that a continuous column is
+    refused, naming how to bin it, before a table as large as the data is collected),
+    then the grouped sum. The rows of one value of one group are interchangeable for a
+    distribution function, so this table gives the distances exactly.
+    """
+    _require_numeric(frame, "prediction", cols.prediction, "distribution distances compare its values")
+    pred = nw.col(cols.prediction).cast(nw.Float64)
+    n_values = int(_run(frame.select(pred.n_unique().alias(_N)), frame, cols)[_N].iloc[0])
+    if n_values > MAX_VALUES:
+        raise ValueError(_TOO_MANY_VALUES.format(key=key, column=cols.prediction, n=n_values, limit=MAX_VALUES))
+    sens = _sensitive_names(cols)
+    select = [nw.col(c).alias(s) for c, s in zip(cols.sensitive, sens, strict=True)]
+    query = (
+        frame.select(*select, pred.alias(_P), *_weight_columns(frame, cols))
+        .group_by(*sens, _P, drop_null_keys=False)
+        .agg(nw.len().alias(_N), nw.col(_W).sum().alias(_SUM_W), nw.col(_BAD_W).sum())
+    )
+    table = _run(query, frame, cols)
+    return table.rename(columns=dict(zip(sens, cols.sensitive, strict=True)))
+
+
+def value_sample(table: pd.DataFrame, cols: Columns, *, groups: pd.Index | None = None,
+                 compare: bool = True) -> GroupedSample:
+    """A :func:`value_table` as the core's sample: one row per (group, value), weighing its summed weight.
+
+    Distribution distances fold rows into weighted (group, value) atoms, so this sample
+    gives the same distances as the rows themselves; a weighted sample keeps the rows
+    of each group, so a group whose weights are all 0 is told apart from an absent one.
+    """
+    _refuse_bad_rows(table, cols)
+    codes, index = _group_codes(table, cols, groups, compare)
+    weights = table[_SUM_W if cols.sample_weight is not None else _N].to_numpy(dtype=float)
+    values = table[_P].to_numpy(dtype=float)
+    sample = GroupedSample(np.zeros(values.size), values, codes, index, weights)
+    sample._cache["sizes"] = np.bincount(codes, weights=table[_N].to_numpy(dtype=float),
+                                         minlength=len(index)).astype(np.int64)
+    return sample
 
 
 def _refuse_bad_rows(table: pd.DataFrame, cols: Columns) -> None:

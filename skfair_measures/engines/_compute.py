@@ -26,12 +26,28 @@ import narwhals as nw
 import pandas as pd
 
 from .._protocol import Stats
-from .._stats import ConfusionStats, ErrorStats, SmallGroupPlan, resolve_sensitive, small_group_plan
+from .._stats import (
+    ConfusionStats,
+    ErrorStats,
+    GroupedSample,
+    SmallGroupPlan,
+    resolve_sensitive,
+    small_group_plan,
+)
 from .._together import evaluate_together
 from ..measures import Measure, MeasureBase, MeasureInputs, MeasureResult
 from ..registry import as_measures
+from ..regression import DistributionParity
 from . import _native
-from ._aggregate import confusion_stats, confusion_table, error_stats, error_table, group_sizes
+from ._aggregate import (
+    confusion_stats,
+    confusion_table,
+    error_stats,
+    error_table,
+    group_sizes,
+    value_sample,
+    value_table,
+)
 from ._frames import Columns, as_lazy, check_columns
 
 __all__ = ["compute_metrics", "evaluate_measures", "grouped_stats"]
@@ -42,9 +58,10 @@ _NEEDS_ROWS = (
     "data.collect()) and call skfair_measures.compute_metrics on the pandas DataFrame."
 )
 _NO_BASES = (
-    "{key} has no engine path yet: it compares the distributions of the predictions per group, so it reads "
-    "the rows themselves, while the engines compute confusion counts and error sums. Collect the columns to "
-    "pandas first (e.g. data.toPandas(), data.compute(), data.collect()) and call the measure on them: "
+    "{key} compares the distributions of the predictions per group: it reads a (group, value) table, not "
+    "confusion counts or error sums, so only its value is computed in the engine (evaluate_measures or "
+    "compute_metrics on the frame). For anything else, collect the columns to pandas first (e.g. "
+    "data.toPandas(), data.compute(), data.collect()) and call the measure on them: "
     "msr({key!r})(y_true, y_pred, sensitive_features=groups)."
 )
 _STATISTICS = ("confusion", "errors")
@@ -67,7 +84,7 @@ class _Engine:
 
     def __init__(self, data: Any, cols: Columns) -> None:
         self.data, self.frame, self.cols = data, as_lazy(data), cols
-        self._tables: dict[tuple, pd.DataFrame] = {}
+        self._tables: dict[tuple | str, pd.DataFrame] = {}
         self._stats: dict[tuple, ConfusionStats | ErrorStats] = {}
         self._plans: dict[tuple, SmallGroupPlan | None] = {}
         self.passes = 0
@@ -78,6 +95,13 @@ class _Engine:
             self._tables[key] = _engine_table(self.data, self.frame, self.cols, kind, key[1])
             self.passes += 1
         return self._tables[key]
+
+    def values(self, inputs: MeasureInputs, key: str = "the measure") -> GroupedSample:
+        """The (group, prediction value) table as the core's sample (one engine pass per declared groups)."""
+        if "values" not in self._tables:
+            self._tables["values"] = value_table(self.frame, self.cols, key)
+            self.passes += 1
+        return value_sample(self._tables["values"], self.cols, groups=inputs.groups, compare=inputs.needs_sensitive)
 
     def stats(self, kind: str, inputs: MeasureInputs, key: str = "the measure") -> ConfusionStats | ErrorStats:
         """The statistics for ``inputs``, small groups restricted as the core does (warning once per need)."""
@@ -283,11 +307,15 @@ def _in_engine_pass(
     ms: Sequence[MeasureBase], data: Any, target: Any, prediction: Any, sensitive: Any, sample_weight: Any
 ) -> dict[str, MeasureResult]:
     """The statistics computed in the frame's engine, one grouped pass per distinct need."""
-    needs = {m.key: _need(m) for m in ms}  # refuses row-based measures before any engine work
+    # refuses row-based measures before any engine work; distribution distances read a (group, value) table
+    needs = {m.key: _need(m) for m in ms if not isinstance(m, DistributionParity)}
     engine = _Engine(data, check_columns(as_lazy(data), target, prediction, sensitive, sample_weight))
     local: dict[tuple, dict[str, ConfusionStats | ErrorStats]] = {}
     out = {}
     for m in ms:
+        if isinstance(m, DistributionParity):
+            out[m.key] = m.evaluate_sample(engine.values(m.inputs, m.key))
+            continue
         need = needs[m.key]
         if need not in local:
             local[need] = {kind: engine.stats(kind, m.inputs, m.key) for kind in need[0]}
