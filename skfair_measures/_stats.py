@@ -33,6 +33,7 @@ from ._groups import (
     resolve_sensitive,
 )
 from ._labels import (
+    Factorized,
     _check_label_values,
     _distinct,
     _positive_label,
@@ -40,6 +41,7 @@ from ._labels import (
     check_labels,
     class_codes,
     class_index,
+    factorized_labels,
     implied_positive,
 )
 from ._small_groups import (
@@ -105,7 +107,8 @@ class GroupedSample:
     def labels01(self, pos_label: Any = None) -> tuple[np.ndarray, np.ndarray]:
         key = ("labels", pos_label)
         if key not in self._cache:
-            t, p, _ = binarize_labels(self.y_true, self.y_pred, pos_label, self._distinct_labels(), self.labels)
+            t, p, _ = binarize_labels(self.y_true, self.y_pred, pos_label, self._distinct_labels(), self.labels,
+                                      factorized=self._factorized())
             self._cache[key] = (t, p)
         return self._cache[key]
 
@@ -193,9 +196,10 @@ class GroupedSample:
     def class_codes(self) -> tuple[np.ndarray, np.ndarray]:
         """Codes ``0..K-1`` of y_true and y_pred in :meth:`classes` (validated, cached)."""
         if "class_codes" not in self._cache:
-            _check_label_values(self.y_true, self.y_pred)
+            factorized = self._factorized()
+            _check_label_values(self.y_true, self.y_pred, factorized)
             self._check_cells()
-            self._cache["class_codes"] = class_codes(self.y_true, self.y_pred, self.classes())
+            self._cache["class_codes"] = class_codes(self.y_true, self.y_pred, self.classes(), factorized)
         return self._cache["class_codes"]
 
     def _check_cells(self) -> None:
@@ -251,10 +255,21 @@ class GroupedSample:
         return self._cache["errors"]
 
     def _distinct_labels(self) -> tuple[np.ndarray, np.ndarray]:
-        """Distinct values of y_true and y_pred (cached)."""
+        """Distinct values of y_true and y_pred (cached; object arrays: from their one factorisation)."""
         if "distinct" not in self._cache:
-            self._cache["distinct"] = (_distinct(self.y_true), _distinct(self.y_pred))
+            ft, fp = self._factorized()
+            self._cache["distinct"] = (
+                _distinct(self.y_true) if ft is None else ft[1],
+                _distinct(self.y_pred) if fp is None else fp[1],
+            )
         return self._cache["distinct"]
+
+    def _factorized(self) -> tuple[Factorized, Factorized]:
+        """:func:`factorized_labels` of y_true and y_pred (cached): codes and distinct labels of object arrays."""
+        if "factorized" not in self._cache:
+            self._cache["factorized"] = (factorized_labels(self.y_true, "y_true"),
+                                         factorized_labels(self.y_pred, "y_pred"))
+        return self._cache["factorized"]
 
     def _binary01(self) -> bool:
         """Whether both label arrays are integer or boolean with values in {0, 1}."""

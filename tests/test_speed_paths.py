@@ -355,3 +355,41 @@ def test_class_weights_draw_exact_cell_sums_without_atoms(monkeypatch):
     np.testing.assert_array_equal(per_row, np.round(per_row))
     np.testing.assert_array_equal(per_row.reshape(200, 5, 4).sum(axis=-1), np.broadcast_to(np.bincount(g), (200, 5)))
     assert np.isfinite(sfm.bootstrap(m, y, p, sensitive_features=g, sample_weight=w, n_boot=50).draws).all()
+
+
+# --- object strings: one factorisation finds the missing values, the distinct labels and the codes -----
+
+
+@pytest.mark.parametrize("missing", [None, np.nan, pd.NA])
+def test_object_labels_with_a_missing_value_are_refused_naming_its_position(missing):
+    y = np.array(["no", "yes", "yes", "no"], dtype=object)
+    p = y.copy()
+    p[2] = missing
+    with pytest.raises(ValueError, match=r"y_pred has 1 missing value\(s\) \(NaN/None\), first at position 2"):
+        sfm.msr("fairness.tpr", pos_label="yes")(y, p, sensitive_features=[0, 0, 1, 1])
+    with pytest.raises(ValueError, match=r"y_true has 1 missing value\(s\).*position 2"):
+        sfm.msr("classif.acc")(p, y, sensitive_features=[0, 0, 1, 1])  # K x K counts of the classes
+
+
+@pytest.mark.parametrize("missing", [None, np.nan])
+def test_object_groups_with_a_missing_value_are_refused(missing):
+    g = np.array(["a", "b", missing, "b"], dtype=object)
+    with pytest.raises(ValueError, match=r"sensitive feature .* has 1 missing value\(s\)"):
+        sfm.msr("fairness.acc")([0, 1, 1, 0], [0, 1, 0, 0], sensitive_features=g)
+
+
+def test_object_strings_give_the_counts_groups_and_classes_of_their_categorical():
+    rng = np.random.default_rng(12)
+    names = np.array(["b", "a", "c", "d"], dtype=object)
+    t, p, g = names[rng.integers(0, 3, 500)], names[rng.integers(0, 4, 500)], names[rng.integers(0, 4, 500)]
+    plain = check_inputs(t, p, g)
+    cat = check_inputs(*(pd.Categorical(x) for x in (t, p, g)))
+    assert plain.groups.tolist() == ["a", "b", "c", "d"] and plain.groups.equals(cat.groups)
+    np.testing.assert_array_equal(plain.group_codes, cat.group_codes)
+    assert plain.classes().tolist() == cat.classes().tolist() == ["a", "b", "c", "d"]
+    np.testing.assert_array_equal(plain.multiclass().counts, cat.multiclass().counts)
+    np.testing.assert_array_equal(plain.confusion("c").counts, cat.confusion("c").counts)
+    expected = np.zeros((4, 2, 2))
+    is_c = [(x == "c").astype(int) for x in (t, p)]
+    np.add.at(expected, (pd.Index(names[[1, 0, 2, 3]]).get_indexer(g), *is_c), 1)
+    np.testing.assert_array_equal(plain.confusion("c").counts, expected)
