@@ -29,7 +29,6 @@ from .._protocol import Stats
 from .._stats import (
     ConfusionStats,
     ErrorStats,
-    GroupedSample,
     SmallGroupPlan,
     resolve_sensitive,
     small_group_plan,
@@ -40,6 +39,7 @@ from ..registry import as_measures
 from ..regression import DistributionParity
 from . import _native
 from ._aggregate import (
+    binning_bounds,
     confusion_stats,
     confusion_table,
     error_stats,
@@ -84,7 +84,8 @@ class _Engine:
 
     def __init__(self, data: Any, cols: Columns) -> None:
         self.data, self.frame, self.cols = data, as_lazy(data), cols
-        self._tables: dict[tuple | str, pd.DataFrame] = {}
+        self._tables: dict[tuple, pd.DataFrame] = {}
+        self._widths: dict[int | None, float | None] = {}
         self._stats: dict[tuple, ConfusionStats | ErrorStats] = {}
         self._plans: dict[tuple, SmallGroupPlan | None] = {}
         self.passes = 0
@@ -96,12 +97,30 @@ class _Engine:
             self.passes += 1
         return self._tables[key]
 
-    def values(self, inputs: MeasureInputs, key: str = "the measure") -> GroupedSample:
-        """The (group, prediction value) table as the core's sample (one engine pass per declared groups)."""
-        if "values" not in self._tables:
-            self._tables["values"] = value_table(self.frame, self.cols, key)
+    def distribution(self, m: DistributionParity) -> MeasureResult:
+        """A distribution distance from the (group, prediction value) table (one table per ``bins``).
+
+        Exact up to ``_aggregate.MAX_VALUES`` distinct predictions; above, with the measure's
+        ``bins``, from bin centres, the error bound in ``result.attrs``.
+        """
+        if ("values", m.bins) not in self._tables:
+            self._tables["values", m.bins], self._widths[m.bins] = value_table(self.frame, self.cols, m.key, m.bins)
             self.passes += 1
-        return value_sample(self._tables["values"], self.cols, groups=inputs.groups, compare=inputs.needs_sensitive)
+        table, width = self._tables["values", m.bins], self._widths[m.bins]
+        sample = value_sample(table, self.cols, groups=m.inputs.groups, compare=m.inputs.needs_sensitive)
+        res = m.evaluate_sample(sample)
+        if width is not None:
+            bound = binning_bounds(sample, width)[m.distance]
+            res.attrs.update(
+                binned=True, bins=m.bins, bin_width=width, error_bound=bound,
+                approximation=(
+                    f"predictions binned into {m.bins} equal-width bins of width {width:.6g} (too many distinct "
+                    f"values to read exactly): the value is within {bound:.6g} of the exact one ("
+                    + ("Kolmogorov-Smirnov: below it by at most the largest share of one group's mass in one bin)"
+                       if m.distance == "ks" else "1-Wasserstein: each group's mass moved by at most half a bin)")
+                ),
+            )
+        return res
 
     def stats(self, kind: str, inputs: MeasureInputs, key: str = "the measure") -> ConfusionStats | ErrorStats:
         """The statistics for ``inputs``, small groups restricted as the core does (warning once per need)."""
@@ -314,7 +333,7 @@ def _in_engine_pass(
     out = {}
     for m in ms:
         if isinstance(m, DistributionParity):
-            out[m.key] = m.evaluate_sample(engine.values(m.inputs, m.key))
+            out[m.key] = engine.distribution(m)
             continue
         need = needs[m.key]
         if need not in local:
