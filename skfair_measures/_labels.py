@@ -268,7 +268,10 @@ def binarize_labels(
         if done is not None:  # each distinct label compared once, as ``arr == pos`` compares each row
             is_pos = np.array([bool(u == pos) for u in done[1]], dtype=np.intp)
             return is_pos[done[0]]
-        return np.asarray(arr == pos, dtype=np.intp)
+        try:
+            return np.asarray(arr == pos, dtype=np.intp)
+        except OverflowError:  # pos outside the array's dtype (a uint64 label, boolean array): no row equals it
+            return np.zeros(arr.shape, dtype=np.intp)
 
     return codes(y_true, factorized[0]), codes(y_pred, factorized[1]), pos
 
