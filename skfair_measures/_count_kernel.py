@@ -57,21 +57,23 @@ def count(  # pragma: no cover - compiled by numba
 
 @njit(cache=True, nogil=True)
 def weighted_cells(  # pragma: no cover - compiled by numba
-    g: np.ndarray, t: np.ndarray, p: np.ndarray, k: int, w: np.ndarray, out: np.ndarray
+    g: np.ndarray, g_lo: int, t: np.ndarray, p: np.ndarray, lo: int, k: int, w: np.ndarray, out: np.ndarray
 ) -> None:
-    """Per cell ``(g * k + t) * k + p``: rows, sum of ``w``, sum of ``w**2``, rows unlike the cell's first weight.
+    """Per cell ``((g - g_lo) * k + t - lo) * k + p - lo``: rows, sum of ``w``, of ``w**2``, rows unlike its first.
 
-    ``out`` has shape ``(cells, 4)`` and starts at zero. The weighted confusion counts
-    of a validated sample (codes ``0..``, in range): the rows and summed weight of every
-    cell for the point value; the summed squared weight and whether a cell's weights all
-    match for the weighted bootstrap's per-cell draws; without the flat cell index NumPy
-    needs first (three elementwise passes) nor a bincount per sum. The weights are added
-    in row order, as ``np.bincount`` adds them: the same sums to the last bit.
+    ``out`` has shape ``(cells, 4)`` and starts at zero; every value must lie in the
+    ranges it covers (codes with ``g_lo = lo = 0``, or raw values with the bounds of
+    :func:`bounds`, as :func:`count` takes them). The weighted confusion counts: the
+    rows and summed weight of every cell for the point value; the summed squared weight
+    and whether a cell's weights all match for the weighted bootstrap's per-cell draws.
+    No flat cell index (NumPy's three elementwise passes) nor a bincount per sum. The
+    weights are added in row order, as ``np.bincount`` adds them: the same sums to the
+    last bit.
     """
     kk = k * k
     first = np.empty(out.shape[0])
     for i in range(g.size):
-        c = np.intp(g[i]) * kk + np.intp(t[i]) * k + np.intp(p[i])
+        c = np.uint64((g[i] - g_lo) * kk + (t[i] - lo) * k + (p[i] - lo))
         x = w[i]
         if out[c, 0] == 0.0:
             first[c] = x

@@ -146,12 +146,29 @@ class GroupedSample:
 
     def _moments(self, multi: bool, pos_label: Any) -> np.ndarray:
         key = ("moments", "classes") if multi else ("moments", pos_label)
+        if key not in self._cache and not multi and ("moments", "classes") in self._cache:
+            binary = self._binary_from_class_moments(pos_label)
+            if binary is not None:
+                self._cache[key] = binary
         if key not in self._cache:
             t, p = self.class_codes() if multi else self.labels01(pos_label)
             k = len(self.classes()) if multi else 2
             w = np.ones(t.size) if self.sample_weight is None else self.sample_weight
             self._cache[key] = _weighted_cells(self.group_codes, t, p, self.n_groups, k, w)
         return self._cache[key]
+
+    def _binary_from_class_moments(self, pos_label: Any) -> np.ndarray | None:
+        """The binary cell moments read from those of two classes (the integer path), else None.
+
+        With two classes the positive one against the rest is the class axis itself, or
+        both axes reversed: the same cells, so the same sums.
+        """
+        classes = self.classes()
+        if len(classes) != 2:
+            return None
+        pos = _positive_label(pos_label, *self._distinct_labels(), self.labels)  # the checks labels01 makes
+        cells = self._cache["moments", "classes"].reshape(self.n_groups, 2, 2, 4)
+        return (cells if pos == classes[1] else cells[:, ::-1, ::-1]).reshape(-1, 4)
 
     def _weighted_counts(self, multi: bool, pos_label: Any) -> tuple[np.ndarray, np.ndarray]:
         """Weighted counts ``(n_groups, K, K)`` and rows per group, read from the cell moments."""
@@ -398,8 +415,8 @@ def _validated(
         raise ValueError("y_true is empty; a measure needs at least one sample per group.")
     cols = _checked_columns(sensitive_features, t.size, "sensitive_features")
     w = _check_weight(sample_weight, t.size)
-    if groups is None and w is None:
-        sample = _integer_sample(cols, t, p, compare_groups)
+    if groups is None and (w is None or labels is None):
+        sample = _integer_sample(cols, t, p, compare_groups, w)
         if sample is not None:
             sample.labels = labels  # the counts over the classes seen widen to the declared ones
             return sample
@@ -411,7 +428,8 @@ def _validated(
 
 
 def _integer_sample(
-    cols: list[tuple[str, Any]], t: np.ndarray, p: np.ndarray, compare_groups: bool = True
+    cols: list[tuple[str, Any]], t: np.ndarray, p: np.ndarray, compare_groups: bool = True,
+    w: np.ndarray | None = None,
 ) -> GroupedSample | None:
     """The validated sample of integer (or boolean) groups and labels, from one ``np.bincount``.
 
@@ -421,12 +439,14 @@ def _integer_sample(
     (group, true, predicted) cell holds: no separate pass per array to find its
     levels. The sample it returns holds the same codes, groups and statistics as the
     general path (factorise, then count), which ``tests/test_speed_paths.py`` checks;
-    None when the inputs do not qualify.
+    None when the inputs do not qualify. Weighted samples take it only through the
+    compiled kernel (large inputs, numba installed): the same pass then also sums
+    ``w`` and ``w**2`` per cell (:meth:`GroupedSample.cell_moments`).
     """
     if len(cols) != 1 or not (_is_integer(cols[0][1]) and _same_label_kind(t, p)):
         return None
     name, g = cols[0]
-    raw = _RawCounts.of(g, t, p)
+    raw = _RawCounts.of(g, t, p, w)
     if raw is None:
         return None
     counts, g_lo, lo = raw.counts, raw.g_lo, raw.lo
@@ -436,13 +456,17 @@ def _integer_sample(
     codes = _codes_from_offsets(g, g_lo, counts.shape[0], g_idx)
     if g_idx.size < 2 and compare_groups:
         _check_two_groups(codes, index, "sensitive_features")
-    sample = GroupedSample(t, p, codes, index)
+    sample = GroupedSample(t, p, codes, index, w)
+    if raw.moments is not None:  # per (group, class, class) cell of the classes seen
+        cells = raw.moments.reshape(*counts.shape, 4)[np.ix_(g_idx, c_idx, c_idx)]
+        sample._cache["moments", "classes"] = cells.reshape(-1, 4)
     sample._cache["distinct"] = (
         _present_levels(np.flatnonzero(t_rows), lo, t.dtype),
         _present_levels(np.flatnonzero(p_rows), lo, p.dtype),
     )
     sample._cache["sizes"] = sizes[g_idx]
-    sample._cache["class_counts"] = counts[np.ix_(g_idx, c_idx, c_idx)]
+    if w is None:
+        sample._cache["class_counts"] = counts[np.ix_(g_idx, c_idx, c_idx)]
     return sample
 
 
@@ -509,7 +533,7 @@ def _weighted_cells(g: np.ndarray, t: np.ndarray, p: np.ndarray, n_groups: int, 
     kernel = _compiled_kernel() if g.size >= _COMPILED_ROWS and _compilable(g, t, p) else None
     if kernel is not None:
         out = np.zeros((n_cells, 4))
-        kernel.weighted_cells(_as_integer(g), _as_integer(t), _as_integer(p), k, w, out)
+        kernel.weighted_cells(_as_integer(g), 0, _as_integer(t), _as_integer(p), 0, k, w, out)
         return out
     cell = (np.asarray(g, dtype=np.intp) * k + t) * k + p
     first = np.zeros(n_cells)
@@ -538,9 +562,11 @@ class _RawCounts:
     counts: np.ndarray
     g_lo: int
     lo: int
+    #: Weighted: rows, ``w``, ``w**2`` and rows unlike the first weight per raw cell, shape ``(cells, 4)``.
+    moments: np.ndarray | None = None
 
     @classmethod
-    def of(cls, g: np.ndarray, t: np.ndarray, p: np.ndarray) -> _RawCounts | None:
+    def of(cls, g: np.ndarray, t: np.ndarray, p: np.ndarray, w: np.ndarray | None = None) -> _RawCounts | None:
         """The counts over the value ranges; None if even the exact ranges are too wide to count.
 
         Large inputs are counted by the compiled kernel when numba is installed (exact
@@ -549,18 +575,25 @@ class _RawCounts:
         """
         kernel = _compiled_kernel() if t.size >= _COMPILED_ROWS and _compilable(g, t, p) else None
         if kernel is not None:
-            return cls._compiled(kernel, *(_as_integer(v) for v in (g, t, p)))
+            return cls._compiled(kernel, *(_as_integer(v) for v in (g, t, p)), w)
+        if w is not None:
+            return None  # weighted without the kernel: the general path (codes, then one bincount per sum)
         raw = cls._count(g, t, p, exact=False)
         return raw if raw is not None else cls._count(g, t, p, exact=True)
 
     @classmethod
-    def _compiled(cls, kernel: Any, g: np.ndarray, t: np.ndarray, p: np.ndarray) -> _RawCounts | None:
+    def _compiled(cls, kernel: Any, g: np.ndarray, t: np.ndarray, p: np.ndarray,
+                  w: np.ndarray | None = None) -> _RawCounts | None:
         """Exact ranges from one compiled pass, then every row counted in a second (no cell index array)."""
         g_lo, g_hi, t_lo, t_hi, p_lo, p_hi = (int(v) for v in kernel.bounds(g, t, p))
         lo, hi = min(t_lo, p_lo), max(t_hi, p_hi)
         n_g, n_c = g_hi - g_lo + 1, hi - lo + 1
         if n_g * n_c * n_c > _range_limit(t.size):
             return None
+        if w is not None:
+            moments = np.zeros((n_g * n_c * n_c, 4))
+            kernel.weighted_cells(g, g_lo, t, p, lo, n_c, w, moments)
+            return cls(moments[:, 0].astype(np.intp).reshape(n_g, n_c, n_c), g_lo, lo, moments)
         counts = np.zeros((n_g, n_c, n_c), dtype=np.intp)
         kernel.count(g, g_lo, t, p, lo, n_c, counts.reshape(-1))
         return cls(counts, g_lo, lo)

@@ -393,3 +393,24 @@ def test_object_strings_give_the_counts_groups_and_classes_of_their_categorical(
     is_c = [(x == "c").astype(int) for x in (t, p)]
     np.add.at(expected, (pd.Index(names[[1, 0, 2, 3]]).get_indexer(g), *is_c), 1)
     np.testing.assert_array_equal(plain.confusion("c").counts, expected)
+
+
+@pytest.mark.parametrize("labels", [(0, 1), (-1, 1), (3, 7)])
+def test_weighted_integer_path_gives_the_general_counts_for_every_positive_label(labels, monkeypatch):
+    from skfair_measures import _stats
+
+    y, p, g, rng = _big(13, n_groups=4)
+    y, p = np.array(labels)[y], np.array(labels)[p]
+    w = rng.random(BIG) + 0.5
+    w[g == 3] = 0.0  # a group whose rows all weigh 0: present, weightless
+    fast = check_inputs(y, p, g, w)
+    assert ("moments", "classes") in fast._cache  # counted with the groups, in one compiled pass
+    poss = [labels[0], labels[1]] + ([None] if labels != (3, 7) else [])
+    got = {pos: fast.confusion(pos) for pos in poss}
+    monkeypatch.setattr(_stats, "_compiled_kernel", lambda: None)
+    plain = check_inputs(y.copy(), p.copy(), g.copy(), w.copy())
+    for pos in poss:
+        np.testing.assert_array_equal(got[pos].counts, plain.confusion(pos).counts)
+        np.testing.assert_array_equal(got[pos].rows, plain.confusion(pos).rows)
+    np.testing.assert_array_equal(fast.weightless(), [False, False, False, True])
+    np.testing.assert_array_equal(fast.multiclass().counts, plain.multiclass().counts)
