@@ -224,7 +224,7 @@ class _RowCells:
         return self.group_codes.size
 
     def moments(self) -> np.ndarray:
-        """Rows, summed ``w`` and summed ``w**2`` per confusion cell: the sample's, shared with its point count."""
+        """Rows, summed ``w``, summed ``w**2``, rows unlike the first weight, per cell: shared with the point count."""
         return self._data.cell_moments(self._pos)
 
     def level_atoms(self, levels: np.ndarray) -> np.ndarray | None:
