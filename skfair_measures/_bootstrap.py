@@ -7,18 +7,30 @@ is one multinomial draw of ``n_g`` samples over the group's four cells, so all
 replicates come from one vectorised call, whatever the number of rows. Weighted
 data and regression measures are just as exact: rows adding the same values to the
 same cell are interchangeable ("atoms"), so a replicate is one multinomial draw over
-a group's distinct (cell, weight) atoms. That is as fast as the unweighted case when
-weights take few values. With continuous weights every row is an atom; confusion counts
-then take a per-cell compound draw (:func:`_compound_sums`: exact cell occupancies,
-each cell's summed weight drawn from its sums of ``w`` and ``w**2``; exact for cells of
-a few rows, approximate beyond the first two moments for larger ones), and regression
-sums resample the rows (one weighted ``np.bincount`` per replicate). Wrapped
+a group's distinct (cell, weight) atoms. Confusion counts are routed by the one
+compiled pass that also gives the point value (:meth:`GroupedSample.cell_moments`: rows,
+``w``, ``w**2`` and whether a cell's weights all match, per cell):
+
+- every cell's weights equal (class weights, weights by group and class): a cell's sum
+  is its drawn rows times its weight, so the per-cell draw of :func:`_compound_sums`
+  is exact and costs what the unweighted bootstrap does;
+- weights of few values mixed within cells (frequency weights): exact atoms, counted
+  per (cell, weight) in one pass when the probe of the rows shows at most
+  ``_FEW_LEVELS`` values;
+- continuous weights (every row an atom): the per-cell compound draw (exact cell
+  occupancies, each cell's summed weight drawn from its sums of ``w`` and ``w**2``;
+  exact for cells of a few rows, approximate beyond the first two moments for larger
+  ones).
+
+Regression sums with continuous weights resample the rows (one weighted
+``np.bincount`` per replicate). Wrapped
 scikit-learn metrics, which need the rows, recompute the measure on each replicate.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import warnings
 from typing import Any
 
@@ -26,7 +38,15 @@ import numpy as np
 import pandas as pd
 
 from ._protocol import Measure, prepared
-from ._stats import _COMPILED_ROWS, ConfusionStats, ErrorStats, GroupedSample, _compiled_kernel
+from ._stats import (
+    _COMPILED_ROWS,
+    ConfusionStats,
+    ErrorStats,
+    GroupedSample,
+    _as_integer,
+    _compilable,
+    _compiled_kernel,
+)
 from .registry import as_measures
 from .results import MeasureResult, ReplicatesResult, check_prob, plain, replicate_se
 
@@ -149,8 +169,11 @@ def _statistics_kind(measure: Measure) -> str | None:
 def _row_draws(measure: Measure, data: GroupedSample, pos: Any, kind: str, n_boot: int, rng: Any) -> np.ndarray:
     """Exact stratified replicates of weighted counts (or regression sums), all evaluated at once."""
     cells = _RowCells(data, pos, kind)
-    atoms = _Atoms(cells)
-    if atoms.cheaper_than_rows(cells.flat.size):
+    if cells.kind == "confusion" and not cells.moments()[:, 3].any():
+        # every cell's weights are equal (unweighted, class weights, weights by group and class):
+        # the per-cell draw is exact and as fast as the unweighted bootstrap, so no atoms are sought
+        sums = _compound_sums(cells, n_boot, rng)
+    elif (atoms := _Atoms(cells)).cheaper_than_rows(cells.n_rows):
         sums = atoms.replicate_sums(n_boot, rng)
     elif cells.kind == "confusion":
         sums = _compound_sums(cells, n_boot, rng)
@@ -186,8 +209,38 @@ class _RowCells:
             self.values = np.stack([w, w * np.abs(err), w * err * err], axis=-1)
             return
         self.kind, self.k, self.cells_per_group = "confusion", k, k * k
-        self.flat = (data.group_codes.astype(np.intp) * k + t) * k + p
+        self._codes = (t, p)
         self.values = w[:, None]
+        self._data, self._pos = data, pos
+
+    @functools.cached_property
+    def flat(self) -> np.ndarray:
+        """The flat cell index of every row (built when a path needs the rows, not for per-cell draws)."""
+        t, p = self._codes
+        return (self.group_codes.astype(np.intp) * self.k + t) * self.k + p
+
+    @property
+    def n_rows(self) -> int:
+        return self.group_codes.size
+
+    def moments(self) -> np.ndarray:
+        """Rows, summed ``w``, summed ``w**2``, rows unlike the first weight, per cell: shared with the point count."""
+        return self._data.cell_moments(self._pos)
+
+    def level_atoms(self, levels: np.ndarray) -> np.ndarray | None:
+        """Rows per (cell, weight) ``(cells, levels)`` if every weight is one of the sorted ``levels``, else None."""
+        t, p = self._codes
+        g, w = self.group_codes, self.values[:, 0]
+        n_cells = self.n_groups * self.cells_per_group
+        kernel = _compiled_kernel() if g.size >= _COMPILED_ROWS and _compilable(g, t, p) else None
+        if kernel is not None:
+            out = np.zeros((n_cells, levels.size), dtype=np.int64)
+            ok = kernel.level_cells(_as_integer(g), _as_integer(t), _as_integer(p), self.k, w, levels, out)
+            return out if ok else None
+        at = np.minimum(np.searchsorted(levels, w), levels.size - 1)
+        if not np.array_equal(levels[at], w):
+            return None
+        return np.bincount(self.flat * levels.size + at, minlength=n_cells * levels.size).reshape(n_cells, -1)
 
     def stats(self, sums: np.ndarray) -> ConfusionStats | ErrorStats:
         """Statistics with a leading replicate axis from sums of shape (n_boot, cells, values)."""
@@ -206,29 +259,22 @@ class _Atoms:
     A stratified replicate draws ``n_g`` rows of group ``g``; how many land on each
     atom is multinomial with the atoms' row shares, so a replicate costs one draw
     per atom instead of one per row. This is exact, and fast whenever weights take
-    few distinct values (unweighted data, class or frequency weights); with
-    continuous weights every row is its own atom and the rows are resampled instead.
+    few distinct values (frequency weights); with continuous weights every row is
+    its own atom and other draws are made (see the module docstring).
     """
 
     #: Largest block of multinomial draws (replicates x groups x atoms) held at once.
     block = 4_000_000
 
     def __init__(self, cells: _RowCells) -> None:
-        atom_of_row = None
-        if not _many_values(cells.values):
-            atom_of_row = _atom_codes(cells.flat, cells.values, limit=cells.flat.size // 4)
         self.n_groups, self.cells_per_group = cells.n_groups, cells.cells_per_group
-        self.width = cells.flat.size  # too many atoms: resample rows
-        if atom_of_row is None:
+        self.width = cells.n_rows  # too many atoms: resample rows
+        found = _distinct_atoms(cells)
+        if found is None:
             return
-        n_atoms = int(atom_of_row.max()) + 1
-        first = np.empty(n_atoms, dtype=np.intp)
-        first[atom_of_row[::-1]] = np.arange(atom_of_row.size)[::-1]  # a row of each atom
-        mult = np.bincount(atom_of_row, minlength=n_atoms)
-        order = np.argsort(cells.flat[first], kind="stable")  # atoms of one group together
-        first, mult = first[order], mult[order]
-        flat = cells.flat[first]
-        uniq = np.column_stack([flat, cells.values[first]])
+        flat, values, mult = found
+        order = np.argsort(flat, kind="stable")  # atoms of one group together
+        flat, values, mult = flat[order], values[order], mult[order]
         group = flat // cells.cells_per_group
         sizes = np.bincount(group, minlength=cells.n_groups)
         self.width = int(sizes.max()) if sizes.size else 0
@@ -239,8 +285,8 @@ class _Atoms:
         self.n = np.bincount(group, weights=mult, minlength=cells.n_groups).astype(np.int64)
         self.p = np.zeros((cells.n_groups, self.width))
         self.p[group, col] = mult / self.n[group]
-        self.values = np.zeros((cells.n_groups, self.width, uniq.shape[1] - 1))
-        self.values[group, col] = uniq[:, 1:]
+        self.values = np.zeros((cells.n_groups, self.width, values.shape[1]))
+        self.values[group, col] = values
         self.cell = np.zeros((cells.n_groups, self.width), dtype=np.intp)
         self.cell[group, col] = flat % cells.cells_per_group
 
@@ -264,18 +310,38 @@ class _Atoms:
 
 #: Rows looked at, and distinct values among them, that mark a value column as continuous.
 _PROBE_ROWS, _PROBE_DISTINCT = 16_384, 4_096
+#: Most distinct weights (in the probe) tried as levels of the (cell, weight) count: a linear scan per row.
+_FEW_LEVELS = 32
 
 
-def _many_values(values: np.ndarray) -> bool:
-    """Whether a column of ``values`` certainly takes more than ``_PROBE_DISTINCT`` distinct values.
+def _distinct_atoms(cells: _RowCells) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The distinct (cell, values) atoms: their cell, values and rows; None if there are too many to pay.
 
-    Looking at evenly spaced rows costs microseconds, where factorising a million
-    continuous weights only to find a million atoms costs tens of milliseconds.
-    Then atoms do not pay (continuous weights), and the rows are not factorised.
+    Weights of few values (class or frequency weights, seen in a probe of the rows) are
+    counted per (cell, weight) in one pass (:meth:`_RowCells.level_atoms`) when every
+    row's weight is among the probe's; other columns are factorised unless the probe
+    already shows them continuous.
     """
-    step = max(1, values.shape[0] // _PROBE_ROWS)
-    probe = values[::step]
-    return any(np.unique(probe[:, j]).size > _PROBE_DISTINCT for j in range(values.shape[1]))
+    probe = [np.unique(col) for col in _probe(cells.values).T]
+    if cells.kind == "confusion" and probe[0].size <= _FEW_LEVELS:
+        table = cells.level_atoms(probe[0])
+        if table is not None:
+            cell, level = np.nonzero(table)
+            return cell, probe[0][level][:, None], table[cell, level]
+    if any(u.size > _PROBE_DISTINCT for u in probe):
+        return None  # continuous: factorising a million values only to find a million atoms costs tens of ms
+    atom_of_row = _atom_codes(cells.flat, cells.values, limit=cells.n_rows // 4)
+    if atom_of_row is None:
+        return None
+    n_atoms = int(atom_of_row.max()) + 1
+    first = np.empty(n_atoms, dtype=np.intp)
+    first[atom_of_row[::-1]] = np.arange(atom_of_row.size)[::-1]  # a row of each atom
+    return cells.flat[first], cells.values[first], np.bincount(atom_of_row, minlength=n_atoms)
+
+
+def _probe(values: np.ndarray) -> np.ndarray:
+    """Evenly spaced rows of ``values``: microseconds to look at, enough to tell few values from many."""
+    return values[:: max(1, values.shape[0] // _PROBE_ROWS)]
 
 
 def _atom_codes(flat: np.ndarray, values: np.ndarray, limit: int) -> np.ndarray | None:
@@ -333,11 +399,11 @@ def _compound_sums(cells: _RowCells, n_boot: int, rng: np.random.Generator) -> n
     """
     n_cells = cells.n_groups * cells.cells_per_group
     w = cells.values[:, 0]
-    size, total, total_sq = _cell_moments(cells.flat, w, n_cells)
+    size, total, total_sq, unlike = cells.moments().T
     mean = np.divide(total, size, out=np.zeros(n_cells), where=size > 0)
     square = np.divide(total_sq, size, out=np.zeros(n_cells), where=size > 0)
     var = np.maximum(square - mean**2, 0.0)
-    var[var <= 1e-12 * mean**2] = 0.0  # equal weights up to rounding: a point mass, as drawn exactly
+    var[unlike == 0] = 0.0  # all the cell's weights equal: a point mass, exactly
     per_group = size.reshape(cells.n_groups, cells.cells_per_group)
     n = per_group.sum(axis=1)
     p = np.divide(per_group, n[:, None], out=np.zeros_like(per_group), where=n[:, None] > 0)
@@ -350,17 +416,6 @@ def _compound_sums(cells: _RowCells, n_boot: int, rng: np.random.Generator) -> n
     if small.size:
         sums[:, small] = _exact_cell_sums(cells.flat, w, small, occupancy[:, small], rng)
     return sums[..., None]
-
-
-def _cell_moments(flat: np.ndarray, w: np.ndarray, n_cells: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows, summed weight and summed squared weight of every cell (compiled in one pass when numba is there)."""
-    kernel = _compiled_kernel() if flat.size >= _COMPILED_ROWS else None
-    if kernel is None:
-        return (np.bincount(flat, minlength=n_cells).astype(float), np.bincount(flat, weights=w, minlength=n_cells),
-                np.bincount(flat, weights=w * w, minlength=n_cells))
-    out = np.zeros((n_cells, 3))
-    kernel.cell_moments(flat, w, out)
-    return out[:, 0], out[:, 1], out[:, 2]
 
 
 def _exact_cell_sums(flat: np.ndarray, w: np.ndarray, small: np.ndarray, occupancy: np.ndarray,

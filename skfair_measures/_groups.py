@@ -110,12 +110,7 @@ def _sensitive_columns(
     cols = _named_columns(sensitive_features)
     if not cols:
         raise ValueError("sensitive_features has no columns.")
-    out = []
-    for name, col in cols:
-        values = _column_values(col)
-        _refuse_missing_groups(name, values)
-        out.append((name, values))
-    return out
+    return [(name, _refuse_missing_groups(name, _column_values(col))) for name, col in cols]
 
 
 def _named_columns(sensitive_features: Any) -> list[tuple[str, Any]]:
@@ -152,11 +147,23 @@ def _column_values(col: Any) -> np.ndarray | pd.api.extensions.ExtensionArray:
     return np.asarray(col)
 
 
-def _refuse_missing_groups(name: str, values: Any) -> None:
+def _refuse_missing_groups(name: str, values: Any) -> Any:
+    """The column's values, refused if any is missing; a NumPy object array comes back as its Categorical.
+
+    An object array holds a pointer per row to a Python object: looking for missing
+    values (``pd.isna``) and then factorising would visit every object twice. One
+    sorted ``pd.factorize`` does both (a missing value gets the code -1), and its codes
+    travel on as a Categorical, which encoding reads without hashing again.
+    """
     if isinstance(values, pd.Categorical):
         missing = values.codes < 0
     elif isinstance(values, np.ndarray) and values.dtype.kind in "iub":
-        return  # integer and boolean arrays cannot hold missing values
+        return values  # integer and boolean arrays cannot hold missing values
+    elif isinstance(values, np.ndarray) and values.dtype == object:
+        codes, uniques = pd.factorize(values, sort=True)
+        missing = codes < 0
+        if not missing.any():
+            return pd.Categorical.from_codes(codes, categories=pd.Index(uniques), validate=False)
     else:
         missing = pd.isna(values)
     if missing.any():
@@ -165,6 +172,7 @@ def _refuse_missing_groups(name: str, values: Any) -> None:
             "missing group cannot be compared. Drop those rows, or encode them "
             "as an explicit group such as 'unknown'."
         )
+    return values
 
 
 def _is_flat_sequence(values: Any) -> bool:

@@ -14,7 +14,10 @@ import pandas as pd
 
 from ._arrays import _check_no_missing, _range_limit, _shifted, _small_int_levels
 
-__all__ = ["binarize_labels", "check_labels", "class_codes", "class_index", "implied_positive"]
+__all__ = ["binarize_labels", "check_labels", "class_codes", "class_index", "factorized_labels", "implied_positive"]
+
+#: The codes and the distinct labels of one object label array, from one factorisation (None: other dtypes).
+Factorized = tuple[np.ndarray, np.ndarray] | None
 
 _NOT_BINARY = (
     "{name} {n} distinct labels ({labels}); "
@@ -77,11 +80,44 @@ def _distinct(arr: np.ndarray) -> np.ndarray:
     return pd.unique(arr).astype(object)
 
 
-def _check_label_values(y_true: np.ndarray, y_pred: np.ndarray) -> None:
+def factorized_labels(arr: np.ndarray, name: str) -> Factorized:
+    """Codes and distinct labels of an object label array from one hash pass, missing labels refused.
+
+    An object array holds a pointer per row to a Python object, so every pass over it
+    hashes or compares a million Python objects: looking for missing values
+    (``pd.isna``), finding the distinct labels (``pd.unique``) and comparing with the
+    positive class would be three such passes. ``pd.factorize`` gives the codes with
+    ``-1`` for a missing value (None, NaN, NA) and the distinct labels in one: missing
+    labels are then an integer test, and any later mapping of labels (positive class,
+    class codes) a lookup over the few distinct labels. None for other dtypes, whose
+    checks are vectorised already (numbers; pandas Categorical and string arrays, whose
+    missing values and distinct labels are read from their codes or Arrow buffers).
+
+    Examples
+    --------
+    >>> codes, uniques = factorized_labels(np.array(["no", "yes", "no"], dtype=object), "y_true")
+    >>> codes.tolist(), uniques.tolist()
+    ([0, 1, 0], ['no', 'yes'])
+    """
+    if not (isinstance(arr, np.ndarray) and arr.dtype == object):
+        return None
+    codes, uniques = pd.factorize(arr)
+    missing = codes < 0
+    if missing.any():
+        idx = np.flatnonzero(missing)
+        raise ValueError(
+            f"{name} has {idx.size} missing value(s) (NaN/None), first at position "
+            f"{idx[0]}; drop or impute those rows before computing a measure."
+        )
+    return codes, np.asarray(uniques, dtype=object)
+
+
+def _check_label_values(y_true: np.ndarray, y_pred: np.ndarray, factorized: tuple[Factorized, Factorized] = (None, None)
+                        ) -> None:
     """Refuse missing labels and floats that are not whole numbers (scores, regression values)."""
-    for arr, nm in ((y_true, "y_true"), (y_pred, "y_pred")):
-        if arr.dtype.kind in "iub":
-            continue  # integer and boolean arrays hold neither missing values nor fractions
+    for arr, nm, done in ((y_true, "y_true", factorized[0]), (y_pred, "y_pred", factorized[1])):
+        if arr.dtype.kind in "iub" or done is not None:
+            continue  # integer and boolean arrays hold neither missing values nor fractions; factorised: checked
         _check_no_missing(arr, nm)
         if arr.dtype.kind == "f":
             frac = arr[(arr != np.round(arr))]
@@ -164,8 +200,11 @@ def class_index(uniq_t: np.ndarray, uniq_p: np.ndarray, labels: pd.Index | None 
     return labels
 
 
-def class_codes(y_true: np.ndarray, y_pred: np.ndarray, classes: pd.Index) -> tuple[np.ndarray, np.ndarray]:
+def class_codes(y_true: np.ndarray, y_pred: np.ndarray, classes: pd.Index,
+                factorized: tuple[Factorized, Factorized] = (None, None)) -> tuple[np.ndarray, np.ndarray]:
     """Codes ``0..K-1`` of both label arrays in ``classes`` (a lookup table for small integers).
+
+    An array with its :func:`factorized_labels` maps its few distinct labels, not every row.
 
     Examples
     --------
@@ -173,6 +212,13 @@ def class_codes(y_true: np.ndarray, y_pred: np.ndarray, classes: pd.Index) -> tu
     >>> t.tolist(), p.tolist()
     ([2, 0, 1], [2, 2, 0])
     """
+    if factorized != (None, None):
+        def lookup(arr: np.ndarray, done: Factorized) -> np.ndarray:
+            if done is None:
+                return class_codes(arr, arr, classes)[0]
+            return classes.get_indexer(pd.Index(done[1], dtype=object)).astype(np.intp)[done[0]]
+
+        return lookup(y_true, factorized[0]), lookup(y_pred, factorized[1])
     values = classes.to_numpy()
     ints = values.dtype.kind in "iu" and y_true.dtype.kind in "iu" and y_pred.dtype.kind in "iu"
     lo, hi = (int(values.min()), int(values.max())) if ints else (0, 0)
@@ -193,6 +239,7 @@ def binarize_labels(
     distinct: tuple[np.ndarray, np.ndarray] | None = None,
     labels: pd.Index | None = None,
     any_class: bool = False,
+    factorized: tuple[Factorized, Factorized] = (None, None),
 ) -> tuple[np.ndarray, np.ndarray, Any]:
     """Map binary labels to 0/1 codes, validating both label arrays.
 
@@ -200,7 +247,9 @@ def binarize_labels(
     positive class 1 for {0, 1}, {-1, 1} and booleans). ``labels`` are the declared
     classes (:func:`class_index`). ``any_class=True`` says the caller's values do not
     depend on which class is positive: without ``pos_label`` and without an implied
-    positive class, the last class is taken instead of refusing.
+    positive class, the last class is taken instead of refusing. ``factorized`` holds
+    :func:`factorized_labels` of either array (checked already; its 0/1 codes then come
+    from its few distinct labels, not from comparing every row again).
 
     Examples
     --------
@@ -208,17 +257,23 @@ def binarize_labels(
     >>> t.tolist(), p.tolist(), pos
     ([0, 1], [1, 1], 'b')
     """
-    _check_label_values(y_true, y_pred)
+    _check_label_values(y_true, y_pred, factorized)
     uniq_t, uniq_p = distinct if distinct is not None else (_distinct(y_true), _distinct(y_pred))
     pos = _positive_label(pos_label, uniq_t, uniq_p, labels, any_class)
     zero_one = pos == 1 and set(uniq_t.tolist()) | set(uniq_p.tolist()) <= {0, 1}
 
-    def codes(arr: np.ndarray) -> np.ndarray:
+    def codes(arr: np.ndarray, done: Factorized) -> np.ndarray:
         if zero_one and arr.dtype == np.intp:
             return arr  # already 0/1 codes
-        return np.asarray(arr == pos, dtype=np.intp)
+        if done is not None:  # each distinct label compared once, as ``arr == pos`` compares each row
+            is_pos = np.array([bool(u == pos) for u in done[1]], dtype=np.intp)
+            return is_pos[done[0]]
+        try:
+            return np.asarray(arr == pos, dtype=np.intp)
+        except OverflowError:  # pos outside the array's dtype (a uint64 label, boolean array): no row equals it
+            return np.zeros(arr.shape, dtype=np.intp)
 
-    return codes(y_true), codes(y_pred), pos
+    return codes(y_true, factorized[0]), codes(y_pred, factorized[1]), pos
 
 
 def _positive_label(

@@ -33,6 +33,7 @@ from ._groups import (
     resolve_sensitive,
 )
 from ._labels import (
+    Factorized,
     _check_label_values,
     _distinct,
     _positive_label,
@@ -40,6 +41,7 @@ from ._labels import (
     check_labels,
     class_codes,
     class_index,
+    factorized_labels,
     implied_positive,
 )
 from ._small_groups import (
@@ -76,6 +78,8 @@ __all__ = [
 
 #: Largest confusion tensor (groups x K x K cells) built for multiclass labels.
 _MAX_CELLS = 50_000_000
+#: Most cells whose three weighted moments (rows, w, w**2) are kept: beyond, weighted counts take one bincount.
+_MOMENT_CELLS = 1 << 20
 
 
 @dataclass(eq=False)
@@ -103,7 +107,8 @@ class GroupedSample:
     def labels01(self, pos_label: Any = None) -> tuple[np.ndarray, np.ndarray]:
         key = ("labels", pos_label)
         if key not in self._cache:
-            t, p, _ = binarize_labels(self.y_true, self.y_pred, pos_label, self._distinct_labels(), self.labels)
+            t, p, _ = binarize_labels(self.y_true, self.y_pred, pos_label, self._distinct_labels(), self.labels,
+                                      factorized=self._factorized())
             self._cache[key] = (t, p)
         return self._cache[key]
 
@@ -120,10 +125,56 @@ class GroupedSample:
         if key not in self._cache:
             if "class_counts" in self._cache:
                 self._cache[key] = self._binary_from_class_counts(pos_label)
+            elif self.sample_weight is not None:
+                counts, rows = self._weighted_counts(False, pos_label)
+                self._cache[key] = ConfusionStats(counts, self.groups, rows=rows)
             else:
                 t, p = self.labels01(pos_label)
                 self._cache[key] = ConfusionStats.from_codes(self.group_codes, t, p, self.groups, self.sample_weight)
         return self._cache[key]
+
+    def cell_moments(self, pos_label: Any = None) -> np.ndarray:
+        """Per confusion cell: rows, summed weight, summed squared weight, rows unlike its first weight (cached).
+
+        Shape ``(n_groups * K * K, 4)``, cells in the C order of the counts
+        :meth:`confusion` gives for ``pos_label`` (K = 2, or the number of classes when
+        :meth:`reads_classes`). Weighted counts are read from it (its second column), and
+        the weighted bootstrap draws from the others (a cell whose weights all
+        match draws exactly): one pass over the rows gives both.
+        """
+        return self._moments(self.reads_classes(pos_label), pos_label)
+
+    def _moments(self, multi: bool, pos_label: Any) -> np.ndarray:
+        key = ("moments", "classes") if multi else ("moments", pos_label)
+        if key not in self._cache and not multi and ("moments", "classes") in self._cache:
+            binary = self._binary_from_class_moments(pos_label)
+            if binary is not None:
+                self._cache[key] = binary
+        if key not in self._cache:
+            t, p = self.class_codes() if multi else self.labels01(pos_label)
+            k = len(self.classes()) if multi else 2
+            w = np.ones(t.size) if self.sample_weight is None else self.sample_weight
+            self._cache[key] = _weighted_cells(self.group_codes, t, p, self.n_groups, k, w)
+        return self._cache[key]
+
+    def _binary_from_class_moments(self, pos_label: Any) -> np.ndarray | None:
+        """The binary cell moments read from those of two classes (the integer path), else None.
+
+        With two classes the positive one against the rest is the class axis itself, or
+        both axes reversed: the same cells, so the same sums.
+        """
+        classes = self.classes()
+        if len(classes) != 2:
+            return None
+        pos = _positive_label(pos_label, *self._distinct_labels(), self.labels)  # the checks labels01 makes
+        cells = self._cache["moments", "classes"].reshape(self.n_groups, 2, 2, 4)
+        return (cells if pos == classes[1] else cells[:, ::-1, ::-1]).reshape(-1, 4)
+
+    def _weighted_counts(self, multi: bool, pos_label: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Weighted counts ``(n_groups, K, K)`` and rows per group, read from the cell moments."""
+        moments = self._moments(multi, pos_label)
+        k = len(self.classes()) if multi else 2
+        return moments[:, 1].reshape(self.n_groups, k, k), moments[:, 0].reshape(self.n_groups, -1).sum(axis=1)
 
     def _binary_from_class_counts(self, pos_label: Any) -> ConfusionStats:
         """The 2 x 2 counts of ``pos_label`` against the rest, summed from the K x K counts."""
@@ -162,9 +213,10 @@ class GroupedSample:
     def class_codes(self) -> tuple[np.ndarray, np.ndarray]:
         """Codes ``0..K-1`` of y_true and y_pred in :meth:`classes` (validated, cached)."""
         if "class_codes" not in self._cache:
-            _check_label_values(self.y_true, self.y_pred)
+            factorized = self._factorized()
+            _check_label_values(self.y_true, self.y_pred, factorized)
             self._check_cells()
-            self._cache["class_codes"] = class_codes(self.y_true, self.y_pred, self.classes())
+            self._cache["class_codes"] = class_codes(self.y_true, self.y_pred, self.classes(), factorized)
         return self._cache["class_codes"]
 
     def _check_cells(self) -> None:
@@ -188,6 +240,9 @@ class GroupedSample:
                 self._check_cells()
                 counts = _widen_classes(self._cache["class_counts"].astype(float), self._seen_classes(), self.classes())
                 self._cache["multiclass"] = MulticlassStats(counts, self.groups, self.classes())
+            elif self.sample_weight is not None and self.n_groups * len(self.classes()) ** 2 <= _MOMENT_CELLS:
+                counts, rows = self._weighted_counts(True, None)
+                self._cache["multiclass"] = MulticlassStats(counts, self.groups, self.classes(), rows=rows)
             else:
                 t, p = self.class_codes()
                 self._cache["multiclass"] = MulticlassStats.from_class_codes(
@@ -217,10 +272,21 @@ class GroupedSample:
         return self._cache["errors"]
 
     def _distinct_labels(self) -> tuple[np.ndarray, np.ndarray]:
-        """Distinct values of y_true and y_pred (cached)."""
+        """Distinct values of y_true and y_pred (cached; object arrays: from their one factorisation)."""
         if "distinct" not in self._cache:
-            self._cache["distinct"] = (_distinct(self.y_true), _distinct(self.y_pred))
+            ft, fp = self._factorized()
+            self._cache["distinct"] = (
+                _distinct(self.y_true) if ft is None else ft[1],
+                _distinct(self.y_pred) if fp is None else fp[1],
+            )
         return self._cache["distinct"]
+
+    def _factorized(self) -> tuple[Factorized, Factorized]:
+        """:func:`factorized_labels` of y_true and y_pred (cached): codes and distinct labels of object arrays."""
+        if "factorized" not in self._cache:
+            self._cache["factorized"] = (factorized_labels(self.y_true, "y_true"),
+                                         factorized_labels(self.y_pred, "y_pred"))
+        return self._cache["factorized"]
 
     def _binary01(self) -> bool:
         """Whether both label arrays are integer or boolean with values in {0, 1}."""
@@ -349,8 +415,8 @@ def _validated(
         raise ValueError("y_true is empty; a measure needs at least one sample per group.")
     cols = _checked_columns(sensitive_features, t.size, "sensitive_features")
     w = _check_weight(sample_weight, t.size)
-    if groups is None and w is None:
-        sample = _integer_sample(cols, t, p, compare_groups)
+    if groups is None and (w is None or labels is None):
+        sample = _integer_sample(cols, t, p, compare_groups, w)
         if sample is not None:
             sample.labels = labels  # the counts over the classes seen widen to the declared ones
             return sample
@@ -362,7 +428,8 @@ def _validated(
 
 
 def _integer_sample(
-    cols: list[tuple[str, Any]], t: np.ndarray, p: np.ndarray, compare_groups: bool = True
+    cols: list[tuple[str, Any]], t: np.ndarray, p: np.ndarray, compare_groups: bool = True,
+    w: np.ndarray | None = None,
 ) -> GroupedSample | None:
     """The validated sample of integer (or boolean) groups and labels, from one ``np.bincount``.
 
@@ -372,12 +439,14 @@ def _integer_sample(
     (group, true, predicted) cell holds: no separate pass per array to find its
     levels. The sample it returns holds the same codes, groups and statistics as the
     general path (factorise, then count), which ``tests/test_speed_paths.py`` checks;
-    None when the inputs do not qualify.
+    None when the inputs do not qualify. Weighted samples take it only through the
+    compiled kernel (large inputs, numba installed): the same pass then also sums
+    ``w`` and ``w**2`` per cell (:meth:`GroupedSample.cell_moments`).
     """
     if len(cols) != 1 or not (_is_integer(cols[0][1]) and _same_label_kind(t, p)):
         return None
     name, g = cols[0]
-    raw = _RawCounts.of(g, t, p)
+    raw = _RawCounts.of(g, t, p, w)
     if raw is None:
         return None
     counts, g_lo, lo = raw.counts, raw.g_lo, raw.lo
@@ -387,13 +456,17 @@ def _integer_sample(
     codes = _codes_from_offsets(g, g_lo, counts.shape[0], g_idx)
     if g_idx.size < 2 and compare_groups:
         _check_two_groups(codes, index, "sensitive_features")
-    sample = GroupedSample(t, p, codes, index)
+    sample = GroupedSample(t, p, codes, index, w)
+    if raw.moments is not None:  # per (group, class, class) cell of the classes seen
+        cells = raw.moments.reshape(*counts.shape, 4)[np.ix_(g_idx, c_idx, c_idx)]
+        sample._cache["moments", "classes"] = cells.reshape(-1, 4)
     sample._cache["distinct"] = (
         _present_levels(np.flatnonzero(t_rows), lo, t.dtype),
         _present_levels(np.flatnonzero(p_rows), lo, p.dtype),
     )
     sample._cache["sizes"] = sizes[g_idx]
-    sample._cache["class_counts"] = counts[np.ix_(g_idx, c_idx, c_idx)]
+    if w is None:
+        sample._cache["class_counts"] = counts[np.ix_(g_idx, c_idx, c_idx)]
     return sample
 
 
@@ -440,6 +513,35 @@ def _compiled_kernel() -> Any:
     return _count_kernel
 
 
+def _weighted_cells(g: np.ndarray, t: np.ndarray, p: np.ndarray, n_groups: int, k: int, w: np.ndarray) -> np.ndarray:
+    """Per (group, true, predicted) cell: rows, summed ``w``, summed ``w**2``, rows unlike its first weight.
+
+    Shape ``(n_groups * k * k, 4)``. One compiled pass over the codes when numba is
+    there and the input is large (:func:`._count_kernel.weighted_cells`); otherwise a
+    flat cell index and four ``np.bincount``. Both add the weights in row order: the
+    same sums.
+
+    Examples
+    --------
+    >>> m = _weighted_cells(np.array([0, 1, 1]), np.array([1, 0, 0]), np.array([1, 1, 1]), 2, 2,
+    ...                     np.array([2.0, 3.0, 4.0]))
+    >>> m[:, 1].tolist(), m[:, 3].tolist()
+    ([0.0, 0.0, 0.0, 2.0, 0.0, 7.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0])
+    """
+    n_cells = n_groups * k * k
+    w = np.asarray(w, dtype=float)
+    kernel = _compiled_kernel() if g.size >= _COMPILED_ROWS and _compilable(g, t, p) else None
+    if kernel is not None:
+        out = np.zeros((n_cells, 4))
+        kernel.weighted_cells(_as_integer(g), 0, _as_integer(t), _as_integer(p), 0, k, w, out)
+        return out
+    cell = (np.asarray(g, dtype=np.intp) * k + t) * k + p
+    first = np.zeros(n_cells)
+    first[cell[::-1]] = w[::-1]  # the first row's weight of each cell (the last assignment wins)
+    sums = [np.bincount(cell, weights=x, minlength=n_cells) for x in (None, w, w * w, w != first[cell])]
+    return np.stack(sums, axis=1).astype(float, copy=False)
+
+
 def _compilable(*arrays: np.ndarray) -> bool:
     """Integer or boolean arrays the kernel takes: native byte order, not ``uint64``.
 
@@ -460,9 +562,11 @@ class _RawCounts:
     counts: np.ndarray
     g_lo: int
     lo: int
+    #: Weighted: rows, ``w``, ``w**2`` and rows unlike the first weight per raw cell, shape ``(cells, 4)``.
+    moments: np.ndarray | None = None
 
     @classmethod
-    def of(cls, g: np.ndarray, t: np.ndarray, p: np.ndarray) -> _RawCounts | None:
+    def of(cls, g: np.ndarray, t: np.ndarray, p: np.ndarray, w: np.ndarray | None = None) -> _RawCounts | None:
         """The counts over the value ranges; None if even the exact ranges are too wide to count.
 
         Large inputs are counted by the compiled kernel when numba is installed (exact
@@ -471,18 +575,25 @@ class _RawCounts:
         """
         kernel = _compiled_kernel() if t.size >= _COMPILED_ROWS and _compilable(g, t, p) else None
         if kernel is not None:
-            return cls._compiled(kernel, *(_as_integer(v) for v in (g, t, p)))
+            return cls._compiled(kernel, *(_as_integer(v) for v in (g, t, p)), w)
+        if w is not None:
+            return None  # weighted without the kernel: the general path (codes, then one bincount per sum)
         raw = cls._count(g, t, p, exact=False)
         return raw if raw is not None else cls._count(g, t, p, exact=True)
 
     @classmethod
-    def _compiled(cls, kernel: Any, g: np.ndarray, t: np.ndarray, p: np.ndarray) -> _RawCounts | None:
+    def _compiled(cls, kernel: Any, g: np.ndarray, t: np.ndarray, p: np.ndarray,
+                  w: np.ndarray | None = None) -> _RawCounts | None:
         """Exact ranges from one compiled pass, then every row counted in a second (no cell index array)."""
         g_lo, g_hi, t_lo, t_hi, p_lo, p_hi = (int(v) for v in kernel.bounds(g, t, p))
         lo, hi = min(t_lo, p_lo), max(t_hi, p_hi)
         n_g, n_c = g_hi - g_lo + 1, hi - lo + 1
         if n_g * n_c * n_c > _range_limit(t.size):
             return None
+        if w is not None:
+            moments = np.zeros((n_g * n_c * n_c, 4))
+            kernel.weighted_cells(g, g_lo, t, p, lo, n_c, w, moments)
+            return cls(moments[:, 0].astype(np.intp).reshape(n_g, n_c, n_c), g_lo, lo, moments)
         counts = np.zeros((n_g, n_c, n_c), dtype=np.intp)
         kernel.count(g, g_lo, t, p, lo, n_c, counts.reshape(-1))
         return cls(counts, g_lo, lo)

@@ -284,6 +284,14 @@ class DistributionParity(Measure):
         What a group without samples (a declared group absent from the data) does.
     groups : array-like, optional
         All groups to expect.
+    bins : int, optional
+        For frames of the engines only (polars, DuckDB, Dask, Spark...): when the
+        prediction column holds more than 10,000 distinct values, the engine sums the
+        mass per (group, equal-width bin) over the observed range and the distance is
+        computed at the bin centres, its error bound in ``result.attrs``
+        (Kolmogorov-Smirnov: the largest share of one group's mass in one bin;
+        1-Wasserstein: the bin width). Without it such a column is refused there. Rows
+        in memory, and engine columns of fewer distinct values, are always exact.
 
     Examples
     --------
@@ -302,10 +310,14 @@ class DistributionParity(Measure):
         description: str | None = None,
         undefined: Literal["propagate", "drop", "raise"] = "propagate",
         groups: Any = None,
+        bins: int | None = None,
     ) -> None:
         if distance not in ("ks", "wasserstein"):
             raise ValueError(f"distance={distance!r}; pass 'ks' or 'wasserstein'.")
+        if bins is not None and (isinstance(bins, bool) or not isinstance(bins, int | np.integer) or bins < 2):
+            raise ValueError(f"bins={bins!r}; pass a number of bins of at least 2 (e.g. bins=1000), or None.")
         self.distance = distance
+        self.bins = None if bins is None else int(bins)
         self.key = key or f"fairness.dp_{distance}"
         name = "Kolmogorov-Smirnov" if distance == "ks" else "1-Wasserstein"
         self.description = description or f"Largest pairwise {name} distance between the groups' predictions"

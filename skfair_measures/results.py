@@ -288,11 +288,24 @@ class MeasureResult(Result):
             return f"undefined for group(s) {name_groups(self.undefined_groups)}"
         return "the value is undefined"
 
+    @property
+    def attrs(self) -> dict[str, Any]:
+        """What else is known about how the value was computed, e.g. an approximation and its error bound.
+
+        Empty for exact values. A distribution distance of an engine's binned predictions
+        holds ``binned``, ``bins``, ``bin_width``, ``error_bound`` and ``approximation``.
+        """
+        if "_attrs" not in self.__dict__:
+            self._attrs: dict[str, Any] = {}
+        return self._attrs
+
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
         overall = self.overall
         out["overall"] = _aligned(overall) if isinstance(overall, pd.Series) else plain(overall)
         out["undefined_groups"] = [plain(g) for g in self.undefined_groups]
+        if self.__dict__.get("_attrs"):
+            out["attrs"] = {k: plain(v) for k, v in self._attrs.items()}
         return out
 
 

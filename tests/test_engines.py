@@ -269,11 +269,61 @@ def test_measure_that_needs_rows_is_refused_by_name():
         engines.compute_metrics(pl.from_pandas(DATA), "y", "score", "sex", ["fairness.tpr", auc])
 
 
-def test_distribution_measure_is_refused_by_name_with_what_to_do():
-    # dp_ks compares distributions of the scores: no sufficient statistic, no engine path (was: "stats must be
-    # ConfusionStats... got {}")
-    with pytest.raises(TypeError, match=r"fairness\.dp_ks has no engine path yet.*distributions.*toPandas"):
+DISTRIBUTIONS = ["fairness.dp_ks", "fairness.dp_wasserstein"]
+
+
+def test_distribution_measures_equal_in_memory_from_a_group_value_table(engine):
+    # the scores hold at most 1,001 distinct values (3 decimals): the (group, value) table gives the distances
+    # exactly; weights are multiples of 1/2, so the summed weights are exact in any order (was: refused, "no
+    # engine path yet")
+    data = as_engine(engine, DATA)
+    for weight in (None, "w"):
+        want = sfm.compute_metrics(DATA, "y", "score", ["sex", "race"], DISTRIBUTIONS, sample_weight=weight)
+        got = engines.compute_metrics(data, "y", "score", ["sex", "race"], DISTRIBUTIONS, sample_weight=weight)
+        pd.testing.assert_series_equal(got, want, check_exact=True)
+        assert got.gt(0).all()  # the comparison can fail: the groups' distributions differ
+    both = engines.evaluate_measures(["fairness.dp_ks", "fairness.tpr"], "y", "yhat", sensitive_features="sex",
+                                     data=data)
+    assert both["fairness.tpr"].value == sfm.msr("fairness.tpr")(DATA.y, DATA.yhat, sensitive_features=DATA.sex)
+    assert both["fairness.dp_ks"].value == sfm.msr("fairness.dp_ks")(DATA.y, DATA.yhat, sensitive_features=DATA.sex)
+
+
+@pytest.mark.parametrize("key", DISTRIBUTIONS)
+def test_distribution_measures_bin_many_values_within_their_stated_bound(engine, key, monkeypatch):
+    from skfair_measures.engines import _aggregate
+
+    monkeypatch.setattr(_aggregate, "MAX_VALUES", 100)  # DATA's scores hold about 1,000 distinct values
+    exact = sfm.msr(key)(DATA.y, DATA.score, sensitive_features=DATA.race, sample_weight=DATA.w)
+    m = sfm.msr(key, bins=40)
+    res = engines.evaluate_measures([m], "y", "score", sensitive_features="race", sample_weight="w",
+                                    data=as_engine(engine, DATA))[key]
+    if engine == "pandas":  # the rows are in memory: exact, nothing to state
+        assert res.value == exact and res.attrs == {}
+        return
+    bound = res.attrs["error_bound"]
+    assert res.attrs["binned"] and res.attrs["bins"] == 40 and "within" in res.attrs["approximation"]
+    assert abs(res.value - exact) <= bound + 1e-12
+    if key == "fairness.dp_ks":  # the binned CDFs are exact at the bin edges: never above the exact distance
+        assert res.value <= exact + 1e-12 and bound < 0.1
+    else:
+        assert bound == pytest.approx((DATA.score.max() - DATA.score.min()) / 40)
+    assert res.value != exact  # binning moved the value: the bound is exercised, not trivially 0
+    assert res.to_dict()["attrs"]["error_bound"] == bound
+
+
+def test_bins_must_be_a_count_of_at_least_two():
+    with pytest.raises(ValueError, match=r"bins=1; pass a number of bins of at least 2"):
+        sfm.msr("fairness.dp_ks", bins=1)
+
+
+def test_distribution_measure_refuses_a_continuous_column_naming_how_to_bin_it(monkeypatch):
+    from skfair_measures.engines import _aggregate
+
+    monkeypatch.setattr(_aggregate, "MAX_VALUES", 500)  # DATA's scores hold about 1,000 distinct values
+    with pytest.raises(ValueError, match=r"fairness\.dp_ks.*prediction='score'.*values.*bins=1000.*round\(3\)"):
         engines.compute_metrics(pl.from_pandas(DATA), "y", "score", "sex", ["fairness.dp_ks"])
+    with pytest.raises(TypeError, match=r"fairness\.dp_ks.*\(group, value\) table.*only its value"):
+        _compute._statistics_of(sfm.msr("fairness.dp_ks"))  # e.g. the Poisson bootstrap of dp_ks
 
 
 def test_bad_column_names_the_argument(engine):

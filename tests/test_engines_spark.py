@@ -56,3 +56,22 @@ def test_spark_faults_name_the_column(spark):
     with pytest.raises(RuntimeError, match=r"pyspark engine failed while aggregating target='y'"):
         engines.compute_metrics(failing, "y", "yhat", "sex", ["fairness.tpr"])
     assert np.isfinite(engines.compute_metrics(data, "y", "yhat", "race", ["fairness.tpr"]).iloc[0])
+
+
+def test_spark_distribution_measures_equal_in_memory(spark):
+    data = to_spark(spark, DATA)
+    keys = ["fairness.dp_ks", "fairness.dp_wasserstein"]
+    for weight in (None, "w"):
+        want = sfm.compute_metrics(DATA, "y", "score", "race", keys, sample_weight=weight)
+        got = engines.compute_metrics(data, "y", "score", "race", keys, sample_weight=weight)
+        pd.testing.assert_series_equal(got, want, check_exact=True)
+
+
+def test_spark_binned_distribution_within_its_bound(spark, monkeypatch):
+    from skfair_measures.engines import _aggregate
+
+    monkeypatch.setattr(_aggregate, "MAX_VALUES", 100)  # DATA's scores hold about 1,000 distinct values
+    exact = sfm.msr("fairness.dp_wasserstein")(DATA.y, DATA.score, sensitive_features=DATA.race)
+    res = engines.evaluate_measures([sfm.msr("fairness.dp_wasserstein", bins=40)], "y", "score",
+                                    sensitive_features="race", data=to_spark(spark, DATA))["fairness.dp_wasserstein"]
+    assert res.attrs["binned"] and abs(res.value - exact) <= res.attrs["error_bound"]

@@ -190,10 +190,17 @@ def test_ratio_to_reference_with_a_zero_reference_rate_names_the_group_and_the_f
     assert math.isnan(res.value) and "choose a reference group" in res.reason
 
 
-def test_engines_refuse_dp_ks_by_name():
+def test_engines_compute_dp_ks_exactly_or_refuse_a_continuous_column_by_name(monkeypatch):
+    # was refused on every engine ("no engine path"); now exact from a (group, value) table
     pl = pytest.importorskip("polars")
-    frame = pl.DataFrame({"y": Y, "s": rng.random(N), "g": SEX})
-    with pytest.raises(TypeError, match=r"fairness\.dp_ks has no engine path"):
+    from skfair_measures.engines import _aggregate
+
+    scores = rng.random(N)
+    frame = pl.DataFrame({"y": Y, "s": scores, "g": SEX})
+    got = engines.compute_metrics(frame, "y", "s", "g", ["fairness.dp_ks"])["fairness.dp_ks"]
+    assert got == sfm.msr("fairness.dp_ks")(Y, scores, sensitive_features=SEX)
+    monkeypatch.setattr(_aggregate, "MAX_VALUES", N // 2)
+    with pytest.raises(ValueError, match=r"fairness\.dp_ks.*prediction='s'.*distinct values.*round"):
         engines.compute_metrics(frame, "y", "s", "g", ["fairness.dp_ks"])
 
 

@@ -308,3 +308,14 @@ def test_numba_is_imported_only_for_large_inputs_and_is_optional(block, expected
     out = subprocess.run([sys.executable, "-c", _FRESH.format(block=block)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == expected
+
+
+def test_a_uint64_label_beside_boolean_labels_is_a_class_not_an_overflow():
+    # found by the property test above: comparing a boolean array with a label beyond int64 raised OverflowError
+    t = np.array([False] * 9 + [True])
+    p = np.full(10, 2**64 - 41, dtype=np.uint64)
+    g = np.array([0] * 9 + [1])
+    s = _stats.check_inputs(t, p, g)
+    assert s.classes().tolist() == [False, True, 2**64 - 41]
+    counts = s.confusion(2**64 - 41).counts  # that class against the rest: every prediction, no true label
+    np.testing.assert_array_equal(counts, [[[0, 9], [0, 0]], [[0, 1], [0, 0]]])

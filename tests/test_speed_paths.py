@@ -287,3 +287,130 @@ def test_numeric_categorical_labels_stay_numbers(data):
     t, q = pd.Series(y, dtype="category"), pd.Series(p, dtype="category")
     assert sfm.msr("fairness.mse")(t, q, sensitive_features=g) == sfm.msr("fairness.mse")(y, p, sensitive_features=g)
     assert sfm.msr("fairness.tpr")(t, q, sensitive_features=g) == sfm.msr("fairness.tpr")(y, p, sensitive_features=g)
+
+
+# --- one compiled pass for weighted counts, and the routes of the weighted bootstrap -----------
+
+BIG = 250_000  # above _stats._COMPILED_ROWS: the compiled kernels run when numba is installed
+
+
+def _big(seed=8, n_groups=5):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, BIG)
+    return y, np.where(rng.random(BIG) < 0.8, y, 1 - y), rng.integers(0, n_groups, BIG), rng
+
+
+@pytest.mark.parametrize("weights", ["continuous", "class", "multiclass"])
+def test_compiled_weighted_cells_equal_the_bincounts_to_the_last_bit(weights, monkeypatch):
+    from skfair_measures import _stats
+
+    y, p, g, rng = _big()
+    if weights == "multiclass":
+        y, p = rng.integers(0, 4, BIG), rng.integers(0, 4, BIG)
+    w = np.array([0.5, 2.0])[y % 2] if weights == "class" else rng.random(BIG) + 0.5
+    compiled = check_inputs(y, p, g, w)
+    counts, moments = compiled.confusion().counts, compiled.cell_moments()
+    monkeypatch.setattr(_stats, "_compiled_kernel", lambda: None)  # numba not installed
+    plain = check_inputs(y.copy(), p.copy(), g.copy(), w.copy())
+    np.testing.assert_array_equal(counts, plain.confusion().counts)
+    np.testing.assert_array_equal(moments, plain.cell_moments())
+    np.testing.assert_array_equal(compiled.confusion().rows, np.bincount(g).astype(float))
+    k = counts.shape[-1]
+    t_codes, p_codes = _stats.class_codes(y, p, compiled.classes())
+    cell = (g * k + t_codes) * k + p_codes
+    np.testing.assert_allclose(moments[:, 2], np.bincount(cell, weights=w * w, minlength=moments.shape[0]))
+    # rows unlike their cell's first weight: none for class weights (a weight per true class)
+    assert (moments[:, 3] == 0).all() == (weights == "class")
+
+
+def test_level_atoms_count_rows_per_cell_and_weight_or_refuse_an_unknown_weight(monkeypatch):
+    from skfair_measures import _stats
+    from skfair_measures._bootstrap import _RowCells
+
+    y, p, g, rng = _big(9)
+    levels = np.array([0.5, 1.0, 3.0])
+    w = levels[rng.integers(0, 3, BIG)]
+    cells = _RowCells(check_inputs(y, p, g, w), None, "confusion")
+    expected = np.bincount(cells.flat * 3 + np.searchsorted(levels, w), minlength=cells.flat.max() * 3 + 3)
+    compiled = cells.level_atoms(levels)
+    np.testing.assert_array_equal(compiled.ravel(), expected)
+    assert cells.level_atoms(levels[:2]) is None  # a weight of 3.0 is not a level
+    monkeypatch.setattr(_stats, "_compiled_kernel", lambda: None)
+    monkeypatch.setattr("skfair_measures._bootstrap._compiled_kernel", lambda: None)
+    np.testing.assert_array_equal(cells.level_atoms(levels).ravel(), expected)
+    assert cells.level_atoms(levels[:2]) is None
+
+
+def test_class_weights_draw_exact_cell_sums_without_atoms(monkeypatch):
+    from skfair_measures import _bootstrap as boot
+
+    y, p, g, _ = _big(10)
+    w = np.array([0.5, 2.0])[y]  # class weights: every cell holds one weight
+    monkeypatch.setattr(boot, "_Atoms", None)  # the route must not look for atoms
+    m = sfm.msr("fairness.tpr")
+    sample = check_inputs(y, p, g, w)
+    cells = boot._RowCells(sample, None, "confusion")
+    sums = boot._compound_sums(cells, 200, np.random.default_rng(0))[..., 0]
+    per_row = sums / np.array([0.5, 0.5, 2.0, 2.0] * 5)  # each cell's sum is its drawn rows times its weight
+    np.testing.assert_array_equal(per_row, np.round(per_row))
+    np.testing.assert_array_equal(per_row.reshape(200, 5, 4).sum(axis=-1), np.broadcast_to(np.bincount(g), (200, 5)))
+    assert np.isfinite(sfm.bootstrap(m, y, p, sensitive_features=g, sample_weight=w, n_boot=50).draws).all()
+
+
+# --- object strings: one factorisation finds the missing values, the distinct labels and the codes -----
+
+
+@pytest.mark.parametrize("missing", [None, np.nan, pd.NA])
+def test_object_labels_with_a_missing_value_are_refused_naming_its_position(missing):
+    y = np.array(["no", "yes", "yes", "no"], dtype=object)
+    p = y.copy()
+    p[2] = missing
+    with pytest.raises(ValueError, match=r"y_pred has 1 missing value\(s\) \(NaN/None\), first at position 2"):
+        sfm.msr("fairness.tpr", pos_label="yes")(y, p, sensitive_features=[0, 0, 1, 1])
+    with pytest.raises(ValueError, match=r"y_true has 1 missing value\(s\).*position 2"):
+        sfm.msr("classif.acc")(p, y, sensitive_features=[0, 0, 1, 1])  # K x K counts of the classes
+
+
+@pytest.mark.parametrize("missing", [None, np.nan])
+def test_object_groups_with_a_missing_value_are_refused(missing):
+    g = np.array(["a", "b", missing, "b"], dtype=object)
+    with pytest.raises(ValueError, match=r"sensitive feature .* has 1 missing value\(s\)"):
+        sfm.msr("fairness.acc")([0, 1, 1, 0], [0, 1, 0, 0], sensitive_features=g)
+
+
+def test_object_strings_give_the_counts_groups_and_classes_of_their_categorical():
+    rng = np.random.default_rng(12)
+    names = np.array(["b", "a", "c", "d"], dtype=object)
+    t, p, g = names[rng.integers(0, 3, 500)], names[rng.integers(0, 4, 500)], names[rng.integers(0, 4, 500)]
+    plain = check_inputs(t, p, g)
+    cat = check_inputs(*(pd.Categorical(x) for x in (t, p, g)))
+    assert plain.groups.tolist() == ["a", "b", "c", "d"] and plain.groups.equals(cat.groups)
+    np.testing.assert_array_equal(plain.group_codes, cat.group_codes)
+    assert plain.classes().tolist() == cat.classes().tolist() == ["a", "b", "c", "d"]
+    np.testing.assert_array_equal(plain.multiclass().counts, cat.multiclass().counts)
+    np.testing.assert_array_equal(plain.confusion("c").counts, cat.confusion("c").counts)
+    expected = np.zeros((4, 2, 2))
+    is_c = [(x == "c").astype(int) for x in (t, p)]
+    np.add.at(expected, (pd.Index(names[[1, 0, 2, 3]]).get_indexer(g), *is_c), 1)
+    np.testing.assert_array_equal(plain.confusion("c").counts, expected)
+
+
+@pytest.mark.parametrize("labels", [(0, 1), (-1, 1), (3, 7)])
+def test_weighted_integer_path_gives_the_general_counts_for_every_positive_label(labels, monkeypatch):
+    from skfair_measures import _stats
+
+    y, p, g, rng = _big(13, n_groups=4)
+    y, p = np.array(labels)[y], np.array(labels)[p]
+    w = rng.random(BIG) + 0.5
+    w[g == 3] = 0.0  # a group whose rows all weigh 0: present, weightless
+    fast = check_inputs(y, p, g, w)
+    assert ("moments", "classes") in fast._cache  # counted with the groups, in one compiled pass
+    poss = [labels[0], labels[1]] + ([None] if labels != (3, 7) else [])
+    got = {pos: fast.confusion(pos) for pos in poss}
+    monkeypatch.setattr(_stats, "_compiled_kernel", lambda: None)
+    plain = check_inputs(y.copy(), p.copy(), g.copy(), w.copy())
+    for pos in poss:
+        np.testing.assert_array_equal(got[pos].counts, plain.confusion(pos).counts)
+        np.testing.assert_array_equal(got[pos].rows, plain.confusion(pos).rows)
+    np.testing.assert_array_equal(fast.weightless(), [False, False, False, True])
+    np.testing.assert_array_equal(fast.multiclass().counts, plain.multiclass().counts)

@@ -28,7 +28,16 @@ from .._labels import binarize_labels, check_labels
 from .._stats import ConfusionStats, ErrorStats, GroupedSample
 from ._frames import Columns, collect, engine_name
 
-__all__ = ["confusion_stats", "confusion_table", "error_stats", "error_table", "group_sizes"]
+__all__ = [
+    "confusion_stats",
+    "confusion_table",
+    "error_stats",
+    "error_table",
+    "group_sizes",
+    "binning_bounds",
+    "value_sample",
+    "value_table",
+]
 
 # Internal column names inside the engine; the user's names are restored locally.
 _T, _P, _W = "__sfm_y_true", "__sfm_y_pred", "__sfm_weight"
@@ -36,6 +45,17 @@ _BAD_W, _BAD_SCORE, _BAD_ERR = "__sfm_bad_weight", "__sfm_bad_score", "__sfm_bad
 _N, _SUM_W, _SUM_AE, _SUM_SE = "n_rows", "weight", "sum_abs_error", "sum_sq_error"
 _SUM_W2 = "sum_sq_weight"
 
+#: Most distinct predictions a distribution distance reads from an engine: a (group, value) table of at most
+#: groups x this many rows, collected locally.
+MAX_VALUES = 10_000
+_TOO_MANY_VALUES = (
+    "{key} compares the groups' distributions of prediction={column!r}, which holds {n:,} distinct values; "
+    "the engine returns one row per (group, value), so at most {limit:,} distinct values are read exactly. "
+    "Pass bins= to the measure (e.g. msr({key!r}, bins=1000)): the engine then returns the mass per (group, "
+    "equal-width bin) and the result states its error bound (result.attrs); or bin the scores in the engine "
+    "first, e.g. round them to 3 decimals (polars: pl.col({column!r}).round(3); SQL/Spark: round({column}, 3)), "
+    "for distances exact on the rounded scores; or collect the columns to pandas."
+)
 _NOT_NUMERIC = "{argument}={column!r} has dtype {dtype}; {why}, so it must be numeric."
 _BAD_ROWS = "{argument}={column!r} has {n} row(s) that are {what}; {fix}"
 _ENGINE_FAILED = (
@@ -144,6 +164,80 @@ def error_table(frame: nw.LazyFrame, cols: Columns) -> pd.DataFrame:
     )
     table = _run(query, frame, cols)
     return table.rename(columns=dict(zip(sens, cols.sensitive, strict=True)))
+
+
+def value_table(
+    frame: nw.LazyFrame, cols: Columns, key: str = "the measure", bins: int | None = None
+) -> tuple[pd.DataFrame, float | None]:
+    """The rows and summed weight of every (group, prediction value), from the engine, and the bin width.
+
+    Two passes: the number of distinct predictions and their range (so that a
+    continuous column is binned, or refused, before a table as large as the data is
+    collected), then the grouped sum. The rows of one value of one group are
+    interchangeable for a distribution function, so up to ``MAX_VALUES`` distinct
+    values the table gives the distances exactly (bin width None). Above, with
+    ``bins``, each prediction is replaced by the centre of its equal-width bin over
+    the observed range (width returned); without, the call is refused.
+    """
+    _require_numeric(frame, "prediction", cols.prediction, "distribution distances compare its values")
+    pred = nw.col(cols.prediction).cast(nw.Float64)
+    summary = _run(frame.select(pred.n_unique().alias(_N), pred.min().alias("lo"), pred.max().alias("hi")), frame,
+                   cols)
+    n_values = int(summary[_N].iloc[0])
+    width = None
+    if n_values > MAX_VALUES:
+        if bins is None:
+            raise ValueError(_TOO_MANY_VALUES.format(key=key, column=cols.prediction, n=n_values, limit=MAX_VALUES))
+        lo, hi = float(summary["lo"].iloc[0]), float(summary["hi"].iloc[0])
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise ValueError(f"prediction={cols.prediction!r} holds infinite values; {key} cannot bin them.")
+        width = (hi - lo) / bins
+        at = ((pred - lo) / width).floor().clip(0, bins - 1)  # the largest value closes the last bin
+        pred = at * width + (lo + width / 2)
+    sens = _sensitive_names(cols)
+    select = [nw.col(c).alias(s) for c, s in zip(cols.sensitive, sens, strict=True)]
+    query = (
+        frame.select(*select, pred.alias(_P), *_weight_columns(frame, cols))
+        .group_by(*sens, _P, drop_null_keys=False)
+        .agg(nw.len().alias(_N), nw.col(_W).sum().alias(_SUM_W), nw.col(_BAD_W).sum())
+    )
+    table = _run(query, frame, cols)
+    return table.rename(columns=dict(zip(sens, cols.sensitive, strict=True))), width
+
+
+def binning_bounds(sample: GroupedSample, width: float) -> dict[str, float]:
+    """How far the distances of a binned (group, bin centre) sample can be from those of the rows.
+
+    Each value moved to its bin's centre: both groups' distribution functions are exact
+    at the bin edges, and within a bin a group's function rises by at most its share of
+    mass there, so the Kolmogorov-Smirnov distance of the binned sample is at most the
+    true one and at least the true one minus the largest share of one group's mass in one
+    bin. Each row moves by at most ``width / 2``, so each group's distribution moves by
+    at most the sum over bins of its share times ``width / 2`` (1-Wasserstein), and a
+    distance between two groups by at most the sum of both: ``width``.
+    """
+    totals = np.bincount(sample.group_codes, weights=sample.sample_weight, minlength=sample.n_groups)
+    share = np.divide(sample.sample_weight, totals[sample.group_codes], out=np.zeros(sample.group_codes.size),
+                      where=totals[sample.group_codes] > 0)
+    return {"ks": float(share.max(initial=0.0)), "wasserstein": float(width)}
+
+
+def value_sample(table: pd.DataFrame, cols: Columns, *, groups: pd.Index | None = None,
+                 compare: bool = True) -> GroupedSample:
+    """A :func:`value_table` as the core's sample: one row per (group, value), weighing its summed weight.
+
+    Distribution distances fold rows into weighted (group, value) atoms, so this sample
+    gives the same distances as the rows themselves; a weighted sample keeps the rows
+    of each group, so a group whose weights are all 0 is told apart from an absent one.
+    """
+    _refuse_bad_rows(table, cols)
+    codes, index = _group_codes(table, cols, groups, compare)
+    weights = table[_SUM_W if cols.sample_weight is not None else _N].to_numpy(dtype=float)
+    values = table[_P].to_numpy(dtype=float)
+    sample = GroupedSample(np.zeros(values.size), values, codes, index, weights)
+    sample._cache["sizes"] = np.bincount(codes, weights=table[_N].to_numpy(dtype=float),
+                                         minlength=len(index)).astype(np.int64)
+    return sample
 
 
 def _refuse_bad_rows(table: pd.DataFrame, cols: Columns) -> None:

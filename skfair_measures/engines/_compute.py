@@ -26,12 +26,28 @@ import narwhals as nw
 import pandas as pd
 
 from .._protocol import Stats
-from .._stats import ConfusionStats, ErrorStats, SmallGroupPlan, resolve_sensitive, small_group_plan
+from .._stats import (
+    ConfusionStats,
+    ErrorStats,
+    SmallGroupPlan,
+    resolve_sensitive,
+    small_group_plan,
+)
 from .._together import evaluate_together
 from ..measures import Measure, MeasureBase, MeasureInputs, MeasureResult
 from ..registry import as_measures
+from ..regression import DistributionParity
 from . import _native
-from ._aggregate import confusion_stats, confusion_table, error_stats, error_table, group_sizes
+from ._aggregate import (
+    binning_bounds,
+    confusion_stats,
+    confusion_table,
+    error_stats,
+    error_table,
+    group_sizes,
+    value_sample,
+    value_table,
+)
 from ._frames import Columns, as_lazy, check_columns
 
 __all__ = ["compute_metrics", "evaluate_measures", "grouped_stats"]
@@ -42,9 +58,10 @@ _NEEDS_ROWS = (
     "data.collect()) and call skfair_measures.compute_metrics on the pandas DataFrame."
 )
 _NO_BASES = (
-    "{key} has no engine path yet: it compares the distributions of the predictions per group, so it reads "
-    "the rows themselves, while the engines compute confusion counts and error sums. Collect the columns to "
-    "pandas first (e.g. data.toPandas(), data.compute(), data.collect()) and call the measure on them: "
+    "{key} compares the distributions of the predictions per group: it reads a (group, value) table, not "
+    "confusion counts or error sums, so only its value is computed in the engine (evaluate_measures or "
+    "compute_metrics on the frame). For anything else, collect the columns to pandas first (e.g. "
+    "data.toPandas(), data.compute(), data.collect()) and call the measure on them: "
     "msr({key!r})(y_true, y_pred, sensitive_features=groups)."
 )
 _STATISTICS = ("confusion", "errors")
@@ -68,6 +85,7 @@ class _Engine:
     def __init__(self, data: Any, cols: Columns) -> None:
         self.data, self.frame, self.cols = data, as_lazy(data), cols
         self._tables: dict[tuple, pd.DataFrame] = {}
+        self._widths: dict[int | None, float | None] = {}
         self._stats: dict[tuple, ConfusionStats | ErrorStats] = {}
         self._plans: dict[tuple, SmallGroupPlan | None] = {}
         self.passes = 0
@@ -78,6 +96,31 @@ class _Engine:
             self._tables[key] = _engine_table(self.data, self.frame, self.cols, kind, key[1])
             self.passes += 1
         return self._tables[key]
+
+    def distribution(self, m: DistributionParity) -> MeasureResult:
+        """A distribution distance from the (group, prediction value) table (one table per ``bins``).
+
+        Exact up to ``_aggregate.MAX_VALUES`` distinct predictions; above, with the measure's
+        ``bins``, from bin centres, the error bound in ``result.attrs``.
+        """
+        if ("values", m.bins) not in self._tables:
+            self._tables["values", m.bins], self._widths[m.bins] = value_table(self.frame, self.cols, m.key, m.bins)
+            self.passes += 1
+        table, width = self._tables["values", m.bins], self._widths[m.bins]
+        sample = value_sample(table, self.cols, groups=m.inputs.groups, compare=m.inputs.needs_sensitive)
+        res = m.evaluate_sample(sample)
+        if width is not None:
+            bound = binning_bounds(sample, width)[m.distance]
+            res.attrs.update(
+                binned=True, bins=m.bins, bin_width=width, error_bound=bound,
+                approximation=(
+                    f"predictions binned into {m.bins} equal-width bins of width {width:.6g} (too many distinct "
+                    f"values to read exactly): the value is within {bound:.6g} of the exact one ("
+                    + ("Kolmogorov-Smirnov: below it by at most the largest share of one group's mass in one bin)"
+                       if m.distance == "ks" else "1-Wasserstein: each group's mass moved by at most half a bin)")
+                ),
+            )
+        return res
 
     def stats(self, kind: str, inputs: MeasureInputs, key: str = "the measure") -> ConfusionStats | ErrorStats:
         """The statistics for ``inputs``, small groups restricted as the core does (warning once per need)."""
@@ -283,11 +326,15 @@ def _in_engine_pass(
     ms: Sequence[MeasureBase], data: Any, target: Any, prediction: Any, sensitive: Any, sample_weight: Any
 ) -> dict[str, MeasureResult]:
     """The statistics computed in the frame's engine, one grouped pass per distinct need."""
-    needs = {m.key: _need(m) for m in ms}  # refuses row-based measures before any engine work
+    # refuses row-based measures before any engine work; distribution distances read a (group, value) table
+    needs = {m.key: _need(m) for m in ms if not isinstance(m, DistributionParity)}
     engine = _Engine(data, check_columns(as_lazy(data), target, prediction, sensitive, sample_weight))
     local: dict[tuple, dict[str, ConfusionStats | ErrorStats]] = {}
     out = {}
     for m in ms:
+        if isinstance(m, DistributionParity):
+            out[m.key] = engine.distribution(m)
+            continue
         need = needs[m.key]
         if need not in local:
             local[need] = {kind: engine.stats(kind, m.inputs, m.key) for kind in need[0]}
