@@ -442,10 +442,13 @@ def door_cli(case: Case) -> tuple[float, str | None]:
             status = cli_main(argv)
     if status != 0:
         raise _DoorError(err.getvalue())
-    row = re.search(rf"^\s*{re.escape(case.key)}\s+(undefined \(|\S+)(.*)$", out.getvalue(), flags=re.MULTILINE)
-    assert row is not None, f"no row for {case.key} in:\n{out.getvalue()}"
-    if row.group(1) == "undefined (":
-        return math.nan, row.group(2)
+    text = out.getvalue()
+    row = re.search(rf"^\s*{re.escape(case.key)}\s+(undefined \[(\d+)\]|\S+)", text, flags=re.MULTILINE)
+    assert row is not None, f"no row for {case.key} in:\n{text}"
+    if row.group(2) is not None:  # undefined [k]: its reason is printed below the table as "[k] key: reason"
+        reason = re.search(rf"^\[{row.group(2)}\] {re.escape(case.key)}: (.*)$", text, flags=re.MULTILINE)
+        assert reason is not None, f"no reason [{row.group(2)}] in:\n{text}"
+        return math.nan, reason.group(1)
     return float(row.group(1)), None
 
 
@@ -492,7 +495,8 @@ DOORS: dict[str, Callable[[Case], tuple[float, str | None]]] = {
     "call": door_call,
     "evaluate_measures": door_evaluate_measures,
     "groupwise_metrics": door_groupwise,
-    "cross_validate(make_scorers)": _cv_door(lambda m: sfm.make_scorers([m])),
+    # a scorer that returns a dict takes error_score itself (docs/scoring.md): "raise", as cross_validate's below
+    "cross_validate(make_scorers)": _cv_door(lambda m: sfm.make_scorers([m], error_score="raise")),
     "cross_validate(fairness_scorer)": _cv_door(sfm.fairness_scorer),
     "engine-pandas": _engine_door(lambda df: df),
     "engine-polars": _engine_door(_polars),
