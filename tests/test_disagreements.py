@@ -66,7 +66,7 @@ def test_audit_takes_a_pos_label_that_only_y_true_holds_as_the_measure_does(tmp_
             "--measures", "fairness.tpr", "--pos-label", "1", "--no-progress"]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert np.isnan(res.value) and f"undefined ({res.reason})" in out
+    assert np.isnan(res.value) and "fairness.tpr undefined [1]" in out and f"[1] fairness.tpr: {res.reason}" in out
     # a pos_label absent from two classes is refused by both, as scikit-learn refuses it
     _frame((0, 1), (0, 1), s).to_csv(path, index=False)
     with pytest.raises(ValueError, match="pos_label=2 is not one of the labels"):
