@@ -143,9 +143,12 @@ class FairnessMonitor:
     last ``window`` steps, and an anytime-valid confidence sequence; it tests "the
     disparity is within ``eps``" sequentially, and a change detector (sequences
     restarted at every step) says when a disparity moved past ``eps`` and from which
-    step. The probability that a measure ever raises an alarm while its disparity stays
-    within ``eps`` is at most ``alpha``, however often :meth:`status` is read (rows
-    independent, rates constant between changes; see docs/monitor.md).
+    step. The probability that a measure ever raises an alarm while every batch's
+    disparity stays within ``eps`` is at most ``alpha``, however often :meth:`status` is
+    read and however the rates drift (rows of a batch independent; :mod:`._drift`). The
+    sequences (``lower``, ``upper``) target constant rates between changes; measures
+    whose ``alarm_test`` is ``"constant rates"`` take their alarm from them (see
+    docs/monitor.md).
 
     Parameters
     ----------
@@ -558,7 +561,9 @@ class FairnessMonitor:
         counts, or, once the disparity moved (a sequence restarted later excludes every
         value the current one allows), the step it moved at; ``eps``; ``alarm`` (the
         disparity is beyond ``eps``; raised once, it stays), ``alarm_step`` and
-        ``changed_since`` (the first step of the rows that showed it); ``overall_value``
+        ``changed_since`` (where the evidence began); ``alarm_test`` (``"drift"``: the
+        test of :mod:`._drift`, valid when rates drift, or ``"constant rates"``: the
+        sequences) and ``e_value`` (that test's evidence; the alarm is at ``1 / alpha``); ``overall_value``
         (all rows) and ``window_value`` (the last ``window`` steps); ``n_rows`` (rows
         counted for the measure); ``step``, ``time`` and ``reason`` (why a value is NaN).
 
