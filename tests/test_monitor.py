@@ -272,7 +272,9 @@ def test_fair_streams_raise_no_alarm_and_a_jump_is_found_within_a_few_batches():
     # a few streams of the simulation in docs/monitor.md (the full one is slow)
     rng = np.random.default_rng(7)
     fair = [_counts_stream(rng, FairnessMonitor("fairness.tpr", eps=0.1), 60, gap=0.1) for _ in range(5)]
-    assert fair == [None] * 5
+    # at the tolerance's edge each stream alarms with probability <= alpha; the 4th stream of this seed does, at
+    # batch 8, after its first 8 gaps averaged 0.166 (a 2e-5 event for gaps of sd 0.044 around 0.1)
+    assert sum(f is not None for f in fair) <= 1
     delays = [_counts_stream(rng, FairnessMonitor("fairness.tpr", eps=0.1), 80, gap=0.05, jump_at=50) - 50
               for _ in range(5)]
     assert max(delays) < 15 and min(delays) >= 1
@@ -341,20 +343,53 @@ def test_the_plot_shows_the_sequence_the_tolerance_and_the_alarm():
     matplotlib.pyplot.close("all")
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="known limitation (docs/monitor.md): rates drifting together with the gap "
-                   "at eps break the constant-rate assumption; the sequences intersect over time and alarm")
-def test_drifting_rates_with_the_gap_at_eps_keep_false_alarms_within_alpha():
-    rng = np.random.default_rng(7)
+def _drift_alarms(rng, streams, base, gap=0.1, steps=200):
+    """Streams whose TPRs move together (group a: ``base``, group b: ``base - gap``); how many alarm."""
     idx = pd.Index(["a", "b"], name="group")
     alarms = 0
-    for _ in range(40):
+    for _ in range(streams):
         mon = FairnessMonitor("fairness.tpr", eps=0.1)
-        base = np.linspace(0.4, 0.8, 200)
-        pos = rng.binomial(500, 0.5, (200, 2))
+        pos = rng.binomial(500, 0.5, (steps, 2))
         neg = 500 - pos
-        tp, fp = rng.binomial(pos, np.stack([base, base - 0.1], -1)), rng.binomial(neg, 0.3)
+        tp, fp = rng.binomial(pos, np.stack([base, base - gap], -1)), rng.binomial(neg, 0.3)
         for c in np.stack([np.stack([neg - fp, fp], -1), np.stack([pos - tp, tp], -1)], -2).astype(float):
             mon.update(stats=ConfusionStats(c, idx))
-        alarms += bool(mon.status().loc["fairness.tpr", "alarm"])
-    assert alarms / 40 <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / 40)
+            if mon._alarms["fairness.tpr"]["step"] is not None:
+                alarms += 1
+                break
+        assert mon.status().loc["fairness.tpr", "alarm_test"] == "drift"
+    return alarms
+
+
+@pytest.mark.slow
+def test_drifting_rates_with_the_gap_at_eps_keep_false_alarms_within_alpha():
+    # the stream that broke the constant-rate alarm (52% false alarms): both TPRs 0.4 -> 0.8, the gap at eps
+    rng = np.random.default_rng(7)
+    bound = 0.05 + 2 * np.sqrt(0.05 * 0.95 / 100)
+    assert _drift_alarms(rng, 100, np.linspace(0.4, 0.8, 200)) / 100 <= bound
+    # drifting back and forth, and constant
+    assert _drift_alarms(rng, 100, 0.6 + 0.2 * np.sin(np.linspace(0, 6 * np.pi, 200))) / 100 <= bound
+    assert _drift_alarms(rng, 100, np.full(200, 0.6)) / 100 <= bound
+
+
+def test_a_drifting_fair_stream_raises_no_alarm_and_a_drifting_unfair_one_does():
+    rng = np.random.default_rng(11)
+    assert _drift_alarms(rng, 4, np.linspace(0.4, 0.8, 200)) == 0
+    assert _drift_alarms(rng, 4, np.linspace(0.4, 0.8, 60), gap=0.15, steps=60) == 4
+
+
+def test_the_drift_test_covers_differences_ratios_and_mean_composites_and_says_where_it_does_not():
+    mon = FairnessMonitor(["fairness.tpr", sfm.msr("fairness.cv", operation="ratio"), "fairness.eod",
+                           sfm.msr("fairness.tpr", operation="diff", key="tpr_diff")], eps={
+                               "fairness.tpr": 0.1, "fairness.cv(operation=ratio)": 0.8, "fairness.eod": 0.1,
+                               "tpr_diff": 0.1})
+    rng = np.random.default_rng(12)
+    for t in range(40):
+        g = rng.choice(["a", "b", "c"], 3000)
+        y = rng.binomial(1, 0.5, g.size)
+        p = np.where(y == 1, np.where(g == "a", 0.7, 0.4), np.where(g == "a", 0.3, 0.1)) if t >= 10 else 0.3 + 0 * y
+        mon.update(rng.binomial(1, p), sensitive_features=g, y_true=y)
+    st_ = mon.status()
+    assert st_["alarm_test"].tolist() == ["drift", "drift", "drift", "constant rates"]
+    assert st_.loc[["fairness.tpr", "fairness.cv(operation=ratio)", "fairness.eod"], "alarm"].all()
+    assert (st_.loc[["fairness.tpr", "fairness.eod"], "changed_since"] >= 10).all()

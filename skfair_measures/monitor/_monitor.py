@@ -28,6 +28,7 @@ from .._stats import ConfusionStats
 from ..base import RatioRoles, ratio_roles
 from ..registry import as_measures, msr
 from ._batches import ID, PRED, TRUE, Batch, as_batch, collect_columns, count, label_of
+from ._drift import DriftTest, drift_plan
 from ._sequences import Box, box_alpha, cells
 
 __all__ = ["FORMAT", "FairnessMonitor"]
@@ -107,7 +108,7 @@ def _pad(counts: np.ndarray, n_groups: int) -> np.ndarray:
     return np.concatenate([counts, np.zeros((n_groups - counts.shape[0], 2, 2))])
 
 
-_FLOATS = ("value", "lower", "upper", "overall_value", "window_value")
+_FLOATS = ("value", "lower", "upper", "overall_value", "window_value", "e_value")
 
 
 def _plain(v: Any) -> Any:
@@ -142,9 +143,12 @@ class FairnessMonitor:
     last ``window`` steps, and an anytime-valid confidence sequence; it tests "the
     disparity is within ``eps``" sequentially, and a change detector (sequences
     restarted at every step) says when a disparity moved past ``eps`` and from which
-    step. The probability that a measure ever raises an alarm while its disparity stays
-    within ``eps`` is at most ``alpha``, however often :meth:`status` is read (rows
-    independent, rates constant between changes; see docs/monitor.md).
+    step. The probability that a measure ever raises an alarm while every batch's
+    disparity stays within ``eps`` is at most ``alpha``, however often :meth:`status` is
+    read and however the rates drift (rows of a batch independent; :mod:`._drift`). The
+    sequences (``lower``, ``upper``) target constant rates between changes; measures
+    whose ``alarm_test`` is ``"constant rates"`` take their alarm from them (see
+    docs/monitor.md).
 
     Parameters
     ----------
@@ -212,6 +216,12 @@ class FairnessMonitor:
             need = self._needs.setdefault(need.id, need)
             need.roles.update(roles)
             self._of[m.key] = need.id
+        # the alarm: a test valid when the rates drift (._drift), where the measure's null splits into linear
+        # constraints on the rates; otherwise the constant-rate sequences decide it (stated in status()["alarm_test"])
+        self._tests: dict[str, DriftTest | None] = {}
+        for m in self.measures:
+            plan = drift_plan(m, self.eps[m.key], self._needs[self._of[m.key]].roles)
+            self._tests[m.key] = None if isinstance(plan, str) else DriftTest(plan)
         self.step = 0
         self.times: list[str | None] = []
         self._groups: list[Any] = []
@@ -451,6 +461,9 @@ class FairnessMonitor:
                 need.boxes.append(self._box(box_alpha(self.alpha, 1)))
             for box in need.boxes:
                 box.update(batch, need.roles)
+            for key, test in self._tests.items():
+                if test is not None and self._of[key] == nid:
+                    test.update(batch, need.roles, self.step)
             self._prune(need)
         self._evaluate()
 
@@ -505,6 +518,10 @@ class FairnessMonitor:
             window = sum((_pad(c, n) for _, c in need.history), np.zeros((n, 2, 2))) if need.history else need.total
             window_value, _ = self._value(m, window, index) if n else (np.nan, None)
             alarm = self._alarms[m.key]
+            test = self._tests[m.key]
+            log_e = test.log_value() if test is not None else np.nan
+            if test is not None and alarm["step"] is None and log_e >= np.log(1.0 / self.alpha):
+                alarm["step"], alarm["since"] = self.step, test.since(self.step)
             comparable = (n >= 2 or not m.inputs.needs_sensitive) and bool(need.boxes)
             value, lower, upper = overall, np.nan, np.nan
             if comparable:
@@ -517,7 +534,7 @@ class FairnessMonitor:
                     regime = min(moved)
                     alarm["moves"].append([self.step, regime])
                 alarm["regime"] = regime
-                if alarm["step"] is None:
+                if alarm["step"] is None and test is None:
                     fired = [s for s, b in bounds.items() if _beyond(b, eps, worse_up)]
                     if fired:
                         alarm["step"], alarm["since"] = self.step, min(fired)
@@ -527,7 +544,8 @@ class FairnessMonitor:
             rows.append({
                 "key": m.key, "value": value, "lower": lower, "upper": upper, "eps": eps,
                 "alarm": alarm["step"] is not None, "alarm_step": alarm["step"], "changed_since": alarm["since"],
-                "since": alarm["regime"],
+                "since": alarm["regime"], "alarm_test": "drift" if test is not None else "constant rates",
+                "e_value": float(np.exp(min(log_e, 700.0))) if test is not None else np.nan,  # capped, not inf
                 "overall_value": overall, "window_value": window_value, "n_rows": int(need.total.sum()),
                 "step": self.step, "time": self.times[-1] if self.times else None, "reason": reason,
             })
@@ -543,7 +561,9 @@ class FairnessMonitor:
         counts, or, once the disparity moved (a sequence restarted later excludes every
         value the current one allows), the step it moved at; ``eps``; ``alarm`` (the
         disparity is beyond ``eps``; raised once, it stays), ``alarm_step`` and
-        ``changed_since`` (the first step of the rows that showed it); ``overall_value``
+        ``changed_since`` (where the evidence began); ``alarm_test`` (``"drift"``: the
+        test of :mod:`._drift`, valid when rates drift, or ``"constant rates"``: the
+        sequences) and ``e_value`` (that test's evidence; the alarm is at ``1 / alpha``); ``overall_value``
         (all rows) and ``window_value`` (the last ``window`` steps); ``n_rows`` (rows
         counted for the measure); ``step``, ``time`` and ``reason`` (why a value is NaN).
 
@@ -554,7 +574,8 @@ class FairnessMonitor:
         [0.5]
         """
         if self._last is None:
-            cols = ["value", "lower", "upper", "eps", "alarm", "alarm_step", "changed_since", "since", "overall_value",
+            cols = ["value", "lower", "upper", "eps", "alarm", "alarm_step", "changed_since", "since", "alarm_test",
+                    "e_value", "overall_value",
                     "window_value", "n_rows", "step", "time", "reason"]
             return pd.DataFrame(index=pd.Index([m.key for m in self.measures], name="key"), columns=cols)
         return pd.DataFrame(self._last).set_index("key")
@@ -641,6 +662,7 @@ class FairnessMonitor:
                 }
                 for nid, need in self._needs.items()
             },
+            "tests": {k: t.to_dict() for k, t in self._tests.items() if t is not None},
             "pending": pending, "alarms": self._alarms, "meta": self.meta,
             "trace": [{k: _plain(v) for k, v in r.items()} for r in self._trace],
         }
@@ -734,6 +756,10 @@ class FairnessMonitor:
         if state["pending"] is not None:
             pending = state["pending"]
             mon._pending = pd.DataFrame({c: [_from_json_label(v) for v in vals] for c, vals in pending.items()})
+        for k, saved_test in state.get("tests", {}).items():  # a state saved before the drift test: it starts now
+            test = mon._tests.get(k)
+            if test is not None:
+                mon._tests[k] = DriftTest.from_dict(test.plan, saved_test)
         mon._alarms = {k: dict(v) for k, v in state["alarms"].items()}
         mon.meta = dict(state.get("meta", {}))
         mon._trace = [{k: (np.nan if v is None and k in _FLOATS else v)
@@ -802,6 +828,10 @@ class FairnessMonitor:
             if pooled[ID].duplicated().any():
                 raise ValueError("both workers hold rows waiting for labels under the same ids; ids must be unique.")
             out._pending = pooled
+        for k, test in out._tests.items():
+            theirs_test = other._tests[k]
+            if test is not None and theirs_test is not None:
+                out._tests[k] = test.merged(theirs_test)
         out._alarms = {k: _no_alarm() for k in out._alarms}
         out._trace = []
         out._evaluate()

@@ -1,0 +1,270 @@
+"""The monitor's alarm: a sequential test of "disparity <= eps at every batch", valid when the rates drift.
+
+Why not the betting confidence sequences of :mod:`._sequences`: their target is one
+constant rate per group, and a sequence keeps the intersection of what it allowed at
+every earlier batch. When the groups' rates drift together while the gap stays at
+``eps`` (a fair stream), that intersection shrinks around a moving target and the
+alarm fires on about half of the streams (docs/monitor.md). The construction here
+assumes nothing about how the rates move between batches.
+
+What is tested. The null is that at *every* batch ``i`` the disparity of the batch's
+group rates is within the tolerance. For a difference (``absdiff``: max minus min over
+groups) that is a set of linear constraints on the rates, one per ordered pair of
+groups: ``r_g,i - r_h,i <= eps``; for a ratio (min over max, greater is better):
+``eps r_g,i - r_h,i <= 0``; for the mean of differences of several bases (equalized
+odds): ``sum_p (r^p_g_p,i - r^p_h_p,i) / P <= eps`` for every choice of a pair per
+part; for the max of differences, each part's pairs. Every constraint reads
+``sum_c a_c r_c,i <= b`` over (base, group) cells ``c``.
+
+The bet, per constraint and batch, from the batch's counts alone (O(1)): the
+estimate ``d_i = sum_c a_c k_c / n_c`` of the batch's contrast is a sum of
+independent bounded rows (given the rows in every denominator), so by Hoeffding
+``E exp(lambda (d_i - mean_i)) <= exp(lambda^2 s_i^2 / 2)`` with ``s_i^2 = sum_c a_c^2
+/ (4 n_c)``. Under the null ``mean_i <= b``, hence for every ``lambda >= 0`` fixed before
+the batch::
+
+    E_i(lambda) = exp(lambda (d_i - b) - lambda^2 s_i^2 / 2)
+
+has conditional mean ``<= 1``, whatever the rates did before: products of these are
+nonnegative supermartingales under the drifting null (Waudby-Smith and Ramdas,
+JRSS-B 2024, use the same fact for time-varying means: ``prod_i (1 + lambda_i (x_i -
+mu_i))`` with predictable bets is a martingale for any sequence of conditional means
+``mu_i``). Because the factor is per batch, not per row, the bet is not capped by
+the range of one row: on batches of 1,000 rows a gap 0.2 past the tolerance gains about
+10 nats per batch.
+
+Mixtures (each a nonnegative supermartingale with initial value 1, so Ville's
+inequality bounds the chance that it ever reaches ``1 / alpha`` by ``alpha``):
+
+- over bets: ``lambda_k = 2^k``, ``k = 0..16`` (gap units), equal weights;
+- over start times: the process started at the constraint's ``j``-th batch gets weight
+  ``1 / (j (j + 1))``; before it starts it holds its weight as cash. Summed over all
+  starts this is ``S_t = (S_{t-1} + w_t) E_t`` plus the cash ``1 / (t + 1)``: O(1) per
+  bet, and a change late in the stream is found by the processes started after it
+  (they never saw the rows before the change);
+- over constraints: groups known at the test's first batch share 90% equally, the
+  ``i``-th group to join later gets ``10% / (i (i + 1))``; a constraint's weight is the
+  product of its groups' weights (a constraint not yet bet on holds its weight as cash);
+  for the max of parts each part gets ``1 / P``; for ``|gap|`` both orders of a pair
+  are constraints.
+
+The alarm is raised when the mixture reaches ``1 / alpha``: the probability that a
+measure ever alarms while every batch's disparity is within ``eps`` is at most
+``alpha``, at any number of looks and however the rates drift, given that the rows of
+a batch are independent draws given their groups and labels (the rows of one batch share
+its rates), and that the denominators of a batch do not depend on the numerators.
+``since`` is the batch at which the largest term of the mixture started.
+
+Workers: two tests run on independent rows of the same batches multiply (each factor
+has conditional mean ``<= 1`` given both pasts); after a merge the other side's value is
+kept as a constant factor (``log_carry``) and the test continues on the merged batches.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..base import RatioRoles
+from ._sequences import INITIAL_SHARE, cells
+
+__all__ = ["DriftTest", "drift_plan"]
+
+#: The bets, in units of the contrast (1 / gap).
+LAMBDAS = 2.0 ** np.arange(17)
+_LOG_K = float(np.log(LAMBDAS.size))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a measure's null splits into linear constraints on (base, group) rates.
+
+    ``parts``: per part, its base and the coefficients of the two groups of a pair
+    (``(a_g, a_h)``); ``mode``: ``"sum"`` (one constraint per choice of a pair in every
+    part, the parts added) or ``"union"`` (each part's pairs on their own); ``bound``:
+    the right-hand side ``b``.
+    """
+
+    parts: tuple[tuple[str, float, float], ...]
+    mode: str
+    bound: float
+
+
+def _leaf_part(m: Any, eps: float, scale: float) -> tuple[tuple[str, float, float], float] | str:
+    op = getattr(m, "operation", None)
+    if op is None or getattr(m, "base", None) is None:
+        return f"{m.key} is not a comparison of one rate between groups"
+    if getattr(m, "groups", None) is not None:
+        return f"{m.key} compares a subset of the groups"
+    if op.name == "absdiff":
+        return (m.base.name, scale, -scale), eps
+    if op.name == "ratio":
+        return (m.base.name, eps * scale, -scale), 0.0
+    return f"its operation {op.name!r} is not absdiff or ratio"
+
+
+def drift_plan(m: Any, eps: float, roles: Mapping[str, RatioRoles]) -> Plan | str:
+    """The constraints of ``m``'s null "disparity within ``eps``", or why there is no drift-valid test for it.
+
+    Supported: ``absdiff`` and ``ratio`` of one rate; the mean or max of ``absdiff``
+    measures (mean: of bases whose denominators share no confusion cell, so their
+    estimates are independent given the denominators).
+    """
+    children = getattr(m, "children", None) or []
+    if not children:
+        part = _leaf_part(m, eps, 1.0)
+        if isinstance(part, str):
+            return part
+        return Plan((part[0],), "sum", part[1])
+    aggregate = getattr(m, "aggregate", None)
+    if aggregate not in ("mean", "max") or any(getattr(c, "children", None) for c in children):
+        return f"it aggregates its parts by {getattr(m, 'aggregate_name', aggregate)!r} (mean or max of leaves only)"
+    parts = []
+    for c in children:
+        part = _leaf_part(c, eps, 1.0 / len(children) if aggregate == "mean" else 1.0)
+        if isinstance(part, str):
+            return part
+        if c.operation.name != "absdiff":
+            return f"its part {c.key} is not an absdiff"
+        parts.append(part[0])
+    if aggregate == "mean":
+        bases = list(dict.fromkeys(p[0] for p in parts))
+        for a, b in itertools.combinations(bases, 2):
+            if (roles[a].den & roles[b].den).any():
+                return f"its bases {a!r} and {b!r} share rows"
+    return Plan(tuple(parts), "sum" if aggregate == "mean" else "union", eps)
+
+
+def _group_weight(position: int, known: int) -> float:
+    if position < known:
+        return INITIAL_SHARE / known
+    i = position - known + 1
+    return (1.0 - INITIAL_SHARE) / (i * (i + 1))
+
+
+@dataclass(eq=False)
+class DriftTest:
+    """The mixture test of one measure (see the module docstring); state: a few numbers per constraint and bet."""
+
+    plan: Plan
+    known: int = 0  # groups known at the first batch with counts (0: not started)
+    keys: list[tuple] = field(default_factory=list)  # constraints: pair per part ("sum") or (part, g, h) ("union")
+    bets: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))  # batches bet on, per constraint
+    log_s: np.ndarray = field(default_factory=lambda: np.zeros((0, LAMBDAS.size)))  # log S per constraint, bet
+    log_best: np.ndarray = field(default_factory=lambda: np.full((0, LAMBDAS.size), -np.inf))
+    best_start: np.ndarray = field(default_factory=lambda: np.zeros((0, LAMBDAS.size), dtype=int))  # monitor step
+    log_carry: float = 0.0  # another worker's value, kept at a merge
+
+    def _extend(self, n_groups: int) -> None:
+        if self.known == 0:
+            self.known = n_groups
+        pairs = [(g, h) for g in range(n_groups) for h in range(n_groups) if g != h]
+        if self.plan.mode == "sum":
+            wanted = list(itertools.product(pairs, repeat=len(self.plan.parts)))
+        else:
+            wanted = [(p, g, h) for p in range(len(self.plan.parts)) for g, h in pairs]
+        have = set(self.keys)
+        new = [k for k in wanted if k not in have]
+        if not new:
+            return
+        self.keys += new
+        k = LAMBDAS.size
+        self.bets = np.concatenate([self.bets, np.zeros(len(new), dtype=int)])
+        self.log_s = np.vstack([self.log_s, np.full((len(new), k), -np.inf)])
+        self.log_best = np.vstack([self.log_best, np.full((len(new), k), -np.inf)])
+        self.best_start = np.vstack([self.best_start, np.zeros((len(new), k), dtype=int)])
+
+    def _terms(self, key: tuple) -> list[tuple[str, int, float]]:
+        """The (base, group, coefficient) cells of a constraint."""
+        if self.plan.mode == "sum":
+            out = []
+            for (base, a_g, a_h), (g, h) in zip(self.plan.parts, key, strict=True):
+                out += [(base, g, a_g), (base, h, a_h)]
+            return out
+        p, g, h = key
+        base, a_g, a_h = self.plan.parts[p]
+        return [(base, g, a_g), (base, h, a_h)]
+
+    def weights(self) -> np.ndarray:
+        """The prior weight of every constraint (they sum to at most 1)."""
+        w = np.empty(len(self.keys))
+        for i, key in enumerate(self.keys):
+            cellw = [_group_weight(g, self.known) * _group_weight(h, self.known)
+                     for g, h in (key if self.plan.mode == "sum" else [key[1:]])]
+            w[i] = float(np.prod(cellw)) / (len(self.plan.parts) if self.plan.mode == "union" else 1.0)
+        return w
+
+    def update(self, counts: np.ndarray, roles: Mapping[str, RatioRoles], step: int) -> None:
+        """Bet on one batch's counts ``(n_groups, 2, 2)`` (groups in the monitor's order) at monitor ``step``."""
+        if counts.sum() == 0:
+            return
+        self._extend(counts.shape[0])
+        rates: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for base in {p[0] for p in self.plan.parts}:
+            k, n = cells(counts, roles[base])
+            with np.errstate(invalid="ignore", divide="ignore"):
+                rates[base] = (np.where(n > 0, k / np.maximum(n, 1), np.nan), n)
+        for i, key in enumerate(self.keys):
+            coef: dict[tuple[str, int], float] = {}
+            for base, g, a in self._terms(key):
+                coef[(base, g)] = coef.get((base, g), 0.0) + a
+            if any(rates[b][1][g] == 0 for b, g in coef):  # a cell without rows this batch: no bet
+                continue
+            d = sum(a * rates[b][0][g] for (b, g), a in coef.items())
+            s2 = sum(a * a / (4.0 * rates[b][1][g]) for (b, g), a in coef.items())
+            log_e = LAMBDAS * (d - self.plan.bound) - LAMBDAS**2 * s2 / 2.0
+            j = self.bets[i] + 1
+            log_w = -np.log(j * (j + 1.0))
+            self.log_s[i] = np.logaddexp(self.log_s[i], log_w) + log_e
+            fresh = log_w > self.log_best[i]  # the process started now beats every earlier start
+            self.best_start[i] = np.where(fresh, step, self.best_start[i])
+            self.log_best[i] = np.maximum(self.log_best[i], log_w) + log_e
+            self.bets[i] = j
+
+    def log_value(self) -> float:
+        """The log of the mixture now (its initial value is 0; the alarm is at ``log(1 / alpha)``)."""
+        if not self.keys:
+            return self.log_carry
+        w = self.weights()
+        cash = np.log1p(-np.sum(w)) if np.sum(w) < 1 else -np.inf  # weight of constraints never created
+        # per constraint: mean over bets of S, plus the cash of the starts to come, 1 / (bets + 1)
+        per = np.logaddexp(np.logaddexp.reduce(self.log_s, axis=1) - _LOG_K, -np.log(self.bets + 1.0))
+        return float(np.logaddexp(cash, np.logaddexp.reduce(np.log(w) + per))) + self.log_carry
+
+    def since(self, step: int) -> int:
+        """The monitor step at which the largest term of the mixture started (``step`` if none)."""
+        if not self.keys or not np.isfinite(self.log_best).any():
+            return step
+        i, k = np.unravel_index(int(np.argmax(self.log_best + np.log(self.weights())[:, None])), self.log_best.shape)
+        return int(self.best_start[i, k])
+
+    def to_dict(self) -> dict[str, Any]:
+        def finite(a: np.ndarray) -> list:
+            return np.where(np.isfinite(a), a, -1e300).tolist()
+
+        return {"known": self.known, "keys": [list(map(list, k)) if self.plan.mode == "sum" else list(k)
+                                              for k in self.keys],
+                "bets": self.bets.tolist(), "log_s": finite(self.log_s), "log_best": finite(self.log_best),
+                "best_start": self.best_start.tolist(), "log_carry": self.log_carry}
+
+    @classmethod
+    def from_dict(cls, plan: Plan, d: Mapping[str, Any]) -> DriftTest:
+        k = LAMBDAS.size
+
+        def arr(name: str) -> np.ndarray:
+            a = np.asarray(d[name], dtype=float).reshape(-1, k)
+            return np.where(a <= -1e299, -np.inf, a)
+
+        keys = [tuple(tuple(p) for p in key) if plan.mode == "sum" else tuple(key) for key in d["keys"]]
+        return cls(plan, int(d["known"]), keys, np.asarray(d["bets"], dtype=int).reshape(-1), arr("log_s"),
+                   arr("log_best"), np.asarray(d["best_start"], dtype=int).reshape(-1, k), float(d["log_carry"]))
+
+    def merged(self, other: DriftTest) -> DriftTest:
+        """The test continuing, with the other worker's value kept as a factor (independent rows)."""
+        out = DriftTest.from_dict(self.plan, self.to_dict())
+        out.log_carry += other.log_value()
+        return out
