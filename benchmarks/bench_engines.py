@@ -21,7 +21,13 @@
    (n_boot reweighted passes: 2,900x and 240x their point value on 5e5 rows, --quick,
    load 2.2), so they are left out of this section.
 
-``--only weighted-bootstrap`` runs section 5 alone.
+6. **Posteriors where the data lives**: a Beta-Binomial posterior and a PPI interval of
+   ``fairness.tpr`` (threshold 0.5) from lazy Dask partitions whose labels are missing on
+   99% of the rows (``bayes.posterior(..., data=ddf)``: one engine pass of counts and score
+   moments), against the point value of the same measure on the same partitions
+   (``engines.evaluate_measures`` on the fully labeled column). Fresh process each.
+
+``--only weighted-bootstrap`` or ``--only posteriors`` runs that section alone.
 
 The machine has 2 cores shared with other people's jobs, so times vary between runs by
 tens of percent; the load average is printed with each run. ``--quick`` divides every
@@ -65,24 +71,33 @@ def _block(rows: int) -> dict[str, np.ndarray]:
     }
 
 
-_BLOCKS: dict[int, dict[str, np.ndarray]] = {}
+def _scored_block(rows: int) -> dict[str, np.ndarray]:
+    """Scores, the full labels, and the labels as an audit sees them: 1% labeled, NaN elsewhere."""
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, rows, dtype=np.int8)
+    score = np.clip(0.3 * y + 0.7 * rng.random(rows, dtype=np.float32), 0, 1)
+    labeled = np.where(rng.random(rows) < 0.01, y.astype(np.float32), np.float32(np.nan))
+    return {"y": y, "y_l": labeled, "score": score, "s": rng.integers(0, N_GROUPS, rows, dtype=np.int8)}
 
 
-def make_partition(i: int, rows: int) -> pd.DataFrame:
+_BLOCKS: dict[tuple[int, bool], dict[str, np.ndarray]] = {}
+
+
+def make_partition(i: int, rows: int, scored: bool = False) -> pd.DataFrame:
     """Partition ``i``: a rotation of one random block (cheap to make, so the pass dominates)."""
-    if rows not in _BLOCKS:
-        _BLOCKS[rows] = _block(rows)
+    if (rows, scored) not in _BLOCKS:
+        _BLOCKS[rows, scored] = (_scored_block if scored else _block)(rows)
     shift = (i * 7919) % rows
-    return pd.DataFrame({k: np.roll(v, shift) for k, v in _BLOCKS[rows].items()})
+    return pd.DataFrame({k: np.roll(v, shift) for k, v in _BLOCKS[rows, scored].items()})
 
 
-def lazy_frame(n_rows: int, part_rows: int):
+def lazy_frame(n_rows: int, part_rows: int, scored: bool = False):
     import dask.dataframe as dd
 
     n_parts = max(1, n_rows // part_rows)
     rows = n_rows // n_parts
-    meta = pd.DataFrame({"y": np.int8([]), "yhat": np.int8([]), "s": np.int8([])})
-    return dd.from_map(make_partition, range(n_parts), rows=rows, meta=meta, enforce_metadata=False)
+    meta = make_partition(0, 1, scored).iloc[:0]
+    return dd.from_map(make_partition, range(n_parts), rows=rows, scored=scored, meta=meta, enforce_metadata=False)
 
 
 def hand_counts(pdf: pd.DataFrame) -> np.ndarray:
@@ -104,11 +119,14 @@ def worker(mode: str, n_rows: int, part_rows: int) -> dict:
     from skfair_measures import engines
 
     dask.config.set(scheduler="threads", num_workers=CORES)
-    ddf = lazy_frame(n_rows, part_rows)
-    make_partition(0, n_rows // max(1, n_rows // part_rows))  # the block, made once, outside the timing
+    scored = mode in POSTERIOR_MODES
+    ddf = lazy_frame(n_rows, part_rows, scored)
+    make_partition(0, n_rows // max(1, n_rows // part_rows), scored)  # the block, made once, outside the timing
     before = _peak_mib()
     t0 = time.perf_counter()
-    if mode == "ours":
+    if scored:
+        out = _posterior_mode(mode, ddf)
+    elif mode == "ours":
         results = engines.evaluate_measures(MEASURES, "y", "yhat", sensitive_features="s", data=ddf)
         total = float(results["fairness.tpr"].counts.sum())  # the rows the one pass counted
         out = {"values": {k: round(r.value, 6) for k, r in results.items()}, "total": total}
@@ -123,6 +141,26 @@ def worker(mode: str, n_rows: int, part_rows: int) -> dict:
         raise ValueError(mode)
     out |= {"seconds": time.perf_counter() - t0, "peak_mib": _peak_mib(), "before_mib": before}
     return out
+
+
+POSTERIOR_MODES = ("point-scores", "bb", "ppi")
+
+
+def _posterior_mode(mode: str, ddf) -> dict:
+    import skfair_measures as sfm
+    from skfair_measures import bayes, engines
+
+    m = sfm.msr("fairness.tpr", threshold=0.5)
+    if mode == "point-scores":
+        r = engines.evaluate_measures([m], "y", "score", sensitive_features="s", data=ddf)[m.key]
+        return {"value": round(r.value, 6), "total": float(r.counts.sum())}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PPI's small-sample notice does not apply at these sizes
+        post = bayes.posterior(m, "y_l", "score", sensitive_features="s", method=mode, data=ddf, random_state=0)
+    lo, hi = post.interval(0.95)
+    return {"value": round(float(post.value), 6),
+            "interval": [round(float(lo), 6), round(float(hi), 6)], "total": post.attrs["n_labeled"]
+            + post.attrs["n_unlabeled"]}
 
 
 def run_in_process(mode: str, n_rows: int, part_rows: int) -> dict:
@@ -260,7 +298,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="every size divided by 20")
     parser.add_argument("--json", help="also write the figures to this file")
-    parser.add_argument("--only", choices=["weighted-bootstrap"], help="run this section alone")
+    parser.add_argument("--only", choices=["weighted-bootstrap", "posteriors"], help="run this section alone")
+    parser.add_argument("--rows-posteriors", type=float, help="rows of section 6 (default 2e8, /20 with --quick)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--rows", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--part", type=float, help=argparse.SUPPRESS)
@@ -278,8 +317,12 @@ def main() -> None:
         f"load average at start {os.getloadavg()[0]:.1f} (other jobs share the machine)"
     )
     report: dict = {"rows": big, "partition_rows": part, "loadavg_start": os.getloadavg()}
+    n_post = int(args.rows_posteriors or int(2e8) // scale)
     if args.only:
-        _section_weighted_bootstrap(report, scale)
+        if args.only == "posteriors":
+            _section_posteriors(report, n_post, part)
+        else:
+            _section_weighted_bootstrap(report, scale)
         _write(report, args.json)
         return
 
@@ -326,7 +369,21 @@ def main() -> None:
         report["projection"].append({"cores": cores, "seconds": secs})
         print(f"   {cores:5d} cores: about {secs:6.0f} s")
     _section_weighted_bootstrap(report, scale)
+    _section_posteriors(report, n_post, part)
     _write(report, args.json)
+
+
+def _section_posteriors(report: dict, n_rows: int, part: int) -> None:
+    print(f"\n6. posteriors of fairness.tpr from {n_rows:.0e} lazy Dask rows (1% labeled), partitions of {part:.0e}; "
+          f"load average {os.getloadavg()[0]:.1f}")
+    runs = {mode: run_in_process(mode, n_rows, part) for mode in POSTERIOR_MODES}
+    point = runs["point-scores"]["seconds"]
+    for mode, r in runs.items():
+        assert r["total"] == n_rows, (mode, r)
+        extra = "" if mode == "point-scores" else f"  / point {r['seconds'] / point:5.2f}  interval {r['interval']}"
+        print(f"   {mode:12s} {r['seconds']:7.2f} s   peak {r['peak_mib']:7.0f} MiB{extra}")
+    print("   (bar: within 2x the point value, under 1,536 MiB)")
+    report["posteriors"] = runs | {"rows": n_rows, "loadavg_end": os.getloadavg()}
 
 
 def _section_weighted_bootstrap(report: dict, scale: int) -> None:

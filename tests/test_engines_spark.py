@@ -75,3 +75,27 @@ def test_spark_binned_distribution_within_its_bound(spark, monkeypatch):
     res = engines.evaluate_measures([sfm.msr("fairness.dp_wasserstein", bins=40)], "y", "score",
                                     sensitive_features="race", data=to_spark(spark, DATA))["fairness.dp_wasserstein"]
     assert res.attrs["binned"] and abs(res.value - exact) <= res.attrs["error_bound"]
+
+
+def test_spark_posteriors_equal_in_memory(spark):
+    """bb from Spark's counts equals the in-memory draws exactly; ppi from its moments to 1e-8."""
+    import warnings
+
+    from test_bayes_engines import FRAME, in_memory
+
+    from skfair_measures import bayes
+
+    data = to_spark(spark, FRAME)
+    ms = [sfm.msr("fairness.tpr"), sfm.msr("fairness.eod")]
+    got = bayes.posteriors(ms, "y", "score", sensitive_features=["sex", "race"], method="bb", random_state=3,
+                           data=data)
+    want = in_memory(ms, "bb", ["sex", "race"])
+    for key in want:
+        np.testing.assert_array_equal(got[key].draws, want[key].draws)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bayes.AsymptoticWarning)
+        got = bayes.posteriors(ms, "y", "score", sensitive_features=["sex", "race"], method="ppi", random_state=3,
+                               sample_weight="w", data=data)
+        want = in_memory(ms, "ppi", ["sex", "race"], weighted=True)
+    for key in want:
+        np.testing.assert_allclose(got[key].draws, want[key].draws, rtol=1e-8, atol=1e-10)

@@ -25,6 +25,7 @@ from ..measures import MeasureBase
 from ._auto import auto_candidates, auto_interval, auto_method, checked_method
 from ._checks import CalibrationWarning
 from ._dirichlet import dirichlet_posteriors, holds_multiclass_labels, multiclass_error
+from ._frames import frame_fit_data
 from ._guaranteed import Guaranteed
 from ._method import EstimationMethod, FitData, GroupDraws, Rows
 from ._posterior import MeasurePosterior, external_stacklevel, group_labels, warn_undefined
@@ -86,6 +87,7 @@ def posterior(
     n_draws: int | None = None,
     chains: int = 4,
     random_state: Any = None,
+    data: Any = None,
     **options: Any,
 ) -> MeasurePosterior:
     """Posterior distribution of a fairness measure from scores and (few) labels.
@@ -166,6 +168,15 @@ def posterior(
         into chains only to share the layout).
     random_state : int, numpy Generator or None
         Seed; the same seed gives the same draws.
+    data : DataFrame of any supported engine, optional
+        pandas, polars, pyarrow, DuckDB, Dask or PySpark, as in
+        :func:`skfair_measures.evaluate_measures`: ``y_true``, ``y_score``,
+        ``sensitive_features`` and ``sample_weight`` then name its columns, and the rows
+        whose ``y_true`` is missing are the unlabeled ones. One engine pass computes the
+        labeled confusion counts and per-group score moments; ``method="bb"`` and
+        ``"ppi"`` run on them and equal the same rows in memory (``bb`` exactly with the
+        same seed, ``ppi`` up to summation order). Other methods read the labeled rows
+        themselves and are refused here.
     **options
         The chosen method's options, checked once by its options record. An option
         the method does not take is refused, naming the methods that take it; with
@@ -248,7 +259,7 @@ def posterior(
         [measure], y_true, y_score, sensitive_features=sensitive_features, method=method,
         unlabeled_scores=unlabeled_scores, unlabeled_sensitive=unlabeled_sensitive, sample_weight=sample_weight,
         unlabeled_sample_weight=unlabeled_sample_weight, reference=reference, threshold=threshold,
-        pos_label=pos_label, n_draws=n_draws, chains=chains, random_state=random_state, **options,
+        pos_label=pos_label, n_draws=n_draws, chains=chains, random_state=random_state, data=data, **options,
     ).values()
     return post
 
@@ -270,6 +281,7 @@ def posteriors(
     n_draws: int | None = None,
     chains: int = 4,
     random_state: Any = None,
+    data: Any = None,
     **options: Any,
 ) -> dict[str, MeasurePosterior]:
     """Posteriors of several measures from one fit (one set of draws).
@@ -293,6 +305,7 @@ def posteriors(
     ['fairness.tpr', 'fairness.fpr']
     """
     measures = _check_measures(measures)
+    frame, data = data, None
     if method not in METHODS:
         raise ValueError(f"method={method!r}; pass one of {', '.join(map(repr, METHODS))}.")
     if isinstance(chains, bool) or not isinstance(chains, int | np.integer) or chains < 1:
@@ -303,7 +316,8 @@ def posteriors(
     weighted = {"sample_weight": sample_weight, "unlabeled_sample_weight": unlabeled_sample_weight}
     name, _ = auto_method({"unlabeled_scores": unlabeled_scores, **weighted}) if method == AUTO else (method, None)
     rng = _rng(random_state)
-    if holds_multiclass_labels(y_true, pos_label, threshold, measures):  # K classes: Dirichlet (_dirichlet)
+    # K classes: Dirichlet (_dirichlet); a frame (data=) is binary here
+    if frame is None and holds_multiclass_labels(y_true, pos_label, threshold, measures):
         if METHODS[name].multiclass is None:
             raise multiclass_error(y_true, name)
         if sample_weight is not None or unlabeled_scores is not None:
@@ -319,10 +333,21 @@ def posteriors(
         )
     estimator, unused = _options(method, name, options)
     bases = _rate_bases(measures)
-    data = _fit_data(
-        measures, y_true, y_score, sensitive_features, unlabeled_scores, unlabeled_sensitive,
-        sample_weight, unlabeled_sample_weight, threshold, pos_label, estimator,
-    )
+    if frame is not None:  # rows in an engine: counts and score moments from one pass (_frames)
+        inputs = [m.inputs for m in measures]
+        estimator, data = frame_fit_data(
+            frame, measures, estimator, method, y_true, y_score, sensitive_features, sample_weight,
+            float(_agreed([i.threshold for i in inputs], "threshold", threshold, 0.5)),
+            _agreed([i.pos_label for i in inputs], "pos_label", pos_label, None),
+            _agreed([i.groups for i in inputs], "groups", None, None),
+            {"unlabeled_scores": unlabeled_scores, "unlabeled_sensitive": unlabeled_sensitive,
+             "unlabeled_sample_weight": unlabeled_sample_weight},
+        )
+    else:
+        data = _fit_data(
+            measures, y_true, y_score, sensitive_features, unlabeled_scores, unlabeled_sensitive,
+            sample_weight, unlabeled_sample_weight, threshold, pos_label, estimator,
+        )
     if reference is not None and reference not in data.groups:
         raise ValueError(f"reference={reference!r} is not one of the groups {list(data.groups)}; pass one of them.")
     why = None

@@ -1,0 +1,145 @@
+"""One engine pass for the posteriors: per (group, label or none, prediction) the moments of the scores.
+
+``bayes.posterior(..., data=frame)`` reads a frame whose label column is missing on
+the unlabeled rows. Beta-Binomial needs the labeled confusion counts; PPI needs, per
+group, the weighted sums and sums of squares of the rows' contributions (observed
+cells on labeled rows, imputed cells ``s`` / ``1 - s`` on all rows). Every
+contribution is a constant plus the score ``s`` times a constant within one cell
+``(group, y_true, score >= threshold)``, with ``y_true`` null on the unlabeled rows,
+so per cell five sums give every such moment exactly:
+
+``n_rows``, ``weight`` = sum w, ``sum_w_score`` = sum w s, ``sum_w2`` = sum w^2,
+``sum_w2_score`` = sum w^2 s, ``sum_w2_score2`` = sum w^2 s^2 (w = 1 unweighted).
+
+The table has at most ``n_groups * 6`` rows. pandas and Dask run it on numpy per
+partition (:mod:`._native`'s flat cell index); the other engines through narwhals.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import narwhals as nw
+import numpy as np
+import pandas as pd
+
+from . import _native
+from ._aggregate import (
+    _BAD_SCORE,
+    _BAD_W,
+    _ENGINE_FAILED,
+    _N,
+    _P,
+    _SUM_W,
+    _T,
+    _require_numeric,
+    _run,
+    _sensitive_names,
+    _weight_columns,
+)
+from ._frames import Columns, as_lazy
+
+__all__ = ["SCORE_SUMS", "score_table"]
+
+_WS, _W2, _W2S, _W2S2 = "sum_w_score", "sum_w2", "sum_w2_score", "sum_w2_score2"
+#: The summed columns of :func:`score_table`, besides ``n_rows``.
+SCORE_SUMS = (_SUM_W, _WS, _W2, _W2S, _W2S2)
+
+
+def score_table(data: Any, cols: Columns, threshold: float) -> pd.DataFrame:
+    """Run the pass: a row per (sensitive..., y_true or null, score >= threshold) cell with its sums.
+
+    Parameters
+    ----------
+    data : DataFrame of any supported engine
+    cols : Columns
+        ``prediction`` names the scores (probabilities of the positive class),
+        ``target`` the labels (null on unlabeled rows).
+    threshold : float
+        The predicted label is ``score >= threshold``, computed in the engine.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The sensitive columns (user's names), ``__sfm_y_true`` (null for unlabeled
+        rows), ``__sfm_y_pred``, ``n_rows``, the sums of :data:`SCORE_SUMS` and the
+        counts of bad weights and scores per cell.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"y": [1, None, 0], "s": [0.9, 0.8, 0.2], "g": ["a", "a", "b"]})
+    >>> t = score_table(df, Columns("y", "s", ("g",)), 0.5)
+    >>> t.sort_values("g")[["g", "n_rows", "sum_w_score"]].to_numpy().tolist()
+    [['a', 1, 0.9], ['a', 1, 0.8], ['b', 1, 0.2]]
+    """
+    frame = as_lazy(data)
+    _require_numeric(frame, "prediction", cols.prediction, "posteriors read its scores")
+    if cols.sample_weight is not None:
+        _require_numeric(frame, "sample_weight", cols.sample_weight, "weights are summed")
+    if frame.implementation is nw.Implementation.PANDAS and isinstance(data, pd.DataFrame):
+        return _partition(data, cols, threshold)
+    if frame.implementation is nw.Implementation.DASK:
+        return _dask(nw.to_native(frame), cols, threshold)
+    return _narwhals(frame, cols, threshold)
+
+
+def _narwhals(frame: nw.LazyFrame, cols: Columns, threshold: float) -> pd.DataFrame:
+    sens = _sensitive_names(cols)
+    s = nw.col(cols.prediction).cast(nw.Float64)
+    bad = (~s.is_between(0.0, 1.0)).fill_null(True)
+    s = nw.when(bad).then(nw.lit(0.0)).otherwise(s)
+    select = [nw.col(c).alias(x) for c, x in zip(cols.sensitive, sens, strict=True)]
+    select += [nw.col(cols.target).alias(_T), (s >= threshold).alias(_P), s.alias("__sfm_s"),
+               bad.cast(nw.Int64).alias(_BAD_SCORE)]
+    w, s = nw.col("__sfm_weight"), nw.col("__sfm_s")
+    query = (
+        frame.select(*select, *_weight_columns(frame, cols))
+        .group_by(*sens, _T, _P, drop_null_keys=False)
+        .agg(
+            nw.len().alias(_N), w.sum().alias(_SUM_W), (w * s).sum().alias(_WS), (w * w).sum().alias(_W2),
+            (w * w * s).sum().alias(_W2S), (w * w * s * s).sum().alias(_W2S2),
+            nw.col(_BAD_W).sum(), nw.col(_BAD_SCORE).sum(),
+        )
+    )
+    table = _run(query, frame, cols)
+    return table.rename(columns=dict(zip(sens, cols.sensitive, strict=True)))
+
+
+def _partition(pdf: pd.DataFrame, cols: Columns, threshold: float) -> pd.DataFrame:
+    """The table of one pandas frame, on numpy (one flat cell index, one bincount per sum)."""
+    s = pdf[cols.prediction].to_numpy(dtype=float, na_value=np.nan)
+    bad = ~((s >= 0) & (s <= 1))
+    s = np.where(bad, 0.0, s)
+    w, bad_w = _native._weights(pdf, cols)
+    s2 = s * s
+    if w is None:  # w = 1: sum w = sum w^2 = n_rows, sum w^2 s = sum w s
+        sums = {_WS: s, _W2S2: s2}
+    else:
+        w2 = w * w
+        sums = {_SUM_W: w, _WS: w * s, _W2: w2, _W2S: w2 * s, _W2S2: w2 * s2}
+    keys = [pdf[c] for c in cols.sensitive] + [pdf[cols.target], pd.Series(s >= threshold, index=pdf.index)]
+    table = _native._grouped(keys, [*cols.sensitive, _T, _P], sums, {_BAD_W: bad_w, _BAD_SCORE: bad})
+    if w is None:
+        table[_W2] = table[_N].astype(float)
+        table[_W2S] = table[_WS]
+    return table
+
+
+def _dask(ddf: Any, cols: Columns, threshold: float) -> pd.DataFrame:
+    """One pass over a Dask frame: a table per partition (the user's scheduler), summed locally."""
+    import dask
+
+    needed = list(dict.fromkeys([*cols.sensitive, cols.target, cols.prediction, *filter(None, [cols.sample_weight])]))
+    parts = ddf[needed].to_delayed()  # projecting first lets Dask read only these columns
+    run = partial(_partition, cols=cols, threshold=threshold)
+    try:
+        tables = dask.compute(*[dask.delayed(run)(p) for p in parts])
+    except Exception as exc:  # any scheduler's error type: re-raised with the columns named
+        raise RuntimeError(
+            _ENGINE_FAILED.format(engine="dask", target=cols.target, prediction=cols.prediction,
+                                  sensitive=list(cols.sensitive), weight=cols.sample_weight,
+                                  error=f"{type(exc).__name__}: {exc}")
+        ) from exc
+    return _native.combine(list(tables), [*cols.sensitive, _T, _P])
