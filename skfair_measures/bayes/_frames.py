@@ -44,6 +44,7 @@ from ._ppi import (
     _Quantities,
     _rate,
     _warn_small,
+    normal_draws,
 )
 from ._small_groups import small_group_options
 from ._table import METHODS
@@ -369,31 +370,10 @@ class CountedPPI(PredictionPowered):
         strata = [_group_moments(data.moments, g) for g in range(len(data.groups))]
         q, contributions, reasons, lambdas, small = self._estimate_moments(data, bases, strata)
         _warn_small(small)
-        mean = np.asarray(q.value, dtype=float)
-        ok = np.isfinite(mean)
-        cov = _covariance(contributions, strata)
-        sample = q.draw(cov, chains * draws, rng)
-        se = np.where(ok, np.sqrt(np.clip(np.diag(cov), 0.0, None)), np.nan)
-        n_groups = len(data.groups)
-        values = {b.name: np.full((chains, draws, n_groups), np.nan) for b in bases}
-        overall = {b.name: np.full((chains, draws), np.nan) for b in bases}
-        point = {b.name: np.full(n_groups, np.nan) for b in bases}
-        point_overall: dict[str, float] = {}
-        ranges = {b.name: tuple(b.range) for b in bases}
-        for j, (name, g) in enumerate(q.names):
-            d = np.clip(sample[:, j], *ranges[name]).reshape(chains, draws)
-            if g is None:
-                overall[name], point_overall[name] = d, float(np.clip(mean[j], *ranges[name]))
-            else:
-                values[name][..., g], point[name][g] = d, float(np.clip(mean[j], *ranges[name]))
-        std_errors: dict[str, list[float]] = {b.name: [] for b in bases}
-        for j, (name, g) in enumerate(q.names):
-            if g is not None:
-                std_errors[name].append(float(se[j]))
-        attrs = {"sampler": "delta method, Student-t marginals", "lambda": lambdas, "se": std_errors,
-                 "asymptotic": not small, "small_groups": small,
+        attrs = {"lambda": lambdas, "asymptotic": not small, "small_groups": small,
                  "engine": "per-group score moments from one engine pass"}
-        return GroupDraws(values, overall, attrs=attrs, point=point, point_overall=point_overall, reasons=reasons)
+        return normal_draws(q, _covariance(contributions, strata), bases, data.groups, chains, draws, rng, attrs,
+                            reasons)
 
     def _fit(self, st: _GroupMoments, base: BaseMetric) -> _CellEstimate:
         if self.lam is not None:

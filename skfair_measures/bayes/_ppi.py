@@ -296,6 +296,43 @@ class _Quantities:
         return cov
 
 
+def normal_draws(
+    quantities: _Quantities,
+    cov: np.ndarray,
+    bases: tuple[BaseMetric, ...],
+    groups: Any,
+    chains: int,
+    draws: int,
+    rng: np.random.Generator,
+    attrs: dict[str, Any],
+    reasons: list[str],
+) -> GroupDraws:
+    """Draws of every (base, group) and pooled rate from the estimates and their covariance, clipped to each range.
+
+    The one place that turns PPI's estimates into :class:`GroupDraws`, whether the rows
+    are in memory or summarised by an engine's moments.
+    """
+    n_groups = len(groups)
+    mean = np.asarray(quantities.value, dtype=float)
+    sample = quantities.draw(cov, chains * draws, rng)
+    se = np.where(np.isfinite(mean), np.sqrt(np.clip(np.diag(cov), 0.0, None)), np.nan)
+    values = {b.name: np.full((chains, draws, n_groups), np.nan) for b in bases}
+    overall = {b.name: np.full((chains, draws), np.nan) for b in bases}
+    point = {b.name: np.full(n_groups, np.nan) for b in bases}
+    point_overall: dict[str, float] = {}
+    std_errors: dict[str, list[float]] = {b.name: [] for b in bases}
+    ranges = {b.name: tuple(b.range) for b in bases}
+    for j, (name, g) in enumerate(quantities.names):
+        d = np.clip(sample[:, j], *ranges[name]).reshape(chains, draws)
+        if g is None:
+            overall[name], point_overall[name] = d, float(np.clip(mean[j], *ranges[name]))
+        else:
+            values[name][..., g], point[name][g] = d, float(np.clip(mean[j], *ranges[name]))
+            std_errors[name].append(float(se[j]))
+    attrs = {"sampler": "delta method, Student-t marginals", "se": std_errors, **attrs}
+    return GroupDraws(values, overall, attrs=attrs, point=point, point_overall=point_overall, reasons=reasons)
+
+
 @dataclass(frozen=True)
 class PredictionPowered(EstimationMethod):
     """``method="ppi"``: prediction-powered inference (PPI++) per group.
@@ -348,32 +385,11 @@ class PredictionPowered(EstimationMethod):
         seed: int,
     ) -> GroupDraws:
         strata = _strata(data)
-        n_groups = len(data.groups)
         quantities, reasons, lambdas, small = self._estimate(data, bases, strata)
         _warn_small(small)
-        mean = np.asarray(quantities.value, dtype=float)
-        ok = np.isfinite(mean)
         cov = quantities.covariance(strata)
-        sample = quantities.draw(cov, chains * draws, rng)
-        se = np.where(ok, np.sqrt(np.clip(np.diag(cov), 0.0, None)), np.nan)
-        values = {b.name: np.full((chains, draws, n_groups), np.nan) for b in bases}
-        overall = {b.name: np.full((chains, draws), np.nan) for b in bases}
-        point = {b.name: np.full(n_groups, np.nan) for b in bases}
-        point_overall: dict[str, float] = {}
-        ranges = {b.name: tuple(b.range) for b in bases}
-        for j, (name, g) in enumerate(quantities.names):
-            d = np.clip(sample[:, j], *ranges[name]).reshape(chains, draws)
-            if g is None:
-                overall[name], point_overall[name] = d, float(np.clip(mean[j], *ranges[name]))
-            else:
-                values[name][..., g], point[name][g] = d, float(np.clip(mean[j], *ranges[name]))
-        std_errors: dict[str, list[float]] = {b.name: [] for b in bases}
-        for j, (name, g) in enumerate(quantities.names):
-            if g is not None:
-                std_errors[name].append(float(se[j]))
-        attrs = {"sampler": "delta method, Student-t marginals", "lambda": lambdas, "se": std_errors,
-                 "asymptotic": not small, "small_groups": small}
-        return GroupDraws(values, overall, attrs=attrs, point=point, point_overall=point_overall, reasons=reasons)
+        attrs = {"lambda": lambdas, "asymptotic": not small, "small_groups": small}
+        return normal_draws(quantities, cov, bases, data.groups, chains, draws, rng, attrs, reasons)
 
     def _cells(self, st: _Stratum, base: BaseMetric) -> _CellEstimate:
         return _tuned_cells(st, base) if self.lam is None else _cells_at(st, float(self.lam))
