@@ -49,6 +49,16 @@ from .thresholds import ThresholdCurve, disparity_at_thresholds
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):
+    """``plan_labels`` lives in ``bayes`` (it simulates the guaranteed interval); loaded when first asked for."""
+    if name == "plan_labels":
+        from .bayes._plan import plan_labels
+
+        return plan_labels
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "BaseMetric",
     "BootstrapResult",
@@ -85,4 +95,5 @@ __all__ = [
     "msr",
     "msrs",
     "pareto_front",
+    "plan_labels",
 ]

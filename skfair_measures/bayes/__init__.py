@@ -48,6 +48,7 @@ from ._bcr import RectifiedCalibration
 from ._checks import CalibrationWarning
 from ._dirichlet import DirichletMultinomial
 from ._method import EstimationMethod
+from ._plan import plan_labels
 from ._plots import density_curve, plot_posterior, plot_reliability
 from ._posterior import DEFAULT_EPS, MeasurePosterior, RopeResult, SamplingWarning
 from ._ppi import AsymptoticWarning, PredictionPowered
@@ -76,6 +77,7 @@ __all__ = [
     "SamplingWarning",
     "density_curve",
     "plot_posterior",
+    "plan_labels",
     "plot_reliability",
     "posterior",
     "posteriors",
