@@ -72,6 +72,9 @@ def test_plan_refuses_what_cannot_be_decided_and_bad_arguments():
         sfm.plan_labels(m, eps=0.1, group_sizes={"a": 50, "b": 50}, rates={"a": 0.8})
     with pytest.raises(ValueError, match="either scores"):
         sfm.plan_labels(m, eps=0.1, group_sizes={"a": 50}, rates={"a": 0.8}, scores=[0.5])
+    with pytest.raises(ValueError, match="ideal"):
+        sfm.plan_labels(sfm.msr("fairness.acc", operation="ratio"), eps=0.1, group_sizes={"a": 50},
+                        rates={"a": 0.8})
     with pytest.raises(ValueError, match="allocation"):
         sfm.plan_labels(m, eps=0.1, group_sizes={"a": 50}, rates={"a": 0.8}, allocation="best")
 

@@ -165,6 +165,11 @@ def plan_labels(
         raise ValueError(f"allocation must be one of {_ALLOCATIONS}; got {allocation!r}")
     if n_sim < 10:
         raise ValueError(f"n_sim must be at least 10 to estimate a power; got {n_sim!r}")
+    ideal = getattr(getattr(measure, "operation", None), "ideal", 0.0)
+    if ideal != 0.0:
+        raise ValueError(f"plan_labels decides |Δ| <= eps for measures whose ideal value is 0 (differences); "
+                         f"{measure.key!r} has ideal {ideal!r} (a ratio?): plan its difference, e.g. "
+                         "operation='absdiff'")
     for base in measure.bases:
         if not ratio_roles(base).simple:
             raise TypeError(f"plan_labels plans the guaranteed interval, which bounds rates of the form "
@@ -234,7 +239,7 @@ class _RatesSimulation:
 
     def __init__(self, measure, group_sizes, rates, share, seed):
         if len(measure.bases) != 1:
-            raise ValueError(f"rates plan a measure of one base rate; {measure.name!r} reads "
+            raise ValueError(f"rates plan a measure of one base rate; {measure.key!r} reads "
                              f"{len(measure.bases)}: pass scores and sensitive_features instead")
         self.groups = pd.Index(list(group_sizes))
         missing = [g for g in self.groups if g not in rates]
