@@ -6,7 +6,9 @@ BCR at the default rectifier scale), the run's seed redraws its labeled rows
 
 - **guaranteed**: ``method="guaranteed"`` with the run's unlabeled scores
   (prediction-powered, no weights), its estimate (the labeled frequencies' Δ) and its
-  95% interval of the signed Δ (group 1 - group 0);
+  95% interval of the signed Δ (group 1 - group 0). The estimate is undefined in a run
+  where a group has no labeled row in the rate's denominator; the interval is not (that
+  group's rate then spans [0, 1]);
 - **auto (new)**: what ``posterior()`` reports now: the estimate of the method auto
   chose in the run (BCR, or BB where the calibration checks failed: ``auto_method``,
   decided by the library's rule when the run was made) and, since every group here has
@@ -56,12 +58,9 @@ def guaranteed(y, s, codes, mask) -> dict[str, list]:
     out = {}
     for metric, m in zip(METRICS, ms, strict=True):
         point = gd.point[m.base.name]
-        est = float(point[1] - point[0])
-        if not np.isfinite(est):
-            out[metric] = [None, None, None]
-            continue
-        lo, hi = gd.confidence.measure_interval(m, data.groups, 0.95)
-        out[metric] = [est, float(lo), float(hi)]
+        est = float(point[1] - point[0])  # NaN when a group has no labeled row in the rate's denominator
+        lo, hi = gd.confidence.measure_interval(m, data.groups, 0.95)  # then that group's rate spans [0, 1]
+        out[metric] = [est if np.isfinite(est) else None, float(lo), float(hi)]
     return out
 
 
@@ -87,7 +86,7 @@ def compute(out: Path, cache: Path) -> None:
             auto = {}
             for m in METRICS:
                 est = r[name][m][0]
-                if est is None or gu[m][0] is None:
+                if est is None:
                     auto[m] = [None, None, None]
                 else:
                     auto[m] = [est, min(gu[m][1], est), max(gu[m][2], est)]
@@ -110,8 +109,8 @@ def summarise(rows: list[dict]) -> pd.DataFrame:
             rec["bcr_err"] = abs(bcr - t) if bcr is not None else np.nan
             for meth in ("bb", "bc", "guaranteed", "auto"):
                 est, lo, hi = r[meth][m]
-                ok = est is not None
-                rec[f"{meth}_err"] = abs(est - t) if ok else np.nan
+                rec[f"{meth}_err"] = abs(est - t) if est is not None else np.nan
+                ok = lo is not None  # guaranteed's interval exists without its estimate (a group's rate: [0, 1])
                 rec[f"{meth}_cover"] = float(lo <= t <= hi) if ok else np.nan
                 rec[f"{meth}_width"] = hi - lo if ok else np.nan
             recs.append(rec)

@@ -25,6 +25,9 @@ and what each takes (weights, unlabeled scores, K classes) and guarantees, read 
 ``posterior``, ``auto``, the scorer, the report and the CLI. :data:`DEFAULT_EPS` is
 the one half-width of practical fairness used by ``summary``, ``prob_within``, ``rope`` and the scorer.
 
+:func:`plan_labels` (also ``sfm.plan_labels``) says how many rows to label, in which
+groups, for the guaranteed interval to decide ``|Δ| <= eps`` with a given probability.
+
 :class:`BayesianScorer` reduces a posterior to one number for model selection, and
 :func:`reliability_posterior` gives Bayesian reliability diagrams and ECE posteriors
 per group (seed 002 chapter 2). Importing this package does not import PyMC or
