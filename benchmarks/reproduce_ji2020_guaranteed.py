@@ -197,15 +197,16 @@ def report(out: Path, doc: Path, cache: Path) -> str:
     agg = summarise(rows)
     agg.to_csv(CELLS_CSV, index=False, float_format="%.4g")
     short = agg[agg.runs < 100]
-    text = [f"Runs: {len(rows)} in {len(agg)} cells; cells with fewer than 100 runs: {len(short)}"
+    text = [f"Runs: {len(rows)} in {len(agg) // len(METRICS)} cells (x {len(METRICS)} measures); cells with fewer "
+            f"than 100 runs: {len(short) // len(METRICS)}"
             + (" (" + ", ".join(f"{a.dataset} {a.model} n_L={a.n_l} ({int(a.runs)})"
                                 for _, a in short[short.metric == 'acc'].iterrows()) + ")" if len(short) else "")
-            + f". auto's coverage target met in {int(agg.cover_ok.sum())} of {len(agg)} cells; its MAE within 1 "
-              f"point of min(BB, BC) in {int(agg.mae_ok.sum())} of {len(agg)} ({100 * agg.mae_ok.mean():.0f}%; "
+            + f". Over the {len(agg)} (cell, measure) rows: auto's coverage target met in "
+              f"{int(agg.cover_ok.sum())}; its MAE within 1 "
+              f"point of min(BB, BC) in {int(agg.mae_ok.sum())} ({100 * agg.mae_ok.mean():.0f}%; "
               f"BCR's estimate in every run, without rule 4's fall back to BB, would meet it in "
               f"{int(agg.bcr_mae_ok.sum())}). "
-              f"The guaranteed interval is no wider than BB's in {int((agg.guaranteed_width <= agg.bb_width).sum())} "
-              f"of {len(agg)} cells.",
+              f"The guaranteed interval is no wider than BB's in {int((agg.guaranteed_width <= agg.bb_width).sum())}.",
             "", "#### Overview", "", overview(agg), "",
             "#### Δ accuracy: MAE x 100 (coverage % of the 95% interval)", "", table(agg, "acc"), "",
             "#### Δ TPR: MAE x 100 (coverage % of the 95% interval)", "", table(agg, "tpr")]
