@@ -114,6 +114,16 @@ def __dir__() -> list[str]:
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):
+    """``plan_labels`` lives in ``bayes`` (it simulates the guaranteed interval); loaded when first asked for."""
+    if name == "plan_labels":
+        from .bayes._plan import plan_labels
+
+        return plan_labels
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "BaseMetric",
     "BootstrapResult",
@@ -150,4 +160,5 @@ __all__ = [
     "msr",
     "msrs",
     "pareto_front",
+    "plan_labels",
 ]

@@ -25,6 +25,9 @@ and what each takes (weights, unlabeled scores, K classes) and guarantees, read 
 ``posterior``, ``auto``, the scorer, the report and the CLI. :data:`DEFAULT_EPS` is
 the one half-width of practical fairness used by ``summary``, ``prob_within``, ``rope`` and the scorer.
 
+:func:`plan_labels` (also ``sfm.plan_labels``) says how many rows to label, in which
+groups, for the guaranteed interval to decide ``|Δ| <= eps`` with a given probability.
+
 :class:`BayesianScorer` reduces a posterior to one number for model selection, and
 :func:`reliability_posterior` gives Bayesian reliability diagrams and ECE posteriors
 per group (seed 002 chapter 2). Importing this package does not import PyMC or
@@ -48,6 +51,7 @@ from ._bcr import RectifiedCalibration
 from ._checks import CalibrationWarning
 from ._dirichlet import DirichletMultinomial
 from ._method import EstimationMethod
+from ._plan import plan_labels
 from ._plots import density_curve, plot_posterior, plot_reliability
 from ._posterior import DEFAULT_EPS, MeasurePosterior, RopeResult, SamplingWarning
 from ._ppi import AsymptoticWarning, PredictionPowered
@@ -76,6 +80,7 @@ __all__ = [
     "SamplingWarning",
     "density_curve",
     "plot_posterior",
+    "plan_labels",
     "plot_reliability",
     "posterior",
     "posteriors",

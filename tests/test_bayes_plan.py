@@ -1,0 +1,100 @@
+"""plan_labels: the planned sample reaches the stated power, checked by an independent simulation.
+
+The check does not reuse the planner's simulation: it draws fresh audits (other seeds)
+with the planned labels per group and reads the interval through the public
+``posterior(method="guaranteed")``; the share of right decisions must reach the target
+power within two binomial standard deviations.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import skfair_measures as sfm
+
+
+def _decided(lo: float, hi: float, eps: float, within: bool) -> bool:
+    return (-eps <= lo and hi <= eps) if within else (lo > eps or hi < -eps)
+
+
+def _check_power(plan, measure, accuracy: dict, runs: int, seed: int) -> tuple[float, float]:
+    """Share of fresh audits with the planned labels whose guaranteed interval decides rightly, and its sd."""
+    groups = [g for g in plan.index if g != "total"]
+    n = {g: int(plan.loc[g, "labels"]) for g in groups}
+    eps, alpha, within = plan.attrs["eps"], plan.attrs["alpha"], plan.attrs["decision"] == "within"
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for _ in range(runs):
+        g = np.repeat(groups, [n[k] for k in groups])
+        pred = rng.integers(0, 2, g.size)
+        right = rng.uniform(size=g.size) < np.array([accuracy[k] for k in g])
+        y = np.where(right, pred, 1 - pred)
+        score = np.where(pred == 1, 0.9, 0.1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            post = sfm.bayes.posterior(measure, y, score, sensitive_features=g, method="guaranteed")
+        hits += _decided(*post.interval(1 - alpha), eps, within)
+    target = plan.attrs["target_power"]
+    return hits / runs, float(np.sqrt(target * (1 - target) / runs))
+
+
+def test_plan_reaches_power_within_two_sd():
+    m = sfm.msr("fairness.acc")
+    acc = {"a": 0.85, "b": 0.80}
+    plan = sfm.plan_labels(m, eps=0.3, group_sizes={"a": 5000, "b": 2000}, rates=acc, n_sim=60, random_state=1)
+    assert plan.attrs["decision"] == "within"
+    assert plan.loc["total", "labels"] == plan.loc[["a", "b"], "labels"].sum()
+    got, sd = _check_power(plan, m, acc, runs=120, seed=7)
+    assert got >= plan.attrs["target_power"] - 2 * sd, (got, plan)
+    # and the plan is not lavish: a third of the labels decides much less often
+    fewer = plan.copy()
+    fewer["labels"] = (fewer["labels"] // 3).clip(lower=2)
+    fewer.attrs = plan.attrs
+    low, _ = _check_power(fewer, m, acc, runs=60, seed=8)
+    assert low < plan.attrs["target_power"] - 0.2
+
+
+def test_plan_more_labels_for_a_tighter_eps():
+    m = sfm.msr("fairness.acc")
+    kw = dict(group_sizes={"a": 5000, "b": 5000}, rates={"a": 0.8, "b": 0.8}, n_sim=30)
+    assert (sfm.plan_labels(m, eps=0.2, **kw).loc["total", "labels"]
+            > sfm.plan_labels(m, eps=0.35, **kw).loc["total", "labels"])
+
+
+def test_plan_refuses_what_cannot_be_decided_and_bad_arguments():
+    m = sfm.msr("fairness.acc")
+    with pytest.raises(ValueError, match="too close to eps"):
+        sfm.plan_labels(m, eps=0.1, group_sizes={"a": 50, "b": 50}, rates={"a": 0.8, "b": 0.7}, n_sim=10)
+    with pytest.raises(ValueError, match="rates has no guess"):
+        sfm.plan_labels(m, eps=0.1, group_sizes={"a": 50, "b": 50}, rates={"a": 0.8})
+    with pytest.raises(ValueError, match="either scores"):
+        sfm.plan_labels(m, eps=0.1, group_sizes={"a": 50}, rates={"a": 0.8}, scores=[0.5])
+    with pytest.raises(ValueError, match="ideal"):
+        sfm.plan_labels(sfm.msr("fairness.acc", operation="ratio"), eps=0.1, group_sizes={"a": 50},
+                        rates={"a": 0.8})
+    with pytest.raises(ValueError, match="allocation"):
+        sfm.plan_labels(m, eps=0.1, group_sizes={"a": 50}, rates={"a": 0.8}, allocation="best")
+
+
+def test_plan_with_scores_is_prediction_powered():
+    rng = np.random.default_rng(3)
+    g = rng.integers(0, 2, 600)
+    s = np.clip(rng.beta(0.5, 0.5, 600), 0, 1)  # sharp scores: informative proxies
+    plan = sfm.plan_labels(sfm.msr("fairness.acc"), eps=0.35, scores=s, sensitive_features=g, n_sim=20)
+    assert "prediction-powered" in plan.attrs["interval"]
+    assert plan.loc["total", "rows"] == 600
+    assert plan.attrs["power"] >= 0.8
+
+
+@pytest.mark.slow
+def test_plan_reaches_power_slow():
+    """A tighter tolerance and a gap near it (exceeds), 400 fresh audits."""
+    m = sfm.msr("fairness.acc")
+    acc = {"a": 0.9, "b": 0.55}
+    plan = sfm.plan_labels(m, eps=0.15, group_sizes={"a": 8000, "b": 3000}, rates=acc, n_sim=200, random_state=2)
+    assert plan.attrs["decision"] == "exceeds"
+    got, sd = _check_power(plan, m, acc, runs=400, seed=11)
+    assert got >= plan.attrs["target_power"] - 2 * sd, (got, plan)
