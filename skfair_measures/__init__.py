@@ -59,6 +59,7 @@ _WHERE = {
     "constrained_refit": ".selection",
     "constrained_threshold": ".selection",
     "pareto_front": ".selection",
+    "plan_labels": ".bayes._plan",  # it simulates the guaranteed interval
     "ThresholdCurve": ".thresholds",
     "disparity_at_thresholds": ".thresholds",
 }
@@ -68,6 +69,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._bootstrap import BootstrapResult, bootstrap
     from ._stats import ConfusionStats, ErrorStats
     from .base import BaseMetric, SklearnMetric
+    from .bayes._plan import plan_labels
     from .engines import compute_metrics, evaluate_measures
     from .groupwise import GroupwiseMetrics, groupwise_metrics
     from .measures import (
@@ -113,15 +115,6 @@ def __dir__() -> list[str]:
 
 
 __version__ = "0.1.0"
-
-
-def __getattr__(name: str):
-    """``plan_labels`` lives in ``bayes`` (it simulates the guaranteed interval); loaded when first asked for."""
-    if name == "plan_labels":
-        from .bayes._plan import plan_labels
-
-        return plan_labels
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

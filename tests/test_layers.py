@@ -193,3 +193,11 @@ def test_function_level_and_type_checking_imports_are_read(tmp_path, monkeypatch
     (tmp_path / "measures.py").write_text(code)
     graph = import_graph()
     assert graph["measures"] == {"bayes"}  # the function's import counts; TYPE_CHECKING's does not
+
+
+def test_every_public_name_resolves_lazily():
+    """``__all__`` and the lazy table agree: every name loads (a second ``__getattr__`` would shadow the first)."""
+    source = (PACKAGE / "__init__.py").read_text()
+    assert source.count("def __getattr__") == 1
+    missing = [name for name in sfm.__all__ if getattr(sfm, name, None) is None]
+    assert not missing
