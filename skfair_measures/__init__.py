@@ -59,7 +59,7 @@ _WHERE = {
     "constrained_refit": ".selection",
     "constrained_threshold": ".selection",
     "pareto_front": ".selection",
-    "plan_labels": ".bayes._plan",  # it simulates the guaranteed interval
+    "plan_labels": ".bayes",  # it simulates the guaranteed interval
     "ThresholdCurve": ".thresholds",
     "disparity_at_thresholds": ".thresholds",
 }
@@ -69,7 +69,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._bootstrap import BootstrapResult, bootstrap
     from ._stats import ConfusionStats, ErrorStats
     from .base import BaseMetric, SklearnMetric
-    from .bayes._plan import plan_labels
+    from .bayes import plan_labels
     from .engines import compute_metrics, evaluate_measures
     from .groupwise import GroupwiseMetrics, groupwise_metrics
     from .measures import (

@@ -33,6 +33,7 @@ from ..engines._aggregate import _N, _P, _T, _group_codes, _refuse_bad_rows
 from ..engines._frames import as_lazy, check_columns
 from ..engines._moments import SCORE_SUMS, score_table
 from ..measures import MeasureBase
+from ._bb import BetaBinomial
 from ._method import EstimationMethod, FitData, GroupDraws, group_name
 from ._posterior import external_stacklevel
 from ._ppi import (
@@ -147,7 +148,7 @@ def frame_fit_data(
             f"{', '.join(given)} cannot be combined with data=: the unlabeled rows are the frame's rows whose "
             f"{y_true!r} is missing; drop {given[0]}."
         )
-    if getattr(estimator, "prior", None) == "scores":
+    if isinstance(estimator, BetaBinomial) and estimator.prior == "scores":
         raise ValueError("prior='scores' on data= is not computed in the engine yet; pass prior='uniform', "
                          "'jeffreys' or (alpha, beta), or collect the rows and pass arrays.")
     if sample_weight is not None and not METHODS[requested].weights:

@@ -165,7 +165,7 @@ def plan_labels(
         raise ValueError(f"allocation must be one of {_ALLOCATIONS}; got {allocation!r}")
     if n_sim < 10:
         raise ValueError(f"n_sim must be at least 10 to estimate a power; got {n_sim!r}")
-    ideal = getattr(getattr(measure, "operation", None), "ideal", 0.0)
+    ideal = measure.ideal
     if ideal != 0.0:
         raise ValueError(f"plan_labels decides |Δ| <= eps for measures whose ideal value is 0 (differences); "
                          f"{measure.key!r} has ideal {ideal!r} (a ratio?): plan its difference, e.g. "
