@@ -225,6 +225,7 @@ def _small(n=300, seed=0):
     return X, (X["x"] + rng.normal(size=n) > 0).astype(int)
 
 
+@pytest.mark.filterwarnings("ignore:One or more of the test scores are non-finite")  # scikit-learn on the NaN fold
 def test_a_fold_whose_scoring_fails_is_nan_with_a_warning_or_raises():
     X, y = _small()
     model = make_pipeline(sfm.DropColumns("sex"), _FailsToPredict(random_state=0))
