@@ -34,10 +34,9 @@ from ..engines._frames import as_lazy, check_columns
 from ..engines._moments import SCORE_SUMS, score_table
 from ..measures import MeasureBase
 from ._bb import BetaBinomial
-from ._method import EstimationMethod, FitData, GroupDraws, group_name
+from ._method import EstimationMethod, FitData, GroupDraws
 from ._posterior import external_stacklevel
 from ._ppi import (
-    ASYMPTOTIC_ROWS,
     MIN_LABELED,
     PredictionPowered,
     _CellEstimate,
@@ -45,6 +44,7 @@ from ._ppi import (
     _Quantities,
     _rate,
     _warn_small,
+    fit_groups,
     normal_draws,
 )
 from ._small_groups import small_group_options
@@ -388,7 +388,6 @@ class CountedPPI(PredictionPowered):
     def _estimate_moments(
         self, data: CountFitData, bases: tuple[BaseMetric, ...], strata: list[_GroupMoments]
     ) -> tuple[_Quantities, list[dict[int, tuple[np.ndarray, float]]], list[str], dict[str, list[float]], list[str]]:
-        from .._undefined import name_groups
 
         unl = data.moments.unlabeled
         raw = unl[SCORE_SUMS[0]].sum(1) if unl[_N].sum() else data.moments.labeled[SCORE_SUMS[0]].sum((1, 2))
@@ -400,26 +399,12 @@ class CountedPPI(PredictionPowered):
         lambdas: dict[str, list[float]] = {}
         for base in bases:
             roles = ratio_roles(base)
-            unusable = [_unusable(st) for st in strata]
-            fits = [self._fit(st, base) if why is None else None for st, why in zip(strata, unusable, strict=True)]
-            lambdas[base.name] = [np.nan if f is None else f.lam for f in fits]
-            rows = [_denominator_rows(st, roles) for st in strata]
-            dfs = [max(r - 1.0, 1.0) for r in rows]
-            few = [g for g, r in enumerate(rows) if fits[g] is not None and r < ASYMPTOTIC_ROWS]
-            if few:
-                named = name_groups((group_name(data.groups, g) for g in few), sizes=(round(rows[g]) for g in few))
-                small.append(f"{base.name} in group(s) {named} (labeled rows)")
-            undefined: dict[str, list[int]] = {}
-            for g, fit in enumerate(fits):
-                value, why = _rate(base, roles, fit, unusable[g])
-                if why:
-                    undefined.setdefault(why, []).append(g)
+            fitted = fit_groups(base, roles, strata, self._fit, _unusable, _denominator_rows, data.groups)
+            fits, dfs = fitted.fits, fitted.dfs
+            lambdas[base.name], small, reasons = fitted.lambdas, small + fitted.small, reasons + fitted.reasons
+            for g, (value, why) in enumerate(fitted.rates):
                 q.add((base.name, g), value, {}, {}, dfs[g])
                 contributions.append(_influence(base, {g: 1.0}, fits) if why is None else {})
-            reasons += [
-                f"{base.name} in group(s) {name_groups(group_name(data.groups, g) for g in gs)} is undefined: {why}"
-                for why, gs in undefined.items()
-            ]
             present = {g: float(s) for g, s in enumerate(shares) if s > 0}
             value, parts = np.nan, {}
             if not any(fits[g] is None for g in present):

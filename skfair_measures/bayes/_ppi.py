@@ -404,29 +404,61 @@ class PredictionPowered(EstimationMethod):
         lambdas: dict[str, list[float]] = {}
         for base in bases:
             roles = ratio_roles(base)  # a TypeError naming the base if it is not a rate of counts
-            unusable = [_unusable(st) for st in strata]
-            fits = [self._cells(st, base) if why is None else None for st, why in zip(strata, unusable, strict=True)]
-            lambdas[base.name] = [np.nan if f is None else f.lam for f in fits]
-            rows = [_denominator_rows(st, roles) for st in strata]
-            dfs = [max(r - 1.0, 1.0) for r in rows]
-            few = [g for g, r in enumerate(rows) if fits[g] is not None and r < ASYMPTOTIC_ROWS]
-            if few:
-                named = name_groups((group_name(data.groups, g) for g in few), sizes=(round(rows[g]) for g in few))
-                small.append(f"{base.name} in group(s) {named} (labeled rows)")
-            undefined: dict[str, list[int]] = {}  # why -> the groups it makes undefined
-            for g, fit in enumerate(fits):
-                value, why = _rate(base, roles, fit, unusable[g])
-                if why:
-                    undefined.setdefault(why, []).append(g)
-                cols = _influence(base, {g: 1.0}, fits) if why is None else ({}, {})
-                q.add((base.name, g), value, *cols, dfs[g])
-            reasons += [
-                f"{base.name} in group(s) {name_groups(group_name(data.groups, g) for g in gs)} is undefined: {why}"
-                for why, gs in undefined.items()
-            ]
-            present = [dfs[g] for g, share in enumerate(shares) if share > 0]
-            q.add((base.name, None), *_overall(base, roles, fits, shares), min(present, default=1.0))
+            fitted = fit_groups(base, roles, strata, self._cells, _unusable, _denominator_rows, data.groups)
+            lambdas[base.name], small, reasons = fitted.lambdas, small + fitted.small, reasons + fitted.reasons
+            for g, (value, why) in enumerate(fitted.rates):
+                cols = _influence(base, {g: 1.0}, fitted.fits) if why is None else ({}, {})
+                q.add((base.name, g), value, *cols, fitted.dfs[g])
+            present = [fitted.dfs[g] for g, share in enumerate(shares) if share > 0]
+            q.add((base.name, None), *_overall(base, roles, fitted.fits, shares), min(present, default=1.0))
         return q, reasons, lambdas, small
+
+
+@dataclass
+class GroupFits:
+    """One base's fits per group, and what they say: degrees of freedom, values, small groups, reasons."""
+
+    fits: list[_CellEstimate | None]
+    lambdas: list[float]
+    dfs: list[float]
+    rates: list[tuple[float, str | None]]
+    small: list[str]
+    reasons: list[str]
+
+
+def fit_groups(
+    base: BaseMetric,
+    roles: Any,
+    strata: list[Any],
+    fit: Any,
+    unusable_of: Any,
+    rows_of: Any,
+    groups: Any,
+) -> GroupFits:
+    """Fit one base in every group; name the groups too small for the asymptotics and those left undefined.
+
+    The rows may be in memory or an engine's moments: ``fit``, ``unusable_of`` and
+    ``rows_of`` read either.
+    """
+    unusable = [unusable_of(st) for st in strata]
+    fits = [fit(st, base) if why is None else None for st, why in zip(strata, unusable, strict=True)]
+    rows = [rows_of(st, roles) for st in strata]
+    few = [g for g, r in enumerate(rows) if fits[g] is not None and r < ASYMPTOTIC_ROWS]
+    small = []
+    if few:
+        named = name_groups((group_name(groups, g) for g in few), sizes=(round(rows[g]) for g in few))
+        small.append(f"{base.name} in group(s) {named} (labeled rows)")
+    rates = [_rate(base, roles, f, unusable[g]) for g, f in enumerate(fits)]
+    undefined: dict[str, list[int]] = {}  # why -> the groups it makes undefined
+    for g, (_, why) in enumerate(rates):
+        if why:
+            undefined.setdefault(why, []).append(g)
+    reasons = [
+        f"{base.name} in group(s) {name_groups(group_name(groups, g) for g in gs)} is undefined: {why}"
+        for why, gs in undefined.items()
+    ]
+    return GroupFits(fits, [np.nan if f is None else f.lam for f in fits], [max(r - 1.0, 1.0) for r in rows], rates,
+                     small, reasons)
 
 
 def _warn_small(small: list[str]) -> None:
