@@ -43,6 +43,7 @@ from ._ppi import (
     _gradient,
     _Quantities,
     _rate,
+    _unusable,  # reads n, big_n and the weight totals only: a stratum of rows or of moments alike
     _warn_small,
     fit_groups,
     normal_draws,
@@ -337,12 +338,6 @@ def _tuned_lambda(st: _GroupMoments, phi: np.ndarray, theta: np.ndarray) -> floa
     if not np.isfinite(cov) or not np.isfinite(var) or var <= 1e-14 * max(squares / m, 1e-300):
         return 0.0  # constant predictions (a variance of 0 up to rounding): labels only, as in memory
     return float(np.clip(cov / ((1.0 + n / big_n) * var), 0.0, 1.0))
-
-
-def _unusable(st: _GroupMoments) -> str | None:
-    from ._ppi import _unusable as rows_unusable
-
-    return rows_unusable(st)  # type: ignore[arg-type]  # reads n, big_n and the weight totals only
 
 
 def _denominator_rows(st: _GroupMoments, roles: Any) -> float:
