@@ -9,10 +9,13 @@ Per run, one BC fit (the paper's settings: 4 chains x (1500 warm-up + 200 draws)
 nutpie) serves both BC and the rectified BC, exactly as ``posterior(method="bc")`` and
 ``posterior(method="bcr")`` would compute them with the same seed (the rectifier is
 added to BC's draws; ``tests/test_bayes_bcr.py`` checks the two paths agree). BB and PPI
-come from ``posteriors(method=...)``. ``auto`` is what ``posterior()`` picks by default
+come from ``posteriors(method=...)``. ``auto`` is the rule of auto's draws
 with unlabeled scores and no weights: ``bcr``, or ``bb`` when the calibration checks fail
-on the run's data (``skfair_measures.bayes.AUTO_RULES``); the report decides it per run with
-the library's own ``checked_method``.
+on the run's data (``skfair_measures.bayes.AUTO_RULES``), decided per run with the
+library's own ``checked_method``, with that method's estimate and interval (auto as it
+was before its interval and estimate became separate decisions). What ``posterior()``
+reports now (the guaranteed interval and BC's estimate below 200 labels) is computed
+from these runs by ``reproduce_ji2020_guaranteed.py``.
 
 The calibration draws of every run are kept in ``--params`` (local, not committed: about
 20 kB per run) so that ``--rectify-only`` can recompute the rectified estimates (e.g. at

@@ -126,7 +126,11 @@ def test_unknown_method_names_auto():
 
 
 def test_auto_with_scores_is_bcr_and_one_fit_serves_bc():
-    """auto = bcr with unlabeled scores; BC from the same fit equals method="bc" with the same seed."""
+    """auto = bcr with unlabeled scores; BC from the same fit equals method="bc" with the same seed.
+
+    Below 200 labels auto's estimate is BC's posterior mean from that fit (without the
+    rectifier), inside the guaranteed interval; the draws, and so the probabilities, are bcr's.
+    """
     y, s, a = _sim(3000, 5)
     kw = dict(sensitive_features=a[:80], unlabeled_scores=s[80:], unlabeled_sensitive=a[80:], reference="M",
               random_state=7, **SMALL)
@@ -134,13 +138,19 @@ def test_auto_with_scores_is_bcr_and_one_fit_serves_bc():
         warnings.simplefilter("ignore", SamplingWarning)
         auto = posterior(sfm.msr("fairness.acc"), y[:80], s[:80], **kw)
         bc = posterior(sfm.msr("fairness.acc"), y[:80], s[:80], method="bc", **kw)
+        bcr = posterior(sfm.msr("fairness.acc"), y[:80], s[:80], method="bcr", **kw)
     assert auto.method == "bcr"
     for k in "abc":  # the calibration draws are BC's
         np.testing.assert_array_equal(auto.extra_draws[k], bc.extra_draws[k])
     assert auto.extra_draws["rectifier"].shape == (2, 150, 2, 2)
+    assert auto.value == pytest.approx(bc.mean(), abs=1e-12) and auto.attrs["estimate"].startswith("bc's")
+    assert auto.mean() == pytest.approx(bcr.mean(), abs=1e-12)  # the draws are bcr's
+    assert "least error" in auto.attrs["estimate_reason"]
+    lo, hi = auto.interval(0.95)
+    assert lo <= auto.value <= hi and auto.attrs["interval"].startswith("guaranteed")
     # well-calibrated scores: the rectified estimate stays close to BC's, with a wider interval
-    assert abs(auto.mean() - bc.mean()) < 0.03
-    assert np.diff(auto.interval(0.95))[0] >= np.diff(bc.interval(0.95))[0]
+    assert abs(bcr.mean() - bc.mean()) < 0.03
+    assert np.diff(bcr.interval(0.95))[0] >= np.diff(bc.interval(0.95))[0]
 
 
 def test_rectifier_restores_coverage_where_bc_is_confidently_wrong():
@@ -227,14 +237,25 @@ def test_bc_warns_when_the_scores_anti_predict_and_records_it():
 
 
 def test_auto_falls_back_to_bb_when_the_calibration_checks_fail():
-    """Rule 4: no MCMC is run; the posterior says BB and why."""
+    """Rule 4: the draws (and probabilities) are BB's and the posterior says why; below 200 labels the
+    estimate stays the calibration model's, from a fit made for it with the same seed, inside the
+    guaranteed interval."""
     from skfair_measures.bayes import CalibrationWarning
 
     y, s, a = _sim(3000, 11)
-    with pytest.warns(CalibrationWarning, match="method='auto' uses 'bb' instead of 'bcr'"):
-        post = posterior(sfm.msr("fairness.acc"), 1 - y[:80], s[:80], sensitive_features=a[:80],
-                         unlabeled_scores=s[80:], unlabeled_sensitive=a[80:], random_state=0)
+    kw = dict(sensitive_features=a[:80], unlabeled_scores=s[80:], unlabeled_sensitive=a[80:], random_state=0)
+    with pytest.warns(CalibrationWarning, match="method='auto' uses 'bb' instead of 'bcr'") as caught:
+        post = posterior(sfm.msr("fairness.acc"), 1 - y[:80], s[:80], **kw, **SMALL)
+    assert sum(issubclass(w.category, CalibrationWarning) for w in caught) == 1  # said once
     assert post.method == "bb" and "anti-predict" in post.attrs["method_reason"]
+    assert "tune" not in post.attrs.get("options_unused", [])  # read by the calibration fit of the estimate
     explicit = posterior(sfm.msr("fairness.acc"), 1 - y[:80], s[:80], sensitive_features=a[:80], method="bb",
-                         random_state=0)
+                         random_state=0, n_draws=150, chains=2)
     assert explicit.mean() == pytest.approx(post.mean())
+    with pytest.warns(CalibrationWarning):
+        bc = posterior(sfm.msr("fairness.acc"), 1 - y[:80], s[:80], method="bc", **kw, **SMALL)
+    # the measure (the groups' largest gap) of BC's posterior means of the group rates
+    assert post.value == pytest.approx(np.ptp(bc.by_group.to_numpy()), abs=1e-12)
+    assert post.attrs["estimate"].startswith("bc's posterior means of the group rates (a bcr fit made for")
+    lo, hi = post.interval(0.95)
+    assert lo <= post.value <= hi and post.attrs["probabilities"].startswith("bb's")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ from .._stats import _check_weight, binarize_labels, check_inputs, check_scores,
 from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
 from ..measures import MeasureBase
-from ._auto import auto_candidates, auto_interval, auto_method, checked_method
+from ._auto import auto_candidates, auto_estimate, auto_interval, auto_method, checked_method
 from ._checks import CalibrationWarning
 from ._dirichlet import dirichlet_posteriors, holds_multiclass_labels, multiclass_error
 from ._frames import frame_fit_data
@@ -350,15 +351,21 @@ def posteriors(
         )
     if reference is not None and reference not in data.groups:
         raise ValueError(f"reference={reference!r} is not one of the groups {list(data.groups)}; pass one of them.")
-    why = None
+    why, plan = None, None
     if method == AUTO:
-        estimator, why, unused = _auto_checked(estimator, data, options, unused)
+        guaranteed, interval_reason = auto_interval(data, bases)
+        plan = _AutoPlan(estimator, guaranteed, interval_reason, *auto_estimate(estimator.name, guaranteed))
+        estimator, why, unused = _auto_checked(estimator, data, options, unused, plan)
     targets = [signed_measure(m, reference) for m in measures]
     seed = int(rng.integers(2**31 - 1))
     draws = METHODS[estimator.name].default_draws if n_draws is None else int(n_draws)
     start = time.perf_counter()
     fit = estimator.group_draws(data, bases, chains=int(chains), draws=draws, rng=rng, seed=seed)
-    interval_attrs = _auto_interval(data, bases, estimator, fit, seed) if method == AUTO else {}
+    interval_attrs = {}
+    if plan is not None:
+        interval_attrs = _auto_estimate(data, bases, estimator, fit, plan, chains=int(chains), n_draws=n_draws,
+                                        rng=rng, seed=seed)
+        interval_attrs.update(_auto_interval(data, bases, estimator, fit, seed, plan))
     attrs = _attrs(data, estimator, fit, seed, reference, time.perf_counter() - start)
     attrs.update(interval_attrs)
     attrs["method_requested"] = method
@@ -405,40 +412,91 @@ def _options(
     return method_options(name, own, multiclass=multiclass), sorted(set(options) - set(own))
 
 
+@dataclass(frozen=True)
+class _AutoPlan:
+    """``auto``'s decisions made before fitting (:mod:`._auto`): the rules' method, the interval, the estimate."""
+
+    calibrator: EstimationMethod  # the method of rules 1-3 (its options record)
+    guaranteed: bool
+    interval_reason: str
+    from_calibration: bool
+    estimate_reason: str
+
+
 def _auto_checked(
-    estimator: EstimationMethod, data: FitData, options: Mapping[str, Any], unused: list[str]
+    estimator: EstimationMethod, data: FitData, options: Mapping[str, Any], unused: list[str], plan: _AutoPlan
 ) -> tuple[EstimationMethod, str | None, list[str]]:
     """``auto``'s last rule: a calibration method gives way to ``"bb"`` when its checks fail (with a warning)."""
     name, why = checked_method(estimator.name, data)
     if why is None:
         return estimator, None, unused
+    kept = ("; its estimate stays the calibration model's (fitted for it) and its interval is the guaranteed one"
+            if plan.from_calibration else "")
     warnings.warn(
-        f"method='auto' uses {name!r} instead of {estimator.name!r}: {why}.",
+        f"method='auto' uses {name!r} instead of {estimator.name!r}: {why}{kept}.",
         CalibrationWarning,
         stacklevel=external_stacklevel(),
     )
-    record, unused = _options(AUTO, name, options)
-    return record, why, unused
+    record, left = _options(AUTO, name, options)
+    if plan.from_calibration:  # the calibration fit of the estimate reads the options of the rules' method
+        left = [k for k in left if k not in METHODS[estimator.name].option_names()]
+    return record, why, left
+
+
+def _auto_estimate(
+    data: FitData,
+    bases: tuple[BaseMetric, ...],
+    estimator: EstimationMethod,
+    fit: GroupDraws,
+    plan: _AutoPlan,
+    *,
+    chains: int,
+    n_draws: int | None,
+    rng: np.random.Generator,
+    seed: int,
+) -> dict[str, Any]:
+    """``auto``'s estimate (:func:`~._auto.auto_estimate`): the calibration model's, put on ``fit`` as its point.
+
+    When the checks sent the draws to ``"bb"``, the rules' method is fitted for the estimate
+    alone (same seed); otherwise its fit is ``fit``.
+    """
+    own = f"{estimator.name}'s " + ("point estimate" if fit.point is not None else "posterior mean")
+    if not plan.from_calibration:
+        return {"estimate": own, "estimate_reason": plan.estimate_reason}
+    source = fit
+    if fit.calibration_point is None:
+        cal = plan.calibrator
+        draws = METHODS[cal.name].default_draws if n_draws is None else int(n_draws)
+        with warnings.catch_warnings():  # the checks' failure is already said, by _auto_checked
+            warnings.simplefilter("ignore", CalibrationWarning)
+            source = cal.group_draws(data, bases, chains=chains, draws=draws, rng=rng, seed=seed)
+    fit.point, fit.point_overall = source.calibration_point
+    if source is fit:
+        return {"estimate": "bc's posterior means of the group rates (its fit, without the rectifier), through the "
+                            "measure's operation",
+                "estimate_reason": plan.estimate_reason}
+    return {"estimate": f"bc's posterior means of the group rates (a {plan.calibrator.name} fit made for the "
+                        "estimate, without the rectifier), through the measure's operation",
+            "estimate_reason": plan.estimate_reason, "estimate_diagnostics": source.attrs.get("diagnostics", {})}
 
 
 def _auto_interval(
-    data: FitData, bases: tuple[BaseMetric, ...], estimator: EstimationMethod, fit: GroupDraws, seed: int
+    data: FitData, bases: tuple[BaseMetric, ...], estimator: EstimationMethod, fit: GroupDraws, seed: int,
+    plan: _AutoPlan,
 ) -> dict[str, Any]:
     """``auto``'s interval (:func:`~._auto.auto_interval`): the guaranteed box put on ``fit`` when the rule says so.
 
-    The estimate stays the method's (``fit``'s draws or point); the posterior then reads
-    its interval from the box, widened to hold the estimate. Its probabilities
+    The estimate stays the one :func:`_auto_estimate` put on ``fit``; the posterior then
+    reads its interval from the box, widened to hold the estimate. Its probabilities
     (``prob_within``, ``rope``) stay those of the method's posterior, and ``attrs`` says so.
     """
-    guaranteed, why = auto_interval(data, bases)
-    own = f"{estimator.name}'s " + ("point estimate" if fit.point is not None else "posterior mean")
-    if not guaranteed:
-        return {"estimate": own, "interval": f"{estimator.name}'s own", "interval_reason": why}
+    if not plan.guaranteed:
+        return {"interval": f"{estimator.name}'s own", "interval_reason": plan.interval_reason}
     box = Guaranteed().group_draws(data, bases, chains=1, draws=1, rng=np.random.default_rng(seed), seed=seed)
     fit.interval_box = box.confidence
-    return {"estimate": own,
-            "interval": "guaranteed (" + box.attrs["sampler"].split(", ", 1)[-1] + "), widened to hold the estimate",
-            "interval_reason": why, "probabilities": f"{estimator.name}'s posterior (not the interval's)",
+    return {"interval": "guaranteed (" + box.attrs["sampler"].split(", ", 1)[-1] + "), widened to hold the estimate",
+            "interval_reason": plan.interval_reason,
+            "probabilities": f"{estimator.name}'s posterior (not the interval's)",
             "prediction_powered": box.attrs["prediction_powered"], "sequences": box.attrs["sequences"]}
 
 

@@ -244,5 +244,11 @@ class RectifiedCalibration(BayesianCalibration):
         out = self.draws_from_cells(cells, fit, bases)
         out.attrs["rectifier_scale"] = float(self.rectifier_scale)
         out.extra["rectifier"] = delta.reshape(lead + delta.shape[1:])
+        plain = self.draws_from_cells(data.counts + unlabeled, fit, bases)  # BC's draws: no rectifier
+        with np.errstate(invalid="ignore"):
+            out.calibration_point = (
+                {name: v.mean(axis=(0, 1)) for name, v in plain.values.items()},
+                {name: float(v.mean()) for name, v in plain.overall.items()},
+            )
         return out
 

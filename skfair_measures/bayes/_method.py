@@ -127,6 +127,11 @@ class GroupDraws:
         Such a confidence set put on another method's draws by ``method="auto"``: the
         interval is read from it (holding the estimate), the probabilities still from the
         draws.
+    calibration_point : tuple of (dict, dict), optional
+        The calibration model's own estimate from the same fit, without the rectifier
+        (``method="bcr"``): BC's posterior mean of every base metric per group, shape
+        ``(group,)``, and pooled. ``method="auto"`` reports it as its estimate when
+        :func:`~._auto.auto_estimate` says so.
     """
 
     values: dict[str, np.ndarray]
@@ -139,6 +144,7 @@ class GroupDraws:
     reasons: list[str] = field(default_factory=list)
     confidence: Any = None
     interval_box: Any = None
+    calibration_point: tuple[dict[str, np.ndarray], dict[str, float]] | None = None
 
 
 def without_prior_only(
