@@ -135,3 +135,37 @@ def test_frame_refusals_name_the_argument_and_the_fix():
     unseen = FRAME.assign(sex=np.where(LAB, FRAME["sex"], "U"))
     with pytest.raises(ValueError, match=r"rows without a label"):
         bayes.posterior(m, "y", "score", sensitive_features="sex", data=unseen, method="ppi")
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("labels", ["float", "nullable", "strings"])
+def test_compiled_score_pass_equals_the_numpy_pass(monkeypatch, weighted, labels):
+    """Large partitions take one compiled pass (numba); it gives the NumPy path's table to the last bit."""
+    pytest.importorskip("numba")
+    from skfair_measures.engines import _moments, _native
+    from skfair_measures.engines._frames import Columns
+
+    n = 300_000  # above the compiled pass's row count
+    rng = np.random.default_rng(5)
+    y = np.where(rng.random(n) < 0.1, rng.integers(0, 2, n).astype(float), np.nan)
+    pdf = pd.DataFrame({"y": y, "score": rng.random(n), "g": rng.integers(0, 4, n).astype(np.int16),
+                        "w": rng.random(n) * 3})
+    pdf.loc[::997, "score"] = 1.5  # bad scores and weights are counted, not summed
+    pdf.loc[3::1013, "w"] = np.nan
+    if labels == "nullable":
+        pdf["y"] = pdf["y"].astype("Int8")
+    elif labels == "strings":
+        pdf["y"] = np.where(np.isnan(y), None, np.where(y == 1, "yes", "no"))
+    cols = Columns("y", "score", ("g",), "w" if weighted else None)
+    compiled = _moments._partition(pdf, cols, 0.5)
+    monkeypatch.setattr(_moments, "_COMPILED_ROWS", 10**12)
+    monkeypatch.setattr(_native, "_COMPILED_ROWS", 10**12)
+    plain = _moments._partition(pdf, cols, 0.5)
+    keys = ["g", "__sfm_y_true", "__sfm_y_pred"]
+
+    def order(t):
+        return t.assign(__sfm_y_true=t["__sfm_y_true"].astype(str)).sort_values(keys).reset_index(drop=True)
+
+    pd.testing.assert_frame_equal(order(compiled), order(plain), check_exact=True)
+    assert compiled["__sfm_y_true"].isna().sum() == 2 * 4  # the unlabeled rows: one null label per cell
+    assert compiled["__sfm_bad_score"].sum() == len(range(0, n, 997))

@@ -24,6 +24,7 @@ import narwhals as nw
 import numpy as np
 import pandas as pd
 
+from .._stats import _COMPILED_ROWS, _compiled_kernel
 from . import _native
 from ._aggregate import (
     _BAD_SCORE,
@@ -108,7 +109,17 @@ def _narwhals(frame: nw.LazyFrame, cols: Columns, threshold: float) -> pd.DataFr
 
 
 def _partition(pdf: pd.DataFrame, cols: Columns, threshold: float) -> pd.DataFrame:
-    """The table of one pandas frame, on numpy (one flat cell index, one bincount per sum)."""
+    """The table of one pandas frame, on numpy: one compiled pass when it can, else a bincount per sum.
+
+    The compiled pass (:func:`skfair_measures._count_kernel.score_moments`, large frames,
+    numba installed) reads the flat (group, label) cell and the scores once and forms
+    ``score >= threshold`` and every sum as it goes; the NumPy path builds a flat cell
+    index over (group, label, prediction) and runs one ``np.bincount`` per sum. Both add
+    the same terms in row order: the same table.
+    """
+    kernel = _compiled_kernel() if len(pdf) >= _COMPILED_ROWS else None
+    if kernel is not None:
+        return _compiled(kernel, pdf, cols, threshold)
     s = pdf[cols.prediction].to_numpy(dtype=float, na_value=np.nan)
     bad = ~((s >= 0) & (s <= 1))
     s = np.where(bad, 0.0, s)
@@ -124,6 +135,31 @@ def _partition(pdf: pd.DataFrame, cols: Columns, threshold: float) -> pd.DataFra
     if w is None:
         table[_W2] = table[_N].astype(float)
         table[_W2S] = table[_WS]
+    return table[[*cols.sensitive, _T, _P, _N, *SCORE_SUMS, _BAD_W, _BAD_SCORE]]
+
+
+def _floats(values: pd.Series) -> np.ndarray:
+    """A numeric column as a numpy array the kernel reads (float or integer; missing values NaN)."""
+    arr = values.to_numpy()
+    if isinstance(arr, np.ndarray) and arr.dtype.kind in "fiu" and arr.dtype.isnative:
+        return arr
+    return values.to_numpy(dtype=float, na_value=np.nan)
+
+
+def _compiled(kernel: Any, pdf: pd.DataFrame, cols: Columns, threshold: float) -> pd.DataFrame:
+    keys = [pdf[c] for c in cols.sensitive] + [pdf[cols.target]]
+    cell, size, values = _native._flat_cells(keys, [*cols.sensitive, _T])
+    w = np.zeros(0) if cols.sample_weight is None else _floats(pdf[cols.sample_weight])
+    out = np.zeros((2 * size, 8))
+    kernel.score_moments(cell, _floats(pdf[cols.prediction]), float(threshold), w, out)
+    seen = np.flatnonzero(out[:, 0])
+    table = values.iloc[seen // 2].reset_index(drop=True)
+    table[_P] = seen % 2 == 1
+    table[_N] = out[seen, 0].astype(np.int64)
+    for j, name in enumerate(SCORE_SUMS, start=1):
+        table[name] = out[seen, j]
+    table[_BAD_W] = out[seen, 6].astype(np.int64)
+    table[_BAD_SCORE] = out[seen, 7].astype(np.int64)
     return table
 
 
