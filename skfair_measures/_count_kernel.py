@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["bounds", "count", "level_cells", "weighted_cells"]
+__all__ = ["bounds", "count", "float_label_codes", "level_cells", "score_moments", "weighted_cells"]
 
 
 @njit(cache=True, nogil=True)
@@ -107,3 +107,83 @@ def level_cells(  # pragma: no cover - compiled by numba
             return False
         out[np.intp(g[i]) * kk + np.intp(t[i]) * k + np.intp(p[i]), at] += 1
     return True
+
+
+@njit(cache=True, nogil=True)
+def float_label_codes(x: np.ndarray, out: np.ndarray) -> tuple:  # pragma: no cover - compiled by numba
+    """Codes of a float label column whose values are small integers, a missing value (NaN) a code of its own.
+
+    Returns ``(ok, lo, hi)``. When every non-missing value is an integer and
+    ``hi - lo + 2`` codes fit ``out``'s type, ``out[i] = x[i] - lo`` and
+    ``out[i] = hi - lo + 1`` for NaN, and ``ok`` is True; otherwise ``out`` is left
+    unfinished and ``ok`` is False (the caller factorises instead). ``lo > hi`` when
+    every value is missing. Two passes (bounds, then codes), against a hash per row in
+    a factorisation: the labels of an audit frame, missing on its unlabeled rows.
+    """
+    lo, hi = np.inf, -np.inf
+    for i in range(x.size):
+        v = x[i]
+        if v != v:
+            continue
+        if v != np.floor(v):
+            return False, 0.0, 0.0
+        lo, hi = min(lo, v), max(hi, v)
+    if lo > hi:
+        lo = hi = 0.0
+    if hi - lo + 1 >= np.iinfo(out.dtype).max:
+        return False, lo, hi
+    missing = hi - lo + 1
+    for i in range(x.size):
+        v = x[i]
+        out[i] = missing if v != v else v - lo
+    return True, lo, hi
+
+
+@njit(cache=True, nogil=True)
+def score_moments(  # pragma: no cover - compiled by numba
+    cell: np.ndarray, s: np.ndarray, threshold: float, w: np.ndarray, out: np.ndarray
+) -> None:
+    """Per cell ``2 * cell + (score >= threshold)``: the rows and moments of the scores, in one pass.
+
+    ``out`` has shape ``(2 * cells, 8)`` and starts at zero; its columns: rows, sum w,
+    sum w s, sum w^2, sum w^2 s, sum w^2 s^2, rows with a bad weight (missing, negative
+    or infinite), rows with a bad score (missing or outside [0, 1]). A bad score counts
+    as 0 and a missing weight as 0 (they are refused afterwards, with the column named).
+    ``w`` empty: every weight is 1. The terms are formed and added in row order as the
+    NumPy path forms them (``w * s``, ``w * w``, ``w**2 * s``, ``w**2 * (s * s)``, one
+    ``np.bincount`` each): the same sums to the last bit.
+    """
+    if w.size == 0:  # three sums per row instead of six; the others follow (w = 1)
+        for i in range(cell.size):
+            x = np.float64(s[i])
+            bad_s = not (x >= 0.0 and x <= 1.0)
+            if bad_s:
+                x = 0.0
+            c = np.intp(cell[i]) * 2 + (1 if x >= threshold else 0)
+            out[c, 0] += 1.0
+            out[c, 2] += x
+            out[c, 5] += x * x
+            out[c, 7] += bad_s
+        out[:, 1] = out[:, 0]
+        out[:, 3] = out[:, 0]
+        out[:, 4] = out[:, 2]
+        return
+    for i in range(cell.size):
+        x = np.float64(s[i])
+        bad_s = not (x >= 0.0 and x <= 1.0)
+        if bad_s:
+            x = 0.0
+        c = np.intp(cell[i]) * 2 + (1 if x >= threshold else 0)
+        v = np.float64(w[i])
+        bad_w = not (np.isfinite(v) and v >= 0.0)
+        if v != v:
+            v = 0.0
+        v2 = v * v
+        out[c, 0] += 1.0
+        out[c, 1] += v
+        out[c, 2] += v * x
+        out[c, 3] += v2
+        out[c, 4] += v2 * x
+        out[c, 5] += v2 * (x * x)
+        out[c, 6] += bad_w
+        out[c, 7] += bad_s

@@ -116,13 +116,12 @@ def test_min_group_size_and_fixed_lambda_follow_in_memory():
 def test_frame_refusals_name_the_argument_and_the_fix():
     m = sfm.msr("fairness.tpr")
     data = as_engine("polars", FRAME)
-    with pytest.raises(ValueError, match=r"method='auto' on data= needs the labeled rows.*'bb' or 'ppi'"):
-        bayes.posterior(m, "y", "score", sensitive_features="sex", data=data)
-    with pytest.raises(ValueError, match=r"method='bc' on data="):
-        bayes.posterior(m, "y", "score", sensitive_features="sex", data=data, method="bc")
-    with pytest.raises(ValueError, match=r"unlabeled_scores cannot be combined with data="):
-        bayes.posterior(m, "y", "score", sensitive_features="sex", data=data, method="ppi",
-                        unlabeled_scores=[0.5])
+    for method in ("ppi", "guaranteed"):
+        with pytest.raises(ValueError, match=r"unlabeled_scores cannot be combined with data="):
+            bayes.posterior(m, "y", "score", sensitive_features="sex", data=data, method=method,
+                            unlabeled_scores=[0.5])
+    with pytest.raises(ValueError, match=r"method='bc' needs unlabeled rows: rows of data whose 'y' is missing"):
+        bayes.posterior(m, "y", "score", sensitive_features="sex", data=FRAME[LAB], method="bc")
     with pytest.raises(ValueError, match=r"method='bb' counts labeled samples and takes no sample_weight"):
         bayes.posterior(m, "y", "score", sensitive_features="sex", data=data, method="bb", sample_weight="w")
     with pytest.raises(ValueError, match=r"method='ppi' needs unlabeled rows"):
@@ -135,3 +134,150 @@ def test_frame_refusals_name_the_argument_and_the_fix():
     unseen = FRAME.assign(sex=np.where(LAB, FRAME["sex"], "U"))
     with pytest.raises(ValueError, match=r"rows without a label"):
         bayes.posterior(m, "y", "score", sensitive_features="sex", data=unseen, method="ppi")
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("labels", ["float", "nullable", "strings"])
+def test_compiled_score_pass_equals_the_numpy_pass(monkeypatch, weighted, labels):
+    """Large partitions take one compiled pass (numba); it gives the NumPy path's table to the last bit."""
+    pytest.importorskip("numba")
+    from skfair_measures.engines import _moments, _native
+    from skfair_measures.engines._frames import Columns
+
+    n = 300_000  # above the compiled pass's row count
+    rng = np.random.default_rng(5)
+    y = np.where(rng.random(n) < 0.1, rng.integers(0, 2, n).astype(float), np.nan)
+    pdf = pd.DataFrame({"y": y, "score": rng.random(n), "g": rng.integers(0, 4, n).astype(np.int16),
+                        "w": rng.random(n) * 3})
+    pdf.loc[::997, "score"] = 1.5  # bad scores and weights are counted, not summed
+    pdf.loc[3::1013, "w"] = np.nan
+    if labels == "nullable":
+        pdf["y"] = pdf["y"].astype("Int8")
+    elif labels == "strings":
+        pdf["y"] = np.where(np.isnan(y), None, np.where(y == 1, "yes", "no"))
+    cols = Columns("y", "score", ("g",), "w" if weighted else None)
+    compiled = _moments._partition(pdf, cols, 0.5)
+    monkeypatch.setattr(_moments, "_COMPILED_ROWS", 10**12)
+    monkeypatch.setattr(_native, "_COMPILED_ROWS", 10**12)
+    plain = _moments._partition(pdf, cols, 0.5)
+    keys = ["g", "__sfm_y_true", "__sfm_y_pred"]
+
+    def order(t):
+        return t.assign(__sfm_y_true=t["__sfm_y_true"].astype(str)).sort_values(keys).reset_index(drop=True)
+
+    pd.testing.assert_frame_equal(order(compiled), order(plain), check_exact=True)
+    assert compiled["__sfm_y_true"].isna().sum() == 2 * 4  # the unlabeled rows: one null label per cell
+    assert compiled["__sfm_bad_score"].sum() == len(range(0, n, 997))
+
+
+
+# -- methods that read the labeled rows: labeled rows collected, unlabeled rows a score histogram ----------
+def with_unlabeled(measures, method, sensitive, weighted=False, frame=FRAME, **kw):
+    """The in-memory posterior with every unlabeled row given (the frame's rows without a label)."""
+    lab_mask = frame["y"].notna().to_numpy()
+    lab, unl = frame[lab_mask], frame[~lab_mask]
+    args = dict(sensitive_features=lab[sensitive], method=method, random_state=3, unlabeled_scores=unl["score"],
+                unlabeled_sensitive=unl[sensitive], **kw)
+    if weighted:
+        args.update(sample_weight=lab["w"], unlabeled_sample_weight=unl["w"])
+    return bayes.posteriors(measures, lab["y"].astype(int), lab["score"], **args)
+
+
+def test_histogram_of_the_unlabeled_rows_is_the_same_on_every_engine():
+    from skfair_measures.engines._frames import Columns
+    from skfair_measures.engines._moments import BIN, SPLIT, score_histogram
+
+    frame = FRAME.copy()
+    frame.loc[:40, "score"] = [0.0, 0.01, 0.0100001, 0.99, 0.989999, 1.0] * 6 + [0.5] * 5
+    cols = Columns("y", "score", ("sex",), "w")
+    keys = ["sex", "__sfm_y_pred", BIN, SPLIT]
+    want_lab, want = score_histogram(frame, cols, 0.5, 1000, (0.01, 0.99))
+    assert len(want_lab) == LAB.sum() and want["n_rows"].sum() == (~frame["y"].notna()).sum()
+    # a score at a clipping bound is kept apart from the rest of its bin
+    at = want[want[BIN] == 10]
+    assert set(at[SPLIT]) == {True, False} and (at["sum_score"] / at["n_rows"])[at[SPLIT]].max() <= 0.01
+    for engine in ("polars", "duckdb", "dask"):
+        lab, got = score_histogram(as_engine(engine, frame), cols, 0.5, 1000, (0.01, 0.99))
+        pd.testing.assert_frame_equal(
+            got.sort_values(keys).reset_index(drop=True)[want.columns],
+            want.sort_values(keys).reset_index(drop=True), check_dtype=False, rtol=1e-12)
+        assert len(lab) == LAB.sum()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_guaranteed_from_an_engine_equals_in_memory(engine, weighted):
+    """Labeled rows collected; the unlabeled rows enter through sums linear in the score: exact up to rounding."""
+    ms = [sfm.msr("fairness.tpr"), sfm.msr("fairness.eod"), sfm.msr("fairness.cv")]
+    want = with_unlabeled(ms, "guaranteed", ["sex", "race"], weighted)
+    got = in_engine(engine, ms, "guaranteed", ["sex", "race"], weighted)
+    for key in want:
+        w, g = want[key], got[key]
+        assert g.groups.equals(w.groups)
+        np.testing.assert_allclose(g.value, w.value, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(g.interval(0.9), w.interval(0.9), rtol=1e-9, atol=1e-9)
+        assert g.attrs["prediction_powered"] == w.attrs["prediction_powered"] == (not weighted)
+        assert g.attrs["n_unlabeled"] == w.attrs["n_unlabeled"] == (~LAB).sum()
+    # the selection rate is known exactly from every row's prediction: a wrong count would move it
+    assert got["fairness.cv"].interval(0.9)[0] == pytest.approx(got["fairness.cv"].interval(0.9)[1])
+
+
+BC_OPTIONS = dict(chains=2, n_draws=300, tune=300)
+
+
+@pytest.fixture(scope="module")
+def bc_in_memory():
+    pytest.importorskip("nutpie")
+    ms = [sfm.msr("fairness.tpr"), sfm.msr("fairness.acc")]
+    return ms, {method: with_unlabeled(ms, method, "sex", **BC_OPTIONS) for method in ("bc", "bcr")}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_bc_from_an_engine_histogram_within_its_sampling_error(engine, bc_in_memory):
+    """The model is sampled on the same labeled rows; the binned unlabeled scores move the draws by far less than
+    their posterior sd, and by less than the binning bound the posterior reports."""
+    ms, want = bc_in_memory
+    got = in_engine(engine, ms, "bc", "sex", **BC_OPTIONS)
+    for key in want["bc"]:
+        w, g = want["bc"][key], got[key]
+        sd = float(np.std(w.draws))
+        assert abs(g.value - w.value) < 0.1 * sd
+        assert np.abs(np.subtract(g.interval(0.9), w.interval(0.9))).max() < 0.2 * sd
+    binning = got[ms[0].key].attrs["binning"]
+    assert binning["bins"] == 1000 and 0 < binning["max_share_error"] < 1e-3
+    if engine in ("pandas", "polars"):  # the labeled rows in the same order: the same MCMC draws
+        diff = np.abs(got[ms[1].key].draws - want["bc"][ms[1].key].draws).max()
+        assert diff <= binning["max_share_error"]
+
+
+def test_bcr_and_auto_from_an_engine_follow_in_memory(bc_in_memory):
+    ms, want = bc_in_memory
+    got = in_engine("polars", ms, "bcr", "sex", **BC_OPTIONS)
+    for key in want["bcr"]:
+        assert abs(got[key].value - want["bcr"][key].value) < 0.1 * float(np.std(want["bcr"][key].draws))
+        assert "binning" in got[key].attrs
+    # auto: the same rules read off the frame; bcr's estimate, the guaranteed interval below 200 labels
+    auto = in_engine("polars", ms, "auto", "sex", **BC_OPTIONS)[ms[0].key]
+    mem = with_unlabeled(ms, "auto", "sex", **BC_OPTIONS)[ms[0].key]
+    assert auto.method == mem.method == "bcr"
+    assert auto.attrs["interval"] == mem.attrs["interval"]
+    np.testing.assert_allclose(auto.interval(0.95), mem.interval(0.95), atol=0.1 * float(np.std(mem.draws)))
+
+
+@pytest.mark.filterwarnings("ignore::skfair_measures.bayes.AsymptoticWarning")
+def test_auto_on_a_frame_with_weights_or_no_unlabeled_rows():
+    m = sfm.msr("fairness.tpr")
+    # weights: ppi's estimate from the engine's moments, the guaranteed box from the labeled rows
+    got = in_engine("duckdb", m, "auto", "sex", weighted=True)[m.key]
+    want = with_unlabeled([m], "auto", "sex", weighted=True)[m.key]
+    assert got.method == want.method == "ppi"
+    np.testing.assert_allclose(got.value, want.value, rtol=1e-8)
+    np.testing.assert_allclose(got.interval(0.95), want.interval(0.95), rtol=1e-8)
+    # every row labeled: bb on the labels, as in memory without unlabeled scores
+    labeled = FRAME[LAB]
+    got = bayes.posterior(m, "y", "score", sensitive_features="sex", data=as_engine("polars", labeled),
+                          random_state=3)
+    want = bayes.posterior(m, labeled["y"].astype(int), labeled["score"], sensitive_features=labeled["sex"],
+                           random_state=3)
+    assert got.method == want.method == "bb"
+    np.testing.assert_array_equal(got.draws, want.draws)

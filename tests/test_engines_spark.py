@@ -99,3 +99,23 @@ def test_spark_posteriors_equal_in_memory(spark):
         want = in_memory(ms, "ppi", ["sex", "race"], weighted=True)
     for key in want:
         np.testing.assert_allclose(got[key].draws, want[key].draws, rtol=1e-8, atol=1e-10)
+
+
+def test_spark_guaranteed_equals_in_memory(spark):
+    """Labeled rows collected from Spark (NaN labels are the unlabeled rows), the unlabeled ones a histogram."""
+    from test_bayes_engines import FRAME, with_unlabeled
+
+    from skfair_measures import bayes
+
+    ms = [sfm.msr("fairness.tpr"), sfm.msr("fairness.cv")]
+    got = bayes.posteriors(ms, "y", "score", sensitive_features=["sex", "race"], method="guaranteed",
+                           random_state=3, data=to_spark(spark, FRAME))
+    want = with_unlabeled(ms, "guaranteed", ["sex", "race"])
+    for key in want:
+        assert got[key].groups.equals(want[key].groups)
+        np.testing.assert_allclose(got[key].value, want[key].value, rtol=1e-12)
+        assert got[key].attrs["n_unlabeled"] == want[key].attrs["n_unlabeled"]
+    # the selection rate is known from every row: exact; a betting interval reads the labeled rows in the order
+    # they arrive, which after Spark's repartition is not the frame's, so it moves a little (and stays valid)
+    np.testing.assert_allclose(got[ms[1].key].interval(0.9), want[ms[1].key].interval(0.9), rtol=1e-12)
+    np.testing.assert_allclose(got[ms[0].key].interval(0.9), want[ms[0].key].interval(0.9), atol=0.02)

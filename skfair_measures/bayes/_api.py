@@ -26,10 +26,11 @@ from ..measures import MeasureBase
 from ._auto import auto_candidates, auto_estimate, auto_interval, auto_method, checked_method
 from ._checks import CalibrationWarning
 from ._dirichlet import dirichlet_posteriors, holds_multiclass_labels, multiclass_error
-from ._frames import frame_fit_data
+from ._frames import FRAME_METHODS, frame_fit_data, frame_rows
 from ._guaranteed import Guaranteed
 from ._method import EstimationMethod, FitData, GroupDraws, Rows
 from ._posterior import MeasurePosterior, external_stacklevel, group_labels, warn_undefined
+from ._ppi import PredictionPowered
 from ._small_groups import restrict_fit_data
 from ._table import AUTO, METHODS, method_options, refuse_unknown, refuse_unread_unlabeled
 
@@ -334,16 +335,40 @@ def posteriors(
         )
     estimator, unused = _options(method, name, options)
     bases = _rate_bases(measures)
-    if frame is not None:  # rows in an engine: counts and score moments from one pass (_frames)
+    given_unlabeled = {"unlabeled_scores": unlabeled_scores, "unlabeled_sensitive": unlabeled_sensitive,
+                       "unlabeled_sample_weight": unlabeled_sample_weight}
+    fit_data = None  # the data the estimate is computed from, when not ``data`` (auto's PPI on a frame)
+    if frame is not None and method in FRAME_METHODS:  # counts and score moments from one engine pass
         inputs = [m.inputs for m in measures]
         estimator, data = frame_fit_data(
             frame, measures, estimator, method, y_true, y_score, sensitive_features, sample_weight,
             float(_agreed([i.threshold for i in inputs], "threshold", threshold, 0.5)),
             _agreed([i.pos_label for i in inputs], "pos_label", pos_label, None),
-            _agreed([i.groups for i in inputs], "groups", None, None),
-            {"unlabeled_scores": unlabeled_scores, "unlabeled_sensitive": unlabeled_sensitive,
-             "unlabeled_sample_weight": unlabeled_sample_weight},
+            _agreed([i.groups for i in inputs], "groups", None, None), given_unlabeled,
         )
+    elif frame is not None:  # labeled rows collected, unlabeled rows a score histogram in the engine
+        thr = float(_agreed([m.inputs.threshold for m in measures], "threshold", threshold, 0.5))
+        rows = frame_rows(frame, y_true, y_score, sensitive_features, sample_weight, thr, given_unlabeled)
+        if method == AUTO:  # the same rules, read off the frame: its rows without a label are the unlabeled
+            name, _ = auto_method({"unlabeled_scores": rows.histogram if rows.n_unlabeled else None,
+                                   "sample_weight": sample_weight})
+            estimator, unused = _options(method, name, options)
+        if METHODS[estimator.name].unlabeled == "required" and rows.n_unlabeled == 0:
+            raise ValueError(f"method={estimator.name!r} needs unlabeled rows: rows of data whose {y_true!r} is "
+                             "missing (null). Without them use method='bb'.")
+        data = _fit_data(
+            measures, rows.column(y_true), rows.column(y_score), rows.column(sensitive_features), None, None,
+            rows.column(sample_weight), None, threshold, pos_label, estimator, unlabeled_rows=rows.unlabeled,
+        )
+        if isinstance(estimator, PredictionPowered):  # auto's PPI: its variance reads moments, not bins
+            estimator, fit_data = frame_fit_data(
+                frame, measures, estimator, estimator.name, y_true, y_score, sensitive_features, sample_weight,
+                thr, _agreed([m.inputs.pos_label for m in measures], "pos_label", pos_label, None),
+                _agreed([m.inputs.groups for m in measures], "groups", None, None), given_unlabeled,
+            )
+            if not fit_data.groups.equals(data.groups):
+                raise AssertionError(f"groups differ between the engine's passes: {list(fit_data.groups)} and "
+                                     f"{list(data.groups)}")  # pragma: no cover - one encoding serves both
     else:
         data = _fit_data(
             measures, y_true, y_score, sensitive_features, unlabeled_scores, unlabeled_sensitive,
@@ -360,7 +385,8 @@ def posteriors(
     seed = int(rng.integers(2**31 - 1))
     draws = METHODS[estimator.name].default_draws if n_draws is None else int(n_draws)
     start = time.perf_counter()
-    fit = estimator.group_draws(data, bases, chains=int(chains), draws=draws, rng=rng, seed=seed)
+    fit_data = data if fit_data is None else fit_data  # auto's PPI on a frame reads the engine's moments
+    fit = estimator.group_draws(fit_data, bases, chains=int(chains), draws=draws, rng=rng, seed=seed)
     interval_attrs = {}
     if plan is not None:
         interval_attrs = _auto_estimate(data, bases, estimator, fit, plan, chains=int(chains), n_draws=n_draws,
@@ -540,8 +566,14 @@ def _fit_data(
     threshold: float | None,
     pos_label: Any,
     estimator: EstimationMethod,
+    unlabeled_rows: Any = None,
 ) -> FitData:
-    """Validate every input once: labeled rows, unlabeled rows, threshold, labels, groups."""
+    """Validate every input once: labeled rows, unlabeled rows, threshold, labels, groups.
+
+    ``unlabeled_rows``, given, builds the unlabeled :class:`Rows` from the labeled rows'
+    groups and the threshold (an engine's score histogram, :class:`~._frames.FrameRows`)
+    in place of ``unlabeled_scores``.
+    """
     inputs = [m.inputs for m in measures]
     thr = float(_agreed([i.threshold for i in inputs], "threshold", threshold, 0.5))
     pos = _agreed([i.pos_label for i in inputs], "pos_label", pos_label, None)
@@ -558,7 +590,8 @@ def _fit_data(
     scores = check_scores(sample.y_pred, "y_score")
     t, _, _ = binarize_labels(sample.y_true, sample.y_true, pos)
     labeled = Rows(scores, (scores >= thr).astype(np.intp), sample.group_codes, sample.sample_weight)
-    unlabeled = _unlabeled_rows(unlabeled_scores, unlabeled_sensitive, unlabeled_sample_weight, sample.groups, thr)
+    unlabeled = (_unlabeled_rows(unlabeled_scores, unlabeled_sensitive, unlabeled_sample_weight, sample.groups, thr)
+                 if unlabeled_rows is None else unlabeled_rows(sample.groups, thr))
     if METHODS[estimator.name].unlabeled == "required" and unlabeled.size == 0:
         raise ValueError(
             f"method={estimator.name!r} needs unlabeled data: pass unlabeled_scores= (the model's scores "

@@ -132,6 +132,7 @@ def checked_method(method: str, data: FitData) -> tuple[str, str | None]:
     reasons = calibration_checks(
         lab.scores, data.y_true, lab.codes, data.groups,
         np.concatenate([lab.scores, unl.scores]), np.concatenate([lab.codes, unl.codes]), CLIP,
+        np.concatenate([lab.multiplicity, unl.multiplicity]),
     )
     return (_FALLBACK, "; ".join(reasons)) if reasons else (method, None)
 

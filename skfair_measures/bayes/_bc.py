@@ -48,7 +48,7 @@ import pandas as pd
 
 from ..base import BaseMetric
 from ._checks import CalibrationWarning, calibration_checks
-from ._method import EstimationMethod, FitData, GroupDraws, is_number, refuse_option
+from ._method import EstimationMethod, FitData, GroupDraws, Rows, is_number, refuse_option
 from ._posterior import SamplingWarning, _import_arviz, external_stacklevel, group_labels
 
 __all__ = [
@@ -62,6 +62,7 @@ __all__ = [
     "build_model",
     "calibrated_cells",
     "calibrated_probabilities",
+    "histogram_error",
     "configure_compile_cache",
     "fit_calibration",
     "prior_sd_vector",
@@ -552,6 +553,7 @@ def calibrated_cells(
     codes: np.ndarray,
     n_groups: int,
     chunk: int = 2_000_000,
+    count: np.ndarray | None = None,
 ) -> np.ndarray:
     """Expected confusion cells of the unlabeled data under every posterior draw.
 
@@ -572,6 +574,9 @@ def calibrated_cells(
     n_groups : int
     chunk : int, default=2_000_000
         Largest number of (draw, sample) pairs computed at once (memory bound).
+    count : ndarray of shape (n_unlabeled,), optional
+        Rows each entry stands for (an engine's score histogram: the entry's score is
+        its bin's mean score); 1 each by default.
 
     Returns
     -------
@@ -601,7 +606,9 @@ def calibrated_cells(
         if not in_g.any():
             continue
         # identical (score, prediction) pairs share one column, weighted by their count
-        key, weight = np.unique(np.stack([clipped[in_g], y_pred[in_g]]), axis=1, return_counts=True)
+        key, inverse = np.unique(np.stack([clipped[in_g], y_pred[in_g]]), axis=1, return_inverse=True)
+        inverse = inverse.ravel()
+        weight = np.bincount(inverse, weights=None if count is None else count[in_g], minlength=key.shape[1])
         # single precision: twice as fast, and sums of probabilities keep ~1e-6 relative accuracy
         feats = np.stack([np.ones(key.shape[1]), np.log(key[0]), np.log1p(-key[0])]).astype(np.float32)
         onehot = (np.stack([key[1] == 0, key[1] == 1], axis=1) * weight[:, None]).astype(np.float32)
@@ -615,6 +622,37 @@ def calibrated_cells(
             neg[lo : lo + step, g] = expit(logit, out=logit) @ onehot
     cells = np.stack([neg, pos], axis=-2)  # (t, group, y_true, y_pred)
     return cells.reshape(lead + (n_groups, 2, 2))
+
+
+def histogram_error(params: dict[str, np.ndarray], rows: Rows, n_groups: int) -> dict[str, Any]:
+    """How far the histogram's expected cells can be from the rows' under the calibration draws (``attrs``).
+
+    An entry of ``n`` rows in a bin ``[lo, lo + h]`` inside the clipping bounds enters at its
+    mean score ``m``; ``sum_j f(s_j) - n f(m)`` is at most ``n h^2 / 8 max |f''|`` over the
+    bin (Taylor at ``m``: the first-order terms cancel). With ``f = expit(L)``, ``L = c + a log s
+    - b log(1 - s)``: ``|f''| <= (L'^2 + |L''|) / 4``, ``L' <= a / lo + b / (1 - lo - h)``,
+    ``|L''| <= a / lo^2 + b / (1 - lo - h)^2``. Entries at or beyond the bounds are exact
+    (every score of the entry clips to the same value). ``rows`` is a histogram
+    (:attr:`Rows.count` and :attr:`Rows.bin_width` given). Returns the bin count, width, and
+    the largest bound over draws of the error of a group's expected positives, in rows and
+    as a share of the group's unlabeled rows.
+    """
+    h = float(rows.bin_width)
+    inside = (rows.scores > CLIP[0]) & (rows.scores < CLIP[1])
+    lo = np.floor(rows.scores / h) * h
+    lo, hi = np.maximum(lo, CLIP[0]), np.minimum(lo + h, CLIP[1])
+    a = np.asarray(params["a"], dtype=float).reshape(-1, n_groups)
+    b = np.asarray(params["b"], dtype=float).reshape(-1, n_groups)
+    a_max, b_max = a.max(axis=0)[rows.codes], b.max(axis=0)[rows.codes]  # the bound grows with a and b
+    d1 = a_max / lo + b_max / (1.0 - hi)
+    d2 = a_max / lo**2 + b_max / (1.0 - hi) ** 2
+    per_entry = np.where(inside, rows.multiplicity * h * h / 8.0 * (d1 * d1 + d2) / 4.0, 0.0)
+    per_group = np.bincount(rows.codes, weights=per_entry, minlength=n_groups)
+    sizes = np.bincount(rows.codes, weights=rows.multiplicity, minlength=n_groups)
+    share = np.divide(per_group, sizes, out=np.zeros(n_groups), where=sizes > 0)
+    return {"bins": round(1.0 / h), "width": h, "max_rows_error": float(per_group.max(initial=0.0)),
+            "max_share_error": float(share.max(initial=0.0))}
+
 
 
 @dataclass(frozen=True)
@@ -672,8 +710,12 @@ class BayesianCalibration(EstimationMethod):
     ) -> GroupDraws:
         fit = self.fit(data, chains=chains, draws=draws, seed=seed)
         unl = data.unlabeled
-        cells = data.counts + calibrated_cells(fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups)
-        return self.draws_from_cells(cells, fit, bases)
+        cells = data.counts + calibrated_cells(fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups,
+                                               count=unl.count)
+        out = self.draws_from_cells(cells, fit, bases)
+        if unl.bin_width is not None:
+            out.attrs["binning"] = histogram_error(fit.params, unl, data.n_groups)
+        return out
 
     def fit(self, data: FitData, *, chains: int, draws: int, seed: int) -> CalibrationFit:
         """The calibration model sampled on the labeled rows, with this method's options."""
@@ -681,6 +723,7 @@ class BayesianCalibration(EstimationMethod):
         checks = calibration_checks(
             lab.scores, data.y_true, lab.codes, data.groups,
             np.concatenate([lab.scores, unl.scores]), np.concatenate([lab.codes, unl.codes]), CLIP,
+            np.concatenate([lab.multiplicity, unl.multiplicity]),
         )
         if checks and self.warn:
             warnings.warn(

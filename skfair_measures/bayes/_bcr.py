@@ -38,7 +38,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..base import BaseMetric
-from ._bc import BayesianCalibration, CalibrationFit, calibrated_cells, calibrated_probabilities
+from ._bc import BayesianCalibration, CalibrationFit, calibrated_cells, calibrated_probabilities, histogram_error
 from ._method import FitData, GroupDraws, is_number, refuse_option
 
 __all__ = ["RECTIFIER_SCALE", "RectifiedCalibration", "rectifier_draws", "stratum_residuals", "stratum_slope"]
@@ -237,12 +237,14 @@ class RectifiedCalibration(BayesianCalibration):
         residual, variance, size = stratum_residuals(
             q.reshape(-1, q.shape[-1]), data.y_true, lab.y_pred, lab.codes, data.n_groups
         )
-        unlabeled = calibrated_cells(fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups)
+        unlabeled = calibrated_cells(fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups, count=unl.count)
         slope = stratum_slope(unlabeled).reshape(residual.shape)
         delta = rectifier_draws(residual, variance, size, slope=slope, scale=float(self.rectifier_scale), rng=rng)
         cells = data.counts + rectified_cells(unlabeled, delta.reshape(lead + delta.shape[1:]))
         out = self.draws_from_cells(cells, fit, bases)
         out.attrs["rectifier_scale"] = float(self.rectifier_scale)
+        if unl.bin_width is not None:
+            out.attrs["binning"] = histogram_error(fit.params, unl, data.n_groups)
         out.extra["rectifier"] = delta.reshape(lead + delta.shape[1:])
         plain = self.draws_from_cells(data.counts + unlabeled, fit, bases)  # BC's draws: no rectifier
         with np.errstate(invalid="ignore"):

@@ -41,6 +41,7 @@ def calibration_checks(
     all_scores: np.ndarray,
     all_codes: np.ndarray,
     clip: tuple[float, float],
+    all_counts: np.ndarray | None = None,
 ) -> list[str]:
     """Why the calibration model cannot describe these data (empty when nothing is wrong).
 
@@ -53,6 +54,8 @@ def calibration_checks(
         Scores and group codes of every row (labeled and unlabeled).
     clip : (float, float)
         The model's clipping bounds of the scores.
+    all_counts : ndarray, optional
+        Rows each entry of ``all_scores`` stands for (a histogram's entries); 1 each by default.
 
     Examples
     --------
@@ -76,8 +79,9 @@ def calibration_checks(
                 "and the score's class, or use method='bb'"
             )
     at_bounds = (all_scores <= clip[0]) | (all_scores >= clip[1])
-    share = np.bincount(all_codes, weights=at_bounds, minlength=len(groups)) / np.maximum(
-        np.bincount(all_codes, minlength=len(groups)), 1
+    rows = np.ones(all_codes.size) if all_counts is None else np.asarray(all_counts, dtype=float)
+    share = np.bincount(all_codes, weights=at_bounds * rows, minlength=len(groups)) / np.maximum(
+        np.bincount(all_codes, weights=rows, minlength=len(groups)), 1
     )
     for j in np.flatnonzero(share >= BOUND_SHARE):
         reasons.append(

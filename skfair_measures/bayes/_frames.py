@@ -29,12 +29,13 @@ from .._groups import encode_groups
 from .._labels import binarize_labels
 from .._stats import small_group_plan
 from ..base import BaseMetric, ratio_roles
-from ..engines._aggregate import _N, _P, _T, _group_codes, _refuse_bad_rows
+from ..engines._aggregate import _N, _P, _SUM_W, _T, _group_codes, _refuse_bad_rows
 from ..engines._frames import as_lazy, check_columns
-from ..engines._moments import SCORE_SUMS, score_table
+from ..engines._moments import SCORE_SUMS, SUM_SCORE, score_histogram, score_table
 from ..measures import MeasureBase
 from ._bb import BetaBinomial
-from ._method import EstimationMethod, FitData, GroupDraws
+from ._bc import CLIP
+from ._method import EstimationMethod, FitData, GroupDraws, Rows
 from ._posterior import external_stacklevel
 from ._ppi import (
     MIN_LABELED,
@@ -51,10 +52,12 @@ from ._ppi import (
 from ._small_groups import small_group_options
 from ._table import METHODS
 
-__all__ = ["CountedPPI", "CountFitData", "frame_fit_data"]
+__all__ = ["HISTOGRAM_BINS", "CountedPPI", "CountFitData", "FrameRows", "frame_fit_data", "frame_rows"]
 
-#: Methods that run on an engine's table (the others read the labeled rows themselves).
+#: Methods that run on an engine's table of counts and score moments alone.
 FRAME_METHODS = ("bb", "ppi")
+#: Equal-width bins on [0, 1] of the unlabeled scores' histogram of the other methods (:func:`frame_rows`).
+HISTOGRAM_BINS = 1000
 
 
 class _InEngine:
@@ -170,6 +173,80 @@ def frame_fit_data(
     if isinstance(estimator, PredictionPowered):
         estimator = CountedPPI(lam=estimator.lam)
     return estimator, data
+
+
+@dataclass(frozen=True)
+class FrameRows:
+    """:func:`frame_rows`: the labeled rows collected from the engine, the unlabeled rows as a score histogram.
+
+    ``labeled`` is a pandas frame of the user's columns; :meth:`unlabeled` turns the
+    histogram into :class:`Rows` whose entries stand for ``count`` rows each, once the
+    groups of the labeled rows are known.
+    """
+
+    labeled: pd.DataFrame
+    histogram: pd.DataFrame
+    cols: Any
+
+    @property
+    def n_unlabeled(self) -> int:
+        return int(self.histogram[_N].sum())
+
+    def column(self, name: Any) -> Any:
+        """The labeled rows' column(s) ``name`` (a list of names: a frame of them), or None."""
+        if name is None:
+            return None
+        return self.labeled[list(name)] if isinstance(name, list | tuple) else self.labeled[name]
+
+    def unlabeled(self, groups: pd.Index, threshold: float) -> Rows:
+        """One entry per (group, prediction, score bin): its rows, mean score and summed weight."""
+        hist = self.histogram
+        if hist.empty:
+            return Rows.empty()
+        names = list(self.cols.sensitive)
+        n = hist[_N].to_numpy(dtype=float)
+        codes, _ = encode_groups(hist[names[0]] if len(names) == 1 else hist[names], groups=groups,
+                                 name="sensitive (rows without a label)", compare=False, samples=int(n.sum()))
+        weight = None if self.cols.sample_weight is None else hist[_SUM_W].to_numpy(dtype=float)
+        scores = hist[SUM_SCORE].to_numpy(dtype=float) / n
+        y_pred = hist[_P].to_numpy().astype(np.intp)  # the engine's score >= threshold, row by row
+        return Rows(np.clip(scores, 0.0, 1.0), y_pred, codes, weight, count=n, bin_width=1.0 / HISTOGRAM_BINS)
+
+
+def frame_rows(
+    frame: Any, y_true: Any, y_score: Any, sensitive_features: Any, sample_weight: Any, threshold: float,
+    unlabeled: dict[str, Any],
+) -> FrameRows:
+    """The labeled rows of ``frame`` in memory and its unlabeled rows as a score histogram, from the engine.
+
+    For ``bc``, ``bcr``, ``guaranteed`` and ``auto`` on ``data=``: they read every labeled
+    row (a calibration model sampled on them, betting over them), and labeled rows are
+    few. The unlabeled rows enter those methods only through sums over rows of a
+    function of the score, so they stay in the engine, counted per (group, ``score >=
+    threshold``, one of :data:`HISTOGRAM_BINS` equal-width score bins), with the bin's
+    summed score; scores at or beyond the calibration's clipping bounds
+    (:data:`~._bc.CLIP`) are kept apart within their bin. Each entry enters as its rows
+    at the bin's mean score:
+
+    - exact where a function is linear in the score (the guaranteed interval's proxies,
+      the selection rate) and where an entry holds one distinct score;
+    - otherwise (the calibration map ``f`` of ``bc``/``bcr``) the first-order terms
+      cancel around the mean, so an entry of ``n`` rows in a bin of width ``h = 1 /
+      HISTOGRAM_BINS`` is off by at most ``n h^2 / 8 max |f''|`` over the bin (the bound
+      under the posterior's draws is ``attrs["binning"]``: :func:`~._bc.histogram_error`).
+    """
+    given = [k for k, v in unlabeled.items() if v is not None]
+    if given:
+        raise ValueError(
+            f"{', '.join(given)} cannot be combined with data=: the unlabeled rows are the frame's rows whose "
+            f"{y_true!r} is missing; drop {given[0]}."
+        )
+    cols = check_columns(as_lazy(frame), y_true, y_score, sensitive_features, sample_weight)
+    labeled, hist = score_histogram(frame, cols, threshold, HISTOGRAM_BINS, CLIP)
+    _refuse_bad_rows(hist, cols)
+    if labeled.empty:
+        raise ValueError(f"target={cols.target!r} is missing on every row of data; label some rows.")
+    return FrameRows(labeled, hist, cols)
 
 
 def _moments(

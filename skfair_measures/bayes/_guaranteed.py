@@ -154,7 +154,7 @@ def _exact_rates(data: FitData, roles: Any) -> tuple[np.ndarray, float]:
     """A label-free rate (the selection rate) on every audited row, labeled and unlabeled: known exactly."""
     codes = np.concatenate([data.labeled.codes, data.unlabeled.codes])
     y_pred = np.concatenate([data.labeled.y_pred, data.unlabeled.y_pred])
-    w = np.concatenate([_labeled_weight(data), np.ones(data.unlabeled.codes.size) if data.unlabeled.weight is None
+    w = np.concatenate([_labeled_weight(data), data.unlabeled.multiplicity if data.unlabeled.weight is None
                         else np.asarray(data.unlabeled.weight, dtype=float)])
     num = np.bincount(codes, weights=w * roles.num[0, y_pred], minlength=data.n_groups)
     den = np.bincount(codes, weights=w * roles.den[0, y_pred], minlength=data.n_groups)
@@ -184,10 +184,11 @@ def _rates(data: FitData, roles: Any, cells: np.ndarray, rate: np.ndarray, poole
     A, B = (x_num * in_den), in_den.astype(float)
     a_l, b_l = _proxies(data.labeled.scores, data.labeled.y_pred, roles)
     a_u, b_u = _proxies(data.unlabeled.scores, data.unlabeled.y_pred, roles)
-    codes_u = data.unlabeled.codes
+    rows_u = data.unlabeled.multiplicity  # the proxies are linear in the score: a bin's mean score is exact
+    a_u, b_u, codes_u = a_u * rows_u, b_u * rows_u, data.unlabeled.codes
 
     def one(mask_l: np.ndarray, mask_u: np.ndarray, point: float) -> RateInterval:
-        n_all = mask_l.sum() + mask_u.sum()
+        n_all = mask_l.sum() + rows_u[mask_u].sum()
         a_mean = (a_l[mask_l].sum() + a_u[mask_u].sum()) / n_all
         b_mean = (b_l[mask_l].sum() + b_u[mask_u].sum()) / n_all
         return RateInterval(point, pp=(A[mask_l], B[mask_l], a_l[mask_l], b_l[mask_l], float(a_mean),

@@ -43,12 +43,21 @@ def group_labels(groups: pd.Index) -> list[str]:
 
 @dataclass(frozen=True, eq=False)
 class Rows:
-    """Validated rows: scores, 0/1 predictions (``score >= threshold``), group codes, weights."""
+    """Validated rows: scores, 0/1 predictions (``score >= threshold``), group codes, weights.
+
+    ``count``, when given, is how many rows each entry stands for: an engine's score
+    histogram (``posterior(..., data=frame)``), one entry per (group, prediction, score
+    bin of width ``bin_width``) holding the bin's mean score and, in ``weight``, the bin's summed weight. A
+    method reads such entries through :attr:`multiplicity`; ``size`` is the number of
+    rows they stand for.
+    """
 
     scores: np.ndarray
     y_pred: np.ndarray
     codes: np.ndarray
     weight: np.ndarray | None = None
+    count: np.ndarray | None = None
+    bin_width: float | None = None
 
     @classmethod
     def empty(cls) -> Rows:
@@ -58,7 +67,13 @@ class Rows:
 
     @property
     def size(self) -> int:
-        return int(self.codes.size)
+        """The number of rows (the entries' counts summed, for a histogram)."""
+        return int(self.codes.size if self.count is None else self.count.sum())
+
+    @property
+    def multiplicity(self) -> np.ndarray:
+        """Rows per entry: ``count``, or 1 for every entry of plain rows."""
+        return np.ones(self.codes.size) if self.count is None else np.asarray(self.count, dtype=float)
 
 
 @dataclass(frozen=True, eq=False)

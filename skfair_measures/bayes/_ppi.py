@@ -166,6 +166,8 @@ def _normalised(weight: np.ndarray | None, mask: np.ndarray) -> np.ndarray:
 
 def _strata(data: FitData) -> list[_Stratum]:
     lab, unl = data.labeled, data.unlabeled
+    if unl.count is not None:  # the frame route gives PPI its moments instead (_frames.CountedPPI)
+        raise TypeError("PPI's variance reads each unlabeled row's weight, not a score histogram's bins.")
     y_all = cell_indicators(data.y_true, lab.y_pred)
     yh_all = imputed_cells(lab.scores, lab.y_pred)
     yu_all = imputed_cells(unl.scores, unl.y_pred)

@@ -70,4 +70,5 @@ def _rows(rows: Rows, codes: np.ndarray) -> tuple[Rows, np.ndarray]:
     """The rows whose group is kept (code >= 0), with the new codes."""
     kept = codes >= 0
     weight = None if rows.weight is None else rows.weight[kept]
-    return Rows(rows.scores[kept], rows.y_pred[kept], codes[kept], weight), kept
+    count = None if rows.count is None else rows.count[kept]
+    return Rows(rows.scores[kept], rows.y_pred[kept], codes[kept], weight, count, rows.bin_width), kept

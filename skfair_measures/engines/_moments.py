@@ -24,6 +24,7 @@ import narwhals as nw
 import numpy as np
 import pandas as pd
 
+from .._stats import _COMPILED_ROWS, _compiled_kernel
 from . import _native
 from ._aggregate import (
     _BAD_SCORE,
@@ -33,6 +34,7 @@ from ._aggregate import (
     _P,
     _SUM_W,
     _T,
+    _W,
     _require_numeric,
     _run,
     _sensitive_names,
@@ -40,9 +42,11 @@ from ._aggregate import (
 )
 from ._frames import Columns, as_lazy
 
-__all__ = ["SCORE_SUMS", "score_table"]
+__all__ = ["BIN", "SCORE_SUMS", "SPLIT", "SUM_SCORE", "score_histogram", "score_table"]
 
 _WS, _W2, _W2S, _W2S2 = "sum_w_score", "sum_w2", "sum_w2_score", "sum_w2_score2"
+#: Columns of :func:`score_histogram`: the score bin, whether the score is at or beyond a split point, sum of scores.
+BIN, SPLIT, SUM_SCORE = "__sfm_bin", "__sfm_split", "sum_score"
 #: The summed columns of :func:`score_table`, besides ``n_rows``.
 SCORE_SUMS = (_SUM_W, _WS, _W2, _W2S, _W2S2)
 
@@ -108,7 +112,17 @@ def _narwhals(frame: nw.LazyFrame, cols: Columns, threshold: float) -> pd.DataFr
 
 
 def _partition(pdf: pd.DataFrame, cols: Columns, threshold: float) -> pd.DataFrame:
-    """The table of one pandas frame, on numpy (one flat cell index, one bincount per sum)."""
+    """The table of one pandas frame, on numpy: one compiled pass when it can, else a bincount per sum.
+
+    The compiled pass (:func:`skfair_measures._count_kernel.score_moments`, large frames,
+    numba installed) reads the flat (group, label) cell and the scores once and forms
+    ``score >= threshold`` and every sum as it goes; the NumPy path builds a flat cell
+    index over (group, label, prediction) and runs one ``np.bincount`` per sum. Both add
+    the same terms in row order: the same table.
+    """
+    kernel = _compiled_kernel() if len(pdf) >= _COMPILED_ROWS else None
+    if kernel is not None:
+        return _compiled(kernel, pdf, cols, threshold)
     s = pdf[cols.prediction].to_numpy(dtype=float, na_value=np.nan)
     bad = ~((s >= 0) & (s <= 1))
     s = np.where(bad, 0.0, s)
@@ -124,6 +138,31 @@ def _partition(pdf: pd.DataFrame, cols: Columns, threshold: float) -> pd.DataFra
     if w is None:
         table[_W2] = table[_N].astype(float)
         table[_W2S] = table[_WS]
+    return table[[*cols.sensitive, _T, _P, _N, *SCORE_SUMS, _BAD_W, _BAD_SCORE]]
+
+
+def _floats(values: pd.Series) -> np.ndarray:
+    """A numeric column as a numpy array the kernel reads (float or integer; missing values NaN)."""
+    arr = values.to_numpy()
+    if isinstance(arr, np.ndarray) and arr.dtype.kind in "fiu" and arr.dtype.isnative:
+        return arr
+    return values.to_numpy(dtype=float, na_value=np.nan)
+
+
+def _compiled(kernel: Any, pdf: pd.DataFrame, cols: Columns, threshold: float) -> pd.DataFrame:
+    keys = [pdf[c] for c in cols.sensitive] + [pdf[cols.target]]
+    cell, size, values = _native._flat_cells(keys, [*cols.sensitive, _T])
+    w = np.zeros(0) if cols.sample_weight is None else _floats(pdf[cols.sample_weight])
+    out = np.zeros((2 * size, 8))
+    kernel.score_moments(cell, _floats(pdf[cols.prediction]), float(threshold), w, out)
+    seen = np.flatnonzero(out[:, 0])
+    table = values.iloc[seen // 2].reset_index(drop=True)
+    table[_P] = seen % 2 == 1
+    table[_N] = out[seen, 0].astype(np.int64)
+    for j, name in enumerate(SCORE_SUMS, start=1):
+        table[name] = out[seen, j]
+    table[_BAD_W] = out[seen, 6].astype(np.int64)
+    table[_BAD_SCORE] = out[seen, 7].astype(np.int64)
     return table
 
 
@@ -143,3 +182,116 @@ def _dask(ddf: Any, cols: Columns, threshold: float) -> pd.DataFrame:
                                   error=f"{type(exc).__name__}: {exc}")
         ) from exc
     return _native.combine(list(tables), [*cols.sensitive, _T, _P])
+
+
+# -- labeled rows and the unlabeled rows' score histogram --------------------------------
+
+
+def score_histogram(
+    data: Any, cols: Columns, threshold: float, bins: int, split: tuple[float, float]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The labeled rows, collected, and per (group, prediction, score bin) the unlabeled rows' counts and sums.
+
+    For the methods that read every labeled row (a calibration model, betting
+    intervals) while the unlabeled rows stay in the engine. A row is unlabeled when its
+    ``target`` is missing (null, or NaN in a float column).
+
+    Parameters
+    ----------
+    data : DataFrame of any supported engine
+    cols : Columns
+    threshold : float
+        The predicted label is ``score >= threshold``.
+    bins : int
+        Equal-width score bins on [0, 1]: bin ``min(floor(score * bins), bins - 1)``.
+    split : (float, float)
+        A score at or below ``split[0]`` or at or above ``split[1]`` is kept apart from the
+        other scores of its bin (column :data:`SPLIT`), so that a bin's mean score lies on
+        the same side of those points as each of its scores (the calibration's clipping
+        bounds).
+
+    Returns
+    -------
+    labeled : pandas.DataFrame
+        The labeled rows' sensitive, target, prediction (and weight) columns, user's names.
+    histogram : pandas.DataFrame
+        The sensitive columns (user's names), ``__sfm_y_pred``, :data:`BIN`, :data:`SPLIT`,
+        ``n_rows``, ``weight`` (sum of weights, or rows), :data:`SUM_SCORE` and the counts
+        of bad weights and scores.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"y": [1, None, None], "s": [0.9, 0.8, 0.805], "g": ["a", "a", "a"]})
+    >>> lab, hist = score_histogram(df, Columns("y", "s", ("g",)), 0.5, 100, (0.01, 0.99))
+    >>> len(lab), hist[["__sfm_bin", "n_rows", "sum_score"]].to_numpy().round(3).tolist()
+    (1, [[80.0, 2.0, 1.605]])
+    """
+    frame = as_lazy(data)
+    _require_numeric(frame, "prediction", cols.prediction, "posteriors read its scores")
+    if cols.sample_weight is not None:
+        _require_numeric(frame, "sample_weight", cols.sample_weight, "weights are summed")
+    needed = list(dict.fromkeys([*cols.sensitive, cols.target, cols.prediction, *filter(None, [cols.sample_weight])]))
+    run = partial(_rows_partition, cols=cols, threshold=threshold, bins=bins, split=split, needed=needed)
+    if frame.implementation is nw.Implementation.PANDAS and isinstance(data, pd.DataFrame):
+        return run(data)
+    if frame.implementation is nw.Implementation.DASK:
+        import dask
+
+        parts = nw.to_native(frame)[needed].to_delayed()
+        try:
+            pairs = dask.compute(*[dask.delayed(run)(p) for p in parts])
+        except Exception as exc:  # any scheduler's error type: re-raised with the columns named
+            raise RuntimeError(
+                _ENGINE_FAILED.format(engine="dask", target=cols.target, prediction=cols.prediction,
+                                      sensitive=list(cols.sensitive), weight=cols.sample_weight,
+                                      error=f"{type(exc).__name__}: {exc}")
+            ) from exc
+        labeled = pd.concat([lab for lab, _ in pairs], ignore_index=True)
+        return labeled, _native.combine([h for _, h in pairs], [*cols.sensitive, _P, BIN, SPLIT])
+    return _rows_narwhals(frame, cols, threshold, bins, split, needed)
+
+
+def _rows_partition(
+    pdf: pd.DataFrame, cols: Columns, threshold: float, bins: int, split: tuple[float, float], needed: list[str]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    missing = pdf[cols.target].isna().to_numpy()
+    labeled = pdf.loc[~missing, needed].reset_index(drop=True)
+    unl = pdf.loc[missing]
+    s = unl[cols.prediction].to_numpy(dtype=float, na_value=np.nan)
+    bad = ~((s >= 0) & (s <= 1))
+    s = np.where(bad, 0.0, s)
+    w, bad_w = _native._weights(unl, cols)
+    at = np.minimum(np.floor(s * bins), bins - 1).astype(np.int64)
+    keys = [unl[c] for c in cols.sensitive] + [pd.Series(x, index=unl.index) for x in
+                                               (s >= threshold, at, (s <= split[0]) | (s >= split[1]))]
+    sums = {SUM_SCORE: s} if w is None else {_SUM_W: w, SUM_SCORE: s}
+    table = _native._grouped(keys, [*cols.sensitive, _P, BIN, SPLIT], sums, {_BAD_W: bad_w, _BAD_SCORE: bad})
+    return labeled, table
+
+
+def _rows_narwhals(
+    frame: nw.LazyFrame, cols: Columns, threshold: float, bins: int, split: tuple[float, float], needed: list[str]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    target = nw.col(cols.target)
+    missing = target.is_null()
+    if frame.collect_schema()[cols.target].is_float():
+        missing = missing | target.is_nan().fill_null(True)  # NaN is a missing label, as pandas reads it
+    labeled = _run(frame.filter(~missing).select(*needed), frame, cols)
+    sens = _sensitive_names(cols)
+    s = nw.col(cols.prediction).cast(nw.Float64)
+    bad = (~s.is_between(0.0, 1.0)).fill_null(True)
+    s = nw.when(bad).then(nw.lit(0.0)).otherwise(s)
+    select = [nw.col(c).alias(x) for c, x in zip(cols.sensitive, sens, strict=True)]
+    select += [(s >= threshold).alias(_P), (s * bins).floor().clip(0, bins - 1).cast(nw.Int64).alias(BIN),
+               ((s <= split[0]) | (s >= split[1])).alias(SPLIT), s.alias("__sfm_s"),
+               bad.cast(nw.Int64).alias(_BAD_SCORE)]
+    query = (
+        frame.filter(missing)
+        .select(*select, *_weight_columns(frame, cols))
+        .group_by(*sens, _P, BIN, SPLIT, drop_null_keys=False)
+        .agg(nw.len().alias(_N), nw.col(_W).sum().alias(_SUM_W), nw.col("__sfm_s").sum().alias(SUM_SCORE),
+             nw.col(_BAD_W).sum(), nw.col(_BAD_SCORE).sum())
+    )
+    table = _run(query, frame, cols)
+    return labeled, table.rename(columns=dict(zip(sens, cols.sensitive, strict=True)))

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._stats import _COMPILED_ROWS, _compiled_kernel
 from ._aggregate import (
     _BAD_ERR,
     _BAD_SCORE,
@@ -61,8 +62,33 @@ def _codes(values: pd.Series) -> tuple[np.ndarray, int, pd.Index]:
         lo, hi = int(as_int.min()), int(as_int.max())
         if hi - lo <= 4 * arr.size + 1024:
             return as_int, lo, pd.Index(np.arange(lo, hi + 1).astype(arr.dtype))
+    if isinstance(arr, np.ndarray) and arr.dtype.kind == "f":
+        found = _float_codes(arr)
+        if found is not None:
+            return found
     codes, uniques = pd.factorize(arr, use_na_sentinel=False)
     return codes, 0, pd.Index(uniques)
+
+
+def _float_codes(arr: np.ndarray) -> tuple[np.ndarray, int, pd.Index] | None:
+    """Codes of a float column of integer values and NaN (labels missing on unlabeled rows), or None.
+
+    A compiled pass (:func:`skfair_measures._count_kernel.float_label_codes`) on large
+    columns when numba is installed: NaN is one more small-integer code, the levels are
+    the values followed by NaN, as ``pd.factorize(..., use_na_sentinel=False)`` gives
+    them (in another order). A factorisation hashes every row: 30 ms per 5e6 rows here
+    against 5 ms, a third of a posterior's engine pass. None when the values are not
+    integers, their range is wide, the column is small or numba is missing: factorised.
+    """
+    kernel = _compiled_kernel() if arr.size >= _COMPILED_ROWS and arr.dtype.isnative else None
+    if kernel is None:
+        return None
+    codes = np.empty(arr.size, dtype=np.uint8)
+    ok, lo, hi = kernel.float_label_codes(arr, codes)
+    if not ok:
+        return None
+    levels = np.arange(lo, hi + 1, dtype=arr.dtype)
+    return codes, 0, pd.Index(np.append(levels, np.nan).astype(arr.dtype))
 
 
 def _cell_dtype(size: int) -> type:
