@@ -84,14 +84,15 @@ Examples
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 __all__ = [
-    "ALPHA_BET", "GRID_SIZE", "BettingCS", "BettingStack", "fixed_sample_interval", "prediction_powered_interval",
+    "ALPHA_BET", "GRID_SIZE", "BettingCS", "BettingStack", "fixed_sample_interval", "intervals_together",
+    "prediction_powered_interval", "update_counts_together",
 ]
 
 #: The level the bets are tuned for (valid at every level; tightest near this one).
@@ -122,6 +123,32 @@ def _grid_caps(upper: float, grid_size: int) -> tuple[np.ndarray, np.ndarray, np
     for a in (m, cap_plus, cap_minus):
         a.setflags(write=False)
     return m, cap_plus, cap_minus
+
+
+@functools.lru_cache(maxsize=32)
+def _grid_terms(grid_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``-m``, ``1 - m`` and ``-(1 - m)`` on the grid over [0, 1] (read-only, shared): the factors of 0/1 bets."""
+    m = _grid_caps(1.0, grid_size)[0]
+    out = (-m, 1.0 - m, -(1.0 - m))
+    for a in out:
+        a.setflags(write=False)
+    return out
+
+
+def _counts_log_wealth(bet: np.ndarray, one: np.ndarray, zero: np.ndarray, ones: np.ndarray,
+                       zeros: np.ndarray) -> np.ndarray:
+    """``ones log1p(bet one) + zeros log1p(bet zero)``: a batch's log-wealth from its counts (``bet`` is overwritten).
+
+    In place: with many stacked sequences the arrays are large, and temporaries cost more than the arithmetic.
+    """
+    out = np.multiply(bet, one)
+    np.log1p(out, out=out)
+    out *= ones
+    other = np.multiply(bet, zero, out=bet)
+    np.log1p(other, out=other)
+    other *= zeros
+    out += other
+    return out
 
 
 def _rows(values: Any, name: str, rows: int) -> np.ndarray:
@@ -200,13 +227,13 @@ class BettingStack:
             elif np.size(value) != r * k:
                 raise ValueError(f"{name} has shape {np.shape(value)}; expected ({r}, {k}).")
             else:
-                setattr(self, name, np.array(value, dtype=float).reshape(r, k))
+                setattr(self, name, np.asarray(value, dtype=float).reshape(r, k))
         if self.log_seg_max is None:  # a new sequence, or a state saved before segments were kept:
             self.log_seg_max = self._seg_now(slice(None))  # start from the current value (valid, Ville at later times)
         elif np.size(self.log_seg_max) != r * (k - 1):
             raise ValueError(f"log_seg_max has shape {np.shape(self.log_seg_max)}; expected ({r}, {k - 1}).")
         else:
-            self.log_seg_max = np.array(self.log_seg_max, dtype=float).reshape(r, k - 1)
+            self.log_seg_max = np.asarray(self.log_seg_max, dtype=float).reshape(r, k - 1)
 
     @property
     def grid(self) -> np.ndarray:
@@ -227,12 +254,24 @@ class BettingStack:
 
     def _bet_on(self, idx: Any, plus: np.ndarray, minus: np.ndarray, n: np.ndarray, sq: np.ndarray,
                 total: np.ndarray) -> None:
-        """Add a batch's log-wealth increments to rows ``idx``, record the running maxima, and move the sums."""
-        lp = self.log_plus[idx] + plus
-        lm = self.log_minus[idx] + minus
-        self.log_plus[idx], self.log_minus[idx] = lp, lm
-        self.log_max[idx] = np.maximum(self.log_max[idx], _LOG_HALF + np.maximum(lp, lm))
-        self.log_seg_max[idx] = np.maximum(self.log_seg_max[idx], _LOG_HALF + np.maximum(lp[:, 1:], lm[:, :-1]))
+        """Add a batch's log-wealth increments to rows ``idx``, record the running maxima, and move the sums.
+
+        In place (the arrays are large when many sequences are stacked, and temporaries cost
+        more than the arithmetic); ``plus`` and ``minus`` are used as scratch space.
+        """
+        arrays = (self.log_plus, self.log_minus, self.log_max, self.log_seg_max)
+        lp, lm, top, seg = (a[idx] for a in arrays)  # views of all rows, copies of some
+        lp += plus
+        lm += minus
+        now = np.maximum(lp, lm, out=plus)
+        now += _LOG_HALF
+        np.maximum(top, now, out=top)
+        now = np.maximum(lp[:, 1:], lm[:, :-1], out=minus[:, 1:])
+        now += _LOG_HALF
+        np.maximum(seg, now, out=seg)
+        if not isinstance(idx, slice):
+            for a, rows in zip(arrays, (lp, lm, top, seg), strict=True):
+                a[idx] = rows
         self.sq_dev[idx] += sq
         self.total[idx] += total
         self.n[idx] += n.astype(np.int64)
@@ -284,8 +323,10 @@ class BettingStack:
         if self.upper != 1.0:
             raise ValueError(f"update_counts needs 0/1 observations (upper=1); this sequence has upper={self.upper!r}.")
         k_all, n_all = _rows(successes, "successes", self.rows), _rows(trials, "trials", self.rows)
-        if not (np.isfinite(k_all).all() and np.isfinite(n_all).all() and (0 <= k_all).all()
-                and (k_all <= n_all).all() and (k_all == np.floor(k_all)).all() and (n_all == np.floor(n_all)).all()):
+        with np.errstate(invalid="ignore"):  # NaN and infinite counts fail the comparisons
+            ok = (0 <= k_all) & (k_all <= n_all) & (n_all < np.inf) & (k_all == np.floor(k_all)) & (
+                n_all == np.floor(n_all))
+        if not ok.all():
             raise ValueError(
                 f"successes={successes!r}, trials={trials!r}; pass whole counts with 0 <= successes <= trials."
             )
@@ -294,16 +335,14 @@ class BettingStack:
         if n.size == 0:
             return
         m, cap_plus, cap_minus = _grid_caps(1.0, int(self.grid_size))
+        neg_m, one_minus_m, neg_one_minus_m = _grid_terms(int(self.grid_size))
         lam = self._bet(idx, self.n[idx] + n)[:, None]
-        lam_plus, lam_minus = np.minimum(lam, cap_plus), np.minimum(lam, cap_minus)
         kc, fc = k[:, None], (n - k)[:, None]
         mean = self._mean(idx)
-        self._bet_on(
-            idx,
-            kc * np.log1p(lam_plus * (1.0 - m)) + fc * np.log1p(-lam_plus * m),
-            kc * np.log1p(-lam_minus * (1.0 - m)) + fc * np.log1p(lam_minus * m),
-            n, k * (1.0 - mean) ** 2 + (n - k) * mean**2, k,
-        )
+        # K+: k log1p(lam+ (1 - m)) + (n - k) log1p(-lam+ m); K-: k log1p(-lam- (1 - m)) + (n - k) log1p(lam- m)
+        plus = _counts_log_wealth(np.minimum(lam, cap_plus), one_minus_m, neg_m, kc, fc)
+        minus = _counts_log_wealth(np.minimum(lam, cap_minus), neg_one_minus_m, m, kc, fc)
+        self._bet_on(idx, plus, minus, n, k * (1.0 - mean) ** 2 + (n - k) * mean**2, k)
 
     def update_moments(self, count: Any, total: Any, total_sq: Any) -> None:
         """Bet on a batch per row known by its sums (see :meth:`BettingCS.update_moments`).
@@ -355,24 +394,7 @@ class BettingStack:
         -------
         lower, upper : ndarray of shape (rows,)
         """
-        a = _rows(alpha, "alpha", self.rows)
-        if not ((a > 0) & (a < 1)).all():
-            raise ValueError(f"alpha={alpha!r}; pass a level in (0, 1).")
-        grid = self.grid
-        thr = np.log(1.0 / a)[:, None]
-        segs = self.grid_size
-        open_ = self.log_seg_max < thr
-        has = open_.any(axis=1)
-        first = np.where(has, np.argmax(open_, axis=1), np.argmin(self.log_seg_max, axis=1))
-        last = np.where(has, segs - 1 - np.argmax(open_[:, ::-1], axis=1), first)
-        lo, hi = grid[first], grid[last + 1]
-        # grid points kept: inside already, except after moments batches (not monotone)
-        kept = self.log_max < thr
-        any_kept = kept.any(axis=1)
-        k_first, k_last = np.argmax(kept, axis=1), segs - np.argmax(kept[:, ::-1], axis=1)
-        lo = np.where(any_kept, np.minimum(lo, grid[k_first]), lo)
-        hi = np.where(any_kept, np.maximum(hi, grid[k_last]), hi)
-        return lo, hi
+        return _intervals(self.grid, self.log_seg_max, self.log_max, _rows(alpha, "alpha", self.rows), alpha)
 
     def _check_same(self, other: BettingStack) -> None:
         if (self.upper, self.grid_size) != (other.upper, other.grid_size) or not np.array_equal(
@@ -440,6 +462,79 @@ class BettingStack:
         arrays = {k: state[k] for k in ("log_plus", "log_minus", "log_max", "log_seg_max") if k in state}
         return cls(int(state["rows"]), state["upper"], state["grid_size"], state["alpha_bet"], state["n"],
                    state["total"], state["sq_dev"], **arrays)
+
+
+def _intervals(grid: np.ndarray, log_seg_max: np.ndarray, log_max: np.ndarray, a: np.ndarray,
+               alpha: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The intervals of :meth:`BettingStack.intervals` from the running maxima, one level per row."""
+    if not ((a > 0) & (a < 1)).all():
+        raise ValueError(f"alpha={alpha!r}; pass a level in (0, 1).")
+    thr = np.log(1.0 / a)[:, None]
+    segs = grid.size - 1
+    open_ = log_seg_max < thr
+    has = open_.any(axis=1)
+    first = np.where(has, np.argmax(open_, axis=1), np.argmin(log_seg_max, axis=1))
+    last = np.where(has, segs - 1 - np.argmax(open_[:, ::-1], axis=1), first)
+    lo, hi = grid[first], grid[last + 1]
+    # grid points kept: inside already, except after moments batches (not monotone)
+    kept = log_max < thr
+    any_kept = kept.any(axis=1)
+    k_first, k_last = np.argmax(kept, axis=1), segs - np.argmax(kept[:, ::-1], axis=1)
+    lo = np.where(any_kept, np.minimum(lo, grid[k_first]), lo)
+    hi = np.where(any_kept, np.maximum(hi, grid[k_last]), hi)
+    return lo, hi
+
+
+def update_counts_together(stacks: Sequence[BettingStack], successes: Sequence[Any], trials: Sequence[Any]) -> None:
+    """Bet on one batch of counts in several stacks at once, as :meth:`BettingStack.update_counts` on each.
+
+    The stacks' rows are put one after the other, updated by one numpy expression, and
+    each stack then holds views of its rows of the result. Many small stacks (a
+    monitor's boxes, a few sequences each) then cost about what one large one does: the
+    work of a batch is the arithmetic over every row and grid point, not one Python call
+    per stack.
+
+    Parameters
+    ----------
+    stacks : sequence of BettingStack
+        With the same ``upper`` (1) and ``grid_size``.
+    successes, trials : sequence of array-like
+        One array of shape ``(stack.rows,)`` per stack.
+
+    Examples
+    --------
+    >>> a, b, c = BettingStack(2, grid_size=50), BettingStack(1, grid_size=50), BettingStack(1, grid_size=50)
+    >>> update_counts_together([a, b], [[3, 4], [5]], [[10, 10], [10]])
+    >>> c.update_counts([5], [10])
+    >>> bool((b.log_max == c.log_max).all()), a.n.tolist()
+    (True, [10, 10])
+    """
+    stacks = list(stacks)
+    if not stacks:
+        return
+    whole = BettingStack.concat(stacks)
+    whole.update_counts(np.concatenate([np.asarray(k, dtype=float).reshape(-1) for k in successes]),
+                        np.concatenate([np.asarray(n, dtype=float).reshape(-1) for n in trials]))
+    start = 0
+    for st in stacks:
+        rows = slice(start, start + st.rows)
+        for name in ("n", "total", "sq_dev", "log_plus", "log_minus", "log_max", "log_seg_max"):
+            setattr(st, name, getattr(whole, name)[rows])
+        start += st.rows
+
+
+def intervals_together(stacks: Sequence[BettingStack], alphas: Sequence[Any]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:meth:`BettingStack.intervals` of several stacks with one grid (one level per row each), read at once."""
+    stacks = list(stacks)
+    if not stacks:
+        return []
+    if len({(s.upper, s.grid_size) for s in stacks}) > 1:
+        raise ValueError("the stacks differ in upper or grid_size; only stacks with the same grid are read together.")
+    a = np.concatenate([_rows(al, "alpha", s.rows) for s, al in zip(stacks, alphas, strict=True)])
+    lo, hi = _intervals(stacks[0].grid, np.concatenate([s.log_seg_max for s in stacks]),
+                        np.concatenate([s.log_max for s in stacks]), a, alphas)
+    cuts = np.cumsum([s.rows for s in stacks])[:-1]
+    return list(zip(np.split(lo, cuts), np.split(hi, cuts), strict=True))
 
 
 class BettingCS:
