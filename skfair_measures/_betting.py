@@ -84,12 +84,16 @@ Examples
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = ["ALPHA_BET", "GRID_SIZE", "BettingCS", "fixed_sample_interval", "prediction_powered_interval"]
+__all__ = [
+    "ALPHA_BET", "GRID_SIZE", "BettingCS", "BettingStack", "fixed_sample_interval", "intervals_together",
+    "prediction_powered_interval", "update_counts_together",
+]
 
 #: The level the bets are tuned for (valid at every level; tightest near this one).
 ALPHA_BET = 0.05
@@ -121,9 +125,423 @@ def _grid_caps(upper: float, grid_size: int) -> tuple[np.ndarray, np.ndarray, np
     return m, cap_plus, cap_minus
 
 
-@dataclass
+@functools.lru_cache(maxsize=32)
+def _grid_terms(grid_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``-m``, ``1 - m`` and ``-(1 - m)`` on the grid over [0, 1] (read-only, shared): the factors of 0/1 bets."""
+    m = _grid_caps(1.0, grid_size)[0]
+    out = (-m, 1.0 - m, -(1.0 - m))
+    for a in out:
+        a.setflags(write=False)
+    return out
+
+
+def _counts_log_wealth(bet: np.ndarray, one: np.ndarray, zero: np.ndarray, ones: np.ndarray,
+                       zeros: np.ndarray) -> np.ndarray:
+    """``ones log1p(bet one) + zeros log1p(bet zero)``: a batch's log-wealth from its counts (``bet`` is overwritten).
+
+    In place: with many stacked sequences the arrays are large, and temporaries cost more than the arithmetic.
+    """
+    out = np.multiply(bet, one)
+    np.log1p(out, out=out)
+    out *= ones
+    other = np.multiply(bet, zero, out=bet)
+    np.log1p(other, out=other)
+    other *= zeros
+    out += other
+    return out
+
+
+def _rows(values: Any, name: str, rows: int) -> np.ndarray:
+    """One float per sequence: a scalar is broadcast, an array must have one value per row."""
+    a = np.asarray(values, dtype=float)
+    if a.ndim == 0:
+        return np.full(rows, float(a))
+    if a.shape != (rows,):
+        raise ValueError(f"{name} has shape {a.shape}; pass one value per sequence ({rows},).")
+    return a
+
+
+@dataclass(eq=False)
+class BettingStack:
+    """Many confidence sequences by betting, one per row, updated together by one numpy expression per batch.
+
+    Row ``r`` is the sequence of :class:`BettingCS` (which is the one-row case of this
+    class): the same bets, grid, running maxima and intervals, for ``rows`` sequences
+    side by side. The state is a 2-D array per wealth, ``(rows, grid_size + 1)``, and the
+    running sums per row; a batch of counts for every row costs a handful of numpy
+    expressions over the whole ``(rows, grid)`` array instead of one Python call per
+    sequence (a monitor bets on every group rate of every restarted box after every batch).
+    A row whose batch is empty (0 trials, 0 rows) is left exactly as it was.
+
+    Parameters
+    ----------
+    rows : int, default=1
+        Number of sequences.
+    upper : float, default=1.0
+        Known upper bound of the observations, shared by all rows.
+    grid_size : int, default=GRID_SIZE
+        Grid steps over ``[0, upper]``, shared by all rows.
+    alpha_bet : float or array of shape (rows,), default=ALPHA_BET
+        The level each row's bets are tuned for.
+
+    Examples
+    --------
+    >>> st = BettingStack(3, grid_size=100)
+    >>> st.update_counts([30, 0, 90], [100, 0, 100])  # the middle sequence sees no rows
+    >>> lo, hi = st.intervals(0.05)
+    >>> bool(lo[0] < 0.3 < hi[0]), (float(lo[1]), float(hi[1])), bool(lo[2] < 0.9 < hi[2])
+    (True, (0.0, 1.0), True)
+    """
+
+    rows: int = 1
+    upper: float = 1.0
+    grid_size: int = GRID_SIZE
+    alpha_bet: Any = ALPHA_BET
+    n: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+    total: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+    sq_dev: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]  # sum (x_i - mean before)^2
+    log_plus: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+    log_minus: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+    log_max: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+    #: per segment ``[m_j, m_j+1]``: running maximum of ``log(max(K+(m_j+1), K-(m_j)) / 2)``
+    log_seg_max: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.rows, int | np.integer) and self.rows >= 0):
+            raise ValueError(f"rows={self.rows!r}; pass the number of sequences, an integer >= 0.")
+        if not (np.isfinite(self.upper) and self.upper > 0):
+            raise ValueError(f"upper={self.upper!r}; pass the known upper bound of the observations, > 0.")
+        if not (isinstance(self.grid_size, int | np.integer) and self.grid_size >= 2):
+            raise ValueError(f"grid_size={self.grid_size!r}; pass an integer >= 2.")
+        r, k = int(self.rows), self.grid_size + 1
+        self.alpha_bet = _rows(self.alpha_bet, "alpha_bet", r)
+        if not ((self.alpha_bet > 0) & (self.alpha_bet < 1)).all():
+            raise ValueError(f"alpha_bet={self.alpha_bet!r}; pass a level in (0, 1).")
+        self.n = np.zeros(r, dtype=np.int64) if self.n is None else np.asarray(self.n, dtype=np.int64).reshape(r)
+        for name in ("total", "sq_dev"):
+            setattr(self, name, np.zeros(r) if getattr(self, name) is None else _rows(getattr(self, name), name, r))
+        for name in ("log_plus", "log_minus", "log_max"):
+            value = getattr(self, name)
+            if value is None:
+                setattr(self, name, np.zeros((r, k)))
+            elif np.size(value) != r * k:
+                raise ValueError(f"{name} has shape {np.shape(value)}; expected ({r}, {k}).")
+            else:
+                setattr(self, name, np.asarray(value, dtype=float).reshape(r, k))
+        if self.log_seg_max is None:  # a new sequence, or a state saved before segments were kept:
+            self.log_seg_max = self._seg_now(slice(None))  # start from the current value (valid, Ville at later times)
+        elif np.size(self.log_seg_max) != r * (k - 1):
+            raise ValueError(f"log_seg_max has shape {np.shape(self.log_seg_max)}; expected ({r}, {k - 1}).")
+        else:
+            self.log_seg_max = np.asarray(self.log_seg_max, dtype=float).reshape(r, k - 1)
+
+    @property
+    def grid(self) -> np.ndarray:
+        """The candidate means, ``grid_size + 1`` points from 0 to ``upper``."""
+        return _grid_caps(float(self.upper), int(self.grid_size))[0]
+
+    def _seg_now(self, idx: Any) -> np.ndarray:
+        """``log(max(K+(m_j+1), K-(m_j)) / 2)`` per segment: the hedged wealth's lower bound on it now."""
+        return _LOG_HALF + np.maximum(self.log_plus[idx, 1:], self.log_minus[idx, :-1])
+
+    def _bet(self, idx: Any, t: np.ndarray) -> np.ndarray:
+        """Per row, the predictable bet before observation ``t`` (1-based), from the past mean and variance."""
+        var = (0.25 * self.upper**2 + self.sq_dev[idx]) / (self.n[idx] + 1)
+        return np.sqrt(2.0 * np.log(2.0 / self.alpha_bet[idx]) / (var * t * np.log1p(t)))
+
+    def _mean(self, idx: Any) -> np.ndarray:
+        return (0.5 * self.upper + self.total[idx]) / (self.n[idx] + 1)
+
+    def _bet_on(self, idx: Any, plus: np.ndarray, minus: np.ndarray, n: np.ndarray, sq: np.ndarray,
+                total: np.ndarray) -> None:
+        """Add a batch's log-wealth increments to rows ``idx``, record the running maxima, and move the sums.
+
+        In place (the arrays are large when many sequences are stacked, and temporaries cost
+        more than the arithmetic); ``plus`` and ``minus`` are used as scratch space.
+        """
+        arrays = (self.log_plus, self.log_minus, self.log_max, self.log_seg_max)
+        lp, lm, top, seg = (a[idx] for a in arrays)  # views of all rows, copies of some
+        lp += plus
+        lm += minus
+        now = np.maximum(lp, lm, out=plus)
+        now += _LOG_HALF
+        np.maximum(top, now, out=top)
+        now = np.maximum(lp[:, 1:], lm[:, :-1], out=minus[:, 1:])
+        now += _LOG_HALF
+        np.maximum(seg, now, out=seg)
+        if not isinstance(idx, slice):
+            for a, rows in zip(arrays, (lp, lm, top, seg), strict=True):
+                a[idx] = rows
+        self.sq_dev[idx] += sq
+        self.total[idx] += total
+        self.n[idx] += n.astype(np.int64)
+
+    @staticmethod
+    def _active(count: np.ndarray) -> Any:
+        """The rows with a non-empty batch (a slice of all rows when every one has rows: no copies)."""
+        active = np.flatnonzero(count > 0)
+        return slice(None) if active.size == count.size else active
+
+    def update_values(self, x: Any) -> None:
+        """Bet on one observation per row, ``x`` of shape ``(rows,)`` in ``[0, upper]`` (row mode).
+
+        Examples
+        --------
+        >>> st = BettingStack(2)
+        >>> st.update_values([1.0, 0.0])
+        >>> st.n.tolist(), st.total.tolist()
+        ([1, 1], [1.0, 0.0])
+        """
+        x = _rows(x, "x", self.rows)
+        self._check_range(x)
+        m, cap_plus, cap_minus = _grid_caps(float(self.upper), int(self.grid_size))
+        idx = slice(None)
+        lam = self._bet(idx, self.n + 1.0)[:, None]
+        dev = x[:, None] - m
+        mean = self._mean(idx)
+        self._bet_on(idx, np.log1p(np.minimum(lam, cap_plus) * dev), np.log1p(-np.minimum(lam, cap_minus) * dev),
+                     np.ones(self.rows), (x - mean) ** 2, x)
+
+    def _check_range(self, x: np.ndarray) -> None:
+        if x.size and not (np.isfinite(x).all() and x.min() >= 0.0 and x.max() <= self.upper):
+            finite = x[np.isfinite(x)]
+            seen = f"values in [{finite.min():g}, {finite.max():g}]" if finite.size else "no finite value"
+            raise ValueError(
+                f"observations must lie in [0, {self.upper:g}] (upper=); got {seen}"
+                f"{' and non-finite values' if finite.size < x.size else ''}."
+            )
+
+    def update_counts(self, successes: Any, trials: Any) -> None:
+        """Bet on a batch of 0/1 observations per row known only by its counts (see :meth:`BettingCS.update_counts`).
+
+        Parameters
+        ----------
+        successes, trials : array-like of shape (rows,)
+            Ones and rows of each sequence's batch (``0 <= successes <= trials``, whole
+            numbers; 0 trials leaves the row as it was).
+        """
+        if self.upper != 1.0:
+            raise ValueError(f"update_counts needs 0/1 observations (upper=1); this sequence has upper={self.upper!r}.")
+        k_all, n_all = _rows(successes, "successes", self.rows), _rows(trials, "trials", self.rows)
+        with np.errstate(invalid="ignore"):  # NaN and infinite counts fail the comparisons
+            ok = (0 <= k_all) & (k_all <= n_all) & (n_all < np.inf) & (k_all == np.floor(k_all)) & (
+                n_all == np.floor(n_all))
+        if not ok.all():
+            raise ValueError(
+                f"successes={successes!r}, trials={trials!r}; pass whole counts with 0 <= successes <= trials."
+            )
+        idx = self._active(n_all)
+        k, n = k_all[idx], n_all[idx]
+        if n.size == 0:
+            return
+        m, cap_plus, cap_minus = _grid_caps(1.0, int(self.grid_size))
+        neg_m, one_minus_m, neg_one_minus_m = _grid_terms(int(self.grid_size))
+        lam = self._bet(idx, self.n[idx] + n)[:, None]
+        kc, fc = k[:, None], (n - k)[:, None]
+        mean = self._mean(idx)
+        # K+: k log1p(lam+ (1 - m)) + (n - k) log1p(-lam+ m); K-: k log1p(-lam- (1 - m)) + (n - k) log1p(lam- m)
+        plus = _counts_log_wealth(np.minimum(lam, cap_plus), one_minus_m, neg_m, kc, fc)
+        minus = _counts_log_wealth(np.minimum(lam, cap_minus), neg_one_minus_m, m, kc, fc)
+        self._bet_on(idx, plus, minus, n, k * (1.0 - mean) ** 2 + (n - k) * mean**2, k)
+
+    def update_moments(self, count: Any, total: Any, total_sq: Any) -> None:
+        """Bet on a batch per row known by its sums (see :meth:`BettingCS.update_moments`).
+
+        Parameters
+        ----------
+        count, total, total_sq : array-like of shape (rows,)
+            Rows in each batch (0 leaves the row as it was), ``sum(x)`` and ``sum(x ** 2)``.
+        """
+        n_all, s1_all, s2_all = (_rows(v, name, self.rows) for v, name in
+                                 ((count, "count"), (total, "total"), (total_sq, "total_sq")))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ok = np.isfinite(n_all) & np.isfinite(s1_all) & np.isfinite(s2_all) & (n_all >= 0)
+            ok &= n_all == np.floor(n_all)
+            # x in [0, upper] implies 0 <= sum x <= n upper, sum x^2 <= upper sum x, and sum x^2 >= (sum x)^2 / n
+            tol = 1e-9 * np.maximum(1.0, np.abs(s2_all))
+            ok &= (0 <= s1_all) & (s1_all <= n_all * self.upper * (1 + 1e-12)) & (s2_all <= self.upper * s1_all + tol)
+            ok &= (n_all == 0) | (s2_all >= s1_all * s1_all / np.where(n_all > 0, n_all, 1.0) - tol)
+        if not ok.all():
+            raise ValueError(
+                f"count={count!r}, total={total!r}, total_sq={total_sq!r} are not the sums of observations in "
+                f"[0, {self.upper:g}] (upper=); pass the row count, sum(x) and sum(x ** 2) of one batch."
+            )
+        idx = self._active(n_all)
+        n, s1, s2 = n_all[idx], s1_all[idx], s2_all[idx]
+        if n.size == 0:
+            return
+        m, cap_plus, cap_minus = _grid_caps(float(self.upper), int(self.grid_size))
+        lam = self._bet(idx, self.n[idx] + n)[:, None]
+        nc, s1c, s2c = n[:, None], s1[:, None], s2[:, None]
+        centred_sq = s2c - 2.0 * m * s1c + nc * m**2  # sum (x - m)^2 at every candidate
+        lam_plus, lam_minus = np.minimum(lam, cap_plus), np.minimum(lam, cap_minus)
+        mean = self._mean(idx)
+        self._bet_on(
+            idx,
+            lam_plus * (s1c - nc * m) - _psi(lam_plus * m) * lam_plus**2 * centred_sq,
+            -lam_minus * (s1c - nc * m) - _psi(lam_minus * (self.upper - m)) * lam_minus**2 * centred_sq,
+            n, np.maximum(s2 - 2.0 * mean * s1 + n * mean**2, 0.0), s1,
+        )
+
+    def intervals(self, alpha: Any = 0.05) -> tuple[np.ndarray, np.ndarray]:
+        """Every row's sequence at level ``1 - alpha`` now (``alpha`` one level or one per row).
+
+        The interval of a row is that of :meth:`BettingCS.interval`: the hull of the grid
+        segments whose running lower bound stayed below ``1 / alpha`` (the least rejected
+        segment when all are), widened to the grid points whose running maximum did.
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (rows,)
+        """
+        return _intervals(self.grid, self.log_seg_max, self.log_max, _rows(alpha, "alpha", self.rows), alpha)
+
+    def _check_same(self, other: BettingStack) -> None:
+        if (self.upper, self.grid_size) != (other.upper, other.grid_size) or not np.array_equal(
+                self.alpha_bet, other.alpha_bet):
+            mine = (self.upper, self.grid_size, self.alpha_bet.tolist())
+            theirs = (other.upper, other.grid_size, other.alpha_bet.tolist())
+            raise ValueError(
+                f"the two sequences differ in upper, grid_size or alpha_bet ({mine} vs {theirs}); only sequences "
+                "built with the same settings combine."
+            )
+
+    def combined(self, other: BettingStack) -> BettingStack:
+        """Row by row, one sequence from two run on independent rows (two workers; see :meth:`BettingCS.combined`).
+
+        The wealths multiply and the running maxima restart from the product's current
+        value; the running sums add.
+        """
+        if self.rows != other.rows:
+            raise ValueError(f"the two stacks have {self.rows} and {other.rows} rows; combine stacks row by row.")
+        self._check_same(other)
+        plus, minus = self.log_plus + other.log_plus, self.log_minus + other.log_minus
+        return BettingStack(  # log_seg_max=None: restarts from the product's current value too
+            self.rows, self.upper, self.grid_size, self.alpha_bet.copy(), self.n + other.n, self.total + other.total,
+            self.sq_dev + other.sq_dev, plus, minus, _LOG_HALF + np.maximum(plus, minus),
+        )
+
+    def take(self, idx: Any) -> BettingStack:
+        """A new stack of the rows ``idx`` (an index array), copied."""
+        idx = np.asarray(idx, dtype=int)
+        return BettingStack(idx.size, self.upper, self.grid_size, self.alpha_bet[idx], self.n[idx], self.total[idx],
+                            self.sq_dev[idx], self.log_plus[idx], self.log_minus[idx], self.log_max[idx],
+                            self.log_seg_max[idx])
+
+    def extended(self, rows: int, alpha_bet: Any = ALPHA_BET) -> BettingStack:
+        """A copy with ``rows`` new sequences (no observations yet) appended."""
+        new = BettingStack(rows, self.upper, self.grid_size, alpha_bet)
+        return BettingStack.concat([self, new])
+
+    @staticmethod
+    def concat(stacks: list[BettingStack]) -> BettingStack:
+        """The rows of several stacks with the same ``upper`` and ``grid_size``, in order."""
+        first = stacks[0]
+        if any((s.upper, s.grid_size) != (first.upper, first.grid_size) for s in stacks):
+            raise ValueError("the stacks differ in upper or grid_size; only stacks with the same grid concatenate.")
+
+        def cat(name: str) -> np.ndarray:
+            return np.concatenate([getattr(s, name) for s in stacks])
+
+        return BettingStack(sum(s.rows for s in stacks), first.upper, first.grid_size, cat("alpha_bet"), cat("n"),
+                            cat("total"), cat("sq_dev"), cat("log_plus"), cat("log_minus"), cat("log_max"),
+                            cat("log_seg_max"))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The state as plain Python values (JSON-friendly), restored by :meth:`from_dict`."""
+        return {
+            "rows": int(self.rows), "upper": float(self.upper), "grid_size": int(self.grid_size),
+            "alpha_bet": self.alpha_bet.tolist(), "n": self.n.tolist(), "total": self.total.tolist(),
+            "sq_dev": self.sq_dev.tolist(), "log_plus": self.log_plus.tolist(), "log_minus": self.log_minus.tolist(),
+            "log_max": self.log_max.tolist(), "log_seg_max": self.log_seg_max.tolist(),
+        }
+
+    @classmethod
+    def from_dict(cls, state: Mapping[str, Any]) -> BettingStack:
+        """A state saved by :meth:`to_dict`."""
+        arrays = {k: state[k] for k in ("log_plus", "log_minus", "log_max", "log_seg_max") if k in state}
+        return cls(int(state["rows"]), state["upper"], state["grid_size"], state["alpha_bet"], state["n"],
+                   state["total"], state["sq_dev"], **arrays)
+
+
+def _intervals(grid: np.ndarray, log_seg_max: np.ndarray, log_max: np.ndarray, a: np.ndarray,
+               alpha: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The intervals of :meth:`BettingStack.intervals` from the running maxima, one level per row."""
+    if not ((a > 0) & (a < 1)).all():
+        raise ValueError(f"alpha={alpha!r}; pass a level in (0, 1).")
+    thr = np.log(1.0 / a)[:, None]
+    segs = grid.size - 1
+    open_ = log_seg_max < thr
+    has = open_.any(axis=1)
+    first = np.where(has, np.argmax(open_, axis=1), np.argmin(log_seg_max, axis=1))
+    last = np.where(has, segs - 1 - np.argmax(open_[:, ::-1], axis=1), first)
+    lo, hi = grid[first], grid[last + 1]
+    # grid points kept: inside already, except after moments batches (not monotone)
+    kept = log_max < thr
+    any_kept = kept.any(axis=1)
+    k_first, k_last = np.argmax(kept, axis=1), segs - np.argmax(kept[:, ::-1], axis=1)
+    lo = np.where(any_kept, np.minimum(lo, grid[k_first]), lo)
+    hi = np.where(any_kept, np.maximum(hi, grid[k_last]), hi)
+    return lo, hi
+
+
+def update_counts_together(stacks: Sequence[BettingStack], successes: Sequence[Any], trials: Sequence[Any]) -> None:
+    """Bet on one batch of counts in several stacks at once, as :meth:`BettingStack.update_counts` on each.
+
+    The stacks' rows are put one after the other, updated by one numpy expression, and
+    each stack then holds views of its rows of the result. Many small stacks (a
+    monitor's boxes, a few sequences each) then cost about what one large one does: the
+    work of a batch is the arithmetic over every row and grid point, not one Python call
+    per stack.
+
+    Parameters
+    ----------
+    stacks : sequence of BettingStack
+        With the same ``upper`` (1) and ``grid_size``.
+    successes, trials : sequence of array-like
+        One array of shape ``(stack.rows,)`` per stack.
+
+    Examples
+    --------
+    >>> a, b, c = BettingStack(2, grid_size=50), BettingStack(1, grid_size=50), BettingStack(1, grid_size=50)
+    >>> update_counts_together([a, b], [[3, 4], [5]], [[10, 10], [10]])
+    >>> c.update_counts([5], [10])
+    >>> bool((b.log_max == c.log_max).all()), a.n.tolist()
+    (True, [10, 10])
+    """
+    stacks = list(stacks)
+    if not stacks:
+        return
+    whole = BettingStack.concat(stacks)
+    whole.update_counts(np.concatenate([np.asarray(k, dtype=float).reshape(-1) for k in successes]),
+                        np.concatenate([np.asarray(n, dtype=float).reshape(-1) for n in trials]))
+    start = 0
+    for st in stacks:
+        rows = slice(start, start + st.rows)
+        for name in ("n", "total", "sq_dev", "log_plus", "log_minus", "log_max", "log_seg_max"):
+            setattr(st, name, getattr(whole, name)[rows])
+        start += st.rows
+
+
+def intervals_together(stacks: Sequence[BettingStack], alphas: Sequence[Any]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:meth:`BettingStack.intervals` of several stacks with one grid (one level per row each), read at once."""
+    stacks = list(stacks)
+    if not stacks:
+        return []
+    if len({(s.upper, s.grid_size) for s in stacks}) > 1:
+        raise ValueError("the stacks differ in upper or grid_size; only stacks with the same grid are read together.")
+    a = np.concatenate([_rows(al, "alpha", s.rows) for s, al in zip(stacks, alphas, strict=True)])
+    lo, hi = _intervals(stacks[0].grid, np.concatenate([s.log_seg_max for s in stacks]),
+                        np.concatenate([s.log_max for s in stacks]), a, alphas)
+    cuts = np.cumsum([s.rows for s in stacks])[:-1]
+    return list(zip(np.split(lo, cuts), np.split(hi, cuts), strict=True))
+
+
 class BettingCS:
     """Anytime-valid confidence sequence for the mean of observations in ``[0, upper]``.
+
+    The one-row case of :class:`BettingStack` (the same state and arithmetic), with
+    scalar arguments and results.
 
     Parameters
     ----------
@@ -133,6 +551,11 @@ class BettingCS:
         Grid steps over ``[0, upper]``.
     alpha_bet : float, default=ALPHA_BET
         The level the bets are tuned for.
+    n, total, sq_dev : float, optional
+        The running sums of a saved state (observations, their sum, and the sum of
+        squared deviations from the running mean before each).
+    log_plus, log_minus, log_max, log_seg_max : array, optional
+        The log-wealths and their running maxima of a saved state.
 
     Examples
     --------
@@ -145,57 +568,60 @@ class BettingCS:
     True
     """
 
-    upper: float = 1.0
-    grid_size: int = GRID_SIZE
-    alpha_bet: float = ALPHA_BET
-    n: int = 0
-    total: float = 0.0
-    sq_dev: float = 0.0  # sum of (x_i - running mean before x_i)^2
-    log_plus: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
-    log_minus: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
-    log_max: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
-    #: per segment ``[m_j, m_j+1]``: running maximum of ``log(max(K+(m_j+1), K-(m_j)) / 2)``
-    log_seg_max: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+    def __init__(
+        self,
+        upper: float = 1.0,
+        grid_size: int = GRID_SIZE,
+        alpha_bet: float = ALPHA_BET,
+        n: int = 0,
+        total: float = 0.0,
+        sq_dev: float = 0.0,
+        log_plus: Any = None,
+        log_minus: Any = None,
+        log_max: Any = None,
+        log_seg_max: Any = None,
+    ) -> None:
+        if not (np.isfinite(upper) and upper > 0):  # named as in BettingCS(...), before the stack sees them
+            raise ValueError(f"upper={upper!r}; pass the known upper bound of the observations, > 0.")
+        if not 0 < alpha_bet < 1:
+            raise ValueError(f"alpha_bet={alpha_bet!r}; pass a level in (0, 1).")
+        k = grid_size + 1 if isinstance(grid_size, int | np.integer) else None
+        for name, value in (("log_plus", log_plus), ("log_minus", log_minus), ("log_max", log_max),
+                            ("log_seg_max", log_seg_max)):
+            want = None if k is None else ((k - 1,) if name == "log_seg_max" else (k,))
+            if value is not None and want is not None and np.shape(value) != want:
+                raise ValueError(f"{name} has shape {np.shape(value)}; expected {want}.")
+        self._stack = BettingStack(1, upper, grid_size, alpha_bet, [n], [total], [sq_dev], log_plus, log_minus,
+                                   log_max, log_seg_max)
 
-    def __post_init__(self) -> None:
-        if not (np.isfinite(self.upper) and self.upper > 0):
-            raise ValueError(f"upper={self.upper!r}; pass the known upper bound of the observations, > 0.")
-        if not (isinstance(self.grid_size, int | np.integer) and self.grid_size >= 2):
-            raise ValueError(f"grid_size={self.grid_size!r}; pass an integer >= 2.")
-        if not 0 < self.alpha_bet < 1:
-            raise ValueError(f"alpha_bet={self.alpha_bet!r}; pass a level in (0, 1).")
-        k = self.grid_size + 1
-        for name in ("log_plus", "log_minus", "log_max"):
-            if getattr(self, name) is None:
-                setattr(self, name, np.zeros(k))
-            elif np.shape(getattr(self, name)) != (k,):
-                raise ValueError(f"{name} has shape {np.shape(getattr(self, name))}; expected ({k},).")
-        if self.log_seg_max is None:  # a new sequence, or a state saved before segments were kept:
-            self.log_seg_max = self._seg_now()  # start from the current value (valid, Ville at later times)
-        elif np.shape(self.log_seg_max) != (k - 1,):
-            raise ValueError(f"log_seg_max has shape {np.shape(self.log_seg_max)}; expected ({k - 1},).")
+    @classmethod
+    def _of(cls, stack: BettingStack) -> BettingCS:
+        if stack.rows != 1:  # pragma: no cover - internal
+            raise ValueError("a BettingCS is one row")
+        out = cls.__new__(cls)
+        out._stack = stack
+        return out
 
-    def _seg_now(self) -> np.ndarray:
-        """``log(max(K+(m_j+1), K-(m_j)) / 2)`` per segment: the hedged wealth's lower bound on it now."""
-        return _LOG_HALF + np.maximum(self.log_plus[1:], self.log_minus[:-1])
+    upper = property(lambda self: self._stack.upper, doc="Known upper bound of the observations.")
+    grid_size = property(lambda self: self._stack.grid_size, doc="Grid steps over ``[0, upper]``.")
+    alpha_bet = property(lambda self: float(self._stack.alpha_bet[0]), doc="The level the bets are tuned for.")
+    n = property(lambda self: int(self._stack.n[0]), doc="Observations so far.")
+    total = property(lambda self: float(self._stack.total[0]), doc="Their sum.")
+    sq_dev = property(lambda self: float(self._stack.sq_dev[0]), doc="Sum of (x_i - running mean before x_i)^2.")
+    log_plus = property(lambda self: self._stack.log_plus[0], doc="log K+ on the grid.")
+    log_minus = property(lambda self: self._stack.log_minus[0], doc="log K- on the grid.")
+    log_max = property(lambda self: self._stack.log_max[0], doc="Running maximum of the hedged log-wealth.")
+    log_seg_max = property(lambda self: self._stack.log_seg_max[0],
+                           doc="Per segment ``[m_j, m_j+1]``: running maximum of ``log(max(K+(m_j+1), K-(m_j)) / 2)``.")
+    grid = property(lambda self: self._stack.grid, doc="The candidate means, ``grid_size + 1`` points in [0, upper].")
 
-    def _record(self) -> None:
-        """After a bet: update the running maxima at the grid points and on the segments."""
-        np.maximum(self.log_max, _LOG_HALF + np.maximum(self.log_plus, self.log_minus), out=self.log_max)
-        np.maximum(self.log_seg_max, self._seg_now(), out=self.log_seg_max)
-
-    @property
-    def grid(self) -> np.ndarray:
-        """The candidate means, ``grid_size + 1`` points from 0 to ``upper``."""
-        return _grid_caps(float(self.upper), int(self.grid_size))[0]
+    def __repr__(self) -> str:
+        return (f"BettingCS(upper={self.upper!r}, grid_size={self.grid_size!r}, alpha_bet={self.alpha_bet!r}, "
+                f"n={self.n!r}, total={self.total!r}, sq_dev={self.sq_dev!r})")
 
     def _bet(self, t: float) -> float:
         """The predictable bet before observation ``t`` (1-based), from the past mean and variance."""
-        var = (0.25 * self.upper**2 + self.sq_dev) / (self.n + 1)
-        return float(np.sqrt(2.0 * np.log(2.0 / self.alpha_bet) / (var * t * np.log1p(t))))
-
-    def _mean(self) -> float:
-        return (0.5 * self.upper + self.total) / (self.n + 1)
+        return float(self._stack._bet(slice(None), np.array([float(t)]))[0])
 
     def update(self, x: Any) -> None:
         """Bet on each observation of ``x`` in turn (its order is the order of the sequence).
@@ -206,27 +632,9 @@ class BettingCS:
             Observations in ``[0, upper]``; refused with the range otherwise.
         """
         x = np.asarray(x, dtype=float).ravel()
-        if x.size and not (np.isfinite(x).all() and x.min() >= 0.0 and x.max() <= self.upper):
-            finite = x[np.isfinite(x)]
-            seen = f"values in [{finite.min():g}, {finite.max():g}]" if finite.size else "no finite value"
-            raise ValueError(
-                f"observations must lie in [0, {self.upper:g}] (upper=); got {seen}"
-                f"{' and non-finite values' if finite.size < x.size else ''}."
-            )
-        m = self.grid
-        with np.errstate(divide="ignore"):
-            cap_plus = np.where(m > 0, _TRUNCATION / m, np.inf)
-            cap_minus = np.where(m < self.upper, _TRUNCATION / (self.upper - m), np.inf)
-        # A bet is per observation; the grid is the vectorised axis.
-        for xi in x:
-            lam = self._bet(self.n + 1)
-            self.log_plus += np.log1p(np.minimum(lam, cap_plus) * (xi - m))
-            self.log_minus += np.log1p(-np.minimum(lam, cap_minus) * (xi - m))
-            self._record()
-            mean = self._mean()
-            self.sq_dev += (xi - mean) ** 2
-            self.total += xi
-            self.n += 1
+        self._stack._check_range(x)
+        for xi in x:  # a bet is per observation; the grid is the vectorised axis
+            self._stack.update_values(xi)
 
     def update_counts(self, successes: float, trials: float) -> None:
         """Bet on a batch of 0/1 observations known only by its counts: ``successes`` ones in ``trials``.
@@ -252,25 +660,14 @@ class BettingCS:
         >>> bool(lo < 0.3 < hi), a.n
         (True, 100)
         """
-        if self.upper != 1.0:
-            raise ValueError(f"update_counts needs 0/1 observations (upper=1); this sequence has upper={self.upper!r}.")
-        k, n = float(successes), float(trials)
-        if not (np.isfinite(k) and np.isfinite(n) and 0 <= k <= n and k == int(k) and n == int(n)):
+        try:
+            self._stack.update_counts(successes, trials)
+        except ValueError as exc:
+            if "upper=1" in str(exc):
+                raise
             raise ValueError(
                 f"successes={successes!r}, trials={trials!r}; pass whole counts with 0 <= successes <= trials."
-            )
-        if n == 0:
-            return
-        m, cap_plus, cap_minus = _grid_caps(1.0, int(self.grid_size))
-        lam = self._bet(self.n + n)
-        lam_plus, lam_minus = np.minimum(lam, cap_plus), np.minimum(lam, cap_minus)
-        self.log_plus += k * np.log1p(lam_plus * (1.0 - m)) + (n - k) * np.log1p(-lam_plus * m)
-        self.log_minus += k * np.log1p(-lam_minus * (1.0 - m)) + (n - k) * np.log1p(lam_minus * m)
-        self._record()
-        mean = self._mean()
-        self.sq_dev += k * (1.0 - mean) ** 2 + (n - k) * mean**2
-        self.total += k
-        self.n += int(n)
+            ) from None
 
     def combined(self, other: BettingCS) -> BettingCS:
         """One sequence from two run on independent rows (two workers): their wealths multiply.
@@ -292,18 +689,7 @@ class BettingCS:
         >>> ab.n, bool(ab.interval(0.05)[1] - ab.interval(0.05)[0] < a.interval(0.05)[1] - a.interval(0.05)[0])
         (200, True)
         """
-        if (self.upper, self.grid_size, self.alpha_bet) != (other.upper, other.grid_size, other.alpha_bet):
-            raise ValueError(
-                "the two sequences differ in upper, grid_size or alpha_bet "
-                f"({(self.upper, self.grid_size, self.alpha_bet)} vs {(other.upper, other.grid_size, other.alpha_bet)})"
-                "; only sequences built with the same settings combine."
-            )
-        plus, minus = self.log_plus + other.log_plus, self.log_minus + other.log_minus
-        return BettingCS(  # log_seg_max=None: restarts from the product's current value too
-            self.upper, self.grid_size, self.alpha_bet, self.n + other.n, self.total + other.total,
-            self.sq_dev + other.sq_dev, log_plus=plus, log_minus=minus,
-            log_max=_LOG_HALF + np.maximum(plus, minus),
-        )
+        return BettingCS._of(self._stack.combined(other._stack))
 
     def interval(self, alpha: float = 0.05) -> tuple[float, float]:
         """The confidence sequence at level ``1 - alpha`` now: ``(lower, upper)``.
@@ -320,14 +706,10 @@ class BettingCS:
         >>> cs.interval(0.05)[0], cs.interval(0.05)[1] < 0.2
         (0.0, True)
         """
-        if not 0 < alpha < 1:
+        if not (np.ndim(alpha) == 0 and 0 < alpha < 1):
             raise ValueError(f"alpha={alpha!r}; pass a level in (0, 1).")
-        threshold = np.log(1.0 / alpha)
-        lo, hi = _hull(self.grid, self.log_seg_max < threshold, self.log_seg_max)
-        kept = self.grid[self.log_max < threshold]  # inside already, except after moments batches (not monotone)
-        if kept.size:
-            lo, hi = min(lo, float(kept[0])), max(hi, float(kept[-1]))
-        return (lo, hi)
+        lo, hi = self._stack.intervals(alpha)
+        return (float(lo[0]), float(hi[0]))
 
     def update_moments(self, count: float, total: float, total_sq: float) -> None:
         """Bet on a batch of observations in ``[0, upper]`` known by its sums (weighted rows, say).
@@ -359,38 +741,14 @@ class BettingCS:
         >>> bool(lo < 0.45 < hi), cs.n
         (True, 5000)
         """
-        n, s1, s2 = float(count), float(total), float(total_sq)
-        ok = np.isfinite([n, s1, s2]).all() and n >= 0 and n == int(n)
-        # x in [0, upper] implies 0 <= sum x <= n upper, sum x^2 <= upper sum x, and sum x^2 >= (sum x)^2 / n
-        tol = 1e-9 * max(1.0, abs(s2))
-        ok = ok and 0 <= s1 <= n * self.upper * (1 + 1e-12) and s2 <= self.upper * s1 + tol
-        ok = ok and (n == 0 or s2 >= s1 * s1 / n - tol)
-        if not ok:
-            raise ValueError(
-                f"count={count!r}, total={total!r}, total_sq={total_sq!r} are not the sums of observations in "
-                f"[0, {self.upper:g}] (upper=); pass the row count, sum(x) and sum(x ** 2) of one batch."
-            )
-        if n == 0:
-            return
-        m = self.grid
-        lam = self._bet(self.n + n)
-        centred_sq = s2 - 2.0 * m * s1 + n * m**2  # sum (x - m)^2 at every candidate
-        with np.errstate(divide="ignore"):
-            lam_plus = np.minimum(lam, np.where(m > 0, _TRUNCATION / m, np.inf))
-            lam_minus = np.minimum(lam, np.where(m < self.upper, _TRUNCATION / (self.upper - m), np.inf))
-        self.log_plus += lam_plus * (s1 - n * m) - _psi(lam_plus * m) * lam_plus**2 * centred_sq
-        self.log_minus += -lam_minus * (s1 - n * m) - _psi(lam_minus * (self.upper - m)) * lam_minus**2 * centred_sq
-        self._record()
-        mean = self._mean()
-        self.sq_dev += max(s2 - 2.0 * mean * s1 + n * mean**2, 0.0)
-        self.total += s1
-        self.n += int(n)
+        self._stack.update_moments(count, total, total_sq)
 
     def to_dict(self) -> dict[str, Any]:
         """The state as plain Python values (JSON-friendly), restored by :meth:`from_dict`."""
+        s = self._stack
         return {
-            "upper": float(self.upper), "grid_size": int(self.grid_size), "alpha_bet": float(self.alpha_bet),
-            "n": int(self.n), "total": float(self.total), "sq_dev": float(self.sq_dev),
+            "upper": float(s.upper), "grid_size": int(s.grid_size), "alpha_bet": self.alpha_bet,
+            "n": self.n, "total": self.total, "sq_dev": self.sq_dev,
             "log_plus": self.log_plus.tolist(), "log_minus": self.log_minus.tolist(), "log_max": self.log_max.tolist(),
             "log_seg_max": self.log_seg_max.tolist(),
         }

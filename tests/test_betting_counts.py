@@ -1,15 +1,16 @@
-"""BettingCS fed by counts (one bet per batch): running sums, a nested interval, a saved state; refusals.
+"""BettingCS fed by counts (one bet per batch): running sums, a nested interval, a saved state; refusals; stacks.
 
 Coverage by counts and of combined workers is tested in test_betting.py.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skfair_measures._betting import BettingCS
+from skfair_measures._betting import BettingCS, BettingStack, intervals_together, update_counts_together
 
 
 @settings(max_examples=30, deadline=None)
@@ -36,3 +37,25 @@ def test_bad_counts_and_settings_are_refused():
         BettingCS(upper=2.0).update_counts(1, 2)
     with pytest.raises(ValueError, match="same settings"):
         BettingCS(grid_size=100).combined(BettingCS(grid_size=200))
+
+
+def test_stacks_updated_together_are_the_sequences_updated_one_by_one():
+    rng = np.random.default_rng(11)
+    alpha_bets = [[0.05, 0.01, 0.2], [0.001]]
+    stacks = [BettingStack(len(a), grid_size=60, alpha_bet=a) for a in alpha_bets]
+    single = [[BettingCS(grid_size=60, alpha_bet=x) for x in a] for a in alpha_bets]
+    for _ in range(12):
+        trials = [rng.integers(0, 3, s.rows) * rng.integers(1, 500, s.rows) for s in stacks]  # some batches empty
+        successes = [rng.binomial(n, 0.3) for n in trials]
+        update_counts_together(stacks, successes, trials)
+        for seqs, k, n in zip(single, successes, trials, strict=True):
+            for cs, ki, ni in zip(seqs, k, n, strict=True):
+                cs.update_counts(int(ki), int(ni))
+    levels = [[0.05, 0.1, 0.01], [0.2]]
+    for stack, seqs, read, a in zip(stacks, single, intervals_together(stacks, levels), levels, strict=True):
+        for r, cs in enumerate(seqs):
+            assert stack.n[r] == cs.n and np.array_equal(stack.log_max[r], cs.log_max)
+            assert np.array_equal(stack.log_seg_max[r], cs.log_seg_max)
+            assert (read[0][r], read[1][r]) == cs.interval(a[r])
+    with pytest.raises(ValueError, match="whole counts"):
+        update_counts_together(stacks, [[1, 1, 1], [2]], [[2, 2, 2], [1]])

@@ -105,7 +105,8 @@ def test_a_new_group_joins_and_its_sequence_starts_there():
     mon.update(yhat, sensitive_features=g)
     assert list(mon.groups) == ["a", "b", "c"]
     box = mon._needs[mon._of["fairness.cv"]].boxes[0]
-    assert box.known == 2 and box.seqs["selection_rate"][2].n < box.seqs["selection_rate"][0].n
+    n = box.stack.n[box.rows["selection_rate"][1:]]  # observations of each group's sequence (row 0: pooled)
+    assert box.known == 2 and n[2] < n[0]
 
 
 def test_an_empty_batch_is_a_step_without_rows():
@@ -187,6 +188,42 @@ def test_a_monitor_resumed_from_its_saved_state_gives_the_alarms_of_an_unbroken_
     pd.testing.assert_frame_equal(resumed.status(), unbroken.status())
     assert unbroken.status()["alarm"].any()
     pd.testing.assert_frame_equal(resumed.history(), unbroken.history())
+
+
+def _as_version_1(state):
+    """The same state in the layout of version 1: one saved BettingCS per sequence, pooled ones apart."""
+    state = json.loads(json.dumps(state))
+    state["version"] = 1
+    for need in state["needs"].values():
+        for box in need["boxes"]:
+            stack, rows = box.pop("stack"), box.pop("rows")
+
+            def one(r, stack=stack):
+                row = {k: stack[k][r] for k in ("alpha_bet", "n", "total", "sq_dev", "log_plus", "log_minus",
+                                                "log_max", "log_seg_max")}
+                return {"upper": stack["upper"], "grid_size": stack["grid_size"], **row}
+
+            box["seqs"] = {name: [one(r) for r in rs[1:]] for name, rs in rows.items()}
+            box["pooled"] = {name: one(rs[0]) for name, rs in rows.items() if stack["n"][rs[0]] > 0}
+    return state
+
+
+def test_a_state_of_version_1_continues_as_the_unbroken_run_and_other_versions_are_refused(tmp_path):
+    rng = np.random.default_rng(8)
+    unbroken, saved = FairnessMonitor(KEYS, eps=0.1), None
+    for t in range(14):
+        yhat, g, y = _batch(rng, gap=0.3 if t >= 6 else 0.05, groups=("a", "b", "c") if t >= 3 else ("a", "b"))
+        unbroken.update(yhat, sensitive_features=g, y_true=y)
+        if t == 7:
+            saved = _as_version_1(unbroken.to_dict())
+            resumed = FairnessMonitor.from_dict(saved)
+        elif t > 7:
+            resumed.update(yhat, sensitive_features=g, y_true=y)
+    assert unbroken.status()["alarm"].any()
+    pd.testing.assert_frame_equal(resumed.status(), unbroken.status())
+    pd.testing.assert_frame_equal(resumed.group_status(), unbroken.group_status())
+    with pytest.raises(ValueError, match="state version 3; this version of skfair-measures reads 1 and 2"):
+        FairnessMonitor.from_dict({**saved, "version": 3})
 
 
 def test_a_crash_while_saving_leaves_the_old_state_whole(tmp_path, monkeypatch):

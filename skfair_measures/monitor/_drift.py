@@ -70,7 +70,7 @@ from typing import Any
 import numpy as np
 
 from ..base import RatioRoles
-from ._sequences import INITIAL_SHARE, cells
+from ._sequences import INITIAL_SHARE
 
 __all__ = ["DriftTest", "drift_plan"]
 
@@ -158,6 +158,10 @@ class DriftTest:
     log_best: np.ndarray = field(default_factory=lambda: np.full((0, LAMBDAS.size), -np.inf))
     best_start: np.ndarray = field(default_factory=lambda: np.zeros((0, LAMBDAS.size), dtype=int))  # monitor step
     log_carry: float = 0.0  # another worker's value, kept at a merge
+    # derived from keys and known, rebuilt when constraints are added (not state)
+    _layout: tuple[int, int] | None = field(default=None, repr=False)
+    _cells: tuple[np.ndarray, np.ndarray, list[str]] | None = field(default=None, repr=False)
+    _weights: np.ndarray | None = field(default=None, repr=False)
 
     def _extend(self, n_groups: int) -> None:
         if self.known == 0:
@@ -189,41 +193,66 @@ class DriftTest:
         base, a_g, a_h = self.plan.parts[p]
         return [(base, g, a_g), (base, h, a_h)]
 
+    def _matrices(self, n_groups: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """Per constraint, its coefficient on every (base, group) cell and which cells it reads (built once per layout).
+
+        Cells are ordered base by base (the plan's bases in order), groups in the
+        monitor's order, ``n_groups`` per base.
+        """
+        layout = (len(self.keys), n_groups)
+        if self._layout != layout:
+            bases = list(dict.fromkeys(p[0] for p in self.plan.parts))
+            coef = np.zeros((len(self.keys), len(bases) * n_groups))
+            reads = np.zeros(coef.shape, dtype=bool)
+            for i, key in enumerate(self.keys):
+                for base, g, a in self._terms(key):
+                    c = bases.index(base) * n_groups + g
+                    coef[i, c] += a
+                    reads[i, c] = True
+            self._layout, self._cells = layout, (coef, reads, bases)
+        return self._cells
+
     def weights(self) -> np.ndarray:
         """The prior weight of every constraint (they sum to at most 1)."""
-        w = np.empty(len(self.keys))
-        for i, key in enumerate(self.keys):
-            cellw = [_group_weight(g, self.known) * _group_weight(h, self.known)
-                     for g, h in (key if self.plan.mode == "sum" else [key[1:]])]
-            w[i] = float(np.prod(cellw)) / (len(self.plan.parts) if self.plan.mode == "union" else 1.0)
-        return w
+        if self._weights is None or self._weights.size != len(self.keys):
+            w = np.empty(len(self.keys))
+            for i, key in enumerate(self.keys):
+                cellw = [_group_weight(g, self.known) * _group_weight(h, self.known)
+                         for g, h in (key if self.plan.mode == "sum" else [key[1:]])]
+                w[i] = float(np.prod(cellw)) / (len(self.plan.parts) if self.plan.mode == "union" else 1.0)
+            self._weights = w
+        return self._weights
 
-    def update(self, counts: np.ndarray, roles: Mapping[str, RatioRoles], step: int) -> None:
-        """Bet on one batch's counts ``(n_groups, 2, 2)`` (groups in the monitor's order) at monitor ``step``."""
+    def update(self, counts: np.ndarray, rates: Mapping[str, tuple[np.ndarray, np.ndarray]], step: int) -> None:
+        """Bet on one batch at monitor ``step``: its counts ``(n_groups, 2, 2)`` and, per base, (successes, trials).
+
+        All constraints at once: the contrast ``d`` and its variance bound ``s^2`` are one
+        matrix product each over the (base, group) cells; a constraint reading a cell
+        without rows this batch is not bet on.
+        """
         if counts.sum() == 0:
             return
-        self._extend(counts.shape[0])
-        rates: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        for base in {p[0] for p in self.plan.parts}:
-            k, n = cells(counts, roles[base])
-            with np.errstate(invalid="ignore", divide="ignore"):
-                rates[base] = (np.where(n > 0, k / np.maximum(n, 1), np.nan), n)
-        for i, key in enumerate(self.keys):
-            coef: dict[tuple[str, int], float] = {}
-            for base, g, a in self._terms(key):
-                coef[(base, g)] = coef.get((base, g), 0.0) + a
-            if any(rates[b][1][g] == 0 for b, g in coef):  # a cell without rows this batch: no bet
-                continue
-            d = sum(a * rates[b][0][g] for (b, g), a in coef.items())
-            s2 = sum(a * a / (4.0 * rates[b][1][g]) for (b, g), a in coef.items())
-            log_e = LAMBDAS * (d - self.plan.bound) - LAMBDAS**2 * s2 / 2.0
-            j = self.bets[i] + 1
-            log_w = -np.log(j * (j + 1.0))
-            self.log_s[i] = np.logaddexp(self.log_s[i], log_w) + log_e
-            fresh = log_w > self.log_best[i]  # the process started now beats every earlier start
-            self.best_start[i] = np.where(fresh, step, self.best_start[i])
-            self.log_best[i] = np.maximum(self.log_best[i], log_w) + log_e
-            self.bets[i] = j
+        n_groups = counts.shape[0]
+        self._extend(n_groups)
+        coef, reads, bases = self._matrices(n_groups)
+        k = np.concatenate([rates[b][0] for b in bases])
+        n = np.concatenate([rates[b][1] for b in bases])
+        empty = n == 0
+        act = ~(reads[:, empty].any(axis=1))  # a cell without rows this batch: no bet
+        if not act.any():
+            return
+        safe = np.where(empty, 1.0, n)
+        a = coef[act]
+        d = a @ np.where(empty, 0.0, k / safe)
+        s2 = (a * a) @ np.where(empty, 0.0, 1.0 / (4.0 * safe))
+        log_e = LAMBDAS * (d - self.plan.bound)[:, None] - LAMBDAS**2 * s2[:, None] / 2.0
+        j = self.bets[act] + 1
+        log_w = -np.log(j * (j + 1.0))[:, None]
+        self.log_s[act] = np.logaddexp(self.log_s[act], log_w) + log_e
+        best = self.log_best[act]
+        self.best_start[act] = np.where(log_w > best, step, self.best_start[act])  # the start now beats earlier ones
+        self.log_best[act] = np.maximum(best, log_w) + log_e
+        self.bets[act] = j
 
     def log_value(self) -> float:
         """The log of the mixture now (its initial value is 0; the alarm is at ``log(1 / alpha)``)."""

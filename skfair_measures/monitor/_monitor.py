@@ -33,8 +33,10 @@ from ._sequences import Box, box_alpha, cells
 
 __all__ = ["FORMAT", "FairnessMonitor"]
 
-#: Names the state files of this class (and their version).
-FORMAT, VERSION = "skfair-measures monitor state", 1
+#: Names the state files of this class (and their version: 2 saves each box's sequences as one stack; 1, one
+#: sequence per rate and group, is still read).
+FORMAT, VERSION = "skfair-measures monitor state", 2
+_READS = (1, 2)
 
 _UNSUPPORTED = (
     "{key} cannot be monitored: {why}. The monitor follows measures whose bases are rates of binary "
@@ -459,11 +461,11 @@ class FairnessMonitor:
             need.total = need.total + batch
             if not need.boxes:  # the cumulative box: from the need's first counts
                 need.boxes.append(self._box(box_alpha(self.alpha, 1)))
-            for box in need.boxes:
-                box.update(batch, need.roles)
+            rates = {name: cells(batch, roles) for name, roles in need.roles.items()}  # once for every box and test
+            Box.update_all(need.boxes, batch, rates)
             for key, test in self._tests.items():
                 if test is not None and self._of[key] == nid:
-                    test.update(batch, need.roles, self.step)
+                    test.update(batch, rates, self.step)
             self._prune(need)
         self._evaluate()
 
@@ -509,6 +511,8 @@ class FairnessMonitor:
 
     def _evaluate(self) -> None:
         index = self._index()
+        for m in self.measures:  # every sequence of a need read at once (cached in the boxes until the next batch)
+            Box.read_all(self._needs[self._of[m.key]].boxes, len(m.bases))
         rows = []
         for m in self.measures:
             need = self._needs[self._of[m.key]]
@@ -578,7 +582,8 @@ class FairnessMonitor:
                     "e_value", "overall_value",
                     "window_value", "n_rows", "step", "time", "reason"]
             return pd.DataFrame(index=pd.Index([m.key for m in self.measures], name="key"), columns=cols)
-        return pd.DataFrame(self._last).set_index("key")
+        columns = {c: [r[c] for r in self._last] for c in self._last[0] if c != "key"}  # read after every batch:
+        return pd.DataFrame(columns, index=pd.Index([r["key"] for r in self._last], name="key"))  # no per-row dicts
 
     def group_status(self) -> pd.DataFrame:
         """Every group rate the measures read: cumulative and windowed value, and its sequence.
@@ -607,9 +612,8 @@ class FairnessMonitor:
                 wk, wn = cells(window, roles)
                 bounds = np.full((n, 2), np.nan)
                 if box is not None:
-                    seqs = box.seqs.get(name, [])
-                    for g in range(n):
-                        bounds[g] = seqs[g].interval(box.level(g, 1)) if g < len(seqs) else (0.0, 1.0)
+                    lower, upper, _ = box.group_bounds(name, n, 1)
+                    bounds = np.stack([lower, upper], axis=1)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     frames.append(pd.DataFrame({
                         "rate": label, "group": list(index), "value": k / trials, "window_value": wk / wn,
@@ -722,8 +726,11 @@ class FairnessMonitor:
         """A monitor from :meth:`to_dict`'s values."""
         if not isinstance(state, Mapping) or state.get("format") != FORMAT:
             raise ValueError(f"{source} is not a monitor state (no format {FORMAT!r}).")
-        if state.get("version") != VERSION:
-            raise ValueError(f"{source} has state version {state.get('version')!r}; this version reads {VERSION}.")
+        if state.get("version") not in _READS:
+            raise ValueError(
+                f"{source} has state version {state.get('version')!r}; this version of skfair-measures reads "
+                f"{' and '.join(map(str, _READS))}. Load it with the version that saved it."
+            )
         settings = state["settings"]
         keys = settings["measures"]
         if measures is None:

@@ -1,8 +1,9 @@
 """Anytime-valid boxes of group rates, from a start step on, and how ``alpha`` is shared among them.
 
-A box holds one betting confidence sequence (:class:`~skfair_measures._betting.BettingCS`,
-fed by counts) per (base rate, group) and one per base on all groups pooled, over the
-batches since its start. A measure's interval is the image of the box under the
+A box holds one betting confidence sequence (a row of a
+:class:`~skfair_measures._betting.BettingStack`, fed by counts; the rows of a box are bet on
+together, one numpy expression per batch) per (base rate, group) and one per base on all
+groups pooled, over the batches since its start. A measure's interval is the image of the box under the
 measure's operation (``bounds_from_group_values``), so it holds whenever every sequence
 of the box holds.
 
@@ -31,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._betting import BettingCS
+from .._betting import BettingCS, BettingStack, intervals_together, update_counts_together
 from ..base import RatioRoles
 
 __all__ = ["Box", "box_alpha", "cells"]
@@ -56,36 +57,68 @@ def cells(counts: np.ndarray, roles: RatioRoles) -> tuple[np.ndarray, np.ndarray
 
 @dataclass(eq=False)
 class Box:
-    """The sequences of every (base, group) and pooled base rate since step ``start``."""
+    """The sequences of every (base, group) and pooled base rate since step ``start``, as one stack.
+
+    ``rows[base]`` lists the rows of the stack (:class:`~skfair_measures._betting.BettingStack`)
+    that hold the base's sequences: first the pooled rate, then each group in the
+    monitor's order. A batch updates every sequence of the box with one numpy expression.
+    """
 
     start: int
     alpha: float
     known: int  # groups known at the start
     grid_size: int
-    seqs: dict[str, list[BettingCS]] = field(default_factory=dict)
-    pooled: dict[str, BettingCS] = field(default_factory=dict)
+    rows: dict[str, list[int]] = field(default_factory=dict)  # per base: [pooled row, group 0 row, group 1 row, ...]
+    stack: BettingStack = None  # type: ignore[assignment]
     counts: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 2)))  # the rows since the start
+    _read: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)  # intervals by n_bases
 
-    def _new(self) -> BettingCS:
+    def __post_init__(self) -> None:
+        if self.stack is None:
+            self.stack = BettingStack(0, grid_size=self.grid_size)
+
+    @property
+    def alpha_bet(self) -> float:
         # bets tuned near the level a sequence is read at (two groups and the pooled rate); fixed by the start alone,
         # so two workers' boxes of one start combine
-        return BettingCS(grid_size=self.grid_size, alpha_bet=min(self.alpha / 3.0, 0.5))
+        return min(self.alpha / 3.0, 0.5)
 
-    def update(self, counts: np.ndarray, roles: Mapping[str, RatioRoles]) -> None:
-        """Bet on one batch's counts ``(n_groups, 2, 2)`` (groups in the monitor's order)."""
+    def _grow(self, name: str, n_groups: int) -> None:
+        """Rows for the pooled rate of ``name`` and its first ``n_groups`` groups (new sequences appended)."""
+        have = self.rows.setdefault(name, [])
+        new = n_groups + 1 - len(have)
+        if new > 0:
+            have += range(self.stack.rows, self.stack.rows + new)
+            self.stack = self.stack.extended(new, self.alpha_bet)
+
+    def _batch(self, counts: np.ndarray, rates: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, ...]:
+        """Add the batch's counts; the successes and trials of every row of the stack (new rows made)."""
         grown = np.zeros_like(counts)
         grown[: self.counts.shape[0]] = self.counts
         self.counts = grown + counts
-        for name, role in roles.items():
-            successes, trials = cells(counts, role)
-            seqs = self.seqs.setdefault(name, [])
-            while len(seqs) < counts.shape[0]:
-                seqs.append(self._new())
-            for cs, k, n in zip(seqs, successes, trials, strict=False):
-                if n:
-                    cs.update_counts(k, n)
-            if trials.sum():
-                self.pooled.setdefault(name, self._new()).update_counts(successes.sum(), trials.sum())
+        for name in rates:
+            self._grow(name, counts.shape[0])
+        successes, trials = np.zeros(self.stack.rows), np.zeros(self.stack.rows)
+        for name, (k, n) in rates.items():
+            rows = self.rows[name]
+            successes[rows[1: k.size + 1]], trials[rows[1: k.size + 1]] = k, n
+            successes[rows[0]], trials[rows[0]] = k.sum(), n.sum()
+        self._read.clear()
+        return successes, trials
+
+    @staticmethod
+    def update_all(boxes: list[Box], counts: np.ndarray, rates: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> None:
+        """Bet on one batch in every box: its counts ``(n_groups, 2, 2)`` and, per base, their (successes, trials).
+
+        Every sequence of every box is updated by one numpy expression
+        (:func:`~skfair_measures._betting.update_counts_together`).
+        """
+        cells = [box._batch(counts, rates) for box in boxes]
+        update_counts_together([box.stack for box in boxes], [c[0] for c in cells], [c[1] for c in cells])
+
+    def update(self, counts: np.ndarray, rates: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> None:
+        """Bet on one batch in this box (see :meth:`update_all`)."""
+        Box.update_all([self], counts, rates)
 
     def level(self, position: int, n_bases: int) -> float:
         """The level of the sequence of the group at ``position`` (join order), for a measure of ``n_bases``."""
@@ -95,6 +128,41 @@ class Box:
         i = position - self.known + 1
         return per_base * (1.0 - INITIAL_SHARE) / (i * (i + 1))
 
+    def _levels(self, n_bases: int) -> np.ndarray:
+        """The level of every row of the stack, for a measure of ``n_bases``."""
+        levels = np.empty(self.stack.rows)
+        for rows in self.rows.values():
+            levels[rows[0]] = self.level(0, n_bases)  # the pooled rate: at the level of a group known at the start
+            levels[rows[1:]] = [self.level(g, n_bases) for g in range(len(rows) - 1)]
+        return levels
+
+    @staticmethod
+    def read_all(boxes: list[Box], n_bases: int) -> None:
+        """Read the intervals of every sequence of every box at once, for measures of ``n_bases``."""
+        todo = [box for box in boxes if n_bases not in box._read]
+        read = intervals_together([box.stack for box in todo], [box._levels(n_bases) for box in todo])
+        for box, bounds in zip(todo, read, strict=True):
+            box._read[n_bases] = bounds
+
+    def _intervals(self, n_bases: int) -> tuple[np.ndarray, np.ndarray]:
+        """Every row's interval at its level for a measure of ``n_bases`` (read once per batch and ``n_bases``)."""
+        if n_bases not in self._read:
+            Box.read_all([self], n_bases)
+        return self._read[n_bases]
+
+    def group_bounds(
+        self, name: str, n_groups: int, n_bases: int
+    ) -> tuple[np.ndarray, np.ndarray, tuple[float, float]]:
+        """The intervals of the base's ``n_groups`` group rates and of its pooled rate (whole range without rows)."""
+        lower, upper = np.zeros(n_groups), np.ones(n_groups)
+        rows = self.rows.get(name)
+        if not rows:
+            return lower, upper, (0.0, 1.0)
+        lo, hi = self._intervals(n_bases)
+        groups = rows[1: n_groups + 1]
+        lower[: len(groups)], upper[: len(groups)] = lo[groups], hi[groups]
+        return lower, upper, (float(lo[rows[0]]), float(hi[rows[0]]))
+
     def bounds(self, measure: Any, groups: pd.Index) -> tuple[float, float]:
         """The measure's interval from this box: the image of its jointly valid box of rates."""
         names = [b.name for b in measure.bases]
@@ -102,48 +170,69 @@ class Box:
         upper: dict[str, np.ndarray] = {}
         overall: dict[str, tuple[float, float]] = {}
         for name in names:
-            seqs = self.seqs.get(name, [])
-            bounds = np.array([
-                seqs[g].interval(self.level(g, len(names))) if g < len(seqs) else (0.0, 1.0)
-                for g in range(len(groups))
-            ]).reshape(len(groups), 2)
-            lower[name], upper[name] = bounds[:, 0], bounds[:, 1]
-            pooled = self.pooled.get(name)
-            overall[name] = pooled.interval(self.level(0, len(names))) if pooled is not None else (0.0, 1.0)
+            lower[name], upper[name], overall[name] = self.group_bounds(name, len(groups), len(names))
         return measure.bounds_from_group_values(lower, upper, groups=groups, overall=overall)
 
     def combined(self, other: Box, positions: np.ndarray) -> Box:
-        """Two workers' boxes of one start, on independent rows (the other's groups at ``positions`` here)."""
+        """Two workers' boxes of one start, on independent rows (the other's groups at ``positions`` here).
+
+        Sequences of one rate and group on both sides combine (:meth:`BettingStack.combined`);
+        one on a single side is kept as it is; a pooled rate that a side never bet on counts
+        as absent.
+        """
         out = Box(self.start, self.alpha, self.known, self.grid_size)
         size = max(self.counts.shape[0], int(positions.max()) + 1 if positions.size else 0)
         out.counts = np.zeros((size, 2, 2))
         out.counts[: self.counts.shape[0]] += self.counts
         out.counts[positions[: other.counts.shape[0]]] += other.counts
-        for name in set(self.seqs) | set(other.seqs):
-            mine = list(self.seqs.get(name, []))
-            theirs = other.seqs.get(name, [])
-            size = max([len(mine), *(int(p) + 1 for p in positions[: len(theirs)])])
-            mine += [None] * (size - len(mine))  # type: ignore[list-item]
-            for j, cs in enumerate(theirs):
-                p = int(positions[j])
-                mine[p] = cs if mine[p] is None else mine[p].combined(cs)
-            out.seqs[name] = [cs if cs is not None else out._new() for cs in mine]
-        for name in set(self.pooled) | set(other.pooled):
-            a, b = self.pooled.get(name), other.pooled.get(name)
-            out.pooled[name] = a.combined(b) if a is not None and b is not None else (a or b)  # type: ignore[assignment]
+        mine_rows, their_rows = [], []  # per row of the result: the row of each side, -1 if absent
+        for name in sorted(set(self.rows) | set(other.rows)):
+            mine, theirs = self.rows.get(name, []), other.rows.get(name, [])
+            at = positions[: max(len(theirs) - 1, 0)]
+            n_groups = max([len(mine) - 1, *(int(p) + 1 for p in at)])
+            slot_m = np.full(n_groups + 1, -1)
+            slot_m[: len(mine)] = mine
+            slot_t = np.full(n_groups + 1, -1)
+            slot_t[0] = theirs[0] if theirs else -1
+            slot_t[at + 1] = theirs[1:]
+            for slot, side in ((slot_m, self), (slot_t, other)):  # a pooled rate never bet on is absent
+                if slot[0] >= 0 and side.stack.n[slot[0]] == 0:
+                    slot[0] = -1
+            out.rows[name] = list(range(len(mine_rows), len(mine_rows) + n_groups + 1))
+            mine_rows += slot_m.tolist()
+            their_rows += slot_t.tolist()
+        m, t = np.array(mine_rows, dtype=int), np.array(their_rows, dtype=int)
+        both, only_m, only_t = (m >= 0) & (t >= 0), (m >= 0) & (t < 0), (m < 0) & (t >= 0)
+        fresh = (m < 0) & (t < 0)
+        parts = [self.stack.take(m[both]).combined(other.stack.take(t[both])), self.stack.take(m[only_m]),
+                 other.stack.take(t[only_t]), BettingStack(int(fresh.sum()), grid_size=self.grid_size,
+                                                           alpha_bet=self.alpha_bet)]
+        order = np.concatenate([np.flatnonzero(x) for x in (both, only_m, only_t, fresh)])
+        out.stack = BettingStack.concat(parts).take(np.argsort(order))
         return out
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "start": self.start, "alpha": self.alpha, "known": self.known, "grid_size": self.grid_size,
-            "seqs": {k: [cs.to_dict() for cs in v] for k, v in self.seqs.items()},
-            "pooled": {k: cs.to_dict() for k, cs in self.pooled.items()}, "counts": self.counts.tolist(),
+            "rows": self.rows, "stack": self.stack.to_dict(), "counts": self.counts.tolist(),
         }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Box:
         box = cls(int(d["start"]), float(d["alpha"]), int(d["known"]), int(d["grid_size"]))
-        box.seqs = {k: [BettingCS.from_dict(s) for s in v] for k, v in d["seqs"].items()}
-        box.pooled = {k: BettingCS.from_dict(s) for k, s in d["pooled"].items()}
         box.counts = np.asarray(d["counts"], dtype=float).reshape(-1, 2, 2)
+        if "stack" in d:
+            box.rows = {k: [int(r) for r in v] for k, v in d["rows"].items()}
+            box.stack = BettingStack.from_dict(d["stack"])
+            return box
+        # state version 1: one saved BettingCS per sequence, the pooled ones apart
+        parts = []
+        for name, seqs in d["seqs"].items():
+            pooled = d["pooled"].get(name)
+            saved = [pooled if pooled is not None else BettingCS(grid_size=box.grid_size,
+                                                                 alpha_bet=box.alpha_bet).to_dict(), *seqs]
+            box.rows[name] = list(range(len(parts), len(parts) + len(saved)))
+            parts += [BettingCS.from_dict(s)._stack for s in saved]
+        if parts:
+            box.stack = BettingStack.concat(parts)
         return box
