@@ -119,3 +119,17 @@ def test_spark_guaranteed_equals_in_memory(spark):
     # they arrive, which after Spark's repartition is not the frame's, so it moves a little (and stays valid)
     np.testing.assert_allclose(got[ms[1].key].interval(0.9), want[ms[1].key].interval(0.9), rtol=1e-12)
     np.testing.assert_allclose(got[ms[0].key].interval(0.9), want[ms[0].key].interval(0.9), atol=0.02)
+
+
+def test_spark_weighted_bootstrap_draws_equal_polars(spark):
+    """Spark draws per cell from sums of w and w^2 like polars: same seed, same cells, the same replicates."""
+    pl = pytest.importorskip("polars")
+    rng = np.random.default_rng(4)
+    skewed = DATA.assign(lw=rng.lognormal(0.0, 1.0, len(DATA)))  # continuous, skewed weights
+    kwargs = dict(sample_weight="lw", n_boot=500, random_state=0)
+    for key in ("fairness.tpr", "fairness.eod"):
+        got = engines.poisson_bootstrap(to_spark(spark, skewed), "y", "yhat", "race", key, **kwargs)
+        want = engines.poisson_bootstrap(pl.from_pandas(skewed).lazy(), "y", "yhat", "race", key, **kwargs)
+        assert got.value == pytest.approx(want.value, rel=1e-12)
+        # the engines sum a cell's weights in their own order: the last bits differ, the draws do not
+        np.testing.assert_allclose(got.draws, want.draws, rtol=1e-9)
