@@ -135,3 +135,13 @@ def test_frame_refusals_name_the_argument_and_the_fix():
     unseen = FRAME.assign(sex=np.where(LAB, FRAME["sex"], "U"))
     with pytest.raises(ValueError, match=r"rows without a label"):
         bayes.posterior(m, "y", "score", sensitive_features="sex", data=unseen, method="ppi")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_verdicts_of_engine_posteriors_equal_the_in_memory_ones(engine):
+    ms = [sfm.msr("fairness.tpr"), sfm.msr("fairness.acc")]
+    want = bayes.verdicts(in_memory(ms, "bb", "race"), eps=0.05)
+    got = bayes.verdicts(in_engine(engine, ms, "bb", "race"), eps=0.05)
+    pd.testing.assert_frame_equal(got, want)
+    k = FRAME["race"].nunique()
+    assert got.attrs == want.attrs and len(got) == 2 * k * (k - 1) // 2 and got.attrs["family_size"] > 0

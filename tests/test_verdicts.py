@@ -190,3 +190,28 @@ def test_the_band_and_the_classification_rule():
     assert max_type_band(x, np.zeros(30), 0.9)[2] >= c
     assert classify([-0.05, 0.05, 0.051, -0.2], [0.05, 0.2, 0.3, -0.051], 0.05).tolist() == [
         "within", "inconclusive", "exceeds", "exceeds"]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_bootstrap_posterior_and_guaranteed_verdicts_agree_where_the_data_decide():
+    """Same rows, three constructions: clear gaps exceed in all; none says within where another says exceeds."""
+    rng = np.random.default_rng(5)
+    g = np.repeat([0, 1, 2, 3], 5000)
+    y = rng.integers(0, 2, g.size)
+    wrong = rng.uniform(size=g.size) < np.array([0.1, 0.1, 0.3, 0.12])[g]
+    p = np.where(wrong, 1 - y, y)
+    s = np.where(p == 1, 0.8, 0.2)
+    keys = ["fairness.acc", "fairness.tpr"]
+    boot = sfm.verdicts(sfm.bootstraps(keys, y, p, sensitive_features=g, random_state=0), eps=0.1)
+    tables = {"bootstrap": boot}
+    for method in ("bb", "guaranteed"):
+        res = bayes.posteriors([sfm.msr(k) for k in keys], y, s, sensitive_features=g, method=method, random_state=0)
+        tables[method] = sfm.verdicts(res, eps=0.1)
+    gap = (boot["group_a"] == "2") | (boot["group_b"] == "2")
+    for name, table in tables.items():
+        assert table[["measure", "base", "group_a", "group_b"]].equals(boot[["measure", "base", "group_a", "group_b"]])
+        assert (table.loc[gap, "verdict"] == "exceeds").all(), name  # gaps of 0.18-0.2 > eps = 0.1
+    assert (boot.loc[~gap, "verdict"] == "within").all() and (tables["bb"].loc[~gap, "verdict"] == "within").all()
+    verdicts = pd.DataFrame({k: t["verdict"] for k, t in tables.items()})
+    clash = verdicts.apply(lambda r: {"within", "exceeds"} <= set(r), axis=1)
+    assert not clash.any()
