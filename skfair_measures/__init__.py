@@ -63,6 +63,7 @@ _WHERE = {
     "plan_labels": ".bayes",  # it simulates the guaranteed interval
     "ThresholdCurve": ".thresholds",
     "disparity_at_thresholds": ".thresholds",
+    "verdict_tables": "._verdicts",
     "verdicts": "._verdicts",
 }
 
@@ -70,7 +71,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from . import datasets
     from ._bootstrap import BootstrapResult, bootstrap, bootstraps
     from ._stats import ConfusionStats, ErrorStats
-    from ._verdicts import verdicts
+    from ._verdicts import verdict_tables, verdicts
     from .base import BaseMetric, SklearnMetric
     from .bayes import plan_labels
     from .engines import compute_metrics, evaluate_measures
@@ -158,5 +159,6 @@ __all__ = [
     "msrs",
     "pareto_front",
     "plan_labels",
+    "verdict_tables",
     "verdicts",
 ]

@@ -49,7 +49,7 @@ import pandas as pd
 
 from .results import check_prob, group_labels, interval_refusal
 
-__all__ = ["COLUMNS", "VerdictFamily", "classify", "max_type_band", "verdicts"]
+__all__ = ["COLUMNS", "VerdictFamily", "classify", "max_type_band", "verdict_tables", "verdicts"]
 
 #: The columns of every verdict table.
 COLUMNS = ["measure", "base", "group_a", "group_b", "estimate", "lower", "upper", "verdict"]
@@ -166,6 +166,39 @@ def verdicts(results: Mapping[str, Any] | Iterable[Any], eps: float, prob: float
     table.attrs.update(family_wise_level=prob, construction=how, eps=eps, source=first.source,
                        family_size=int((table["verdict"] != "undefined").sum()))
     return table
+
+
+def verdict_tables(results: Mapping[str, Any] | Iterable[Any], eps: float, prob: float = 0.95) -> list[pd.DataFrame]:
+    """One verdict table per joint fit among mixed results: what a report or a tracking run shows.
+
+    Results are grouped by the fit their draws come from (one :func:`~skfair_measures.bootstraps`
+    or :func:`~skfair_measures.bootstrap` call, one posterior fit); each group gets its
+    own :func:`verdicts` table, whose family-wise level holds for that table. Results
+    without joint draws (point results, estimates without per-group draws) are left out.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import skfair_measures as sfm
+    >>> y, p, g = [1, 0] * 200, [1, 0, 0, 0] * 100, ["a"] * 200 + ["b"] * 200
+    >>> both = {"point": sfm.msr("fairness.acc").evaluate(y, p, sensitive_features=g),
+    ...         "boot": sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, random_state=0)}
+    >>> [t.attrs["source"] for t in verdict_tables(both, eps=0.05)]
+    ['bootstrap']
+    """
+    eps, prob = check_eps(eps), check_prob(prob)
+    items = list(results.values()) if isinstance(results, Mapping) else list(results)
+    fits: dict[tuple, list[Any]] = {}
+    for r in items:
+        get = getattr(r, "verdict_family", None)
+        if get is None:
+            continue
+        try:
+            family = get()
+        except ValueError:  # a result without per-group draws
+            continue
+        fits.setdefault((family.source, id(family.fit), tuple(family.groups)), []).append(r)
+    return [verdicts(group, eps, prob) for group in fits.values()]
 
 
 def check_eps(eps: Any) -> float:
