@@ -145,7 +145,8 @@ def verdicts(results: Mapping[str, Any] | Iterable[Any], eps: float, prob: float
     families = [_family_of(r) for r in items]
     first = families[0]
     if (len({id(f.fit) for f in families}) > 1 or len({f.source for f in families}) > 1
-            or any(not f.groups.equals(first.groups) for f in families)):
+            or any(not f.groups.equals(first.groups) for f in families)
+            or len({d.shape[0] for f in families for d in f.draws.values()}) > 1):
         raise ValueError(
             "the results come from different fits; pass those of one bayes.posteriors(...) or "
             "sfm.bootstraps(...) call (their draws are joint)."
@@ -197,7 +198,8 @@ def verdict_tables(results: Mapping[str, Any] | Iterable[Any], eps: float, prob:
             family = get()
         except ValueError:  # a result without per-group draws
             continue
-        fits.setdefault((family.source, id(family.fit), tuple(family.groups)), []).append(r)
+        n_draws = {d.shape[0] for d in family.draws.values()}
+        fits.setdefault((family.source, id(family.fit), tuple(family.groups), tuple(n_draws)), []).append(r)
     return [verdicts(group, eps, prob) for group in fits.values()]
 
 

@@ -215,3 +215,15 @@ def test_bootstrap_posterior_and_guaranteed_verdicts_agree_where_the_data_decide
     verdicts = pd.DataFrame({k: t["verdict"] for k, t in tables.items()})
     clash = verdicts.apply(lambda r: {"within", "exceeds"} <= set(r), axis=1)
     assert not clash.any()
+
+
+def test_posteriors_of_separate_fits_with_other_draw_counts_form_separate_tables():
+    y, p, g = _data(600)
+    s = np.where(p == 1, 0.8, 0.2)
+    one = bayes.posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=g, method="bb", n_draws=100)
+    two = bayes.posterior(sfm.msr("fairness.tpr"), y, s, sensitive_features=g, method="bb", n_draws=200)
+    with pytest.raises(ValueError, match="different fits"):
+        sfm.verdicts([one, two], 0.05)
+    point = sfm.msr("fairness.acc").evaluate(y, p, sensitive_features=g)  # no draws: left out
+    tables = sfm.verdict_tables([one, point, two], 0.05)
+    assert [t["measure"].iloc[0] for t in tables] == ["fairness.acc", "fairness.tpr"]
