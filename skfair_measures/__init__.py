@@ -29,6 +29,7 @@ _WHERE = {
     "datasets": None,
     "BootstrapResult": "._bootstrap",
     "bootstrap": "._bootstrap",
+    "bootstraps": "._bootstrap",
     "ConfusionStats": "._stats",
     "ErrorStats": "._stats",
     "BaseMetric": ".base",
@@ -62,12 +63,15 @@ _WHERE = {
     "plan_labels": ".bayes",  # it simulates the guaranteed interval
     "ThresholdCurve": ".thresholds",
     "disparity_at_thresholds": ".thresholds",
+    "verdict_tables": "._verdicts",
+    "verdicts": "._verdicts",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import datasets
-    from ._bootstrap import BootstrapResult, bootstrap
+    from ._bootstrap import BootstrapResult, bootstrap, bootstraps
     from ._stats import ConfusionStats, ErrorStats
+    from ._verdicts import verdict_tables, verdicts
     from .base import BaseMetric, SklearnMetric
     from .bayes import plan_labels
     from .engines import compute_metrics, evaluate_measures
@@ -141,6 +145,7 @@ __all__ = [
     "UndefinedGroupWarning",
     "UndefinedReplicatesWarning",
     "bootstrap",
+    "bootstraps",
     "compute_metrics",
     "constrained_refit",
     "constrained_threshold",
@@ -154,4 +159,6 @@ __all__ = [
     "msrs",
     "pareto_front",
     "plan_labels",
+    "verdict_tables",
+    "verdicts",
 ]

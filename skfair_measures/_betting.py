@@ -961,20 +961,32 @@ def prediction_powered_interval(
     # One bet per segment [theta_j, theta_j+1] (truncated at both ends' bounds), so that on
     # the segment the log-wealth is concave in theta.
     lp0, lp1, lm0, lm1 = (np.zeros(grid_size) for _ in range(4))
-    t0, t1 = theta[:-1], theta[1:]
+    # Every (row, grid point) quantity is computed once, by the same operations on the same
+    # numbers as the formulas of _pp_low, _pp_high and x (so the same floats): a segment's
+    # ends are neighbouring grid points, the term kappa (num_mean - theta den_mean) is shared
+    # by both bounds, products of a row's value and the grid are outer products (faster than
+    # broadcasting an (n, 1) column), and buffers are reused.
+    one_minus, centred = 1.0 - theta, num_mean - theta * den_mean
     for start in range(0, n, _BLOCK):
         sl = slice(start, start + _BLOCK)
-        k, uu, vv, lb = kappa[sl, None], u[sl, None], v[sl, None], lam[sl, None]
-        low = np.maximum(_pp_low(t0, k, num_mean, den_mean), _pp_low(t1, k, num_mean, den_mean))
-        high = np.maximum(_pp_high(t0, k, num_mean, den_mean), _pp_high(t1, k, num_mean, den_mean))
+        k, lb = kappa[sl], lam[sl, None]
+        shared = np.multiply.outer(k, centred)  # kappa (num_mean - theta den_mean)
+        ends = np.multiply.outer(k, one_minus)
+        ends += theta
+        ends -= shared  # _pp_low at every grid point
+        low = np.maximum(ends[:, :-1], ends[:, 1:])
+        ends = np.multiply.outer(k, theta, out=ends)
+        ends += one_minus
+        ends += shared  # _pp_high at every grid point
+        high = np.maximum(ends[:, :-1], ends[:, 1:])
         with np.errstate(divide="ignore"):
-            bp = np.minimum(lb, _ONE_LOOK_TRUNCATION / low)
-            bm = np.minimum(lb, _ONE_LOOK_TRUNCATION / high)
-        x0, x1 = uu - t0 * vv, uu - t1 * vv
-        lp0 += np.log1p(bp * x0).sum(0)
-        lp1 += np.log1p(bp * x1).sum(0)
-        lm0 += np.log1p(-bm * x0).sum(0)
-        lm1 += np.log1p(-bm * x1).sum(0)
+            bp = np.minimum(np.divide(_ONE_LOOK_TRUNCATION, low, out=low), lb, out=low)
+            nbm = np.negative(np.minimum(np.divide(_ONE_LOOK_TRUNCATION, high, out=high), lb, out=high), out=high)
+        x = np.subtract(u[sl, None], np.multiply.outer(v[sl], theta, out=shared), out=shared)
+        x0, x1 = x[:, :-1], x[:, 1:]
+        buf = np.empty_like(bp)
+        for acc, bet, xs in ((lp0, bp, x0), (lp1, bp, x1), (lm0, nbm, x0), (lm1, nbm, x1)):
+            acc += np.log1p(np.multiply(bet, xs, out=buf), out=buf).sum(0)
     # On a segment each gambler's log-wealth is concave in theta, so at least its smaller
     # end value: where (min K+ + min K-) / 2 reaches 1 / alpha the whole segment is rejected.
     low = np.logaddexp(np.minimum(lp0, lp1), np.minimum(lm0, lm1)) + _LOG_HALF
@@ -1009,27 +1021,39 @@ def _pp_bets(
     """Predictable ``kappa_i`` and ``lambda_i`` of :func:`prediction_powered_interval`, from rows before ``i``."""
     n = A.size
     kappa, lam = np.empty(n), np.empty(n)
-    s = dict.fromkeys(("A", "B", "a", "b", "AA", "AB", "BB", "Aa", "Ab", "Ba", "Bb", "aa", "ab", "bb", "u", "v",
-                       "uu", "uv", "vv"), 0.0)
-    for i in range(n):
+    # running sums of the past rows, as plain floats: this loop is sequential (each bet reads
+    # the past estimate, which reads the past bets) and runs per rate, so it avoids numpy
+    # scalars and dictionaries; each sum is updated in the same order as the definition
+    sA = sB = sa = sb = sAa = sAb = sBa = sBb = saa = sab = sbb = su = sv = suu = suv = svv = 0.0
+    log_term = 2.0 * np.log(2.0 / alpha)
+    for i, (Ai, Bi, ai, bi) in enumerate(zip(A.tolist(), B.tolist(), a.tolist(), b.tolist(), strict=True)):
         k = float(i)  # rows before this one
-        est = min(max((s["u"] + 0.5) / (s["v"] + 1.0), 0.0), 1.0)  # past estimate of theta, prior 1/2
+        est = min(max((su + 0.5) / (sv + 1.0), 0.0), 1.0)  # past estimate of theta, prior 1/2
         if k >= 2:
             # centred sums of z = A - est B and f = a - est b over the past rows
-            zf = (s["Aa"] - est * (s["Ab"] + s["Ba"]) + est**2 * s["Bb"]
-                  - (s["A"] - est * s["B"]) * (s["a"] - est * s["b"]) / k)
-            ff = s["aa"] - 2 * est * s["ab"] + est**2 * s["bb"] - (s["a"] - est * s["b"]) ** 2 / k
+            zf = sAa - est * (sAb + sBa) + est**2 * sBb - (sA - est * sB) * (sa - est * sb) / k
+            ff = saa - 2 * est * sab + est**2 * sbb - (sa - est * sb) ** 2 / k
             kap = min(max(zf / (ff + 0.5), 0.0), 1.0)  # ridge 0.5: shrunk towards no proxy with few rows
         else:
             kap = 0.0
-        xx = s["uu"] - 2 * est * s["uv"] + est**2 * s["vv"] - (s["u"] - est * s["v"]) ** 2 / max(k, 1.0)
+        xx = suu - 2 * est * suv + est**2 * svv - (su - est * sv) ** 2 / max(k, 1.0)
         var = (0.25 + max(xx, 0.0)) / (k + 1.0)
-        kappa[i], lam[i] = kap, np.sqrt(2.0 * np.log(2.0 / alpha) / (n * var))
-        ui, vi = A[i] - kap * (a[i] - num_mean), B[i] - kap * (b[i] - den_mean)
-        for key, val in (("A", A[i]), ("B", B[i]), ("a", a[i]), ("b", b[i]), ("AA", A[i] ** 2),
-                         ("AB", A[i] * B[i]), ("BB", B[i] ** 2), ("Aa", A[i] * a[i]), ("Ab", A[i] * b[i]),
-                         ("Ba", B[i] * a[i]), ("Bb", B[i] * b[i]), ("aa", a[i] ** 2), ("ab", a[i] * b[i]),
-                         ("bb", b[i] ** 2), ("u", ui), ("v", vi), ("uu", ui * ui), ("uv", ui * vi),
-                         ("vv", vi * vi)):
-            s[key] += val
+        kappa[i], lam[i] = kap, np.sqrt(log_term / (n * var))
+        ui, vi = Ai - kap * (ai - num_mean), Bi - kap * (bi - den_mean)
+        sA += Ai
+        sB += Bi
+        sa += ai
+        sb += bi
+        sAa += Ai * ai
+        sAb += Ai * bi
+        sBa += Bi * ai
+        sBb += Bi * bi
+        saa += ai**2
+        sab += ai * bi
+        sbb += bi**2
+        su += ui
+        sv += vi
+        suu += ui * ui
+        suv += ui * vi
+        svv += vi * vi
     return kappa, lam

@@ -32,12 +32,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ._protocol import Measure, prepared
+from ._protocol import Measure, PerGroup, prepared
 from ._stats import (
     _COMPILED_ROWS,
     ConfusionStats,
@@ -47,10 +48,11 @@ from ._stats import (
     _compilable,
     _compiled_kernel,
 )
+from ._verdicts import VerdictFamily, verdicts
 from .registry import as_measures
-from .results import MeasureResult, ReplicatesResult, check_prob, plain, replicate_se
+from .results import DEFAULT_EPS, MeasureResult, ReplicatesResult, check_prob, plain, replicate_se
 
-__all__ = ["BootstrapResult", "bootstrap"]
+__all__ = ["BootstrapResult", "bootstrap", "bootstraps"]
 
 #: Why a bootstrap replicate of a measure is undefined, named in the interval's warning.
 _CAUSE = "a group's base metric undefined in the replicate, e.g. a rate with zero denominator"
@@ -71,17 +73,40 @@ class BootstrapResult(ReplicatesResult):
         Default interval probability.
     point : MeasureResult
         The point result on the observed data (per-group values, counts).
+    group_draws : dict of str to ndarray of shape (n_boot, n_groups), or None
+        Every base metric in every group, on each replicate (what :meth:`verdict` reads).
+    groups : pandas.Index or None
+        The groups, in the order of the last axis of ``group_draws``.
+    group_values : dict of str to ndarray of shape (n_groups,), or None
+        Every base metric in every group on the observed data.
     """
 
     kind = "bootstrap"
 
-    def __init__(self, point: MeasureResult, draws: np.ndarray, prob: float = 0.95) -> None:
+    def __init__(
+        self,
+        point: MeasureResult,
+        draws: np.ndarray,
+        prob: float = 0.95,
+        *,
+        group_draws: PerGroup | None = None,
+        groups: pd.Index | None = None,
+        group_values: PerGroup | None = None,
+        joint: object | None = None,
+    ) -> None:
         self.point = point
         self.key = point.key
         self.measure = point.measure
         self.value = float(point.value)
         self._draws = np.asarray(draws, dtype=float)
         self.prob = prob
+        n = None if groups is None else len(groups)
+        self.group_draws = None if group_draws is None else {
+            k: np.asarray(v, dtype=float).reshape(-1, n) for k, v in group_draws.items()}
+        self.group_values = None if group_values is None else {
+            k: np.asarray(v, dtype=float).reshape(n) for k, v in group_values.items()}
+        self.groups = groups
+        self._joint = object() if joint is None else joint  # results sharing it share their replicates
 
     @property
     def estimate(self) -> float:
@@ -119,6 +144,43 @@ class BootstrapResult(ReplicatesResult):
             {"estimate": self.value, "se": self.se, "lower": lo, "upper": hi, "prob": self.prob},
             name=self.key,
         )
+
+    def verdict(self, eps: float = DEFAULT_EPS, prob: float | None = None) -> pd.DataFrame:
+        """Per base rate and group pair: ``within`` / ``exceeds`` / ``inconclusive``, jointly at level ``prob``.
+
+        The max-type band over the replicates of every group pair's difference (see
+        :func:`skfair_measures.verdicts`, whose rule, columns and ``attrs`` these are); for
+        several measures on one set of replicates use :func:`skfair_measures.bootstraps`.
+
+        Parameters
+        ----------
+        eps : float, default=DEFAULT_EPS
+            The tolerance on ``|rate_a - rate_b|``.
+        prob : float, optional
+            The family-wise level; defaults to the result's ``prob``.
+
+        Examples
+        --------
+        >>> import skfair_measures as sfm
+        >>> g = np.repeat(["a", "b", "c"], 2000)
+        >>> y = np.tile([0, 1], 3000)
+        >>> wrong = np.random.default_rng(0).uniform(size=g.size) < np.where(g == "c", 0.3, 0.1)
+        >>> res = sfm.bootstrap("fairness.acc", y, np.where(wrong, 1 - y, y), sensitive_features=g, random_state=0)
+        >>> res.verdict(0.05)[["group_a", "group_b", "verdict"]].values.tolist()
+        [['a', 'b', 'within'], ['a', 'c', 'exceeds'], ['b', 'c', 'exceeds']]
+        """
+        return verdicts([self], eps, self.prob if prob is None else prob)
+
+    def verdict_family(self) -> VerdictFamily:
+        """The replicates of every base rate in every group, as :func:`skfair_measures.verdicts` reads them."""
+        if self.group_draws is None or self.group_values is None or not self.group_draws:
+            raise ValueError(
+                f"{self.key}: this bootstrap result holds no per-group replicates of base rates (the measure has "
+                "no base metric per group, or the result was built without them); verdicts need "
+                "sfm.bootstrap(...) or sfm.bootstraps(...) of a groupwise measure."
+            )
+        return VerdictFamily(key=self.key, groups=self.groups, draws=self.group_draws, source="bootstrap",
+                             observed=self.group_values, fit=self._joint)
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
@@ -166,8 +228,8 @@ def _statistics_kind(measure: Measure) -> str | None:
     return kinds.pop() if len(kinds) == 1 else None
 
 
-def _row_draws(measure: Measure, data: GroupedSample, pos: Any, kind: str, n_boot: int, rng: Any) -> np.ndarray:
-    """Exact stratified replicates of weighted counts (or regression sums), all evaluated at once."""
+def _row_stats(data: GroupedSample, pos: Any, kind: str, n_boot: int, rng: Any) -> ConfusionStats | ErrorStats:
+    """Exact stratified replicates of weighted counts (or regression sums), as statistics with a replicate axis."""
     cells = _RowCells(data, pos, kind)
     if cells.kind == "confusion" and not cells.moments()[:, 3].any():
         # every cell's weights are equal (unweighted, class weights, weights by group and class):
@@ -179,7 +241,7 @@ def _row_draws(measure: Measure, data: GroupedSample, pos: Any, kind: str, n_boo
         sums = _compound_sums(cells, n_boot, rng)
     else:
         sums = _resampled_sums(cells, n_boot, rng)
-    return np.asarray(measure.from_stats(cells.stats(sums)), dtype=float).reshape(n_boot)
+    return cells.stats(sums)
 
 
 class _RowCells:
@@ -436,15 +498,55 @@ def _exact_cell_sums(flat: np.ndarray, w: np.ndarray, small: np.ndarray, occupan
     return np.bincount(slot, weights=w[rows[picks]], minlength=occupancy.size).reshape(n_boot, small.size)
 
 
-def _recomputed_draws(measure: Measure, sample: GroupedSample, n_boot: int, rng: Any) -> np.ndarray:
-    resampler = _Resampler(sample)
-    draws = np.empty(n_boot)
+def _recomputed(measures: list[Measure], samples: list[GroupedSample], n_boot: int, rng: Any) -> list[Replicates]:
+    """Replicates of each measure on the same resampled rows, recomputed from the rows (any measure).
+
+    The samples hold the same rows in the same groups (:func:`_same_rows`); each replicate
+    draws the rows once, and every measure is evaluated on them.
+    """
+    resampler = _Resampler(samples[0])
+    n_groups = samples[0].n_groups
+    draws = np.empty((len(measures), n_boot))
+    per_group = [{b.name: np.empty((n_boot, n_groups)) for b in m.bases} for m in measures]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for b in range(n_boot):
-            rows = np.repeat(np.arange(sample.group_codes.size), resampler.multiplicities(rng).astype(np.intp))
-            draws[b] = measure.evaluate_sample(sample.subset(rows)).value
-    return draws
+            rows = np.repeat(np.arange(samples[0].group_codes.size), resampler.multiplicities(rng).astype(np.intp))
+            for j, (m, sample) in enumerate(zip(measures, samples, strict=True)):
+                replicate = sample.subset(rows)
+                draws[j, b] = m.evaluate_sample(replicate).value
+                for name, values in _group_values(m, replicate).items():
+                    per_group[j][name][b] = values
+    return [Replicates(draws[j], per_group[j]) for j in range(len(measures))]
+
+
+@dataclasses.dataclass(frozen=True)
+class Replicates:
+    """A measure's replicates and those of its base metrics in every group (also the engines' bootstrap's)."""
+
+    draws: np.ndarray
+    group_draws: PerGroup
+
+    @classmethod
+    def of_stats(cls, measure: Measure, stats: Any) -> Replicates:
+        """Through the measure's operations, keeping the per-group values they start from."""
+        values, overall, groups = measure.group_values_from_stats(stats)
+        return cls(np.asarray(measure.from_group_values(values, groups=groups, overall=overall), dtype=float), values)
+
+
+def _group_values(measure: Measure, sample: GroupedSample) -> dict[str, np.ndarray]:
+    """Every base metric of the measure in every group of the sample (the point estimate's own values)."""
+    data, pos = prepared(sample, measure.inputs)
+    out = {}
+    for b in measure.bases:
+        out[b.name] = np.asarray(b.group_values(data, pos)[0], dtype=float)
+    return out
+
+
+def _result(point: MeasureResult, rep: Replicates, n_boot: int, prob: float, sample: GroupedSample,
+            measure: Measure, joint: object | None = None) -> BootstrapResult:
+    return BootstrapResult(point, rep.draws.reshape(n_boot), prob, group_draws=rep.group_draws,
+                           groups=sample.groups, group_values=_group_values(measure, sample), joint=joint)
 
 
 def check_replicates(n_boot: Any, prob: Any) -> None:
@@ -501,9 +603,127 @@ def bootstrap(
     data, pos = prepared(sample, measure.inputs)
     kind = _statistics_kind(measure)
     if kind == "confusion" and sample.sample_weight is None:
-        draws = measure.from_stats(_multinomial_counts(data.confusion(pos), n_boot, rng))
+        rep = Replicates.of_stats(measure, _multinomial_counts(data.confusion(pos), n_boot, rng))
     elif kind is not None:
-        draws = _row_draws(measure, data, pos, kind, n_boot, rng)
+        rep = Replicates.of_stats(measure, _row_stats(data, pos, kind, n_boot, rng))
     else:  # wrapped scikit-learn metrics, or bases reading different statistics
-        draws = _recomputed_draws(measure, sample, n_boot, rng)
-    return BootstrapResult(point, np.asarray(draws, dtype=float).reshape(n_boot), prob)
+        (rep,) = _recomputed([measure], [sample], n_boot, rng)
+    return _result(point, rep, n_boot, prob, sample, measure)
+
+
+def bootstraps(
+    measures: Sequence[Measure | str],
+    y_true: Any,
+    y_pred: Any,
+    *,
+    sensitive_features: Any = None,
+    sample_weight: Any = None,
+    n_boot: int = 1000,
+    prob: float = 0.95,
+    random_state: Any = None,
+) -> dict[str, BootstrapResult]:
+    """Bootstrap several measures on the same replicates: joint, so their verdicts are simultaneous.
+
+    Each replicate resamples the rows once (stratified by group, as :func:`bootstrap`),
+    and every measure is computed on it, so :func:`skfair_measures.verdicts` can read
+    the results together: one max-type band over every base rate of every measure and
+    every pair of groups. Unweighted classification measures draw the replicate from the
+    distinct combinations of their confusion cells (one multinomial per group, whatever
+    the number of rows, as :func:`bootstrap` does for one measure); other measures
+    (weights, regression, wrapped scikit-learn metrics) are recomputed on the resampled
+    rows, which costs a pass over the rows per replicate and measure.
+
+    Parameters
+    ----------
+    measures : list of Measure or str
+        The measures (or registry keys); they must read the same groups.
+    y_true, y_pred, sensitive_features, sample_weight, n_boot, prob, random_state
+        As for :func:`bootstrap`.
+
+    Returns
+    -------
+    dict of str to BootstrapResult
+        By measure key, in the order given.
+
+    Examples
+    --------
+    >>> import skfair_measures as sfm
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 30000); yhat = rng.integers(0, 2, 30000); a = rng.integers(0, 3, 30000)
+    >>> res = sfm.bootstraps(["fairness.tpr", "fairness.fpr"], y, yhat, sensitive_features=a, random_state=0)
+    >>> table = sfm.verdicts(res, eps=0.05)  # one band over 2 rates x 3 pairs of groups
+    >>> len(table), sorted(set(table["verdict"]))
+    (6, ['within'])
+    """
+    check_replicates(n_boot, prob)
+    ms = as_measures(list(measures))  # refuses two measures of one key
+    if not ms:
+        raise ValueError("measures=[]; pass one or more measures (or registry keys).")
+    rng = np.random.default_rng(random_state)
+    samples = [m.validate(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
+               for m in ms]
+    _same_rows(ms, samples)
+    points = [m.evaluate_sample(s) for m, s in zip(ms, samples, strict=True)]
+    if sample_weight is None and all(_statistics_kind(m) == "confusion" for m in ms):
+        reps = _joint_counts(ms, samples, n_boot, rng)
+    else:
+        reps = _recomputed(ms, samples, n_boot, rng)
+    joint = object()
+    return {m.key: _result(p, r, n_boot, prob, s, m, joint)
+            for m, p, r, s in zip(ms, points, reps, samples, strict=True)}
+
+
+def _same_rows(measures: list[Measure], samples: list[GroupedSample]) -> None:
+    """Refuse measures that read different rows or groups (their replicates could not be the same rows)."""
+    first = samples[0]
+    for m, s in zip(measures[1:], samples[1:], strict=True):
+        if not (s.groups.equals(first.groups) and np.array_equal(s.group_codes, first.group_codes)):
+            raise ValueError(
+                f"measures: {m.key} reads other groups or rows than {measures[0].key} (a different groups=, "
+                "min_group_size= or small_groups= setting); bootstrap measures jointly only with the same "
+                "groups, or each alone with sfm.bootstrap()."
+            )
+
+
+def _joint_counts(measures: list[Measure], samples: list[GroupedSample], n_boot: int, rng: Any) -> list[Replicates]:
+    """Replicate confusion counts of every measure, from one multinomial per group over their joint cells.
+
+    A row's cells under every measure's labelling (thresholds and positive classes may
+    differ) form its atom; a replicate draws ``n_g`` atoms of group ``g`` with the
+    atoms' shares, and each measure's counts are the sums of its cells over the atoms:
+    the stratified bootstrap of every measure at once, exact, at the cost of one draw per
+    (group, atom).
+    """
+    cells, which, index = [], [], {}
+    for m, s in zip(measures, samples, strict=True):
+        data, pos = prepared(s, m.inputs)
+        key = (id(data), repr(pos))  # measures of one labelling (threshold, positive class) share their cells
+        if key not in index:
+            index[key] = len(cells)
+            cells.append(_RowCells(data, pos, "confusion"))
+        which.append(index[key])
+    sizes = [c.n_groups * c.cells_per_group for c in cells]
+    if float(np.prod(np.asarray(sizes, dtype=float))) >= 2.0**62:
+        return _recomputed(measures, samples, n_boot, rng)  # too many labellings to code an atom in 64 bits
+    code = np.zeros(cells[0].n_rows, dtype=np.int64)
+    for c, size in zip(cells, sizes, strict=True):
+        code = code * size + c.flat
+    atoms, first, mult = np.unique(code, return_index=True, return_counts=True)
+    group = samples[0].group_codes[first].astype(np.intp)
+    n_groups = samples[0].n_groups
+    per = np.bincount(group, minlength=n_groups)
+    width = int(per.max()) if per.size else 0
+    order = np.argsort(group, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size) - (np.cumsum(per) - per)[group[order]]
+    col = width - per[group] + rank  # padded on the left: a multinomial row's last entry must be a real atom
+    n = np.bincount(group, weights=mult, minlength=n_groups).astype(np.int64)
+    p = np.zeros((n_groups, width))
+    p[group, col] = mult / n[group]
+    counts = rng.multinomial(n, p, size=(n_boot, n_groups))[:, group, col].astype(float)  # (n_boot, atoms)
+    out = []
+    for c, size in zip(cells, sizes, strict=True):
+        onehot = np.zeros((atoms.size, size))
+        onehot[np.arange(atoms.size), c.flat[first]] = 1.0
+        out.append(c.stats((counts @ onehot)[..., None]))
+    return [Replicates.of_stats(m, out[j]) for m, j in zip(measures, which, strict=True)]

@@ -315,11 +315,29 @@ class Measure(MeasureBase):
         >>> float(msr("fairness.tpr").from_stats(s))
         0.5
         """
+        values, overall, groups = self.group_values_from_stats(stats)
+        return self.from_group_values(values, groups=groups, overall=overall)
+
+    def group_values_from_stats(self, stats: Stats) -> tuple[PerGroup, PerGroup, pd.Index]:
+        """Every base metric in every group, and pooled, from statistics with any leading axes.
+
+        Returns ``(values, overall, groups)``: ``{base name: array (..., n_groups)}``,
+        ``{base name: array (...)}`` and the groups; :meth:`from_stats` runs them through
+        the measure's operations.
+
+        Examples
+        --------
+        >>> from skfair_measures import msr
+        >>> s = ConfusionStats.from_codes([0, 0, 1, 1], [1, 1, 1, 1], [1, 0, 1, 1], pd.Index(["a", "b"]))
+        >>> values, overall, groups = msr("fairness.tpr").group_values_from_stats(s)
+        >>> values["tpr"].tolist(), float(overall["tpr"]), list(groups)
+        ([0.5, 1.0], 0.75, ['a', 'b'])
+        """
         source = _StatsSource(stats)
         values, overall = {}, {}
         for b in self.bases:
             values[b.name], overall[b.name] = b.from_stats(source.stats_for(b, self.key))
-        return self.from_group_values(values, groups=source.groups, overall=overall)
+        return values, overall, source.groups
 
     def _evaluate(self, source: _Source) -> MeasureResult:
         raise NotImplementedError  # pragma: no cover - abstract

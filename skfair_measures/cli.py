@@ -135,9 +135,14 @@ def _add_posterior(a: argparse.ArgumentParser) -> None:
         "--eps",
         type=float,
         default=DEFAULT_EPS,
-        help=f"half-width of practical fairness around a measure's ideal value (default: {DEFAULT_EPS})",
+        help=f"half-width of practical fairness around a measure's ideal value, and the tolerance of the "
+        f"verdicts on each rate's difference between two groups (default: {DEFAULT_EPS})",
     )
-    p.add_argument("--prob", type=float, default=0.95, help="credible interval mass (default: 0.95)")
+    p.add_argument("--prob", type=float, default=0.95,
+                   help="interval mass, and the verdicts' family-wise level (default: 0.95)")
+    p.add_argument("--boot", type=int, default=0, metavar="N",
+                   help="bootstrap replicates of the fairness measures, drawn jointly: intervals and verdicts "
+                   "(default: 0, none)")
     p.add_argument("--prior", help="bb prior: uniform, jeffreys or scores (default: uniform)")
     p.add_argument("--draws", type=int, metavar="N", help="posterior draws (per chain for bc)")
     p.add_argument("--chains", type=int, metavar="N", help="chains (MCMC chains for bc and bcr; default: 4)")
@@ -383,6 +388,7 @@ def _run_audit(args: argparse.Namespace, data: Any) -> Any:
             proxy_metric=args.proxy_metric,
             proxy_mode=args.proxy_mode,
             proxy_boot=args.proxy_boot,
+            boot=args.boot,
             random_state=args.seed,
             figures=args.html is not None,
             progress=False if args.no_progress else None,
@@ -434,7 +440,8 @@ def _log_mlflow(report: Any, args: argparse.Namespace, html_path: Path | None) -
     if args.mlflow_experiment:
         mlflow.set_experiment(args.mlflow_experiment)
     # a measure result and the posterior of the same measure may share a name
-    results = [*report.results.items(), *report.posteriors.items(), *report.proxy_results.items()]
+    results = [*report.results.items(), *report.posteriors.items(), *report.bootstraps.items(),
+               *report.proxy_results.items()]
     with mlflow.start_run(run_name=args.mlflow_run_name) as run:
         logged = skfair_measures_mlflow.log_fairness(
             results,

@@ -25,6 +25,7 @@ import html
 import io
 import math
 import re
+import textwrap
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -35,8 +36,10 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
+from ._bootstrap import bootstraps
 from ._progress import progress_bar
 from ._stats import binarize_labels, check_scores, resolve_sensitive
+from ._verdicts import verdict_tables
 from .bayes import METHODS
 from .engines import evaluate_measures
 from .measures import Measure
@@ -103,7 +106,8 @@ class AuditReport:
     table : pandas.DataFrame
         One row per measure: ``measure``, ``value`` (NaN when undefined), ``reason``
         (why it is undefined; missing when defined), ``direction``, ``description``, and, with a
-        posterior, ``post_mean``, ``ci_low``, ``ci_high``, ``p_within_eps``.
+        posterior, ``post_mean``, ``ci_low``, ``ci_high``, ``p_within_eps``; with a
+        bootstrap (``boot=``), ``boot_low``, ``boot_high``.
     by_group : pandas.DataFrame
         Per group: ``n`` (labeled rows) and every base metric of the measures (NaN
         where a rate is undefined in that group).
@@ -121,6 +125,13 @@ class AuditReport:
         The proxy estimates (:class:`~skfair_measures.results.Result`), by name.
     measures : dict
         The :class:`Measure` objects, by key.
+    bootstraps : dict
+        The joint bootstrap results of the fairness measures (``boot=``), by key.
+    verdicts : list of pandas.DataFrame
+        Per base rate and pair of groups, whether the difference is ``within`` ``eps``,
+        ``exceeds`` it or is ``inconclusive`` (:func:`skfair_measures.verdicts`): one table
+        per joint fit (the posteriors, the bootstrap), its family-wise level, ``eps`` and
+        construction in ``attrs``.
     """
 
     title: str
@@ -134,6 +145,8 @@ class AuditReport:
     posteriors: dict[str, Result] = field(default_factory=dict)
     proxy_results: dict[str, Result] = field(default_factory=dict)
     measures: dict[str, Measure] = field(default_factory=dict)
+    bootstraps: dict[str, Result] = field(default_factory=dict)
+    verdicts: list[pd.DataFrame] = field(default_factory=list)
 
     def to_text(self) -> str:
         """The tables as plain text, as ``skfair audit`` prints them."""
@@ -144,6 +157,8 @@ class AuditReport:
         if not self.by_group.empty:
             shown, left_out = _largest_groups(self.by_group)
             parts += ["Per group:" + left_out, shown.to_string(float_format=_fmt, na_rep="undefined"), ""]
+        for table in self.verdicts:
+            parts += [_verdict_heading(table), *_verdict_lines(table), ""]
         if self.proxy is not None:
             parts += ["Without the sensitive attribute (proxies):"]
             parts += [self.proxy.to_string(index=False, float_format=_fmt, na_rep="undefined"), ""]
@@ -157,6 +172,44 @@ POSTERIOR_METHODS = tuple(METHODS)
 
 def _fmt(x: float) -> str:
     return f"{x:.4f}"
+
+
+#: Verdict rows printed by ``to_text`` (the HTML report shows them all); the others are counted.
+MAX_TEXT_VERDICTS = 30
+_VERDICT_ORDER = {"exceeds": 0, "inconclusive": 1, "undefined": 2, "within": 3}
+
+
+def _verdict_heading(table: pd.DataFrame) -> str:
+    a = table.attrs
+    counts = table["verdict"].value_counts()
+    tally = ", ".join(f"{counts[v]} {v}" for v in _VERDICT_ORDER if v in counts)
+    return (f"Verdicts ({a['source']}): is |rate in group a - rate in group b| <= eps = {a['eps']:g}?\n"
+            f"Jointly at family-wise level {a['family_wise_level']:g} over {a['family_size']} pairs: {tally}.")
+
+
+def _verdict_lines(table: pd.DataFrame) -> list[str]:
+    """The verdicts, exceeding first, one short line each (< 120 characters)."""
+    order = table.assign(_o=table["verdict"].map(_VERDICT_ORDER)).sort_values("_o", kind="stable")
+    shown = order.head(MAX_TEXT_VERDICTS)
+
+    def cut(text: str, n: int) -> str:
+        return text if len(text) <= n else text[: n - 1] + "~"
+
+    lines = [
+        f"  {cut(r.measure, 22):<22} {cut(r.base, 8):<8} {cut(r.group_a, 18):>18} - {cut(r.group_b, 18):<18} "
+        f"{_signed(r.estimate)} [{_signed(r.lower)}, {_signed(r.upper)}]  {r.verdict}"
+        for r in shown.itertuples()
+    ]
+    if len(order) > len(shown):
+        lines.append(f"  ... {len(order) - len(shown)} more ({', '.join(sorted(set(order['verdict'][len(shown):])))})"
+                     "; every pair is in the HTML report (--html)")
+    lines += textwrap.wrap(f"({table.attrs['construction']})", width=116, initial_indent="  ",
+                           subsequent_indent="   ")
+    return lines
+
+
+def _signed(x: float) -> str:
+    return "    nan" if not np.isfinite(x) else f"{x:+.3f}"
 
 
 #: The per-group table of the printed and HTML report shows at most this many groups, the largest.
@@ -250,6 +303,7 @@ def audit(
     proxy_metric: str = "dp",
     proxy_mode: str = "global",
     proxy_boot: int = 0,
+    boot: int = 0,
     random_state: int | None = 0,
     figures: bool = True,
     progress: bool | None = None,
@@ -295,9 +349,11 @@ def audit(
     eps : float, default=DEFAULT_EPS
         Margin of practical fairness: the report gives the posterior probability
         that a measure lies within ``eps`` of its ideal value (0 for a difference,
-        1 for a ratio).
+        1 for a ratio), and, with a posterior or a bootstrap, the verdicts: which
+        differences of a rate between two groups are within ``eps``, beyond it, or
+        undecided, jointly (:func:`skfair_measures.verdicts`).
     prob : float, default=0.95
-        Mass of the credible intervals.
+        Mass of the credible intervals, and the family-wise level of the verdicts.
     proxies : list of str, optional
         Columns holding guesses of the sensitive attribute (three or more weak
         proxies): adds the HOC-calibrated estimate of
@@ -308,6 +364,10 @@ def audit(
         Calibration mode of the proxy estimate.
     proxy_boot : int, default=0
         Bootstrap replicates for an interval of the proxy estimate.
+    boot : int, default=0
+        Bootstrap replicates of the fairness measures, drawn jointly
+        (:func:`skfair_measures.bootstraps`): percentile intervals (``boot_low``,
+        ``boot_high``) and simultaneous verdicts.
     random_state : int or None, default=0
         Seed of posteriors and bootstraps.
     figures : bool, default=True
@@ -335,7 +395,7 @@ def audit(
     0  fairness.tpr   0.50
     1   classif.acc   0.75
     """
-    _check_arguments(data, posterior)
+    _check_arguments(data, posterior, boot)
     check_prob(prob)
     cols = _resolve_columns(data, sensitive, label, prediction, score, proxies)
     ms = _resolve_measures(measures, undefined, has_sensitive=bool(cols.sensitive))
@@ -352,6 +412,11 @@ def audit(
         table = table.join(_posterior_table(posteriors, prob, eps), on="measure")
         if posteriors and _uses_scores(rows, posterior):
             table = _rows_of_each(table, rows, notes)
+    boots: dict[str, Result] = {}
+    if boot and fair:
+        boots = _noting(notes, _bootstraps, fair, rows, boot, random_state)
+        table = table.join(_bootstrap_table(boots, prob), on="measure")
+    verdicts = _noting(notes, verdict_tables, [*posteriors.values(), *boots.values()], eps, prob)
     proxy_table, proxy_results = None, {}
     if cols.proxies:
         proxy_table, proxy_results = _proxy_estimates(
@@ -369,6 +434,8 @@ def audit(
         posteriors=posteriors,
         proxy_results=proxy_results,
         measures={m.key: m for m in ms},
+        bootstraps=boots,
+        verdicts=verdicts,
     )
 
 
@@ -405,7 +472,9 @@ def _method_used(requested: str | None, posteriors: dict[str, Result]) -> str | 
     return requested if used == [requested] else f"{requested}: {', '.join(used)}"
 
 
-def _check_arguments(data: Any, posterior: str | None) -> None:
+def _check_arguments(data: Any, posterior: str | None, boot: Any = 0) -> None:
+    if not isinstance(boot, int | np.integer) or boot < 0 or boot == 1:
+        raise ValueError(f"boot={boot!r}; pass 0 (no bootstrap) or at least 2 replicates (typically 1000).")
     if not isinstance(data, pd.DataFrame):
         raise TypeError(f"data must be a pandas DataFrame; got {type(data).__name__}.")
     if data.empty:
@@ -753,6 +822,19 @@ def _posterior_table(posteriors: dict[str, Result], prob: float, eps: float) -> 
     return pd.DataFrame.from_dict(rows, orient="index", columns=columns)
 
 
+# -- step 5b: the joint bootstrap of the fairness measures ---------------------------------
+def _bootstraps(fair: list[Measure], rows: _Rows, n_boot: int, random_state: Any) -> dict[str, Result]:
+    """The fairness measures on shared stratified replicates of the labeled rows (for joint verdicts)."""
+    lab = rows.labeled
+    return bootstraps(fair, rows.true_labels(), rows.y_pred[lab], sensitive_features=rows.groups_of(lab),
+                      n_boot=n_boot, random_state=random_state)
+
+
+def _bootstrap_table(boots: dict[str, Result], prob: float) -> pd.DataFrame:
+    bounds = {key: res.interval(prob) for key, res in boots.items()}
+    return pd.DataFrame.from_dict(bounds, orient="index", columns=["boot_low", "boot_high"])
+
+
 # -- step 6: estimates from proxies of the sensitive attribute ---------------------------
 def _proxy_disparity() -> Any:
     from .unaware import proxy_disparity
@@ -989,6 +1071,18 @@ def render_html(report: AuditReport) -> str:
         shown, left_out = _largest_groups(report.by_group)
         parts += ["<h2>Per group</h2>"] + ([f"<p>{esc(left_out.strip())}</p>"] if left_out else [])
         parts += [_table_html(shown, index=True, missing="undefined")]
+    for table in report.verdicts:
+        a = table.attrs
+        parts += [
+            f"<h2>Verdicts ({esc(a['source'])})</h2>",
+            f"<p>For every base rate and pair of groups: the difference of the rate between the two groups, "
+            f"an interval, and the verdict: <b>within</b> when the interval lies in [-eps, eps] with "
+            f"eps = {a['eps']:g}, <b>exceeds</b> when it lies wholly outside, <b>inconclusive</b> otherwise "
+            f"(<b>undefined</b>: a rate without a value). The {a['family_size']} intervals hold <em>jointly</em> "
+            f"with probability {a['family_wise_level']:g} (family-wise level): with that probability no verdict "
+            f"of the table is wrong. Construction: {esc(a['construction'])}.</p>",
+            _table_html(table),
+        ]
     if report.proxy is not None:
         parts += [
             "<h2>Without the sensitive attribute</h2>",

@@ -29,6 +29,7 @@ __all__ = [
     "Result",
     "UndefinedReplicatesWarning",
     "check_prob",
+    "group_labels",
     "group_table",
     "interval_refusal",
     "percentile_interval",
@@ -94,6 +95,17 @@ def group_table(index: pd.Index) -> dict[str, Any]:
     """
     names = [None if n is None else str(n) for n in index.names]
     return {"group_names": names, "groups": [plain(g) for g in index]}
+
+
+def group_labels(groups: pd.Index) -> list[str]:
+    """String labels of the groups (tuples of an intersectional index joined by ``", "``).
+
+    Examples
+    --------
+    >>> group_labels(pd.MultiIndex.from_tuples([("F", "x"), ("M", "y")]))
+    ['F, x', 'M, y']
+    """
+    return [", ".join(map(str, g)) if isinstance(g, tuple) else str(g) for g in groups]
 
 
 def _aligned(obj: pd.Series | pd.DataFrame | None) -> Any:

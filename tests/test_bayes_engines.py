@@ -281,3 +281,13 @@ def test_auto_on_a_frame_with_weights_or_no_unlabeled_rows():
                            random_state=3)
     assert got.method == want.method == "bb"
     np.testing.assert_array_equal(got.draws, want.draws)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_verdicts_of_engine_posteriors_equal_the_in_memory_ones(engine):
+    ms = [sfm.msr("fairness.tpr"), sfm.msr("fairness.acc")]
+    want = bayes.verdicts(in_memory(ms, "bb", "race"), eps=0.05)
+    got = bayes.verdicts(in_engine(engine, ms, "bb", "race"), eps=0.05)
+    pd.testing.assert_frame_equal(got, want)
+    k = FRAME["race"].nunique()
+    assert got.attrs == want.attrs and len(got) == 2 * k * (k - 1) // 2 and got.attrs["family_size"] > 0

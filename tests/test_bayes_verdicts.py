@@ -73,5 +73,5 @@ def test_verdicts_refuse_bad_arguments_by_name():
                            sensitive_features=list("ab") * 10, method="bb", random_state=0)
     with pytest.raises(ValueError, match="eps="):
         bayes.verdicts(res, eps=-1)
-    with pytest.raises(ValueError, match="posteriors is empty"):
+    with pytest.raises(ValueError, match="results is empty"):
         bayes.verdicts({}, eps=0.05)

@@ -220,10 +220,10 @@ def test_mlflow_missing_gives_a_clear_error(csv, monkeypatch, capsys):
     assert "skfair-measures-mlflow" in capsys.readouterr().err
 
 
-def _audit_to_mlflow(csv, tmp_path, uri, capsys):
+def _audit_to_mlflow(csv, tmp_path, uri, capsys, *more):
     argv = ["audit", str(csv), "--sensitive", "sex", "--measures", "fairness.tpr", "classif.acc",
             "--mlflow-uri", uri, "--mlflow-experiment", "audit-test",
-            "--html", str(tmp_path / "r.html")]
+            "--html", str(tmp_path / "r.html"), *more]
     rc = main(argv)
     assert rc == 0, capsys.readouterr().err
     return re.search(r"logged to MLflow run (\w+)", capsys.readouterr().out).group(1)
@@ -480,3 +480,60 @@ def test_help_answers_without_loading_the_library():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "audit" in out and "label-next" in out
     assert "LOADED []" in out
+
+
+def _verdict_lines(printed):
+    lines = printed.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Verdicts ("))
+    end = lines.index("", start) if "" in lines[start:] else len(lines)
+    return lines[start:end]
+
+
+def test_bootstrap_verdicts_are_printed_compactly_and_equal_the_direct_call(csv, frame, tmp_path, capsys):
+    import skfair_measures as sfm
+
+    out_html = tmp_path / "v.html"
+    keys = ["fairness.tpr", "fairness.eod", "fairness.acc"]
+    argv = ["audit", str(csv), "--sensitive", "sex", "--measures", *keys, "--boot", "300", "--eps", "0.1",
+            "--prob", "0.9", "--html", str(out_html)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    lines = _verdict_lines(printed)
+    assert max(map(len, lines)) < 120
+    assert "eps = 0.1" in lines[0] and "family-wise level 0.9 over 4 pairs" in lines[1]
+    lab = frame[frame["label"].notna()]
+    boots = sfm.bootstraps(keys, lab["label"].astype(int), lab["prediction"], sensitive_features=lab["sex"],
+                           n_boot=300, random_state=0)
+    want = sfm.verdicts(boots, eps=0.1, prob=0.9)
+    shown = [line.split() for line in lines[2:-1] if line.startswith("  fairness.")]
+    assert len(shown) == len(want) == 4
+    for row in want.itertuples():  # every pair printed with its estimate, interval and verdict
+        assert [row.measure, row.base, "F", "-", "M", f"{row.estimate:+.3f}", f"[{row.lower:+.3f},",
+                f"{row.upper:+.3f}]", row.verdict] in shown
+    assert "boot_low" in printed
+    page = out_html.read_text(encoding="utf-8")
+    assert "<h2>Verdicts (bootstrap)</h2>" in page and "eps = 0.1" in page
+    assert "with probability 0.9 (family-wise level)" in page and page.count("<td class=\"txt\">fairness.") >= 4
+
+
+def test_posterior_verdicts_are_printed_and_a_bad_boot_names_the_flag(csv, capsys):
+    pytest.importorskip("skfair_measures.bayes")
+    argv = ["audit", str(csv), "--sensitive", "sex", "--measures", "fairness.tpr", "--posterior", "bb"]
+    assert main(argv) == 0
+    lines = _verdict_lines(capsys.readouterr().out)
+    assert lines[0].startswith("Verdicts (posterior)") and "max-type band over the draws" in " ".join(lines)
+    assert main(["audit", str(csv), "--sensitive", "sex", "--boot", "1"]) == 2
+    assert "--boot 1" in capsys.readouterr().err
+
+
+def test_mlflow_logging_carries_the_verdicts(csv, tmp_path, capsys):
+    mlflow = pytest.importorskip("mlflow")
+    pytest.importorskip("skfair_measures_mlflow")
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = mlflow.MlflowClient(tracking_uri=uri)
+    client.create_experiment("audit-test", artifact_location=(tmp_path / "artifacts").as_uri())
+    run_id = _audit_to_mlflow(csv, tmp_path, uri, capsys, "--boot", "200")
+    run = client.get_run(run_id)
+    counts = {k.rsplit("/", 1)[1]: v for k, v in run.data.metrics.items() if k.startswith("fairness.verdicts/")}
+    assert set(counts) == {"exceeds", "inconclusive", "within", "undefined"} and sum(counts.values()) == 1
+    assert "family-wise level 0.95" in run.data.tags["fairness.verdicts"]

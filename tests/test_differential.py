@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import io
 import math
 import os
@@ -422,6 +423,20 @@ def door_bootstrap(case: Case) -> tuple[float, str | None]:
     return res.estimate, res.reason or ""
 
 
+def door_bootstraps(case: Case) -> tuple[float, str | None]:
+    """The joint bootstrap (shared replicates, for verdicts across measures) with accuracy parity beside.
+
+    The companion (overall accuracy) reads the same groups (the joint bootstrap refuses
+    others) and its own labelling (the classes, where the case's rate may read one class
+    against the rest); it compares no groups, so it warns of none.
+    """
+    measure = case.measure()
+    acc = dataclasses.replace(case, key=COMPANION, average=None).measure()
+    res = sfm.bootstraps([measure, acc], case.y_true, case.y_pred, sensitive_features=case.sensitive(),
+                         sample_weight=case.sample_weight(), n_boot=3, random_state=0)[measure.key]
+    return res.estimate, res.reason or ""
+
+
 def door_cli(case: Case) -> tuple[float, str | None]:
     """``skfair audit`` on a CSV of the case, read from its printed table (four decimals)."""
     if case.weights is not None or not case.simple:
@@ -507,6 +522,7 @@ DOORS: dict[str, Callable[[Case], tuple[float, str | None]]] = {
     "engine-dask": _engine_door(_dask),
     "engine-spark": _engine_door(_spark),
     "bootstrap": door_bootstrap,
+    "bootstraps": door_bootstraps,
     "cli": door_cli,
     "mlflow": door_mlflow,
 }

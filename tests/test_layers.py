@@ -25,8 +25,10 @@ LAYERS: dict[str, int] = {
         0,
     ),
     # 1: measure kinds and per-group tools built on the core
-    # (_betting: confidence sequences by betting, shared by bayes' guaranteed intervals and the monitor)
-    **dict.fromkeys(["regression", "ranking", "multiclass", "groups", "groupwise", "unaware", "_betting"], 1),
+    # (_betting: confidence sequences by betting, shared by bayes' guaranteed intervals and the monitor;
+    # _verdicts: the simultaneous verdicts of every result with joint draws, the bootstrap's and bayes')
+    **dict.fromkeys(["regression", "ranking", "multiclass", "groups", "groupwise", "unaware", "_betting",
+                     "_verdicts"], 1),
     # 2: keys to measures
     "registry": 2,
     # 3: what is computed from measures

@@ -43,6 +43,7 @@ Examples
 True
 """
 
+from .._verdicts import verdicts  # the one verdict rule, shared with the bootstrap
 from ._api import posterior, posteriors, signed_measure
 from ._auto import AUTO_RULES
 from ._bb import BetaBinomial
@@ -58,7 +59,6 @@ from ._ppi import AsymptoticWarning, PredictionPowered
 from ._reliability import ReliabilityPosterior, reliability_posterior
 from ._scorer import BayesianScorer
 from ._table import METHODS, MethodSpec
-from ._verdicts import verdicts
 
 __all__ = [
     "AUTO_RULES",

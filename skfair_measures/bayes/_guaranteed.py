@@ -111,12 +111,16 @@ class ConfidenceBox:
         """The number of intervals the union bound splits ``alpha`` over."""
         return sum(len(v) for v in self.groups.values()) + len(self.pooled)
 
+    def split(self, bases: tuple[str, ...]) -> int:
+        """How many intervals ``at(prob, bases)`` splits ``1 - prob`` over: every group rate and the pooled rate."""
+        return sum(len(self.groups[b]) + 1 for b in bases)
+
     def at(
         self, prob: float, bases: tuple[str, ...] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, tuple[float, float]]]:
         """Simultaneous bounds at level ``prob`` of the rates of ``bases`` (default: all)."""
         names = tuple(self.groups) if bases is None else bases
-        alpha = (1.0 - prob) / sum(len(self.groups[b]) + 1 for b in names)  # union bound over these intervals
+        alpha = (1.0 - prob) / self.split(names)  # union bound over these intervals
         lower, upper = {}, {}
         for name in names:
             bounds = np.array([r.interval(alpha) for r in self.groups[name]])

@@ -19,6 +19,7 @@ import pandas as pd
 
 from .._undefined import name_groups
 from ..base import BaseMetric
+from ..results import group_labels  # decided in the core, re-exported for bayes' modules
 
 __all__ = ["EstimationMethod", "FitData", "GroupDraws", "Rows", "group_labels", "group_name", "is_number",
            "refuse_option", "without_prior_only"]
@@ -28,17 +29,6 @@ def group_name(groups: pd.Index, j: int) -> Any:
     """The label of group ``j`` as a Python value (a tuple for intersectional groups)."""
     label = groups[j]
     return label.item() if isinstance(label, np.generic) else label
-
-
-def group_labels(groups: pd.Index) -> list[str]:
-    """String labels of the groups (tuples of an intersectional index joined by ``", "``).
-
-    Examples
-    --------
-    >>> group_labels(pd.MultiIndex.from_tuples([("F", "x"), ("M", "y")]))
-    ['F, x', 'M, y']
-    """
-    return [", ".join(map(str, g)) if isinstance(g, tuple) else str(g) for g in groups]
 
 
 @dataclass(frozen=True, eq=False)

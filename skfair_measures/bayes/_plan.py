@@ -6,7 +6,7 @@ below :data:`~._auto.INTERVAL_MIN_LABELS` labels) decides ``|Δ| <= eps`` at lev
 ``1 - alpha`` with probability ``power``.
 
 Decided means the interval lies in ``[-eps, eps]`` (``within``) or wholly outside it
-(``exceeds``), the rule of :func:`~._verdicts.verdicts`; the power counted is that of
+(``exceeds``), the rule of :func:`skfair_measures.verdicts`; the power counted is that of
 the *right* decision, the one the guess implies (``within`` when the guessed
 ``|Δ| <= eps``, else ``exceeds``).
 

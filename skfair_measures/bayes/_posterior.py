@@ -25,6 +25,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from .._verdicts import VerdictFamily, verdicts
 from ..measures import MeasureBase, UndefinedGroupWarning
 from ..results import DEFAULT_EPS, Result, check_prob, plain
 from ._method import group_labels
@@ -382,7 +383,8 @@ class MeasurePosterior(Result):
 
         One joint construction over every pair of groups (a max-type band over the draws,
         or the union bound of a guaranteed box); for several measures of one fit use
-        :func:`skfair_measures.bayes.verdicts`, whose family is all of them.
+        :func:`skfair_measures.verdicts`, whose family is all of them. The rule, columns
+        and ``attrs`` are those of :func:`skfair_measures.verdicts`.
 
         Examples
         --------
@@ -394,9 +396,15 @@ class MeasurePosterior(Result):
         >>> v["verdict"].tolist(), v.attrs["construction"].split(":")[0]
         (['exceeds'], 'union bound')
         """
-        from ._verdicts import verdicts  # the module reads MeasurePosterior
-
         return verdicts([self], eps, prob)
+
+    def verdict_family(self) -> VerdictFamily:
+        """The draws of every base rate in every group, as :func:`skfair_measures.verdicts` reads them."""
+        n = self.groups.size
+        return VerdictFamily(
+            key=self.key, groups=self.groups, source="posterior", box=self.interval_box, fit=self.interval_box,
+            draws={name: d.reshape(-1, n) for name, d in self.group_draws.items()},
+        )
 
     # -- tables -------------------------------------------------------------------------
     def group_summary(self, base: str | None = None, prob: float = 0.95) -> pd.DataFrame:

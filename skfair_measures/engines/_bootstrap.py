@@ -37,7 +37,7 @@ import narwhals as nw
 import numpy as np
 import pandas as pd
 
-from .._bootstrap import BootstrapResult, check_replicates
+from .._bootstrap import BootstrapResult, Replicates, check_replicates
 from .._stats import ConfusionStats, ErrorStats
 from ..measures import Measure
 from ..registry import as_measures
@@ -98,15 +98,18 @@ def poisson_bootstrap(
     kinds = _statistics_of(m)
     cols = check_columns(as_lazy(data), target, prediction, sensitive, sample_weight)
     engine = _Engine(data, cols)
-    point = m.evaluate_stats({kind: engine.stats(kind, m.inputs, m.key) for kind in kinds})
+    observed = {kind: engine.stats(kind, m.inputs, m.key) for kind in kinds}
+    point = m.evaluate_stats(observed)
     rng = np.random.default_rng(random_state)
     if kinds == ("confusion",) and sample_weight is None:
-        counts = engine.stats("confusion", m.inputs, m.key)
+        counts = observed["confusion"]
         replicated = dataclasses.replace(counts, counts=rng.poisson(counts.counts, (n_boot, *counts.counts.shape)))
-        draws = m.from_stats(replicated)
+        rep = Replicates.of_stats(m, replicated)
     else:
-        draws = m.from_stats(_per_row_replicates(engine, m, kinds, n_boot, int(rng.integers(2**63))))
-    return BootstrapResult(point, np.asarray(draws, dtype=float).reshape(n_boot), prob)
+        rep = Replicates.of_stats(m, _per_row_replicates(engine, m, kinds, n_boot, int(rng.integers(2**63))))
+    values, _, groups = m.group_values_from_stats(observed)
+    return BootstrapResult(point, rep.draws.reshape(n_boot), prob, group_draws=rep.group_draws, groups=groups,
+                           group_values=values)
 
 
 def _per_row_replicates(engine: _Engine, m: Measure, kinds: tuple[str, ...], n_boot: int, seed: int) -> dict:

@@ -38,7 +38,11 @@ number is (a disparity, one group's rate, the rate over all rows) and which rows
   ``{p}fairness.eps`` when sampled results are logged; the full configuration of each measure
   is in ``results.json``;
 - tags ``skfair.sensitive`` (the sensitive attributes) and ``skfair.groups`` (the group
-  set), and ``{p}{N}.undefined`` with the reason when a value is undefined (NaN).
+  set), and ``{p}{N}.undefined`` with the reason when a value is undefined (NaN);
+- simultaneous verdicts of the sampled results (``_verdicts``): counts
+  ``{p}fairness.verdicts/{exceeds, inconclusive, within, undefined}``, the tag
+  ``{p}fairness.verdicts`` (eps, family-wise level, construction) and the run's one table
+  ``fairness/verdicts.json`` (every call appends its rows).
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ from skfair_measures.measures import MeasureBase
 from skfair_measures.results import DEFAULT_EPS, MeasureResult, NoIntervalError, Result, plain
 
 from ._keys import KeySpace, fit_length, group_label, sanitize_key, sanitize_segment, subkey, unique_segments
+from ._verdicts import add_verdicts
 
 __all__ = [
     "RUN_TABLE",
@@ -818,6 +823,8 @@ def collect(
         if log_params:
             _params(payload, keys[name], res, ctx)
     _group_tags(payload, items)
+    add_verdicts(payload, [r for _, r in items], prefix=prefix, key_prefix=clean_prefix, step=step,
+                 prob=options["prob"], eps=options["eps"], artifacts=artifacts)
     _warn_left_out(payload, ctx, items)
     if artifacts:
         _artifacts(payload, items, ctx, prefix=prefix, step=step)

@@ -147,8 +147,12 @@ def log_fairness(
     prob_greater}`` (``.bootstrap/`` gives ``share_within``, ``share_greater``: shares of
     replicates); params ``{p}{N}.config/...`` for the options you chose; tags
     ``skfair.sensitive``, ``skfair.groups``, and ``{p}{N}.undefined`` (the reason) for
-    an undefined value. No key is a directory of another, so MLflow's file store
-    accepts every run.
+    an undefined value. Bootstrap results and posteriors also give simultaneous verdicts
+    (:func:`skfair_measures.verdicts`, at level ``prob`` with tolerance ``eps``): metrics
+    ``{p}fairness.verdicts/{exceeds, inconclusive, within, undefined}`` (counts of
+    group pairs), the tag ``{p}fairness.verdicts`` (level, eps, construction) and the
+    table ``fairness/verdicts.json``. No key is a directory of another, so MLflow's file
+    store accepts every run.
 
     Examples
     --------
