@@ -180,7 +180,7 @@ class BootstrapResult(ReplicatesResult):
                 "sfm.bootstrap(...) or sfm.bootstraps(...) of a groupwise measure."
             )
         return VerdictFamily(key=self.key, groups=self.groups, draws=self.group_draws, source="bootstrap",
-                             observed=self.group_values, fit=self._joint)
+                             observed=self.group_values, fit=self._joint, rows=self.point.counts)
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()

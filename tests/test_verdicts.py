@@ -68,6 +68,19 @@ def test_family_wise_error_of_the_bootstrap_band_many_runs():
     assert err <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / runs), err
 
 
+def test_bootstrap_verdicts_of_small_groups_say_their_level_is_not_reached():
+    from skfair_measures._verdicts import BOOTSTRAP_MIN_ROWS
+
+    y, p, g = _data(n=600)  # about 200 rows per group
+    with pytest.warns(sfm.groups.SmallGroupWarning, match=r"smallest group has \d+ rows.*method='guaranteed'"):
+        table = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, random_state=0).verdict(0.05)
+    assert "fewer than" in table.attrs["caution"] and "CAUTION" in table.attrs["construction"]
+    y, p, g = _data(n=3 * BOOTSTRAP_MIN_ROWS + 300)
+    assert np.bincount(g).min() >= BOOTSTRAP_MIN_ROWS
+    table = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, random_state=0).verdict(0.05)
+    assert "caution" not in table.attrs and "CAUTION" not in table.attrs["construction"]
+
+
 def _data(n=3000, seed=0):
     rng = np.random.default_rng(seed)
     g = rng.integers(0, 3, n)
