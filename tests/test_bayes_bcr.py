@@ -153,6 +153,7 @@ def test_auto_with_scores_is_bcr_and_one_fit_serves_bc():
     assert np.diff(bcr.interval(0.95))[0] >= np.diff(bc.interval(0.95))[0]
 
 
+@pytest.mark.slow  # 60 MCMC fits, 10-13 s: the rectifier's rescue, in `make test-slow`
 def test_rectifier_restores_coverage_where_bc_is_confidently_wrong():
     """A minority whose scores are 3x too flat on the logit scale (BC's hierarchy holds its slope
     near the majority's, as on Compas-VR): BC's interval misses; BCR's covers more often, and with

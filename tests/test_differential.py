@@ -629,7 +629,7 @@ def test_door_agrees_with_measure_evaluate(door: str, case: Case) -> None:
     check_door(door, case)
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])  # a Spark job per case
 @given(case=cases())
 def test_spark_door_agrees(spark: Any, case: Case) -> None:
     _SPARK["session"] = spark
