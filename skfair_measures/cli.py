@@ -1,4 +1,4 @@
-"""The ``skfair`` command line: ``skfair audit`` and ``skfair measures``.
+"""The ``skfair`` command line: ``skfair audit``, ``skfair measures``, ``label-next``, ``monitor`` and ``plan``.
 
 ``skfair audit predictions.csv --sensitive sex`` reads a CSV or Parquet file with
 one row per prediction, prints the fairness measures and their per-group values,
@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import _cli_label, _cli_monitor
+from . import _cli_label, _cli_monitor, _cli_plan
 
 __all__ = ["main"]
 
@@ -529,6 +529,7 @@ _COMMANDS: dict[str, tuple[Callable[[Any], None], Callable[[argparse.Namespace],
     "measures": (_add_measures_parser, _measures),
     "label-next": (_cli_label.add_parser, functools.partial(_cli_label.run, read=_read, error=CLIError)),
     "monitor": (_cli_monitor.add_parser, functools.partial(_cli_monitor.run, error=CLIError)),
+    "plan": (_cli_plan.add_parser, functools.partial(_cli_plan.run, read=_read, error=CLIError, flagged=_flagged)),
 }
 
 

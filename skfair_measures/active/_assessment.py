@@ -115,6 +115,14 @@ class ActiveAssessment:
         Record the posterior after every ``tell``.
     random_state : int, numpy Generator or None
         Seed; the same seed gives the same asks.
+    plan : pandas.DataFrame, optional
+        A label plan of :func:`skfair_measures.plan_labels` for the same rows: its
+        ``labels`` per group become per-group quotas. ``ask`` then asks only groups
+        whose planned labels are not yet met (labels given as ``y_true`` and rows
+        asked but not yet told count), and returns an empty array once the plan is
+        met; :meth:`plan_progress` and :attr:`plan_met` say how far along it is. The
+        plan's groups must be the assessment's groups and its measure must read
+        ``metric``; ``task="compare"`` asks two groups only and takes no plan.
 
     Examples
     --------
@@ -129,6 +137,19 @@ class ActiveAssessment:
     >>> aa.n_labels
     5
     >>> aa.groupwise()[["estimate", "labels"]].round(2)  # doctest: +SKIP
+
+    Started from a plan, it asks each group until its planned labels are met:
+
+    >>> import skfair_measures as sfm
+    >>> plan = sfm.plan_labels(sfm.msr("fairness.acc"), eps=0.2, scores=scores, sensitive_features=group,
+    ...                        n_sim=20)
+    >>> aa = ActiveAssessment(y_pred, scores, sensitive_features=group, plan=plan, random_state=0)
+    >>> rows = aa.ask(10_000)                # at most the plan's labels
+    >>> bool(rows.size == plan.loc["total", "labels"])
+    True
+    >>> aa.tell(rows, y_pred[rows])
+    >>> aa.plan_met, aa.ask().size
+    (True, 0)
     """
 
     def __init__(
@@ -153,6 +174,7 @@ class ActiveAssessment:
         ttts_beta: float = 0.5,
         keep_trajectory: bool = True,
         random_state: int | np.random.Generator | None = None,
+        plan: pd.DataFrame | None = None,
     ):
         self.metric = get_metric(metric)
         self.task, self.strategy = _check_choice(task, TASKS, "task"), _check_choice(strategy, STRATEGIES, "strategy")
@@ -173,6 +195,7 @@ class ActiveAssessment:
         known = np.flatnonzero(self._pool.labels >= 0)
         if known.size:
             self._update(known, self._pool.labels[known])
+        self._quota = None if plan is None else self._check_plan(plan)
         self._record()
 
     # -- construction ---------------------------------------------------------------
@@ -195,6 +218,39 @@ class ActiveAssessment:
         if codes[0] == codes[1]:
             raise ValueError(f"pair={tuple(pair)!r} names the same group twice.")
         return int(m), codes
+
+    def _check_plan(self, plan: Any) -> np.ndarray:
+        """The plan's labels per group, in the order of ``self.groups``; refused when it does not fit."""
+        if not isinstance(plan, pd.DataFrame) or "labels" not in plan.columns or "total" not in plan.index:
+            raise TypeError("plan= takes the table returned by skfair_measures.plan_labels (labels per group and "
+                            f"'total'); got {type(plan).__name__}.")
+        if self.task == "compare":
+            raise ValueError("plan= sets labels for every group, but task='compare' asks only the two groups of "
+                             "pair=: use task='estimate' or 'identify' with a plan.")
+        bases = plan.attrs.get("bases")
+        base = self.metric.base or self.metric.key
+        if bases is not None and base not in bases:
+            raise ValueError(f"plan= was made for {plan.attrs.get('measure')!r}, whose rates are {list(bases)}; "
+                             f"metric={self.metric.key!r} estimates {base!r}: pass one of {list(bases)} as metric=, "
+                             "or plan the measure of this metric.")
+        planned = plan.drop(index="total")["labels"]
+        names = [str(g) for g in self.groups]
+        if len(set(names)) != len(names):
+            raise ValueError(f"plan= names groups as text, and the groups {list(self.groups)!r} are not told apart "
+                             "that way: give sensitive_features as text.")
+        if sorted(names) != sorted(map(str, planned.index)):
+            raise ValueError(f"plan= is for the groups {list(map(str, planned.index))}, the assessment's are "
+                             f"{names}: plan the same rows with the same sensitive_features.")
+        quota = planned.reindex(names).to_numpy().astype(np.int64)
+        capacity = self._pools.sizes + self._labels_used
+        over = quota > capacity
+        if over.any():
+            g = int(np.flatnonzero(over)[0])
+            raise ValueError(f"plan= asks {quota[g]} labels in group {names[g]!r}, which has {capacity[g]} rows that "
+                             f"can be labeled for metric={self.metric.key!r}: plan with that metric's rows "
+                             "(e.g. only predicted positives for PPV), or lower the plan's power.")
+        self._plan_attrs = dict(plan.attrs)
+        return quota
 
     def _build_cells(self) -> None:
         p, metric = self._pool, self.metric
@@ -250,7 +306,9 @@ class ActiveAssessment:
         n : int, default=1
             Batch size: ``n`` independent choices, each a Thompson draw (or ``m``
             groups at once for multiple-play TS). Fewer rows come back when the
-            pool runs out; an empty array once every row has been asked.
+            pool runs out; an empty array once every row has been asked. With
+            ``plan=``, only groups whose planned labels are not yet met (counting
+            asked rows) are asked, and an empty array comes back once they all are.
 
         Returns
         -------
@@ -262,14 +320,19 @@ class ActiveAssessment:
             raise ValueError(f"n={n!r} must be a positive integer (the number of rows to ask for).")
         out: list[np.ndarray] = []
         got = 0
+        left = None if self._quota is None else self._quota - self._labels_used - self._pending()
         while got < n:
             available = self._pools.remaining > 0
+            if left is not None:
+                available &= left > 0
             if not available.any():
                 break
             for g in self._choose(available)[: n - got]:
                 rows = self._pools.take(int(g), 1)
                 out.append(rows)
                 got += rows.size
+                if left is not None:
+                    left[g] -= rows.size
         rows = np.concatenate(out) if out else np.empty(0, dtype=np.int64)
         self._status[rows] = _ASKED
         return rows
@@ -327,7 +390,7 @@ class ActiveAssessment:
 
     def _choose(self, available: np.ndarray) -> np.ndarray:
         if self.strategy == "random":
-            remaining = self._pools.remaining
+            remaining = np.where(available, self._pools.remaining, 0)
             return np.array([np.searchsorted(np.cumsum(remaining), self._rng.integers(remaining.sum()), "right")])
         theta = self._rng.beta(self._a, self._b)
         if self.task == "estimate":
@@ -440,6 +503,34 @@ class ActiveAssessment:
             },
             index=self.groups,
         )
+
+    def _pending(self) -> np.ndarray:
+        """Rows asked but not yet told, per group."""
+        return np.bincount(self._pool.group[self._status == _ASKED], minlength=len(self.groups))
+
+    def plan_progress(self) -> pd.DataFrame:
+        """How far along its plan the assessment is (needs ``plan=``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by group: ``planned`` (the plan's labels), ``labels`` (told so
+            far), ``pending`` (asked, not yet told) and ``left`` (still to ask);
+            ``attrs["met"]`` is :attr:`plan_met`, and the plan's ``attrs`` (its power,
+            decision, eps, alpha, measure) are kept under ``attrs["plan"]``.
+        """
+        if self._quota is None:
+            raise ValueError("plan_progress() follows a plan: build the assessment with plan=sfm.plan_labels(...).")
+        pending = self._pending()
+        out = pd.DataFrame({"planned": self._quota, "labels": self._labels_used, "pending": pending,
+                            "left": np.maximum(self._quota - self._labels_used - pending, 0)}, index=self.groups)
+        out.attrs.update(met=self.plan_met, plan=dict(self._plan_attrs))
+        return out
+
+    @property
+    def plan_met(self) -> bool:
+        """Whether every group has its planned labels (told, not only asked); False without a plan."""
+        return self._quota is not None and bool((self._labels_used >= self._quota).all())
 
     @property
     def n_labels(self) -> int:
@@ -557,9 +648,11 @@ class ActiveAssessment:
         return int(code)
 
     def __repr__(self) -> str:
+        plan = "" if self._quota is None else f", plan={np.minimum(self._labels_used, self._quota).sum()}/" \
+            f"{self._quota.sum()} labels"
         return (
             f"ActiveAssessment(metric={self.metric.key!r}, task={self.task!r}, strategy={self.strategy!r}, "
-            f"prior={self.prior!r}, groups={len(self.groups)}, labels={self.n_labels})"
+            f"prior={self.prior!r}, groups={len(self.groups)}, labels={self.n_labels}{plan})"
         )
 
 

@@ -139,7 +139,8 @@ def plan_labels(
         (rows to label) and ``rate`` (the guessed rate, labels only: NaN with scores).
         ``attrs``: ``power`` (simulated at the plan) and its binomial ``power_sd``,
         ``guess`` (the guessed measure value), ``decision`` (``within`` or ``exceeds``),
-        ``eps``, ``alpha``, ``target_power``, ``n_sim``, ``interval``, ``how``.
+        ``eps``, ``alpha``, ``target_power``, ``n_sim``, ``allocation``, ``measure`` (its key),
+        ``bases`` (the names of its base rates), ``interval``, ``how``.
 
     Raises
     ------
@@ -223,8 +224,8 @@ def plan_labels(
     out.attrs.update({
         "power": p, "power_sd": float(np.sqrt(p * (1 - p) / n_sim)), "guess": guess,
         "decision": "within" if within else "exceeds", "eps": eps, "alpha": alpha, "target_power": power,
-        "n_sim": n_sim, "allocation": allocation,
-        "interval": sim.form,
+        "n_sim": n_sim, "allocation": allocation, "measure": measure.key,
+        "bases": tuple(base.name for base in measure.bases), "interval": sim.form,
         "how": f"simulation: {n_sim} seeded audits per candidate, each running method='guaranteed' at level "
                f"{prob}; the fewest labels (doubling, then bisection to 5%) whose share of right decisions "
                f"reaches the power plus one binomial sd",
