@@ -93,6 +93,7 @@ class BootstrapResult(ReplicatesResult):
         groups: pd.Index | None = None,
         group_values: PerGroup | None = None,
         joint: object | None = None,
+        group_rows: np.ndarray | None = None,
     ) -> None:
         self.point = point
         self.key = point.key
@@ -107,6 +108,8 @@ class BootstrapResult(ReplicatesResult):
             k: np.asarray(v, dtype=float).reshape(n) for k, v in group_values.items()}
         self.groups = groups
         self._joint = object() if joint is None else joint  # results sharing it share their replicates
+        # rows (not weights) per group: the verdicts say when groups are too small for their level
+        self._group_rows = None if group_rows is None else np.asarray(group_rows, dtype=float).reshape(n)
 
     @property
     def estimate(self) -> float:
@@ -180,7 +183,7 @@ class BootstrapResult(ReplicatesResult):
                 "sfm.bootstrap(...) or sfm.bootstraps(...) of a groupwise measure."
             )
         return VerdictFamily(key=self.key, groups=self.groups, draws=self.group_draws, source="bootstrap",
-                             observed=self.group_values, fit=self._joint, rows=self.point.counts)
+                             observed=self.group_values, fit=self._joint, rows=self._group_rows)
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
@@ -545,8 +548,11 @@ def _group_values(measure: Measure, sample: GroupedSample) -> dict[str, np.ndarr
 
 def _result(point: MeasureResult, rep: Replicates, n_boot: int, prob: float, sample: GroupedSample,
             measure: Measure, joint: object | None = None) -> BootstrapResult:
+    codes = sample.group_codes
+    rows = np.bincount(codes[codes >= 0], minlength=sample.n_groups)
     return BootstrapResult(point, rep.draws.reshape(n_boot), prob, group_draws=rep.group_draws,
-                           groups=sample.groups, group_values=_group_values(measure, sample), joint=joint)
+                           groups=sample.groups, group_values=_group_values(measure, sample), joint=joint,
+                           group_rows=rows)
 
 
 def check_replicates(n_boot: Any, prob: Any) -> None:

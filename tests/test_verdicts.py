@@ -79,6 +79,10 @@ def test_bootstrap_verdicts_of_small_groups_say_their_level_is_not_reached():
     assert np.bincount(g).min() >= BOOTSTRAP_MIN_ROWS
     table = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, random_state=0).verdict(0.05)
     assert "caution" not in table.attrs and "CAUTION" not in table.attrs["construction"]
+    # rows, not weights: weights summing to 1 leave the groups as large as they are
+    tiny = np.full(len(y), 1.0 / len(y))
+    table = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, sample_weight=tiny, random_state=0).verdict(0.05)
+    assert "caution" not in table.attrs
 
 
 def _data(n=3000, seed=0):

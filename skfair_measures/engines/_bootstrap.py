@@ -108,8 +108,11 @@ def poisson_bootstrap(
     else:
         rep = Replicates.of_stats(m, _per_row_replicates(engine, m, kinds, n_boot, int(rng.integers(2**63))))
     values, _, groups = m.group_values_from_stats(observed)
+    # unweighted, the counts are the rows per group (the verdicts' small-group caution reads them); weighted, the
+    # engine's sums are weights, not rows, and the caution is not given
+    rows = None if sample_weight is not None else np.asarray(point.counts.reindex(groups), dtype=float)
     return BootstrapResult(point, rep.draws.reshape(n_boot), prob, group_draws=rep.group_draws, groups=groups,
-                           group_values=values)
+                           group_values=values, group_rows=rows)
 
 
 def _per_row_replicates(engine: _Engine, m: Measure, kinds: tuple[str, ...], n_boot: int, seed: int) -> dict:
