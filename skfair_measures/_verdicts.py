@@ -124,7 +124,9 @@ def verdicts(results: Mapping[str, Any] | Iterable[Any], eps: float, prob: float
     pandas.DataFrame
         Columns ``measure, base, group_a, group_b, estimate, lower, upper, verdict``;
         ``attrs`` holds ``family_wise_level``, ``construction``, ``eps``, ``family_size``
-        (the pairs with a verdict) and ``source`` (``"posterior"`` or ``"bootstrap"``).
+        (the distinct differences with a verdict: a rate that two measures read, such as
+        the TPR of ``fairness.eod`` and of ``fairness.tpr``, has a row under each and counts
+        once) and ``source`` (``"posterior"`` or ``"bootstrap"``).
 
     Examples
     --------
@@ -180,10 +182,15 @@ def verdicts(results: Mapping[str, Any] | Iterable[Any], eps: float, prob: float
         warnings.warn(caution, SmallGroupWarning, stacklevel=2)
         how = f"{how}; CAUTION: {caution}"
     table.attrs.update(family_wise_level=prob, construction=how, eps=eps, source=first.source,
-                       family_size=int((table["verdict"] != "undefined").sum()))
+                       family_size=_distinct(table[table["verdict"] != "undefined"]))
     if caution is not None:
         table.attrs["caution"] = caution
     return table
+
+
+def _distinct(rows: pd.DataFrame) -> int:
+    """Distinct differences (base rate, group pair) among the rows: the family the level is over."""
+    return len(rows[["base", "group_a", "group_b"]].drop_duplicates())
 
 
 def _small_bootstrap(families: list[VerdictFamily]) -> str | None:

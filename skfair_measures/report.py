@@ -184,7 +184,8 @@ def _verdict_heading(table: pd.DataFrame) -> str:
     counts = table["verdict"].value_counts()
     tally = ", ".join(f"{counts[v]} {v}" for v in _VERDICT_ORDER if v in counts)
     return (f"Verdicts ({a['source']}): is |rate in group a - rate in group b| <= eps = {a['eps']:g}?\n"
-            f"Jointly at family-wise level {a['family_wise_level']:g} over {a['family_size']} pairs: {tally}.")
+            f"Jointly at family-wise level {a['family_wise_level']:g} over {a['family_size']} distinct differences: "
+            f"{tally}.")
 
 
 def _verdict_lines(table: pd.DataFrame) -> list[str]:
@@ -1078,7 +1079,8 @@ def render_html(report: AuditReport) -> str:
             f"<p>For every base rate and pair of groups: the difference of the rate between the two groups, "
             f"an interval, and the verdict: <b>within</b> when the interval lies in [-eps, eps] with "
             f"eps = {a['eps']:g}, <b>exceeds</b> when it lies wholly outside, <b>inconclusive</b> otherwise "
-            f"(<b>undefined</b>: a rate without a value). The {a['family_size']} intervals hold <em>jointly</em> "
+            f"(<b>undefined</b>: a rate without a value). The intervals of the {a['family_size']} distinct "
+            f"differences hold <em>jointly</em> "
             f"with probability {a['family_wise_level']:g} (family-wise level): with that probability no verdict "
             f"of the table is wrong. Construction: {esc(a['construction'])}.</p>",
             _table_html(table),

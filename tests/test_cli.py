@@ -500,7 +500,7 @@ def test_bootstrap_verdicts_are_printed_compactly_and_equal_the_direct_call(csv,
     printed = capsys.readouterr().out
     lines = _verdict_lines(printed)
     assert max(map(len, lines)) < 120
-    assert "eps = 0.1" in lines[0] and "family-wise level 0.9 over 4 pairs" in lines[1]
+    assert "eps = 0.1" in lines[0] and "family-wise level 0.9 over 3 distinct differences" in lines[1]
     lab = frame[frame["label"].notna()]
     boots = sfm.bootstraps(keys, lab["label"].astype(int), lab["prediction"], sensitive_features=lab["sex"],
                            n_boot=300, random_state=0)

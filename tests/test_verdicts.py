@@ -244,3 +244,14 @@ def test_posteriors_of_separate_fits_with_other_draw_counts_form_separate_tables
     point = sfm.msr("fairness.acc").evaluate(y, p, sensitive_features=g)  # no draws: left out
     tables = sfm.verdict_tables([one, point, two], 0.05)
     assert [t["measure"].iloc[0] for t in tables] == ["fairness.acc", "fairness.tpr"]
+
+
+def test_a_rate_two_measures_read_has_a_row_under_each_and_counts_once():
+    y, p, g = _data()
+    res = sfm.bootstraps(["fairness.eod", "fairness.tpr"], y, p, sensitive_features=g, random_state=0)
+    table = sfm.verdicts(res, eps=0.05)
+    assert len(table) == 9  # eod: tpr and fpr x 3 pairs; tpr: 3 pairs
+    assert table.attrs["family_size"] == 6  # the TPR differences are the same ones under both measures
+    tpr = table[table["base"] == "tpr"].set_index(["measure", "group_a", "group_b"])
+    np.testing.assert_array_equal(tpr.loc["fairness.eod", ["lower", "upper"]].to_numpy(),
+                                  tpr.loc["fairness.tpr", ["lower", "upper"]].to_numpy())

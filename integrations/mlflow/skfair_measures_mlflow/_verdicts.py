@@ -56,7 +56,8 @@ def add_verdicts(p: Payload, results: list[Any], *, prefix: str, key_prefix: str
     for verdict in VERDICTS:
         p.add_metric(f"{key_prefix}fairness.verdicts/{verdict}", float(counts.get(verdict, 0)),
                      quantity="verdict count", verdict=verdict, eps=eps, family_wise_level=prob)
-    how = "; ".join(f"table {i} ({t.attrs['source']}, {t.attrs['family_size']} pairs): {t.attrs['construction']}"
+    how = "; ".join(f"table {i} ({t.attrs['source']}, {t.attrs['family_size']} distinct differences): "
+                    f"{t.attrs['construction']}"
                     for i, t in enumerate(tables))
     p.add_tag(f"{key_prefix}fairness.verdicts",
               f"|rate_a - rate_b| <= eps = {eps:g}, jointly at family-wise level {prob:g} per table; {how}")
