@@ -84,21 +84,31 @@ def _weight_columns(frame: nw.LazyFrame, cols: Columns) -> list[nw.Expr]:
     return [w.fill_null(0.0).alias(_W), bad.cast(nw.Int64).alias(_BAD_W)]
 
 
+def engine_failure(engine: str, cols: Columns, exc: BaseException) -> RuntimeError:
+    """An engine's error (any type) as one error naming the engine and the columns it read."""
+    return RuntimeError(
+        _ENGINE_FAILED.format(
+            engine=engine,
+            target=cols.target,
+            prediction=cols.prediction,
+            sensitive=list(cols.sensitive),
+            weight=cols.sample_weight,
+            error=f"{type(exc).__name__}: {exc}",
+        )
+    )
+
+
+def needed_columns(cols: Columns) -> list[str]:
+    """The columns a pass reads, each once: sensitive, target, prediction, weight."""
+    return list(dict.fromkeys([*cols.sensitive, cols.target, cols.prediction, *filter(None, [cols.sample_weight])]))
+
+
 def _run(query: nw.LazyFrame, frame: nw.LazyFrame, cols: Columns) -> pd.DataFrame:
     """Collect ``query``; an engine error is re-raised naming the columns it read."""
     try:
         return collect(query)
     except Exception as exc:  # any engine's error type: re-raised with the columns named
-        raise RuntimeError(
-            _ENGINE_FAILED.format(
-                engine=engine_name(frame),
-                target=cols.target,
-                prediction=cols.prediction,
-                sensitive=list(cols.sensitive),
-                weight=cols.sample_weight,
-                error=f"{type(exc).__name__}: {exc}",
-            )
-        ) from exc
+        raise engine_failure(engine_name(frame), cols, exc) from exc
 
 
 def confusion_table(

@@ -29,7 +29,6 @@ from . import _native
 from ._aggregate import (
     _BAD_SCORE,
     _BAD_W,
-    _ENGINE_FAILED,
     _N,
     _P,
     _SUM_W,
@@ -39,6 +38,7 @@ from ._aggregate import (
     _run,
     _sensitive_names,
     _weight_columns,
+    needed_columns,
 )
 from ._frames import Columns, as_lazy
 
@@ -168,20 +168,8 @@ def _compiled(kernel: Any, pdf: pd.DataFrame, cols: Columns, threshold: float) -
 
 def _dask(ddf: Any, cols: Columns, threshold: float) -> pd.DataFrame:
     """One pass over a Dask frame: a table per partition (the user's scheduler), summed locally."""
-    import dask
-
-    needed = list(dict.fromkeys([*cols.sensitive, cols.target, cols.prediction, *filter(None, [cols.sample_weight])]))
-    parts = ddf[needed].to_delayed()  # projecting first lets Dask read only these columns
-    run = partial(_partition, cols=cols, threshold=threshold)
-    try:
-        tables = dask.compute(*[dask.delayed(run)(p) for p in parts])
-    except Exception as exc:  # any scheduler's error type: re-raised with the columns named
-        raise RuntimeError(
-            _ENGINE_FAILED.format(engine="dask", target=cols.target, prediction=cols.prediction,
-                                  sensitive=list(cols.sensitive), weight=cols.sample_weight,
-                                  error=f"{type(exc).__name__}: {exc}")
-        ) from exc
-    return _native.combine(list(tables), [*cols.sensitive, _T, _P])
+    tables = _native.map_dask_partitions(ddf, cols, lambda part, _: _partition(part, cols, threshold))
+    return _native.combine(tables, [*cols.sensitive, _T, _P])
 
 
 # -- labeled rows and the unlabeled rows' score histogram --------------------------------
@@ -231,22 +219,12 @@ def score_histogram(
     _require_numeric(frame, "prediction", cols.prediction, "posteriors read its scores")
     if cols.sample_weight is not None:
         _require_numeric(frame, "sample_weight", cols.sample_weight, "weights are summed")
-    needed = list(dict.fromkeys([*cols.sensitive, cols.target, cols.prediction, *filter(None, [cols.sample_weight])]))
+    needed = needed_columns(cols)
     run = partial(_rows_partition, cols=cols, threshold=threshold, bins=bins, split=split, needed=needed)
     if frame.implementation is nw.Implementation.PANDAS and isinstance(data, pd.DataFrame):
         return run(data)
     if frame.implementation is nw.Implementation.DASK:
-        import dask
-
-        parts = nw.to_native(frame)[needed].to_delayed()
-        try:
-            pairs = dask.compute(*[dask.delayed(run)(p) for p in parts])
-        except Exception as exc:  # any scheduler's error type: re-raised with the columns named
-            raise RuntimeError(
-                _ENGINE_FAILED.format(engine="dask", target=cols.target, prediction=cols.prediction,
-                                      sensitive=list(cols.sensitive), weight=cols.sample_weight,
-                                      error=f"{type(exc).__name__}: {exc}")
-            ) from exc
+        pairs = _native.map_dask_partitions(nw.to_native(frame), cols, lambda part, _: run(part))
         labeled = pd.concat([lab for lab, _ in pairs], ignore_index=True)
         return labeled, _native.combine([h for _, h in pairs], [*cols.sensitive, _P, BIN, SPLIT])
     return _rows_narwhals(frame, cols, threshold, bins, split, needed)

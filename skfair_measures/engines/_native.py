@@ -15,7 +15,7 @@ travel back, and :func:`combine` sums their matching rows.
 
 from __future__ import annotations
 
-from functools import partial
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,6 @@ from ._aggregate import (
     _BAD_ERR,
     _BAD_SCORE,
     _BAD_W,
-    _ENGINE_FAILED,
     _N,
     _P,
     _SUM_AE,
@@ -34,6 +33,8 @@ from ._aggregate import (
     _SUM_W,
     _T,
     _require_numeric,
+    engine_failure,
+    needed_columns,
 )
 from ._frames import Columns, as_lazy
 
@@ -243,25 +244,26 @@ def dask_table(
     from the seed ``[seed, i]``: reproducible for a given partitioning, and the same
     for every pass over the same frame (so two statistics share their replicates).
     """
+    _check_types(ddf, cols, kind, threshold)
+
+    def run(part: pd.DataFrame, i: int) -> pd.DataFrame:
+        seed = None if replicates is None else (replicates[0], [replicates[1], i])
+        return table(part, cols, kind, threshold, replicates=seed)
+
+    keys = list(cols.sensitive) + ([] if kind == "errors" else [_T, _P])
+    return combine(map_dask_partitions(ddf, cols, run), keys)
+
+
+def map_dask_partitions(ddf: Any, cols: Columns, run: Callable[[pd.DataFrame, int], Any]) -> list:
+    """``run(partition, i)`` on every partition of ``ddf`` projected to the columns a pass reads.
+
+    One ``dask.compute`` on the user's scheduler; any error of it is re-raised naming
+    the engine and the columns.
+    """
     import dask
 
-    _check_types(ddf, cols, kind, threshold)
-    needed = list(dict.fromkeys([*cols.sensitive, cols.target, cols.prediction, *filter(None, [cols.sample_weight])]))
-    parts = ddf[needed].to_delayed()  # projecting first lets Dask read only these columns
-    run = partial(table, cols=cols, kind=kind, threshold=threshold)
-    seeds = [None if replicates is None else (replicates[0], [replicates[1], i]) for i in range(len(parts))]
+    parts = ddf[needed_columns(cols)].to_delayed()  # projecting first lets Dask read only these columns
     try:
-        tables = dask.compute(*[dask.delayed(run)(p, replicates=r) for p, r in zip(parts, seeds, strict=True)])
+        return list(dask.compute(*[dask.delayed(run)(p, i) for i, p in enumerate(parts)]))
     except Exception as exc:  # any scheduler's error type: re-raised with the columns named
-        raise RuntimeError(
-            _ENGINE_FAILED.format(
-                engine="dask",
-                target=cols.target,
-                prediction=cols.prediction,
-                sensitive=list(cols.sensitive),
-                weight=cols.sample_weight,
-                error=f"{type(exc).__name__}: {exc}",
-            )
-        ) from exc
-    keys = list(cols.sensitive) + ([] if kind == "errors" else [_T, _P])
-    return combine(list(tables), keys)
+        raise engine_failure("dask", cols, exc) from exc
