@@ -4,52 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_verdicts import KEYS, family_error  # the simulation, shared with the bootstrap verdicts
 
 import skfair_measures as sfm
 from skfair_measures import bayes
 
-KEYS = ("fairness.acc", "fairness.tpr", "fairness.fpr", "fairness.ppv", "fairness.fnr")
-BASES = {"acc", "tpr", "fpr", "ppv", "fnr"}
-
-
-def _truth(y, pred, g, n_groups):
-    rates = {}
-    for j in range(n_groups):
-        yy, pp = y[g == j], pred[g == j]
-        rates[j] = {"acc": np.mean(yy == pp), "tpr": pp[yy == 1].mean(), "fpr": pp[yy == 0].mean(),
-                    "ppv": yy[pp == 1].mean(), "fnr": 1 - pp[yy == 1].mean()}
-    return rates
-
 
 def _family_error(method: str, runs: int, n: int, seed: int, joint: bool = True) -> float:
-    """Share of runs where some pair's interval misses the true difference (some verdict may be wrong)."""
-    rng = np.random.default_rng(seed)
-    k, pool = 10, 4000
-    g = np.repeat(np.arange(k), pool)
-    s = rng.beta(2, 2, g.size)
-    y = (rng.uniform(size=g.size) < s).astype(int)
-    pred = (s >= 0.5).astype(int)
-    truth = _truth(y, pred, g, k)
     measures = [sfm.msr(key) for key in KEYS]
-    bad = 0
-    for _ in range(runs):
-        rows = np.concatenate([j * pool + rng.integers(0, pool, n) for j in range(k)])  # iid per group
-        res = bayes.posteriors(measures, y[rows], s[rows], sensitive_features=g[rows], method=method,
-                               random_state=int(rng.integers(2**31)))
-        table = bayes.verdicts(res, eps=0.05)
-        assert set(table["base"]) == BASES and len(table) == 5 * 45 and table.attrs["family_wise_level"] == 0.95
-        if not joint:  # the separate 95% intervals of each difference (what the joint band replaces)
-            lo, hi = [], []
-            for (_, r) in table.iterrows():
-                d = res[f"fairness.{r.base}"].group_draws[r.base].reshape(-1, k)
-                x = d[:, int(r.group_a)] - d[:, int(r.group_b)]
-                lo.append(np.quantile(x, 0.025))
-                hi.append(np.quantile(x, 0.975))
-            table["lower"], table["upper"] = lo, hi
-        true_diff = np.array([truth[int(r.group_a)][r.base] - truth[int(r.group_b)][r.base]
-                              for _, r in table.iterrows()])
-        bad += not ((table["lower"] <= true_diff) & (true_diff <= table["upper"])).all()
-    return bad / runs
+
+    def fit(y, pred, scores, groups, random_state):
+        return bayes.posteriors(measures, y, scores, sensitive_features=groups, method=method,
+                                random_state=random_state)
+
+    return family_error(fit, runs, n, seed, joint)
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")

@@ -11,6 +11,7 @@ from skfair_measures import bayes
 from skfair_measures._verdicts import COLUMNS, classify, max_type_band
 
 KEYS = ("fairness.acc", "fairness.tpr", "fairness.fpr", "fairness.ppv", "fairness.fnr")
+BASES = {"acc", "tpr", "fpr", "ppv", "fnr"}
 
 
 def _truth(y, pred, g, k):
@@ -22,8 +23,13 @@ def _truth(y, pred, g, k):
     return out
 
 
-def _family_error(runs: int, n: int, seed: int, joint: bool = True) -> float:
-    """Share of runs where some pair's interval misses the true difference (some verdict may be wrong)."""
+def family_error(fit, runs: int, n: int, seed: int, joint: bool = True) -> float:
+    """Share of runs where some pair's interval misses the true difference (some verdict may be wrong).
+
+    10 groups x the 5 measures of ``KEYS``, ``n`` iid rows per group a run;
+    ``fit(y, pred, scores, groups, random_state)`` gives the results of one joint fit
+    (bootstrap here, posteriors in test_bayes_verdicts.py).
+    """
     rng = np.random.default_rng(seed)
     k, pool = 10, 4000
     g = np.repeat(np.arange(k), pool)
@@ -34,14 +40,13 @@ def _family_error(runs: int, n: int, seed: int, joint: bool = True) -> float:
     bad = 0
     for _ in range(runs):
         rows = np.concatenate([j * pool + rng.integers(0, pool, n) for j in range(k)])  # iid per group
-        res = sfm.bootstraps(KEYS, y[rows], pred[rows], sensitive_features=g[rows], n_boot=1000,
-                             random_state=int(rng.integers(2**31)))
+        res = fit(y[rows], pred[rows], s[rows], g[rows], int(rng.integers(2**31)))
         table = sfm.verdicts(res, eps=0.05)
-        assert len(table) == 5 * 45 and table.attrs["family_wise_level"] == 0.95
+        assert set(table["base"]) == BASES and len(table) == 5 * 45 and table.attrs["family_wise_level"] == 0.95
         if not joint:  # the separate 95% percentile intervals of each difference (what the joint band replaces)
             lo, hi = [], []
             for r in table.itertuples():
-                d = res[r.measure].group_draws[r.base]
+                d = res[r.measure].group_draws[r.base].reshape(-1, k)
                 x = d[:, int(r.group_a)] - d[:, int(r.group_b)]
                 lo.append(np.quantile(x, 0.025))
                 hi.append(np.quantile(x, 0.975))
@@ -50,6 +55,14 @@ def _family_error(runs: int, n: int, seed: int, joint: bool = True) -> float:
                               for r in table.itertuples()])
         bad += not ((table["lower"] <= true_diff) & (true_diff <= table["upper"])).all()
     return bad / runs
+
+
+def _bootstraps(y, pred, scores, groups, random_state):
+    return sfm.bootstraps(KEYS, y, pred, sensitive_features=groups, n_boot=1000, random_state=random_state)
+
+
+def _family_error(runs: int, n: int, seed: int, joint: bool = True) -> float:
+    return family_error(_bootstraps, runs, n, seed, joint)
 
 
 def test_family_wise_error_of_the_bootstrap_band_with_10_groups_and_5_measures():
