@@ -31,6 +31,7 @@ demo: $(DEMO_STAMP)
 # compiled model) start once: on 2 cores about 230 s instead of 300-370 s in one process
 test: $(TEST_STAMP)
 	$(PY) -m ruff check skfair_measures tests benchmarks integrations examples
+	$(PY) -m ruff format --check skfair_measures tests benchmarks integrations examples
 	$(PY) -m pytest -m "not slow" -q -n auto --dist loadfile --durations=10
 
 test-slow: $(TEST_STAMP)
@@ -38,6 +39,7 @@ test-slow: $(TEST_STAMP)
 
 lint: $(TEST_STAMP)
 	$(PY) -m ruff check skfair_measures tests benchmarks integrations examples
+	$(PY) -m ruff format --check skfair_measures tests benchmarks integrations examples
 
 bench: $(TEST_STAMP)
 	$(PY) benchmarks/bench_metrics.py

@@ -72,9 +72,18 @@ def one_fit(seed: int, sampler: str, method: str = "bc") -> dict:
     y, s, a = simulate(100, seed)
     _, s_u, a_u = simulate(10_000, seed + 1000)
     t1 = time.perf_counter()
-    post = bayes.posterior(sfm.msr("fairness.acc"),
-        y, s, sensitive_features=a, method=method, unlabeled_scores=s_u, unlabeled_sensitive=a_u,
-        reference="M", random_state=seed, sampler=sampler, warn=False,
+    post = bayes.posterior(
+        sfm.msr("fairness.acc"),
+        y,
+        s,
+        sensitive_features=a,
+        method=method,
+        unlabeled_scores=s_u,
+        unlabeled_sensitive=a_u,
+        reference="M",
+        random_state=seed,
+        sampler=sampler,
+        warn=False,
     )
     t2 = time.perf_counter()
     d = post.diagnostics()
@@ -113,20 +122,31 @@ def one_ppi_fit(seed: int) -> dict:
 def ppi_timing(args: argparse.Namespace) -> None:
     env = dict(os.environ)
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, __file__, "--child", "--method", "ppi", "--seed", str(args.seed)],
-                         capture_output=True, text=True, env=env, check=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", "--method", "ppi", "--seed", str(args.seed)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
     wall = time.perf_counter() - t0
-    cold = json.loads(next(ln for ln in out.stdout.splitlines() if ln.startswith("RESULT "))[len("RESULT "):])
+    cold = json.loads(next(ln for ln in out.stdout.splitlines() if ln.startswith("RESULT "))[len("RESULT ") :])
     one_ppi_fit(args.seed)  # imports ppi_py, scipy's t quantiles
     warm = [one_ppi_fit(args.seed + 10 + i) for i in range(args.repeats)]
     print(f"PPI, n_L = 100, n_U = 10,000, 4 x 1000 draws; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()}")
-    print(f"new process, whole call incl. interpreter start: {wall:.2f} s "
-          f"(import skfair_measures {cold['import_seconds']:.2f} s, first fit incl. ppi_py import "
-          f"{cold['seconds']:.2f} s)")
-    print(f"warm, fairness.acc with reference (median of {args.repeats}): "
-          f"{1000 * np.median([w['seconds'] for w in warm]):.1f} ms")
-    print(f"warm, fairness.eod (tpr and fpr, median of {args.repeats}): "
-          f"{1000 * np.median([w['eod_seconds'] for w in warm]):.1f} ms")
+    print(
+        f"new process, whole call incl. interpreter start: {wall:.2f} s "
+        f"(import skfair_measures {cold['import_seconds']:.2f} s, first fit incl. ppi_py import "
+        f"{cold['seconds']:.2f} s)"
+    )
+    print(
+        f"warm, fairness.acc with reference (median of {args.repeats}): "
+        f"{1000 * np.median([w['seconds'] for w in warm]):.1f} ms"
+    )
+    print(
+        f"warm, fairness.eod (tpr and fpr, median of {args.repeats}): "
+        f"{1000 * np.median([w['eod_seconds'] for w in warm]):.1f} ms"
+    )
 
 
 def guaranteed_timing(args: argparse.Namespace) -> None:
@@ -144,8 +164,10 @@ def guaranteed_timing(args: argparse.Namespace) -> None:
         post.interval(0.95)
         return time.perf_counter() - t0
 
-    print(f"guaranteed interval, n_L = 100, n_U = 10,000; load average {os.getloadavg()[0]:.2f} on "
-          f"{os.cpu_count()} cores; warm, median of {args.repeats} (target 50 ms)")
+    print(
+        f"guaranteed interval, n_L = 100, n_U = 10,000; load average {os.getloadavg()[0]:.2f} on "
+        f"{os.cpu_count()} cores; warm, median of {args.repeats} (target 50 ms)"
+    )
     for key in ("fairness.acc", "fairness.eod"):
         for powered in (False, True):
             one(args.seed, powered, key)
@@ -187,8 +209,17 @@ def ppi_coverage(args: argparse.Namespace) -> None:
             y = (rng.uniform(size=g.size) < p).astype(int)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                res = posteriors(ms, y[:n_l], s[:n_l], sensitive_features=g[:n_l], method="ppi",
-                                 unlabeled_scores=s[n_l:], unlabeled_sensitive=g[n_l:], n_draws=500, random_state=r)
+                res = posteriors(
+                    ms,
+                    y[:n_l],
+                    s[:n_l],
+                    sensitive_features=g[:n_l],
+                    method="ppi",
+                    unlabeled_scores=s[n_l:],
+                    unlabeled_sensitive=g[n_l:],
+                    n_draws=500,
+                    random_state=r,
+                )
             for j, (post, t) in enumerate(zip(res.values(), truth.values(), strict=True)):
                 lo, hi = post.interval(0.95)
                 hits[j] += lo <= t <= hi
@@ -216,11 +247,14 @@ def fresh_process(sampler: str, seed: int, compiledir: str | None, method: str =
     t0 = time.perf_counter()
     out = subprocess.run(
         [sys.executable, __file__, "--child", "--sampler", sampler, "--seed", str(seed), "--method", method],
-        capture_output=True, text=True, env=env, check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
     )
     wall = time.perf_counter() - t0
     line = next(ln for ln in out.stdout.splitlines() if ln.startswith("RESULT "))
-    res = json.loads(line[len("RESULT "):])
+    res = json.loads(line[len("RESULT ") :])
     res["wall_seconds"] = wall
     return res
 
@@ -265,21 +299,31 @@ def main() -> None:
     rows.append((f"warm, compiled model reused (median of {args.repeats})", med, warm[0]))
     divergences = sum(w["divergences"] for w in warm) + first["divergences"]
 
-    print(f"\nOne fit of method={args.method!r} (used: {first['method']}), n_L = 100, n_U = 10,000, "
-          f"4 chains x (1500 + 200), sampler={args.sampler}")
+    print(
+        f"\nOne fit of method={args.method!r} (used: {first['method']}), n_L = 100, n_U = 10,000, "
+        f"4 chains x (1500 + 200), sampler={args.sampler}"
+    )
     print(f"{'situation':52s} {'seconds':>8s}  {'vs paper (JAGS ~30 s)':>22s}")
     for name, sec, _ in rows:
         print(f"{name:52s} {sec:8.2f}  {PAPER_SECONDS / sec:20.1f}x")
-    print(f"\nwarm fits: {[round(w['seconds'], 2) for w in warm]} s (sampling only: "
-          f"{[round(w['sampling_seconds'], 2) for w in warm]})")
-    print(f"divergences over the {args.repeats + 1} in-process fits: {divergences}; "
-          f"largest R-hat: {max(w['max_r_hat'] for w in warm + [first]):.3f}")
+    print(
+        f"\nwarm fits: {[round(w['seconds'], 2) for w in warm]} s (sampling only: "
+        f"{[round(w['sampling_seconds'], 2) for w in warm]})"
+    )
+    print(
+        f"divergences over the {args.repeats + 1} in-process fits: {divergences}; "
+        f"largest R-hat: {max(w['max_r_hat'] for w in warm + [first]):.3f}"
+    )
     for name, _, r in rows[:-1]:
-        print(f"{name}: import {r['import_seconds']:.1f} s, compile {r['compile_seconds']:.1f} s, "
-              f"sampling {r['sampling_seconds']:.1f} s, divergences {r['divergences']}")
+        print(
+            f"{name}: import {r['import_seconds']:.1f} s, compile {r['compile_seconds']:.1f} s, "
+            f"sampling {r['sampling_seconds']:.1f} s, divergences {r['divergences']}"
+        )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
-    print(f"compile cache: {os.environ.get('PYTENSOR_FLAGS', 'default (see skfair_measures.bayes._bc)')}; "
-          f"python {sys.version.split()[0]}, {Path(sys.executable).name}")
+    print(
+        f"compile cache: {os.environ.get('PYTENSOR_FLAGS', 'default (see skfair_measures.bayes._bc)')}; "
+        f"python {sys.version.split()[0]}, {Path(sys.executable).name}"
+    )
 
 
 if __name__ == "__main__":

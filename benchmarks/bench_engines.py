@@ -162,9 +162,11 @@ def _posterior_mode(mode: str, ddf) -> dict:
         warnings.simplefilter("ignore")  # PPI's small-sample notice does not apply at these sizes
         post = bayes.posterior(m, "y_l", "score", sensitive_features="s", method=mode, data=ddf, random_state=0)
     lo, hi = post.interval(0.95)
-    return {"value": round(float(post.value), 6),
-            "interval": [round(float(lo), 6), round(float(hi), 6)], "total": post.attrs["n_labeled"]
-            + post.attrs["n_unlabeled"]}
+    return {
+        "value": round(float(post.value), 6),
+        "interval": [round(float(lo), 6), round(float(hi), 6)],
+        "total": post.attrs["n_labeled"] + post.attrs["n_unlabeled"],
+    }
 
 
 def run_in_process(mode: str, n_rows: int, part_rows: int) -> dict:
@@ -280,14 +282,22 @@ def weighted_bootstrap(n_rows: int, n_boot: int = 1000, repeats: int = 2) -> lis
                     return engines.compute_metrics(frame, "y", "yhat", "s", ["fairness.eod"], sample_weight="w")
 
                 def boot(frame=frame):
-                    return engines.poisson_bootstrap(frame, "y", "yhat", "s", "fairness.eod", sample_weight="w",
-                                                     n_boot=n_boot, random_state=0)
+                    return engines.poisson_bootstrap(
+                        frame, "y", "yhat", "s", "fairness.eod", sample_weight="w", n_boot=n_boot, random_state=0
+                    )
 
                 point()  # warm-up (JIT, caches, JVM)
                 t_point = min(_timed(point) for _ in range(repeats))
                 t_boot = min(_timed(boot) for _ in range(repeats))
-                rows.append({"engine": name, "rows": n_rows, "point_s": t_point, "bootstrap_s": t_boot,
-                             "ratio": t_boot / t_point})
+                rows.append(
+                    {
+                        "engine": name,
+                        "rows": n_rows,
+                        "point_s": t_point,
+                        "bootstrap_s": t_boot,
+                        "ratio": t_boot / t_point,
+                    }
+                )
         finally:
             if spark is not None:
                 spark.stop()
@@ -367,8 +377,10 @@ def main() -> None:
     print(f"\n3. throughput per core, {n_tp:.0e} rows in one Parquet file (best of 3 after a warm-up)")
     tp = throughput(n_tp)
     for r in tp:
-        print(f"   {r['engine']:28s} {r['seconds']:6.2f} s  {r['rows_per_s_per_core'] / 1e6:6.1f} M rows/s/core"
-              "  (table equal to pandas in memory)")
+        print(
+            f"   {r['engine']:28s} {r['seconds']:6.2f} s  {r['rows_per_s_per_core'] / 1e6:6.1f} M rows/s/core"
+            "  (table equal to pandas in memory)"
+        )
     report["throughput"] = tp
 
     dask_rate = next(r for r in tp if r["engine"].startswith("Dask"))["rows_per_s_per_core"]
@@ -384,8 +396,10 @@ def main() -> None:
 
 
 def _section_posteriors(report: dict, n_rows: int, part: int) -> None:
-    print(f"\n6. posteriors of fairness.tpr from {n_rows:.0e} lazy Dask rows (1% labeled), partitions of {part:.0e}; "
-          f"load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"\n6. posteriors of fairness.tpr from {n_rows:.0e} lazy Dask rows (1% labeled), partitions of {part:.0e}; "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
     runs = {mode: run_in_process(mode, n_rows, part) for mode in POSTERIOR_MODES}
     point = runs["point-scores"]["seconds"]
     for mode, r in runs.items():
@@ -393,19 +407,25 @@ def _section_posteriors(report: dict, n_rows: int, part: int) -> None:
         extra = "" if mode == "point-scores" else f"  / point {r['seconds'] / point:5.2f}  interval {r['interval']}"
         print(f"   {mode:12s} {r['seconds']:7.2f} s   peak {r['peak_mib']:7.0f} MiB{extra}")
     print("   (bar: within 2x the point value, under 1,536 MiB)")
-    print("   (every partition is a rotation of one block, so its labeled rows repeat 1/n_partitions-fold: the\n"
-          "   intervals here time the work; they are too narrow for these data and are no coverage check)")
+    print(
+        "   (every partition is a rotation of one block, so its labeled rows repeat 1/n_partitions-fold: the\n"
+        "   intervals here time the work; they are too narrow for these data and are no coverage check)"
+    )
     report["posteriors"] = runs | {"rows": n_rows, "loadavg_end": os.getloadavg()}
 
 
 def _section_weighted_bootstrap(report: dict, scale: int) -> None:
     n_wb = int(1e7) // scale
-    print(f"\n5. weighted Poisson bootstrap, fairness.eod, 1,000 replicates, {n_wb:.0e} rows in one Parquet file "
-          "(best of 2 after a warm-up)")
+    print(
+        f"\n5. weighted Poisson bootstrap, fairness.eod, 1,000 replicates, {n_wb:.0e} rows in one Parquet file "
+        "(best of 2 after a warm-up)"
+    )
     wb = weighted_bootstrap(n_wb)
     for r in wb:
-        print(f"   {r['engine']:28s} point {r['point_s']:6.2f} s  bootstrap {r['bootstrap_s']:6.2f} s  "
-              f"bootstrap / point {r['ratio']:5.2f}")
+        print(
+            f"   {r['engine']:28s} point {r['point_s']:6.2f} s  bootstrap {r['bootstrap_s']:6.2f} s  "
+            f"bootstrap / point {r['ratio']:5.2f}"
+        )
     report["weighted_bootstrap"] = wb
 
 

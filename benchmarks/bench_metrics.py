@@ -115,9 +115,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="100,000 rows")
     parser.add_argument("--fairlearn-repeat", type=int, default=1)
     parser.add_argument("--speed", action="store_true", help="only the speed sections (inputs, scorers, bootstrap)")
-    parser.add_argument("--speed-sections", nargs="*", default=["inputs", "scorers", "bootstrap", "distributions"],
-                        choices=["inputs", "scorers", "bootstrap", "distributions"],
-                        help="which speed sections to run")
+    parser.add_argument(
+        "--speed-sections",
+        nargs="*",
+        default=["inputs", "scorers", "bootstrap", "distributions"],
+        choices=["inputs", "scorers", "bootstrap", "distributions"],
+        help="which speed sections to run",
+    )
     parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates for --speed")
     parser.add_argument("--baseline", metavar="COMMIT", help="with --speed: also time the core of COMMIT")
     parser.add_argument("--multiclass", action="store_true", help="only the multiclass section (K classes, 5 groups)")
@@ -276,14 +280,20 @@ def bench_multiclass(n: int, n_classes: int, n_groups: int, fairlearn_repeat: in
         np.testing.assert_allclose(got[key].value, value, rtol=1e-9, err_msg=key)
     print(
         f"compiled kernel (numba) used: {_compiled_kernel_used()}; 'ours' is a call after clearing the input cache "
-        "in a process that has run it before; load average "
-        + " ".join(f"{v:.1f}" for v in os.getloadavg())
+        "in a process that has run it before; load average " + " ".join(f"{v:.1f}" for v in os.getloadavg())
     )
     return {
-        "rows": n, "classes": n_classes, "groups": n_groups, "bincount [ms]": 1e3 * t_floor,
-        "ours, 4 measures [ms]": 1e3 * t_ours, "fairlearn [s]": t_fl, "speed-up": t_fl / t_ours,
-        "ours / bincount": t_ours / t_floor, "no numba [ms]": 1e3 * t_numpy,
-        "no numba / bincount": t_numpy / t_floor, "fresh process [ms]": 1e3 * t_fresh,
+        "rows": n,
+        "classes": n_classes,
+        "groups": n_groups,
+        "bincount [ms]": 1e3 * t_floor,
+        "ours, 4 measures [ms]": 1e3 * t_ours,
+        "fairlearn [s]": t_fl,
+        "speed-up": t_fl / t_ours,
+        "ours / bincount": t_ours / t_floor,
+        "no numba [ms]": 1e3 * t_numpy,
+        "no numba / bincount": t_numpy / t_floor,
+        "fresh process [ms]": 1e3 * t_fresh,
     }
 
 
@@ -315,13 +325,21 @@ def bench_thresholds(n: int, n_thresholds: int, n_groups: int) -> dict[str, floa
 
     t_sort, _ = best_of(lambda: np.sort(scores), 7)
     t_ours, curve = best_of(ours, 7)
-    t_loop, _ = best_of(lambda: [sfm.msr("fairness.eod", threshold=float(t))(y_true, scores, sensitive_features=codes)
-                                 for t in grid[:10]], 1)
+    t_loop, _ = best_of(
+        lambda: [
+            sfm.msr("fairness.eod", threshold=float(t))(y_true, scores, sensitive_features=codes) for t in grid[:10]
+        ],
+        1,
+    )
     check = sfm.msr("fairness.eod", threshold=float(grid[37]))(y_true, scores, sensitive_features=codes)
     np.testing.assert_allclose(curve.values.iloc[37], check, rtol=1e-12)
     return {
-        "rows": n, "thresholds": n_thresholds, "groups": n_groups, "one np.sort [ms]": 1e3 * t_sort,
-        "ours, all thresholds [ms]": 1e3 * t_ours, "ours / sort": t_ours / t_sort,
+        "rows": n,
+        "thresholds": n_thresholds,
+        "groups": n_groups,
+        "one np.sort [ms]": 1e3 * t_sort,
+        "ours, all thresholds [ms]": 1e3 * t_ours,
+        "ours / sort": t_ours / t_sort,
         "one call per threshold [ms, extrapolated]": 1e3 * t_loop * n_thresholds / 10,
     }
 
@@ -395,9 +413,14 @@ def bench_inputs(n: int, n_groups: int) -> list[dict[str, object]]:
         floor = t_fact + t_count
         rows.append(
             {
-                "strings in": what, "given as": kind, "factorise + bincount [ms]": 1e3 * floor,
-                "all at once [ms]": 1e3 * t_all, "all / floor": t_all / floor,
-                "measures": len(measures), "separate calls [ms]": 1e3 * t_each, "calls / all": t_each / t_all,
+                "strings in": what,
+                "given as": kind,
+                "factorise + bincount [ms]": 1e3 * floor,
+                "all at once [ms]": 1e3 * t_all,
+                "all / floor": t_all / floor,
+                "measures": len(measures),
+                "separate calls [ms]": 1e3 * t_each,
+                "calls / all": t_each / t_all,
             }
         )
         _print_row(rows)
@@ -461,8 +484,9 @@ def bench_bootstrap(n: int, n_boot: int) -> list[dict[str, object]]:
         w = _weights(kind, y_true, rng)
 
         def run(w=w):
-            return sfm.bootstrap(m, y_true, y_pred, sensitive_features=codes, sample_weight=w, n_boot=n_boot,
-                                 random_state=0)
+            return sfm.bootstrap(
+                m, y_true, y_pred, sensitive_features=codes, sample_weight=w, n_boot=n_boot, random_state=0
+            )
 
         t, _ = _cold_best(run, 7)  # milliseconds each on a shared machine: the best of 7 steadies the ratios
         rows.append({"weights": kind, "replicates timed": n_boot, f"{n_boot} replicates [s]": t})
@@ -539,8 +563,9 @@ def bench_baseline(commit: str, n: int, n_groups: int, n_boot: int) -> pd.DataFr
     with tempfile.TemporaryDirectory() as work:
         old = Path(work) / "core"  # the old package lives here; the children run from `work`, which holds none
         old.mkdir()
-        archive = subprocess.run(["git", "-C", str(repo), "archive", commit, "skfair_measures"], check=True,
-                                 capture_output=True).stdout
+        archive = subprocess.run(
+            ["git", "-C", str(repo), "archive", commit, "skfair_measures"], check=True, capture_output=True
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
         figures: dict[str, list[dict[str, float]]] = {commit: [], "this tree": []}
         # alternate old and new twice and keep the best of each: the machine is shared.
@@ -550,8 +575,14 @@ def bench_baseline(commit: str, n: int, n_groups: int, n_boot: int) -> pd.DataFr
             for label, path, reps in ((commit, str(old), n_boot), ("this tree", str(repo), n_boot)):
                 env = {**os.environ, "PYTHONPATH": path}
                 argv = [str(n), str(n_groups), str(n_boot), str(reps)]
-                res = subprocess.run([sys.executable, "-c", _BASELINE_CHILD, *argv],
-                                     env=env, cwd=work, check=True, capture_output=True, text=True)
+                res = subprocess.run(
+                    [sys.executable, "-c", _BASELINE_CHILD, *argv],
+                    env=env,
+                    cwd=work,
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                )
                 figures[label].append(json.loads(res.stdout.strip().splitlines()[-1]))
     table = pd.DataFrame({label: pd.DataFrame(runs).min() for label, runs in figures.items()})
     table["now / before"] = table["this tree"] / table[commit]
@@ -564,8 +595,10 @@ def _print_row(rows: list[dict[str, object]]) -> None:
 
 def main_speed(args: argparse.Namespace, n: int) -> None:
     """The speed sections, run alone with --speed (and --baseline COMMIT)."""
-    print(f"machine: {platform.machine()} | {os.cpu_count()} cores | python {platform.python_version()} | "
-          f"numpy {np.__version__} | pandas {pd.__version__} | load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"machine: {platform.machine()} | {os.cpu_count()} cores | python {platform.python_version()} | "
+        f"numpy {np.__version__} | pandas {pd.__version__} | load average {os.getloadavg()[0]:.1f}"
+    )
     sections = set(args.speed_sections)
     if "inputs" in sections:
         print(f"\n## inputs: {n:,} rows, 5 groups (sensitive) / 5 groups and labels 'no'/'yes' (labels)")

@@ -38,10 +38,13 @@ def make_partition(i: int, rows: int) -> pd.DataFrame:
     if rows not in _BLOCK:
         rng = np.random.default_rng(0)
         y = rng.integers(0, 2, rows, dtype=np.int8)
-        _BLOCK[rows] = pd.DataFrame({
-            "y": y, "yhat": (rng.random(rows) < 0.3 + 0.4 * y).astype(np.int8),
-            "s": rng.integers(0, N_GROUPS, rows, dtype=np.int8),
-        })
+        _BLOCK[rows] = pd.DataFrame(
+            {
+                "y": y,
+                "yhat": (rng.random(rows) < 0.3 + 0.4 * y).astype(np.int8),
+                "s": rng.integers(0, N_GROUPS, rows, dtype=np.int8),
+            }
+        )
     shift = (i * 7919) % rows
     return pd.DataFrame({k: np.roll(v.to_numpy(), shift) for k, v in _BLOCK[rows].items()})
 
@@ -51,8 +54,9 @@ def batch_frame(b: int, rows: int):
 
     n_parts = max(1, rows // PART_ROWS)
     meta = pd.DataFrame({"y": np.int8([]), "yhat": np.int8([]), "s": np.int8([])})
-    return dd.from_map(make_partition, range(b * n_parts, (b + 1) * n_parts), rows=rows // n_parts, meta=meta,
-                       enforce_metadata=False)
+    return dd.from_map(
+        make_partition, range(b * n_parts, (b + 1) * n_parts), rows=rows // n_parts, meta=meta, enforce_metadata=False
+    )
 
 
 def _rss_mb() -> float:
@@ -81,11 +85,15 @@ def run(n_rows: int, batch_rows: int) -> dict:
         t_mon.append(t2 - t1)
     c, m = np.median(t_count), np.median(t_mon)
     return {
-        "rows": n_rows, "batch_rows": batch_rows, "batches": len(t_mon), "engine": "dask (threads, 2 workers)",
+        "rows": n_rows,
+        "batch_rows": batch_rows,
+        "batches": len(t_mon),
+        "engine": "dask (threads, 2 workers)",
         "median_seconds_per_batch": {"count": round(float(c), 4), "monitor": round(float(m), 4)},
         "ratio_monitor_over_count": round(float(m / c), 3),
         "total_seconds": {"count": round(float(np.sum(t_count)), 1), "monitor": round(float(np.sum(t_mon)), 1)},
-        "rss_mb_after_imports": round(start_rss, 1), "peak_rss_mb": round(_rss_mb(), 1),
+        "rss_mb_after_imports": round(start_rss, 1),
+        "peak_rss_mb": round(_rss_mb(), 1),
         "state_kb": round(len(json.dumps(mon.to_dict())) / 1024, 1),
         "load_average": os.getloadavg(),
         "alarm": bool(mon.status()["alarm"].any()),

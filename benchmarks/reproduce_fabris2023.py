@@ -63,27 +63,39 @@ SIZE = 500
 # The paper's Tables 4 and 5, LR rows: (MAE, MSE, P(AE<0.1), P(AE<0.2)).
 PAPER = {
     ("adult", "sample-prev-D3"): {
-        "CC": (0.382, 0.239, 0.207, 0.386), "PCC": (0.299, 0.146, 0.235, 0.427),
-        "ACC": (0.103, 0.020, 0.595, 0.870), "PACC": (0.061, 0.007, 0.813, 0.970),
-        "SLD": (0.055, 0.006, 0.846, 0.980), "HDy": (0.110, 0.018, 0.500, 0.893),
+        "CC": (0.382, 0.239, 0.207, 0.386),
+        "PCC": (0.299, 0.146, 0.235, 0.427),
+        "ACC": (0.103, 0.020, 0.595, 0.870),
+        "PACC": (0.061, 0.007, 0.813, 0.970),
+        "SLD": (0.055, 0.006, 0.846, 0.980),
+        "HDy": (0.110, 0.018, 0.500, 0.893),
         "MLPE": (0.397, 0.246, 0.162, 0.294),
     },
     ("compas", "sample-prev-D3"): {
-        "CC": (0.541, 0.429, 0.118, 0.237), "PCC": (0.337, 0.172, 0.181, 0.344),
-        "ACC": (0.495, 0.377, 0.143, 0.252), "PACC": (0.252, 0.109, 0.287, 0.492),
-        "SLD": (0.169, 0.048, 0.385, 0.669), "HDy": (0.267, 0.116, 0.250, 0.472),
+        "CC": (0.541, 0.429, 0.118, 0.237),
+        "PCC": (0.337, 0.172, 0.181, 0.344),
+        "ACC": (0.495, 0.377, 0.143, 0.252),
+        "PACC": (0.252, 0.109, 0.287, 0.492),
+        "SLD": (0.169, 0.048, 0.385, 0.669),
+        "HDy": (0.267, 0.116, 0.250, 0.472),
         "MLPE": (0.349, 0.184, 0.175, 0.332),
     },
     ("adult", "sample-prev-D2"): {
-        "CC": (0.230, 0.084, 0.274, 0.523), "PCC": (0.213, 0.074, 0.323, 0.551),
-        "ACC": (0.159, 0.057, 0.439, 0.789), "PACC": (0.112, 0.026, 0.559, 0.889),
-        "SLD": (0.081, 0.011, 0.705, 0.929), "HDy": (0.219, 0.084, 0.345, 0.573),
+        "CC": (0.230, 0.084, 0.274, 0.523),
+        "PCC": (0.213, 0.074, 0.323, 0.551),
+        "ACC": (0.159, 0.057, 0.439, 0.789),
+        "PACC": (0.112, 0.026, 0.559, 0.889),
+        "SLD": (0.081, 0.011, 0.705, 0.929),
+        "HDy": (0.219, 0.084, 0.345, 0.573),
         "MLPE": (0.295, 0.134, 0.239, 0.410),
     },
     ("compas", "sample-prev-D2"): {
-        "CC": (0.498, 0.312, 0.044, 0.128), "PCC": (0.264, 0.104, 0.227, 0.431),
-        "ACC": (0.469, 0.296, 0.080, 0.184), "PACC": (0.338, 0.179, 0.185, 0.356),
-        "SLD": (0.160, 0.041, 0.386, 0.678), "HDy": (0.255, 0.101, 0.246, 0.463),
+        "CC": (0.498, 0.312, 0.044, 0.128),
+        "PCC": (0.264, 0.104, 0.227, 0.431),
+        "ACC": (0.469, 0.296, 0.080, 0.184),
+        "PACC": (0.338, 0.179, 0.185, 0.356),
+        "SLD": (0.160, 0.041, 0.386, 0.678),
+        "HDy": (0.255, 0.101, 0.246, 0.463),
         "MLPE": (0.275, 0.112, 0.219, 0.417),
     },
 }
@@ -99,8 +111,9 @@ def load(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     elif name == "compas":
         X, y, A = datasets.load_compas(return_X_y_A=True)
         keep = A["race"].isin(["African-American", "Caucasian"]).to_numpy()
-        X = X.loc[keep, ["age", "juv_fel_count", "juv_misd_count", "juv_other_count",
-                         "priors_count", "c_charge_degree"]]
+        X = X.loc[
+            keep, ["age", "juv_fel_count", "juv_misd_count", "juv_other_count", "priors_count", "c_charge_degree"]
+        ]
         s = (A.loc[keep, "race"] == "Caucasian").to_numpy(int)
         y = 1 - y.to_numpy(int)[keep]  # + is "no recidivism"
     else:
@@ -145,8 +158,7 @@ def run(name: str, protocols: list[str], n_splits: dict, reps: dict, seed: int =
     strata = 2 * s + y
     rows = []
     for split in range(max(n_splits[p] for p in protocols)):
-        folds = [te for _, te in StratifiedKFold(3, shuffle=True, random_state=seed + split)
-                 .split(X, strata)]
+        folds = [te for _, te in StratifiedKFold(3, shuffle=True, random_state=seed + split).split(X, strata)]
         for perm, (i1, i2, i3) in enumerate(itertools.permutations(folds)):
             rng = np.random.default_rng([seed, split, perm])
             h = LogisticRegression(class_weight="balanced", max_iter=1000).fit(X[i1], y[i1])
@@ -156,10 +168,8 @@ def run(name: str, protocols: list[str], n_splits: dict, reps: dict, seed: int =
 
             if "sample-prev-D3" in protocols and split < n_splits["sample-prev-D3"]:
                 ests = fit_all(h, X[i2], s[i2], seed)
-                for c, r, p in itertools.product((0, 1), range(reps["sample-prev-D3"]),
-                                                 np.linspace(0, 1, 11)):
-                    idx = np.concatenate([draw(rng, parts3[c], s, p),
-                                          draw(rng, parts3[1 - c], s, None)])
+                for c, r, p in itertools.product((0, 1), range(reps["sample-prev-D3"]), np.linspace(0, 1, 11)):
+                    idx = np.concatenate([draw(rng, parts3[c], s, p), draw(rng, parts3[1 - c], s, None)])
                     truth = disparity(h.predict(X[idx]) == 1, s[idx])
                     for q, est in ests.items():
                         res = est.estimate(X[idx])
@@ -167,10 +177,8 @@ def run(name: str, protocols: list[str], n_splits: dict, reps: dict, seed: int =
 
             if "sample-prev-D2" in protocols and split < n_splits["sample-prev-D2"]:
                 truth = disparity(acc3, s[i3])
-                for c, r, p in itertools.product((0, 1), range(reps["sample-prev-D2"]),
-                                                 np.linspace(0.1, 0.9, 9)):
-                    idx = np.concatenate([draw(rng, parts2[c], s, p),
-                                          draw(rng, parts2[1 - c], s, None)])
+                for c, r, p in itertools.product((0, 1), range(reps["sample-prev-D2"]), np.linspace(0.1, 0.9, 9)):
+                    idx = np.concatenate([draw(rng, parts2[c], s, p), draw(rng, parts2[1 - c], s, None)])
                     ests = fit_all(h, X[idx], s[idx], seed)
                     for q, est in ests.items():
                         res = est.estimate(X[i3])
@@ -182,14 +190,18 @@ def summarise(df: pd.DataFrame) -> pd.DataFrame:
     err = df["estimate"] - df["truth"]
     df = df.assign(ae=err.abs(), se=err**2)
     g = df.groupby(["dataset", "protocol", "quantifier"], sort=False)
-    out = pd.DataFrame({
-        "MAE": g["ae"].mean(), "MAE_sd": g["ae"].std(), "MSE": g["se"].mean(),
-        "P(AE<0.1)": g["ae"].apply(lambda a: (a < 0.1).mean()),
-        "P(AE<0.2)": g["ae"].apply(lambda a: (a < 0.2).mean()),
-        "n": g["ae"].size(),
-        # share with result.reliable False (the features do carry some information here)
-        "flagged": 1.0 - g["reliable"].mean(),
-    })
+    out = pd.DataFrame(
+        {
+            "MAE": g["ae"].mean(),
+            "MAE_sd": g["ae"].std(),
+            "MSE": g["se"].mean(),
+            "P(AE<0.1)": g["ae"].apply(lambda a: (a < 0.1).mean()),
+            "P(AE<0.2)": g["ae"].apply(lambda a: (a < 0.2).mean()),
+            "n": g["ae"].size(),
+            # share with result.reliable False (the features do carry some information here)
+            "flagged": 1.0 - g["reliable"].mean(),
+        }
+    )
     paper = {k + (q,): v for k, d in PAPER.items() for q, v in d.items()}
     out["paper MAE"] = [paper[i][0] for i in out.index]
     out["paper MSE"] = [paper[i][1] for i in out.index]
@@ -207,10 +219,8 @@ def main() -> None:
 
     # repetitions: (splits, samplings per permutation and p); the paper uses (5, 10)
     plan = {
-        "adult": ({"sample-prev-D3": 5, "sample-prev-D2": 2},
-                  {"sample-prev-D3": 2, "sample-prev-D2": 1}),
-        "compas": ({"sample-prev-D3": 5, "sample-prev-D2": 2},
-                   {"sample-prev-D3": 1, "sample-prev-D2": 2}),
+        "adult": ({"sample-prev-D3": 5, "sample-prev-D2": 2}, {"sample-prev-D3": 2, "sample-prev-D2": 1}),
+        "compas": ({"sample-prev-D3": 5, "sample-prev-D2": 2}, {"sample-prev-D3": 1, "sample-prev-D2": 2}),
     }
     if args.quick:
         plan = {k: ({p: 1 for p in v[0]}, {p: 1 for p in v[1]}) for k, v in plan.items()}
@@ -230,12 +240,24 @@ def main() -> None:
             rows += run(name, [protocol], n_splits, reps)
             timing[f"{name} {protocol}"] = {
                 "seconds": round(time.perf_counter() - t0, 1),
-                "splits": n_splits[protocol], "permutations": 6,
+                "splits": n_splits[protocol],
+                "permutations": 6,
                 "samplings": reps[protocol],
             }
             print(f"{name} {protocol}: {timing[f'{name} {protocol}']}", flush=True)
-    cols = ["dataset", "protocol", "quantifier", "split", "perm", "shifted_class", "rep", "p",
-            "truth", "estimate", "reliable"]
+    cols = [
+        "dataset",
+        "protocol",
+        "quantifier",
+        "split",
+        "perm",
+        "shifted_class",
+        "rep",
+        "p",
+        "truth",
+        "estimate",
+        "reliable",
+    ]
     df = pd.DataFrame(rows, columns=cols)
     df.to_csv(out / "errors.csv.gz", index=False)
     table = summarise(df)
@@ -245,12 +267,16 @@ def main() -> None:
         print(table.round(3))
     print("\nMarkdown (ours / paper):")
     for (ds, prot), sub in table.groupby(level=[0, 1], sort=False):
-        print(f"\n{ds}, {prot}\n\n| method | MAE ours | MAE paper | MSE ours | MSE paper "
-              "| P(AE<0.1) ours | P(AE<0.1) paper | flagged | n |\n|---|---|---|---|---|---|---|---|---|")
+        print(
+            f"\n{ds}, {prot}\n\n| method | MAE ours | MAE paper | MSE ours | MSE paper "
+            "| P(AE<0.1) ours | P(AE<0.1) paper | flagged | n |\n|---|---|---|---|---|---|---|---|---|"
+        )
         for (_, _, q), r in sub.iterrows():
-            print(f"| {q} | {r['MAE']:.3f} | {r['paper MAE']:.3f} | {r['MSE']:.3f} | "
-                  f"{r['paper MSE']:.3f} | {r['P(AE<0.1)']:.3f} | {r['paper P(AE<0.1)']:.3f} "
-                  f"| {r['flagged']:.3f} | {int(r['n'])} |")
+            print(
+                f"| {q} | {r['MAE']:.3f} | {r['paper MAE']:.3f} | {r['MSE']:.3f} | "
+                f"{r['paper MSE']:.3f} | {r['P(AE<0.1)']:.3f} | {r['paper P(AE<0.1)']:.3f} "
+                f"| {r['flagged']:.3f} | {int(r['n'])} |"
+            )
 
 
 if __name__ == "__main__":

@@ -53,7 +53,11 @@ DATASETS = {
     "compas_r_race": ("propublica-recidivism_race_scores.csv", "race", "two_year_recid", "Caucasian", "Compas-R, Race"),
     "compas_r_sex": ("propublica-recidivism_sex_scores.csv", "sex", "two_year_recid", "Male", "Compas-R, Gender"),
     "compas_vr_sex": (
-        "propublica-violent-recidivism_sex_scores.csv", "sex", "two_year_recid", "Male", "Compas-VR, Gender"
+        "propublica-violent-recidivism_sex_scores.csv",
+        "sex",
+        "two_year_recid",
+        "Male",
+        "Compas-VR, Gender",
     ),
 }
 # Diagnostic datasets, not in the paper's tables: German with the label complemented. Every
@@ -84,49 +88,61 @@ VARIANTS = {
 # Published MAE x 100 (seed 000 Table 2 = seed 002 Table 4.2): Freq / BB / BC, n_L = 10, Delta accuracy
 PAPER_T2 = {
     "adult_race": {
-        "MLP": (16.5, 18.5, 3.9), "LR": (16.4, 18.7, 2.9), "RF": (16.5, 18.2, 3.2), "GNB": (17.6, 18.9, 3.6)
+        "MLP": (16.5, 18.5, 3.9),
+        "LR": (16.4, 18.7, 2.9),
+        "RF": (16.5, 18.2, 3.2),
+        "GNB": (17.6, 18.9, 3.6),
     },
-    "adult_sex": {
-        "MLP": (19.7, 17.4, 5.1), "LR": (19.1, 16.1, 2.2), "RF": (17.7, 17.4, 4.8), "GNB": (19.7, 16.2, 5.4)
-    },
-    "bank_age": {
-        "MLP": (15.9, 13.9, 2.5), "LR": (13.9, 13.0, 1.4), "RF": (11.8, 11.1, 1.0), "GNB": (15.5, 13.7, 1.7)
-    },
+    "adult_sex": {"MLP": (19.7, 17.4, 5.1), "LR": (19.1, 16.1, 2.2), "RF": (17.7, 17.4, 4.8), "GNB": (19.7, 16.2, 5.4)},
+    "bank_age": {"MLP": (15.9, 13.9, 2.5), "LR": (13.9, 13.0, 1.4), "RF": (11.8, 11.1, 1.0), "GNB": (15.5, 13.7, 1.7)},
     "german_age": {
-        "MLP": (34.6, 19.8, 5.0), "LR": (37.1, 21.2, 8.7), "RF": (33.6, 18.7, 8.2), "GNB": (36.6, 20.4, 11.5)
+        "MLP": (34.6, 19.8, 5.0),
+        "LR": (37.1, 21.2, 8.7),
+        "RF": (33.6, 18.7, 8.2),
+        "GNB": (36.6, 20.4, 11.5),
     },
     "compas_r_race": {
-        "MLP": (31.5, 21.0, 4.2), "LR": (31.7, 20.4, 4.8), "RF": (29.3, 20.3, 2.4), "GNB": (33.5, 23.2, 8.4)
+        "MLP": (31.5, 21.0, 4.2),
+        "LR": (31.7, 20.4, 4.8),
+        "RF": (29.3, 20.3, 2.4),
+        "GNB": (33.5, 23.2, 8.4),
     },
     "compas_r_sex": {
-        "MLP": (33.7, 21.6, 5.0), "LR": (34.3, 21.9, 3.8), "RF": (36.3, 23.3, 4.4), "GNB": (40.5, 25.5, 13.7)
+        "MLP": (33.7, 21.6, 5.0),
+        "LR": (34.3, 21.9, 3.8),
+        "RF": (36.3, 23.3, 4.4),
+        "GNB": (40.5, 25.5, 13.7),
     },
     "compas_vr_sex": {
-        "MLP": (20.6, 16.9, 5.4), "LR": (19.9, 16.6, 5.3), "RF": (22.3, 19.0, 6.3), "GNB": (31.3, 21.5, 9.8)
+        "MLP": (20.6, 16.9, 5.4),
+        "LR": (19.9, 16.6, 5.3),
+        "RF": (22.3, 19.0, 6.3),
+        "GNB": (31.3, 21.5, 9.8),
     },
 }
 # Table 3 (seed 002 Table 4.3): Delta TPR, n_L = 200; None = "—" (Freq undefined in some runs)
 PAPER_T3 = {
     "adult_race": {
-        "MLP": (None, 12.5, 5.8), "LR": (None, 14.7, 7.0), "RF": (None, 14.3, 4.6), "GNB": (None, 14.6, 3.0)
+        "MLP": (None, 12.5, 5.8),
+        "LR": (None, 14.7, 7.0),
+        "RF": (None, 14.3, 4.6),
+        "GNB": (None, 14.6, 3.0),
     },
     "adult_sex": {
-        "MLP": (16.3, 14.3, 4.3), "LR": (15.8, 14.0, 4.6), "RF": (16.1, 14.2, 7.3), "GNB": (15.0, 13.4, 11.5)
+        "MLP": (16.3, 14.3, 4.3),
+        "LR": (15.8, 14.0, 4.6),
+        "RF": (16.1, 14.2, 7.3),
+        "GNB": (15.0, 13.4, 11.5),
     },
-    "bank_age": {
-        "MLP": (16.8, 15.0, 4.8), "LR": (17.7, 15.9, 4.2), "RF": (16.6, 14.9, 3.1), "GNB": (17.3, 15.7, 2.3)
-    },
-    "german_age": {
-        "MLP": (4.7, 4.7, 3.0), "LR": (5.6, 5.4, 2.6), "RF": (5.1, 5.1, 3.1), "GNB": (6.8, 6.5, 2.8)
-    },
-    "compas_r_race": {
-        "MLP": (None, 7.6, 2.5), "LR": (None, 7.9, 2.6), "RF": (None, 9.2, 2.1), "GNB": (None, 4.5, 2.0)
-    },
-    "compas_r_sex": {
-        "MLP": (10.0, 9.5, 1.9), "LR": (10.0, 9.4, 1.8), "RF": (11.3, 10.7, 2.6), "GNB": (5.6, 5.5, 0.3)
-    },
+    "bank_age": {"MLP": (16.8, 15.0, 4.8), "LR": (17.7, 15.9, 4.2), "RF": (16.6, 14.9, 3.1), "GNB": (17.3, 15.7, 2.3)},
+    "german_age": {"MLP": (4.7, 4.7, 3.0), "LR": (5.6, 5.4, 2.6), "RF": (5.1, 5.1, 3.1), "GNB": (6.8, 6.5, 2.8)},
+    "compas_r_race": {"MLP": (None, 7.6, 2.5), "LR": (None, 7.9, 2.6), "RF": (None, 9.2, 2.1), "GNB": (None, 4.5, 2.0)},
+    "compas_r_sex": {"MLP": (10.0, 9.5, 1.9), "LR": (10.0, 9.4, 1.8), "RF": (11.3, 10.7, 2.6), "GNB": (5.6, 5.5, 0.3)},
     "compas_vr_sex": {
-        "MLP": (14.9, 12.2, 2.9), "LR": (8.9, 10.7, 2.0), "RF": (14.6, 10.5, 7.2), "GNB": (12.5, 10.0, 1.3)
+        "MLP": (14.9, 12.2, 2.9),
+        "LR": (8.9, 10.7, 2.0),
+        "RF": (14.6, 10.5, 7.2),
+        "GNB": (12.5, 10.0, 1.3),
     },
 }
 # Coverage of 95% intervals, MLP (seed 002 Table 4.4): n_L -> (BC, BB), 1000 runs in the paper
@@ -190,8 +206,15 @@ def run_one(y, s, g, priv, n_l, seed, variant: str = "beta") -> dict:
         bb = posteriors(ms, y[mask], s[mask], method="bb", **kw)
         t0 = time.perf_counter()
         bc = posteriors(
-            ms, y[mask], s[mask], method="bc", unlabeled_scores=s[~mask], unlabeled_sensitive=g[~mask],
-            warn=False, **VARIANTS[variant], **kw,
+            ms,
+            y[mask],
+            s[mask],
+            method="bc",
+            unlabeled_scores=s[~mask],
+            unlabeled_sensitive=g[~mask],
+            warn=False,
+            **VARIANTS[variant],
+            **kw,
         )
         out["seconds"] = time.perf_counter() - t0
     for name, post in (("bb", bb), ("bc", bc)):
@@ -232,8 +255,9 @@ def _round(obj):
 
 def run(cells, n_runs: int, cache: Path, variant: str = "beta") -> None:
     cache.parent.mkdir(parents=True, exist_ok=True)
-    done = {(r["dataset"], r["model"], r["n_l"], r["run"]) for r in read_cache(cache)
-            if r.get("variant", "beta") == variant}
+    done = {
+        (r["dataset"], r["model"], r["n_l"], r["run"]) for r in read_cache(cache) if r.get("variant", "beta") == variant
+    }
     for dataset, model, n_l in cells:
         todo = [i for i in range(n_runs) if (dataset, model, n_l, i) not in done]
         if not todo:
@@ -251,8 +275,7 @@ def run(cells, n_runs: int, cache: Path, variant: str = "beta") -> None:
                 fh.write(json.dumps(_round(row)) + "\n")
                 fh.flush()
         took = time.perf_counter() - start
-        print(f"{dataset:14s} {model:4s} n_L={n_l:<4d} {variant:8s} {len(todo):3d} runs in {took:7.1f} s",
-              flush=True)
+        print(f"{dataset:14s} {model:4s} n_L={n_l:<4d} {variant:8s} {len(todo):3d} runs in {took:7.1f} s", flush=True)
 
 
 # -- report -------------------------------------------------------------------------------
@@ -265,9 +288,15 @@ def summarise(rows: list[dict]) -> pd.DataFrame:
         for metric in METRICS:
             t = r["truth"][metric]
             f = r["freq"][metric]
-            rec = {"dataset": r["dataset"], "model": r["model"], "n_l": r["n_l"], "metric": metric,
-                   "variant": r.get("variant", "beta"),
-                   "truth": t, "freq_err": None if f is None else abs(f - t)}
+            rec = {
+                "dataset": r["dataset"],
+                "model": r["model"],
+                "n_l": r["n_l"],
+                "metric": metric,
+                "variant": r.get("variant", "beta"),
+                "truth": t,
+                "freq_err": None if f is None else abs(f - t),
+            }
             for meth in ("bb", "bc"):
                 mean, lo, hi = (np.nan if v is None else v for v in r[meth][metric])  # None: NaN posterior
                 rec[f"{meth}_err"] = abs(mean - t)
@@ -280,19 +309,23 @@ def summarise(rows: list[dict]) -> pd.DataFrame:
     if df.empty:
         return df
     keys = ["variant", "dataset", "model", "n_l", "metric"]
-    agg = df.groupby(keys).agg(
-        runs=("bb_err", "size"),
-        truth=("truth", "first"),
-        freq_defined=("freq_err", "count"),
-        freq=("freq_err", "mean"),
-        bb=("bb_err", "mean"),
-        bc=("bc_err", "mean"),
-        bb_cover=("bb_cover", "mean"),
-        bc_cover=("bc_cover", "mean"),
-        divergences=("divergences", "sum"),
-        max_r_hat=("max_r_hat", "max"),
-        bc_seconds=("seconds", "median"),
-    ).reset_index()
+    agg = (
+        df.groupby(keys)
+        .agg(
+            runs=("bb_err", "size"),
+            truth=("truth", "first"),
+            freq_defined=("freq_err", "count"),
+            freq=("freq_err", "mean"),
+            bb=("bb_err", "mean"),
+            bc=("bc_err", "mean"),
+            bb_cover=("bb_cover", "mean"),
+            bc_cover=("bc_cover", "mean"),
+            divergences=("divergences", "sum"),
+            max_r_hat=("max_r_hat", "max"),
+            bc_seconds=("seconds", "median"),
+        )
+        .reset_index()
+    )
     for c in ("freq", "bb", "bc", "bb_cover", "bc_cover", "truth"):
         agg[c] = 100 * agg[c]
     return agg
@@ -353,24 +386,36 @@ def table_variants(base: pd.DataFrame, variants: pd.DataFrame) -> str:
         r = base[sel].iloc[0]
         parts = []
         for v in names:
-            vs = variants[(variants.variant == v) & (variants.dataset == d) & (variants.model == m)
-                          & (variants.n_l == n) & (variants.metric == "acc")]
+            vs = variants[
+                (variants.variant == v)
+                & (variants.dataset == d)
+                & (variants.model == m)
+                & (variants.n_l == n)
+                & (variants.metric == "acc")
+            ]
             if vs.empty:
                 parts.append("—")
             else:
                 x = vs.iloc[0]
                 parts.append(f"{x.bc:.1f} ({x.bc_cover:.0f}%, {int(x.runs)})")
-        lines.append(f"| {DATASETS[d][4]} | {m} | {n} | {int(r.runs)} | {r.bb:.1f} | {r.bc:.1f} ({r.bc_cover:.0f}%) | "
-                     + " | ".join(parts) + " |")
+        lines.append(
+            f"| {DATASETS[d][4]} | {m} | {n} | {int(r.runs)} | {r.bb:.1f} | {r.bc:.1f} ({r.bc_cover:.0f}%) | "
+            + " | ".join(parts)
+            + " |"
+        )
     return "\n".join(lines)
 
 
 def table_extra(extra: pd.DataFrame) -> str:
-    lines = ["| Dataset, attribute | Model | n_L | true Δ | runs | Freq | BB | BC | BC coverage |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| Dataset, attribute | Model | n_L | true Δ | runs | Freq | BB | BC | BC coverage |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in extra[extra.metric == "acc"].sort_values(["dataset", "n_l", "model"]).itertuples():
-        lines.append(f"| {EXTRA_DATASETS[r.dataset][4]} | {r.model} | {r.n_l} | {r.truth:+.1f} | {int(r.runs)} | "
-                     f"{_fmt(r.freq)} | {_fmt(r.bb)} | **{_fmt(r.bc)}** | {r.bc_cover:.0f}% |")
+        lines.append(
+            f"| {EXTRA_DATASETS[r.dataset][4]} | {r.model} | {r.n_l} | {r.truth:+.1f} | {int(r.runs)} | "
+            f"{_fmt(r.freq)} | {_fmt(r.bb)} | **{_fmt(r.bc)}** | {r.bc_cover:.0f}% |"
+        )
     return "\n".join(lines)
 
 
@@ -410,16 +455,22 @@ def report(cache: Path, doc: Path) -> str:
             "Ours: BC / BB over the runs in brackets; the paper's (BC / BB, 1000 runs) in parentheses.",
             cov,
         ]
-        + (["### BC variants: MAE x 100 and coverage (%) of Δ accuracy", table_variants(agg, variants)]
-           if not variants.empty else [])
-        + (["### Diagnostic: German with the label complemented (Δ accuracy)", table_extra(extra)]
-           if not extra.empty else [])
+        + (
+            ["### BC variants: MAE x 100 and coverage (%) of Δ accuracy", table_variants(agg, variants)]
+            if not variants.empty
+            else []
+        )
+        + (
+            ["### Diagnostic: German with the label complemented (Δ accuracy)", table_extra(extra)]
+            if not extra.empty
+            else []
+        )
     )
     if doc.exists():
         text = doc.read_text()
         if marker_start in text and marker_end in text:
             pre = text[: text.index(marker_start) + len(marker_start)]
-            post = text[text.index(marker_end):]
+            post = text[text.index(marker_end) :]
             doc.write_text(pre + "\n" + body + "\n" + post)
     return body
 

@@ -56,8 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     pats = [p.strip() for p in args.cells.split(",") if p.strip()]
     rows = methods.at_scale(base.read_cache(args.cache), methods.RECTIFIER_SCALE)
-    rows = [r for r in rows if r["run"] < args.runs
-            and any(fnmatch.fnmatch(f"{r['dataset']}:{r['model']}:{r['n_l']}", p) for p in pats)]
+    rows = [
+        r
+        for r in rows
+        if r["run"] < args.runs and any(fnmatch.fnmatch(f"{r['dataset']}:{r['model']}:{r['n_l']}", p) for p in pats)
+    ]
     out, loaded = [], {}
     for r in rows:
         key = (r["dataset"], r["model"])
@@ -74,19 +77,37 @@ def main(argv: list[str] | None = None) -> int:
             if before[m][0] is None:
                 continue
             t = r["truth"][m]
-            out.append({"dataset": r["dataset"], "model": r["model"], "n_l": r["n_l"], "metric": m,
-                        "bb": r["bb"][m][1] <= t <= r["bb"][m][2], "bb_w": r["bb"][m][2] - r["bb"][m][1],
-                        "before": before[m][1] <= t <= before[m][2], "before_w": before[m][2] - before[m][1],
-                        "after": after[m][0] <= t <= after[m][1], "after_w": after[m][1] - after[m][0]})
+            out.append(
+                {
+                    "dataset": r["dataset"],
+                    "model": r["model"],
+                    "n_l": r["n_l"],
+                    "metric": m,
+                    "bb": r["bb"][m][1] <= t <= r["bb"][m][2],
+                    "bb_w": r["bb"][m][2] - r["bb"][m][1],
+                    "before": before[m][1] <= t <= before[m][2],
+                    "before_w": before[m][2] - before[m][1],
+                    "after": after[m][0] <= t <= after[m][1],
+                    "after_w": after[m][1] - after[m][0],
+                }
+            )
     df = pd.DataFrame(out)
     agg = df.groupby(["dataset", "model", "n_l", "metric"]).agg(
-        runs=("after", "size"), bb=("bb", "mean"), before=("before", "mean"), after=("after", "mean"),
-        bb_w=("bb_w", "mean"), before_w=("before_w", "mean"), after_w=("after_w", "mean"))
+        runs=("after", "size"),
+        bb=("bb", "mean"),
+        before=("before", "mean"),
+        after=("after", "mean"),
+        bb_w=("bb_w", "mean"),
+        before_w=("before_w", "mean"),
+        after_w=("after_w", "mean"),
+    )
     print("| cell | metric | runs | coverage BB / auto before / auto after (%) | mean width BB / before / after |")
     print("|---|---|---|---|---|")
     for (d, mo, n, m), a in agg.iterrows():
-        print(f"| {d} {mo} n_L={n} | Δ {m} | {int(a.runs)} | {100 * a.bb:.0f} / {100 * a.before:.0f} / "
-              f"**{100 * a.after:.0f}** | {a.bb_w:.2f} / {a.before_w:.2f} / {a.after_w:.2f} |")
+        print(
+            f"| {d} {mo} n_L={n} | Δ {m} | {int(a.runs)} | {100 * a.bb:.0f} / {100 * a.before:.0f} / "
+            f"**{100 * a.after:.0f}** | {a.bb_w:.2f} / {a.before_w:.2f} / {a.after_w:.2f} |"
+        )
     return 0
 
 

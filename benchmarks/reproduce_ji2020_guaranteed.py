@@ -63,8 +63,9 @@ def guaranteed(y, s, codes, mask) -> dict[str, list]:
     """Per metric: [estimate, lower, upper] of the signed Δ by ``method="guaranteed"`` (95%)."""
     data = methods.fit_data(y, s, codes, mask)
     ms = [sfm.msr(f"fairness.{m}", operation="diff_to_reference", reference=0) for m in METRICS]
-    gd = Guaranteed().group_draws(data, tuple(m.base for m in ms), chains=1, draws=1,
-                                  rng=np.random.default_rng(0), seed=0)
+    gd = Guaranteed().group_draws(
+        data, tuple(m.base for m in ms), chains=1, draws=1, rng=np.random.default_rng(0), seed=0
+    )
     out = {}
     for metric, m in zip(METRICS, ms, strict=True):
         point = gd.point[m.base.name]
@@ -116,9 +117,20 @@ def compute(out: Path, cache: Path) -> None:
             gu = guaranteed(y, s, codes, mask)
             seconds, n = time.perf_counter() - t0, n + 1
         auto, source = auto_of(r, gu, methods.fit_data(y, s, codes, mask))
-        row = {"dataset": key[0], "model": key[1], "n_l": key[2], "run": key[3], "truth": r["truth"],
-               "bb": r["bb"], "bc": r["bc"], "guaranteed": gu, "auto": auto, "auto_method": r.get("auto_method"),
-               "auto_estimate": source, "seconds": seconds}
+        row = {
+            "dataset": key[0],
+            "model": key[1],
+            "n_l": key[2],
+            "run": key[3],
+            "truth": r["truth"],
+            "bb": r["bb"],
+            "bc": r["bc"],
+            "guaranteed": gu,
+            "auto": auto,
+            "auto_method": r.get("auto_method"),
+            "auto_estimate": source,
+            "seconds": seconds,
+        }
         lines.append(json.dumps(base._round(row)) + "\n")
     out.write_text("".join(lines))
     print(f"{len(lines)} runs, {n} new guaranteed intervals, in {time.perf_counter() - start:.0f} s", flush=True)
@@ -129,8 +141,11 @@ def powering_gain(pairs: list[tuple[str, str]], n_ls: tuple[int, ...], runs: int
     ms = [sfm.msr(f"fairness.{m}", operation="diff_to_reference", reference=0) for m in METRICS]
 
     def widths(data: FitData) -> list[float]:
-        box = Guaranteed().group_draws(data, tuple(m.base for m in ms), chains=1, draws=1,
-                                       rng=np.random.default_rng(0), seed=0).confidence
+        box = (
+            Guaranteed()
+            .group_draws(data, tuple(m.base for m in ms), chains=1, draws=1, rng=np.random.default_rng(0), seed=0)
+            .confidence
+        )
         return [float(np.subtract(*box.measure_interval(m, data.groups, 0.95)[::-1])) for m in ms]
 
     recs = []
@@ -144,8 +159,16 @@ def powering_gain(pairs: list[tuple[str, str]], n_ls: tuple[int, ...], runs: int
                 powered = methods.fit_data(y, s, codes, mask)
                 labels = FitData(powered.y_true, powered.labeled, Rows.empty(), powered.groups, powered.threshold)
                 for metric, wp, wl in zip(METRICS, widths(powered), widths(labels), strict=True):
-                    recs.append({"dataset": dataset, "model": model, "n_l": n_l, "metric": metric,
-                                 "powered": wp, "labels_only": wl})
+                    recs.append(
+                        {
+                            "dataset": dataset,
+                            "model": model,
+                            "n_l": n_l,
+                            "metric": metric,
+                            "powered": wp,
+                            "labels_only": wl,
+                        }
+                    )
     return pd.DataFrame(recs).groupby(["dataset", "model", "n_l", "metric"]).mean()
 
 
@@ -169,13 +192,23 @@ def summarise(rows: list[dict]) -> pd.DataFrame:
                 rec[f"{meth}_width"] = hi - lo if ok else np.nan
             recs.append(rec)
     df = pd.DataFrame(recs)
-    agg = df.groupby(["dataset", "model", "n_l", "metric"], sort=False).agg(
-        runs=("truth", "size"), truth=("truth", "first"), bcr_err=("bcr_err", "mean"),
-        before_err=("before_err", "mean"), from_bc=("from_bc", "mean"),
-        **{f"{meth}_{k}": (f"{meth}_{k}", "mean") for meth in ("bb", "bc", "guaranteed", "auto")
-           for k in ("err", "cover", "width")},
-        **{f"{meth}_defined": (f"{meth}_err", "count") for meth in ("bb", "bc", "guaranteed", "auto")},
-    ).reset_index()
+    agg = (
+        df.groupby(["dataset", "model", "n_l", "metric"], sort=False)
+        .agg(
+            runs=("truth", "size"),
+            truth=("truth", "first"),
+            bcr_err=("bcr_err", "mean"),
+            before_err=("before_err", "mean"),
+            from_bc=("from_bc", "mean"),
+            **{
+                f"{meth}_{k}": (f"{meth}_{k}", "mean")
+                for meth in ("bb", "bc", "guaranteed", "auto")
+                for k in ("err", "cover", "width")
+            },
+            **{f"{meth}_defined": (f"{meth}_err", "count") for meth in ("bb", "bc", "guaranteed", "auto")},
+        )
+        .reset_index()
+    )
     for c in agg.columns:
         if c.endswith(("_err", "_cover")):
             agg[c] = 100 * agg[c]
@@ -189,9 +222,11 @@ def summarise(rows: list[dict]) -> pd.DataFrame:
 
 
 def table(agg: pd.DataFrame, metric: str) -> str:
-    lines = ["| Dataset, attribute | Model | n_L | true Δ | runs | BB | BC | guaranteed | auto | "
-             "width BB / guaranteed / auto | auto: coverage / MAE target |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    lines = [
+        "| Dataset, attribute | Model | n_L | true Δ | runs | BB | BC | guaranteed | auto | "
+        "width BB / guaranteed / auto | auto: coverage / MAE target |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|",
+    ]
     sub = agg[agg.metric == metric].sort_values(["dataset", "model", "n_l"])
     for _, a in sub.iterrows():
         cells = [f"{a[f'{m}_err']:.1f} ({a[f'{m}_cover']:.0f})" for m in ("bb", "bc", "guaranteed", "auto")]
@@ -199,51 +234,78 @@ def table(agg: pd.DataFrame, metric: str) -> str:
         lines.append(
             f"| {label} | {a.model} | {a.n_l} | {a.truth:+.1f} | {int(a.runs)} | {' | '.join(cells)} | "
             f"{a.bb_width:.2f} / {a.guaranteed_width:.2f} / {a.auto_width:.2f} | "
-            f"{'yes' if a.cover_ok else '**no**'} / {'yes' if a.mae_ok else '**no**'} |")
+            f"{'yes' if a.cover_ok else '**no**'} / {'yes' if a.mae_ok else '**no**'} |"
+        )
     return "\n".join(lines)
 
 
 def overview(agg: pd.DataFrame) -> str:
-    lines = ["| metric | n_L | cells | runs < 100 | auto coverage ok | auto MAE ok | min coverage auto / guaranteed | "
-             "mean coverage BB / BC / guaranteed / auto | mean MAE BB / BC / guaranteed / auto | "
-             "mean width BB / guaranteed / auto |",
-             "|---|---:|---:|---:|---:|---:|---|---|---|---|"]
+    lines = [
+        "| metric | n_L | cells | runs < 100 | auto coverage ok | auto MAE ok | min coverage auto / guaranteed | "
+        "mean coverage BB / BC / guaranteed / auto | mean MAE BB / BC / guaranteed / auto | "
+        "mean width BB / guaranteed / auto |",
+        "|---|---:|---:|---:|---:|---:|---|---|---|---|",
+    ]
     for (metric, n_l), a in agg.groupby(["metric", "n_l"]):
         lines.append(
             f"| Δ {metric} | {n_l} | {len(a)} | {int((a.runs < 100).sum())} | {int(a.cover_ok.sum())} | "
             f"{int(a.mae_ok.sum())} | {a.auto_cover.min():.0f} / {a.guaranteed_cover.min():.0f} | "
-            + " / ".join(f"{a[f'{m}_cover'].mean():.1f}" for m in ("bb", "bc", "guaranteed", "auto")) + " | "
-            + " / ".join(f"{a[f'{m}_err'].mean():.1f}" for m in ("bb", "bc", "guaranteed", "auto")) + " | "
-            + " / ".join(f"{a[f'{m}_width'].mean():.2f}" for m in ("bb", "guaranteed", "auto")) + " |")
+            + " / ".join(f"{a[f'{m}_cover'].mean():.1f}" for m in ("bb", "bc", "guaranteed", "auto"))
+            + " | "
+            + " / ".join(f"{a[f'{m}_err'].mean():.1f}" for m in ("bb", "bc", "guaranteed", "auto"))
+            + " | "
+            + " / ".join(f"{a[f'{m}_width'].mean():.2f}" for m in ("bb", "guaranteed", "auto"))
+            + " |"
+        )
     return "\n".join(lines)
 
 
 def report(out: Path, doc: Path, cache: Path) -> str:
-    bcr = {(r["dataset"], r["model"], r["n_l"], r["run"]): r["bcr"]
-           for r in methods.at_scale(base.read_cache(cache), methods.RECTIFIER_SCALE)}
+    bcr = {
+        (r["dataset"], r["model"], r["n_l"], r["run"]): r["bcr"]
+        for r in methods.at_scale(base.read_cache(cache), methods.RECTIFIER_SCALE)
+    }
     rows = [{**r, "bcr": bcr.get((r["dataset"], r["model"], r["n_l"], r["run"]), {})} for r in base.read_cache(out)]
     agg = summarise(rows)
     agg.to_csv(CELLS_CSV, index=False, float_format="%.4g")
     short = agg[agg.runs < 100]
-    text = [f"Runs: {len(rows)} in {len(agg) // len(METRICS)} cells (x {len(METRICS)} measures); cells with fewer "
-            f"than 100 runs: {len(short) // len(METRICS)}"
-            + (" (" + ", ".join(f"{a.dataset} {a.model} n_L={a.n_l} ({int(a.runs)})"
-                                for _, a in short[short.metric == 'acc'].iterrows()) + ")" if len(short) else "")
-            + f". Over the {len(agg)} (cell, measure) rows: auto's coverage target met in "
-              f"{int(agg.cover_ok.sum())}; auto's estimate was BC's posterior mean (the calibration model's) in "
-              f"{100 * float((agg.from_bc * agg.runs).sum() / agg.runs.sum()):.0f}% of the runs, and its MAE is "
-              f"within 1 point of min(BB, BC) in {int(agg.mae_ok.sum())} ({100 * agg.mae_ok.mean():.0f}%; "
-              f"BCR's estimate in every run would meet it in {int(agg.bcr_mae_ok.sum())}, the previous rule's, "
-              f"BCR or BB where the calibration checks failed, in {int(agg.before_mae_ok.sum())}). "
-              f"The guaranteed interval is no wider than BB's in {int((agg.guaranteed_width <= agg.bb_width).sum())}.",
-            "", "#### Overview", "", overview(agg), "",
-            "#### Δ accuracy: MAE x 100 (coverage % of the 95% interval)", "", table(agg, "acc"), "",
-            "#### Δ TPR: MAE x 100 (coverage % of the 95% interval)", "", table(agg, "tpr")]
+    text = [
+        f"Runs: {len(rows)} in {len(agg) // len(METRICS)} cells (x {len(METRICS)} measures); cells with fewer "
+        f"than 100 runs: {len(short) // len(METRICS)}"
+        + (
+            " ("
+            + ", ".join(
+                f"{a.dataset} {a.model} n_L={a.n_l} ({int(a.runs)})" for _, a in short[short.metric == "acc"].iterrows()
+            )
+            + ")"
+            if len(short)
+            else ""
+        )
+        + f". Over the {len(agg)} (cell, measure) rows: auto's coverage target met in "
+        f"{int(agg.cover_ok.sum())}; auto's estimate was BC's posterior mean (the calibration model's) in "
+        f"{100 * float((agg.from_bc * agg.runs).sum() / agg.runs.sum()):.0f}% of the runs, and its MAE is "
+        f"within 1 point of min(BB, BC) in {int(agg.mae_ok.sum())} ({100 * agg.mae_ok.mean():.0f}%; "
+        f"BCR's estimate in every run would meet it in {int(agg.bcr_mae_ok.sum())}, the previous rule's, "
+        f"BCR or BB where the calibration checks failed, in {int(agg.before_mae_ok.sum())}). "
+        f"The guaranteed interval is no wider than BB's in {int((agg.guaranteed_width <= agg.bb_width).sum())}.",
+        "",
+        "#### Overview",
+        "",
+        overview(agg),
+        "",
+        "#### Δ accuracy: MAE x 100 (coverage % of the 95% interval)",
+        "",
+        table(agg, "acc"),
+        "",
+        "#### Δ TPR: MAE x 100 (coverage % of the 95% interval)",
+        "",
+        table(agg, "tpr"),
+    ]
     body = "\n".join(text)
     src = doc.read_text()
     start, end = MARKERS
     if start in src and end in src:
-        src = src[: src.index(start) + len(start)] + "\n" + body + "\n" + src[src.index(end):]
+        src = src[: src.index(start) + len(start)] + "\n" + body + "\n" + src[src.index(end) :]
         doc.write_text(src)
     return body
 
@@ -254,9 +316,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--doc", type=Path, default=base.DOC)
     ap.add_argument("--report-only", action="store_true")
-    ap.add_argument("--powering", action="store_true",
-                    help="only the width of the powered against the labels-only interval (MLP on Adult Gender and "
-                         "Compas-R Race, n_L = 40 and 200, 10 runs)")
+    ap.add_argument(
+        "--powering",
+        action="store_true",
+        help="only the width of the powered against the labels-only interval (MLP on Adult Gender and "
+        "Compas-R Race, n_L = 40 and 200, 10 runs)",
+    )
     args = ap.parse_args(argv)
     if args.powering:
         print(powering_gain([("adult_sex", "MLP"), ("compas_r_race", "MLP")], (40, 200), 10).round(2))

@@ -126,14 +126,14 @@ def run_one(y, s, g, priv, n_l, seed, params_out: dict) -> dict:
         for name in ("bb", "ppi"):
             extra = {} if name == "bb" else dict(unlabeled_scores=s[~mask], unlabeled_sensitive=g[~mask])
             post = posteriors(ms, y[mask], s[mask], method=name, **extra, **kw)
-            out[name] = {p.measure.base.name: [p.value, *p.interval(0.95)]
-                         for p in post.values()}
+            out[name] = {p.measure.base.name: [p.value, *p.interval(0.95)] for p in post.values()}
         t0 = time.perf_counter()
         bc = BayesianCalibration(warn=False)
         fit = bc.fit(data, chains=4, draws=200, seed=seed % (2**31 - 1))
         out["seconds"] = time.perf_counter() - t0
-    cells_ = data.counts + calibrated_cells(fit.params, data.unlabeled.scores, data.unlabeled.y_pred,
-                                            data.unlabeled.codes, 2)
+    cells_ = data.counts + calibrated_cells(
+        fit.params, data.unlabeled.scores, data.unlabeled.y_pred, data.unlabeled.codes, 2
+    )
     out["bc"] = summary(bc.draws_from_cells(cells_, fit, _bases()).values)
     out["bcr_at"] = {str(sc): rectified(fit, data, sc, seed) for sc in ALT_SCALES}
     out["bcr"] = out["bcr_at"].get(str(RECTIFIER_SCALE)) or rectified(fit, data, RECTIFIER_SCALE, seed)
@@ -160,15 +160,23 @@ def run(todo_cells, n_runs: int, cache: Path, params_dir: Path) -> None:
         with cache.open("a") as fh:
             for i in todo:
                 seed = zlib.crc32(f"{dataset}:{model}:{n_l}:{i}".encode())
-                row = {"dataset": dataset, "model": model, "n_l": n_l, "run": i,
-                       "truth": {m: true[m] for m in METRICS}, "rectifier_scale": RECTIFIER_SCALE}
+                row = {
+                    "dataset": dataset,
+                    "model": model,
+                    "n_l": n_l,
+                    "run": i,
+                    "truth": {m: true[m] for m in METRICS},
+                    "rectifier_scale": RECTIFIER_SCALE,
+                }
                 params: dict = {}
                 row.update(run_one(y, s, g, priv, n_l, seed, params))
                 np.savez_compressed(params_dir / f"{dataset}_{model}_{n_l}_{i}.npz", **params)
                 fh.write(json.dumps(base._round(row)) + "\n")
                 fh.flush()
-        print(f"{dataset:14s} {model:4s} n_L={n_l:<4d} {len(todo):3d} runs in {time.perf_counter() - start:7.1f} s",
-              flush=True)
+        print(
+            f"{dataset:14s} {model:4s} n_L={n_l:<4d} {len(todo):3d} runs in {time.perf_counter() - start:7.1f} s",
+            flush=True,
+        )
 
 
 def rectify_only(cache: Path, params_dir: Path, scale: float) -> None:
@@ -202,8 +210,14 @@ def summarise(rows: list[dict]) -> pd.DataFrame:
     for r in rows:
         for metric in METRICS:
             t = r["truth"][metric]
-            rec = {"dataset": r["dataset"], "model": r["model"], "n_l": r["n_l"], "metric": metric, "truth": t,
-                   "auto_bb": float(r.get("auto_method") == "bb")}
+            rec = {
+                "dataset": r["dataset"],
+                "model": r["model"],
+                "n_l": r["n_l"],
+                "metric": metric,
+                "truth": t,
+                "auto_bb": float(r.get("auto_method") == "bb"),
+            }
             for meth in METHODS:
                 est, lo, hi = (np.nan if v is None else v for v in r[meth][metric])
                 rec[f"{meth}_err"] = abs(est - t)
@@ -242,8 +256,10 @@ def why_missed(r) -> str:
     if not r.cover_ok:
         if r.n_l >= 40 and r.auto_cover > 97:
             noise = r.auto_cover <= 97 + 2 * sd
-            out.append(("over, within 2 sd" if noise else "over-covers")
-                       + (", as BB and BC do" if min(r.bb_cover, r.bc_cover) > 97 else ""))
+            out.append(
+                ("over, within 2 sd" if noise else "over-covers")
+                + (", as BB and BC do" if min(r.bb_cover, r.bc_cover) > 97 else "")
+            )
         elif r.auto_cover >= (93 if r.n_l >= 40 else 90) - 2 * sd:
             out.append(f"coverage within 2 sd ({2 * sd:.1f}) of the band")
         else:
@@ -264,8 +280,10 @@ def _cell(r, meth) -> str:
 
 
 def table(agg: pd.DataFrame, metric: str) -> str:
-    head = ("| Dataset, attribute | Model | n_L | true Δ | runs | BB | BC | PPI | BCR | auto |"
-            " auto: MAE ≤ min(BB, BC) + 1 / coverage target | why missed |")
+    head = (
+        "| Dataset, attribute | Model | n_L | true Δ | runs | BB | BC | PPI | BCR | auto |"
+        " auto: MAE ≤ min(BB, BC) + 1 / coverage target | why missed |"
+    )
     lines = [head, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     sub = agg[agg.metric == metric]
     for d, spec in base.DATASETS.items():
@@ -273,20 +291,26 @@ def table(agg: pd.DataFrame, metric: str) -> str:
             for r in sub[(sub.dataset == d) & (sub.model == m)].sort_values("n_l").itertuples():
                 flags = f"{'yes' if r.mae_ok else '**no**'} / {'yes' if r.cover_ok else '**no**'}"
                 parts = " | ".join(_cell(r, meth) for meth in METHODS)
-                lines.append(f"| {spec[4]} | {m} | {r.n_l} | {r.truth:+.1f} | {int(r.runs)} | {parts} | {flags} "
-                             f"| {why_missed(r)} |")
+                lines.append(
+                    f"| {spec[4]} | {m} | {r.n_l} | {r.truth:+.1f} | {int(r.runs)} | {parts} | {flags} "
+                    f"| {why_missed(r)} |"
+                )
     return "\n".join(lines)
 
 
 def overview(agg: pd.DataFrame) -> str:
-    lines = ["| metric | n_L | cells | auto MAE ok | auto MAE ≤ min | auto coverage ok "
-             "| mean coverage BB / BC / PPI / BCR / auto | mean MAE BB / BC / PPI / BCR / auto |",
-             "|---|---:|---:|---:|---:|---:|---|---|"]
+    lines = [
+        "| metric | n_L | cells | auto MAE ok | auto MAE ≤ min | auto coverage ok "
+        "| mean coverage BB / BC / PPI / BCR / auto | mean MAE BB / BC / PPI / BCR / auto |",
+        "|---|---:|---:|---:|---:|---:|---|---|",
+    ]
     for (metric, n_l), s in agg.groupby(["metric", "n_l"]):
         cov = " / ".join(f"{s[f'{m}_cover'].mean():.1f}" for m in METHODS)
         mae = " / ".join(f"{s[m].mean():.1f}" for m in METHODS)
-        lines.append(f"| Δ {metric} | {n_l} | {len(s)} | {int(s.mae_ok.sum())} | {int(s.mae_at_or_below.sum())} | "
-                     f"{int(s.cover_ok.sum())} | {cov} | {mae} |")
+        lines.append(
+            f"| Δ {metric} | {n_l} | {len(s)} | {int(s.mae_ok.sum())} | {int(s.mae_at_or_below.sum())} | "
+            f"{int(s.cover_ok.sum())} | {cov} | {mae} |"
+        )
     return "\n".join(lines)
 
 
@@ -337,21 +361,23 @@ def report(cache: Path, doc: Path, scale: float | None = None, params_dir: Path 
     agg = verdicts(agg)
     agg.round(4).to_csv(HERE / "results" / "ji2020_methods_cells.csv", index=False)
     scale = sorted({r.get("rectifier_scale") for r in rows}, key=str)
-    body = "\n\n".join([
-        f"Runs: {len(rows)} in {len(agg) // len(METRICS)} cells; rectifier scale {scale}; auto used BB "
-        f"(calibration checks failed) in {sum(r['auto_method'] == 'bb' for r in rows)} runs; "
-        f"BC fits with divergences after the retry: {sum(r['divergences'] > 0 for r in rows)}.",
-        "#### Overview: cells where auto meets each target",
-        overview(agg),
-        "#### Δ accuracy: MAE x 100 (coverage % of the 95% interval)",
-        table(agg, "acc"),
-        "#### Δ TPR: MAE x 100 (coverage % of the 95% interval)",
-        table(agg, "tpr"),
-    ])
+    body = "\n\n".join(
+        [
+            f"Runs: {len(rows)} in {len(agg) // len(METRICS)} cells; rectifier scale {scale}; auto used BB "
+            f"(calibration checks failed) in {sum(r['auto_method'] == 'bb' for r in rows)} runs; "
+            f"BC fits with divergences after the retry: {sum(r['divergences'] > 0 for r in rows)}.",
+            "#### Overview: cells where auto meets each target",
+            overview(agg),
+            "#### Δ accuracy: MAE x 100 (coverage % of the 95% interval)",
+            table(agg, "acc"),
+            "#### Δ TPR: MAE x 100 (coverage % of the 95% interval)",
+            table(agg, "tpr"),
+        ]
+    )
     start, end = "<!-- methods:start -->", "<!-- methods:end -->"
     text = doc.read_text() if doc.exists() else ""
     if start in text and end in text:
-        doc.write_text(text[: text.index(start) + len(start)] + "\n" + body + "\n" + text[text.index(end):])
+        doc.write_text(text[: text.index(start) + len(start)] + "\n" + body + "\n" + text[text.index(end) :])
     return body
 
 
@@ -365,8 +391,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rectify-only", action="store_true")
     ap.add_argument("--rectifier-scale", type=float, default=RECTIFIER_SCALE)
     ap.add_argument("--report-only", action="store_true")
-    ap.add_argument("--report-scale", type=float, default=RECTIFIER_SCALE,
-                    help="report BCR/auto at this rectifier scale (runs that stored it; default: the library's)")
+    ap.add_argument(
+        "--report-scale",
+        type=float,
+        default=RECTIFIER_SCALE,
+        help="report BCR/auto at this rectifier scale (runs that stored it; default: the library's)",
+    )
     ap.add_argument("--doc", type=Path, default=base.DOC)
     args = ap.parse_args(argv)
     if not base.DATA.exists():

@@ -106,9 +106,19 @@ def run(n_fair: int, n_jump: int, steps: int, n_drift: int = 100, seed: int = 20
             step = f(counts)
             delays[k].append(np.inf if step is None else step - JUMP)  # negative: a false alarm before the jump
     out = {
-        "setup": {"fair_streams": n_fair, "jump_streams": n_jump, "steps": steps, "rows_per_batch": N, "eps": EPS,
-                  "alpha": ALPHA, "fair_gap": EPS, "jump": f"0.05 -> 0.3 at batch {JUMP}", "drift_streams": n_drift,
-                  "drift": "TPR of group a 0.4 -> 0.8, gap 0.1 at every batch", "seed": seed},
+        "setup": {
+            "fair_streams": n_fair,
+            "jump_streams": n_jump,
+            "steps": steps,
+            "rows_per_batch": N,
+            "eps": EPS,
+            "alpha": ALPHA,
+            "fair_gap": EPS,
+            "jump": f"0.05 -> 0.3 at batch {JUMP}",
+            "drift_streams": n_drift,
+            "drift": "TPR of group a 0.4 -> 0.8, gap 0.1 at every batch",
+            "seed": seed,
+        },
         "seconds": round(time.time() - t0, 1),
         "methods": {},
     }

@@ -77,8 +77,8 @@ def audit(models: dict[str, object], X_test: pd.DataFrame, y_test: pd.Series) ->
         tpr = results["fairness.tpr"]
         print(f"\n{name}: groupwise TPR (mlr3fairness' groupwise_metrics(msr('classif.tpr')))")
         print(pd.DataFrame({"tpr": tpr.by_group, "n": tpr.counts.astype(int)}).to_string(float_format="{:.4f}".format))
-        boot = sfm.bootstrap(sfm.msr("fairness.tpr"),
-            y_test, y_pred, sensitive_features=X_test["sex"], n_boot=2000, random_state=0
+        boot = sfm.bootstrap(
+            sfm.msr("fairness.tpr"), y_test, y_pred, sensitive_features=X_test["sex"], n_boot=2000, random_state=0
         )
         lo, hi = boot.interval()
         print(f"fairness.tpr = {boot.estimate:.4f}  (95% bootstrap interval {lo:.4f} to {hi:.4f})")
@@ -118,11 +118,20 @@ def tune(X: pd.DataFrame, y: pd.Series, out: Path | None = None) -> object:
         max_depth=[p["decisiontreeclassifier__max_depth"] for p in table["params"]],
         min_samples_leaf=[p["decisiontreeclassifier__min_samples_leaf"] for p in table["params"]],
     )
-    cols = ["max_depth", "min_samples_leaf", "classif.acc", "fairness.eod", "fairness.eod lo", "fairness.eod hi",
-            "feasible"]
+    cols = [
+        "max_depth",
+        "min_samples_leaf",
+        "classif.acc",
+        "fairness.eod",
+        "fairness.eod lo",
+        "fairness.eod hi",
+        "feasible",
+    ]
     print(shown[cols].to_string(index=False, float_format="{:.4f}".format))
-    print(f"({time.perf_counter() - t0:.1f} s for {len(table)} candidates x 3 folds; EOD on the pooled out-of-fold "
-          "counts, 90% interval)")
+    print(
+        f"({time.perf_counter() - t0:.1f} s for {len(table)} candidates x 3 folds; EOD on the pooled out-of-fold "
+        "counts, 90% interval)"
+    )
     row = table.loc[search.best_index_]
     holds = "holds" if row["feasible"] else "does NOT hold for any candidate; this is the fairest one"
     print(
@@ -135,13 +144,17 @@ def tune(X: pd.DataFrame, y: pd.Series, out: Path | None = None) -> object:
     others = front[~front["chosen"]]
     if len(others):
         print("Pareto front, and P(this candidate is fairer than the selected one):")
-        print(others.assign(params=[str(p) for p in others["params"]])[
-            ["params", "classif.acc", "fairness.eod", "prob_fairer"]].to_string(float_format="{:.4f}".format))
+        print(
+            others.assign(params=[str(p) for p in others["params"]])[
+                ["params", "classif.acc", "fairness.eod", "prob_fairer"]
+            ].to_string(float_format="{:.4f}".format)
+        )
     if out is not None:
         from skfair_measures import plots
 
-        ax = plots.pareto_front(table, front, labels=shown["max_depth"].astype(str) + "/" +
-                                shown["min_samples_leaf"].astype(str))
+        ax = plots.pareto_front(
+            table, front, labels=shown["max_depth"].astype(str) + "/" + shown["min_samples_leaf"].astype(str)
+        )
         ax.figure.savefig(out / "pareto_front.png", dpi=120)
         print(f"Pareto plot written to {out / 'pareto_front.png'}")
     return search

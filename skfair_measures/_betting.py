@@ -91,8 +91,14 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "ALPHA_BET", "GRID_SIZE", "BettingCS", "BettingStack", "fixed_sample_interval", "intervals_together",
-    "prediction_powered_interval", "update_counts_together",
+    "ALPHA_BET",
+    "GRID_SIZE",
+    "BettingCS",
+    "BettingStack",
+    "fixed_sample_interval",
+    "intervals_together",
+    "prediction_powered_interval",
+    "update_counts_together",
 ]
 
 #: The level the bets are tuned for (valid at every level; tightest near this one).
@@ -135,8 +141,9 @@ def _grid_terms(grid_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return out
 
 
-def _counts_log_wealth(bet: np.ndarray, one: np.ndarray, zero: np.ndarray, ones: np.ndarray,
-                       zeros: np.ndarray) -> np.ndarray:
+def _counts_log_wealth(
+    bet: np.ndarray, one: np.ndarray, zero: np.ndarray, ones: np.ndarray, zeros: np.ndarray
+) -> np.ndarray:
     """``ones log1p(bet one) + zeros log1p(bet zero)``: a batch's log-wealth from its counts (``bet`` is overwritten).
 
     In place: with many stacked sequences the arrays are large, and temporaries cost more than the arithmetic.
@@ -252,8 +259,9 @@ class BettingStack:
     def _mean(self, idx: Any) -> np.ndarray:
         return (0.5 * self.upper + self.total[idx]) / (self.n[idx] + 1)
 
-    def _bet_on(self, idx: Any, plus: np.ndarray, minus: np.ndarray, n: np.ndarray, sq: np.ndarray,
-                total: np.ndarray) -> None:
+    def _bet_on(
+        self, idx: Any, plus: np.ndarray, minus: np.ndarray, n: np.ndarray, sq: np.ndarray, total: np.ndarray
+    ) -> None:
         """Add a batch's log-wealth increments to rows ``idx``, record the running maxima, and move the sums.
 
         In place (the arrays are large when many sequences are stacked, and temporaries cost
@@ -299,8 +307,14 @@ class BettingStack:
         lam = self._bet(idx, self.n + 1.0)[:, None]
         dev = x[:, None] - m
         mean = self._mean(idx)
-        self._bet_on(idx, np.log1p(np.minimum(lam, cap_plus) * dev), np.log1p(-np.minimum(lam, cap_minus) * dev),
-                     np.ones(self.rows), (x - mean) ** 2, x)
+        self._bet_on(
+            idx,
+            np.log1p(np.minimum(lam, cap_plus) * dev),
+            np.log1p(-np.minimum(lam, cap_minus) * dev),
+            np.ones(self.rows),
+            (x - mean) ** 2,
+            x,
+        )
 
     def _check_range(self, x: np.ndarray) -> None:
         if x.size and not (np.isfinite(x).all() and x.min() >= 0.0 and x.max() <= self.upper):
@@ -324,8 +338,13 @@ class BettingStack:
             raise ValueError(f"update_counts needs 0/1 observations (upper=1); this sequence has upper={self.upper!r}.")
         k_all, n_all = _rows(successes, "successes", self.rows), _rows(trials, "trials", self.rows)
         with np.errstate(invalid="ignore"):  # NaN and infinite counts fail the comparisons
-            ok = (0 <= k_all) & (k_all <= n_all) & (n_all < np.inf) & (k_all == np.floor(k_all)) & (
-                n_all == np.floor(n_all))
+            ok = (
+                (0 <= k_all)
+                & (k_all <= n_all)
+                & (n_all < np.inf)
+                & (k_all == np.floor(k_all))
+                & (n_all == np.floor(n_all))
+            )
         if not ok.all():
             raise ValueError(
                 f"successes={successes!r}, trials={trials!r}; pass whole counts with 0 <= successes <= trials."
@@ -352,8 +371,9 @@ class BettingStack:
         count, total, total_sq : array-like of shape (rows,)
             Rows in each batch (0 leaves the row as it was), ``sum(x)`` and ``sum(x ** 2)``.
         """
-        n_all, s1_all, s2_all = (_rows(v, name, self.rows) for v, name in
-                                 ((count, "count"), (total, "total"), (total_sq, "total_sq")))
+        n_all, s1_all, s2_all = (
+            _rows(v, name, self.rows) for v, name in ((count, "count"), (total, "total"), (total_sq, "total_sq"))
+        )
         with np.errstate(invalid="ignore", divide="ignore"):
             ok = np.isfinite(n_all) & np.isfinite(s1_all) & np.isfinite(s2_all) & (n_all >= 0)
             ok &= n_all == np.floor(n_all)
@@ -380,7 +400,9 @@ class BettingStack:
             idx,
             lam_plus * (s1c - nc * m) - _psi(lam_plus * m) * lam_plus**2 * centred_sq,
             -lam_minus * (s1c - nc * m) - _psi(lam_minus * (self.upper - m)) * lam_minus**2 * centred_sq,
-            n, np.maximum(s2 - 2.0 * mean * s1 + n * mean**2, 0.0), s1,
+            n,
+            np.maximum(s2 - 2.0 * mean * s1 + n * mean**2, 0.0),
+            s1,
         )
 
     def intervals(self, alpha: Any = 0.05) -> tuple[np.ndarray, np.ndarray]:
@@ -398,7 +420,8 @@ class BettingStack:
 
     def _check_same(self, other: BettingStack) -> None:
         if (self.upper, self.grid_size) != (other.upper, other.grid_size) or not np.array_equal(
-                self.alpha_bet, other.alpha_bet):
+            self.alpha_bet, other.alpha_bet
+        ):
             mine = (self.upper, self.grid_size, self.alpha_bet.tolist())
             theirs = (other.upper, other.grid_size, other.alpha_bet.tolist())
             raise ValueError(
@@ -417,16 +440,34 @@ class BettingStack:
         self._check_same(other)
         plus, minus = self.log_plus + other.log_plus, self.log_minus + other.log_minus
         return BettingStack(  # log_seg_max=None: restarts from the product's current value too
-            self.rows, self.upper, self.grid_size, self.alpha_bet.copy(), self.n + other.n, self.total + other.total,
-            self.sq_dev + other.sq_dev, plus, minus, _LOG_HALF + np.maximum(plus, minus),
+            self.rows,
+            self.upper,
+            self.grid_size,
+            self.alpha_bet.copy(),
+            self.n + other.n,
+            self.total + other.total,
+            self.sq_dev + other.sq_dev,
+            plus,
+            minus,
+            _LOG_HALF + np.maximum(plus, minus),
         )
 
     def take(self, idx: Any) -> BettingStack:
         """A new stack of the rows ``idx`` (an index array), copied."""
         idx = np.asarray(idx, dtype=int)
-        return BettingStack(idx.size, self.upper, self.grid_size, self.alpha_bet[idx], self.n[idx], self.total[idx],
-                            self.sq_dev[idx], self.log_plus[idx], self.log_minus[idx], self.log_max[idx],
-                            self.log_seg_max[idx])
+        return BettingStack(
+            idx.size,
+            self.upper,
+            self.grid_size,
+            self.alpha_bet[idx],
+            self.n[idx],
+            self.total[idx],
+            self.sq_dev[idx],
+            self.log_plus[idx],
+            self.log_minus[idx],
+            self.log_max[idx],
+            self.log_seg_max[idx],
+        )
 
     def extended(self, rows: int, alpha_bet: Any = ALPHA_BET) -> BettingStack:
         """A copy with ``rows`` new sequences (no observations yet) appended."""
@@ -443,29 +484,55 @@ class BettingStack:
         def cat(name: str) -> np.ndarray:
             return np.concatenate([getattr(s, name) for s in stacks])
 
-        return BettingStack(sum(s.rows for s in stacks), first.upper, first.grid_size, cat("alpha_bet"), cat("n"),
-                            cat("total"), cat("sq_dev"), cat("log_plus"), cat("log_minus"), cat("log_max"),
-                            cat("log_seg_max"))
+        return BettingStack(
+            sum(s.rows for s in stacks),
+            first.upper,
+            first.grid_size,
+            cat("alpha_bet"),
+            cat("n"),
+            cat("total"),
+            cat("sq_dev"),
+            cat("log_plus"),
+            cat("log_minus"),
+            cat("log_max"),
+            cat("log_seg_max"),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The state as plain Python values (JSON-friendly), restored by :meth:`from_dict`."""
         return {
-            "rows": int(self.rows), "upper": float(self.upper), "grid_size": int(self.grid_size),
-            "alpha_bet": self.alpha_bet.tolist(), "n": self.n.tolist(), "total": self.total.tolist(),
-            "sq_dev": self.sq_dev.tolist(), "log_plus": self.log_plus.tolist(), "log_minus": self.log_minus.tolist(),
-            "log_max": self.log_max.tolist(), "log_seg_max": self.log_seg_max.tolist(),
+            "rows": int(self.rows),
+            "upper": float(self.upper),
+            "grid_size": int(self.grid_size),
+            "alpha_bet": self.alpha_bet.tolist(),
+            "n": self.n.tolist(),
+            "total": self.total.tolist(),
+            "sq_dev": self.sq_dev.tolist(),
+            "log_plus": self.log_plus.tolist(),
+            "log_minus": self.log_minus.tolist(),
+            "log_max": self.log_max.tolist(),
+            "log_seg_max": self.log_seg_max.tolist(),
         }
 
     @classmethod
     def from_dict(cls, state: Mapping[str, Any]) -> BettingStack:
         """A state saved by :meth:`to_dict`."""
         arrays = {k: state[k] for k in ("log_plus", "log_minus", "log_max", "log_seg_max") if k in state}
-        return cls(int(state["rows"]), state["upper"], state["grid_size"], state["alpha_bet"], state["n"],
-                   state["total"], state["sq_dev"], **arrays)
+        return cls(
+            int(state["rows"]),
+            state["upper"],
+            state["grid_size"],
+            state["alpha_bet"],
+            state["n"],
+            state["total"],
+            state["sq_dev"],
+            **arrays,
+        )
 
 
-def _intervals(grid: np.ndarray, log_seg_max: np.ndarray, log_max: np.ndarray, a: np.ndarray,
-               alpha: Any) -> tuple[np.ndarray, np.ndarray]:
+def _intervals(
+    grid: np.ndarray, log_seg_max: np.ndarray, log_max: np.ndarray, a: np.ndarray, alpha: Any
+) -> tuple[np.ndarray, np.ndarray]:
     """The intervals of :meth:`BettingStack.intervals` from the running maxima, one level per row."""
     if not ((a > 0) & (a < 1)).all():
         raise ValueError(f"alpha={alpha!r}; pass a level in (0, 1).")
@@ -513,8 +580,10 @@ def update_counts_together(stacks: Sequence[BettingStack], successes: Sequence[A
     if not stacks:
         return
     whole = BettingStack.concat(stacks)
-    whole.update_counts(np.concatenate([np.asarray(k, dtype=float).reshape(-1) for k in successes]),
-                        np.concatenate([np.asarray(n, dtype=float).reshape(-1) for n in trials]))
+    whole.update_counts(
+        np.concatenate([np.asarray(k, dtype=float).reshape(-1) for k in successes]),
+        np.concatenate([np.asarray(n, dtype=float).reshape(-1) for n in trials]),
+    )
     start = 0
     for st in stacks:
         rows = slice(start, start + st.rows)
@@ -531,8 +600,13 @@ def intervals_together(stacks: Sequence[BettingStack], alphas: Sequence[Any]) ->
     if len({(s.upper, s.grid_size) for s in stacks}) > 1:
         raise ValueError("the stacks differ in upper or grid_size; only stacks with the same grid are read together.")
     a = np.concatenate([_rows(al, "alpha", s.rows) for s, al in zip(stacks, alphas, strict=True)])
-    lo, hi = _intervals(stacks[0].grid, np.concatenate([s.log_seg_max for s in stacks]),
-                        np.concatenate([s.log_max for s in stacks]), a, alphas)
+    lo, hi = _intervals(
+        stacks[0].grid,
+        np.concatenate([s.log_seg_max for s in stacks]),
+        np.concatenate([s.log_max for s in stacks]),
+        a,
+        alphas,
+    )
     cuts = np.cumsum([s.rows for s in stacks])[:-1]
     return list(zip(np.split(lo, cuts), np.split(hi, cuts), strict=True))
 
@@ -586,13 +660,18 @@ class BettingCS:
         if not 0 < alpha_bet < 1:
             raise ValueError(f"alpha_bet={alpha_bet!r}; pass a level in (0, 1).")
         k = grid_size + 1 if isinstance(grid_size, int | np.integer) else None
-        for name, value in (("log_plus", log_plus), ("log_minus", log_minus), ("log_max", log_max),
-                            ("log_seg_max", log_seg_max)):
+        for name, value in (
+            ("log_plus", log_plus),
+            ("log_minus", log_minus),
+            ("log_max", log_max),
+            ("log_seg_max", log_seg_max),
+        ):
             want = None if k is None else ((k - 1,) if name == "log_seg_max" else (k,))
             if value is not None and want is not None and np.shape(value) != want:
                 raise ValueError(f"{name} has shape {np.shape(value)}; expected {want}.")
-        self._stack = BettingStack(1, upper, grid_size, alpha_bet, [n], [total], [sq_dev], log_plus, log_minus,
-                                   log_max, log_seg_max)
+        self._stack = BettingStack(
+            1, upper, grid_size, alpha_bet, [n], [total], [sq_dev], log_plus, log_minus, log_max, log_seg_max
+        )
 
     @classmethod
     def _of(cls, stack: BettingStack) -> BettingCS:
@@ -611,13 +690,17 @@ class BettingCS:
     log_plus = property(lambda self: self._stack.log_plus[0], doc="log K+ on the grid.")
     log_minus = property(lambda self: self._stack.log_minus[0], doc="log K- on the grid.")
     log_max = property(lambda self: self._stack.log_max[0], doc="Running maximum of the hedged log-wealth.")
-    log_seg_max = property(lambda self: self._stack.log_seg_max[0],
-                           doc="Per segment ``[m_j, m_j+1]``: running maximum of ``log(max(K+(m_j+1), K-(m_j)) / 2)``.")
+    log_seg_max = property(
+        lambda self: self._stack.log_seg_max[0],
+        doc="Per segment ``[m_j, m_j+1]``: running maximum of ``log(max(K+(m_j+1), K-(m_j)) / 2)``.",
+    )
     grid = property(lambda self: self._stack.grid, doc="The candidate means, ``grid_size + 1`` points in [0, upper].")
 
     def __repr__(self) -> str:
-        return (f"BettingCS(upper={self.upper!r}, grid_size={self.grid_size!r}, alpha_bet={self.alpha_bet!r}, "
-                f"n={self.n!r}, total={self.total!r}, sq_dev={self.sq_dev!r})")
+        return (
+            f"BettingCS(upper={self.upper!r}, grid_size={self.grid_size!r}, alpha_bet={self.alpha_bet!r}, "
+            f"n={self.n!r}, total={self.total!r}, sq_dev={self.sq_dev!r})"
+        )
 
     def _bet(self, t: float) -> float:
         """The predictable bet before observation ``t`` (1-based), from the past mean and variance."""
@@ -747,9 +830,15 @@ class BettingCS:
         """The state as plain Python values (JSON-friendly), restored by :meth:`from_dict`."""
         s = self._stack
         return {
-            "upper": float(s.upper), "grid_size": int(s.grid_size), "alpha_bet": self.alpha_bet,
-            "n": self.n, "total": self.total, "sq_dev": self.sq_dev,
-            "log_plus": self.log_plus.tolist(), "log_minus": self.log_minus.tolist(), "log_max": self.log_max.tolist(),
+            "upper": float(s.upper),
+            "grid_size": int(s.grid_size),
+            "alpha_bet": self.alpha_bet,
+            "n": self.n,
+            "total": self.total,
+            "sq_dev": self.sq_dev,
+            "log_plus": self.log_plus.tolist(),
+            "log_minus": self.log_minus.tolist(),
+            "log_max": self.log_max.tolist(),
             "log_seg_max": self.log_seg_max.tolist(),
         }
 
@@ -766,8 +855,15 @@ class BettingCS:
         """
         names = ("log_plus", "log_minus", "log_max", "log_seg_max")  # a state without log_seg_max restarts it
         arrays = {k: np.asarray(state[k], dtype=float) for k in names if k in state}
-        return cls(state["upper"], state["grid_size"], state["alpha_bet"], state["n"], state["total"],
-                   state["sq_dev"], **arrays)
+        return cls(
+            state["upper"],
+            state["grid_size"],
+            state["alpha_bet"],
+            state["n"],
+            state["total"],
+            state["sq_dev"],
+            **arrays,
+        )
 
 
 # ----------------------------------------------------------------------------------------
@@ -853,7 +949,7 @@ def fixed_sample_interval(
         cap_minus = np.where(m < upper, _ONE_LOOK_TRUNCATION / (upper - m), np.inf)
     log_plus, log_minus = np.zeros_like(m), np.zeros_like(m)
     for start in range(0, x.size, _BLOCK):
-        xb, lb = x[start:start + _BLOCK, None], lam[start:start + _BLOCK, None]
+        xb, lb = x[start : start + _BLOCK, None], lam[start : start + _BLOCK, None]
         log_plus += np.log1p(np.minimum(lb, cap_plus) * (xb - m)).sum(0)
         log_minus += np.log1p(-np.minimum(lb, cap_minus) * (xb - m)).sum(0)
     # K+ falls and K- rises with m, so on a grid segment [m_j, m_j+1] the hedged wealth
@@ -943,8 +1039,15 @@ def prediction_powered_interval(
     if len({v.size for v in arrays}) != 1:
         raise ValueError(f"num, den, num_proxy, den_proxy have lengths {[v.size for v in arrays]}; pass one per row.")
     eps = 1e-12
-    if not (np.isfinite(np.concatenate(arrays)).all() and (A >= -eps).all() and (A <= B + eps).all()
-            and (B <= 1 + eps).all() and (a >= -eps).all() and (a <= b + eps).all() and (b <= 1 + eps).all()):
+    if not (
+        np.isfinite(np.concatenate(arrays)).all()
+        and (A >= -eps).all()
+        and (A <= B + eps).all()
+        and (B <= 1 + eps).all()
+        and (a >= -eps).all()
+        and (a <= b + eps).all()
+        and (b <= 1 + eps).all()
+    ):
         raise ValueError("need 0 <= num <= den <= 1 and 0 <= num_proxy <= den_proxy <= 1 on every row.")
     if not (0 - eps <= num_mean <= den_mean + eps and den_mean <= 1 + eps):
         raise ValueError(f"num_mean={num_mean!r}, den_mean={den_mean!r}; need 0 <= num_mean <= den_mean <= 1.")

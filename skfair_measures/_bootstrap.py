@@ -102,10 +102,16 @@ class BootstrapResult(ReplicatesResult):
         self._draws = np.asarray(draws, dtype=float)
         self.prob = prob
         n = None if groups is None else len(groups)
-        self.group_draws = None if group_draws is None else {
-            k: np.asarray(v, dtype=float).reshape(-1, n) for k, v in group_draws.items()}
-        self.group_values = None if group_values is None else {
-            k: np.asarray(v, dtype=float).reshape(n) for k, v in group_values.items()}
+        self.group_draws = (
+            None
+            if group_draws is None
+            else {k: np.asarray(v, dtype=float).reshape(-1, n) for k, v in group_draws.items()}
+        )
+        self.group_values = (
+            None
+            if group_values is None
+            else {k: np.asarray(v, dtype=float).reshape(n) for k, v in group_values.items()}
+        )
         self.groups = groups
         self._joint = object() if joint is None else joint  # results sharing it share their replicates
         # rows (not weights) per group: the verdicts say when groups are too small for their level
@@ -182,8 +188,15 @@ class BootstrapResult(ReplicatesResult):
                 "no base metric per group, or the result was built without them); verdicts need "
                 "sfm.bootstrap(...) or sfm.bootstraps(...) of a groupwise measure."
             )
-        return VerdictFamily(key=self.key, groups=self.groups, draws=self.group_draws, source="bootstrap",
-                             observed=self.group_values, fit=self._joint, rows=self._group_rows)
+        return VerdictFamily(
+            key=self.key,
+            groups=self.groups,
+            draws=self.group_draws,
+            source="bootstrap",
+            observed=self.group_values,
+            fit=self._joint,
+            rows=self._group_rows,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
@@ -483,8 +496,9 @@ def _compound_sums(cells: _RowCells, n_boot: int, rng: np.random.Generator) -> n
     return sums[..., None]
 
 
-def _exact_cell_sums(flat: np.ndarray, w: np.ndarray, small: np.ndarray, occupancy: np.ndarray,
-                     rng: np.random.Generator) -> np.ndarray:
+def _exact_cell_sums(
+    flat: np.ndarray, w: np.ndarray, small: np.ndarray, occupancy: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
     """Sums of ``occupancy[b, j]`` rows drawn with replacement from cell ``small[j]``, for every replicate ``b``."""
     position = np.full(int(flat.max()) + 1, -1)
     position[small] = np.arange(small.size)
@@ -546,13 +560,27 @@ def _group_values(measure: Measure, sample: GroupedSample) -> dict[str, np.ndarr
     return out
 
 
-def _result(point: MeasureResult, rep: Replicates, n_boot: int, prob: float, sample: GroupedSample,
-            measure: Measure, joint: object | None = None) -> BootstrapResult:
+def _result(
+    point: MeasureResult,
+    rep: Replicates,
+    n_boot: int,
+    prob: float,
+    sample: GroupedSample,
+    measure: Measure,
+    joint: object | None = None,
+) -> BootstrapResult:
     codes = sample.group_codes
     rows = np.bincount(codes[codes >= 0], minlength=sample.n_groups)
-    return BootstrapResult(point, rep.draws.reshape(n_boot), prob, group_draws=rep.group_draws,
-                           groups=sample.groups, group_values=_group_values(measure, sample), joint=joint,
-                           group_rows=rows)
+    return BootstrapResult(
+        point,
+        rep.draws.reshape(n_boot),
+        prob,
+        group_draws=rep.group_draws,
+        groups=sample.groups,
+        group_values=_group_values(measure, sample),
+        joint=joint,
+        group_rows=rows,
+    )
 
 
 def check_replicates(n_boot: Any, prob: Any) -> None:
@@ -666,8 +694,9 @@ def bootstraps(
     if not ms:
         raise ValueError("measures=[]; pass one or more measures (or registry keys).")
     rng = np.random.default_rng(random_state)
-    samples = [m.validate(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
-               for m in ms]
+    samples = [
+        m.validate(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight) for m in ms
+    ]
     _same_rows(ms, samples)
     points = [m.evaluate_sample(s) for m, s in zip(ms, samples, strict=True)]
     if sample_weight is None and all(_statistics_kind(m) == "confusion" for m in ms):
@@ -675,8 +704,9 @@ def bootstraps(
     else:
         reps = _recomputed(ms, samples, n_boot, rng)
     joint = object()
-    return {m.key: _result(p, r, n_boot, prob, s, m, joint)
-            for m, p, r, s in zip(ms, points, reps, samples, strict=True)}
+    return {
+        m.key: _result(p, r, n_boot, prob, s, m, joint) for m, p, r, s in zip(ms, points, reps, samples, strict=True)
+    }
 
 
 def _same_rows(measures: list[Measure], samples: list[GroupedSample]) -> None:

@@ -91,7 +91,7 @@ def _batches(args: argparse.Namespace, mon: Any, error: Callable[[str], Exceptio
     col = args.time_column
     if col not in rel.columns:
         raise error(f"--time-column {col!r} is not a column; the columns are {rel.columns}.")
-    period = f'date_trunc(\'{args.every}\', "{col}")'
+    period = f"date_trunc('{args.every}', \"{col}\")"
     last = mon.meta.get("last_period")
     bounds = rel.aggregate(f"{period} AS p").distinct().order("p").fetchall()
     for (start,) in bounds:

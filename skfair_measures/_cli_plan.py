@@ -38,23 +38,44 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("file", help="CSV (.csv, .tsv, .txt) or Parquet file, one row per audited prediction")
     p.add_argument("--sensitive", required=True, metavar="COL", help="the group column (read as text)")
-    p.add_argument("--measure", required=True, metavar="KEY",
-                   help="a difference measure, e.g. fairness.tpr; `skfair measures` lists the keys")
+    p.add_argument(
+        "--measure",
+        required=True,
+        metavar="KEY",
+        help="a difference measure, e.g. fairness.tpr; `skfair measures` lists the keys",
+    )
     p.add_argument("--eps", type=float, required=True, help="the tolerance: decide whether |value| <= EPS")
     p.add_argument("--score", metavar="COL", help="P(positive label) per row: a prediction-powered plan")
-    p.add_argument("--threshold", type=float, default=0.5,
-                   help="predicted label = score >= THRESHOLD, with --score (default: 0.5)")
-    p.add_argument("--rates", nargs="+", metavar="GROUP=RATE",
-                   help="without --score: the guessed rate of the measure per group, e.g. --rates a=0.9 b=0.8")
-    p.add_argument("--denominator-share", nargs="+", metavar="SHARE",
-                   help="with --rates: the guessed share of each group's rows in the rate's denominator (TPR: "
-                   "the positive rate), one number or GROUP=SHARE pairs (needed unless the rate reads every row)")
+    p.add_argument(
+        "--threshold", type=float, default=0.5, help="predicted label = score >= THRESHOLD, with --score (default: 0.5)"
+    )
+    p.add_argument(
+        "--rates",
+        nargs="+",
+        metavar="GROUP=RATE",
+        help="without --score: the guessed rate of the measure per group, e.g. --rates a=0.9 b=0.8",
+    )
+    p.add_argument(
+        "--denominator-share",
+        nargs="+",
+        metavar="SHARE",
+        help="with --rates: the guessed share of each group's rows in the rate's denominator (TPR: "
+        "the positive rate), one number or GROUP=SHARE pairs (needed unless the rate reads every row)",
+    )
     p.add_argument("--alpha", type=float, default=0.05, help="the interval's level is 1 - ALPHA (default: 0.05)")
     p.add_argument("--power", type=float, default=0.8, help="probability of the right decision (default: 0.8)")
-    p.add_argument("--allocation", choices=("equal", "proportional"), default="equal",
-                   help="as many labels in every group, or in proportion to their sizes (default: equal)")
-    p.add_argument("--n-sim", type=int, default=200,
-                   help="simulated audits per candidate (default: 200, 20-40 s; fewer is faster and rougher)")
+    p.add_argument(
+        "--allocation",
+        choices=("equal", "proportional"),
+        default="equal",
+        help="as many labels in every group, or in proportion to their sizes (default: equal)",
+    )
+    p.add_argument(
+        "--n-sim",
+        type=int,
+        default=200,
+        help="simulated audits per candidate (default: 200, 20-40 s; fewer is faster and rougher)",
+    )
     p.add_argument("--seed", "--random-state", type=int, default=0, help="seed of the simulation (default: 0)")
     p.add_argument("--json", metavar="FILE", help="also write the plan and its attributes to FILE as JSON")
     return p
@@ -74,8 +95,10 @@ def _pairs(values: list[str], flag: str, groups: list[str], error: Callable[[str
         out[group] = value
     unknown, missing = sorted(set(out) - set(groups)), [g for g in groups if g not in out]
     if unknown or missing:
-        raise error(f"{flag} names the groups {sorted(out)}; the file's groups are {groups}: give one value per "
-                    "group of the file" + (f" (no group {unknown})" if unknown else ""))
+        raise error(
+            f"{flag} names the groups {sorted(out)}; the file's groups are {groups}: give one value per "
+            "group of the file" + (f" (no group {unknown})" if unknown else "")
+        )
     return out
 
 
@@ -86,19 +109,28 @@ def _guess(args: argparse.Namespace, data: Any, measure: Any, error: Callable[[s
     groups = data[args.sensitive]
     if args.score is not None:
         if args.rates or args.denominator_share:
-            raise error("--score plans from the scores; --rates and --denominator-share are for a plan without "
-                        "scores: pass one or the other")
+            raise error(
+                "--score plans from the scores; --rates and --denominator-share are for a plan without "
+                "scores: pass one or the other"
+            )
         if args.score not in data.columns:
             raise error(f"--score {args.score}: no such column in {args.file}; the columns are {list(data.columns)}")
-        return {"scores": data[args.score].to_numpy(dtype=float), "sensitive_features": groups.to_numpy(),
-                "threshold": args.threshold}
+        return {
+            "scores": data[args.score].to_numpy(dtype=float),
+            "sensitive_features": groups.to_numpy(),
+            "threshold": args.threshold,
+        }
     if not args.rates:
-        raise error("pass --score COL (a prediction-powered plan from the scores) or --rates GROUP=RATE ... "
-                    "(guessed rates per group; the group sizes are counted in the file)")
+        raise error(
+            "pass --score COL (a prediction-powered plan from the scores) or --rates GROUP=RATE ... "
+            "(guessed rates per group; the group sizes are counted in the file)"
+        )
     sizes = groups.value_counts(sort=False)
     names = [str(g) for g in sizes.index]
-    guess: dict[str, Any] = {"group_sizes": dict(zip(names, sizes.tolist(), strict=True)),
-                             "rates": _pairs(args.rates, "--rates", names, error)}
+    guess: dict[str, Any] = {
+        "group_sizes": dict(zip(names, sizes.tolist(), strict=True)),
+        "rates": _pairs(args.rates, "--rates", names, error),
+    }
     if args.denominator_share:
         share = args.denominator_share
         if len(share) == 1 and "=" not in share[0]:
@@ -109,9 +141,11 @@ def _guess(args: argparse.Namespace, data: Any, measure: Any, error: Callable[[s
         else:
             guess["denominator_share"] = _pairs(share, "--denominator-share", names, error)
     elif len(measure.bases) == 1 and not ratio_roles(measure.bases[0]).den.all():
-        raise error(f"--measure {args.measure}: its rate {measure.bases[0].name!r} counts only some rows in its "
-                    "denominator; pass --denominator-share, the guessed share of those rows (e.g. "
-                    "--denominator-share 0.3, or a=0.3 b=0.4)")
+        raise error(
+            f"--measure {args.measure}: its rate {measure.bases[0].name!r} counts only some rows in its "
+            "denominator; pass --denominator-share, the guessed share of those rows (e.g. "
+            "--denominator-share 0.3, or a=0.3 b=0.4)"
+        )
     return guess
 
 
@@ -136,16 +170,20 @@ def _text(plan: Any, args: argparse.Namespace) -> str:
 
 def _json(plan: Any) -> dict[str, Any]:
     groups = {
-        str(g): {"rows": int(r["rows"]), "labels": int(r["labels"]),
-                 "rate": None if math.isnan(r["rate"]) else float(r["rate"])}
+        str(g): {
+            "rows": int(r["rows"]),
+            "labels": int(r["labels"]),
+            "rate": None if math.isnan(r["rate"]) else float(r["rate"]),
+        }
         for g, r in plan.iterrows()
     }
     attrs = {k: (list(v) if isinstance(v, tuple) else v) for k, v in plan.attrs.items()}
     return {"plan": groups, **attrs}
 
 
-def run(args: argparse.Namespace, *, read: Callable[..., Any], error: type[Exception],
-        flagged: Callable[[str], str]) -> int:
+def run(
+    args: argparse.Namespace, *, read: Callable[..., Any], error: type[Exception], flagged: Callable[[str], str]
+) -> int:
     """Run ``skfair plan``; errors become one line and exit status 2.
 
     ``read``, ``error`` and ``flagged`` are the ``skfair`` command's file reader, error
@@ -165,16 +203,26 @@ def run(args: argparse.Namespace, *, read: Callable[..., Any], error: type[Excep
     try:
         measure = msr(args.measure)
     except (KeyError, ValueError, TypeError) as exc:
-        raise error(f"--measure {args.measure}: {exc.args[0] if exc.args else exc}; `skfair measures` lists the "
-                    "keys") from exc
+        raise error(
+            f"--measure {args.measure}: {exc.args[0] if exc.args else exc}; `skfair measures` lists the keys"
+        ) from exc
     data = read(args.file, [args.sensitive])
     if args.sensitive not in data.columns:
-        raise error(f"--sensitive {args.sensitive}: no such column in {args.file}; the columns are "
-                    f"{list(data.columns)}")
+        raise error(
+            f"--sensitive {args.sensitive}: no such column in {args.file}; the columns are {list(data.columns)}"
+        )
     guess = _guess(args, data, measure, error)
     try:
-        plan = plan_labels(measure, eps=args.eps, alpha=args.alpha, power=args.power, allocation=args.allocation,
-                           n_sim=args.n_sim, random_state=args.seed, **guess)
+        plan = plan_labels(
+            measure,
+            eps=args.eps,
+            alpha=args.alpha,
+            power=args.power,
+            allocation=args.allocation,
+            n_sim=args.n_sim,
+            random_state=args.seed,
+            **guess,
+        )
     except (ValueError, TypeError) as exc:
         message = flagged(str(exc))
         for words, flags in _ADVICE.items():

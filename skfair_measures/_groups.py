@@ -79,9 +79,7 @@ def resolve_sensitive(
             )
         return sensitive_features
     if sensitive_features is not None:
-        raise ValueError(
-            f"both {argument} and sensitive column(s) {columns!r} of X were given; pass one of them."
-        )
+        raise ValueError(f"both {argument} and sensitive column(s) {columns!r} of X were given; pass one of them.")
     cols = [columns] if isinstance(columns, str) else list(columns)
     if not isinstance(X, pd.DataFrame):
         raise TypeError(
@@ -214,7 +212,6 @@ def _factorize(values: np.ndarray | pd.Categorical) -> tuple[np.ndarray, pd.Inde
     return codes.astype(np.intp, copy=False), pd.Index(uniques)
 
 
-
 def encode_groups(
     sensitive_features: Any,
     n_samples: int | None = None,
@@ -277,7 +274,11 @@ def _checked_columns(sensitive_features: Any, n_samples: int | None, name: str) 
 
 
 def _encoded(
-    cols: list[tuple[str, Any]], groups: pd.Index | None, name: str, *, compare: bool = True,
+    cols: list[tuple[str, Any]],
+    groups: pd.Index | None,
+    name: str,
+    *,
+    compare: bool = True,
     samples: int | None = None,
 ) -> tuple[np.ndarray, pd.Index]:
     """Group codes and labels of checked columns: the declared groups, or those observed.

@@ -112,8 +112,9 @@ def factorized_labels(arr: np.ndarray, name: str) -> Factorized:
     return codes, np.asarray(uniques, dtype=object)
 
 
-def _check_label_values(y_true: np.ndarray, y_pred: np.ndarray, factorized: tuple[Factorized, Factorized] = (None, None)
-                        ) -> None:
+def _check_label_values(
+    y_true: np.ndarray, y_pred: np.ndarray, factorized: tuple[Factorized, Factorized] = (None, None)
+) -> None:
     """Refuse missing labels and floats that are not whole numbers (scores, regression values)."""
     for arr, nm, done in ((y_true, "y_true", factorized[0]), (y_pred, "y_pred", factorized[1])):
         if arr.dtype.kind in "iub" or done is not None:
@@ -200,8 +201,9 @@ def class_index(uniq_t: np.ndarray, uniq_p: np.ndarray, labels: pd.Index | None 
     return labels
 
 
-def class_codes(y_true: np.ndarray, y_pred: np.ndarray, classes: pd.Index,
-                factorized: tuple[Factorized, Factorized] = (None, None)) -> tuple[np.ndarray, np.ndarray]:
+def class_codes(
+    y_true: np.ndarray, y_pred: np.ndarray, classes: pd.Index, factorized: tuple[Factorized, Factorized] = (None, None)
+) -> tuple[np.ndarray, np.ndarray]:
     """Codes ``0..K-1`` of both label arrays in ``classes`` (a lookup table for small integers).
 
     An array with its :func:`factorized_labels` maps its few distinct labels, not every row.
@@ -213,6 +215,7 @@ def class_codes(y_true: np.ndarray, y_pred: np.ndarray, classes: pd.Index,
     ([2, 0, 1], [2, 2, 0])
     """
     if factorized != (None, None):
+
         def lookup(arr: np.ndarray, done: Factorized) -> np.ndarray:
             if done is None:
                 return class_codes(arr, arr, classes)[0]

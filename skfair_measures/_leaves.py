@@ -42,8 +42,13 @@ class _OneBase(Measure):
     def _result(self, source: _Source, vals: np.ndarray, overall: Any, value: Any, **extra: Any) -> MeasureResult:
         groups, name = source.groups, self.base.name
         return MeasureResult(
-            self.key, float(value), lambda: pd.Series(vals, index=groups, name=name), source.counts, overall,
-            measure=self, **extra,
+            self.key,
+            float(value),
+            lambda: pd.Series(vals, index=groups, name=name),
+            source.counts,
+            overall,
+            measure=self,
+            **extra,
         )
 
 
@@ -132,7 +137,11 @@ class FairnessMeasure(_OneBase):
         return _operate(self.operation, values[self.base.name], groups, ov, self.undefined)
 
     def bounds_from_group_values(
-        self, lower: PerGroup, upper: PerGroup, *, groups: pd.Index,
+        self,
+        lower: PerGroup,
+        upper: PerGroup,
+        *,
+        groups: pd.Index,
         overall: Mapping[str, tuple[float, float]] | None = None,
     ) -> tuple[float, float]:
         ov = None if overall is None else overall.get(self.base.name)
@@ -150,7 +159,10 @@ class FairnessMeasure(_OneBase):
         if why is not None and not bad.any():
             warnings.warn(f"{self.key}: {why}.", UndefinedGroupWarning, stacklevel=4)
         return self._result(
-            source, vals, overall, value,
+            source,
+            vals,
+            overall,
+            value,
             undefined_groups=[groups[i] for i in np.flatnonzero(bad)],
             reason=(why or _undefined_reason(self.base, groups, bad, weightless)) if np.isnan(value) else None,
         )
@@ -204,8 +216,14 @@ class PerformanceMeasure(_OneBase):
     """
 
     def __init__(
-        self, base: str | BaseMetric | Callable[..., float], *, key: str | None = None, pos_label: Any = None,
-        threshold: float | None = None, undefined: Undefined = "propagate", groups: Any = None,
+        self,
+        base: str | BaseMetric | Callable[..., float],
+        *,
+        key: str | None = None,
+        pos_label: Any = None,
+        threshold: float | None = None,
+        undefined: Undefined = "propagate",
+        groups: Any = None,
     ) -> None:
         self.base = get_base(base)
         prefix = "regr" if self.base.statistic == "errors" else "classif"
@@ -226,7 +244,11 @@ class PerformanceMeasure(_OneBase):
         return np.asarray(overall[self.base.name])
 
     def bounds_from_group_values(
-        self, lower: PerGroup, upper: PerGroup, *, groups: pd.Index,
+        self,
+        lower: PerGroup,
+        upper: PerGroup,
+        *,
+        groups: pd.Index,
         overall: Mapping[str, tuple[float, float]] | None = None,
     ) -> tuple[float, float]:
         if overall is None:

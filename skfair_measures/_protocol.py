@@ -462,7 +462,12 @@ def _validate(
         n = len(y_true)
         return check_inputs(y_true, y_pred, np.zeros(n, dtype=np.intp), sample_weight, groups=_ONE_GROUP)
     sample = check_inputs(
-        y_true, y_pred, sensitive_features, sample_weight, groups=inputs.groups, labels=inputs.labels,
+        y_true,
+        y_pred,
+        sensitive_features,
+        sample_weight,
+        groups=inputs.groups,
+        labels=inputs.labels,
         compare_groups=inputs.needs_sensitive,
     )
     return restrict_small_groups(sample, inputs.min_group_size, inputs.small_groups, key)

@@ -157,9 +157,7 @@ def _series_snapshot(values: Any) -> Check | None:
     if isinstance(values, pd.Categorical):
         codes, categories = values.codes.copy(), values.categories
         # categories cannot change in place: a new set means a new Index object
-        return lambda c: (
-            isinstance(c, pd.Categorical) and c.categories is categories and np.array_equal(c.codes, codes)
-        )
+        return lambda c: isinstance(c, pd.Categorical) and c.categories is categories and np.array_equal(c.codes, codes)
     if hasattr(values, "__arrow_array__"):  # Arrow-backed (pandas' str dtype, ArrowDtype): immutable buffers
         arrow = values.__arrow_array__()
         return lambda a: hasattr(a, "__arrow_array__") and a.__arrow_array__().equals(arrow)

@@ -265,7 +265,11 @@ def _number(x: float) -> str:
 
 
 def small_group_effect(
-    small: pd.Series, with_small: pd.DataFrame, without_small: pd.DataFrame, *, who: str,
+    small: pd.Series,
+    with_small: pd.DataFrame,
+    without_small: pd.DataFrame,
+    *,
+    who: str,
     min_rows: int = SMALL_GROUP_ROWS,
 ) -> str:
     """The warning that names the small groups of a cross-validation and how much they move the fold means.

@@ -107,8 +107,9 @@ class GroupedSample:
     def labels01(self, pos_label: Any = None) -> tuple[np.ndarray, np.ndarray]:
         key = ("labels", pos_label)
         if key not in self._cache:
-            t, p, _ = binarize_labels(self.y_true, self.y_pred, pos_label, self._distinct_labels(), self.labels,
-                                      factorized=self._factorized())
+            t, p, _ = binarize_labels(
+                self.y_true, self.y_pred, pos_label, self._distinct_labels(), self.labels, factorized=self._factorized()
+            )
             self._cache[key] = (t, p)
         return self._cache[key]
 
@@ -284,8 +285,10 @@ class GroupedSample:
     def _factorized(self) -> tuple[Factorized, Factorized]:
         """:func:`factorized_labels` of y_true and y_pred (cached): codes and distinct labels of object arrays."""
         if "factorized" not in self._cache:
-            self._cache["factorized"] = (factorized_labels(self.y_true, "y_true"),
-                                         factorized_labels(self.y_pred, "y_pred"))
+            self._cache["factorized"] = (
+                factorized_labels(self.y_true, "y_true"),
+                factorized_labels(self.y_pred, "y_pred"),
+            )
         return self._cache["factorized"]
 
     def _binary01(self) -> bool:
@@ -428,7 +431,10 @@ def _validated(
 
 
 def _integer_sample(
-    cols: list[tuple[str, Any]], t: np.ndarray, p: np.ndarray, compare_groups: bool = True,
+    cols: list[tuple[str, Any]],
+    t: np.ndarray,
+    p: np.ndarray,
+    compare_groups: bool = True,
     w: np.ndarray | None = None,
 ) -> GroupedSample | None:
     """The validated sample of integer (or boolean) groups and labels, from one ``np.bincount``.
@@ -582,8 +588,9 @@ class _RawCounts:
         return raw if raw is not None else cls._count(g, t, p, exact=True)
 
     @classmethod
-    def _compiled(cls, kernel: Any, g: np.ndarray, t: np.ndarray, p: np.ndarray,
-                  w: np.ndarray | None = None) -> _RawCounts | None:
+    def _compiled(
+        cls, kernel: Any, g: np.ndarray, t: np.ndarray, p: np.ndarray, w: np.ndarray | None = None
+    ) -> _RawCounts | None:
         """Exact ranges from one compiled pass, then every row counted in a second (no cell index array)."""
         g_lo, g_hi, t_lo, t_hi, p_lo, p_hi = (int(v) for v in kernel.bounds(g, t, p))
         lo, hi = min(t_lo, p_lo), max(t_hi, p_hi)

@@ -101,15 +101,20 @@ class CompositeMeasure(Measure):
         return self._agg(np.stack(parts))
 
     def bounds_from_group_values(
-        self, lower: PerGroup, upper: PerGroup, *, groups: pd.Index,
+        self,
+        lower: PerGroup,
+        upper: PerGroup,
+        *,
+        groups: pd.Index,
         overall: Mapping[str, tuple[float, float]] | None = None,
     ) -> tuple[float, float]:
         # mean, max and min never decrease when one argument grows: the bounds of the parts bound the whole
         # (a superset when parts share a base: each part takes its own worst point of the box)
         if not isinstance(self.aggregate, str):
             return super().bounds_from_group_values(lower, upper, groups=groups, overall=overall)
-        parts = np.array([m.bounds_from_group_values(lower, upper, groups=groups, overall=overall)
-                          for m in self.measures])
+        parts = np.array(
+            [m.bounds_from_group_values(lower, upper, groups=groups, overall=overall) for m in self.measures]
+        )
         return (float(self._agg(parts[:, 0])), float(self._agg(parts[:, 1])))
 
     def _evaluate(self, source: _Source) -> MeasureResult:

@@ -157,9 +157,12 @@ def verdicts(results: Mapping[str, Any] | Iterable[Any], eps: float, prob: float
     prob = check_prob(prob)
     families = [_family_of(r) for r in items]
     first = families[0]
-    if (len({id(f.fit) for f in families}) > 1 or len({f.source for f in families}) > 1
-            or any(not f.groups.equals(first.groups) for f in families)
-            or len({d.shape[0] for f in families for d in f.draws.values()}) > 1):
+    if (
+        len({id(f.fit) for f in families}) > 1
+        or len({f.source for f in families}) > 1
+        or any(not f.groups.equals(first.groups) for f in families)
+        or len({d.shape[0] for f in families for d in f.draws.values()}) > 1
+    ):
         raise ValueError(
             "the results come from different fits; pass those of one bayes.posteriors(...) or "
             "sfm.bootstraps(...) call (their draws are joint)."
@@ -172,17 +175,29 @@ def verdicts(results: Mapping[str, Any] | Iterable[Any], eps: float, prob: float
     else:
         est, lo, hi, how = _band_rows(family, prob, first.source)
     table = pd.DataFrame(
-        {"measure": [f.key for f, _, _, _ in family], "base": [name for _, name, _, _ in family],
-         "group_a": [labels[a] for _, _, a, _ in family], "group_b": [labels[b] for _, _, _, b in family],
-         "estimate": est, "lower": lo, "upper": hi, "verdict": classify(lo, hi, eps)},
+        {
+            "measure": [f.key for f, _, _, _ in family],
+            "base": [name for _, name, _, _ in family],
+            "group_a": [labels[a] for _, _, a, _ in family],
+            "group_b": [labels[b] for _, _, _, b in family],
+            "estimate": est,
+            "lower": lo,
+            "upper": hi,
+            "verdict": classify(lo, hi, eps),
+        },
         columns=COLUMNS,
     )
     caution = _small_bootstrap(families)
     if caution is not None:
         warnings.warn(caution, SmallGroupWarning, stacklevel=2)
         how = f"{how}; CAUTION: {caution}"
-    table.attrs.update(family_wise_level=prob, construction=how, eps=eps, source=first.source,
-                       family_size=_distinct(table[table["verdict"] != "undefined"]))
+    table.attrs.update(
+        family_wise_level=prob,
+        construction=how,
+        eps=eps,
+        source=first.source,
+        family_size=_distinct(table[table["verdict"] != "undefined"]),
+    )
     if caution is not None:
         table.attrs["caution"] = caution
     return table
@@ -201,9 +216,11 @@ def _small_bootstrap(families: list[VerdictFamily]) -> str | None:
     smallest = min(float(np.min(np.asarray(r, dtype=float))) for r in sizes)
     if smallest >= BOOTSTRAP_MIN_ROWS:
         return None
-    return (f"the smallest group has {smallest:g} rows (fewer than {BOOTSTRAP_MIN_ROWS}), where bootstrap verdicts "
-            "were measured wrong more often than the level says (11% at 60 rows per group, 7.8% at 150, for a "
-            "nominal 5%); for a level that holds at every size use bayes.posteriors(..., method='guaranteed')")
+    return (
+        f"the smallest group has {smallest:g} rows (fewer than {BOOTSTRAP_MIN_ROWS}), where bootstrap verdicts "
+        "were measured wrong more often than the level says (11% at 60 rows per group, 7.8% at 150, for a "
+        "nominal 5%); for a level that holds at every size use bayes.posteriors(..., method='guaranteed')"
+    )
 
 
 def verdict_tables(results: Mapping[str, Any] | Iterable[Any], eps: float, prob: float = 0.95) -> list[pd.DataFrame]:
@@ -333,11 +350,15 @@ def _band_rows(family: list, prob: float, source: str) -> tuple[np.ndarray, np.n
     lo[ok], hi[ok], c = max_type_band(diffs[:, ok], center[ok], prob)
     est = np.where(np.isfinite(center), center, np.nan)
     if source == "posterior":
-        how = (f"max-type band over the draws: mean +- {c:.3g} sd for every difference, holding {prob:g} of the "
-               "joint posterior mass")
+        how = (
+            f"max-type band over the draws: mean +- {c:.3g} sd for every difference, holding {prob:g} of the "
+            "joint posterior mass"
+        )
     else:
-        how = (f"max-type band over the bootstrap replicates: observed +- {c:.3g} sd for every difference, "
-               f"holding {prob:g} of the replicates jointly (asymptotic)")
+        how = (
+            f"max-type band over the bootstrap replicates: observed +- {c:.3g} sd for every difference, "
+            f"holding {prob:g} of the replicates jointly (asymptotic)"
+        )
     return est, lo, hi, how
 
 
@@ -352,6 +373,8 @@ def _box_rows(family: list, box: Any, prob: float) -> tuple[np.ndarray, np.ndarr
     hi = np.array([upper[name][a] - lower[name][b] for _, name, a, b in family], dtype=float)
     lo, hi = np.where(ok, np.minimum(lo, est), np.nan), np.where(ok, np.maximum(hi, est), np.nan)
     k = box.split(names)
-    how = (f"union bound: simultaneous betting intervals of the {k} group and pooled rates, each at level "
-           f"1 - {1 - prob:g}/{k}; differences from the box's corners")
+    how = (
+        f"union bound: simultaneous betting intervals of the {k} group and pooled rates, each at level "
+        f"1 - {1 - prob:g}/{k}; differences from the box's corners"
+    )
     return est, lo, hi, how

@@ -652,7 +652,5 @@ def ratio_roles(base: BaseMetric) -> RatioRoles:
             "defined by a Beta-Binomial or calibration model. Use a rate such as "
             "'tpr' or 'selection_rate'."
         )
-    simple = bool(den.any()) and np.allclose(
-        value, (c * num).sum((-2, -1)) / (c * den).sum((-2, -1))
-    )
+    simple = bool(den.any()) and np.allclose(value, (c * num).sum((-2, -1)) / (c * den).sum((-2, -1)))
     return RatioRoles(num, den, simple)

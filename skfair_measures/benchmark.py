@@ -86,9 +86,7 @@ def _named_estimators(estimators: Any) -> dict[str, Any]:
                 name = f"{base}_{k}"
             named[name] = est
     if not named:
-        raise ValueError(
-            "estimators is empty; pass a dict name -> estimator or a list of estimators."
-        )
+        raise ValueError("estimators is empty; pass a dict name -> estimator or a list of estimators.")
     for name, est in named.items():
         if not hasattr(est, "fit"):
             raise TypeError(f"estimator {name!r} ({type(est).__name__}) has no fit() method.")
@@ -125,11 +123,7 @@ def _n_samples(X: Any) -> int:
 def _strata(y: np.ndarray, codes: np.ndarray | None, n_splits: int) -> np.ndarray:
     """Label x group strata; strata smaller than ``n_splits`` fall back to the label."""
     kind = type_of_target(y)
-    y_codes = (
-        pd.factorize(y, sort=True)[0]
-        if kind in ("binary", "multiclass")
-        else np.zeros(len(y), np.intp)
-    )
+    y_codes = pd.factorize(y, sort=True)[0] if kind in ("binary", "multiclass") else np.zeros(len(y), np.intp)
     if codes is None:
         return y_codes
     n_groups = int(codes.max()) + 1
@@ -192,20 +186,20 @@ def fold_splits(
         splitter = StratifiedKFold(n_splits=int(cv), shuffle=True, random_state=random_state)
         with warnings.catch_warnings():
             # a too-small "rest" stratum only spreads unevenly; missing groups are reported below
-            warnings.filterwarnings(
-                "ignore", message="The least populated class", category=UserWarning
-            )
-            return [
-                (np.asarray(tr), np.asarray(te))
-                for tr, te in splitter.split(np.zeros(len(y)), strata)
-            ]
+            warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
+            return [(np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(np.zeros(len(y)), strata)]
     splitter = check_cv(cv, y, classifier=classifier)
     return [(np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(X, y, groups)]
 
 
 # -- one fold ----------------------------------------------------------------------
 def _fold_values(
-    estimator: Any, X_test: Any, y_test: np.ndarray, A_test: Any, w_test: np.ndarray | None, measures: list[Measure],
+    estimator: Any,
+    X_test: Any,
+    y_test: np.ndarray,
+    A_test: Any,
+    w_test: np.ndarray | None,
+    measures: list[Measure],
     without_small: Sequence[Measure] = (),
 ) -> tuple[dict[str, float], np.ndarray, np.ndarray | None, dict[str, float]]:
     """Every measure on one test fold: one prediction per response method, one pass of counts each.
@@ -330,9 +324,7 @@ class BenchmarkResult:
     groups: pd.Index | None
     measures: dict[str, Measure]
     learners: list[str]
-    missing_groups: pd.DataFrame = field(
-        default_factory=lambda: pd.DataFrame(columns=["fold", "group"])
-    )
+    missing_groups: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["fold", "group"]))
     sample_weight: np.ndarray | None = None
 
     @property
@@ -348,10 +340,7 @@ class BenchmarkResult:
         keys = [m if isinstance(m, str) else m.key for m in measures]
         unknown = [k for k in keys if k not in self.measures]
         if unknown:
-            raise KeyError(
-                f"measure(s) {unknown} were not benchmarked; the benchmark has "
-                f"{list(self.measures)}."
-            )
+            raise KeyError(f"measure(s) {unknown} were not benchmarked; the benchmark has {list(self.measures)}.")
         return keys
 
     def _learner(self, learner: str) -> str:
@@ -380,9 +369,7 @@ class BenchmarkResult:
         """
         keys = self._keys(measures)
         sub = self.scores[self.scores["measure"].isin(keys)]
-        wide = sub.pivot_table(
-            index="learner", columns="measure", values="value", aggfunc=list, sort=False
-        )
+        wide = sub.pivot_table(index="learner", columns="measure", values="value", aggfunc=list, sort=False)
         rows = []
         for name in self.learners:
             row: dict[str, Any] = {"learner": name, "iters": self.n_folds}
@@ -497,7 +484,11 @@ class BenchmarkResult:
         rule = ConstrainedRefit(
             self.measures[keys[0]],
             {self.measures[k]: b for k, b in zip(keys[1:], subject_to.values(), strict=True)},
-            aggregate=aggregate, confidence=confidence, if_none=if_none, prob=prob, n_draws=n_draws,
+            aggregate=aggregate,
+            confidence=confidence,
+            if_none=if_none,
+            prob=prob,
+            n_draws=n_draws,
             random_state=random_state,
         )
         inputs = [self._pooled_inputs(name) for name in self.learners]
@@ -571,13 +562,9 @@ class BenchmarkResult:
         if m is None:
             m = msr(measure)
         if self.sensitive_features is None:
-            raise ValueError(
-                "this benchmark has no sensitive features; a fairness posterior needs them."
-            )
+            raise ValueError("this benchmark has no sensitive features; a fairness posterior needs them.")
         p, A = self._pooled_inputs(self._learner(learner))
-        y_true, y_pred, _ = binarize_labels(
-            p["y_true"].to_numpy(), p["y_pred"].to_numpy(), m.inputs.pos_label
-        )
+        y_true, y_pred, _ = binarize_labels(p["y_true"].to_numpy(), p["y_pred"].to_numpy(), m.inputs.pos_label)
         if method == "bc" or kwargs.get("prior") == "scores":
             if p["y_score"].isna().any():
                 raise ValueError(
@@ -646,9 +633,7 @@ class BenchmarkResult:
         draws = []
         for learner in (a, b):
             seed = seeds[self.learners.index(self._learner(learner))]
-            post = self.posterior(
-                m, learner, method=method, random_state=np.random.default_rng(seed), **kwargs
-            )
+            post = self.posterior(m, learner, method=method, random_state=np.random.default_rng(seed), **kwargs)
             draws.append(_draws(post))
         n = min(d.size for d in draws)
         da, db = badness(m, draws[0][:n]), badness(m, draws[1][:n])
@@ -799,18 +784,30 @@ def benchmark(
         if needs:
             raise ValueError(_NO_SENSITIVE.format(keys=needs))
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    splits = fold_splits(cv, X_fit, y_arr, sensitive_codes=codes, groups=groups, random_state=random_state,
-                         classifier=is_classifier(next(iter(named.values()))))
+    splits = fold_splits(
+        cv,
+        X_fit,
+        y_arr,
+        sensitive_codes=codes,
+        groups=groups,
+        random_state=random_state,
+        classifier=is_classifier(next(iter(named.values()))),
+    )
     missing = _missing_groups(splits, codes, group_index)
     small = (
-        pd.Series(dtype=np.int64) if codes is None
+        pd.Series(dtype=np.int64)
+        if codes is None
         else small_groups_in_folds(fold_group_sizes(codes, [te for _, te in splits], group_index))
     )
-    without = [m.with_inputs(min_group_size=SMALL_GROUP_ROWS) for m in ms
-               if len(small) and m.inputs.needs_sensitive and m.inputs.min_group_size is None]
+    without = [
+        m.with_inputs(min_group_size=SMALL_GROUP_ROWS)
+        for m in ms
+        if len(small) and m.inputs.needs_sensitive and m.inputs.min_group_size is None
+    ]
     tasks = [
-        delayed(_fit_and_score)(name, k, clone(est), X_fit, y_arr, A, train, test, ms, w, dict(fit_params or {}),
-                                without)
+        delayed(_fit_and_score)(
+            name, k, clone(est), X_fit, y_arr, A, train, test, ms, w, dict(fit_params or {}), without
+        )
         for name, est in named.items()
         for k, (train, test) in enumerate(splits)
     ]

@@ -69,36 +69,49 @@ class CLIError(Exception):
 def _add_columns(a: argparse.ArgumentParser) -> None:
     cols = a.add_argument_group("columns")
     cols.add_argument(
-        "--sensitive", nargs="+", metavar="COL",
-        help="sensitive column(s), read as text (\"01\" and \"1\" are two groups, \"NA\" is a group); "
+        "--sensitive",
+        nargs="+",
+        metavar="COL",
+        help='sensitive column(s), read as text ("01" and "1" are two groups, "NA" is a group); '
         "several give intersectional groups",
     )
     cols.add_argument(
-        "--label", default="label", metavar="COL",
+        "--label",
+        default="label",
+        metavar="COL",
         help="true labels; an empty cell marks an unlabeled row (default: label)",
     )
     cols.add_argument(
-        "--no-labels", dest="label", action="store_const", const=None,
+        "--no-labels",
+        dest="label",
+        action="store_const",
+        const=None,
         help="the file has no label column: every row is unlabeled (only --proxies --proxy-metric dp applies)",
     )
     cols.add_argument(
-        "--prediction", metavar="COL",
+        "--prediction",
+        metavar="COL",
         help="predicted labels (default: the column 'prediction' if present, else score >= --threshold)",
     )
     cols.add_argument(
-        "--score", metavar="COL",
+        "--score",
+        metavar="COL",
         help="predicted probability of the positive class (default: the column 'score' if present)",
     )
     cols.add_argument(
-        "--pos-label", metavar="VALUE",
+        "--pos-label",
+        metavar="VALUE",
         help="the positive label, as written in the file (default: 1 / True for 0/1 and boolean labels)",
     )
     cols.add_argument(
-        "--threshold", type=float, default=0.5,
+        "--threshold",
+        type=float,
+        default=0.5,
         help="predicted label = score >= THRESHOLD, when there is no prediction column (default: 0.5)",
     )
     cols.add_argument(
-        "--sep", metavar="CHAR",
+        "--sep",
+        metavar="CHAR",
         help="field delimiter of a .csv/.tsv file, e.g. ';' (default: guessed from the first lines among "
         "comma, semicolon, tab and |)",
     )
@@ -109,11 +122,14 @@ def _add_measures(a: argparse.ArgumentParser) -> None:
 
     m = a.add_argument_group("measures")
     m.add_argument(
-        "--measures", nargs="+", metavar="KEY",
+        "--measures",
+        nargs="+",
+        metavar="KEY",
         help=f"measure keys (default: {' '.join(DEFAULT_MEASURES)}); `skfair measures` lists them all",
     )
     m.add_argument(
-        "--undefined", choices=("propagate", "drop", "raise"),
+        "--undefined",
+        choices=("propagate", "drop", "raise"),
         help="a group whose rate is undefined (0/0): propagate = the measure is undefined, drop = compare "
         "the other groups, raise = stop with an error (default: propagate)",
     )
@@ -124,7 +140,8 @@ def _add_posterior(a: argparse.ArgumentParser) -> None:
     from .bayes import METHODS  # the one table of estimation methods: names, summaries, options
 
     p.add_argument(
-        "--posterior", choices=tuple(METHODS),
+        "--posterior",
+        choices=tuple(METHODS),
         help="posteriors of the fairness measures: "
         + "; ".join(f"{name} = {spec.summary}" for name, spec in METHODS.items())
         + " (the methods that read unlabeled scores need --score and rows without a label)",
@@ -138,11 +155,16 @@ def _add_posterior(a: argparse.ArgumentParser) -> None:
         help=f"half-width of practical fairness around a measure's ideal value, and the tolerance of the "
         f"verdicts on each rate's difference between two groups (default: {DEFAULT_EPS})",
     )
-    p.add_argument("--prob", type=float, default=0.95,
-                   help="interval mass, and the verdicts' family-wise level (default: 0.95)")
-    p.add_argument("--boot", type=int, default=0, metavar="N",
-                   help="bootstrap replicates of the fairness measures, drawn jointly: intervals and verdicts "
-                   "(default: 0, none)")
+    p.add_argument(
+        "--prob", type=float, default=0.95, help="interval mass, and the verdicts' family-wise level (default: 0.95)"
+    )
+    p.add_argument(
+        "--boot",
+        type=int,
+        default=0,
+        metavar="N",
+        help="bootstrap replicates of the fairness measures, drawn jointly: intervals and verdicts (default: 0, none)",
+    )
     p.add_argument("--prior", help="bb prior: uniform, jeffreys or scores (default: uniform)")
     p.add_argument("--draws", type=int, metavar="N", help="posterior draws (per chain for bc)")
     p.add_argument("--chains", type=int, metavar="N", help="chains (MCMC chains for bc and bcr; default: 4)")
@@ -153,16 +175,22 @@ def _add_posterior(a: argparse.ArgumentParser) -> None:
 def _add_proxies(a: argparse.ArgumentParser) -> None:
     p = a.add_argument_group("without the sensitive attribute")
     p.add_argument(
-        "--proxies", nargs="+", metavar="COL",
+        "--proxies",
+        nargs="+",
+        metavar="COL",
         help="three or more columns of guesses of the sensitive attribute (read as text): HOC-calibrated estimate",
     )
     p.add_argument(
-        "--proxy-metric", choices=("dp", "eod", "eop"), default="dp",
+        "--proxy-metric",
+        choices=("dp", "eod", "eop"),
+        default="dp",
         help="disparity estimated from the proxies: dp = demographic parity, eod = equalised odds, "
         "eop = equal opportunity (default: dp)",
     )
     p.add_argument(
-        "--proxy-mode", choices=("global", "local", "base"), default="global",
+        "--proxy-mode",
+        choices=("global", "local", "base"),
+        default="global",
         help="calibration of the proxies: global = one noise transition matrix for all rows, local = one per "
         "prediction cell, base = none (the first proxy taken as the attribute) (default: global)",
     )
@@ -178,9 +206,11 @@ def _add_output(a: argparse.ArgumentParser) -> None:
     o.add_argument("--mlflow-experiment", metavar="NAME", help="MLflow experiment name")
     o.add_argument("--mlflow-run-name", metavar="NAME", help="MLflow run name")
     o.add_argument(
-        "--mlflow-timeout", type=float, default=10.0, metavar="SECONDS",
-        help="give up on an unreachable tracking server after this long per request, without retries "
-        "(default: 10)",
+        "--mlflow-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="give up on an unreachable tracking server after this long per request, without retries (default: 10)",
     )
     o.add_argument("--no-progress", action="store_true", help="no progress bar")
     o.add_argument("--quiet", action="store_true", help="do not print the tables")
@@ -440,8 +470,12 @@ def _log_mlflow(report: Any, args: argparse.Namespace, html_path: Path | None) -
     if args.mlflow_experiment:
         mlflow.set_experiment(args.mlflow_experiment)
     # a measure result and the posterior of the same measure may share a name
-    results = [*report.results.items(), *report.posteriors.items(), *report.bootstraps.items(),
-               *report.proxy_results.items()]
+    results = [
+        *report.results.items(),
+        *report.posteriors.items(),
+        *report.bootstraps.items(),
+        *report.proxy_results.items(),
+    ]
     with mlflow.start_run(run_name=args.mlflow_run_name) as run:
         logged = skfair_measures_mlflow.log_fairness(
             results,

@@ -266,8 +266,9 @@ def _control_sample(sample: GroupedSample, n_control: int) -> tuple[np.ndarray, 
     if n_control > 1:
         control_index = control_index.set_names(parts.names)
     codes = np.asarray(inverse, dtype=np.intp).ravel()
-    grouped = GroupedSample(sample.y_true, sample.y_pred, codes[sample.group_codes], control_index,
-                            sample.sample_weight, sample.labels)
+    grouped = GroupedSample(
+        sample.y_true, sample.y_pred, codes[sample.group_codes], control_index, sample.sample_weight, sample.labels
+    )
     return codes, grouped
 
 

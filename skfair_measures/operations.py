@@ -512,9 +512,7 @@ def ratio_to_reference(reference: Any) -> Operation:
     )
 
 
-def _apply_callable(
-    v: np.ndarray, groups: pd.Index, overall: Any, *, func: Callable[[pd.Series], float]
-) -> np.ndarray:
+def _apply_callable(v: np.ndarray, groups: pd.Index, overall: Any, *, func: Callable[[pd.Series], float]) -> np.ndarray:
     flat = v.reshape(-1, v.shape[-1])
     out = np.array([float(func(pd.Series(row, index=groups))) for row in flat])
     return out.reshape(v.shape[:-1])

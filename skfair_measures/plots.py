@@ -458,9 +458,7 @@ def _draws(name: Any, post: Result | Any) -> np.ndarray:
     """The finite draws of a result, or of raw draws."""
     if isinstance(post, Result):
         if post.draws is None:
-            raise ValueError(
-                f"{name!r} ({post.key}) has no draws; pass a posterior or bootstrap result, or raw draws."
-            )
+            raise ValueError(f"{name!r} ({post.key}) has no draws; pass a posterior or bootstrap result, or raw draws.")
         draws = np.ravel(post.draws).astype(float)
     else:
         draws = np.ravel(np.asarray(post, dtype=float))
@@ -724,8 +722,15 @@ def _bars_by_group(table: pd.DataFrame, labels: list[str], title: str, heading: 
         values = table[metric].to_numpy(float)
         ax.barh(pos + offset, values, height, color=color, label=metric)
         for y in (pos + offset)[np.isnan(values)]:  # say so where a bar is missing because the rate is undefined
-            ax.text(0.005, y, f"{metric} undefined", transform=ax.get_yaxis_transform(), va="center",
-                    fontsize="x-small", color="dimgrey")
+            ax.text(
+                0.005,
+                y,
+                f"{metric} undefined",
+                transform=ax.get_yaxis_transform(),
+                va="center",
+                fontsize="x-small",
+                color="dimgrey",
+            )
     ax.set_yticks(pos, labels, fontsize="small")
     ax.set_ylim(-0.6, n_groups - 0.4)
     ax.set_xlabel("value in group")
@@ -788,8 +793,9 @@ def pareto_front(
     def bars(rows: pd.DataFrame, **kw: Any) -> None:
         x, y = rows[x_key].to_numpy(float), rows[objective].to_numpy(float)
         xerr = np.abs(np.vstack([x - rows[f"{x_key} lo"].to_numpy(float), rows[f"{x_key} hi"].to_numpy(float) - x]))
-        yerr = np.abs(np.vstack([y - rows[f"{objective} lo"].to_numpy(float),
-                                 rows[f"{objective} hi"].to_numpy(float) - y]))
+        yerr = np.abs(
+            np.vstack([y - rows[f"{objective} lo"].to_numpy(float), rows[f"{objective} hi"].to_numpy(float) - y])
+        )
         ax.errorbar(x, y, xerr=np.nan_to_num(xerr), yerr=np.nan_to_num(yerr), linestyle="none", capsize=2, **kw)
 
     bars(table, marker="o", color="0.6", alpha=0.7, label="candidate (interval)")
@@ -798,8 +804,9 @@ def pareto_front(
     bars(on, marker="o", color="tab:blue", label="Pareto front")
     ax.axvline(bounds[x_key], color="tab:red", linestyle="--", label=f"bound {bounds[x_key]:g}")
     row = table.loc[chosen]
-    ax.scatter([row[x_key]], [row[objective]], marker="*", s=260, color="gold", edgecolor="black", zorder=3,
-               label="chosen")
+    ax.scatter(
+        [row[x_key]], [row[objective]], marker="*", s=260, color="gold", edgecolor="black", zorder=3, label="chosen"
+    )
     if labels is not None:
         for (x, y), text in zip(table[[x_key, objective]].to_numpy(float), labels, strict=True):
             ax.annotate(_plain(text), (x, y), textcoords="offset points", xytext=(5, 4), fontsize="x-small")

@@ -84,9 +84,7 @@ def discounts(y_score: Any, query_id: Any, k: int | None = None) -> np.ndarray:
     return out
 
 
-def exposure_by_group(
-    y_score: Any, *, query_id: Any, sensitive_features: Any, sample_weight: Any = None
-) -> pd.Series:
+def exposure_by_group(y_score: Any, *, query_id: Any, sensitive_features: Any, sample_weight: Any = None) -> pd.Series:
     """Mean exposure ``1 / log2(1 + position)`` of each group's items (Singh and Joachims 2018).
 
     Examples

@@ -128,6 +128,7 @@ def _performance(base: str, key: str | None = None) -> Callable[..., Measure]:
 
     return make
 
+
 _ABS = "Absolute differences in {} across groups"
 
 #: key -> factory. The first 18 keys are mlr3fairness' table, with its semantics.

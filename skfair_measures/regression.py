@@ -210,8 +210,9 @@ def pairwise_distribution_distances(
     w1 = np.zeros((n_groups, n_groups))
     if (totals > 0).any():
         d, group, mass, u = _atoms(v, codes, w)
-        _pairwise_from_atoms(d, group, mass, u, totals, ks if "ks" in distances else None,
-                             w1 if "wasserstein" in distances else None)
+        _pairwise_from_atoms(
+            d, group, mass, u, totals, ks if "ks" in distances else None, w1 if "wasserstein" in distances else None
+        )
     ks = np.maximum(ks, ks.T)
     w1 = w1 + w1.T
     for table in (ks, w1):
@@ -222,8 +223,15 @@ def pairwise_distribution_distances(
     return ks, w1
 
 
-def _pairwise_from_atoms(d: np.ndarray, group: np.ndarray, mass: np.ndarray, u: np.ndarray, totals: np.ndarray,
-                         ks: np.ndarray | None, w1: np.ndarray | None) -> None:
+def _pairwise_from_atoms(
+    d: np.ndarray,
+    group: np.ndarray,
+    mass: np.ndarray,
+    u: np.ndarray,
+    totals: np.ndarray,
+    ks: np.ndarray | None,
+    w1: np.ndarray | None,
+) -> None:
     """Fill ``ks[g, h]`` (largest gap at the atoms of ``g``) and ``w1[g, h]`` (area from the atoms of ``g``).
 
     Blocks of distinct values are swept from the largest down, each a dense

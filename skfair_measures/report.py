@@ -170,6 +170,7 @@ class AuditReport:
 #: ``posterior=`` values: the methods of :func:`skfair_measures.bayes.posterior`, from its one table.
 POSTERIOR_METHODS = tuple(METHODS)
 
+
 def _fmt(x: float) -> str:
     return f"{x:.4f}"
 
@@ -183,9 +184,11 @@ def _verdict_heading(table: pd.DataFrame) -> str:
     a = table.attrs
     counts = table["verdict"].value_counts()
     tally = ", ".join(f"{counts[v]} {v}" for v in _VERDICT_ORDER if v in counts)
-    return (f"Verdicts ({a['source']}): is |rate in group a - rate in group b| <= eps = {a['eps']:g}?\n"
-            f"Jointly at family-wise level {a['family_wise_level']:g} over {a['family_size']} distinct differences: "
-            f"{tally}.")
+    return (
+        f"Verdicts ({a['source']}): is |rate in group a - rate in group b| <= eps = {a['eps']:g}?\n"
+        f"Jointly at family-wise level {a['family_wise_level']:g} over {a['family_size']} distinct differences: "
+        f"{tally}."
+    )
 
 
 def _verdict_lines(table: pd.DataFrame) -> list[str]:
@@ -202,10 +205,11 @@ def _verdict_lines(table: pd.DataFrame) -> list[str]:
         for r in shown.itertuples()
     ]
     if len(order) > len(shown):
-        lines.append(f"  ... {len(order) - len(shown)} more ({', '.join(sorted(set(order['verdict'][len(shown):])))})"
-                     "; every pair is in the HTML report (--html)")
-    lines += textwrap.wrap(f"({table.attrs['construction']})", width=116, initial_indent="  ",
-                           subsequent_indent="   ")
+        lines.append(
+            f"  ... {len(order) - len(shown)} more ({', '.join(sorted(set(order['verdict'][len(shown) :])))})"
+            "; every pair is in the HTML report (--html)"
+        )
+    lines += textwrap.wrap(f"({table.attrs['construction']})", width=116, initial_indent="  ", subsequent_indent="   ")
     return lines
 
 
@@ -732,8 +736,9 @@ def _rows_of_each(table: pd.DataFrame, rows: _Rows, notes: list[str]) -> pd.Data
     has_post = table["post_mean"].notna()
     table = table.copy()
     table.insert(table.columns.get_loc("value") + 1, "value_rows", pd.array([n_lab] * len(table), dtype="Int64"))
-    table.insert(table.columns.get_loc("post_mean"), "post_rows", pd.array(np.where(has_post, n_all, pd.NA),
-                                                                            dtype="Int64"))
+    table.insert(
+        table.columns.get_loc("post_mean"), "post_rows", pd.array(np.where(has_post, n_all, pd.NA), dtype="Int64")
+    )
     outside = has_post & ((table["value"] < table["ci_low"]) | (table["value"] > table["ci_high"]))
     for key, value in zip(table.loc[outside, "measure"], table.loc[outside, "value"], strict=True):
         notes.append(
@@ -785,8 +790,13 @@ def _fit_posteriors(
     lab = rows.labeled
     if not _uses_scores(rows, method):  # the predictions of the table, as 0/1 scores
         return posteriors(
-            measures, rows.true_labels(), rows.y_pred[lab].astype(float), sensitive_features=rows.groups_of(lab),
-            method=method, random_state=rng, **options,
+            measures,
+            rows.true_labels(),
+            rows.y_pred[lab].astype(float),
+            sensitive_features=rows.groups_of(lab),
+            method=method,
+            random_state=rng,
+            **options,
         )
     return posteriors(
         measures,
@@ -827,8 +837,14 @@ def _posterior_table(posteriors: dict[str, Result], prob: float, eps: float) -> 
 def _bootstraps(fair: list[Measure], rows: _Rows, n_boot: int, random_state: Any) -> dict[str, Result]:
     """The fairness measures on shared stratified replicates of the labeled rows (for joint verdicts)."""
     lab = rows.labeled
-    return bootstraps(fair, rows.true_labels(), rows.y_pred[lab], sensitive_features=rows.groups_of(lab),
-                      n_boot=n_boot, random_state=random_state)
+    return bootstraps(
+        fair,
+        rows.true_labels(),
+        rows.y_pred[lab],
+        sensitive_features=rows.groups_of(lab),
+        n_boot=n_boot,
+        random_state=random_state,
+    )
 
 
 def _bootstrap_table(boots: dict[str, Result], prob: float) -> pd.DataFrame:
@@ -964,12 +980,17 @@ def _figures(
         draw("Predicted scores by group (all rows)", lambda: plots.prediction_density(rows.y_score, rows.groups))
         if rows.labeled.sum() >= 2:
             lab = rows.labeled
-            draw("Calibration by group (labeled rows)", lambda: plots.reliability_diagram(
-                rows.true_labels(), rows.y_score[lab], rows.groups_of(lab)))
+            draw(
+                "Calibration by group (labeled rows)",
+                lambda: plots.reliability_diagram(rows.true_labels(), rows.y_score[lab], rows.groups_of(lab)),
+            )
     for key, post in posteriors.items():
         try:
-            draw(f"Posterior of {key}", lambda post=post, key=key: plots.posterior_density(
-                post, eps=eps, prob=prob, label=key), expected=(ValueError,))
+            draw(
+                f"Posterior of {key}",
+                lambda post=post, key=key: plots.posterior_density(post, eps=eps, prob=prob, label=key),
+                expected=(ValueError,),
+            )
         except ValueError as exc:  # e.g. no finite draw: the table says why
             notes.append(f"no figure for the posterior of {key}: {exc}")
     return out

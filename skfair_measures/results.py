@@ -508,7 +508,6 @@ def check_prob(prob: Any, name: str = "prob") -> float:
     return float(prob)
 
 
-
 def _warn_undefined(n: int, n_undefined: int, prob: float, key: str, cause: str | None) -> None:
     text = _counts_text(n, n_undefined, prob, key, cause)
     if _refused(n, n_undefined, prob):

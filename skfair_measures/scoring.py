@@ -88,6 +88,8 @@ class _FoldKeyError(KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
 _BOTH_GIVEN = (
     "{scorer} reads {name} from X ({param}={column!r}) and was also routed {name}; pass one of them: drop {param}=, "
     "or call set_score_request({name}=False)."
@@ -342,23 +344,25 @@ def pooled_counts(cv_results: Any, key: str) -> list[ConfusionStats] | None:
         for name, values in cv_results.items():
             if not name.startswith(head):
                 continue
-            rest = name[len(head):]
+            rest = name[len(head) :]
             vals = np.asarray(values, dtype=float)  # NaN where the fold failed: the pooled value is undefined
             if rest.startswith(prefix_rows) and rest.endswith("]"):
                 fold_rows = fold_rows + vals
             if rest.startswith(prefix_counts) and rest.endswith("]"):
-                group, tp = rest[len(prefix_counts):-1].rsplit("|", 1)
+                group, tp = rest[len(prefix_counts) : -1].rsplit("|", 1)
                 cell = (int(tp[0]), int(tp[1]))
                 cells.setdefault(group, {}).setdefault(cell, np.zeros_like(vals))
                 cells[group][cell] = cells[group][cell] + vals
             elif rest.startswith(prefix_rows) and rest.endswith("]"):
-                group = rest[len(prefix_rows):-1]
+                group = rest[len(prefix_rows) : -1]
                 rows[group] = rows.get(group, np.zeros_like(vals)) + vals
         total = cv_results.get(f"{head}{TOTAL_KEY.format(key=key)}")
         if total is not None and (np.asarray(total, dtype=float) > fold_rows + 0.5).any():  # NaN compares False
-            raise ValueError(_MISSING_GROUP.format(
-                group="?", key=key, where=f" from split {i} (scikit-learn kept the groups of the first fold only)"
-            ).replace("group '?'", "some group"))
+            raise ValueError(
+                _MISSING_GROUP.format(
+                    group="?", key=key, where=f" from split {i} (scikit-learn kept the groups of the first fold only)"
+                ).replace("group '?'", "some group")
+            )
     if not cells:
         return None
     groups = pd.Index(list(cells), dtype=object)
@@ -418,9 +422,11 @@ class MultiMeasureScorer(FairnessScorer):
             if isinstance(self.error_score, str):
                 raise
             warnings.warn(
-                _SCORING_FAILED.format(scorer=repr(self), error=f"{type(exc).__name__}: {exc}",
-                                       error_score=self.error_score),
-                UserWarning, stacklevel=2,
+                _SCORING_FAILED.format(
+                    scorer=repr(self), error=f"{type(exc).__name__}: {exc}", error_score=self.error_score
+                ),
+                UserWarning,
+                stacklevel=2,
             )
             return _FoldScores(self._failed(X, y, sensitive_features, sample_weight))
 
@@ -479,7 +485,13 @@ class RankingScorer(FairnessScorer):
         self.query_id = query_id
 
     def score(  # type: ignore[override]
-        self, estimator: Any, X: Any, y: Any, *, query_id: Any = None, sensitive_features: Any = None,
+        self,
+        estimator: Any,
+        X: Any,
+        y: Any,
+        *,
+        query_id: Any = None,
+        sensitive_features: Any = None,
         sample_weight: Any = None,
     ) -> float:
         """Score a fitted ranker: the ranking fairness of ``estimator.predict(X)``, greater is better."""
@@ -689,4 +701,3 @@ class DropColumns(TransformerMixin, BaseEstimator):
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         """Names of the remaining columns."""
         return np.asarray([c for c in self.feature_names_in_ if c not in self.columns_], dtype=object)
-

@@ -286,7 +286,7 @@ def _search_evidence(cv_results: Mapping[str, Any], m: MeasureBase, aggregate: s
         key=lambda k: int(k[5:].split("_", 1)[0]),
     )
     if not split_keys:
-        have = sorted(k[len("mean_test_"):] for k in cv_results if k.startswith("mean_test_") and "#" not in k)
+        have = sorted(k[len("mean_test_") :] for k in cv_results if k.startswith("mean_test_") and "#" not in k)
         raise KeyError(
             f"cv_results_ has no scores of {key}; the search scored {have}. Put {key!r} in "
             "scoring=sfm.make_scorers([...])."
@@ -295,7 +295,10 @@ def _search_evidence(cv_results: Mapping[str, Any], m: MeasureBase, aggregate: s
     folds = sign * np.column_stack([np.asarray(cv_results[k], dtype=float) for k in split_keys])
     stats = pooled_counts(cv_results, key) if aggregate != "mean" else None
     return _evidence_of(
-        m, aggregate, folds, stats,
+        m,
+        aggregate,
+        folds,
+        stats,
         f"the counts of {key} in cv_results_: score with sfm.make_scorers([...], counts=True)",
     )
 
@@ -322,8 +325,9 @@ def _decide(
     rule: ConstrainedRefit, obj: _Evidence, cons: list[tuple[_Evidence, float]], label: str, labels: Any, what: str
 ) -> tuple[pd.DataFrame, int, pd.DataFrame]:
     """The rule over given evidence: every candidate's table (``label`` column first), the choice, the front."""
-    table = _table(obj, cons, confidence=rule.confidence, prob=rule.prob, n_draws=rule.n_draws,
-                   random_state=rule.random_state)
+    table = _table(
+        obj, cons, confidence=rule.confidence, prob=rule.prob, n_draws=rule.n_draws, random_state=rule.random_state
+    )
     table.insert(0, label, labels)
     chosen = _choose(table, rule.objective, rule.if_none, what)
     return table, chosen, _front_table(table, rule.objective, cons, chosen, rule.n_draws, rule.random_state)
@@ -416,7 +420,11 @@ class ConstrainedRefit:
 
 
 def _front_table(
-    table: pd.DataFrame, objective: MeasureBase, cons: list[tuple[_Evidence, float]], chosen: int, n_draws: int,
+    table: pd.DataFrame,
+    objective: MeasureBase,
+    cons: list[tuple[_Evidence, float]],
+    chosen: int,
+    n_draws: int,
     random_state: Any,
 ) -> pd.DataFrame:
     on = _front(table, objective, [ev.measure for ev, _ in cons])
@@ -614,8 +622,15 @@ def constrained_threshold(
     >>> round(pick.threshold, 2), round(float(row["classif.acc"]), 3), round(float(row["fairness.eod"]), 3)
     (0.49, 0.905, 0.049)
     """
-    rule = ConstrainedRefit(objective, subject_to, confidence=confidence, if_none=if_none, prob=prob,
-                            n_draws=n_draws, random_state=random_state)  # checks every argument
+    rule = ConstrainedRefit(
+        objective,
+        subject_to,
+        confidence=confidence,
+        if_none=if_none,
+        prob=prob,
+        n_draws=n_draws,
+        random_state=random_state,
+    )  # checks every argument
 
     def curve(m: MeasureBase, w: Any) -> Any:
         return disparity_at_thresholds(

@@ -257,8 +257,13 @@ def test_estimation_beats_random_on_rmse_with_unequal_groups():
 
     def rmse(strategy, seed):
         aa = ActiveAssessment(
-            y_pred, np.full(groups.size, 0.5), sensitive_features=groups, strategy=strategy, prior="uniform",
-            random_state=seed, keep_trajectory=False,
+            y_pred,
+            np.full(groups.size, 0.5),
+            sensitive_features=groups,
+            strategy=strategy,
+            prior="uniform",
+            random_state=seed,
+            keep_trajectory=False,
         )
         _run(aa, y_true, max_labels=80)
         return np.sqrt(np.sum(share * (aa.groupwise()["estimate"].to_numpy() - truth) ** 2))
@@ -325,8 +330,11 @@ def test_cli_label_next_round_trip(tmp_path, capsys):
     ids = out[1:6]
     assert len(set(ids)) == 5 and all(int(i[1:]) >= 10 for i in ids)
     expected = ActiveAssessment(
-        y_pred, scores, sensitive_features=frame["group"], y_true=frame["label"].astype(object).where(
-            frame["label"].notna(), None), random_state=3,
+        y_pred,
+        scores,
+        sensitive_features=frame["group"],
+        y_true=frame["label"].astype(object).where(frame["label"].notna(), None),
+        random_state=3,
     )
     assert [f"r{i}" for i in expected.ask(5)] == ids
     gw = expected.groupwise().round(4)
@@ -408,15 +416,20 @@ def test_every_rate_counts_what_the_base_metric_of_the_core_counts(key):
     groups = rng.choice(["a", "b"], n)
     y_pred, y_true = rng.integers(0, 2, n), rng.integers(0, 2, n)
     aa = ActiveAssessment(
-        y_pred, rng.uniform(0.05, 0.95, n), sensitive_features=groups, metric=ActiveMetric(key), prior="uniform",
+        y_pred,
+        rng.uniform(0.05, 0.95, n),
+        sensitive_features=groups,
+        metric=ActiveMetric(key),
+        prior="uniform",
         y_true=y_true,
     )
     gw = aa.groupwise()
     for g in ("a", "b"):
         c = np.zeros((2, 2))
         np.add.at(c, (y_true[groups == g], y_pred[groups == g]), 1)
-        assert gw.loc[g, "estimate"] == pytest.approx((get_base(key).from_counts(c) * gw.loc[g, "counted"] + 1)
-                                                      / (gw.loc[g, "counted"] + 2))
+        assert gw.loc[g, "estimate"] == pytest.approx(
+            (get_base(key).from_counts(c) * gw.loc[g, "counted"] + 1) / (gw.loc[g, "counted"] + 2)
+        )
 
 
 def test_string_predictions_without_pos_label_name_pos_label_and_the_fix():

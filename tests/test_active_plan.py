@@ -22,9 +22,14 @@ def _data(sizes=(300, 200), seed=0):
 def _table(labels: dict, rows: dict) -> pd.DataFrame:
     """A plan table of the form plan_labels returns (groups as text, then 'total')."""
     index = pd.Index([*labels, "total"], name="group")
-    return pd.DataFrame({"rows": [*rows.values(), sum(rows.values())],
-                         "labels": [*labels.values(), sum(labels.values())],
-                         "rate": np.nan}, index=index)
+    return pd.DataFrame(
+        {
+            "rows": [*rows.values(), sum(rows.values())],
+            "labels": [*labels.values(), sum(labels.values())],
+            "rate": np.nan,
+        },
+        index=index,
+    )
 
 
 @pytest.mark.parametrize("strategy", ["ts", "random"])
@@ -50,8 +55,9 @@ def test_asks_only_groups_whose_plan_is_not_met_and_stops_when_met(strategy):
 
 def test_asked_rows_count_against_the_plan_until_told():
     group, y_pred, scores, y_true = _data()
-    aa = ActiveAssessment(y_pred, scores, sensitive_features=group, plan=_table({"a": 4, "b": 6}, {"a": 300, "b": 200}),
-                          random_state=0)
+    aa = ActiveAssessment(
+        y_pred, scores, sensitive_features=group, plan=_table({"a": 4, "b": 6}, {"a": 300, "b": 200}), random_state=0
+    )
     rows = aa.ask(100)
     assert rows.size == 10 and (group[rows] == "a").sum() == 4
     assert aa.ask(5).size == 0 and not aa.plan_met  # all asked, none told
@@ -66,16 +72,23 @@ def test_known_labels_count_toward_the_plan():
     known = np.full(group.size, None, dtype=object)
     a_rows = np.flatnonzero(group == "a")[:5]
     known[a_rows] = y_true[a_rows]
-    aa = ActiveAssessment(y_pred, scores, sensitive_features=group, y_true=known,
-                          plan=_table({"a": 5, "b": 3}, {"a": 300, "b": 200}), random_state=0)
+    aa = ActiveAssessment(
+        y_pred,
+        scores,
+        sensitive_features=group,
+        y_true=known,
+        plan=_table({"a": 5, "b": 3}, {"a": 300, "b": 200}),
+        random_state=0,
+    )
     rows = aa.ask(50)
     assert rows.size == 3 and set(group[rows]) == {"b"}
 
 
 def test_a_plan_of_plan_labels_drives_the_assessment():
     group, y_pred, scores, y_true = _data()
-    plan = sfm.plan_labels(sfm.msr("fairness.acc"), eps=0.25, scores=scores, sensitive_features=group,
-                           allocation="proportional", n_sim=10)
+    plan = sfm.plan_labels(
+        sfm.msr("fairness.acc"), eps=0.25, scores=scores, sensitive_features=group, allocation="proportional", n_sim=10
+    )
     aa = ActiveAssessment(y_pred, scores, sensitive_features=group, plan=plan, random_state=0)
     rows = aa.ask(10_000)
     per_group = pd.Series(group[rows]).value_counts().reindex(["a", "b"]).tolist()
@@ -95,8 +108,9 @@ def test_refuses_a_plan_that_does_not_fit():
     with pytest.raises(ValueError, match=r"asks 250 labels in group 'b', which has 200 rows"):
         ActiveAssessment(y_pred, scores, plan=_table({"a": 3, "b": 250}, {"a": 300, "b": 200}), **kw)
     with pytest.raises(ValueError, match="task='compare' asks only the two groups"):
-        ActiveAssessment(y_pred, scores, task="compare", pair=("a", "b"),
-                         plan=_table({"a": 3, "b": 3}, {"a": 300, "b": 200}), **kw)
+        ActiveAssessment(
+            y_pred, scores, task="compare", pair=("a", "b"), plan=_table({"a": 3, "b": 3}, {"a": 300, "b": 200}), **kw
+        )
     with pytest.raises(TypeError, match="plan= takes the table returned by skfair_measures.plan_labels"):
         ActiveAssessment(y_pred, scores, plan={"a": 3, "b": 3}, **kw)
     plain = ActiveAssessment(y_pred, scores, **kw)

@@ -98,8 +98,16 @@ def test_guaranteed_takes_weights_and_says_the_scores_are_not_used():
     rng = np.random.default_rng(6)
     g, s = rng.integers(0, 2, 80), rng.uniform(size=80)
     y = (rng.uniform(size=80) < s).astype(int)
-    post = bayes.posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=g, method="guaranteed",
-                           sample_weight=rng.uniform(0.5, 2.0, 80), unlabeled_scores=s, unlabeled_sensitive=g)
+    post = bayes.posterior(
+        sfm.msr("fairness.acc"),
+        y,
+        s,
+        sensitive_features=g,
+        method="guaranteed",
+        sample_weight=rng.uniform(0.5, 2.0, 80),
+        unlabeled_scores=s,
+        unlabeled_sensitive=g,
+    )
     lo, hi = post.interval(0.95)
     assert lo <= post.value <= hi and not post.attrs["prediction_powered"]
     assert "scores are not used" in post.attrs["sampler"]

@@ -67,8 +67,14 @@ CELLS = {
 def test_marginal_is_the_papers_beta(name, prior, ab):
     """Each group rate is Beta(alpha + k, beta + n - k), the paper's conjugate posterior."""
     y, s, a = _data(n=120, seed=3)
-    post = posterior(sfm.msr(f"fairness.{name}" if name != "selection_rate" else "fairness.cv"),
-        y, s, sensitive_features=a, prior=prior, n_draws=5000, random_state=1
+    post = posterior(
+        sfm.msr(f"fairness.{name}" if name != "selection_rate" else "fairness.cv"),
+        y,
+        s,
+        sensitive_features=a,
+        prior=prior,
+        n_draws=5000,
+        random_state=1,
     )
     num, den = CELLS[name]
     for j, g in enumerate(post.groups):
@@ -163,8 +169,16 @@ def test_coverage_of_95_intervals_near_95():
         s = rng.uniform(0.5, 1.0, n)  # always predicts 1
         correct = rng.uniform(size=n) < np.vectorize(true_acc.get)(a)
         y = correct.astype(int)
-        post = posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=a, reference="M", method="bb",
-                                                 n_draws=500, random_state=rng)
+        post = posterior(
+            sfm.msr("fairness.acc"),
+            y,
+            s,
+            sensitive_features=a,
+            reference="M",
+            method="bb",
+            n_draws=500,
+            random_state=rng,
+        )
         lo, hi = post.interval(0.95)
         hits.append(lo <= delta <= hi)
     assert 0.92 <= np.mean(hits) <= 0.985
@@ -211,8 +225,9 @@ def test_point_estimate_is_near_posterior_mean_with_much_data():
 def test_threshold_and_pos_label():
     y, s, a = _data(n=300)
     labels = np.where(y == 1, "yes", "no")
-    p1 = posterior(sfm.msr("fairness.cv"), labels, s, sensitive_features=a, pos_label="yes", threshold=0.7,
-                                          random_state=0)
+    p1 = posterior(
+        sfm.msr("fairness.cv"), labels, s, sensitive_features=a, pos_label="yes", threshold=0.7, random_state=0
+    )
     p2 = posterior(sfm.msr("fairness.cv", threshold=0.7), y, s, sensitive_features=a, random_state=0)
     assert np.allclose(p1.draws, p2.draws)
     assert p1.attrs["threshold"] == 0.7
@@ -224,9 +239,19 @@ def test_scores_prior_is_the_models_self_assessment():
     s_u = rng.uniform(size=5000)
     a_u = rng.choice(["F", "M"], 5000)
     y, s, a = np.array([1, 0, 1]), np.array([0.9, 0.2, 0.8]), np.array(["M", "M", "F"])
-    post = posterior(sfm.msr("fairness.acc", groups=["F", "M"]),
-        y, s, sensitive_features=a, method="bb", unlabeled_scores=s_u, unlabeled_sensitive=a_u,
-        prior="scores", prior_strength=10.0, n_draws=4000, random_state=0)
+    post = posterior(
+        sfm.msr("fairness.acc", groups=["F", "M"]),
+        y,
+        s,
+        sensitive_features=a,
+        method="bb",
+        unlabeled_scores=s_u,
+        unlabeled_sensitive=a_u,
+        prior="scores",
+        prior_strength=10.0,
+        n_draws=4000,
+        random_state=0,
+    )
     f = s_u[a_u == "F"]
     r = np.mean(np.where(f >= 0.5, f, 1 - f))
     d = post.group_draws["acc"][..., 0].ravel()
@@ -280,14 +305,14 @@ def test_a_rate_no_label_informs_is_undefined_not_its_prior():
     """Issue 18: TPR with no positive label anywhere was the prior read as a finding (mean 0.33, verdict 'above')."""
     y, s, a = _data(n=100)
     with pytest.warns(sfm.UndefinedGroupWarning, match="prior alone"):
-        post = posterior(sfm.msr("fairness.tpr"), np.zeros_like(y), s, sensitive_features=a, method="bb",
-                         random_state=0)
+        post = posterior(
+            sfm.msr("fairness.tpr"), np.zeros_like(y), s, sensitive_features=a, method="bb", random_state=0
+        )
     assert np.isnan(post.value) and post.rope().verdict is None and np.isnan(post.interval()[0])
     assert "tpr in group(s) ['F', 'M'] has no labeled row in its denominator (no positives" in post.reason
     # a declared group without rows: its rate is NaN (not the uniform prior), and so is the measure
     with pytest.warns(sfm.UndefinedGroupWarning):
-        post = posterior(sfm.msr("fairness.tpr", groups=["F", "M", "X"]), y, s, sensitive_features=a,
-                         random_state=0)
+        post = posterior(sfm.msr("fairness.tpr", groups=["F", "M", "X"]), y, s, sensitive_features=a, random_state=0)
     assert np.isnan(post.group_draws["tpr"][..., 2]).all() and "group(s) ['X']" in post.reason
     assert not np.isnan(post.group_draws["tpr"][..., :2]).any()
 

@@ -38,8 +38,15 @@ def test_small_real_fit():
     """The one MCMC fit of the fast suite: shapes, diagnostics, reproducibility, accuracy."""
     y, s, a = _sim(60, 0)
     yu, su, au = _sim(3000, 1)
-    kw = dict(sensitive_features=a, method="bc", unlabeled_scores=su, unlabeled_sensitive=au,
-              reference="M", random_state=3, **SMALL)
+    kw = dict(
+        sensitive_features=a,
+        method="bc",
+        unlabeled_scores=su,
+        unlabeled_sensitive=au,
+        reference="M",
+        random_state=3,
+        **SMALL,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplingWarning)  # short chains: R-hat may exceed 1.01
         res = posteriors([sfm.msr("fairness.acc"), sfm.msr("fairness.tpr")], y, s, **kw)
@@ -79,8 +86,19 @@ def test_small_real_fit():
 def test_bad_diagnostics_warn_naming_the_parameter():
     y, s, a = _sim(60, 0)
     with pytest.warns(SamplingWarning, match=r"R-hat of [abc]\[[FM]\]|bulk ESS of [abc]\[[FM]\]"):
-        post = posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=a, method="bc", unlabeled_scores=s,
-                         unlabeled_sensitive=a, chains=2, tune=3, n_draws=8, random_state=0)
+        post = posterior(
+            sfm.msr("fairness.acc"),
+            y,
+            s,
+            sensitive_features=a,
+            method="bc",
+            unlabeled_scores=s,
+            unlabeled_sensitive=a,
+            chains=2,
+            tune=3,
+            n_draws=8,
+            random_state=0,
+        )
     assert post.diagnostics()["min_ess_bulk"] < 100
 
 
@@ -97,8 +115,17 @@ def test_divergent_fit_is_sampled_again_with_smaller_steps(monkeypatch):
 
     monkeypatch.setattr(nutpie, "sample", sample)
     y, s, a = _sim(60, 0)
-    kw = dict(sensitive_features=a, method="bc", unlabeled_scores=s, unlabeled_sensitive=a, chains=2, tune=100,
-              n_draws=50, random_state=0, warn=False)
+    kw = dict(
+        sensitive_features=a,
+        method="bc",
+        unlabeled_scores=s,
+        unlabeled_sensitive=a,
+        chains=2,
+        tune=100,
+        n_draws=50,
+        random_state=0,
+        warn=False,
+    )
     post = posterior(sfm.msr("fairness.acc"), y, s, **kw)
     assert calls == [0.95, 0.99]
     d = post.diagnostics()
@@ -110,8 +137,11 @@ def test_divergent_fit_is_sampled_again_with_smaller_steps(monkeypatch):
 
 def test_calibrated_cells_match_a_direct_loop():
     rng = np.random.default_rng(0)
-    params = {"a": np.exp(rng.normal(0, 0.3, (2, 5, 3))), "b": np.exp(rng.normal(0, 0.3, (2, 5, 3))),
-              "c": rng.normal(0, 1, (2, 5, 3))}
+    params = {
+        "a": np.exp(rng.normal(0, 0.3, (2, 5, 3))),
+        "b": np.exp(rng.normal(0, 0.3, (2, 5, 3))),
+        "c": rng.normal(0, 1, (2, 5, 3)),
+    }
     s = rng.uniform(size=400)
     s[:50] = 0.7  # repeated scores share one column
     g = rng.integers(0, 3, 400)
@@ -149,14 +179,24 @@ def test_model_structure_and_variants():
     assert {"mu_a", "sigma_a", "z_a", "mu_b", "z_b", "mu_c", "sigma_c", "z_c"} <= {v.name for v in m.free_RVs}
     assert m.named_vars_to_dims["z_a"] == ("group",)
     assert {v.name for v in build_model(ls, l1, y, g, 2, calibration="llo").free_RVs} == {
-        "mu_a", "sigma_a", "z_a", "mu_c", "sigma_c", "z_c"}
+        "mu_a",
+        "sigma_a",
+        "z_a",
+        "mu_c",
+        "sigma_c",
+        "z_c",
+    }
     assert {v.name for v in build_model(ls, l1, y, g, 2, calibration="temperature").free_RVs} == {
-        "mu_a", "sigma_a", "z_a"}
+        "mu_a",
+        "sigma_a",
+        "z_a",
+    }
     assert {v.name for v in build_model(ls, l1, y, g, 2, hierarchical=False).free_RVs} == {"log_a", "log_b", "c"}
     with pytest.raises(ValueError, match="calibration="):
         build_model(ls, l1, y, g, 2, calibration="isotonic")
-    assert np.allclose(build_model(ls, l1, y, g, 2, prior_scale=2.0)["prior_sd"].get_value(),
-                       [0.8, 0.8, 4.0, 0.3, 0.3, 1.5])
+    assert np.allclose(
+        build_model(ls, l1, y, g, 2, prior_scale=2.0)["prior_sd"].get_value(), [0.8, 0.8, 4.0, 0.3, 0.3, 1.5]
+    )
     with pytest.raises(ValueError, match="prior_scale"):
         build_model(ls, l1, y, g, 2, prior_scale=0.0)
 
@@ -164,8 +204,16 @@ def test_model_structure_and_variants():
 def test_bad_sampler_is_named():
     y, s, a = _sim(30, 0)
     with pytest.raises(ValueError, match="sampler='stan'"):
-        posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=a, method="bc", unlabeled_scores=s,
-                  unlabeled_sensitive=a, sampler="stan")
+        posterior(
+            sfm.msr("fairness.acc"),
+            y,
+            s,
+            sensitive_features=a,
+            method="bc",
+            unlabeled_scores=s,
+            unlabeled_sensitive=a,
+            sampler="stan",
+        )
 
 
 # ------------------------------------------------------------------ BC against BB, variants
@@ -181,8 +229,9 @@ def _bc_vs_bb(n_rep, **mcmc):
         bb = posterior(sfm.msr("fairness.acc"), y, s, **kw)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SamplingWarning)
-            bc = posterior(sfm.msr("fairness.acc"), y, s, method="bc", unlabeled_scores=su,
-                           unlabeled_sensitive=au, **mcmc, **kw)
+            bc = posterior(
+                sfm.msr("fairness.acc"), y, s, method="bc", unlabeled_scores=su, unlabeled_sensitive=au, **mcmc, **kw
+            )
         err_bb.append(abs(bb.mean() - truth))
         err_bc.append(abs(bc.mean() - truth))
         lo, hi = bc.interval()
@@ -202,9 +251,19 @@ def test_bc_error_below_bb_when_miscalibrated():
 def test_variants_fit_and_recover(calibration, hierarchical):
     y, s, a = _sim(200, 5, miscal=False)
     yu, su, au = _sim(4000, 6, miscal=False)
-    post = posterior(sfm.msr("fairness.tpr"), y, s, sensitive_features=a, method="bc", unlabeled_scores=su,
-                     unlabeled_sensitive=au, reference="M", calibration=calibration,
-                     hierarchical=hierarchical, random_state=0)
+    post = posterior(
+        sfm.msr("fairness.tpr"),
+        y,
+        s,
+        sensitive_features=a,
+        method="bc",
+        unlabeled_scores=su,
+        unlabeled_sensitive=au,
+        reference="M",
+        calibration=calibration,
+        hierarchical=hierarchical,
+        random_state=0,
+    )
     truth = _truth("fairness.tpr", np.r_[y, yu], np.r_[s, su], np.r_[a, au])
     assert abs(post.mean() - truth) < 0.05
     assert post.diagnostics()["divergences"] == 0
@@ -217,8 +276,17 @@ def test_variants_fit_and_recover(calibration, hierarchical):
 def test_more_than_two_groups_share_one_hierarchy():
     y, s, a = _sim(90, 2, miscal=False, groups=("a", "b", "c"), p_groups=(0.3, 0.3, 0.4))
     yu, su, au = _sim(3000, 3, miscal=False, groups=("a", "b", "c"), p_groups=(0.3, 0.3, 0.4))
-    post = posterior(sfm.msr("fairness.cv"), y, s, sensitive_features=a, method="bc", unlabeled_scores=su,
-                     unlabeled_sensitive=au, reference="a", random_state=0)
+    post = posterior(
+        sfm.msr("fairness.cv"),
+        y,
+        s,
+        sensitive_features=a,
+        method="bc",
+        unlabeled_scores=su,
+        unlabeled_sensitive=au,
+        reference="a",
+        random_state=0,
+    )
     assert post.group_draws["selection_rate"].shape == (4, 200, 3)
     assert post.extra_draws["a"].shape == (4, 200, 3)
     assert post.diagnostics()["divergences"] == 0
@@ -236,8 +304,9 @@ def test_cached_density_equals_the_pymc_model(calibration, hierarchical):
     n_groups, n = 3, 50
     log_s, log1m_s = _features(rng.uniform(0.0, 1.0, n))
     y, g = rng.integers(0, 2, n), rng.integers(0, n_groups, n)
-    model = build_model(log_s, log1m_s, y, g, n_groups, calibration=calibration, hierarchical=hierarchical,
-                        prior_scale=1.7)
+    model = build_model(
+        log_s, log1m_s, y, g, n_groups, calibration=calibration, hierarchical=hierarchical, prior_scale=1.7
+    )
     logp, dlogp = model.compile_logp(), model.compile_dlogp()
     buf = dens.pack(log_s, log1m_s, y, g, n_groups, calibration, hierarchical, prior_sd_vector(1.7))
     n_dim = dens.n_params(calibration, hierarchical, n_groups)
@@ -258,8 +327,9 @@ def test_cached_density_equals_the_pymc_model(calibration, hierarchical):
         point = {name: x[i] for name, i in index.items()}
         offsets.append(logp(point) - ours)
         theirs = dlogp(point)  # concatenated in the order of model.value_vars
-        np.testing.assert_allclose(np.concatenate([np.atleast_1d(grad[index[v.name]]) for v in model.value_vars]),
-                                   theirs, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(
+            np.concatenate([np.atleast_1d(grad[index[v.name]]) for v in model.value_vars]), theirs, rtol=1e-9, atol=1e-9
+        )
     assert np.ptp(offsets) < 1e-9  # a constant (the normalising terms PyMC keeps)
     stored = dens.unpack(x, buf)
     assert [k for k, _ in dens.expanded_layout(calibration, hierarchical, n_groups)] == list(stored)
@@ -273,8 +343,9 @@ def test_samplers_agree(sampler):
     """PyMC's own NUTS and nutpie on the PyMC graph agree with nutpie on the cached density."""
     y, s, a = _sim(80, 7)
     yu, su, au = _sim(2000, 8)
-    kw = dict(sensitive_features=a, method="bc", unlabeled_scores=su, unlabeled_sensitive=au, reference="M",
-              random_state=1)
+    kw = dict(
+        sensitive_features=a, method="bc", unlabeled_scores=su, unlabeled_sensitive=au, reference="M", random_state=1
+    )
     p1 = posterior(sfm.msr("fairness.acc"), y, s, **kw)
     p2 = posterior(sfm.msr("fairness.acc"), y, s, sampler=sampler, cores=1, **kw)
     assert abs(p1.mean() - p2.mean()) < 0.01
@@ -305,7 +376,17 @@ def test_falls_back_to_the_pymc_graph_if_nutpie_changes(monkeypatch):
     monkeypatch.setattr(_bc, "_density_model", changed)
     y, s, a = _sim(60, 0)
     with pytest.warns(RuntimeWarning, match="sampler='nutpie-pymc'"):
-        post = posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=a, method="bc", unlabeled_scores=s,
-                         unlabeled_sensitive=a, warn=False, random_state=0, **SMALL)
+        post = posterior(
+            sfm.msr("fairness.acc"),
+            y,
+            s,
+            sensitive_features=a,
+            method="bc",
+            unlabeled_scores=s,
+            unlabeled_sensitive=a,
+            warn=False,
+            random_state=0,
+            **SMALL,
+        )
     assert post.attrs["sampler"] == "nutpie-pymc"
     assert post.chain_draws.shape == (2, 100)

@@ -57,7 +57,7 @@ def test_rectifier_posterior_matches_numerical_integration():
     """One stratum with labels, one without: draws match the posterior integrated on a fine grid."""
     rng = np.random.default_rng(1)
     T, scale, slope = 200_000, 0.5, 0.2
-    resid = np.broadcast_to(np.array([[3.0, 0.0]]), (T, 1, 2)).copy()   # 20 labels with mean residual 0.15
+    resid = np.broadcast_to(np.array([[3.0, 0.0]]), (T, 1, 2)).copy()  # 20 labels with mean residual 0.15
     var = np.broadcast_to(np.array([[3.2, 0.0]]), (T, 1, 2)).copy()
     size = np.array([[20, 0]])
     d = rectifier_draws(resid, var, size, slope=np.full((T, 1, 2), slope), scale=scale, rng=rng)
@@ -80,8 +80,14 @@ def test_rectifier_posterior_matches_numerical_integration():
 def test_rectifier_follows_the_labels_when_they_are_many():
     rng = np.random.default_rng(2)
     n = 10_000
-    d = rectifier_draws(np.full((4000, 1, 2), 0.1 * n), np.full((4000, 1, 2), 0.2 * n), np.full((1, 2), n),
-                        slope=np.full((4000, 1, 2), 0.25), scale=0.5, rng=rng)
+    d = rectifier_draws(
+        np.full((4000, 1, 2), 0.1 * n),
+        np.full((4000, 1, 2), 0.2 * n),
+        np.full((1, 2), n),
+        slope=np.full((4000, 1, 2), 0.25),
+        scale=0.5,
+        rng=rng,
+    )
     assert d.mean() == pytest.approx(0.1, abs=0.005)
     assert d.std() < 0.01
 
@@ -110,9 +116,16 @@ def test_auto_rule_is_data_and_is_recorded():
     y, s, a = _sim(200, 3)
     post = posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=a, random_state=0)
     assert post.method == "bb" and post.attrs["method_requested"] == "auto"
-    post = posterior(sfm.msr("fairness.acc"), y[:100], s[:100], sensitive_features=a[:100],
-                     unlabeled_scores=s[100:], unlabeled_sensitive=a[100:], sample_weight=np.ones(100),
-                     random_state=0)
+    post = posterior(
+        sfm.msr("fairness.acc"),
+        y[:100],
+        s[:100],
+        sensitive_features=a[:100],
+        unlabeled_scores=s[100:],
+        unlabeled_sensitive=a[100:],
+        sample_weight=np.ones(100),
+        random_state=0,
+    )
     assert post.method == "ppi"
 
 
@@ -132,8 +145,14 @@ def test_auto_with_scores_is_bcr_and_one_fit_serves_bc():
     rectifier), inside the guaranteed interval; the draws, and so the probabilities, are bcr's.
     """
     y, s, a = _sim(3000, 5)
-    kw = dict(sensitive_features=a[:80], unlabeled_scores=s[80:], unlabeled_sensitive=a[80:], reference="M",
-              random_state=7, **SMALL)
+    kw = dict(
+        sensitive_features=a[:80],
+        unlabeled_scores=s[80:],
+        unlabeled_sensitive=a[80:],
+        reference="M",
+        random_state=7,
+        **SMALL,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplingWarning)
         auto = posterior(sfm.msr("fairness.acc"), y[:80], s[:80], **kw)
@@ -173,8 +192,16 @@ def test_rectifier_restores_coverage_where_bc_is_confidently_wrong():
         rng = np.random.default_rng(run)
         idx = rng.choice(y.size, 4120, replace=False)
         lab, unl = idx[:120], idx[120:]
-        data = dict(sensitive_features=a[lab], unlabeled_scores=s[unl], unlabeled_sensitive=a[unl],
-                    reference="M", random_state=run, chains=2, tune=500, n_draws=200)
+        data = dict(
+            sensitive_features=a[lab],
+            unlabeled_scores=s[unl],
+            unlabeled_sensitive=a[unl],
+            reference="M",
+            random_state=run,
+            chains=2,
+            tune=500,
+            n_draws=200,
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SamplingWarning)
             for name, options in methods.items():
@@ -182,9 +209,9 @@ def test_rectifier_restores_coverage_where_bc_is_confidently_wrong():
                 lo, hi = post.interval(0.95)
                 cover[name] += lo <= truth <= hi
                 err[name].append(abs(post.mean() - truth))
-    assert cover["bc"] <= 2                           # BC: confidently wrong
-    assert cover["bcr"] > cover["bc"]                 # the default rescues some runs
-    assert cover["bcr0.5"] >= 13                      # a wider prior most
+    assert cover["bc"] <= 2  # BC: confidently wrong
+    assert cover["bcr"] > cover["bc"]  # the default rescues some runs
+    assert cover["bcr0.5"] >= 13  # a wider prior most
     assert np.mean(err["bcr0.5"]) < np.mean(err["bc"]) - 0.02
     assert np.mean(err["bcr"]) <= np.mean(err["bc"])
 
@@ -194,8 +221,11 @@ def test_calibrated_probabilities_match_calibrated_cells():
     from skfair_measures.bayes._bc import calibrated_cells
 
     rng = np.random.default_rng(8)
-    params = {"a": rng.lognormal(0, 0.3, (1, 3, 2)), "b": rng.lognormal(0, 0.3, (1, 3, 2)),
-              "c": rng.normal(0, 1, (1, 3, 2))}
+    params = {
+        "a": rng.lognormal(0, 0.3, (1, 3, 2)),
+        "b": rng.lognormal(0, 0.3, (1, 3, 2)),
+        "c": rng.normal(0, 1, (1, 3, 2)),
+    }
     s, g, p = rng.random(50), rng.integers(0, 2, 50), rng.integers(0, 2, 50)
     q = calibrated_probabilities(params, s, g)
     cells = calibrated_cells(params, s, p, g, 2)
@@ -232,8 +262,17 @@ def test_bc_warns_when_the_scores_anti_predict_and_records_it():
 
     y, s, a = _sim(3000, 10)
     with pytest.warns(CalibrationWarning, match="anti-predict"):
-        post = posterior(sfm.msr("fairness.acc"), 1 - y[:80], s[:80], sensitive_features=a[:80], method="bc",
-                         unlabeled_scores=s[80:], unlabeled_sensitive=a[80:], random_state=0, **SMALL)
+        post = posterior(
+            sfm.msr("fairness.acc"),
+            1 - y[:80],
+            s[:80],
+            sensitive_features=a[:80],
+            method="bc",
+            unlabeled_scores=s[80:],
+            unlabeled_sensitive=a[80:],
+            random_state=0,
+            **SMALL,
+        )
     assert post.attrs["diagnostics"]["calibration_checks"]
 
 
@@ -250,8 +289,16 @@ def test_auto_falls_back_to_bb_when_the_calibration_checks_fail():
     assert sum(issubclass(w.category, CalibrationWarning) for w in caught) == 1  # said once
     assert post.method == "bb" and "anti-predict" in post.attrs["method_reason"]
     assert "tune" not in post.attrs.get("options_unused", [])  # read by the calibration fit of the estimate
-    explicit = posterior(sfm.msr("fairness.acc"), 1 - y[:80], s[:80], sensitive_features=a[:80], method="bb",
-                         random_state=0, n_draws=150, chains=2)
+    explicit = posterior(
+        sfm.msr("fairness.acc"),
+        1 - y[:80],
+        s[:80],
+        sensitive_features=a[:80],
+        method="bb",
+        random_state=0,
+        n_draws=150,
+        chains=2,
+    )
     assert explicit.mean() == pytest.approx(post.mean())
     with pytest.warns(CalibrationWarning):
         bc = posterior(sfm.msr("fairness.acc"), 1 - y[:80], s[:80], method="bc", **kw, **SMALL)

@@ -32,13 +32,15 @@ def make_frame(n: int = 3000, seed: int = 0, labeled: float = 0.15) -> pd.DataFr
     y = rng.integers(0, 2, n)
     score = np.clip(0.3 * y + 0.7 * rng.random(n), 0, 1)
     has_label = rng.random(n) < labeled
-    return pd.DataFrame({
-        "y": np.where(has_label, y, np.nan),
-        "score": score,
-        "sex": rng.choice(["F", "M"], n),
-        "race": rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]),
-        "w": rng.choice([0.5, 1.0, 2.0, 4.0], n),
-    })
+    return pd.DataFrame(
+        {
+            "y": np.where(has_label, y, np.nan),
+            "score": score,
+            "sex": rng.choice(["F", "M"], n),
+            "race": rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]),
+            "w": rng.choice([0.5, 1.0, 2.0, 4.0], n),
+        }
+    )
 
 
 FRAME = make_frame()
@@ -53,14 +55,23 @@ def in_memory(measure, method, sensitive, weighted=False, **kw):
         if weighted:
             args.update(sample_weight=lab["w"], unlabeled_sample_weight=unl["w"])
     del f
-    return bayes.posteriors([measure] if not isinstance(measure, list) else measure,
-                            lab["y"].astype(int), lab["score"], **args)
+    return bayes.posteriors(
+        [measure] if not isinstance(measure, list) else measure, lab["y"].astype(int), lab["score"], **args
+    )
 
 
 def in_engine(engine, measure, method, sensitive, weighted=False, **kw):
-    return bayes.posteriors([measure] if not isinstance(measure, list) else measure, "y", "score",
-                            sensitive_features=sensitive, method=method, random_state=3,
-                            sample_weight="w" if weighted else None, data=as_engine(engine, FRAME), **kw)
+    return bayes.posteriors(
+        [measure] if not isinstance(measure, list) else measure,
+        "y",
+        "score",
+        sensitive_features=sensitive,
+        method=method,
+        random_state=3,
+        sample_weight="w" if weighted else None,
+        data=as_engine(engine, FRAME),
+        **kw,
+    )
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -118,8 +129,7 @@ def test_frame_refusals_name_the_argument_and_the_fix():
     data = as_engine("polars", FRAME)
     for method in ("ppi", "guaranteed"):
         with pytest.raises(ValueError, match=r"unlabeled_scores cannot be combined with data="):
-            bayes.posterior(m, "y", "score", sensitive_features="sex", data=data, method=method,
-                            unlabeled_scores=[0.5])
+            bayes.posterior(m, "y", "score", sensitive_features="sex", data=data, method=method, unlabeled_scores=[0.5])
     with pytest.raises(ValueError, match=r"method='bc' needs unlabeled rows: rows of data whose 'y' is missing"):
         bayes.posterior(m, "y", "score", sensitive_features="sex", data=FRAME[LAB], method="bc")
     with pytest.raises(ValueError, match=r"method='bb' counts labeled samples and takes no sample_weight"):
@@ -147,8 +157,9 @@ def test_compiled_score_pass_equals_the_numpy_pass(monkeypatch, weighted, labels
     n = 300_000  # above the compiled pass's row count
     rng = np.random.default_rng(5)
     y = np.where(rng.random(n) < 0.1, rng.integers(0, 2, n).astype(float), np.nan)
-    pdf = pd.DataFrame({"y": y, "score": rng.random(n), "g": rng.integers(0, 4, n).astype(np.int16),
-                        "w": rng.random(n) * 3})
+    pdf = pd.DataFrame(
+        {"y": y, "score": rng.random(n), "g": rng.integers(0, 4, n).astype(np.int16), "w": rng.random(n) * 3}
+    )
     pdf.loc[::997, "score"] = 1.5  # bad scores and weights are counted, not summed
     pdf.loc[3::1013, "w"] = np.nan
     if labels == "nullable":
@@ -170,14 +181,19 @@ def test_compiled_score_pass_equals_the_numpy_pass(monkeypatch, weighted, labels
     assert compiled["__sfm_bad_score"].sum() == len(range(0, n, 997))
 
 
-
 # -- methods that read the labeled rows: labeled rows collected, unlabeled rows a score histogram ----------
 def with_unlabeled(measures, method, sensitive, weighted=False, frame=FRAME, **kw):
     """The in-memory posterior with every unlabeled row given (the frame's rows without a label)."""
     lab_mask = frame["y"].notna().to_numpy()
     lab, unl = frame[lab_mask], frame[~lab_mask]
-    args = dict(sensitive_features=lab[sensitive], method=method, random_state=3, unlabeled_scores=unl["score"],
-                unlabeled_sensitive=unl[sensitive], **kw)
+    args = dict(
+        sensitive_features=lab[sensitive],
+        method=method,
+        random_state=3,
+        unlabeled_scores=unl["score"],
+        unlabeled_sensitive=unl[sensitive],
+        **kw,
+    )
     if weighted:
         args.update(sample_weight=lab["w"], unlabeled_sample_weight=unl["w"])
     return bayes.posteriors(measures, lab["y"].astype(int), lab["score"], **args)
@@ -200,7 +216,10 @@ def test_histogram_of_the_unlabeled_rows_is_the_same_on_every_engine():
         lab, got = score_histogram(as_engine(engine, frame), cols, 0.5, 1000, (0.01, 0.99))
         pd.testing.assert_frame_equal(
             got.sort_values(keys).reset_index(drop=True)[want.columns],
-            want.sort_values(keys).reset_index(drop=True), check_dtype=False, rtol=1e-12)
+            want.sort_values(keys).reset_index(drop=True),
+            check_dtype=False,
+            rtol=1e-12,
+        )
         assert len(lab) == LAB.sum()
 
 
@@ -275,10 +294,10 @@ def test_auto_on_a_frame_with_weights_or_no_unlabeled_rows():
     np.testing.assert_allclose(got.interval(0.95), want.interval(0.95), rtol=1e-8)
     # every row labeled: bb on the labels, as in memory without unlabeled scores
     labeled = FRAME[LAB]
-    got = bayes.posterior(m, "y", "score", sensitive_features="sex", data=as_engine("polars", labeled),
-                          random_state=3)
-    want = bayes.posterior(m, labeled["y"].astype(int), labeled["score"], sensitive_features=labeled["sex"],
-                           random_state=3)
+    got = bayes.posterior(m, "y", "score", sensitive_features="sex", data=as_engine("polars", labeled), random_state=3)
+    want = bayes.posterior(
+        m, labeled["y"].astype(int), labeled["score"], sensitive_features=labeled["sex"], random_state=3
+    )
     assert got.method == want.method == "bb"
     np.testing.assert_array_equal(got.draws, want.draws)
 

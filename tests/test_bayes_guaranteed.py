@@ -38,8 +38,9 @@ def _coverage(n: int, calibrated: bool, runs: int, seed: int, powered: bool = Fa
         else:
             rows = np.concatenate([rng.integers(0, POOL, n), POOL + rng.integers(0, POOL, n)])  # n per group, iid
             extra = {}
-        res = bayes.posteriors(list(measures.values()), y[rows], s[rows], sensitive_features=g[rows],
-                               method="guaranteed", **extra)
+        res = bayes.posteriors(
+            list(measures.values()), y[rows], s[rows], sensitive_features=g[rows], method="guaranteed", **extra
+        )
         for k, post in res.items():
             if post.defined:  # an undefined rate (no positives among the labels) gives no interval
                 lo, hi = post.interval(0.95)
@@ -97,8 +98,15 @@ def test_unlabeled_scores_power_the_interval_and_the_estimate_stays_inside():
     y = (rng.uniform(size=5000) < s).astype(int)
     m = sfm.msr("fairness.acc")
     labels = bayes.posterior(m, y[:200], s[:200], sensitive_features=g[:200], method="guaranteed")
-    powered = bayes.posterior(m, y[:200], s[:200], sensitive_features=g[:200], method="guaranteed",
-                              unlabeled_scores=s[200:], unlabeled_sensitive=g[200:])
+    powered = bayes.posterior(
+        m,
+        y[:200],
+        s[:200],
+        sensitive_features=g[:200],
+        method="guaranteed",
+        unlabeled_scores=s[200:],
+        unlabeled_sensitive=g[200:],
+    )
     assert powered.attrs["prediction_powered"] and not labels.attrs["prediction_powered"]
     for post in (labels, powered):
         lo, hi = post.interval(0.95)
@@ -121,8 +129,15 @@ def test_a_rate_of_the_predictions_alone_is_exact_once_every_row_is_given():
     m = sfm.msr("fairness.cv")
     exact = m((rng.uniform(size=400) < s).astype(int), (s >= 0.5).astype(int), sensitive_features=g)
     for method in ("guaranteed", "auto"):
-        post = sfm.bayes.posterior(m, y, s[:100], sensitive_features=g[:100], unlabeled_scores=s[100:],
-                                   unlabeled_sensitive=g[100:], method=method)
+        post = sfm.bayes.posterior(
+            m,
+            y,
+            s[:100],
+            sensitive_features=g[:100],
+            unlabeled_scores=s[100:],
+            unlabeled_sensitive=g[100:],
+            method=method,
+        )
         lo, hi = post.interval(0.95)
         assert lo == pytest.approx(exact) and hi == pytest.approx(exact), method
     labels_only = sfm.bayes.posterior(m, y, s[:100], sensitive_features=g[:100], method="guaranteed").interval(0.95)

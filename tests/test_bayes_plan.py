@@ -60,8 +60,10 @@ def test_plan_reaches_power_within_two_sd():
 def test_plan_more_labels_for_a_tighter_eps():
     m = sfm.msr("fairness.acc")
     kw = dict(group_sizes={"a": 5000, "b": 5000}, rates={"a": 0.8, "b": 0.8}, n_sim=30)
-    assert (sfm.plan_labels(m, eps=0.2, **kw).loc["total", "labels"]
-            > sfm.plan_labels(m, eps=0.35, **kw).loc["total", "labels"])
+    assert (
+        sfm.plan_labels(m, eps=0.2, **kw).loc["total", "labels"]
+        > sfm.plan_labels(m, eps=0.35, **kw).loc["total", "labels"]
+    )
 
 
 def test_plan_refuses_what_cannot_be_decided_and_bad_arguments():
@@ -73,8 +75,7 @@ def test_plan_refuses_what_cannot_be_decided_and_bad_arguments():
     with pytest.raises(ValueError, match="either scores"):
         sfm.plan_labels(m, eps=0.1, group_sizes={"a": 50}, rates={"a": 0.8}, scores=[0.5])
     with pytest.raises(ValueError, match="ideal"):
-        sfm.plan_labels(sfm.msr("fairness.acc", operation="ratio"), eps=0.1, group_sizes={"a": 50},
-                        rates={"a": 0.8})
+        sfm.plan_labels(sfm.msr("fairness.acc", operation="ratio"), eps=0.1, group_sizes={"a": 50}, rates={"a": 0.8})
     with pytest.raises(ValueError, match="allocation"):
         sfm.plan_labels(m, eps=0.1, group_sizes={"a": 50}, rates={"a": 0.8}, allocation="best")
 

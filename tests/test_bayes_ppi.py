@@ -73,8 +73,15 @@ def test_accuracy_matches_ppi_py():
         ref = float(ppi_py.ppi_mean_pointestimate(correct, guess, guess_u)[0])
         assert post.by_group.iloc[k] == pytest.approx(ref, abs=0.003)  # mean of draws vs estimate
         assert post.attrs["lambda"]["acc"][k] == pytest.approx(
-            float(np.clip(np.mean((correct - correct.mean()) * (guess - guess.mean()))
-                          / ((1 + m.sum() / mu.sum()) * np.var(np.r_[guess, guess_u], ddof=1)), 0, 1)))
+            float(
+                np.clip(
+                    np.mean((correct - correct.mean()) * (guess - guess.mean()))
+                    / ((1 + m.sum() / mu.sum()) * np.var(np.r_[guess, guess_u], ddof=1)),
+                    0,
+                    1,
+                )
+            )
+        )
         lo, hi = ppi_py.ppi_mean_ci(correct, guess, guess_u, alpha=0.05)
         half = 1.959964 * post.attrs["se"]["acc"][k]
         n = m.sum()
@@ -132,9 +139,18 @@ def test_power_tuning_narrows_with_good_scores_and_ignores_useless_ones():
             p = rng.beta(0.5, 0.5, 5200)
             y = (rng.uniform(size=5200) < p).astype(int)
             s = p if informative else rng.uniform(size=5200)
-            post = posterior(sfm.msr("fairness.ppv"),
-                y[:200], s[:200], sensitive_features=g[:200], method="ppi", unlabeled_scores=s[200:],
-                unlabeled_sensitive=g[200:], n_draws=10, random_state=0, **kw)
+            post = posterior(
+                sfm.msr("fairness.ppv"),
+                y[:200],
+                s[:200],
+                sensitive_features=g[:200],
+                method="ppi",
+                unlabeled_scores=s[200:],
+                unlabeled_sensitive=g[200:],
+                n_draws=10,
+                random_state=0,
+                **kw,
+            )
             se.append(post.attrs["se"]["ppv"])
             lam.append(post.attrs["lambda"]["ppv"])
         return np.mean(se), np.mean(lam)
@@ -174,18 +190,33 @@ def test_weights_are_weighted_means():
 
 def test_every_count_rate_and_the_measures_own_operation():
     lab, unl, _ = _sample(400, 4000, 7)
-    keys = ["fairness.acc", "fairness.tpr", "fairness.fpr", "fairness.ppv", "fairness.npv", "fairness.fomr",
-            "fairness.cv", "fairness.eod", "fairness.pp", "fairness.acc_eod=.05"]
+    keys = [
+        "fairness.acc",
+        "fairness.tpr",
+        "fairness.fpr",
+        "fairness.ppv",
+        "fairness.npv",
+        "fairness.fomr",
+        "fairness.cv",
+        "fairness.eod",
+        "fairness.pp",
+        "fairness.acc_eod=.05",
+    ]
     for key in keys:
         post = posterior(sfm.msr(key), **lab, method="ppi", random_state=0, **unl)
         assert np.isfinite(post.value) and post.defined, key
         vals = {name: d for name, d in post.group_draws.items()}
-        assert np.allclose(post.chain_draws, post.measure.from_group_values(
-            vals, groups=post.groups, overall=None) if key != "fairness.acc_eod=.05" else post.chain_draws)
+        assert np.allclose(
+            post.chain_draws,
+            post.measure.from_group_values(vals, groups=post.groups, overall=None)
+            if key != "fairness.acc_eod=.05"
+            else post.chain_draws,
+        )
     ratio = posterior(sfm.msr("fairness.tpr", operation="ratio"), **lab, method="ppi", random_state=0, **unl)
     assert 0 < ratio.value <= 1 and ratio.center == 1.0
-    to_overall = posterior(sfm.msr("fairness.tpr", operation="diff_to_overall"),
-        **lab, method="ppi", random_state=0, **unl)
+    to_overall = posterior(
+        sfm.msr("fairness.tpr", operation="diff_to_overall"), **lab, method="ppi", random_state=0, **unl
+    )
     assert np.isfinite(to_overall.value)
     with pytest.raises(TypeError, match="count, not a rate"):
         posterior(sfm.msr("fairness.tp"), **lab, method="ppi", **unl)

@@ -31,8 +31,16 @@ def _check_undefined(post):
     assert isinstance(post, Result) and post.kind == "posterior"
     assert not post.defined and np.isnan(post.value)
     assert "F" in post.reason
-    for v in (post.mean(), post.median(), post.sd(), post.prob_greater(0.0), post.prob_less(0.0),
-              post.prob_within(), post.prob_within(0.5), post.upper_bound()):
+    for v in (
+        post.mean(),
+        post.median(),
+        post.sd(),
+        post.prob_greater(0.0),
+        post.prob_less(0.0),
+        post.prob_within(),
+        post.prob_within(0.5),
+        post.upper_bound(),
+    ):
         assert np.isnan(v)
     assert np.isnan(post.interval(0.95)).all() and np.isnan(post.interval(0.9, kind="hdi")).all()
     r = post.rope()
@@ -64,8 +72,9 @@ def test_undefined_bc_posterior_is_not_practically_fair():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplingWarning)
         with pytest.warns(UndefinedGroupWarning, match="4000 of 4000|200 of 200"):
-            post = bayes.posterior(sfm.msr("fairness.ppv"),
-                **lab, method="bc", chains=2, tune=100, n_draws=100, random_state=0, **unl)
+            post = bayes.posterior(
+                sfm.msr("fairness.ppv"), **lab, method="bc", chains=2, tune=100, n_draws=100, random_state=0, **unl
+            )
     assert np.isnan(post.chain_draws).all()
     _check_undefined(post)
     assert pickle.loads(pickle.dumps(post)).reason == post.reason
@@ -100,8 +109,13 @@ def test_one_eps_default_everywhere():
 
     from skfair_measures.bayes import _posterior
 
-    for f in (MeasurePosterior.summary, MeasurePosterior.prob_within, MeasurePosterior.rope,
-              MeasurePosterior.to_dict, BayesianScorer.__init__):
+    for f in (
+        MeasurePosterior.summary,
+        MeasurePosterior.prob_within,
+        MeasurePosterior.rope,
+        MeasurePosterior.to_dict,
+        BayesianScorer.__init__,
+    ):
         assert inspect.signature(f).parameters["eps"].default == DEFAULT_EPS == _posterior.DEFAULT_EPS == 0.05
 
 
@@ -121,18 +135,42 @@ def test_threshold_of_the_measure_is_used(method):
     """Regression: msr('fairness.eod', threshold=0.3).posterior(...) sampled at 0.5."""
     y, s, a = _sample()
     unl = dict(unlabeled_scores=s[200:], unlabeled_sensitive=a[200:]) if method == "ppi" else {}
-    at_03 = bayes.posterior(sfm.msr("fairness.eod", threshold=0.3),
-        y[:200], s[:200], sensitive_features=a[:200], method=method, random_state=0, **unl)
-    explicit = bayes.posterior(sfm.msr("fairness.eod"),
-        y[:200], s[:200], sensitive_features=a[:200], method=method, threshold=0.3, random_state=0, **unl)
-    at_05 = bayes.posterior(sfm.msr("fairness.eod"),
-        y[:200], s[:200], sensitive_features=a[:200], method=method, random_state=0, **unl)
+    at_03 = bayes.posterior(
+        sfm.msr("fairness.eod", threshold=0.3),
+        y[:200],
+        s[:200],
+        sensitive_features=a[:200],
+        method=method,
+        random_state=0,
+        **unl,
+    )
+    explicit = bayes.posterior(
+        sfm.msr("fairness.eod"),
+        y[:200],
+        s[:200],
+        sensitive_features=a[:200],
+        method=method,
+        threshold=0.3,
+        random_state=0,
+        **unl,
+    )
+    at_05 = bayes.posterior(
+        sfm.msr("fairness.eod"), y[:200], s[:200], sensitive_features=a[:200], method=method, random_state=0, **unl
+    )
     assert at_03.attrs["threshold"] == 0.3 and at_05.attrs["threshold"] == 0.5
     assert np.allclose(at_03.draws, explicit.draws)
     assert not np.allclose(at_03.draws, at_05.draws)
     with pytest.warns(UserWarning, match="threshold=0.6 overrides the threshold of the measure"):
-        over = bayes.posterior(sfm.msr("fairness.eod", threshold=0.3),
-            y[:200], s[:200], sensitive_features=a[:200], method=method, threshold=0.6, random_state=0, **unl)
+        over = bayes.posterior(
+            sfm.msr("fairness.eod", threshold=0.3),
+            y[:200],
+            s[:200],
+            sensitive_features=a[:200],
+            method=method,
+            threshold=0.6,
+            random_state=0,
+            **unl,
+        )
     assert over.attrs["threshold"] == 0.6
 
 
@@ -148,8 +186,9 @@ def test_pos_label_of_the_measure_is_used():
         bayes.posterior(sfm.msr("fairness.tpr", pos_label="no"), labels, s, sensitive_features=a, pos_label="yes")
     comp = sfm.msr("fairness.eod").with_inputs(pos_label="no")
     c = bayes.posterior(comp, labels, 1 - s, sensitive_features=a, random_state=0)
-    assert np.allclose(c.draws, bayes.posterior(sfm.msr("fairness.eod"), 1 - y, 1 - s, sensitive_features=a,
-                                                                      random_state=0).draws)
+    assert np.allclose(
+        c.draws, bayes.posterior(sfm.msr("fairness.eod"), 1 - y, 1 - s, sensitive_features=a, random_state=0).draws
+    )
 
 
 def test_declared_groups_of_the_measure():
@@ -162,8 +201,9 @@ def test_unlabeled_error_messages_name_the_right_arguments():
     y, s, a = _sample(100)
     m = sfm.msr("fairness.acc")
     with pytest.raises(ValueError, match="unlabeled_sensitive has 3 rows but unlabeled_scores has 2"):
-        bayes.posterior(m, y, s, sensitive_features=a, method="bc", unlabeled_scores=[0.2, 0.3],
-                    unlabeled_sensitive=["F", "M", "F"])
+        bayes.posterior(
+            m, y, s, sensitive_features=a, method="bc", unlabeled_scores=[0.2, 0.3], unlabeled_sensitive=["F", "M", "F"]
+        )
     with pytest.raises(ValueError, match="unlabeled_sensitive or unlabeled_sample_weight is given without"):
         bayes.posterior(m, y, s, sensitive_features=a, unlabeled_sensitive=["F"])
     with pytest.raises(ValueError, match="method='ppi' needs unlabeled data"):
@@ -173,8 +213,9 @@ def test_unlabeled_error_messages_name_the_right_arguments():
 def test_reference_follows_the_operations_data():
     y, s, a = _sample()
     diff = bayes.posterior(sfm.msr("fairness.tpr"), y, s, sensitive_features=a, reference="M", random_state=0)
-    ratio = bayes.posterior(sfm.msr("fairness.tpr", operation="ratio"), y, s, sensitive_features=a, reference="M",
-                                                                  random_state=0)
+    ratio = bayes.posterior(
+        sfm.msr("fairness.tpr", operation="ratio"), y, s, sensitive_features=a, reference="M", random_state=0
+    )
     assert diff.measure.signed and diff.center == 0.0
     assert ratio.measure.ideal == 1.0 and ratio.center == 1.0
     with pytest.raises(ValueError, match="does not apply to classif.acc"):
@@ -207,8 +248,15 @@ def test_posteriors_and_measures_pickle(method):
     assert np.array_equal(back.draws, post.draws) and back.value == post.value
     assert back.to_dict() == post.to_dict()
     assert back.measure.inputs.threshold == 0.4
-    again = bayes.posterior(pickle.loads(pickle.dumps(m)), y[:200], s[:200], sensitive_features=a[:200], method=method,
-                                                     random_state=0, **unl)
+    again = bayes.posterior(
+        pickle.loads(pickle.dumps(m)),
+        y[:200],
+        s[:200],
+        sensitive_features=a[:200],
+        method=method,
+        random_state=0,
+        **unl,
+    )
     assert np.array_equal(again.draws, post.draws)
     scorer = pickle.loads(pickle.dumps(BayesianScorer(m, sensitive="sex")))
     assert scorer.measure.key == m.key and scorer.measure.inputs.threshold == 0.4
@@ -263,7 +311,14 @@ def test_every_level_of_a_posterior_goes_through_check_prob(bad):
     post = bayes.posterior(sfm.msr("fairness.tpr"), y, s, sensitive_features=a, method="bb", random_state=0)
     rel = bayes.reliability_posterior(y, s, sensitive_features=a, random_state=0)
     message = f"prob={bad!r}; pass a probability in"
-    for call in (post.upper_bound, post.group_summary, post.summary, post.interval, rel.ece_summary, rel.table,
-                 lambda prob: bayes.plot_reliability(rel, prob=prob)):
+    for call in (
+        post.upper_bound,
+        post.group_summary,
+        post.summary,
+        post.interval,
+        rel.ece_summary,
+        rel.table,
+        lambda prob: bayes.plot_reliability(rel, prob=prob),
+    ):
         with pytest.raises(ValueError, match=message):
             call(prob=bad)

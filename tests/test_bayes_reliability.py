@@ -46,8 +46,7 @@ def test_bin_posterior_is_beta_binomial_centred_on_the_diagonal():
 def test_unlabeled_scores_only_change_weights_and_means():
     y, s, g = _scores(100, 2)
     _, su, gu = _scores(5000, 3)
-    rel = reliability_posterior(y, s, sensitive_features=g, unlabeled_scores=su, unlabeled_sensitive=gu,
-                                random_state=0)
+    rel = reliability_posterior(y, s, sensitive_features=g, unlabeled_scores=su, unlabeled_sensitive=gu, random_state=0)
     assert rel.n.sum() == 100
     assert np.allclose(rel.weight, 0.1, atol=0.03)  # uniform scores
 

@@ -30,8 +30,9 @@ def test_rules_reduce_the_posterior(rule):
     clf = make_pipeline(DropColumns("sex"), LogisticRegression()).fit(X, y)
     scorer = BayesianScorer("fairness.tpr", rule=rule, sensitive="sex", eps=0.05, prob=0.9)
     value = scorer(clf, X, y)
-    post = bayes.posterior(sfm.msr("fairness.tpr"), y, clf.predict_proba(X)[:, 1], sensitive_features=X["sex"],
-                                             random_state=0)
+    post = bayes.posterior(
+        sfm.msr("fairness.tpr"), y, clf.predict_proba(X)[:, 1], sensitive_features=X["sex"], random_state=0
+    )
     expect = {"mean": -post.mean(), "upper": -post.upper_bound(0.9), "prob_fair": post.prob_within(0.05)}[rule]
     assert value == pytest.approx(expect)
     assert scorer.greater_is_better
@@ -61,8 +62,9 @@ def test_bc_scorer_scores_the_unlabeled_pool_with_the_estimator():
     X, y = _data(300)
     Xu, _ = _data(2000, seed=1)
     clf = make_pipeline(DropColumns("sex"), LogisticRegression()).fit(X, y)
-    scorer = BayesianScorer("fairness.acc", method="bc", rule="mean", sensitive="sex", unlabeled_X=Xu,
-                            chains=2, tune=200, n_draws=50)
+    scorer = BayesianScorer(
+        "fairness.acc", method="bc", rule="mean", sensitive="sex", unlabeled_X=Xu, chains=2, tune=200, n_draws=50
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplingWarning)
         value = scorer(clf, X.iloc[:60], y[:60])
@@ -79,8 +81,7 @@ def test_scorer_errors():
     X, y = _data(50)
     clf = LogisticRegression().fit(X[["x1", "x2"]], y)
     with pytest.raises(TypeError, match="sample_weight"):
-        BayesianScorer("fairness.acc")(clf, X[["x1", "x2"]], y, sample_weight=np.ones(50),
-                                       sensitive_features=X["sex"])
+        BayesianScorer("fairness.acc")(clf, X[["x1", "x2"]], y, sample_weight=np.ones(50), sensitive_features=X["sex"])
     assert "fairness.acc" in repr(BayesianScorer("fairness.acc"))
 
 

@@ -14,8 +14,9 @@ def _family_error(method: str, runs: int, n: int, seed: int, joint: bool = True)
     measures = [sfm.msr(key) for key in KEYS]
 
     def fit(y, pred, scores, groups, random_state):
-        return bayes.posteriors(measures, y, scores, sensitive_features=groups, method=method,
-                                random_state=random_state)
+        return bayes.posteriors(
+            measures, y, scores, sensitive_features=groups, method=method, random_state=random_state
+        )
 
     return family_error(fit, runs, n, seed, joint)
 
@@ -37,8 +38,14 @@ def test_family_wise_error_of_the_guaranteed_box_with_10_groups_and_5_measures()
 
 
 def test_verdicts_refuse_bad_arguments_by_name():
-    res = bayes.posteriors([sfm.msr("fairness.acc")], [1, 0] * 10, [0.8, 0.3] * 10,
-                           sensitive_features=list("ab") * 10, method="bb", random_state=0)
+    res = bayes.posteriors(
+        [sfm.msr("fairness.acc")],
+        [1, 0] * 10,
+        [0.8, 0.3] * 10,
+        sensitive_features=list("ab") * 10,
+        method="bb",
+        random_state=0,
+    )
     with pytest.raises(ValueError, match="eps="):
         bayes.verdicts(res, eps=-1)
     with pytest.raises(ValueError, match="results is empty"):

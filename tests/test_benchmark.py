@@ -53,9 +53,7 @@ def test_seed_004_adult_two_learners_three_folds():
 
     def prep():
         cats = make_column_selector(dtype_include="category")
-        return make_column_transformer(
-            (OneHotEncoder(handle_unknown="ignore"), cats), remainder="passthrough"
-        )
+        return make_column_transformer((OneHotEncoder(handle_unknown="ignore"), cats), remainder="passthrough")
 
     learners = {
         "ranger": make_pipeline(prep(), RandomForestClassifier(n_estimators=50, random_state=0)),
@@ -100,16 +98,12 @@ def test_column_mode_drops_sensitive_and_matches_array_mode(toy):
     X, y, A = toy
     df = pd.DataFrame({"x": X[:, 0], "z": X[:, 1], "sex": A})
     col = benchmark([_RecordColumns()], df, y, sensitive="sex", measures=MEASURES, random_state=0)
-    arr = benchmark(
-        [_RecordColumns()], df.drop(columns="sex"), y, A, measures=MEASURES, random_state=0
-    )
+    arr = benchmark([_RecordColumns()], df.drop(columns="sex"), y, A, measures=MEASURES, random_state=0)
     pd.testing.assert_frame_equal(_no_times(col.scores), _no_times(arr.scores))
     assert col.learners == ["_RecordColumns"]
     # without dropping, the model sees the column (here: it refuses it)
     with pytest.raises(RuntimeError, match="_RecordColumns.*fold 0.*saw the sensitive column"):
-        benchmark(
-            [_RecordColumns()], df, y, sensitive="sex", measures=MEASURES, drop_sensitive=False
-        )
+        benchmark([_RecordColumns()], df, y, sensitive="sex", measures=MEASURES, drop_sensitive=False)
 
 
 def test_list_of_estimators_named_by_class():
@@ -192,9 +186,7 @@ def test_aggregate_sd_pooled_and_errors(toy):
 
 def test_custom_splitter_and_progress(toy, capsys):
     X, y, A = toy
-    bmr = benchmark(
-        _learners(), X, y, A, measures=MEASURES, cv=KFold(4), progress=True
-    )
+    bmr = benchmark(_learners(), X, y, A, measures=MEASURES, cv=KFold(4), progress=True)
     assert bmr.n_folds == 4
     assert "benchmark" in capsys.readouterr().err  # tqdm's bar on stderr
 
@@ -204,9 +196,7 @@ def test_dask_backend_gives_the_serial_numbers(toy):
     X, y, A = toy
     serial = benchmark(_learners(), X, y, A, measures=MEASURES, cv=3, random_state=0)
     with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
-        ) as cluster,
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
         distributed.Client(cluster),
         joblib.parallel_backend("dask"),
     ):
@@ -325,11 +315,17 @@ def test_pareto_of_a_benchmark_is_the_search_front_on_the_same_folds(adult_small
     X, y = adult_small
     cv = StratifiedKFold(3, shuffle=True, random_state=0)
     keys = ["classif.acc", "fairness.eod"]
-    bmr = benchmark({k: _pipe(f) for k, f in _FINALS.items()}, X, y, measures=keys, sensitive="sex", cv=cv,
-                    drop_sensitive=False)
+    bmr = benchmark(
+        {k: _pipe(f) for k, f in _FINALS.items()}, X, y, measures=keys, sensitive="sex", cv=cv, drop_sensitive=False
+    )
     rule = sfm.constrained_refit("classif.acc", {"fairness.eod": 0.05})
-    search = GridSearchCV(_pipe(DummyClassifier()), {"clf": list(_FINALS.values())}, cv=cv, refit=rule,
-                          scoring=sfm.make_scorers(keys, sensitive="sex", counts=True)).fit(X, y)
+    search = GridSearchCV(
+        _pipe(DummyClassifier()),
+        {"clf": list(_FINALS.values())},
+        cv=cv,
+        refit=rule,
+        scoring=sfm.make_scorers(keys, sensitive="sex", counts=True),
+    ).fit(X, y)
     choice = bmr.choose("classif.acc", {"fairness.eod": 0.05})
     front = bmr.pareto("classif.acc", {"fairness.eod": 0.05})
     expected = rule.front(search.cv_results_)
@@ -369,8 +365,9 @@ def test_choose_and_pooled_use_the_benchmarks_weights(toy):
     choice = bmr.choose("classif.acc", {"fairness.eod": 1.0})
     for name in bmr.learners:
         p = bmr.oof_predictions(name)
-        weighted = sfm.msr("fairness.eod")(p["y_true"], p["y_pred"], sensitive_features=p["sensitive_feature_0"],
-                                         sample_weight=w[p["row"]])
+        weighted = sfm.msr("fairness.eod")(
+            p["y_true"], p["y_pred"], sensitive_features=p["sensitive_feature_0"], sample_weight=w[p["row"]]
+        )
         assert np.isclose(choice.table.set_index("learner").loc[name, "fairness.eod"], weighted)
         assert np.isclose(bmr.pooled().set_index("learner").loc[name, "fairness.eod"], weighted)
 
@@ -381,8 +378,16 @@ def test_small_groups_in_the_test_folds_warn_with_the_fold_means_without_them():
     X = X[["race", "age", "priors_count"]]
     models = {"logreg": make_pipeline(sfm.DropColumns(["race"]), LogisticRegression())}
     with pytest.warns(SmallGroupWarning, match=r"'Asian' \(10\), 'Native American' \(3\)") as rec:
-        bench = benchmark(models, X, y, sensitive="race", measures=["fairness.tpr", "classif.acc"], cv=3,
-                          random_state=1, drop_sensitive=False)
+        bench = benchmark(
+            models,
+            X,
+            y,
+            sensitive="race",
+            measures=["fairness.tpr", "classif.acc"],
+            cv=3,
+            random_state=1,
+            drop_sensitive=False,
+        )
     m30 = sfm.msr("fairness.tpr", min_group_size=30)
     without = benchmark(models, X, y, sensitive="race", cv=3, random_state=1, drop_sensitive=False, measures=[m30])
     (msg,) = [str(w.message) for w in rec if issubclass(w.category, SmallGroupWarning)]

@@ -111,6 +111,7 @@ def test_batches_by_counts_cover_at_every_batch_end():
 
 def test_batches_by_moments_cover_at_every_batch_end():
     """Weighted 0/1 rows ``x = w y``, weights 0.5 or 1.5 with equal chance: ``E[w y] = p``."""
+
     def moments(cs, rng, p, size):
         x = rng.choice([0.5, 1.5], size) * rng.binomial(1, p, size)
         cs.update_moments(size, x.sum(), (x**2).sum())
@@ -184,8 +185,9 @@ def test_prediction_powered_interval_covers_whatever_the_proxies(proxy):
     runs, missed = 200, 0
     for _ in range(runs):
         lab = rng.choice(big, int(rng.choice([5, 10, 30])), replace=False)
-        lo, hi = prediction_powered_interval(num[lab], den[lab], a[lab], b[lab], a.mean(), b.mean(), 0.05,
-                                             grid_size=200)
+        lo, hi = prediction_powered_interval(
+            num[lab], den[lab], a[lab], b[lab], a.mean(), b.mean(), 0.05, grid_size=200
+        )
         missed += not lo <= truth <= hi
     assert missed / runs <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / runs)
 
@@ -227,8 +229,15 @@ def test_a_mean_between_grid_points_is_kept_when_every_grid_point_is_rejected():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(2, 9), st.floats(0.02, 0.98), st.floats(0.0, 1.0), st.integers(0, 40), st.integers(20, 1500),
-       st.booleans(), st.integers(0, 2**31 - 1))
+@given(
+    st.integers(2, 9),
+    st.floats(0.02, 0.98),
+    st.floats(0.0, 1.0),
+    st.integers(0, 40),
+    st.integers(20, 1500),
+    st.booleans(),
+    st.integers(0, 2**31 - 1),
+)
 def test_the_interval_holds_every_mean_a_finer_grid_keeps(size, p, early, n_early, n, counts, seed):
     """Exact with respect to the grid: a coarse grid's interval holds every candidate a 50-times finer grid keeps.
 

@@ -12,8 +12,16 @@ import skfair_measures as sfm
 from skfair_measures import operations as ops
 
 GROUPS = pd.Index(["a", "b", "c"])
-OPERATIONS = [ops.absdiff, ops.diff, ops.ratio, ops.mean_pairwise_absdiff, ops.diff_to_overall,
-              ops.ratio_to_overall, ops.diff_to_reference("b"), ops.ratio_to_reference("b")]
+OPERATIONS = [
+    ops.absdiff,
+    ops.diff,
+    ops.ratio,
+    ops.mean_pairwise_absdiff,
+    ops.diff_to_overall,
+    ops.ratio_to_overall,
+    ops.diff_to_reference("b"),
+    ops.ratio_to_reference("b"),
+]
 
 
 @settings(max_examples=60, deadline=None)
@@ -41,8 +49,9 @@ def test_absdiff_bounds_are_the_exact_image_with_two_groups():
 
 def test_composite_and_user_operations():
     eod = sfm.msr("fairness.eod")
-    box = eod.bounds_from_group_values({"tpr": [0.5, 0.6], "fpr": [0.1, 0.1]}, {"tpr": [0.7, 0.9], "fpr": [0.3, 0.2]},
-                                       groups=pd.Index(["a", "b"]))
+    box = eod.bounds_from_group_values(
+        {"tpr": [0.5, 0.6], "fpr": [0.1, 0.1]}, {"tpr": [0.7, 0.9], "fpr": [0.3, 0.2]}, groups=pd.Index(["a", "b"])
+    )
     assert box == pytest.approx((0.0, 0.3))  # mean of (0, 0.4) and (0, 0.2)
     custom = sfm.msr("fairness.tpr", operation=lambda x: x.iloc[0])
     with pytest.raises(TypeError, match="no interval propagation"):

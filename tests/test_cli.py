@@ -111,8 +111,18 @@ def test_parquet_scores_only_and_pos_label(frame, tmp_path, capsys):
     path = tmp_path / "preds.parquet"
     df.to_parquet(path)
     rc = main(
-        ["audit", str(path), "--sensitive", "sex", "--pos-label", "yes", "--threshold", "0.5",
-         "--measures", "classif.acc"]
+        [
+            "audit",
+            str(path),
+            "--sensitive",
+            "sex",
+            "--pos-label",
+            "yes",
+            "--threshold",
+            "0.5",
+            "--measures",
+            "classif.acc",
+        ]
     )
     assert rc == 0
     printed = capsys.readouterr().out
@@ -136,8 +146,22 @@ def test_proxies_estimate(csv, capsys):
 def test_beta_binomial_posterior_in_table_and_report(csv, tmp_path, capsys):
     pytest.importorskip("skfair_measures.bayes")
     out_html = tmp_path / "bb.html"
-    argv = ["audit", str(csv), "--sensitive", "sex", "--measures", "fairness.tpr", "fairness.eod", "classif.acc",
-            "--posterior", "bb", "--eps", "0.1", "--html", str(out_html)]
+    argv = [
+        "audit",
+        str(csv),
+        "--sensitive",
+        "sex",
+        "--measures",
+        "fairness.tpr",
+        "fairness.eod",
+        "classif.acc",
+        "--posterior",
+        "bb",
+        "--eps",
+        "0.1",
+        "--html",
+        str(out_html),
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "post_mean" in printed and "p_within_eps" in printed
@@ -160,7 +184,11 @@ def test_posterior_arguments_are_checked(frame, csv, capsys):
 def test_bayesian_calibration_posterior_uses_the_unlabeled_rows(frame):
     pytest.importorskip("nutpie")
     rep = audit(
-        frame, sensitive="sex", measures=["fairness.tpr", "fairness.fpr"], posterior="bc", figures=False,
+        frame,
+        sensitive="sex",
+        measures=["fairness.tpr", "fairness.fpr"],
+        posterior="bc",
+        figures=False,
         posterior_options={"chains": 2, "tune": 300, "n_draws": 100},
     )
     post = rep.posteriors["fairness.tpr"]
@@ -172,8 +200,14 @@ def test_bayesian_calibration_posterior_uses_the_unlabeled_rows(frame):
 def test_auto_posterior_says_which_method_it_used(frame):
     """auto: bcr when scores and unlabeled rows exist, bb (with a note) when every row has a label."""
     pytest.importorskip("nutpie")
-    rep = audit(frame, sensitive="sex", measures=["fairness.tpr"], posterior="auto", figures=False,
-                posterior_options={"chains": 2, "tune": 300, "n_draws": 100})
+    rep = audit(
+        frame,
+        sensitive="sex",
+        measures=["fairness.tpr"],
+        posterior="auto",
+        figures=False,
+        posterior_options={"chains": 2, "tune": 300, "n_draws": 100},
+    )
     assert rep.posteriors["fairness.tpr"].method == "bcr"
     assert rep.summary["posterior"].startswith("auto: bcr")
     labeled = frame.dropna(subset=["label"])
@@ -185,12 +219,21 @@ def test_auto_posterior_says_which_method_it_used(frame):
 def test_a_value_and_its_posterior_say_which_rows_they_came_from(frame):
     """fairness.cv needs no labels: its bcr posterior describes all 400 rows, its value the 300 labeled ones."""
     pytest.importorskip("nutpie")
-    rep = audit(frame, sensitive="sex", measures=["fairness.cv", "fairness.tpr"], posterior="auto", figures=False,
-                posterior_options={"chains": 2, "tune": 300, "n_draws": 100})
+    rep = audit(
+        frame,
+        sensitive="sex",
+        measures=["fairness.cv", "fairness.tpr"],
+        posterior="auto",
+        figures=False,
+        posterior_options={"chains": 2, "tune": 300, "n_draws": 100},
+    )
     row = rep.table.set_index("measure").loc["fairness.cv"]
     assert row["value_rows"] == 300 and row["post_rows"] == 400
-    assert row["value"] == pytest.approx(audit(frame.dropna(subset=["label"]), sensitive="sex",
-                                               measures=["fairness.cv"], figures=False).table.loc[0, "value"])
+    assert row["value"] == pytest.approx(
+        audit(frame.dropna(subset=["label"]), sensitive="sex", measures=["fairness.cv"], figures=False).table.loc[
+            0, "value"
+        ]
+    )
     assert row["ci_low"] == pytest.approx(row["ci_high"])  # every prediction is known: no uncertainty left
     outside = not (row["ci_low"] <= row["value"] <= row["ci_high"])
     assert outside == any(n.startswith("fairness.cv: the value") and "300 labeled rows" in n for n in rep.notes)
@@ -202,8 +245,9 @@ def test_a_value_and_its_posterior_say_which_rows_they_came_from(frame):
 
 
 def test_a_measure_without_posterior_is_noted_and_the_others_still_get_one(frame):
-    rep = audit(frame, sensitive="sex", measures=["fairness.tpr", "fairness.mse", "fairness.fpr"], posterior="bb",
-                figures=False)
+    rep = audit(
+        frame, sensitive="sex", measures=["fairness.tpr", "fairness.mse", "fairness.fpr"], posterior="bb", figures=False
+    )
     assert set(rep.posteriors) == {"fairness.tpr", "fairness.fpr"}
     assert any(n.startswith("no posterior for fairness.mse") for n in rep.notes)
 
@@ -221,9 +265,22 @@ def test_mlflow_missing_gives_a_clear_error(csv, monkeypatch, capsys):
 
 
 def _audit_to_mlflow(csv, tmp_path, uri, capsys, *more):
-    argv = ["audit", str(csv), "--sensitive", "sex", "--measures", "fairness.tpr", "classif.acc",
-            "--mlflow-uri", uri, "--mlflow-experiment", "audit-test",
-            "--html", str(tmp_path / "r.html"), *more]
+    argv = [
+        "audit",
+        str(csv),
+        "--sensitive",
+        "sex",
+        "--measures",
+        "fairness.tpr",
+        "classif.acc",
+        "--mlflow-uri",
+        uri,
+        "--mlflow-experiment",
+        "audit-test",
+        "--html",
+        str(tmp_path / "r.html"),
+        *more,
+    ]
     rc = main(argv)
     assert rc == 0, capsys.readouterr().err
     return re.search(r"logged to MLflow run (\w+)", capsys.readouterr().out).group(1)
@@ -237,7 +294,7 @@ def test_mlflow_logging_calls_the_plugin(csv, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # a sqlite store takes 10 s to set up
     uri = (tmp_path / "mlruns").as_uri()
     run_id = _audit_to_mlflow(csv, tmp_path, uri, capsys)
-    (results, kw), = calls
+    ((results, kw),) = calls
     assert [name for name, _ in results] == ["fairness.tpr", "classif.acc"]
     assert [m.key for m in kw["measures"]] == ["fairness.tpr", "classif.acc"]
     client = mlflow.MlflowClient(tracking_uri=uri)
@@ -318,8 +375,9 @@ def test_zip_codes_stay_three_groups(tmp_path, capsys):
 def test_groups_named_na_and_none_are_groups(tmp_path, capsys):
     rng = np.random.default_rng(6)
     n = 300
-    df = pd.DataFrame({"label": rng.integers(0, 2, n), "prediction": rng.integers(0, 2, n),
-                       "grp": rng.choice(["NA", "None", "x"], n)})
+    df = pd.DataFrame(
+        {"label": rng.integers(0, 2, n), "prediction": rng.integers(0, 2, n), "grp": rng.choice(["NA", "None", "x"], n)}
+    )
     path = tmp_path / "na.csv"
     df.to_csv(path, index=False)
     assert main(["audit", str(path), "--sensitive", "grp", "--measures", "fairness.tpr"]) == 0
@@ -367,15 +425,27 @@ def test_error_messages_name_flags_not_python_arguments(csv, frame, tmp_path, ca
     df.to_csv(text, index=False)
     cases = [
         (["audit", str(text), "--sensitive", "sex"], ["--pos-label"], ["pos_label"]),
-        (["audit", str(csv), "--sensitive", "sex", "--measures", "fairness.tpx"],
-         ["`skfair measures`", "fairness.tp"], ["msrs()"]),
+        (
+            ["audit", str(csv), "--sensitive", "sex", "--measures", "fairness.tpx"],
+            ["`skfair measures`", "fairness.tp"],
+            ["msrs()"],
+        ),
         (["audit", str(csv), "--sensitive", "sex", "--score", "proba"], ["(--score)"], ["score="]),
-        (["audit", str(csv), "--proxies", "proxy0", "proxy1", "proxy2", "--measures", "fairness.tpr"],
-         ["--sensitive"], ["sensitive="]),
-        (["audit", str(text), "--sensitive", "sex", "--pos-label", "yes", "--posterior", "bc"],
-         ["--posterior bc", "--posterior bb"], ["posterior="]),
-        (["audit", str(csv), "--sensitive", "sex", "--mlflow-uri", "http://127.0.0.1:9", "--mlflow-timeout", "0"],
-         ["--mlflow-timeout 0"], []),
+        (
+            ["audit", str(csv), "--proxies", "proxy0", "proxy1", "proxy2", "--measures", "fairness.tpr"],
+            ["--sensitive"],
+            ["sensitive="],
+        ),
+        (
+            ["audit", str(text), "--sensitive", "sex", "--pos-label", "yes", "--posterior", "bc"],
+            ["--posterior bc", "--posterior bb"],
+            ["posterior="],
+        ),
+        (
+            ["audit", str(csv), "--sensitive", "sex", "--mlflow-uri", "http://127.0.0.1:9", "--mlflow-timeout", "0"],
+            ["--mlflow-timeout 0"],
+            [],
+        ),
         (["audit", str(csv), "--sensitive", "sex", "--prob", "1.5"], ["--prob 1.5; pass a probability"], ["prob="]),
     ]
     for argv, wanted, unwanted in cases:
@@ -458,8 +528,24 @@ def test_dead_mlflow_server_prints_one_line_and_keeps_the_report(csv, tmp_path, 
         monkeypatch.delenv(var, raising=False)
     html_path = tmp_path / "kept.html"
     t0 = time.perf_counter()
-    rc = main(["audit", str(csv), "--sensitive", "sex", "--measures", "fairness.tpr", "--html", str(html_path),
-               "--mlflow-uri", "http://127.0.0.1:9", "--mlflow-experiment", "dead", "--mlflow-timeout", "2"])
+    rc = main(
+        [
+            "audit",
+            str(csv),
+            "--sensitive",
+            "sex",
+            "--measures",
+            "fairness.tpr",
+            "--html",
+            str(html_path),
+            "--mlflow-uri",
+            "http://127.0.0.1:9",
+            "--mlflow-experiment",
+            "dead",
+            "--mlflow-timeout",
+            "2",
+        ]
+    )
     elapsed = time.perf_counter() - t0
     captured = capsys.readouterr()
     assert rc == 1
@@ -475,8 +561,10 @@ def test_help_answers_without_loading_the_library():
     """`skfair --help` lists the commands without importing scikit-learn or pandas (0.04 s, not 2 s)."""
     import subprocess
 
-    code = ("import sys\nfrom skfair_measures.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n"
-            "    pass\nprint('LOADED', sorted(m for m in ('sklearn', 'pandas', 'scipy') if m in sys.modules))")
+    code = (
+        "import sys\nfrom skfair_measures.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n"
+        "    pass\nprint('LOADED', sorted(m for m in ('sklearn', 'pandas', 'scipy') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "audit" in out and "label-next" in out
     assert "LOADED []" in out
@@ -494,26 +582,50 @@ def test_bootstrap_verdicts_are_printed_compactly_and_equal_the_direct_call(csv,
 
     out_html = tmp_path / "v.html"
     keys = ["fairness.tpr", "fairness.eod", "fairness.acc"]
-    argv = ["audit", str(csv), "--sensitive", "sex", "--measures", *keys, "--boot", "300", "--eps", "0.1",
-            "--prob", "0.9", "--html", str(out_html)]
+    argv = [
+        "audit",
+        str(csv),
+        "--sensitive",
+        "sex",
+        "--measures",
+        *keys,
+        "--boot",
+        "300",
+        "--eps",
+        "0.1",
+        "--prob",
+        "0.9",
+        "--html",
+        str(out_html),
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     lines = _verdict_lines(printed)
     assert max(map(len, lines)) < 120
     assert "eps = 0.1" in lines[0] and "family-wise level 0.9 over 3 distinct differences" in lines[1]
     lab = frame[frame["label"].notna()]
-    boots = sfm.bootstraps(keys, lab["label"].astype(int), lab["prediction"], sensitive_features=lab["sex"],
-                           n_boot=300, random_state=0)
+    boots = sfm.bootstraps(
+        keys, lab["label"].astype(int), lab["prediction"], sensitive_features=lab["sex"], n_boot=300, random_state=0
+    )
     want = sfm.verdicts(boots, eps=0.1, prob=0.9)
     shown = [line.split() for line in lines[2:-1] if line.startswith("  fairness.")]
     assert len(shown) == len(want) == 4
     for row in want.itertuples():  # every pair printed with its estimate, interval and verdict
-        assert [row.measure, row.base, "F", "-", "M", f"{row.estimate:+.3f}", f"[{row.lower:+.3f},",
-                f"{row.upper:+.3f}]", row.verdict] in shown
+        assert [
+            row.measure,
+            row.base,
+            "F",
+            "-",
+            "M",
+            f"{row.estimate:+.3f}",
+            f"[{row.lower:+.3f},",
+            f"{row.upper:+.3f}]",
+            row.verdict,
+        ] in shown
     assert "boot_low" in printed
     page = out_html.read_text(encoding="utf-8")
     assert "<h2>Verdicts (bootstrap)</h2>" in page and "eps = 0.1" in page
-    assert "with probability 0.9 (family-wise level)" in page and page.count("<td class=\"txt\">fairness.") >= 4
+    assert "with probability 0.9 (family-wise level)" in page and page.count('<td class="txt">fairness.') >= 4
 
 
 def test_posterior_verdicts_are_printed_and_a_bad_boot_names_the_flag(csv, capsys):

@@ -16,8 +16,14 @@ def _day(rng, day, gap, n=1000):
     g = rng.choice(["F", "M"], n)
     y = rng.binomial(1, 0.5, n)
     yhat = np.where(y == 1, rng.binomial(1, np.where(g == "F", 0.6, 0.6 - gap)), rng.binomial(1, 0.3, n))
-    return pd.DataFrame({"sex": g, "label": y, "prediction": yhat, "ts": pd.Timestamp(day) + pd.to_timedelta(
-        rng.integers(0, 86_400, n), unit="s")})
+    return pd.DataFrame(
+        {
+            "sex": g,
+            "label": y,
+            "prediction": yhat,
+            "ts": pd.Timestamp(day) + pd.to_timedelta(rng.integers(0, 86_400, n), unit="s"),
+        }
+    )
 
 
 @pytest.fixture

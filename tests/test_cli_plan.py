@@ -37,12 +37,31 @@ def _printed(out: str) -> dict[str, list[str]]:
 def test_scores_plan_prints_and_writes_the_library_plan(predictions, tmp_path, capsys):
     path, group, score = predictions
     out_json = tmp_path / "plan.json"
-    status = main(["plan", str(path), "--sensitive", "sex", "--measure", "fairness.acc", "--eps", "0.25",
-                   "--score", "score", "--n-sim", "10", "--random-state", "3", "--json", str(out_json)])
+    status = main(
+        [
+            "plan",
+            str(path),
+            "--sensitive",
+            "sex",
+            "--measure",
+            "fairness.acc",
+            "--eps",
+            "0.25",
+            "--score",
+            "score",
+            "--n-sim",
+            "10",
+            "--random-state",
+            "3",
+            "--json",
+            str(out_json),
+        ]
+    )
     out = capsys.readouterr().out
     assert status == 0
-    plan = sfm.plan_labels(sfm.msr("fairness.acc"), eps=0.25, scores=score, sensitive_features=group, n_sim=10,
-                           random_state=3)
+    plan = sfm.plan_labels(
+        sfm.msr("fairness.acc"), eps=0.25, scores=score, sensitive_features=group, n_sim=10, random_state=3
+    )
     printed = _printed(out)
     assert {g: int(cells[1]) for g, cells in printed.items()} == plan["labels"].to_dict()
     assert {g: int(cells[0]) for g, cells in printed.items()} == plan["rows"].to_dict()
@@ -56,14 +75,42 @@ def test_scores_plan_prints_and_writes_the_library_plan(predictions, tmp_path, c
 
 def test_rates_plan_counts_group_sizes_in_the_file(predictions, capsys):
     path, group, _ = predictions
-    status = main(["plan", str(path), "--sensitive", "sex", "--measure", "fairness.tpr", "--eps", "0.3",
-                   "--rates", "a=0.9", "b=0.85", "--denominator-share", "a=0.5", "b=0.4", "--alpha", "0.1",
-                   "--allocation", "proportional", "--n-sim", "10"])
+    status = main(
+        [
+            "plan",
+            str(path),
+            "--sensitive",
+            "sex",
+            "--measure",
+            "fairness.tpr",
+            "--eps",
+            "0.3",
+            "--rates",
+            "a=0.9",
+            "b=0.85",
+            "--denominator-share",
+            "a=0.5",
+            "b=0.4",
+            "--alpha",
+            "0.1",
+            "--allocation",
+            "proportional",
+            "--n-sim",
+            "10",
+        ]
+    )
     out = capsys.readouterr().out
     assert status == 0
-    plan = sfm.plan_labels(sfm.msr("fairness.tpr"), eps=0.3, group_sizes={"a": 600, "b": 400},
-                           rates={"a": 0.9, "b": 0.85}, denominator_share={"a": 0.5, "b": 0.4}, alpha=0.1,
-                           allocation="proportional", n_sim=10)
+    plan = sfm.plan_labels(
+        sfm.msr("fairness.tpr"),
+        eps=0.3,
+        group_sizes={"a": 600, "b": 400},
+        rates={"a": 0.9, "b": 0.85},
+        denominator_share={"a": 0.5, "b": 0.4},
+        alpha=0.1,
+        allocation="proportional",
+        n_sim=10,
+    )
     printed = _printed(out)
     assert {g: int(cells[1]) for g, cells in printed.items()} == plan["labels"].to_dict()
     assert [float(printed[g][2]) for g in ("a", "b")] == [0.9, 0.85]

@@ -86,8 +86,16 @@ def _reference(key, yt, yp, groups, w):
 
 
 # regression measures (mse, mae, and the regression parity keys) are tested in test_regression_parity.py
-REGRESSION_KEYS = ("fairness.mse", "fairness.mae", "fairness.dp_mean", "fairness.dp_ks", "fairness.dp_wasserstein",
-                   "fairness.bgl", "fairness.exposure", "fairness.ndcg")  # and ranking keys: test_ranking.py
+REGRESSION_KEYS = (
+    "fairness.mse",
+    "fairness.mae",
+    "fairness.dp_mean",
+    "fairness.dp_ks",
+    "fairness.dp_wasserstein",
+    "fairness.bgl",
+    "fairness.exposure",
+    "fairness.ndcg",
+)  # and ranking keys: test_ranking.py
 CLASSIF_KEYS = [k for k in registry.keys() if k.startswith("fairness.") and k not in REGRESSION_KEYS]
 
 

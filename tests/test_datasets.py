@@ -110,9 +110,7 @@ def test_uci_files_are_byte_identical_to_the_documented_originals():
         "adult.data.gz": "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
         "adult.test.gz": "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
         "german.data.gz": "b21f3d81db8071257d5ff1deaeba1fd4303b62712e6fcc9715c7a86202cb5871",
-        "compas-scores-two-years.csv.gz": (
-            "1ee0b8fdaa8e961f5267fdf24e1a96ed52d5d995bf396e3b245a8a75c67043b4"
-        ),
+        "compas-scores-two-years.csv.gz": ("1ee0b8fdaa8e961f5267fdf24e1a96ed52d5d995bf396e3b245a8a75c67043b4"),
     }
     for name, digest in expected.items():
         with _loaders._data_file(name).open("rb") as fh:

@@ -267,8 +267,9 @@ def _result(res: Any) -> tuple[float, str | None]:
 
 def door_evaluate(case: Case) -> tuple[float, str | None]:
     m = case.measure()
-    return _result(m.evaluate(case.y_true, case.y_pred, sensitive_features=case.sensitive(),
-                              sample_weight=case.sample_weight()))
+    return _result(
+        m.evaluate(case.y_true, case.y_pred, sensitive_features=case.sensitive(), sample_weight=case.sample_weight())
+    )
 
 
 def door_call(case: Case) -> tuple[float, str | None]:
@@ -280,8 +281,13 @@ def door_evaluate_measures(case: Case) -> tuple[float, str | None]:
     m = case.measure()
     # a companion that compares no groups, sharing the sample: one pass serves both
     acc = sfm.msr(COMPANION).with_inputs(pos_label=case.pos_label, labels=case.labels, threshold=case.threshold)
-    res = sfm.evaluate_measures([m, acc], list(case.y_true), list(case.y_pred),
-                                sensitive_features=case.sensitive(), sample_weight=case.sample_weight())
+    res = sfm.evaluate_measures(
+        [m, acc],
+        list(case.y_true),
+        list(case.y_pred),
+        sensitive_features=case.sensitive(),
+        sample_weight=case.sample_weight(),
+    )
     return _result(res[m.key])
 
 
@@ -297,13 +303,25 @@ _GROUPWISE = {
 
 
 def door_groupwise(case: Case) -> tuple[float, str | None]:
-    if case.key not in _GROUPWISE or case.declared or case.min_group_size or case.undefined != "propagate" \
-            or case.threshold is not None:
+    if (
+        case.key not in _GROUPWISE
+        or case.declared
+        or case.min_group_size
+        or case.undefined != "propagate"
+        or case.threshold is not None
+    ):
         raise Inapplicable
     metric, reduction = _GROUPWISE[case.key]
-    gm = sfm.groupwise_metrics([metric], list(case.y_true), list(case.y_pred), sensitive_features=case.sensitive(),
-                               sample_weight=case.sample_weight(), pos_label=case.pos_label, average=case.average,
-                               labels=case.labels)
+    gm = sfm.groupwise_metrics(
+        [metric],
+        list(case.y_true),
+        list(case.y_pred),
+        sensitive_features=case.sensitive(),
+        sample_weight=case.sample_weight(),
+        pos_label=case.pos_label,
+        average=case.average,
+        labels=case.labels,
+    )
     (value,) = getattr(gm, reduction)()  # one metric (named after its class mean, if any)
     return value, None
 
@@ -349,8 +367,9 @@ def _cv_door(make_scorer: Callable[[sfm.Measure], Any]) -> Callable[[Case], tupl
                 scorer = scorer.set_score_request(sample_weight=True)
                 params["sample_weight"] = case.sample_weight()
             model = _FixedPredictions(case.y_pred, LABELS[case.scheme], case.pos_label)
-            cv = cross_validate(model, X, y, cv=[(everything, everything)], scoring=scorer,
-                                params=params, error_score="raise")
+            cv = cross_validate(
+                model, X, y, cv=[(everything, everything)], scoring=scorer, params=params, error_score="raise"
+            )
         for w in caught:
             # docs/small_groups.md: a fold with fewer than two groups is NaN with this warning, not an error
             if ": NaN for this fold: " in str(w.message):
@@ -365,8 +384,14 @@ def _cv_door(make_scorer: Callable[[sfm.Measure], Any]) -> Callable[[Case], tupl
 def door_evaluate_measures_on_a_frame(case: Case) -> tuple[float, str | None]:
     """``sfm.evaluate_measures(..., data=frame)`` with column names, on polars: the engine path with a reason."""
     m = case.measure()
-    res = sfm.evaluate_measures([m], "y", "p", sensitive_features="s", data=_polars(case.frame()),
-                                sample_weight=None if case.weights is None else "w")
+    res = sfm.evaluate_measures(
+        [m],
+        "y",
+        "p",
+        sensitive_features="s",
+        data=_polars(case.frame()),
+        sample_weight=None if case.weights is None else "w",
+    )
     return _result(res[m.key])
 
 
@@ -418,8 +443,15 @@ def _spark(df: pd.DataFrame) -> Any:
 
 
 def door_bootstrap(case: Case) -> tuple[float, str | None]:
-    res = sfm.bootstrap(case.measure(), case.y_true, case.y_pred, sensitive_features=case.sensitive(),
-                    sample_weight=case.sample_weight(), n_boot=3, random_state=0)
+    res = sfm.bootstrap(
+        case.measure(),
+        case.y_true,
+        case.y_pred,
+        sensitive_features=case.sensitive(),
+        sample_weight=case.sample_weight(),
+        n_boot=3,
+        random_state=0,
+    )
     return res.estimate, res.reason or ""
 
 
@@ -432,8 +464,15 @@ def door_bootstraps(case: Case) -> tuple[float, str | None]:
     """
     measure = case.measure()
     acc = dataclasses.replace(case, key=COMPANION, average=None).measure()
-    res = sfm.bootstraps([measure, acc], case.y_true, case.y_pred, sensitive_features=case.sensitive(),
-                         sample_weight=case.sample_weight(), n_boot=3, random_state=0)[measure.key]
+    res = sfm.bootstraps(
+        [measure, acc],
+        case.y_true,
+        case.y_pred,
+        sensitive_features=case.sensitive(),
+        sample_weight=case.sample_weight(),
+        n_boot=3,
+        random_state=0,
+    )[measure.key]
     return res.estimate, res.reason or ""
 
 
@@ -441,8 +480,19 @@ def door_cli(case: Case) -> tuple[float, str | None]:
     """``skfair audit`` on a CSV of the case, read from its printed table (four decimals)."""
     if case.weights is not None or not case.simple:
         raise Inapplicable
-    argv = ["audit", "", "--sensitive", "s", "--label", "y", "--measures", case.key, "--undefined", case.undefined,
-            "--no-progress"]
+    argv = [
+        "audit",
+        "",
+        "--sensitive",
+        "s",
+        "--label",
+        "y",
+        "--measures",
+        case.key,
+        "--undefined",
+        case.undefined,
+        "--no-progress",
+    ]
     if case.threshold is None:
         argv += ["--prediction", "p"]
     else:  # no prediction column: the CLI predicts score >= --threshold
@@ -503,8 +553,16 @@ def mlflow_file_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
         os.environ["MLFLOW_ALLOW_FILE_STORE"] = old_env
 
 
-ENGINES = ("engine-pandas", "engine-polars", "engine-polars-lazy", "engine-pyarrow", "engine-duckdb", "engine-dask",
-           "engine-spark", "evaluate_measures(data=polars)")
+ENGINES = (
+    "engine-pandas",
+    "engine-polars",
+    "engine-polars-lazy",
+    "engine-pyarrow",
+    "engine-duckdb",
+    "engine-dask",
+    "engine-spark",
+    "evaluate_measures(data=polars)",
+)
 DOORS: dict[str, Callable[[Case], tuple[float, str | None]]] = {
     "evaluate": door_evaluate,  # the reference
     "call": door_call,
@@ -595,8 +653,9 @@ ISSUE_CASES = (
     Case("fairness.tpr", "int", _Y[:6], _P[:6], _G[:6], categories=("b", "X", "a")),
     Case("fairness.eod", "int", _Y[:6], _P[:6], _G[:6], categories=("a", "b", "X"), weights=(1, 0.5, 0, 2.5, 1, 1)),
     # small groups merged, a declared group absent (left out, not an empty "other")
-    Case("fairness.tpr", "int", _Y, _P, _G, declared=("a", "b", "NA", "absent"), min_group_size=3,
-         small_groups="merge"),
+    Case(
+        "fairness.tpr", "int", _Y, _P, _G, declared=("a", "b", "NA", "absent"), min_group_size=3, small_groups="merge"
+    ),
     # a 3-class model on a fold whose y_true holds two classes, the classes declared
     Case("fairness.tpr", "3int", (0, 1, 0, 1, 1, 0), (0, 2, 0, 1, 1, 2), _G[:6], average="macro", labels=(0, 1, 2)),
     # TPR with no positive label anywhere: undefined in every group
@@ -605,13 +664,22 @@ ISSUE_CASES = (
     Case("fairness.tpr", "int", _Y[:6], _P[:6], _G[:6], weights=(1, 0.5, 2, 0, 0, 0)),
     Case("fairness.acc", "int", _Y[:6], _P[:6], _G[:6], weights=(0, 0, 0, 1, 1, 2)),
     # string labels, the positive class the first one; a score exactly at the threshold
-    Case("fairness.fpr", "str", ("no", "yes", "yes", "no", "no", "yes"), (0.5, 0.25, 0.75, 0.5, 0.0, 1.0), _G[:6],
-         pos_label="no", threshold=0.5),
+    Case(
+        "fairness.fpr",
+        "str",
+        ("no", "yes", "yes", "no", "no", "yes"),
+        (0.5, 0.25, 0.75, 0.5, 0.0, 1.0),
+        _G[:6],
+        pos_label="no",
+        threshold=0.5,
+    ),
     # string labels without pos_label: accuracy does not depend on which class is positive
-    Case("fairness.acc", "str", ("no", "yes", "yes", "no", "no", "yes"), ("no", "no", "yes", "yes", "no", "yes"),
-         _G[:6]),
-    Case("fairness.tpr", "str", ("no", "yes", "yes", "no", "no", "yes"), ("no", "no", "yes", "yes", "no", "yes"),
-         _G[:6]),
+    Case(
+        "fairness.acc", "str", ("no", "yes", "yes", "no", "no", "yes"), ("no", "no", "yes", "yes", "no", "yes"), _G[:6]
+    ),
+    Case(
+        "fairness.tpr", "str", ("no", "yes", "yes", "no", "no", "yes"), ("no", "no", "yes", "yes", "no", "yes"), _G[:6]
+    ),
 )
 
 

@@ -62,8 +62,21 @@ def test_audit_takes_a_pos_label_that_only_y_true_holds_as_the_measure_does(tmp_
         res = sfm.msr("fairness.tpr", pos_label=1).evaluate(y, p, sensitive_features=list(s))
     path = tmp_path / "case.csv"
     _frame(y, p, s).to_csv(path, index=False)
-    argv = ["audit", str(path), "--sensitive", "s", "--label", "y", "--prediction", "p",
-            "--measures", "fairness.tpr", "--pos-label", "1", "--no-progress"]
+    argv = [
+        "audit",
+        str(path),
+        "--sensitive",
+        "s",
+        "--label",
+        "y",
+        "--prediction",
+        "p",
+        "--measures",
+        "fairness.tpr",
+        "--pos-label",
+        "1",
+        "--no-progress",
+    ]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert np.isnan(res.value) and "fairness.tpr undefined [1]" in out and f"[1] fairness.tpr: {res.reason}" in out

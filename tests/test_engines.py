@@ -173,10 +173,12 @@ def test_min_group_size_leaves_out_or_merges_as_the_core(engine):
         sfm.msr("fairness.mse", min_group_size=200, small_groups="merge"),
     ]
     data = as_engine(engine, DATA)
-    want = _small_group_results(sfm.evaluate_measures, ms, DATA.y, DATA.yhat,
-                                sensitive_features=DATA[["sex", "race"]], sample_weight=DATA.w)
-    got = _small_group_results(sfm.evaluate_measures, ms, "y", "yhat", sensitive_features=["sex", "race"],
-                               sample_weight="w", data=data)
+    want = _small_group_results(
+        sfm.evaluate_measures, ms, DATA.y, DATA.yhat, sensitive_features=DATA[["sex", "race"]], sample_weight=DATA.w
+    )
+    got = _small_group_results(
+        sfm.evaluate_measures, ms, "y", "yhat", sensitive_features=["sex", "race"], sample_weight="w", data=data
+    )
     assert got == want  # values, groups, and one warning per setting, as in memory
     assert len(want[1]) == 2 and all("('F', 'c')" in m and "('M', 'c')" in m for m in want[1])
     assert want[0]["fairness.acc(min_group_size=200, small_groups=merge)"][1][-1] == ("other", "other")
@@ -282,8 +284,9 @@ def test_distribution_measures_equal_in_memory_from_a_group_value_table(engine):
         got = engines.compute_metrics(data, "y", "score", ["sex", "race"], DISTRIBUTIONS, sample_weight=weight)
         pd.testing.assert_series_equal(got, want, check_exact=True)
         assert got.gt(0).all()  # the comparison can fail: the groups' distributions differ
-    both = engines.evaluate_measures(["fairness.dp_ks", "fairness.tpr"], "y", "yhat", sensitive_features="sex",
-                                     data=data)
+    both = engines.evaluate_measures(
+        ["fairness.dp_ks", "fairness.tpr"], "y", "yhat", sensitive_features="sex", data=data
+    )
     assert both["fairness.tpr"].value == sfm.msr("fairness.tpr")(DATA.y, DATA.yhat, sensitive_features=DATA.sex)
     assert both["fairness.dp_ks"].value == sfm.msr("fairness.dp_ks")(DATA.y, DATA.yhat, sensitive_features=DATA.sex)
 
@@ -295,8 +298,9 @@ def test_distribution_measures_bin_many_values_within_their_stated_bound(engine,
     monkeypatch.setattr(_aggregate, "MAX_VALUES", 100)  # DATA's scores hold about 1,000 distinct values
     exact = sfm.msr(key)(DATA.y, DATA.score, sensitive_features=DATA.race, sample_weight=DATA.w)
     m = sfm.msr(key, bins=40)
-    res = engines.evaluate_measures([m], "y", "score", sensitive_features="race", sample_weight="w",
-                                    data=as_engine(engine, DATA))[key]
+    res = engines.evaluate_measures(
+        [m], "y", "score", sensitive_features="race", sample_weight="w", data=as_engine(engine, DATA)
+    )[key]
     if engine == "pandas":  # the rows are in memory: exact, nothing to state
         assert res.value == exact and res.attrs == {}
         return
@@ -396,22 +400,30 @@ def test_not_a_frame_is_refused():
 
 
 # --- a group whose sample weights are all 0 ------------------------------------------------
-_WEIGHTLESS = pd.DataFrame({"y": [1, 1, 0, 0, 1, 0], "p": [1, 0, 0, 1, 1, 1], "g": list("aabbcc"),
-                            "w": [1.0, 1.0, 1.0, 1.0, 0.0, 0.0]})
+_WEIGHTLESS = pd.DataFrame(
+    {"y": [1, 1, 0, 0, 1, 0], "p": [1, 0, 0, 1, 1, 1], "g": list("aabbcc"), "w": [1.0, 1.0, 1.0, 1.0, 0.0, 0.0]}
+)
 
 
-@pytest.mark.parametrize("key,reason", [
-    ("fairness.tpr", "tpr is undefined for group(s) ['b'] (no positives in y_true) and for group(s) ['c'] "
-                     "(all sample weights of the group are 0)"),
-    ("fairness.mse", "mse is undefined for group(s) ['c'] (all sample weights of the group are 0)"),
-])
+@pytest.mark.parametrize(
+    "key,reason",
+    [
+        (
+            "fairness.tpr",
+            "tpr is undefined for group(s) ['b'] (no positives in y_true) and for group(s) ['c'] "
+            "(all sample weights of the group are 0)",
+        ),
+        ("fairness.mse", "mse is undefined for group(s) ['c'] (all sample weights of the group are 0)"),
+    ],
+)
 def test_all_zero_weight_group_is_undefined_because_of_its_weights(engine, key, reason):
     d = _WEIGHTLESS
     with pytest.warns(sfm.UndefinedGroupWarning, match=r"\['c'\] \(all sample weights of the group are 0\)"):
         in_memory = sfm.msr(key).evaluate(d.y, d.p, sensitive_features=d.g, sample_weight=d.w)
     with pytest.warns(sfm.UndefinedGroupWarning, match=r"\['c'\] \(all sample weights of the group are 0\)"):
-        res = engines.evaluate_measures([key], "y", "p", sensitive_features="g", sample_weight="w",
-                                        data=as_engine(engine, d))[key]
+        res = engines.evaluate_measures(
+            [key], "y", "p", sensitive_features="g", sample_weight="w", data=as_engine(engine, d)
+        )[key]
     assert in_memory.reason == res.reason == reason
 
 

@@ -44,14 +44,20 @@ def test_weighted_dask_and_regression_agree_with_the_in_memory_bootstrap():
         ddf, "y", "yhat", "race", "fairness.tpr", sample_weight="w", n_boot=500, random_state=0
     )
     np.testing.assert_array_equal(got.draws, again.draws)
-    want = sfm.bootstrap(sfm.msr("fairness.tpr"),
-        DATA.y, DATA.yhat, sensitive_features=DATA.race, sample_weight=DATA.w, n_boot=500, random_state=0
+    want = sfm.bootstrap(
+        sfm.msr("fairness.tpr"),
+        DATA.y,
+        DATA.yhat,
+        sensitive_features=DATA.race,
+        sample_weight=DATA.w,
+        n_boot=500,
+        random_state=0,
     )
     assert got.value == want.value
     assert got.se == pytest.approx(want.se, rel=0.25)  # Poisson vs stratified resampling: close, not equal
     reg = engines.poisson_bootstrap(ddf, "value", "fitted", "sex", "fairness.mse", n_boot=500, random_state=0)
-    ref = sfm.bootstrap(sfm.msr("fairness.mse"),
-        DATA.value, DATA.fitted, sensitive_features=DATA.sex, n_boot=500, random_state=0
+    ref = sfm.bootstrap(
+        sfm.msr("fairness.mse"), DATA.value, DATA.fitted, sensitive_features=DATA.sex, n_boot=500, random_state=0
     )
     assert reg.value == ref.value and reg.se == pytest.approx(ref.se, rel=0.25)
 
@@ -63,15 +69,12 @@ def test_weighted_compound_poisson_se_within_10_percent_of_per_row_multiplicitie
     rng = np.random.default_rng(4)
     skewed = DATA.assign(lw=rng.lognormal(0.0, 1.0, len(DATA)))  # continuous, skewed weights
     frame = pl.from_pandas(skewed).lazy() if engine == "polars" else _register(skewed)
-    got = engines.poisson_bootstrap(frame, "y", "yhat", "race", key, sample_weight="lw", n_boot=3000,
-                                    random_state=0)
-    rows = engines.poisson_bootstrap(skewed, "y", "yhat", "race", key, sample_weight="lw", n_boot=3000,
-                                     random_state=1)
+    got = engines.poisson_bootstrap(frame, "y", "yhat", "race", key, sample_weight="lw", n_boot=3000, random_state=0)
+    rows = engines.poisson_bootstrap(skewed, "y", "yhat", "race", key, sample_weight="lw", n_boot=3000, random_state=1)
     assert got.value == pytest.approx(rows.value, rel=1e-12)
     assert 0.9 < got.se / rows.se < 1.1
     assert abs(np.mean(got.draws) - np.mean(rows.draws)) < 0.2 * rows.se
-    again = engines.poisson_bootstrap(frame, "y", "yhat", "race", key, sample_weight="lw", n_boot=3000,
-                                      random_state=0)
+    again = engines.poisson_bootstrap(frame, "y", "yhat", "race", key, sample_weight="lw", n_boot=3000, random_state=0)
     # the same draws; polars sums a cell's weights in a thread-dependent order (last bits differ)
     np.testing.assert_allclose(got.draws, again.draws, rtol=1e-9)
 
@@ -98,14 +101,16 @@ def test_min_group_size_is_decided_on_the_observed_rows_for_every_replicate(weig
     frame = DATA.assign(one=1.0)
     weight = "one" if weighted else None  # a weight column forces the per-row draws
     with pytest.warns(SmallGroupWarning, match="merged into"):
-        res = engines.poisson_bootstrap(frame, "y", "yhat", ["race", "sex"], m, sample_weight=weight,
-                                        n_boot=200, random_state=0)
+        res = engines.poisson_bootstrap(
+            frame, "y", "yhat", ["race", "sex"], m, sample_weight=weight, n_boot=200, random_state=0
+        )
     with pytest.warns(SmallGroupWarning):
         want = m.evaluate(DATA.y, DATA.yhat, sensitive_features=DATA[["race", "sex"]])
     assert res.value == want.value
     assert np.isfinite(res.draws).all() and res.draws.shape == (200,)
     assert abs(np.median(res.draws) - res.value) < 2 * res.se
     # the same multiplicities without the minimum give other draws: every replicate was restricted
-    plain = engines.poisson_bootstrap(frame, "y", "yhat", ["race", "sex"], "fairness.tpr", sample_weight=weight,
-                                      n_boot=200, random_state=0)
+    plain = engines.poisson_bootstrap(
+        frame, "y", "yhat", ["race", "sex"], "fairness.tpr", sample_weight=weight, n_boot=200, random_state=0
+    )
     assert not np.allclose(plain.draws, res.draws)

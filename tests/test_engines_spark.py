@@ -72,8 +72,13 @@ def test_spark_binned_distribution_within_its_bound(spark, monkeypatch):
 
     monkeypatch.setattr(_aggregate, "MAX_VALUES", 100)  # DATA's scores hold about 1,000 distinct values
     exact = sfm.msr("fairness.dp_wasserstein")(DATA.y, DATA.score, sensitive_features=DATA.race)
-    res = engines.evaluate_measures([sfm.msr("fairness.dp_wasserstein", bins=40)], "y", "score",
-                                    sensitive_features="race", data=to_spark(spark, DATA))["fairness.dp_wasserstein"]
+    res = engines.evaluate_measures(
+        [sfm.msr("fairness.dp_wasserstein", bins=40)],
+        "y",
+        "score",
+        sensitive_features="race",
+        data=to_spark(spark, DATA),
+    )["fairness.dp_wasserstein"]
     assert res.attrs["binned"] and abs(res.value - exact) <= res.attrs["error_bound"]
 
 
@@ -87,15 +92,22 @@ def test_spark_posteriors_equal_in_memory(spark):
 
     data = to_spark(spark, FRAME)
     ms = [sfm.msr("fairness.tpr"), sfm.msr("fairness.eod")]
-    got = bayes.posteriors(ms, "y", "score", sensitive_features=["sex", "race"], method="bb", random_state=3,
-                           data=data)
+    got = bayes.posteriors(ms, "y", "score", sensitive_features=["sex", "race"], method="bb", random_state=3, data=data)
     want = in_memory(ms, "bb", ["sex", "race"])
     for key in want:
         np.testing.assert_array_equal(got[key].draws, want[key].draws)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bayes.AsymptoticWarning)
-        got = bayes.posteriors(ms, "y", "score", sensitive_features=["sex", "race"], method="ppi", random_state=3,
-                               sample_weight="w", data=data)
+        got = bayes.posteriors(
+            ms,
+            "y",
+            "score",
+            sensitive_features=["sex", "race"],
+            method="ppi",
+            random_state=3,
+            sample_weight="w",
+            data=data,
+        )
         want = in_memory(ms, "ppi", ["sex", "race"], weighted=True)
     for key in want:
         np.testing.assert_allclose(got[key].draws, want[key].draws, rtol=1e-8, atol=1e-10)
@@ -108,8 +120,15 @@ def test_spark_guaranteed_equals_in_memory(spark):
     from skfair_measures import bayes
 
     ms = [sfm.msr("fairness.tpr"), sfm.msr("fairness.cv")]
-    got = bayes.posteriors(ms, "y", "score", sensitive_features=["sex", "race"], method="guaranteed",
-                           random_state=3, data=to_spark(spark, FRAME))
+    got = bayes.posteriors(
+        ms,
+        "y",
+        "score",
+        sensitive_features=["sex", "race"],
+        method="guaranteed",
+        random_state=3,
+        data=to_spark(spark, FRAME),
+    )
     want = with_unlabeled(ms, "guaranteed", ["sex", "race"])
     for key in want:
         assert got[key].groups.equals(want[key].groups)

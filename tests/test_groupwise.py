@@ -35,10 +35,22 @@ def _frames(weighted, control):
     y, p, sex, race, site, w = _data()
     params = {k: {"sample_weight": w} for k in FAIRLEARN} if weighted else None
     sf = pd.concat([sex, race], axis=1)
-    mf = MetricFrame(metrics=FAIRLEARN, y_true=y, y_pred=p, sensitive_features=sf,
-                     control_features=site if control else None, sample_params=params)
-    gm = groupwise_metrics(OURS, y, p, sensitive_features=sf, control_features=site if control else None,
-                           sample_weight=w if weighted else None)
+    mf = MetricFrame(
+        metrics=FAIRLEARN,
+        y_true=y,
+        y_pred=p,
+        sensitive_features=sf,
+        control_features=site if control else None,
+        sample_params=params,
+    )
+    gm = groupwise_metrics(
+        OURS,
+        y,
+        p,
+        sensitive_features=sf,
+        control_features=site if control else None,
+        sample_weight=w if weighted else None,
+    )
     return mf, gm
 
 
@@ -77,8 +89,13 @@ def test_count_metrics_come_from_one_bincount(monkeypatch):
 
     monkeypatch.setattr(_stats.ConfusionStats, "from_codes", classmethod(counting))
     y, p, sex, race, site, _ = _data()
-    groupwise_metrics(["acc", "tpr", "fpr", "ppv", "npv", "selection_rate", "tp", "fn"], y, p,
-                      sensitive_features=sex, control_features=site)
+    groupwise_metrics(
+        ["acc", "tpr", "fpr", "ppv", "npv", "selection_rate", "tp", "fn"],
+        y,
+        p,
+        sensitive_features=sex,
+        control_features=site,
+    )
     assert len(calls) == 1
 
 

@@ -43,10 +43,12 @@ def test_categorical_with_an_unused_level_equals_fairlearn_in_every_door():
         warnings.simplefilter("error")  # no undefined group, no warning blaming y_true
         assert sfm.msr("fairness.tpr")(df.y, df.p, sensitive_features=df.sex) == pytest.approx(want)
         assert groupwise_metrics(["tpr"], df.y, df.p, sensitive_features=df.sex).difference()["tpr"] == (
-            pytest.approx(want))
+            pytest.approx(want)
+        )
         for table in (df, pl.from_pandas(df)):
             assert engines.compute_metrics(table, "y", "p", "sex", ["fairness.tpr"])["fairness.tpr"] == (
-                pytest.approx(want))
+                pytest.approx(want)
+            )
 
 
 def test_merge_with_a_declared_group_absent_leaves_it_out():
@@ -126,8 +128,7 @@ def test_quantification_with_uninformative_features_is_flagged():
     model = LogisticRegression().fit(X[:500], (X[:500, 0] > 0).astype(int))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = unaware.quantified_disparity(model, X[500:1000], s[500:1000], X[1000:], quantifier="PACC",
-                                           random_state=0)
+        res = unaware.quantified_disparity(model, X[500:1000], s[500:1000], X[1000:], quantifier="PACC", random_state=0)
     assert not res.reliable and res.reasons
 
 
@@ -147,8 +148,21 @@ def test_audit_html_on_100000_groups_finishes(tmp_path):
     html = tmp_path / "r.html"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert main(["audit", str(_audit_csv(tmp_path, groups)), "--sensitive", "g", "--measures", "fairness.cv",
-                     "--html", str(html)]) == 0
+        assert (
+            main(
+                [
+                    "audit",
+                    str(_audit_csv(tmp_path, groups)),
+                    "--sensitive",
+                    "g",
+                    "--measures",
+                    "fairness.cv",
+                    "--html",
+                    str(html),
+                ]
+            )
+            == 0
+        )
     assert html.stat().st_size < 5_000_000
 
 
@@ -212,9 +226,17 @@ def test_ppi_with_a_zero_weight_group_is_undefined_naming_the_weights():
     y = (r.uniform(size=300) < s).astype(int)
     w = np.where(g == 1, 0.0, 1.0)
     with pytest.warns(sfm.UndefinedGroupWarning):
-        post = bayes.posterior(sfm.msr("fairness.acc"), y[:100], s[:100], sensitive_features=g[:100], method="ppi",
-                               unlabeled_scores=s[100:], unlabeled_sensitive=g[100:], sample_weight=w[:100],
-                               random_state=0)
+        post = bayes.posterior(
+            sfm.msr("fairness.acc"),
+            y[:100],
+            s[:100],
+            sensitive_features=g[:100],
+            method="ppi",
+            unlabeled_scores=s[100:],
+            unlabeled_sensitive=g[100:],
+            sample_weight=w[:100],
+            random_state=0,
+        )
     assert math.isnan(post.value) and "sample_weight sums to 0" in post.reason
 
 
@@ -276,8 +298,11 @@ def test_mlflow_logs_the_largest_groups_as_metrics_and_every_group_in_the_table(
         res = sfm.msr("fairness.cv").evaluate(y, p, sensitive_features=g)
     n_groups = len(res.counts)
     with mlflow.start_run(experiment_id=mlflow_store) as run:
-        with pytest.warns(UserWarning, match=rf"{MAX_METRIC_GROUPS} largest of {n_groups:,} groups.*"
-                                             rf"{n_groups - MAX_METRIC_GROUPS:,} groups are left out"):
+        with pytest.warns(
+            UserWarning,
+            match=rf"{MAX_METRIC_GROUPS} largest of {n_groups:,} groups.*"
+            rf"{n_groups - MAX_METRIC_GROUPS:,} groups are left out",
+        ):
             log_fairness(res, group_metrics=True)
     client = mlflow.MlflowClient()
     data = client.get_run(run.info.run_id).data

@@ -19,16 +19,36 @@ PACKAGE = pathlib.Path(sfm.__file__).parent
 LAYERS: dict[str, int] = {
     # 0: the measure core, and modules that import nothing of ours
     **dict.fromkeys(
-        ["_stats", "_arrays", "_counts", "_groups", "_labels", "_small_groups", "_reuse", "_count_kernel", "base",
-         "operations", "results", "measures", "_inputs", "_protocol", "_undefined", "_leaves", "_trees", "_together",
-         "_progress", "datasets"],
+        [
+            "_stats",
+            "_arrays",
+            "_counts",
+            "_groups",
+            "_labels",
+            "_small_groups",
+            "_reuse",
+            "_count_kernel",
+            "base",
+            "operations",
+            "results",
+            "measures",
+            "_inputs",
+            "_protocol",
+            "_undefined",
+            "_leaves",
+            "_trees",
+            "_together",
+            "_progress",
+            "datasets",
+        ],
         0,
     ),
     # 1: measure kinds and per-group tools built on the core
     # (_betting: confidence sequences by betting, shared by bayes' guaranteed intervals and the monitor;
     # _verdicts: the simultaneous verdicts of every result with joint draws, the bootstrap's and bayes')
-    **dict.fromkeys(["regression", "ranking", "multiclass", "groups", "groupwise", "unaware", "_betting",
-                     "_verdicts"], 1),
+    **dict.fromkeys(
+        ["regression", "ranking", "multiclass", "groups", "groupwise", "unaware", "_betting", "_verdicts"], 1
+    ),
     # 2: keys to measures
     "registry": 2,
     # 3: what is computed from measures
@@ -70,8 +90,11 @@ def _targets(node: ast.Import | ast.ImportFrom, name: str, is_package: bool) -> 
             return []
         target = node.module.removeprefix("skfair_measures").lstrip(".")
     else:
-        return [a.name.removeprefix("skfair_measures").lstrip(".") for a in node.names
-                if a.name.startswith("skfair_measures")]
+        return [
+            a.name.removeprefix("skfair_measures").lstrip(".")
+            for a in node.names
+            if a.name.startswith("skfair_measures")
+        ]
     subs = [f"{target}.{a.name}" if target else a.name for a in node.names]
     return [s if s in MODULES else target for s in subs]
 

@@ -317,8 +317,13 @@ def test_bootstrap_interval_covers_truth_on_simulation():
         a = rng.integers(0, 2, n)
         y = rng.integers(0, 2, n)
         p = np.where(y == 1, rng.random(n) < np.where(a == 1, 0.8, 0.7), rng.random(n) < 0.2).astype(int)
-        res = sfm.bootstrap(sfm.msr("fairness.tpr", operation="diff_to_reference", reference=0),
-            y, p, sensitive_features=a, n_boot=400, random_state=rep
+        res = sfm.bootstrap(
+            sfm.msr("fairness.tpr", operation="diff_to_reference", reference=0),
+            y,
+            p,
+            sensitive_features=a,
+            n_boot=400,
+            random_state=rep,
         )
         lo, hi = res.interval()
         hits += lo <= 0.1 <= hi
@@ -333,8 +338,8 @@ def test_bootstrap_paths_agree_in_scale():
     counts = sfm.bootstrap(m, y, p, sensitive_features=a, n_boot=300, random_state=0)
     rows = sfm.bootstrap(m, y, p, sensitive_features=a, sample_weight=np.ones(n), n_boot=300, random_state=0)
     assert counts.se == pytest.approx(rows.se, rel=0.25)
-    reg = sfm.bootstrap(sfm.msr("fairness.mse"),
-        rng.normal(size=n), rng.normal(size=n), sensitive_features=a, n_boot=50, random_state=0
+    reg = sfm.bootstrap(
+        sfm.msr("fairness.mse"), rng.normal(size=n), rng.normal(size=n), sensitive_features=a, n_boot=50, random_state=0
     )
     assert np.isfinite(reg.draws).all()
     with pytest.raises(ValueError, match="n_boot"):

@@ -49,8 +49,13 @@ def test_values_equal_the_measures_on_the_same_rows():
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 1), st.integers(0, 1)), min_size=0,
-                         max_size=30), min_size=1, max_size=4))
+@given(
+    st.lists(
+        st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 1), st.integers(0, 1)), min_size=0, max_size=30),
+        min_size=1,
+        max_size=4,
+    )
+)
 def test_cumulative_counts_are_the_counts_of_all_rows(batches):
     mon = FairnessMonitor("fairness.tpr", eps=0.1)
     for rows in batches:
@@ -183,8 +188,7 @@ def _stream(mon, rng, steps, gap=0.05, jump_at=None, save_at=None, path=None):
 def test_a_monitor_resumed_from_its_saved_state_gives_the_alarms_of_an_unbroken_run(tmp_path):
     path = tmp_path / "state.json"
     unbroken = _stream(FairnessMonitor(KEYS, eps=0.1), np.random.default_rng(5), 25, jump_at=10)
-    resumed = _stream(FairnessMonitor(KEYS, eps=0.1), np.random.default_rng(5), 25, jump_at=10, save_at=12,
-                      path=path)
+    resumed = _stream(FairnessMonitor(KEYS, eps=0.1), np.random.default_rng(5), 25, jump_at=10, save_at=12, path=path)
     pd.testing.assert_frame_equal(resumed.status(), unbroken.status())
     assert unbroken.status()["alarm"].any()
     pd.testing.assert_frame_equal(resumed.history(), unbroken.history())
@@ -199,8 +203,10 @@ def _as_version_1(state):
             stack, rows = box.pop("stack"), box.pop("rows")
 
             def one(r, stack=stack):
-                row = {k: stack[k][r] for k in ("alpha_bet", "n", "total", "sq_dev", "log_plus", "log_minus",
-                                                "log_max", "log_seg_max")}
+                row = {
+                    k: stack[k][r]
+                    for k in ("alpha_bet", "n", "total", "sq_dev", "log_plus", "log_minus", "log_max", "log_seg_max")
+                }
                 return {"upper": stack["upper"], "grid_size": stack["grid_size"], **row}
 
             box["seqs"] = {name: [one(r) for r in rs[1:]] for name, rs in rows.items()}
@@ -286,7 +292,8 @@ def test_counts_feed_the_monitor_directly():
     assert mon.status().loc["fairness.tpr", "value"] == pytest.approx(0.2)
     with pytest.raises(ValueError, match="serves one"):
         FairnessMonitor(["fairness.tpr", sfm.msr("fairness.cv", threshold=0.5, key="cv@.5")], eps=0.1).update(
-            stats=ConfusionStats(c, pd.Index(["a", "b"])))
+            stats=ConfusionStats(c, pd.Index(["a", "b"]))
+        )
 
 
 def _counts_stream(rng, mon, steps, gap, jump_at=None, jump_gap=0.3, n=1000):
@@ -312,8 +319,9 @@ def test_fair_streams_raise_no_alarm_and_a_jump_is_found_within_a_few_batches():
     # at the tolerance's edge each stream alarms with probability <= alpha; the 4th stream of this seed does, at
     # batch 8, after its first 8 gaps averaged 0.166 (a 2e-5 event for gaps of sd 0.044 around 0.1)
     assert sum(f is not None for f in fair) <= 1
-    delays = [_counts_stream(rng, FairnessMonitor("fairness.tpr", eps=0.1), 80, gap=0.05, jump_at=50) - 50
-              for _ in range(5)]
+    delays = [
+        _counts_stream(rng, FairnessMonitor("fairness.tpr", eps=0.1), 80, gap=0.05, jump_at=50) - 50 for _ in range(5)
+    ]
     assert max(delays) < 15 and min(delays) >= 1
 
 
@@ -321,11 +329,13 @@ def test_fair_streams_raise_no_alarm_and_a_jump_is_found_within_a_few_batches():
 def test_simulation_false_alarms_within_alpha_and_delay_after_a_jump():
     """docs/monitor.md: 500 fair streams of 200 batches at the tolerance's edge; 100 streams jumping at batch 50."""
     rng = np.random.default_rng(20261124)
-    alarms = sum(_counts_stream(rng, FairnessMonitor("fairness.tpr", eps=0.1), 200, gap=0.1) is not None
-                 for _ in range(500))
+    alarms = sum(
+        _counts_stream(rng, FairnessMonitor("fairness.tpr", eps=0.1), 200, gap=0.1) is not None for _ in range(500)
+    )
     assert alarms / 500 <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / 500)
-    delays = [_counts_stream(rng, FairnessMonitor("fairness.tpr", eps=0.1), 200, gap=0.05, jump_at=50)
-              for _ in range(100)]
+    delays = [
+        _counts_stream(rng, FairnessMonitor("fairness.tpr", eps=0.1), 200, gap=0.05, jump_at=50) for _ in range(100)
+    ]
     assert all(d is not None for d in delays)
     assert np.median(np.array(delays) - 50) < 15
 
@@ -416,10 +426,15 @@ def test_a_drifting_fair_stream_raises_no_alarm_and_a_drifting_unfair_one_does()
 
 
 def test_the_drift_test_covers_differences_ratios_and_mean_composites_and_says_where_it_does_not():
-    mon = FairnessMonitor(["fairness.tpr", sfm.msr("fairness.cv", operation="ratio"), "fairness.eod",
-                           sfm.msr("fairness.tpr", operation="diff", key="tpr_diff")], eps={
-                               "fairness.tpr": 0.1, "fairness.cv(operation=ratio)": 0.8, "fairness.eod": 0.1,
-                               "tpr_diff": 0.1})
+    mon = FairnessMonitor(
+        [
+            "fairness.tpr",
+            sfm.msr("fairness.cv", operation="ratio"),
+            "fairness.eod",
+            sfm.msr("fairness.tpr", operation="diff", key="tpr_diff"),
+        ],
+        eps={"fairness.tpr": 0.1, "fairness.cv(operation=ratio)": 0.8, "fairness.eod": 0.1, "tpr_diff": 0.1},
+    )
     rng = np.random.default_rng(12)
     for t in range(40):
         g = rng.choice(["a", "b", "c"], 3000)

@@ -42,8 +42,12 @@ def _per_group(func, yt, yp, groups, w):
 def _ovr_rates(k):
     def rates(yt, yp, w):
         tn, fp, fn, tp = confusion_matrix(yt == k, yp == k, labels=[False, True], sample_weight=w).ravel()
-        return {"tpr": tp / (tp + fn) if tp + fn else np.nan, "fpr": fp / (fp + tn) if fp + tn else np.nan,
-                "ppv": tp / (tp + fp) if tp + fp else np.nan, "selection_rate": (tp + fp) / (tp + fp + tn + fn)}
+        return {
+            "tpr": tp / (tp + fn) if tp + fn else np.nan,
+            "fpr": fp / (fp + tn) if fp + tn else np.nan,
+            "ppv": tp / (tp + fp) if tp + fp else np.nan,
+            "selection_rate": (tp + fp) / (tp + fp + tn + fn),
+        }
 
     return rates
 
@@ -148,8 +152,9 @@ def test_binary_data_is_unchanged_and_macro_on_two_classes_is_balanced_accuracy(
 def test_tensor_is_additive_across_chunks_with_different_classes():
     a = confusion_tensor([0, 1, 2], [0, 1, 1], sensitive_features=["x", "y", "y"])
     b = confusion_tensor([3, 1, 2, 0], [3, 1, 2, 2], sensitive_features=["x", "z", "z", "x"])
-    whole = confusion_tensor([0, 1, 2, 3, 1, 2, 0], [0, 1, 1, 3, 1, 2, 2],
-                             sensitive_features=["x", "y", "y", "x", "z", "z", "x"])
+    whole = confusion_tensor(
+        [0, 1, 2, 3, 1, 2, 0], [0, 1, 1, 3, 1, 2, 2], sensitive_features=["x", "y", "y", "x", "z", "z", "x"]
+    )
     merged = a + b
     order_g = merged.groups.get_indexer(whole.groups)
     order_c = merged.classes.get_indexer(whole.classes)
@@ -165,8 +170,9 @@ def test_evaluate_stats_and_bootstrap_on_the_tensor():
     boot = sfm.bootstrap(m, yt, yp, sensitive_features=groups, n_boot=300, random_state=0)
     lo, hi = boot.interval()
     assert lo <= boot.value <= hi and np.isfinite(boot.draws).all()
-    wboot = sfm.bootstrap(m, yt, yp, sensitive_features=groups, sample_weight=rng.uniform(0.5, 2, 3000), n_boot=30,
-                        random_state=0)
+    wboot = sfm.bootstrap(
+        m, yt, yp, sensitive_features=groups, sample_weight=rng.uniform(0.5, 2, 3000), n_boot=30, random_state=0
+    )
     assert np.isfinite(wboot.draws).all()
 
 

@@ -31,7 +31,12 @@ def bmr():
         "tree": DecisionTreeClassifier(max_depth=4, random_state=0),
     }
     return benchmark(
-        learners, X, y, A, measures=["fairness.eod", "fairness.tpr", "classif.acc"], cv=5,
+        learners,
+        X,
+        y,
+        A,
+        measures=["fairness.eod", "fairness.tpr", "classif.acc"],
+        cv=5,
         random_state=0,
     )
 
@@ -146,7 +151,9 @@ def test_groupwise_bars(bmr, tmp_path):
     oof = bmr.oof_predictions("logreg")
     res = sfm.evaluate_measures(
         [sfm.msr("fairness.eod"), sfm.msr("fairness.tpr"), sfm.msr("classif.acc")],
-        oof["y_true"], oof["y_pred"], sensitive_features=oof["sensitive_feature_0"],
+        oof["y_true"],
+        oof["y_pred"],
+        sensitive_features=oof["sensitive_feature_0"],
     )
     ax = plots.groupwise_bars(res)
     # eod's tpr and fpr, tpr drawn once, and accuracy per group
@@ -201,8 +208,9 @@ def _overlaps(ax, artist):
 def test_groupwise_bars_with_twelve_intersectional_groups(twelve_groups, tmp_path):
     y, score, A = twelve_groups
     with pytest.warns(UserWarning, match="undefined for group"):  # the tiny groups
-        res = sfm.evaluate_measures([sfm.msr("fairness.eod"), sfm.msr("fairness.ppv")], y, (score > 0.5).astype(int),
-                                    sensitive_features=A)
+        res = sfm.evaluate_measures(
+            [sfm.msr("fairness.eod"), sfm.msr("fairness.ppv")], y, (score > 0.5).astype(int), sensitive_features=A
+        )
     groups = res["fairness.eod"].by_group.index
     assert len(groups) == 12
     ax = plots.groupwise_bars(res)
@@ -299,8 +307,9 @@ ODD_NAMES = ["cost $10^$", "a\\b", "100%", "{x}", "日本語 ü", " ", "x" * 500
 def _frame_of(groups, seed=0):
     rng = np.random.default_rng(seed)
     s = rng.random(groups.size)
-    return pd.DataFrame({"label": rng.integers(0, 2, groups.size), "score": s, "prediction": (s > 0.5).astype(int),
-                         "grp": groups})
+    return pd.DataFrame(
+        {"label": rng.integers(0, 2, groups.size), "score": s, "prediction": (s > 0.5).astype(int), "grp": groups}
+    )
 
 
 def test_odd_group_names_are_drawn_as_written():
@@ -311,7 +320,10 @@ def test_odd_group_names_are_drawn_as_written():
         warnings.simplefilter("error", RuntimeWarning)  # no figure is lost
         rep = audit(_frame_of(groups), sensitive="grp", measures=["fairness.tpr"], progress=False)
     assert [c for c, _ in rep.figures] == [
-        "Base metrics by group", "Predicted scores by group (all rows)", "Calibration by group (labeled rows)"]
+        "Base metrics by group",
+        "Predicted scores by group (all rows)",
+        "Calibration by group (labeled rows)",
+    ]
     assert "cost $10^$" in render_html(rep)
     ax = plots.prediction_density(_frame_of(groups).score, groups)
     texts = [t.get_text() for t in ax.get_legend().get_texts()]

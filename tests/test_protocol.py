@@ -266,14 +266,16 @@ def test_distinct_measures_get_distinct_keys_and_collisions_are_errors():
     assert sfm.msr("fairness.eod", threshold=0.3).key == "fairness.eod(threshold=0.3)"
     assert sfm.msr("fairness.acc_eod=.05", epsilon=0.1).key == "fairness.acc_eod=.05(epsilon=0.1)"
     with pytest.raises(ValueError, match="share the key 'fairness.tpr'"):
-        sfm.evaluate_measures([sfm.msr("fairness.tpr"), sfm.msr("fairness.tpr", key="fairness.tpr")], y, p,
-                              sensitive_features=a)
+        sfm.evaluate_measures(
+            [sfm.msr("fairness.tpr"), sfm.msr("fairness.tpr", key="fairness.tpr")], y, p, sensitive_features=a
+        )
 
 
 def test_evaluate_measures_takes_keys_and_validates_each_measures_groups():
     y, p, a = [1, 1, 0, 0], [1, 0, 0, 1], list("abab")
-    res = sfm.evaluate_measures(["fairness.tpr", sfm.msr("fairness.fpr", groups=["a", "b", "c"])], y, p,
-                                sensitive_features=a)
+    res = sfm.evaluate_measures(
+        ["fairness.tpr", sfm.msr("fairness.fpr", groups=["a", "b", "c"])], y, p, sensitive_features=a
+    )
     assert res["fairness.tpr"].value == 1.0
     assert list(res["fairness.fpr"].by_group.index) == ["a", "b", "c"]
 
@@ -315,8 +317,11 @@ def test_performance_scorer_needs_no_sensitive_features_in_a_scoring_dict():
 # --- pickling ------------------------------------------------------------------------------
 
 # ranking measures take query ids (their own call signature): tests/test_ranking.py
-CORE_KEYS = [k for k in registry.keys() if k not in ("fairness", "fairness.exposure", "fairness.ndcg")
-             and not k.startswith("unaware.")]
+CORE_KEYS = [
+    k
+    for k in registry.keys()
+    if k not in ("fairness", "fairness.exposure", "fairness.ndcg") and not k.startswith("unaware.")
+]
 
 
 @pytest.mark.parametrize("key", CORE_KEYS)
@@ -337,8 +342,11 @@ def test_fitted_search_with_our_scorers_dumps_with_joblib(tmp_path):
     X, y, _ = _search_data()
     X = X.assign(sex=np.where(np.arange(300) % 2, "F", "M"))
     search = GridSearchCV(
-        ColumnDropperEstimator(), {"C": [1.0]}, scoring=sfm.make_scorers(["fairness.tpr"], sensitive="sex"),
-        refit="fairness.tpr", cv=3,
+        ColumnDropperEstimator(),
+        {"C": [1.0]},
+        scoring=sfm.make_scorers(["fairness.tpr"], sensitive="sex"),
+        refit="fairness.tpr",
+        cv=3,
     ).fit(X, y)
     path = tmp_path / "search.joblib"
     joblib.dump(search, path)
@@ -386,8 +394,9 @@ def test_bootstrap_honours_undefined_drop():
     a = rng.choice(["F", "M", "X"], 300)
     y[a == "X"] = 0  # tpr of X undefined in every replicate
     with pytest.warns(sfm.UndefinedGroupWarning):
-        res = sfm.bootstrap(sfm.msr("fairness.tpr", undefined="drop"), y, p, sensitive_features=a, n_boot=200,
-                                                                  random_state=0)
+        res = sfm.bootstrap(
+            sfm.msr("fairness.tpr", undefined="drop"), y, p, sensitive_features=a, n_boot=200, random_state=0
+        )
     lo, hi = res.interval()
     assert np.isfinite([lo, hi]).all() and lo <= res.value <= hi
 

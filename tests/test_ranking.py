@@ -50,8 +50,12 @@ def test_exposure_matches_a_per_query_loop(ties):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**32 - 1), n_queries=st.integers(2, 30), ties=st.booleans(),
-       k=st.one_of(st.none(), st.integers(1, 6)))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_queries=st.integers(2, 30),
+    ties=st.booleans(),
+    k=st.one_of(st.none(), st.integers(1, 6)),
+)
 def test_ndcg_per_group_matches_sklearn_per_query(seed, n_queries, ties, k):
     rng = np.random.default_rng(seed)
     q, score, rel = _lists(rng, n_queries, ties)

@@ -61,8 +61,11 @@ def test_pairwise_tables_match_scipy_on_random_data(seed, n, n_groups, weighted)
     w = rng.integers(1, 5, n) if weighted else None
     ks, w1 = pairwise_distribution_distances(p, a, n_groups, w)
     for g, h in itertools.combinations(range(n_groups), 2):
-        assert ks[g, h] == pytest.approx(_scipy_largest(p[(a == g) | (a == h)], a[(a == g) | (a == h)],
-                                                        None if w is None else w[(a == g) | (a == h)], "ks"))
+        assert ks[g, h] == pytest.approx(
+            _scipy_largest(
+                p[(a == g) | (a == h)], a[(a == g) | (a == h)], None if w is None else w[(a == g) | (a == h)], "ks"
+            )
+        )
         ww = (None, None) if w is None else (w[a == g], w[a == h])
         assert w1[g, h] == pytest.approx(wasserstein_distance(p[a == g], p[a == h], *ww), abs=1e-12)
 
@@ -97,8 +100,9 @@ def test_many_small_groups_with_ties_and_zero_weights_match_scipy(block, monkeyp
         for h in range(g + 1, n_groups):
             pair = (a == g) | (a == h)
             assert ks[g, h] == pytest.approx(_scipy_largest(p[pair], a[pair], w[pair], "ks"), abs=1e-12)
-            assert w1[g, h] == pytest.approx(wasserstein_distance(p[a == g], p[a == h], w[a == g], w[a == h]),
-                                             abs=1e-12)
+            assert w1[g, h] == pytest.approx(
+                wasserstein_distance(p[a == g], p[a == h], w[a == g], w[a == h]), abs=1e-12
+            )
 
 
 def test_mean_prediction_parity_and_bounded_group_loss_per_group():
@@ -127,8 +131,9 @@ def test_distribution_parity_is_a_measure():
     assert pickle.loads(pickle.dumps(m))(y, p, sensitive_features=a) == res.value
     boot = sfm.bootstrap(m, y, p, sensitive_features=a, n_boot=30, random_state=0)
     assert boot.draws.shape == (30,) and np.isfinite(boot.draws).all()
-    out = sfm.evaluate_measures(["fairness.dp_ks", "fairness.dp_wasserstein", "fairness.mse"], y, p,
-                                sensitive_features=a)
+    out = sfm.evaluate_measures(
+        ["fairness.dp_ks", "fairness.dp_wasserstein", "fairness.mse"], y, p, sensitive_features=a
+    )
     assert set(out) == {"fairness.dp_ks", "fairness.dp_wasserstein", "fairness.mse"}
     with pytest.raises(TypeError, match="reads the rows"):
         m.evaluate_stats(sfm.ErrorStats.from_codes(a, y, p, pd.Index([0, 1, 2])))

@@ -156,11 +156,11 @@ def test_set_score_request_is_sklearns_and_sample_weight_is_routed(data):
         # passed but neither requested nor refused: scikit-learn asks for a decision, as for its own scorers
         clf = LogisticRegression().set_fit_request(sample_weight=False)
         with pytest.raises(ValueError, match=r"FairnessScorer.set_score_request"):
-            cross_validate(clf, Xf, y, cv=3, scoring=scorer, params={"sensitive_features": A,
-                                                                                     "sample_weight": w})
+            cross_validate(clf, Xf, y, cv=3, scoring=scorer, params={"sensitive_features": A, "sample_weight": w})
         scorer.set_score_request(sample_weight=True)
-        res = cross_validate(clf, Xf, y, cv=StratifiedKFold(3), scoring=scorer,
-                             params={"sensitive_features": A, "sample_weight": w})
+        res = cross_validate(
+            clf, Xf, y, cv=StratifiedKFold(3), scoring=scorer, params={"sensitive_features": A, "sample_weight": w}
+        )
     want = []
     for train, test in StratifiedKFold(3).split(Xf, y):
         yp = LogisticRegression().fit(Xf.iloc[train], y.iloc[train]).predict(Xf.iloc[test])
@@ -179,16 +179,19 @@ def test_make_scorers_in_routed_search_and_pickle(data):
     X, y = data
     scorer = sfm.make_scorers(["fairness.eod", "classif.acc"])
     with config_context(enable_metadata_routing=True):
-        res = cross_validate(LogisticRegression(), X.drop(columns="sex"), y, cv=3, scoring=scorer,
-                             params={"sensitive_features": X.sex})
+        res = cross_validate(
+            LogisticRegression(), X.drop(columns="sex"), y, cv=3, scoring=scorer, params={"sensitive_features": X.sex}
+        )
     assert (res["test_fairness.eod"] <= 0).all() and (res["test_classif.acc"] > 0.5).all()
     again = pickle.loads(pickle.dumps(scorer))
     clf = LogisticRegression().fit(X.drop(columns="sex"), y)
     assert again(clf, X.drop(columns="sex"), y, sensitive_features=X.sex) == scorer(
-        clf, X.drop(columns="sex"), y, sensitive_features=X.sex)
+        clf, X.drop(columns="sex"), y, sensitive_features=X.sex
+    )
     single = pickle.loads(pickle.dumps(sfm.fairness_scorer("fairness.eod", "sex")))
     assert single(make_pipeline(sfm.DropColumns("sex"), LogisticRegression()).fit(X, y), X, y) == pytest.approx(
-        scorer(clf, X.drop(columns="sex"), y, sensitive_features=X.sex)["fairness.eod"])
+        scorer(clf, X.drop(columns="sex"), y, sensitive_features=X.sex)["fairness.eod"]
+    )
     assert clone(scorer).get_params() == scorer.get_params()
     with pytest.raises(ValueError, match="fairness.ndcg needs its own scorer"):
         sfm.make_scorers(["fairness.tpr", "fairness.ndcg"])
@@ -212,8 +215,9 @@ def test_ranking_scorer_routes_query_id_and_groups_per_fold():
     assert isinstance(scorer, RankingScorer)
     cv = GroupKFold(3)
     with config_context(enable_metadata_routing=True):
-        res = cross_validate(Ridge(), X, rel, cv=cv, scoring=scorer,
-                             params={"sensitive_features": user, "query_id": q, "groups": q})
+        res = cross_validate(
+            Ridge(), X, rel, cv=cv, scoring=scorer, params={"sensitive_features": user, "query_id": q, "groups": q}
+        )
     want = []
     for train, test in cv.split(X, rel, q):
         score = Ridge().fit(X.iloc[train], rel[train]).predict(X.iloc[test])
@@ -223,8 +227,9 @@ def test_ranking_scorer_routes_query_id_and_groups_per_fold():
     Xc = X.assign(q=q, user=user)
     ranker = make_pipeline(sfm.DropColumns(["q", "user"]), Ridge()).fit(Xc, rel)
     col = pickle.loads(pickle.dumps(sfm.fairness_scorer("fairness.ndcg", "user", query_id="q")))
-    assert col(ranker, Xc, rel) == pytest.approx(-sfm.msr("fairness.ndcg")(
-        rel, ranker.predict(Xc), query_id=q, sensitive_features=user))
+    assert col(ranker, Xc, rel) == pytest.approx(
+        -sfm.msr("fairness.ndcg")(rel, ranker.predict(Xc), query_id=q, sensitive_features=user)
+    )
     with pytest.raises(ValueError, match="received no query_id"):
         sfm.fairness_scorer("fairness.ndcg", "user")(ranker, Xc, rel)
     with pytest.raises(ValueError, match="query_id='q'.*also routed query_id.*set_score_request"):

@@ -31,8 +31,10 @@ def adult():
 
 def _tree():
     enc = make_column_transformer(
-        (OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1),
-         make_column_selector(dtype_include="category")),
+        (
+            OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1),
+            make_column_selector(dtype_include="category"),
+        ),
         remainder="passthrough",
     )
     return make_pipeline(sfm.DropColumns(["sex", "race"]), enc, DecisionTreeClassifier(random_state=0))
@@ -41,8 +43,12 @@ def _tree():
 def _search(X, y, refit, scoring, search=GridSearchCV, **kw):
     with sklearn.config_context(enable_metadata_routing=True):
         return search(
-            _tree(), {"decisiontreeclassifier__max_depth": DEPTHS}, scoring=scoring, refit=refit,
-            cv=StratifiedKFold(5, shuffle=True, random_state=0), **kw,
+            _tree(),
+            {"decisiontreeclassifier__max_depth": DEPTHS},
+            scoring=scoring,
+            refit=refit,
+            cv=StratifiedKFold(5, shuffle=True, random_state=0),
+            **kw,
         ).fit(X, y, sensitive_features=X["sex"])
 
 
@@ -59,8 +65,12 @@ def test_adult_tree_depth_meets_the_bound_on_aggregate(adult):
     assert row["fairness.eod aggregate"] == "pooled" and row["feasible"]
     assert row["fairness.eod"] <= 0.05
     # the pooled value is the measure on all out-of-fold rows: recompute it from the fold counts
-    assert np.isclose(row["fairness.eod"], sfm.msr("fairness.eod").evaluate_stats(
-        sfm.scoring.pooled_counts(new.cv_results_, "fairness.eod")[new.best_index_]).value)
+    assert np.isclose(
+        row["fairness.eod"],
+        sfm.msr("fairness.eod")
+        .evaluate_stats(sfm.scoring.pooled_counts(new.cv_results_, "fairness.eod")[new.best_index_])
+        .value,
+    )
     # the best feasible accuracy: no candidate meeting the bound is more accurate
     feasible = table[table["fairness.eod"] <= 0.05]
     assert row["classif.acc"] == feasible["classif.acc"].max()
@@ -156,8 +166,13 @@ def test_sample_weight_and_randomized_search(adult):
         tree = _tree()
         tree.steps[-1][1].set_fit_request(sample_weight=True)
         search = RandomizedSearchCV(
-            tree, {"decisiontreeclassifier__max_depth": DEPTHS}, n_iter=3, random_state=0, scoring=scorer,
-            refit=rule, cv=StratifiedKFold(3, shuffle=True, random_state=0),
+            tree,
+            {"decisiontreeclassifier__max_depth": DEPTHS},
+            n_iter=3,
+            random_state=0,
+            scoring=scorer,
+            refit=rule,
+            cv=StratifiedKFold(3, shuffle=True, random_state=0),
         ).fit(X, y, sensitive_features=X["sex"], sample_weight=w)
     row = rule.table(search.cv_results_).loc[search.best_index_]
     assert row["feasible"] and row["fairness.eod checked"] <= 0.08
@@ -171,16 +186,18 @@ def test_threshold_rule_matches_a_brute_force_scan():
     y = rng.integers(0, 2, 3000)
     score = np.clip(0.35 * y + 0.08 * (a == "M") + rng.uniform(0, 0.6, 3000), 0, 1)
     grid = np.linspace(0.05, 0.95, 19)
-    pick = sfm.constrained_threshold("classif.acc", {"fairness.eod": 0.06}, y, score, sensitive_features=a,
-                                     thresholds=grid)
+    pick = sfm.constrained_threshold(
+        "classif.acc", {"fairness.eod": 0.06}, y, score, sensitive_features=a, thresholds=grid
+    )
     acc = [sfm.msr("classif.acc")(y, (score >= t).astype(int)) for t in grid]
     eod = [sfm.msr("fairness.eod")(y, (score >= t).astype(int), sensitive_features=a) for t in grid]
     ok = np.array(eod) <= 0.06
     assert pick.threshold == grid[ok][np.argmax(np.array(acc)[ok])]
     assert pick.front["chosen"].sum() == 1
     with pytest.raises(NoFeasibleCandidateError, match="threshold"):
-        sfm.constrained_threshold("classif.acc", {"fairness.eod": 1e-9}, y, score, sensitive_features=a,
-                                  thresholds=grid)
+        sfm.constrained_threshold(
+            "classif.acc", {"fairness.eod": 1e-9}, y, score, sensitive_features=a, thresholds=grid
+        )
 
 
 @pytest.mark.slow
@@ -196,8 +213,9 @@ def test_the_issues_case_on_all_of_adult():
     tree = make_pipeline(sfm.DropColumns(["sex", "race"]), enc, DecisionTreeClassifier(random_state=0))
     scoring = sfm.make_scorers(["classif.acc", "fairness.eod", "fairness.acc_eod=.05"], counts=True)
     with sklearn.config_context(enable_metadata_routing=True):
-        old = GridSearchCV(tree, {"decisiontreeclassifier__max_depth": DEPTHS}, scoring=scoring,
-                           refit="fairness.acc_eod=.05", cv=5).fit(X, y, sensitive_features=X["sex"])
+        old = GridSearchCV(
+            tree, {"decisiontreeclassifier__max_depth": DEPTHS}, scoring=scoring, refit="fairness.acc_eod=.05", cv=5
+        ).fit(X, y, sensitive_features=X["sex"])
     assert -old.cv_results_["mean_test_fairness.eod"][old.best_index_] > 0.05  # the silent violation
     rule = sfm.constrained_refit("classif.acc", {"fairness.eod": 0.05})
     with pytest.raises(NoFeasibleCandidateError, match="no candidate meets every bound"):
@@ -262,8 +280,9 @@ def test_a_fold_missing_a_group_names_the_fix_or_is_counted_with_declared_groups
         # the first fold lacks it: scikit-learn drops the group's counts of the other folds; the totals tell
         with pytest.raises(ValueError, match="cannot be pooled. Stratify"):
             GridSearchCV(model, {}, cv=KFold(3), scoring=scoring, refit=rule).fit(X, y)
-        declared = sfm.make_scorers(["classif.acc", "fairness.eod"], sensitive="sex", counts=True,
-                                    groups=["F", "M", "X"])
+        declared = sfm.make_scorers(
+            ["classif.acc", "fairness.eod"], sensitive="sex", counts=True, groups=["F", "M", "X"]
+        )
         search = GridSearchCV(model, {}, cv=KFold(3), scoring=declared, refit=rule).fit(X, y)
     stats = sfm.scoring.pooled_counts(search.cv_results_, "fairness.eod")[0]
     assert stats.groups.tolist() == ["F", "M", "X"] and stats.rows.tolist()[2] == 50 and stats.counts.sum() == 300
@@ -281,8 +300,9 @@ def test_halving_searches_cannot_take_the_scorer_and_the_rule_keeps_to_the_last_
     model = make_pipeline(sfm.DropColumns("sex"), DecisionTreeClassifier(random_state=0))
     scoring = sfm.make_scorers(["classif.acc", "fairness.eod"], sensitive="sex", counts=True)
     with pytest.raises(KeyError, match="mean_test_score"):
-        HalvingGridSearchCV(model, {"decisiontreeclassifier__max_depth": [1, 2, 4, 8]}, cv=3, factor=2,
-                            scoring=scoring, refit=False).fit(X, y)
+        HalvingGridSearchCV(
+            model, {"decisiontreeclassifier__max_depth": [1, 2, 4, 8]}, cv=3, factor=2, scoring=scoring, refit=False
+        ).fit(X, y)
     acc = np.array([[0.95, 0.95], [0.80, 0.82], [0.85, 0.86], [0.84, 0.83]])
     eod = np.full_like(acc, 0.01)
     cv = _cv_results(acc, eod, np.ones_like(acc)) | {"iter": np.array([0, 0, 1, 1])}

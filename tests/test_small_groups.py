@@ -70,15 +70,17 @@ def test_no_small_group_no_warning_and_refusals():
         sfm.msr("fairness.tpr", min_group_size=3, small_groups="pool")
     with pytest.raises(ValueError, match="already named 'other'"):
         sfm.msr("fairness.tpr", min_group_size=10, small_groups="merge")(
-            y, p, sensitive_features=np.where(a == "a", "other", a))
+            y, p, sensitive_features=np.where(a == "a", "other", a)
+        )
 
 
 def test_measures_with_different_minimum_sizes_do_not_share_a_sample():
     y, p, a, _ = _data()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = sfm.evaluate_measures([sfm.msr("fairness.acc"), sfm.msr("fairness.acc", min_group_size=5)], y, p,
-                                    sensitive_features=a)
+        out = sfm.evaluate_measures(
+            [sfm.msr("fairness.acc"), sfm.msr("fairness.acc", min_group_size=5)], y, p, sensitive_features=a
+        )
     assert list(out["fairness.acc"].by_group.index) == ["a", "b", "c", "d"]
     assert list(out["fairness.acc(min_group_size=5)"].by_group.index) == ["a", "b", "c"]
 

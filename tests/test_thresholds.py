@@ -10,8 +10,15 @@ from hypothesis import strategies as st
 import skfair_measures as sfm
 from skfair_measures.thresholds import disparity_at_thresholds, plot_disparity_at_thresholds
 
-KEYS = ["fairness.tpr", "fairness.eod", "fairness.cv", "fairness.pp", "fairness.dp_ratio", "fairness.acc_eod=.05",
-        "classif.acc"]
+KEYS = [
+    "fairness.tpr",
+    "fairness.eod",
+    "fairness.cv",
+    "fairness.pp",
+    "fairness.dp_ratio",
+    "fairness.acc_eod=.05",
+    "classif.acc",
+]
 
 
 def _data(rng, n, n_groups):
@@ -39,8 +46,9 @@ def test_grid_matches_one_call_per_threshold(key, weighted):
     w = rng.uniform(0.1, 2, y.size) if weighted else None
     thresholds = np.linspace(0, 1, 21)
     curve = disparity_at_thresholds(key, y, score, sensitive_features=a, thresholds=thresholds, sample_weight=w)
-    np.testing.assert_allclose(curve.values.to_numpy(), _one_by_one(key, y, score, a, w, thresholds),
-                               rtol=1e-12, atol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(
+        curve.values.to_numpy(), _one_by_one(key, y, score, a, w, thresholds), rtol=1e-12, atol=1e-12, equal_nan=True
+    )
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -52,10 +60,16 @@ def test_random_grids(seed, n, n_thr, weighted):
         return
     w = rng.uniform(0.1, 2, n) if weighted else None
     thresholds = np.unique(np.round(rng.uniform(0, 1, n_thr), 2))
-    curve = disparity_at_thresholds("fairness.eod", y, score, sensitive_features=a, thresholds=thresholds,
-                                    sample_weight=w)
-    np.testing.assert_allclose(curve.values.to_numpy(), _one_by_one("fairness.eod", y, score, a, w, thresholds),
-                               rtol=1e-12, atol=1e-12, equal_nan=True)
+    curve = disparity_at_thresholds(
+        "fairness.eod", y, score, sensitive_features=a, thresholds=thresholds, sample_weight=w
+    )
+    np.testing.assert_allclose(
+        curve.values.to_numpy(),
+        _one_by_one("fairness.eod", y, score, a, w, thresholds),
+        rtol=1e-12,
+        atol=1e-12,
+        equal_nan=True,
+    )
 
 
 def test_per_group_rates_and_counts():
@@ -85,8 +99,9 @@ def test_multiclass_labels_with_pos_label():
     y = rng.integers(0, 3, 500)
     score = rng.uniform(size=500)
     a = rng.choice(["F", "M"], 500)
-    curve = disparity_at_thresholds(sfm.msr("fairness.tpr", pos_label=2), y, score, sensitive_features=a,
-                                    thresholds=[0.5])
+    curve = disparity_at_thresholds(
+        sfm.msr("fairness.tpr", pos_label=2), y, score, sensitive_features=a, thresholds=[0.5]
+    )
     want = sfm.msr("fairness.tpr", threshold=0.5, pos_label=2)(y, score, sensitive_features=a)
     assert curve.values.iloc[0] == pytest.approx(want)
 

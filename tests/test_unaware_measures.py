@@ -59,7 +59,9 @@ def test_quantification_measure_scores_models_without_the_attribute():
     truth = sfm.msr("fairness.cv")(y[1500:], model.predict(deploy), sensitive_features=a[1500:])
     assert m(model, deploy) == pytest.approx(truth, abs=0.06)
     search = GridSearchCV(
-        LogisticRegression(), {"C": [0.01, 1.0]}, scoring={"dp": sfm.fairness_scorer(m), "acc": "accuracy"},
+        LogisticRegression(),
+        {"C": [0.01, 1.0]},
+        scoring={"dp": sfm.fairness_scorer(m), "acc": "accuracy"},
         refit="acc",
         cv=2,
     )

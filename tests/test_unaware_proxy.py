@@ -230,9 +230,7 @@ def base_boot():
 def _with_undefined(res, n_undefined, prob=0.95):
     draws = res.draws.copy()
     draws[:n_undefined] = np.nan
-    return ProxyDisparityResult(
-        res.value, res.by_group, metric=res.metric, mode=res.mode, draws=draws, prob=prob
-    )
+    return ProxyDisparityResult(res.value, res.by_group, metric=res.metric, mode=res.mode, draws=draws, prob=prob)
 
 
 def test_interval_with_one_percent_undefined_replicates_warns(base_boot):

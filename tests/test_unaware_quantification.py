@@ -173,8 +173,13 @@ def test_pandas_inputs_and_string_labels(setting):
     sex = pd.Series(np.where(s_aux == 1, "M", "F"), name="sex")
     X_dep, _ = _sample(rng, 400, 0.5)
     res = quantified_disparity(
-        m, pd.DataFrame(X_aux, columns=cols), sex, pd.DataFrame(X_dep, columns=cols),
-        quantifier="hdy", pos_label="yes", random_state=0,
+        m,
+        pd.DataFrame(X_aux, columns=cols),
+        sex,
+        pd.DataFrame(X_dep, columns=cols),
+        quantifier="hdy",
+        pos_label="yes",
+        random_state=0,
     )
     assert res.diagnostics["quantifier"] == "HDy"
     assert res.by_group.index.tolist() == ["F", "M"]
@@ -196,9 +201,7 @@ def test_per_class_false_ablation(setting):
 def test_bootstrap_interval_and_to_dict(setting):
     model, X_aux, s_aux, rng = setting
     X_dep, _ = _sample(rng, 500, 0.5)
-    res = quantified_disparity(
-        model, X_aux[:600], s_aux[:600], X_dep, quantifier="PCC", n_boot=20, random_state=0
-    )
+    res = quantified_disparity(model, X_aux[:600], s_aux[:600], X_dep, quantifier="PCC", n_boot=20, random_state=0)
     lo, hi = res.interval()
     assert lo <= res.value <= hi
     assert res.draws.shape == (20,) and res.interval(0.5)[0] >= lo
@@ -284,9 +287,7 @@ def test_group_missing_in_a_predicted_class(setting):
     with pytest.raises(ValueError, match=r"predicts as positive.*0: 0.*per_class=False"):
         quantified_disparity(model, X_aux[keep], s_aux[keep], X_aux, quantifier="SLD")
     # the ablation pools both classes and works
-    res = quantified_disparity(
-        model, X_aux[keep], s_aux[keep], X_aux, quantifier="SLD", per_class=False
-    )
+    res = quantified_disparity(model, X_aux[keep], s_aux[keep], X_aux, quantifier="SLD", per_class=False)
     assert np.isfinite(res.value)
 
 
@@ -430,9 +431,10 @@ def test_unreliable_estimate_refuses_its_interval():
     assert np.isfinite(res.draws).all() and np.isfinite(res.value)
     with pytest.warns(unaware.ProxyReliabilityWarning, match="no interval: the estimate is unreliable"):
         assert np.isnan(res.interval()).all()
-    assert res.interval_reason().startswith("no interval") and res.interval_reason() in res.diagnostics[
-        "bootstrap"
-    ]["interval_reason"]
+    assert (
+        res.interval_reason().startswith("no interval")
+        and res.interval_reason() in res.diagnostics["bootstrap"]["interval_reason"]
+    )
     assert all(np.isnan(b).all() for b in res.diagnostics["bootstrap"]["by_group_interval"].values())
     with pytest.warns(unaware.ProxyReliabilityWarning):
         out = json.loads(json.dumps(res.to_dict()))

@@ -18,8 +18,13 @@ def _truth(y, pred, g, k):
     out = {}
     for j in range(k):
         yy, pp = y[g == j], pred[g == j]
-        out[j] = {"acc": np.mean(yy == pp), "tpr": pp[yy == 1].mean(), "fpr": pp[yy == 0].mean(),
-                  "ppv": yy[pp == 1].mean(), "fnr": 1 - pp[yy == 1].mean()}
+        out[j] = {
+            "acc": np.mean(yy == pp),
+            "tpr": pp[yy == 1].mean(),
+            "fpr": pp[yy == 0].mean(),
+            "ppv": yy[pp == 1].mean(),
+            "fnr": 1 - pp[yy == 1].mean(),
+        }
     return out
 
 
@@ -51,8 +56,9 @@ def family_error(fit, runs: int, n: int, seed: int, joint: bool = True) -> float
                 lo.append(np.quantile(x, 0.025))
                 hi.append(np.quantile(x, 0.975))
             table["lower"], table["upper"] = lo, hi
-        true_diff = np.array([truth[int(r.group_a)][r.base] - truth[int(r.group_b)][r.base]
-                              for r in table.itertuples()])
+        true_diff = np.array(
+            [truth[int(r.group_a)][r.base] - truth[int(r.group_b)][r.base] for r in table.itertuples()]
+        )
         bad += not ((table["lower"] <= true_diff) & (true_diff <= table["upper"])).all()
     return bad / runs
 
@@ -110,8 +116,9 @@ def test_a_bootstrap_verdict_has_the_posterior_verdicts_columns_and_attrs():
     y, p, g = _data()
     res = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, random_state=0)
     table = res.verdict(0.05)
-    post = bayes.posterior(sfm.msr("fairness.acc"), y, np.where(p == 1, 0.8, 0.2), sensitive_features=g,
-                           method="bb", random_state=0)
+    post = bayes.posterior(
+        sfm.msr("fairness.acc"), y, np.where(p == 1, 0.8, 0.2), sensitive_features=g, method="bb", random_state=0
+    )
     ptable = post.verdict(0.05)
     assert list(table.columns) == list(ptable.columns) == COLUMNS
     assert set(table.attrs) == set(ptable.attrs)
@@ -134,10 +141,12 @@ def test_one_measure_bootstrapped_alone_or_jointly_draws_the_same_replicates():
 def test_joint_replicates_are_the_same_rows_for_every_measure():
     """acc, tpr and fpr of one replicate come from the same counts: acc*n = tpr*P + (1 - fpr)*(n - P), P whole."""
     y, p, g = _data()
-    res = sfm.bootstraps(["fairness.acc", "fairness.tpr", "fairness.fpr"], y, p, sensitive_features=g,
-                         random_state=0, n_boot=200)
-    acc, tpr, fpr = (res[k].group_draws[b] for k, b in (("fairness.acc", "acc"), ("fairness.tpr", "tpr"),
-                                                          ("fairness.fpr", "fpr")))
+    res = sfm.bootstraps(
+        ["fairness.acc", "fairness.tpr", "fairness.fpr"], y, p, sensitive_features=g, random_state=0, n_boot=200
+    )
+    acc, tpr, fpr = (
+        res[k].group_draws[b] for k, b in (("fairness.acc", "acc"), ("fairness.tpr", "tpr"), ("fairness.fpr", "fpr"))
+    )
     n = np.bincount(g)  # stratified: every replicate keeps the group sizes
     positives = n * (acc - 1 + fpr) / (tpr + fpr - 1)  # the replicate's positives, if the counts are shared
     np.testing.assert_allclose(positives, np.round(positives), atol=1e-6)
@@ -155,8 +164,9 @@ def test_joint_replicates_are_the_same_rows_for_every_measure():
 def test_weighted_and_regression_measures_are_recomputed_on_shared_rows():
     y, p, g = _data(600)
     w = np.random.default_rng(1).uniform(0.5, 2.0, y.size)
-    res = sfm.bootstraps(["fairness.acc", "fairness.tpr"], y, p, sensitive_features=g, sample_weight=w,
-                         random_state=0, n_boot=50)
+    res = sfm.bootstraps(
+        ["fairness.acc", "fairness.tpr"], y, p, sensitive_features=g, sample_weight=w, random_state=0, n_boot=50
+    )
     table = sfm.verdicts(res, 0.05)
     assert len(table) == 6 and table.attrs["source"] == "bootstrap"
     single = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, sample_weight=w, random_state=0, n_boot=50)
@@ -219,7 +229,11 @@ def test_the_band_and_the_classification_rule():
     x[0, 0] = np.nan  # an undefined draw counts as the largest deviation: the band can only widen
     assert max_type_band(x, np.zeros(30), 0.9)[2] >= c
     assert classify([-0.05, 0.05, 0.051, -0.2], [0.05, 0.2, 0.3, -0.051], 0.05).tolist() == [
-        "within", "inconclusive", "exceeds", "exceeds"]
+        "within",
+        "inconclusive",
+        "exceeds",
+        "exceeds",
+    ]
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
@@ -266,5 +280,6 @@ def test_a_rate_two_measures_read_has_a_row_under_each_and_counts_once():
     assert len(table) == 9  # eod: tpr and fpr x 3 pairs; tpr: 3 pairs
     assert table.attrs["family_size"] == 6  # the TPR differences are the same ones under both measures
     tpr = table[table["base"] == "tpr"].set_index(["measure", "group_a", "group_b"])
-    np.testing.assert_array_equal(tpr.loc["fairness.eod", ["lower", "upper"]].to_numpy(),
-                                  tpr.loc["fairness.tpr", ["lower", "upper"]].to_numpy())
+    np.testing.assert_array_equal(
+        tpr.loc["fairness.eod", ["lower", "upper"]].to_numpy(), tpr.loc["fairness.tpr", ["lower", "upper"]].to_numpy()
+    )

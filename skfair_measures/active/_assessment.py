@@ -222,33 +222,45 @@ class ActiveAssessment:
     def _check_plan(self, plan: Any) -> np.ndarray:
         """The plan's labels per group, in the order of ``self.groups``; refused when it does not fit."""
         if not isinstance(plan, pd.DataFrame) or "labels" not in plan.columns or "total" not in plan.index:
-            raise TypeError("plan= takes the table returned by skfair_measures.plan_labels (labels per group and "
-                            f"'total'); got {type(plan).__name__}.")
+            raise TypeError(
+                "plan= takes the table returned by skfair_measures.plan_labels (labels per group and "
+                f"'total'); got {type(plan).__name__}."
+            )
         if self.task == "compare":
-            raise ValueError("plan= sets labels for every group, but task='compare' asks only the two groups of "
-                             "pair=: use task='estimate' or 'identify' with a plan.")
+            raise ValueError(
+                "plan= sets labels for every group, but task='compare' asks only the two groups of "
+                "pair=: use task='estimate' or 'identify' with a plan."
+            )
         bases = plan.attrs.get("bases")
         base = self.metric.base or self.metric.key
         if bases is not None and base not in bases:
-            raise ValueError(f"plan= was made for {plan.attrs.get('measure')!r}, whose rates are {list(bases)}; "
-                             f"metric={self.metric.key!r} estimates {base!r}: pass one of {list(bases)} as metric=, "
-                             "or plan the measure of this metric.")
+            raise ValueError(
+                f"plan= was made for {plan.attrs.get('measure')!r}, whose rates are {list(bases)}; "
+                f"metric={self.metric.key!r} estimates {base!r}: pass one of {list(bases)} as metric=, "
+                "or plan the measure of this metric."
+            )
         planned = plan.drop(index="total")["labels"]
         names = [str(g) for g in self.groups]
         if len(set(names)) != len(names):
-            raise ValueError(f"plan= names groups as text, and the groups {list(self.groups)!r} are not told apart "
-                             "that way: give sensitive_features as text.")
+            raise ValueError(
+                f"plan= names groups as text, and the groups {list(self.groups)!r} are not told apart "
+                "that way: give sensitive_features as text."
+            )
         if sorted(names) != sorted(map(str, planned.index)):
-            raise ValueError(f"plan= is for the groups {list(map(str, planned.index))}, the assessment's are "
-                             f"{names}: plan the same rows with the same sensitive_features.")
+            raise ValueError(
+                f"plan= is for the groups {list(map(str, planned.index))}, the assessment's are "
+                f"{names}: plan the same rows with the same sensitive_features."
+            )
         quota = planned.reindex(names).to_numpy().astype(np.int64)
         capacity = self._pools.sizes + self._labels_used
         over = quota > capacity
         if over.any():
             g = int(np.flatnonzero(over)[0])
-            raise ValueError(f"plan= asks {quota[g]} labels in group {names[g]!r}, which has {capacity[g]} rows that "
-                             f"can be labeled for metric={self.metric.key!r}: plan with that metric's rows "
-                             "(e.g. only predicted positives for PPV), or lower the plan's power.")
+            raise ValueError(
+                f"plan= asks {quota[g]} labels in group {names[g]!r}, which has {capacity[g]} rows that "
+                f"can be labeled for metric={self.metric.key!r}: plan with that metric's rows "
+                "(e.g. only predicted positives for PPV), or lower the plan's power."
+            )
         self._plan_attrs = dict(plan.attrs)
         return quota
 
@@ -522,8 +534,15 @@ class ActiveAssessment:
         if self._quota is None:
             raise ValueError("plan_progress() follows a plan: build the assessment with plan=sfm.plan_labels(...).")
         pending = self._pending()
-        out = pd.DataFrame({"planned": self._quota, "labels": self._labels_used, "pending": pending,
-                            "left": np.maximum(self._quota - self._labels_used - pending, 0)}, index=self.groups)
+        out = pd.DataFrame(
+            {
+                "planned": self._quota,
+                "labels": self._labels_used,
+                "pending": pending,
+                "left": np.maximum(self._quota - self._labels_used - pending, 0),
+            },
+            index=self.groups,
+        )
         out.attrs.update(met=self.plan_met, plan=dict(self._plan_attrs))
         return out
 
@@ -648,8 +667,11 @@ class ActiveAssessment:
         return int(code)
 
     def __repr__(self) -> str:
-        plan = "" if self._quota is None else f", plan={np.minimum(self._labels_used, self._quota).sum()}/" \
-            f"{self._quota.sum()} labels"
+        plan = (
+            ""
+            if self._quota is None
+            else f", plan={np.minimum(self._labels_used, self._quota).sum()}/{self._quota.sum()} labels"
+        )
         return (
             f"ActiveAssessment(metric={self.metric.key!r}, task={self.task!r}, strategy={self.strategy!r}, "
             f"prior={self.prior!r}, groups={len(self.groups)}, labels={self.n_labels}{plan})"

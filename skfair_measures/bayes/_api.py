@@ -258,10 +258,23 @@ def posterior(
     ValueError: sampler= is an option of method 'bc', 'bcr', not of method='bb'; drop it or choose one of those methods.
     """
     (post,) = posteriors(
-        [measure], y_true, y_score, sensitive_features=sensitive_features, method=method,
-        unlabeled_scores=unlabeled_scores, unlabeled_sensitive=unlabeled_sensitive, sample_weight=sample_weight,
-        unlabeled_sample_weight=unlabeled_sample_weight, reference=reference, threshold=threshold,
-        pos_label=pos_label, n_draws=n_draws, chains=chains, random_state=random_state, data=data, **options,
+        [measure],
+        y_true,
+        y_score,
+        sensitive_features=sensitive_features,
+        method=method,
+        unlabeled_scores=unlabeled_scores,
+        unlabeled_sensitive=unlabeled_sensitive,
+        sample_weight=sample_weight,
+        unlabeled_sample_weight=unlabeled_sample_weight,
+        reference=reference,
+        threshold=threshold,
+        pos_label=pos_label,
+        n_draws=n_draws,
+        chains=chains,
+        random_state=random_state,
+        data=data,
+        **options,
     ).values()
     return post
 
@@ -329,50 +342,100 @@ def posteriors(
             )
         record, _ = _options(method, name, options, multiclass=True)
         return dirichlet_posteriors(
-            [signed_measure(m, reference) for m in measures], y_true, y_score,
-            sensitive_features=sensitive_features, options=record, reference=reference, chains=int(chains),
-            n_draws=n_draws, rng=rng, method_requested=method,
+            [signed_measure(m, reference) for m in measures],
+            y_true,
+            y_score,
+            sensitive_features=sensitive_features,
+            options=record,
+            reference=reference,
+            chains=int(chains),
+            n_draws=n_draws,
+            rng=rng,
+            method_requested=method,
         )
     estimator, unused = _options(method, name, options)
     bases = _rate_bases(measures)
-    given_unlabeled = {"unlabeled_scores": unlabeled_scores, "unlabeled_sensitive": unlabeled_sensitive,
-                       "unlabeled_sample_weight": unlabeled_sample_weight}
+    given_unlabeled = {
+        "unlabeled_scores": unlabeled_scores,
+        "unlabeled_sensitive": unlabeled_sensitive,
+        "unlabeled_sample_weight": unlabeled_sample_weight,
+    }
     fit_data = None  # the data the estimate is computed from, when not ``data`` (auto's PPI on a frame)
     if frame is not None and method in FRAME_METHODS:  # counts and score moments from one engine pass
         inputs = [m.inputs for m in measures]
         estimator, data = frame_fit_data(
-            frame, measures, estimator, method, y_true, y_score, sensitive_features, sample_weight,
+            frame,
+            measures,
+            estimator,
+            method,
+            y_true,
+            y_score,
+            sensitive_features,
+            sample_weight,
             float(_agreed([i.threshold for i in inputs], "threshold", threshold, 0.5)),
             _agreed([i.pos_label for i in inputs], "pos_label", pos_label, None),
-            _agreed([i.groups for i in inputs], "groups", None, None), given_unlabeled,
+            _agreed([i.groups for i in inputs], "groups", None, None),
+            given_unlabeled,
         )
     elif frame is not None:  # labeled rows collected, unlabeled rows a score histogram in the engine
         thr = float(_agreed([m.inputs.threshold for m in measures], "threshold", threshold, 0.5))
         rows = frame_rows(frame, y_true, y_score, sensitive_features, sample_weight, thr, given_unlabeled)
         if method == AUTO:  # the same rules, read off the frame: its rows without a label are the unlabeled
-            name, _ = auto_method({"unlabeled_scores": rows.histogram if rows.n_unlabeled else None,
-                                   "sample_weight": sample_weight})
+            name, _ = auto_method(
+                {"unlabeled_scores": rows.histogram if rows.n_unlabeled else None, "sample_weight": sample_weight}
+            )
             estimator, unused = _options(method, name, options)
         if METHODS[estimator.name].unlabeled == "required" and rows.n_unlabeled == 0:
-            raise ValueError(f"method={estimator.name!r} needs unlabeled rows: rows of data whose {y_true!r} is "
-                             "missing (null). Without them use method='bb'.")
+            raise ValueError(
+                f"method={estimator.name!r} needs unlabeled rows: rows of data whose {y_true!r} is "
+                "missing (null). Without them use method='bb'."
+            )
         data = _fit_data(
-            measures, rows.column(y_true), rows.column(y_score), rows.column(sensitive_features), None, None,
-            rows.column(sample_weight), None, threshold, pos_label, estimator, unlabeled_rows=rows.unlabeled,
+            measures,
+            rows.column(y_true),
+            rows.column(y_score),
+            rows.column(sensitive_features),
+            None,
+            None,
+            rows.column(sample_weight),
+            None,
+            threshold,
+            pos_label,
+            estimator,
+            unlabeled_rows=rows.unlabeled,
         )
         if isinstance(estimator, PredictionPowered):  # auto's PPI: its variance reads moments, not bins
             estimator, fit_data = frame_fit_data(
-                frame, measures, estimator, estimator.name, y_true, y_score, sensitive_features, sample_weight,
-                thr, _agreed([m.inputs.pos_label for m in measures], "pos_label", pos_label, None),
-                _agreed([m.inputs.groups for m in measures], "groups", None, None), given_unlabeled,
+                frame,
+                measures,
+                estimator,
+                estimator.name,
+                y_true,
+                y_score,
+                sensitive_features,
+                sample_weight,
+                thr,
+                _agreed([m.inputs.pos_label for m in measures], "pos_label", pos_label, None),
+                _agreed([m.inputs.groups for m in measures], "groups", None, None),
+                given_unlabeled,
             )
             if not fit_data.groups.equals(data.groups):
-                raise AssertionError(f"groups differ between the engine's passes: {list(fit_data.groups)} and "
-                                     f"{list(data.groups)}")  # pragma: no cover - one encoding serves both
+                raise AssertionError(
+                    f"groups differ between the engine's passes: {list(fit_data.groups)} and {list(data.groups)}"
+                )  # pragma: no cover - one encoding serves both
     else:
         data = _fit_data(
-            measures, y_true, y_score, sensitive_features, unlabeled_scores, unlabeled_sensitive,
-            sample_weight, unlabeled_sample_weight, threshold, pos_label, estimator,
+            measures,
+            y_true,
+            y_score,
+            sensitive_features,
+            unlabeled_scores,
+            unlabeled_sensitive,
+            sample_weight,
+            unlabeled_sample_weight,
+            threshold,
+            pos_label,
+            estimator,
         )
     if reference is not None and reference not in data.groups:
         raise ValueError(f"reference={reference!r} is not one of the groups {list(data.groups)}; pass one of them.")
@@ -389,8 +452,9 @@ def posteriors(
     fit = estimator.group_draws(fit_data, bases, chains=int(chains), draws=draws, rng=rng, seed=seed)
     interval_attrs = {}
     if plan is not None:
-        interval_attrs = _auto_estimate(data, bases, estimator, fit, plan, chains=int(chains), n_draws=n_draws,
-                                        rng=rng, seed=seed)
+        interval_attrs = _auto_estimate(
+            data, bases, estimator, fit, plan, chains=int(chains), n_draws=n_draws, rng=rng, seed=seed
+        )
         interval_attrs.update(_auto_interval(data, bases, estimator, fit, seed, plan))
     attrs = _attrs(data, estimator, fit, seed, reference, time.perf_counter() - start)
     attrs.update(interval_attrs)
@@ -456,8 +520,11 @@ def _auto_checked(
     name, why = checked_method(estimator.name, data)
     if why is None:
         return estimator, None, unused
-    kept = ("; its estimate stays the calibration model's (fitted for it) and its interval is the guaranteed one"
-            if plan.from_calibration else "")
+    kept = (
+        "; its estimate stays the calibration model's (fitted for it) and its interval is the guaranteed one"
+        if plan.from_calibration
+        else ""
+    )
     warnings.warn(
         f"method='auto' uses {name!r} instead of {estimator.name!r}: {why}{kept}.",
         CalibrationWarning,
@@ -498,16 +565,25 @@ def _auto_estimate(
             source = cal.group_draws(data, bases, chains=chains, draws=draws, rng=rng, seed=seed)
     fit.point, fit.point_overall = source.calibration_point
     if source is fit:
-        return {"estimate": "bc's posterior means of the group rates (its fit, without the rectifier), through the "
-                            "measure's operation",
-                "estimate_reason": plan.estimate_reason}
-    return {"estimate": f"bc's posterior means of the group rates (a {plan.calibrator.name} fit made for the "
-                        "estimate, without the rectifier), through the measure's operation",
-            "estimate_reason": plan.estimate_reason, "estimate_diagnostics": source.attrs.get("diagnostics", {})}
+        return {
+            "estimate": "bc's posterior means of the group rates (its fit, without the rectifier), through the "
+            "measure's operation",
+            "estimate_reason": plan.estimate_reason,
+        }
+    return {
+        "estimate": f"bc's posterior means of the group rates (a {plan.calibrator.name} fit made for the "
+        "estimate, without the rectifier), through the measure's operation",
+        "estimate_reason": plan.estimate_reason,
+        "estimate_diagnostics": source.attrs.get("diagnostics", {}),
+    }
 
 
 def _auto_interval(
-    data: FitData, bases: tuple[BaseMetric, ...], estimator: EstimationMethod, fit: GroupDraws, seed: int,
+    data: FitData,
+    bases: tuple[BaseMetric, ...],
+    estimator: EstimationMethod,
+    fit: GroupDraws,
+    seed: int,
     plan: _AutoPlan,
 ) -> dict[str, Any]:
     """``auto``'s interval (:func:`~._auto.auto_interval`): the guaranteed box put on ``fit`` when the rule says so.
@@ -520,10 +596,13 @@ def _auto_interval(
         return {"interval": f"{estimator.name}'s own", "interval_reason": plan.interval_reason}
     box = Guaranteed().group_draws(data, bases, chains=1, draws=1, rng=np.random.default_rng(seed), seed=seed)
     fit.interval_box = box.confidence
-    return {"interval": "guaranteed (" + box.attrs["sampler"].split(", ", 1)[-1] + "), widened to hold the estimate",
-            "interval_reason": plan.interval_reason,
-            "probabilities": f"{estimator.name}'s posterior (not the interval's)",
-            "prediction_powered": box.attrs["prediction_powered"], "sequences": box.attrs["sequences"]}
+    return {
+        "interval": "guaranteed (" + box.attrs["sampler"].split(", ", 1)[-1] + "), widened to hold the estimate",
+        "interval_reason": plan.interval_reason,
+        "probabilities": f"{estimator.name}'s posterior (not the interval's)",
+        "prediction_powered": box.attrs["prediction_powered"],
+        "sequences": box.attrs["sequences"],
+    }
 
 
 def _rate_bases(measures: list[MeasureBase]) -> tuple[BaseMetric, ...]:
@@ -590,8 +669,11 @@ def _fit_data(
     scores = check_scores(sample.y_pred, "y_score")
     t, _, _ = binarize_labels(sample.y_true, sample.y_true, pos)
     labeled = Rows(scores, (scores >= thr).astype(np.intp), sample.group_codes, sample.sample_weight)
-    unlabeled = (_unlabeled_rows(unlabeled_scores, unlabeled_sensitive, unlabeled_sample_weight, sample.groups, thr)
-                 if unlabeled_rows is None else unlabeled_rows(sample.groups, thr))
+    unlabeled = (
+        _unlabeled_rows(unlabeled_scores, unlabeled_sensitive, unlabeled_sample_weight, sample.groups, thr)
+        if unlabeled_rows is None
+        else unlabeled_rows(sample.groups, thr)
+    )
     if METHODS[estimator.name].unlabeled == "required" and unlabeled.size == 0:
         raise ValueError(
             f"method={estimator.name!r} needs unlabeled data: pass unlabeled_scores= (the model's scores "
@@ -685,7 +767,10 @@ def _reason(
         return f"{count}: {'; '.join(own)}"
     labels = group_labels(groups)
     bad = {name: np.flatnonzero(np.isnan(v).any(axis=(0, 1))) for name, v in values.items()}
-    where = "; ".join(
-        f"{name} in group(s) {name_groups(labels[j] for j in js)}" for name, js in sorted(bad.items()) if js.size
-    ) or "the pooled rate"
+    where = (
+        "; ".join(
+            f"{name} in group(s) {name_groups(labels[j] for j in js)}" for name, js in sorted(bad.items()) if js.size
+        )
+        or "the pooled rate"
+    )
     return f"{count} ({where}: the group has no samples in the cells the rate divides by)"

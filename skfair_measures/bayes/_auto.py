@@ -66,7 +66,12 @@ from ._method import FitData
 from ._table import METHODS
 
 __all__ = [
-    "AUTO_RULES", "INTERVAL_MIN_LABELS", "auto_candidates", "auto_estimate", "auto_interval", "auto_method",
+    "AUTO_RULES",
+    "INTERVAL_MIN_LABELS",
+    "auto_candidates",
+    "auto_estimate",
+    "auto_interval",
+    "auto_method",
     "checked_method",
 ]
 
@@ -130,8 +135,13 @@ def checked_method(method: str, data: FitData) -> tuple[str, str | None]:
         return method, None
     lab, unl = data.labeled, data.unlabeled
     reasons = calibration_checks(
-        lab.scores, data.y_true, lab.codes, data.groups,
-        np.concatenate([lab.scores, unl.scores]), np.concatenate([lab.codes, unl.codes]), CLIP,
+        lab.scores,
+        data.y_true,
+        lab.codes,
+        data.groups,
+        np.concatenate([lab.scores, unl.scores]),
+        np.concatenate([lab.codes, unl.codes]),
+        CLIP,
         np.concatenate([lab.multiplicity, unl.multiplicity]),
     )
     return (_FALLBACK, "; ".join(reasons)) if reasons else (method, None)
@@ -167,10 +177,14 @@ def auto_interval(data: FitData, bases: tuple[Any, ...]) -> tuple[bool, str]:
     if fewest is None and bases and data.has_unlabeled:
         return False, "every rate reads the predictions only, known on every row: the method's own interval"
     if fewest is None or fewest < INTERVAL_MIN_LABELS:
-        return True, (f"{where} has {fewest} labeled row(s) in its denominator, fewer than {INTERVAL_MIN_LABELS}: "
-                      "the guaranteed interval (valid at every number of labels)")
-    return False, (f"every group has >= {INTERVAL_MIN_LABELS} labeled rows in every rate's denominator "
-                   f"(fewest: {fewest}, {where}): the method's own interval")
+        return True, (
+            f"{where} has {fewest} labeled row(s) in its denominator, fewer than {INTERVAL_MIN_LABELS}: "
+            "the guaranteed interval (valid at every number of labels)"
+        )
+    return False, (
+        f"every group has >= {INTERVAL_MIN_LABELS} labeled rows in every rate's denominator "
+        f"(fewest: {fewest}, {where}): the method's own interval"
+    )
 
 
 def auto_estimate(method: str, guaranteed: bool) -> tuple[bool, str]:

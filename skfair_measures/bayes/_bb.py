@@ -46,9 +46,7 @@ def _prior_pair(prior: Any, strength: float, rate: np.ndarray | None) -> tuple[n
         if prior == "scores":
             r = np.clip(np.nan_to_num(rate, nan=0.5), _FLOOR, 1 - _FLOOR)
             return strength * r, strength * (1 - r)
-        raise ValueError(
-            f"prior={prior!r}; pass 'uniform', 'jeffreys', 'scores' or a pair (alpha, beta)."
-        )
+        raise ValueError(f"prior={prior!r}; pass 'uniform', 'jeffreys', 'scores' or a pair (alpha, beta).")
     a, b = (float(v) for v in prior)
     if a <= 0 or b <= 0:
         raise ValueError(f"prior={prior!r}: both Beta parameters must be > 0.")

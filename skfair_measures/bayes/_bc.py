@@ -650,9 +650,12 @@ def histogram_error(params: dict[str, np.ndarray], rows: Rows, n_groups: int) ->
     per_group = np.bincount(rows.codes, weights=per_entry, minlength=n_groups)
     sizes = np.bincount(rows.codes, weights=rows.multiplicity, minlength=n_groups)
     share = np.divide(per_group, sizes, out=np.zeros(n_groups), where=sizes > 0)
-    return {"bins": round(1.0 / h), "width": h, "max_rows_error": float(per_group.max(initial=0.0)),
-            "max_share_error": float(share.max(initial=0.0))}
-
+    return {
+        "bins": round(1.0 / h),
+        "width": h,
+        "max_rows_error": float(per_group.max(initial=0.0)),
+        "max_share_error": float(share.max(initial=0.0)),
+    }
 
 
 @dataclass(frozen=True)
@@ -710,8 +713,9 @@ class BayesianCalibration(EstimationMethod):
     ) -> GroupDraws:
         fit = self.fit(data, chains=chains, draws=draws, seed=seed)
         unl = data.unlabeled
-        cells = data.counts + calibrated_cells(fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups,
-                                               count=unl.count)
+        cells = data.counts + calibrated_cells(
+            fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups, count=unl.count
+        )
         out = self.draws_from_cells(cells, fit, bases)
         if unl.bin_width is not None:
             out.attrs["binning"] = histogram_error(fit.params, unl, data.n_groups)
@@ -721,8 +725,13 @@ class BayesianCalibration(EstimationMethod):
         """The calibration model sampled on the labeled rows, with this method's options."""
         lab, unl = data.labeled, data.unlabeled
         checks = calibration_checks(
-            lab.scores, data.y_true, lab.codes, data.groups,
-            np.concatenate([lab.scores, unl.scores]), np.concatenate([lab.codes, unl.codes]), CLIP,
+            lab.scores,
+            data.y_true,
+            lab.codes,
+            data.groups,
+            np.concatenate([lab.scores, unl.scores]),
+            np.concatenate([lab.codes, unl.codes]),
+            CLIP,
             np.concatenate([lab.multiplicity, unl.multiplicity]),
         )
         if checks and self.warn:
@@ -730,10 +739,22 @@ class BayesianCalibration(EstimationMethod):
                 f"method={self.name!r}: {'; '.join(checks)}.", CalibrationWarning, stacklevel=external_stacklevel()
             )
         fit = fit_calibration(
-            lab.scores, data.y_true, lab.codes, data.groups,
-            calibration=self.calibration, hierarchical=self.hierarchical, chains=chains, tune=self.tune,
-            draws=draws, target_accept=self.target_accept, sampler=self.sampler, cores=self.cores, seed=seed,
-            warn=self.warn, prior_scale=self.prior_scale, sampler_kwargs=self.sampler_kwargs,
+            lab.scores,
+            data.y_true,
+            lab.codes,
+            data.groups,
+            calibration=self.calibration,
+            hierarchical=self.hierarchical,
+            chains=chains,
+            tune=self.tune,
+            draws=draws,
+            target_accept=self.target_accept,
+            sampler=self.sampler,
+            cores=self.cores,
+            seed=seed,
+            warn=self.warn,
+            prior_scale=self.prior_scale,
+            sampler_kwargs=self.sampler_kwargs,
             retry_divergent=self.retry_divergent,
         )
         fit.diagnostics["calibration_checks"] = checks

@@ -30,7 +30,15 @@ import numpy as np
 from numba import carray, cfunc, njit, types
 
 __all__ = [
-    "LEVELS", "c_expand", "c_logp", "expanded_layout", "initial_point", "logp_grad", "n_params", "pack", "unpack"
+    "LEVELS",
+    "c_expand",
+    "c_logp",
+    "expanded_layout",
+    "initial_point",
+    "logp_grad",
+    "n_params",
+    "pack",
+    "unpack",
 ]
 
 #: Levels present in each calibration variant.

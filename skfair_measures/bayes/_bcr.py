@@ -253,4 +253,3 @@ class RectifiedCalibration(BayesianCalibration):
                 {name: float(v.mean()) for name, v in plain.overall.items()},
             )
         return out
-

@@ -153,11 +153,15 @@ def frame_fit_data(
             f"{y_true!r} is missing; drop {given[0]}."
         )
     if isinstance(estimator, BetaBinomial) and estimator.prior == "scores":
-        raise ValueError("prior='scores' on data= is not computed in the engine yet; pass prior='uniform', "
-                         "'jeffreys' or (alpha, beta), or collect the rows and pass arrays.")
+        raise ValueError(
+            "prior='scores' on data= is not computed in the engine yet; pass prior='uniform', "
+            "'jeffreys' or (alpha, beta), or collect the rows and pass arrays."
+        )
     if sample_weight is not None and not METHODS[requested].weights:
-        raise ValueError(f"method={requested!r} counts labeled samples and takes no sample_weight; use "
-                         "method='ppi' for weighted data.")
+        raise ValueError(
+            f"method={requested!r} counts labeled samples and takes no sample_weight; use "
+            "method='ppi' for weighted data."
+        )
     cols = check_columns(as_lazy(frame), y_true, y_score, sensitive_features, sample_weight)
     table = score_table(frame, cols, threshold)
     moments, index = _moments(table, cols, pos_label, groups, sample_weight is not None)
@@ -165,10 +169,17 @@ def frame_fit_data(
     n_l = int(moments.labeled[_N].sum())
     n_u = int(moments.unlabeled[_N].sum())
     if requested == "ppi" and n_u == 0:
-        raise ValueError(f"method='ppi' needs unlabeled rows: rows of data whose {y_true!r} is missing (null). "
-                         "Without them use method='bb'.")
+        raise ValueError(
+            f"method='ppi' needs unlabeled rows: rows of data whose {y_true!r} is missing (null). "
+            "Without them use method='bb'."
+        )
     data = CountFitData(
-        _InEngine(n_l), _InEngine(n_l), _InEngine(n_u), index, float(threshold), moments=moments,  # type: ignore[arg-type]
+        _InEngine(n_l),
+        _InEngine(n_l),
+        _InEngine(n_u),
+        index,
+        float(threshold),
+        moments=moments,  # type: ignore[arg-type]
     )
     if isinstance(estimator, PredictionPowered):
         estimator = CountedPPI(lam=estimator.lam)
@@ -205,8 +216,13 @@ class FrameRows:
             return Rows.empty()
         names = list(self.cols.sensitive)
         n = hist[_N].to_numpy(dtype=float)
-        codes, _ = encode_groups(hist[names[0]] if len(names) == 1 else hist[names], groups=groups,
-                                 name="sensitive (rows without a label)", compare=False, samples=int(n.sum()))
+        codes, _ = encode_groups(
+            hist[names[0]] if len(names) == 1 else hist[names],
+            groups=groups,
+            name="sensitive (rows without a label)",
+            compare=False,
+            samples=int(n.sum()),
+        )
         weight = None if self.cols.sample_weight is None else hist[_SUM_W].to_numpy(dtype=float)
         scores = hist[SUM_SCORE].to_numpy(dtype=float) / n
         y_pred = hist[_P].to_numpy().astype(np.intp)  # the engine's score >= threshold, row by row
@@ -214,7 +230,12 @@ class FrameRows:
 
 
 def frame_rows(
-    frame: Any, y_true: Any, y_score: Any, sensitive_features: Any, sample_weight: Any, threshold: float,
+    frame: Any,
+    y_true: Any,
+    y_score: Any,
+    sensitive_features: Any,
+    sample_weight: Any,
+    threshold: float,
     unlabeled: dict[str, Any],
 ) -> FrameRows:
     """The labeled rows of ``frame`` in memory and its unlabeled rows as a score histogram, from the engine.
@@ -264,19 +285,26 @@ def _moments(
     p = lab[_P].to_numpy().astype(np.intp)
     n_g = len(index)
     names = (_N, *SCORE_SUMS)
-    labeled = {k: np.bincount((codes * 2 + t) * 2 + p, weights=lab[k].to_numpy(dtype=float),
-                              minlength=4 * n_g).reshape(n_g, 2, 2) for k in names}
+    labeled = {
+        k: np.bincount((codes * 2 + t) * 2 + p, weights=lab[k].to_numpy(dtype=float), minlength=4 * n_g).reshape(
+            n_g, 2, 2
+        )
+        for k in names
+    }
     labeled[_N] = np.rint(labeled[_N]).astype(np.int64)
     u_names = list(cols.sensitive)
     if unl.empty:
         u_codes = np.zeros(0, dtype=np.intp)
     else:
         values = unl[u_names[0]] if len(u_names) == 1 else unl[u_names]
-        u_codes, _ = encode_groups(values, groups=index, name="sensitive (rows without a label)", compare=False,
-                                   samples=int(unl[_N].sum()))
+        u_codes, _ = encode_groups(
+            values, groups=index, name="sensitive (rows without a label)", compare=False, samples=int(unl[_N].sum())
+        )
     u_p = unl[_P].to_numpy().astype(np.intp)
-    unlabeled = {k: np.bincount(u_codes * 2 + u_p, weights=unl[k].to_numpy(dtype=float),
-                                minlength=2 * n_g).reshape(n_g, 2) for k in names}
+    unlabeled = {
+        k: np.bincount(u_codes * 2 + u_p, weights=unl[k].to_numpy(dtype=float), minlength=2 * n_g).reshape(n_g, 2)
+        for k in names
+    }
     unlabeled[_N] = np.rint(unlabeled[_N]).astype(np.int64)
     return ScoreMoments(labeled, unlabeled, weighted), index
 
@@ -297,8 +325,11 @@ def _restricted(moments: ScoreMoments, index: pd.Index, measures: list[MeasureBa
         np.add.at(out, plan.lut[kept], a[kept])
         return out
 
-    return ScoreMoments({k: pooled(v) for k, v in moments.labeled.items()},
-                        {k: pooled(v) for k, v in moments.unlabeled.items()}, moments.weighted), plan.groups
+    return ScoreMoments(
+        {k: pooled(v) for k, v in moments.labeled.items()},
+        {k: pooled(v) for k, v in moments.unlabeled.items()},
+        moments.weighted,
+    ), plan.groups
 
 
 # -- PPI++ from per-group moments ----------------------------------------------------------
@@ -376,8 +407,22 @@ def _group_moments(mo: ScoreMoments, g: int) -> _GroupMoments:
     cl = c * c * (s2_zz - np.outer(zbar, s2_z) - np.outer(s2_z, zbar) + sum_w2 * np.outer(zbar, zbar))
     cuu = cu * cu * (s2_uu - np.outer(ubar, s2_u) - np.outer(s2_u, ubar) + sum_v2 * np.outer(ubar, ubar))
     return _GroupMoments(
-        n, big_n, sw, sv, c * s_z, cu * s_u, c * c * sum_w2, c * c * s2_z, c * c * s2_zz, cu * cu * sum_v2,
-        cu * cu * s2_u, cu * cu * s2_uu, cl, cuu, lab[sw_key][g], lab[w2][g],
+        n,
+        big_n,
+        sw,
+        sv,
+        c * s_z,
+        cu * s_u,
+        c * c * sum_w2,
+        c * c * s2_z,
+        c * c * s2_zz,
+        cu * cu * sum_v2,
+        cu * cu * s2_u,
+        cu * cu * s2_uu,
+        cl,
+        cuu,
+        lab[sw_key][g],
+        lab[w2][g],
     )
 
 
@@ -436,17 +481,28 @@ class CountedPPI(PredictionPowered):
     """
 
     def group_draws(
-        self, data: FitData, bases: tuple[BaseMetric, ...], *, chains: int, draws: int,
-        rng: np.random.Generator, seed: int,
+        self,
+        data: FitData,
+        bases: tuple[BaseMetric, ...],
+        *,
+        chains: int,
+        draws: int,
+        rng: np.random.Generator,
+        seed: int,
     ) -> GroupDraws:
         assert isinstance(data, CountFitData)
         strata = [_group_moments(data.moments, g) for g in range(len(data.groups))]
         q, contributions, reasons, lambdas, small = self._estimate_moments(data, bases, strata)
         _warn_small(small)
-        attrs = {"lambda": lambdas, "asymptotic": not small, "small_groups": small,
-                 "engine": "per-group score moments from one engine pass"}
-        return normal_draws(q, _covariance(contributions, strata), bases, data.groups, chains, draws, rng, attrs,
-                            reasons)
+        attrs = {
+            "lambda": lambdas,
+            "asymptotic": not small,
+            "small_groups": small,
+            "engine": "per-group score moments from one engine pass",
+        }
+        return normal_draws(
+            q, _covariance(contributions, strata), bases, data.groups, chains, draws, rng, attrs, reasons
+        )
 
     def _fit(self, st: _GroupMoments, base: BaseMetric) -> _CellEstimate:
         if self.lam is not None:

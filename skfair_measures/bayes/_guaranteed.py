@@ -158,8 +158,14 @@ def _exact_rates(data: FitData, roles: Any) -> tuple[np.ndarray, float]:
     """A label-free rate (the selection rate) on every audited row, labeled and unlabeled: known exactly."""
     codes = np.concatenate([data.labeled.codes, data.unlabeled.codes])
     y_pred = np.concatenate([data.labeled.y_pred, data.unlabeled.y_pred])
-    w = np.concatenate([_labeled_weight(data), data.unlabeled.multiplicity if data.unlabeled.weight is None
-                        else np.asarray(data.unlabeled.weight, dtype=float)])
+    w = np.concatenate(
+        [
+            _labeled_weight(data),
+            data.unlabeled.multiplicity
+            if data.unlabeled.weight is None
+            else np.asarray(data.unlabeled.weight, dtype=float),
+        ]
+    )
     num = np.bincount(codes, weights=w * roles.num[0, y_pred], minlength=data.n_groups)
     den = np.bincount(codes, weights=w * roles.den[0, y_pred], minlength=data.n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -195,8 +201,7 @@ def _rates(data: FitData, roles: Any, cells: np.ndarray, rate: np.ndarray, poole
         n_all = mask_l.sum() + rows_u[mask_u].sum()
         a_mean = (a_l[mask_l].sum() + a_u[mask_u].sum()) / n_all
         b_mean = (b_l[mask_l].sum() + b_u[mask_u].sum()) / n_all
-        return RateInterval(point, pp=(A[mask_l], B[mask_l], a_l[mask_l], b_l[mask_l], float(a_mean),
-                                       float(b_mean)))
+        return RateInterval(point, pp=(A[mask_l], B[mask_l], a_l[mask_l], b_l[mask_l], float(a_mean), float(b_mean)))
 
     per_group = [one(codes == g, codes_u == g, float(rate[g])) for g in range(n_groups)]
     return per_group, one(np.ones(codes.size, bool), np.ones(codes_u.size, bool), pooled)
@@ -280,12 +285,21 @@ class Guaranteed(EstimationMethod):
             point[base.name], point_overall[base.name] = rate, pooled
         box = ConfidenceBox(groups_ci, pooled_ci)
         powered = data.has_unlabeled and not weighted(data)
-        form = (", prediction-powered by the unlabeled scores" if powered else
-                ", weighted labels only (with weights the scores are not used)" if weighted(data) else ", labels only")
-        attrs = {"sampler": "none: one-look betting intervals (Waudby-Smith & Ramdas 2024)" + form,
-                 "prediction_powered": bool(powered), "sequences": box.k,
-                 "estimate": "the measure on the labeled frequencies" + (" (weighted)" if weighted(data) else ""),
-                 "interval": "simultaneous box of the group rates (union bound), each widened to hold its estimate, "
-                             "mapped through the operation"}
-        return GroupDraws(values, overall, attrs=attrs, point=point, point_overall=point_overall, reasons=reasons,
-                          confidence=box)
+        form = (
+            ", prediction-powered by the unlabeled scores"
+            if powered
+            else ", weighted labels only (with weights the scores are not used)"
+            if weighted(data)
+            else ", labels only"
+        )
+        attrs = {
+            "sampler": "none: one-look betting intervals (Waudby-Smith & Ramdas 2024)" + form,
+            "prediction_powered": bool(powered),
+            "sequences": box.k,
+            "estimate": "the measure on the labeled frequencies" + (" (weighted)" if weighted(data) else ""),
+            "interval": "simultaneous box of the group rates (union bound), each widened to hold its estimate, "
+            "mapped through the operation",
+        }
+        return GroupDraws(
+            values, overall, attrs=attrs, point=point, point_overall=point_overall, reasons=reasons, confidence=box
+        )

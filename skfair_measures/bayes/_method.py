@@ -21,8 +21,17 @@ from .._undefined import name_groups
 from ..base import BaseMetric
 from ..results import group_labels  # decided in the core, re-exported for bayes' modules
 
-__all__ = ["EstimationMethod", "FitData", "GroupDraws", "Rows", "group_labels", "group_name", "is_number",
-           "refuse_option", "without_prior_only"]
+__all__ = [
+    "EstimationMethod",
+    "FitData",
+    "GroupDraws",
+    "Rows",
+    "group_labels",
+    "group_name",
+    "is_number",
+    "refuse_option",
+    "without_prior_only",
+]
 
 
 def group_name(groups: pd.Index, j: int) -> Any:
@@ -181,8 +190,7 @@ def without_prior_only(
         return draws, []
     why = base.undefined_when or "no samples in its denominator"
     where = (
-        f"group(s) {name_groups(group_name(groups, j) for j in np.flatnonzero(empty))}" if empty.ndim
-        else "all groups"
+        f"group(s) {name_groups(group_name(groups, j) for j in np.flatnonzero(empty))}" if empty.ndim else "all groups"
     )
     reason = (
         f"{base.name} in {where} has no labeled row in its denominator ({why}); its posterior would be the prior alone"
@@ -197,8 +205,10 @@ def refuse_option(name: str, value: Any, valid: str) -> None:
 
 def is_number(value: Any) -> bool:
     """A real number (not a bool), finite."""
-    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool) and (
-        bool(np.isfinite(value))
+    return (
+        isinstance(value, int | float | np.integer | np.floating)
+        and not isinstance(value, bool)
+        and (bool(np.isfinite(value)))
     )
 
 

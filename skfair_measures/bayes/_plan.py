@@ -63,8 +63,11 @@ def _decides(lo: float, hi: float, eps: float, within: bool) -> bool:
 
 
 def _interval(data: FitData, measure: Any, prob: float) -> tuple[float, float]:
-    box = Guaranteed().group_draws(data, tuple(measure.bases), chains=1, draws=1,
-                                   rng=np.random.default_rng(0), seed=0).confidence
+    box = (
+        Guaranteed()
+        .group_draws(data, tuple(measure.bases), chains=1, draws=1, rng=np.random.default_rng(0), seed=0)
+        .confidence
+    )
     return box.measure_interval(measure, data.groups, prob)
 
 
@@ -168,23 +171,31 @@ def plan_labels(
         raise ValueError(f"n_sim must be at least 10 to estimate a power; got {n_sim!r}")
     ideal = measure.ideal
     if ideal != 0.0:
-        raise ValueError(f"plan_labels decides |Δ| <= eps for measures whose ideal value is 0 (differences); "
-                         f"{measure.key!r} has ideal {ideal!r} (a ratio?): plan its difference, e.g. "
-                         "operation='absdiff'")
+        raise ValueError(
+            f"plan_labels decides |Δ| <= eps for measures whose ideal value is 0 (differences); "
+            f"{measure.key!r} has ideal {ideal!r} (a ratio?): plan its difference, e.g. "
+            "operation='absdiff'"
+        )
     for base in measure.bases:
         if not ratio_roles(base).simple:
-            raise TypeError(f"plan_labels plans the guaranteed interval, which bounds rates of the form "
-                            f"(cells) / (cells); {base.name!r} is not one")
+            raise TypeError(
+                f"plan_labels plans the guaranteed interval, which bounds rates of the form "
+                f"(cells) / (cells); {base.name!r} is not one"
+            )
     prob = 1.0 - alpha
     if scores is not None:
         if rates is not None or group_sizes is not None:
-            raise ValueError("give either scores and sensitive_features (prediction-powered) or group_sizes and "
-                             "rates (labels only), not both")
+            raise ValueError(
+                "give either scores and sensitive_features (prediction-powered) or group_sizes and "
+                "rates (labels only), not both"
+            )
         sim = _ScoresSimulation(measure, scores, sensitive_features, threshold, random_state)
     else:
         if group_sizes is None or rates is None:
-            raise ValueError("plan_labels needs group_sizes and rates (labels only) or scores and "
-                             "sensitive_features (prediction-powered)")
+            raise ValueError(
+                "plan_labels needs group_sizes and rates (labels only) or scores and "
+                "sensitive_features (prediction-powered)"
+            )
         sim = _RatesSimulation(measure, group_sizes, rates, denominator_share, random_state)
     guess = float(sim.guess)
     within = abs(guess) <= eps
@@ -208,7 +219,8 @@ def plan_labels(
             raise ValueError(
                 f"labeling every row does not give the guaranteed interval power {power} to decide |Δ| <= {eps} "
                 f"(simulated power {power_at(t):.2f}; the guessed value {guess:.3f} is too close to eps): raise eps, "
-                "lower power or alpha, or give scores that predict the labels")
+                "lower power or alpha, or give scores that predict the labels"
+            )
         lo_t, t = t, min(2 * t, top)
     while t - lo_t > max(1, t // 20):  # bisection to 5%: power_at(t) >= power > power_at(lo_t) (0: failing)
         mid = (lo_t + t) // 2
@@ -219,17 +231,29 @@ def plan_labels(
     n = _allocate(t, sizes, allocation)
     p = power_at(t)
     groups = [str(g) for g in sim.groups]
-    out = pd.DataFrame({"rows": np.append(sizes, sizes.sum()), "labels": np.append(n, n.sum()),
-                        "rate": np.append(sim.rates, np.nan)}, index=pd.Index([*groups, "total"], name="group"))
-    out.attrs.update({
-        "power": p, "power_sd": float(np.sqrt(p * (1 - p) / n_sim)), "guess": guess,
-        "decision": "within" if within else "exceeds", "eps": eps, "alpha": alpha, "target_power": power,
-        "n_sim": n_sim, "allocation": allocation, "measure": measure.key,
-        "bases": tuple(base.name for base in measure.bases), "interval": sim.form,
-        "how": f"simulation: {n_sim} seeded audits per candidate, each running method='guaranteed' at level "
-               f"{prob}; the fewest labels (doubling, then bisection to 5%) whose share of right decisions "
-               f"reaches the power plus one binomial sd",
-    })
+    out = pd.DataFrame(
+        {"rows": np.append(sizes, sizes.sum()), "labels": np.append(n, n.sum()), "rate": np.append(sim.rates, np.nan)},
+        index=pd.Index([*groups, "total"], name="group"),
+    )
+    out.attrs.update(
+        {
+            "power": p,
+            "power_sd": float(np.sqrt(p * (1 - p) / n_sim)),
+            "guess": guess,
+            "decision": "within" if within else "exceeds",
+            "eps": eps,
+            "alpha": alpha,
+            "target_power": power,
+            "n_sim": n_sim,
+            "allocation": allocation,
+            "measure": measure.key,
+            "bases": tuple(base.name for base in measure.bases),
+            "interval": sim.form,
+            "how": f"simulation: {n_sim} seeded audits per candidate, each running method='guaranteed' at level "
+            f"{prob}; the fewest labels (doubling, then bisection to 5%) whose share of right decisions "
+            f"reaches the power plus one binomial sd",
+        }
+    )
     return out
 
 
@@ -240,8 +264,10 @@ class _RatesSimulation:
 
     def __init__(self, measure, group_sizes, rates, share, seed):
         if len(measure.bases) != 1:
-            raise ValueError(f"rates plan a measure of one base rate; {measure.key!r} reads "
-                             f"{len(measure.bases)}: pass scores and sensitive_features instead")
+            raise ValueError(
+                f"rates plan a measure of one base rate; {measure.key!r} reads "
+                f"{len(measure.bases)}: pass scores and sensitive_features instead"
+            )
         self.groups = pd.Index(list(group_sizes))
         missing = [g for g in self.groups if g not in rates]
         if missing:
@@ -256,9 +282,14 @@ class _RatesSimulation:
             raise ValueError("rates must lie in [0, 1] and denominator_share in (0, 1]")
         self.measure, self.seed = measure, seed
         self.cells = _cells(ratio_roles(measure.bases[0]))
-        self.guess = float(measure.bounds_from_group_values(
-            {measure.bases[0].name: self.rates}, {measure.bases[0].name: self.rates}, groups=self.groups,
-            overall={measure.bases[0].name: (self._pooled(),) * 2})[0])
+        self.guess = float(
+            measure.bounds_from_group_values(
+                {measure.bases[0].name: self.rates},
+                {measure.bases[0].name: self.rates},
+                groups=self.groups,
+                overall={measure.bases[0].name: (self._pooled(),) * 2},
+            )[0]
+        )
 
     def _pooled(self) -> float:
         w = self.sizes * self.share
@@ -308,8 +339,10 @@ class _ScoresSimulation:
         for base in self.measure.bases:
             roles = ratio_roles(base)
             q = data.unlabeled.scores
-            num = q * (roles.num & roles.den)[1, data.unlabeled.y_pred] + (1 - q) * (roles.num & roles.den)[
-                0, data.unlabeled.y_pred]
+            num = (
+                q * (roles.num & roles.den)[1, data.unlabeled.y_pred]
+                + (1 - q) * (roles.num & roles.den)[0, data.unlabeled.y_pred]
+            )
             den = q * roles.den[1, data.unlabeled.y_pred] + (1 - q) * roles.den[0, data.unlabeled.y_pred]
             n_g = np.bincount(self.codes, weights=num, minlength=self.groups.size)
             d_g = np.bincount(self.codes, weights=den, minlength=self.groups.size)

@@ -67,13 +67,23 @@ def plot_reliability(rel: ReliabilityPosterior, ax: Any = None, prob: float = 0.
         seen = rel.n[j] > 0
         e = ece.iloc[j]
         line = ax.errorbar(
-            x[seen], mean[j][seen], yerr=[mean[j][seen] - lo[j][seen], hi[j][seen] - mean[j][seen]],
-            fmt="o", capsize=2, label=f"{lab}: ECE {e['mean']:.3f} [{e['lower']:.3f}, {e['upper']:.3f}]",
+            x[seen],
+            mean[j][seen],
+            yerr=[mean[j][seen] - lo[j][seen], hi[j][seen] - mean[j][seen]],
+            fmt="o",
+            capsize=2,
+            label=f"{lab}: ECE {e['mean']:.3f} [{e['lower']:.3f}, {e['upper']:.3f}]",
         )
         if (~seen).any():  # bins without labels show their prior, hollow
             ax.errorbar(
-                x[~seen], mean[j][~seen], yerr=[mean[j][~seen] - lo[j][~seen], hi[j][~seen] - mean[j][~seen]],
-                fmt="o", mfc="none", capsize=2, color=line.lines[0].get_color(), alpha=0.5,
+                x[~seen],
+                mean[j][~seen],
+                yerr=[mean[j][~seen] - lo[j][~seen], hi[j][~seen] - mean[j][~seen]],
+                fmt="o",
+                mfc="none",
+                capsize=2,
+                color=line.lines[0].get_color(),
+                alpha=0.5,
             )
     ax.plot([rel.edges[0], 1], [rel.edges[0], 1], color="grey", lw=1, ls="--")
     what = "accuracy" if rel.kind == "confidence" else "fraction of positives"

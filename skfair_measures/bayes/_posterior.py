@@ -35,8 +35,18 @@ __all__ = ["DEFAULT_EPS", "MeasurePosterior", "RopeResult", "SamplingWarning", "
 # DEFAULT_EPS, the one half-width of practical fairness, is decided in the core (results.py).
 
 
-_STATS = ("diverging", "step_size", "n_steps", "depth", "energy", "logp", "lp", "tree_depth",
-          "acceptance_rate", "mean_tree_accept")
+_STATS = (
+    "diverging",
+    "step_size",
+    "n_steps",
+    "depth",
+    "energy",
+    "logp",
+    "lp",
+    "tree_depth",
+    "acceptance_rate",
+    "mean_tree_accept",
+)
 
 
 class SamplingWarning(UserWarning):
@@ -370,8 +380,10 @@ class MeasurePosterior(Result):
         if not self.defined:
             return RopeResult(_NAN, _NAN, _NAN, eps=float(eps), center=c, reason=self.reason)
         if self.confidence is not None:
-            why = (f"method={self.method!r} gives a confidence interval, not probabilities; compare interval() "
-                   f"with the band [{c - eps:g}, {c + eps:g}]")
+            why = (
+                f"method={self.method!r} gives a confidence interval, not probabilities; compare interval() "
+                f"with the band [{c - eps:g}, {c + eps:g}]"
+            )
             return RopeResult(_NAN, _NAN, _NAN, eps=float(eps), center=c, reason=why)
         x = self.draws
         below = float(np.mean(x < c - eps))
@@ -402,7 +414,11 @@ class MeasurePosterior(Result):
         """The draws of every base rate in every group, as :func:`skfair_measures.verdicts` reads them."""
         n = self.groups.size
         return VerdictFamily(
-            key=self.key, groups=self.groups, source="posterior", box=self.interval_box, fit=self.interval_box,
+            key=self.key,
+            groups=self.groups,
+            source="posterior",
+            box=self.interval_box,
+            fit=self.interval_box,
             draws={name: d.reshape(-1, n) for name, d in self.group_draws.items()},
         )
 

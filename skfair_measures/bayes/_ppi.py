@@ -55,8 +55,14 @@ from ..base import BaseMetric, ratio_roles
 from ._method import EstimationMethod, FitData, GroupDraws, group_name, is_number, refuse_option
 from ._posterior import external_stacklevel
 
-__all__ = ["ASYMPTOTIC_ROWS", "AsymptoticWarning", "PredictionPowered", "cell_indicators", "imputed_cells",
-           "tuned_lambda"]
+__all__ = [
+    "ASYMPTOTIC_ROWS",
+    "AsymptoticWarning",
+    "PredictionPowered",
+    "cell_indicators",
+    "imputed_cells",
+    "tuned_lambda",
+]
 
 #: Relative step of the central differences of the delta method.
 _STEP = 1e-6
@@ -459,8 +465,9 @@ def fit_groups(
         f"{base.name} in group(s) {name_groups(group_name(groups, g) for g in gs)} is undefined: {why}"
         for why, gs in undefined.items()
     ]
-    return GroupFits(fits, [np.nan if f is None else f.lam for f in fits], [max(r - 1.0, 1.0) for r in rows], rates,
-                     small, reasons)
+    return GroupFits(
+        fits, [np.nan if f is None else f.lam for f in fits], [max(r - 1.0, 1.0) for r in rows], rates, small, reasons
+    )
 
 
 def _warn_small(small: list[str]) -> None:
@@ -493,11 +500,14 @@ def _unusable(st: _Stratum) -> str | None:
     if st.n < MIN_LABELED:
         return f"{st.n} labeled row(s); PPI needs at least {MIN_LABELED} per group"
     if not st.w.sum() > 0:
-        return (f"its sample_weight sums to 0 over its {st.n} labeled row(s); give them positive weights or drop "
-                "the group")
+        return (
+            f"its sample_weight sums to 0 over its {st.n} labeled row(s); give them positive weights or drop the group"
+        )
     if st.big_n and not st.v.sum() > 0:
-        return (f"its unlabeled_sample_weight sums to 0 over its {st.big_n} unlabeled row(s); give them positive "
-                "weights or drop the group")
+        return (
+            f"its unlabeled_sample_weight sums to 0 over its {st.big_n} unlabeled row(s); give them positive "
+            "weights or drop the group"
+        )
     return None
 
 

@@ -35,7 +35,13 @@ from ._method import EstimationMethod
 from ._ppi import PredictionPowered
 
 __all__ = [
-    "AUTO", "METHODS", "MethodSpec", "method_options", "methods_markdown", "option_names", "refuse_unread_unlabeled",
+    "AUTO",
+    "METHODS",
+    "MethodSpec",
+    "method_options",
+    "methods_markdown",
+    "option_names",
+    "refuse_unread_unlabeled",
 ]
 
 #: The name of the method that chooses another (its rule: :data:`~._auto.AUTO_RULES`).
@@ -67,50 +73,65 @@ METHODS: dict[str, MethodSpec] = {
     spec.name: spec
     for spec in (
         MethodSpec(
-            AUTO, None,
+            AUTO,
+            None,
             summary="the recommended method for the data: the estimate of bb without unlabeled scores, of ppi "
             "with sample weights, of bcr otherwise (bb when the calibration checks fail); the interval of that "
             "method only when every group has enough labeled rows in every rate's denominator, else the "
             "guaranteed interval (widened to hold the estimate)",
             guarantee="coverage >= prob at every number of labels below the rule's row count (the guaranteed "
             "interval); above it that of the method it chooses (post.method)",
-            weights=True, unlabeled="optional",
+            weights=True,
+            unlabeled="optional",
         ),
         MethodSpec(
-            "bb", BetaBinomial,
+            "bb",
+            BetaBinomial,
             summary="Beta-Binomial: conjugate Beta priors of every group rate updated with the labeled rows "
             "(Monte Carlo, no MCMC); on K classes the Dirichlet posterior of the confusion cells",
             guarantee="exact posterior of the labeled counts under its prior",
-            unlabeled="prior", multiclass=DirichletMultinomial,
+            unlabeled="prior",
+            multiclass=DirichletMultinomial,
         ),
         MethodSpec(
-            "bc", BayesianCalibration,
+            "bc",
+            BayesianCalibration,
             summary="Bayesian calibration: a hierarchical beta-calibration model fitted by MCMC on the labeled "
             "rows calibrates the scores of the unlabeled rows",
             guarantee="posterior under the calibration model (none if the model misfits a group)",
-            unlabeled="required", calibrates=True, default_draws=200,
+            unlabeled="required",
+            calibrates=True,
+            default_draws=200,
         ),
         MethodSpec(
-            "bcr", RectifiedCalibration,
+            "bcr",
+            RectifiedCalibration,
             summary="bc with a rectifier of each group's calibration, which widens the interval where a "
             "group's labels contradict the shared calibration",
             guarantee="posterior under the rectified calibration model",
-            unlabeled="required", calibrates=True, default_draws=200,
+            unlabeled="required",
+            calibrates=True,
+            default_draws=200,
         ),
         MethodSpec(
-            "ppi", PredictionPowered,
+            "ppi",
+            PredictionPowered,
             summary="prediction-powered inference (PPI++): labeled rows plus the model's scores on the "
             "unlabeled rows; takes sample weights",
             guarantee="asymptotic frequentist coverage of smooth measures",
-            weights=True, unlabeled="required",
+            weights=True,
+            unlabeled="required",
         ),
         MethodSpec(
-            "guaranteed", Guaranteed,
+            "guaranteed",
+            Guaranteed,
             summary="one-look betting intervals of every group rate (labels only, or prediction-powered by the "
             "unlabeled scores), joined by a union bound and mapped through the measure's operation",
             guarantee="coverage >= prob at every number of labels (random labeled rows, or drawn with known "
             "inclusion probabilities given as sample_weight; no model assumed, whatever the scores' calibration)",
-            weights=True, unlabeled="optional", default_draws=1,
+            weights=True,
+            unlabeled="optional",
+            default_draws=1,
         ),
     )
 }
@@ -209,8 +230,9 @@ def refuse_unread_unlabeled(method: str, options: Mapping[str, Any], argument: s
     """
     readers = ", ".join(repr(n) for n, s in METHODS.items() if s.unlabeled in ("required", "optional"))
     if METHODS[method].unlabeled == "never":
-        raise ValueError(f"method={method!r} reads the labels only, not {argument}; drop {argument}, or use "
-                         f"method= {readers}.")
+        raise ValueError(
+            f"method={method!r} reads the labels only, not {argument}; drop {argument}, or use method= {readers}."
+        )
     if METHODS[method].unlabeled != "prior" or options.get("prior") == "scores":
         return
     raise ValueError(
@@ -219,8 +241,12 @@ def refuse_unread_unlabeled(method: str, options: Mapping[str, Any], argument: s
     )
 
 
-_UNLABELED = {"required": "required", "optional": "used when given", "prior": "only by `prior=\"scores\"`",
-              "never": "no (labels only)"}
+_UNLABELED = {
+    "required": "required",
+    "optional": "used when given",
+    "prior": 'only by `prior="scores"`',
+    "never": "no (labels only)",
+}
 
 
 def methods_markdown() -> str:
@@ -237,7 +263,8 @@ def methods_markdown() -> str:
     ]
     for spec in METHODS.values():
         options = ", ".join(f"`{o}`" for o in spec.option_names()) or (
-            "those of the methods it may choose" if spec.options is None else "none")
+            "those of the methods it may choose" if spec.options is None else "none"
+        )
         k_classes = "yes" if spec.multiclass is not None else "no"
         if spec.options is None:  # the chooser (auto): on K classes there are no scores, so it is bb's Dirichlet form
             k_classes = "yes (bb)"

@@ -37,9 +37,7 @@ def _read_gz_csv(name: str, **read_csv_kwargs) -> pd.DataFrame:
         return pd.read_csv(fh, compression="gzip", **read_csv_kwargs)
 
 
-def _as_category(
-    values: pd.Series, categories: list[str] | None = None, *, ordered: bool = False
-) -> pd.Categorical:
+def _as_category(values: pd.Series, categories: list[str] | None = None, *, ordered: bool = False) -> pd.Categorical:
     """Categorical copy of ``values``: categories sorted, or the given ones that occur."""
     if categories is None:
         categories = sorted(values.dropna().unique())
@@ -148,16 +146,10 @@ def _read_adult_file(name: str, skiprows: int) -> pd.DataFrame:
 
 
 @overload
-def load_adult(
-    *, subset: Literal["train", "test", "all"] = ..., return_X_y_A: Literal[False] = ...
-) -> Bunch: ...
+def load_adult(*, subset: Literal["train", "test", "all"] = ..., return_X_y_A: Literal[False] = ...) -> Bunch: ...
 @overload
-def load_adult(
-    *, subset: Literal["train", "test", "all"] = ..., return_X_y_A: Literal[True]
-) -> XYA: ...
-def load_adult(
-    *, subset: Literal["train", "test", "all"] = "all", return_X_y_A: bool = False
-) -> Bunch | XYA:
+def load_adult(*, subset: Literal["train", "test", "all"] = ..., return_X_y_A: Literal[True]) -> XYA: ...
+def load_adult(*, subset: Literal["train", "test", "all"] = "all", return_X_y_A: bool = False) -> Bunch | XYA:
     """Load the UCI Adult (census income) dataset, bundled with the package.
 
     The data are read from files shipped inside the package; no network access is needed.
@@ -206,8 +198,7 @@ def load_adult(
     """
     if subset not in _ADULT_SUBSETS:
         raise ValueError(
-            f"The 'subset' parameter of load_adult must be one of {_ADULT_SUBSETS}; "
-            f"got {subset!r} instead."
+            f"The 'subset' parameter of load_adult must be one of {_ADULT_SUBSETS}; got {subset!r} instead."
         )
     train = _read_adult_file("adult.data.gz", skiprows=0)
     test = _read_adult_file("adult.test.gz", skiprows=1)  # first line is "|1x3 Cross validator"
@@ -337,9 +328,7 @@ def load_compas(*, return_X_y_A: bool = False) -> Bunch | XYA:
     data = raw[_COMPAS_FEATURES].copy()
     for col in ("sex", "race", "c_charge_degree"):
         data[col] = _as_category(data[col])
-    data["age_cat"] = _as_category(
-        data["age_cat"], ["Less than 25", "25 - 45", "Greater than 45"], ordered=True
-    )
+    data["age_cat"] = _as_category(data["age_cat"], ["Less than 25", "25 - 45", "Greater than 45"], ordered=True)
     data["score_text"] = _as_category(data["score_text"], ["Low", "Medium", "High"], ordered=True)
 
     target = raw["two_year_recid"].rename("two_year_recid")
@@ -520,12 +509,8 @@ def load_german(*, return_X_y_A: bool = False) -> Bunch | XYA:
         if name == "personal_status":
             data["sex"] = _as_category(raw[name].map(_GERMAN_SEX), ["female", "male"])
 
-    age_group = pd.Series(
-        np.where(data["age"] <= _GERMAN_YOUNG_MAX_AGE, "young", "old"), index=data.index
-    )
-    sensitive = pd.DataFrame(
-        {"sex": data["sex"], "age": _as_category(age_group, ["young", "old"], ordered=True)}
-    )
+    age_group = pd.Series(np.where(data["age"] <= _GERMAN_YOUNG_MAX_AGE, "young", "old"), index=data.index)
+    sensitive = pd.DataFrame({"sex": data["sex"], "age": _as_category(age_group, ["young", "old"], ordered=True)})
     target = (raw["credit"] == 1).rename("good_credit")
     descr = _GERMAN_DESCR.format(n_rows=f"{len(data):,}")
     return _finish(data, target, sensitive, descr, return_X_y_A)

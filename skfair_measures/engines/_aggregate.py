@@ -139,7 +139,10 @@ def confusion_table(
         frame.select(*select, *_weight_columns(frame, cols))
         .group_by(*sens, _T, _P, drop_null_keys=False)
         .agg(
-            nw.len().alias(_N), nw.col(_W).sum().alias(_SUM_W), nw.col(_BAD_W).sum(), nw.col(_BAD_SCORE).sum(),
+            nw.len().alias(_N),
+            nw.col(_W).sum().alias(_SUM_W),
+            nw.col(_BAD_W).sum(),
+            nw.col(_BAD_SCORE).sum(),
             *([(nw.col(_W) * nw.col(_W)).sum().alias(_SUM_W2)] if squares else []),
         )
     )
@@ -191,8 +194,7 @@ def value_table(
     """
     _require_numeric(frame, "prediction", cols.prediction, "distribution distances compare its values")
     pred = nw.col(cols.prediction).cast(nw.Float64)
-    summary = _run(frame.select(pred.n_unique().alias(_N), pred.min().alias("lo"), pred.max().alias("hi")), frame,
-                   cols)
+    summary = _run(frame.select(pred.n_unique().alias(_N), pred.min().alias("lo"), pred.max().alias("hi")), frame, cols)
     n_values = int(summary[_N].iloc[0])
     width = None
     if n_values > MAX_VALUES:
@@ -227,13 +229,18 @@ def binning_bounds(sample: GroupedSample, width: float) -> dict[str, float]:
     distance between two groups by at most the sum of both: ``width``.
     """
     totals = np.bincount(sample.group_codes, weights=sample.sample_weight, minlength=sample.n_groups)
-    share = np.divide(sample.sample_weight, totals[sample.group_codes], out=np.zeros(sample.group_codes.size),
-                      where=totals[sample.group_codes] > 0)
+    share = np.divide(
+        sample.sample_weight,
+        totals[sample.group_codes],
+        out=np.zeros(sample.group_codes.size),
+        where=totals[sample.group_codes] > 0,
+    )
     return {"ks": float(share.max(initial=0.0)), "wasserstein": float(width)}
 
 
-def value_sample(table: pd.DataFrame, cols: Columns, *, groups: pd.Index | None = None,
-                 compare: bool = True) -> GroupedSample:
+def value_sample(
+    table: pd.DataFrame, cols: Columns, *, groups: pd.Index | None = None, compare: bool = True
+) -> GroupedSample:
     """A :func:`value_table` as the core's sample: one row per (group, value), weighing its summed weight.
 
     Distribution distances fold rows into weighted (group, value) atoms, so this sample
@@ -245,8 +252,9 @@ def value_sample(table: pd.DataFrame, cols: Columns, *, groups: pd.Index | None 
     weights = table[_SUM_W if cols.sample_weight is not None else _N].to_numpy(dtype=float)
     values = table[_P].to_numpy(dtype=float)
     sample = GroupedSample(np.zeros(values.size), values, codes, index, weights)
-    sample._cache["sizes"] = np.bincount(codes, weights=table[_N].to_numpy(dtype=float),
-                                         minlength=len(index)).astype(np.int64)
+    sample._cache["sizes"] = np.bincount(codes, weights=table[_N].to_numpy(dtype=float), minlength=len(index)).astype(
+        np.int64
+    )
     return sample
 
 

@@ -58,8 +58,16 @@ _NO_PER_ROW = (
 
 
 def poisson_bootstrap(
-    data: Any, target: str, prediction: str, sensitive: str | Sequence[str], measure: Measure | str, *,
-    sample_weight: str | None = None, n_boot: int = 1000, prob: float = 0.95, random_state: Any = None,
+    data: Any,
+    target: str,
+    prediction: str,
+    sensitive: str | Sequence[str],
+    measure: Measure | str,
+    *,
+    sample_weight: str | None = None,
+    n_boot: int = 1000,
+    prob: float = 0.95,
+    random_state: Any = None,
 ) -> BootstrapResult:
     """Poisson bootstrap distribution and percentile interval of a measure, computed where the data lives.
 
@@ -111,8 +119,15 @@ def poisson_bootstrap(
     # unweighted, the counts are the rows per group (the verdicts' small-group caution reads them); weighted, the
     # engine's sums are weights, not rows, and the caution is not given
     rows = None if sample_weight is not None else np.asarray(point.counts.reindex(groups), dtype=float)
-    return BootstrapResult(point, rep.draws.reshape(n_boot), prob, group_draws=rep.group_draws, groups=groups,
-                           group_values=values, group_rows=rows)
+    return BootstrapResult(
+        point,
+        rep.draws.reshape(n_boot),
+        prob,
+        group_draws=rep.group_draws,
+        groups=groups,
+        group_values=values,
+        group_rows=rows,
+    )
 
 
 def _per_row_replicates(engine: _Engine, m: Measure, kinds: tuple[str, ...], n_boot: int, seed: int) -> dict:
@@ -149,8 +164,9 @@ def _linear_replicates(table: pd.DataFrame, cols: Any, inputs: Any, weights: np.
     passes as the table has rows instead of one per replicate.
     """
     basis = np.eye(len(table))
-    per_row = np.stack([local_stats(table.assign(**{_SUM_W: basis[r]}), cols, "confusion", inputs).counts
-                        for r in range(len(table))])
+    per_row = np.stack(
+        [local_stats(table.assign(**{_SUM_W: basis[r]}), cols, "confusion", inputs).counts for r in range(len(table))]
+    )
     first = local_stats(table, cols, "confusion", inputs)
     counts = np.tensordot(weights.T, per_row, axes=1)  # (n_boot, groups, K, K)
     return dataclasses.replace(first, counts=counts)

@@ -112,12 +112,18 @@ class _Engine:
         if width is not None:
             bound = binning_bounds(sample, width)[m.distance]
             res.attrs.update(
-                binned=True, bins=m.bins, bin_width=width, error_bound=bound,
+                binned=True,
+                bins=m.bins,
+                bin_width=width,
+                error_bound=bound,
                 approximation=(
                     f"predictions binned into {m.bins} equal-width bins of width {width:.6g} (too many distinct "
                     f"values to read exactly): the value is within {bound:.6g} of the exact one ("
-                    + ("Kolmogorov-Smirnov: below it by at most the largest share of one group's mass in one bin)"
-                       if m.distance == "ks" else "1-Wasserstein: each group's mass moved by at most half a bin)")
+                    + (
+                        "Kolmogorov-Smirnov: below it by at most the largest share of one group's mass in one bin)"
+                        if m.distance == "ks"
+                        else "1-Wasserstein: each group's mass moved by at most half a bin)"
+                    )
                 ),
             )
         return res
@@ -158,8 +164,13 @@ def local_stats(table: pd.DataFrame, cols: Columns, kind: str, inputs: MeasureIn
     if kind == "errors":
         return error_stats(table, cols, groups=inputs.groups, compare=inputs.needs_sensitive)
     return confusion_stats(
-        table, cols, pos_label=inputs.pos_label, thresholded=inputs.threshold is not None, groups=inputs.groups,
-        labels=inputs.labels, compare=inputs.needs_sensitive,
+        table,
+        cols,
+        pos_label=inputs.pos_label,
+        thresholded=inputs.threshold is not None,
+        groups=inputs.groups,
+        labels=inputs.labels,
+        compare=inputs.needs_sensitive,
     )
 
 
@@ -169,8 +180,15 @@ def _index_key(index: pd.Index | None) -> tuple | None:
 
 def _inputs_key(inputs: MeasureInputs) -> tuple:
     """What an engine's statistics depend on: threshold, positive label, groups, classes, comparing or not."""
-    return (inputs.threshold, inputs.pos_label, _index_key(inputs.groups), inputs.min_group_size,
-            inputs.small_groups, _index_key(inputs.labels), inputs.needs_sensitive)
+    return (
+        inputs.threshold,
+        inputs.pos_label,
+        _index_key(inputs.groups),
+        inputs.min_group_size,
+        inputs.small_groups,
+        _index_key(inputs.labels),
+        inputs.needs_sensitive,
+    )
 
 
 def _statistics_of(measure: Measure) -> tuple[str, ...]:

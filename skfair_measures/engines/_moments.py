@@ -95,16 +95,25 @@ def _narwhals(frame: nw.LazyFrame, cols: Columns, threshold: float) -> pd.DataFr
     bad = (~s.is_between(0.0, 1.0)).fill_null(True)
     s = nw.when(bad).then(nw.lit(0.0)).otherwise(s)
     select = [nw.col(c).alias(x) for c, x in zip(cols.sensitive, sens, strict=True)]
-    select += [nw.col(cols.target).alias(_T), (s >= threshold).alias(_P), s.alias("__sfm_s"),
-               bad.cast(nw.Int64).alias(_BAD_SCORE)]
+    select += [
+        nw.col(cols.target).alias(_T),
+        (s >= threshold).alias(_P),
+        s.alias("__sfm_s"),
+        bad.cast(nw.Int64).alias(_BAD_SCORE),
+    ]
     w, s = nw.col("__sfm_weight"), nw.col("__sfm_s")
     query = (
         frame.select(*select, *_weight_columns(frame, cols))
         .group_by(*sens, _T, _P, drop_null_keys=False)
         .agg(
-            nw.len().alias(_N), w.sum().alias(_SUM_W), (w * s).sum().alias(_WS), (w * w).sum().alias(_W2),
-            (w * w * s).sum().alias(_W2S), (w * w * s * s).sum().alias(_W2S2),
-            nw.col(_BAD_W).sum(), nw.col(_BAD_SCORE).sum(),
+            nw.len().alias(_N),
+            w.sum().alias(_SUM_W),
+            (w * s).sum().alias(_WS),
+            (w * w).sum().alias(_W2),
+            (w * w * s).sum().alias(_W2S),
+            (w * w * s * s).sum().alias(_W2S2),
+            nw.col(_BAD_W).sum(),
+            nw.col(_BAD_SCORE).sum(),
         )
     )
     table = _run(query, frame, cols)
@@ -241,8 +250,9 @@ def _rows_partition(
     s = np.where(bad, 0.0, s)
     w, bad_w = _native._weights(unl, cols)
     at = np.minimum(np.floor(s * bins), bins - 1).astype(np.int64)
-    keys = [unl[c] for c in cols.sensitive] + [pd.Series(x, index=unl.index) for x in
-                                               (s >= threshold, at, (s <= split[0]) | (s >= split[1]))]
+    keys = [unl[c] for c in cols.sensitive] + [
+        pd.Series(x, index=unl.index) for x in (s >= threshold, at, (s <= split[0]) | (s >= split[1]))
+    ]
     sums = {SUM_SCORE: s} if w is None else {_SUM_W: w, SUM_SCORE: s}
     table = _native._grouped(keys, [*cols.sensitive, _P, BIN, SPLIT], sums, {_BAD_W: bad_w, _BAD_SCORE: bad})
     return labeled, table
@@ -261,15 +271,24 @@ def _rows_narwhals(
     bad = (~s.is_between(0.0, 1.0)).fill_null(True)
     s = nw.when(bad).then(nw.lit(0.0)).otherwise(s)
     select = [nw.col(c).alias(x) for c, x in zip(cols.sensitive, sens, strict=True)]
-    select += [(s >= threshold).alias(_P), (s * bins).floor().clip(0, bins - 1).cast(nw.Int64).alias(BIN),
-               ((s <= split[0]) | (s >= split[1])).alias(SPLIT), s.alias("__sfm_s"),
-               bad.cast(nw.Int64).alias(_BAD_SCORE)]
+    select += [
+        (s >= threshold).alias(_P),
+        (s * bins).floor().clip(0, bins - 1).cast(nw.Int64).alias(BIN),
+        ((s <= split[0]) | (s >= split[1])).alias(SPLIT),
+        s.alias("__sfm_s"),
+        bad.cast(nw.Int64).alias(_BAD_SCORE),
+    ]
     query = (
         frame.filter(missing)
         .select(*select, *_weight_columns(frame, cols))
         .group_by(*sens, _P, BIN, SPLIT, drop_null_keys=False)
-        .agg(nw.len().alias(_N), nw.col(_W).sum().alias(_SUM_W), nw.col("__sfm_s").sum().alias(SUM_SCORE),
-             nw.col(_BAD_W).sum(), nw.col(_BAD_SCORE).sum())
+        .agg(
+            nw.len().alias(_N),
+            nw.col(_W).sum().alias(_SUM_W),
+            nw.col("__sfm_s").sum().alias(SUM_SCORE),
+            nw.col(_BAD_W).sum(),
+            nw.col(_BAD_SCORE).sum(),
+        )
     )
     table = _run(query, frame, cols)
     return labeled, table.rename(columns=dict(zip(sens, cols.sensitive, strict=True)))

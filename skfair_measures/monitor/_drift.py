@@ -217,8 +217,10 @@ class DriftTest:
         if self._weights is None or self._weights.size != len(self.keys):
             w = np.empty(len(self.keys))
             for i, key in enumerate(self.keys):
-                cellw = [_group_weight(g, self.known) * _group_weight(h, self.known)
-                         for g, h in (key if self.plan.mode == "sum" else [key[1:]])]
+                cellw = [
+                    _group_weight(g, self.known) * _group_weight(h, self.known)
+                    for g, h in (key if self.plan.mode == "sum" else [key[1:]])
+                ]
                 w[i] = float(np.prod(cellw)) / (len(self.plan.parts) if self.plan.mode == "union" else 1.0)
             self._weights = w
         return self._weights
@@ -275,10 +277,15 @@ class DriftTest:
         def finite(a: np.ndarray) -> list:
             return np.where(np.isfinite(a), a, -1e300).tolist()
 
-        return {"known": self.known, "keys": [list(map(list, k)) if self.plan.mode == "sum" else list(k)
-                                              for k in self.keys],
-                "bets": self.bets.tolist(), "log_s": finite(self.log_s), "log_best": finite(self.log_best),
-                "best_start": self.best_start.tolist(), "log_carry": self.log_carry}
+        return {
+            "known": self.known,
+            "keys": [list(map(list, k)) if self.plan.mode == "sum" else list(k) for k in self.keys],
+            "bets": self.bets.tolist(),
+            "log_s": finite(self.log_s),
+            "log_best": finite(self.log_best),
+            "best_start": self.best_start.tolist(),
+            "log_carry": self.log_carry,
+        }
 
     @classmethod
     def from_dict(cls, plan: Plan, d: Mapping[str, Any]) -> DriftTest:
@@ -289,8 +296,16 @@ class DriftTest:
             return np.where(a <= -1e299, -np.inf, a)
 
         keys = [tuple(tuple(p) for p in key) if plan.mode == "sum" else tuple(key) for key in d["keys"]]
-        return cls(plan, int(d["known"]), keys, np.asarray(d["bets"], dtype=int).reshape(-1), arr("log_s"),
-                   arr("log_best"), np.asarray(d["best_start"], dtype=int).reshape(-1, k), float(d["log_carry"]))
+        return cls(
+            plan,
+            int(d["known"]),
+            keys,
+            np.asarray(d["bets"], dtype=int).reshape(-1),
+            arr("log_s"),
+            arr("log_best"),
+            np.asarray(d["best_start"], dtype=int).reshape(-1, k),
+            float(d["log_carry"]),
+        )
 
     def merged(self, other: DriftTest) -> DriftTest:
         """The test continuing, with the other worker's value kept as a factor (independent rows)."""

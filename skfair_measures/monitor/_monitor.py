@@ -65,8 +65,12 @@ def _roles(m: MeasureBase) -> dict[str, RatioRoles]:
         raise TypeError(_UNSUPPORTED.format(key=m.key, why="it has no base rate (it reads the rows)"))
     try:  # the interval of the measure from a box of group rates
         box = {name: np.array([0.2, 0.3]) for name in out}
-        m.bounds_from_group_values(box, {k: v + 0.1 for k, v in box.items()}, groups=pd.Index(["a", "b"]),
-                                   overall={name: (0.2, 0.4) for name in out})
+        m.bounds_from_group_values(
+            box,
+            {k: v + 0.1 for k, v in box.items()},
+            groups=pd.Index(["a", "b"]),
+            overall={name: (0.2, 0.4) for name in out},
+        )
     except TypeError as exc:
         raise TypeError(_UNSUPPORTED.format(key=m.key, why=str(exc).rstrip("."))) from None
     return out
@@ -478,8 +482,8 @@ class FairnessMonitor:
         Recent: the last ``restarts``; older: every ``restarts``-th step, at most as many.
         """
         pinned = {a[k] for a in self._alarms.values() for k in ("since", "regime")}
-        recent = need.boxes[1:][-self.restarts:]
-        older = [b for b in need.boxes[1:-self.restarts] if b.start % self.restarts == 0][-self.restarts:]
+        recent = need.boxes[1:][-self.restarts :]
+        older = [b for b in need.boxes[1 : -self.restarts] if b.start % self.restarts == 0][-self.restarts :]
         kept = {id(b) for b in older + recent}
         need.boxes = need.boxes[:1] + [b for b in need.boxes[1:] if id(b) in kept or b.start in pinned]
 
@@ -489,7 +493,8 @@ class FairnessMonitor:
             return
         latest = pd.Timestamp(self.times[-1])
         need.history[:] = [
-            (s, c) for s, c in need.history
+            (s, c)
+            for s, c in need.history
             if self.times[s - 1] is not None and pd.Timestamp(self.times[s - 1]) > latest - self.window
         ]
 
@@ -545,14 +550,27 @@ class FairnessMonitor:
                 shown = next(b for b in need.boxes if b.start == regime)
                 value, reason = self._value(m, _pad(shown.counts, n), index)
                 lower, upper = bounds[regime]
-            rows.append({
-                "key": m.key, "value": value, "lower": lower, "upper": upper, "eps": eps,
-                "alarm": alarm["step"] is not None, "alarm_step": alarm["step"], "changed_since": alarm["since"],
-                "since": alarm["regime"], "alarm_test": "drift" if test is not None else "constant rates",
-                "e_value": float(np.exp(min(log_e, 700.0))) if test is not None else np.nan,  # capped, not inf
-                "overall_value": overall, "window_value": window_value, "n_rows": int(need.total.sum()),
-                "step": self.step, "time": self.times[-1] if self.times else None, "reason": reason,
-            })
+            rows.append(
+                {
+                    "key": m.key,
+                    "value": value,
+                    "lower": lower,
+                    "upper": upper,
+                    "eps": eps,
+                    "alarm": alarm["step"] is not None,
+                    "alarm_step": alarm["step"],
+                    "changed_since": alarm["since"],
+                    "since": alarm["regime"],
+                    "alarm_test": "drift" if test is not None else "constant rates",
+                    "e_value": float(np.exp(min(log_e, 700.0))) if test is not None else np.nan,  # capped, not inf
+                    "overall_value": overall,
+                    "window_value": window_value,
+                    "n_rows": int(need.total.sum()),
+                    "step": self.step,
+                    "time": self.times[-1] if self.times else None,
+                    "reason": reason,
+                }
+            )
         self._last = rows
         self._trace.extend(rows)
 
@@ -578,9 +596,24 @@ class FairnessMonitor:
         [0.5]
         """
         if self._last is None:
-            cols = ["value", "lower", "upper", "eps", "alarm", "alarm_step", "changed_since", "since", "alarm_test",
-                    "e_value", "overall_value",
-                    "window_value", "n_rows", "step", "time", "reason"]
+            cols = [
+                "value",
+                "lower",
+                "upper",
+                "eps",
+                "alarm",
+                "alarm_step",
+                "changed_since",
+                "since",
+                "alarm_test",
+                "e_value",
+                "overall_value",
+                "window_value",
+                "n_rows",
+                "step",
+                "time",
+                "reason",
+            ]
             return pd.DataFrame(index=pd.Index([m.key for m in self.measures], name="key"), columns=cols)
         columns = {c: [r[c] for r in self._last] for c in self._last[0] if c != "key"}  # read after every batch:
         return pd.DataFrame(columns, index=pd.Index([r["key"] for r in self._last], name="key"))  # no per-row dicts
@@ -615,10 +648,19 @@ class FairnessMonitor:
                     lower, upper, _ = box.group_bounds(name, n, 1)
                     bounds = np.stack([lower, upper], axis=1)
                 with np.errstate(invalid="ignore", divide="ignore"):
-                    frames.append(pd.DataFrame({
-                        "rate": label, "group": list(index), "value": k / trials, "window_value": wk / wn,
-                        "lower": bounds[:, 0], "upper": bounds[:, 1], "n": trials.astype(int),
-                    }))
+                    frames.append(
+                        pd.DataFrame(
+                            {
+                                "rate": label,
+                                "group": list(index),
+                                "value": k / trials,
+                                "window_value": wk / wn,
+                                "lower": bounds[:, 0],
+                                "upper": bounds[:, 1],
+                                "n": trials.astype(int),
+                            }
+                        )
+                    )
         if not frames or n == 0:
             return pd.DataFrame(columns=["value", "window_value", "lower", "upper", "n"])
         return pd.concat(frames, ignore_index=True).set_index(["rate", "group"])
@@ -646,9 +688,12 @@ class FairnessMonitor:
 
     def _settings(self) -> dict[str, Any]:
         return {
-            "measures": [m.key for m in self.measures], "eps": self.eps, "alpha": self.alpha,
+            "measures": [m.key for m in self.measures],
+            "eps": self.eps,
+            "alpha": self.alpha,
             "window": self.window if isinstance(self.window, int) else str(self.window),
-            "restarts": self.restarts, "grid_size": self.grid_size,
+            "restarts": self.restarts,
+            "grid_size": self.grid_size,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -657,17 +702,25 @@ class FairnessMonitor:
         if self._pending is not None:
             pending = {c: [_json_label(v) for v in self._pending[c].tolist()] for c in self._pending.columns}
         return {
-            "format": FORMAT, "version": VERSION, "settings": self._settings(), "step": self.step,
-            "times": self.times, "groups": [_json_label(g) for g in self._groups], "group_names": self._group_names,
+            "format": FORMAT,
+            "version": VERSION,
+            "settings": self._settings(),
+            "step": self.step,
+            "times": self.times,
+            "groups": [_json_label(g) for g in self._groups],
+            "group_names": self._group_names,
             "needs": {
                 nid: {
-                    "total": need.total.tolist(), "history": [[s, c.tolist()] for s, c in need.history],
+                    "total": need.total.tolist(),
+                    "history": [[s, c.tolist()] for s, c in need.history],
                     "boxes": [b.to_dict() for b in need.boxes],
                 }
                 for nid, need in self._needs.items()
             },
             "tests": {k: t.to_dict() for k, t in self._tests.items() if t is not None},
-            "pending": pending, "alarms": self._alarms, "meta": self.meta,
+            "pending": pending,
+            "alarms": self._alarms,
+            "meta": self.meta,
             "trace": [{k: _plain(v) for k, v in r.items()} for r in self._trace],
         }
 
@@ -738,8 +791,14 @@ class FairnessMonitor:
                 measures = [msr(k) for k in keys]
             except (KeyError, ValueError) as exc:
                 raise ValueError(f"{source} monitors {keys}, not all registry keys; pass measures= ({exc}).") from None
-        mon = cls(measures, eps=settings["eps"], alpha=settings["alpha"], window=settings["window"],
-                  restarts=settings["restarts"], grid_size=settings["grid_size"])
+        mon = cls(
+            measures,
+            eps=settings["eps"],
+            alpha=settings["alpha"],
+            window=settings["window"],
+            restarts=settings["restarts"],
+            grid_size=settings["grid_size"],
+        )
         if [m.key for m in mon.measures] != keys:
             raise ValueError(
                 f"{source} monitors the measures {keys}; the measures given are {[m.key for m in mon.measures]}. "
@@ -769,10 +828,9 @@ class FairnessMonitor:
                 mon._tests[k] = DriftTest.from_dict(test.plan, saved_test)
         mon._alarms = {k: dict(v) for k, v in state["alarms"].items()}
         mon.meta = dict(state.get("meta", {}))
-        mon._trace = [{k: (np.nan if v is None and k in _FLOATS else v)
-                       for k, v in r.items()} for r in state["trace"]]
+        mon._trace = [{k: (np.nan if v is None and k in _FLOATS else v) for k, v in r.items()} for r in state["trace"]]
         if mon._trace:
-            mon._last = mon._trace[-len(mon.measures):]
+            mon._last = mon._trace[-len(mon.measures) :]
         return mon
 
     def merge(self, other: FairnessMonitor) -> FairnessMonitor:
@@ -855,4 +913,3 @@ class FairnessMonitor:
 
     def __repr__(self) -> str:
         return f"FairnessMonitor({[m.key for m in self.measures]}, step={self.step}, groups={len(self._groups)})"
-

@@ -101,7 +101,7 @@ class Box:
         successes, trials = np.zeros(self.stack.rows), np.zeros(self.stack.rows)
         for name, (k, n) in rates.items():
             rows = self.rows[name]
-            successes[rows[1: k.size + 1]], trials[rows[1: k.size + 1]] = k, n
+            successes[rows[1 : k.size + 1]], trials[rows[1 : k.size + 1]] = k, n
             successes[rows[0]], trials[rows[0]] = k.sum(), n.sum()
         self._read.clear()
         return successes, trials
@@ -159,7 +159,7 @@ class Box:
         if not rows:
             return lower, upper, (0.0, 1.0)
         lo, hi = self._intervals(n_bases)
-        groups = rows[1: n_groups + 1]
+        groups = rows[1 : n_groups + 1]
         lower[: len(groups)], upper[: len(groups)] = lo[groups], hi[groups]
         return lower, upper, (float(lo[rows[0]]), float(hi[rows[0]]))
 
@@ -204,17 +204,25 @@ class Box:
         m, t = np.array(mine_rows, dtype=int), np.array(their_rows, dtype=int)
         both, only_m, only_t = (m >= 0) & (t >= 0), (m >= 0) & (t < 0), (m < 0) & (t >= 0)
         fresh = (m < 0) & (t < 0)
-        parts = [self.stack.take(m[both]).combined(other.stack.take(t[both])), self.stack.take(m[only_m]),
-                 other.stack.take(t[only_t]), BettingStack(int(fresh.sum()), grid_size=self.grid_size,
-                                                           alpha_bet=self.alpha_bet)]
+        parts = [
+            self.stack.take(m[both]).combined(other.stack.take(t[both])),
+            self.stack.take(m[only_m]),
+            other.stack.take(t[only_t]),
+            BettingStack(int(fresh.sum()), grid_size=self.grid_size, alpha_bet=self.alpha_bet),
+        ]
         order = np.concatenate([np.flatnonzero(x) for x in (both, only_m, only_t, fresh)])
         out.stack = BettingStack.concat(parts).take(np.argsort(order))
         return out
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "start": self.start, "alpha": self.alpha, "known": self.known, "grid_size": self.grid_size,
-            "rows": self.rows, "stack": self.stack.to_dict(), "counts": self.counts.tolist(),
+            "start": self.start,
+            "alpha": self.alpha,
+            "known": self.known,
+            "grid_size": self.grid_size,
+            "rows": self.rows,
+            "stack": self.stack.to_dict(),
+            "counts": self.counts.tolist(),
         }
 
     @classmethod
@@ -229,8 +237,10 @@ class Box:
         parts = []
         for name, seqs in d["seqs"].items():
             pooled = d["pooled"].get(name)
-            saved = [pooled if pooled is not None else BettingCS(grid_size=box.grid_size,
-                                                                 alpha_bet=box.alpha_bet).to_dict(), *seqs]
+            saved = [
+                pooled if pooled is not None else BettingCS(grid_size=box.grid_size, alpha_bet=box.alpha_bet).to_dict(),
+                *seqs,
+            ]
             box.rows[name] = list(range(len(parts), len(parts) + len(saved)))
             parts += [BettingCS.from_dict(s)._stack for s in saved]
         if parts:

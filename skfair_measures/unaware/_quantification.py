@@ -157,9 +157,7 @@ class QuantificationResult(ReplicatesResult):
         self._draws = draws
         self._reason = reason
 
-    _no_replicates_hint = (
-        "pass n_boot= (e.g. quantified_disparity(..., n_boot=200)) or use the measure's bootstrap()"
-    )
+    _no_replicates_hint = "pass n_boot= (e.g. quantified_disparity(..., n_boot=200)) or use the measure's bootstrap()"
 
     @property
     def reliable(self) -> bool:

@@ -369,8 +369,9 @@ def _details(p: Payload, base: str, name: str, res: Result, ctx: _Context) -> No
             for k, v in overall.items():
                 p.add_metric(f"{base}.{names[k]}", v, result=name, quantity="overall", part=str(k), rows="all")
         elif overall is not None:
-            p.add_metric(f"{base}.{_overall_names(measure, [None])[None]}", overall, result=name,
-                         quantity="overall", rows="all")
+            p.add_metric(
+                f"{base}.{_overall_names(measure, [None])[None]}", overall, result=name, quantity="overall", rows="all"
+            )
     if res.kind not in _SAMPLED:
         interval = _interval(res, ctx.options["prob"])
         if interval is not None:
@@ -398,14 +399,14 @@ def _overall_names(measure: MeasureBase | None, parts: list[Any]) -> dict[Any, s
     >>> _overall_names(sfm.msr("fairness.eod"), ["fairness.tpr", "fairness.fpr"])
     {'fairness.tpr': 'overall_tpr', 'fairness.fpr': 'overall_fpr'}
     """
+
     def one_base(m: MeasureBase | None) -> str | None:
         bases = [] if m is None else list(m.bases)
         return bases[0].name if len(bases) == 1 else None
 
     children = {} if measure is None else {c.key: c for c in measure.children}
     texts = [
-        (one_base(measure) if part is None else one_base(children.get(part)) or str(part)) or "value"
-        for part in parts
+        (one_base(measure) if part is None else one_base(children.get(part)) or str(part)) or "value" for part in parts
     ]
     segs = unique_segments(list(range(len(parts))), texts)
     return {part: f"overall_{segs[i]}" for i, part in enumerate(parts)}
@@ -441,8 +442,13 @@ def _draw_summaries(p: Payload, base: str, name: str, res: Result, ctx: _Context
         p.add_metric(f"{pre}/{word}_within", within, **meaning, quantity=f"{word}_within", eps=eps, ideal=ideal)
         p.add_param(f"{ctx.prefix}fairness.eps", eps)
     if ideal is not None and measure.signed:  # an unsigned measure is never below its ideal: no information
-        p.add_metric(f"{pre}/{word}_greater", float(np.mean(draws > ideal)), **meaning,
-                     quantity=f"{word}_greater", threshold=ideal)
+        p.add_metric(
+            f"{pre}/{word}_greater",
+            float(np.mean(draws > ideal)),
+            **meaning,
+            quantity=f"{word}_greater",
+            threshold=ideal,
+        )
 
 
 def count_rows(res: Result) -> str:
@@ -466,9 +472,12 @@ def _posterior_rows(p: Payload, pre: str, res: Result, meaning: dict[str, Any]) 
     n_lab, n_unl = int(attrs.get("n_labeled", 0)), int(attrs["n_unlabeled"])
     p.add_metric(f"{pre}/n_rows", n_lab + n_unl, **meaning, quantity="n_rows")
     p.add_metric(f"{pre}/n_labeled", n_lab, **meaning, quantity="n_labeled")
-    p.add_tag(f"{pre}.rows", f"fitted on {n_lab:,} labeled rows and the scores of {n_unl:,} unlabeled rows: it "
-              f"describes all {n_lab + n_unl:,} rows; a point value computed on the labeled rows alone may lie "
-              "outside its interval")
+    p.add_tag(
+        f"{pre}.rows",
+        f"fitted on {n_lab:,} labeled rows and the scores of {n_unl:,} unlabeled rows: it "
+        f"describes all {n_lab + n_unl:,} rows; a point value computed on the labeled rows alone may lie "
+        "outside its interval",
+    )
 
 
 def _counts(p: Payload, base: str, name: str, res: Result, ctx: _Context) -> None:
@@ -513,9 +522,11 @@ def _warn_left_out(p: Payload, ctx: _Context, items: list[tuple[str, Result]]) -
         return
     shown, n = len(ctx.metric_groups), len(index)
     what = "sizes and values" if ctx.group_metrics else "sizes"
-    text = (f"the group {what} of the {shown} largest of {n:,} groups are metrics, {n - shown:,} groups are "
-            f"left out of the metrics (MAX_METRIC_GROUPS = {MAX_METRIC_GROUPS}); the groupwise.json table "
-            "artifact and results.json hold every group")
+    text = (
+        f"the group {what} of the {shown} largest of {n:,} groups are metrics, {n - shown:,} groups are "
+        f"left out of the metrics (MAX_METRIC_GROUPS = {MAX_METRIC_GROUPS}); the groupwise.json table "
+        "artifact and results.json hold every group"
+    )
     p.add_tag("skfair.groups_as_metrics", text)
     warnings.warn(f"log_fairness: {text}.", UserWarning, stacklevel=4)
 
@@ -541,8 +552,15 @@ def _group_values(p: Payload, base: str, name: str, res: Result, ctx: _Context) 
     where = base if res.kind not in _SAMPLED else f"{base}.{res.kind}"
     for col in frame.columns:
         for g, v in frame[col].items():
-            p.add_metric(f"{where}{'.' if where == base else '/'}group_{columns[col]}/{groups[g]}", v, result=name,
-                         kind=res.kind, quantity="by_group", column=str(col), group=plain(g))
+            p.add_metric(
+                f"{where}{'.' if where == base else '/'}group_{columns[col]}/{groups[g]}",
+                v,
+                result=name,
+                kind=res.kind,
+                quantity="by_group",
+                column=str(col),
+                group=plain(g),
+            )
 
 
 def _frame(by_group: pd.Series | pd.DataFrame | None) -> pd.DataFrame | None:
@@ -580,8 +598,11 @@ def _group_tags(p: Payload, items: list[tuple[str, Result]]) -> None:
     p.add_tag("skfair.groups", listed)
     p.add_tag("skfair.n_groups", str(len(index)))
     if len(json.loads(listed)) < len(index):
-        p.add_tag("skfair.groups_listed", f"the first {len(json.loads(listed))} of {len(index)} groups "
-                  "(a tag holds at most 8000 characters); the groupwise.json artifact holds them all")
+        p.add_tag(
+            "skfair.groups_listed",
+            f"the first {len(json.loads(listed))} of {len(index)} groups "
+            "(a tag holds at most 8000 characters); the groupwise.json artifact holds them all",
+        )
 
 
 def _fitting_json(values: list[Any], limit: int) -> str:
@@ -712,8 +733,15 @@ def _palette(n: int) -> list[Any]:
     return [cmap(i % cmap.N) for i in range(n)]
 
 
-def density_chart(draws: np.ndarray, *, name: str, kind: str, interval: tuple[float, float] | None,
-                  ideal: float | None, eps: float | None) -> bytes:
+def density_chart(
+    draws: np.ndarray,
+    *,
+    name: str,
+    kind: str,
+    interval: tuple[float, float] | None,
+    ideal: float | None,
+    eps: float | None,
+) -> bytes:
     """Histogram of draws with the interval and the region of practical fairness around the ideal."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -743,8 +771,14 @@ def _sampled_artifacts(p: Payload, name: str, res: Result, ctx: _Context) -> Non
         return
     measure = _measure_of(res, ctx)
     folder = f"{ctx.artifact_dir}/{sanitize_segment(name)}"
-    png = density_chart(draws, name=name, kind=res.kind, interval=res.interval(ctx.options["prob"]),
-                        ideal=None if measure is None else measure.ideal, eps=ctx.options.get("eps"))
+    png = density_chart(
+        draws,
+        name=name,
+        kind=res.kind,
+        interval=res.interval(ctx.options["prob"]),
+        ideal=None if measure is None else measure.ideal,
+        eps=ctx.options.get("eps"),
+    )
     p.artifacts.append(Artifact(f"{folder}/{res.kind}_density.png", png))
     csv = pd.DataFrame({res.key: draws}).to_csv(index_label="draw")
     p.artifacts.append(Artifact(f"{folder}/{res.kind}_draws.csv", csv))
@@ -823,8 +857,16 @@ def collect(
         if log_params:
             _params(payload, keys[name], res, ctx)
     _group_tags(payload, items)
-    add_verdicts(payload, [r for _, r in items], prefix=prefix, key_prefix=clean_prefix, step=step,
-                 prob=options["prob"], eps=options["eps"], artifacts=artifacts)
+    add_verdicts(
+        payload,
+        [r for _, r in items],
+        prefix=prefix,
+        key_prefix=clean_prefix,
+        step=step,
+        prob=options["prob"],
+        eps=options["eps"],
+        artifacts=artifacts,
+    )
     _warn_left_out(payload, ctx, items)
     if artifacts:
         _artifacts(payload, items, ctx, prefix=prefix, step=step)
@@ -843,14 +885,17 @@ def _artifacts(p: Payload, items: list[tuple[str, Result]], ctx: _Context, *, pr
             try:
                 p.artifacts.append(Artifact(f"{ctx.artifact_dir}/groupwise.png", groupwise_chart(table)))
             except Exception as exc:  # noqa: BLE001 - a chart must never cost the metrics
-                warnings.warn(f"the groupwise chart could not be drawn ({type(exc).__name__}: {exc}); the metrics "
-                              "and the groupwise.json table are logged without it", RuntimeWarning, stacklevel=4)
+                warnings.warn(
+                    f"the groupwise chart could not be drawn ({type(exc).__name__}: {exc}); the metrics "
+                    "and the groupwise.json table are logged without it",
+                    RuntimeWarning,
+                    stacklevel=4,
+                )
     for name, res in items:
         if res.kind in _SAMPLED and res.draws is not None:
             _sampled_artifacts(p, name, res, ctx)
     results = [{"name": n, **r.to_dict(), **_config(r, ctx)} for n, r in items]
-    record = {"prefix": prefix, "step": step, "results": results,
-              "metric_keys": p.key_map}
+    record = {"prefix": prefix, "step": step, "results": results, "metric_keys": p.key_map}
     p.artifacts.insert(0, Artifact(f"{ctx.artifact_dir}/results.json", _json(record)))
 
 

@@ -130,21 +130,37 @@ def _split_params(params: Mapping[str, Any], idx: np.ndarray, n: int) -> dict[st
     return out
 
 
-def _plan(estimator: Any, X: Any, y: Any, *, measures: Any, sensitive_features: Any, sensitive: Any, cv: Any,
-          groups: Any, fit_params: Mapping[str, Any] | None, pos_label: Any,
-          posterior: Mapping[str, Any] | None, random_state: Any = None) -> _Plan:
+def _plan(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    *,
+    measures: Any,
+    sensitive_features: Any,
+    sensitive: Any,
+    cv: Any,
+    groups: Any,
+    fit_params: Mapping[str, Any] | None,
+    pos_label: Any,
+    posterior: Mapping[str, Any] | None,
+    random_state: Any = None,
+) -> _Plan:
     from sklearn.base import is_classifier
 
     A = resolve_sensitive(sensitive_features, X=X, columns=sensitive)
     all_groups = full_groups(A)
     ms = declare_groups(resolve_measures(measures, pos_label=pos_label), all_groups)
     codes, _ = encode_groups(A, len(y), name="sensitive_features", groups=all_groups)
-    splits = fold_splits(cv, X, y, sensitive_codes=codes, groups=groups, random_state=random_state,
-                         classifier=is_classifier(estimator))
+    splits = fold_splits(
+        cv, X, y, sensitive_codes=codes, groups=groups, random_state=random_state, classifier=is_classifier(estimator)
+    )
     small = small_groups_in_folds(fold_group_sizes(codes, [te for _, te in splits], all_groups))
     integer = isinstance(cv, int | np.integer) and not isinstance(cv, bool)
-    splitter = (f"StratifiedKFold(n_splits={cv}, shuffle=True, random_state={random_state!r}) on label x group "
-                "strata" if integer else cv)
+    splitter = (
+        f"StratifiedKFold(n_splits={cv}, shuffle=True, random_state={random_state!r}) on label x group strata"
+        if integer
+        else cv
+    )
     return _Plan(
         measures=ms,
         sensitive=A,
@@ -156,13 +172,17 @@ def _plan(estimator: Any, X: Any, y: Any, *, measures: Any, sensitive_features: 
         want_scores=needs_scores(ms) or posterior is not None,
         posterior=None if posterior is None else dict(posterior),
         small=small,
-        without_small=[m.with_inputs(min_group_size=SMALL_GROUP_ROWS) for m in ms
-                       if len(small) and m.inputs.needs_sensitive and m.inputs.min_group_size is None],
+        without_small=[
+            m.with_inputs(min_group_size=SMALL_GROUP_ROWS)
+            for m in ms
+            if len(small) and m.inputs.needs_sensitive and m.inputs.min_group_size is None
+        ],
     )
 
 
-def _fit_fold(estimator: Any, X: Any, y: Any, sample_weight: Any, train: np.ndarray, test: np.ndarray,
-              plan: _Plan) -> tuple[Any, dict[str, Result], dict[str, Result], dict[str, float]]:
+def _fit_fold(
+    estimator: Any, X: Any, y: Any, sample_weight: Any, train: np.ndarray, test: np.ndarray, plan: _Plan
+) -> tuple[Any, dict[str, Result], dict[str, Result], dict[str, float]]:
     """Fit one fold and compute its measures (and posteriors): no MLflow calls, so it can run anywhere."""
     from sklearn.base import clone
     from sklearn.utils import _safe_indexing
@@ -187,8 +207,9 @@ def _fit_fold(estimator: Any, X: Any, y: Any, sample_weight: Any, train: np.ndar
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                without[m.key] = evaluate_all([m], y_te, y_pred, y_score=y_score, sensitive_features=A,
-                                              sample_weight=w)[m.key].value
+                without[m.key] = evaluate_all(
+                    [m], y_te, y_pred, y_score=y_score, sensitive_features=A, sample_weight=w
+                )[m.key].value
             except SingleGroupError:
                 without[m.key] = math.nan
     return est, results, posts, without
@@ -212,8 +233,9 @@ def _summarise(fitted: list[tuple], plan: _Plan) -> CrossValidationResult:
         small_keys = [m.key for m in plan.without_small]
         without = pd.DataFrame([w for *_, w in fitted], columns=small_keys, dtype=float)
         means = [t[small_keys].mean(skipna=False).to_frame("").T for t in (scores, without)]
-        warnings.warn(small_group_effect(plan.small, *means, who="cross_validate_fairness"), SmallGroupWarning,
-                      stacklevel=3)
+        warnings.warn(
+            small_group_effect(plan.small, *means, who="cross_validate_fairness"), SmallGroupWarning, stacklevel=3
+        )
     return CrossValidationResult(
         scores=scores,
         mean=scores.mean(skipna=False),
@@ -331,9 +353,20 @@ def cross_validate_fairness(
     ...     measures=["fairness.eod", "classif.acc"], sensitive_features=A["sex"])
     >>> res.mean["fairness.eod"]                                     # doctest: +SKIP
     """
-    plan = _plan(estimator, X, y, measures=measures, sensitive_features=sensitive_features, sensitive=sensitive,
-                 cv=cv, groups=groups, fit_params=fit_params, pos_label=pos_label, posterior=posterior,
-                 random_state=random_state)
+    plan = _plan(
+        estimator,
+        X,
+        y,
+        measures=measures,
+        sensitive_features=sensitive_features,
+        sensitive=sensitive,
+        cv=cv,
+        groups=groups,
+        fit_params=fit_params,
+        pos_label=pos_label,
+        posterior=posterior,
+        random_state=random_state,
+    )
     out = _summarise(_fit_folds(estimator, X, y, sample_weight, plan, n_jobs), plan)
     session = TrackingSession("cross_validate_fairness", timeout=timeout)
     kw = {"prefix": prefix, "log_params": log_params, "artifacts": artifacts}
@@ -368,8 +401,17 @@ def _end_run(session: TrackingSession) -> None:
             mlflow.end_run(status="FAILED")  # MLflow pops the run before it calls the server
 
 
-def _log_folds(session: TrackingSession, out: CrossValidationResult, plan: _Plan, parent_id: str, *,
-               fold_runs: bool, prefix: str, log_params: bool, artifacts: bool) -> None:
+def _log_folds(
+    session: TrackingSession,
+    out: CrossValidationResult,
+    plan: _Plan,
+    parent_id: str,
+    *,
+    fold_runs: bool,
+    prefix: str,
+    log_params: bool,
+    artifacts: bool,
+) -> None:
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient()
@@ -381,27 +423,50 @@ def _log_folds(session: TrackingSession, out: CrossValidationResult, plan: _Plan
         options = {k: plan.posterior[k] for k in ("prob", "eps") if plan.posterior and k in plan.posterior}
         if fold_runs:
             child = session.call(
-                f"create the run of fold {i}", client.create_run, parent.info.experiment_id,
+                f"create the run of fold {i}",
+                client.create_run,
+                parent.info.experiment_id,
                 run_name=f"{parent.info.run_name or 'cv'}-fold-{i}",
                 tags={"mlflow.parentRunId": parent_id, "skfair.fold": str(i)},
             )
             if child is None:
                 return
             out.fold_run_ids.append(child.info.run_id)
-            payload = collect(named, prefix=prefix, measures=plan.measures, log_params=log_params,
-                              artifacts=artifacts, posterior_options=options)
+            payload = collect(
+                named,
+                prefix=prefix,
+                measures=plan.measures,
+                log_params=log_params,
+                artifacts=artifacts,
+                posterior_options=options,
+            )
             out.logged.append(log_payload(payload, session, run_id=child.info.run_id))
             session.call(f"end the run of fold {i}", client.set_terminated, child.info.run_id)
         else:
-            payload = collect(named, prefix=f"{prefix}fold/", measures=plan.measures, log_params=False,
-                              artifacts=artifacts, posterior_options=options, step=i)
+            payload = collect(
+                named,
+                prefix=f"{prefix}fold/",
+                measures=plan.measures,
+                log_params=False,
+                artifacts=artifacts,
+                posterior_options=options,
+                step=i,
+            )
             out.logged.append(log_payload(payload, session, run_id=parent_id, step=i))
         if not session.ok:
             return
 
 
-def _log_parent(session: TrackingSession, out: CrossValidationResult, plan: _Plan, estimator: Any, *,
-                prefix: str, log_params: bool, artifacts: bool) -> None:
+def _log_parent(
+    session: TrackingSession,
+    out: CrossValidationResult,
+    plan: _Plan,
+    estimator: Any,
+    *,
+    prefix: str,
+    log_params: bool,
+    artifacts: bool,
+) -> None:
     """Mean and sd at plain keys, the folds as a table, configuration as params, groups as tags."""
     if not session.ok:
         return

@@ -178,8 +178,7 @@ def log_fairness(
     for name, res in name_results(result_or_results):
         results[name if name not in results else f"{name} ({res.kind})"] = res
     session = TrackingSession("log_fairness", timeout=timeout)
-    return log_payload(payload, session, run_id=run_id, step=step, results=results, model_id=model_id,
-                       dataset=dataset)
+    return log_payload(payload, session, run_id=run_id, step=step, results=results, model_id=model_id, dataset=dataset)
 
 
 def _resolve_run_id(run_id: str | None) -> str:
@@ -298,8 +297,9 @@ def log_payload(
         metrics, param_objs, tags = _entities(payload, params, out.step, model_id, dataset)
         for ms, ps, ts in _batches(metrics, param_objs, tags):
             if ms or ps or ts:
-                session.call("log metrics, params and tags", client.log_batch, out.run_id, metrics=ms, params=ps,
-                             tags=ts)
+                session.call(
+                    "log metrics, params and tags", client.log_batch, out.run_id, metrics=ms, params=ps, tags=ts
+                )
         _send_files(session, client, out, payload)
     out.logged, out.error = session.ok, session.error
     return out

@@ -35,8 +35,17 @@ VERDICT_TABLE = "fairness/verdicts.json"
 VERDICTS = ("exceeds", "inconclusive", "within", "undefined")
 
 
-def add_verdicts(p: Payload, results: list[Any], *, prefix: str, key_prefix: str, step: int | None, prob: float,
-                 eps: float, artifacts: bool) -> None:
+def add_verdicts(
+    p: Payload,
+    results: list[Any],
+    *,
+    prefix: str,
+    key_prefix: str,
+    step: int | None,
+    prob: float,
+    eps: float,
+    artifacts: bool,
+) -> None:
     """Add the verdicts of ``results`` (those with joint draws) to the payload; nothing if there are none.
 
     ``prefix`` is the call's prefix as given (a column of the table), ``key_prefix`` the
@@ -46,20 +55,33 @@ def add_verdicts(p: Payload, results: list[Any], *, prefix: str, key_prefix: str
     if not tables:
         return
     rows = pd.concat(
-        [t.assign(source=t.attrs["source"], fit=i, family_wise_level=t.attrs["family_wise_level"], eps=t.attrs["eps"])
-         for i, t in enumerate(tables)],
+        [
+            t.assign(
+                source=t.attrs["source"], fit=i, family_wise_level=t.attrs["family_wise_level"], eps=t.attrs["eps"]
+            )
+            for i, t in enumerate(tables)
+        ],
         ignore_index=True,
     )
     rows.insert(0, "step", 0 if step is None else int(step))
     rows.insert(0, "prefix", pd.Series([prefix] * len(rows), dtype=object))
     counts = rows["verdict"].value_counts()
     for verdict in VERDICTS:
-        p.add_metric(f"{key_prefix}fairness.verdicts/{verdict}", float(counts.get(verdict, 0)),
-                     quantity="verdict count", verdict=verdict, eps=eps, family_wise_level=prob)
-    how = "; ".join(f"table {i} ({t.attrs['source']}, {t.attrs['family_size']} distinct differences): "
-                    f"{t.attrs['construction']}"
-                    for i, t in enumerate(tables))
-    p.add_tag(f"{key_prefix}fairness.verdicts",
-              f"|rate_a - rate_b| <= eps = {eps:g}, jointly at family-wise level {prob:g} per table; {how}")
+        p.add_metric(
+            f"{key_prefix}fairness.verdicts/{verdict}",
+            float(counts.get(verdict, 0)),
+            quantity="verdict count",
+            verdict=verdict,
+            eps=eps,
+            family_wise_level=prob,
+        )
+    how = "; ".join(
+        f"table {i} ({t.attrs['source']}, {t.attrs['family_size']} distinct differences): {t.attrs['construction']}"
+        for i, t in enumerate(tables)
+    )
+    p.add_tag(
+        f"{key_prefix}fairness.verdicts",
+        f"|rate_a - rate_b| <= eps = {eps:g}, jointly at family-wise level {prob:g} per table; {how}",
+    )
     if artifacts:
         p.tables[VERDICT_TABLE] = rows.astype({c: object for c in rows.columns if rows[c].dtype.kind in "OTU"})

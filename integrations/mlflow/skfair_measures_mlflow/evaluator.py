@@ -32,8 +32,7 @@ CONFIG_KEYS: dict[str, str] = {
     "array with one group per row (required)",
     "measures": "registry keys, Measure objects or dicts {'key': ..., **overrides}; default "
     "fairness.tpr, fairness.fpr, fairness.cv, fairness.eod, classif.acc",
-    "pos_label": "positive class, passed to measures built from keys and used to pick the "
-    "probability column",
+    "pos_label": "positive class, passed to measures built from keys and used to pick the probability column",
     "sample_weight": "column name or array of sample weights",
     "posterior": "dict: method, reference, random_state, ... for skfair_measures.bayes.posteriors, plus "
     "prob (interval coverage), eps (practical-fairness margin around the ideal value), measures",
@@ -175,8 +174,9 @@ def _read_data(dataset: Any, cfg: Mapping[str, Any]) -> _Data:
     for c in cols or ():
         _column(X, c, "sensitive")
     if cols is None and len(cfg["sensitive_features"]) != len(X):
-        raise ValueError(f"sensitive_features has {len(cfg['sensitive_features'])} entries but the data has "
-                         f"{len(X)} rows.")
+        raise ValueError(
+            f"sensitive_features has {len(cfg['sensitive_features'])} entries but the data has {len(X)} rows."
+        )
     A = resolve_sensitive(None if cols else cfg["sensitive_features"], X=X, columns=cols)
     drop = list(cols) if cols and cfg["drop_sensitive"] else []
     w = cfg.get("sample_weight")
@@ -190,8 +190,15 @@ def _read_data(dataset: Any, cfg: Mapping[str, Any]) -> _Data:
     return _Data(X_model, np.asarray(dataset.labels_data), A, w, scores)
 
 
-def _predictions(model: Any, dataset: Any, data: _Data, cfg: Mapping[str, Any], predictions: str | None,
-                 want_scores: bool, pos_label: Any) -> tuple[Any, Any]:
+def _predictions(
+    model: Any,
+    dataset: Any,
+    data: _Data,
+    cfg: Mapping[str, Any],
+    predictions: str | None,
+    want_scores: bool,
+    pos_label: Any,
+) -> tuple[Any, Any]:
     """``(y_pred, y_score)`` from the model, or from the data when there is no model."""
     import numpy as np
 
@@ -313,10 +320,17 @@ class FairnessEvaluator(ModelEvaluator):
         data = _read_data(dataset, cfg)
         measures = resolve_measures(cfg.get("measures"), pos_label=cfg.get("pos_label"))
         want_scores = needs_scores(measures) or cfg.get("posterior") is not None
-        y_pred, y_score = _predictions(model, dataset, data, cfg, predictions, want_scores,
-                                       score_label(measures, cfg.get("pos_label")))
-        results = evaluate_all(measures, data.y_true, y_pred, y_score=y_score, sensitive_features=data.sensitive,
-                               sample_weight=data.sample_weight)
+        y_pred, y_score = _predictions(
+            model, dataset, data, cfg, predictions, want_scores, score_label(measures, cfg.get("pos_label"))
+        )
+        results = evaluate_all(
+            measures,
+            data.y_true,
+            y_pred,
+            y_score=y_score,
+            sensitive_features=data.sensitive,
+            sample_weight=data.sample_weight,
+        )
         posts = _posteriors(measures, data, y_pred, y_score, cfg.get("posterior"))
         logged = _log(results, posts, measures, cfg, run_id=run_id, model_id=kwargs.get("model_id"))
         return EvaluationResult(
@@ -326,8 +340,9 @@ class FairnessEvaluator(ModelEvaluator):
         )
 
 
-def _posteriors(measures: list[Any], data: _Data, y_pred: Any, y_score: Any,
-                options: Mapping[str, Any] | None) -> dict[str, Any]:
+def _posteriors(
+    measures: list[Any], data: _Data, y_pred: Any, y_score: Any, options: Mapping[str, Any] | None
+) -> dict[str, Any]:
     from ._compute import compute_posteriors
 
     if options is None:
@@ -336,8 +351,15 @@ def _posteriors(measures: list[Any], data: _Data, y_pred: Any, y_score: Any,
     return compute_posteriors(measures, data.y_true, scores, sensitive_features=data.sensitive, options=options)
 
 
-def _log(results: dict[str, Any], posts: dict[str, Any], measures: list[Any], cfg: Mapping[str, Any], *,
-         run_id: str, model_id: str | None) -> Any:
+def _log(
+    results: dict[str, Any],
+    posts: dict[str, Any],
+    measures: list[Any],
+    cfg: Mapping[str, Any],
+    *,
+    run_id: str,
+    model_id: str | None,
+) -> Any:
     from ._tracking import log_fairness
 
     options = cfg.get("posterior") or {}

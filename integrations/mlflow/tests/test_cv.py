@@ -32,8 +32,7 @@ def test_folds_and_the_parent_mean_and_sd(tracking, data):
     pipe = make_pipeline(sfm.DropColumns("sex"), LogisticRegression())
     Xc = X[["x1", "x2", "sex"]]
     keys = ["fairness.tpr", "classif.acc"]
-    res = cross_validate_fairness(pipe, Xc, y, measures=keys, sensitive="sex", cv=3, run_name="cv",
-                                  random_state=0)
+    res = cross_validate_fairness(pipe, Xc, y, measures=keys, sensitive="sex", cv=3, run_name="cv", random_state=0)
     assert mlflow.active_run() is None  # the run it started is closed
     assert MlflowClient().get_run(res.run_id).info.status == "FINISHED"
     parent = metrics(res.run_id)
@@ -67,8 +66,14 @@ def test_a_fold_missing_a_group_declares_it_and_says_why(tracking, data):
     # GroupKFold on race: every test fold misses the races of the other folds
     with pytest.warns(sfm.UndefinedGroupWarning, match="no positives in y_true"):
         res = cross_validate_fairness(
-            LogisticRegression(), X[["x1", "x2"]], y, measures=["fairness.tpr"], sensitive_features=X["race"],
-            cv=GroupKFold(3), groups=X["race"], artifacts=False,
+            LogisticRegression(),
+            X[["x1", "x2"]],
+            y,
+            measures=["fairness.tpr"],
+            sensitive_features=X["race"],
+            cv=GroupKFold(3),
+            groups=X["race"],
+            artifacts=False,
         )
     assert res.groups.tolist() == ["a/b", "c=d", "e"]
     for fold in res.folds:
@@ -81,8 +86,13 @@ def test_a_fold_missing_a_group_declares_it_and_says_why(tracking, data):
 
 def test_parallel_folds_match_serial_ones(tracking, data):
     X, y = data
-    kw = dict(measures=["fairness.tpr", "fairness.eod", "classif.acc"], sensitive_features=X["sex"], cv=3,
-              random_state=0, artifacts=False)
+    kw = dict(
+        measures=["fairness.tpr", "fairness.eod", "classif.acc"],
+        sensitive_features=X["sex"],
+        cv=3,
+        random_state=0,
+        artifacts=False,
+    )
     serial = cross_validate_fairness(LogisticRegression(), X[["x1", "x2"]], y, **kw)
     with joblib.parallel_backend("threading"):  # the same code path as worker processes, without their start-up
         parallel = cross_validate_fairness(LogisticRegression(), X[["x1", "x2"]], y, n_jobs=2, **kw)
@@ -96,13 +106,21 @@ def test_without_fold_runs_the_folds_are_steps_under_fold(tracking, data):
     X, y = data
     with mlflow.start_run() as run:
         res = cross_validate_fairness(
-            LogisticRegression(), X[["x1", "x2"]], y, measures=["fairness.fpr"],
-            sensitive_features=X["race"], cv=2, fold_runs=False, artifacts=False,
+            LogisticRegression(),
+            X[["x1", "x2"]],
+            y,
+            measures=["fairness.fpr"],
+            sensitive_features=X["race"],
+            cv=2,
+            fold_runs=False,
+            artifacts=False,
         )
     assert res.run_id == run.info.run_id and res.fold_run_ids == []
     hist = sorted(MlflowClient().get_metric_history(run.info.run_id, "fold/fairness.fpr"), key=lambda h: h.step)
-    assert [(h.step, h.value) for h in hist] == [(0, pytest.approx(res.scores.loc[0, "fairness.fpr"])),
-                                                 (1, pytest.approx(res.scores.loc[1, "fairness.fpr"]))]
+    assert [(h.step, h.value) for h in hist] == [
+        (0, pytest.approx(res.scores.loc[0, "fairness.fpr"])),
+        (1, pytest.approx(res.scores.loc[1, "fairness.fpr"])),
+    ]
     assert metrics(run.info.run_id)["fairness.fpr"] == pytest.approx(res.mean["fairness.fpr"])
     with pytest.raises(ValueError, match="sensitive_features is required"):
         cross_validate_fairness(LogisticRegression(), X, y, measures=["fairness.fpr"], cv=2)
@@ -119,22 +137,33 @@ def test_posteriors_per_fold_in_one_joint_call(tracking, data, monkeypatch):
 
     monkeypatch.setattr(bayes, "posteriors", joint)
     res = cross_validate_fairness(
-        LogisticRegression(), X[["x1", "x2"]], y, measures=["fairness.tpr", "fairness.fpr", "classif.acc"],
-        sensitive_features=X["sex"], cv=2, posterior={"method": "bb"},
+        LogisticRegression(),
+        X[["x1", "x2"]],
+        y,
+        measures=["fairness.tpr", "fairness.fpr", "classif.acc"],
+        sensitive_features=X["sex"],
+        cv=2,
+        posterior={"method": "bb"},
     )
     assert [keys for keys, _ in seen] == [["fairness.tpr", "fairness.fpr"]] * 2  # one call per fold
     assert all(((s > 0) & (s < 1)).all() for _, s in seen)  # probabilities, not labels
     for i, rid in enumerate(res.fold_run_ids):
         assert metrics(rid)["fairness.tpr.posterior/mean"] == pytest.approx(
-            np.mean(res.posteriors[i]["fairness.tpr"].draws))
+            np.mean(res.posteriors[i]["fairness.tpr"].draws)
+        )
         assert "fairness/fairness.tpr/posterior_density.png" in artifacts(rid)
 
 
 def test_the_file_store_accepts_the_cv_runs(file_store, data):
     X, y = data
-    res = cross_validate_fairness(LogisticRegression(), X[["x1", "x2"]], y,
-                                  measures=["fairness.tpr", "fairness.eod", "classif.acc"],
-                                  sensitive_features=X[["sex", "race"]], cv=2)
+    res = cross_validate_fairness(
+        LogisticRegression(),
+        X[["x1", "x2"]],
+        y,
+        measures=["fairness.tpr", "fairness.eod", "classif.acc"],
+        sensitive_features=X[["sex", "race"]],
+        cv=2,
+    )
     assert len(res.logged) == 3
     for one in res.logged:
         read_back(one)
@@ -146,8 +175,14 @@ def autolog():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # MLflow's post-training metric code warns on sklearn 1.9
-        mlflow.sklearn.autolog(log_models=False, log_datasets=False, log_input_examples=False,
-                               log_model_signatures=False, log_post_training_metrics=False, silent=True)
+        mlflow.sklearn.autolog(
+            log_models=False,
+            log_datasets=False,
+            log_input_examples=False,
+            log_model_signatures=False,
+            log_post_training_metrics=False,
+            silent=True,
+        )
         try:
             yield
         finally:
@@ -191,11 +226,28 @@ def test_small_groups_in_the_test_folds_warn_with_the_mean_without_them(tracking
     y = pd.Series((X.x + rng.normal(size=n) > 0).astype(int))
     keys = ["fairness.tpr", "classif.acc"]
     with pytest.warns(SmallGroupWarning, match=r"fewer than 30 rows in a test fold: 'tiny' \(4\)") as rec:
-        res = cross_validate_fairness(LogisticRegression(), X, y, measures=keys, sensitive_features=A, cv=3,
-                                      random_state=0, artifacts=False, log_params=False)
-    without = cross_validate_fairness(LogisticRegression(), X, y, sensitive_features=A, cv=3, random_state=0,
-                                      artifacts=False, log_params=False,
-                                      measures=[m30 := sfm.msr("fairness.tpr", min_group_size=30), "classif.acc"])
+        res = cross_validate_fairness(
+            LogisticRegression(),
+            X,
+            y,
+            measures=keys,
+            sensitive_features=A,
+            cv=3,
+            random_state=0,
+            artifacts=False,
+            log_params=False,
+        )
+    without = cross_validate_fairness(
+        LogisticRegression(),
+        X,
+        y,
+        sensitive_features=A,
+        cv=3,
+        random_state=0,
+        artifacts=False,
+        log_params=False,
+        measures=[m30 := sfm.msr("fairness.tpr", min_group_size=30), "classif.acc"],
+    )
     (msg,) = [str(w.message) for w in rec if issubclass(w.category, SmallGroupWarning)]
     assert f"fairness.tpr {res.mean['fairness.tpr']:.4f} with them, {without.mean[m30.key]:.4f} without" in msg
     assert "classif.acc" not in msg  # reads no groups

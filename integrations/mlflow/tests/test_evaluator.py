@@ -47,12 +47,16 @@ def test_logged_model_end_to_end_with_metrics_linked_to_the_model(tracking, data
         warnings.simplefilter("ignore")
         info = mlflow.sklearn.log_model(clf, name="model", pip_requirements=["scikit-learn"])
         result = _evaluate(
-            info.model_uri, X[[*features, "sex"]].assign(label=y), targets="label", model_type="classifier",
+            info.model_uri,
+            X[[*features, "sex"]].assign(label=y),
+            targets="label",
+            model_type="classifier",
             evaluators=["fairness"],
             evaluator_config={"fairness": {"sensitive_features": ["sex"], "measures": keys, "drop_sensitive": True}},
         )
-    expected = sfm.evaluate_measures([sfm.msr(k) for k in keys], y, clf.predict(X[features]),
-                                     sensitive_features=X["sex"])
+    expected = sfm.evaluate_measures(
+        [sfm.msr(k) for k in keys], y, clf.predict(X[features]), sensitive_features=X["sex"]
+    )
     for key in keys:
         assert result.metrics[key] == pytest.approx(expected[key].value)
     assert result.metrics["groups.n_rows/sex_F"] == expected["fairness.tpr"].counts["F"]
@@ -61,7 +65,8 @@ def test_logged_model_end_to_end_with_metrics_linked_to_the_model(tracking, data
     assert {"fairness_results", "fairness_groupwise"} <= set(result.artifacts)
     content = result.artifacts["fairness_results"].content
     assert next(r for r in content["results"] if r["name"] == "fairness.eod")["value"] == pytest.approx(
-        expected["fairness.eod"].value)
+        expected["fairness.eod"].value
+    )
     model = mlflow.get_logged_model(info.model_id)  # MLflow 3: the metrics also show on the model
     assert {m.key for m in model.metrics} >= set(keys)
 
@@ -70,7 +75,10 @@ def test_static_predictions_with_prefix(tracking, data):
     X, y = data
     pred = (X.x1 > 0).astype(int)
     result = _evaluate(
-        data=X.assign(label=y, pred=pred), targets="label", predictions="pred", model_type="classifier",
+        data=X.assign(label=y, pred=pred),
+        targets="label",
+        predictions="pred",
+        model_type="classifier",
         evaluators="fairness",
         evaluator_config={"sensitive_features": ["sex", "race"], "measures": ["fairness.fpr"], "prefix": "val_"},
     )
@@ -93,12 +101,19 @@ def test_posteriors_come_from_one_joint_call(tracking, data, monkeypatch):
     monkeypatch.setattr(bayes, "posterior", lambda *a, **k: pytest.fail("no per-measure fit when the joint one works"))
     proba = 1 / (1 + np.exp(-X.x1.to_numpy()))
     result = _evaluate(
-        data=X.assign(label=y, pred=(proba > 0.5).astype(int), proba=proba), targets="label", predictions="pred",
-        model_type="classifier", evaluators=["fairness"],
-        evaluator_config={"fairness": {
-            "sensitive_features": "sex", "measures": ["fairness.tpr", "fairness.fpr", "classif.acc"],
-            "scores": "proba", "posterior": {"method": "bb", "random_state": 0, "eps": 0.05},
-        }},
+        data=X.assign(label=y, pred=(proba > 0.5).astype(int), proba=proba),
+        targets="label",
+        predictions="pred",
+        model_type="classifier",
+        evaluators=["fairness"],
+        evaluator_config={
+            "fairness": {
+                "sensitive_features": "sex",
+                "measures": ["fairness.tpr", "fairness.fpr", "classif.acc"],
+                "scores": "proba",
+                "posterior": {"method": "bb", "random_state": 0, "eps": 0.05},
+            }
+        },
     )
     assert len(calls) == 1 and calls[0][0] == ["fairness.tpr", "fairness.fpr"]  # fairness measures, one fit
     np.testing.assert_allclose(calls[0][1], proba)
@@ -125,8 +140,9 @@ def test_joint_failure_falls_back_per_measure_and_names_the_failing_one(monkeypa
         out = compute_posteriors([m_ok, m_bad], [1, 0], [0.2, 0.7], sensitive_features=["a", "b"], options={})
     assert list(out) == ["fairness.tpr"]
     with pytest.raises(NotImplementedError, match="fpr"):  # asked for by name: a real error
-        compute_posteriors([m_ok, m_bad], [1, 0], [0.2, 0.7], sensitive_features=["a", "b"],
-                           options={"measures": ["fairness.fpr"]})
+        compute_posteriors(
+            [m_ok, m_bad], [1, 0], [0.2, 0.7], sensitive_features=["a", "b"], options={"measures": ["fairness.fpr"]}
+        )
 
 
 def test_real_posteriors_through_the_evaluator(tracking, data):
@@ -135,12 +151,20 @@ def test_real_posteriors_through_the_evaluator(tracking, data):
     ms = [sfm.msr("fairness.tpr"), sfm.msr("fairness.fpr")]
     posts = bayes.posteriors(ms, y, score, sensitive_features=X["sex"], method="bb", random_state=0)
     result = _evaluate(
-        data=X.assign(label=y, pred=(score > 0.5).astype(int), proba=score), targets="label", predictions="pred",
-        model_type="classifier", evaluators=["fairness"],
-        evaluator_config={"fairness": {
-            "sensitive_features": "sex", "measures": ["fairness.tpr", "fairness.fpr"], "scores": "proba",
-            "posterior": {"method": "bb", "random_state": 0}, "artifacts": False,
-        }},
+        data=X.assign(label=y, pred=(score > 0.5).astype(int), proba=score),
+        targets="label",
+        predictions="pred",
+        model_type="classifier",
+        evaluators=["fairness"],
+        evaluator_config={
+            "fairness": {
+                "sensitive_features": "sex",
+                "measures": ["fairness.tpr", "fairness.fpr"],
+                "scores": "proba",
+                "posterior": {"method": "bb", "random_state": 0},
+                "artifacts": False,
+            }
+        },
     )
     for key, post in posts.items():
         assert result.metrics[f"{key}.posterior/mean"] == pytest.approx(np.mean(post.draws))
@@ -169,7 +193,8 @@ def test_the_docs_trusted_types_log_the_docs_pipeline(tracking, data):
     ).fit(X, y)
     with mlflow.start_run(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # MLflow's own notes on signatures and environments
-        info = mlflow.sklearn.log_model(pipe, name="model", skops_trusted_types=trusted,
-                                        pip_requirements=["scikit-learn"])
+        info = mlflow.sklearn.log_model(
+            pipe, name="model", skops_trusted_types=trusted, pip_requirements=["scikit-learn"]
+        )
     loaded = mlflow.sklearn.load_model(info.model_uri)
     assert (loaded.predict(X) == pipe.predict(X)).all()

@@ -70,8 +70,9 @@ def test_cross_validation_with_a_dead_server_fits_every_fold(dead_server, data):
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = cross_validate_fairness(LogisticRegression(), X[["x1", "x2"]], y, measures=["fairness.tpr"],
-                                      sensitive_features=X["sex"], cv=3)
+        res = cross_validate_fairness(
+            LogisticRegression(), X[["x1", "x2"]], y, measures=["fairness.tpr"], sensitive_features=X["sex"], cv=3
+        )
     assert time.perf_counter() - t0 < 15
     assert len(_fault_warnings(caught)) == 1
     assert len(res.estimators) == 3 and res.scores["fairness.tpr"].notna().all()
@@ -138,7 +139,10 @@ def test_evaluator_failing_mid_run(tracking, data, monkeypatch):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = mlflow.models.evaluate(
-            data=X.assign(label=y, pred=pred), targets="label", predictions="pred", model_type="classifier",
+            data=X.assign(label=y, pred=pred),
+            targets="label",
+            predictions="pred",
+            model_type="classifier",
             evaluators=["fairness"],
             evaluator_config={"fairness": {"sensitive_features": "sex", "measures": ["fairness.tpr", "classif.acc"]}},
         )
@@ -155,8 +159,14 @@ def test_cross_validation_failing_mid_run_keeps_every_fold(tracking, data, monke
     monkeypatch.setattr(MlflowClient, method, _fails_on_call(n, method)(real))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = cross_validate_fairness(LogisticRegression(), X[["x1", "x2"]], y,
-                                      measures=["fairness.tpr", "classif.acc"], sensitive_features=X["sex"], cv=3)
+        res = cross_validate_fairness(
+            LogisticRegression(),
+            X[["x1", "x2"]],
+            y,
+            measures=["fairness.tpr", "classif.acc"],
+            sensitive_features=X["sex"],
+            cv=3,
+        )
     assert len(_fault_warnings(caught)) == 1
     assert len(res.estimators) == 3 and len(res.folds) == 3 and res.scores.notna().all().all()
     assert res.error is not None and mlflow.active_run() is None

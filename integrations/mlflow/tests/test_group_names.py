@@ -16,8 +16,9 @@ ODD = ["cost $10^$", "a\\b", "100%", "{x}", "日本語 ü", " ", "x" * 500, "$"]
 
 def _result(groups, seed=0):
     rng = np.random.default_rng(seed)
-    return sfm.msr("fairness.tpr").evaluate(rng.integers(0, 2, groups.size), rng.integers(0, 2, groups.size),
-                                            sensitive_features=groups)
+    return sfm.msr("fairness.tpr").evaluate(
+        rng.integers(0, 2, groups.size), rng.integers(0, 2, groups.size), sensitive_features=groups
+    )
 
 
 def test_odd_group_names_give_the_chart_and_every_metric():

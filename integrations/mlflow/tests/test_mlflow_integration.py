@@ -83,8 +83,12 @@ def test_run_layout_reads_back(tracking, audit):
     assert got == pytest.approx(logged.metrics)  # everything computed was logged, nothing more
 
     # headline values first, at plain keys
-    assert list(logged.metrics)[:4] == ["test/fairness.tpr", "test/fairness.eod", "test/classif.acc",
-                                        "test/fairness.acc_eod_.05"]
+    assert list(logged.metrics)[:4] == [
+        "test/fairness.tpr",
+        "test/fairness.eod",
+        "test/classif.acc",
+        "test/fairness.acc_eod_.05",
+    ]
     for m in ms:
         assert got[f"test/{sanitize_key(m.key)}"] == pytest.approx(res[m.key].value)
     # group sizes once per run, named after the rows they count; no per-group metrics by default
@@ -276,10 +280,16 @@ def test_real_bootstrap_and_posterior_log(tracking, data):
     assert got["fairness.tpr.bootstrap/share_within"] == pytest.approx(np.mean(boot.draws <= 0.02))
     assert "fairness.tpr.bootstrap/prob_within" not in got and "fairness.tpr.posterior/prob_within" in got
     # sizes once per kind of rows: every row (the bootstrap), the labelled rows (the posterior)
-    assert sorted(k for k in got if ".n_" in k) == ["groups.n_labeled/sex_F", "groups.n_labeled/sex_M",
-                                                    "groups.n_rows/sex_F", "groups.n_rows/sex_M"]
-    assert set(artifacts(run.info.run_id)) >= {"fairness/fairness.tpr/posterior_density.png",
-                                               "fairness/fairness.tpr/bootstrap_draws.csv"}
+    assert sorted(k for k in got if ".n_" in k) == [
+        "groups.n_labeled/sex_F",
+        "groups.n_labeled/sex_M",
+        "groups.n_rows/sex_F",
+        "groups.n_rows/sex_M",
+    ]
+    assert set(artifacts(run.info.run_id)) >= {
+        "fairness/fairness.tpr/posterior_density.png",
+        "fairness/fairness.tpr/bootstrap_draws.csv",
+    }
 
 
 def test_estimate_without_the_sensitive_attribute(tracking):

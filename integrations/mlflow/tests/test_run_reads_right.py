@@ -28,8 +28,9 @@ def audit_run(tracking):
     ms = [sfm.msr(k) for k in ("fairness.tpr", "fairness.fpr", "fairness.cv", "classif.acc")]
     point = sfm.evaluate_measures(ms, y, pred, sensitive_features=sex)
     boot = sfm.bootstrap(sfm.msr("fairness.tpr"), y, pred, sensitive_features=sex, n_boot=200, random_state=0)
-    post = bayes.posterior(sfm.msr("fairness.tpr"), y[:300], score[:300], sensitive_features=sex[:300],
-                           method="bb", random_state=0)
+    post = bayes.posterior(
+        sfm.msr("fairness.tpr"), y[:300], score[:300], sensitive_features=sex[:300], method="bb", random_state=0
+    )
     with mlflow.start_run() as run:
         log_fairness(point, measures=ms)
         log_fairness([("fairness.tpr", boot), ("fairness.tpr", post)])
@@ -100,11 +101,12 @@ def test_many_measures_and_steps_keep_the_logged_artifacts_tag_small(tracking):
     assert json.loads(tag) == [{"path": "fairness/groupwise.json", "type": "table"}] and len(tag) < 100
     table = mlflow.load_table("fairness/groupwise.json", run_ids=[run.info.run_id])
     assert sorted(set(zip(table["prefix"], table["step"], strict=True))) == sorted(
-        (pre, s) for pre in ("val/", "test/") for s in range(2))
+        (pre, s) for pre in ("val/", "test/") for s in range(2)
+    )
 
 
 def _boxes_overlap(boxes):
-    return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
 
 
 @pytest.mark.parametrize("n_groups", [2, 30])
@@ -113,8 +115,9 @@ def test_the_chart_reads_at_2_and_30_groups(n_groups):
     n = 3000
     A = pd.Series(rng.choice([f"region number {i}" for i in range(n_groups)], n), name="region")
     y, p = rng.integers(0, 2, n), rng.integers(0, 2, n)
-    res = sfm.evaluate_measures([sfm.msr(k) for k in ("fairness.tpr", "fairness.eod", "fairness.cv")], y, p,
-                                sensitive_features=A)
+    res = sfm.evaluate_measures(
+        [sfm.msr(k) for k in ("fairness.tpr", "fairness.eod", "fairness.cv")], y, p, sensitive_features=A
+    )
     boot = sfm.bootstrap(sfm.msr("fairness.tpr"), y, p, sensitive_features=A, n_boot=20, random_state=0)
     table = _collect.groupwise_table([*res.items(), ("fairness.tpr", boot)])
     fig = _collect._groupwise_figure(table)

@@ -65,13 +65,19 @@ def test_point_results_alone_give_no_verdicts():
 def test_posteriors_and_bootstraps_of_one_call_are_two_tables():
     y, pred, g = _data(600)
     boot = sfm.bootstrap("fairness.tpr", y, pred, sensitive_features=g, n_boot=200, random_state=0)
-    post = bayes.posterior(sfm.msr("fairness.tpr"), y, np.where(pred == 1, 0.8, 0.2), sensitive_features=g,
-                           method="bb", random_state=0)
+    post = bayes.posterior(
+        sfm.msr("fairness.tpr"), y, np.where(pred == 1, 0.8, 0.2), sensitive_features=g, method="bb", random_state=0
+    )
     p = collect([("fairness.tpr", boot), ("fairness.tpr", post)])
     table = p.tables["fairness/verdicts.json"]
     assert sorted(set(zip(table["fit"], table["source"], strict=True))) == [(0, "bootstrap"), (1, "posterior")]
-    assert p.metrics["fairness.verdicts/within"] + p.metrics["fairness.verdicts/exceeds"] + p.metrics[
-        "fairness.verdicts/inconclusive"] + p.metrics["fairness.verdicts/undefined"] == 6
+    assert (
+        p.metrics["fairness.verdicts/within"]
+        + p.metrics["fairness.verdicts/exceeds"]
+        + p.metrics["fairness.verdicts/inconclusive"]
+        + p.metrics["fairness.verdicts/undefined"]
+        == 6
+    )
 
 
 def test_calls_append_to_one_table_told_apart_by_prefix_and_step(tracking):
