@@ -603,7 +603,9 @@ def _result(
 ) -> BootstrapResult:
     codes = sample.group_codes
     rows = np.bincount(codes[codes >= 0], minlength=sample.n_groups)
-    counts = rate_counts(measure, *prepared(sample, measure.inputs)) if _statistics_kind(measure) == "confusion" else None
+    counts = (
+        rate_counts(measure, *prepared(sample, measure.inputs)) if _statistics_kind(measure) == "confusion" else None
+    )
     return BootstrapResult(
         point,
         rep.draws.reshape(n_boot),

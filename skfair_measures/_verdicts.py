@@ -48,8 +48,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._stats import SmallGroupWarning
 from ._small_sample import SMALL_DENOMINATOR, newcombe, small_rates
+from ._stats import SmallGroupWarning
 from .results import check_prob, group_labels, interval_refusal
 
 __all__ = ["COLUMNS", "VerdictFamily", "classify", "max_type_band", "verdict_tables", "verdicts"]
