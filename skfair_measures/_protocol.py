@@ -24,17 +24,17 @@ import numpy as np
 import pandas as pd
 
 from ._inputs import _RESOLVED_FIELDS, MeasureInputs, Undefined, _resolve_inputs
+from ._small_groups import SMALL_GROUP_ROWS
 from ._stats import (
     ConfusionStats,
     ErrorStats,
     GroupedSample,
+    SmallGroupWarning,
     binarize_labels,
     check_inputs,
     check_scores,
-    SmallGroupWarning,
     restrict_small_groups,
 )
-from ._small_groups import SMALL_GROUP_ROWS
 from ._undefined import name_groups
 from .base import BaseMetric, MulticlassError, ratio_roles
 from .results import MeasureResult
