@@ -6,6 +6,16 @@ posteriors, guaranteed intervals, the unaware estimators, the monitor, ...), and
 table. The level is always called ``prob``; its default is :data:`DEFAULT_PROB`.
 """
 
-from ._estimate import DEFAULT_PROB, SUMMARY_COLUMNS, Estimate, check_eps, summarize
+from ._bands import check_eps, classify, mapped_interval, max_type_band
+from ._estimate import DEFAULT_PROB, SUMMARY_COLUMNS, Estimate, summarize
 
-__all__ = ["DEFAULT_PROB", "SUMMARY_COLUMNS", "Estimate", "check_eps", "summarize"]
+__all__ = [
+    "DEFAULT_PROB",
+    "SUMMARY_COLUMNS",
+    "Estimate",
+    "check_eps",
+    "classify",
+    "mapped_interval",
+    "max_type_band",
+    "summarize",
+]

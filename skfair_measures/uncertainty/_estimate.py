@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..results import DEFAULT_EPS, DEFAULT_PROB, Result, check_prob, interval_refusal, percentile_interval, plain
+from ._bands import check_eps, classify
 
 __all__ = ["DEFAULT_PROB", "SUMMARY_COLUMNS", "Estimate", "summarize"]
 
@@ -42,24 +43,6 @@ SUMMARY_COLUMNS = (
 
 Verdict = Literal["within", "exceeds", "inconclusive"]
 _NAN = float("nan")
-
-
-def check_eps(eps: Any) -> float:
-    """The half-width of practical fairness, refused unless a number >= 0 (the message names ``eps``).
-
-    Examples
-    --------
-    >>> check_eps(0.05)
-    0.05
-    >>> check_eps(-1)
-    Traceback (most recent call last):
-    ...
-    ValueError: eps=-1; pass a half-width >= 0, e.g. 0.05.
-    """
-    ok = isinstance(eps, int | float | np.integer | np.floating) and not isinstance(eps, bool | np.bool_)
-    if not (ok and eps >= 0):  # NaN fails too
-        raise ValueError(f"eps={eps!r}; pass a half-width >= 0, e.g. 0.05.")
-    return float(eps)
 
 
 class Estimate(Result):
@@ -218,15 +201,9 @@ class Estimate(Result):
         ``"within"`` when the whole interval lies in ``[center - eps, center + eps]``, ``"exceeds"`` when
         it lies wholly outside, else (or with NaN bounds) ``"inconclusive"``.
         """
-        eps = check_eps(eps)
         lo, hi = self.interval(prob)
-        if math.isnan(lo) or math.isnan(hi):
-            return "inconclusive"
-        if self.center - eps <= lo and hi <= self.center + eps:
-            return "within"
-        if lo > self.center + eps or hi < self.center - eps:
-            return "exceeds"
-        return "inconclusive"
+        verdict = classify([lo - self.center], [hi - self.center], check_eps(eps))[0]
+        return "inconclusive" if verdict == "undefined" else verdict
 
     def note(self, prob: float | None = None) -> str:
         """What a reader should know beside the numbers: why a value, interval or probability is missing."""
