@@ -142,3 +142,17 @@ def test_a_rate_of_the_predictions_alone_is_exact_once_every_row_is_given():
         assert lo == pytest.approx(exact) and hi == pytest.approx(exact), method
     labels_only = sfm.bayes.posterior(m, y, s[:100], sensitive_features=g[:100], method="guaranteed").interval(0.95)
     assert labels_only[1] - labels_only[0] > 0.05  # without the other rows the population's rate is uncertain
+
+
+def test_weighted_selection_rates_need_the_unlabeled_rows_weights_and_ignore_a_common_factor():
+    rng = np.random.default_rng(4)
+    g, s = rng.integers(0, 2, 200), rng.uniform(size=200)
+    y = (rng.uniform(size=200) < s).astype(int)
+    gu, su = rng.integers(0, 2, 2000), rng.uniform(size=2000)
+    w, wu = rng.uniform(0.5, 2.0, 200), rng.uniform(0.5, 2.0, 2000)
+    kw = dict(sensitive_features=g, unlabeled_scores=su, unlabeled_sensitive=gu, method="guaranteed")
+    with pytest.raises(ValueError, match="unlabeled_sample_weight= is not, for the 2000 unlabeled rows"):
+        bayes.posterior(sfm.msr("fairness.cv"), y, s, sample_weight=w, **kw)
+    one = bayes.posterior(sfm.msr("fairness.cv"), y, s, sample_weight=w, unlabeled_sample_weight=wu, **kw)
+    ten = bayes.posterior(sfm.msr("fairness.cv"), y, s, sample_weight=10 * w, unlabeled_sample_weight=10 * wu, **kw)
+    assert one.value == pytest.approx(ten.value) and one.interval() == pytest.approx(ten.interval())

@@ -155,7 +155,19 @@ def _proxies(scores: np.ndarray, y_pred: np.ndarray, roles: Any) -> tuple[np.nda
 
 
 def _exact_rates(data: FitData, roles: Any) -> tuple[np.ndarray, float]:
-    """A label-free rate (the selection rate) on every audited row, labeled and unlabeled: known exactly."""
+    """A label-free rate (the selection rate) on every audited row, labeled and unlabeled: known exactly.
+
+    Weights are known up to a common factor, so the labeled and unlabeled rows' weights
+    must be on one scale: with ``sample_weight=`` the unlabeled rows' weights are required
+    (a weight of 1 for them would make the value change when every weight is scaled).
+    """
+    if data.labeled.weight is not None and data.unlabeled.weight is None:
+        raise ValueError(
+            f"sample_weight= is given for the labeled rows but unlabeled_sample_weight= is not, for the "
+            f"{int(data.unlabeled.multiplicity.sum())} unlabeled rows whose predictions this label-free rate reads; "
+            "weights are known up to a common factor, so pass unlabeled_sample_weight= on the same scale "
+            "(e.g. np.ones(n_unlabeled) if the labeled weights are inverse labeling probabilities)."
+        )
     codes = np.concatenate([data.labeled.codes, data.unlabeled.codes])
     y_pred = np.concatenate([data.labeled.y_pred, data.unlabeled.y_pred])
     w = np.concatenate(
