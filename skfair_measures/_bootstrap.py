@@ -83,6 +83,8 @@ class BootstrapResult(ReplicatesResult):
     """
 
     kind = "bootstrap"
+    #: Resampling the rows answers for the population they were drawn from.
+    target = "population"
 
     def __init__(
         self,

@@ -61,7 +61,35 @@ from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
 from ._method import EstimationMethod, FitData, GroupDraws, group_name
 
-__all__ = ["ConfidenceBox", "Guaranteed"]
+__all__ = ["TARGETS", "ConfidenceBox", "Guaranteed", "audit_target"]
+
+#: What an interval can be about: the rows given (labeled and unlabeled), or a population they were drawn from.
+TARGETS = ("audited rows", "population")
+
+
+def audit_target(target: Any, has_unlabeled: bool, method: str) -> str:
+    """What the guaranteed interval is about, decided once: ``target=`` as given, else by the data.
+
+    With unlabeled rows the audit is of the rows given (labeled and unlabeled), and the
+    labeled rows are a sample without replacement from them; with labeled rows only they
+    are a sample from a population, unless ``target="audited rows"`` says they are the
+    audit (then every row is labeled and each rate is known exactly).
+
+    Examples
+    --------
+    >>> audit_target(None, True, "auto"), audit_target(None, False, "guaranteed")
+    ('audited rows', 'population')
+    """
+    if target is None:
+        return "audited rows" if has_unlabeled else "population"
+    if target not in TARGETS:
+        raise ValueError(f"target={target!r}; pass 'audited rows' (the rows given) or 'population'.")
+    if target == "audited rows" and method not in ("auto", "guaranteed"):
+        raise ValueError(
+            f"target='audited rows' is answered by the guaranteed interval (sampling without replacement from "
+            f"the rows given); method={method!r} models a population: use method='guaranteed' or 'auto'."
+        )
+    return target
 
 
 @dataclass(eq=False)
@@ -75,6 +103,7 @@ class RateInterval:
     point: float
     labels: np.ndarray | None = None
     pp: tuple | None = None
+    population: float | None = None
     _cache: dict = None  # type: ignore[assignment]
 
     def interval(self, alpha: float) -> tuple[float, float]:
@@ -85,7 +114,7 @@ class RateInterval:
             self._cache = {}
         if alpha not in self._cache:
             if self.pp is not None:
-                lo, hi = prediction_powered_interval(*self.pp, alpha)
+                lo, hi = prediction_powered_interval(*self.pp, alpha, population=self.population)
             else:
                 lo, hi = fixed_sample_interval(self.labels, alpha)
             if np.isfinite(self.point):
@@ -200,6 +229,8 @@ def _rates(data: FitData, roles: Any, cells: np.ndarray, rate: np.ndarray, poole
 
         per_group = [by_weight(codes == g, float(rate[g])) for g in range(n_groups)]
         return per_group, by_weight(np.ones(codes.size, bool), pooled)
+    if not data.has_unlabeled and data.target == "audited rows":  # every audited row labeled: known exactly
+        return [RateInterval(float(r)) for r in rate], RateInterval(pooled)
     if not data.has_unlabeled:
         per_group = [RateInterval(float(rate[g]), labels=x_num[in_den & (codes == g)]) for g in range(n_groups)]
         return per_group, RateInterval(pooled, labels=x_num[in_den])
@@ -213,7 +244,10 @@ def _rates(data: FitData, roles: Any, cells: np.ndarray, rate: np.ndarray, poole
         n_all = mask_l.sum() + rows_u[mask_u].sum()
         a_mean = (a_l[mask_l].sum() + a_u[mask_u].sum()) / n_all
         b_mean = (b_l[mask_l].sum() + b_u[mask_u].sum()) / n_all
-        return RateInterval(point, pp=(A[mask_l], B[mask_l], a_l[mask_l], b_l[mask_l], float(a_mean), float(b_mean)))
+        wor = float(n_all) if data.target == "audited rows" else None  # without replacement from these rows
+        return RateInterval(
+            point, pp=(A[mask_l], B[mask_l], a_l[mask_l], b_l[mask_l], float(a_mean), float(b_mean)), population=wor
+        )
 
     per_group = [one(codes == g, codes_u == g, float(rate[g])) for g in range(n_groups)]
     return per_group, one(np.ones(codes.size, bool), np.ones(codes_u.size, bool), pooled)
@@ -304,7 +338,10 @@ class Guaranteed(EstimationMethod):
             if weighted(data)
             else ", labels only"
         )
+        wor = data.target == "audited rows" and not weighted(data)
         attrs = {
+            "target": data.target,
+            "construction": "betting, without replacement" if wor else "betting",
             "sampler": "none: one-look betting intervals (Waudby-Smith & Ramdas 2024)" + form,
             "prediction_powered": bool(powered),
             "sequences": box.k,
