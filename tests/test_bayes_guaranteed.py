@@ -186,7 +186,7 @@ def test_sampling_without_replacement_covers_and_shrinks_as_labels_cover_the_row
     truth, proxy = correct.mean(), np.where(s >= 0.5, s, 1 - s)
     widths, hits = {}, 0
     for n in (40, 200, 390):
-        for run in range(25):
+        for _ in range(25):
             lab = rng.choice(N, n, replace=False)
             one = np.ones(n)
             lo, hi = prediction_powered_interval(correct[lab], one, proxy[lab], one, proxy.mean(), 1.0, population=N)

@@ -11,7 +11,6 @@ plus one row in the table.
 from __future__ import annotations
 
 import dataclasses
-
 import time
 import warnings
 from collections.abc import Mapping, Sequence
