@@ -309,7 +309,7 @@ def _band_rows(family: list, prob: float, source: str) -> tuple[np.ndarray, np.n
 
 def _box_rows(family: list, box: Any, prob: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
     names = tuple(dict.fromkeys(name for _, name, _, _ in family))
-    lower, upper, _ = box.at(prob, names)
+    lower, upper, _ = box.at(prob, names, pooled=False)  # differences read the group rates only
     diffs = _differences(family)
     ok = np.isfinite(diffs).all(axis=0)
     est = np.full(len(family), np.nan)
@@ -317,9 +317,9 @@ def _box_rows(family: list, box: Any, prob: float) -> tuple[np.ndarray, np.ndarr
     lo = np.array([lower[name][a] - upper[name][b] for _, name, a, b in family], dtype=float)
     hi = np.array([upper[name][a] - lower[name][b] for _, name, a, b in family], dtype=float)
     lo, hi = np.where(ok, np.minimum(lo, est), np.nan), np.where(ok, np.maximum(hi, est), np.nan)
-    k = box.split(names)
+    k = box.split(names, pooled=False)
     how = (
-        f"union bound: simultaneous betting intervals of the {k} group and pooled rates, each at level "
+        f"union bound: simultaneous betting intervals of the {k} group rates, each at level "
         f"1 - {1 - prob:g}/{k}; differences from the box's corners"
     )
     return est, lo, hi, how

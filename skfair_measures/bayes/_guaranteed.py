@@ -57,6 +57,7 @@ import numpy as np
 import pandas as pd
 
 from .._betting import fixed_sample_interval, prediction_powered_interval
+from .._small_sample import reads_pooled
 from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
 from ._method import EstimationMethod, FitData, GroupDraws, group_name
@@ -140,26 +141,31 @@ class ConfidenceBox:
         """The number of intervals the union bound splits ``alpha`` over."""
         return sum(len(v) for v in self.groups.values()) + len(self.pooled)
 
-    def split(self, bases: tuple[str, ...]) -> int:
-        """How many intervals ``at(prob, bases)`` splits ``1 - prob`` over: every group rate and the pooled rate."""
-        return sum(len(self.groups[b]) + 1 for b in bases)
+    def split(self, bases: tuple[str, ...], pooled: bool = True) -> int:
+        """How many intervals ``at(prob, bases, pooled)`` splits ``1 - prob`` over: every group rate (and pooled)."""
+        return sum(len(self.groups[b]) + pooled for b in bases)
 
     def at(
-        self, prob: float, bases: tuple[str, ...] | None = None
+        self, prob: float, bases: tuple[str, ...] | None = None, pooled: bool = True
     ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, tuple[float, float]]]:
-        """Simultaneous bounds at level ``prob`` of the rates of ``bases`` (default: all)."""
+        """Simultaneous bounds at level ``prob`` of the rates of ``bases`` (default: all); pooled ones if read."""
         names = tuple(self.groups) if bases is None else bases
-        alpha = (1.0 - prob) / self.split(names)  # union bound over these intervals
+        alpha = (1.0 - prob) / self.split(names, pooled)  # union bound over the intervals read, and no others
         lower, upper = {}, {}
         for name in names:
             bounds = np.array([r.interval(alpha) for r in self.groups[name]])
             lower[name], upper[name] = bounds[:, 0], bounds[:, 1]
-        overall = {name: self.pooled[name].interval(alpha) for name in names}
+        overall = {name: self.pooled[name].interval(alpha) if pooled else (0.0, 1.0) for name in names}
         return lower, upper, overall
 
     def measure_interval(self, measure: Any, groups: pd.Index, prob: float) -> tuple[float, float]:
-        """The measure's interval at level ``prob``: the image of the joint box of its own rates."""
-        lower, upper, overall = self.at(prob, tuple(b.name for b in measure.bases))
+        """The measure's interval at level ``prob``: the image of the joint box of the rates it reads.
+
+        The pooled rates get a share of ``1 - prob`` only when the measure reads them
+        (a comparison with the overall value, a performance part): a difference between
+        groups spends the whole budget on the group rates.
+        """
+        lower, upper, overall = self.at(prob, tuple(b.name for b in measure.bases), reads_pooled(measure))
         return measure.bounds_from_group_values(lower, upper, groups=groups, overall=overall)
 
 
