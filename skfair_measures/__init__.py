@@ -63,6 +63,7 @@ _WHERE = {
     "plan_labels": ".bayes",  # it simulates the guaranteed interval
     "ThresholdCurve": ".thresholds",
     "disparity_at_thresholds": ".thresholds",
+    "bias_audit": ".audits",
     "verdict_tables": "._verdicts",
     "verdicts": "._verdicts",
 }
@@ -72,6 +73,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._bootstrap import BootstrapResult, bootstrap, bootstraps
     from ._stats import ConfusionStats, ErrorStats
     from ._verdicts import verdict_tables, verdicts
+    from .audits import bias_audit
     from .base import BaseMetric, SklearnMetric
     from .bayes import plan_labels
     from .engines import compute_metrics, evaluate_measures
@@ -144,6 +146,7 @@ __all__ = [
     "ThresholdCurve",
     "UndefinedGroupWarning",
     "UndefinedReplicatesWarning",
+    "bias_audit",
     "bootstrap",
     "bootstraps",
     "compute_metrics",
