@@ -377,7 +377,7 @@ def bias_audit(
     >>> audit.tables["sex"][["category", "n", "selected", "rate", "impact_ratio", "verdict"]]
       category   n  selected  rate  impact_ratio       verdict
     0        F  50        15   0.3           0.6  inconclusive
-    1        M  50        25   0.5           1.0  inconclusive
+    1        M  50        25   0.5           1.0         above
     """
     if not isinstance(frame, pd.DataFrame):
         if not hasattr(frame, "to_pandas"):
