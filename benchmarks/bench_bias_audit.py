@@ -105,9 +105,7 @@ def simulate(kind: str, reps: int, rows: int, seed: int, prob: float) -> pd.Data
     hits: dict[tuple[str, str], list[bool]] = {}
     for rep in range(reps):
         frame = draw(c, rows, rng)
-        audit = bias_audit(
-            frame, sex="sex", race_ethnicity="race", exclude_below=0.02, prob=prob, **{kind: kind}
-        )
+        audit = bias_audit(frame, sex="sex", race_ethnicity="race", exclude_below=0.02, prob=prob, **{kind: kind})
         if rep == 0:
             check_definitions(audit, frame, kind)
         for table, t in audit.tables.items():

@@ -12,6 +12,7 @@ files with ``--time-column`` and a window ``--since``/``--until``), writes ``sex
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -54,7 +55,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def _plugin(error: Callable[..., Exception]) -> Any:
     try:
-        from skfair_measures_mlflow._bias_audit import log_bias_audit
+        import mlflow  # noqa: F401 - the plugin imports it only when it logs
+        from skfair_measures_mlflow import log_bias_audit
     except ImportError as exc:
         raise error(f"--mlflow-uri needs MLflow and skfair-measures-mlflow ({exc}); pip install them.", 3) from exc
     return log_bias_audit
@@ -103,6 +105,8 @@ def run(
         )
     sys.stdout.write(f"unknown: {audit.summary['unknown']}; wrote {', '.join(p.name for p in paths)} to {args.out}\n")
     if log is not None:
+        os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "10")  # a dead server costs seconds, not retries
+        os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
         try:
             run_id = log(audit, tracking_uri=args.mlflow_uri)
         except Exception as exc:  # noqa: BLE001 - any MLflow failure: the files above are kept, one line says why
