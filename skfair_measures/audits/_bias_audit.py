@@ -539,7 +539,7 @@ def _html_table(t: pd.DataFrame, count: str) -> str:
     )
     t.loc[t["excluded"], "verdict"] = "excluded (under 2%)"
     cols = [c for c in cols if c[0] in t.columns]
-    head = "".join(f"<th>{label}</th>" for _, label, _ in cols)
+    head = "".join(f"<th{' class=t' if c in ('group', 'category') else ''}>{label}</th>" for c, label, _ in cols)
     rows = "".join(
         f"<tr class='{'flag' if r['verdict'] == 'below' else ''}'>"
         + "".join(f"<td{' class=t' if c in ('group', 'category') else ''}>{_fmt(r[c], k)}</td>" for c, _, k in cols)
@@ -589,7 +589,7 @@ def _page(audit: BiasAudit) -> str:
         "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:72em;color:#222;padding:0 1em}"
         "table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:.9em}"
         "th,td{border:1px solid #ccc;padding:.3em .6em;text-align:right}th{background:#f3f3f3}"
-        "td{white-space:nowrap}td.t{text-align:left;white-space:normal}tr.flag{background:#fde8e8}"
+        "td{white-space:nowrap}.t{text-align:left}td.t{white-space:normal}tr.flag{background:#fde8e8}"
         "dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}dt{font-weight:600}"
         "</style></head><body><h1>Bias audit summary (NYC Local Law 144)</h1>"
         f"<p>Impact ratios of the automated employment decision tool's {html.escape(rate)}s by sex, race/ethnicity "
