@@ -49,6 +49,8 @@ _WHERE = {
     "msr": ".registry",
     "msrs": ".registry",
     "UndefinedReplicatesWarning": ".results",
+    "Estimate": ".uncertainty",
+    "summarize": ".uncertainty",
     "DropColumns": ".scoring",
     "FairnessScorer": ".scoring",
     "MultiMeasureScorer": ".scoring",
@@ -100,6 +102,7 @@ if TYPE_CHECKING:  # pragma: no cover
         pareto_front,
     )
     from .thresholds import ThresholdCurve, disparity_at_thresholds
+    from .uncertainty import Estimate, summarize
 
 
 def __getattr__(name: str) -> Any:
@@ -132,6 +135,7 @@ __all__ = [
     "ConstraintMeasure",
     "DropColumns",
     "ErrorStats",
+    "Estimate",
     "FairnessMeasure",
     "FairnessScorer",
     "GroupwiseMetrics",
@@ -162,6 +166,7 @@ __all__ = [
     "msrs",
     "pareto_front",
     "plan_labels",
+    "summarize",
     "verdict_tables",
     "verdicts",
 ]
