@@ -278,3 +278,25 @@ def test_a_window_of_a_prediction_log(tmp_path):
         == 0
     )
     assert json.loads((tmp_path / "o" / "summary.json").read_text())["rows"] == len(window)
+
+
+def test_every_impact_ratio_is_an_estimate_that_agrees_with_its_table():
+    from skfair_measures.audits import CONSTRUCTION
+    from skfair_measures.uncertainty import SUMMARY_COLUMNS
+
+    audit = bias_audit(
+        _scenario(), sex="sex", race_ethnicity="race", selected="selected", exclude_below=0.02, groups="team"
+    )
+    rows = audit.summary_table()
+    assert list(rows.columns) == list(SUMMARY_COLUMNS)
+    assert (rows["construction"] == CONSTRUCTION).all() and (rows["target"] == "population").all()
+    words = {"within": "above", "exceeds": "below", "inconclusive": "inconclusive"}
+    for name, t in audit.tables.items():
+        kept = t[~t["excluded"]]
+        assert len(audit.estimates[name]) == len(kept)
+        for r in kept.itertuples():
+            est = audit.estimates[name][f"{r.group}: {r.category}"]
+            assert est.value == r.impact_ratio and est.interval() == (r.impact_ratio_lower, r.impact_ratio_upper)
+            assert words[est.verdict(0.2)] == r.verdict and est.n == r.n
+            lo, hi = est.interval(0.9)
+            assert r.impact_ratio_lower <= lo <= r.impact_ratio <= hi <= r.impact_ratio_upper

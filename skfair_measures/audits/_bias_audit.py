@@ -35,6 +35,7 @@ had been selected).
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import html
 import json
 from collections.abc import Sequence
@@ -46,12 +47,16 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..uncertainty import Estimate, summarize
+
 __all__ = ["CONSTRUCTION", "BiasAudit", "bias_audit", "bias_audit_log", "impact_ratio_intervals", "koopman_interval"]
 
 #: The three tables of the rule, in order; also the CSV files' names.
 TABLES = ("sex", "race_ethnicity", "intersectional")
-#: The four-fifths rule's threshold.
-THRESHOLD = 0.8
+#: The four-fifths rule's threshold, and the tolerance around an impact ratio of 1 that it is as an Estimate's eps.
+THRESHOLD, EPS = 0.8, 0.2
+#: An Estimate's verdict against 1 +- EPS in the table's words (an impact ratio is at most 1).
+_WORDS = {"within": "above", "exceeds": "below", "inconclusive": "inconclusive"}
 #: The interval's construction, in words every sink prints.
 CONSTRUCTION = "Koopman score (ratio), simultaneous over the reference"
 #: The most the rule lets an auditor exclude: categories under 2% of the data (5-301(d)).
@@ -161,14 +166,14 @@ def impact_ratio_intervals(selected: Any, n: Any, prob: float = 0.95) -> tuple[n
     return np.minimum(low, 1.0), np.minimum(high, 1.0)
 
 
-def _verdict(low: float, high: float) -> str:
-    if np.isnan(low):
-        return "undefined"
-    return "below" if high < THRESHOLD else "above" if low >= THRESHOLD else "inconclusive"
+def _table(
+    cats: pd.Series, hit: np.ndarray, total: int, exclude_below: float, prob: float, name: str, key: str
+) -> tuple[pd.DataFrame, dict[str, Estimate]]:
+    """One of the rule's tables: the categories of ``cats`` (NaN: unknown) with their rates and ratios.
 
-
-def _table(cats: pd.Series, hit: np.ndarray, total: int, exclude_below: float, prob: float, name: str) -> pd.DataFrame:
-    """One of the rule's tables: the categories of ``cats`` (NaN: unknown) with their rates and ratios."""
+    Every impact ratio not excluded is an :class:`~skfair_measures.uncertainty.Estimate` (returned
+    by category); the table's interval and verdict are read off it.
+    """
     known = cats.notna().to_numpy()
     g = pd.Series(hit[known], index=cats[known].to_numpy()).groupby(level=0, sort=True)
     t = pd.DataFrame(
@@ -180,11 +185,27 @@ def _table(cats: pd.Series, hit: np.ndarray, total: int, exclude_below: float, p
     nan = np.full(len(t), np.nan)
     ratio, low, high, fisher, sd = nan.copy(), nan.copy(), nan.copy(), nan.copy(), nan.copy()
     reference = np.zeros(len(t), bool)
+    verdict = np.where(keep, "undefined", "").astype(object)
+    estimates: dict[str, Estimate] = {}
     if keep.any() and rate[keep].max() > 0:
         r = np.flatnonzero(keep)[np.argmax(rate[keep])]
         reference[r] = True
         ratio[keep] = rate[keep] / rate[r]
-        low[keep], high[keep] = impact_ratio_intervals(x[keep], n[keep], prob)
+        bounds = functools.cache(lambda p, xk=x[keep], nk=n[keep]: impact_ratio_intervals(xk, nk, p))
+        for j, i in enumerate(np.flatnonzero(keep)):
+            est = Estimate(
+                f"{key}[{t['category'].iat[i]}]",
+                ratio[i],
+                construction=CONSTRUCTION,
+                n=int(n[i]),
+                target="population",
+                interval=lambda p, j=j: (bounds(p)[0][j], bounds(p)[1][j]),
+                prob=prob,
+                center=1.0,
+            )
+            estimates[t["category"].iat[i]] = est
+            low[i], high[i] = est.interval()
+            verdict[i] = _WORDS[est.verdict(EPS)]
         for i in np.flatnonzero(keep & ~reference):
             fisher[i] = stats.fisher_exact([[x[i], n[i] - x[i]], [x[r], n[r] - x[r]]])[1]
             pooled = (x[i] + x[r]) / (n[i] + n[r])
@@ -200,12 +221,12 @@ def _table(cats: pd.Series, hit: np.ndarray, total: int, exclude_below: float, p
 
     t["rate"], t["impact_ratio"], t["impact_ratio_lower"], t["impact_ratio_upper"] = rate, ratio, low, high
     t["excluded"], t["reference"], t["share"] = ~keep, reference, share
-    t["verdict"] = ["" if not k else _verdict(lo, hi) for k, lo, hi in zip(keep, low, high, strict=True)]
+    t["verdict"] = verdict
     t["four_fifths_flag"] = pd.Series(flag, dtype="boolean").where(defined, pd.NA)
     t["flag_flips_with_1_more"], t["flag_flips_with_2_more"] = flips(1), flips(2)
     t["fisher_p"], t["sd_units"] = fisher, sd
     t["two_sd_flag"] = pd.Series(np.abs(sd) > 2, dtype="boolean").where(~np.isnan(sd), pd.NA)
-    return t
+    return t, estimates
 
 
 @dataclass
@@ -221,12 +242,24 @@ class BiasAudit:
         Rows, unknown counts, exclusions, the data source, the date, the verdict counts.
     prob : float
         The level of the impact ratios' intervals.
+    estimates : dict of str to dict of str to Estimate
+        Per table, every impact ratio not excluded by category (``"group: category"`` with
+        ``groups=``), as an :class:`~skfair_measures.uncertainty.Estimate` (its interval at any
+        ``prob``); :meth:`summary_table` gives their summary rows.
     """
 
     tables: dict[str, pd.DataFrame]
     summary: dict[str, Any]
     prob: float = 0.95
+    estimates: dict[str, dict[str, Estimate]] = field(default_factory=dict)
     construction: str = field(default=CONSTRUCTION)
+
+    def summary_table(self, prob: float | None = None) -> pd.DataFrame:
+        """Every impact ratio's summary row (:data:`~skfair_measures.uncertainty.SUMMARY_COLUMNS`), ``eps`` 0.2.
+
+        ``verdict`` "within" is the tables' "above" (the interval at or over 0.8), "exceeds" their "below".
+        """
+        return summarize([e for by in self.estimates.values() for e in by.values()], prob, EPS)
 
     @property
     def rate_column(self) -> str:
@@ -304,22 +337,23 @@ def _hits(frame: pd.DataFrame, selected: str | None, score: str | None) -> tuple
     return (col.to_numpy(dtype=float) > median).astype(float), median
 
 
-def _one(frame: pd.DataFrame, sex: pd.Series, race: pd.Series, kw: dict[str, Any]) -> tuple[dict, dict]:
+def _one(frame: pd.DataFrame, sex: pd.Series, race: pd.Series, kw: dict[str, Any], group: Any = None) -> tuple:
     hit, median = _hits(frame, kw["selected"], kw["score"])
     name = "selected" if median is None else "scored_above_median"
     both = sex.where(race.notna()).str.cat(race, sep=" × ").where(sex.notna() & race.notna(), np.nan)
-    total = len(frame)
-    tables = {
-        t: _table(c, hit, total, kw["exclude_below"], kw["prob"], name)
+    total, prefix = len(frame), "bias_audit" if group is None else f"bias_audit[{group}]"
+    made = {
+        t: _table(c, hit, total, kw["exclude_below"], kw["prob"], name, f"{prefix}.{t}.impact_ratio")
         for t, c in zip(TABLES, (sex, race, both), strict=True)
     }
+    tables = {t: m[0] for t, m in made.items()}
     facts = {
         "rows": total,
         "unknown": {t: int(c.isna().sum()) for t, c in zip(TABLES, (sex, race, both), strict=True)},
         "excluded": {t: tables[t].loc[tables[t]["excluded"], "category"].tolist() for t in TABLES},
         "median_score": median,
     }
-    return tables, facts
+    return tables, facts, {t: m[1] for t, m in made.items()}
 
 
 def bias_audit(
@@ -408,22 +442,23 @@ def bias_audit(
         "construction": CONSTRUCTION,
     }
     if groups is None:
-        tables, facts = _one(frame, sex_c, race_c, kw)
+        tables, facts, estimates = _one(frame, sex_c, race_c, kw)
         summary.update(facts)
     else:
         col = _column(frame, "groups", groups)
         if col.isna().any():
             raise ValueError(f"groups={groups!r} is missing in {int(col.isna().sum())} rows; name every row's group.")
         parts = {
-            g: _one(frame[col == g], sex_c[col == g], race_c[col == g], kw) for g in sorted(pd.unique(col), key=str)
+            g: _one(frame[col == g], sex_c[col == g], race_c[col == g], kw, g) for g in sorted(pd.unique(col), key=str)
         }
+        estimates = {t: {f"{g}: {c}": e for g, p in parts.items() for c, e in p[2][t].items()} for t in TABLES}
         tables = {t: pd.concat([p[0][t].assign(group=g) for g, p in parts.items()], ignore_index=True) for t in TABLES}
         tables = {t: v[["group", *v.columns[:-1]]] for t, v in tables.items()}
         summary["by_group"] = {str(g): p[1] for g, p in parts.items()}
         summary["rows"] = len(frame)
         summary["unknown"] = {t: sum(p[1]["unknown"][t] for p in parts.values()) for t in TABLES}
         summary["excluded"] = {t: [f"{g}: {c}" for g, p in parts.items() for c in p[1]["excluded"][t]] for t in TABLES}
-    audit = BiasAudit(tables, summary, float(prob))
+    audit = BiasAudit(tables, summary, float(prob), estimates)
     summary["verdicts"] = audit.verdict_counts()
     return audit
 
