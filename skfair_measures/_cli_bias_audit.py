@@ -44,6 +44,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--unknown", nargs="+", default=[], metavar="VALUE", help="values meaning unknown")
     p.add_argument("--prob", type=float, default=0.95, help="level of the intervals (default: 0.95)")
     p.add_argument("--source", metavar="TEXT", help="the data source for the summary (default: DATA's name)")
+    p.add_argument("--distribution-date", metavar="DATE", help="the date the tool was first distributed")
     p.add_argument("--time-column", metavar="COL", help="audit the rows of a window of this time column")
     p.add_argument("--since", metavar="TIME", help="the window's start (included), e.g. 2025-01-01")
     p.add_argument("--until", metavar="TIME", help="the window's end (excluded), e.g. 2026-01-01")
@@ -83,6 +84,7 @@ def run(
         "prob": args.prob,
         "unknown": args.unknown,
         "source": args.source or Path(args.data).name,
+        "distribution_date": args.distribution_date,
     }
     try:
         if args.time_column or Path(args.data).is_dir():

@@ -211,7 +211,13 @@ def test_bad_input_is_refused_naming_the_argument(kwargs, message):
 
 def test_files_and_page(tmp_path):
     audit = bias_audit(
-        _scenario(), sex="sex", race_ethnicity="race", selected="selected", exclude_below=0.02, source="demo.csv"
+        _scenario(),
+        sex="sex",
+        race_ethnicity="race",
+        selected="selected",
+        exclude_below=0.02,
+        source="demo.csv",
+        distribution_date="2024-03-01",
     )
     paths = audit.write(tmp_path / "out")
     assert [p.name for p in paths] == [
@@ -227,8 +233,10 @@ def test_files_and_page(tmp_path):
         assert list(back.columns) == list(t.columns)
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["rows"] == 2000 and summary["data_source"] == "demo.csv" and summary["excluded"]["race_ethnicity"]
+    assert summary["distribution_date"] == "2024-03-01"
     page = (tmp_path / "out" / "bias_audit.html").read_text()
     assert "excluded (under 2%)" in page and f"<dd>{summary['unknown']['sex']}</dd>" in page
+    assert "<dd>2024-03-01</dd>" in page
 
 
 def test_cli_writes_the_same_audit_and_exit_statuses(tmp_path, capsys):

@@ -369,6 +369,7 @@ def bias_audit(
     unknown: Sequence[str] = (),
     source: str | None = None,
     date: str | None = None,
+    distribution_date: str | None = None,
 ) -> BiasAudit:
     """The bias audit of NYC Local Law 144 (6 RCNY 5-301): selection or scoring rates and impact ratios.
 
@@ -393,8 +394,9 @@ def bias_audit(
         The level of the impact ratios' intervals and verdicts.
     unknown : sequence of str, default=()
         Values that mean "unknown" (e.g. ``"Decline to self-identify"``), matched ignoring case.
-    source, date : str, optional
-        The data source and the audit's date (default: today, UTC) for the summary.
+    source, date, distribution_date : str, optional
+        For the summary: the data source, the audit's date (default: today, UTC) and the date
+        the tool was first distributed (the published summary gives it, 6 RCNY 5-303).
 
     Returns
     -------
@@ -435,6 +437,7 @@ def bias_audit(
     summary: dict[str, Any] = {
         "date": date or _dt.datetime.now(_dt.UTC).date().isoformat(),
         "data_source": source,
+        "distribution_date": distribution_date,
         "rate": "selection rate" if selected is not None else "scoring rate",
         "threshold": THRESHOLD,
         "exclude_below": exclude_below,
@@ -596,6 +599,7 @@ def _page(audit: BiasAudit) -> str:
     facts = [
         ("Date of the audit", s["date"]),
         ("Data source", s["data_source"] or "not given"),
+        ("Distribution date of the tool", s.get("distribution_date") or ""),
         ("People assessed", s["rows"]),
         ("Unknown sex", s["unknown"]["sex"]),
         ("Unknown race/ethnicity", s["unknown"]["race_ethnicity"]),
