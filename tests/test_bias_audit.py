@@ -308,3 +308,19 @@ def test_every_impact_ratio_is_an_estimate_that_agrees_with_its_table():
             assert words[est.verdict(0.2)] == r.verdict and est.n == r.n
             lo, hi = est.interval(0.9)
             assert r.impact_ratio_lower <= lo <= r.impact_ratio <= hi <= r.impact_ratio_upper
+
+
+def test_a_window_on_no_time_column_or_no_time_is_refused(tmp_path):
+    _scenario().to_csv(tmp_path / "log.csv", index=False)
+    kw = {"sex": "sex", "race_ethnicity": "race", "selected": "selected"}
+    with pytest.raises(ValueError, match="time='sex': cannot read the window"):
+        bias_audit_log(tmp_path / "log.csv", time="sex", start="2025-01-01", **kw)
+    with pytest.raises(ValueError, match="end='soon' is not a time"):
+        bias_audit_log(tmp_path / "log.csv", time="sex", end="soon", **kw)
+    with pytest.raises(KeyError, match="'ts'"):
+        bias_audit_log(tmp_path / "log.csv", time="ts", **kw)
+    with pytest.raises(FileNotFoundError, match="no .parquet file"):
+        bias_audit_log(tmp_path, time="ts", **kw)
+    (tmp_path / "bad.parquet").write_text("not parquet")
+    with pytest.raises(ValueError, match="cannot read it"):
+        bias_audit_log(tmp_path / "bad.parquet", **kw)

@@ -495,26 +495,31 @@ def bias_audit_log(
     import duckdb
 
     path = Path(log)
-    if path.is_dir():
-        files = sorted(str(f) for f in path.glob("*.parquet"))
-        if not files:
-            raise FileNotFoundError(f"log={str(log)!r} holds no .parquet file.")
-        rel = duckdb.read_parquet(files)
-    elif path.suffix.lower() in (".parquet", ".pq"):
-        rel = duckdb.read_parquet(str(path))
-    else:
-        rel = duckdb.read_csv(str(path))
+    files = sorted(str(f) for f in path.glob("*.parquet")) if path.is_dir() else [str(path)]
+    if not files or not Path(files[0]).is_file():
+        raise FileNotFoundError(f"log={str(log)!r} is no file and holds no .parquet file.")
+    try:
+        parquet = path.is_dir() or path.suffix.lower() in (".parquet", ".pq")
+        rel = duckdb.read_parquet(files) if parquet else duckdb.read_csv(files[0])
+    except duckdb.Error as exc:
+        raise ValueError(f"log={str(log)!r}: cannot read it ({exc}).") from None
     names = [time, *(kwargs.get(k) for k in ("sex", "race_ethnicity", "selected", "score", "groups"))]
     missing = [c for c in names if c is not None and c not in rel.columns]
     if missing:
         raise KeyError(f"{missing} not in {path.name}; its columns are {rel.columns}.")
     if time is None and (start is not None or end is not None):
         raise ValueError("start= and end= need time=: the column whose values make the window.")
-    for bound, keep in ((start, "__ge__"), (end, "__lt__")):
-        if bound is not None:
-            at = duckdb.ConstantExpression(pd.Timestamp(bound).to_pydatetime())
-            rel = rel.filter(getattr(duckdb.ColumnExpression(time), keep)(at))
-    frame = rel.select(*dict.fromkeys(c for c in names[1:] if c is not None)).df()
+    try:
+        for arg, bound, keep in (("start", start, "__ge__"), ("end", end, "__lt__")):
+            if bound is not None:
+                try:
+                    at = duckdb.ConstantExpression(pd.Timestamp(bound).to_pydatetime())
+                except (ValueError, TypeError):
+                    raise ValueError(f"{arg}={bound!r} is not a time; pass e.g. '2025-01-01'.") from None
+                rel = rel.filter(getattr(duckdb.ColumnExpression(time), keep)(at))
+        frame = rel.select(*dict.fromkeys(c for c in names[1:] if c is not None)).df()
+    except duckdb.Error as exc:  # e.g. a time column of text that is no time
+        raise ValueError(f"time={time!r}: cannot read the window of {path.name} ({exc}).") from None
     if frame.empty:
         raise ValueError(f"no rows of {path.name} have {time} in [{start}, {end}).")
     kwargs.setdefault("source", path.name)
