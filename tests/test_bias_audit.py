@@ -324,3 +324,32 @@ def test_a_window_on_no_time_column_or_no_time_is_refused(tmp_path):
     (tmp_path / "bad.parquet").write_text("not parquet")
     with pytest.raises(ValueError, match="cannot read it"):
         bias_audit_log(tmp_path / "bad.parquet", **kw)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["F", "M", None]), st.sampled_from(["A", "B", "C", ""]), st.integers(0, 9)),
+        min_size=5,
+        max_size=80,
+    ),
+    st.sampled_from([None, 0.02]),
+    st.randoms(use_true_random=False),
+)
+def test_any_frame_gets_the_rules_tables_in_any_row_order(rows, exclude_below, rnd):
+    frame = pd.DataFrame(rows, columns=["sex", "race", "score"]).assign(selected=lambda d: (d["score"] > 4).astype(int))
+    kw = {"sex": "sex", "race_ethnicity": "race", "score": "score", "exclude_below": exclude_below}
+    audit = bias_audit(frame, **kw)
+    order = list(range(len(frame)))
+    rnd.shuffle(order)
+    shuffled = bias_audit(frame.iloc[order], **kw)
+    hit = frame["score"] > frame["score"].median()
+    race = frame["race"].replace("", None)
+    for name, cats in zip(audit.tables, (frame["sex"], race, frame["sex"] + " × " + race), strict=True):
+        t = audit.tables[name]
+        pd.testing.assert_frame_equal(t, shuffled.tables[name])
+        assert t["n"].sum() + audit.summary["unknown"][name] == len(frame)
+        assert dict(zip(t["category"], t["scored_above_median"], strict=True)) == hit.groupby(cats).sum().to_dict()
+        kept = t[~t["excluded"]]
+        if len(kept) and kept["rate"].max() > 0:
+            assert kept["reference"].sum() == 1 and kept.loc[kept["reference"], "rate"].item() == kept["rate"].max()
