@@ -296,6 +296,7 @@ def msr(key: str, /, **overrides: Any) -> MeasureBase:
     'fairness.fpr(operation=ratio)'
     >>> msr("fairness.tpr", operation="ratio").key
     'fairness.tpr(operation=ratio)'
+
     fairlearn's names (:data:`ALIASES`) give the registry's measure, under the registry's key:
 
     >>> msr("equalized_odds_difference").key
