@@ -162,7 +162,10 @@ _REGISTRY: dict[str, Callable[..., Measure]] = {
         "Predictive parity: mean of absolute differences in ppv and npv across groups",
     ),
     "fairness.acc_eod=.05": _constraint(
-        "fairness.acc_eod=.05", "fairness.eod", 0.05, "Accuracy under equalized odds < 0.05 constraint"
+        "fairness.acc_eod=.05",
+        "fairness.eod",
+        0.05,
+        "Accuracy under equalized odds (mean of the TPR and FPR gaps) < 0.05 constraint",
     ),
     "fairness.acc_ppv=.05": _constraint(
         "fairness.acc_ppv=.05", "fairness.ppv", 0.05, "Accuracy under ppv difference < 0.05 constraint"
