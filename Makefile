@@ -57,4 +57,4 @@ bench: $(TEST_STAMP)
 	$(PY) benchmarks/bench_metrics.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache docs/_build docs/api/generated docs/gallery
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache docs/_build docs/generated docs/gallery docs/sg_execution_times.rst
