@@ -50,6 +50,8 @@ _WHERE = {
     "msr": ".registry",
     "msrs": ".registry",
     "UndefinedReplicatesWarning": ".results",
+    "Estimate": ".uncertainty",
+    "summarize": ".uncertainty",
     "DropColumns": ".scoring",
     "FairnessScorer": ".scoring",
     "MultiMeasureScorer": ".scoring",
@@ -99,6 +101,7 @@ if _typing.TYPE_CHECKING:  # pragma: no cover
         pareto_front,
     )
     from .thresholds import ThresholdCurve, disparity_at_thresholds
+    from .uncertainty import Estimate, summarize
 
 
 def __getattr__(name: str) -> object:
@@ -132,6 +135,7 @@ __all__ = [
     "ConstraintMeasure",
     "DropColumns",
     "ErrorStats",
+    "Estimate",
     "FairnessMeasure",
     "FairnessScorer",
     "GroupwiseMetrics",
@@ -161,6 +165,7 @@ __all__ = [
     "msrs",
     "pareto_front",
     "plan_labels",
+    "summarize",
     "verdict_tables",
     "verdicts",
 ]
