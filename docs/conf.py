@@ -35,7 +35,6 @@ myst_enable_extensions = ["dollarmath", "colon_fence"]
 
 # The reference: one page per public name, documented from its numpydoc docstring
 autosummary_generate = True
-autodoc_default_options = {"members": False}
 autodoc_typehints = "none"  # numpydoc's Parameters section states the types
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
@@ -55,12 +54,16 @@ sphinx_gallery_conf = {
 html_theme = "pydata_sphinx_theme"
 html_title = f"skfair-measures {release}"
 html_theme_options = {
+    "navbar_align": "left",
+    "navbar_persistent": ["search-button"],
     "navigation_depth": 2,
     "show_toc_level": 2,
     "secondary_sidebar_items": ["page-toc"],
     "footer_start": ["copyright"],
     "footer_end": [],
 }
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 html_show_sourcelink = False
 
 #: The pages that hold the site's tables of contents; a Markdown page in docs/ that none of them names is listed

@@ -37,3 +37,9 @@ def test_readme_example_runs_on_a_file_of_predictions(tmp_path, monkeypatch, cap
     exec(compile(block, "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "Female" in out and "Male" in out and "(" in out.splitlines()[-1]
+
+
+def test_home_page_example_runs(capsys):
+    (block,) = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "index.md").read_text(), flags=re.S)
+    exec(compile(block, "docs/index.md", "exec"), {})
+    assert "Female" in capsys.readouterr().out
