@@ -605,8 +605,10 @@ def _draw_density(
 
     grid, dens, atoms = density_curve(draws, support)
     top = float(dens.max()) if dens.size else 1.0
-    for v in atoms:
+    for v, p in atoms.items():
         ax.vlines(v, 0, top, color=color, lw=2.5, label=None if grid.size else text)
+        if p >= 0.05:  # a share worth reading; a bootstrap's discrete values make many small ones
+            ax.annotate(f"P(= {v:.3g}) = {p:.2f}", (v, top), fontsize="x-small", ha="center", va="bottom", color=color)
         text = text if grid.size else "_"
     if grid.size:
         ax.plot(grid, dens, color=color, label=text)

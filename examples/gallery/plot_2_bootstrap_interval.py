@@ -37,6 +37,6 @@ print("300 rows: 95% interval {:.4f} to {:.4f}".format(*small.interval()))
 # %%
 # The replicates' distribution with its interval and the band of +-eps around 0. The gap is an absolute difference,
 # so it cannot be negative: the density is reflected at 0 rather than spilling below it.
-fig, ax = plt.subplots(figsize=(7, 3.5))
+fig, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
 plots.posterior_density({"all test rows": boot, "300 rows": small}, eps=0.05, ax=ax)
 plt.show()
