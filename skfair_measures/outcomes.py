@@ -1,0 +1,379 @@
+"""Disparities of per-item outcomes between two groups, with intervals: LLM answers judged, refusals, scores.
+
+An outcome is a number in ``[0, 1]`` per item: a bool (refused, flagged, correct), a
+judge's yes/no, or a score. Three questions, each with an interval and a verdict:
+
+- :func:`outcome_disparity`: does the mean outcome differ between two groups of items
+  (users of one dialect, of one name's apparent gender)? The difference ``rate_b -
+  rate_a`` (or the ratio ``rate_b / rate_a``) with Newcombe's hybrid score interval
+  (Katz's for the ratio) for binary outcomes, Welch's t (the delta method on the log
+  for the ratio) for scores;
+- the same with ``judge=``: the outcome that matters (a human's label) is known on a
+  few items and a cheap judge's (an LLM judge, a code scorer) on all of them. The
+  judge's outcomes predict the human's and a prediction-powered estimate (PPI++,
+  Angelopoulos, Duchi and Zrnic 2023; the ``lambda`` of
+  :func:`skfair_measures.bayes._ppi.tuned_lambda`) corrects their bias per group
+  with the labelled items: the interval is valid however wrong the judge is and
+  narrower the better it predicts the human;
+- :func:`paired_disparity`: counterfactual pairs, two prompts that differ only in a group
+  term (a name, a dialect, a pronoun); the mean paired difference with Tango's score
+  interval and McNemar's exact test (binary), or the paired t (scores).
+
+The target is the population the items are drawn from (the traffic, the prompt
+distribution), not only the items at hand; with ``judge=`` the labelled items must be
+a random sample of the items (within each group at least), chosen without looking at
+the judge's outcome. The intervals are about one difference; for many groups or many
+outcomes at once, correct for the multiplicity.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ._proportions import mcnemar_exact, newcombe, tango, wilson
+from ._verdicts import check_eps, classify
+from .bayes._ppi import ASYMPTOTIC_ROWS, AsymptoticWarning, tuned_lambda
+from .results import check_prob
+
+__all__ = ["SUMMARY_COLUMNS", "OutcomeDisparity", "outcome_disparity", "paired_disparity"]
+
+#: The columns of :meth:`OutcomeDisparity.summary` (the package's one summary row).
+SUMMARY_COLUMNS = (
+    *("measure", "value", "lower", "upper", "prob", "construction", "target", "n", "eps", "prob_within"),
+    *("verdict", "note"),
+)
+TARGET = "population"
+_NO_PROB = "a confidence interval; its construction defines no probability of the disparity"
+
+
+def _nan_bounds(prob: float) -> tuple[float, float]:
+    return np.nan, np.nan
+
+
+@dataclass(frozen=True)
+class OutcomeDisparity:
+    """A disparity of outcomes between two groups: value, interval at any ``prob``, test and per-group table.
+
+    Attributes
+    ----------
+    key : str
+        ``"difference"`` (``rate_b - rate_a``) or ``"ratio"`` (``rate_b / rate_a``).
+    value : float
+        NaN with :attr:`reason` when undefined.
+    n : int
+        Items (or pairs) the value used.
+    construction : str
+        How the interval is made, in words ("Newcombe hybrid score", "prediction-powered (PPI++)", ...).
+    by_group : pandas.DataFrame
+        One row per group: items, labelled items, rate and its interval (and the judge's rate).
+    groups : tuple of str
+        ``(a, b)``: the reference group and the other.
+    p_value, test : float, str
+        The test of no disparity, where one goes with the construction (McNemar's exact test).
+    """
+
+    key: str
+    value: float
+    n: int
+    construction: str
+    by_group: pd.DataFrame
+    groups: tuple[str, str]
+    target: str = TARGET
+    p_value: float = np.nan
+    test: str = ""
+    reason: str | None = None
+    prob: float = 0.95
+    bounds: Callable[[float], tuple[float, float]] = field(default=_nan_bounds, repr=False)
+    no_prob_reason: str = _NO_PROB
+
+    def interval(self, prob: float | None = None) -> tuple[float, float]:
+        """The interval at level ``prob`` (default: the level it was made at)."""
+        lo, hi = self.bounds(check_prob(self.prob if prob is None else prob))
+        return float(lo), float(hi)
+
+    def prob_within(self, eps: float) -> float:
+        """NaN: a confidence interval defines no probability (:attr:`no_prob_reason`)."""
+        return np.nan
+
+    def prob_greater(self, x: float) -> float:
+        """NaN: a confidence interval defines no probability (:attr:`no_prob_reason`)."""
+        return np.nan
+
+    def verdict(self, eps: float, prob: float | None = None) -> str:
+        """``within`` / ``exceeds`` / ``inconclusive`` (``undefined``) read off the interval.
+
+        For a difference the band is ``[-eps, eps]``; for a ratio ``[1 - eps, 1 / (1 - eps)]``
+        (``eps = 0.2`` is the four-fifths rule).
+        """
+        eps, (lo, hi) = check_eps(eps), self.interval(prob)
+        if self.key == "ratio":
+            if eps >= 1:
+                raise ValueError(f"eps={eps!r}; a ratio's tolerance is below 1 (0.2: within [0.8, 1.25]).")
+            with np.errstate(divide="ignore"):
+                return str(classify(np.log(lo), np.log(hi), -np.log1p(-eps))[()])
+        return str(classify(lo, hi, eps)[()])
+
+    def summary(self, prob: float | None = None, eps: float | None = None) -> pd.DataFrame:
+        """One row with the columns :data:`SUMMARY_COLUMNS`."""
+        prob = check_prob(self.prob if prob is None else prob)
+        lo, hi = self.interval(prob)
+        a, b = self.groups
+        note = f"{self.key} {b} vs {a}" + (f"; {self.test} p = {self.p_value:.4g}" if self.test else "")
+        row = {
+            **dict(measure=self.key, value=self.value, lower=lo, upper=hi, prob=prob),
+            **dict(construction=self.construction, target=self.target, n=self.n, eps=np.nan if eps is None else eps),
+            **dict(prob_within=np.nan, verdict="" if eps is None else self.verdict(eps, prob)),
+            "note": note if self.reason is None else f"{note}; undefined: {self.reason}",
+        }
+        return pd.DataFrame([row], columns=list(SUMMARY_COLUMNS))
+
+
+def _outcomes(values: Any, name: str, n: int | None = None) -> np.ndarray:
+    """Floats in ``[0, 1]`` (NaN: missing); a ``ValueError`` naming ``name`` otherwise."""
+    try:
+        out = np.asarray(values, dtype=float).ravel()
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name}: outcomes must be bools or numbers in [0, 1] ({err}).") from None
+    if n is not None and out.size != n:
+        raise ValueError(f"{name} has {out.size} values but group has {n}; pass one per item.")
+    bad = np.isfinite(out) & ((out < 0) | (out > 1)) | np.isinf(out)
+    if bad.any():
+        raise ValueError(f"{name}: {int(bad.sum())} value(s) outside [0, 1], e.g. {out[bad][0]}; rescale them.")
+    return out
+
+
+def _two_groups(group: Any, reference: Any) -> tuple[np.ndarray, tuple[str, str]]:
+    g = pd.Series(np.asarray(group, dtype=object).ravel())
+    if g.isna().any():
+        raise ValueError(f"group is missing on {int(g.isna().sum())} item(s); give every item a group.")
+    g = g.astype(str)
+    labels = sorted(g.unique())
+    if len(labels) != 2:
+        raise ValueError(
+            f"group has {len(labels)} value(s) {labels[:6]}; a disparity compares two groups: map the items to two "
+            "(a function of the item), or select the items of two groups first."
+        )
+    if reference is not None and str(reference) not in labels:
+        raise ValueError(f"reference={reference!r} is not a group; pass one of {labels}.")
+    a = labels[0] if reference is None else str(reference)
+    return (g == a).to_numpy(), (a, next(x for x in labels if x != a))
+
+
+def _ppi_mean(y: np.ndarray, f: np.ndarray, f_u: np.ndarray) -> tuple[float, float, float]:
+    """PPI++ mean of ``y`` from labelled ``(y, f)`` and unlabelled ``f_u``: estimate, variance, ``lambda``.
+
+    ``theta = lambda mean(f_u) + mean(y - lambda f)``, the two means independent, so the
+    variance is ``var(y - lambda f) / n + lambda^2 var(f_u) / N`` (``ppi_py.ppi_mean_ci``'s).
+    """
+    lam = tuned_lambda(y, f, f_u) if f_u.size > 1 else 0.0
+    r = y - lam * f
+    var_u = lam**2 * float(np.var(f_u, ddof=1)) / f_u.size if lam > 0 else 0.0
+    return lam * float(f_u.mean()) + float(r.mean()) if lam > 0 else float(r.mean()), np.var(r, ddof=1) / y.size + var_u, lam
+
+
+def _normal(value: float, se: float, log: bool = False) -> Callable[[float], tuple[float, float]]:
+    def bounds(prob: float) -> tuple[float, float]:
+        h = float(stats.norm.ppf(0.5 + prob / 2.0)) * se
+        return (value * np.exp(-h), value * np.exp(h)) if log else (value - h, value + h)
+
+    return bounds
+
+
+def outcome_disparity(
+    outcome: Any,
+    group: Any,
+    *,
+    judge: Any = None,
+    measure: str = "difference",
+    prob: float = 0.95,
+    reference: Any = None,
+) -> OutcomeDisparity:
+    """Disparity of a per-item outcome between two groups, with an interval about the items' population.
+
+    Parameters
+    ----------
+    outcome : array-like of shape (n_items,)
+        Bools or numbers in ``[0, 1]``; NaN where the item has none (with ``judge=``: the
+        items nobody labelled).
+    group : array-like of shape (n_items,)
+        Each item's group; exactly two groups.
+    judge : array-like of shape (n_items,), optional
+        A predictor of ``outcome`` on every item (an LLM judge's verdict, a code scorer):
+        the estimate is then prediction-powered (PPI++).
+    measure : {"difference", "ratio"}, default="difference"
+        ``rate_b - rate_a`` or ``rate_b / rate_a``.
+    prob : float, default=0.95
+        The interval's level.
+    reference : str, optional
+        Group ``a``, the one compared against (default: the first in sorted order).
+
+    Returns
+    -------
+    OutcomeDisparity
+
+    Examples
+    --------
+    >>> d = outcome_disparity([1, 0, 0, 0, 1, 1, 1, 0], list("aaaabbbb"))
+    >>> d.value, d.construction
+    (0.5, 'Newcombe hybrid score')
+    >>> [round(b, 3) for b in d.interval()]
+    [-0.135, 0.789]
+    >>> d.verdict(eps=0.05)
+    'inconclusive'
+    """
+    if measure not in ("difference", "ratio"):
+        raise ValueError(f"measure={measure!r}; pass 'difference' or 'ratio'.")
+    prob = check_prob(prob)
+    in_a, groups = _two_groups(group, reference)
+    y = _outcomes(outcome, "outcome", in_a.size)
+    f = None if judge is None else _outcomes(judge, "judge", in_a.size)
+    if f is not None and not np.isfinite(f).all():
+        raise ValueError(f"judge is missing on {int((~np.isfinite(f)).sum())} item(s); it must score every item.")
+    labelled = np.isfinite(y)
+    binary = bool(np.isin(y[labelled], (0.0, 1.0)).all())
+    rows, parts = [], []
+    for name, mask in zip(groups, (in_a, ~in_a), strict=True):
+        lab = mask & labelled
+        y_g = y[lab]
+        row = {"group": name, "items": int(mask.sum()), "labelled": int(lab.sum())}
+        if f is not None:
+            if 0 < lab.sum() < ASYMPTOTIC_ROWS:
+                warnings.warn(
+                    f"group {name!r} has {int(lab.sum())} labelled item(s); the prediction-powered interval is "
+                    f"asymptotic and can miss more often than 1 - prob below {ASYMPTOTIC_ROWS}: label more.",
+                    AsymptoticWarning,
+                    stacklevel=2,
+                )
+            est, var, lam = _ppi_mean(y_g, f[lab], f[mask & ~labelled]) if lab.sum() >= 2 else (np.nan,) * 3
+            row |= {"judge_rate": float(f[mask].mean()), "lambda": lam}
+            lo, hi = _normal(est, np.sqrt(var))(prob)
+            parts.append((est, var))
+        elif binary:
+            est, (lo, hi) = (y_g.mean() if y_g.size else np.nan), wilson(int(y_g.sum()), y_g.size, prob)
+            parts.append((int(y_g.sum()), y_g.size))
+        else:
+            est, var = (y_g.mean(), np.var(y_g, ddof=1) / y_g.size) if y_g.size > 1 else (np.nan, np.nan)
+            h = float(stats.t.ppf(0.5 + prob / 2.0, max(y_g.size - 1, 1))) * np.sqrt(var)
+            lo, hi = est - h, est + h
+            parts.append((est, var))
+        rows.append(row | {"rate": float(est), "lower": float(lo), "upper": float(hi)})
+    table = pd.DataFrame(rows).set_index("group")
+    n = int(labelled.sum()) if f is None else in_a.size
+    common = dict(key=measure, n=n, by_group=table, groups=groups, prob=prob)
+    (ra, rb), undefined = table["rate"].to_numpy(), table.index[~np.isfinite(table["rate"])].tolist()
+    if undefined:
+        need = 2 if (f is not None or not binary) else 1
+        why = f"group(s) {undefined} have fewer than {need} item(s) with the outcome"
+        return OutcomeDisparity(value=np.nan, construction="", reason=why, **common)
+    if measure == "ratio" and not ra > 0:
+        why = f"the rate of group {groups[0]!r} is 0, so the ratio is undefined; use measure='difference'"
+        return OutcomeDisparity(value=np.nan, construction="", reason=why, **common)
+    value = float(rb - ra if measure == "difference" else rb / ra)
+    if f is None and binary:
+        (ka, na), (kb, nb) = parts
+        if measure == "difference":
+            return OutcomeDisparity(
+                value=value,
+                construction="Newcombe hybrid score",
+                bounds=lambda p: newcombe(kb, nb, ka, na, p),
+                **common,
+            )
+        rr = stats.contingency.relative_risk(kb, nb, ka, na)
+        return OutcomeDisparity(
+            value=value, construction="Katz log (ratio)", bounds=lambda p: _ci(rr.confidence_interval(p)), **common
+        )
+    (_, va), (_, vb) = parts
+    if f is None and measure == "difference":
+        df = (va + vb) ** 2 / (va**2 / (table["labelled"].iloc[0] - 1) + vb**2 / (table["labelled"].iloc[1] - 1))
+
+        def welch(p: float) -> tuple[float, float]:
+            h = float(stats.t.ppf(0.5 + p / 2.0, df)) * np.sqrt(va + vb)
+            return value - h, value + h
+
+        return OutcomeDisparity(value=value, construction="Welch t", bounds=welch, **common)
+    kind = "prediction-powered (PPI++)" if f is not None else "delta method"
+    if measure == "difference":
+        return OutcomeDisparity(value=value, construction=kind, bounds=_normal(value, np.sqrt(va + vb)), **common)
+    if not rb > 0:
+        why = f"the rate of group {groups[1]!r} is 0, so the log ratio has no interval; use measure='difference'"
+        return OutcomeDisparity(value=value, construction="", reason=why, **common)
+    se_log = np.sqrt(va / ra**2 + vb / rb**2)
+    return OutcomeDisparity(value=value, construction=f"{kind}, log ratio", bounds=_normal(value, se_log, True), **common)
+
+
+def _ci(ci: Any) -> tuple[float, float]:
+    return float(ci.low), float(ci.high)
+
+
+def paired_disparity(
+    first: Any, second: Any, *, prob: float = 0.95, names: Sequence[str] = ("first", "second")
+) -> OutcomeDisparity:
+    """Disparity of outcomes over pairs of items that differ only in the group: ``mean(second - first)``.
+
+    Binary outcomes get Tango's score interval and McNemar's exact test (only the
+    discordant pairs carry information); scores get the paired t interval and test.
+
+    Parameters
+    ----------
+    first, second : array-like of shape (n_pairs,)
+        The outcome of each pair's two members (bools or numbers in ``[0, 1]``).
+    prob : float, default=0.95
+        The interval's level.
+    names : (str, str), default=("first", "second")
+        The two groups' names, for the table.
+
+    Returns
+    -------
+    OutcomeDisparity
+
+    Examples
+    --------
+    >>> d = paired_disparity([0] * 40 + [1] * 10, [0] * 30 + [1] * 20, names=("he", "she"))
+    >>> d.value, d.construction, d.test
+    (0.2, 'Tango score (paired)', 'McNemar exact')
+    >>> round(d.p_value, 4)
+    0.002
+    """
+    prob = check_prob(prob)
+    x = _outcomes(first, "first")
+    y = _outcomes(second, "second", x.size)
+    if not (np.isfinite(x) & np.isfinite(y)).all():
+        raise ValueError("first and second must have an outcome on every pair; drop the incomplete pairs.")
+    groups = (str(names[0]), str(names[1]))
+    table = pd.DataFrame(
+        {"group": groups, "items": x.size, "rate": [x.mean(), y.mean()] if x.size else np.nan}
+    ).set_index("group")
+    common = dict(key="difference", n=int(x.size), groups=groups, prob=prob)
+    if x.size < 2:
+        return OutcomeDisparity(value=np.nan, construction="", by_group=table, reason="fewer than 2 pairs", **common)
+    value = float(np.mean(y - x))
+    if np.isin(np.concatenate([x, y]), (0.0, 1.0)).all():
+        b, c = int(((y == 1) & (x == 0)).sum()), int(((y == 0) & (x == 1)).sum())
+        bounds = [wilson(int(v.sum()), v.size, prob) for v in (x, y)]
+        table = table.assign(only_this=[c, b], lower=[lo for lo, _ in bounds], upper=[hi for _, hi in bounds])
+        return OutcomeDisparity(
+            value=value,
+            construction="Tango score (paired)",
+            by_group=table,
+            p_value=mcnemar_exact(b, c),
+            test="McNemar exact",
+            bounds=lambda p: tango(b, c, x.size, p),
+            **common,
+        )
+    res = stats.ttest_rel(y, x)
+    return OutcomeDisparity(
+        value=value,
+        construction="paired t",
+        by_group=table,
+        p_value=float(res.pvalue),
+        test="paired t-test",
+        bounds=lambda p: _ci(res.confidence_interval(p)),
+        **common,
+    )
