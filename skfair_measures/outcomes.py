@@ -175,7 +175,11 @@ def _ppi_mean(y: np.ndarray, f: np.ndarray, f_u: np.ndarray) -> tuple[float, flo
     lam = tuned_lambda(y, f, f_u) if f_u.size > 1 else 0.0
     r = y - lam * f
     var_u = lam**2 * float(np.var(f_u, ddof=1)) / f_u.size if lam > 0 else 0.0
-    return lam * float(f_u.mean()) + float(r.mean()) if lam > 0 else float(r.mean()), np.var(r, ddof=1) / y.size + var_u, lam
+    return (
+        lam * float(f_u.mean()) + float(r.mean()) if lam > 0 else float(r.mean()),
+        np.var(r, ddof=1) / y.size + var_u,
+        lam,
+    )
 
 
 def _normal(value: float, se: float, log: bool = False) -> Callable[[float], tuple[float, float]]:
@@ -305,7 +309,9 @@ def outcome_disparity(
         why = f"the rate of group {groups[1]!r} is 0, so the log ratio has no interval; use measure='difference'"
         return OutcomeDisparity(value=value, construction="", reason=why, **common)
     se_log = np.sqrt(va / ra**2 + vb / rb**2)
-    return OutcomeDisparity(value=value, construction=f"{kind}, log ratio", bounds=_normal(value, se_log, True), **common)
+    return OutcomeDisparity(
+        value=value, construction=f"{kind}, log ratio", bounds=_normal(value, se_log, True), **common
+    )
 
 
 def _ci(ci: Any) -> tuple[float, float]:

@@ -39,6 +39,7 @@ LAYERS: dict[str, int] = {
             "_trees",
             "_together",
             "_progress",
+            "_proportions",
             "datasets",
         ],
         0,
@@ -52,7 +53,9 @@ LAYERS: dict[str, int] = {
     # 2: keys to measures
     "registry": 2,
     # 3: what is computed from measures
-    **dict.fromkeys(["_bootstrap", "scoring", "selection", "thresholds", "engines", "bayes", "active", "monitor"], 3),
+    **dict.fromkeys(
+        ["_bootstrap", "scoring", "selection", "thresholds", "engines", "bayes", "active", "monitor", "outcomes"], 3
+    ),
     # 4: applications and the package's face
     **dict.fromkeys(["benchmark", "report", "plots", "cli", "_cli_label", "_cli_monitor", "_cli_plan", ""], 4),
 }
