@@ -30,109 +30,60 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ._proportions import mcnemar_exact, newcombe, tango, wilson
-from ._verdicts import check_eps, classify
 from .bayes._ppi import ASYMPTOTIC_ROWS, AsymptoticWarning, tuned_lambda
 from .results import check_prob
+from .uncertainty import Estimate
+from .uncertainty._proportions import mcnemar_exact, newcombe, tango, wilson
 
-__all__ = ["SUMMARY_COLUMNS", "OutcomeDisparity", "outcome_disparity", "paired_disparity"]
-
-#: The columns of :meth:`OutcomeDisparity.summary` (the package's one summary row).
-SUMMARY_COLUMNS = (
-    *("measure", "value", "lower", "upper", "prob", "construction", "target", "n", "eps", "prob_within"),
-    *("verdict", "note"),
-)
-TARGET = "population"
-_NO_PROB = "a confidence interval; its construction defines no probability of the disparity"
+__all__ = ["OutcomeDisparity", "outcome_disparity", "paired_disparity"]
 
 
 def _nan_bounds(prob: float) -> tuple[float, float]:
     return np.nan, np.nan
 
 
-@dataclass(frozen=True)
-class OutcomeDisparity:
-    """A disparity of outcomes between two groups: value, interval at any ``prob``, test and per-group table.
+class OutcomeDisparity(Estimate):
+    """A disparity of outcomes between two groups (an :class:`~skfair_measures.uncertainty.Estimate`).
+
+    Besides the estimate's value, ``interval(prob)``, ``verdict(eps)`` (for a ratio, against
+    ``1 +- eps``), ``summary()`` and ``by_group`` (items, labelled items, rate and its interval
+    per group), it holds the two groups compared and the test of no disparity where one goes
+    with the construction.
 
     Attributes
     ----------
-    key : str
-        ``"difference"`` (``rate_b - rate_a``) or ``"ratio"`` (``rate_b / rate_a``).
-    value : float
-        NaN with :attr:`reason` when undefined.
-    n : int
-        Items (or pairs) the value used.
-    construction : str
-        How the interval is made, in words ("Newcombe hybrid score", "prediction-powered (PPI++)", ...).
-    by_group : pandas.DataFrame
-        One row per group: items, labelled items, rate and its interval (and the judge's rate).
     groups : tuple of str
-        ``(a, b)``: the reference group and the other.
+        ``(a, b)``: the reference group and the other; the value is ``rate_b - rate_a`` (``rate_b / rate_a``).
     p_value, test : float, str
-        The test of no disparity, where one goes with the construction (McNemar's exact test).
+        The test of no disparity (McNemar's exact test, the paired t-test), NaN and "" where none.
     """
 
-    key: str
-    value: float
-    n: int
-    construction: str
-    by_group: pd.DataFrame
-    groups: tuple[str, str]
-    target: str = TARGET
-    p_value: float = np.nan
-    test: str = ""
-    reason: str | None = None
-    prob: float = 0.95
-    bounds: Callable[[float], tuple[float, float]] = field(default=_nan_bounds, repr=False)
-    no_prob_reason: str = _NO_PROB
+    def __init__(
+        self,
+        key: str,
+        value: float,
+        *,
+        groups: tuple[str, str],
+        p_value: float = np.nan,
+        test: str = "",
+        interval: Callable[[float], tuple[float, float]] = _nan_bounds,
+        **kwargs: Any,
+    ) -> None:
+        center = 1.0 if key.endswith("ratio") else 0.0
+        super().__init__(key, value, target="population", interval=interval, center=center, **kwargs)
+        self.groups, self.p_value, self.test = groups, float(p_value), test
 
-    def interval(self, prob: float | None = None) -> tuple[float, float]:
-        """The interval at level ``prob`` (default: the level it was made at)."""
-        lo, hi = self.bounds(check_prob(self.prob if prob is None else prob))
-        return float(lo), float(hi)
-
-    def prob_within(self, eps: float) -> float:
-        """NaN: a confidence interval defines no probability (:attr:`no_prob_reason`)."""
-        return np.nan
-
-    def prob_greater(self, x: float) -> float:
-        """NaN: a confidence interval defines no probability (:attr:`no_prob_reason`)."""
-        return np.nan
-
-    def verdict(self, eps: float, prob: float | None = None) -> str:
-        """``within`` / ``exceeds`` / ``inconclusive`` (``undefined``) read off the interval.
-
-        For a difference the band is ``[-eps, eps]``; for a ratio ``[1 - eps, 1 / (1 - eps)]``
-        (``eps = 0.2`` is the four-fifths rule).
-        """
-        eps, (lo, hi) = check_eps(eps), self.interval(prob)
-        if self.key == "ratio":
-            if eps >= 1:
-                raise ValueError(f"eps={eps!r}; a ratio's tolerance is below 1 (0.2: within [0.8, 1.25]).")
-            with np.errstate(divide="ignore"):
-                return str(classify(np.log(lo), np.log(hi), -np.log1p(-eps))[()])
-        return str(classify(lo, hi, eps)[()])
-
-    def summary(self, prob: float | None = None, eps: float | None = None) -> pd.DataFrame:
-        """One row with the columns :data:`SUMMARY_COLUMNS`."""
-        prob = check_prob(self.prob if prob is None else prob)
-        lo, hi = self.interval(prob)
+    def note(self, prob: float | None = None) -> str:
+        """The groups compared and the test, then the estimate's own note."""
         a, b = self.groups
-        note = f"{self.key} {b} vs {a}" + (f"; {self.test} p = {self.p_value:.4g}" if self.test else "")
-        row = {
-            **dict(measure=self.key, value=self.value, lower=lo, upper=hi, prob=prob),
-            **dict(construction=self.construction, target=self.target, n=self.n, eps=np.nan if eps is None else eps),
-            **dict(prob_within=np.nan, verdict="" if eps is None else self.verdict(eps, prob)),
-            "note": note if self.reason is None else f"{note}; undefined: {self.reason}",
-        }
-        return pd.DataFrame([row], columns=list(SUMMARY_COLUMNS))
+        head = f"{b} vs {a}" + (f"; {self.test} p = {self.p_value:.4g}" if self.test else "")
+        return "; ".join(p for p in (head, super().note(prob)) if p)
 
 
 def _outcomes(values: Any, name: str, n: int | None = None) -> np.ndarray:
@@ -198,6 +149,7 @@ def outcome_disparity(
     measure: str = "difference",
     prob: float = 0.95,
     reference: Any = None,
+    name: str = "outcome",
 ) -> OutcomeDisparity:
     """Disparity of a per-item outcome between two groups, with an interval about the items' population.
 
@@ -217,6 +169,8 @@ def outcome_disparity(
         The interval's level.
     reference : str, optional
         Group ``a``, the one compared against (default: the first in sorted order).
+    name : str, default="outcome"
+        The outcome's name: the estimate's key is ``"<name>.<measure>"``.
 
     Returns
     -------
@@ -270,29 +224,26 @@ def outcome_disparity(
         rows.append(row | {"rate": float(est), "lower": float(lo), "upper": float(hi)})
     table = pd.DataFrame(rows).set_index("group")
     n = int(labelled.sum()) if f is None else in_a.size
-    common = dict(key=measure, n=n, by_group=table, groups=groups, prob=prob)
+    kind = "prediction-powered (PPI++)" if f is not None else "Newcombe hybrid score" if binary else "Welch t"
+    if measure == "ratio":
+        kind = "Katz log (ratio)" if f is None and binary else f"{'delta method' if f is None else kind}, log ratio"
+    common = dict(key=f"{name}.{measure}", n=n, by_group=table, groups=groups, prob=prob, construction=kind)
     (ra, rb), undefined = table["rate"].to_numpy(), table.index[~np.isfinite(table["rate"])].tolist()
+    why = None
     if undefined:
-        need = 2 if (f is not None or not binary) else 1
-        why = f"group(s) {undefined} have fewer than {need} item(s) with the outcome"
-        return OutcomeDisparity(value=np.nan, construction="", reason=why, **common)
-    if measure == "ratio" and not ra > 0:
-        why = f"the rate of group {groups[0]!r} is 0, so the ratio is undefined; use measure='difference'"
-        return OutcomeDisparity(value=np.nan, construction="", reason=why, **common)
+        why = f"group(s) {undefined} have fewer than {2 if f is not None or not binary else 1} item(s) with the outcome"
+    elif measure == "ratio" and not (ra > 0 and (rb > 0 or binary)):
+        zero = groups[0] if not ra > 0 else groups[1]
+        why = f"the rate of group {zero!r} is 0, so the ratio (or its log) is undefined; use measure='difference'"
+    if why is not None:
+        return OutcomeDisparity(value=np.nan, reason=why, **common)
     value = float(rb - ra if measure == "difference" else rb / ra)
     if f is None and binary:
         (ka, na), (kb, nb) = parts
         if measure == "difference":
-            return OutcomeDisparity(
-                value=value,
-                construction="Newcombe hybrid score",
-                bounds=lambda p: newcombe(kb, nb, ka, na, p),
-                **common,
-            )
+            return OutcomeDisparity(value=value, interval=lambda p: newcombe(kb, nb, ka, na, p), **common)
         rr = stats.contingency.relative_risk(kb, nb, ka, na)
-        return OutcomeDisparity(
-            value=value, construction="Katz log (ratio)", bounds=lambda p: _ci(rr.confidence_interval(p)), **common
-        )
+        return OutcomeDisparity(value=value, interval=lambda p: _ci(rr.confidence_interval(p)), **common)
     (_, va), (_, vb) = parts
     if f is None and measure == "difference":
         df = (va + vb) ** 2 / (va**2 / (table["labelled"].iloc[0] - 1) + vb**2 / (table["labelled"].iloc[1] - 1))
@@ -301,17 +252,10 @@ def outcome_disparity(
             h = float(stats.t.ppf(0.5 + p / 2.0, df)) * np.sqrt(va + vb)
             return value - h, value + h
 
-        return OutcomeDisparity(value=value, construction="Welch t", bounds=welch, **common)
-    kind = "prediction-powered (PPI++)" if f is not None else "delta method"
+        return OutcomeDisparity(value=value, interval=welch, **common)
     if measure == "difference":
-        return OutcomeDisparity(value=value, construction=kind, bounds=_normal(value, np.sqrt(va + vb)), **common)
-    if not rb > 0:
-        why = f"the rate of group {groups[1]!r} is 0, so the log ratio has no interval; use measure='difference'"
-        return OutcomeDisparity(value=value, construction="", reason=why, **common)
-    se_log = np.sqrt(va / ra**2 + vb / rb**2)
-    return OutcomeDisparity(
-        value=value, construction=f"{kind}, log ratio", bounds=_normal(value, se_log, True), **common
-    )
+        return OutcomeDisparity(value=value, interval=_normal(value, np.sqrt(va + vb)), **common)
+    return OutcomeDisparity(value=value, interval=_normal(value, np.sqrt(va / ra**2 + vb / rb**2), True), **common)
 
 
 def _ci(ci: Any) -> tuple[float, float]:
@@ -319,7 +263,12 @@ def _ci(ci: Any) -> tuple[float, float]:
 
 
 def paired_disparity(
-    first: Any, second: Any, *, prob: float = 0.95, names: Sequence[str] = ("first", "second")
+    first: Any,
+    second: Any,
+    *,
+    prob: float = 0.95,
+    names: Sequence[str] = ("first", "second"),
+    name: str = "outcome",
 ) -> OutcomeDisparity:
     """Disparity of outcomes over pairs of items that differ only in the group: ``mean(second - first)``.
 
@@ -334,6 +283,8 @@ def paired_disparity(
         The interval's level.
     names : (str, str), default=("first", "second")
         The two groups' names, for the table.
+    name : str, default="outcome"
+        The outcome's name: the estimate's key is ``"<name>.counterfactual_difference"``.
 
     Returns
     -------
@@ -356,30 +307,18 @@ def paired_disparity(
     table = pd.DataFrame(
         {"group": groups, "items": x.size, "rate": [x.mean(), y.mean()] if x.size else np.nan}
     ).set_index("group")
-    common = dict(key="difference", n=int(x.size), groups=groups, prob=prob)
+    binary = bool(np.isin(np.concatenate([x, y]), (0.0, 1.0)).all())
+    common = dict(key=f"{name}.counterfactual_difference", n=int(x.size), groups=groups, prob=prob)
+    common["construction"] = "Tango score (paired)" if binary else "paired t"
     if x.size < 2:
-        return OutcomeDisparity(value=np.nan, construction="", by_group=table, reason="fewer than 2 pairs", **common)
+        return OutcomeDisparity(value=np.nan, by_group=table, reason=f"{x.size} pair(s); pass at least 2", **common)
     value = float(np.mean(y - x))
-    if np.isin(np.concatenate([x, y]), (0.0, 1.0)).all():
+    if binary:
         b, c = int(((y == 1) & (x == 0)).sum()), int(((y == 0) & (x == 1)).sum())
         bounds = [wilson(int(v.sum()), v.size, prob) for v in (x, y)]
         table = table.assign(only_this=[c, b], lower=[lo for lo, _ in bounds], upper=[hi for _, hi in bounds])
-        return OutcomeDisparity(
-            value=value,
-            construction="Tango score (paired)",
-            by_group=table,
-            p_value=mcnemar_exact(b, c),
-            test="McNemar exact",
-            bounds=lambda p: tango(b, c, x.size, p),
-            **common,
-        )
-    res = stats.ttest_rel(y, x)
-    return OutcomeDisparity(
-        value=value,
-        construction="paired t",
-        by_group=table,
-        p_value=float(res.pvalue),
-        test="paired t-test",
-        bounds=lambda p: _ci(res.confidence_interval(p)),
-        **common,
-    )
+        p_value, test, interval = mcnemar_exact(b, c), "McNemar exact", lambda p: tango(b, c, x.size, p)
+    else:
+        res = stats.ttest_rel(y, x)
+        p_value, test, interval = float(res.pvalue), "paired t-test", lambda p: _ci(res.confidence_interval(p))
+    return OutcomeDisparity(value=value, by_group=table, p_value=p_value, test=test, interval=interval, **common)

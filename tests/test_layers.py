@@ -39,7 +39,6 @@ LAYERS: dict[str, int] = {
             "_trees",
             "_together",
             "_progress",
-            "_proportions",
             "datasets",
             "uncertainty",  # the result type of an estimate with its uncertainty: every door builds on it
         ],

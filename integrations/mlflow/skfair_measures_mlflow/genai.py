@@ -16,8 +16,8 @@ import mlflow
 import numpy as np
 import pandas as pd
 
-from skfair_measures.bayes import DEFAULT_EPS
 from skfair_measures.outcomes import OutcomeDisparity, outcome_disparity, paired_disparity
+from skfair_measures.results import DEFAULT_EPS
 
 __all__ = ["counterfactual_disparity", "group_disparity", "group_scorer"]
 
@@ -176,7 +176,7 @@ def group_disparity(
     y = _values(frame, assessment, "assessment")
     f = None if judge is None else _values(frame, judge, "judge")
     result = outcome_disparity(
-        y, _labels(frame, group, "group"), judge=f, measure=measure, prob=prob, reference=reference
+        y, _labels(frame, group, "group"), judge=f, measure=measure, prob=prob, reference=reference, name=assessment
     )
     if log:
         _log(result, _run_of(frame), f"{assessment}/disparity_{measure}", eps)
@@ -228,7 +228,7 @@ def counterfactual_disparity(
     if names[0] not in wide:
         raise ValueError(f"reference={reference!r} is not a group; pass one of {list(wide.columns)}.")
     wide = wide[names].dropna()
-    result = paired_disparity(wide[names[0]], wide[names[1]], prob=prob, names=names)
+    result = paired_disparity(wide[names[0]], wide[names[1]], prob=prob, names=names, name=assessment)
     if log:
         _log(result, _run_of(frame), f"{assessment}/counterfactual_difference", eps)
     return result

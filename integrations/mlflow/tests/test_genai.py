@@ -6,8 +6,8 @@ from _helpers import artifacts, metrics, read_json, tags
 from mlflow.entities import AssessmentSource
 from skfair_measures_mlflow.genai import counterfactual_disparity, group_disparity, group_scorer
 
-from skfair_measures._proportions import newcombe
 from skfair_measures.bayes import AsymptoticWarning
+from skfair_measures.uncertainty._proportions import newcombe
 
 mlflow = pytest.importorskip("mlflow")
 
