@@ -197,14 +197,14 @@ def outcome_disparity(
     labelled = np.isfinite(y)
     binary = bool(np.isin(y[labelled], (0.0, 1.0)).all())
     rows, parts = [], []
-    for name, mask in zip(groups, (in_a, ~in_a), strict=True):
+    for label, mask in zip(groups, (in_a, ~in_a), strict=True):
         lab = mask & labelled
         y_g = y[lab]
-        row = {"group": name, "items": int(mask.sum()), "labelled": int(lab.sum())}
+        row = {"group": label, "items": int(mask.sum()), "labelled": int(lab.sum())}
         if f is not None:
             if 0 < lab.sum() < ASYMPTOTIC_ROWS:
                 warnings.warn(
-                    f"group {name!r} has {int(lab.sum())} labelled item(s); the prediction-powered interval is "
+                    f"group {label!r} has {int(lab.sum())} labelled item(s); the prediction-powered interval is "
                     f"asymptotic and can miss more often than 1 - prob below {ASYMPTOTIC_ROWS}: label more.",
                     AsymptoticWarning,
                     stacklevel=2,
