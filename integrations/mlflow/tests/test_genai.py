@@ -3,6 +3,8 @@
 import pandas as pd
 import pytest
 from _helpers import artifacts, metrics, read_json, tags
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mlflow.entities import AssessmentSource
 from skfair_measures_mlflow.genai import counterfactual_disparity, group_disparity, group_scorer
 
@@ -115,3 +117,32 @@ def test_errors_name_the_argument():
         group_disparity(frame, assessment="ok", group="h", log=False)
     with pytest.raises(TypeError, match="run id or the frame"):
         group_disparity(3, assessment="ok", group="g")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["x", "y"]), st.booleans(), st.booleans(), st.booleans()), min_size=2))
+def test_frame_reading_takes_the_latest_valid_assessment(rows):
+    """Each trace: a group, its latest valid value, an older value and an overridden (invalid) newer one."""
+
+    def items(value, older, overridden):
+        return [
+            {"assessment_name": "ok", "feedback": {"value": older}, "last_update_time": "2026-01-01T00:00:00Z"},
+            {"assessment_name": "ok", "feedback": {"value": value}, "last_update_time": "2026-02-01T00:00:00Z"},
+            {"assessment_name": "ok", "feedback": {"value": overridden}, "valid": False, "last_update_time": "2026-03"},
+            {"assessment_name": "other", "feedback": {"value": "text"}},
+        ]
+
+    frame = pd.DataFrame(
+        {
+            "trace_id": [f"t{i}" for i in range(len(rows))],
+            "request": [{"g": g} for g, *_ in rows],
+            "assessments": [items(v, o, x) for _, v, o, x in rows],
+        }
+    )
+    truth = pd.DataFrame({"g": [r[0] for r in rows], "v": [float(r[1]) for r in rows]}).groupby("g")["v"].mean()
+    if len(truth) < 2:
+        with pytest.raises(ValueError, match="group has 1 value"):
+            group_disparity(frame, assessment="ok", group="g", log=False)
+        return
+    result = group_disparity(frame, assessment="ok", group="g", log=False)
+    assert result.value == pytest.approx(truth["y"] - truth["x"])
