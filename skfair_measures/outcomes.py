@@ -242,9 +242,9 @@ def outcome_disparity(
     why = None
     if undefined:
         why = f"group(s) {undefined} have fewer than {2 if f is not None or not binary else 1} item(s) with the outcome"
-    elif measure == "ratio" and not (ra > 0 and (rb > 0 or binary)):
+    elif measure == "ratio" and not (ra > 0 and rb > 0):  # the log ratio's interval needs both
         zero = groups[0] if not ra > 0 else groups[1]
-        why = f"the rate of group {zero!r} is 0, so the ratio (or its log) is undefined; use measure='difference'"
+        why = f"the rate of group {zero!r} is 0, so the ratio has no interval; use measure='difference'"
     if why is not None:
         return OutcomeDisparity(value=np.nan, reason=why, **common)
     value = float(rb - ra if measure == "difference" else rb / ra)

@@ -52,7 +52,7 @@ def _values(frame: pd.DataFrame, name: str, arg: str) -> np.ndarray:
             value = _WORDS[value.strip().lower()]
         if value is None:
             continue
-        if not isinstance(value, bool | int | float) or not 0 <= value <= 1:
+        if not isinstance(value, bool | int | float | np.bool_ | np.number) or not 0 <= value <= 1:
             raise ValueError(
                 f"{arg}={name!r} is {value!r} on trace {frame['trace_id'].iloc[i]}; pass an assessment whose "
                 "values are bools, yes/no or numbers in [0, 1]."
