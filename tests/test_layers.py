@@ -53,7 +53,9 @@ LAYERS: dict[str, int] = {
     # 2: keys to measures
     "registry": 2,
     # 3: what is computed from measures
-    **dict.fromkeys(["_bootstrap", "scoring", "selection", "thresholds", "engines", "bayes", "active", "monitor"], 3),
+    **dict.fromkeys(
+        ["_bootstrap", "scoring", "selection", "thresholds", "engines", "bayes", "active", "monitor", "outcomes"], 3
+    ),
     # 4: applications and the package's face
     **dict.fromkeys(
         [
