@@ -48,7 +48,18 @@ LAYERS: dict[str, int] = {
     # (_betting: confidence sequences by betting, shared by bayes' guaranteed intervals and the monitor;
     # _verdicts: the simultaneous verdicts of every result with joint draws, the bootstrap's and bayes')
     **dict.fromkeys(
-        ["regression", "ranking", "multiclass", "groups", "groupwise", "unaware", "_betting", "_verdicts"], 1
+        [
+            "regression",
+            "ranking",
+            "multiclass",
+            "groups",
+            "groupwise",
+            "unaware",
+            "_betting",
+            "_verdicts",
+            "_small_sample",
+        ],
+        1,
     ),
     # 2: keys to measures
     "registry": 2,
