@@ -184,8 +184,8 @@ def _add_proxies(a: argparse.ArgumentParser) -> None:
         "--proxy-metric",
         choices=("dp", "eod", "eop"),
         default="dp",
-        help="disparity estimated from the proxies: dp = demographic parity, eod = equalised odds, "
-        "eop = equal opportunity (default: dp)",
+        help="disparity estimated from the proxies: dp = demographic parity, eod = equalised odds (mean of the TPR "
+        "and FPR gaps), eop = equal opportunity (default: dp)",
     )
     p.add_argument(
         "--proxy-mode",
