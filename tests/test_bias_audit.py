@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skfair_measures import cli
-from skfair_measures.audits import bias_audit, bias_audit_log, impact_ratio_intervals, koopman_interval
+from skfair_measures.audits import bias_audit, bias_audit_log, impact_ratio_intervals
+from skfair_measures.uncertainty._proportions import koopman as koopman_interval
 
 RACES = (
     "Hispanic or Latino",
