@@ -25,7 +25,7 @@ from typing import Any
 import narwhals as nw
 import pandas as pd
 
-from .._protocol import Stats
+from .._protocol import Stats, small_groups_note, warn_small_groups
 from .._stats import (
     ConfusionStats,
     ErrorStats,
@@ -348,7 +348,7 @@ def _in_engine_pass(
     needs = {m.key: _need(m) for m in ms if not isinstance(m, DistributionParity)}
     engine = _Engine(data, check_columns(as_lazy(data), target, prediction, sensitive, sample_weight))
     local: dict[tuple, dict[str, ConfusionStats | ErrorStats]] = {}
-    out = {}
+    out, notes = {}, []
     for m in ms:
         if isinstance(m, DistributionParity):
             out[m.key] = engine.distribution(m)
@@ -357,6 +357,8 @@ def _in_engine_pass(
         if need not in local:
             local[need] = {kind: engine.stats(kind, m.inputs, m.key) for kind in need[0]}
         out[m.key] = m.evaluate_stats(local[need])
+        notes.append(small_groups_note(m, local[need], out[m.key]))
+    warn_small_groups(notes, stacklevel=3)
     return out
 
 
