@@ -1,19 +1,12 @@
-"""Score intervals and exact tests for proportions: one, two independent, two paired.
+"""Paired proportions: Tango's score interval of their difference and McNemar's exact test.
 
-scipy gives Wilson's score interval (``binomtest(...).proportion_ci``), the exact
-binomial test (McNemar's exact test is one, on the discordant pairs), Katz's interval
-of a ratio of proportions (``contingency.relative_risk``) and Student's t intervals.
-It has no interval for a difference of two proportions, independent or paired, so
-these two are written here:
-
-- Newcombe's hybrid score interval (Newcombe 1998, Stat Med 17:873, method 10) for
-  ``p_a - p_b`` of independent samples, from the two Wilson intervals;
-- Tango's score interval (Tango 1998, Stat Med 17:891) for ``p_1. - p_.1`` of paired
-  binary outcomes, the roots of the score statistic under the constrained maximum
-  likelihood of the discordant cells (its value at 0 is McNemar's statistic).
-
-Both keep close to their level with small and lopsided counts, where Wald's interval
-of a difference falls far below it.
+scipy has the exact binomial test (McNemar's exact test is one, on the discordant
+pairs) but no interval for a difference of paired proportions, so Tango's score
+interval (Tango 1998, Stat Med 17:891) is written here: the roots of the score
+statistic of ``p_1. - p_.1`` under the constrained maximum likelihood of the discordant
+cells (its value at 0 is McNemar's statistic). It keeps close to its level with few or
+lopsided discordant pairs, where Wald's interval falls far below it. (Independent
+proportions: ``skfair_measures._small_sample``.)
 """
 
 from __future__ import annotations
@@ -21,39 +14,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize, stats
 
-__all__ = ["mcnemar_exact", "newcombe", "tango", "wilson"]
-
-
-def wilson(k: int, n: int, prob: float) -> tuple[float, float]:
-    """Wilson's score interval of a proportion ``k / n`` (NaN bounds for ``n = 0``).
-
-    Examples
-    --------
-    >>> [round(b, 4) for b in wilson(56, 70, 0.95)]
-    [0.6918, 0.877]
-    """
-    if n <= 0:
-        return np.nan, np.nan
-    ci = stats.binomtest(int(k), int(n)).proportion_ci(prob, method="wilson")
-    return float(ci.low), float(ci.high)
-
-
-def newcombe(k_a: int, n_a: int, k_b: int, n_b: int, prob: float) -> tuple[float, float]:
-    """Newcombe's hybrid score interval of ``k_a / n_a - k_b / n_b`` (independent samples).
-
-    Examples
-    --------
-    Newcombe (1998), Table II, example (a): 56/70 - 48/80 gives 0.0524 to 0.3339.
-
-    >>> [round(b, 4) for b in newcombe(56, 70, 48, 80, 0.95)]
-    [0.0524, 0.3339]
-    """
-    if n_a <= 0 or n_b <= 0:
-        return np.nan, np.nan
-    p_a, p_b = k_a / n_a, k_b / n_b
-    (l_a, u_a), (l_b, u_b) = wilson(k_a, n_a, prob), wilson(k_b, n_b, prob)
-    d = p_a - p_b
-    return float(d - np.hypot(p_a - l_a, u_b - p_b)), float(d + np.hypot(u_a - p_a, p_b - l_b))
+__all__ = ["mcnemar_exact", "tango"]
 
 
 def _tango_z(delta: float, b: int, c: int, n: int) -> float:
