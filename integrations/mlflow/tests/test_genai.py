@@ -6,6 +6,7 @@ from _helpers import artifacts, metrics, read_json, tags
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mlflow.entities import AssessmentSource
+from skfair_measures_mlflow import FairnessLoggingWarning
 from skfair_measures_mlflow.genai import counterfactual_disparity, group_disparity, group_scorer
 
 from skfair_measures._small_sample import newcombe
@@ -149,3 +150,21 @@ def test_frame_reading_takes_the_latest_valid_assessment(rows):
         return
     result = group_disparity(frame, assessment="ok", group="g", log=False)
     assert result.value == pytest.approx(truth["y"] - truth["x"])
+
+
+def test_a_dead_server_costs_the_logging_not_the_result(dead_server, monkeypatch):
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")
+    frame = pd.DataFrame(
+        {
+            "trace_id": ["t1", "t2", "t3", "t4"],
+            "request": [{"g": g} for g in "aabb"],
+            "trace_metadata": [{"mlflow.sourceRun": "r1"}] * 4,
+            "assessments": [[{"assessment_name": "ok", "feedback": {"value": v}}] for v in (1, 0, 1, 1)],
+        }
+    )
+    with pytest.warns(FairnessLoggingWarning, match="could not log ok/disparity_difference to run r1"):
+        result = group_disparity(frame, assessment="ok", group="g")
+    assert result.value == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="log=True, but the traces come from 0 runs"):
+        group_disparity(frame.drop(columns="trace_metadata"), assessment="ok", group="g")
