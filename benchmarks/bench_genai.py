@@ -60,10 +60,11 @@ def judge_coverage(runs: int, seed: int = 0) -> pd.DataFrame:
     rows = []
     for name, errors in JUDGES.items():
         rng, out = np.random.default_rng(seed), {"ppi": [], "newcombe": [], "labels only (cc)": [], "judge only": []}
-        agree = []
+        agree, here = [], []  # the human-level difference on these 2,000 traces
         for _ in range(runs):
             y, g, judge, y_all = traffic(rng, errors)
             agree.append(np.mean(judge == y_all))
+            here.append(y_all[g == "b"].mean() - y_all[g == "a"].mean())
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 out["ppi"].append(outcome_disparity(y, g, judge=judge).interval())
@@ -79,6 +80,7 @@ def judge_coverage(runs: int, seed: int = 0) -> pd.DataFrame:
                     "judge": f"{name} ({np.mean(agree):.0%} agreement)",
                     "interval": method,
                     "coverage": np.mean((b[:, 0] <= 0.10) & (0.10 <= b[:, 1])),
+                    "coverage (these traces)": np.mean((b[:, 0] <= here) & (here <= b[:, 1])),
                     "median width": width,
                     "width / Newcombe": width / ref,
                 }
