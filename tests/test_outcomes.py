@@ -136,3 +136,28 @@ def test_paired_scores_are_the_paired_t():
     assert d.construction == "paired t" and d.p_value == pytest.approx(res.pvalue)
     assert d.interval(0.9) == pytest.approx(tuple(res.confidence_interval(0.9)))
     assert "she vs he; paired t-test p =" in d.summary()["note"].iloc[0]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(4, 40), st.integers(2, 200))
+def test_prediction_powered_rates_match_ppi_py(seed, n_labelled, n_unlabelled):
+    """Each group's rate is ppi_py's PPI++ point estimate at the lambda shown in the table."""
+    with warnings.catch_warnings():
+        from ppi_py import ppi_mean_pointestimate
+    rng = np.random.default_rng(seed)
+    n = n_labelled + n_unlabelled
+    g = np.array(["a", "b"] * n)[: 2 * n]
+    y = (rng.random(2 * n) < 0.4).astype(float)
+    judge = np.clip(y * 0.6 + rng.random(2 * n) * 0.4, 0, 1)
+    labelled = np.zeros(2 * n, bool)
+    labelled[: 2 * n_labelled] = True
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        d = outcome_disparity(np.where(labelled, y, np.nan), g, judge=judge)
+    for group in "ab":
+        lab, unl = labelled & (g == group), ~labelled & (g == group)
+        lam = d.by_group.loc[group, "lambda"]
+        expected = ppi_mean_pointestimate(y[lab], judge[lab], judge[unl], lam=lam) if lam > 0 else y[lab].mean()
+        assert d.by_group.loc[group, "rate"] == pytest.approx(float(np.ravel(expected)[0]))
+    lo, hi = d.interval()
+    assert lo <= d.value <= hi
