@@ -601,7 +601,7 @@ def _draw_density(
     No mass falls below 0 for an absolute gap, none outside [0, 1] for a rate; a value many draws share exactly is a
     stem.
     """
-    from .bayes._plots import density_curve
+    from .bayes import density_curve
 
     grid, dens, atoms = density_curve(draws, support)
     top = float(dens.max()) if dens.size else 1.0
