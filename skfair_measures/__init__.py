@@ -66,6 +66,7 @@ _WHERE = {
     "plan_labels": ".bayes",  # it simulates the guaranteed interval
     "ThresholdCurve": ".thresholds",
     "disparity_at_thresholds": ".thresholds",
+    "bias_audit": ".audits",
     "verdict_tables": "._verdicts",
     "verdicts": "._verdicts",
 }
@@ -75,6 +76,7 @@ if _typing.TYPE_CHECKING:  # pragma: no cover
     from ._bootstrap import BootstrapResult, bootstrap, bootstraps
     from ._stats import ConfusionStats, ErrorStats
     from ._verdicts import verdict_tables, verdicts
+    from .audits import bias_audit
     from .base import BaseMetric, SklearnMetric
     from .bayes import plan_labels
     from .engines import compute_metrics, evaluate_measures
@@ -150,6 +152,7 @@ __all__ = [
     "ThresholdCurve",
     "UndefinedGroupWarning",
     "UndefinedReplicatesWarning",
+    "bias_audit",
     "bootstrap",
     "bootstraps",
     "compute_metrics",
