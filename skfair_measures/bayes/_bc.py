@@ -39,7 +39,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -351,14 +351,9 @@ def fit_calibration(
         "y": np.asarray(y, dtype=np.int64),
         "group": np.asarray(codes, dtype=np.int64),
     }
-    settings = {
-        "draws": draws,
-        "tune": tune,
-        "chains": chains,
-        "cores": max(1, min(chains, os.cpu_count() or 1)) if cores is None else cores,
-        "seed": seed,
-        "extra": sampler_kwargs or {},
-    }
+    cores = max(1, min(chains, os.cpu_count() or 1)) if cores is None else cores
+    # the sampler's arguments; a key of sampler_kwargs that repeats one of them is a TypeError in the call
+    settings = ({"draws": draws, "tune": tune, "chains": chains, "cores": cores}, seed, sampler_kwargs or {})
     structure = (len(groups), calibration, hierarchical, prior_scale)
     run, sampler, compile_seconds = _runner(sampler, data, structure, settings)
     start = time.perf_counter()
@@ -373,14 +368,14 @@ def fit_calibration(
     return CalibrationFit(params, trace, diagnostics, sampler, compile_seconds)
 
 
-def _runner(sampler: str, data: dict, structure: tuple, settings: dict) -> tuple[Callable[[float], Any], str, float]:
+def _runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable[[float], Any], str, float]:
     """A function ``run(target_accept) -> trace`` for the sampler, the sampler used, and the compile time."""
     if sampler in ("nutpie", "nutpie-pymc"):
         return _nutpie_runner(sampler, data, structure, settings)
     return _pymc_runner(sampler, data, structure, settings)
 
 
-def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: dict) -> tuple[Callable, str, float]:
+def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable, str, float]:
     n_groups, calibration, hierarchical, prior_scale = structure
     prior_sd = prior_sd_vector(prior_scale)
     compiled, compile_seconds = None, 0.0
@@ -408,23 +403,15 @@ def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: dict) -
     def run(accept: float) -> Any:
         import nutpie
 
+        common, seed, extra = settings
         return nutpie.sample(
-            compiled,
-            draws=settings["draws"],
-            tune=settings["tune"],
-            chains=settings["chains"],
-            cores=settings["cores"],
-            seed=settings["seed"],
-            progress_bar=False,
-            save_warmup=False,
-            target_accept=accept,
-            **settings["extra"],
+            compiled, seed=seed, progress_bar=False, save_warmup=False, target_accept=accept, **common, **extra
         )
 
     return run, sampler, compile_seconds
 
 
-def _pymc_runner(sampler: str, data: dict, structure: tuple, settings: dict) -> tuple[Callable, str, float]:
+def _pymc_runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable, str, float]:
     n_groups, calibration, hierarchical, prior_scale = structure
     pm = _import_pymc()
     start = time.perf_counter()
@@ -436,17 +423,15 @@ def _pymc_runner(sampler: str, data: dict, structure: tuple, settings: dict) -> 
     def run(accept: float) -> Any:
         with model, warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            common, seed, extra = settings
             return pm.sample(
-                draws=settings["draws"],
-                tune=settings["tune"],
-                chains=settings["chains"],
-                cores=settings["cores"],
-                random_seed=settings["seed"],
+                random_seed=seed,
                 target_accept=accept,
                 nuts_sampler=sampler,
                 progressbar=False,
                 compute_convergence_checks=False,
-                **settings["extra"],
+                **common,
+                **extra,
             )
 
     return run, sampler, compile_seconds
@@ -738,24 +723,9 @@ class BayesianCalibration(EstimationMethod):
             warnings.warn(
                 f"method={self.name!r}: {'; '.join(checks)}.", CalibrationWarning, stacklevel=external_stacklevel()
             )
+        options = {f.name: getattr(self, f.name) for f in fields(self)}  # fit_calibration's options, by name
         fit = fit_calibration(
-            lab.scores,
-            data.y_true,
-            lab.codes,
-            data.groups,
-            calibration=self.calibration,
-            hierarchical=self.hierarchical,
-            chains=chains,
-            tune=self.tune,
-            draws=draws,
-            target_accept=self.target_accept,
-            sampler=self.sampler,
-            cores=self.cores,
-            seed=seed,
-            warn=self.warn,
-            prior_scale=self.prior_scale,
-            sampler_kwargs=self.sampler_kwargs,
-            retry_divergent=self.retry_divergent,
+            lab.scores, data.y_true, lab.codes, data.groups, chains=chains, draws=draws, seed=seed, **options
         )
         fit.diagnostics["calibration_checks"] = checks
         return fit
