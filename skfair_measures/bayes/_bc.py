@@ -723,7 +723,7 @@ class BayesianCalibration(EstimationMethod):
             warnings.warn(
                 f"method={self.name!r}: {'; '.join(checks)}.", CalibrationWarning, stacklevel=external_stacklevel()
             )
-        options = {f.name: getattr(self, f.name) for f in fields(self)}  # fit_calibration's options, by name
+        options = {f.name: getattr(self, f.name) for f in fields(BayesianCalibration)}  # fit_calibration's options
         fit = fit_calibration(
             lab.scores, data.y_true, lab.codes, data.groups, chains=chains, draws=draws, seed=seed, **options
         )
