@@ -216,13 +216,39 @@ class _Problem:
 
 @dataclass
 class _Settings:
+    """The options of :func:`proxy_disparity`, checked (each refused by name) and normalised."""
+
     metric: str
     mode: str
     n_boot: int
     prob: float
     cond_warn: float
     n_check: int
-    estimator: HOCEstimator
+    estimator: HOCEstimator | None
+    prior: str
+    clip: bool
+
+    def __post_init__(self) -> None:
+        self.metric, self.mode = str(self.metric).lower(), str(self.mode).lower()
+        if self.metric not in _METRICS:
+            raise ValueError(f"metric must be one of {list(_METRICS)}; got {self.metric!r}.")
+        if self.mode not in _MODES:
+            raise ValueError(f"mode must be one of {list(_MODES)}; got {self.mode!r}.")
+        for name, value in (("n_boot", self.n_boot), ("n_check", self.n_check)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+                raise ValueError(f"{name} must be an integer >= 0; got {value!r}.")
+        if self.prior not in ("hoc", "implied"):
+            raise ValueError(f"prior must be 'hoc' or 'implied'; got {self.prior!r}.")
+        if not self.cond_warn > 1.0:
+            raise ValueError(f"cond_warn must be > 1 (a condition number); got {self.cond_warn!r}.")
+        if self.estimator is None:
+            self.estimator = HOCEstimator()
+        elif not isinstance(self.estimator, HOCEstimator):
+            kind = type(self.estimator).__name__
+            raise TypeError(f"estimator must be an HOCEstimator (solver settings); got {kind}.")
+        self.estimator._check_params()
+        self.n_boot, self.n_check, self.cond_warn = int(self.n_boot), int(self.n_check), float(self.cond_warn)
+        self.prob = check_prob(self.prob)
 
 
 def _noisy_counts(problem: _Problem, w: np.ndarray, columns: np.ndarray) -> np.ndarray:
@@ -417,49 +443,16 @@ def _in_range(h: np.ndarray) -> tuple[np.ndarray, bool]:
 
 
 # ----------------------------------------------------------------- the named steps
-def _check_settings(
-    metric: str,
-    mode: str,
-    n_boot: int,
-    prob: float,
-    prior: str,
-    cond_warn: float,
-    n_check: int,
-    estimator: HOCEstimator | None,
-) -> _Settings:
-    metric, mode = str(metric).lower(), str(mode).lower()
-    if metric not in _METRICS:
-        raise ValueError(f"metric must be one of {list(_METRICS)}; got {metric!r}.")
-    if mode not in _MODES:
-        raise ValueError(f"mode must be one of {list(_MODES)}; got {mode!r}.")
-    for name, value in (("n_boot", n_boot), ("n_check", n_check)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ValueError(f"{name} must be an integer >= 0; got {value!r}.")
-    if prior not in ("hoc", "implied"):
-        raise ValueError(f"prior must be 'hoc' or 'implied'; got {prior!r}.")
-    if not cond_warn > 1.0:
-        raise ValueError(f"cond_warn must be > 1 (a condition number); got {cond_warn!r}.")
-    if estimator is None:
-        estimator = HOCEstimator()
-    elif not isinstance(estimator, HOCEstimator):
-        raise TypeError(f"estimator must be an HOCEstimator (solver settings); got {type(estimator).__name__}.")
-    estimator._check_params()
-    return _Settings(metric, mode, int(n_boot), check_prob(prob), float(cond_warn), int(n_check), estimator)
-
-
 def _build_problem(
     s: _Settings,
+    rng: Any,
     y_pred: Any,
     proxies: Any,
     y_true: Any,
-    *,
     groups: Any,
     pos_label: Any,
     features: Any,
-    knn_augment: bool,
-    clip: bool,
-    prior: str,
-    rng: Any,
+    knn: bool,
 ) -> tuple[_Problem, np.ndarray, dict[str, Any]]:
     """Encode the inputs and compress them to the counts of distinct rows."""
     classes, pred, label, pos = _resolve_classes(y_pred, y_true, s.metric, pos_label)
@@ -468,7 +461,7 @@ def _build_problem(
     hoc_codes = codes
     if s.mode != "base":
         where = f"mode={s.mode!r}"
-        hoc_codes = augment_if_needed(codes, features, knn_augment, s.estimator.knn_metric, where=where)
+        hoc_codes = augment_if_needed(codes, features, knn, s.estimator.knn_metric, where=where)
     cells, counts = compress_rows(np.column_stack([pred, label, hoc_codes]))
     problem = _Problem(
         cells=cells,
@@ -485,8 +478,8 @@ def _build_problem(
             else np.zeros((0, 3), np.intp)
         ),
         pos=pos,
-        clip=clip,
-        prior=prior,
+        clip=s.clip,
+        prior=s.prior,
         classes=classes,
         groups=group_index,
         solver={"n_init": s.estimator.n_init, "max_iter": s.estimator.max_iter, "tol": s.estimator.tol},
@@ -774,20 +767,10 @@ def proxy_disparity(
     [[0.8, 0.2], [0.25, 0.75]]
     """
     start = time.perf_counter()
-    s = _check_settings(metric, mode, n_boot, prob, prior, cond_warn, n_check, estimator)
+    s = _Settings(metric, mode, n_boot, prob, cond_warn, n_check, estimator, prior, clip)
     rng = check_random_state(random_state)
     problem, counts, diagnostics = _build_problem(
-        s,
-        y_pred,
-        proxies,
-        y_true,
-        groups=groups,
-        pos_label=pos_label,
-        features=features,
-        knn_augment=knn_augment,
-        clip=clip,
-        prior=prior,
-        rng=rng,
+        s, rng, y_pred, proxies, y_true, groups, pos_label, features, knn_augment
     )
     with single_thread_blas():
         h, fitted = _point_estimate(problem, counts, rng)
