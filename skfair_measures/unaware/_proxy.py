@@ -327,16 +327,8 @@ def _fit(
     missing = np.flatnonzero(~(c1 > 0))
     if missing.size:
         raise _NeverGuessed(name, missing)
-    sol = fit_transition(
-        c1,
-        c2,
-        c3,
-        init=init,
-        n_init=n_init,
-        max_iter=problem.solver["max_iter"],
-        tol=problem.solver["tol"],
-        random_state=rng,
-    )
+    limits = {"max_iter": problem.solver["max_iter"], "tol": problem.solver["tol"]}
+    sol = fit_transition(c1, c2, c3, init=init, n_init=n_init, random_state=rng, **limits)
     sol.extra.update(noisy_prior=c1, n_rows=float(w.sum()))
     return sol
 
@@ -611,20 +603,20 @@ def _bootstrap(problem: _Problem, counts: np.ndarray, n_boot: int, fitted: dict[
     return values
 
 
-def _warn(value: float, reason: str | None, reasons: list[str], metric: str) -> None:
+_LABELED_ADVICE = (
+    " With a small sample where the attribute is known, use unaware.labeled_proxy_disparity, which does not need "
+    "these assumptions."
+)
+
+
+def warn_outcome(reason: str | None, reasons: list[str], metric: str, kind: str, advice: str = "") -> None:
+    """Warn that the disparity is undefined (``reason``) and that the ``kind`` estimate is unreliable (``reasons``)."""
     if reason is not None:
-        warnings.warn(
-            f"the {metric} disparity is undefined: {reason}; the value is NaN.", UndefinedGroupWarning, stacklevel=3
-        )
+        msg = f"the {metric} disparity is undefined: {reason}; the value is NaN."
+        warnings.warn(msg, UndefinedGroupWarning, stacklevel=3)
     if reasons:
-        warnings.warn(
-            f"the proxy-based {metric} estimate is unreliable (result.reliable is False): "
-            + "; ".join(reasons)
-            + ". With a small sample where the attribute is known, use "
-            "unaware.labeled_proxy_disparity, which does not need these assumptions.",
-            ProxyReliabilityWarning,
-            stacklevel=3,
-        )
+        msg = f"the {kind} {metric} estimate is unreliable (result.reliable is False): {'; '.join(reasons)}.{advice}"
+        warnings.warn(msg, ProxyReliabilityWarning, stacklevel=3)
 
 
 def proxy_disparity(
@@ -788,7 +780,7 @@ def proxy_disparity(
     if draws is not None:
         diagnostics["bootstrap"] = bootstrap_diagnostics(draws, s.prob, value)
     diagnostics["seconds"] = time.perf_counter() - start
-    _warn(value, reason, reasons, s.metric)
+    warn_outcome(reason, reasons, s.metric, "proxy-based", _LABELED_ADVICE)
     return ProxyDisparityResult(
         value,
         rates_frame(h, problem.metric, problem.pos, problem.groups, problem.classes),
@@ -872,11 +864,8 @@ def _named(name: str, classes: np.ndarray) -> str:
     """Replace class codes by labels in a fit name (``label=1,pred=0``)."""
     if name == "global":
         return name
-    parts = []
-    for part in name.split(","):
-        key, code = part.split("=")
-        parts.append(f"{'y_true' if key == 'label' else 'y_pred'}={classes[int(code)]}")
-    return ",".join(parts)
+    pairs = (part.split("=") for part in name.split(","))
+    return ",".join(f"{'y_true' if key == 'label' else 'y_pred'}={classes[int(code)]}" for key, code in pairs)
 
 
 def _pretty(name: str, classes: np.ndarray) -> str:
