@@ -117,8 +117,7 @@ class GroupwiseMetrics:
         def per_metric(frame: pd.DataFrame, overall: pd.Series) -> pd.Series:
             _warn_undefined_groups(frame, op, self.undefined_when, self.weightless)
             return pd.Series(
-                {c: op(frame[c].to_numpy(), groups=frame.index, overall=overall[c]) for c in frame.columns},
-                dtype=float,
+                {c: op(frame[c].to_numpy(), groups=frame.index, overall=overall[c]) for c in frame.columns}, dtype=float
             )
 
         if self.control_codes is None:

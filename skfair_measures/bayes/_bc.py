@@ -81,14 +81,7 @@ RETRY_TARGET_ACCEPT = 0.99
 
 #: Standard deviations of the hyperpriors (seed 000 section 2.4); ``prior_scale`` multiplies them
 #: all, as in the sensitivity analysis of seed 002 section 4.9.4.
-PRIORS = {
-    "mu_a": 0.4,
-    "mu_b": 0.4,
-    "mu_c": 2.0,
-    "sigma_a": 0.15,
-    "sigma_b": 0.15,
-    "sigma_c": 0.75,
-}
+PRIORS = {"mu_a": 0.4, "mu_b": 0.4, "mu_c": 2.0, "sigma_a": 0.15, "sigma_b": 0.15, "sigma_c": 0.75}
 
 _COMPILED: dict[tuple[Any, ...], Any] = {}
 _LOCK = threading.Lock()

@@ -53,11 +53,7 @@ def _as_category(values: pd.Series, categories: list[str] | None = None, *, orde
 
 
 def _finish(
-    data: pd.DataFrame,
-    target: pd.Series,
-    sensitive: pd.DataFrame,
-    descr: str,
-    return_X_y_A: bool,
+    data: pd.DataFrame, target: pd.Series, sensitive: pd.DataFrame, descr: str, return_X_y_A: bool
 ) -> Bunch | XYA:
     """Reset indices, then return a Bunch or the ``(X, y, A)`` triple."""
     data = data.reset_index(drop=True)
@@ -259,10 +255,7 @@ def load_compas(*, return_X_y_A: bool = False) -> Bunch | XYA:
     >>> ds.sensitive["race"].value_counts().head(2).to_dict()
     {'African-American': 3175, 'Caucasian': 2103}
     """
-    raw = _read_gz_csv(
-        "compas-scores-two-years.csv.gz",
-        usecols=_COMPAS_FEATURES + _COMPAS_FILTER_COLUMNS,
-    )
+    raw = _read_gz_csv("compas-scores-two-years.csv.gz", usecols=_COMPAS_FEATURES + _COMPAS_FILTER_COLUMNS)
     keep = (
         raw["days_b_screening_arrest"].between(-30, 30)  # NaN -> False
         & (raw["is_recid"] != -1)

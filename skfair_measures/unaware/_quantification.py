@@ -46,12 +46,7 @@ from ..measures import UndefinedGroupWarning
 from ..results import ReplicatesResult, check_prob, interval_refusal, percentile_interval, replicate_se
 from ._hoc import ProxyReliabilityWarning
 from ._plain import plain
-from ._quantifiers import (
-    HOLDOUT_QUANTIFIERS,
-    BinaryQuantifier,
-    _take,
-    resolve_quantifier,
-)
+from ._quantifiers import HOLDOUT_QUANTIFIERS, BinaryQuantifier, _take, resolve_quantifier
 
 __all__ = ["QuantificationDisparity", "QuantificationResult", "quantified_disparity"]
 
@@ -646,9 +641,7 @@ class QuantificationDisparity(BaseEstimator):
         pseudo = self.alpha * n_groups
         with np.errstate(invalid="ignore", divide="ignore"):
             smoothed = np.where(
-                (n_dep[:, None] + pseudo) > 0,
-                (raw * n_dep[:, None] + prior * pseudo) / (n_dep[:, None] + pseudo),
-                raw,
+                (n_dep[:, None] + pseudo) > 0, (raw * n_dep[:, None] + prior * pseudo) / (n_dep[:, None] + pseudo), raw
             )
             p_class = n_dep / n_dep.sum()
             joint = smoothed * p_class[:, None]  # estimated P(h=c, s) on D3
