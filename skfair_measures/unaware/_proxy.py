@@ -315,12 +315,7 @@ class _NeverGuessed(ValueError):
 
 # ----------------------------------------------------------------- the HOC fits
 def _fit(
-    problem: _Problem,
-    w: np.ndarray,
-    init: tuple[np.ndarray, np.ndarray] | None,
-    rng: Any,
-    n_init: int,
-    name: str,
+    problem: _Problem, w: np.ndarray, init: tuple[np.ndarray, np.ndarray] | None, rng: Any, n_init: int, name: str
 ) -> HOCSolution:
     """HOC on the rows weighted by ``w``; the solution records P(A~) and the row count."""
     c1, c2, c3 = consensus_statistics(problem.cells[:, problem.hoc_cols], w, problem.n_groups, problem.subsets)
