@@ -689,7 +689,12 @@ class BayesianCalibration(EstimationMethod):
         rng: np.random.Generator,
         seed: int,
     ) -> GroupDraws:
-        fit = self.fit(data, chains=chains, draws=draws, seed=seed)
+        return self.from_fit(self.fit(data, chains=chains, draws=draws, seed=seed), data, bases, rng)
+
+    def from_fit(
+        self, fit: CalibrationFit, data: FitData, bases: tuple[BaseMetric, ...], rng: np.random.Generator
+    ) -> GroupDraws:
+        """The draws from a calibration fit: every draw calibrates the unlabeled rows (BCR adds its rectifier)."""
         unl = data.unlabeled
         cells = data.counts + calibrated_cells(
             fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups, count=unl.count
