@@ -190,14 +190,8 @@ def frame_fit_data(
             f"method='ppi' needs unlabeled rows: rows of data whose {y_true!r} is missing (null). "
             "Without them use method='bb'."
         )
-    data = CountFitData(
-        _InEngine(n_l),
-        _InEngine(n_l),
-        _InEngine(n_u),
-        index,
-        float(threshold),
-        moments=moments,  # type: ignore[arg-type]
-    )
+    rows = (_InEngine(n_l), _InEngine(n_l), _InEngine(n_u))  # y_true, labeled and unlabeled rows: not read
+    data = CountFitData(*rows, index, float(threshold), moments=moments)  # type: ignore[arg-type]
     if isinstance(estimator, PredictionPowered):
         estimator = CountedPPI(lam=estimator.lam)
     return estimator, data
@@ -289,22 +283,20 @@ def _moments(
     t = np.asarray(t, dtype=np.intp)
     p = lab[_P].to_numpy().astype(np.intp)
     n_g = len(index)
-    names = (_N, *SCORE_SUMS)
-    labeled = {
-        k: np.bincount((codes * 2 + t) * 2 + p, weights=lab[k].to_numpy(dtype=float), minlength=4 * n_g).reshape(
-            n_g, 2, 2
-        )
-        for k in names
-    }
-    labeled[_N] = np.rint(labeled[_N]).astype(np.int64)
-    u_codes = _unlabeled_codes(unl, cols, index)
+    labeled = _per_cell(lab, (codes * 2 + t) * 2 + p, (n_g, 2, 2))
     u_p = unl[_P].to_numpy().astype(np.intp)
-    unlabeled = {
-        k: np.bincount(u_codes * 2 + u_p, weights=unl[k].to_numpy(dtype=float), minlength=2 * n_g).reshape(n_g, 2)
-        for k in names
-    }
-    unlabeled[_N] = np.rint(unlabeled[_N]).astype(np.int64)
+    unlabeled = _per_cell(unl, _unlabeled_codes(unl, cols, index) * 2 + u_p, (n_g, 2))
     return ScoreMoments(labeled, unlabeled, weighted), index
+
+
+def _per_cell(table: pd.DataFrame, cell: np.ndarray, shape: tuple[int, ...]) -> dict[str, np.ndarray]:
+    """The rows and score sums of the table's entries summed per cell, in ``shape`` (rows as integers)."""
+    size = int(np.prod(shape))
+    out = {
+        k: np.bincount(cell, weights=table[k].to_numpy(float), minlength=size).reshape(shape) for k in (_N, *SCORE_SUMS)
+    }
+    out[_N] = np.rint(out[_N]).astype(np.int64)
+    return out
 
 
 def _restricted(moments: ScoreMoments, index: pd.Index, measures: list[MeasureBase]) -> tuple[ScoreMoments, pd.Index]:

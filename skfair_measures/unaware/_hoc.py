@@ -289,16 +289,7 @@ def fit_transition(
     message = best.message if isinstance(best.message, str) else best.message.decode()
     # an exact fit stops on a flat line search: that is convergence too
     converged = bool(best.success) or best.fun < 1e-14
-    return HOCSolution(
-        T=T,
-        p=p,
-        loss=float(loss),
-        n_iter=int(n_iter),
-        converged=converged,
-        message=message,
-        n_init=len(starts),
-        seconds=time.perf_counter() - start,
-    )
+    return HOCSolution(T, p, float(loss), int(n_iter), converged, message, len(starts), time.perf_counter() - start)
 
 
 def choose_subsets(n_columns: int, max_subsets: int, random_state: Any = None) -> np.ndarray:
