@@ -707,16 +707,9 @@ class BayesianCalibration(EstimationMethod):
     def fit(self, data: FitData, *, chains: int, draws: int, seed: int) -> CalibrationFit:
         """The calibration model sampled on the labeled rows, with this method's options."""
         lab, unl = data.labeled, data.unlabeled
-        checks = calibration_checks(
-            lab.scores,
-            data.y_true,
-            lab.codes,
-            data.groups,
-            np.concatenate([lab.scores, unl.scores]),
-            np.concatenate([lab.codes, unl.codes]),
-            CLIP,
-            np.concatenate([lab.multiplicity, unl.multiplicity]),
-        )
+        # scores, group codes and multiplicities of every row, labeled or not
+        every = [np.concatenate([getattr(lab, k), getattr(unl, k)]) for k in ("scores", "codes", "multiplicity")]
+        checks = calibration_checks(lab.scores, data.y_true, lab.codes, data.groups, every[0], every[1], CLIP, every[2])
         if checks and self.warn:
             warnings.warn(
                 f"method={self.name!r}: {'; '.join(checks)}.", CalibrationWarning, stacklevel=external_stacklevel()

@@ -640,9 +640,8 @@ class QuantificationDisparity(BaseEstimator):
                 raw[c] = est / total if total > 0 else np.full(n_groups, 1.0 / n_groups)
         pseudo = self.alpha * n_groups
         with np.errstate(invalid="ignore", divide="ignore"):
-            smoothed = np.where(
-                (n_dep[:, None] + pseudo) > 0, (raw * n_dep[:, None] + prior * pseudo) / (n_dep[:, None] + pseudo), raw
-            )
+            denominator = n_dep[:, None] + pseudo
+            smoothed = np.where(denominator > 0, (raw * n_dep[:, None] + prior * pseudo) / denominator, raw)
             p_class = n_dep / n_dep.sum()
             joint = smoothed * p_class[:, None]  # estimated P(h=c, s) on D3
             share = joint.sum(0)  # estimated P(s) on D3 (Eq. 13)
