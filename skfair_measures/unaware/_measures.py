@@ -23,7 +23,11 @@ from ._quantification import QuantificationResult, quantified_disparity
 
 __all__ = ["ProxyMeasure", "QuantificationMeasure"]
 
-_PROXY_NAMES = {"dp": "demographic parity", "eod": "equalized odds", "eop": "equal opportunity"}
+_PROXY_NAMES = {
+    "dp": "demographic parity",
+    "eod": "equalized odds (mean of the TPR and FPR gaps)",
+    "eop": "equal opportunity",
+}
 _PROXY_BASES = {"dp": "selection rate", "eod": "tpr, fpr", "eop": "tpr"}
 
 
