@@ -45,6 +45,8 @@ __all__ = ["Measure", "MeasureBase", "PerGroup", "Stats", "prepared", "qualified
 Stats = ConfusionStats | ErrorStats | Mapping[str, ConfusionStats | ErrorStats]
 #: Values per group of each base metric, ``{base name: array (..., n_groups)}``.
 PerGroup = Mapping[str, np.ndarray]
+#: Bounds of each base metric's pooled value, ``{base name: (low, high)}``.
+Boxes = Mapping[str, tuple[float, float]]
 
 
 class MeasureBase:
@@ -77,12 +79,7 @@ class MeasureBase:
         return ()
 
     def bounds_from_group_values(
-        self,
-        lower: PerGroup,
-        upper: PerGroup,
-        *,
-        groups: pd.Index,
-        overall: Mapping[str, tuple[float, float]] | None = None,
+        self, lower: PerGroup, upper: PerGroup, *, groups: pd.Index, overall: Boxes | None = None
     ) -> tuple[float, float]:
         """An interval holding the measure at every point of a box of group values.
 

@@ -65,6 +65,11 @@ _NO_BASES = (
     "msr({key!r})(y_true, y_pred, sensitive_features=groups)."
 )
 _STATISTICS = ("confusion", "errors")
+#: How far a binned distance can be from the exact one, per distance (:func:`~._aggregate.binning_bounds`).
+_BINNING_ERROR = {
+    "ks": "Kolmogorov-Smirnov: below it by at most the largest share of one group's mass in one bin",
+    "wasserstein": "1-Wasserstein: each group's mass moved by at most half a bin",
+}
 
 
 def _engine_table(data: Any, frame: nw.LazyFrame, cols: Columns, kind: str, threshold: float | None) -> pd.DataFrame:
@@ -111,21 +116,11 @@ class _Engine:
         res = m.evaluate_sample(sample)
         if width is not None:
             bound = binning_bounds(sample, width)[m.distance]
-            res.attrs.update(
-                binned=True,
-                bins=m.bins,
-                bin_width=width,
-                error_bound=bound,
-                approximation=(
-                    f"predictions binned into {m.bins} equal-width bins of width {width:.6g} (too many distinct "
-                    f"values to read exactly): the value is within {bound:.6g} of the exact one ("
-                    + (
-                        "Kolmogorov-Smirnov: below it by at most the largest share of one group's mass in one bin)"
-                        if m.distance == "ks"
-                        else "1-Wasserstein: each group's mass moved by at most half a bin)"
-                    )
-                ),
+            approximation = (
+                f"predictions binned into {m.bins} equal-width bins of width {width:.6g} (too many distinct values to "
+                f"read exactly): the value is within {bound:.6g} of the exact one ({_BINNING_ERROR[m.distance]})"
             )
+            res.attrs.update(binned=True, bins=m.bins, bin_width=width, error_bound=bound, approximation=approximation)
         return res
 
     def stats(self, kind: str, inputs: MeasureInputs, key: str = "the measure") -> ConfusionStats | ErrorStats:

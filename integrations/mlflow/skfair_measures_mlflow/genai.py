@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +20,7 @@ import pandas as pd
 
 from skfair_measures.outcomes import OutcomeDisparity, outcome_disparity, paired_disparity
 from skfair_measures.results import DEFAULT_EPS
+from skfair_measures_mlflow import FairnessLoggingWarning
 
 __all__ = ["counterfactual_disparity", "group_disparity", "group_scorer"]
 
@@ -108,15 +111,24 @@ def _log(result: OutcomeDisparity, run_id: str, stem: str, eps: float) -> None:
     values = {stem: result.value, f"{stem}_lower": lo, f"{stem}_upper": hi}
     if result.test:
         values[f"{stem}_p_value"] = result.p_value
-    client = mlflow.MlflowClient()
-    metrics = [mlflow.entities.Metric(k, float(v), 0, 0) for k, v in values.items() if np.isfinite(v)]
+    now = int(time.time() * 1000)
+    metrics = [mlflow.entities.Metric(k, float(v), now, 0) for k, v in values.items() if np.isfinite(v)]
     summary = result.summary(eps=eps)
     tags = {f"fairness.{stem}.verdict": summary["verdict"].iloc[0], f"fairness.{stem}.note": summary["note"].iloc[0]}
-    client.log_batch(run_id, metrics=metrics, tags=[mlflow.entities.RunTag(k, str(v)) for k, v in tags.items()])
-    for table, kind in ((result.by_group.reset_index(), "by_group"), (summary, "summary")):
-        text = [c for c, t in table.dtypes.items() if pd.api.types.is_string_dtype(t)]  # as object: no Pandas4Warning
-        client.log_table(
-            run_id, table.astype(dict.fromkeys(text, object)), f"fairness/{stem.replace('/', '_')}_{kind}.json"
+    client = mlflow.MlflowClient()
+    try:
+        client.log_batch(run_id, metrics=metrics, tags=[mlflow.entities.RunTag(k, str(v)) for k, v in tags.items()])
+        for table, kind in ((result.by_group.reset_index(), "by_group"), (summary, "summary")):
+            text = [c for c, t in table.dtypes.items() if pd.api.types.is_string_dtype(t)]  # object: no Pandas4Warning
+            client.log_table(
+                run_id, table.astype(dict.fromkeys(text, object)), f"fairness/{stem.replace('/', '_')}_{kind}.json"
+            )
+    except (mlflow.exceptions.MlflowException, OSError) as exc:
+        warnings.warn(
+            f"could not log {stem} to run {run_id} ({type(exc).__name__}: {exc}); the returned result keeps every "
+            "value.",
+            FairnessLoggingWarning,
+            stacklevel=3,
         )
 
 
