@@ -9,6 +9,7 @@ tracking server that fails at any point costs the logging, never a fitted fold.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import warnings
 from collections.abc import Mapping, Sequence
@@ -30,22 +31,24 @@ from skfair_measures.groups import (
     small_groups_in_folds,
 )
 from skfair_measures.measures import MeasureBase
-from skfair_measures.results import Result
-
-from ._collect import Artifact, Payload, _group_names, chosen_params, collect
-from ._compute import (
+from skfair_measures.record import (
+    Record,
+    chosen_params,
     compute_posteriors,
     declare_groups,
     evaluate_all,
-    full_groups,
     needs_scores,
     positive_scores,
+    record,
     resolve_measures,
+    sanitize_key,
     score_label,
+    unique_segments,
 )
-from ._keys import sanitize_key, subkey, unique_segments
+from skfair_measures.results import Result, plain
+
 from ._session import TrackingSession, bounded_http
-from ._tracking import LoggedFairness, log_payload
+from ._tracking import LoggedFairness, write
 
 __all__ = ["CrossValidationResult", "cross_validate_fairness"]
 
@@ -148,8 +151,7 @@ def _plan(
     from sklearn.base import is_classifier
 
     A = resolve_sensitive(sensitive_features, X=X, columns=sensitive)
-    all_groups = full_groups(A)
-    ms = declare_groups(resolve_measures(measures, pos_label=pos_label), all_groups)
+    ms, all_groups = declare_groups(resolve_measures(measures, pos_label=pos_label), A)
     codes, _ = encode_groups(A, len(y), name="sensitive_features", groups=all_groups)
     splits = fold_splits(
         cv, X, y, sensitive_codes=codes, groups=groups, random_state=random_state, classifier=is_classifier(estimator)
@@ -402,113 +404,66 @@ def _end_run(session: TrackingSession) -> None:
 
 
 def _log_folds(
-    session: TrackingSession,
-    out: CrossValidationResult,
-    plan: _Plan,
-    parent_id: str,
-    *,
-    fold_runs: bool,
-    prefix: str,
-    log_params: bool,
-    artifacts: bool,
+    session: TrackingSession, out: CrossValidationResult, plan: _Plan, parent_id: str, *, fold_runs: bool, **kw: Any
 ) -> None:
-    from mlflow.tracking import MlflowClient
-
-    client = MlflowClient()
-    parent = session.call("read the parent run", client.get_run, parent_id)
-    if parent is None:
-        return
+    """Each fold to a child run, or to the parent under ``fold/`` at ``step=fold``."""
+    parent = session.run(parent_id)
+    opts = {k: plan.posterior[k] for k in ("prob", "eps") if plan.posterior and k in plan.posterior}
     for i, (results, posts) in enumerate(zip(out.folds, out.posteriors, strict=True)):
-        named = [*results.items(), *posts.items()]
-        options = {k: plan.posterior[k] for k in ("prob", "eps") if plan.posterior and k in plan.posterior}
-        if fold_runs:
-            child = session.call(
-                f"create the run of fold {i}",
-                client.create_run,
-                parent.info.experiment_id,
-                run_name=f"{parent.info.run_name or 'cv'}-fold-{i}",
-                tags={"mlflow.parentRunId": parent_id, "skfair.fold": str(i)},
-            )
-            if child is None:
-                return
-            out.fold_run_ids.append(child.info.run_id)
-            payload = collect(
-                named,
-                prefix=prefix,
-                measures=plan.measures,
-                log_params=log_params,
-                artifacts=artifacts,
-                posterior_options=options,
-            )
-            out.logged.append(log_payload(payload, session, run_id=child.info.run_id))
-            session.call(f"end the run of fold {i}", client.set_terminated, child.info.run_id)
-        else:
-            payload = collect(
-                named,
-                prefix=f"{prefix}fold/",
-                measures=plan.measures,
-                log_params=False,
-                artifacts=artifacts,
-                posterior_options=options,
-                step=i,
-            )
-            out.logged.append(log_payload(payload, session, run_id=parent_id, step=i))
-        if not session.ok:
+        if parent is None or not session.ok:
             return
+        named = [*results.items(), *posts.items()]
+        if not fold_runs:
+            rec = record(
+                named, **{**kw, "prefix": f"{kw['prefix']}fold/", "log_params": False}, step=i, html=False, **opts
+            )
+            out.logged.append(write(rec, session, run_id=parent_id, step=i))
+            continue
+        child = session.call(
+            f"create the run of fold {i}",
+            session.client.create_run,
+            parent.info.experiment_id,
+            run_name=f"{parent.info.run_name or 'cv'}-fold-{i}",
+            tags={"mlflow.parentRunId": parent_id, "skfair.fold": str(i)},
+        )
+        if child is None:
+            return
+        out.fold_run_ids.append(child.info.run_id)
+        rec = record(named, **kw, measures=plan.measures, html=False, **opts)
+        out.logged.append(write(rec, session, run_id=child.info.run_id))
+        session.call(f"end the run of fold {i}", session.client.set_terminated, child.info.run_id)
 
 
-def _log_parent(
-    session: TrackingSession,
-    out: CrossValidationResult,
-    plan: _Plan,
-    estimator: Any,
-    *,
-    prefix: str,
-    log_params: bool,
-    artifacts: bool,
-) -> None:
-    """Mean and sd at plain keys, the folds as a table, configuration as params, groups as tags."""
+def _log_parent(session: TrackingSession, out: CrossValidationResult, plan: _Plan, estimator: Any, **kw: Any) -> None:
+    """Mean and sd at plain keys, every fold in ``fairness/cv_scores.csv``, configuration as params, groups as tags."""
     if not session.ok:
         return
-    payload = Payload()
-    keys = [m.key for m in plan.measures]
-    segs = unique_segments(keys)
-    pre = sanitize_key(prefix) + ("/" if prefix.endswith("/") else "") if prefix else ""
+    rec, pre = (
+        Record(),
+        sanitize_key(kw["prefix"]) + ("/" if kw["prefix"].endswith("/") else "") if kw["prefix"] else "",
+    )
+    segs = unique_segments(m.key for m in plan.measures)
     for m in plan.measures:  # headline values first
-        payload.add_metric(f"{pre}{segs[m.key]}", out.mean[m.key], result=m.key, quantity="cv_mean")
+        rec.add_metric(f"{pre}{segs[m.key]}", out.mean[m.key], result=m.key, quantity="cv_mean")
     for m in plan.measures:
         base = f"{pre}{segs[m.key]}"
-        payload.add_metric(subkey(base, "sd"), out.std[m.key], result=m.key, quantity="cv_sd")
+        rec.add_metric(f"{base}.sd", out.std[m.key], result=m.key, quantity="cv_sd")
         if math.isnan(out.mean[m.key]):
-            payload.add_tag(subkey(base, "undefined"), _undefined_folds(out, m.key))
-        if log_params:
-            for k, v in chosen_params(m).items():
-                payload.add_param(subkey(base, "config", k), v)
-    if log_params:
-        payload.add_param(f"{pre}cv/n_splits", len(plan.splits))
-        payload.add_param(f"{pre}cv/splitter", repr(plan.splitter))
-        payload.add_param(f"{pre}cv/estimator", type(estimator).__name__)
-    names = [n for n in _group_names(plan.groups) if n is not None]
+            bad = [(i, f[m.key].reason) for i, f in enumerate(out.folds) if math.isnan(f[m.key].value)]
+            shown = "; ".join(f"fold {i}: {why}" for i, why in bad[:5])
+            rec.add_tag(f"{base}.undefined", f"the mean is undefined because {len(bad)} fold(s) are: {shown}")
+        for k, v in chosen_params(m).items() if kw["log_params"] else ():
+            rec.add_param(f"{base}.config/{k}", v)
+    if kw["log_params"]:
+        rec.add_param(f"{pre}cv/n_splits", len(plan.splits))
+        rec.add_param(f"{pre}cv/splitter", repr(plan.splitter))
+        rec.add_param(f"{pre}cv/estimator", type(estimator).__name__)
+    names = [str(n) for n in plan.groups.names if n is not None and not str(n).startswith("sensitive_feature_")]
     if names:
-        payload.add_tag("skfair.sensitive", ", ".join(names))
-    payload.add_tag("skfair.groups", _groups_json(plan.groups))
-    if artifacts:
+        rec.add_tag("skfair.sensitive", ", ".join(names))
+    rec.add_tag("skfair.groups", json.dumps([plain(g) for g in plan.groups]))
+    if kw["artifacts"]:
         table = pd.concat([out.scores, out.mean.to_frame("mean").T, out.std.to_frame("sd").T])
-        # a CSV file, not a second log_table: a run has one table (the groupwise one), see _collect.RUN_TABLE
-        path = f"fairness/{sanitize_key(prefix) + '/' if prefix else ''}cv_scores.csv"
-        payload.artifacts.append(Artifact(path, table.rename_axis("fold").to_csv()))
-    out.logged.append(log_payload(payload, session, run_id=out.run_id, results={"cv": out.scores}))
-
-
-def _undefined_folds(out: CrossValidationResult, key: str) -> str:
-    bad = [(i, f[key].reason) for i, f in enumerate(out.folds) if math.isnan(f[key].value)]
-    shown = "; ".join(f"fold {i}: {why}" for i, why in bad[:5])
-    return f"the mean is undefined because {len(bad)} fold(s) are: {shown}"
-
-
-def _groups_json(index: pd.Index) -> str:
-    import json
-
-    from skfair_measures.results import plain
-
-    return json.dumps([plain(g) for g in index])
+        folder = f"{sanitize_key(kw['prefix'])}/" if kw["prefix"] else ""
+        rec.files[f"fairness/{folder}cv_scores.csv"] = table.rename_axis("fold").to_csv()
+    out.logged.append(write(rec, session, run_id=out.run_id, results={"cv": out.scores}))
