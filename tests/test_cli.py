@@ -165,7 +165,9 @@ def test_beta_binomial_posterior_in_table_and_report(csv, tmp_path, capsys):
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "post_mean" in printed and "p_within_eps" in printed
-    assert "bb (95% credible intervals, eps = 0.1)" in printed
+    assert "bb (95% intervals: bb posterior; eps = 0.1)" in printed  # the construction, in words
+    headline = printed.splitlines()[2]  # the verdict in words, first
+    assert headline.startswith("fairness.") and " between " in headline and "interval" in headline
     page = out_html.read_text(encoding="utf-8")
     assert "Posterior of fairness.tpr" in page and "Posterior of fairness.eod" in page
     assert page.count('<img src="data:image/png;base64,') == 3 + 2
