@@ -39,12 +39,13 @@ from . import __version__
 from ._bootstrap import bootstraps
 from ._progress import progress_bar
 from ._stats import binarize_labels, check_scores, resolve_sensitive
-from ._verdicts import classify, verdict_tables
+from ._verdicts import verdict_tables
 from .bayes import METHODS
 from .engines import evaluate_measures
 from .measures import Measure
 from .registry import as_measures, msr
 from .results import DEFAULT_EPS, NoIntervalError, Result, check_prob
+from .uncertainty import SUMMARY_COLUMNS, Estimate, classify
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -307,22 +308,13 @@ def _summary_text(summary: dict[str, Any]) -> str:
 
 
 # -- the summary every table reads -----------------------------------------------------
-#: The columns of one result's summary row (``Estimate.summary``), in every table.
-SUMMARY_COLUMNS = (
-    *("measure", "value", "lower", "upper", "prob", "construction"),
-    *("target", "n", "eps", "prob_within", "verdict", "note"),
-)
-
-
 def _summary_row(res: Result, prob: float, eps: float) -> dict[str, Any]:
-    """A result's own summary row, or one read through the Result interface for results that give none."""
-    own = getattr(res, "summary", None)
-    try:
-        frame = own(prob=prob, eps=eps) if callable(own) else None
-    except TypeError:
-        frame = None
-    if isinstance(frame, pd.DataFrame) and tuple(frame.columns) == SUMMARY_COLUMNS:
-        return frame.iloc[0].to_dict()
+    """An estimate's own summary row; for a point value (or a result not yet an Estimate), one read off it.
+
+    The row then holds the result's own interval and probability and the verdict rule of ``classify``.
+    """
+    if isinstance(res, Estimate):
+        return res.summary(prob, eps).iloc[0].to_dict()
     ideal = None if res.measure is None else res.measure.ideal
     try:
         lower, upper = (float(x) for x in res.interval(prob))
