@@ -280,7 +280,7 @@ def cross_validate_fairness(
     silently comparing fewer groups. Only then is anything logged: each fold to a
     child run (``fold_runs=True``) or to the parent under ``fold/`` at ``step=fold``;
     the parent gets the mean over folds at the plain key ``{key}``, the standard
-    deviation at ``{key}.sd``, a table ``fairness/cv_scores.json`` of every fold, the
+    deviation at ``{key}.sd``, the file ``fairness/cv_scores.csv`` of every fold, the
     measures' configuration as params and the sensitive attributes and groups as tags.
     If MLflow fails at any point, one warning is issued and every fold is returned.
     Autologging is paused during the fold fits.

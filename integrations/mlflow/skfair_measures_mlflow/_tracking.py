@@ -222,7 +222,11 @@ def write(
     metrics = [Metric(k, v, now, out.step, **link) for k, v in rec.metrics.items()]
     metrics += [Metric(k, v, rec.times.get(st, now), st, **link) for k, v, st in rec.series]
     params = [Param(k, v) for k, v in _new_params(run, rec.params).items()]
-    for ms, ps, ts in _batches(metrics, params, [RunTag(k, v) for k, v in rec.tags.items()]):
+    tags = dict(rec.tags)
+    headline = next((v for k, v in tags.items() if k.endswith("fairness.headline")), None)
+    if headline and "mlflow.note.content" not in run.data.tags:  # the run's description, unless it has one
+        tags["mlflow.note.content"] = headline
+    for ms, ps, ts in _batches(metrics, params, [RunTag(k, v) for k, v in tags.items()]):
         if ms or ps or ts:
             session.call("log metrics, params and tags", session.client.log_batch, out.run_id, ms, ps, ts)
     for path, table in rec.tables.items():
