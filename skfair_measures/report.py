@@ -116,9 +116,7 @@ class AuditReport:
         Data description: rows, labeled and unlabeled rows, column roles, source.
     table : pandas.DataFrame
         One row per measure: ``measure``, ``value`` (NaN when undefined), ``reason``
-        (why it is undefined; missing when defined), ``direction``, ``description``, and, with a
-        posterior, ``post_mean``, ``ci_low``, ``ci_high``, ``p_within_eps``; with a
-        bootstrap (``boot=``), ``boot_low``, ``boot_high``.
+        (why it is undefined; missing when defined), ``direction``, ``description``.
     by_group : pandas.DataFrame
         Per group: ``n`` (labeled rows) and every base metric of the measures (NaN
         where a rate is undefined in that group).
@@ -143,6 +141,11 @@ class AuditReport:
         ``exceeds`` it or is ``inconclusive`` (:func:`skfair_measures.verdicts`): one table
         per joint fit (the posteriors, the bootstrap), its family-wise level, ``eps`` and
         construction in ``attrs``.
+    headline : str
+        The verdict in words (:func:`headline`), shown first.
+    intervals : pandas.DataFrame
+        The summary row of every bootstrap and posterior (``kind`` and :data:`SUMMARY_COLUMNS`):
+        value, interval, construction, rows, probability where defined, verdict, note.
     """
 
     title: str
@@ -159,6 +162,7 @@ class AuditReport:
     bootstraps: dict[str, Result] = field(default_factory=dict)
     verdicts: list[pd.DataFrame] = field(default_factory=list)
     headline: str = ""
+    intervals: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["kind", *SUMMARY_COLUMNS]))
 
     def to_text(self) -> str:
         """The tables as plain text, as ``skfair audit`` prints them."""
@@ -167,6 +171,10 @@ class AuditReport:
         if not self.table.empty:
             shown, reasons = _shown_measures(self.table, inline=False)
             parts += [_int_text(shown).to_string(index=False, float_format=_fmt, na_rep=""), *reasons, ""]
+        if not self.intervals.empty:
+            shown, notes = _shown_intervals(self.intervals)
+            parts += [_intervals_heading(self.intervals), shown.to_string(index=False, float_format=_fmt, na_rep="")]
+            parts += [*notes, ""]
         if not self.by_group.empty:
             shown, left_out = _largest_groups(self.by_group)
             parts += ["Per group:" + left_out, shown.to_string(float_format=_fmt, na_rep="undefined"), ""]
@@ -263,10 +271,6 @@ def _shown_measures(table: pd.DataFrame, inline: bool = True) -> tuple[pd.DataFr
     table, so a terminal table stays as narrow as its numbers.
     """
     shown = table.drop(columns=["reason", "description"], errors="ignore")
-    for col, beside in (("p_within_eps", "post_mean"), ("prob_within", "lower")):
-        if col in shown:  # a probability the construction does not give: n.a. (the notes say why), never 0
-            na = shown[col].isna() & shown[beside].notna()
-            shown[col] = [("n.a." if n else "") if pd.isna(v) else _fmt(v) for v, n in zip(shown[col], na, strict=True)]
     if "reason" not in table:
         return shown, []
     if inline:
@@ -281,6 +285,33 @@ def _shown_measures(table: pd.DataFrame, inline: bool = True) -> tuple[pd.DataFr
             texts.append(_value_text(v, None))
     shown["value"] = texts
     return shown, reasons
+
+
+def _intervals_heading(table: pd.DataFrame) -> str:
+    first = table.iloc[0]
+    return (
+        f"Intervals ({first['prob']:.0%}) and verdicts against eps = {first['eps']:g}, each from its result's summary\n"
+        "(prob_within: the probability that |value - ideal| <= eps, where the construction gives one):"
+    )
+
+
+def _shown_intervals(table: pd.DataFrame, inline: bool = False) -> tuple[pd.DataFrame, list[str]]:
+    """The summary rows as shown: an undefined probability is n.a. (never 0); the notes numbered below (or inline)."""
+    order = ["measure", "kind", "value", "lower", "upper", "construction", "target", "n", "prob_within", "verdict"]
+    shown = table[order].copy()
+    shown["n"] = [f"{v:,.0f}" if pd.notna(v) else "" for v in shown["n"]]
+    shown["construction"] = [_cut(str(c), 40) for c in shown["construction"]]
+    shown["prob_within"] = [_fmt(v) if pd.notna(v) else "n.a." for v in table["prob_within"]]
+    if inline:
+        shown["note"] = table["note"].fillna("")
+        return shown, []
+    notes: dict[str, int] = {}
+    shown["note"] = [f"[{notes.setdefault(n, len(notes) + 1)}]" if n else "" for n in table["note"].fillna("")]
+    return shown, [f"[{i}] {_shorter(str(note))}" for note, i in notes.items()]
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "~"
 
 
 def _int_text(table: pd.DataFrame) -> pd.DataFrame:
@@ -327,8 +358,8 @@ def _summary_row(res: Result, prob: float, eps: float) -> dict[str, Any]:
         "posterior": f"{getattr(res, 'method', '')} {'confidence interval' if confidence else 'posterior'}".strip(),
     }.get(res.kind, str(getattr(res, "construction", "the estimate's interval")))
     within, notes = math.nan, [res.reason]
-    if res.kind == "posterior" and callable(getattr(res, "prob_within", None)) and ideal is not None:
-        within = float(res.prob_within(eps))
+    if res.kind == "posterior" and callable(getattr(res, "prob_within", None)) and ideal is not None and not confidence:
+        within = float(res.prob_within(eps))  # a confidence interval's draws give no probability beside it
     refusal = getattr(res, "interval_reason", None)
     if math.isnan(lower) and callable(refusal):
         notes.append(refusal(prob))
@@ -556,18 +587,14 @@ def audit(
     if posterior is not None and fair:
         options = dict(posterior_options or {})
         posteriors = _posteriors(fair, rows, posterior, threshold, random_state, options, progress, notes)
-        table = table.join(_posterior_table(posteriors, prob, eps), on="measure")
-        if posteriors and _uses_scores(rows, posterior):
-            table = _rows_of_each(table, rows, notes)
     boots: dict[str, Result] = {}
     if boot and fair:
         boots = _noting(notes, _bootstraps, fair, rows, boot, random_state)
-        table = table.join(_bootstrap_table(boots, prob), on="measure")
     verdicts = _noting(notes, verdict_tables, [*posteriors.values(), *boots.values()], eps, prob)
     named = [*results.items(), *boots.items(), *posteriors.items()]
     summary = summary_table(named, prob=prob, eps=eps)
-    for row in summary[(summary["kind"] == "posterior") & summary["prob_within"].isna()].itertuples():
-        notes.append(f"p_within_eps of {row.measure} is n.a.: {row.note}")
+    rows_used = summary[summary["kind"] == "point"].set_index("measure")["n"]
+    table.insert(2, "n", pd.array(table["measure"].map(rows_used).round(), dtype="Int64"))  # the rows each value used
     proxy_table, proxy_results = None, {}
     if cols.proxies:
         proxy_table, proxy_results = _proxy_estimates(
@@ -588,6 +615,7 @@ def audit(
         bootstraps=boots,
         verdicts=verdicts,
         headline=headline(summary, named, verdicts),
+        intervals=summary[summary["kind"] != "point"].drop(columns=["result", "ideal"]).reset_index(drop=True),
     )
 
 
@@ -879,30 +907,6 @@ def _posteriors(
     return out
 
 
-def _rows_of_each(table: pd.DataFrame, rows: _Rows, notes: list[str]) -> pd.DataFrame:
-    """Say which rows a value and its posterior came from, when they differ.
-
-    A value is computed from the labeled rows; a posterior that reads the scores of the
-    unlabeled rows too describes every row. The columns ``value_rows`` and ``post_rows``
-    say so on each line, and a note names each measure whose value lies outside its own
-    interval for that reason.
-    """
-    n_lab, n_all = int(rows.labeled.sum()), int(rows.labeled.size)
-    has_post = table["post_mean"].notna()
-    table = table.copy()
-    table.insert(table.columns.get_loc("value") + 1, "value_rows", pd.array([n_lab] * len(table), dtype="Int64"))
-    table.insert(
-        table.columns.get_loc("post_mean"), "post_rows", pd.array(np.where(has_post, n_all, pd.NA), dtype="Int64")
-    )
-    outside = has_post & ((table["value"] < table["ci_low"]) | (table["value"] > table["ci_high"]))
-    for key, value in zip(table.loc[outside, "measure"], table.loc[outside, "value"], strict=True):
-        notes.append(
-            f"{key}: the value {value:.4f} comes from the {n_lab:,} labeled rows, its posterior from all "
-            f"{n_all:,} rows (labeled and unlabeled), so the value can lie outside that interval."
-        )
-    return table
-
-
 def _uses_scores(rows: _Rows, method: str) -> bool:
     """Whether the posterior reads the scores of labeled and unlabeled rows (auto: when it can)."""
     if METHODS[method].unlabeled == "optional":  # auto
@@ -967,14 +971,6 @@ def _fit_posteriors(
     )
 
 
-def _posterior_table(posteriors: dict[str, Result], prob: float, eps: float) -> pd.DataFrame:
-    """Mean, interval and P(within eps of the ideal value) of each posterior, as its summary gives them."""
-    summary = summary_table(list(posteriors.items()), prob=prob, eps=eps).set_index("result")
-    table = summary[["value", "lower", "upper", "prob_within"]]
-    table.columns = ["post_mean", "ci_low", "ci_high", "p_within_eps"]
-    return table
-
-
 # -- step 5b: the joint bootstrap of the fairness measures ---------------------------------
 def _bootstraps(fair: list[Measure], rows: _Rows, n_boot: int, random_state: Any) -> dict[str, Result]:
     """The fairness measures on shared stratified replicates of the labeled rows (for joint verdicts)."""
@@ -987,11 +983,6 @@ def _bootstraps(fair: list[Measure], rows: _Rows, n_boot: int, random_state: Any
         n_boot=n_boot,
         random_state=random_state,
     )
-
-
-def _bootstrap_table(boots: dict[str, Result], prob: float) -> pd.DataFrame:
-    bounds = {key: res.interval(prob) for key, res in boots.items()}
-    return pd.DataFrame.from_dict(bounds, orient="index", columns=["boot_low", "boot_high"])
 
 
 # -- step 6: estimates from proxies of the sensitive attribute ---------------------------
@@ -1233,6 +1224,10 @@ def render_html(report: AuditReport) -> str:
     ]
     if not report.table.empty:
         parts += ["<h2>Measures</h2>", _table_html(_int_text(_shown_measures(report.table)[0]))]
+    if not report.intervals.empty:
+        shown = _shown_intervals(report.intervals, inline=True)[0]
+        parts += ["<h2>Intervals and verdicts</h2>", f"<p>{esc(_intervals_heading(report.intervals))}</p>"]
+        parts += [_table_html(shown)]
     if not report.by_group.empty:
         shown, left_out = _largest_groups(report.by_group)
         parts += ["<h2>Per group</h2>"] + ([f"<p>{esc(left_out.strip())}</p>"] if left_out else [])
@@ -1313,7 +1308,8 @@ def results_report(
     report = AuditReport(
         title=title,
         summary={"results": len(results), "interval level (prob)": prob, "eps": eps},
-        table=summary.drop(columns=["ideal"]).rename(columns={"note": "reason"}).assign(description=None),
+        table=summary.loc[summary["kind"] == "point", ["measure", "value", "note"]].rename(columns={"note": "reason"}),
+        intervals=summary[summary["kind"] != "point"].drop(columns=["result", "ideal"]).reset_index(drop=True),
         by_group=pd.DataFrame(columns),
         figures=list(figures),
         verdicts=verdicts,
