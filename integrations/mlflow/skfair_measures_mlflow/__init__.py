@@ -3,7 +3,8 @@
 - :func:`log_fairness` logs results (point values, bootstraps, posteriors, estimates) to a run;
 - :class:`FairnessEvaluator` is the ``"fairness"`` evaluator of ``mlflow.models.evaluate``;
 - :func:`cross_validate_fairness` cross-validates an estimator and logs every fold;
-- :func:`log_monitor` logs a fairness monitor's steps; :func:`log_active_trajectory` an active assessment's.
+- :func:`log_monitor` logs a fairness monitor's steps; :func:`log_active_trajectory` an active assessment's;
+- :func:`log_bias_audit` logs a bias audit's tables, verdict counts and page.
 
 Every call to the tracking service follows one timeout-and-retry policy (``timeout=``): a dead,
 hanging or read-only store costs one :class:`FairnessLoggingWarning`, never a computed value.
@@ -25,8 +26,11 @@ _WHERE = {
     "FairnessLoggingWarning": "._session",
     "LoggedFairness": "._tracking",
     "log_active_trajectory": "._tracking",
+    "log_bias_audit": "._bias_audit",
     "log_fairness": "._tracking",
     "log_monitor": "._tracking",
+    "sanitize_key": "skfair_measures.record",
+    "sanitize_segment": "skfair_measures.record",
 }
 __all__ = [
     "CrossValidationResult",
@@ -35,11 +39,17 @@ __all__ = [
     "LoggedFairness",
     "cross_validate_fairness",
     "log_active_trajectory",
+    "log_bias_audit",
     "log_fairness",
     "log_monitor",
+    "sanitize_key",
+    "sanitize_segment",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
+    from skfair_measures.record import sanitize_key, sanitize_segment
+
+    from ._bias_audit import log_bias_audit
     from ._cv import CrossValidationResult, cross_validate_fairness
     from ._session import FairnessLoggingWarning
     from ._tracking import LoggedFairness, log_active_trajectory, log_fairness, log_monitor
