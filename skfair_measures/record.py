@@ -36,6 +36,7 @@ active assessment (:func:`trajectory_record`).
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import hashlib
 import io
@@ -51,7 +52,17 @@ import numpy as np
 import pandas as pd
 
 from ._verdicts import verdict_tables
-from .groups import encode_groups
+from .benchmark import fold_splits
+from .groups import (
+    SMALL_GROUP_ROWS,
+    SingleGroupError,
+    SmallGroupWarning,
+    encode_groups,
+    fold_group_sizes,
+    resolve_sensitive,
+    small_group_effect,
+    small_groups_in_folds,
+)
 from .measures import MeasureBase
 from .registry import msr
 from .report import headline, results_report, summary_table
@@ -59,6 +70,8 @@ from .results import DEFAULT_EPS, Result, plain
 
 __all__ = [
     "RUN_TABLE",
+    "CrossValidation",
+    "cross_validate",
     "SUMMARY_TABLE",
     "VERDICT_TABLE",
     "KeySpace",
@@ -987,3 +1000,276 @@ def compute_posteriors(
         stacklevel=3,
     )
     return out
+
+
+# -- cross-validation of fairness measures: every fold's results, no sink ----------------------------------------
+@dataclass
+class CrossValidation:
+    """Per-fold results of :func:`cross_validate`.
+
+    Attributes
+    ----------
+    scores : pandas.DataFrame
+        One row per fold, one column per measure key (raw values, not negated).
+    mean, std : pandas.Series
+        Mean and standard deviation over folds (``ddof=0``, as scikit-learn's ``std_test_score``);
+        NaN if any fold is NaN.
+    folds, posteriors : list of dict
+        ``{key: result}`` and ``{key: posterior}`` of each fold (empty dicts without ``posterior=``).
+    estimators : list
+        The fitted estimator of each fold.
+    groups : pandas.Index
+        Every group of the whole data; each fold's measures expect all of them.
+    """
+
+    scores: pd.DataFrame
+    mean: pd.Series
+    std: pd.Series
+    folds: list[dict[str, Result]] = field(default_factory=list)
+    posteriors: list[dict[str, Result]] = field(default_factory=list)
+    estimators: list[Any] = field(default_factory=list)
+    groups: pd.Index | None = None
+    plan: Any = field(default=None, repr=False)
+
+
+def cross_validate(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    *,
+    measures: Any,
+    sensitive_features: Any = None,
+    sensitive: str | Sequence[str] | None = None,
+    cv: Any = 5,
+    groups: Any = None,
+    sample_weight: Any = None,
+    fit_params: Mapping[str, Any] | None = None,
+    pos_label: Any = None,
+    posterior: Mapping[str, Any] | None = None,
+    n_jobs: int | None = None,
+    random_state: Any = None,
+    fit_context: Callable[[], Any] = contextlib.nullcontext,
+) -> CrossValidation:
+    """Fit every fold on a clone of ``estimator`` and evaluate its measures (and posteriors) on the test part.
+
+    The measures expect every group of the whole data, so a fold that misses a group shows it as
+    undefined instead of silently comparing fewer groups (``skfair_measures_mlflow.cross_validate_fairness``
+    logs the result).
+
+    Parameters
+    ----------
+    estimator : estimator
+        Unfitted scikit-learn estimator (or pipeline).
+    X : array-like or DataFrame of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+    measures : list of str, Measure or dict
+        Registry keys, measures, or dicts ``{"key": ..., **overrides}``.
+    sensitive_features : array-like or DataFrame, optional
+        Group of each sample, split along with ``X`` (like metadata routing).
+    sensitive : str or list of str, optional
+        Column(s) of ``X`` holding the sensitive attribute (column mode); the model
+        sees them unless the pipeline drops them (``skfair_measures.DropColumns``).
+        Exactly one of ``sensitive_features`` and ``sensitive`` is required.
+    cv : int, splitter or iterable, default=5
+        An int gives the folds of ``skfair_measures.benchmark.benchmark``, by the one rule of
+        :func:`skfair_measures.benchmark.fold_splits`: shuffled ``StratifiedKFold`` on label x
+        group strata. A splitter or iterable is used as in scikit-learn.
+    groups : array-like, optional
+        Group labels for group-aware splitters (``GroupKFold``).
+    sample_weight : array-like, optional
+        Weights for the measures (split per fold). To fit with weights, pass them in
+        ``fit_params``.
+    fit_params : dict, optional
+        Passed to ``fit``; array-likes of length ``n_samples`` are split per fold.
+    pos_label : object, optional
+        Positive class for measures built from keys and for probability columns.
+    posterior : dict, optional
+        Also compute each fold's posteriors, in one joint fit per fold (options of
+        ``skfair_measures.bayes.posteriors``: ``method``, ``reference``,
+        ``random_state``, ...; plus ``prob``, ``eps`` and ``measures`` for the summaries).
+    n_jobs : int, optional
+        Fit and evaluate the folds in parallel with :class:`joblib.Parallel`; the
+        logging happens afterwards, in this process, in fold order.
+    random_state : int, optional
+        Seed of the fold shuffling of an integer ``cv`` (as in ``benchmark``).
+
+    fit_context : callable, default=contextlib.nullcontext
+        What each fold's fit runs inside.
+
+    Returns
+    -------
+    CrossValidation
+
+    Warns
+    -----
+    SmallGroupWarning
+        When a group has fewer than ``SMALL_GROUP_ROWS`` (30) rows in some test fold and a
+        measure keeps it (``min_group_size`` unset): the warning names the groups and gives
+        the fold mean of each such measure with and without them.
+    """
+    plan = _plan(
+        estimator,
+        X,
+        y,
+        measures=measures,
+        sensitive_features=sensitive_features,
+        sensitive=sensitive,
+        cv=cv,
+        groups=groups,
+        fit_params=fit_params,
+        pos_label=pos_label,
+        posterior=posterior,
+        random_state=random_state,
+        fit_context=fit_context,
+    )
+    return _summarise(_fit_folds(estimator, X, y, sample_weight, plan, n_jobs), plan)
+
+
+@dataclass
+class _Plan:
+    """Everything a fold needs, resolved once."""
+
+    measures: list[MeasureBase]
+    sensitive: Any
+    groups: pd.Index
+    splits: list[tuple[np.ndarray, np.ndarray]]
+    splitter: Any
+    fit_params: dict[str, Any]
+    pos_label: Any
+    want_scores: bool
+    posterior: dict[str, Any] | None
+    #: The groups with fewer than SMALL_GROUP_ROWS rows in a test fold (their fewest), and the measures
+    #: with min_group_size set that give the values without them.
+    small: pd.Series = field(default_factory=lambda: pd.Series(dtype=np.int64))
+    #: What each fold's fit runs inside (the MLflow plugin pauses autologging there).
+    fit_context: Callable[[], Any] = contextlib.nullcontext
+    without_small: list[MeasureBase] = field(default_factory=list)
+
+
+def _split_params(params: Mapping[str, Any], idx: np.ndarray, n: int) -> dict[str, Any]:
+    from sklearn.utils import _safe_indexing
+
+    out = {}
+    for k, v in params.items():
+        sized = not isinstance(v, (str, bytes, Mapping)) and np.ndim(v) >= 1 and len(v) == n
+        out[k] = _safe_indexing(v, idx) if sized else v
+    return out
+
+
+def _plan(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    *,
+    measures: Any,
+    sensitive_features: Any,
+    sensitive: Any,
+    cv: Any,
+    groups: Any,
+    fit_params: Mapping[str, Any] | None,
+    pos_label: Any,
+    posterior: Mapping[str, Any] | None,
+    random_state: Any = None,
+    fit_context: Callable[[], Any] = contextlib.nullcontext,
+) -> _Plan:
+    from sklearn.base import is_classifier
+
+    A = resolve_sensitive(sensitive_features, X=X, columns=sensitive)
+    ms, all_groups = declare_groups(resolve_measures(measures, pos_label=pos_label), A)
+    codes, _ = encode_groups(A, len(y), name="sensitive_features", groups=all_groups)
+    splits = fold_splits(
+        cv, X, y, sensitive_codes=codes, groups=groups, random_state=random_state, classifier=is_classifier(estimator)
+    )
+    small = small_groups_in_folds(fold_group_sizes(codes, [te for _, te in splits], all_groups))
+    integer = isinstance(cv, int | np.integer) and not isinstance(cv, bool)
+    splitter = (
+        f"StratifiedKFold(n_splits={cv}, shuffle=True, random_state={random_state!r}) on label x group strata"
+        if integer
+        else cv
+    )
+    return _Plan(
+        fit_context=fit_context,
+        measures=ms,
+        sensitive=A,
+        groups=all_groups,
+        splits=[(np.asarray(tr), np.asarray(te)) for tr, te in splits],
+        splitter=splitter,
+        fit_params=dict(fit_params or {}),
+        pos_label=score_label(ms, pos_label),
+        want_scores=needs_scores(ms) or posterior is not None,
+        posterior=None if posterior is None else dict(posterior),
+        small=small,
+        without_small=[
+            m.with_inputs(min_group_size=SMALL_GROUP_ROWS)
+            for m in ms
+            if len(small) and m.inputs.needs_sensitive and m.inputs.min_group_size is None
+        ],
+    )
+
+
+def _fit_fold(
+    estimator: Any, X: Any, y: Any, sample_weight: Any, train: np.ndarray, test: np.ndarray, plan: _Plan
+) -> tuple[Any, dict[str, Result], dict[str, Result], dict[str, float]]:
+    """Fit one fold and compute its measures (and posteriors): no MLflow calls, so it can run anywhere."""
+    from sklearn.base import clone
+    from sklearn.utils import _safe_indexing
+
+    X_tr, X_te = _safe_indexing(X, train), _safe_indexing(X, test)
+    y_tr, y_te = _safe_indexing(y, train), _safe_indexing(y, test)
+    with plan.fit_context():
+        est = clone(estimator).fit(X_tr, y_tr, **_split_params(plan.fit_params, train, len(y)))
+    y_pred = np.asarray(est.predict(X_te))
+    y_score = None
+    if plan.want_scores and hasattr(est, "predict_proba"):  # the estimator API, not a result or a measure
+        y_score = positive_scores(est.predict_proba(X_te), getattr(est, "classes_", None), plan.pos_label)
+    A = _safe_indexing(plan.sensitive, test)
+    w = None if sample_weight is None else _safe_indexing(sample_weight, test)
+    results = evaluate_all(plan.measures, y_te, y_pred, y_score=y_score, sensitive_features=A, sample_weight=w)
+    posts = {}
+    if plan.posterior is not None:
+        scores = y_score if y_score is not None else y_pred
+        posts = compute_posteriors(plan.measures, y_te, scores, sensitive_features=A, options=plan.posterior)
+    without: dict[str, float] = {}
+    for m in plan.without_small:  # the values without the small groups, for the one warning of the summary
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                without[m.key] = evaluate_all(
+                    [m], y_te, y_pred, y_score=y_score, sensitive_features=A, sample_weight=w
+                )[m.key].value
+            except SingleGroupError:
+                without[m.key] = math.nan
+    return est, results, posts, without
+
+
+def _fit_folds(estimator: Any, X: Any, y: Any, sample_weight: Any, plan: _Plan, n_jobs: int | None) -> list[tuple]:
+    if n_jobs is None:
+        return [_fit_fold(estimator, X, y, sample_weight, tr, te, plan) for tr, te in plan.splits]
+    from joblib import Parallel, delayed
+
+    return Parallel(n_jobs=n_jobs)(
+        delayed(_fit_fold)(estimator, X, y, sample_weight, tr, te, plan) for tr, te in plan.splits
+    )
+
+
+def _summarise(fitted: list[tuple], plan: _Plan) -> CrossValidation:
+    keys = [m.key for m in plan.measures]
+    scores = pd.DataFrame([{k: res[k].value for k in keys} for _, res, _, _ in fitted], columns=keys, dtype=float)
+    scores.index.name = "fold"
+    if plan.without_small:
+        small_keys = [m.key for m in plan.without_small]
+        without = pd.DataFrame([w for *_, w in fitted], columns=small_keys, dtype=float)
+        means = [t[small_keys].mean(skipna=False).to_frame("").T for t in (scores, without)]
+        warnings.warn(
+            small_group_effect(plan.small, *means, who="cross_validate_fairness"), SmallGroupWarning, stacklevel=3
+        )
+    return CrossValidation(
+        scores=scores,
+        mean=scores.mean(skipna=False),
+        std=scores.std(ddof=0, skipna=False),
+        folds=[res for _, res, _, _ in fitted],
+        posteriors=[posts for _, _, posts, _ in fitted],
+        estimators=[est for est, _, _, _ in fitted],
+        groups=plan.groups,
+        plan=plan,
+    )

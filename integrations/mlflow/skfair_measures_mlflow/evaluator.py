@@ -48,24 +48,9 @@ CONFIG_KEYS: dict[str, str] = {
 # MLflow applies a flat evaluator_config to every evaluator when evaluators=None, so
 # the built-in evaluators' keys may reach us: accept them (two are honoured).
 _MLFLOW_SHARED_KEYS = frozenset(
-    {
-        "col_mapping",
-        "metric_prefix",
-        "sample_weights",
-        "label_list",
-        "average",
-        "log_model_explainability",
-        "explainability_algorithm",
-        "explainability_nsamples",
-        "explainability_kernel_link",
-        "max_classes_for_multiclass_roc_pr",
-        "log_explainer",
-        "eval_results_path",
-        "eval_results_mode",
-        "ignore_exceptions",
-        "calibration_classifier_name",
-        "calibration_n_bins",
-    }
+    "col_mapping metric_prefix sample_weights label_list average log_model_explainability explainability_algorithm "
+    "explainability_nsamples explainability_kernel_link max_classes_for_multiclass_roc_pr log_explainer "
+    "eval_results_path eval_results_mode ignore_exceptions calibration_classifier_name calibration_n_bins".split()
 )
 
 _SUPPORTED_MODEL_TYPES = ("classifier", "regressor")
