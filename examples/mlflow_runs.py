@@ -17,12 +17,12 @@ import sys
 import mlflow
 import numpy as np
 import pandas as pd
+from skfair_measures_mlflow import log_fairness, log_monitor
 from sklearn.compose import make_column_selector, make_column_transformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
-from skfair_measures_mlflow import log_fairness, log_monitor
 
 import skfair_measures as sfm
 from skfair_measures import bayes
