@@ -345,7 +345,10 @@ def _summary_row(res: Result, prob: float, eps: float) -> dict[str, Any]:
     The row then holds the result's own interval and probability and the verdict rule of ``classify``.
     """
     if isinstance(res, Estimate):
-        return res.summary(prob, eps).iloc[0].to_dict()
+        try:
+            return res.summary(prob, eps).iloc[0].to_dict()
+        except ValueError:  # bounds made at one level only: the row at that level (its prob column says which)
+            return res.summary(None, eps).iloc[0].to_dict()
     ideal = None if res.measure is None else res.measure.ideal
     try:
         lower, upper = (float(x) for x in res.interval(prob))

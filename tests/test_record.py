@@ -126,3 +126,14 @@ def test_the_summary_and_the_headline_read_one_construction():
     assert "fairness.tpr.bootstrap/prob_within" not in rec.metrics
     html = rec.files["fairness/report.html"]
     assert "fairness.tpr exceeds 0.05" in html and ">n.a.<" in html and ">0.0000<" not in html
+
+
+def test_an_estimate_made_at_one_level_is_recorded_at_that_level():
+    from skfair_measures.uncertainty import Estimate
+
+    est = Estimate("fairness.tpr", 0.1, construction="Wilson score", interval=(0.06, 0.15), prob=0.9, n=500)
+    rec = record({"tpr": est}, prob=0.95, html=False)
+    row = rec.tables["fairness/summary.json"].iloc[0]
+    assert row["prob"] == 0.9 and row["verdict"] == "exceeds" and math.isnan(row["prob_within"])
+    assert (rec.metrics["tpr.estimate/lower"], rec.metrics["tpr.estimate/upper"]) == (0.06, 0.15)
+    assert "no probabilities" in rec.tags["tpr.estimate.note"]
