@@ -72,6 +72,7 @@ __all__ = [
     "RUN_TABLE",
     "CrossValidation",
     "cross_validate",
+    "cv_record",
     "SUMMARY_TABLE",
     "VERDICT_TABLE",
     "KeySpace",
@@ -561,16 +562,20 @@ def _tags(c: _Call, items: list[tuple[str, Result]]) -> None:
     index = next((r.counts.index for _, r in items if r.counts is not None), None)
     if index is None:
         index = next((r.by_group.index for _, r in items if r.by_group is not None), None)
-    if index is None:
-        return
+    if index is not None:
+        _group_tags(c.rec, index)
+
+
+def _group_tags(rec: Record, index: pd.Index) -> None:
+    """The tags ``skfair.sensitive``, ``skfair.groups`` (as JSON, within a tag's limit) and ``skfair.n_groups``."""
     names = [n for n in _group_names(index) if n is not None]
     if names:
-        c.rec.add_tag("skfair.sensitive", ", ".join(names))
+        rec.add_tag("skfair.sensitive", ", ".join(names))
     listed = _fitting_json([plain(g) for g in index], MAX_TAG_LENGTH)
-    c.rec.add_tag("skfair.groups", listed)
-    c.rec.add_tag("skfair.n_groups", str(len(index)))
+    rec.add_tag("skfair.groups", listed)
+    rec.add_tag("skfair.n_groups", str(len(index)))
     if len(json.loads(listed)) < len(index):
-        c.rec.add_tag(
+        rec.add_tag(
             "skfair.groups_listed",
             f"the first {len(json.loads(listed))} of {len(index)} groups (a tag holds at most "
             f"{MAX_TAG_LENGTH} characters); the groupwise.json table holds them all",
@@ -1273,3 +1278,39 @@ def _summarise(fitted: list[tuple], plan: _Plan) -> CrossValidation:
         groups=plan.groups,
         plan=plan,
     )
+
+
+def cv_record(
+    cv: CrossValidation, *, prefix: str = "", log_params: bool = True, artifacts: bool = True, estimator: Any = None
+) -> Record:
+    """The record of a cross-validation as a whole (its folds are each a :func:`record`).
+
+    The mean over folds at each measure's plain key (headline values first) and the standard deviation
+    at ``{key}.sd``; why a mean is undefined (tag ``{key}.undefined``); the options chosen and the
+    folds' settings (``cv/n_splits``, ``cv/splitter``, ``cv/estimator``) as params; the group tags; and
+    every fold's values, their mean and sd in the file ``fairness/cv_scores.csv``.
+    """
+    plan, pre, rec = cv.plan, _prefix_key(prefix), Record()
+    segs = unique_segments(m.key for m in plan.measures)
+    for m in plan.measures:
+        rec.add_metric(f"{pre}{segs[m.key]}", cv.mean[m.key], result=m.key, quantity="cv_mean")
+    for m in plan.measures:
+        base = f"{pre}{segs[m.key]}"
+        rec.add_metric(f"{base}.sd", cv.std[m.key], result=m.key, quantity="cv_sd")
+        if math.isnan(cv.mean[m.key]):
+            bad = [(i, f[m.key].reason) for i, f in enumerate(cv.folds) if math.isnan(f[m.key].value)]
+            shown = "; ".join(f"fold {i}: {why}" for i, why in bad[:5])
+            rec.add_tag(f"{base}.undefined", f"the mean is undefined because {len(bad)} fold(s) are: {shown}")
+        for k, v in chosen_params(m).items() if log_params else ():
+            rec.add_param(f"{base}.config/{k}", v)
+    if log_params:
+        rec.add_param(f"{pre}cv/n_splits", len(plan.splits))
+        rec.add_param(f"{pre}cv/splitter", repr(plan.splitter))
+        rec.add_param(f"{pre}cv/estimator", type(estimator).__name__)
+    _group_tags(rec, plan.groups)
+    if artifacts:
+        table = pd.concat([cv.scores, cv.mean.to_frame("mean").T, cv.std.to_frame("sd").T])
+        rec.files[f"fairness/{sanitize_key(prefix) + '/' if prefix else ''}cv_scores.csv"] = table.rename_axis(
+            "fold"
+        ).to_csv()
+    return rec

@@ -8,24 +8,11 @@ so that a tracking server that fails at any point costs the logging, never a fit
 from __future__ import annotations
 
 import contextlib
-import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import pandas as pd
-
-from skfair_measures.record import (
-    CrossValidation,
-    Record,
-    chosen_params,
-    cross_validate,
-    record,
-    sanitize_key,
-    unique_segments,
-)
-from skfair_measures.results import plain
+from skfair_measures.record import CrossValidation, cross_validate, cv_record, record
 
 from ._session import TrackingSession, bounded_http
 from ._tracking import LoggedFairness, write
@@ -216,35 +203,7 @@ def _log_folds(
 
 
 def _log_parent(session: TrackingSession, out: CrossValidationResult, plan: Any, estimator: Any, **kw: Any) -> None:
-    """Mean and sd at plain keys, every fold in ``fairness/cv_scores.csv``, configuration as params, groups as tags."""
-    if not session.ok:
-        return
-    rec, pre = (
-        Record(),
-        sanitize_key(kw["prefix"]) + ("/" if kw["prefix"].endswith("/") else "") if kw["prefix"] else "",
-    )
-    segs = unique_segments(m.key for m in plan.measures)
-    for m in plan.measures:  # headline values first
-        rec.add_metric(f"{pre}{segs[m.key]}", out.mean[m.key], result=m.key, quantity="cv_mean")
-    for m in plan.measures:
-        base = f"{pre}{segs[m.key]}"
-        rec.add_metric(f"{base}.sd", out.std[m.key], result=m.key, quantity="cv_sd")
-        if math.isnan(out.mean[m.key]):
-            bad = [(i, f[m.key].reason) for i, f in enumerate(out.folds) if math.isnan(f[m.key].value)]
-            shown = "; ".join(f"fold {i}: {why}" for i, why in bad[:5])
-            rec.add_tag(f"{base}.undefined", f"the mean is undefined because {len(bad)} fold(s) are: {shown}")
-        for k, v in chosen_params(m).items() if kw["log_params"] else ():
-            rec.add_param(f"{base}.config/{k}", v)
-    if kw["log_params"]:
-        rec.add_param(f"{pre}cv/n_splits", len(plan.splits))
-        rec.add_param(f"{pre}cv/splitter", repr(plan.splitter))
-        rec.add_param(f"{pre}cv/estimator", type(estimator).__name__)
-    names = [str(n) for n in plan.groups.names if n is not None and not str(n).startswith("sensitive_feature_")]
-    if names:
-        rec.add_tag("skfair.sensitive", ", ".join(names))
-    rec.add_tag("skfair.groups", json.dumps([plain(g) for g in plan.groups]))
-    if kw["artifacts"]:
-        table = pd.concat([out.scores, out.mean.to_frame("mean").T, out.std.to_frame("sd").T])
-        folder = f"{sanitize_key(kw['prefix'])}/" if kw["prefix"] else ""
-        rec.files[f"fairness/{folder}cv_scores.csv"] = table.rename_axis("fold").to_csv()
-    out.logged.append(write(rec, session, run_id=out.run_id, results={"cv": out.scores}))
+    """The cross-validation as a whole (:func:`skfair_measures.record.cv_record`) to the parent run."""
+    if session.ok:
+        rec = cv_record(out, estimator=estimator, **kw)
+        out.logged.append(write(rec, session, run_id=out.run_id, results={"cv": out.scores}))
