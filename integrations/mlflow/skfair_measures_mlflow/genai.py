@@ -122,7 +122,7 @@ def _log(result: OutcomeDisparity, run_id: str, stem: str, eps: float) -> None:
     for table, kind in ((result.by_group.reset_index(), "by_group"), (summary, "summary")):
         text = [c for c, t in table.dtypes.items() if pd.api.types.is_string_dtype(t)]  # as object: no Pandas4Warning
         rec.tables[f"fairness/{stem.replace('/', '_')}_{kind}.json"] = table.astype(dict.fromkeys(text, object))
-    write(rec, TrackingSession("the genai disparity"), run_id=run_id)
+    write(rec, TrackingSession(f"log {stem} to run {run_id}"), run_id=run_id)
 
 
 def group_disparity(
