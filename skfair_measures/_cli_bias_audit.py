@@ -12,6 +12,7 @@ files with ``--time-column`` and a window ``--since``/``--until``), writes ``sex
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -56,8 +57,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def _plugin(error: Callable[..., Exception]) -> Any:
     try:
-        import mlflow  # noqa: F401 - the plugin imports it only when it logs
-        from skfair_measures_mlflow import log_bias_audit
+        # by name, as `skfair audit` does: the library never imports MLflow itself, only the plugin does
+        importlib.import_module("mlflow")
+        log_bias_audit = importlib.import_module("skfair_measures_mlflow").log_bias_audit
     except ImportError as exc:
         raise error(f"--mlflow-uri needs MLflow and skfair-measures-mlflow ({exc}); pip install them.", 3) from exc
     return log_bias_audit
