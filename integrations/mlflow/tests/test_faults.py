@@ -148,6 +148,21 @@ def _evaluator(data):
     return result.metrics["fairness.tpr"]
 
 
+def _bias_audit(data):
+    import pandas as pd
+    from skfair_measures_mlflow import log_bias_audit
+
+    import skfair_measures as sfm
+
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame(
+        {"sex": rng.choice(["F", "M"], 300), "race": rng.choice(["A", "B", "C"], 300), "hired": rng.random(300) < 0.4}
+    )
+    audit = sfm.bias_audit(frame, sex="sex", race_ethnicity="race", selected="hired")
+    assert log_bias_audit(audit, timeout=1) is None  # nothing logged, said once, the audit untouched
+    return audit.tables["sex"]["impact_ratio"].min()
+
+
 #: Every entry point that calls the tracking service, and the value it must give back whatever happens.
 ENTRY_POINTS = {
     "log_fairness": lambda data, res: log_fairness(res, artifacts=False, timeout=1).metrics["fairness.tpr"],
@@ -162,6 +177,7 @@ ENTRY_POINTS = {
         timeout=1,
     ).mean["fairness.tpr"],  # fmt: skip
     "evaluator": lambda data, res: _evaluator(data),
+    "log_bias_audit": lambda data, res: _bias_audit(data),
 }
 
 
