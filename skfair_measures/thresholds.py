@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._optional import require
 from ._stats import ConfusionStats, binarize_labels, check_scores
 from .measures import Measure, MeasureBase
 from .registry import as_measures
@@ -205,7 +206,7 @@ def plot_disparity_at_thresholds(curve: ThresholdCurve, *, ax: Any = None, by_gr
     >>> plot_disparity_at_thresholds(curve).get_xlabel()
     'threshold'
     """
-    import matplotlib.pyplot as plt  # imported on use: `import skfair_measures` never loads matplotlib
+    plt = require("matplotlib.pyplot", "plots")  # on use: `import skfair_measures` never loads matplotlib
 
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4))

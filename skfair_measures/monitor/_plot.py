@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .._optional import require
+
 if TYPE_CHECKING:
     from ._monitor import FairnessMonitor
 
@@ -42,7 +44,7 @@ def plot_monitor(monitor: FairnessMonitor, key: str | None = None, ax: Any = Non
     >>> plot_monitor(mon).get_ylabel()
     'fairness.cv'
     """
-    import matplotlib.pyplot as plt
+    plt = require("matplotlib.pyplot", "plots")
 
     keys = [m.key for m in monitor.measures]
     key = keys[0] if key is None else key
