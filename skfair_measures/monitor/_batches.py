@@ -123,6 +123,8 @@ def label_of(value: Any) -> Any:
     """A group label as a plain Python value (tuples for intersectional groups), for keys and JSON."""
     if isinstance(value, tuple):
         return tuple(label_of(v) for v in value)
+    if isinstance(value, np.datetime64 | np.timedelta64):  # .item() of nanoseconds is an int: keep the meaning
+        return pd.Timestamp(value) if isinstance(value, np.datetime64) else pd.Timedelta(value)
     if isinstance(value, np.generic):
         return value.item()
     return value

@@ -12,11 +12,14 @@ across workers that monitor disjoint rows of the same batches.
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import json
 import os
 import tempfile
+import uuid
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +40,22 @@ __all__ = ["FORMAT", "FairnessMonitor"]
 #: sequence per rate and group, is still read).
 FORMAT, VERSION = "skfair-measures monitor state", 2
 _READS = (1, 2)
+
+#: What a state file holds (a file without one of them is refused, naming them).
+_KEYS = (
+    "format",
+    "version",
+    "settings",
+    "step",
+    "times",
+    "groups",
+    "group_names",
+    "needs",
+    "pending",
+    "alarms",
+    "trace",
+)
+_SETTINGS = ("measures", "eps", "alpha", "window", "restarts", "grid_size")
 
 _UNSUPPORTED = (
     "{key} cannot be monitored: {why}. The monitor follows measures whose bases are rates of binary "
@@ -124,21 +143,51 @@ def _plain(v: Any) -> Any:
     return None if isinstance(v, float) and np.isnan(v) else v
 
 
-def _time(value: Any) -> str | None:
-    return None if value is None else pd.Timestamp(value).isoformat()
+#: How values other than JSON's own (group labels, ids, predictions of rows waiting for labels) are saved:
+#: ``{tag: text}``, read back by the tag's constructor. A tuple is an intersectional group.
+_TAGGED: dict[str, tuple[type | tuple[type, ...], Callable[[Any], Any], Callable[[Any], Any]]] = {
+    "datetime": (datetime.datetime, lambda v: pd.Timestamp(v).isoformat(), pd.Timestamp),  # pd.Timestamp too
+    "date": (datetime.date, lambda v: v.isoformat(), datetime.date.fromisoformat),
+    "timedelta": (datetime.timedelta, lambda v: pd.Timedelta(v).value, lambda v: pd.Timedelta(int(v))),
+    "uuid": (uuid.UUID, str, uuid.UUID),
+    "decimal": (decimal.Decimal, str, decimal.Decimal),
+    "float": (float, repr, float),  # NaN and infinities (JSON has none)
+}
 
 
-def _json_label(label: Any) -> Any:
+def _json_label(label: Any, what: str = "a group label") -> Any:
+    """A value the state keeps, as JSON; refused (TypeError naming ``what``) when it cannot be read back."""
     label = label_of(label)
     if isinstance(label, tuple):
-        return {"tuple": [_json_label(v) for v in label]}
-    if label is None or isinstance(label, str | int | float | bool):
+        return {"tuple": [_json_label(v, what) for v in label]}
+    if label is None or isinstance(label, str | int | bool) or (isinstance(label, float) and np.isfinite(label)):
         return label
-    raise TypeError(f"group label {label!r} ({type(label).__name__}) cannot be saved; use strings or numbers.")
+    for tag, (kind, dump, _) in _TAGGED.items():
+        if isinstance(label, kind):
+            return {tag: dump(label)}
+    raise TypeError(
+        f"{what} {label!r} ({type(label).__name__}) cannot be kept in the monitor's state; pass strings, numbers, "
+        "dates, datetimes, timedeltas or UUIDs. The batch was refused; the state is unchanged."
+    )
 
 
 def _from_json_label(label: Any) -> Any:
-    return tuple(_from_json_label(v) for v in label["tuple"]) if isinstance(label, dict) else label
+    if not isinstance(label, dict):
+        return label
+    ((tag, value),) = label.items()
+    return tuple(_from_json_label(v) for v in value) if tag == "tuple" else _TAGGED[tag][2](value)
+
+
+def _saveable(frame: pd.DataFrame | None, names: Mapping[str, str]) -> None:
+    """Refuse, before anything is committed, a value of ``frame`` that :meth:`FairnessMonitor.save` could not write."""
+    for column in [] if frame is None else frame.columns:
+        values = frame[column]
+        try:
+            values = values.drop_duplicates()
+        except TypeError:  # unhashable values (lists, dicts): each one is refused below
+            pass
+        for v in values.tolist():
+            _json_label(v, names.get(column, f"sensitive_features value ({column})"))
 
 
 class FairnessMonitor:
@@ -300,7 +349,8 @@ class FairnessMonitor:
             its columns, and the counts are computed in the engine.
         time : datetime-like, optional
             When the batch was logged (the time axis of the plot, MLflow timestamps,
-            and a time ``window``).
+            and a time ``window``). Times must not go backwards, and all carry a time
+            zone or none: a batch older than the last one, or mixing zones, is refused.
         stats : ConfusionStats, optional
             The batch's labeled confusion counts instead of rows (e.g. from
             ``engines.grouped_stats``), when every measure shares one threshold and
@@ -312,9 +362,7 @@ class FairnessMonitor:
             ``self``. An empty batch is a step without rows: the counts do not change.
             If any argument is refused, the state is left as it was.
         """
-        if isinstance(self.window, pd.Timedelta) and time is None:
-            raise ValueError(f"window={self.window} is a time span; pass time= with every batch.")
-        stamp = _time(time)
+        stamp = self._stamp(time)
         if stats is not None:
             counted, pending, names = self._from_stats(stats, y_pred, sensitive_features, y_true, ids, data)
         else:
@@ -331,6 +379,10 @@ class FairnessMonitor:
                 counted[nid] = passes[key]
             pending = self._to_pend(batch)
             names = self._check_names([s for s in counted.values() if s is not None], batch.sensitive)
+        _saveable(pending, {ID: "ids value", PRED: "y_pred value"})
+        for stat in counted.values():
+            for g in [] if stat is None else stat.groups:
+                _json_label(g)
         # nothing below raises on the user's input: the step is committed whole
         self._group_names = names
         self.step += 1
@@ -339,6 +391,38 @@ class FairnessMonitor:
             self._pending = pending if self._pending is None else pd.concat([self._pending, pending], ignore_index=True)
         self._advance(self._aligned(counted), new_step=True)
         return self
+
+    def _stamp(self, time: Any) -> str | None:
+        """The batch's time as ISO text; refused unless zoned as the earlier ones and not before the last one.
+
+        A late batch would otherwise be pooled into the time window of later ones.
+        """
+        if time is None:
+            if isinstance(self.window, pd.Timedelta):
+                raise ValueError(f"window={self.window} is a time span; pass time= with every batch.")
+            return None
+        try:
+            ts = pd.Timestamp(time)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"time={time!r} is not a date or time ({exc}).") from None
+        if ts is pd.NaT:
+            raise ValueError(f"time={time!r} is missing; pass when the batch was logged.")
+        last = next((t for t in reversed(self.times) if t is not None), None)
+        if last is not None:
+            before = pd.Timestamp(last)
+            if (ts.tz is None) != (before.tz is None):
+                zone = ("with a time zone", "without one") if ts.tz is not None else ("without a time zone", "with one")
+                raise ValueError(
+                    f"time={ts.isoformat()} is {zone[0]} and the earlier batches' times are {zone[1]} "
+                    f"(last: {last}); pass every time with a zone, or none."
+                )
+            if ts < before:
+                raise ValueError(
+                    f"time={ts.isoformat()} is before the last batch's time {last}: batches must come in time order "
+                    "(a late batch would be pooled into the window of later ones). The batch was refused; the "
+                    "state is unchanged. Pass it with the time it arrived, or keep its rows for a monitor of its own."
+                )
+        return ts.isoformat()
 
     def add_labels(self, y_true: Any, *, ids: Any) -> int:
         """Join labels that arrived later to the rows waiting for them (by id), counted at the current step.
@@ -765,14 +849,14 @@ class FairnessMonitor:
             refused if their keys differ from the saved ones.
         """
         try:
-            with open(path) as f:
+            with open(path, encoding="utf-8") as f:
                 state = json.load(f)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ValueError(
-                f"{os.fspath(path)!r} is not a whole monitor state ({exc}); it may be truncated. The monitor saves "
-                "atomically, so a truncated file was not written by save(): restore the last good copy."
+                f"{os.fspath(path)!r} is not a monitor state: not whole JSON text ({exc}); it may be truncated or "
+                "another file. The monitor saves atomically, so save() did not write it: restore the last good copy."
             ) from None
-        return cls.from_dict(state, measures=measures, source=os.fspath(path))
+        return cls.from_dict(state, measures=measures, source=repr(os.fspath(path)))
 
     @classmethod
     def from_dict(cls, state: Mapping[str, Any], measures: Any = None, source: str = "the state") -> FairnessMonitor:
@@ -784,6 +868,30 @@ class FairnessMonitor:
                 f"{source} has state version {state.get('version')!r}; this version of skfair-measures reads "
                 f"{' and '.join(map(str, _READS))}. Load it with the version that saved it."
             )
+        saved = state["settings"] if isinstance(state.get("settings"), Mapping) else {}
+        missing = [k for k in _KEYS if k not in state] + [f"settings.{k}" for k in _SETTINGS if k not in saved]
+        if missing:
+            raise ValueError(f"{source} is not a whole monitor state: it lacks {missing}; restore the last good copy.")
+        settings = state["settings"]
+        keys = settings["measures"]
+        given = None if measures is None else [m.key for m in as_measures(measures)]
+        if given is not None and sorted(given) != sorted(keys):
+            raise ValueError(
+                f"{source} monitors the measures {keys}; the measures given are {given}. "
+                "Load it with the same measures, or start a new monitor for a new set."
+            )
+        try:
+            return cls._restore(state, measures, source)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            if str(exc).startswith(source):
+                raise
+            raise ValueError(
+                f"{source} is not a valid monitor state (edited by hand?): {type(exc).__name__}: {exc}; restore the "
+                "last good copy."
+            ) from None
+
+    @classmethod
+    def _restore(cls, state: Mapping[str, Any], measures: Any, source: str) -> FairnessMonitor:
         settings = state["settings"]
         keys = settings["measures"]
         if measures is None:
@@ -822,6 +930,7 @@ class FairnessMonitor:
         if state["pending"] is not None:
             pending = state["pending"]
             mon._pending = pd.DataFrame({c: [_from_json_label(v) for v in vals] for c, vals in pending.items()})
+            mon._pending = mon._pending.infer_objects()  # datetimes saved one by one: a datetime column again
         for k, saved_test in state.get("tests", {}).items():  # a state saved before the drift test: it starts now
             test = mon._tests.get(k)
             if test is not None:
