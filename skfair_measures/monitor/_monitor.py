@@ -107,6 +107,11 @@ class _Need:
     history: list[tuple[int, np.ndarray]] = field(default_factory=list)  # (step, counts) of the window
     boxes: list[Box] = field(default_factory=list)  # boxes[0]: the cumulative one
 
+    def rate_name(self, name: str) -> str:
+        """``name`` of a rate of this need as ``group_status()`` shows it: ``tpr``, or ``tpr (threshold=0.3)``."""
+        own = [f"{k}={v!r}" for k, v in (("threshold", self.threshold), ("pos_label", self.pos_label)) if v is not None]
+        return f"{name} ({', '.join(own)})" if own else name
+
     @property
     def id(self) -> str:
         kind = "labels" if self.labeled else "predictions"
@@ -114,8 +119,8 @@ class _Need:
 
 
 def _no_alarm() -> dict[str, Any]:
-    """An alarm's record: raised at ``step`` on the rows since ``since``; the current ``regime``, its ``moves``."""
-    return {"step": None, "since": None, "regime": None, "moves": []}
+    """An alarm's record: raised at ``step`` (``e_value`` then) on the rows since ``since``; ``regime``, ``moves``."""
+    return {"step": None, "since": None, "e_value": None, "regime": None, "moves": []}
 
 
 def _disjoint(a: tuple[float, float], b: tuple[float, float]) -> bool:
@@ -133,7 +138,7 @@ def _pad(counts: np.ndarray, n_groups: int) -> np.ndarray:
     return np.concatenate([counts, np.zeros((n_groups - counts.shape[0], 2, 2))])
 
 
-_FLOATS = ("value", "lower", "upper", "overall_value", "window_value", "e_value")
+_FLOATS = ("value", "lower", "upper", "overall_value", "window_value", "e_value", "alarm_e_value")
 
 
 def _plain(v: Any) -> Any:
@@ -615,6 +620,7 @@ class FairnessMonitor:
             log_e = test.log_value() if test is not None else np.nan
             if test is not None and alarm["step"] is None and log_e >= np.log(1.0 / self.alpha):
                 alarm["step"], alarm["since"] = self.step, test.since(self.step)
+                alarm["e_value"] = float(np.exp(min(log_e, 700.0)))
             comparable = (n >= 2 or not m.inputs.needs_sensitive) and bool(need.boxes)
             value, lower, upper = overall, np.nan, np.nan
             if comparable:
@@ -643,6 +649,7 @@ class FairnessMonitor:
                     "eps": eps,
                     "alarm": alarm["step"] is not None,
                     "alarm_step": alarm["step"],
+                    "alarm_e_value": alarm.get("e_value") if alarm.get("e_value") is not None else np.nan,
                     "changed_since": alarm["since"],
                     "since": alarm["regime"],
                     "alarm_test": "drift" if test is not None else "constant rates",
@@ -661,17 +668,27 @@ class FairnessMonitor:
     def status(self) -> pd.DataFrame:
         """The current state of every measure, one row per key.
 
-        Columns: ``value`` and ``lower``/``upper`` (the measure and its anytime-valid
-        sequence, at level ``1 - alpha / 2``: the other half of ``alpha`` goes to the
-        restarted sequences) on the rows since step ``since``: the first step with
-        counts, or, once the disparity moved (a sequence restarted later excludes every
-        value the current one allows), the step it moved at; ``eps``; ``alarm`` (the
-        disparity is beyond ``eps``; raised once, it stays), ``alarm_step`` and
-        ``changed_since`` (where the evidence began); ``alarm_test`` (``"drift"``: the
-        test of :mod:`._drift`, valid when rates drift, or ``"constant rates"``: the
-        sequences) and ``e_value`` (that test's evidence; the alarm is at ``1 / alpha``); ``overall_value``
-        (all rows) and ``window_value`` (the last ``window`` steps); ``n_rows`` (rows
-        counted for the measure); ``step``, ``time`` and ``reason`` (why a value is NaN).
+        Columns:
+
+        - ``value``, ``lower``, ``upper``: the measure and its anytime-valid sequence (level
+          ``1 - alpha / 2``; the other half of ``alpha`` goes to the restarted sequences) on
+          the rows since step ``since``;
+        - ``since``: where the rows of ``value`` start: the first step with counts or,
+          once the disparity *moved* (a sequence restarted later excludes every value the
+          current one allows), the step it moved at. It describes the value shown;
+        - ``eps``; ``alarm``: the disparity is beyond ``eps``. An alarm *latches*: raised
+          at step ``alarm_step``, when the evidence ``e_value`` reached ``1 / alpha``
+          (``alarm_e_value``), it stays raised; the guarantee (at most ``alpha`` of fair
+          streams *ever* alarm) covers that first crossing, so a later fall of
+          ``e_value`` (new batches weigh in) does not withdraw it;
+        - ``changed_since``: where the alarm's evidence began (the start of the test's
+          largest term), which dates the change the alarm found; it describes the alarm;
+        - ``alarm_test``: ``"drift"`` (the test of :mod:`._drift`, valid when rates drift)
+          or ``"constant rates"`` (the sequences decide); ``e_value``: that test's
+          evidence now;
+        - ``overall_value`` (all rows), ``window_value`` (the last ``window`` steps),
+          ``n_rows`` (rows counted for the measure), ``step``, ``time``, ``reason`` (why a
+          value is NaN).
 
         Examples
         --------
@@ -687,6 +704,7 @@ class FairnessMonitor:
                 "eps",
                 "alarm",
                 "alarm_step",
+                "alarm_e_value",
                 "changed_since",
                 "since",
                 "alarm_test",
@@ -705,11 +723,16 @@ class FairnessMonitor:
     def group_status(self) -> pd.DataFrame:
         """Every group rate the measures read: cumulative and windowed value, and its sequence.
 
-        One row per (rate, group); ``lower``/``upper`` are the cumulative sequence of that
-        rate, read at the level a one-rate measure uses (the groups of a rate hold
-        jointly at ``1 - alpha / 2``); ``n`` is the rows in the rate's denominator. A rate
-        of a measure with a threshold or positive class of its own is named
-        ``rate@threshold=...|pos_label=...``.
+        One row per (rate, group), indexed by ``rate`` (the base's name, e.g. ``tpr``;
+        a measure built with a threshold or positive class of its own reads its rate as
+        ``tpr (threshold=0.3)``) and the group. Columns:
+
+        - ``value``: the rate over every row so far;
+        - ``window_value``: the rate over the last ``window`` steps;
+        - ``lower``, ``upper``: the rate's cumulative anytime-valid sequence, read at the
+          level a one-rate measure uses (the groups of a rate hold jointly at
+          ``1 - alpha / 2``);
+        - ``n``: the rows in the rate's denominator (positives for ``tpr``).
 
         Examples
         --------
@@ -724,7 +747,7 @@ class FairnessMonitor:
             window = sum((_pad(c, n) for _, c in need.history), np.zeros((n, 2, 2)))
             box = need.boxes[0] if need.boxes else None
             for name, roles in need.roles.items():
-                label = name if len(self._needs) == 1 else f"{name}@{need.id.split('|', 1)[1]}"
+                label = need.rate_name(name)
                 k, trials = cells(_pad(need.total, n), roles)
                 wk, wn = cells(window, roles)
                 bounds = np.full((n, 2), np.nan)
