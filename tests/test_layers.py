@@ -55,7 +55,9 @@ LAYERS: dict[str, int] = {
     # 3: what is computed from measures
     **dict.fromkeys(["_bootstrap", "scoring", "selection", "thresholds", "engines", "bayes", "active", "monitor"], 3),
     # 4: applications and the package's face
-    **dict.fromkeys(["benchmark", "report", "plots", "cli", "_cli_contract", "_cli_label", "_cli_monitor", "_cli_plan", ""], 4),
+    **dict.fromkeys(
+        ["benchmark", "report", "plots", "cli", "_cli_contract", "_cli_label", "_cli_monitor", "_cli_plan", ""], 4
+    ),
 }
 
 #: Upward imports that stay, each with its reason: (importer, imported) -> why.

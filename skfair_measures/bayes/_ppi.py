@@ -392,6 +392,7 @@ class PredictionPowered(EstimationMethod):
         rng: np.random.Generator,
         seed: int,
     ) -> GroupDraws:
+        _ppi_py_mean()  # needed whenever a tuned lambda is positive: asked for once, before any work
         strata = _strata(data)
         quantities, reasons, lambdas, small = self._estimate(data, bases, strata)
         _warn_small(small)
