@@ -49,6 +49,8 @@ _WHERE = {
     "msr": ".registry",
     "msrs": ".registry",
     "UndefinedReplicatesWarning": ".results",
+    "Estimate": ".uncertainty",
+    "summarize": ".uncertainty",
     "DropColumns": ".scoring",
     "FairnessScorer": ".scoring",
     "MultiMeasureScorer": ".scoring",
@@ -98,6 +100,7 @@ if TYPE_CHECKING:  # pragma: no cover
         pareto_front,
     )
     from .thresholds import ThresholdCurve, disparity_at_thresholds
+    from .uncertainty import Estimate, summarize
 
 
 def __getattr__(name: str) -> Any:
@@ -130,6 +133,7 @@ __all__ = [
     "ConstraintMeasure",
     "DropColumns",
     "ErrorStats",
+    "Estimate",
     "FairnessMeasure",
     "FairnessScorer",
     "GroupwiseMetrics",
@@ -159,6 +163,7 @@ __all__ = [
     "msrs",
     "pareto_front",
     "plan_labels",
+    "summarize",
     "verdict_tables",
     "verdicts",
 ]

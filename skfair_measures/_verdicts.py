@@ -50,6 +50,7 @@ import pandas as pd
 
 from ._stats import SmallGroupWarning
 from .results import check_prob, group_labels, interval_refusal
+from .uncertainty import check_eps, classify, max_type_band
 
 __all__ = ["COLUMNS", "VerdictFamily", "classify", "max_type_band", "verdict_tables", "verdicts"]
 
@@ -255,71 +256,6 @@ def verdict_tables(results: Mapping[str, Any] | Iterable[Any], eps: float, prob:
         n_draws = {d.shape[0] for d in family.draws.values()}
         fits.setdefault((family.source, id(family.fit), tuple(family.groups), tuple(n_draws)), []).append(r)
     return [verdicts(group, eps, prob) for group in fits.values()]
-
-
-def check_eps(eps: Any) -> float:
-    """A tolerance ``>= 0``, or a ``ValueError`` naming ``eps=``."""
-    try:
-        value = float(eps)
-    except (TypeError, ValueError):
-        value = float("nan")
-    if not (np.isfinite(value) and value >= 0):
-        raise ValueError(f"eps={eps!r}; pass a tolerance >= 0.")
-    return value
-
-
-def classify(lower: Any, upper: Any, eps: float) -> np.ndarray:
-    """``within`` / ``exceeds`` / ``inconclusive`` for intervals of a difference, ``undefined`` for NaN bounds.
-
-    Examples
-    --------
-    >>> classify([-0.01, 0.08, -0.02, np.nan], [0.03, 0.1, 0.09, np.nan], eps=0.05).tolist()
-    ['within', 'exceeds', 'inconclusive', 'undefined']
-    """
-    lo, hi = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
-    defined = np.isfinite(lo) & np.isfinite(hi)
-    with np.errstate(invalid="ignore"):
-        within = (-eps <= lo) & (hi <= eps)
-        exceeds = (lo > eps) | (hi < -eps)
-    out = np.where(within, "within", np.where(exceeds, "exceeds", "inconclusive")).astype(object)
-    out[~defined] = "undefined"
-    return out
-
-
-def max_type_band(draws: np.ndarray, center: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray, float]:
-    """Simultaneous band ``center +- c sd`` over the columns of ``draws``, ``c`` from the largest deviation.
-
-    Parameters
-    ----------
-    draws : ndarray of shape (n_draws, n_columns)
-        Joint draws (or replicates) of every quantity of the family; an undefined entry
-        (NaN) counts as the largest deviation of its draw.
-    center : ndarray of shape (n_columns,)
-        Where each column's interval is centred (the draws' mean, or the observed value).
-    prob : float
-        Share of the draws whose every column lies inside the band.
-
-    Returns
-    -------
-    lower, upper : ndarray of shape (n_columns,)
-    c : float
-        The multiplier of the standard deviations (NaN without columns).
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> x = rng.normal(size=(4000, 20))
-    >>> lo, hi, c = max_type_band(x, np.zeros(20), 0.95)
-    >>> round(c, 1), float(np.mean(((x >= lo) & (x <= hi)).all(axis=1)))
-    (3.0, 0.95)
-    """
-    if draws.shape[1] == 0:
-        return np.empty(0), np.empty(0), float("nan")
-    sd = np.nanstd(draws, axis=0, ddof=1)
-    scale = np.where(sd > 0, sd, 1.0)
-    t = np.max(np.abs(draws - center) / scale, axis=1)
-    c = float(np.quantile(np.where(np.isnan(t), np.inf, t), prob))
-    return center - c * sd, center + c * sd, c
 
 
 def _family_of(result: Any) -> VerdictFamily:

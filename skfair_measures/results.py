@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "DEFAULT_EPS",
+    "DEFAULT_PROB",
     "MeasureResult",
     "NoIntervalError",
     "Result",
@@ -44,6 +45,9 @@ __all__ = [
 #: resolved with a few hundred labels (a group difference's posterior sd is 0.05-0.1
 #: with 100 labels).
 DEFAULT_EPS = 0.05
+
+#: The one default level ``prob`` of every interval, verdict and summary (checked by :func:`check_prob`).
+DEFAULT_PROB = 0.95
 
 Kind = Literal["point", "bootstrap", "posterior", "estimate"]
 

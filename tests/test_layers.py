@@ -41,6 +41,7 @@ LAYERS: dict[str, int] = {
             "_progress",
             "_optional",
             "datasets",
+            "uncertainty",  # the result type of an estimate with its uncertainty: every door builds on it
         ],
         0,
     ),
