@@ -55,8 +55,7 @@ def _feature_columns(sensitive_features: Any, control_features: Any) -> dict[str
     """Control columns first, then sensitive columns (fairlearn's index order), by name."""
     columns: dict[str, Any] = {}
     if control_features is not None:
-        for name, values in _sensitive_columns(control_features):
-            columns[name.replace("sensitive_feature_", "control_feature_", 1)] = values
+        columns.update(_sensitive_columns(control_features, "control_features"))
     for name, values in _sensitive_columns(sensitive_features):
         if name in columns:
             raise ValueError(f"{name!r} is both a control and a sensitive feature; rename one of them.")
@@ -261,7 +260,7 @@ def _control_sample(sample: GroupedSample, n_control: int) -> tuple[np.ndarray, 
         return None
     index = sample.groups
     parts = index.droplevel(list(range(n_control, index.nlevels)))
-    levels, inverse = np.unique(parts.to_numpy(), return_inverse=True) if n_control == 1 else _unique_rows(parts)
+    levels, inverse = _unique_rows(parts)  # pandas sorts mixed types (1 and "x"), where np.unique raises
     control_index = pd.Index(levels, name=parts.name) if n_control == 1 else pd.MultiIndex.from_tuples(levels)
     if n_control > 1:
         control_index = control_index.set_names(parts.names)
