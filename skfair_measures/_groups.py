@@ -383,9 +383,9 @@ def encode_known_groups(values: Any, groups: Any, name: str, *, missing: bool = 
         rest = " ..." if len(shown) > 5 else ""
         if "unlabeled" in name or "without a label" in name:  # the groups of the labeled rows (posteriors)
             raise ValueError(
-                f"{name} holds value(s) {shown[:5]!r}{rest}, group(s) without a labeled row (the labeled rows and the "
-                f"measure's groups= give {list(index)}); a group's rates need labeled rows. Label some rows of these groups, or leave their "
-                "unlabeled rows out."
+                f"{name} holds value(s) {shown[:5]!r}{rest}, group(s) without a labeled row (the labeled rows and "
+                f"the measure's groups= give {list(index)}); a group's rates need labeled rows. Label some rows of "
+                "these groups, or leave their unlabeled rows out."
             )
         raise ValueError(
             f"{name} holds value(s) {shown[:5]!r}{rest}, not one of the declared groups {list(index)}; "

@@ -178,7 +178,7 @@ def build_model(
     if calibration not in CALIBRATIONS:
         raise ValueError(f"calibration={calibration!r}; pass one of {', '.join(map(repr, CALIBRATIONS))}.")
     pm = _import_pymc()
-    import pytensor.tensor as pt
+    pt = require("pytensor.tensor", "the 'bc' posterior (PyMC)")
 
     def level(name: str, mu_sd: Any, sigma_sd: Any, log_scale: bool) -> Any:
         if not hierarchical:
@@ -250,6 +250,7 @@ def _density_model(data: dict, n_groups: int, calibration: str, hierarchical: bo
     """
     CompiledPyMCModel = require("nutpie.compile_pymc", "the 'bc' posterior (nutpie)").CompiledPyMCModel  # noqa: N806
 
+    require("numba", "the 'bc' posterior's compiled density")
     from . import _bc_density as dens
 
     buf = dens.pack(
