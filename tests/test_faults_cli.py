@@ -211,3 +211,51 @@ def test_the_library_names_the_extra_too(monkeypatch):
             unlabeled_sensitive=group[100:],
             method="ppi",
         )
+
+
+def test_every_optional_import_goes_through_the_one_door():
+    """No module imports an optional package itself (type-only imports and the compiled kernels aside)."""
+    import ast
+    import pathlib
+
+    import skfair_measures
+    from skfair_measures._optional import EXTRAS
+
+    # modules imported only after require() has found their package: numba's compiled kernels
+    kernels = {"_count_kernel.py", "_bc_density.py"}
+    package = pathlib.Path(skfair_measures.__file__).parent
+    found = []
+    for path in package.rglob("*.py"):
+        if path.name in kernels:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        typing_only = {
+            id(n)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for stmt in node.body
+            for n in ast.walk(stmt)
+        }
+        for node in ast.walk(tree):
+            if id(node) in typing_only or not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if node.__class__ is ast.ImportFrom and node.level:
+                continue
+            found += [f"{path.relative_to(package)}:{node.lineno} {n}" for n in names if n.split(".")[0] in EXTRAS]
+    assert not found, found
+
+
+def test_monitor_on_a_date_valued_sensitive_column_runs_and_resumes(tmp_path, capsys):
+    rng = np.random.default_rng(5)
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for day in range(2):
+        n = 100
+        born = pd.to_datetime(rng.choice(["1980-01-01", "1990-01-01"], n))
+        frame = pd.DataFrame({"prediction": rng.integers(0, 2, n), "label": rng.integers(0, 2, n), "born": born})
+        frame.to_parquet(folder / f"{day}.parquet")
+    argv = ["monitor", str(folder), "--state", str(tmp_path / "s.json"), "--measures", "fairness.tpr", "--eps", "0.1"]
+    assert main([*argv, "--sensitive", "born", "--label", "label"]) == 0
+    assert main([*argv, "--sensitive", "born", "--label", "label"]) == 0  # the saved state loads back
+    assert "0 new batch(es); 2 in all" in capsys.readouterr().out

@@ -24,6 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import skfair_measures as sfm
 from skfair_measures.monitor import FairnessMonitor
 
 MEASURES = ["fairness.tpr", "fairness.cv"]
@@ -227,3 +228,23 @@ def test_a_process_killed_at_random_while_saving_in_a_loop_never_leaves_a_broken
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=30)
         assert FairnessMonitor.load(path).step == 1
+
+
+def test_group_status_rows_are_named_by_the_rate_and_a_latched_alarm_keeps_its_evidence():
+    rng = np.random.default_rng(6)
+    mon = FairnessMonitor(["fairness.tpr", "fairness.cv", sfm.msr("fairness.fpr", pos_label=1)], eps=0.05)
+    for step in range(12):
+        n = 2000
+        g = rng.choice(["a", "b"], n)
+        y = rng.integers(0, 2, n)
+        score = np.clip(rng.random(n) + np.where((g == "a") & (step < 6), 0.4, 0.0), 0, 1)
+        mon.update((score >= 0.5).astype(int), sensitive_features=g, y_true=y)
+    rates = sorted(set(mon.group_status().index.get_level_values("rate")))
+    assert rates == ["fpr (pos_label=1)", "selection_rate", "tpr"]
+    st = mon.status()
+    row = st.loc["fairness.tpr"]
+    assert row["alarm"] and row["alarm_e_value"] >= 1 / mon.alpha
+    assert row["alarm_step"] < mon.step  # raised earlier, still raised
+    hist = mon.history()
+    raised = hist[(hist["key"] == "fairness.tpr") & (hist["step"] == row["alarm_step"])]
+    assert float(raised["e_value"].iloc[0]) == pytest.approx(row["alarm_e_value"])
