@@ -259,3 +259,42 @@ def test_monitor_on_a_date_valued_sensitive_column_runs_and_resumes(tmp_path, ca
     assert main([*argv, "--sensitive", "born", "--label", "label"]) == 0
     assert main([*argv, "--sensitive", "born", "--label", "label"]) == 0  # the saved state loads back
     assert "0 new batch(es); 2 in all" in capsys.readouterr().out
+
+
+_KILLED_MID_SAVE = """
+import os, sys, time
+real_fsync = os.fsync
+def slow_fsync(fd):  # the new state is written to its temporary file, not yet renamed: the parent kills us here
+    real_fsync(fd)
+    print("saving", flush=True)
+    time.sleep(60)
+os.fsync = slow_fsync
+from skfair_measures.cli import main
+main(sys.argv[1:])
+"""
+
+
+def test_skfair_monitor_killed_mid_save_leaves_the_previous_state(logs, tmp_path):
+    import signal
+    import subprocess
+
+    state = tmp_path / "monitor.json"
+    argv = ["monitor", str(logs), "--state", str(state), "--measures", "fairness.tpr", "--eps", "0.1"]
+    argv += ["--sensitive", "sex", "--label", "label"]
+    assert main(argv) == 0
+    before = state.read_text()
+    pd.DataFrame({"prediction": [0, 1] * 50, "label": [1, 1] * 50, "sex": ["F", "M"] * 50}).to_parquet(
+        logs / "2026-01-04.parquet"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")])}
+    command = [sys.executable, "-c", _KILLED_MID_SAVE, *argv]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, env=env, text=True)
+    try:
+        assert child.stdout.readline().strip() == "saving"
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert state.read_text() == before  # the old state, whole
+    assert main(argv) == 0  # and the next run does the batch the killed one was saving
