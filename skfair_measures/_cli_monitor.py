@@ -119,9 +119,17 @@ def _batches(args: argparse.Namespace, mon: Any, error: Callable[[str], Exceptio
         )
     if empty:
         sys.stderr.write(f"skfair monitor: warning: --time-column {col}: {empty} rows have no time; left out.\n")
-    for start, _ in bounds:
+    counted = mon.meta.setdefault("period_rows", {})
+    late = {str(p): n - counted[str(p)] for p, n in bounds if str(p) in counted and n > counted[str(p)]}
+    if late:  # rows of a period done already: the monitor's batches come in time order, so they stay out
+        sys.stderr.write(
+            f"skfair monitor: warning: {sum(late.values())} rows arrived for periods monitored already "
+            f"({', '.join(list(late)[:3])}{' ...' if len(late) > 3 else ''}); left out (batches come in time order).\n"
+        )
+    for start, n in bounds:
         if start is None or (last is not None and str(start) <= last):
             continue
+        counted[str(start)] = n
         yield str(start), start, rel.filter(f"{period} = TIMESTAMP '{start}'")
 
 

@@ -298,3 +298,25 @@ def test_skfair_monitor_killed_mid_save_leaves_the_previous_state(logs, tmp_path
             child.kill()
     assert state.read_text() == before  # the old state, whole
     assert main(argv) == 0  # and the next run does the batch the killed one was saving
+
+
+def test_monitor_rows_arriving_for_a_period_done_already_are_counted_in_a_warning(tmp_path, capsys):
+    rng = np.random.default_rng(7)
+    folder = tmp_path / "logs"
+    folder.mkdir()
+
+    def day_file(name: str, day: str, n: int) -> None:
+        frame = pd.DataFrame({"prediction": rng.integers(0, 2, n), "label": rng.integers(0, 2, n)})
+        frame.assign(sex=rng.choice(["F", "M"], n), ts=pd.Timestamp(day)).to_parquet(folder / name)
+
+    day_file("a.parquet", "2026-01-01", 100)
+    day_file("b.parquet", "2026-01-05", 100)
+    argv = ["monitor", str(folder), "--state", str(tmp_path / "s.json"), "--measures", "fairness.cv", "--eps", "0.1"]
+    argv += ["--sensitive", "sex", "--time-column", "ts"]
+    assert main(argv) == 0
+    day_file("late.parquet", "2026-01-01", 30)  # Jan 1 rows arriving after Jan 5 was monitored
+    capsys.readouterr()
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "30 rows arrived for periods monitored already (2026-01-01 00:00:00); left out" in captured.err
+    assert "0 new batch(es); 2 in all" in captured.out

@@ -848,16 +848,19 @@ class FairnessMonitor:
         path = os.fspath(path)
         text = json.dumps(self.to_dict(), allow_nan=True)
         folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".monitor-", suffix=".tmp", dir=folder)
+        tmp = None
         try:
+            fd, tmp = tempfile.mkstemp(prefix=".monitor-", suffix=".tmp", dir=folder)
             with os.fdopen(fd, "w") as f:
                 f.write(text)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
+        except BaseException as exc:
+            if tmp is not None and os.path.exists(tmp):
                 os.unlink(tmp)
+            if isinstance(exc, OSError):  # name the state's file, not the temporary one; the old file is whole
+                exc.filename, exc.filename2 = path, None
             raise
 
     @classmethod
