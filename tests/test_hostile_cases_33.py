@@ -122,3 +122,20 @@ def test_the_posterior_of_a_performance_measure_takes_one_group_or_none_as_the_m
         post = bayes.posterior(sfm.msr("classif.acc"), y, s, sensitive_features=groups, method="guaranteed")
         lo, hi = post.interval()
         assert lo <= np.mean(y == p) <= hi
+
+
+def test_bb_on_a_frame_ignores_the_unlabeled_rows_as_in_memory_duckdb_included():
+    duckdb = pytest.importorskip("duckdb")
+    import pandas as pd
+
+    g, s, y, lab = _unlabeled_group()
+    y = np.where(lab, y, np.nan)
+    frame = pd.DataFrame({"y": y, "s": s, "g": g})
+    want = bayes.posterior(
+        sfm.msr("fairness.tpr"), y[lab], s[lab], sensitive_features=g[lab], method="bb", random_state=0
+    )
+    for data in (frame, duckdb.from_df(frame)):
+        got = bayes.posterior(
+            sfm.msr("fairness.tpr"), "y", "s", sensitive_features="g", data=data, method="bb", random_state=0
+        )
+        assert got.interval() == pytest.approx(want.interval())

@@ -164,7 +164,8 @@ def frame_fit_data(
         )
     cols = check_columns(as_lazy(frame), y_true, y_score, sensitive_features, sample_weight)
     table = score_table(frame, cols, threshold)
-    moments, index = _moments(table, cols, pos_label, groups, sample_weight is not None)
+    reads = not isinstance(estimator, BetaBinomial)  # bb reads no unlabeled row: their groups do not matter
+    moments, index = _moments(table, cols, pos_label, groups, sample_weight is not None, reads)
     moments, index = _restricted(moments, index, measures)
     n_l = int(moments.labeled[_N].sum())
     n_u = int(moments.unlabeled[_N].sum())
@@ -271,7 +272,7 @@ def frame_rows(
 
 
 def _moments(
-    table: pd.DataFrame, cols: Any, pos_label: Any, groups: Any, weighted: bool
+    table: pd.DataFrame, cols: Any, pos_label: Any, groups: Any, weighted: bool, reads_unlabeled: bool = True
 ) -> tuple[ScoreMoments, pd.Index]:
     """The engine's table as per-group arrays: groups from the labeled rows, as in memory."""
     _refuse_bad_rows(table.drop(columns=[_T]), cols)  # missing labels are unlabeled rows, not faults
@@ -297,9 +298,14 @@ def _moments(
         u_codes = np.zeros(0, dtype=np.intp)
     else:
         values = unl[u_names[0]] if len(u_names) == 1 else unl[u_names]
-        u_codes, _ = encode_groups(
-            values, groups=index, name="sensitive (rows without a label)", compare=False, samples=int(unl[_N].sum())
-        )
+        try:
+            u_codes, _ = encode_groups(
+                values, groups=index, name="sensitive (rows without a label)", compare=False, samples=int(unl[_N].sum())
+            )
+        except ValueError:  # a group with unlabeled rows only: refused where they are read, left out where not
+            if reads_unlabeled:
+                raise
+            unl, u_codes = unl.iloc[:0], np.zeros(0, dtype=np.intp)
     u_p = unl[_P].to_numpy().astype(np.intp)
     unlabeled = {
         k: np.bincount(u_codes * 2 + u_p, weights=unl[k].to_numpy(dtype=float), minlength=2 * n_g).reshape(n_g, 2)
