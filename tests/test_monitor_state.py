@@ -69,7 +69,7 @@ def _same(a: FairnessMonitor, b: FairnessMonitor) -> None:
     assert a.n_pending == b.n_pending
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(batches())
 def test_everything_update_accepts_saves_and_loads_back(tmp_path_factory, b):
     path = tmp_path_factory.mktemp("state") / "monitor.json"
@@ -248,3 +248,11 @@ def test_group_status_rows_are_named_by_the_rate_and_a_latched_alarm_keeps_its_e
     hist = mon.history()
     raised = hist[(hist["key"] == "fairness.tpr") & (hist["step"] == row["alarm_step"])]
     assert float(raised["e_value"].iloc[0]) == pytest.approx(row["alarm_e_value"])
+
+
+def test_a_missing_id_is_refused_before_anything_changes():
+    mon = FairnessMonitor(MEASURES, eps=0.1)
+    before = mon.to_dict()
+    with pytest.raises(ValueError, match=r"ids has 1 missing value\(s\)"):
+        mon.update([1, 0, 1, 0], sensitive_features=list("abab"), ids=["u1", None, "u3", "u4"])
+    assert mon.to_dict() == before

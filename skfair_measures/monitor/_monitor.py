@@ -494,6 +494,8 @@ class FairnessMonitor:
             return None
         rows = collect_columns(batch, [batch.ids, *batch.sensitive, batch.prediction])
         rows = rows.rename(columns={batch.ids: ID, batch.prediction: PRED})
+        if rows[ID].isna().any():  # such a row could never be joined to its label
+            raise ValueError(f"ids has {int(rows[ID].isna().sum())} missing value(s); give every row an id.")
         waiting = rows[ID] if self._pending is None else pd.concat([self._pending[ID], rows[ID]])
         if waiting.duplicated().any():
             dup = waiting[waiting.duplicated()].tolist()[:5]
