@@ -276,12 +276,7 @@ def _checked_columns(sensitive_features: Any, n_samples: int | None, name: str) 
 
 
 def _encoded(
-    cols: list[tuple[str, Any]],
-    groups: pd.Index | None,
-    name: str,
-    *,
-    compare: bool = True,
-    samples: int | None = None,
+    cols: list[tuple[str, Any]], groups: pd.Index | None, name: str, *, compare: bool = True, samples: int | None = None
 ) -> tuple[np.ndarray, pd.Index]:
     """Group codes and labels of checked columns: the declared groups, or those observed.
 

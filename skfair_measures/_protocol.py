@@ -16,6 +16,8 @@ the layers above, which take the measure as an argument: ``sfm.make_scorers``,
 from __future__ import annotations
 
 import copy
+import dataclasses
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,16 +25,19 @@ import numpy as np
 import pandas as pd
 
 from ._inputs import _RESOLVED_FIELDS, MeasureInputs, Undefined, _resolve_inputs
+from ._small_groups import SMALL_GROUP_ROWS
 from ._stats import (
     ConfusionStats,
     ErrorStats,
     GroupedSample,
+    SmallGroupWarning,
     binarize_labels,
     check_inputs,
     check_scores,
     restrict_small_groups,
 )
-from .base import BaseMetric, MulticlassError
+from ._undefined import name_groups
+from .base import BaseMetric, MulticlassError, ratio_roles
 from .results import MeasureResult
 
 __all__ = ["Measure", "MeasureBase", "PerGroup", "Stats", "prepared", "qualified_key"]
@@ -40,6 +45,8 @@ __all__ = ["Measure", "MeasureBase", "PerGroup", "Stats", "prepared", "qualified
 Stats = ConfusionStats | ErrorStats | Mapping[str, ConfusionStats | ErrorStats]
 #: Values per group of each base metric, ``{base name: array (..., n_groups)}``.
 PerGroup = Mapping[str, np.ndarray]
+#: Bounds of each base metric's pooled value, ``{base name: (low, high)}``.
+Boxes = Mapping[str, tuple[float, float]]
 
 
 class MeasureBase:
@@ -72,12 +79,7 @@ class MeasureBase:
         return ()
 
     def bounds_from_group_values(
-        self,
-        lower: PerGroup,
-        upper: PerGroup,
-        *,
-        groups: pd.Index,
-        overall: Mapping[str, tuple[float, float]] | None = None,
+        self, lower: PerGroup, upper: PerGroup, *, groups: pd.Index, overall: Boxes | None = None
     ) -> tuple[float, float]:
         """An interval holding the measure at every point of a box of group values.
 
@@ -247,7 +249,9 @@ class Measure(MeasureBase):
     ) -> MeasureResult:
         """Compute the measure with its per-group values and group counts."""
         sample = self.validate(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
-        return self.evaluate_sample(sample)
+        result = self.evaluate_sample(sample)
+        warn_small_groups([small_groups_note(self, sample, result)], stacklevel=3)
+        return result
 
     def evaluate_stats(self, stats: Stats) -> MeasureResult:
         """Compute the measure from sufficient statistics (e.g. aggregated by a dataframe engine).
@@ -480,3 +484,126 @@ def _validate(
         compare_groups=inputs.needs_sensitive,
     )
     return restrict_small_groups(sample, inputs.min_group_size, inputs.small_groups, key)
+
+
+def _denominator_rows(measure: MeasureBase, source: GroupedSample | Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Per group: its rows, and the fewest rows (not weights) in the denominator of a rate the measure reads.
+
+    From rows, or from statistics (an engine's pass): unweighted counts are rows; weighted
+    ones know only each group's rows, which then stand for every denominator.
+    """
+    if isinstance(source, GroupedSample):
+        sizes = source.group_sizes().astype(float)
+    else:
+        first = next(iter(source.values()))
+        sizes = np.asarray(first.n if first.rows is None else first.rows, dtype=float)
+    fewest = sizes.copy()
+    for base in measure.bases:
+        try:
+            roles = ratio_roles(base)
+        except TypeError:
+            continue
+        if not roles.simple:
+            continue
+        if isinstance(source, GroupedSample):
+            data, pos = prepared(source, measure.inputs)
+            if data.reads_classes(pos):
+                continue
+            cells = data.cell_moments(pos)[:, 0].reshape(data.n_groups, 4)
+        else:
+            stats = source.get("confusion")
+            if not isinstance(stats, ConfusionStats) or stats.rows is not None or stats.counts.shape[-1] != 2:
+                continue
+            cells = np.asarray(stats.counts, dtype=float).reshape(-1, 4)
+        fewest = np.minimum(fewest, cells[:, roles.den.ravel()].sum(-1))
+    return sizes, fewest
+
+
+def _without(measure: MeasureBase, source: GroupedSample | Mapping[str, Any], small: np.ndarray) -> float:
+    """The measure without the small groups (NaN when fewer than two groups remain)."""
+    keep = ~small
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            if isinstance(source, GroupedSample):
+                rows = source.subset(keep[source.group_codes])
+                lut = np.cumsum(keep) - 1
+                rows = GroupedSample(
+                    rows.y_true,
+                    rows.y_pred,
+                    lut[rows.group_codes],
+                    source.groups[keep],
+                    rows.sample_weight,
+                    rows.labels,
+                )
+                return float(measure.evaluate_sample(rows).value)
+            kept = {}
+            for kind, st in source.items():
+                field = "counts" if isinstance(st, ConfusionStats) else "sums"
+                kept[kind] = dataclasses.replace(
+                    st,
+                    **{field: np.asarray(getattr(st, field))[keep]},
+                    groups=st.groups[keep],
+                    rows=None if st.rows is None else np.asarray(st.rows)[keep],
+                )
+            return float(measure.evaluate_stats(kept).value)
+        except (ValueError, TypeError):  # one group left: the comparison is undefined without them
+            return np.nan
+
+
+def warn_small_groups(notes: list[str | None], stacklevel: int = 2) -> None:
+    """One :class:`SmallGroupWarning` for the notes of :func:`small_groups_note` (none if there are none)."""
+    notes = [n for n in notes if n]
+    if notes:
+        warnings.warn(" ".join(notes), SmallGroupWarning, stacklevel=stacklevel + 1)
+
+
+def small_groups_note(
+    measure: MeasureBase, sample: GroupedSample | Mapping[str, Any], result: MeasureResult
+) -> str | None:
+    """What to say when groups whose rates rest on few rows decide the value (kept on the result), else None.
+
+    A group is small when a rate the measure reads has fewer than ``SMALL_GROUP_ROWS``
+    (30) rows in its denominator there (rows, not weights: weights change no size). When
+    some groups are small and others not, the measure is computed again without the
+    small ones; if the value moves, the note names them with both values (every door warns
+    with it once: :func:`warn_small_groups`), and ``result.small_groups_note`` keeps it for
+    reports. Measures with
+    ``min_group_size=`` set have decided already (their small groups are left out or
+    merged), and so do measures that compare no groups.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from skfair_measures import msr
+    >>> y = np.r_[np.ones(100, int), np.ones(5, int)]; g = np.r_[np.repeat(["a", "b"], 50), ["c"] * 5]
+    >>> p = np.r_[np.tile([1, 0], 50), np.ones(5, int)]
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     value = msr("fairness.tpr")(y, p, sensitive_features=g)
+    >>> print(seen[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    fairness.tpr: 0.5000 is decided by group(s) with fewer than 30 rows in a rate's denominator: 'c' (5);
+    without them it is 0.0000. Pass min_group_size=6 to leave them out (small_groups='merge' to pool them), or
+    read the interval (sfm.bootstrap) before the value.
+    """
+    inputs = measure.inputs
+    if inputs.min_group_size is not None or not inputs.needs_sensitive or not np.isfinite(result.value):
+        return None
+    sizes, rows = _denominator_rows(measure, sample)
+    small = (rows < SMALL_GROUP_ROWS) & (sizes > 0)
+    if not small.any() or small[sizes > 0].all():
+        return None
+    without = _without(measure, sample, small)
+    if np.isclose(without, result.value):
+        return None
+    groups = sample.groups if isinstance(sample, GroupedSample) else next(iter(sample.values())).groups
+    named = name_groups([groups[i] for i in np.flatnonzero(small)], rows[small].astype(int))
+    other = "undefined (fewer than two groups)" if np.isnan(without) else f"{without:.4f}"
+    need = int(sizes[small].max()) + 1  # min_group_size counts a group's rows
+    note = (
+        f"{measure.key}: {result.value:.4f} is decided by group(s) with fewer than {SMALL_GROUP_ROWS} rows in a "
+        f"rate's denominator: {named}; without them it is {other}. Pass min_group_size={need} to "
+        "leave them out (small_groups='merge' to pool them), or read the interval (sfm.bootstrap) before the value."
+    )
+    result.small_groups_note = note
+    return note

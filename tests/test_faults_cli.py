@@ -320,3 +320,17 @@ def test_monitor_rows_arriving_for_a_period_done_already_are_counted_in_a_warnin
     captured = capsys.readouterr()
     assert "30 rows arrived for periods monitored already (2026-01-01 00:00:00); left out" in captured.err
     assert "0 new batch(es); 2 in all" in captured.out
+
+
+@pytest.mark.parametrize("where", ["readonly", "a file as folder"])
+def test_bias_audit_out_that_cannot_be_written_is_one_line_exit_4(tmp_path, readonly, capsys, where):
+    rng = np.random.default_rng(8)
+    n = 400
+    frame = pd.DataFrame({"sex": rng.choice(["F", "M"], n), "race": rng.choice(["A", "B"], n)})
+    frame.assign(selected=rng.integers(0, 2, n)).to_csv(tmp_path / "d.csv", index=False)
+    (tmp_path / "file").write_text("")
+    out = os.path.join(readonly, "o") if where == "readonly" else str(tmp_path / "file" / "o")
+    argv = ["bias-audit", str(tmp_path / "d.csv"), "--sex", "sex", "--race-ethnicity", "race", "--selected"]
+    assert main([*argv, "selected", "--out", out]) == 4
+    _, err = _one_line(capsys, "bias-audit")
+    assert f"--out {out}: cannot write it (" in err
