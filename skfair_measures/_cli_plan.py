@@ -16,6 +16,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ._cli_contract import writing
+
 __all__ = ["add_parser", "run"]
 
 
@@ -253,10 +255,7 @@ def run(
         raise error(message) from exc
     sys.stdout.write(_text(plan, args))
     if args.json:
-        try:
-            with open(args.json, "w", encoding="utf-8") as f:
-                json.dump(_json(plan), f, indent=2)
-        except OSError as exc:
-            raise error(f"--json {args.json}: cannot write it ({exc.strerror or exc})") from exc
+        with writing(args.json, "--json"), open(args.json, "w", encoding="utf-8") as f:
+            json.dump(_json(plan), f, indent=2)
         sys.stdout.write(f"plan written to {args.json}\n")
     return 0

@@ -57,8 +57,7 @@ def _feature_columns(sensitive_features: Any, control_features: Any) -> dict[str
     """Control columns first, then sensitive columns (fairlearn's index order), by name."""
     columns: dict[str, Any] = {}
     if control_features is not None:
-        for name, values in _sensitive_columns(control_features):
-            columns[name.replace("sensitive_feature_", "control_feature_", 1)] = values
+        columns.update(_sensitive_columns(control_features, "control_features"))
     for name, values in _sensitive_columns(sensitive_features):
         if name in columns:
             raise ValueError(f"{name!r} is both a control and a sensitive feature; rename one of them.")

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._protocol import _ONE_GROUP
 from .._stats import _check_weight, binarize_labels, check_inputs, check_scores, encode_groups
 from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
@@ -682,7 +683,12 @@ def _fit_data(
             + " or ".join(repr(m) for m, spec in METHODS.items() if spec.weights and spec.options)
             + " for weighted data."
         )
-    sample = check_inputs(y_true, y_score, sensitive_features, sample_weight, groups=groups, y_pred_name="y_score")
+    compare = any(i.needs_sensitive for i in inputs)  # a performance measure (classif.acc) takes one group or none
+    if sensitive_features is None and not compare:
+        sensitive_features, groups = np.zeros(len(y_true), dtype=np.intp), _ONE_GROUP
+    sample = check_inputs(
+        y_true, y_score, sensitive_features, sample_weight, groups=groups, y_pred_name="y_score", compare_groups=compare
+    )
     scores = check_scores(sample.y_pred, "y_score")
     t, _, _ = binarize_labels(sample.y_true, sample.y_true, pos)
     labeled = Rows(scores, (scores >= thr).astype(np.intp), sample.group_codes, sample.sample_weight)
