@@ -80,7 +80,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--n-sim",
         type=int,
         default=200,
-        help="simulated audits per candidate (default: 200, 20-40 s; fewer is faster and rougher)",
+        help="simulated audits per candidate (default: 200; fewer is faster and rougher)",
     )
     p.add_argument("--seed", "--random-state", type=int, default=0, help="seed of the simulation (default: 0)")
     p.add_argument("--json", metavar="FILE", help="also write the plan and its attributes to FILE as JSON")

@@ -20,6 +20,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from ._leaves import FairnessMeasure
+from ._protocol import small_groups_note, warn_small_groups
 from ._stats import ConfusionStats, ErrorStats, GroupedSample, _sensitive_columns, check_inputs
 from ._undefined import UndefinedGroupWarning, undefined_groups
 from .base import BaseMetric, CountMetric, get_base
@@ -245,6 +247,15 @@ def groupwise_metrics(
         overall_frame: pd.Series | pd.DataFrame = pd.Series(overall, dtype=float)
     else:
         overall_frame = pd.DataFrame(overall, index=control[1].groups)
+    if control is None:  # the groups below SMALL_GROUP_ROWS that decide a metric's largest difference, named once
+        notes = []
+        for name, base in bases.items():
+            m = FairnessMeasure(base, key=f"{name} (largest difference between groups)", pos_label=pos_label)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = m.evaluate_sample(sample)
+            notes.append(small_groups_note(m, sample, res))
+        warn_small_groups(notes, stacklevel=2)
     names = list(sample.groups.names)[:n_control]
     codes = None if control is None else control[0]
     why = {name: base.undefined_when for name, base in bases.items() if base.undefined_when}
