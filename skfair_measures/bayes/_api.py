@@ -29,7 +29,7 @@ from ._auto import auto_candidates, auto_estimate, auto_interval, auto_method, c
 from ._checks import CalibrationWarning
 from ._dirichlet import dirichlet_posteriors, holds_multiclass_labels, multiclass_error
 from ._frames import FRAME_METHODS, frame_fit_data, frame_rows
-from ._guaranteed import Guaranteed, audit_target
+from ._guaranteed import Guaranteed, audit_target, weighted
 from ._method import EstimationMethod, FitData, GroupDraws, Rows
 from ._posterior import MeasurePosterior, external_stacklevel, group_labels, warn_undefined
 from ._ppi import PredictionPowered
@@ -612,7 +612,13 @@ def _auto_interval(
         return {"interval": f"{estimator.name}'s own", "interval_reason": plan.interval_reason}
     box = Guaranteed().group_draws(data, bases, chains=1, draws=1, rng=np.random.default_rng(seed), seed=seed)
     fit.interval_box = box.confidence
-    return {
+    exact = {}
+    if box.attrs["target"] == "audited rows" and not data.has_unlabeled and not weighted(data):
+        # every audited row labeled: the rates are known exactly, and a model's estimate (BB's posterior mean of a
+        # |gap|, biased away from 0) would only widen the exact interval
+        fit.point, fit.point_overall = box.point, box.point_overall
+        exact = {"estimate": "the exact rates of the audited rows (every row labeled)"}
+    return exact | {
         "interval": "guaranteed (" + box.attrs["sampler"].split(", ", 1)[-1] + "), widened to hold the estimate",
         "target": box.attrs["target"],
         "construction": box.attrs["construction"],
