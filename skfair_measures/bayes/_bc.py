@@ -707,13 +707,15 @@ class BayesianCalibration(EstimationMethod):
         """The calibration model sampled on the labeled rows, with this method's options."""
         lab, unl = data.labeled, data.unlabeled
         # scores, group codes and multiplicities of every row, labeled or not
-        every = [np.concatenate([getattr(lab, k), getattr(unl, k)]) for k in ("scores", "codes", "multiplicity")]
+        every = [np.concatenate(pair) for pair in ((lab.scores, unl.scores), (lab.codes, unl.codes))]
+        every.append(np.concatenate([lab.multiplicity, unl.multiplicity]))
         checks = calibration_checks(lab.scores, data.y_true, lab.codes, data.groups, every[0], every[1], CLIP, every[2])
         if checks and self.warn:
             warnings.warn(
                 f"method={self.name!r}: {'; '.join(checks)}.", CalibrationWarning, stacklevel=external_stacklevel()
             )
-        options = {f.name: getattr(self, f.name) for f in fields(BayesianCalibration)}  # fit_calibration's options
+        own = {f.name for f in fields(BayesianCalibration)}  # fit_calibration's options, not a subclass's
+        options = {k: v for k, v in vars(self).items() if k in own}
         fit = fit_calibration(
             lab.scores, data.y_true, lab.codes, data.groups, chains=chains, draws=draws, seed=seed, **options
         )
