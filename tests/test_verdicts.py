@@ -92,15 +92,17 @@ def test_bootstrap_verdicts_of_small_groups_say_their_level_is_not_reached():
 
     y, p, g = _data(n=600)  # about 200 rows per group
     with pytest.warns(sfm.groups.SmallGroupWarning, match=r"smallest group has \d+ rows.*method='guaranteed'"):
-        table = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, random_state=0).verdict(0.05)
+        table = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, random_state=0).pair_verdicts(0.05)
     assert "fewer than" in table.attrs["caution"] and "CAUTION" in table.attrs["construction"]
     y, p, g = _data(n=3 * BOOTSTRAP_MIN_ROWS + 300)
     assert np.bincount(g).min() >= BOOTSTRAP_MIN_ROWS
-    table = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, random_state=0).verdict(0.05)
+    table = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, random_state=0).pair_verdicts(0.05)
     assert "caution" not in table.attrs and "CAUTION" not in table.attrs["construction"]
     # rows, not weights: weights summing to 1 leave the groups as large as they are
     tiny = np.full(len(y), 1.0 / len(y))
-    table = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, sample_weight=tiny, random_state=0).verdict(0.05)
+    table = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, sample_weight=tiny, random_state=0).pair_verdicts(
+        0.05
+    )
     assert "caution" not in table.attrs
 
 
@@ -115,11 +117,11 @@ def _data(n=3000, seed=0):
 def test_a_bootstrap_verdict_has_the_posterior_verdicts_columns_and_attrs():
     y, p, g = _data()
     res = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, random_state=0)
-    table = res.verdict(0.05)
+    table = res.pair_verdicts(0.05)
     post = bayes.posterior(
         sfm.msr("fairness.acc"), y, np.where(p == 1, 0.8, 0.2), sensitive_features=g, method="bb", random_state=0
     )
-    ptable = post.verdict(0.05)
+    ptable = post.pair_verdicts(0.05)
     assert list(table.columns) == list(ptable.columns) == COLUMNS
     assert set(table.attrs) == set(ptable.attrs)
     assert table.attrs["source"] == "bootstrap" and ptable.attrs["source"] == "posterior"
@@ -157,7 +159,7 @@ def test_joint_replicates_are_the_same_rows_for_every_measure():
     assert not np.allclose(mixed, np.round(mixed), atol=1e-6)
     # the family of three measures needs a wider band than one measure's
     joint_c = float(sfm.verdicts(res, 0.05).attrs["construction"].split("+- ")[1].split(" ")[0])
-    alone_c = float(res["fairness.acc"].verdict(0.05).attrs["construction"].split("+- ")[1].split(" ")[0])
+    alone_c = float(res["fairness.acc"].pair_verdicts(0.05).attrs["construction"].split("+- ")[1].split(" ")[0])
     assert joint_c > alone_c
 
 
@@ -170,7 +172,7 @@ def test_weighted_and_regression_measures_are_recomputed_on_shared_rows():
     table = sfm.verdicts(res, 0.05)
     assert len(table) == 6 and table.attrs["source"] == "bootstrap"
     single = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, sample_weight=w, random_state=0, n_boot=50)
-    assert single.verdict(0.05)["estimate"].tolist() == pytest.approx(table["estimate"][:3].tolist())
+    assert single.pair_verdicts(0.05)["estimate"].tolist() == pytest.approx(table["estimate"][:3].tolist())
 
 
 def test_the_engines_poisson_bootstrap_gives_verdicts():
@@ -180,8 +182,8 @@ def test_the_engines_poisson_bootstrap_gives_verdicts():
     y, p, g = _data()
     df = pl.DataFrame({"y": y, "p": p, "g": g})
     res = poisson_bootstrap(df.lazy(), "y", "p", "g", "fairness.acc", n_boot=500, random_state=0)
-    table = res.verdict(0.05)
-    direct = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, random_state=0).verdict(0.05)
+    table = res.pair_verdicts(0.05)
+    direct = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, random_state=0).pair_verdicts(0.05)
     assert table["verdict"].tolist() == direct["verdict"].tolist() == ["within", "exceeds", "exceeds"]
     assert table["estimate"].tolist() == pytest.approx(direct["estimate"].tolist())
 
@@ -193,7 +195,7 @@ def test_an_undefined_rate_leaves_the_family():
     g = np.repeat([0, 1, 2], 100)
     with pytest.warns(UserWarning):
         res = sfm.bootstrap("fairness.tpr", y, p, sensitive_features=g, random_state=0, n_boot=200)
-    table = res.verdict(0.05)
+    table = res.pair_verdicts(0.05)
     assert table["verdict"].tolist() == ["within", "undefined", "undefined"]
     assert table.attrs["family_size"] == 1
 
@@ -207,7 +209,7 @@ def test_results_of_different_fits_or_without_draws_are_refused_by_name():
     with pytest.raises(ValueError, match="results is empty"):
         sfm.verdicts([], 0.05)
     with pytest.raises(ValueError, match="eps="):
-        a.verdict(-0.1)
+        a.pair_verdicts(-0.1)
     with pytest.raises(TypeError, match="no joint draws"):
         sfm.verdicts([a.point], 0.05)
     with pytest.raises(ValueError, match="share the key"):
@@ -216,7 +218,7 @@ def test_results_of_different_fits_or_without_draws_are_refused_by_name():
         sfm.bootstraps([], y, p, sensitive_features=g)
     bare = sfm.BootstrapResult(a.point, a.draws)
     with pytest.raises(ValueError, match="no per-group replicates"):
-        bare.verdict(0.05)
+        bare.pair_verdicts(0.05)
     with pytest.raises(ValueError, match="min_group_size"):
         sfm.bootstraps(["fairness.acc", sfm.msr("fairness.tpr", min_group_size=250)], y, p, sensitive_features=g)
 

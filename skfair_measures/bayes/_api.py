@@ -589,8 +589,9 @@ def _auto_interval(
     """``auto``'s interval (:func:`~._auto.auto_interval`): the guaranteed box put on ``fit`` when the rule says so.
 
     The estimate stays the one :func:`_auto_estimate` put on ``fit``; the posterior then
-    reads its interval from the box, widened to hold the estimate. Its probabilities
-    (``prob_within``, ``rope``) stay those of the method's posterior, and ``attrs`` says so.
+    reads its interval from the box, widened to hold the estimate. A confidence interval gives
+    no probabilities: ``prob_within`` and ``rope`` are NaN with the reason (one construction for
+    the interval, the probability and the verdict), and ``attrs`` says so.
     """
     if not plan.guaranteed:
         return {"interval": f"{estimator.name}'s own", "interval_reason": plan.interval_reason}
@@ -599,7 +600,7 @@ def _auto_interval(
     return {
         "interval": "guaranteed (" + box.attrs["sampler"].split(", ", 1)[-1] + "), widened to hold the estimate",
         "interval_reason": plan.interval_reason,
-        "probabilities": f"{estimator.name}'s posterior (not the interval's)",
+        "probabilities": "none: the guaranteed interval is a confidence interval (the draws' would not agree with it)",
         "prediction_powered": box.attrs["prediction_powered"],
         "sequences": box.attrs["sequences"],
     }

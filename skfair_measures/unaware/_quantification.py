@@ -43,7 +43,8 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from .._groups import encode_groups, resolve_sensitive
 from ..measures import UndefinedGroupWarning
-from ..results import ReplicatesResult, check_prob, interval_refusal, percentile_interval, replicate_se
+from ..results import check_prob, interval_refusal, percentile_interval, replicate_se
+from ..uncertainty import ReplicatesResult
 from ._hoc import ProxyReliabilityWarning
 from ._plain import plain
 from ._quantifiers import (
@@ -218,8 +219,6 @@ class QuantificationResult(ReplicatesResult):
         out = super().to_dict()
         out.update(reliable=self.reliable, reasons=list(self.reasons))
         out["interval"] = None if self._draws is None else [plain(v) for v in self.interval()]
-        if self._draws is not None and self.interval_reason() is not None:
-            out["interval_reason"] = self.interval_reason()
         out["diagnostics"] = plain(self.diagnostics)
         return out
 

@@ -20,10 +20,19 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ..results import DEFAULT_EPS, DEFAULT_PROB, Result, check_prob, interval_refusal, percentile_interval, plain
+from ..results import (
+    DEFAULT_EPS,
+    DEFAULT_PROB,
+    NoIntervalError,
+    Result,
+    check_prob,
+    interval_refusal,
+    percentile_interval,
+    plain,
+)
 from ._bands import check_eps, classify
 
-__all__ = ["DEFAULT_PROB", "SUMMARY_COLUMNS", "Estimate", "summarize"]
+__all__ = ["DEFAULT_PROB", "SUMMARY_COLUMNS", "Estimate", "ReplicatesResult", "summarize"]
 
 #: The columns of every summary row, in order: what sinks (report, CLI, MLflow, tables) read.
 SUMMARY_COLUMNS = (
@@ -201,8 +210,10 @@ class Estimate(Result):
         ``"within"`` when the whole interval lies in ``[center - eps, center + eps]``, ``"exceeds"`` when
         it lies wholly outside, else (or with NaN bounds) ``"inconclusive"``.
         """
-        lo, hi = self.interval(prob)
-        verdict = classify([lo - self.center], [hi - self.center], check_eps(eps))[0]
+        return self._verdict(*self.interval(prob), check_eps(eps))
+
+    def _verdict(self, lo: float, hi: float, eps: float) -> Verdict:
+        verdict = classify([lo - self.center], [hi - self.center], eps)[0]
         return "inconclusive" if verdict == "undefined" else verdict
 
     def note(self, prob: float | None = None) -> str:
@@ -222,14 +233,21 @@ class Estimate(Result):
         """
         prob = self.prob if prob is None else check_prob(prob)
         eps = DEFAULT_EPS if eps is None else check_eps(eps)
-        lo, hi = self.interval(prob)
+        try:
+            lo, hi = self.interval(prob)
+            missing = None
+        except NoIntervalError as error:  # a result built without replicates: the value, and why no interval
+            (lo, hi), missing = (_NAN, _NAN), str(error)
+        note = "; ".join(p for p in (missing, self.note(prob) if missing is None else self.reason) if p)
         row = (self.key, self.value, lo, hi, prob, self.construction, self.target, self.n, eps)
-        row += (self.prob_within(eps), self.verdict(eps, prob), self.note(prob))
+        row += (self.prob_within(eps), self._verdict(lo, hi, eps), note)
         return pd.DataFrame([row], columns=list(SUMMARY_COLUMNS))
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
         out.update({k: plain(v) for k, v in self.summary().iloc[0].items() if k != "measure"})
+        if self._draws is not None and (refusal := self.interval_reason()) is not None:
+            out["interval_reason"] = refusal
         return out
 
     def __repr__(self) -> str:
@@ -238,6 +256,55 @@ class Estimate(Result):
             f"<{type(self).__name__} {self.key}: {self.value:.4g} in [{lo:.4g}, {hi:.4g}] "
             f"({self.prob:g} {self.construction}, {self.target})>"
         )
+
+
+class ReplicatesResult(Estimate):
+    """An estimate whose interval comes from bootstrap replicates (``_draws``).
+
+    The interval is :meth:`_mapped` where a subclass gives one (a joint band of the signed
+    parts mapped through the measure's operations: :func:`mapped_interval`), else the percentile
+    interval (:func:`~skfair_measures.results.percentile_interval`); both are refused (NaN
+    bounds) when more replicates are undefined than one tail's share. A confidence interval:
+    no probabilities. Subclasses set ``prob``, and may override :meth:`_replicate_cause` (what
+    makes a replicate undefined, for the warning) and ``_no_replicates_hint``.
+    """
+
+    construction = "percentile bootstrap"
+    _no_replicates_hint: str = "use the measure's bootstrap()"
+
+    def _replicate_cause(self) -> str | None:
+        return None
+
+    def _mapped(self, prob: float) -> tuple[float, float] | None:
+        return None
+
+    def interval(self, prob: float | None = None) -> tuple[float, float]:
+        """Interval of level ``prob`` (default: the result's ``prob``); NaN bounds when undefined or refused.
+
+        Raises
+        ------
+        NoIntervalError
+            Without bootstrap replicates.
+        """
+        prob = self.prob if prob is None else check_prob(prob)
+        draws = self._replicates()
+        if self.defined and interval_refusal(draws, prob) is None and (mapped := self._mapped(prob)) is not None:
+            return mapped
+        return percentile_interval(draws, prob, estimate=self.value, key=self.key, cause=self._replicate_cause())
+
+    def interval_reason(self, prob: float | None = None) -> str | None:
+        """Why ``interval(prob)`` is refused (NaN bounds) although the value is defined, or None."""
+        if not self.defined:
+            return None
+        return interval_refusal(self._replicates(), self.prob if prob is None else prob)
+
+    def _replicates(self) -> np.ndarray:
+        if self._draws is None:
+            raise NoIntervalError(
+                f"{self.key} was estimated without bootstrap replicates and has no interval; "
+                f"{self._no_replicates_hint}."
+            )
+        return np.asarray(self._draws, dtype=float)
 
 
 def summarize(
