@@ -48,6 +48,7 @@ from .registry import as_measures
 from .results import check_prob
 from .scoring import pooled_counts
 from .thresholds import disparity_at_thresholds
+from .uncertainty import mapped_interval
 
 __all__ = [
     "ConstrainedRefit",
@@ -128,28 +129,52 @@ class _Evidence:
     stats: list[ConfusionStats] | None = None  # one sample of counts per candidate
     folds: np.ndarray | None = None  # (n_candidates, n_folds)
 
-    def draws(self, c: int, n_draws: int, rng: np.random.Generator) -> np.ndarray | None:
-        """Posterior draws of the measure for candidate ``c`` (None without counts)."""
-        if self.stats is None:
-            return None
+    def _counts(self, c: int) -> ConfusionStats:
         s = self.stats[c]
         counts = np.asarray(s.counts, dtype=float)
         if s.rows is not None:  # weighted: counts scaled to the group's rows
             n = counts.sum(axis=(-2, -1))
             scale = np.divide(s.rows, n, out=np.zeros_like(n), where=n > 0)
             counts = counts * scale[:, None, None]
-        s = ConfusionStats(counts, s.groups)
+        return ConfusionStats(counts, s.groups)
+
+    def draws(self, c: int, n_draws: int, rng: np.random.Generator) -> np.ndarray | None:
+        """Posterior draws of the measure for candidate ``c`` (None without counts)."""
+        if self.stats is None:
+            return None
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.asarray(self.measure.from_stats(dirichlet_draws(s, n_draws, prior=PRIOR, random_state=rng)))
+            posterior = dirichlet_draws(self._counts(c), n_draws, prior=PRIOR, random_state=rng)
+            return np.asarray(self.measure.from_stats(posterior))
 
     def bounds(self, c: int, q: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarray:
-        """Quantiles ``q`` of the measure's uncertainty for candidate ``c`` (NaN where undefined)."""
+        """Quantiles ``q`` of the measure's uncertainty for candidate ``c`` (NaN where undefined).
+
+        With counts, from posterior draws of every group's rates: a measure at an edge of its
+        range (an absolute difference, a ratio) takes the joint band of its signed parts mapped
+        through its operation (:func:`~skfair_measures.uncertainty.mapped_interval`; the
+        quantile ``q`` is a bound of the equal-tailed interval of level ``|1 - 2q|``), so its
+        pooled value lies inside; a signed one the quantiles of its draws.
+        """
         if not np.isfinite(self.values[c]):
             return np.full(q.shape, np.nan)
-        d = self.draws(c, n_draws, rng)
-        if d is not None:
-            d = d[np.isfinite(d)]
-            return np.quantile(d, q) if d.size else np.full(q.shape, np.nan)
+        if self.stats is not None:
+            m, counts = self.measure, self._counts(c)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                posterior = dirichlet_draws(counts, n_draws, prior=PRIOR, random_state=rng)
+                values, overall, groups = m.group_values_from_stats(posterior)
+                observed = m.group_values_from_stats(counts)[0]
+                d = np.asarray(m.from_group_values(values, groups=groups, overall=overall), dtype=float)
+            draws = {k: np.asarray(v, dtype=float).reshape(n_draws, -1) for k, v in values.items()}
+            out = []
+            for x in q:
+                mapped = mapped_interval(m, draws, observed, groups, abs(1 - 2 * x)) if x != 0.5 else None
+                finite = d[np.isfinite(d)]
+                out.append(
+                    (mapped[0] if x < 0.5 else mapped[1])
+                    if mapped is not None
+                    else (np.quantile(finite, x) if finite.size else np.nan)
+                )
+            return np.asarray(out, dtype=float)
         if self.folds is None:
             return np.full(q.shape, np.nan)
         f = self.folds[c]

@@ -217,7 +217,6 @@ class MeasurePosterior(Estimate):
         self._reason = undefined_reason
         self.confidence = confidence
         self.interval_box = confidence if interval_box is None else interval_box  # the box intervals are read from
-        self.center = 0.0 if measure.ideal is None else float(measure.ideal)
 
     # -- the Result interface --------------------------------------------------------
     @property

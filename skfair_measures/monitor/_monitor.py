@@ -550,6 +550,7 @@ class FairnessMonitor:
                 shown = next(b for b in need.boxes if b.start == regime)
                 value, reason = self._value(m, _pad(shown.counts, n), index)
                 lower, upper = bounds[regime]
+                lower, upper = float(np.fmin(lower, value)), float(np.fmax(upper, value))  # a value outside widens it
             rows.append(
                 {
                     "key": m.key,
@@ -621,9 +622,12 @@ class FairnessMonitor:
     def group_status(self) -> pd.DataFrame:
         """Every group rate the measures read: cumulative and windowed value, and its sequence.
 
-        One row per (rate, group); ``lower``/``upper`` are the cumulative sequence of that
-        rate, read at the level a one-rate measure uses (the groups of a rate hold
-        jointly at ``1 - alpha / 2``); ``n`` is the rows in the rate's denominator. A rate
+        One row per (rate, group), on the rows of the sequence :meth:`status` shows (those since
+        step ``since``: the first step with counts, or the step the disparity moved at), so a
+        value and its interval use the same rows; ``lower``/``upper`` are that sequence of the
+        rate, read at the level a one-rate measure uses (the groups of a rate hold jointly at
+        ``1 - alpha / 2``), widened to hold the value; ``n`` is the rows in the rate's
+        denominator. A rate
         of a measure with a threshold or positive class of its own is named
         ``rate@threshold=...|pos_label=...``.
 
@@ -636,34 +640,45 @@ class FairnessMonitor:
         index = self._index()
         n = len(index)
         frames = []
-        for need in self._needs.values():
+        for key, need in self._needs.items():
             window = sum((_pad(c, n) for _, c in need.history), np.zeros((n, 2, 2)))
-            box = need.boxes[0] if need.boxes else None
+            box = self._regime_box(key)
             for name, roles in need.roles.items():
                 label = name if len(self._needs) == 1 else f"{name}@{need.id.split('|', 1)[1]}"
-                k, trials = cells(_pad(need.total, n), roles)
+                k, trials = cells(_pad(need.total if box is None else box.counts, n), roles)
                 wk, wn = cells(window, roles)
-                bounds = np.full((n, 2), np.nan)
-                if box is not None:
-                    lower, upper, _ = box.group_bounds(name, n, 1)
-                    bounds = np.stack([lower, upper], axis=1)
                 with np.errstate(invalid="ignore", divide="ignore"):
+                    value = k / trials
+                    bounds = np.full((n, 2), np.nan)
+                    if box is not None:  # the value's own rows: a value outside its sequence widens it (as status)
+                        lower, upper, _ = box.group_bounds(name, n, 1)
+                        bounds = np.stack([np.fmin(lower, value), np.fmax(upper, value)], axis=1)
                     frames.append(
                         pd.DataFrame(
                             {
                                 "rate": label,
                                 "group": list(index),
-                                "value": k / trials,
+                                "value": value,
                                 "window_value": wk / wn,
                                 "lower": bounds[:, 0],
                                 "upper": bounds[:, 1],
                                 "n": trials.astype(int),
+                                "since": None if box is None else box.start,
                             }
                         )
                     )
         if not frames or n == 0:
-            return pd.DataFrame(columns=["value", "window_value", "lower", "upper", "n"])
+            return pd.DataFrame(columns=["value", "window_value", "lower", "upper", "n", "since"])
         return pd.concat(frames, ignore_index=True).set_index(["rate", "group"])
+
+    def _regime_box(self, need_key: str) -> Box | None:
+        """The sequence :meth:`status` reads for the measures of a need: the latest regime among them."""
+        need = self._needs[need_key]
+        if not need.boxes:
+            return None
+        regimes = [self._alarms[m.key]["regime"] for m in self.measures if self._of[m.key] == need_key]
+        starts = {b.start: b for b in need.boxes}
+        return starts.get(max((r for r in regimes if r is not None), default=None), need.boxes[0])
 
     def history(self) -> pd.DataFrame:
         """Every status row since the first step (after each batch and each :meth:`add_labels`), in order."""

@@ -86,8 +86,9 @@ class Estimate(Result):
         ``prob_greater`` are their shares; otherwise those are NaN with ``no_prob_reason``.
     prob : float, default=DEFAULT_PROB
         The default level of :meth:`interval`, :meth:`verdict` and :meth:`summary`.
-    center : float, default=0.0
-        The value of perfect fairness (0 for a difference, 1 for a ratio).
+    center : float, optional
+        The value of perfect fairness (0 for a difference, 1 for a ratio); default: the
+        measure's ideal, else 0.
     by_group : pandas.Series or pandas.DataFrame, optional
         Per-group values.
     reason : str, optional
@@ -111,7 +112,7 @@ class Estimate(Result):
 
     kind = "estimate"
     prob: float = DEFAULT_PROB
-    center: float = 0.0
+    _center: float | None = None
     n: int | None = None
     target: str = "audited rows"
     construction: str = ""
@@ -131,7 +132,7 @@ class Estimate(Result):
         draws: Any = None,
         posterior: bool = False,
         prob: float = DEFAULT_PROB,
-        center: float = 0.0,
+        center: float | None = None,
         by_group: pd.Series | pd.DataFrame | None = None,
         reason: str | None = None,
         no_prob_reason: str | None = None,
@@ -144,8 +145,16 @@ class Estimate(Result):
         self._interval = interval if callable(interval) or interval is None else tuple(map(float, interval))
         self._draws = None if draws is None else np.ravel(np.asarray(draws, dtype=float))
         self._posterior = bool(posterior and draws is not None)
-        self.prob, self.center = check_prob(prob), float(center)
+        self.prob, self._center = check_prob(prob), None if center is None else float(center)
         self._by_group, self._reason, self._no_prob_reason, self.measure = by_group, reason, no_prob_reason, measure
+
+    @property
+    def center(self) -> float:
+        """The value of perfect fairness the verdict and ``prob_within`` measure from (the measure's ideal)."""
+        if self._center is not None:
+            return self._center
+        ideal = getattr(self.measure, "ideal", None)
+        return 0.0 if ideal is None else float(ideal)
 
     # -- the interval ---------------------------------------------------------------------
     def interval(self, prob: float | None = None) -> tuple[float, float]:
