@@ -45,7 +45,7 @@ from .measures import Measure, MeasureBase
 from .registry import as_measures, msr
 from .results import Result
 from .scoring import _confusion_stats, _response
-from .selection import ConstrainedRefit, _decide, _evidence_of, badness
+from .selection import _AGGREGATES, ConstrainedRefit, _check_choice, _decide, _evidence_of, badness
 
 __all__ = ["BenchmarkResult", "LearnerChoice", "MissingGroupWarning", "benchmark", "fold_splits"]
 
@@ -491,20 +491,39 @@ class BenchmarkResult:
             n_draws=n_draws,
             random_state=random_state,
         )
-        inputs = [self._pooled_inputs(name) for name in self.learners]
-
-        def evidence(m: MeasureBase) -> Any:
-            wide = self.scores[self.scores["measure"] == m.key].pivot(index="learner", columns="fold", values="value")
-            folds = wide.loc[self.learners].to_numpy(dtype=float)
-            stats = None
-            if rule.aggregate != "mean":
-                stats = [_pooled_stats(m, p, A, self.sample_weight) for p, A in inputs]
-                stats = None if any(st is None for st in stats) else stats
-            return _evidence_of(m, rule.aggregate, folds, stats, f"a measure of confusion counts ({m.key} is not)")
-
-        cons = [(evidence(m), b) for m, b in rule.subject_to]
-        table, chosen, front = _decide(rule, evidence(rule.objective), cons, "learner", self.learners, "learner")
+        cons = [(self._evidence(m, rule.aggregate), b) for m, b in rule.subject_to]
+        obj = self._evidence(rule.objective, rule.aggregate)
+        table, chosen, front = _decide(rule, obj, cons, "learner", self.learners, "learner")
         return LearnerChoice(self.learners[chosen], chosen, table, front)
+
+    def _evidence(self, m: MeasureBase, aggregate: str) -> Any:
+        """One measure over the learners, aggregated as :meth:`choose` aggregates it."""
+        wide = self.scores[self.scores["measure"] == m.key].pivot(index="learner", columns="fold", values="value")
+        folds = wide.loc[self.learners].to_numpy(dtype=float)
+        stats = None
+        if aggregate != "mean":
+            stats = [_pooled_stats(m, p, A, self.sample_weight) for p, A in map(self._pooled_inputs, self.learners)]
+            stats = None if any(st is None for st in stats) else stats
+        return _evidence_of(m, aggregate, folds, stats, f"a measure of confusion counts ({m.key} is not)")
+
+    def aggregated(self, measures: Any = None, aggregate: str = "auto") -> pd.DataFrame:
+        """One row per learner: each measure aggregated over the folds as :meth:`choose` aggregates it.
+
+        ``"auto"`` pools the measures of confusion counts (the measure on each learner's pooled
+        out-of-fold counts) and averages the others over the folds; ``"pooled"`` and ``"mean"``
+        force one. The plots rank by this table, so a plot and a decision agree.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by learner, one column per measure; ``attrs["aggregate"]`` says which
+            aggregate each column is.
+        """
+        _check_choice(aggregate, _AGGREGATES, "aggregate")
+        evidence = [self._evidence(self.measures[k], aggregate) for k in self._keys(measures)]
+        table = pd.DataFrame({e.measure.key: e.values for e in evidence}, index=pd.Index(self.learners, name="learner"))
+        table.attrs["aggregate"] = {e.measure.key: e.aggregate for e in evidence}
+        return table
 
     def pareto(
         self,

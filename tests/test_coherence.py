@@ -192,3 +192,26 @@ def test_the_monitor_shows_values_inside_their_sequences_after_a_drift():
         for table in (mon.status(), mon.group_status()):
             ok = table["value"].notna()
             assert ((table["lower"][ok] <= table["value"][ok]) & (table["value"][ok] <= table["upper"][ok])).all()
+
+
+def test_the_tradeoff_plot_and_choose_rank_by_the_same_aggregate():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.tree import DecisionTreeClassifier
+
+    from skfair_measures import plots
+    from skfair_measures.benchmark import benchmark
+
+    rng = np.random.default_rng(0)
+    X, A = rng.normal(size=(400, 3)), rng.choice(["a", "b"], 400)
+    y = (X[:, 0] + 0.4 * (A == "a") + rng.normal(size=400) > 0).astype(int)
+    learners = {"logreg": LogisticRegression(), "tree": DecisionTreeClassifier(max_depth=3, random_state=0)}
+    bmr = benchmark(learners, X, y, A, measures=["fairness.eod", "classif.acc"], cv=3, random_state=0)
+    choice = bmr.choose("classif.acc", {"fairness.eod": 1.0})
+    ax = plots.fairness_accuracy_tradeoff(bmr, "fairness.eod", "classif.acc", show_folds=False)
+    shown = np.array([c.get_offsets()[0] for c in ax.collections])
+    assert shown[:, 0] == pytest.approx(choice.table["fairness.eod"].to_numpy())
+    assert shown[:, 1] == pytest.approx(choice.table["classif.acc"].to_numpy())

@@ -274,8 +274,8 @@ class MeasurePosterior(Estimate):
 
     @property
     def target(self) -> str:  # type: ignore[override]
-        """What the interval is about: the rate in the population the audited rows were drawn from."""
-        return "population"
+        """What the interval is about: the audited rows for the guaranteed box, else the population they came from."""
+        return "audited rows" if self.method == "guaranteed" else "population"
 
     def _prob_draws(self) -> np.ndarray | None:
         return None if self.interval_box is not None else self.draws
