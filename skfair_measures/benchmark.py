@@ -433,13 +433,7 @@ class BenchmarkResult:
         self,
         objective: str | MeasureBase,
         subject_to: Mapping[Any, float],
-        *,
-        aggregate: str = "auto",
-        confidence: float | None = None,
-        if_none: str = "raise",
-        prob: float = 0.9,
-        n_draws: int = 2000,
-        random_state: Any = 0,
+        **rule: Any,
     ) -> LearnerChoice:
         """The learner with the best objective among those whose aggregated measures meet their bounds.
 
@@ -447,7 +441,7 @@ class BenchmarkResult:
         learners instead of a search's candidates: ``aggregate="pooled"`` computes a
         measure on each learner's pooled out-of-fold counts (from :attr:`predictions`,
         weighted by :attr:`sample_weight`), ``"mean"`` averages its fold values, and
-        ``"auto"`` pools the measures of confusion counts. Intervals, ``confidence``,
+        ``"auto"`` pools the measures of confusion counts. Intervals, ``check``,
         ``if_none`` and the Pareto front are as there.
 
         Parameters
@@ -456,8 +450,9 @@ class BenchmarkResult:
             A benchmarked measure to optimise in its own direction.
         subject_to : dict of (str or Measure) to float
             Benchmarked measures and their bounds.
-        aggregate, confidence, if_none, prob, n_draws, random_state
-            As in :func:`skfair_measures.constrained_refit`.
+        **rule
+            ``aggregate``, ``check``, ``if_none``, ``prob``, ``n_draws``, ``random_state``: as in
+            :func:`skfair_measures.constrained_refit`.
 
         Returns
         -------
@@ -481,16 +476,8 @@ class BenchmarkResult:
         ('logreg', True)
         """
         keys = self._keys([objective, *subject_to])  # benchmarked, or a KeyError naming them
-        rule = ConstrainedRefit(
-            self.measures[keys[0]],
-            {self.measures[k]: b for k, b in zip(keys[1:], subject_to.values(), strict=True)},
-            aggregate=aggregate,
-            confidence=confidence,
-            if_none=if_none,
-            prob=prob,
-            n_draws=n_draws,
-            random_state=random_state,
-        )
+        measures = [self.measures[k] for k in keys]
+        rule = ConstrainedRefit(measures[0], dict(zip(measures[1:], subject_to.values(), strict=True)), **rule)
         cons = [(self._evidence(m, rule.aggregate), b) for m, b in rule.subject_to]
         obj = self._evidence(rule.objective, rule.aggregate)
         table, chosen, front = _decide(rule, obj, cons, "learner", self.learners, "learner")

@@ -23,7 +23,7 @@ How a candidate's measure is aggregated over the test folds (``aggregate=``):
 - ``"auto"`` (default): ``"pooled"`` for measures whose counts are in ``cv_results_``,
   ``"mean"`` for the others. The table says which was used.
 
-With ``confidence=`` a bound is met when the one-sided ``confidence`` bound of the
+With ``check="bound"`` a bound is met when the worse end of the ``prob`` interval of the
 measure meets it (the upper bound of a gap, the lower bound of a ratio), not only its
 estimate. When no candidate qualifies, ``if_none="raise"`` (default) raises
 :class:`NoFeasibleCandidateError`, whose ``table`` holds every candidate; ``"fairest"``
@@ -65,6 +65,7 @@ __all__ = [
 PRIOR = 0.5
 _AGGREGATES = ("auto", "pooled", "mean")
 _IF_NONE = ("raise", "fairest")
+_CHECKS = ("value", "bound")
 
 
 class NoFeasibleCandidateError(ValueError):
@@ -196,7 +197,7 @@ def _table(
     objective: _Evidence,
     constraints: list[tuple[_Evidence, float]],
     *,
-    confidence: float | None,
+    check: str,
     prob: float,
     n_draws: int,
     random_state: Any,
@@ -216,9 +217,8 @@ def _table(
     for ev, bound in constraints:
         m = ev.measure
         side = 1.0 if m.minimize else -1.0  # +1: value <= bound; -1: value >= bound
-        q = np.append(central, confidence if m.minimize else 1 - confidence) if confidence else central
-        b = np.array([ev.bounds(c, q, n_draws, rng) for c in range(n)]).reshape(n, q.size)
-        checked = b[:, 2] if confidence else ev.values
+        b = np.array([ev.bounds(c, central, n_draws, rng) for c in range(n)]).reshape(n, 2)
+        checked = (b[:, 1] if m.minimize else b[:, 0]) if check == "bound" else ev.values  # the interval's worse end
         ok = np.isfinite(checked) & (side * (checked - bound) <= 0)
         cols[m.key], cols[f"{m.key} lo"], cols[f"{m.key} hi"] = ev.values, b[:, 0], b[:, 1]
         cols[f"{m.key} checked"] = checked
@@ -350,9 +350,7 @@ def _decide(
     rule: ConstrainedRefit, obj: _Evidence, cons: list[tuple[_Evidence, float]], label: str, labels: Any, what: str
 ) -> tuple[pd.DataFrame, int, pd.DataFrame]:
     """The rule over given evidence: every candidate's table (``label`` column first), the choice, the front."""
-    table = _table(
-        obj, cons, confidence=rule.confidence, prob=rule.prob, n_draws=rule.n_draws, random_state=rule.random_state
-    )
+    table = _table(obj, cons, check=rule.check, prob=rule.prob, n_draws=rule.n_draws, random_state=rule.random_state)
     table.insert(0, label, labels)
     chosen = _choose(table, rule.objective, rule.if_none, what)
     return table, chosen, _front_table(table, rule.objective, cons, chosen, rule.n_draws, rule.random_state)
@@ -372,7 +370,7 @@ class ConstrainedRefit:
         subject_to: Mapping[Any, float],
         *,
         aggregate: str = "auto",
-        confidence: float | None = None,
+        check: str = "value",
         if_none: str = "raise",
         prob: float = 0.9,
         n_draws: int = 2000,
@@ -382,7 +380,7 @@ class ConstrainedRefit:
         _objective_sign(self.objective)
         self.subject_to = _bounded(subject_to)
         self.aggregate = _check_choice(aggregate, _AGGREGATES, "aggregate")
-        self.confidence = None if confidence is None else check_prob(confidence, "confidence")
+        self.check = _check_choice(check, _CHECKS, "check")
         self.if_none = _check_choice(if_none, _IF_NONE, "if_none")
         self.prob = check_prob(prob, "prob")
         if not isinstance(n_draws, int | np.integer) or n_draws < 100:
@@ -406,7 +404,7 @@ class ConstrainedRefit:
         """
         obj, cons = self._evidence(cv_results)
         table = _table(
-            obj, cons, confidence=self.confidence, prob=self.prob, n_draws=self.n_draws, random_state=self.random_state
+            obj, cons, check=self.check, prob=self.prob, n_draws=self.n_draws, random_state=self.random_state
         )
         table.insert(0, "params", list(cv_results["params"]))
         if "iter" in cv_results:  # successive halving: only the last round's candidates saw all resources
@@ -440,7 +438,7 @@ class ConstrainedRefit:
         bounds = ", ".join(f"{m.key!r}: {b:g}" for m, b in self.subject_to)
         return (
             f"constrained_refit({self.objective.key!r}, subject_to={{{bounds}}}, aggregate={self.aggregate!r}, "
-            f"confidence={self.confidence}, if_none={self.if_none!r})"
+            f"check={self.check!r}, prob={self.prob:g}, if_none={self.if_none!r})"
         )
 
 
@@ -466,17 +464,7 @@ def _front_table(
     return out.sort_values(objective.key, ascending=bool(objective.minimize))
 
 
-def constrained_refit(
-    objective: MeasureBase | str,
-    subject_to: Mapping[Any, float],
-    *,
-    aggregate: str = "auto",
-    confidence: float | None = None,
-    if_none: str = "raise",
-    prob: float = 0.9,
-    n_draws: int = 2000,
-    random_state: Any = 0,
-) -> ConstrainedRefit:
+def constrained_refit(objective: MeasureBase | str, subject_to: Mapping[Any, float], **rule: Any) -> ConstrainedRefit:
     """A ``refit=`` rule: the best mean objective among candidates whose aggregated constraints meet their bounds.
 
     For :class:`~sklearn.model_selection.GridSearchCV` and
@@ -500,15 +488,16 @@ def constrained_refit(
         How fold results become one value per candidate (see the module docs):
         ``"pooled"`` computes the measure on the summed out-of-fold counts,
         ``"mean"`` averages the fold values, ``"auto"`` pools where the counts are there.
-    confidence : float in (0, 1), optional
-        Meet each bound with this confidence: compare its one-sided ``confidence``
-        bound (upper for a gap) with the bound instead of the estimate.
+    check : {"value", "bound"}, default="value"
+        What meets each bound: the estimate, or the worse end of its central interval of
+        probability ``prob`` (the upper end for a gap: its one-sided ``(1 + prob) / 2`` bound).
     if_none : {"raise", "fairest"}, default="raise"
         When no candidate qualifies: raise :class:`NoFeasibleCandidateError` (the
         search's ``fit`` stops; the error's ``table`` holds every candidate), or take the
         candidate with the smallest violation, warning :class:`InfeasibleConstraintWarning`.
     prob : float, default=0.9
-        Probability of the central intervals in :meth:`ConstrainedRefit.table`.
+        Probability of the central intervals in :meth:`ConstrainedRefit.table` (and of the
+        bound ``check="bound"`` compares).
     n_draws : int, default=2000
         Posterior draws per candidate and measure for pooled intervals.
     random_state : int, default=0
@@ -541,16 +530,7 @@ def constrained_refit(
     >>> bool(row["feasible"]), bool(row["fairness.eod"] <= 0.1), row["fairness.eod aggregate"]
     (True, True, 'pooled')
     """
-    return ConstrainedRefit(
-        objective,
-        subject_to,
-        aggregate=aggregate,
-        confidence=confidence,
-        if_none=if_none,
-        prob=prob,
-        n_draws=n_draws,
-        random_state=random_state,
-    )
+    return ConstrainedRefit(objective, subject_to, **rule)
 
 
 def pareto_front(rule: ConstrainedRefit, cv_results: Mapping[str, Any]) -> pd.DataFrame:
@@ -605,11 +585,7 @@ def constrained_threshold(
     sensitive_features: Any,
     thresholds: Any = None,
     sample_weight: Any = None,
-    confidence: float | None = None,
-    if_none: str = "raise",
-    prob: float = 0.9,
-    n_draws: int = 2000,
-    random_state: Any = 0,
+    **rule: Any,
 ) -> ThresholdChoice:
     """The decision threshold with the best objective among those meeting every bound.
 
@@ -620,7 +596,7 @@ def constrained_threshold(
 
     Parameters
     ----------
-    objective, subject_to, confidence, if_none, prob, n_draws, random_state
+    objective, subject_to
         As in :func:`constrained_refit`; the objective and the constraints must be
         measures of confusion counts.
     y_true : array-like of shape (n_samples,)
@@ -630,6 +606,8 @@ def constrained_threshold(
     thresholds : array-like, optional
         Default: 101 points from 0 to 1.
     sample_weight : array-like of shape (n_samples,), optional
+    **rule
+        ``check``, ``if_none``, ``prob``, ``n_draws``, ``random_state``: as in :func:`constrained_refit`.
 
     Returns
     -------
@@ -647,15 +625,7 @@ def constrained_threshold(
     >>> round(pick.threshold, 2), round(float(row["classif.acc"]), 3), round(float(row["fairness.eod"]), 3)
     (0.49, 0.905, 0.049)
     """
-    rule = ConstrainedRefit(
-        objective,
-        subject_to,
-        confidence=confidence,
-        if_none=if_none,
-        prob=prob,
-        n_draws=n_draws,
-        random_state=random_state,
-    )  # checks every argument
+    rule = ConstrainedRefit(objective, subject_to, **rule)  # checks every argument
 
     def curve(m: MeasureBase, w: Any) -> Any:
         return disparity_at_thresholds(
