@@ -215,3 +215,22 @@ def test_the_tradeoff_plot_and_choose_rank_by_the_same_aggregate():
     shown = np.array([c.get_offsets()[0] for c in ax.collections])
     assert shown[:, 0] == pytest.approx(choice.table["fairness.eod"].to_numpy())
     assert shown[:, 1] == pytest.approx(choice.table["classif.acc"].to_numpy())
+
+
+def test_the_monitor_and_the_active_assessment_give_estimates():
+    from skfair_measures.active import ActiveAssessment
+    from skfair_measures.monitor import FairnessMonitor
+
+    rng = np.random.default_rng(2)
+    mon = FairnessMonitor(["fairness.tpr", "fairness.cv"], eps=0.05)
+    for _ in range(3):
+        g, y = rng.choice(["A", "B"], 300), rng.integers(0, 2, 300)
+        mon.update(rng.integers(0, 2, 300), y_true=y, sensitive_features=g)
+    assert tuple(mon.summary().columns) == SUMMARY_COLUMNS
+    for est in mon.estimates().values():
+        _agree(est, 0.05, est.prob)
+    g, y_pred = np.repeat(["a", "b"], 100), rng.integers(0, 2, 200)
+    aa = ActiveAssessment(y_pred, np.where(y_pred == 1, 0.7, 0.3), sensitive_features=g, random_state=0)
+    rows = aa.ask(60)
+    aa.tell(rows, rng.integers(0, 2, rows.size))
+    _all_agree(aa.estimate("a", "b"))

@@ -27,6 +27,7 @@ from .._protocol import MeasureBase
 from .._stats import ConfusionStats
 from ..base import RatioRoles, ratio_roles
 from ..registry import as_measures, msr
+from ..uncertainty import Estimate, summarize
 from ._batches import ID, PRED, TRUE, Batch, as_batch, collect_columns, count, label_of
 from ._drift import DriftTest, drift_plan
 from ._sequences import Box, box_alpha, cells
@@ -618,6 +619,40 @@ class FairnessMonitor:
             return pd.DataFrame(index=pd.Index([m.key for m in self.measures], name="key"), columns=cols)
         columns = {c: [r[c] for r in self._last] for c in self._last[0] if c != "key"}  # read after every batch:
         return pd.DataFrame(columns, index=pd.Index([r["key"] for r in self._last], name="key"))  # no per-row dicts
+
+    def estimates(self) -> dict[str, Estimate]:
+        """Each measure's current value and sequence as an :class:`~skfair_measures.uncertainty.Estimate`.
+
+        The rows of :meth:`status`: the value on the rows of the sequence shown, its interval at
+        level ``1 - alpha / 2`` (anytime-valid, a confidence sequence: no probabilities).
+        """
+        out = {}
+        for key, row in self.status().iterrows():
+            lo, hi = row["lower"], row["upper"]
+            out[key] = Estimate(
+                key,
+                float(row["value"]),
+                construction="betting confidence sequence (anytime-valid)",
+                n=None if pd.isna(row["n_rows"]) else int(row["n_rows"]),
+                target="population",
+                interval=(float(lo), float(hi)),
+                prob=1 - self.alpha / 2,
+                reason=None if pd.isna(row["reason"]) else row["reason"],
+                measure=self.measures[[m.key for m in self.measures].index(key)],
+            )
+        return out
+
+    def summary(self) -> pd.DataFrame:
+        """The one summary row of every measure (:data:`~skfair_measures.uncertainty.SUMMARY_COLUMNS`), at its eps.
+
+        Examples
+        --------
+        >>> mon = FairnessMonitor("fairness.cv", eps=0.2)
+        >>> mon.update([1, 0, 1, 1] * 50, sensitive_features=["a", "a", "b", "b"] * 50).summary()[["value", "verdict"]]
+           value       verdict
+        0    0.5  inconclusive
+        """
+        return summarize([e.summary(eps=self.eps[k]) for k, e in self.estimates().items()])
 
     def group_status(self) -> pd.DataFrame:
         """Every group rate the measures read: cumulative and windowed value, and its sequence.
