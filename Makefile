@@ -7,8 +7,9 @@ PY     := $(VENV)/bin/python
 PIP    := PYTHONWARNINGS=ignore $(PY) -m pip install --quiet --disable-pip-version-check
 DEMO_STAMP := $(VENV)/.demo-installed
 TEST_STAMP := $(VENV)/.test-installed
+DOCS_STAMP := $(VENV)/.docs-installed
 
-.PHONY: test test-slow demo lint bench clean
+.PHONY: test test-slow demo docs lint bench clean
 
 # examples/demo.py imports scikit-learn, the Bayesian posteriors (PyMC, nutpie), matplotlib for
 # the report and MLflow with the plugin: no dataframe engine, no Spark, no Java.
@@ -32,10 +33,21 @@ demo: $(DEMO_STAMP)
 test: $(TEST_STAMP)
 	$(PY) -m ruff check skfair_measures tests benchmarks integrations examples
 	$(PY) -m ruff format --check skfair_measures tests benchmarks integrations examples
+	$(PY) -m mypy
 	$(PY) -m pytest -m "not slow" -q -n auto --dist loadfile --durations=10
 
 test-slow: $(TEST_STAMP)
 	$(PY) -m pytest -m slow -q
+
+# the documentation site in docs/_build/html: the Markdown pages, the API reference from the docstrings and the
+# gallery (examples/gallery/*.py, each run); warnings are errors (-W), so a broken link or docstring fails the build
+$(DOCS_STAMP): $(DEMO_STAMP)
+	$(PIP) -e ".[docs]"
+	touch $@
+
+docs: $(DOCS_STAMP)
+	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+	@echo "open docs/_build/html/index.html"
 
 lint: $(TEST_STAMP)
 	$(PY) -m ruff check skfair_measures tests benchmarks integrations examples
@@ -45,4 +57,4 @@ bench: $(TEST_STAMP)
 	$(PY) benchmarks/bench_metrics.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache docs/_build docs/generated docs/gallery docs/sg_execution_times.rst

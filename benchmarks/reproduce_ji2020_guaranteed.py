@@ -289,15 +289,15 @@ def report(out: Path, doc: Path, cache: Path) -> str:
         f"BCR or BB where the calibration checks failed, in {int(agg.before_mae_ok.sum())}). "
         f"The guaranteed interval is no wider than BB's in {int((agg.guaranteed_width <= agg.bb_width).sum())}.",
         "",
-        "#### Overview",
+        "### Overview",
         "",
         overview(agg),
         "",
-        "#### Δ accuracy: MAE x 100 (coverage % of the 95% interval)",
+        "### Δ accuracy: MAE x 100 (coverage % of the 95% interval)",
         "",
         table(agg, "acc"),
         "",
-        "#### Δ TPR: MAE x 100 (coverage % of the 95% interval)",
+        "### Δ TPR: MAE x 100 (coverage % of the 95% interval)",
         "",
         table(agg, "tpr"),
     ]

@@ -366,11 +366,11 @@ def report(cache: Path, doc: Path, scale: float | None = None, params_dir: Path 
             f"Runs: {len(rows)} in {len(agg) // len(METRICS)} cells; rectifier scale {scale}; auto used BB "
             f"(calibration checks failed) in {sum(r['auto_method'] == 'bb' for r in rows)} runs; "
             f"BC fits with divergences after the retry: {sum(r['divergences'] > 0 for r in rows)}.",
-            "#### Overview: cells where auto meets each target",
+            "### Overview: cells where auto meets each target",
             overview(agg),
-            "#### Δ accuracy: MAE x 100 (coverage % of the 95% interval)",
+            "### Δ accuracy: MAE x 100 (coverage % of the 95% interval)",
             table(agg, "acc"),
-            "#### Δ TPR: MAE x 100 (coverage % of the 95% interval)",
+            "### Δ TPR: MAE x 100 (coverage % of the 95% interval)",
             table(agg, "tpr"),
         ]
     )

@@ -18,9 +18,10 @@ subpackages ``bayes`` and ``plots`` are imported explicitly, and ``unaware`` (wh
 measures have registry keys) loads QuaPy only when a quantifier needs it.
 """
 
-import importlib
-import importlib.util
-from typing import TYPE_CHECKING, Any
+# Imported under private names: ``dir(skfair_measures)`` and its namespace hold only ``__all__`` (and dunders).
+import importlib.util as _importlib_util
+import typing as _typing
+from importlib import import_module as _import_module
 
 #: Where each public name lives. The names load on first use (PEP 562), so ``import
 #: skfair_measures`` (and the ``skfair`` command's ``--help``) costs milliseconds, not the
@@ -65,15 +66,17 @@ _WHERE = {
     "plan_labels": ".bayes",  # it simulates the guaranteed interval
     "ThresholdCurve": ".thresholds",
     "disparity_at_thresholds": ".thresholds",
+    "bias_audit": ".audits",
     "verdict_tables": "._verdicts",
     "verdicts": "._verdicts",
 }
 
-if TYPE_CHECKING:  # pragma: no cover
+if _typing.TYPE_CHECKING:  # pragma: no cover
     from . import datasets
     from ._bootstrap import BootstrapResult, bootstrap, bootstraps
     from ._stats import ConfusionStats, ErrorStats
     from ._verdicts import verdict_tables, verdicts
+    from .audits import bias_audit
     from .base import BaseMetric, SklearnMetric
     from .bayes import plan_labels
     from .engines import compute_metrics, evaluate_measures
@@ -103,14 +106,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from .uncertainty import Estimate, summarize
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """A public name (or a submodule such as ``registry``), imported on first use."""
     if name in _WHERE:
         where = _WHERE[name]
-        value = importlib.import_module(f".{name}" if where is None else where, __name__)
+        value = _import_module(f".{name}" if where is None else where, __name__)
         value = value if where is None else getattr(value, name)
-    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
-        value = importlib.import_module(f".{name}", __name__)  # sfm.registry, sfm.results, ... as before
+    elif not name.startswith("__") and _importlib_util.find_spec(f"{__name__}.{name}") is not None:
+        value = _import_module(f".{name}", __name__)  # sfm.registry, sfm.results, ... as before
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value
@@ -118,7 +121,8 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+    """The public names only (``__all__``, ``__version__``): no import helpers, no submodules loaded on the way."""
+    return sorted([*__all__, "__version__"])
 
 
 __version__ = "0.1.0"
@@ -148,6 +152,7 @@ __all__ = [
     "ThresholdCurve",
     "UndefinedGroupWarning",
     "UndefinedReplicatesWarning",
+    "bias_audit",
     "bootstrap",
     "bootstraps",
     "compute_metrics",

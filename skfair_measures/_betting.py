@@ -969,6 +969,7 @@ def prediction_powered_interval(
     alpha: float = 0.05,
     *,
     grid_size: int = GRID_SIZE,
+    population: float | None = None,
 ) -> tuple[float, float]:
     """Confidence interval for a rate ``E[num] / E[den]`` from labeled rows and a model's proxies, read once.
 
@@ -1013,6 +1014,19 @@ def prediction_powered_interval(
         One minus the level.
     grid_size : int, default=GRID_SIZE
         Grid steps over ``[0, 1]``.
+    population : float, optional
+        The number ``N`` of audited rows (labeled and unlabeled) the labeled rows were drawn
+        from without replacement: the rate is then that of these ``N`` rows, and the
+        interval shrinks to it as the labels cover them (Waudby-Smith & Ramdas 2020,
+        "Confidence sequences for sampling without replacement"). Given the past rows,
+        row ``i``'s ``x_i(theta)`` has mean ``mu_i(theta)``, the mean of the rows not yet
+        drawn, known from the past rows and the proxies' totals and linear in ``theta``;
+        the bets are on ``x_i - mu_i``. A ``theta`` under which some ``mu_i`` lies beyond
+        every value ``x_i`` can take is impossible and rejected outright. The labeled rows
+        are put in a random order (seeded, independent of the data) first, so that a
+        uniformly random subset in that order is a sequential draw without replacement.
+        Without it (default), rows are independent draws (sampling with replacement, or
+        an infinite population).
 
     Returns
     -------
@@ -1031,6 +1045,14 @@ def prediction_powered_interval(
     >>> truth, lab = np.mean(y == (s >= 0.5)), rng.choice(s.size, 30, replace=False)
     >>> lo, hi = prediction_powered_interval((y == (s >= 0.5))[lab], np.ones(30), p[lab], np.ones(30), p.mean(), 1.0)
     >>> bool(lo < truth < hi), bool(hi - lo < 0.5)
+    (True, True)
+
+    Labels on 9,000 of the 10,000 rows, as a sample without replacement from them:
+
+    >>> lab = rng.choice(s.size, 9000, replace=False)
+    >>> lo, hi = prediction_powered_interval((y == (s >= 0.5))[lab], np.ones(9000), p[lab], np.ones(9000), p.mean(),
+    ...                                      1.0, population=s.size)
+    >>> bool(lo < truth < hi), bool(hi - lo < 0.02)
     (True, True)
     """
     _check_alpha(alpha)
@@ -1057,9 +1079,21 @@ def prediction_powered_interval(
     n = A.size
     if n == 0:
         return (0.0, 1.0)
+    if population is not None:
+        if not population >= n:
+            raise ValueError(f"population={population!r}; pass the number of audited rows, at least the {n} labeled.")
+        order = np.random.default_rng(0).permutation(n)  # a random subset in a random order: drawn one by one
+        A, B, a, b = A[order], B[order], a[order], b[order]
     kappa, lam = _pp_bets(A, B, a, b, num_mean, den_mean, alpha)
     u = A - kappa * (a - num_mean)
     v = B - kappa * (b - den_mean)
+    m0 = m1 = None
+    if population is not None:  # x_i(theta) - mu_i(theta) = (u - m0) - theta (v + m1)
+        past = [np.concatenate([[0.0], np.cumsum(z)[:-1]]) for z in (A, B, a, b)]
+        left = population - np.arange(n)  # rows not yet drawn, this one included
+        m0 = (-past[0] - kappa * (population * num_mean - past[2])) / left + kappa * num_mean
+        m1 = (past[1] + kappa * (population * den_mean - past[3])) / left - kappa * den_mean
+        u, v = u - m0, v + m1
     # Bounds of x_i(theta) for any labels: [-low_i(theta), high_i(theta)], linear in theta.
     # One bet per segment [theta_j, theta_j+1] (truncated at both ends' bounds), so that on
     # the segment the log-wealth is concave in theta.
@@ -1070,6 +1104,7 @@ def prediction_powered_interval(
     # by both bounds, products of a row's value and the grid are outer products (faster than
     # broadcasting an (n, 1) column), and buffers are reused.
     one_minus, centred = 1.0 - theta, num_mean - theta * den_mean
+    impossible = np.zeros(grid_size, dtype=bool)
     for start in range(0, n, _BLOCK):
         sl = slice(start, start + _BLOCK)
         k, lb = kappa[sl], lam[sl, None]
@@ -1077,10 +1112,19 @@ def prediction_powered_interval(
         ends = np.multiply.outer(k, one_minus)
         ends += theta
         ends -= shared  # _pp_low at every grid point
+        mu = None if m0 is None else m0[sl, None] + np.multiply.outer(m1[sl], theta)
+        if mu is not None:  # x - mu lies in [-(low + mu), high - mu]; a bound below 0 makes theta impossible
+            ends += mu
+            impossible |= ((ends[:, :-1] < -1e-9) & (ends[:, 1:] < -1e-9)).any(0)
+            np.maximum(ends, 1e-12, out=ends)
         low = np.maximum(ends[:, :-1], ends[:, 1:])
         ends = np.multiply.outer(k, theta, out=ends)
         ends += one_minus
         ends += shared  # _pp_high at every grid point
+        if mu is not None:
+            ends -= mu
+            impossible |= ((ends[:, :-1] < -1e-9) & (ends[:, 1:] < -1e-9)).any(0)
+            np.maximum(ends, 1e-12, out=ends)
         high = np.maximum(ends[:, :-1], ends[:, 1:])
         with np.errstate(divide="ignore"):
             bp = np.minimum(np.divide(_ONE_LOOK_TRUNCATION, low, out=low), lb, out=low)
@@ -1093,7 +1137,7 @@ def prediction_powered_interval(
     # On a segment each gambler's log-wealth is concave in theta, so at least its smaller
     # end value: where (min K+ + min K-) / 2 reaches 1 / alpha the whole segment is rejected.
     low = np.logaddexp(np.minimum(lp0, lp1), np.minimum(lm0, lm1)) + _LOG_HALF
-    return _hull(theta, low < np.log(1.0 / alpha), np.maximum(lp0, lm0))
+    return _hull(theta, (low < np.log(1.0 / alpha)) & ~impossible, np.maximum(lp0, lm0))
 
 
 def _hull(grid: np.ndarray, open_segment: np.ndarray, badness: np.ndarray) -> tuple[float, float]:

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from ._protocol import Measure, PerGroup, prepared
+from ._small_sample import RateCounts, rate_counts, score_interval, small_rates
 from ._stats import (
     _COMPILED_ROWS,
     ConfusionStats,
@@ -89,6 +90,8 @@ class BootstrapResult(ReplicatesResult):
     """
 
     kind = "bootstrap"
+    #: Resampling the rows answers for the population they were drawn from.
+    target = "population"
 
     def __init__(
         self,
@@ -101,6 +104,7 @@ class BootstrapResult(ReplicatesResult):
         group_values: PerGroup | None = None,
         joint: object | None = None,
         group_rows: np.ndarray | None = None,
+        rate_counts: RateCounts | None = None,
     ) -> None:
         self.point = point
         self.key = point.key
@@ -123,6 +127,35 @@ class BootstrapResult(ReplicatesResult):
         self._joint = object() if joint is None else joint  # results sharing it share their replicates
         # rows (not weights) per group: the verdicts say when groups are too small for their level
         self._group_rows = None if group_rows is None else np.asarray(group_rows, dtype=float).reshape(n)
+        # a rate's denominator below SMALL_DENOMINATOR rows in some group: score intervals, not percentiles
+        self.rate_counts = rate_counts
+        self._score = small_rates(rate_counts) and self.defined and groups is not None
+
+    @property
+    def construction(self) -> str:
+        """How :meth:`interval` is made: ``"percentile bootstrap"``, or the score construction for small groups."""
+        return self._score_interval(self.prob)[2] if self._score else "percentile bootstrap"
+
+    def interval(self, prob: float | None = None) -> tuple[float, float]:
+        """The percentile interval; with a small rate denominator (see ``construction``) the score interval.
+
+        A group with fewer than ``SMALL_DENOMINATOR`` (400) rows in the denominator of a rate
+        the measure reads makes the percentile interval too narrow (62.6% coverage at 20 rows,
+        rate 0.05, against a 2,000-row group); then the interval is Newcombe's (a difference of
+        two groups), MOVER-Wilson (a ratio) or the Wilson box through the operation
+        (:mod:`skfair_measures._small_sample`).
+        """
+        if not self._score:
+            return super().interval(prob)
+        return self._score_interval(self.prob if prob is None else prob)[:2]
+
+    def _score_interval(self, prob: float) -> tuple[float, float, str]:
+        check_prob(prob)
+        lo, hi, how = score_interval(self.measure, self.rate_counts, self.groups, prob)
+        return min(lo, self.value), max(hi, self.value), how
+
+    def interval_reason(self, prob: float | None = None) -> str | None:
+        return None if self._score else super().interval_reason(prob)
 
     @property
     def estimate(self) -> float:
@@ -215,6 +248,7 @@ class BootstrapResult(ReplicatesResult):
             observed=self.group_values,
             fit=self._joint,
             rows=self._group_rows,
+            counts=self.rate_counts,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -585,6 +619,9 @@ def _result(
 ) -> BootstrapResult:
     codes = sample.group_codes
     rows = np.bincount(codes[codes >= 0], minlength=sample.n_groups)
+    counts = (
+        rate_counts(measure, *prepared(sample, measure.inputs)) if _statistics_kind(measure) == "confusion" else None
+    )
     return BootstrapResult(
         point,
         rep.draws.reshape(n_boot),
@@ -594,6 +631,7 @@ def _result(
         group_values=_group_values(measure, sample),
         joint=joint,
         group_rows=rows,
+        rate_counts=counts,
     )
 
 

@@ -107,6 +107,12 @@ def _guess(args: argparse.Namespace, data: Any, measure: Any, error: Callable[[s
     from .base import ratio_roles
 
     groups = data[args.sensitive]
+    if groups.isna().any():  # what skfair audit refuses, the plan refuses: a row without a group is no group's
+        rows = groups.index[groups.isna()]
+        raise error(
+            f"--sensitive {args.sensitive}: {rows.size} row(s) of {args.file} have an empty group cell (the first "
+            f"is data row {int(rows[0]) + 1}); fill them (e.g. 'unknown') or drop those rows"
+        )
     if args.score is not None:
         if args.rates or args.denominator_share:
             raise error(

@@ -16,6 +16,7 @@ the layers above, which take the measure as an argument: ``sfm.make_scorers``,
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,16 +24,19 @@ import numpy as np
 import pandas as pd
 
 from ._inputs import _RESOLVED_FIELDS, MeasureInputs, Undefined, _resolve_inputs
+from ._small_groups import SMALL_GROUP_ROWS
 from ._stats import (
     ConfusionStats,
     ErrorStats,
     GroupedSample,
+    SmallGroupWarning,
     binarize_labels,
     check_inputs,
     check_scores,
     restrict_small_groups,
 )
-from .base import BaseMetric, MulticlassError
+from ._undefined import name_groups
+from .base import BaseMetric, MulticlassError, ratio_roles
 from .results import MeasureResult
 
 __all__ = ["Measure", "MeasureBase", "PerGroup", "Stats", "prepared", "qualified_key"]
@@ -247,7 +251,9 @@ class Measure(MeasureBase):
     ) -> MeasureResult:
         """Compute the measure with its per-group values and group counts."""
         sample = self.validate(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
-        return self.evaluate_sample(sample)
+        result = self.evaluate_sample(sample)
+        warn_small_groups([small_groups_note(self, sample, result)], stacklevel=3)
+        return result
 
     def evaluate_stats(self, stats: Stats) -> MeasureResult:
         """Compute the measure from sufficient statistics (e.g. aggregated by a dataframe engine).
@@ -471,3 +477,84 @@ def _validate(
         compare_groups=inputs.needs_sensitive,
     )
     return restrict_small_groups(sample, inputs.min_group_size, inputs.small_groups, key)
+
+
+def _denominator_rows(measure: MeasureBase, sample: GroupedSample) -> np.ndarray:
+    """Per group, the fewest rows (not weights) in the denominator of a rate the measure reads (its rows otherwise)."""
+    fewest = sample.group_sizes().astype(float)
+    for base in measure.bases:
+        data, pos = prepared(sample, measure.inputs)
+        try:
+            roles = ratio_roles(base)
+        except TypeError:
+            continue
+        if roles.simple and not data.reads_classes(pos):
+            rows = data.cell_moments(pos)[:, 0].reshape(data.n_groups, 4)
+            fewest = np.minimum(fewest, rows[:, roles.den.ravel()].sum(-1))
+    return fewest
+
+
+def warn_small_groups(notes: list[str | None], stacklevel: int = 2) -> None:
+    """One :class:`SmallGroupWarning` for the notes of :func:`small_groups_note` (none if there are none)."""
+    notes = [n for n in notes if n]
+    if notes:
+        warnings.warn(" ".join(notes), SmallGroupWarning, stacklevel=stacklevel + 1)
+
+
+def small_groups_note(measure: MeasureBase, sample: GroupedSample, result: MeasureResult) -> str | None:
+    """What to say when groups whose rates rest on few rows decide the value (kept on the result), else None.
+
+    A group is small when a rate the measure reads has fewer than ``SMALL_GROUP_ROWS``
+    (30) rows in its denominator there (rows, not weights: weights change no size). When
+    some groups are small and others not, the measure is computed again without the
+    small ones; if the value moves, the note names them with both values (every door warns
+    with it once: :func:`warn_small_groups`), and ``result.small_groups_note`` keeps it for
+    reports. Measures with
+    ``min_group_size=`` set have decided already (their small groups are left out or
+    merged), and so do measures that compare no groups.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from skfair_measures import msr
+    >>> y = np.r_[np.ones(100, int), np.ones(5, int)]; g = np.r_[np.repeat(["a", "b"], 50), ["c"] * 5]
+    >>> p = np.r_[np.tile([1, 0], 50), np.ones(5, int)]
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     value = msr("fairness.tpr")(y, p, sensitive_features=g)
+    >>> print(seen[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    fairness.tpr: 0.5000 is decided by group(s) with fewer than 30 rows in a rate's denominator: 'c' (5);
+    without them it is 0.0000. Pass min_group_size=6 to leave them out (small_groups='merge' to pool them), or
+    read the interval (sfm.bootstrap) before the value.
+    """
+    inputs = measure.inputs
+    if inputs.min_group_size is not None or not inputs.needs_sensitive or not np.isfinite(result.value):
+        return None
+    rows = _denominator_rows(measure, sample)
+    sizes = sample.group_sizes()
+    small = (rows < SMALL_GROUP_ROWS) & (sizes > 0)
+    if not small.any() or small[sizes > 0].all():
+        return None
+    keep = sample.subset(~small[sample.group_codes])
+    lut = np.cumsum(~small) - 1
+    keep = GroupedSample(
+        keep.y_true, keep.y_pred, lut[keep.group_codes], sample.groups[~small], keep.sample_weight, keep.labels
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            without = float(measure.evaluate_sample(keep).value)
+        except ValueError:  # one group left: the comparison is undefined without them
+            without = np.nan
+    if np.isclose(without, result.value):
+        return None
+    named = name_groups([sample.groups[i] for i in np.flatnonzero(small)], rows[small].astype(int))
+    other = "undefined (fewer than two groups)" if np.isnan(without) else f"{without:.4f}"
+    need = int(sizes[small].max()) + 1  # min_group_size counts a group's rows
+    note = (
+        f"{measure.key}: {result.value:.4f} is decided by group(s) with fewer than {SMALL_GROUP_ROWS} rows in a "
+        f"rate's denominator: {named}; without them it is {other}. Pass min_group_size={need} to "
+        "leave them out (small_groups='merge' to pool them), or read the interval (sfm.bootstrap) before the value."
+    )
+    result.small_groups_note = note
+    return note

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._inputs import MeasureInputs, _same
-from ._protocol import Measure, _validate
+from ._protocol import Measure, _validate, small_groups_note, warn_small_groups
 from ._stats import GroupedSample
 from .results import MeasureResult
 
@@ -43,10 +43,13 @@ def evaluate_together(
     {'fairness.tpr': 1.0, 'fairness.fpr': 1.0}
     """
     samples: list[tuple[MeasureInputs, GroupedSample]] = []
-    return {
-        m.key: m.evaluate_sample(_shared_sample(samples, m, y_true, y_pred, sensitive_features, sample_weight))
-        for m in measures
-    }
+    out, notes = {}, []
+    for m in measures:
+        sample = _shared_sample(samples, m, y_true, y_pred, sensitive_features, sample_weight)
+        out[m.key] = m.evaluate_sample(sample)
+        notes.append(small_groups_note(m, sample, out[m.key]))
+    warn_small_groups(notes, stacklevel=2)
+    return out
 
 
 def _shared_sample(

@@ -634,7 +634,7 @@ def ratio_roles(base: BaseMetric) -> RatioRoles:
     >>> r.num.astype(int).tolist(), r.den.astype(int).tolist(), r.simple
     ([[0, 0], [0, 1]], [[0, 0], [1, 1]], True)
     """
-    if base.statistic != "confusion":
+    if not isinstance(base, CountMetric):  # the metrics computed from confusion counts (statistic "confusion")
         raise TypeError(
             f"base metric {base.name!r} is not computed from confusion counts; posteriors and "
             "active labeling exist for count-based rates (acc, tpr, fpr, tnr, fnr, ppv, npv, "

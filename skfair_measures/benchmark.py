@@ -222,7 +222,9 @@ def _fold_values(
                 response = y_score
             else:
                 response = _response(estimator, X_test, method, pos_label)
-            res = evaluate_measures(ms, y_test, response, sensitive_features=A_test, sample_weight=w_test)
+            with warnings.catch_warnings():  # the fold means' own small-group warning says it once, for all folds
+                warnings.filterwarnings("ignore", "(?s).*is decided by group", SmallGroupWarning)
+                res = evaluate_measures(ms, y_test, response, sensitive_features=A_test, sample_weight=w_test)
             values.update({k: r.value for k, r in res.items()})
         return values
 

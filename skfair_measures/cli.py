@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import _cli_label, _cli_monitor, _cli_plan
+from . import _cli_bias_audit, _cli_label, _cli_monitor, _cli_plan
 
 __all__ = ["main"]
 
@@ -184,8 +184,8 @@ def _add_proxies(a: argparse.ArgumentParser) -> None:
         "--proxy-metric",
         choices=("dp", "eod", "eop"),
         default="dp",
-        help="disparity estimated from the proxies: dp = demographic parity, eod = equalised odds, "
-        "eop = equal opportunity (default: dp)",
+        help="disparity estimated from the proxies: dp = demographic parity, eod = equalised odds (mean of the TPR "
+        "and FPR gaps), eop = equal opportunity (default: dp)",
     )
     p.add_argument(
         "--proxy-mode",
@@ -564,6 +564,10 @@ _COMMANDS: dict[str, tuple[Callable[[Any], None], Callable[[argparse.Namespace],
     "label-next": (_cli_label.add_parser, functools.partial(_cli_label.run, read=_read, error=CLIError)),
     "monitor": (_cli_monitor.add_parser, functools.partial(_cli_monitor.run, error=CLIError)),
     "plan": (_cli_plan.add_parser, functools.partial(_cli_plan.run, read=_read, error=CLIError, flagged=_flagged)),
+    "bias-audit": (
+        _cli_bias_audit.add_parser,
+        functools.partial(_cli_bias_audit.run, read=_read, error=CLIError, flagged=_flagged),
+    ),
 }
 
 

@@ -539,7 +539,7 @@ def from_callable(
     >>> op([0.25, 0.75], groups=pd.Index(["a", "b"]))
     0.5
     """
-    label = name or getattr(func, "__name__", "custom")
+    label = name or str(getattr(func, "__name__", "custom"))
     return Operation(label, functools.partial(_apply_callable, func=func), minimize, f"user operation {label}", ideal)
 
 

@@ -575,6 +575,7 @@ def posterior_density(
         band = _band_label(eps, center)
         ax.axvspan(center - eps, center + eps, color="grey", alpha=0.15, label=band)
     masses = {name: _is_point_mass(d) for name, d in draws.items()}
+    support = _support_of(first)
     for (name, post), color in zip(items.items(), _colors(len(items)), strict=True):
         d = draws[name]
         lo, hi = _interval_of(post, d, prob)
@@ -586,20 +587,42 @@ def posterior_density(
             mass = f"point mass, all draws within {spread:.1g}" if spread else "point mass"
             _draw_point_mass(ax, float(np.median(d)), color, f"{text}\n({mass})")
         else:
-            _draw_density(ax, d, lo, hi, color, text)
+            _draw_density(ax, d, lo, hi, color, text, support)
     _label_posterior_axes(ax, items, all(masses.values()))
+    if np.isfinite(support[0]):  # nothing below the measure's range (an absolute gap): the eps band is cut there
+        ax.set_xlim(left=max(ax.get_xlim()[0], support[0]))
+    if np.isfinite(support[1]):
+        ax.set_xlim(right=min(ax.get_xlim()[1], support[1]))
     return ax
 
 
-def _draw_density(ax: Axes, draws: np.ndarray, lo: float, hi: float, color: Any, text: str) -> None:
-    from scipy.stats import gaussian_kde
+def _support_of(post: Any) -> tuple[float, float]:
+    """The measure's range (``measure.range``): where its draws can lie; unbounded for raw draws."""
+    low, high = getattr(getattr(post, "measure", None), "range", (-np.inf, np.inf))
+    return float(low), float(high)
 
-    pad = 0.1 * float(np.ptp(draws))
-    grid = np.linspace(draws.min() - pad, draws.max() + pad, 400)
-    dens = gaussian_kde(draws)(grid)
-    ax.plot(grid, dens, color=color, label=text)
-    inside = (grid >= lo) & (grid <= hi)
-    ax.fill_between(grid[inside], dens[inside], color=color, alpha=0.3)
+
+def _draw_density(
+    ax: Axes, draws: np.ndarray, lo: float, hi: float, color: Any, text: str, support: tuple[float, float]
+) -> None:
+    """The density reflected at the ends of the measure's range (bayes' ``density_curve``).
+
+    No mass falls below 0 for an absolute gap, none outside [0, 1] for a rate; a value many draws share exactly is a
+    stem.
+    """
+    from .bayes._plots import density_curve
+
+    grid, dens, atoms = density_curve(draws, support)
+    top = float(dens.max()) if dens.size else 1.0
+    for v, p in atoms.items():
+        ax.vlines(v, 0, top, color=color, lw=2.5, label=None if grid.size else text)
+        if p >= 0.05:  # a share worth reading; a bootstrap's discrete values make many small ones
+            ax.annotate(f"P(= {v:.3g}) = {p:.2f}", (v, top), fontsize="x-small", ha="center", va="bottom", color=color)
+        text = text if grid.size else "_"
+    if grid.size:
+        ax.plot(grid, dens, color=color, label=text)
+        inside = (grid >= lo) & (grid <= hi)
+        ax.fill_between(grid[inside], dens[inside], color=color, alpha=0.3)
     ax.axvline(draws.mean(), color=color, lw=1, ls=":")
 
 
@@ -621,6 +644,10 @@ def _label_posterior_axes(ax: Axes, items: Mapping[str, Any], only_masses: bool)
         if x[1] - x[0] < 1e-6:  # matplotlib would zoom into rounding noise
             ax.set_xlim(x[0] - 0.05, x[1] + 0.05)
         ax.set_title("Posterior of the measure")
+    elif all(getattr(post, "kind", None) == "bootstrap" for post in items.values()):
+        ax.set_ylabel("density of the replicates")
+        ax.set_ylim(bottom=0)
+        ax.set_title("Bootstrap distribution of the measure (shaded: percentile interval)")
     else:
         ax.set_ylabel("posterior density")
         ax.set_ylim(bottom=0)
@@ -640,27 +667,53 @@ def _group_sizes(items: list[Result]) -> pd.Series | None:
     return next((r.counts for r in items if r.counts is not None), None)
 
 
-def _groupwise_table(items: list[Result]) -> pd.DataFrame:
-    """One column per base metric (a metric shared by several results once), one row per group."""
+def _groupwise_table(items: list[Result], prob: float) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Value, lower and upper bound per group (rows) and base metric (columns).
+
+    A base metric shared by several results is one column (``fairness.eod`` and ``fairness.tpr`` read the same TPR);
+    a posterior's group values (posterior means) are a column of their own, ``tpr (posterior)``. The bounds are the
+    equal-tailed ``prob`` interval of the result's draws of that rate in each group (percentile bootstrap,
+    credible interval), NaN where no result has draws.
+    """
     columns: dict[str, pd.Series] = {}
+    bounds: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for r in items:
         if r.by_group is None:
             continue
         if isinstance(r.by_group, pd.Series):  # a leaf: the Series is named after its base metric
-            columns.setdefault(str(r.by_group.name), r.by_group)
-            continue
-        # a composite names its columns by its children's keys; show their base metrics
-        bases = {} if r.measure is None else {leaf.key: leaf.base_label for leaf in r.measure.leaves()}
-        for c in r.by_group.columns:
-            columns.setdefault(bases.get(c, str(c)), r.by_group[c])
+            frame = r.by_group.to_frame()
+        else:  # a composite names its columns by its children's keys; show their base metrics
+            bases = {} if r.measure is None else {leaf.key: leaf.base_label for leaf in r.measure.leaves()}
+            frame = r.by_group.rename(columns={c: bases.get(c, str(c)) for c in r.by_group.columns})
+        draws = getattr(r, "group_draws", None) or {}
+        for base in frame.columns:
+            name = f"{base} ({r.kind})" if r.kind == "posterior" else str(base)
+            columns.setdefault(name, frame[base])
+            if name not in bounds and base in draws:
+                d = pd.DataFrame(np.asarray(draws[base], float).reshape(-1, len(r.groups)), columns=r.groups)
+                d = d.reindex(columns=frame.index).to_numpy()
+                with np.errstate(all="ignore"):
+                    bounds[name] = tuple(np.nanquantile(d, [(1 - prob) / 2, (1 + prob) / 2], axis=0))
     if not columns:
         raise ValueError("none of the results has per-group values (performance measures only).")
-    return pd.DataFrame(columns)
+    table = pd.DataFrame(columns)
+    nan = np.full(len(table), np.nan)
+    low = pd.DataFrame({c: bounds.get(c, (nan, nan))[0] for c in table}, index=table.index)
+    high = pd.DataFrame({c: bounds.get(c, (nan, nan))[1] for c in table}, index=table.index)
+    return table, low, high
+
+
+def _whiskers(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray | None:
+    """Error-bar lengths below and above each value, or None when no value has an interval."""
+    if np.isnan(low).all():
+        return None
+    return np.nan_to_num(np.vstack([values - low, high - values]), nan=0.0).clip(min=0.0)
 
 
 def groupwise_bars(
     results: Result | Sequence[Result] | Mapping[str, Result],
     *,
+    prob: float = 0.95,
     ax: Axes | None = None,
 ) -> Axes:
     """Base-metric value per group, from measure results.
@@ -670,12 +723,16 @@ def groupwise_bars(
     :data:`LEGEND_INSIDE_MAX` groups the bars turn horizontal: one row of bars per
     group, labeled on the axis (long intersectional labels stay readable), one
     colour per metric. A metric shared by several measures is drawn once; an
-    undefined value (NaN) leaves its bar out.
+    undefined value (NaN) leaves its bar out. Bootstrap results and posteriors draw
+    every group's rate with its ``prob`` interval as a whisker.
 
     Parameters
     ----------
     results : Result, list or dict of them
-        From :meth:`Measure.evaluate` or :func:`skfair_measures.evaluate_measures`.
+        From :meth:`Measure.evaluate`, :func:`skfair_measures.evaluate_measures`,
+        :func:`skfair_measures.bootstrap` or :func:`skfair_measures.bayes.posterior`.
+    prob : float, default=0.95
+        Probability of the whiskers' intervals (results with draws).
     ax : matplotlib Axes, optional
         Where to draw; a new figure (sized for the number of groups) if None.
 
@@ -692,26 +749,30 @@ def groupwise_bars(
     ['tpr', 'fpr']
     """
     items = _result_list(results)
-    table = _groupwise_table(items)
+    table, low, high = _groupwise_table(items, check_prob(prob))
     names = list(table.index.names)
     sizes = _group_sizes(items)
     n_groups = len(table)
     sizes = None if sizes is None else sizes.reindex(table.index)
     shown, n_out = _largest(np.ones(n_groups) if sizes is None else sizes.to_numpy(float))
-    table = table.iloc[shown]
+    table, low, high = table.iloc[shown], low.iloc[shown], high.iloc[shown]
     labels = [_group_label(g, names) for g in table.index]
     if sizes is not None:  # the group size tells why a bar is missing or jumpy
         labels = [f"{label} (n={n:g})" for label, n in zip(labels, sizes.iloc[shown], strict=True)]
     title = _plain(" x ".join(str(n) for n in names if n is not None) or "group")
     heading = "Base metrics by group" + _left_out(n_out, n_groups)
+    if not np.isnan(low.to_numpy(float)).all():
+        heading += f"\n(whiskers: {prob:.0%} interval of each group's rate)"
     if len(labels) > LEGEND_INSIDE_MAX:
-        return _bars_by_group(table, labels, title, heading, ax)
+        return _bars_by_group(table, low, high, labels, title, heading, ax)
     ax = _axes(ax, (max(5.0, 1.3 * table.shape[1] + 2.0), 4.0))
     n_groups = len(labels)
     width = 0.8 / n_groups
     pos = np.arange(table.shape[1])
     for i, (label, color) in enumerate(zip(labels, _colors(n_groups), strict=True)):
-        ax.bar(pos + (i - (n_groups - 1) / 2) * width, table.iloc[i].to_numpy(float), width, color=color, label=label)
+        values = table.iloc[i].to_numpy(float)
+        err = _whiskers(values, low.iloc[i].to_numpy(float), high.iloc[i].to_numpy(float))
+        ax.bar(pos + (i - (n_groups - 1) / 2) * width, values, width, color=color, label=label, yerr=err, capsize=3)
     ax.set_xticks(pos, [_plain(c) for c in table.columns])
     ax.set_ylabel("value in group")
     ax.set_title(heading)
@@ -720,7 +781,15 @@ def groupwise_bars(
     return ax
 
 
-def _bars_by_group(table: pd.DataFrame, labels: list[str], title: str, heading: str, ax: Axes | None) -> Axes:
+def _bars_by_group(
+    table: pd.DataFrame,
+    low: pd.DataFrame,
+    high: pd.DataFrame,
+    labels: list[str],
+    title: str,
+    heading: str,
+    ax: Axes | None,
+) -> Axes:
     """Horizontal bars: one row per group (top to bottom in table order), one colour per metric."""
     n_groups, n_metrics = table.shape
     ax = _axes(ax, (9.0, max(4.0, 0.1 * n_groups * max(2, n_metrics) + 1.5)))  # ~0.1 in per bar
@@ -729,7 +798,8 @@ def _bars_by_group(table: pd.DataFrame, labels: list[str], title: str, heading: 
     for j, (metric, color) in enumerate(zip(table.columns, _colors(n_metrics), strict=True)):
         offset = ((n_metrics - 1) / 2 - j) * height
         values = table[metric].to_numpy(float)
-        ax.barh(pos + offset, values, height, color=color, label=metric)
+        err = _whiskers(values, low[metric].to_numpy(float), high[metric].to_numpy(float))
+        ax.barh(pos + offset, values, height, color=color, label=metric, xerr=err, capsize=2)
         for y in (pos + offset)[np.isnan(values)]:  # say so where a bar is missing because the rate is undefined
             ax.text(
                 0.005,

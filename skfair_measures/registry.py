@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -33,7 +33,7 @@ from .measures import (
 from .ranking import RankingFairness
 from .regression import DistributionParity, MeanPrediction, bounded_group_loss
 
-__all__ = ["as_measures", "keys", "msr", "msrs"]
+__all__ = ["ALIASES", "as_measures", "keys", "msr", "msrs"]
 
 _SHARED_INPUTS = ("pos_label", "threshold", "undefined", "groups")
 
@@ -59,7 +59,7 @@ def _key(stem: str, kw: dict[str, Any], defaults: dict[str, Any]) -> str:
     return qualified_key(stem, **qualifiers)
 
 
-def _averaged(base: str | BaseMetric, average: str | None) -> str | BaseMetric:
+def _averaged(base: str | BaseMetric, average: Literal["macro", "weighted"] | None) -> str | BaseMetric:
     """The base, averaged over classes when ``average=`` is given (multiclass rates)."""
     if average is None:
         return base
@@ -162,7 +162,10 @@ _REGISTRY: dict[str, Callable[..., Measure]] = {
         "Predictive parity: mean of absolute differences in ppv and npv across groups",
     ),
     "fairness.acc_eod=.05": _constraint(
-        "fairness.acc_eod=.05", "fairness.eod", 0.05, "Accuracy under equalized odds < 0.05 constraint"
+        "fairness.acc_eod=.05",
+        "fairness.eod",
+        0.05,
+        "Accuracy under equalized odds (mean of the TPR and FPR gaps) < 0.05 constraint",
     ),
     "fairness.acc_ppv=.05": _constraint(
         "fairness.acc_ppv=.05", "fairness.ppv", 0.05, "Accuracy under ppv difference < 0.05 constraint"
@@ -211,7 +214,7 @@ def _dp_mean(**kw: Any) -> Measure:
     return FairnessMeasure(MeanPrediction(), key=_key("fairness.dp_mean", kw, {"operation": "absdiff"}), **kw)
 
 
-def _distribution(distance: str) -> Callable[..., Measure]:
+def _distribution(distance: Literal["ks", "wasserstein"]) -> Callable[..., Measure]:
     def make(**kw: Any) -> Measure:
         return DistributionParity(distance, **kw)
 
@@ -222,7 +225,7 @@ def _bgl(**kw: Any) -> Measure:
     return bounded_group_loss(kw.pop("base", "mse"), **kw)
 
 
-def _ranking(base: str) -> Callable[..., Any]:
+def _ranking(base: Literal["exposure", "ndcg"]) -> Callable[..., Any]:
     def make(**kw: Any) -> Any:
         return RankingFairness(base, **kw)
 
@@ -244,6 +247,19 @@ _REGISTRY["unaware.proxy_eop"] = _proxy("eop")
 _REGISTRY["unaware.quantified_dp"] = _quantified
 _REGISTRY["classif.ce"] = _performance("error_rate", "classif.ce")
 _REGISTRY["classif.bacc"] = _performance("balanced_accuracy", "classif.bacc")
+
+#: fairlearn's names for registry measures: name -> (key, overrides). ``msr(name)`` returns the registry's measure,
+#: keyed by the registry's key (results, scorers and MLflow metrics carry one name whichever was asked for).
+#: Equalized odds: fairlearn's ``equalized_odds_difference`` is the larger of the TPR and FPR gaps
+#: (``fairness.eod_max``); mlr3fairness' ``fairness.eod`` is their mean.
+ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
+    "demographic_parity_difference": ("fairness.cv", {}),
+    "demographic_parity_ratio": ("fairness.dp_ratio", {}),
+    "equalized_odds_difference": ("fairness.eod_max", {}),
+    "equalized_odds_ratio": ("fairness.eod", {"operation": "ratio", "aggregate": "min"}),
+    "equal_opportunity_difference": ("fairness.tpr", {}),
+    "equal_opportunity_ratio": ("fairness.tpr", {"operation": "ratio"}),
+}
 
 #: The keys of mlr3fairness' table (seed vignette), in its order.
 MLR3_KEYS: tuple[str, ...] = tuple(list(_REGISTRY)[:18])
@@ -283,22 +299,34 @@ def msr(key: str, /, **overrides: Any) -> MeasureBase:
     'fairness.fpr(operation=ratio)'
     >>> msr("fairness.tpr", operation="ratio").key
     'fairness.tpr(operation=ratio)'
+
+    fairlearn's names (:data:`ALIASES`) give the registry's measure, under the registry's key:
+
+    >>> msr("equalized_odds_difference").key
+    'fairness.eod_max'
     >>> msr("fairness.tpx")
     Traceback (most recent call last):
     ...
     KeyError: "unknown measure key 'fairness.tpx'. Did you mean 'fairness.tp', ..."
     """
+    if key in ALIASES:
+        key, fixed = ALIASES[key]
+        overrides = {**fixed, **overrides}
     if key not in _REGISTRY:
-        close = difflib.get_close_matches(key, list(_REGISTRY), n=3)
+        close = difflib.get_close_matches(key, [*_REGISTRY, *ALIASES], n=3)
         hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
-        raise KeyError(f"unknown measure key {key!r}.{hint} See msrs() for all keys.")
-    small = {name: overrides.pop(name) for name in ("min_group_size", "small_groups", "labels") if name in overrides}
+        raise KeyError(f"unknown measure key {key!r}.{hint} See msrs() for all keys, registry.ALIASES for fairlearn's.")
+    small: dict[str, Any] = {
+        name: overrides.pop(name) for name in ("min_group_size", "small_groups", "labels") if name in overrides
+    }
     measure = _REGISTRY[key](**overrides)
     return _with_small_groups(measure, small, own_key="key" in overrides) if small else measure
 
 
 def _with_small_groups(measure: MeasureBase, small: dict[str, Any], own_key: bool) -> MeasureBase:
     """The measure with ``min_group_size=`` / ``small_groups=`` on every leaf, its key naming them."""
+    if not isinstance(measure, Measure):
+        raise TypeError(f"{measure.key!r} takes no {', '.join(f'{k}=' for k in small)}: it is not a groupwise measure.")
     measure = measure.with_inputs(**small)
     if not own_key:
         params = ", ".join(f"{k}={v}" for k, v in small.items() if not (k == "small_groups" and v == "drop"))
@@ -344,7 +372,7 @@ def msrs() -> pd.DataFrame:
     >>> tab.loc[tab.key == "fairness.eod", "base"].item()
     'tpr, fpr'
     """
-    rows = []
+    rows: list[dict[str, Any]] = []
     for key in _REGISTRY:
         if key == "fairness":
             rows.append(

@@ -264,6 +264,8 @@ class MeasureResult(Result):
         self._lazy = {"by_group": by_group, "counts": counts, "overall": overall}
         self.undefined_groups = list(undefined_groups)
         self._reason = reason
+        #: The small groups that decide the value, with the value without them (set by the doors), or None.
+        self.small_groups_note: str | None = None
 
     def _get(self, name: str) -> Any:
         obj = self._lazy[name]

@@ -142,3 +142,55 @@ def test_a_rate_of_the_predictions_alone_is_exact_once_every_row_is_given():
         assert lo == pytest.approx(exact) and hi == pytest.approx(exact), method
     labels_only = sfm.bayes.posterior(m, y, s[:100], sensitive_features=g[:100], method="guaranteed").interval(0.95)
     assert labels_only[1] - labels_only[0] > 0.05  # without the other rows the population's rate is uncertain
+
+
+def test_weighted_selection_rates_need_the_unlabeled_rows_weights_and_ignore_a_common_factor():
+    rng = np.random.default_rng(4)
+    g, s = rng.integers(0, 2, 200), rng.uniform(size=200)
+    y = (rng.uniform(size=200) < s).astype(int)
+    gu, su = rng.integers(0, 2, 2000), rng.uniform(size=2000)
+    w, wu = rng.uniform(0.5, 2.0, 200), rng.uniform(0.5, 2.0, 2000)
+    kw = dict(sensitive_features=g, unlabeled_scores=su, unlabeled_sensitive=gu, method="guaranteed")
+    with pytest.raises(ValueError, match="unlabeled_sample_weight= is not, for the 2000 unlabeled rows"):
+        bayes.posterior(sfm.msr("fairness.cv"), y, s, sample_weight=w, **kw)
+    one = bayes.posterior(sfm.msr("fairness.cv"), y, s, sample_weight=w, unlabeled_sample_weight=wu, **kw)
+    ten = bayes.posterior(sfm.msr("fairness.cv"), y, s, sample_weight=10 * w, unlabeled_sample_weight=10 * wu, **kw)
+    assert one.value == pytest.approx(ten.value) and one.interval() == pytest.approx(ten.interval())
+
+
+def test_with_every_audited_row_labeled_the_interval_is_the_exact_value():
+    rng = np.random.default_rng(8)
+    g, s = rng.integers(0, 2, 3000), rng.uniform(size=3000)
+    y = (rng.uniform(size=3000) < s).astype(int)
+    m = sfm.msr("fairness.acc")
+    exact = m(y, (s >= 0.5).astype(int), sensitive_features=g)
+    post = bayes.posterior(m, y, s, sensitive_features=g, method="guaranteed", target="audited rows")
+    assert post.interval() == pytest.approx((exact, exact)) and post.attrs["target"] == "audited rows"
+    auto = bayes.posterior(m, y, s, sensitive_features=g, target="audited rows", random_state=0)
+    lo, hi = auto.interval()
+    assert lo <= exact <= hi and hi - lo <= 0.01 and auto.attrs["construction"] == "betting, without replacement"
+    # labels only, no target: the labeled rows are a sample of a population (the interval of old)
+    pop = bayes.posterior(m, y, s, sensitive_features=g, method="guaranteed")
+    assert pop.attrs["target"] == "population" and pop.interval()[1] - pop.interval()[0] > 0.05
+    with pytest.raises(ValueError, match="target='audited rows' is answered by the guaranteed interval"):
+        bayes.posterior(m, y, s, sensitive_features=g, method="bb", target="audited rows")
+
+
+def test_sampling_without_replacement_covers_and_shrinks_as_labels_cover_the_rows():
+    from skfair_measures._betting import prediction_powered_interval
+
+    rng = np.random.default_rng(2)
+    N = 400
+    s = rng.uniform(size=N)
+    correct = (rng.uniform(size=N) < s**2).astype(float)  # scores that are not calibrated
+    truth, proxy = correct.mean(), np.where(s >= 0.5, s, 1 - s)
+    widths, hits = {}, 0
+    for n in (40, 200, 390):
+        for _ in range(25):
+            lab = rng.choice(N, n, replace=False)
+            one = np.ones(n)
+            lo, hi = prediction_powered_interval(correct[lab], one, proxy[lab], one, proxy.mean(), 1.0, population=N)
+            hits += lo <= truth <= hi
+            widths.setdefault(n, []).append(hi - lo)
+    assert hits >= 0.9 * 75
+    assert np.median(widths[390]) < 0.35 * np.median(widths[200]) < 0.35 * np.median(widths[40])

@@ -139,3 +139,17 @@ def test_a_bad_flag_is_named_with_its_fix(predictions, capsys, extra, message):
     assert main([*argv, *extra]) == 2
     err = capsys.readouterr().err
     assert err.startswith("skfair plan: error: ") and re.search(message, err), err
+
+
+def test_an_empty_group_cell_is_refused_as_skfair_audit_refuses_it(tmp_path, capsys):
+    frame = pd.DataFrame({"sex": ["a", "b"] * 300, "prediction": [1, 0] * 300})
+    frame.loc[7, "sex"] = None
+    path = tmp_path / "p.csv"
+    frame.to_csv(path, index=False)
+    argv = ["plan", str(path), "--sensitive", "sex", "--measure", "fairness.acc", "--eps", "0.25"]
+    assert main([*argv, "--rates", "a=0.9", "b=0.8"]) == 2
+    assert "--sensitive sex: 1 row(s)" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="sensitive_features has 1 missing value"):
+        sfm.plan_labels(
+            sfm.msr("fairness.acc"), eps=0.2, scores=np.full(4, 0.5), sensitive_features=["a", "b", np.nan, "a"]
+        )

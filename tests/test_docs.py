@@ -19,3 +19,27 @@ def test_readme_links_resolve():
     links = re.findall(r"\]\(([^)#]+)\)", text)
     missing = [link for link in links if not (ROOT / link).exists()]
     assert not missing, f"README links to missing files {missing}"
+
+
+def test_readme_example_runs_on_a_file_of_predictions(tmp_path, monkeypatch, capsys):
+    """The README's example, as printed, on a predictions.csv with the columns it names."""
+    import pandas as pd
+
+    import skfair_measures as sfm
+
+    X, y, A = sfm.datasets.load_adult(return_X_y_A=True)
+    pd.DataFrame({"label": y, "prediction": (X["education_num"] > 10).astype(int), "sex": A["sex"]}).to_csv(
+        tmp_path / "predictions.csv", index=False
+    )
+    (block,) = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+    assert len(block.strip().splitlines()) <= 8
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "Female" in out and "Male" in out and "(" in out.splitlines()[-1]
+
+
+def test_home_page_example_runs(capsys):
+    (block,) = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "index.md").read_text(), flags=re.S)
+    exec(compile(block, "docs/index.md", "exec"), {})
+    assert "Female" in capsys.readouterr().out

@@ -48,14 +48,41 @@ LAYERS: dict[str, int] = {
     # (_betting: confidence sequences by betting, shared by bayes' guaranteed intervals and the monitor;
     # _verdicts: the simultaneous verdicts of every result with joint draws, the bootstrap's and bayes')
     **dict.fromkeys(
-        ["regression", "ranking", "multiclass", "groups", "groupwise", "unaware", "_betting", "_verdicts"], 1
+        [
+            "regression",
+            "ranking",
+            "multiclass",
+            "groups",
+            "groupwise",
+            "unaware",
+            "_betting",
+            "_verdicts",
+            "_small_sample",
+        ],
+        1,
     ),
     # 2: keys to measures
     "registry": 2,
     # 3: what is computed from measures
-    **dict.fromkeys(["_bootstrap", "scoring", "selection", "thresholds", "engines", "bayes", "active", "monitor"], 3),
+    **dict.fromkeys(
+        ["_bootstrap", "scoring", "selection", "thresholds", "engines", "bayes", "active", "monitor", "outcomes"], 3
+    ),
     # 4: applications and the package's face
-    **dict.fromkeys(["benchmark", "report", "plots", "cli", "_cli_label", "_cli_monitor", "_cli_plan", ""], 4),
+    **dict.fromkeys(
+        [
+            "benchmark",
+            "report",
+            "plots",
+            "audits",
+            "cli",
+            "_cli_bias_audit",
+            "_cli_label",
+            "_cli_monitor",
+            "_cli_plan",
+            "",
+        ],
+        4,
+    ),
 }
 
 #: Upward imports that stay, each with its reason: (importer, imported) -> why.

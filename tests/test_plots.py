@@ -365,3 +365,50 @@ def test_a_figure_that_fails_costs_one_warning_not_the_report(monkeypatch):
     assert len(rep.figures) == 2 and not np.isnan(rep.results["fairness.tpr"].value)
     assert any("could not be drawn" in n for n in rep.notes)
     assert plt.get_fignums() == []
+
+
+def _two_groups(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    A = rng.choice(["F", "M"], n)
+    y = rng.integers(0, 2, n)
+    return y, np.where(rng.uniform(size=n) < 0.8, y, 1 - y), A
+
+
+def test_groupwise_bars_draw_each_groups_bootstrap_interval():
+    y, y_pred, A = _two_groups()
+    boot = sfm.bootstrap(sfm.msr("fairness.tpr"), y, y_pred, sensitive_features=A, random_state=0)
+    ax = plots.groupwise_bars(boot)
+    # one bar container per group (F, M), each with its whisker from the 2.5% to the 97.5% quantile of its draws
+    whiskers = [c.errorbar.lines[2][0].get_segments()[0] for c in ax.containers if hasattr(c, "errorbar")]
+    expected = np.quantile(boot.group_draws["tpr"], [0.025, 0.975], axis=0).T
+    np.testing.assert_allclose([(w[0][1], w[1][1]) for w in whiskers], expected)
+    assert "95% interval" in ax.get_title()
+
+
+def test_density_of_an_absolute_gap_stays_at_or_above_zero():
+    y, y_pred, A = _two_groups(n=300, seed=3)  # a small gap: many replicates near 0
+    boot = sfm.bootstrap(sfm.msr("fairness.tpr"), y, y_pred, sensitive_features=A, random_state=0)
+    assert boot.draws.min() < 0.02
+    ax = plots.posterior_density(boot, eps=0.05)
+    xs = np.concatenate([line.get_xdata() for line in ax.get_lines() if len(line.get_xdata()) > 2])
+    assert xs.min() >= 0.0 and ax.get_xlim()[0] >= 0.0
+    assert "Bootstrap" in ax.get_title()
+
+
+def test_monitor_plot_at_30_days_has_no_overlapping_dates_and_its_legend_beside_the_data():
+    from skfair_measures.monitor import FairnessMonitor
+
+    rng = np.random.default_rng(0)
+    mon = FairnessMonitor(["fairness.tpr"], eps=0.1)
+    groups = [f"g{i:02d}" for i in range(30)]
+    for day in pd.date_range("2026-01-01", periods=30, freq="D"):
+        A = rng.choice(groups, 3000)
+        y = rng.integers(0, 2, 3000)
+        mon.update(np.where(rng.uniform(size=3000) < 0.8, y, 1 - y), sensitive_features=A, y_true=y, time=day)
+    ax = mon.plot("fairness.tpr")
+    ax.figure.canvas.draw()
+    boxes = [t.get_window_extent() for t in ax.get_xticklabels() if t.get_text()]
+    assert len(boxes) >= 3
+    assert all(a.x1 <= b.x0 for a, b in zip(boxes, boxes[1:], strict=False))
+    assert not _overlaps(ax, ax.get_legend())
+    plt.close("all")

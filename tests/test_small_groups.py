@@ -112,3 +112,38 @@ def test_merge_rare_levels():
         merge_rare_levels(pd.Series(["other"] * 3 + ["z"]), 2)
     with pytest.raises(ValueError, match="min_count"):
         merge_rare_levels(s, 0)
+
+
+def test_compas_race_tpr_names_asian_and_native_american_with_the_value_without_them():
+    from skfair_measures.datasets import load_compas
+
+    d = load_compas()
+    y, pred, race = d.target, (d.data["decile_score"] >= 5).astype(int), d.sensitive["race"]
+    for w in (None, np.ones(len(y))):  # weights of ones: the same caution (sizes count rows)
+        with pytest.warns(SmallGroupWarning) as seen:
+            value = sfm.msr("fairness.tpr")(y, pred, sensitive_features=race, sample_weight=w)
+        (message,) = [str(r.message) for r in seen if "decided by" in str(r.message)]
+        assert f"{value:.4f}" == "0.6613" and "'Asian' (8), 'Native American' (5)" in message
+        assert "without them it is 0.3765" in message and "min_group_size=32" in message
+    # min_group_size=32 (what the warning proposes) leaves them out: the value without them, and no such warning
+    with pytest.warns(SmallGroupWarning, match="left out") as seen:
+        assert sfm.msr("fairness.tpr", min_group_size=32)(y, pred, sensitive_features=race) == pytest.approx(
+            0.3765, abs=1e-4
+        )
+    assert not any("decided by" in str(r.message) for r in seen)
+
+
+def test_every_door_warns_once_and_the_result_keeps_the_note():
+    y = np.r_[np.ones(100, int), np.ones(5, int)]
+    g = np.r_[np.repeat(["a", "b"], 50), ["c"] * 5]
+    p = np.r_[np.tile([1, 0], 50), np.ones(5, int)]
+    with pytest.warns(SmallGroupWarning) as seen:
+        res = sfm.evaluate_measures(["fairness.tpr", "fairness.acc"], y, p, sensitive_features=g)
+    assert len(seen) == 1 and "fairness.tpr" in str(seen[0].message) and "fairness.acc" in str(seen[0].message)
+    assert "'c' (5)" in res["fairness.tpr"].small_groups_note
+    with pytest.warns(SmallGroupWarning, match="'c' \\(5\\)"):
+        sfm.msr("fairness.tpr").groupwise(y, p, sensitive_features=g)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every group small, or the small group moves nothing: no warning
+        sfm.msr("fairness.tpr")(y[:8], p[:8], sensitive_features=np.r_[["a"] * 4, ["b"] * 4])
+        sfm.msr("fairness.tpr")(y, np.ones_like(y), sensitive_features=g)

@@ -10,6 +10,7 @@ plus one row in the table.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import warnings
 from collections.abc import Mapping, Sequence
@@ -27,7 +28,7 @@ from ._auto import auto_candidates, auto_estimate, auto_interval, auto_method, c
 from ._checks import CalibrationWarning
 from ._dirichlet import dirichlet_posteriors, holds_multiclass_labels, multiclass_error
 from ._frames import FRAME_METHODS, frame_fit_data, frame_rows
-from ._guaranteed import Guaranteed
+from ._guaranteed import Guaranteed, audit_target
 from ._method import EstimationMethod, FitData, GroupDraws, Rows
 from ._posterior import MeasurePosterior, external_stacklevel, group_labels, warn_undefined
 from ._ppi import PredictionPowered
@@ -90,6 +91,7 @@ def posterior(
     chains: int = 4,
     random_state: Any = None,
     data: Any = None,
+    target: str | None = None,
     **options: Any,
 ) -> MeasurePosterior:
     """Posterior distribution of a fairness measure from scores and (few) labels.
@@ -179,6 +181,14 @@ def posterior(
         ``"ppi"`` run on them and equal the same rows in memory (``bb`` exactly with the
         same seed, ``ppi`` up to summation order). Other methods read the labeled rows
         themselves and are refused here.
+    target : {"audited rows", "population"}, optional
+        What the guaranteed interval (``method="guaranteed"``, or ``"auto"`` below its row
+        count) is about, stated as ``attrs["target"]``: ``"audited rows"``, the rows given
+        (labeled and unlabeled), of which the labeled ones are a sample without replacement,
+        so the interval shrinks to the exact value as the labels cover them (with every row
+        labeled, each rate is known); ``"population"``, a population the labeled rows were
+        drawn from. Default: ``"audited rows"`` when unlabeled rows are given, else
+        ``"population"``. The other methods' posteriors are about a population.
     **options
         The chosen method's options, checked once by its options record. An option
         the method does not take is refused, naming the methods that take it; with
@@ -274,6 +284,7 @@ def posterior(
         chains=chains,
         random_state=random_state,
         data=data,
+        target=target,
         **options,
     ).values()
     return post
@@ -297,6 +308,7 @@ def posteriors(
     chains: int = 4,
     random_state: Any = None,
     data: Any = None,
+    target: str | None = None,
     **options: Any,
 ) -> dict[str, MeasurePosterior]:
     """Posteriors of several measures from one fit (one set of draws).
@@ -437,6 +449,9 @@ def posteriors(
             pos_label,
             estimator,
         )
+    data = dataclasses.replace(data, target=audit_target(target, data.has_unlabeled, method))
+    if fit_data is not None:
+        fit_data = dataclasses.replace(fit_data, target=data.target)
     if reference is not None and reference not in data.groups:
         raise ValueError(f"reference={reference!r} is not one of the groups {list(data.groups)}; pass one of them.")
     why, plan = None, None
@@ -599,6 +614,8 @@ def _auto_interval(
     fit.interval_box = box.confidence
     return {
         "interval": "guaranteed (" + box.attrs["sampler"].split(", ", 1)[-1] + "), widened to hold the estimate",
+        "target": box.attrs["target"],
+        "construction": box.attrs["construction"],
         "interval_reason": plan.interval_reason,
         "probabilities": "none: the guaranteed interval is a confidence interval (the draws' would not agree with it)",
         "prediction_powered": box.attrs["prediction_powered"],
@@ -719,6 +736,7 @@ def _attrs(
         "n_labeled": int(data.y_true.size),
         "n_unlabeled": int(data.unlabeled.size),
         "reference": "" if reference is None else str(reference),
+        "target": "population",  # a model's posterior; the guaranteed interval states its own
         **fit.attrs,
         "seconds": seconds,
     }

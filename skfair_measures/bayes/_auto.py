@@ -165,6 +165,8 @@ def auto_interval(data: FitData, bases: tuple[Any, ...]) -> tuple[bool, str]:
     >>> auto_interval(data, (BASE_METRICS["tpr"],))[0]
     True
     """
+    if data.target == "audited rows" and not data.has_unlabeled:
+        return True, "target='audited rows' with every row labeled: the guaranteed interval, about the rows given"
     cells = data.y_true * 2 + data.labeled.y_pred
     fewest, where = None, ""
     for base in bases:

@@ -57,11 +57,40 @@ import numpy as np
 import pandas as pd
 
 from .._betting import fixed_sample_interval, prediction_powered_interval
+from .._small_sample import reads_pooled
 from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
 from ._method import EstimationMethod, FitData, GroupDraws, group_name
 
-__all__ = ["ConfidenceBox", "Guaranteed"]
+__all__ = ["TARGETS", "ConfidenceBox", "Guaranteed", "audit_target"]
+
+#: What an interval can be about: the rows given (labeled and unlabeled), or a population they were drawn from.
+TARGETS = ("audited rows", "population")
+
+
+def audit_target(target: Any, has_unlabeled: bool, method: str) -> str:
+    """What the guaranteed interval is about, decided once: ``target=`` as given, else by the data.
+
+    With unlabeled rows the audit is of the rows given (labeled and unlabeled), and the
+    labeled rows are a sample without replacement from them; with labeled rows only they
+    are a sample from a population, unless ``target="audited rows"`` says they are the
+    audit (then every row is labeled and each rate is known exactly).
+
+    Examples
+    --------
+    >>> audit_target(None, True, "auto"), audit_target(None, False, "guaranteed")
+    ('audited rows', 'population')
+    """
+    if target is None:
+        return "audited rows" if has_unlabeled else "population"
+    if target not in TARGETS:
+        raise ValueError(f"target={target!r}; pass 'audited rows' (the rows given) or 'population'.")
+    if target == "audited rows" and method not in ("auto", "guaranteed"):
+        raise ValueError(
+            f"target='audited rows' is answered by the guaranteed interval (sampling without replacement from "
+            f"the rows given); method={method!r} models a population: use method='guaranteed' or 'auto'."
+        )
+    return target
 
 
 @dataclass(eq=False)
@@ -75,6 +104,7 @@ class RateInterval:
     point: float
     labels: np.ndarray | None = None
     pp: tuple | None = None
+    population: float | None = None
     _cache: dict = None  # type: ignore[assignment]
 
     def interval(self, alpha: float) -> tuple[float, float]:
@@ -85,7 +115,7 @@ class RateInterval:
             self._cache = {}
         if alpha not in self._cache:
             if self.pp is not None:
-                lo, hi = prediction_powered_interval(*self.pp, alpha)
+                lo, hi = prediction_powered_interval(*self.pp, alpha, population=self.population)
             else:
                 lo, hi = fixed_sample_interval(self.labels, alpha)
             if np.isfinite(self.point):
@@ -111,26 +141,31 @@ class ConfidenceBox:
         """The number of intervals the union bound splits ``alpha`` over."""
         return sum(len(v) for v in self.groups.values()) + len(self.pooled)
 
-    def split(self, bases: tuple[str, ...]) -> int:
-        """How many intervals ``at(prob, bases)`` splits ``1 - prob`` over: every group rate and the pooled rate."""
-        return sum(len(self.groups[b]) + 1 for b in bases)
+    def split(self, bases: tuple[str, ...], pooled: bool = True) -> int:
+        """How many intervals ``at(prob, bases, pooled)`` splits ``1 - prob`` over: every group rate (and pooled)."""
+        return sum(len(self.groups[b]) + pooled for b in bases)
 
     def at(
-        self, prob: float, bases: tuple[str, ...] | None = None
+        self, prob: float, bases: tuple[str, ...] | None = None, pooled: bool = True
     ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, tuple[float, float]]]:
-        """Simultaneous bounds at level ``prob`` of the rates of ``bases`` (default: all)."""
+        """Simultaneous bounds at level ``prob`` of the rates of ``bases`` (default: all); pooled ones if read."""
         names = tuple(self.groups) if bases is None else bases
-        alpha = (1.0 - prob) / self.split(names)  # union bound over these intervals
+        alpha = (1.0 - prob) / self.split(names, pooled)  # union bound over the intervals read, and no others
         lower, upper = {}, {}
         for name in names:
             bounds = np.array([r.interval(alpha) for r in self.groups[name]])
             lower[name], upper[name] = bounds[:, 0], bounds[:, 1]
-        overall = {name: self.pooled[name].interval(alpha) for name in names}
+        overall = {name: self.pooled[name].interval(alpha) if pooled else (0.0, 1.0) for name in names}
         return lower, upper, overall
 
     def measure_interval(self, measure: Any, groups: pd.Index, prob: float) -> tuple[float, float]:
-        """The measure's interval at level ``prob``: the image of the joint box of its own rates."""
-        lower, upper, overall = self.at(prob, tuple(b.name for b in measure.bases))
+        """The measure's interval at level ``prob``: the image of the joint box of the rates it reads.
+
+        The pooled rates get a share of ``1 - prob`` only when the measure reads them
+        (a comparison with the overall value, a performance part): a difference between
+        groups spends the whole budget on the group rates.
+        """
+        lower, upper, overall = self.at(prob, tuple(b.name for b in measure.bases), reads_pooled(measure))
         return measure.bounds_from_group_values(lower, upper, groups=groups, overall=overall)
 
 
@@ -155,7 +190,19 @@ def _proxies(scores: np.ndarray, y_pred: np.ndarray, roles: Any) -> tuple[np.nda
 
 
 def _exact_rates(data: FitData, roles: Any) -> tuple[np.ndarray, float]:
-    """A label-free rate (the selection rate) on every audited row, labeled and unlabeled: known exactly."""
+    """A label-free rate (the selection rate) on every audited row, labeled and unlabeled: known exactly.
+
+    Weights are known up to a common factor, so the labeled and unlabeled rows' weights
+    must be on one scale: with ``sample_weight=`` the unlabeled rows' weights are required
+    (a weight of 1 for them would make the value change when every weight is scaled).
+    """
+    if data.labeled.weight is not None and data.unlabeled.weight is None:
+        raise ValueError(
+            f"sample_weight= is given for the labeled rows but unlabeled_sample_weight= is not, for the "
+            f"{int(data.unlabeled.multiplicity.sum())} unlabeled rows whose predictions this label-free rate reads; "
+            "weights are known up to a common factor, so pass unlabeled_sample_weight= on the same scale "
+            "(e.g. np.ones(n_unlabeled) if the labeled weights are inverse labeling probabilities)."
+        )
     codes = np.concatenate([data.labeled.codes, data.unlabeled.codes])
     y_pred = np.concatenate([data.labeled.y_pred, data.unlabeled.y_pred])
     w = np.concatenate(
@@ -188,6 +235,8 @@ def _rates(data: FitData, roles: Any, cells: np.ndarray, rate: np.ndarray, poole
 
         per_group = [by_weight(codes == g, float(rate[g])) for g in range(n_groups)]
         return per_group, by_weight(np.ones(codes.size, bool), pooled)
+    if not data.has_unlabeled and data.target == "audited rows":  # every audited row labeled: known exactly
+        return [RateInterval(float(r)) for r in rate], RateInterval(pooled)
     if not data.has_unlabeled:
         per_group = [RateInterval(float(rate[g]), labels=x_num[in_den & (codes == g)]) for g in range(n_groups)]
         return per_group, RateInterval(pooled, labels=x_num[in_den])
@@ -201,7 +250,10 @@ def _rates(data: FitData, roles: Any, cells: np.ndarray, rate: np.ndarray, poole
         n_all = mask_l.sum() + rows_u[mask_u].sum()
         a_mean = (a_l[mask_l].sum() + a_u[mask_u].sum()) / n_all
         b_mean = (b_l[mask_l].sum() + b_u[mask_u].sum()) / n_all
-        return RateInterval(point, pp=(A[mask_l], B[mask_l], a_l[mask_l], b_l[mask_l], float(a_mean), float(b_mean)))
+        wor = float(n_all) if data.target == "audited rows" else None  # without replacement from these rows
+        return RateInterval(
+            point, pp=(A[mask_l], B[mask_l], a_l[mask_l], b_l[mask_l], float(a_mean), float(b_mean)), population=wor
+        )
 
     per_group = [one(codes == g, codes_u == g, float(rate[g])) for g in range(n_groups)]
     return per_group, one(np.ones(codes.size, bool), np.ones(codes_u.size, bool), pooled)
@@ -292,7 +344,10 @@ class Guaranteed(EstimationMethod):
             if weighted(data)
             else ", labels only"
         )
+        wor = data.target == "audited rows" and not weighted(data)
         attrs = {
+            "target": data.target,
+            "construction": "betting, without replacement" if wor else "betting",
             "sampler": "none: one-look betting intervals (Waudby-Smith & Ramdas 2024)" + form,
             "prediction_powered": bool(powered),
             "sequences": box.k,

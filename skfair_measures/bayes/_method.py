@@ -89,6 +89,8 @@ class FitData:
         Group labels; ``codes`` index into it.
     threshold : float
         The decision threshold the predictions were made with.
+    target : {"population", "audited rows"}, default="population"
+        What a guaranteed interval is about (:func:`~._guaranteed.audit_target`).
     """
 
     y_true: np.ndarray
@@ -96,6 +98,7 @@ class FitData:
     unlabeled: Rows
     groups: pd.Index
     threshold: float
+    target: str = "population"
 
     @property
     def n_groups(self) -> int:

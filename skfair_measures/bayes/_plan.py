@@ -317,7 +317,12 @@ class _ScoresSimulation:
         s = np.asarray(scores, dtype=float).ravel()
         if sensitive_features is None:
             raise ValueError("with scores, pass sensitive_features (each row's group)")
-        g = np.asarray(sensitive_features).ravel()
+        g = pd.Series(np.asarray(sensitive_features, dtype=object).ravel()).to_numpy()  # NaN stays NaN, not 'nan'
+        if pd.isna(g).any():
+            raise ValueError(
+                f"sensitive_features has {int(pd.isna(g).sum())} missing value(s) (NaN or None); every audited row "
+                "needs a group, as in the audit itself: fill them (e.g. 'unknown') or drop those rows"
+            )
         if g.size != s.size:
             raise ValueError(f"scores has {s.size} rows and sensitive_features {g.size}; give one group per score")
         if not (np.isfinite(s) & (s >= 0) & (s <= 1)).all():

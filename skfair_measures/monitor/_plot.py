@@ -18,7 +18,10 @@ def plot_monitor(monitor: FairnessMonitor, key: str | None = None, ax: Any = Non
 
     The cumulative value and its anytime-valid sequence (shaded), the windowed value
     (dashed), the tolerance ``eps`` (a horizontal line) and the step of the alarm
-    (a vertical line, with the step the change was dated from).
+    (a vertical line, with the step the change was dated from). Dates on the time axis
+    are placed and shortened by matplotlib's automatic date locator and concise
+    formatter, so 30 daily batches or a year of them read alike; the legend sits below
+    the axes, outside the data.
 
     Parameters
     ----------
@@ -50,7 +53,7 @@ def plot_monitor(monitor: FairnessMonitor, key: str | None = None, ax: Any = Non
         raise KeyError(f"key={key!r} is not monitored; the monitor has {keys}.")
     trace = monitor.history()
     if ax is None:
-        _, ax = plt.subplots(figsize=(8, 3.5))
+        _, ax = plt.subplots(figsize=(8, 4.2), layout="constrained")
     ax.set_ylabel(key)
     if trace.empty:
         ax.set_xlabel("step")
@@ -59,10 +62,16 @@ def plot_monitor(monitor: FairnessMonitor, key: str | None = None, ax: Any = Non
     times = pd.to_datetime(rows["time"], errors="coerce") if rows["time"].notna().all() else None
     x = times.to_numpy() if times is not None else rows.index.to_numpy()
     ax.set_xlabel("time" if times is not None else "step")
+    if times is not None:
+        from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+
+        locator = AutoDateLocator()
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
     lower, upper = rows["lower"].to_numpy(dtype=float), rows["upper"].to_numpy(dtype=float)
     level = f"anytime-valid {1 - monitor.alpha / 2:.3g} sequence"
     ax.fill_between(x, lower, upper, alpha=0.25, step="post", label=level)
-    ax.step(x, rows["value"].to_numpy(dtype=float), where="post", label="value (rows since 'since')")
+    ax.step(x, rows["value"].to_numpy(dtype=float), where="post", label="value (rows since the last change, 'since')")
     ax.step(x, rows["window_value"].to_numpy(dtype=float), where="post", linestyle="--", label="windowed value")
     eps = monitor.eps[key]
     ax.axhline(eps, color="black", linewidth=1, label=f"tolerance eps={eps:g}")
@@ -74,5 +83,5 @@ def plot_monitor(monitor: FairnessMonitor, key: str | None = None, ax: Any = Non
     finite = np.isfinite(upper)
     if finite.any():
         ax.set_ylim(min(0.0, np.nanmin(lower[finite])), max(eps, np.nanmax(upper[finite])) * 1.05)
-    ax.legend(loc="best", fontsize="small")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2, fontsize="small", frameon=False)
     return ax

@@ -25,7 +25,7 @@ __all__ = ["ProxyMeasure", "QuantificationMeasure"]
 
 _PROXY_NAMES = {
     "dp": "demographic parity",
-    "eod": "equalized odds",
+    "eod": "equalized odds (mean of the TPR and FPR gaps)",
     "eop": "equal opportunity",
 }
 _PROXY_BASES = {"dp": "selection rate", "eod": "tpr, fpr", "eop": "tpr"}

@@ -1,6 +1,6 @@
 """MLflow integration for skfair-measures.
 
-Four entry points:
+Entry points:
 
 - :func:`log_fairness` logs measure results, posteriors and estimates without
   the sensitive attribute to an MLflow run (metrics and params in one batch,
@@ -10,7 +10,8 @@ Four entry points:
 - :func:`cross_validate_fairness` cross-validates an estimator and logs every
   fold, with mean and standard deviation on the parent run;
 - :func:`log_monitor` logs a fairness monitor's steps to one run (step and
-  timestamp per batch, alarms as tags).
+  timestamp per batch, alarms as tags);
+- :func:`log_bias_audit` logs a bias audit's tables, verdict counts and page.
 
 The names load lazily, so that MLflow, which imports
 ``skfair_measures_mlflow.evaluator`` while it builds its evaluator registry, does
@@ -31,6 +32,7 @@ __all__ = [
     "LoggedFairness",
     "cross_validate_fairness",
     "log_active_trajectory",
+    "log_bias_audit",
     "log_fairness",
     "log_monitor",
     "sanitize_key",
@@ -45,12 +47,14 @@ _WHERE = {
     "LoggedFairness": "._tracking",
     "log_fairness": "._tracking",
     "log_active_trajectory": "._active",
+    "log_bias_audit": "._bias_audit",
     "log_monitor": "._monitor",
     "sanitize_key": "._keys",
     "sanitize_segment": "._keys",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ._bias_audit import log_bias_audit
     from ._cv import CrossValidationResult, cross_validate_fairness
     from ._keys import sanitize_key, sanitize_segment
     from ._monitor import log_monitor
