@@ -132,9 +132,17 @@ class BootstrapResult(ReplicatesResult):
         self._score = small_rates(rate_counts) and self.defined and groups is not None
 
     @property
-    def construction(self) -> str:
-        """How :meth:`interval` is made: ``"percentile bootstrap"``, or the score construction for small groups."""
-        return self._score_interval(self.prob)[2] if self._score else "percentile bootstrap"
+    def construction(self) -> str:  # type: ignore[override]
+        """How :meth:`interval` is made: a score construction, a mapped band, or the percentile bootstrap.
+
+        The score construction for a small rate denominator, the max-t band mapped through the
+        operation for a measure at an edge of its range, else ``"percentile bootstrap"``.
+        """
+        if self._score:
+            return self._score_interval(self.prob)[2]
+        if self.defined and self._mapped(self.prob) is not None:
+            return "bootstrap max-t band, mapped through the operation"
+        return "percentile bootstrap"
 
     def interval(self, prob: float | None = None) -> tuple[float, float]:
         """The percentile interval; with a small rate denominator (see ``construction``) the score interval.
@@ -185,13 +193,6 @@ class BootstrapResult(ReplicatesResult):
         if not self.group_draws or self.group_values is None:
             return None
         return mapped_interval(self.measure, self.group_draws, self.group_values, self.groups, prob)
-
-    @property
-    def construction(self) -> str:  # type: ignore[override]
-        """``"percentile bootstrap"``, or the mapped band's name for a measure at an edge of its range."""
-        if self.defined and self._mapped(self.prob) is not None:
-            return "bootstrap max-t band, mapped through the operation"
-        return "percentile bootstrap"
 
     @property
     def n(self) -> int | None:  # type: ignore[override]
