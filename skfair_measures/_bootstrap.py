@@ -38,17 +38,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._counts import ConfusionStats, ErrorStats
 from ._protocol import Measure, PerGroup, prepared
 from ._small_sample import RateCounts, rate_counts, score_interval, small_rates
-from ._stats import (
-    _COMPILED_ROWS,
-    ConfusionStats,
-    ErrorStats,
-    GroupedSample,
-    _as_integer,
-    _compilable,
-    _compiled_kernel,
-)
+from ._stats import _COMPILED_ROWS, GroupedSample, _as_integer, _compilable, _compiled_kernel
 from ._verdicts import VerdictFamily, verdicts
 from .registry import as_measures
 from .results import DEFAULT_EPS, MeasureResult, check_prob, plain, replicate_se

@@ -48,8 +48,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._small_groups import SmallGroupWarning
 from ._small_sample import SMALL_DENOMINATOR, newcombe, small_rates
-from ._stats import SmallGroupWarning
 from .results import check_prob, group_labels, interval_refusal
 from .uncertainty import check_eps, classify, max_type_band
 

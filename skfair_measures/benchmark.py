@@ -30,8 +30,9 @@ from sklearn.model_selection import StratifiedKFold, check_cv
 from sklearn.pipeline import Pipeline
 from sklearn.utils.multiclass import type_of_target
 
+from ._groups import encode_groups, resolve_sensitive
+from ._labels import binarize_labels
 from ._progress import progress_bar, progress_enabled
-from ._stats import binarize_labels, encode_groups, resolve_sensitive
 from .engines import evaluate_measures
 from .groups import (
     SMALL_GROUP_ROWS,

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
-from ._stats import encode_groups
+from ._groups import encode_groups
 from .benchmark import BenchmarkResult
 from .results import Result, check_prob
 
@@ -325,7 +325,7 @@ def prediction_density(
     """
     from scipy.stats import gaussian_kde
 
-    from ._stats import check_scores
+    from ._arrays import check_scores
 
     if kind not in ("kde", "hist"):
         raise ValueError(f"kind={kind!r}; pass 'kde' or 'hist'.")
@@ -416,7 +416,8 @@ def reliability_diagram(
     a (n=3)
     b (n=3)
     """
-    from ._stats import _to_1d, binarize_labels, check_scores
+    from ._arrays import _to_1d, check_scores
+    from ._labels import binarize_labels
 
     if min_size < 1:
         raise ValueError(f"min_size={min_size}; pass a number of samples >= 1.")

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from .._stats import binarize_labels
+from .._labels import binarize_labels
 from ..results import check_prob
 from ..uncertainty import Estimate
 from ._beta import beta_var, rope_masses

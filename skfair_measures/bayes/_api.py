@@ -20,7 +20,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._stats import _check_weight, binarize_labels, check_inputs, check_scores, encode_groups
+from .._arrays import _check_weight, check_scores
+from .._groups import encode_groups
+from .._labels import binarize_labels
+from .._stats import check_inputs
 from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
 from ..measures import MeasureBase
@@ -74,25 +77,7 @@ def signed_measure(measure: MeasureBase, reference: Any) -> MeasureBase:
 
 
 def posterior(
-    measure: MeasureBase,
-    y_true: Any,
-    y_score: Any,
-    *,
-    sensitive_features: Any,
-    method: str = "auto",
-    unlabeled_scores: Any = None,
-    unlabeled_sensitive: Any = None,
-    sample_weight: Any = None,
-    unlabeled_sample_weight: Any = None,
-    reference: Any = None,
-    threshold: float | None = None,
-    pos_label: Any = None,
-    n_draws: int | None = None,
-    chains: int = 4,
-    random_state: Any = None,
-    data: Any = None,
-    target: str | None = None,
-    **options: Any,
+    measure: MeasureBase, y_true: Any, y_score: Any, *, sensitive_features: Any, **arguments: Any
 ) -> MeasurePosterior:
     """Posterior distribution of a fairness measure from scores and (few) labels.
 
@@ -267,26 +252,7 @@ def posterior(
     ...
     ValueError: sampler= is an option of method 'bc', 'bcr', not of method='bb'; drop it or choose one of those methods.
     """
-    (post,) = posteriors(
-        [measure],
-        y_true,
-        y_score,
-        sensitive_features=sensitive_features,
-        method=method,
-        unlabeled_scores=unlabeled_scores,
-        unlabeled_sensitive=unlabeled_sensitive,
-        sample_weight=sample_weight,
-        unlabeled_sample_weight=unlabeled_sample_weight,
-        reference=reference,
-        threshold=threshold,
-        pos_label=pos_label,
-        n_draws=n_draws,
-        chains=chains,
-        random_state=random_state,
-        data=data,
-        target=target,
-        **options,
-    ).values()
+    (post,) = posteriors([measure], y_true, y_score, sensitive_features=sensitive_features, **arguments).values()
     return post
 
 

@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .._stats import resolve_sensitive
+from .._groups import resolve_sensitive
 from ..measures import Measure
 from ..results import check_prob
 from ..scoring import FairnessScorer, _response

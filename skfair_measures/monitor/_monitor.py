@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._counts import ConfusionStats
 from .._protocol import MeasureBase
-from .._stats import ConfusionStats
 from ..base import RatioRoles, ratio_roles
 from ..registry import as_measures, msr
 from ..uncertainty import Estimate, summarize
