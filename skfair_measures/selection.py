@@ -48,7 +48,7 @@ from .registry import as_measures
 from .results import check_prob
 from .scoring import pooled_counts
 from .thresholds import disparity_at_thresholds
-from .uncertainty import mapped_interval
+from .uncertainty import Estimate, mapped_interval, summarize
 
 __all__ = [
     "ConstrainedRefit",
@@ -59,6 +59,7 @@ __all__ = [
     "constrained_refit",
     "constrained_threshold",
     "pareto_front",
+    "summary_table",
 ]
 
 #: Concentration per confusion cell of the Dirichlet posterior behind pooled intervals (Jeffreys).
@@ -232,7 +233,55 @@ def _table(
     cols["feasible"] = feasible
     cols["excess"] = excess
     cols["reason"] = reasons
-    return pd.DataFrame(cols, index=pd.RangeIndex(n, name="candidate"))
+    table = pd.DataFrame(cols, index=pd.RangeIndex(n, name="candidate"))
+    table.attrs["prob"] = prob
+    table.attrs["ideal"] = {m.key: m.ideal for m in [om, *(ev.measure for ev, _ in constraints)]}
+    return table
+
+
+#: What made a selection table's interval, by the measure's aggregate.
+_CONSTRUCTIONS = {
+    "pooled": "Dirichlet posterior of the pooled counts",
+    "sample": "Dirichlet posterior of the counts",
+    "mean": "Student t over the folds",
+}
+
+
+def summary_table(table: pd.DataFrame, eps: float | None = None) -> pd.DataFrame:
+    """A selection table (``rule.table(...)``, ``choice.table``) as summary rows: one per candidate and measure.
+
+    The columns are :data:`~skfair_measures.uncertainty.SUMMARY_COLUMNS`, indexed by the table's
+    candidate; each measure's value, interval (``<key> lo``/``<key> hi`` at the table's ``prob``)
+    and construction (its aggregate) become an :class:`~skfair_measures.uncertainty.Estimate`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> a, y = rng.choice(["F", "M"], 1000), rng.integers(0, 2, 1000)
+    >>> score = 0.4 * y + rng.uniform(0, 0.5, 1000)
+    >>> pick = constrained_threshold("classif.acc", {"fairness.eod": 0.1}, y, score, sensitive_features=a,
+    ...                              thresholds=[0.3, 0.5])
+    >>> summary_table(pick.table)[["measure", "construction"]].drop_duplicates().values.tolist()
+    [['classif.acc', 'Dirichlet posterior of the counts'], ['fairness.eod', 'Dirichlet posterior of the counts']]
+    """
+    keys = [c[: -len(" lo")] for c in table.columns if c.endswith(" lo")]
+    rows = [
+        Estimate(
+            key,
+            float(row[key]),
+            construction=_CONSTRUCTIONS[row[f"{key} aggregate"]],
+            interval=(float(row[f"{key} lo"]), float(row[f"{key} hi"])),
+            prob=table.attrs.get("prob", 0.9),
+            target="population",
+            center=table.attrs.get("ideal", {}).get(key) or 0.0,
+            reason=None if np.isfinite(row[key]) else f"{key} is undefined for this candidate",
+        ).summary(eps=eps)
+        for _, row in table.iterrows()
+        for key in keys
+    ]
+    index = np.repeat(table.index.to_numpy(), len(keys))
+    return summarize(rows).set_index(pd.Index(index, name=table.index.name))
 
 
 def _choose(table: pd.DataFrame, objective: MeasureBase, if_none: str, what: str) -> int:

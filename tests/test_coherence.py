@@ -235,3 +235,18 @@ def test_the_monitor_and_the_active_assessment_give_estimates():
     rows = aa.ask(60)
     aa.tell(rows, rng.integers(0, 2, rows.size))
     _all_agree(aa.estimate("a", "b"))
+
+
+def test_selection_tables_read_as_summary_rows():
+    from skfair_measures.selection import summary_table
+
+    rng = np.random.default_rng(7)
+    a, y = rng.choice(["F", "M"], 600), rng.integers(0, 2, 600)
+    score = np.clip(0.4 * y + rng.uniform(0, 0.6, 600), 0, 1)
+    pick = sfm.constrained_threshold(
+        "classif.acc", {"fairness.dp_ratio": 0.5}, y, score, sensitive_features=a, thresholds=[0.2, 0.5, 0.8]
+    )
+    rows = summary_table(pick.table, eps=0.1)
+    assert tuple(rows.columns) == SUMMARY_COLUMNS and len(rows) == 2 * len(pick.table)
+    ok = rows["value"].notna()
+    assert ((rows["lower"][ok] <= rows["value"][ok]) & (rows["value"][ok] <= rows["upper"][ok])).all()

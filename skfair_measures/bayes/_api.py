@@ -735,8 +735,7 @@ def _posterior_of(
         extra_draws=fit.extra,
         point=point,
         undefined_reason=reason,
-        confidence=fit.confidence,
-        interval_box=fit.interval_box,
+        interval_box=fit.confidence if fit.interval_box is None else fit.interval_box,
     )
 
 

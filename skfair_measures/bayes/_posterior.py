@@ -200,7 +200,6 @@ class MeasurePosterior(Estimate):
         extra_draws: dict[str, np.ndarray] | None = None,
         point: float | None = None,
         undefined_reason: str | None = None,
-        confidence: Any = None,
         interval_box: Any = None,
     ) -> None:
         self.measure = measure
@@ -215,8 +214,7 @@ class MeasurePosterior(Estimate):
         self.extra_draws = dict(extra_draws or {})
         self._point = point
         self._reason = undefined_reason
-        self.confidence = confidence
-        self.interval_box = confidence if interval_box is None else interval_box  # the box intervals are read from
+        self.interval_box = interval_box  # a guaranteed box the interval is read from (guaranteed, or auto's)
 
     # -- the Result interface --------------------------------------------------------
     @property
@@ -287,7 +285,7 @@ class MeasurePosterior(Estimate):
             return self.reason
         if self.interval_box is None:
             return None
-        if self.confidence is None:  # auto put the guaranteed box on another method's draws
+        if self.method != "guaranteed":  # auto put the guaranteed box on another method's draws
             return (
                 f"the interval is the guaranteed one (auto: {self.attrs.get('interval_reason', 'few labels')}), "
                 "a confidence interval; it gives no probabilities (the draws' would not agree with it)"
