@@ -62,6 +62,8 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": [],
 }
+# pages with wide tables and nothing to navigate beside them: no left column
+html_sidebars = {"performance": [], "changelog": []}
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
 html_show_sourcelink = False

@@ -47,6 +47,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--eps", type=float, required=True, help="the tolerance: decide whether |value| <= EPS")
     p.add_argument("--score", metavar="COL", help="P(positive label) per row: a prediction-powered plan")
     p.add_argument(
+        "--label",
+        metavar="COL",
+        help="with --score: the labels known so far (empty where unlabeled); the plan checks the scores' "
+        "calibration on them and recalibrates the guess when they disagree",
+    )
+    p.add_argument(
         "--threshold", type=float, default=0.5, help="predicted label = score >= THRESHOLD, with --score (default: 0.5)"
     )
     p.add_argument(
@@ -121,10 +127,13 @@ def _guess(args: argparse.Namespace, data: Any, measure: Any, error: Callable[[s
             )
         if args.score not in data.columns:
             raise error(f"--score {args.score}: no such column in {args.file}; the columns are {list(data.columns)}")
+        if args.label is not None and args.label not in data.columns:
+            raise error(f"--label {args.label}: no such column in {args.file}; the columns are {list(data.columns)}")
         return {
             "scores": data[args.score].to_numpy(dtype=float),
             "sensitive_features": groups.to_numpy(),
             "threshold": args.threshold,
+            "y_true": None if args.label is None else data[args.label].to_numpy(dtype=object),
         }
     if not args.rates:
         raise error(
@@ -161,10 +170,18 @@ def _text(plan: Any, args: argparse.Namespace) -> str:
     lines = [
         f"label plan for {a['measure']}: decide |value| <= {a['eps']:g} at level {level:.0%} with power "
         f"{a['target_power']:g}",
-        f"simulated power {a['power']:.2f} (sd {a['power_sd']:.2f}, {a['n_sim']} audits); guessed value "
-        f"{a['guess']:.4f}, so the expected decision is {a['decision']!r}",
+        (
+            f"simulated power {a['power']:.2f} (sd {a['power_sd']:.2f}, {a['n_sim']} audits)"
+            if a["method"] == "guaranteed"
+            else f"power {a['power']:.2f} by the normal approximation"
+        )
+        + f"; guessed value {a['guess']:.4f}, so the expected decision is {a['decision']!r}",
         f"interval: {a['interval']}; allocation {a['allocation']}",
+        f"a normal approximation would ask {a['normal_labels']} labels" if a["normal_labels"] is not None else "",
     ]
+    if a["calibration"]:
+        lines.append(f"calibration check: {a['calibration']}")
+    lines = [line for line in lines if line]
     table = plan.copy()
     if table["rate"].isna().all():
         table = table.drop(columns="rate")

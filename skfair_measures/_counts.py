@@ -193,16 +193,9 @@ class ErrorStats:
         g = np.asarray(group_codes, dtype=np.intp)
         err = np.asarray(y_pred, dtype=float) - np.asarray(y_true, dtype=float)
         w = np.ones_like(err) if sample_weight is None else sample_weight
-        n_groups = len(groups)
-        sums = np.stack(
-            [
-                np.bincount(g, weights=w, minlength=n_groups),
-                np.bincount(g, weights=w * np.abs(err), minlength=n_groups),
-                np.bincount(g, weights=w * err * err, minlength=n_groups),
-            ],
-            axis=-1,
-        )
-        return cls(sums, groups, rows=_rows_of(g, n_groups, sample_weight))
+        n = len(groups)
+        sums = np.stack([np.bincount(g, weights=v, minlength=n) for v in (w, w * np.abs(err), w * err * err)], axis=-1)
+        return cls(sums, groups, rows=_rows_of(g, n, sample_weight))
 
     @property
     def overall(self) -> np.ndarray:

@@ -92,9 +92,7 @@ def resolve_sensitive(
     return X[cols[0]] if len(cols) == 1 else X[cols]
 
 
-def _sensitive_columns(
-    sensitive_features: Any,
-) -> list[tuple[str, np.ndarray | pd.api.extensions.ExtensionArray]]:
+def _sensitive_columns(sensitive_features: Any) -> list[tuple[str, np.ndarray | pd.api.extensions.ExtensionArray]]:
     """Split sensitive features into named 1-D columns without converting values.
 
     Missing values are checked on the original objects, before any conversion, so
@@ -274,12 +272,7 @@ def _checked_columns(sensitive_features: Any, n_samples: int | None, name: str) 
 
 
 def _encoded(
-    cols: list[tuple[str, Any]],
-    groups: pd.Index | None,
-    name: str,
-    *,
-    compare: bool = True,
-    samples: int | None = None,
+    cols: list[tuple[str, Any]], groups: pd.Index | None, name: str, *, compare: bool = True, samples: int | None = None
 ) -> tuple[np.ndarray, pd.Index]:
     """Group codes and labels of checked columns: the declared groups, or those observed.
 

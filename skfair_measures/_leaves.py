@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ._inputs import MeasureInputs, Undefined, _checked_inputs
-from ._protocol import Measure, PerGroup, _Source, qualified_key
+from ._protocol import Boxes, Measure, PerGroup, _Source, qualified_key
 from ._undefined import UndefinedGroupWarning, _operate, _undefined_reason, _warn_undefined
 from .base import BaseMetric, get_base
 from .operations import Operation, absdiff, get_operation
@@ -137,12 +137,7 @@ class FairnessMeasure(_OneBase):
         return _operate(self.operation, values[self.base.name], groups, ov, self.undefined)
 
     def bounds_from_group_values(
-        self,
-        lower: PerGroup,
-        upper: PerGroup,
-        *,
-        groups: pd.Index,
-        overall: Mapping[str, tuple[float, float]] | None = None,
+        self, lower: PerGroup, upper: PerGroup, *, groups: pd.Index, overall: Boxes | None = None
     ) -> tuple[float, float]:
         ov = None if overall is None else overall.get(self.base.name)
         return self.operation.bounds(lower[self.base.name], upper[self.base.name], groups=groups, overall=ov)
@@ -244,12 +239,7 @@ class PerformanceMeasure(_OneBase):
         return np.asarray(overall[self.base.name])
 
     def bounds_from_group_values(
-        self,
-        lower: PerGroup,
-        upper: PerGroup,
-        *,
-        groups: pd.Index,
-        overall: Mapping[str, tuple[float, float]] | None = None,
+        self, lower: PerGroup, upper: PerGroup, *, groups: pd.Index, overall: Boxes | None = None
     ) -> tuple[float, float]:
         if overall is None:
             raise ValueError(f"{self.key} needs the box of the overall value (overall=...).")

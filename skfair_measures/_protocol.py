@@ -16,6 +16,7 @@ the layers above, which take the measure as an argument: ``sfm.make_scorers``,
 from __future__ import annotations
 
 import copy
+import dataclasses
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -38,6 +39,8 @@ __all__ = ["Measure", "MeasureBase", "PerGroup", "Stats", "prepared", "qualified
 Stats = ConfusionStats | ErrorStats | Mapping[str, ConfusionStats | ErrorStats]
 #: Values per group of each base metric, ``{base name: array (..., n_groups)}``.
 PerGroup = Mapping[str, np.ndarray]
+#: Bounds of each base metric's pooled value, ``{base name: (low, high)}``.
+Boxes = Mapping[str, tuple[float, float]]
 
 
 class MeasureBase:
@@ -70,12 +73,7 @@ class MeasureBase:
         return ()
 
     def bounds_from_group_values(
-        self,
-        lower: PerGroup,
-        upper: PerGroup,
-        *,
-        groups: pd.Index,
-        overall: Mapping[str, tuple[float, float]] | None = None,
+        self, lower: PerGroup, upper: PerGroup, *, groups: pd.Index, overall: Boxes | None = None
     ) -> tuple[float, float]:
         """An interval holding the measure at every point of a box of group values.
 
@@ -473,19 +471,69 @@ def _validate(
     return restrict_small_groups(sample, inputs.min_group_size, inputs.small_groups, key)
 
 
-def _denominator_rows(measure: MeasureBase, sample: GroupedSample) -> np.ndarray:
-    """Per group, the fewest rows (not weights) in the denominator of a rate the measure reads (its rows otherwise)."""
-    fewest = sample.group_sizes().astype(float)
+def _denominator_rows(measure: MeasureBase, source: GroupedSample | Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Per group: its rows, and the fewest rows (not weights) in the denominator of a rate the measure reads.
+
+    From rows, or from statistics (an engine's pass): unweighted counts are rows; weighted
+    ones know only each group's rows, which then stand for every denominator.
+    """
+    if isinstance(source, GroupedSample):
+        sizes = source.group_sizes().astype(float)
+    else:
+        first = next(iter(source.values()))
+        sizes = np.asarray(first.n if first.rows is None else first.rows, dtype=float)
+    fewest = sizes.copy()
     for base in measure.bases:
-        data, pos = prepared(sample, measure.inputs)
         try:
             roles = ratio_roles(base)
         except TypeError:
             continue
-        if roles.simple and not data.reads_classes(pos):
-            rows = data.cell_moments(pos)[:, 0].reshape(data.n_groups, 4)
-            fewest = np.minimum(fewest, rows[:, roles.den.ravel()].sum(-1))
-    return fewest
+        if not roles.simple:
+            continue
+        if isinstance(source, GroupedSample):
+            data, pos = prepared(source, measure.inputs)
+            if data.reads_classes(pos):
+                continue
+            cells = data.cell_moments(pos)[:, 0].reshape(data.n_groups, 4)
+        else:
+            stats = source.get("confusion")
+            if not isinstance(stats, ConfusionStats) or stats.rows is not None or stats.counts.shape[-1] != 2:
+                continue
+            cells = np.asarray(stats.counts, dtype=float).reshape(-1, 4)
+        fewest = np.minimum(fewest, cells[:, roles.den.ravel()].sum(-1))
+    return sizes, fewest
+
+
+def _without(measure: MeasureBase, source: GroupedSample | Mapping[str, Any], small: np.ndarray) -> float:
+    """The measure without the small groups (NaN when fewer than two groups remain)."""
+    keep = ~small
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            if isinstance(source, GroupedSample):
+                rows = source.subset(keep[source.group_codes])
+                lut = np.cumsum(keep) - 1
+                rows = GroupedSample(
+                    rows.y_true,
+                    rows.y_pred,
+                    lut[rows.group_codes],
+                    source.groups[keep],
+                    rows.sample_weight,
+                    rows.labels,
+                )
+                return float(measure.evaluate_sample(rows).value)
+            kept = {}
+            for kind, st in source.items():
+                field = "counts" if isinstance(st, ConfusionStats) else "sums"
+                kept[kind] = dataclasses.replace(
+                    st,
+                    **{field: np.asarray(getattr(st, field))[keep]},
+                    groups=st.groups[keep],
+                    rows=None if st.rows is None else np.asarray(st.rows)[keep],
+                )
+            return float(measure.evaluate_stats(kept).value)
+        except (ValueError, TypeError):  # one group left: the comparison is undefined without them
+            return np.nan
 
 
 def warn_small_groups(notes: list[str | None], stacklevel: int = 2) -> None:
@@ -495,7 +543,9 @@ def warn_small_groups(notes: list[str | None], stacklevel: int = 2) -> None:
         warnings.warn(" ".join(notes), SmallGroupWarning, stacklevel=stacklevel + 1)
 
 
-def small_groups_note(measure: MeasureBase, sample: GroupedSample, result: MeasureResult) -> str | None:
+def small_groups_note(
+    measure: MeasureBase, sample: GroupedSample | Mapping[str, Any], result: MeasureResult
+) -> str | None:
     """What to say when groups whose rates rest on few rows decide the value (kept on the result), else None.
 
     A group is small when a rate the measure reads has fewer than ``SMALL_GROUP_ROWS``
@@ -524,25 +574,15 @@ def small_groups_note(measure: MeasureBase, sample: GroupedSample, result: Measu
     inputs = measure.inputs
     if inputs.min_group_size is not None or not inputs.needs_sensitive or not np.isfinite(result.value):
         return None
-    rows = _denominator_rows(measure, sample)
-    sizes = sample.group_sizes()
+    sizes, rows = _denominator_rows(measure, sample)
     small = (rows < SMALL_GROUP_ROWS) & (sizes > 0)
     if not small.any() or small[sizes > 0].all():
         return None
-    keep = sample.subset(~small[sample.group_codes])
-    lut = np.cumsum(~small) - 1
-    keep = GroupedSample(
-        keep.y_true, keep.y_pred, lut[keep.group_codes], sample.groups[~small], keep.sample_weight, keep.labels
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            without = float(measure.evaluate_sample(keep).value)
-        except ValueError:  # one group left: the comparison is undefined without them
-            without = np.nan
+    without = _without(measure, sample, small)
     if np.isclose(without, result.value):
         return None
-    named = name_groups([sample.groups[i] for i in np.flatnonzero(small)], rows[small].astype(int))
+    groups = sample.groups if isinstance(sample, GroupedSample) else next(iter(sample.values())).groups
+    named = name_groups([groups[i] for i in np.flatnonzero(small)], rows[small].astype(int))
     other = "undefined (fewer than two groups)" if np.isnan(without) else f"{without:.4f}"
     need = int(sizes[small].max()) + 1  # min_group_size counts a group's rows
     note = (

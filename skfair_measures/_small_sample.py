@@ -25,9 +25,13 @@ a common factor of the weights changes nothing and weights of ones give the unwe
 interval exactly.
 
 scipy.stats has Wilson's interval only one proportion at a time
-(``binomtest(k, n).proportion_ci(method="wilson")``, integer counts) and neither
-the continuity-corrected form, Newcombe's or MOVER's; the closed forms below are vectorised over groups and accept
-the fractional effective counts of weighted data.
+(``binomtest(k, n).proportion_ci(method="wilson")``, integer counts, uncorrected) and
+neither the continuity-corrected form, Newcombe's nor MOVER's. The uncorrected Wilson,
+Newcombe and Koopman intervals of :mod:`skfair_measures.uncertainty._proportions` (the
+bias audit's) fall below 93% here (exact coverage 92.5% for one rate of 20 rows at 0.05,
+92.6-93.0% for Koopman's ratio against 2,000 rows), so the continuity-corrected closed
+forms below are written here, vectorised over groups and accepting the fractional
+effective counts of weighted data.
 """
 
 from __future__ import annotations

@@ -5,14 +5,14 @@ Both read every part from the same counts (one pass), and own their parts' input
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ._inputs import _resolve_inputs
-from ._protocol import Measure, PerGroup, _Source
+from ._protocol import Boxes, Measure, PerGroup, _Source
 from ._undefined import _joined_reasons, _union_groups
 from .results import MeasureResult
 
@@ -101,12 +101,7 @@ class CompositeMeasure(Measure):
         return self._agg(np.stack(parts))
 
     def bounds_from_group_values(
-        self,
-        lower: PerGroup,
-        upper: PerGroup,
-        *,
-        groups: pd.Index,
-        overall: Mapping[str, tuple[float, float]] | None = None,
+        self, lower: PerGroup, upper: PerGroup, *, groups: pd.Index, overall: Boxes | None = None
     ) -> tuple[float, float]:
         # mean, max and min never decrease when one argument grows: the bounds of the parts bound the whole
         # (a superset when parts share a base: each part takes its own worst point of the box)

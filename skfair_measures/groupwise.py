@@ -77,14 +77,14 @@ def _stats_for(sample: GroupedSample, base: BaseMetric, pos_label: Any) -> Confu
 def _pool(stats: ConfusionStats | ErrorStats, codes: np.ndarray, index: pd.Index) -> ConfusionStats | ErrorStats:
     """Statistics of coarser groups: the sum over the groups mapped to each code (counts add)."""
     name = "counts" if isinstance(stats, ConfusionStats) else "sums"
-    arr = getattr(stats, name)
-    pooled = np.zeros((len(index), *arr.shape[1:]))
-    np.add.at(pooled, codes, arr)
-    rows = None
-    if stats.rows is not None:
-        rows = np.zeros(len(index))
-        np.add.at(rows, codes, stats.rows)
-    return dataclasses.replace(stats, **{name: pooled, "groups": index, "rows": rows})
+
+    def pooled(arr: np.ndarray) -> np.ndarray:
+        out = np.zeros((len(index), *arr.shape[1:]))
+        np.add.at(out, codes, arr)
+        return out
+
+    rows = None if stats.rows is None else pooled(stats.rows)
+    return dataclasses.replace(stats, **{name: pooled(getattr(stats, name)), "groups": index, "rows": rows})
 
 
 @dataclasses.dataclass(eq=False)
@@ -119,8 +119,7 @@ class GroupwiseMetrics:
         def per_metric(frame: pd.DataFrame, overall: pd.Series) -> pd.Series:
             _warn_undefined_groups(frame, op, self.undefined_when, self.weightless)
             return pd.Series(
-                {c: op(frame[c].to_numpy(), groups=frame.index, overall=overall[c]) for c in frame.columns},
-                dtype=float,
+                {c: op(frame[c].to_numpy(), groups=frame.index, overall=overall[c]) for c in frame.columns}, dtype=float
             )
 
         if self.control_codes is None:
@@ -164,11 +163,9 @@ def _warn_undefined_groups(
 
 
 def _pick(method: str, between: Operation, to_overall: Operation) -> Operation:
-    if method == "between_groups":
-        return between
-    if method == "to_overall":
-        return to_overall
-    raise ValueError(f"method={method!r}; pass 'between_groups' or 'to_overall'.")
+    if method not in ("between_groups", "to_overall"):
+        raise ValueError(f"method={method!r}; pass 'between_groups' or 'to_overall'.")
+    return between if method == "between_groups" else to_overall
 
 
 def _min(v: np.ndarray, **_: Any) -> np.ndarray:
@@ -263,20 +260,12 @@ def _control_sample(sample: GroupedSample, n_control: int) -> tuple[np.ndarray, 
         return None
     index = sample.groups
     parts = index.droplevel(list(range(n_control, index.nlevels)))
-    levels, inverse = np.unique(parts.to_numpy(), return_inverse=True) if n_control == 1 else _unique_rows(parts)
-    control_index = pd.Index(levels, name=parts.name) if n_control == 1 else pd.MultiIndex.from_tuples(levels)
-    if n_control > 1:
-        control_index = control_index.set_names(parts.names)
-    codes = np.asarray(inverse, dtype=np.intp).ravel()
+    inverse, levels = pd.factorize(parts, sort=True)
+    control_index, codes = levels.set_names(parts.names), np.asarray(inverse, dtype=np.intp)
     grouped = GroupedSample(
         sample.y_true, sample.y_pred, codes[sample.group_codes], control_index, sample.sample_weight, sample.labels
     )
     return codes, grouped
-
-
-def _unique_rows(index: pd.Index) -> tuple[list[tuple], np.ndarray]:
-    codes, uniques = pd.factorize(index, sort=True)
-    return list(uniques), codes
 
 
 def _control_values(

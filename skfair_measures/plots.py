@@ -34,7 +34,7 @@ from matplotlib.axes import Axes
 
 from ._groups import encode_groups
 from .benchmark import BenchmarkResult
-from .results import Result, check_prob
+from .results import Result, check_prob, percentile_interval
 
 if TYPE_CHECKING:  # pragma: no cover
     from .measures import Measure
@@ -611,7 +611,7 @@ def _draw_density(
     No mass falls below 0 for an absolute gap, none outside [0, 1] for a rate; a value many draws share exactly is a
     stem.
     """
-    from .bayes._plots import density_curve
+    from .bayes import density_curve
 
     grid, dens, atoms = density_curve(draws, support)
     top = float(dens.max()) if dens.size else 1.0
@@ -673,8 +673,9 @@ def _groupwise_table(items: list[Result], prob: float) -> tuple[pd.DataFrame, pd
 
     A base metric shared by several results is one column (``fairness.eod`` and ``fairness.tpr`` read the same TPR);
     a posterior's group values (posterior means) are a column of their own, ``tpr (posterior)``. The bounds are the
-    equal-tailed ``prob`` interval of the result's draws of that rate in each group (percentile bootstrap,
-    credible interval), NaN where no result has draws.
+    ``prob`` interval of that rate in each group as its result constructs it: a posterior's equal-tailed credible
+    interval (``group_summary``), a bootstrap's percentile interval under the one rule for undefined replicates
+    (``results.percentile_interval``); NaN where a result has no draws or refuses the interval.
     """
     columns: dict[str, pd.Series] = {}
     bounds: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -690,11 +691,18 @@ def _groupwise_table(items: list[Result], prob: float) -> tuple[pd.DataFrame, pd
         for base in frame.columns:
             name = f"{base} ({r.kind})" if r.kind == "posterior" else str(base)
             columns.setdefault(name, frame[base])
-            if name not in bounds and base in draws:
+            if name in bounds or base not in draws:
+                continue
+            if r.kind == "posterior":
+                ci = r.group_summary(base, prob).reindex(frame.index)
+                bounds[name] = (ci["lower"].to_numpy(float), ci["upper"].to_numpy(float))
+            else:
                 d = pd.DataFrame(np.asarray(draws[base], float).reshape(-1, len(r.groups)), columns=r.groups)
-                d = d.reindex(columns=frame.index).to_numpy()
-                with np.errstate(all="ignore"):
-                    bounds[name] = tuple(np.nanquantile(d, [(1 - prob) / 2, (1 + prob) / 2], axis=0))
+                ci = [
+                    percentile_interval(d[g], prob, estimate=v, key=f"{r.key}: {base}[{g}]", warn=False)
+                    for g, v in frame[base].items()
+                ]
+                bounds[name] = (np.array([c[0] for c in ci]), np.array([c[1] for c in ci]))
     if not columns:
         raise ValueError("none of the results has per-group values (performance measures only).")
     table = pd.DataFrame(columns)
@@ -705,10 +713,10 @@ def _groupwise_table(items: list[Result], prob: float) -> tuple[pd.DataFrame, pd
 
 
 def _whiskers(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray | None:
-    """Error-bar lengths below and above each value, or None when no value has an interval."""
+    """Error-bar lengths below and above each value (NaN, no whisker, where the interval is undefined), or None."""
     if np.isnan(low).all():
         return None
-    return np.nan_to_num(np.vstack([values - low, high - values]), nan=0.0).clip(min=0.0)
+    return np.vstack([values - low, high - values]).clip(min=0.0)
 
 
 def groupwise_bars(
@@ -763,7 +771,8 @@ def groupwise_bars(
     title = _plain(" x ".join(str(n) for n in names if n is not None) or "group")
     heading = "Base metrics by group" + _left_out(n_out, n_groups)
     if not np.isnan(low.to_numpy(float)).all():
-        heading += f"\n(whiskers: {prob:.0%} interval of each group's rate)"
+        heading += f"\n(whiskers: {prob:.0%} interval of each group's rate"
+        heading += "; none: undefined)" if np.isnan(low.to_numpy(float)[table.notna().to_numpy()]).any() else ")"
     if len(labels) > LEGEND_INSIDE_MAX:
         return _bars_by_group(table, low, high, labels, title, heading, ax)
     ax = _axes(ax, (max(5.0, 1.3 * table.shape[1] + 2.0), 4.0))

@@ -42,17 +42,21 @@ Base = Literal["exposure", "ndcg"]
 def _query_codes(query_id: Any, n: int) -> np.ndarray:
     if query_id is None:
         raise ValueError("query_id is required: the query (ranked list) of each row; pass one id for a single list.")
-    return _factorized(query_id, n)[0]
-
-
-def _factorized(query_id: Any, n: int) -> tuple[np.ndarray, pd.Index]:
     values = np.asarray(query_id)
     if values.ndim != 1 or values.size != n:
         raise ValueError(f"query_id must hold one id per row ({n}); got shape {values.shape}.")
-    codes, uniques = pd.factorize(values)
+    codes = pd.factorize(values)[0]
     if (codes < 0).any():
         raise ValueError("query_id has missing values; give every row its query.")
-    return codes.astype(np.intp), pd.Index(uniques)
+    return codes.astype(np.intp)
+
+
+def _mean_by(codes: np.ndarray, values: np.ndarray, n_groups: int, weights: Any = None) -> np.ndarray:
+    """The (weighted) mean of ``values`` per code; NaN for a code without weight."""
+    w = np.ones(values.size) if weights is None else weights
+    total = np.bincount(codes, weights=w * values, minlength=n_groups)
+    n = np.bincount(codes, weights=w, minlength=n_groups)
+    return np.divide(total, n, out=np.full(n_groups, np.nan), where=n > 0)
 
 
 def discounts(y_score: Any, query_id: Any, k: int | None = None) -> np.ndarray:
@@ -95,11 +99,7 @@ def exposure_by_group(y_score: Any, *, query_id: Any, sensitive_features: Any, s
     """
     exposure = discounts(y_score, query_id)
     sample = check_inputs(exposure, exposure, sensitive_features, sample_weight, y_pred_name="y_score")
-    w = np.ones(exposure.size) if sample.sample_weight is None else sample.sample_weight
-    total = np.bincount(sample.group_codes, weights=w * exposure, minlength=sample.n_groups)
-    n = np.bincount(sample.group_codes, weights=w, minlength=sample.n_groups)
-    values = np.full(sample.n_groups, np.nan)
-    np.divide(total, n, out=values, where=n > 0)
+    values = _mean_by(sample.group_codes, exposure, sample.n_groups, sample.sample_weight)
     return pd.Series(values, index=sample.groups, name="exposure")
 
 
@@ -107,9 +107,7 @@ def _per_query_ndcg(y_true: np.ndarray, y_score: np.ndarray, q: np.ndarray, k: i
     n_queries = int(q.max()) + 1
     dcg = np.bincount(q, weights=y_true * discounts(y_score, q, k), minlength=n_queries)
     ideal = np.bincount(q, weights=y_true * discounts(y_true, q, k), minlength=n_queries)
-    out = np.full(n_queries, np.nan)
-    np.divide(dcg, ideal, out=out, where=ideal > 0)
-    return out
+    return np.divide(dcg, ideal, out=np.full(n_queries, np.nan), where=ideal > 0)
 
 
 def ndcg_by_group(
@@ -138,10 +136,7 @@ def ndcg_by_group(
             "every row of a query its query's group (for groups of items, use fairness.exposure)."
         )
     ok = ~np.isnan(per_query)
-    total = np.bincount(first[ok], weights=per_query[ok], minlength=sample.n_groups)
-    n = np.bincount(first[ok], minlength=sample.n_groups)
-    values = np.full(sample.n_groups, np.nan)
-    np.divide(total, n, out=values, where=n > 0)
+    values = _mean_by(first[ok], per_query[ok], sample.n_groups)
     return pd.Series(values, index=sample.groups, name="ndcg")
 
 

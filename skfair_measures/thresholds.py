@@ -61,8 +61,8 @@ def _check_thresholds(thresholds: Any) -> np.ndarray:
 
 def _count_measure(measure: MeasureBase | str) -> Measure:
     (m,) = as_measures([measure])
-    kinds = {b.statistic for b in m.bases}
-    if kinds != {"confusion"}:
+    kinds = {b.statistic for b in m.bases} if isinstance(m, Measure) else {"no groupwise base metrics"}
+    if not isinstance(m, Measure) or kinds != {"confusion"}:
         raise ValueError(
             f"{m.key} does not read confusion counts only (its bases read {sorted(map(str, kinds))}); "
             "thresholds apply to count measures such as fairness.tpr, fairness.eod or fairness.cv."

@@ -8,6 +8,7 @@ power within two binomial standard deviations.
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -68,7 +69,11 @@ def test_plan_more_labels_for_a_tighter_eps():
 
 def test_plan_refuses_what_cannot_be_decided_and_bad_arguments():
     m = sfm.msr("fairness.acc")
-    with pytest.raises(ValueError, match="too close to eps"):
+    with pytest.raises(
+        ValueError,
+        match=r"with every row labeled its interval is still about \+-0\.\d+ wide, so the "
+        r"guessed \|Δ\| = 0\.100 would have to lie above",
+    ):
         sfm.plan_labels(m, eps=0.1, group_sizes={"a": 50, "b": 50}, rates={"a": 0.8, "b": 0.7}, n_sim=10)
     with pytest.raises(ValueError, match="rates has no guess"):
         sfm.plan_labels(m, eps=0.1, group_sizes={"a": 50, "b": 50}, rates={"a": 0.8})
@@ -99,3 +104,34 @@ def test_plan_reaches_power_slow():
     assert plan.attrs["decision"] == "exceeds"
     got, sd = _check_power(plan, m, acc, runs=400, seed=11)
     assert got >= plan.attrs["target_power"] - 2 * sd, (got, plan)
+
+
+def test_a_tpr_gap_of_020_at_eps_005_is_planned_for_the_interval_auto_will_report():
+    """1,600 labels for the guaranteed interval; ~420 by a normal approximation; auto's BB from 400 per group."""
+    plan = sfm.plan_labels(
+        sfm.msr("fairness.tpr"),
+        eps=0.05,
+        group_sizes={"a": 5000, "b": 5000},
+        rates={"a": 0.9, "b": 0.7},
+        denominator_share=0.5,
+        n_sim=40,
+    )
+    assert plan.attrs["method"] == "bb" and plan.attrs["normal_labels"] == 420
+    assert plan.loc["total", "labels"] == 800  # 200 positives per group: where auto reads Beta-Binomial's interval
+    assert plan.attrs["power"] > 0.8 and "normal approximation" in plan.attrs["how"]
+
+
+def test_the_guess_checks_the_scores_calibration_on_the_labels_it_has(capsys):
+    rng = np.random.default_rng(0)
+    g = np.repeat(["a", "b"], 1500)
+    truth = np.where(g == "a", 0.9, 0.75)  # P(y = 1), base rate ~0.83
+    y = (rng.uniform(size=g.size) < truth).astype(float)
+    scores = np.clip(truth - 0.3 + rng.normal(0, 0.02, g.size), 0, 1)  # mean ~0.53: not calibrated
+    known = np.where(rng.uniform(size=g.size) < 0.1, y, np.nan)  # 10% labeled so far
+    kw = dict(eps=0.05, scores=scores, sensitive_features=g, threshold=0.5, n_sim=20, progress=True)
+    plan = sfm.plan_labels(sfm.msr("fairness.cv"), y_true=known, **kw)
+    assert "recalibrated" in plan.attrs["calibration"]
+    err = capsys.readouterr().err
+    assert err.startswith("plan_labels: 20 simulated audits") and re.search(
+        r"labels: (enough|too few) \(\d+ audits", err
+    )

@@ -153,3 +153,19 @@ def test_an_empty_group_cell_is_refused_as_skfair_audit_refuses_it(tmp_path, cap
         sfm.plan_labels(
             sfm.msr("fairness.acc"), eps=0.2, scores=np.full(4, 0.5), sensitive_features=["a", "b", np.nan, "a"]
         )
+
+
+def test_label_column_checks_the_scores_calibration(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    sex = np.repeat(["a", "b"], 500)
+    y = (rng.uniform(size=1000) < np.where(sex == "a", 0.9, 0.7)).astype(float)
+    frame = pd.DataFrame({"sex": sex, "score": np.where(sex == "a", 0.55, 0.45), "label": y})
+    frame.loc[rng.uniform(size=1000) < 0.8, "label"] = np.nan
+    path = tmp_path / "p.csv"
+    frame.to_csv(path, index=False)
+    argv = ["plan", str(path), "--sensitive", "sex", "--measure", "fairness.acc", "--eps", "0.3", "--n-sim", "10"]
+    assert main([*argv, "--score", "score", "--label", "label"]) == 0
+    out = capsys.readouterr().out
+    assert "calibration check:" in out and "recalibrated" in out and "a normal approximation would ask" in out
+    assert main([*argv, "--score", "score", "--label", "nope"]) == 2
+    assert "--label nope: no such column" in capsys.readouterr().err

@@ -412,3 +412,18 @@ def test_monitor_plot_at_30_days_has_no_overlapping_dates_and_its_legend_beside_
     assert all(a.x1 <= b.x0 for a, b in zip(boxes, boxes[1:], strict=False))
     assert not _overlaps(ax, ax.get_legend())
     plt.close("all")
+
+
+def test_groupwise_whiskers_follow_the_one_rule_for_undefined_replicates():
+    """A group whose replicates are undefined too often (2 positives in 10 rows) has no whisker: it has no interval."""
+    from skfair_measures.plots import _groupwise_table
+
+    y = np.r_[np.tile([1, 0], 100), [1, 1] + [0] * 8]
+    y_pred = np.r_[np.tile([1, 1, 0, 0], 50), [1, 0] + [0] * 8]
+    A = np.r_[["a"] * 200, ["b"] * 10]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        boot = sfm.bootstrap(sfm.msr("fairness.tpr"), y, y_pred, sensitive_features=A, random_state=0)
+    _, low, high = _groupwise_table([boot], 0.95)
+    assert np.isnan(low.loc["b", "tpr"]) and np.isnan(high.loc["b", "tpr"])
+    assert low.loc["a", "tpr"] == pytest.approx(np.quantile(boot.group_draws["tpr"][:, 0], 0.025))

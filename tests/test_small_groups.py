@@ -147,3 +147,16 @@ def test_every_door_warns_once_and_the_result_keeps_the_note():
         warnings.simplefilter("error")  # every group small, or the small group moves nothing: no warning
         sfm.msr("fairness.tpr")(y[:8], p[:8], sensitive_features=np.r_[["a"] * 4, ["b"] * 4])
         sfm.msr("fairness.tpr")(y, np.ones_like(y), sensitive_features=g)
+
+
+def test_an_engine_frame_names_the_small_groups_as_memory_does():
+    import polars as pl
+
+    y = np.r_[np.ones(100, int), np.ones(5, int)]
+    g = np.r_[np.repeat(["a", "b"], 50), ["c"] * 5]
+    p = np.r_[np.tile([1, 0], 50), np.ones(5, int)]
+    frame = pl.DataFrame({"y": y, "p": p, "g": g})
+    with pytest.warns(SmallGroupWarning) as seen:
+        res = sfm.evaluate_measures(["fairness.tpr"], "y", "p", sensitive_features="g", data=frame.lazy())
+    (message,) = [str(r.message) for r in seen if "decided by" in str(r.message)]
+    assert "'c' (5); without them it is 0.0000" in message and res["fairness.tpr"].small_groups_note == message

@@ -127,3 +127,8 @@ def test_segments_equal_searchsorted(seed, n_thr, clustered):
     grid = np.unique(np.r_[grid, 0.7] if clustered else grid)
     scores = np.r_[rng.random(500), grid, np.nextafter(grid, 0), np.nextafter(grid, 1), 0.0, 1.0]
     np.testing.assert_array_equal(_segments(scores, grid), np.searchsorted(grid, scores, side="right"))
+
+
+def test_a_ranking_measure_is_refused_with_its_key():
+    with pytest.raises(ValueError, match="fairness.ndcg does not read confusion counts"):
+        disparity_at_thresholds("fairness.ndcg", [1, 0, 1, 0], [0.2, 0.3, 0.4, 0.5], sensitive_features=list("aabb"))

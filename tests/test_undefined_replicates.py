@@ -119,5 +119,11 @@ def test_a_small_group_without_positives_in_some_replicates():
     res = sfm.bootstrap(sfm.msr("fairness.tpr"), y, p, sensitive_features=a, n_boot=400, random_state=0)
     share = np.isnan(res.draws).mean()
     assert 0.25 < share < 0.5
+    # the percentile interval of these replicates is refused ...
     with pytest.warns(sfm.UndefinedReplicatesWarning, match=r"of 400 .*zero denominator.*refused"):
-        assert np.isnan(res.interval()).all()
+        assert np.isnan(
+            percentile_interval(res.draws, 0.95, estimate=res.value, key=res.key, cause="zero denominator")
+        ).all()
+    # ... so a rate whose denominator is this small reads a score interval (one positive of one: TPR in [0.03, 1])
+    lo, hi = res.interval()
+    assert res.construction.startswith("Newcombe") and lo <= res.value <= hi and hi - lo > 0.5

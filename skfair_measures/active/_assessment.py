@@ -283,8 +283,7 @@ class ActiveAssessment:
         w = np.bincount(cell[eligible], weights=weight[eligible], minlength=size).reshape(rows.shape)
         ws = np.bincount(cell[eligible], weights=(weight * success)[eligible], minlength=size).reshape(rows.shape)
         self._prior_mean = np.divide(ws, w, out=np.full_like(w, np.nan), where=w > 0)
-        counts_mean = np.divide(w.sum(1), self._rows, out=np.full(n_groups, np.nan), where=self._rows > 0)
-        self._counts_prior_mean = counts_mean
+        self._counts_prior_mean = np.divide(w.sum(1), self._rows, out=np.full(n_groups, np.nan), where=self._rows > 0)
 
     def _build_prior(self, prior: str, strength: float, base: float) -> None:
         self.prior = prior
@@ -306,8 +305,7 @@ class ActiveAssessment:
         self._labels_used = np.zeros(n_groups, dtype=np.int64)
         self._counted = np.zeros(n_groups, dtype=np.int64)
         self._defined = self._rows > 0
-        share = self._rows / self._rows.sum()
-        self._group_share = share
+        self._group_share = self._rows / self._rows.sum()
 
     # -- ask / tell -------------------------------------------------------------------
 
@@ -701,19 +699,16 @@ class ActiveAssessment:
         return plot_trajectory(self, ax=ax, prob=prob)
 
     def _group_code(self, label: Any, name: str) -> int:
-        code = self.groups.get_indexer([label])[0] if not isinstance(self.groups, pd.MultiIndex) else -1
-        if isinstance(self.groups, pd.MultiIndex):
-            code = self.groups.get_indexer(pd.MultiIndex.from_tuples([tuple(label)]))[0]
+        multi = isinstance(self.groups, pd.MultiIndex)
+        code = self.groups.get_indexer(pd.MultiIndex.from_tuples([tuple(label)]) if multi else [label])[0]
         if code < 0:
             raise ValueError(f"{name}={label!r} is not a group; the groups are {list(self.groups)!r}.")
         return int(code)
 
     def __repr__(self) -> str:
-        plan = (
-            ""
-            if self._quota is None
-            else f", plan={np.minimum(self._labels_used, self._quota).sum()}/{self._quota.sum()} labels"
-        )
+        plan = ""
+        if self._quota is not None:
+            plan = f", plan={np.minimum(self._labels_used, self._quota).sum()}/{self._quota.sum()} labels"
         return (
             f"ActiveAssessment(metric={self.metric.key!r}, task={self.task!r}, strategy={self.strategy!r}, "
             f"prior={self.prior!r}, groups={len(self.groups)}, labels={self.n_labels}{plan})"

@@ -48,12 +48,7 @@ def top_two(bad: np.ndarray, redraw, rng: np.random.Generator, beta: float, *, t
 
 
 def rope_gain(
-    theta: np.ndarray,
-    a: np.ndarray,
-    b: np.ndarray,
-    pair: tuple[int, int],
-    eps: float,
-    counts_prob: np.ndarray,
+    theta: np.ndarray, a: np.ndarray, b: np.ndarray, pair: tuple[int, int], eps: float, counts_prob: np.ndarray
 ) -> np.ndarray:
     """Expected ROPE confidence after one more label in each group of the pair (section 3.7.1).
 

@@ -8,12 +8,13 @@
 - :func:`bias_audit_log`: the same over a time window of a prediction log (a Parquet
   folder or file, or a CSV), e.g. the yearly audit of a monitored model.
 - :func:`impact_ratio_intervals`: the intervals alone (Koopman score intervals of the
-  ratios to every other category, simultaneous over the reference chosen from the data).
+  ratios to every other category, simultaneous over the reference chosen from the data;
+  Koopman's interval itself lives in the uncertainty home, ``uncertainty._proportions.koopman``).
 
 Import it explicitly (``from skfair_measures.audits import bias_audit``) or as
 ``skfair_measures.bias_audit``.
 """
 
-from ._bias_audit import CONSTRUCTION, BiasAudit, bias_audit, bias_audit_log, impact_ratio_intervals, koopman_interval
+from ._bias_audit import CONSTRUCTION, BiasAudit, bias_audit, bias_audit_log, impact_ratio_intervals
 
-__all__ = ["CONSTRUCTION", "BiasAudit", "bias_audit", "bias_audit_log", "impact_ratio_intervals", "koopman_interval"]
+__all__ = ["CONSTRUCTION", "BiasAudit", "bias_audit", "bias_audit_log", "impact_ratio_intervals"]

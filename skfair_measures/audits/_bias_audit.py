@@ -48,8 +48,9 @@ import pandas as pd
 from scipy import stats
 
 from ..uncertainty import Estimate, summarize
+from ..uncertainty._proportions import koopman_bound
 
-__all__ = ["CONSTRUCTION", "BiasAudit", "bias_audit", "bias_audit_log", "impact_ratio_intervals", "koopman_interval"]
+__all__ = ["CONSTRUCTION", "BiasAudit", "bias_audit", "bias_audit_log", "impact_ratio_intervals"]
 
 #: The three tables of the rule, in order; also the CSV files' names.
 TABLES = ("sex", "race_ethnicity", "intersectional")
@@ -61,73 +62,6 @@ _WORDS = {"within": "above", "exceeds": "below", "inconclusive": "inconclusive"}
 CONSTRUCTION = "Koopman score (ratio), simultaneous over the reference"
 #: The most the rule lets an auditor exclude: categories under 2% of the data (5-301(d)).
 MAX_EXCLUDE = 0.02
-_STEPS = 45  # bisection steps on log(ratio) in [-40, 40]: a bracket of 80 halved 45 times, ~2e-12
-
-
-def _pearson(observed: np.ndarray, expected: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        term = (observed - expected) ** 2 / expected
-    return np.where(observed == expected, 0.0, np.where(expected > 0, term, np.inf))
-
-
-def _koopman_stat(phi: np.ndarray, x1: np.ndarray, n1: np.ndarray, x2: np.ndarray, n2: np.ndarray) -> np.ndarray:
-    """Pearson's chi-square of the 2x2 table at the maximum likelihood under ``p1 = phi * p2`` (Koopman 1984)."""
-    s, big = x1 + x2, n1 + n2
-    a = phi * (n1 + x2) + x1 + n2
-    p2 = 2 * s / (a + np.sqrt(np.maximum(a * a - 4 * phi * big * s, 0.0)))  # the smaller root, without cancellation
-    p1 = np.minimum(phi * p2, 1.0)
-    return (
-        _pearson(x1, n1 * p1)
-        + _pearson(n1 - x1, n1 * (1 - p1))
-        + _pearson(x2, n2 * p2)
-        + _pearson(n2 - x2, n2 * (1 - p2))
-    )
-
-
-def koopman_interval(x1: Any, n1: Any, x2: Any, n2: Any, prob: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Koopman's score interval for the ratio of two independent proportions ``(x1/n1) / (x2/n2)``.
-
-    The ratios ``phi`` whose score test (Pearson's chi-square of the 2x2 table at the maximum
-    likelihood under ``p1 = phi * p2``) does not reject at level ``1 - prob``. Vectorised over
-    arrays of counts by bisection on ``log(phi)``; ``statsmodels``' ``confint_proportions_2indep``
-    (``method="score", compare="ratio", correction=False``) gives the same bounds one pair at a
-    time, too slow for the simulation's many pairs.
-
-    Parameters
-    ----------
-    x1, n1, x2, n2 : array-like of int
-        Successes and trials of the two samples.
-    prob : float, default=0.95
-        The two-sided level.
-
-    Returns
-    -------
-    tuple of ndarray
-        ``(low, high)``: 0 when ``x1 = 0``, inf when ``x2 = 0``, ``(0, inf)`` when both are 0.
-
-    Examples
-    --------
-    >>> lo, hi = koopman_interval(10, 40, 20, 40)
-    >>> round(float(lo), 4), round(float(hi), 4)
-    (0.2657, 0.9046)
-    """
-    return _bound(x1, n1, x2, n2, prob, upper=False), _bound(x1, n1, x2, n2, prob, upper=True)
-
-
-def _bound(x1: Any, n1: Any, x2: Any, n2: Any, prob: float, *, upper: bool) -> np.ndarray:
-    """One side of :func:`koopman_interval`, by bisection on ``log(phi)`` between the estimate and -40 or 40."""
-    x1, n1, x2, n2 = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (x1, n1, x2, n2)))
-    crit = stats.chi2.ppf(prob, 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        est = np.clip(np.log(x1 * n2) - np.log(x2 * n1), -40.0, 40.0)
-    inside = np.where(np.isnan(est), 0.0, est)
-    outside = np.full_like(inside, 40.0 if upper else -40.0)
-    for _ in range(_STEPS):
-        mid = (inside + outside) / 2
-        out = _koopman_stat(np.exp(mid), x1, n1, x2, n2) > crit
-        inside, outside = np.where(out, inside, mid), np.where(out, mid, outside)
-    bound = np.exp((inside + outside) / 2)
-    return np.where(x2 == 0, np.inf, bound) if upper else np.where(x1 == 0, 0.0, bound)
 
 
 def impact_ratio_intervals(selected: Any, n: Any, prob: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
@@ -161,8 +95,8 @@ def impact_ratio_intervals(selected: Any, n: Any, prob: float = 0.95) -> tuple[n
     if k < 2:
         return np.ones(k), np.ones(k)
     j, other = np.nonzero(~np.eye(k, dtype=bool))  # row-major: the K - 1 others of each j in turn
-    low = _bound(x[j], m[j], x[other], m[other], prob, upper=False).reshape(k, k - 1).min(1)
-    high = _bound(x[j], m[j], x[other], m[other], 1 - (1 - prob) / (k - 1), upper=True).reshape(k, k - 1).min(1)
+    low = koopman_bound(x[j], m[j], x[other], m[other], prob, upper=False).reshape(k, k - 1).min(1)
+    high = koopman_bound(x[j], m[j], x[other], m[other], 1 - (1 - prob) / (k - 1), upper=True).reshape(k, k - 1).min(1)
     return np.minimum(low, 1.0), np.minimum(high, 1.0)
 
 

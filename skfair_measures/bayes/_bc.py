@@ -39,7 +39,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -81,14 +81,7 @@ RETRY_TARGET_ACCEPT = 0.99
 
 #: Standard deviations of the hyperpriors (seed 000 section 2.4); ``prior_scale`` multiplies them
 #: all, as in the sensitivity analysis of seed 002 section 4.9.4.
-PRIORS = {
-    "mu_a": 0.4,
-    "mu_b": 0.4,
-    "mu_c": 2.0,
-    "sigma_a": 0.15,
-    "sigma_b": 0.15,
-    "sigma_c": 0.75,
-}
+PRIORS = {"mu_a": 0.4, "mu_b": 0.4, "mu_c": 2.0, "sigma_a": 0.15, "sigma_b": 0.15, "sigma_c": 0.75}
 
 _COMPILED: dict[tuple[Any, ...], Any] = {}
 _LOCK = threading.Lock()
@@ -351,14 +344,9 @@ def fit_calibration(
         "y": np.asarray(y, dtype=np.int64),
         "group": np.asarray(codes, dtype=np.int64),
     }
-    settings = {
-        "draws": draws,
-        "tune": tune,
-        "chains": chains,
-        "cores": max(1, min(chains, os.cpu_count() or 1)) if cores is None else cores,
-        "seed": seed,
-        "extra": sampler_kwargs or {},
-    }
+    cores = max(1, min(chains, os.cpu_count() or 1)) if cores is None else cores
+    # the sampler's arguments; a key of sampler_kwargs that repeats one of them is a TypeError in the call
+    settings = ({"draws": draws, "tune": tune, "chains": chains, "cores": cores}, seed, sampler_kwargs or {})
     structure = (len(groups), calibration, hierarchical, prior_scale)
     run, sampler, compile_seconds = _runner(sampler, data, structure, settings)
     start = time.perf_counter()
@@ -373,14 +361,14 @@ def fit_calibration(
     return CalibrationFit(params, trace, diagnostics, sampler, compile_seconds)
 
 
-def _runner(sampler: str, data: dict, structure: tuple, settings: dict) -> tuple[Callable[[float], Any], str, float]:
+def _runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable[[float], Any], str, float]:
     """A function ``run(target_accept) -> trace`` for the sampler, the sampler used, and the compile time."""
     if sampler in ("nutpie", "nutpie-pymc"):
         return _nutpie_runner(sampler, data, structure, settings)
     return _pymc_runner(sampler, data, structure, settings)
 
 
-def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: dict) -> tuple[Callable, str, float]:
+def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable, str, float]:
     n_groups, calibration, hierarchical, prior_scale = structure
     prior_sd = prior_sd_vector(prior_scale)
     compiled, compile_seconds = None, 0.0
@@ -408,23 +396,15 @@ def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: dict) -
     def run(accept: float) -> Any:
         import nutpie
 
+        common, seed, extra = settings
         return nutpie.sample(
-            compiled,
-            draws=settings["draws"],
-            tune=settings["tune"],
-            chains=settings["chains"],
-            cores=settings["cores"],
-            seed=settings["seed"],
-            progress_bar=False,
-            save_warmup=False,
-            target_accept=accept,
-            **settings["extra"],
+            compiled, seed=seed, progress_bar=False, save_warmup=False, target_accept=accept, **common, **extra
         )
 
     return run, sampler, compile_seconds
 
 
-def _pymc_runner(sampler: str, data: dict, structure: tuple, settings: dict) -> tuple[Callable, str, float]:
+def _pymc_runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable, str, float]:
     n_groups, calibration, hierarchical, prior_scale = structure
     pm = _import_pymc()
     start = time.perf_counter()
@@ -436,17 +416,15 @@ def _pymc_runner(sampler: str, data: dict, structure: tuple, settings: dict) -> 
     def run(accept: float) -> Any:
         with model, warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            common, seed, extra = settings
             return pm.sample(
-                draws=settings["draws"],
-                tune=settings["tune"],
-                chains=settings["chains"],
-                cores=settings["cores"],
-                random_seed=settings["seed"],
+                random_seed=seed,
                 target_accept=accept,
                 nuts_sampler=sampler,
                 progressbar=False,
                 compute_convergence_checks=False,
-                **settings["extra"],
+                **common,
+                **extra,
             )
 
     return run, sampler, compile_seconds
@@ -711,7 +689,12 @@ class BayesianCalibration(EstimationMethod):
         rng: np.random.Generator,
         seed: int,
     ) -> GroupDraws:
-        fit = self.fit(data, chains=chains, draws=draws, seed=seed)
+        return self.from_fit(self.fit(data, chains=chains, draws=draws, seed=seed), data, bases, rng)
+
+    def from_fit(
+        self, fit: CalibrationFit, data: FitData, bases: tuple[BaseMetric, ...], rng: np.random.Generator
+    ) -> GroupDraws:
+        """The draws from a calibration fit: every draw calibrates the unlabeled rows (BCR adds its rectifier)."""
         unl = data.unlabeled
         cells = data.counts + calibrated_cells(
             fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups, count=unl.count
@@ -724,38 +707,16 @@ class BayesianCalibration(EstimationMethod):
     def fit(self, data: FitData, *, chains: int, draws: int, seed: int) -> CalibrationFit:
         """The calibration model sampled on the labeled rows, with this method's options."""
         lab, unl = data.labeled, data.unlabeled
-        checks = calibration_checks(
-            lab.scores,
-            data.y_true,
-            lab.codes,
-            data.groups,
-            np.concatenate([lab.scores, unl.scores]),
-            np.concatenate([lab.codes, unl.codes]),
-            CLIP,
-            np.concatenate([lab.multiplicity, unl.multiplicity]),
-        )
+        # scores, group codes and multiplicities of every row, labeled or not
+        every = [np.concatenate([getattr(lab, k), getattr(unl, k)]) for k in ("scores", "codes", "multiplicity")]
+        checks = calibration_checks(lab.scores, data.y_true, lab.codes, data.groups, every[0], every[1], CLIP, every[2])
         if checks and self.warn:
             warnings.warn(
                 f"method={self.name!r}: {'; '.join(checks)}.", CalibrationWarning, stacklevel=external_stacklevel()
             )
+        options = {f.name: getattr(self, f.name) for f in fields(BayesianCalibration)}  # fit_calibration's options
         fit = fit_calibration(
-            lab.scores,
-            data.y_true,
-            lab.codes,
-            data.groups,
-            calibration=self.calibration,
-            hierarchical=self.hierarchical,
-            chains=chains,
-            tune=self.tune,
-            draws=draws,
-            target_accept=self.target_accept,
-            sampler=self.sampler,
-            cores=self.cores,
-            seed=seed,
-            warn=self.warn,
-            prior_scale=self.prior_scale,
-            sampler_kwargs=self.sampler_kwargs,
-            retry_divergent=self.retry_divergent,
+            lab.scores, data.y_true, lab.codes, data.groups, chains=chains, draws=draws, seed=seed, **options
         )
         fit.diagnostics["calibration_checks"] = checks
         return fit

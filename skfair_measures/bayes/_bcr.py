@@ -214,19 +214,6 @@ class RectifiedCalibration(BayesianCalibration):
             scale = self.rectifier_scale
             refuse_option("rectifier_scale", scale, f"pass a positive number (default {RECTIFIER_SCALE})")
 
-    def group_draws(
-        self,
-        data: FitData,
-        bases: tuple[BaseMetric, ...],
-        *,
-        chains: int,
-        draws: int,
-        rng: np.random.Generator,
-        seed: int,
-    ) -> GroupDraws:
-        fit = self.fit(data, chains=chains, draws=draws, seed=seed)
-        return self.from_fit(fit, data, bases, rng)
-
     def from_fit(
         self, fit: CalibrationFit, data: FitData, bases: tuple[BaseMetric, ...], rng: np.random.Generator
     ) -> GroupDraws:

@@ -100,6 +100,28 @@ class CountFitData(FitData):
         return self.moments.labeled[_N].astype(float)
 
 
+def _refuse_unlabeled(unlabeled: dict[str, Any], y_true: Any) -> None:
+    given = [k for k, v in unlabeled.items() if v is not None]
+    if given:
+        raise ValueError(
+            f"{', '.join(given)} cannot be combined with data=: the unlabeled rows are the frame's rows whose "
+            f"{y_true!r} is missing; drop {given[0]}."
+        )
+
+
+def _unlabeled_codes(table: pd.DataFrame, cols: Any, groups: pd.Index) -> np.ndarray:
+    """Group codes of the rows without a label (the groups are those of the labeled rows)."""
+    if table.empty:
+        return np.zeros(0, dtype=np.intp)
+    names = list(cols.sensitive)
+    values = table[names[0]] if len(names) == 1 else table[names]
+    rows = int(table[_N].sum())
+    codes, _ = encode_groups(
+        values, groups=groups, name="sensitive (rows without a label)", compare=False, samples=rows
+    )
+    return codes
+
+
 def frame_fit_data(
     frame: Any,
     measures: list[MeasureBase],
@@ -146,12 +168,7 @@ def frame_fit_data(
             f"{' or '.join(map(repr, FRAME_METHODS))} (computed from one engine pass), or collect the rows and "
             "pass arrays for the other methods."
         )
-    given = [k for k, v in unlabeled.items() if v is not None]
-    if given:
-        raise ValueError(
-            f"{', '.join(given)} cannot be combined with data=: the unlabeled rows are the frame's rows whose "
-            f"{y_true!r} is missing; drop {given[0]}."
-        )
+    _refuse_unlabeled(unlabeled, y_true)
     if isinstance(estimator, BetaBinomial) and estimator.prior == "scores":
         raise ValueError(
             "prior='scores' on data= is not computed in the engine yet; pass prior='uniform', "
@@ -173,14 +190,8 @@ def frame_fit_data(
             f"method='ppi' needs unlabeled rows: rows of data whose {y_true!r} is missing (null). "
             "Without them use method='bb'."
         )
-    data = CountFitData(
-        _InEngine(n_l),
-        _InEngine(n_l),
-        _InEngine(n_u),
-        index,
-        float(threshold),
-        moments=moments,  # type: ignore[arg-type]
-    )
+    rows = (_InEngine(n_l), _InEngine(n_l), _InEngine(n_u))  # y_true, labeled and unlabeled rows: not read
+    data = CountFitData(*rows, index, float(threshold), moments=moments)  # type: ignore[arg-type]
     if isinstance(estimator, PredictionPowered):
         estimator = CountedPPI(lam=estimator.lam)
     return estimator, data
@@ -214,15 +225,8 @@ class FrameRows:
         hist = self.histogram
         if hist.empty:
             return Rows.empty()
-        names = list(self.cols.sensitive)
         n = hist[_N].to_numpy(dtype=float)
-        codes, _ = encode_groups(
-            hist[names[0]] if len(names) == 1 else hist[names],
-            groups=groups,
-            name="sensitive (rows without a label)",
-            compare=False,
-            samples=int(n.sum()),
-        )
+        codes = _unlabeled_codes(hist, self.cols, groups)
         weight = None if self.cols.sample_weight is None else hist[_SUM_W].to_numpy(dtype=float)
         scores = hist[SUM_SCORE].to_numpy(dtype=float) / n
         y_pred = hist[_P].to_numpy().astype(np.intp)  # the engine's score >= threshold, row by row
@@ -256,12 +260,7 @@ def frame_rows(
       HISTOGRAM_BINS`` is off by at most ``n h^2 / 8 max |f''|`` over the bin (the bound
       under the posterior's draws is ``attrs["binning"]``: :func:`~._bc.histogram_error`).
     """
-    given = [k for k, v in unlabeled.items() if v is not None]
-    if given:
-        raise ValueError(
-            f"{', '.join(given)} cannot be combined with data=: the unlabeled rows are the frame's rows whose "
-            f"{y_true!r} is missing; drop {given[0]}."
-        )
+    _refuse_unlabeled(unlabeled, y_true)
     cols = check_columns(as_lazy(frame), y_true, y_score, sensitive_features, sample_weight)
     labeled, hist = score_histogram(frame, cols, threshold, HISTOGRAM_BINS, CLIP)
     _refuse_bad_rows(hist, cols)
@@ -284,29 +283,20 @@ def _moments(
     t = np.asarray(t, dtype=np.intp)
     p = lab[_P].to_numpy().astype(np.intp)
     n_g = len(index)
-    names = (_N, *SCORE_SUMS)
-    labeled = {
-        k: np.bincount((codes * 2 + t) * 2 + p, weights=lab[k].to_numpy(dtype=float), minlength=4 * n_g).reshape(
-            n_g, 2, 2
-        )
-        for k in names
-    }
-    labeled[_N] = np.rint(labeled[_N]).astype(np.int64)
-    u_names = list(cols.sensitive)
-    if unl.empty:
-        u_codes = np.zeros(0, dtype=np.intp)
-    else:
-        values = unl[u_names[0]] if len(u_names) == 1 else unl[u_names]
-        u_codes, _ = encode_groups(
-            values, groups=index, name="sensitive (rows without a label)", compare=False, samples=int(unl[_N].sum())
-        )
+    labeled = _per_cell(lab, (codes * 2 + t) * 2 + p, (n_g, 2, 2))
     u_p = unl[_P].to_numpy().astype(np.intp)
-    unlabeled = {
-        k: np.bincount(u_codes * 2 + u_p, weights=unl[k].to_numpy(dtype=float), minlength=2 * n_g).reshape(n_g, 2)
-        for k in names
-    }
-    unlabeled[_N] = np.rint(unlabeled[_N]).astype(np.int64)
+    unlabeled = _per_cell(unl, _unlabeled_codes(unl, cols, index) * 2 + u_p, (n_g, 2))
     return ScoreMoments(labeled, unlabeled, weighted), index
+
+
+def _per_cell(table: pd.DataFrame, cell: np.ndarray, shape: tuple[int, ...]) -> dict[str, np.ndarray]:
+    """The rows and score sums of the table's entries summed per cell, in ``shape`` (rows as integers)."""
+    size = int(np.prod(shape))
+    out = {
+        k: np.bincount(cell, weights=table[k].to_numpy(float), minlength=size).reshape(shape) for k in (_N, *SCORE_SUMS)
+    }
+    out[_N] = np.rint(out[_N]).astype(np.int64)
+    return out
 
 
 def _restricted(moments: ScoreMoments, index: pd.Index, measures: list[MeasureBase]) -> tuple[ScoreMoments, pd.Index]:

@@ -56,7 +56,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._betting import fixed_sample_interval, prediction_powered_interval
+from .._betting import GRID_SIZE, fixed_sample_interval, prediction_powered_interval
 from .._small_sample import reads_pooled
 from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
@@ -105,6 +105,7 @@ class RateInterval:
     labels: np.ndarray | None = None
     pp: tuple | None = None
     population: float | None = None
+    grid_size: int = GRID_SIZE
     _cache: dict = None  # type: ignore[assignment]
 
     def interval(self, alpha: float) -> tuple[float, float]:
@@ -115,9 +116,11 @@ class RateInterval:
             self._cache = {}
         if alpha not in self._cache:
             if self.pp is not None:
-                lo, hi = prediction_powered_interval(*self.pp, alpha, population=self.population)
+                lo, hi = prediction_powered_interval(
+                    *self.pp, alpha, population=self.population, grid_size=self.grid_size
+                )
             else:
-                lo, hi = fixed_sample_interval(self.labels, alpha)
+                lo, hi = fixed_sample_interval(self.labels, alpha, grid_size=self.grid_size)
             if np.isfinite(self.point):
                 lo, hi = min(lo, self.point), max(hi, self.point)
             self._cache[alpha] = (lo, hi)

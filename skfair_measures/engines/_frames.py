@@ -84,11 +84,7 @@ def engine_name(frame: nw.LazyFrame) -> str:
 
 
 def check_columns(
-    frame: nw.LazyFrame,
-    target: Any,
-    prediction: Any,
-    sensitive: str | Sequence[str],
-    sample_weight: Any = None,
+    frame: nw.LazyFrame, target: Any, prediction: Any, sensitive: str | Sequence[str], sample_weight: Any = None
 ) -> Columns:
     """Check that every named column exists; the error names the argument and the column.
 

@@ -36,8 +36,7 @@ from ._aggregate import (
     _W,
     _require_numeric,
     _run,
-    _sensitive_names,
-    _weight_columns,
+    grouped_pass,
     needed_columns,
 )
 from ._frames import Columns, as_lazy
@@ -79,9 +78,7 @@ def score_table(data: Any, cols: Columns, threshold: float) -> pd.DataFrame:
     [['a', 1, 0.9], ['a', 1, 0.8], ['b', 1, 0.2]]
     """
     frame = as_lazy(data)
-    _require_numeric(frame, "prediction", cols.prediction, "posteriors read its scores")
-    if cols.sample_weight is not None:
-        _require_numeric(frame, "sample_weight", cols.sample_weight, "weights are summed")
+    _check_types(frame, cols)
     if frame.implementation is nw.Implementation.PANDAS and isinstance(data, pd.DataFrame):
         return _partition(data, cols, threshold)
     if frame.implementation is nw.Implementation.DASK:
@@ -90,34 +87,39 @@ def score_table(data: Any, cols: Columns, threshold: float) -> pd.DataFrame:
 
 
 def _narwhals(frame: nw.LazyFrame, cols: Columns, threshold: float) -> pd.DataFrame:
-    sens = _sensitive_names(cols)
+    s, bad = _scores(cols)
+    select = [nw.col(cols.target).alias(_T), (s >= threshold).alias(_P), s.alias("__sfm_s"), bad.alias(_BAD_SCORE)]
+    w, s = nw.col(_W), nw.col("__sfm_s")
+    aggs = [
+        w.sum().alias(_SUM_W),
+        (w * s).sum().alias(_WS),
+        (w * w).sum().alias(_W2),
+        (w * w * s).sum().alias(_W2S),
+        (w * w * s * s).sum().alias(_W2S2),
+        nw.col(_BAD_W).sum(),
+        nw.col(_BAD_SCORE).sum(),
+    ]
+    return grouped_pass(frame, cols, select, [_T, _P], aggs)
+
+
+def _scores(cols: Columns) -> tuple[nw.Expr, nw.Expr]:
+    """The scores, 0 where missing or outside [0, 1], and a 0/1 flag of those rows (refused downstream)."""
     s = nw.col(cols.prediction).cast(nw.Float64)
     bad = (~s.is_between(0.0, 1.0)).fill_null(True)
-    s = nw.when(bad).then(nw.lit(0.0)).otherwise(s)
-    select = [nw.col(c).alias(x) for c, x in zip(cols.sensitive, sens, strict=True)]
-    select += [
-        nw.col(cols.target).alias(_T),
-        (s >= threshold).alias(_P),
-        s.alias("__sfm_s"),
-        bad.cast(nw.Int64).alias(_BAD_SCORE),
-    ]
-    w, s = nw.col("__sfm_weight"), nw.col("__sfm_s")
-    query = (
-        frame.select(*select, *_weight_columns(frame, cols))
-        .group_by(*sens, _T, _P, drop_null_keys=False)
-        .agg(
-            nw.len().alias(_N),
-            w.sum().alias(_SUM_W),
-            (w * s).sum().alias(_WS),
-            (w * w).sum().alias(_W2),
-            (w * w * s).sum().alias(_W2S),
-            (w * w * s * s).sum().alias(_W2S2),
-            nw.col(_BAD_W).sum(),
-            nw.col(_BAD_SCORE).sum(),
-        )
-    )
-    table = _run(query, frame, cols)
-    return table.rename(columns=dict(zip(sens, cols.sensitive, strict=True)))
+    return nw.when(bad).then(nw.lit(0.0)).otherwise(s), bad.cast(nw.Int64)
+
+
+def _check_types(frame: nw.LazyFrame, cols: Columns) -> None:
+    _require_numeric(frame, "prediction", cols.prediction, "posteriors read its scores")
+    if cols.sample_weight is not None:
+        _require_numeric(frame, "sample_weight", cols.sample_weight, "weights are summed")
+
+
+def _np_scores(pdf: pd.DataFrame, cols: Columns) -> tuple[np.ndarray, np.ndarray]:
+    """As :func:`_scores`, on numpy: the scores (0 where bad) and the mask of bad ones."""
+    s = pdf[cols.prediction].to_numpy(dtype=float, na_value=np.nan)
+    bad = ~((s >= 0) & (s <= 1))
+    return np.where(bad, 0.0, s), bad
 
 
 def _partition(pdf: pd.DataFrame, cols: Columns, threshold: float) -> pd.DataFrame:
@@ -132,9 +134,7 @@ def _partition(pdf: pd.DataFrame, cols: Columns, threshold: float) -> pd.DataFra
     kernel = _compiled_kernel() if len(pdf) >= _COMPILED_ROWS else None
     if kernel is not None:
         return _compiled(kernel, pdf, cols, threshold)
-    s = pdf[cols.prediction].to_numpy(dtype=float, na_value=np.nan)
-    bad = ~((s >= 0) & (s <= 1))
-    s = np.where(bad, 0.0, s)
+    s, bad = _np_scores(pdf, cols)
     w, bad_w = _native._weights(pdf, cols)
     s2 = s * s
     if w is None:  # w = 1: sum w = sum w^2 = n_rows, sum w^2 s = sum w s
@@ -225,9 +225,7 @@ def score_histogram(
     (1, [[80.0, 2.0, 1.605]])
     """
     frame = as_lazy(data)
-    _require_numeric(frame, "prediction", cols.prediction, "posteriors read its scores")
-    if cols.sample_weight is not None:
-        _require_numeric(frame, "sample_weight", cols.sample_weight, "weights are summed")
+    _check_types(frame, cols)
     needed = needed_columns(cols)
     run = partial(_rows_partition, cols=cols, threshold=threshold, bins=bins, split=split, needed=needed)
     if frame.implementation is nw.Implementation.PANDAS and isinstance(data, pd.DataFrame):
@@ -245,9 +243,7 @@ def _rows_partition(
     missing = pdf[cols.target].isna().to_numpy()
     labeled = pdf.loc[~missing, needed].reset_index(drop=True)
     unl = pdf.loc[missing]
-    s = unl[cols.prediction].to_numpy(dtype=float, na_value=np.nan)
-    bad = ~((s >= 0) & (s <= 1))
-    s = np.where(bad, 0.0, s)
+    s, bad = _np_scores(unl, cols)
     w, bad_w = _native._weights(unl, cols)
     at = np.minimum(np.floor(s * bins), bins - 1).astype(np.int64)
     keys = [unl[c] for c in cols.sensitive] + [
@@ -266,29 +262,18 @@ def _rows_narwhals(
     if frame.collect_schema()[cols.target].is_float():
         missing = missing | target.is_nan().fill_null(True)  # NaN is a missing label, as pandas reads it
     labeled = _run(frame.filter(~missing).select(*needed), frame, cols)
-    sens = _sensitive_names(cols)
-    s = nw.col(cols.prediction).cast(nw.Float64)
-    bad = (~s.is_between(0.0, 1.0)).fill_null(True)
-    s = nw.when(bad).then(nw.lit(0.0)).otherwise(s)
-    select = [nw.col(c).alias(x) for c, x in zip(cols.sensitive, sens, strict=True)]
-    select += [
+    s, bad = _scores(cols)
+    select = [
         (s >= threshold).alias(_P),
         (s * bins).floor().clip(0, bins - 1).cast(nw.Int64).alias(BIN),
         ((s <= split[0]) | (s >= split[1])).alias(SPLIT),
         s.alias("__sfm_s"),
-        bad.cast(nw.Int64).alias(_BAD_SCORE),
+        bad.alias(_BAD_SCORE),
     ]
-    query = (
-        frame.filter(missing)
-        .select(*select, *_weight_columns(frame, cols))
-        .group_by(*sens, _P, BIN, SPLIT, drop_null_keys=False)
-        .agg(
-            nw.len().alias(_N),
-            nw.col(_W).sum().alias(_SUM_W),
-            nw.col("__sfm_s").sum().alias(SUM_SCORE),
-            nw.col(_BAD_W).sum(),
-            nw.col(_BAD_SCORE).sum(),
-        )
-    )
-    table = _run(query, frame, cols)
-    return labeled, table.rename(columns=dict(zip(sens, cols.sensitive, strict=True)))
+    aggs = [
+        nw.col(_W).sum().alias(_SUM_W),
+        nw.col("__sfm_s").sum().alias(SUM_SCORE),
+        nw.col(_BAD_W).sum(),
+        nw.col(_BAD_SCORE).sum(),
+    ]
+    return labeled, grouped_pass(frame.filter(missing), cols, select, [_P, BIN, SPLIT], aggs)

@@ -155,12 +155,7 @@ def moments(T: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
 
 
 def _objective(
-    theta: np.ndarray,
-    k: int,
-    c1: np.ndarray,
-    c2: np.ndarray,
-    c3: np.ndarray,
-    squared: bool,
+    theta: np.ndarray, k: int, c1: np.ndarray, c2: np.ndarray, c3: np.ndarray, squared: bool
 ) -> tuple[float, np.ndarray]:
     """Loss ``sum_j |m_j - c_j|`` (or ``sum_j |m_j - c_j|^2``) and its logit gradient."""
     lt = theta[: k * k].reshape(k, k)
@@ -294,16 +289,7 @@ def fit_transition(
     message = best.message if isinstance(best.message, str) else best.message.decode()
     # an exact fit stops on a flat line search: that is convergence too
     converged = bool(best.success) or best.fun < 1e-14
-    return HOCSolution(
-        T=T,
-        p=p,
-        loss=float(loss),
-        n_iter=int(n_iter),
-        converged=converged,
-        message=message,
-        n_init=len(starts),
-        seconds=time.perf_counter() - start,
-    )
+    return HOCSolution(T, p, float(loss), int(n_iter), converged, message, len(starts), time.perf_counter() - start)
 
 
 def choose_subsets(n_columns: int, max_subsets: int, random_state: Any = None) -> np.ndarray:
@@ -342,10 +328,7 @@ _PERMS = list(itertools.permutations(range(3)))
 
 
 def consensus_statistics(
-    codes: np.ndarray,
-    weights: np.ndarray,
-    n_groups: int,
-    subsets: np.ndarray,
+    codes: np.ndarray, weights: np.ndarray, n_groups: int, subsets: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """First-, second- and third-order consensus frequencies of proxy guesses.
 
@@ -397,11 +380,7 @@ def consensus_statistics(
 
 
 def neighbour_proxies(
-    codes: np.ndarray,
-    features: Any,
-    *,
-    n_neighbors: int = 2,
-    metric: str = "euclidean",
+    codes: np.ndarray, features: Any, *, n_neighbors: int = 2, metric: str = "euclidean"
 ) -> np.ndarray:
     """Add the proxy guesses of each row's nearest neighbours as extra columns.
 

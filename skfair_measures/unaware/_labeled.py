@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from typing import Any
 
 import numpy as np
@@ -31,9 +30,7 @@ import pandas as pd
 from sklearn.utils.validation import check_random_state
 
 from .._groups import encode_known_groups, resolve_sensitive
-from ..measures import UndefinedGroupWarning
 from ..results import check_prob
-from ._hoc import ProxyReliabilityWarning
 from ._proxy import (
     ProxyDisparityResult,
     _resolve_classes,
@@ -41,6 +38,7 @@ from ._proxy import (
     disparity_from_rates,
     rates_frame,
     replicate_reasons,
+    warn_outcome,
 )
 from ._proxy_codes import encode_proxies
 
@@ -215,7 +213,7 @@ def labeled_proxy_disparity(
     }
     if draws is not None:
         diagnostics["bootstrap"] = bootstrap_diagnostics(draws, prob, value)
-    _warn(reason, reasons, metric)
+    warn_outcome(reason, reasons, metric, "labeled")
     return ProxyDisparityResult(
         value,
         rates_frame(h, metric, pos, group_index, classes),
@@ -274,16 +272,3 @@ def _bootstrap(
     rows_yk = (lab_b.sum(axis=1) + other_b).reshape(n_boot, *shape).sum(-1)
     values[((n_yk == 0) & (rows_yk > 0)).reshape(n_boot, -1).any(axis=1)] = np.nan
     return values
-
-
-def _warn(reason: str | None, reasons: list[str], metric: str) -> None:
-    if reason is not None:
-        warnings.warn(
-            f"the {metric} disparity is undefined: {reason}; the value is NaN.", UndefinedGroupWarning, stacklevel=3
-        )
-    if reasons:
-        warnings.warn(
-            f"the labeled {metric} estimate is unreliable (result.reliable is False): " + "; ".join(reasons) + ".",
-            ProxyReliabilityWarning,
-            stacklevel=3,
-        )

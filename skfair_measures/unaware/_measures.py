@@ -204,13 +204,7 @@ class QuantificationMeasure(MeasureBase):
                 "(msr('unaware.quantified_dp', X_aux=..., s_aux=...)) or call set_auxiliary()."
             )
         res = quantified_disparity(
-            model,
-            self.X_aux,
-            self.s_aux,
-            X_deploy,
-            quantifier=self.quantifier,
-            n_boot=n_boot,
-            **self.options,
+            model, self.X_aux, self.s_aux, X_deploy, quantifier=self.quantifier, n_boot=n_boot, **self.options
         )
         res.key, res.measure = self.key, self
         return res.absolute() if self.absolute else res

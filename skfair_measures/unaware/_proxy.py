@@ -215,13 +215,39 @@ class _Problem:
 
 @dataclass
 class _Settings:
+    """The options of :func:`proxy_disparity`, checked (each refused by name) and normalised."""
+
     metric: str
     mode: str
     n_boot: int
     prob: float
     cond_warn: float
     n_check: int
-    estimator: HOCEstimator
+    estimator: HOCEstimator | None
+    prior: str
+    clip: bool
+
+    def __post_init__(self) -> None:
+        self.metric, self.mode = str(self.metric).lower(), str(self.mode).lower()
+        if self.metric not in _METRICS:
+            raise ValueError(f"metric must be one of {list(_METRICS)}; got {self.metric!r}.")
+        if self.mode not in _MODES:
+            raise ValueError(f"mode must be one of {list(_MODES)}; got {self.mode!r}.")
+        for name, value in (("n_boot", self.n_boot), ("n_check", self.n_check)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+                raise ValueError(f"{name} must be an integer >= 0; got {value!r}.")
+        if self.prior not in ("hoc", "implied"):
+            raise ValueError(f"prior must be 'hoc' or 'implied'; got {self.prior!r}.")
+        if not self.cond_warn > 1.0:
+            raise ValueError(f"cond_warn must be > 1 (a condition number); got {self.cond_warn!r}.")
+        if self.estimator is None:
+            self.estimator = HOCEstimator()
+        elif not isinstance(self.estimator, HOCEstimator):
+            kind = type(self.estimator).__name__
+            raise TypeError(f"estimator must be an HOCEstimator (solver settings); got {kind}.")
+        self.estimator._check_params()
+        self.n_boot, self.n_check, self.cond_warn = int(self.n_boot), int(self.n_check), float(self.cond_warn)
+        self.prob = check_prob(self.prob)
 
 
 def _noisy_counts(problem: _Problem, w: np.ndarray, columns: np.ndarray) -> np.ndarray:
@@ -288,28 +314,15 @@ class _NeverGuessed(ValueError):
 
 # ----------------------------------------------------------------- the HOC fits
 def _fit(
-    problem: _Problem,
-    w: np.ndarray,
-    init: tuple[np.ndarray, np.ndarray] | None,
-    rng: Any,
-    n_init: int,
-    name: str,
+    problem: _Problem, w: np.ndarray, init: tuple[np.ndarray, np.ndarray] | None, rng: Any, n_init: int, name: str
 ) -> HOCSolution:
     """HOC on the rows weighted by ``w``; the solution records P(A~) and the row count."""
     c1, c2, c3 = consensus_statistics(problem.cells[:, problem.hoc_cols], w, problem.n_groups, problem.subsets)
     missing = np.flatnonzero(~(c1 > 0))
     if missing.size:
         raise _NeverGuessed(name, missing)
-    sol = fit_transition(
-        c1,
-        c2,
-        c3,
-        init=init,
-        n_init=n_init,
-        max_iter=problem.solver["max_iter"],
-        tol=problem.solver["tol"],
-        random_state=rng,
-    )
+    limits = {"max_iter": problem.solver["max_iter"], "tol": problem.solver["tol"]}
+    sol = fit_transition(c1, c2, c3, init=init, n_init=n_init, random_state=rng, **limits)
     sol.extra.update(noisy_prior=c1, n_rows=float(w.sum()))
     return sol
 
@@ -416,49 +429,16 @@ def _in_range(h: np.ndarray) -> tuple[np.ndarray, bool]:
 
 
 # ----------------------------------------------------------------- the named steps
-def _check_settings(
-    metric: str,
-    mode: str,
-    n_boot: int,
-    prob: float,
-    prior: str,
-    cond_warn: float,
-    n_check: int,
-    estimator: HOCEstimator | None,
-) -> _Settings:
-    metric, mode = str(metric).lower(), str(mode).lower()
-    if metric not in _METRICS:
-        raise ValueError(f"metric must be one of {list(_METRICS)}; got {metric!r}.")
-    if mode not in _MODES:
-        raise ValueError(f"mode must be one of {list(_MODES)}; got {mode!r}.")
-    for name, value in (("n_boot", n_boot), ("n_check", n_check)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ValueError(f"{name} must be an integer >= 0; got {value!r}.")
-    if prior not in ("hoc", "implied"):
-        raise ValueError(f"prior must be 'hoc' or 'implied'; got {prior!r}.")
-    if not cond_warn > 1.0:
-        raise ValueError(f"cond_warn must be > 1 (a condition number); got {cond_warn!r}.")
-    if estimator is None:
-        estimator = HOCEstimator()
-    elif not isinstance(estimator, HOCEstimator):
-        raise TypeError(f"estimator must be an HOCEstimator (solver settings); got {type(estimator).__name__}.")
-    estimator._check_params()
-    return _Settings(metric, mode, int(n_boot), check_prob(prob), float(cond_warn), int(n_check), estimator)
-
-
 def _build_problem(
     s: _Settings,
+    rng: Any,
     y_pred: Any,
     proxies: Any,
     y_true: Any,
-    *,
     groups: Any,
     pos_label: Any,
     features: Any,
-    knn_augment: bool,
-    clip: bool,
-    prior: str,
-    rng: Any,
+    knn: bool,
 ) -> tuple[_Problem, np.ndarray, dict[str, Any]]:
     """Encode the inputs and compress them to the counts of distinct rows."""
     classes, pred, label, pos = _resolve_classes(y_pred, y_true, s.metric, pos_label)
@@ -467,7 +447,7 @@ def _build_problem(
     hoc_codes = codes
     if s.mode != "base":
         where = f"mode={s.mode!r}"
-        hoc_codes = augment_if_needed(codes, features, knn_augment, s.estimator.knn_metric, where=where)
+        hoc_codes = augment_if_needed(codes, features, knn, s.estimator.knn_metric, where=where)
     cells, counts = compress_rows(np.column_stack([pred, label, hoc_codes]))
     problem = _Problem(
         cells=cells,
@@ -484,8 +464,8 @@ def _build_problem(
             else np.zeros((0, 3), np.intp)
         ),
         pos=pos,
-        clip=clip,
-        prior=prior,
+        clip=s.clip,
+        prior=s.prior,
         classes=classes,
         groups=group_index,
         solver={"n_init": s.estimator.n_init, "max_iter": s.estimator.max_iter, "tol": s.estimator.tol},
@@ -617,20 +597,20 @@ def _bootstrap(problem: _Problem, counts: np.ndarray, n_boot: int, fitted: dict[
     return values
 
 
-def _warn(value: float, reason: str | None, reasons: list[str], metric: str) -> None:
+_LABELED_ADVICE = (
+    " With a small sample where the attribute is known, use unaware.labeled_proxy_disparity, which does not need "
+    "these assumptions."
+)
+
+
+def warn_outcome(reason: str | None, reasons: list[str], metric: str, kind: str, advice: str = "") -> None:
+    """Warn that the disparity is undefined (``reason``) and that the ``kind`` estimate is unreliable (``reasons``)."""
     if reason is not None:
-        warnings.warn(
-            f"the {metric} disparity is undefined: {reason}; the value is NaN.", UndefinedGroupWarning, stacklevel=3
-        )
+        msg = f"the {metric} disparity is undefined: {reason}; the value is NaN."
+        warnings.warn(msg, UndefinedGroupWarning, stacklevel=3)
     if reasons:
-        warnings.warn(
-            f"the proxy-based {metric} estimate is unreliable (result.reliable is False): "
-            + "; ".join(reasons)
-            + ". With a small sample where the attribute is known, use "
-            "unaware.labeled_proxy_disparity, which does not need these assumptions.",
-            ProxyReliabilityWarning,
-            stacklevel=3,
-        )
+        msg = f"the {kind} {metric} estimate is unreliable (result.reliable is False): {'; '.join(reasons)}.{advice}"
+        warnings.warn(msg, ProxyReliabilityWarning, stacklevel=3)
 
 
 def proxy_disparity(
@@ -773,20 +753,10 @@ def proxy_disparity(
     [[0.8, 0.2], [0.25, 0.75]]
     """
     start = time.perf_counter()
-    s = _check_settings(metric, mode, n_boot, prob, prior, cond_warn, n_check, estimator)
+    s = _Settings(metric, mode, n_boot, prob, cond_warn, n_check, estimator, prior, clip)
     rng = check_random_state(random_state)
     problem, counts, diagnostics = _build_problem(
-        s,
-        y_pred,
-        proxies,
-        y_true,
-        groups=groups,
-        pos_label=pos_label,
-        features=features,
-        knn_augment=knn_augment,
-        clip=clip,
-        prior=prior,
-        rng=rng,
+        s, rng, y_pred, proxies, y_true, groups, pos_label, features, knn_augment
     )
     with single_thread_blas():
         h, fitted = _point_estimate(problem, counts, rng)
@@ -804,7 +774,7 @@ def proxy_disparity(
     if draws is not None:
         diagnostics["bootstrap"] = bootstrap_diagnostics(draws, s.prob, value)
     diagnostics["seconds"] = time.perf_counter() - start
-    _warn(value, reason, reasons, s.metric)
+    warn_outcome(reason, reasons, s.metric, "proxy-based", _LABELED_ADVICE)
     return ProxyDisparityResult(
         value,
         rates_frame(h, problem.metric, problem.pos, problem.groups, problem.classes),
@@ -888,11 +858,8 @@ def _named(name: str, classes: np.ndarray) -> str:
     """Replace class codes by labels in a fit name (``label=1,pred=0``)."""
     if name == "global":
         return name
-    parts = []
-    for part in name.split(","):
-        key, code = part.split("=")
-        parts.append(f"{'y_true' if key == 'label' else 'y_pred'}={classes[int(code)]}")
-    return ",".join(parts)
+    pairs = (part.split("=") for part in name.split(","))
+    return ",".join(f"{'y_true' if key == 'label' else 'y_pred'}={classes[int(code)]}" for key, code in pairs)
 
 
 def _pretty(name: str, classes: np.ndarray) -> str:

@@ -88,12 +88,7 @@ def _refuse_mixed_codings(cols: list[tuple[str, np.ndarray]], name: str) -> None
 
 
 def encode_proxies(
-    proxies: Any,
-    *,
-    groups: Any = None,
-    n_samples: int | None = None,
-    name: str = "proxies",
-    min_groups: int = 2,
+    proxies: Any, *, groups: Any = None, n_samples: int | None = None, name: str = "proxies", min_groups: int = 2
 ) -> tuple[np.ndarray, pd.Index, list[str]]:
     """Encode a proxy matrix as integer group codes shared by all columns.
 

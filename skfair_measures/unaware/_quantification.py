@@ -47,12 +47,7 @@ from ..results import check_prob, interval_refusal, percentile_interval, replica
 from ..uncertainty import ReplicatesResult
 from ._hoc import ProxyReliabilityWarning
 from ._plain import plain
-from ._quantifiers import (
-    HOLDOUT_QUANTIFIERS,
-    BinaryQuantifier,
-    _take,
-    resolve_quantifier,
-)
+from ._quantifiers import HOLDOUT_QUANTIFIERS, BinaryQuantifier, _take, resolve_quantifier
 
 __all__ = ["QuantificationDisparity", "QuantificationResult", "quantified_disparity"]
 
@@ -500,15 +495,7 @@ class QuantificationDisparity(BaseEstimator):
         return groups[groups.get_loc(self.reference)]
 
     def _fit_core(
-        self,
-        name: str,
-        X: Any,
-        codes: np.ndarray,
-        pos: np.ndarray,
-        groups: pd.Index,
-        rng: np.random.RandomState,
-        *,
-        check: bool = True,
+        self, name: str, X: Any, codes: np.ndarray, pos: np.ndarray, groups: pd.Index, rng: Any, *, check: bool = True
     ) -> dict[str, Any]:
         """Fit the quantifiers on encoded auxiliary data (reused by the bootstrap, with ``check=False``)."""
         n_groups = groups.size
@@ -516,20 +503,14 @@ class QuantificationDisparity(BaseEstimator):
         np.add.at(counts, (pos.astype(np.intp), codes), 1)
         n_aux = counts.sum(1)
         need = 2 if name in HOLDOUT_QUANTIFIERS else 1
-        if self.per_class:
-            for c in (0, 1):
-                if (counts[c] < need).any():
-                    raise ValueError(
-                        _GROUP_MISSING.format(
-                            cls=PREDICTED[c],
-                            op="==" if c else "!=",
-                            pos=self.pos_label,
-                            counts=_format_counts(groups, counts[c]),
-                            q=name,
-                            need=need,
-                        )
-                    )
-        elif (counts.sum(0) < need).any():
+        short = np.flatnonzero((counts < need).any(axis=1))  # predicted classes missing a group
+        if self.per_class and short.size:
+            c = int(short[0])
+            where = {"cls": PREDICTED[c], "op": "==" if c else "!=", "pos": self.pos_label}
+            raise ValueError(
+                _GROUP_MISSING.format(**where, counts=_format_counts(groups, counts[c]), q=name, need=need)
+            )
+        if not self.per_class and (counts.sum(0) < need).any():
             raise ValueError(_GROUP_MISSING_ALL.format(counts=_format_counts(groups, counts.sum(0)), q=name, need=need))
         with np.errstate(invalid="ignore", divide="ignore"):
             prior = counts / n_aux[:, None]
@@ -629,17 +610,9 @@ class QuantificationDisparity(BaseEstimator):
                 rest = repr(plain(self.groups_[0])) if self.groups_.size == 2 else "the rest"
                 target = f"group {plain(g)!r} from {rest}"
                 scope = "single" if part == "all" else f"predicted-{part}"
-                reasons.append(
-                    _UNINFORMATIVE.format(
-                        part=scope,
-                        target=target,
-                        n=sum(info["n_tested"]),
-                        n1=info["n_tested"][1],
-                        auc=info["auc"],
-                        p=info["p_value"],
-                        alpha=info["alpha"],
-                    )
-                )
+                n, n1, p = sum(info["n_tested"]), info["n_tested"][1], info["p_value"]
+                test = {"n": n, "n1": n1, "auc": info["auc"], "p": p, "alpha": info["alpha"]}
+                reasons.append(_UNINFORMATIVE.format(part=scope, target=target, **test))
         return tests, reasons
 
     def _disparity(self, mu: np.ndarray) -> float:
@@ -666,11 +639,8 @@ class QuantificationDisparity(BaseEstimator):
                 raw[c] = est / total if total > 0 else np.full(n_groups, 1.0 / n_groups)
         pseudo = self.alpha * n_groups
         with np.errstate(invalid="ignore", divide="ignore"):
-            smoothed = np.where(
-                (n_dep[:, None] + pseudo) > 0,
-                (raw * n_dep[:, None] + prior * pseudo) / (n_dep[:, None] + pseudo),
-                raw,
-            )
+            denominator = n_dep[:, None] + pseudo
+            smoothed = np.where(denominator > 0, (raw * n_dep[:, None] + prior * pseudo) / denominator, raw)
             p_class = n_dep / n_dep.sum()
             joint = smoothed * p_class[:, None]  # estimated P(h=c, s) on D3
             share = joint.sum(0)  # estimated P(s) on D3 (Eq. 13)
@@ -827,15 +797,5 @@ def quantified_disparity(
     >>> res.diagnostics["quantifier"], res.diagnostics["n_deploy"]["positive"] > 0
     ('PACC', True)
     """
-    est = QuantificationDisparity(
-        quantifier=quantifier,
-        classifier=classifier,
-        per_class=per_class,
-        reference=reference,
-        pos_label=pos_label,
-        alpha=alpha,
-        n_boot=n_boot,
-        prob=prob,
-        random_state=random_state,
-    )
-    return est.fit(model, X_aux, s_aux).estimate(X_deploy)
+    options = (quantifier, classifier, per_class, reference, pos_label, alpha, n_boot, prob, random_state)
+    return QuantificationDisparity(*options).fit(model, X_aux, s_aux).estimate(X_deploy)

@@ -112,9 +112,7 @@ def resolve_quantifier(name: Any) -> str:
     valid = ", ".join(QUANTIFIERS) + " (EMQ is an alias of SLD)"
     close = difflib.get_close_matches(str(name).upper(), list(known), n=3, cutoff=0.5)
     close = list(dict.fromkeys(known[c] for c in close))
-    hint = ""
-    if close:
-        hint = "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+    hint = "; did you mean " + " or ".join(repr(c) for c in close) + "?" if close else ""
     raise ValueError(f"unknown quantifier {name!r}{hint} Valid names: {valid}.")
 
 
@@ -302,8 +300,7 @@ def _encoded(X: Any) -> np.ndarray:
     if hasattr(X, "toarray") and not hasattr(X, "columns"):
         X = X.toarray()
     Z = default_classifier(X)[:-1].fit_transform(X)
-    Z = Z.toarray() if hasattr(Z, "toarray") else np.asarray(Z, dtype=float)
-    return Z
+    return Z.toarray() if hasattr(Z, "toarray") else np.asarray(Z, dtype=float)
 
 
 def _ridge_scores(Z_tr: np.ndarray, Y_tr: np.ndarray, Z_te: np.ndarray, ridge: float = 1.0) -> np.ndarray:

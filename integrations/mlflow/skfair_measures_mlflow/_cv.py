@@ -197,7 +197,9 @@ def _fit_fold(
         y_score = positive_scores(est.predict_proba(X_te), getattr(est, "classes_", None), plan.pos_label)
     A = _safe_indexing(plan.sensitive, test)
     w = None if sample_weight is None else _safe_indexing(sample_weight, test)
-    results = evaluate_all(plan.measures, y_te, y_pred, y_score=y_score, sensitive_features=A, sample_weight=w)
+    with warnings.catch_warnings():  # the summary's small-group warning says it once, for all folds
+        warnings.filterwarnings("ignore", "(?s).*is decided by group", SmallGroupWarning)
+        results = evaluate_all(plan.measures, y_te, y_pred, y_score=y_score, sensitive_features=A, sample_weight=w)
     posts = {}
     if plan.posterior is not None:
         scores = y_score if y_score is not None else y_pred
