@@ -272,8 +272,8 @@ class MeasurePosterior(Estimate):
 
     @property
     def target(self) -> str:  # type: ignore[override]
-        """What the interval is about: the audited rows for the guaranteed box, else the population they came from."""
-        return "audited rows" if self.method == "guaranteed" else "population"
+        """What the interval is about (``attrs["target"]``): the audited rows, or the population they came from."""
+        return self.attrs.get("target", "population")
 
     def _prob_draws(self) -> np.ndarray | None:
         return None if self.interval_box is not None else self.draws
