@@ -250,3 +250,13 @@ def test_selection_tables_read_as_summary_rows():
     assert tuple(rows.columns) == SUMMARY_COLUMNS and len(rows) == 2 * len(pick.table)
     ok = rows["value"].notna()
     assert ((rows["lower"][ok] <= rows["value"][ok]) & (rows["value"][ok] <= rows["upper"][ok])).all()
+
+
+def test_an_absolute_quantified_disparity_maps_the_signed_interval():
+    from skfair_measures.unaware._quantification import QuantificationResult
+
+    signed = np.random.default_rng(0).normal(0.0, 0.03, 500)
+    res = QuantificationResult(0.0, pd.Series([0.5, 0.5], index=["a", "b"]), draws=signed).absolute()
+    lo, hi = res.interval()
+    assert lo == 0.0 and hi == pytest.approx(max(-np.quantile(signed, 0.025), np.quantile(signed, 0.975)))
+    _all_agree(res)
