@@ -5,11 +5,13 @@ Three measurements, seeded:
 1. judge + human labels: 2,000 traces of two groups (half each), a human outcome with
    rates 0.30 and 0.40 (the traffic's difference 0.10 is the target), an LLM judge
    that errs differently per group, 150 human labels on a random subset. The
-   prediction-powered interval (``outcome_disparity(..., judge=)``) against Newcombe's
-   interval from the 150 human labels alone, and the judge's own difference (a
-   Newcombe interval of the judge's outcomes on all traces, which misses: the judge's
-   errors differ by group). Judges: a good one (about 88% agreement), a poor one
-   (about 65%).
+   prediction-powered interval (``outcome_disparity(..., judge=)``) against intervals
+   from the 150 human labels alone: Newcombe's hybrid score interval as statsmodels
+   computes it (``confint_proportions_2indep(method="newcomb")``, uncorrected: the
+   width reference) and the package's labels-only interval (continuity-corrected); and
+   the judge's own difference (the package's interval of the judge's outcomes on all
+   traces, which misses: the judge's errors differ by group). Judges: a good one (about
+   89% agreement), a poor one (about 68%).
 2. counterfactual pairs: binary outcomes of the two members of each pair, a
    difference of 0.10 in the traffic; Tango's interval over 60 and 200 pairs.
 3. ``group_disparity`` on a frame of 10,000 traces shaped as ``mlflow.search_traces``
@@ -45,18 +47,29 @@ def traffic(rng, errors, n=2000, labels=150, rates=(0.30, 0.40)):
     return np.where(labelled, y, np.nan), np.where(b, "b", "a"), judge.astype(float), y
 
 
+def newcombe_uncorrected(y: np.ndarray, g: np.ndarray) -> tuple[float, float]:
+    """Newcombe's hybrid score interval (method 10) of ``rate_b - rate_a`` on the labelled items, by statsmodels."""
+    from statsmodels.stats.proportion import confint_proportions_2indep
+
+    lab = ~np.isnan(y)
+    yb, ya = y[lab & (g == "b")], y[lab & (g == "a")]
+    return tuple(map(float, confint_proportions_2indep(yb.sum(), yb.size, ya.sum(), ya.size, method="newcomb")))
+
+
 def judge_coverage(runs: int, seed: int = 0) -> pd.DataFrame:
     rows = []
     for name, errors in JUDGES.items():
-        rng, out = np.random.default_rng(seed), {"ppi": [], "newcombe": [], "judge only": []}
-        agree = []
+        rng, out = np.random.default_rng(seed), {"ppi": [], "newcombe": [], "labels only (cc)": [], "judge only": []}
+        agree, here = [], []  # the human-level difference on these 2,000 traces
         for _ in range(runs):
             y, g, judge, y_all = traffic(rng, errors)
             agree.append(np.mean(judge == y_all))
+            here.append(y_all[g == "b"].mean() - y_all[g == "a"].mean())
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 out["ppi"].append(outcome_disparity(y, g, judge=judge).interval())
-            out["newcombe"].append(outcome_disparity(y, g).interval())
+            out["newcombe"].append(newcombe_uncorrected(y, g))
+            out["labels only (cc)"].append(outcome_disparity(y, g).interval())
             out["judge only"].append(outcome_disparity(judge, g).interval())
         ref = np.median(np.diff(np.array(out["newcombe"]), axis=1))
         for method, bounds in out.items():
@@ -67,6 +80,7 @@ def judge_coverage(runs: int, seed: int = 0) -> pd.DataFrame:
                     "judge": f"{name} ({np.mean(agree):.0%} agreement)",
                     "interval": method,
                     "coverage": np.mean((b[:, 0] <= 0.10) & (0.10 <= b[:, 1])),
+                    "coverage (these traces)": np.mean((b[:, 0] <= here) & (here <= b[:, 1])),
                     "median width": width,
                     "width / Newcombe": width / ref,
                 }

@@ -36,6 +36,8 @@ from mlflow.entities import AssessmentSource  # noqa: E402
 from mlflow.genai.scorers import scorer  # noqa: E402
 from skfair_measures_mlflow.genai import counterfactual_disparity, group_disparity, group_scorer  # noqa: E402
 
+from skfair_measures.uncertainty import summarize  # noqa: E402
+
 NAMES = {"Emily": "group A", "Greg": "group A", "Lakisha": "group B", "Jamal": "group B"}
 TOPICS = ["a loan", "a lease", "a visa", "a refund", "a job offer"]
 
@@ -72,9 +74,7 @@ def main(folder: str) -> str:
         mlflow.genai.evaluate(data=data, predict_fn=assistant, scorers=[refused, judge_unhelpful, tagger])
 
     by_group = group_disparity(run.info.run_id, assessment="refused", group="name_group")
-    print(by_group.summary().T, by_group.by_group, sep="\n\n")
     pairs = counterfactual_disparity(run.info.run_id, assessment="refused", pair="pair", group="name_group")
-    print(pairs.summary().T, sep="\n\n")
 
     # A reviewer labels 30 random traces of each group: refused, or an answer they found unhelpful.
     traces = mlflow.search_traces(run_id=run.info.run_id)
@@ -84,7 +84,10 @@ def main(folder: str) -> str:
         unhelpful = "sorry" in row.response.lower() or i % 7 == 0
         mlflow.log_feedback(trace_id=row.trace_id, name="unhelpful", value=unhelpful, source=reviewer)
     human = group_disparity(run.info.run_id, assessment="unhelpful", judge="judge_unhelpful", group="name_group")
-    print(human.summary().T)
+    table = summarize([by_group, pairs, human]).set_index("measure").round({"value": 4, "lower": 4, "upper": 4})
+    print(table.drop(columns=["prob", "eps", "prob_within", "note"]).T.to_string(), end="\n\n")
+    print(*(f"{measure}: {note}" for measure, note in table["note"].items()), sep="\n", end="\n\n")
+    print(by_group.by_group.round(4), human.by_group.round(4), sep="\n\n")
     return run.info.run_id
 
 

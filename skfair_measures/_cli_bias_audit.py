@@ -12,8 +12,9 @@ files with ``--time-column`` and a window ``--since``/``--until``), writes ``sex
 from __future__ import annotations
 
 import argparse
-import os
+import importlib
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -56,8 +57,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def _plugin(error: Callable[..., Exception]) -> Any:
     try:
-        import mlflow  # noqa: F401 - the plugin imports it only when it logs
-        from skfair_measures_mlflow import log_bias_audit
+        # by name, as `skfair audit` does: the library never imports MLflow itself, only the plugin does
+        importlib.import_module("mlflow")
+        log_bias_audit = importlib.import_module("skfair_measures_mlflow").log_bias_audit
     except ImportError as exc:
         raise error(f"--mlflow-uri needs MLflow and skfair-measures-mlflow ({exc}); pip install them.", 3) from exc
     return log_bias_audit
@@ -107,12 +109,12 @@ def run(
         )
     sys.stdout.write(f"unknown: {audit.summary['unknown']}; wrote {', '.join(p.name for p in paths)} to {args.out}\n")
     if log is not None:
-        os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "10")  # a dead server costs seconds, not retries
-        os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
-        try:
+        with warnings.catch_warnings(record=True) as caught:  # the plugin warns once, bounded in time
+            warnings.simplefilter("always")
             run_id = log(audit, tracking_uri=args.mlflow_uri)
-        except Exception as exc:  # noqa: BLE001 - any MLflow failure: the files above are kept, one line says why
-            raise error(f"could not log to MLflow at {args.mlflow_uri} ({exc}); the files are kept.", 4) from exc
+        if run_id is None:
+            why = "; ".join(str(w.message) for w in caught) or "the tracking server failed"
+            raise error(f"--mlflow-uri {args.mlflow_uri}: could not log the audit ({why}); the files are kept.", 4)
         sys.stdout.write(f"logged to MLflow run {run_id}\n")
     below = any((t["verdict"] == "below").any() for t in audit.tables.values())
     return 1 if args.fail_on_below and below else 0

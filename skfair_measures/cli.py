@@ -481,6 +481,7 @@ def _log_mlflow(report: Any, args: argparse.Namespace, html_path: Path | None) -
             results,
             measures=list(report.measures.values()),
             posterior_options={"prob": args.prob, "eps": args.eps},
+            report=html_path is None,  # the audit's own report, when written, is the richer one
         )
         error = getattr(logged, "error", None)  # the plugin keeps going and reports a failure here
         if error is not None:

@@ -5,8 +5,9 @@ judge's yes/no, or a score. Three questions, each with an interval and a verdict
 
 - :func:`outcome_disparity`: does the mean outcome differ between two groups of items
   (users of one dialect, of one name's apparent gender)? The difference ``rate_b -
-  rate_a`` (or the ratio ``rate_b / rate_a``) with Newcombe's hybrid score interval
-  (Katz's for the ratio) for binary outcomes, Welch's t (the delta method on the log
+  rate_a`` (or the ratio ``rate_b / rate_a``) with the package's small-sample score
+  intervals for binary outcomes (Newcombe's hybrid score, MOVER-Wilson for the ratio,
+  both continuity-corrected: ``_small_sample``), Welch's t (the delta method on the log
   for the ratio) for scores;
 - the same with ``judge=``: the outcome that matters (a human's label) is known on a
   few items and a cheap judge's (an LLM judge, a code scorer) on all of them. The
@@ -36,12 +37,24 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ._small_sample import mover_ratio, newcombe, wilson
 from .bayes._ppi import ASYMPTOTIC_ROWS, AsymptoticWarning, tuned_lambda
 from .results import check_prob
 from .uncertainty import Estimate
-from .uncertainty._proportions import mcnemar_exact, newcombe, tango, wilson
+from .uncertainty._proportions import mcnemar_exact, tango
 
 __all__ = ["OutcomeDisparity", "outcome_disparity", "paired_disparity"]
+
+
+#: The interval of each kind of outcome (labels only and binary, with a judge, scores) and measure.
+_CONSTRUCTIONS = {
+    ("binary", "difference"): "Newcombe hybrid score (continuity-corrected)",
+    ("binary", "ratio"): "MOVER-Wilson score (ratio, continuity-corrected)",
+    ("judge", "difference"): "prediction-powered (PPI++)",
+    ("judge", "ratio"): "prediction-powered (PPI++), log ratio",
+    ("scores", "difference"): "Welch t",
+    ("scores", "ratio"): "Welch t, log ratio",
+}
 
 
 def _nan_bounds(prob: float) -> tuple[float, float]:
@@ -191,9 +204,9 @@ def outcome_disparity(
     --------
     >>> d = outcome_disparity([1, 0, 0, 0, 1, 1, 1, 0], list("aaaabbbb"))
     >>> d.value, d.construction
-    (0.5, 'Newcombe hybrid score')
+    (0.5, 'Newcombe hybrid score (continuity-corrected)')
     >>> [round(b, 3) for b in d.interval()]
-    [-0.135, 0.789]
+    [-0.25, 0.835]
     >>> d.verdict(eps=0.05)
     'inconclusive'
     """
@@ -225,7 +238,7 @@ def outcome_disparity(
             lo, hi = _student(est, [part], (1.0,))(prob)
             parts.append(part)
         elif binary:
-            est, (lo, hi) = (y_g.mean() if y_g.size else np.nan), wilson(int(y_g.sum()), y_g.size, prob)
+            est, (lo, hi) = (y_g.mean() if y_g.size else np.nan), map(float, wilson(y_g.sum(), y_g.size, 1 - prob))
             parts.append((int(y_g.sum()), y_g.size))
         else:
             est, var = (y_g.mean(), np.var(y_g, ddof=1) / y_g.size) if y_g.size > 1 else (np.nan, np.nan)
@@ -234,9 +247,7 @@ def outcome_disparity(
         rows.append(row | {"rate": float(est), "lower": float(lo), "upper": float(hi)})
     table = pd.DataFrame(rows).set_index("group")
     n = int(labelled.sum()) if f is None else in_a.size
-    kind = "prediction-powered (PPI++)" if f is not None else "Newcombe hybrid score" if binary else "Welch t"
-    if measure == "ratio":
-        kind = "Katz log (ratio)" if f is None and binary else f"{kind}, log ratio"
+    kind = _CONSTRUCTIONS["judge" if f is not None else "binary" if binary else "scores", measure]
     common = dict(key=f"{name}.{measure}", n=n, by_group=table, groups=groups, prob=prob, construction=kind)
     (ra, rb), undefined = table["rate"].to_numpy(), table.index[~np.isfinite(table["rate"])].tolist()
     why = None
@@ -251,9 +262,8 @@ def outcome_disparity(
     if f is None and binary:
         (ka, na), (kb, nb) = parts
         if measure == "difference":
-            return OutcomeDisparity(value=value, interval=lambda p: newcombe(kb, nb, ka, na, p), **common)
-        rr = stats.contingency.relative_risk(kb, nb, ka, na)
-        return OutcomeDisparity(value=value, interval=lambda p: _ci(rr.confidence_interval(p)), **common)
+            return OutcomeDisparity(value=value, interval=lambda p: newcombe(kb, nb, ka, na, 1 - p), **common)
+        return OutcomeDisparity(value=value, interval=lambda p: mover_ratio(kb, nb, ka, na, 1 - p), **common)
     if measure == "difference":
         return OutcomeDisparity(value=value, interval=_student(value, parts), **common)
     return OutcomeDisparity(value=value, interval=_student(value, parts, (1 / ra, 1 / rb), log=True), **common)
@@ -316,8 +326,8 @@ def paired_disparity(
     value = float(np.mean(y - x))
     if binary:
         b, c = int(((y == 1) & (x == 0)).sum()), int(((y == 0) & (x == 1)).sum())
-        bounds = [wilson(int(v.sum()), v.size, prob) for v in (x, y)]
-        table = table.assign(only_this=[c, b], lower=[lo for lo, _ in bounds], upper=[hi for _, hi in bounds])
+        lower, upper = wilson([x.sum(), y.sum()], [x.size, y.size], 1 - prob)
+        table = table.assign(only_this=[c, b], lower=lower, upper=upper)
         p_value, test, interval = mcnemar_exact(b, c), "McNemar exact", lambda p: tango(b, c, x.size, p)
     else:
         res = stats.ttest_rel(y, x)

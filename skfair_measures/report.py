@@ -44,9 +44,20 @@ from .bayes import METHODS
 from .engines import evaluate_measures
 from .measures import Measure
 from .registry import as_measures, msr
-from .results import DEFAULT_EPS, Result, check_prob
+from .results import DEFAULT_EPS, NoIntervalError, Result, check_prob
+from .uncertainty import SUMMARY_COLUMNS, Estimate, classify
 
-__all__ = ["DEFAULT_MEASURES", "AuditReport", "audit", "render_html", "write_html"]
+__all__ = [
+    "DEFAULT_MEASURES",
+    "SUMMARY_COLUMNS",
+    "AuditReport",
+    "audit",
+    "headline",
+    "render_html",
+    "results_report",
+    "summary_table",
+    "write_html",
+]
 
 #: Measures computed when none are named: demographic parity, equalised odds and
 #: its two parts, predictive parity's ppv, accuracy parity, and overall accuracy.
@@ -105,9 +116,7 @@ class AuditReport:
         Data description: rows, labeled and unlabeled rows, column roles, source.
     table : pandas.DataFrame
         One row per measure: ``measure``, ``value`` (NaN when undefined), ``reason``
-        (why it is undefined; missing when defined), ``direction``, ``description``, and, with a
-        posterior, ``post_mean``, ``ci_low``, ``ci_high``, ``p_within_eps``; with a
-        bootstrap (``boot=``), ``boot_low``, ``boot_high``.
+        (why it is undefined; missing when defined), ``direction``, ``description``.
     by_group : pandas.DataFrame
         Per group: ``n`` (labeled rows) and every base metric of the measures (NaN
         where a rate is undefined in that group).
@@ -132,6 +141,11 @@ class AuditReport:
         ``exceeds`` it or is ``inconclusive`` (:func:`skfair_measures.verdicts`): one table
         per joint fit (the posteriors, the bootstrap), its family-wise level, ``eps`` and
         construction in ``attrs``.
+    headline : str
+        The verdict in words (:func:`headline`), shown first.
+    intervals : pandas.DataFrame
+        The summary row of every bootstrap and posterior (``kind`` and :data:`SUMMARY_COLUMNS`):
+        value, interval, construction, rows, probability where defined, verdict, note.
     """
 
     title: str
@@ -147,13 +161,20 @@ class AuditReport:
     measures: dict[str, Measure] = field(default_factory=dict)
     bootstraps: dict[str, Result] = field(default_factory=dict)
     verdicts: list[pd.DataFrame] = field(default_factory=list)
+    headline: str = ""
+    intervals: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["kind", *SUMMARY_COLUMNS]))
 
     def to_text(self) -> str:
         """The tables as plain text, as ``skfair audit`` prints them."""
-        parts = [self.title, "=" * len(self.title), _summary_text(self.summary), ""]
+        parts = [self.title, "=" * len(self.title), *([self.headline, ""] if self.headline else [])]
+        parts += [_summary_text(self.summary), ""]
         if not self.table.empty:
             shown, reasons = _shown_measures(self.table, inline=False)
             parts += [_int_text(shown).to_string(index=False, float_format=_fmt, na_rep=""), *reasons, ""]
+        if not self.intervals.empty:
+            shown, notes = _shown_intervals(self.intervals)
+            parts += [_intervals_heading(self.intervals), shown.to_string(index=False, float_format=_fmt, na_rep="")]
+            parts += [*notes, ""]
         if not self.by_group.empty:
             shown, left_out = _largest_groups(self.by_group)
             parts += ["Per group:" + left_out, shown.to_string(float_format=_fmt, na_rep="undefined"), ""]
@@ -249,7 +270,9 @@ def _shown_measures(table: pd.DataFrame, inline: bool = True) -> tuple[pd.DataFr
     otherwise "undefined [1]", with the reasons as lines ``[1] key: reason`` to print below the
     table, so a terminal table stays as narrow as its numbers.
     """
-    shown = table.drop(columns=["reason", "description"])
+    shown = table.drop(columns=["reason", "description"], errors="ignore")
+    if "reason" not in table:
+        return shown, []
     if inline:
         shown["value"] = [_shorter(_value_text(v, r)) for v, r in zip(table["value"], table["reason"], strict=True)]
         return shown, []
@@ -262,6 +285,33 @@ def _shown_measures(table: pd.DataFrame, inline: bool = True) -> tuple[pd.DataFr
             texts.append(_value_text(v, None))
     shown["value"] = texts
     return shown, reasons
+
+
+def _intervals_heading(table: pd.DataFrame) -> str:
+    first = table.iloc[0]
+    return (
+        f"Intervals ({first['prob']:.0%}) and verdicts against eps = {first['eps']:g}, each from its result's summary\n"
+        "(prob_within: the probability that |value - ideal| <= eps, where the construction gives one):"
+    )
+
+
+def _shown_intervals(table: pd.DataFrame, inline: bool = False) -> tuple[pd.DataFrame, list[str]]:
+    """The summary rows as shown: an undefined probability is n.a. (never 0); the notes numbered below (or inline)."""
+    order = ["measure", "kind", "value", "lower", "upper", "construction", "target", "n", "prob_within", "verdict"]
+    shown = table[order].copy()
+    shown["n"] = [f"{v:,.0f}" if pd.notna(v) else "" for v in shown["n"]]
+    shown["construction"] = [_cut(str(c), 40) for c in shown["construction"]]
+    shown["prob_within"] = [_fmt(v) if pd.notna(v) else "n.a." for v in table["prob_within"]]
+    if inline:
+        shown["note"] = table["note"].fillna("")
+        return shown, []
+    notes: dict[str, int] = {}
+    shown["note"] = [f"[{notes.setdefault(n, len(notes) + 1)}]" if n else "" for n in table["note"].fillna("")]
+    return shown, [f"[{i}] {_shorter(str(note))}" for note, i in notes.items()]
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "~"
 
 
 def _int_text(table: pd.DataFrame) -> pd.DataFrame:
@@ -286,6 +336,132 @@ def _shorter(text: str) -> str:
 
 def _summary_text(summary: dict[str, Any]) -> str:
     return "\n".join(f"{k}: {v}" for k, v in summary.items())
+
+
+# -- the summary every table reads -----------------------------------------------------
+def _summary_row(res: Result, prob: float, eps: float) -> dict[str, Any]:
+    """An estimate's own summary row; for a point value (or a result not yet an Estimate), one read off it.
+
+    The row then holds the result's own interval and probability and the verdict rule of ``classify``.
+    """
+    if isinstance(res, Estimate):
+        try:
+            return res.summary(prob, eps).iloc[0].to_dict()
+        except ValueError:  # bounds made at one level only: the row at that level (its prob column says which)
+            return res.summary(None, eps).iloc[0].to_dict()
+    ideal = None if res.measure is None else res.measure.ideal
+    try:
+        lower, upper = (float(x) for x in res.interval(prob))
+    except NoIntervalError:
+        lower = upper = math.nan
+    confidence = getattr(res, "confidence", None) is not None or getattr(res, "interval_box", None) is not None
+    construction = {
+        "point": "none (a point value)",
+        "bootstrap": "percentile bootstrap",
+        "posterior": f"{getattr(res, 'method', '')} {'confidence interval' if confidence else 'posterior'}".strip(),
+    }.get(res.kind, str(getattr(res, "construction", "the estimate's interval")))
+    within, notes = math.nan, [res.reason]
+    if res.kind == "posterior" and callable(getattr(res, "prob_within", None)) and ideal is not None and not confidence:
+        within = float(res.prob_within(eps))  # a confidence interval's draws give no probability beside it
+    refusal = getattr(res, "interval_reason", None)
+    if math.isnan(lower) and callable(refusal):
+        notes.append(refusal(prob))
+    if math.isnan(within) and res.kind != "point" and res.defined:
+        notes.append(f"no probability: {construction} gives an interval, not a distribution")
+    if res.kind == "point":
+        verdict = "no interval"
+    elif ideal is None:
+        verdict = "no ideal value"
+    else:
+        verdict = str(classify(np.array([lower - ideal]), np.array([upper - ideal]), eps)[0])
+    n = float(res.counts.sum()) if res.counts is not None else math.nan
+    attrs = getattr(res, "attrs", None)
+    if isinstance(attrs, dict) and attrs.get("n_unlabeled"):  # bc, bcr, ppi: the unlabeled rows' scores too
+        n_lab, n_unl = int(attrs.get("n_labeled", 0)), int(attrs["n_unlabeled"])
+        n = float(n_lab + n_unl)
+        notes.append(
+            f"fitted on {n_lab:,} labeled rows and the scores of {n_unl:,} unlabeled rows: it describes all "
+            f"{n_lab + n_unl:,} rows; a point value computed on the labeled rows alone may lie outside its interval"
+        )
+    return {
+        "measure": res.key,
+        "value": float(res.value),
+        "lower": lower,
+        "upper": upper,
+        "prob": prob,
+        "construction": construction,
+        "target": "audited rows" if res.kind == "point" else "population",
+        "n": n,
+        "eps": eps,
+        "prob_within": within,
+        "verdict": verdict,
+        "note": "; ".join(n for n in notes if n) or None,
+    }
+
+
+def summary_table(
+    results: Sequence[tuple[str, Result]], *, prob: float = 0.95, eps: float = DEFAULT_EPS
+) -> pd.DataFrame:
+    """One summary row per ``(name, result)``: ``result``, ``kind``, ``ideal``, then :data:`SUMMARY_COLUMNS`.
+
+    Examples
+    --------
+    >>> import skfair_measures as sfm
+    >>> res = sfm.msr("fairness.tpr").evaluate([1, 1, 1, 1], [1, 0, 1, 1], sensitive_features=list("FFMM"))
+    >>> summary_table([("fairness.tpr", res)])[["result", "value", "verdict"]]
+             result  value      verdict
+    0  fairness.tpr    0.5  no interval
+    """
+    rows = [
+        {"result": name, "kind": res.kind, "ideal": None if res.measure is None else res.measure.ideal}
+        | _summary_row(res, prob, eps)
+        for name, res in results
+    ]
+    return pd.DataFrame(rows, columns=["result", "kind", "ideal", *SUMMARY_COLUMNS])
+
+
+#: Which summary row the headline speaks of: the first verdict of this order, then the largest gap.
+_HEADLINE_RANK = {"exceeds": 0, "inconclusive": 1, "within": 2}
+
+
+def _extremes(res: Result) -> str:
+    """The text ' between A and B': the groups with the highest and the lowest base rate (the widest column)."""
+    frame = res.by_group.to_frame() if isinstance(res.by_group, pd.Series) else res.by_group
+    if frame is None or frame.empty or frame.notna().sum().max() < 2:
+        return ""
+    col = (frame.max() - frame.min()).idxmax()
+    names = [n for n in frame.index.names if n is not None and not str(n).startswith("sensitive_feature_")]
+    text = [
+        ", ".join(map(str, g)) if isinstance(g, tuple) else str(g) for g in (frame[col].idxmax(), frame[col].idxmin())
+    ]
+    return f" between {text[0]} and {text[1]}" + (f" ({', '.join(map(str, names))})" if names else "")
+
+
+def headline(summary: pd.DataFrame, results: Sequence[tuple[str, Result]], tables: Sequence[Any] = ()) -> str:
+    """The verdict in words, from a :func:`summary_table`: the measure that matters most, its groups, its interval.
+
+    Examples
+    --------
+    >>> import skfair_measures as sfm
+    >>> res = sfm.msr("fairness.tpr").evaluate([1, 1, 1, 1], [1, 0, 1, 1], sensitive_features=list("FFMM"))
+    >>> headline(summary_table([("fairness.tpr", res)]), [("fairness.tpr", res)])
+    'fairness.tpr is 0.50 between M and F; no interval, so no verdict (add a bootstrap or a posterior)'
+    """
+    fair = summary[summary["measure"].str.startswith("fairness.") & summary["value"].notna()]
+    if fair.empty:
+        return ""
+    gap = (fair["value"] - fair["ideal"].astype(float).fillna(0.0)).abs()
+    rank = fair["verdict"].map(_HEADLINE_RANK).fillna(3)
+    row = fair.loc[pd.DataFrame({"r": rank, "g": -gap}).sort_values(["r", "g"], kind="stable").index[0]]
+    between = _extremes(results[int(row.name)][1])
+    if row["verdict"] not in _HEADLINE_RANK:
+        no = "no interval, so no verdict (add a bootstrap or a posterior)"
+        return f"{row['measure']} is {row['value']:.2f}{between}; {no}"
+    verb = {"exceeds": "exceeds", "within": "is within", "inconclusive": "is inconclusive against"}[row["verdict"]]
+    return (
+        f"{row['measure']} {verb} {row['eps']:g}{between}: interval {row['lower']:.2f} to {row['upper']:.2f} "
+        f"({row['prob']:.0%}, {row['construction']})"
+    )
 
 
 # -- the audit, step by step -----------------------------------------------------------
@@ -358,7 +534,7 @@ def audit(
         differences of a rate between two groups are within ``eps``, beyond it, or
         undecided, jointly (:func:`skfair_measures.verdicts`).
     prob : float, default=0.95
-        Mass of the credible intervals, and the family-wise level of the verdicts.
+        Level of the intervals, and the family-wise level of the verdicts.
     proxies : list of str, optional
         Columns holding guesses of the sensitive attribute (three or more weak
         proxies): adds the HOC-calibrated estimate of
@@ -414,14 +590,14 @@ def audit(
     if posterior is not None and fair:
         options = dict(posterior_options or {})
         posteriors = _posteriors(fair, rows, posterior, threshold, random_state, options, progress, notes)
-        table = table.join(_posterior_table(posteriors, prob, eps), on="measure")
-        if posteriors and _uses_scores(rows, posterior):
-            table = _rows_of_each(table, rows, notes)
     boots: dict[str, Result] = {}
     if boot and fair:
         boots = _noting(notes, _bootstraps, fair, rows, boot, random_state)
-        table = table.join(_bootstrap_table(boots, prob), on="measure")
     verdicts = _noting(notes, verdict_tables, [*posteriors.values(), *boots.values()], eps, prob)
+    named = [*results.items(), *boots.items(), *posteriors.items()]
+    summary = summary_table(named, prob=prob, eps=eps)
+    rows_used = summary[summary["kind"] == "point"].set_index("measure")["n"]
+    table.insert(2, "n", pd.array(table["measure"].map(rows_used).round(), dtype="Int64"))  # the rows each value used
     proxy_table, proxy_results = None, {}
     if cols.proxies:
         proxy_table, proxy_results = _proxy_estimates(
@@ -429,7 +605,7 @@ def audit(
         )
     return AuditReport(
         title=title,
-        summary=_summary(cols, rows, source, threshold, _method_used(posterior, posteriors), prob, eps),
+        summary=_summary(cols, rows, source, threshold, _method_used(posterior, posteriors), prob, eps, summary),
         table=table,
         by_group=_by_group_table(fair, rows),
         proxy=proxy_table,
@@ -441,6 +617,8 @@ def audit(
         measures={m.key: m for m in ms},
         bootstraps=boots,
         verdicts=verdicts,
+        headline=headline(summary, named, verdicts),
+        intervals=summary[summary["kind"] != "point"].drop(columns=["result", "ideal"]).reset_index(drop=True),
     )
 
 
@@ -621,7 +799,14 @@ def _read_rows(data: pd.DataFrame, cols: _Columns, pos_label: Any, threshold: fl
 
 
 def _summary(
-    cols: _Columns, rows: _Rows, source: str | None, threshold: float, posterior: str | None, prob: float, eps: float
+    cols: _Columns,
+    rows: _Rows,
+    source: str | None,
+    threshold: float,
+    posterior: str | None,
+    prob: float,
+    eps: float,
+    table: pd.DataFrame,
 ) -> dict[str, Any]:
     n_lab = int(rows.labeled.sum())
     summary: dict[str, Any] = {
@@ -635,7 +820,8 @@ def _summary(
         "score": cols.score or "(none)",
     }
     if posterior is not None:
-        summary["posterior"] = f"{posterior} ({prob:.0%} credible intervals, eps = {eps:g})"
+        how = ", ".join(dict.fromkeys(table.loc[table["kind"] == "posterior", "construction"]))
+        summary["posterior"] = f"{posterior} ({prob:.0%} intervals: {how}; eps = {eps:g})"
     return summary
 
 
@@ -724,30 +910,6 @@ def _posteriors(
     return out
 
 
-def _rows_of_each(table: pd.DataFrame, rows: _Rows, notes: list[str]) -> pd.DataFrame:
-    """Say which rows a value and its posterior came from, when they differ.
-
-    A value is computed from the labeled rows; a posterior that reads the scores of the
-    unlabeled rows too describes every row. The columns ``value_rows`` and ``post_rows``
-    say so on each line, and a note names each measure whose value lies outside its own
-    interval for that reason.
-    """
-    n_lab, n_all = int(rows.labeled.sum()), int(rows.labeled.size)
-    has_post = table["post_mean"].notna()
-    table = table.copy()
-    table.insert(table.columns.get_loc("value") + 1, "value_rows", pd.array([n_lab] * len(table), dtype="Int64"))
-    table.insert(
-        table.columns.get_loc("post_mean"), "post_rows", pd.array(np.where(has_post, n_all, pd.NA), dtype="Int64")
-    )
-    outside = has_post & ((table["value"] < table["ci_low"]) | (table["value"] > table["ci_high"]))
-    for key, value in zip(table.loc[outside, "measure"], table.loc[outside, "value"], strict=True):
-        notes.append(
-            f"{key}: the value {value:.4f} comes from the {n_lab:,} labeled rows, its posterior from all "
-            f"{n_all:,} rows (labeled and unlabeled), so the value can lie outside that interval."
-        )
-    return table
-
-
 def _uses_scores(rows: _Rows, method: str) -> bool:
     """Whether the posterior reads the scores of labeled and unlabeled rows (auto: when it can)."""
     if METHODS[method].unlabeled == "optional":  # auto
@@ -812,27 +974,6 @@ def _fit_posteriors(
     )
 
 
-def _posterior_row(post: Result, prob: float, eps: float) -> dict[str, float]:
-    """Mean, credible interval and P(within eps of the ideal value) of one posterior."""
-    draws = None if post.draws is None else np.ravel(post.draws)
-    lo, hi = post.interval(prob)
-    ideal = None if post.measure is None else post.measure.ideal
-    undefined = draws is None or ideal is None or bool(np.isnan(draws).any())  # NaN draws are no probability
-    within = np.nan if undefined else float(np.mean(np.abs(draws - ideal) <= eps))
-    return {
-        "post_mean": float(np.mean(draws)) if draws is not None else float(post.value),
-        "ci_low": float(lo),
-        "ci_high": float(hi),
-        "p_within_eps": within,
-    }
-
-
-def _posterior_table(posteriors: dict[str, Result], prob: float, eps: float) -> pd.DataFrame:
-    columns = ["post_mean", "ci_low", "ci_high", "p_within_eps"]
-    rows = {key: _posterior_row(post, prob, eps) for key, post in posteriors.items()}
-    return pd.DataFrame.from_dict(rows, orient="index", columns=columns)
-
-
 # -- step 5b: the joint bootstrap of the fairness measures ---------------------------------
 def _bootstraps(fair: list[Measure], rows: _Rows, n_boot: int, random_state: Any) -> dict[str, Result]:
     """The fairness measures on shared stratified replicates of the labeled rows (for joint verdicts)."""
@@ -845,11 +986,6 @@ def _bootstraps(fair: list[Measure], rows: _Rows, n_boot: int, random_state: Any
         n_boot=n_boot,
         random_state=random_state,
     )
-
-
-def _bootstrap_table(boots: dict[str, Result], prob: float) -> pd.DataFrame:
-    bounds = {key: res.interval(prob) for key, res in boots.items()}
-    return pd.DataFrame.from_dict(bounds, orient="index", columns=["boot_low", "boot_high"])
 
 
 # -- step 6: estimates from proxies of the sensitive attribute ---------------------------
@@ -1018,6 +1154,7 @@ tr:nth-child(even) td { background: #fafbfd; }
 figure { display: inline-block; max-width: 100%; margin: .8em 1em .8em 0; vertical-align: top; }
 figure img { max-width: 100%; height: auto; border: 1px solid #e3e6ea; }
 figcaption { font-size: .9em; color: #555; text-align: center; }
+.headline { font-size: 1.2em; font-weight: 600; background: #eef2f8; padding: .5em .8em; }
 .footer { margin-top: 3em; font-size: .8em; color: #777; }
 """
 
@@ -1082,6 +1219,7 @@ def render_html(report: AuditReport) -> str:
         f"<title>{esc(report.title)}</title>",
         f"<style>{_CSS}</style></head><body>",
         f"<h1>{esc(report.title)}</h1>",
+        *([f'<p class="headline">{esc(report.headline)}</p>'] if report.headline else []),
         "<h2>Data</h2>",
         '<table class="summary">'
         + "".join(f"<tr><th>{esc(str(k))}</th><td>{esc(str(v))}</td></tr>" for k, v in report.summary.items())
@@ -1089,6 +1227,10 @@ def render_html(report: AuditReport) -> str:
     ]
     if not report.table.empty:
         parts += ["<h2>Measures</h2>", _table_html(_int_text(_shown_measures(report.table)[0]))]
+    if not report.intervals.empty:
+        shown = _shown_intervals(report.intervals, inline=True)[0]
+        parts += ["<h2>Intervals and verdicts</h2>", f"<p>{esc(_intervals_heading(report.intervals))}</p>"]
+        parts += [_table_html(shown)]
     if not report.by_group.empty:
         shown, left_out = _largest_groups(report.by_group)
         parts += ["<h2>Per group</h2>"] + ([f"<p>{esc(left_out.strip())}</p>"] if left_out else [])
@@ -1136,3 +1278,44 @@ def write_html(report: AuditReport, path: str | Path) -> Path:
     path = Path(path)
     path.write_text(render_html(report), encoding="utf-8")
     return path
+
+
+def results_report(
+    results: Sequence[tuple[str, Result]],
+    *,
+    prob: float = 0.95,
+    eps: float = DEFAULT_EPS,
+    figures: Sequence[tuple[str, str]] = (),
+    title: str = "Fairness results",
+) -> str:
+    """The HTML report of results already computed (what ``log_fairness`` puts in a run).
+
+    The headline verdict, the summary of every result (:func:`summary_table`), the values per
+    group, the simultaneous verdicts and the ``figures`` (``(caption, base64 PNG)`` pairs).
+
+    Examples
+    --------
+    >>> import skfair_measures as sfm
+    >>> res = sfm.msr("fairness.tpr").evaluate([1, 1, 1, 1], [1, 0, 1, 1], sensitive_features=list("FFMM"))
+    >>> "fairness.tpr is 0.50 between M and F" in results_report([("fairness.tpr", res)])
+    True
+    """
+    results = list(results)
+    summary = summary_table(results, prob=prob, eps=eps)
+    verdicts = verdict_tables([r for _, r in results], eps, prob)
+    columns = {}
+    for name, res in results:
+        frame = res.by_group.to_frame() if isinstance(res.by_group, pd.Series) else res.by_group
+        for col in [] if frame is None else frame.columns:
+            columns.setdefault(f"{name}: {col}" + ("" if res.kind == "point" else f" ({res.kind})"), frame[col])
+    report = AuditReport(
+        title=title,
+        summary={"results": len(results), "interval level (prob)": prob, "eps": eps},
+        table=summary.loc[summary["kind"] == "point", ["measure", "value", "note"]].rename(columns={"note": "reason"}),
+        intervals=summary[summary["kind"] != "point"].drop(columns=["result", "ideal"]).reset_index(drop=True),
+        by_group=pd.DataFrame(columns),
+        figures=list(figures),
+        verdicts=verdicts,
+        headline=headline(summary, results, verdicts),
+    )
+    return render_html(report)

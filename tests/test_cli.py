@@ -164,8 +164,10 @@ def test_beta_binomial_posterior_in_table_and_report(csv, tmp_path, capsys):
     ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert "post_mean" in printed and "p_within_eps" in printed
-    assert "bb (95% credible intervals, eps = 0.1)" in printed
+    assert "Intervals (95%) and verdicts against eps = 0.1" in printed and "prob_within" in printed
+    assert "bb (95% intervals: bb posterior; eps = 0.1)" in printed  # the construction, in words
+    headline = printed.splitlines()[2]  # the verdict in words, first
+    assert headline.startswith("fairness.") and " between " in headline and "interval" in headline
     page = out_html.read_text(encoding="utf-8")
     assert "Posterior of fairness.tpr" in page and "Posterior of fairness.eod" in page
     assert page.count('<img src="data:image/png;base64,') == 3 + 2
@@ -194,7 +196,8 @@ def test_bayesian_calibration_posterior_uses_the_unlabeled_rows(frame):
     post = rep.posteriors["fairness.tpr"]
     assert post.method == "bc" and post.attrs["n_unlabeled"] == 100
     assert rep.posteriors["fairness.fpr"].trace is post.trace  # one MCMC fit serves both measures
-    assert rep.table.loc[0, "ci_low"] <= rep.table.loc[0, "post_mean"] <= rep.table.loc[0, "ci_high"]
+    row = rep.intervals.iloc[0]
+    assert row["lower"] <= row["value"] <= row["upper"] and row["n"] == 400  # the unlabeled rows' scores too
 
 
 def test_auto_posterior_says_which_method_it_used(frame):
@@ -228,20 +231,20 @@ def test_a_value_and_its_posterior_say_which_rows_they_came_from(frame):
         posterior_options={"chains": 2, "tune": 300, "n_draws": 100},
     )
     row = rep.table.set_index("measure").loc["fairness.cv"]
-    assert row["value_rows"] == 300 and row["post_rows"] == 400
+    post = rep.intervals.set_index("measure").loc["fairness.cv"]
+    assert row["n"] == 300 and post["n"] == 400  # each row says how many rows it used
     assert row["value"] == pytest.approx(
         audit(frame.dropna(subset=["label"]), sensitive="sex", measures=["fairness.cv"], figures=False).table.loc[
             0, "value"
         ]
     )
-    assert row["ci_low"] == pytest.approx(row["ci_high"])  # every prediction is known: no uncertainty left
-    outside = not (row["ci_low"] <= row["value"] <= row["ci_high"])
-    assert outside == any(n.startswith("fairness.cv: the value") and "300 labeled rows" in n for n in rep.notes)
+    assert post["lower"] == pytest.approx(post["upper"])  # every prediction is known: no uncertainty left
+    assert "describes all 400 rows" in post["note"]
     text = rep.to_text()
-    assert "value_rows" in text and "post_rows" in text
+    assert "Intervals (95%)" in text and "describes all 400 rows" in text
     assert max(len(line) for line in text.split("\n\n")[2].splitlines()) < 120  # the measure table
     page = render_html(rep)
-    assert "<th>post_rows</th>" in page and "&lt;NA&gt;" not in page
+    assert "<th>prob_within</th>" in page and "&lt;NA&gt;" not in page
 
 
 def test_a_measure_without_posterior_is_noted_and_the_others_still_get_one(frame):
@@ -622,7 +625,7 @@ def test_bootstrap_verdicts_are_printed_compactly_and_equal_the_direct_call(csv,
             f"{row.upper:+.3f}]",
             row.verdict,
         ] in shown
-    assert "boot_low" in printed
+    assert "bootstrap" in printed and "percentile bootstrap" in printed  # the intervals, from their summaries
     page = out_html.read_text(encoding="utf-8")
     assert "<h2>Verdicts (bootstrap)</h2>" in page and "eps = 0.1" in page
     assert "with probability 0.9 (family-wise level)" in page and page.count('<td class="txt">fairness.') >= 4

@@ -288,7 +288,8 @@ def mlflow_store(tmp_path, monkeypatch):
 def test_mlflow_logs_the_largest_groups_as_metrics_and_every_group_in_the_table(mlflow_store):
     import mlflow
     from skfair_measures_mlflow import log_fairness
-    from skfair_measures_mlflow._collect import MAX_METRIC_GROUPS
+
+    from skfair_measures.record import MAX_METRIC_GROUPS
 
     r = np.random.default_rng(2)
     g = np.concatenate([np.repeat(["big0", "big1", "big2"], 40), r.integers(0, 3000, 6000).astype(str)])

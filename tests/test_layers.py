@@ -68,10 +68,12 @@ LAYERS: dict[str, int] = {
         ["_bootstrap", "scoring", "selection", "thresholds", "engines", "bayes", "active", "monitor", "outcomes"], 3
     ),
     # 4: applications and the package's face
+    # (record: the sink-neutral record of a run, which the MLflow plugin writes)
     **dict.fromkeys(
         [
             "benchmark",
             "report",
+            "record",
             "plots",
             "audits",
             "cli",

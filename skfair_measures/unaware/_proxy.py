@@ -516,10 +516,8 @@ def _roles(problem: _Problem, fitted: dict[str, Any]) -> dict[str, tuple[str, ..
     for name in fitted["fits"]:
         if name in fitted["used"] or (name == "global" and problem.prior == "implied"):
             roles[name] = None
-        elif name.startswith("label=") and "," not in name:  # p_y of EOd / EOp
-            roles[name] = prior_only
-        elif name == "global" and problem.metric == "dp":  # the prior p of local DP
-            roles[name] = prior_only
+        elif (name.startswith("label=") and "," not in name) or (name == "global" and problem.metric == "dp"):
+            roles[name] = prior_only  # p_y of EOd / EOp, or the prior p of local DP
     return roles
 
 
@@ -527,16 +525,12 @@ def _assess(problem: _Problem, fitted: dict[str, Any], s: _Settings, rng: Any) -
     """Reliability checks of every fit the estimate depends on, and the reasons of those that fail."""
     checks: dict[str, Any] = {}
     reasons: list[str] = []
+    groups = problem.groups.tolist()
     for name, only in _roles(problem, fitted).items():
         sol = fitted["fits"][name]
+        n_rows = sol.extra["n_rows"]
         out = assess_fit(
-            sol,
-            sol.extra["noisy_prior"],
-            sol.extra["n_rows"],
-            problem.groups.tolist(),
-            cond_warn=s.cond_warn,
-            n_sim=s.n_check,
-            random_state=rng,
+            sol, sol.extra["noisy_prior"], n_rows, groups, cond_warn=s.cond_warn, n_sim=s.n_check, random_state=rng
         )
         if only is not None:
             out = {k: v for k, v in out.items() if k in only}
@@ -544,9 +538,9 @@ def _assess(problem: _Problem, fitted: dict[str, Any], s: _Settings, rng: Any) -
             out["passed"] = not out["reasons"]
         checks[_named(name, problem.classes)] = out
         reasons += [f"{_pretty(name, problem.classes)}: {r}" for r in out["reasons"]]
-        if name != "global" and name in fitted["used"] and sol.extra["n_rows"] < _MIN_LOCAL_ROWS:
+        if name != "global" and name in fitted["used"] and n_rows < _MIN_LOCAL_ROWS:
             reasons.append(
-                f"the local cell {_named(name, problem.classes)} has only {sol.extra['n_rows']:.0f} rows; its "
+                f"the local cell {_named(name, problem.classes)} has only {n_rows:.0f} rows; its "
                 "transition matrix is poorly determined (use mode='global')"
             )
     return checks, reasons

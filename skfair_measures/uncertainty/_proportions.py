@@ -1,23 +1,19 @@
-"""Score intervals and exact tests for proportions: one, two independent, two paired.
+"""Score intervals and exact tests for proportions: two paired, a ratio of two independent.
 
-scipy gives Wilson's score interval (``binomtest(...).proportion_ci``), the exact
-binomial test (McNemar's exact test is one, on the discordant pairs), Katz's interval
-of a ratio of proportions (``contingency.relative_risk``) and Student's t intervals.
-It has no interval for a difference of two proportions, independent or paired, so
-these two are written here:
+scipy has the exact binomial test (McNemar's exact test is one, on the discordant pairs)
+but no interval for a difference of paired proportions nor a score interval of a ratio, so
+these are written here:
 
-- Newcombe's hybrid score interval (Newcombe 1998, Stat Med 17:873, method 10) for
-  ``p_a - p_b`` of independent samples, from the two Wilson intervals;
 - Tango's score interval (Tango 1998, Stat Med 17:891) for ``p_1. - p_.1`` of paired
   binary outcomes, the roots of the score statistic under the constrained maximum
-  likelihood of the discordant cells (its value at 0 is McNemar's statistic).
+  likelihood of the discordant cells (its value at 0 is McNemar's statistic);
+- Koopman's score interval of ``p_1 / p_2`` (independent samples, Koopman 1984),
+  vectorised over arrays of counts (the bias audit's impact ratios need many pairs at
+  once): Katz's interval undercovers at small counts and fails at zero counts.
 
-Katz's interval of a ratio undercovers at small counts and fails at zero counts, so
-Koopman's score interval of ``p_1 / p_2`` (independent samples, Koopman 1984) is here too,
-vectorised over arrays of counts (the bias audit's impact ratios need many pairs at once).
-
-Both keep close to their level with small and lopsided counts, where Wald's interval
-of a difference falls far below it.
+Both keep close to their level with small and lopsided counts, where Wald's intervals
+fall far below it. Wilson's interval and Newcombe's difference of independent
+proportions (continuity-corrected) are ``skfair_measures._small_sample``'s.
 """
 
 from __future__ import annotations
@@ -27,41 +23,9 @@ from typing import Any
 import numpy as np
 from scipy import optimize, stats
 
-__all__ = ["koopman", "koopman_bound", "mcnemar_exact", "newcombe", "tango", "wilson"]
+__all__ = ["koopman", "koopman_bound", "mcnemar_exact", "tango"]
 
 _STEPS = 45  # Koopman's bisection steps on log(ratio) in [-40, 40]: a bracket of 80 halved 45 times, ~2e-12
-
-
-def wilson(k: int, n: int, prob: float) -> tuple[float, float]:
-    """Wilson's score interval of a proportion ``k / n`` (NaN bounds for ``n = 0``).
-
-    Examples
-    --------
-    >>> [round(b, 4) for b in wilson(56, 70, 0.95)]
-    [0.6918, 0.877]
-    """
-    if n <= 0:
-        return np.nan, np.nan
-    ci = stats.binomtest(int(k), int(n)).proportion_ci(prob, method="wilson")
-    return float(ci.low), float(ci.high)
-
-
-def newcombe(k_a: int, n_a: int, k_b: int, n_b: int, prob: float) -> tuple[float, float]:
-    """Newcombe's hybrid score interval of ``k_a / n_a - k_b / n_b`` (independent samples).
-
-    Examples
-    --------
-    Newcombe (1998), Table II, example (a): 56/70 - 48/80 gives 0.0524 to 0.3339.
-
-    >>> [round(b, 4) for b in newcombe(56, 70, 48, 80, 0.95)]
-    [0.0524, 0.3339]
-    """
-    if n_a <= 0 or n_b <= 0:
-        return np.nan, np.nan
-    p_a, p_b = k_a / n_a, k_b / n_b
-    (l_a, u_a), (l_b, u_b) = wilson(k_a, n_a, prob), wilson(k_b, n_b, prob)
-    d = p_a - p_b
-    return float(d - np.hypot(p_a - l_a, u_b - p_b)), float(d + np.hypot(u_a - p_a, p_b - l_b))
 
 
 def _tango_z(delta: float, b: int, c: int, n: int) -> float:

@@ -1,18 +1,17 @@
-"""Talking to MLflow without ever losing a computed result.
+"""The one timeout-and-retry policy of every call this package makes to MLflow.
 
-Every call this package makes to a tracking server goes through one
-:class:`TrackingSession`. The session
+Every entry point (``log_fairness``, ``log_monitor``, ``log_active_trajectory``,
+``cross_validate_fairness``, the ``fairness`` evaluator) talks to the tracking service
+through one :class:`TrackingSession`, which
 
-- probes an HTTP tracking server once, with a short timeout, before the first call
-  (a dead server such as ``http://127.0.0.1:9`` is found in milliseconds instead of
-  after MLflow's four minutes of retries);
-- bounds MLflow's own HTTP timeout and retries while it runs (the user's
-  ``MLFLOW_HTTP_REQUEST_TIMEOUT`` / ``MLFLOW_HTTP_REQUEST_MAX_RETRIES`` win when set);
-- turns the first failure into one :class:`FairnessLoggingWarning` and skips every
-  later call, so a failure in the middle of a cross-validation costs the logging,
-  never the fitted folds or the computed values.
-
-This module imports MLflow only inside functions.
+- probes an HTTP tracking server once, with the timeout, before the first call (a dead
+  port is found in milliseconds instead of after MLflow's four minutes of retries);
+- bounds each request to the timeout with one retry while it runs (MLflow's
+  ``MLFLOW_HTTP_REQUEST_TIMEOUT`` / ``MLFLOW_HTTP_REQUEST_MAX_RETRIES``; values the user set
+  win), so a server that accepts and never answers costs about twice the timeout;
+- makes the client inside the protection too (a read-only ``file:`` store fails there);
+- turns the first failure into one :class:`FairnessLoggingWarning` and skips every later
+  call, so a failure costs the logging, never a computed value.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ import contextlib
 import math
 import os
 import socket
+import sys
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -32,6 +32,8 @@ __all__ = ["DEFAULT_TIMEOUT", "FairnessLoggingWarning", "TrackingSession", "Trac
 DEFAULT_TIMEOUT = 10.0
 #: MLflow's HTTP retries while a session runs, unless the user set ``MLFLOW_HTTP_REQUEST_MAX_RETRIES``.
 BOUNDED_RETRIES = 1
+#: The experiment kind of classical model development, set on experiments we log into unless one is set.
+EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
 
 T = TypeVar("T")
 
@@ -45,22 +47,7 @@ class TrackingUnreachableError(ConnectionError):
 
 
 def probe(uri: str, timeout: float) -> None:
-    """Check that an HTTP(S) tracking server accepts connections; raise if not.
-
-    Other tracking URIs (``sqlite:``, ``file:``, plain paths, ``databricks``) are
-    not probed: they are local, or their client has its own checks.
-
-    Parameters
-    ----------
-    uri : str
-        The tracking URI, e.g. ``mlflow.get_tracking_uri()``.
-    timeout : float
-        Seconds to wait for the TCP connection.
-
-    Raises
-    ------
-    TrackingUnreachableError
-        Naming the URI, the reason and the ways out.
+    """Check that an HTTP(S) tracking server accepts connections; raise if not (other URIs are not probed).
 
     Examples
     --------
@@ -73,9 +60,10 @@ def probe(uri: str, timeout: float) -> None:
     parts = urlsplit(uri)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return
-    port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        with socket.create_connection((parts.hostname, port), timeout=timeout):
+        with socket.create_connection(
+            (parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)), timeout
+        ):
             return
     except OSError as exc:
         raise TrackingUnreachableError(
@@ -87,17 +75,8 @@ def probe(uri: str, timeout: float) -> None:
 
 @contextlib.contextmanager
 def bounded_http(timeout: float) -> Iterator[None]:
-    """Bound MLflow's per-request timeout and retries while the block runs.
-
-    MLflow reads ``MLFLOW_HTTP_REQUEST_TIMEOUT`` (default 120 s) and
-    ``MLFLOW_HTTP_REQUEST_MAX_RETRIES`` (default 7, with exponential backoff: about
-    four minutes against a dead server) at every request. Values the user set
-    are left alone.
-    """
-    wanted = {
-        "MLFLOW_HTTP_REQUEST_TIMEOUT": str(max(1, math.ceil(timeout))),
-        "MLFLOW_HTTP_REQUEST_MAX_RETRIES": str(BOUNDED_RETRIES),
-    }
+    """MLflow's per-request timeout and retries bounded while the block runs (the user's settings win)."""
+    wanted = {"MLFLOW_HTTP_REQUEST_TIMEOUT": str(max(1, math.ceil(timeout))), "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1"}
     mine = {k: v for k, v in wanted.items() if k not in os.environ}
     os.environ.update(mine)
     try:
@@ -113,16 +92,9 @@ class TrackingSession:
     Parameters
     ----------
     what : str
-        What is being logged, for the warning (``"log_fairness"``, ``"cross_validate_fairness"``).
+        The entry point, for the warning (``"log_fairness"``).
     timeout : float, default=DEFAULT_TIMEOUT
-        Seconds per request to the tracking server (also the reachability probe).
-
-    Attributes
-    ----------
-    error : BaseException or None
-        The first failure; after it, :meth:`call` skips everything.
-    stage : str or None
-        What was being done when it failed.
+        Seconds per request (and for the reachability probe).
 
     Examples
     --------
@@ -146,18 +118,13 @@ class TrackingSession:
         self.error: BaseException | None = None
         self.stage: str | None = None
         self._probed = False
+        self._client: Any = None
+        self._kinds: set[str] = set()
 
     @property
     def ok(self) -> bool:
         """True while nothing has failed."""
         return self.error is None
-
-    def _probe_once(self) -> None:
-        if not self._probed:
-            import mlflow
-
-            self._probed = True
-            probe(mlflow.get_tracking_uri(), self.timeout)
 
     def call(self, stage: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
         """``fn(*args, **kwargs)``, or None once anything has failed (warning once)."""
@@ -165,14 +132,53 @@ class TrackingSession:
             return None
         try:
             with bounded_http(self.timeout):
-                self._probe_once()
+                if not self._probed:
+                    import mlflow
+
+                    self._probed = True
+                    probe(mlflow.get_tracking_uri(), self.timeout)
                 return fn(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - logging must never cost a computed result
             self.fail(stage, exc)
             return None
 
+    @property
+    def client(self) -> Any:
+        """The ``MlflowClient``, made under the policy (None once anything has failed)."""
+        if self._client is None:
+            from mlflow.tracking import MlflowClient
+
+            self._client = self.call("connect to the tracking store", MlflowClient)
+        return self._client
+
+    def run(self, run_id: str | None) -> Any:
+        """The run ``run_id`` (default the active run, or a new one, as ``mlflow.log_metric`` does), or None.
+
+        The run's experiment is tagged as classical model development unless it has a kind.
+        """
+        import mlflow
+
+        def resolve() -> Any:
+            if run_id is None:
+                return mlflow.get_run((mlflow.active_run() or mlflow.start_run()).info.run_id)
+            return self.client.get_run(run_id)
+
+        run = self.call("start or find the run", resolve)
+        if run is not None:
+            self.tag_experiment(run.info.experiment_id)
+        return run
+
+    def tag_experiment(self, experiment_id: str) -> None:
+        """Set ``mlflow.experimentKind`` on the experiment unless it is set (MLflow 3 then shows runs, not GenAI)."""
+        if experiment_id in self._kinds or self.client is None:
+            return
+        self._kinds.add(experiment_id)
+        exp = self.call("read the experiment", self.client.get_experiment, experiment_id)
+        if exp is not None and EXPERIMENT_KIND[0] not in exp.tags:
+            self.call("tag the experiment", self.client.set_experiment_tag, experiment_id, *EXPERIMENT_KIND)
+
     def fail(self, stage: str, exc: BaseException) -> None:
-        """Record the first failure and warn about it (later ones are silent: they follow from it)."""
+        """Record the first failure and warn about it (later ones follow from it)."""
         if self.error is not None:
             return
         self.error, self.stage = exc, stage
@@ -180,16 +186,13 @@ class TrackingSession:
             f"{self.what}: could not {stage} in MLflow ({type(exc).__name__}: {exc}). Nothing more is "
             "sent to MLflow by this call; every computed value is kept in the returned object.",
             FairnessLoggingWarning,
-            stacklevel=_outside_stacklevel(),
+            stacklevel=_outside(),
         )
 
 
-def _outside_stacklevel() -> int:
-    """The stack level of the first frame outside this package (for the warning's location)."""
-    import sys
-
-    frame, level = sys._getframe(1), 1
-    here = os.path.dirname(__file__)
+def _outside() -> int:
+    """The stack level of the first frame outside this package (where the warning points)."""
+    frame, level, here = sys._getframe(1), 1, os.path.dirname(__file__)
     while frame is not None and os.path.dirname(frame.f_code.co_filename) == here:
         frame, level = frame.f_back, level + 1
     return level

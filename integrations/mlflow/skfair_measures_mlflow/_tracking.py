@@ -1,8 +1,8 @@
-"""``log_fairness``: compute first, then send metrics, params and tags in batches.
+"""Writing records to MLflow: ``log_fairness``, ``log_monitor``, ``log_active_trajectory``.
 
-Every MLflow call goes through a :class:`~skfair_measures_mlflow._session.TrackingSession`,
-so an unreachable or failing tracking server costs a bounded time and one warning, and
-the returned :class:`LoggedFairness` always holds everything computed.
+What is written is computed first, by :mod:`skfair_measures.record`; this module only sends it,
+in as few requests as MLflow's limits allow, through one :class:`~._session.TrackingSession`,
+so a failing tracking service costs a bounded time and one warning, and the values come back.
 """
 
 from __future__ import annotations
@@ -15,44 +15,42 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._collect import Artifact, Payload, collect, name_results
+from skfair_measures.record import Record, name_results, record
+from skfair_measures.results import DEFAULT_EPS
+
 from ._session import FairnessLoggingWarning, TrackingSession
 
-__all__ = ["FairnessLoggingWarning", "LoggedFairness", "log_fairness", "log_payload"]
+__all__ = ["LoggedFairness", "log_active_trajectory", "log_fairness", "log_monitor", "write"]
 
-#: MLflow's limits for one ``log_batch`` request.
-MAX_METRICS_PER_BATCH = 1000
-MAX_PARAMS_PER_BATCH = 100
-MAX_ENTITIES_PER_BATCH = 1000
+#: MLflow's limits for one ``log_batch`` request: metrics, params, all entities.
+MAX_METRICS, MAX_PARAMS, MAX_ENTITIES = 1000, 100, 1000
 
 
 @dataclass
 class LoggedFairness:
-    """What :func:`log_fairness` computed and logged.
+    """What a logging call computed and logged.
 
     Attributes
     ----------
     run_id : str or None
         The run logged to (None if no run could be resolved).
-    metrics : dict
-        ``{metric key: value}``: everything computed, logged or not; headline values first.
-    params, tags : dict
-        ``{key: value}``.
+    metrics, params, tags : dict
+        Everything computed, logged or not; metrics with the headline values first.
     artifacts : list of str
-        Artifact paths inside the run (only those actually logged; tables included).
+        Artifact paths inside the run that were logged (tables included).
     series : list of (str, float, int)
         Metrics logged at their own steps, ``(key, value, step)``.
     key_map : dict
-        ``{metric key: meaning}``: which result, quantity and group (original label)
-        each key stands for, the way back from a sanitised key.
+        ``{metric key: meaning}``: which result, quantity and group (original label) a key stands for.
     results : dict
-        ``{name: result}``: the results that were passed in (a result that shares its
-        name with one of another kind is stored as ``"<name> (<kind>)"``).
+        ``{name: result}`` as passed in (a name shared by two kinds is stored as ``"<name> (<kind>)"``).
     step : int
     logged : bool
-        True if every metric, param, tag and artifact reached the tracking server.
+        True if everything reached the tracking server.
     error : BaseException or None
-        The exception that stopped logging, if any.
+        Why logging stopped, if it did.
+    artifact_uri : str or None
+        Where the run keeps its artifacts.
     """
 
     run_id: str | None
@@ -66,6 +64,7 @@ class LoggedFairness:
     step: int = 0
     logged: bool = False
     error: BaseException | None = None
+    artifact_uri: str | None = None
 
 
 def log_fairness(
@@ -76,6 +75,7 @@ def log_fairness(
     step: int | None = None,
     log_params: bool = True,
     artifacts: bool = True,
+    report: bool = True,
     measures: Any = None,
     posterior_options: Mapping[str, Any] | None = None,
     group_metrics: bool = False,
@@ -85,74 +85,48 @@ def log_fairness(
 ) -> LoggedFairness:
     """Log fairness results to an MLflow run, laid out for people.
 
-    Everything is computed before anything is logged. If logging fails (no server,
-    a server that dies half-way, a full disk), one :class:`FairnessLoggingWarning`
-    is issued and the returned object still holds every computed value.
+    Everything is computed before anything is logged (:func:`skfair_measures.record.record`,
+    whose docstring lists every key, table and file). If logging fails (no server, a server
+    that hangs or dies half-way, a read-only store), one :class:`FairnessLoggingWarning` is
+    issued within about twice ``timeout`` and the returned object holds every computed value.
 
     Parameters
     ----------
     result_or_results : Result, dict or list of results
-        A result of skfair-measures (``Measure.evaluate``, ``bootstrap``,
-        ``posterior``, an estimate of ``skfair_measures.unaware``), the dict returned
-        by ``evaluate_measures``, or a dict ``{name: result}`` / list of results or
-        ``(name, result)`` pairs.
+        Results of skfair-measures (``Measure.evaluate``, ``evaluate_measures``, ``bootstrap``,
+        ``posterior``, the estimates of ``skfair_measures.unaware``), a dict ``{name: result}``,
+        or a list of results or ``(name, result)`` pairs.
     run_id : str, optional
-        The run to log to; default the active run (one is started, and left
-        active, if there is none, as ``mlflow.log_metric`` does).
+        The run; default the active run (one is started, and left active, if there is none).
     prefix : str, default=""
         Prepended to every metric and param key (``"test/"``, ``"val_"``).
     step : int, optional
         Metric step (default 0), e.g. an epoch or a fold.
     log_params : bool, default=True
-        Log the options you chose for each measure (those that differ from their
-        defaults) as params ``{key}.config/...``, and the interval probability and
-        ``eps`` of sampled summaries once. A param that
-        already exists in the run with a different value is skipped with a warning
-        (MLflow params are immutable).
+        The options you chose for each measure, and the interval level and eps once; a param
+        already in the run with another value is skipped with a warning (params are immutable).
     artifacts : bool, default=True
-        Log ``results.json`` (every result, groups as lists, each measure's full
-        configuration), the run's one groupwise table (``fairness/groupwise.json``, groups
-        as columns, a ``kind`` column; every call appends to it, see ``mlflow.log_table``),
-        a chart of the call's rows (``groupwise.png``), and for bootstrap results and posteriors a
-        density plot and the draws (CSV).
+        The run's tables (``fairness/summary.json``, ``groupwise.json``, ``verdicts.json``; every
+        call appends) and files (``results.json``, charts, draws).
+    report : bool, default=True
+        Also the HTML report (``fairness/report.html``), with the headline verdict in words.
     measures : Measure or list/dict of Measure, optional
-        Measures to read the configuration and meaning from, by key (default: each
-        result's own ``measure``).
+        Measures to read the configuration from, by key (default: each result's own).
     posterior_options : dict, optional
-        ``prob`` (interval coverage, default 0.95) and ``eps`` (half-width of the
-        region of practical fairness around the measure's ideal value; default
-        ``skfair_measures.results.DEFAULT_EPS``, 0.05).
+        ``prob`` (interval level, 0.95) and ``eps`` (practical fairness around the ideal value,
+        ``skfair_measures.results.DEFAULT_EPS``).
     group_metrics : bool, default=False
-        Also log each per-group value as a metric (they are always in the table).
+        Also log group sizes and per-group values as metrics (they are always in the table).
     model_id : str, optional
-        With MLflow 3: the id of a logged model (``ModelInfo.model_id``) the metrics
-        belong to; they then show on the model's page too.
+        The id of a logged model (``ModelInfo.model_id``) the metrics belong to.
     dataset : mlflow.data.Dataset, optional
-        The evaluation dataset the metrics were computed on (linked by name and digest).
+        The evaluation dataset the metrics were computed on.
     timeout : float, optional
-        Seconds to wait for the tracking server, per request (default 10). An HTTP
-        server that does not accept a connection within it is given up at once.
+        Seconds per request to the tracking server (default 10).
 
     Returns
     -------
     LoggedFairness
-
-    Notes
-    -----
-    Keys (``{p}`` the prefix, ``{N}`` the result's name, ``{g}`` a sanitised group
-    label such as ``sex_F_race_Black``): ``{p}{N}`` the value (a disparity, for a ``fairness.*`` measure);
-    ``{p}groups.n_rows/{g}`` the rows of each group, once (``groups.n_labeled/{g}``: the
-    labelled rows a posterior used); ``{p}{N}.overall_{base}`` the base metric over all
-    rows; ``{p}{N}.posterior/{mean, sd, interval_lower, interval_upper, prob_within,
-    prob_greater}`` (``.bootstrap/`` gives ``share_within``, ``share_greater``: shares of
-    replicates); params ``{p}{N}.config/...`` for the options you chose; tags
-    ``skfair.sensitive``, ``skfair.groups``, and ``{p}{N}.undefined`` (the reason) for
-    an undefined value. Bootstrap results and posteriors also give simultaneous verdicts
-    (:func:`skfair_measures.verdicts`, at level ``prob`` with tolerance ``eps``): metrics
-    ``{p}fairness.verdicts/{exceeds, inconclusive, within, undefined}`` (counts of
-    group pairs), the tag ``{p}fairness.verdicts`` (level, eps, construction) and the
-    table ``fairness/verdicts.json``. No key is a directory of another, so MLflow's file
-    store accepts every run.
 
     Examples
     --------
@@ -161,16 +135,19 @@ def log_fairness(
     ...     [1, 1, 0, 1], [1, 0, 0, 1], sensitive_features=["F", "M", "F", "M"])
     >>> with mlflow.start_run():                                  # doctest: +SKIP
     ...     logged = log_fairness(res)
-    >>> logged.metrics["groups.n_rows/M"]                         # doctest: +SKIP
-    2.0
+    >>> logged.metrics["fairness.tpr"]                            # doctest: +SKIP
+    0.5
     """
-    payload = collect(
+    options = {k: v for k, v in dict(posterior_options or {}).items() if v is not None}
+    rec = record(
         result_or_results,
         prefix=prefix,
         measures=measures,
         log_params=log_params,
         artifacts=artifacts,
-        posterior_options=posterior_options,
+        html=report,
+        prob=options.get("prob", 0.95),
+        eps=options.get("eps", DEFAULT_EPS),
         step=step,
         group_metrics=group_metrics,
     )
@@ -178,90 +155,41 @@ def log_fairness(
     for name, res in name_results(result_or_results):
         results[name if name not in results else f"{name} ({res.kind})"] = res
     session = TrackingSession("log_fairness", timeout=timeout)
-    return log_payload(payload, session, run_id=run_id, step=step, results=results, model_id=model_id, dataset=dataset)
-
-
-def _resolve_run_id(run_id: str | None) -> str:
-    import mlflow
-
-    if run_id is not None:
-        return run_id
-    run = mlflow.active_run()
-    if run is None:
-        run = mlflow.start_run()
-    return run.info.run_id
+    return write(rec, session, run_id=run_id, step=step, results=results, model_id=model_id, dataset=dataset)
 
 
 def _batches(metrics: list[Any], params: list[Any], tags: list[Any] = ()) -> list[tuple[list[Any], ...]]:
-    """Split into requests within MLflow's limits (<= 1000 metrics, <= 100 params, <= 1000 in all)."""
-    out: list[tuple[list[Any], ...]] = []
-    tags = list(tags)
+    """Requests within MLflow's limits (<= 1000 metrics, <= 100 params, <= 1000 in all)."""
+    out, tags = [], list(tags)
     while True:
-        ps, params = params[:MAX_PARAMS_PER_BATCH], params[MAX_PARAMS_PER_BATCH:]
-        room = MAX_ENTITIES_PER_BATCH - len(ps)
-        ts, tags = tags[:room], tags[room:]
-        room = min(MAX_METRICS_PER_BATCH, room - len(ts))
+        ps, params = params[:MAX_PARAMS], params[MAX_PARAMS:]
+        ts, tags = tags[: MAX_ENTITIES - len(ps)], tags[MAX_ENTITIES - len(ps) :]
+        room = min(MAX_METRICS, MAX_ENTITIES - len(ps) - len(ts))
         ms, metrics = metrics[:room], metrics[room:]
         out.append((ms, ps, ts))
         if not params and not metrics and not tags:
             return out
 
 
-def _new_params(client: Any, run_id: str, params: dict[str, str]) -> dict[str, str]:
-    """Drop params already logged with the same value; warn about conflicting ones."""
-    existing = client.get_run(run_id).data.params
+def _new_params(run: Any, params: dict[str, str]) -> dict[str, str]:
+    """Params not yet in the run; one warning for those already there with another value."""
+    existing = run.data.params
     conflicts = {k: (existing[k], v) for k, v in params.items() if k in existing and existing[k] != v}
     if conflicts:
         shown = ", ".join(f"{k}: {old!r} -> {new!r}" for k, (old, new) in list(conflicts.items())[:5])
         warnings.warn(
-            f"run {run_id} already has param(s) with other values ({shown}); MLflow params "
+            f"run {run.info.run_id} already has param(s) with other values ({shown}); MLflow params "
             "cannot change, so these are not logged. Log into a new run, or use prefix= to "
             "keep configurations apart.",
             FairnessLoggingWarning,
-            stacklevel=5,
+            stacklevel=4,
         )
     return {k: v for k, v in params.items() if k not in existing}
 
 
-def _entities(payload: Payload, params: dict[str, str], step: int, model_id: str | None, dataset: Any) -> tuple:
-    from mlflow.entities import Metric, Param, RunTag
-
-    link = {"model_id": model_id}
-    if dataset is not None:
-        link.update(dataset_name=dataset.name, dataset_digest=dataset.digest)
-    now = int(time.time() * 1000)
-    metrics = [Metric(k, v, now, step, **link) for k, v in payload.metrics.items()]
-    metrics += [Metric(k, v, now, int(st), **link) for k, v, st in payload.series]
-    return metrics, [Param(k, v) for k, v in params.items()], [RunTag(k, v) for k, v in payload.tags.items()]
-
-
-def _write(art: Artifact, root: str) -> None:
-    path = os.path.join(root, *art.path.split("/"))
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    mode, encoding = ("wb", None) if isinstance(art.content, bytes) else ("w", "utf-8")
-    with open(path, mode, encoding=encoding) as fh:
-        fh.write(art.content)
-
-
-def _send_files(session: TrackingSession, client: Any, out: LoggedFairness, payload: Payload) -> None:
-    for path, table in payload.tables.items():
-        session.call("log the table " + path, client.log_table, out.run_id, data=table, artifact_file=path)
-        if not session.ok:
-            return
-        out.artifacts.append(path)
-    if not payload.artifacts:
-        return
-    with tempfile.TemporaryDirectory(prefix="skfair-mlflow-") as tmp:
-        for art in payload.artifacts:
-            _write(art, tmp)
-        session.call("log the artifacts", client.log_artifacts, out.run_id, tmp)
-    if session.ok:
-        out.artifacts += [a.path for a in payload.artifacts]
-
-
-def log_payload(
-    payload: Payload,
-    session: TrackingSession | None = None,
+def write(
+    rec: Record,
+    session: TrackingSession,
     *,
     run_id: str | None = None,
     step: int | None = None,
@@ -269,37 +197,122 @@ def log_payload(
     model_id: str | None = None,
     dataset: Any = None,
 ) -> LoggedFairness:
-    """Send a computed :class:`~skfair_measures_mlflow._collect.Payload` to MLflow; never raise.
-
-    Pass the ``session`` of the surrounding call so that one failure stops all of its
-    logging with one warning; by default a new session is opened.
-    """
-    from mlflow.tracking import MlflowClient
-
-    session = TrackingSession("log_payload") if session is None else session
+    """Send a :class:`~skfair_measures.record.Record` to a run through ``session``; never raise."""
+    from mlflow.entities import Metric, Param, RunTag
 
     out = LoggedFairness(
-        run_id=run_id,
-        metrics=dict(payload.metrics),
-        params=dict(payload.params),
-        tags=dict(payload.tags),
-        series=list(payload.series),
-        key_map=payload.key_map,
+        run_id=None,
+        metrics=dict(rec.metrics),
+        params=dict(rec.params),
+        tags=dict(rec.tags),
+        series=list(rec.series),
+        key_map=rec.key_map,
         results=results or {},
         step=0 if step is None else int(step),
     )
-    out.run_id = session.call("start or find the run", _resolve_run_id, run_id)
-    client = MlflowClient()
-    params = payload.params
-    if out.run_id is not None and params:
-        params = session.call("read the run's params", _new_params, client, out.run_id, params) or {}
-    if out.run_id is not None:
-        metrics, param_objs, tags = _entities(payload, params, out.step, model_id, dataset)
-        for ms, ps, ts in _batches(metrics, param_objs, tags):
-            if ms or ps or ts:
-                session.call(
-                    "log metrics, params and tags", client.log_batch, out.run_id, metrics=ms, params=ps, tags=ts
-                )
-        _send_files(session, client, out, payload)
+    run = session.run(run_id)
+    if run is None:
+        out.error = session.error
+        return out
+    out.run_id, out.artifact_uri = run.info.run_id, run.info.artifact_uri
+    link: dict[str, Any] = {"model_id": model_id}
+    if dataset is not None:
+        link.update(dataset_name=dataset.name, dataset_digest=dataset.digest)
+    now = int(time.time() * 1000)
+    metrics = [Metric(k, v, now, out.step, **link) for k, v in rec.metrics.items()]
+    metrics += [Metric(k, v, rec.times.get(st, now), st, **link) for k, v, st in rec.series]
+    params = [Param(k, v) for k, v in _new_params(run, rec.params).items()]
+    tags = dict(rec.tags)
+    headline = next((v for k, v in tags.items() if k.endswith("fairness.headline")), None)
+    if headline and "mlflow.note.content" not in run.data.tags:  # the run's description, unless it has one
+        tags["mlflow.note.content"] = headline
+    for ms, ps, ts in _batches(metrics, params, [RunTag(k, v) for k, v in tags.items()]):
+        if ms or ps or ts:
+            session.call("log metrics, params and tags", session.client.log_batch, out.run_id, ms, ps, ts)
+    for path, table in rec.tables.items():
+        session.call("log the table " + path, session.client.log_table, out.run_id, data=table, artifact_file=path)
+        if session.ok:
+            out.artifacts.append(path)
+    if rec.files and session.ok:
+        with tempfile.TemporaryDirectory(prefix="skfair-mlflow-") as tmp:
+            for path, content in rec.files.items():
+                target = os.path.join(tmp, *path.split("/"))
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                data = content if isinstance(content, bytes) else content.encode("utf-8")
+                with open(target, "wb") as fh:
+                    fh.write(data)
+            session.call("log the artifacts", session.client.log_artifacts, out.run_id, tmp)
+        if session.ok:
+            out.artifacts += list(rec.files)
     out.logged, out.error = session.ok, session.error
     return out
+
+
+def log_monitor(
+    monitor: Any, *, run_id: str | None = None, after_step: int | None = None, timeout: float | None = None
+) -> dict[str, Any]:
+    """Log a fairness monitor's new steps to one MLflow run (one run per monitored model).
+
+    Each measure ``{key}`` gives the step series ``{key}/value``, ``/lower``, ``/upper``,
+    ``/e_value``, ``/alarm`` (0 or 1), ``/overall_value``, ``/window_value`` and ``/n_rows`` at
+    the monitor's steps, timestamped with each batch's time
+    (:func:`skfair_measures.record.monitor_record`); an alarm is also the tag ``alarm.{key}``.
+
+    Parameters
+    ----------
+    monitor : FairnessMonitor
+    run_id : str, optional
+        The run; by default the active run (or a new one).
+    after_step : int, optional
+        Log only the steps after this one; by default those after the last step logged to the
+        run (its tag ``monitor.logged_step``), so calling it after every batch logs each step once.
+    timeout : float, optional
+        Seconds per request to the tracking server (default 10); a failing server costs one
+        :class:`FairnessLoggingWarning` and about twice the timeout.
+
+    Returns
+    -------
+    dict
+        ``run_id``, the ``steps`` logged, the ``series`` ``(key, value, step)`` computed, ``logged``
+        and ``error``.
+
+    Examples
+    --------
+    >>> with mlflow.start_run():  # doctest: +SKIP
+    ...     log_monitor(mon)
+    """
+    from skfair_measures.record import monitor_record
+
+    session = TrackingSession("log_monitor", timeout=timeout)
+    run = session.run(run_id)
+    tags = {} if run is None else run.data.tags
+    done = int(tags.get("monitor.logged_step", 0)) if after_step is None else int(after_step)
+    rec = monitor_record(monitor, done, first="monitor.logged_step" not in tags)
+    logged = write(rec, session, run_id=None if run is None else run.info.run_id)
+    keep = {"series": rec.series, "logged": logged.logged, "error": logged.error}
+    return {"run_id": logged.run_id, "steps": sorted({st for _, _, st in rec.series}), **keep}
+
+
+def log_active_trajectory(
+    assessment: Any,
+    *,
+    prefix: str = "active",
+    prob: float = 0.95,
+    run_id: str | None = None,
+    timeout: float | None = None,
+) -> int:
+    """Log every group's estimate and interval after each ``tell``, at step = labels used.
+
+    Keys are ``{prefix}/{metric}/{group}/estimate`` (``/lower``, ``/upper``); NaN values are
+    skipped. A failing tracking server gives one warning; the assessment is untouched.
+
+    Returns
+    -------
+    int
+        Number of metric values logged (0 when MLflow failed).
+    """
+    from skfair_measures.record import trajectory_record
+
+    rec = trajectory_record(assessment, prefix=prefix, prob=prob)
+    logged = write(rec, TrackingSession("log_active_trajectory", timeout=timeout), run_id=run_id)
+    return len(rec.series) if logged.logged else 0

@@ -48,24 +48,9 @@ CONFIG_KEYS: dict[str, str] = {
 # MLflow applies a flat evaluator_config to every evaluator when evaluators=None, so
 # the built-in evaluators' keys may reach us: accept them (two are honoured).
 _MLFLOW_SHARED_KEYS = frozenset(
-    {
-        "col_mapping",
-        "metric_prefix",
-        "sample_weights",
-        "label_list",
-        "average",
-        "log_model_explainability",
-        "explainability_algorithm",
-        "explainability_nsamples",
-        "explainability_kernel_link",
-        "max_classes_for_multiclass_roc_pr",
-        "log_explainer",
-        "eval_results_path",
-        "eval_results_mode",
-        "ignore_exceptions",
-        "calibration_classifier_name",
-        "calibration_n_bins",
-    }
+    "col_mapping metric_prefix sample_weights label_list average log_model_explainability explainability_algorithm "
+    "explainability_nsamples explainability_kernel_link max_classes_for_multiclass_roc_pr log_explainer "
+    "eval_results_path eval_results_mode ignore_exceptions calibration_classifier_name calibration_n_bins".split()
 )
 
 _SUPPORTED_MODEL_TYPES = ("classifier", "regressor")
@@ -238,7 +223,7 @@ def _select_output(output: Any, predictions: str | None) -> Any:
 
 def _model_scores(model: Any, X: Any, pos_label: Any) -> Any:
     """Positive-class probabilities from the model behind a pyfunc, or None."""
-    from ._compute import positive_scores
+    from skfair_measures.record import positive_scores
 
     raw = None
     get_raw = getattr(model, "get_raw_model", None)
@@ -314,7 +299,15 @@ class FairnessEvaluator(ModelEvaluator):
         """
         from mlflow.models.evaluation.base import EvaluationResult
 
-        from ._compute import evaluate_all, needs_scores, resolve_measures, score_label
+        from skfair_measures.record import (
+            compute_posteriors,
+            evaluate_all,
+            needs_scores,
+            resolve_measures,
+            score_label,
+        )
+
+        from ._tracking import log_fairness
 
         cfg = validate_config(evaluator_config)
         data = _read_data(dataset, cfg)
@@ -331,70 +324,39 @@ class FairnessEvaluator(ModelEvaluator):
             sensitive_features=data.sensitive,
             sample_weight=data.sample_weight,
         )
-        posts = _posteriors(measures, data, y_pred, y_score, cfg.get("posterior"))
-        logged = _log(results, posts, measures, cfg, run_id=run_id, model_id=kwargs.get("model_id"))
-        return EvaluationResult(
-            metrics=dict(logged.metrics),
-            artifacts=_evaluation_artifacts(logged, results_only=not logged.artifacts),
-            run_id=run_id,
+        options = cfg.get("posterior")
+        scores = y_score if y_score is not None else y_pred
+        posts = (
+            {}
+            if options is None
+            else compute_posteriors(measures, data.y_true, scores, sensitive_features=data.sensitive, options=options)
         )
+        logged = log_fairness(
+            [*results.items(), *posts.items()],
+            run_id=run_id,
+            prefix=cfg["prefix"],
+            log_params=cfg["log_params"],
+            artifacts=cfg["artifacts"],
+            measures=measures,
+            posterior_options={k: v for k, v in (options or {}).items() if k in ("prob", "eps")},
+            group_metrics=cfg["group_metrics"],
+            model_id=kwargs.get("model_id"),
+            timeout=cfg.get("timeout"),
+        )
+        return EvaluationResult(metrics=dict(logged.metrics), artifacts=_evaluation_artifacts(logged), run_id=run_id)
 
 
-def _posteriors(
-    measures: list[Any], data: _Data, y_pred: Any, y_score: Any, options: Mapping[str, Any] | None
-) -> dict[str, Any]:
-    from ._compute import compute_posteriors
-
-    if options is None:
-        return {}
-    scores = y_score if y_score is not None else y_pred
-    return compute_posteriors(measures, data.y_true, scores, sensitive_features=data.sensitive, options=options)
-
-
-def _log(
-    results: dict[str, Any],
-    posts: dict[str, Any],
-    measures: list[Any],
-    cfg: Mapping[str, Any],
-    *,
-    run_id: str,
-    model_id: str | None,
-) -> Any:
-    from ._tracking import log_fairness
-
-    options = cfg.get("posterior") or {}
-    return log_fairness(
-        [*results.items(), *posts.items()],
-        run_id=run_id,
-        prefix=cfg["prefix"],
-        log_params=cfg["log_params"],
-        artifacts=cfg["artifacts"],
-        measures=measures,
-        posterior_options={k: options[k] for k in ("prob", "eps") if k in options},
-        group_metrics=cfg["group_metrics"],
-        model_id=model_id,
-        timeout=cfg.get("timeout"),
-    )
-
-
-def _evaluation_artifacts(logged: Any, *, results_only: bool) -> dict[str, Any]:
+def _evaluation_artifacts(logged: Any) -> dict[str, Any]:
     """``EvaluationArtifact`` objects for the logged JSON and PNG files."""
-    if results_only or logged.run_id is None:
-        return {}
     from mlflow.models.evaluation.artifacts import ImageEvaluationArtifact, JsonEvaluationArtifact
-    from mlflow.tracking import MlflowClient
 
-    from ._session import TrackingSession
-
-    run = TrackingSession("the fairness evaluator").call("read the run", MlflowClient().get_run, logged.run_id)
-    if run is None:
+    if not logged.logged or logged.artifact_uri is None:
         return {}
-    root = run.info.artifact_uri.rstrip("/")
-    out: dict[str, Any] = {}
+    root, out = logged.artifact_uri.rstrip("/"), {}
     for path in logged.artifacts:
-        name = path.removeprefix("fairness/").rsplit(".", 1)[0].replace("/", "_")
+        name = f"fairness_{path.removeprefix('fairness/').rsplit('.', 1)[0].replace('/', '_')}"
         if path.endswith(".json"):
-            out[f"fairness_{name}"] = JsonEvaluationArtifact(uri=f"{root}/{path}")
+            out[name] = JsonEvaluationArtifact(uri=f"{root}/{path}")
         elif path.endswith(".png"):
-            out[f"fairness_{name}"] = ImageEvaluationArtifact(uri=f"{root}/{path}")
+            out[name] = ImageEvaluationArtifact(uri=f"{root}/{path}")
     return out

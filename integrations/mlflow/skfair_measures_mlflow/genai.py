@@ -8,7 +8,6 @@ trace, a group per trace) and writes the result to the run.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -103,21 +102,27 @@ def _run_of(frame: pd.DataFrame) -> str:
 
 
 def _log(result: OutcomeDisparity, run_id: str, stem: str, eps: float) -> None:
-    stem = re.sub(r"[^\w\-./ ]", "_", stem)
+    """Value, interval and p-value as metrics, verdict and note as tags, the tables; through the one fault policy."""
+    from skfair_measures.record import Record, sanitize_key
+
+    from ._session import TrackingSession
+    from ._tracking import write
+
+    rec, stem = Record(), sanitize_key(stem)
     lo, hi = result.interval()
     values = {stem: result.value, f"{stem}_lower": lo, f"{stem}_upper": hi}
     if result.test:
         values[f"{stem}_p_value"] = result.p_value
-    client = mlflow.MlflowClient()
-    metrics = [mlflow.entities.Metric(k, float(v), 0, 0) for k, v in values.items() if np.isfinite(v)]
+    for k, v in values.items():
+        if np.isfinite(v):
+            rec.add_metric(k, v)
     summary = result.summary(eps=eps)
-    tags = {f"fairness.{stem}.verdict": summary["verdict"].iloc[0], f"fairness.{stem}.note": summary["note"].iloc[0]}
-    client.log_batch(run_id, metrics=metrics, tags=[mlflow.entities.RunTag(k, str(v)) for k, v in tags.items()])
+    for field in ("verdict", "note"):
+        rec.add_tag(f"fairness.{stem}.{field}", str(summary[field].iloc[0]))
     for table, kind in ((result.by_group.reset_index(), "by_group"), (summary, "summary")):
         text = [c for c, t in table.dtypes.items() if pd.api.types.is_string_dtype(t)]  # as object: no Pandas4Warning
-        client.log_table(
-            run_id, table.astype(dict.fromkeys(text, object)), f"fairness/{stem.replace('/', '_')}_{kind}.json"
-        )
+        rec.tables[f"fairness/{stem.replace('/', '_')}_{kind}.json"] = table.astype(dict.fromkeys(text, object))
+    write(rec, TrackingSession(f"log {stem} to run {run_id}"), run_id=run_id)
 
 
 def group_disparity(

@@ -74,3 +74,9 @@ class Sampled(Result):
     def interval(self, prob=0.95):
         lo, hi = np.quantile(self._draws, [(1 - prob) / 2, (1 + prob) / 2])
         return float(lo), float(hi)
+
+    def prob_within(self, eps):  # a posterior's own probabilities, NaN when undefined, as MeasurePosterior's
+        return float(np.mean(np.abs(self._draws - self.measure.ideal) <= eps)) if self.defined else np.nan
+
+    def prob_greater(self, x):
+        return float(np.mean(self._draws > x)) if self.defined else np.nan

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from _helpers import metrics
 from mlflow.tracking import MlflowClient
-from skfair_measures_mlflow import FairnessLoggingWarning, cross_validate_fairness, log_fairness
+from skfair_measures_mlflow import FairnessLoggingWarning, cross_validate_fairness, log_fairness, log_monitor
 from sklearn.linear_model import LogisticRegression
 
 import skfair_measures as sfm
@@ -79,13 +79,13 @@ def test_cross_validation_with_a_dead_server_fits_every_fold(dead_server, data):
     assert res.run_id is None and res.error is not None and mlflow.active_run() is None
 
 
-def test_a_hanging_server_costs_the_timeout_not_minutes(tracking, measured):
-    """A server that accepts connections and never answers: MLflow's own timeout, bounded by ours."""
+@pytest.fixture
+def hanging_server(tracking):
+    """A tracking URI whose socket accepts connections and never answers (on 127.0.0.1); then the sqlite store."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)
-    held = []
-    stop = threading.Event()
+    held, stop = [], threading.Event()
 
     def accept():
         listener.settimeout(0.2)
@@ -99,23 +99,103 @@ def test_a_hanging_server_costs_the_timeout_not_minutes(tracking, measured):
     thread.start()
     old = mlflow.get_tracking_uri()
     mlflow.set_tracking_uri(f"http://127.0.0.1:{listener.getsockname()[1]}")
-    try:
-        ms, res = measured
-        t0 = time.perf_counter()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            logged = log_fairness(res, measures=ms, timeout=1)
-        seconds = time.perf_counter() - t0
-    finally:
-        mlflow.set_tracking_uri(old)
-        stop.set()
-        thread.join()
-        for conn in held:
-            conn.close()
-        listener.close()
-    assert seconds < 15, seconds
-    assert len(_fault_warnings(caught)) == 1 and not logged.logged
-    assert logged.metrics["classif.acc"] == pytest.approx(res["classif.acc"].value)
+    yield mlflow.get_tracking_uri()
+    while mlflow.active_run() is not None:
+        mlflow.end_run()
+    mlflow.set_tracking_uri(old)
+    mlflow.set_experiment(experiment_id=tracking)
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    listener.close()
+
+
+@pytest.fixture
+def read_only_store(tracking, monkeypatch):
+    """A ``file:`` store on a read-only filesystem (/sys refuses new folders, even to root)."""
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    old = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri("file:///sys/skfair-mlruns")
+    yield mlflow.get_tracking_uri()
+    while mlflow.active_run() is not None:
+        mlflow.end_run()
+    mlflow.set_tracking_uri(old)
+    mlflow.set_experiment(experiment_id=tracking)
+
+
+def _monitor():
+    from skfair_measures.monitor import FairnessMonitor
+
+    rng = np.random.default_rng(0)
+    mon = FairnessMonitor(["fairness.tpr"], eps=0.1)
+    for _ in range(3):
+        g, y = rng.choice(["a", "b"], 400), rng.integers(0, 2, 400)
+        mon.update(rng.integers(0, 2, 400), sensitive_features=g, y_true=y)
+    return mon
+
+
+def _evaluator(data):
+    from mlflow.models.evaluation.base import EvaluationDataset
+    from skfair_measures_mlflow import FairnessEvaluator
+
+    X, y = data
+    ds = EvaluationDataset(X.assign(label=y, pred=(X.x1 > 0).astype(int)), targets="label", predictions="pred")
+    config = {"sensitive_features": "sex", "measures": ["fairness.tpr"], "timeout": 1}
+    result = FairnessEvaluator().evaluate(
+        model_type="classifier", dataset=ds, run_id="0" * 32, evaluator_config=config, predictions="pred"
+    )
+    return result.metrics["fairness.tpr"]
+
+
+def _bias_audit(data):
+    import pandas as pd
+    from skfair_measures_mlflow import log_bias_audit
+
+    import skfair_measures as sfm
+
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame(
+        {"sex": rng.choice(["F", "M"], 300), "race": rng.choice(["A", "B", "C"], 300), "hired": rng.random(300) < 0.4}
+    )
+    audit = sfm.bias_audit(frame, sex="sex", race_ethnicity="race", selected="hired")
+    assert log_bias_audit(audit, timeout=1) is None  # nothing logged, said once, the audit untouched
+    return audit.tables["sex"]["impact_ratio"].min()
+
+
+#: Every entry point that calls the tracking service, and the value it must give back whatever happens.
+ENTRY_POINTS = {
+    "log_fairness": lambda data, res: log_fairness(res, artifacts=False, timeout=1).metrics["fairness.tpr"],
+    "log_monitor": lambda data, res: log_monitor(_monitor(), timeout=1)["series"][0][1],
+    "cross_validate_fairness": lambda data, res: cross_validate_fairness(
+        LogisticRegression(),
+        data[0][["x1", "x2"]],
+        data[1],
+        measures=["fairness.tpr"],
+        sensitive_features=data[0]["sex"],
+        cv=2,
+        timeout=1,
+    ).mean["fairness.tpr"],  # fmt: skip
+    "evaluator": lambda data, res: _evaluator(data),
+    "log_bias_audit": lambda data, res: _bias_audit(data),
+}
+
+
+@pytest.mark.parametrize("fault", ["dead_server", "hanging_server", "read_only_store"])
+@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+def test_every_entry_point_survives_every_fault_in_bounded_time(request, fault, entry, data, measured, monkeypatch):
+    """One warning, the values back, and within the timeout (1 s, one retry) plus a few seconds."""
+    for name in ("MLFLOW_HTTP_REQUEST_TIMEOUT", "MLFLOW_HTTP_REQUEST_MAX_RETRIES"):  # the user's, which would win
+        monkeypatch.delenv(name, raising=False)
+    request.getfixturevalue(fault)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = ENTRY_POINTS[entry](data, measured[1])
+    seconds = time.perf_counter() - t0
+    assert seconds < 2 * 1 + 6, seconds
+    assert len(_fault_warnings(caught)) == 1, [str(w.message) for w in caught]
+    assert np.isfinite(value)
 
 
 # --- failures half-way, in every entry point ---------------------------------------------------------

@@ -6,10 +6,11 @@ from _helpers import artifacts, metrics, read_json, tags
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mlflow.entities import AssessmentSource
+from skfair_measures_mlflow import FairnessLoggingWarning
 from skfair_measures_mlflow.genai import counterfactual_disparity, group_disparity, group_scorer
 
+from skfair_measures._small_sample import newcombe
 from skfair_measures.bayes import AsymptoticWarning
-from skfair_measures.uncertainty._proportions import newcombe
 
 mlflow = pytest.importorskip("mlflow")
 
@@ -53,9 +54,12 @@ def test_group_disparity_of_a_real_run_is_the_rate_difference_by_hand(evaluated)
     rates = expected.groupby("group")["refused"].mean()
     result = group_disparity(run_id, assessment="refused", group="name_group")
     assert result.value == pytest.approx(rates["group_b"] - rates["group_a"])
-    assert result.groups == ("group_a", "group_b") and result.construction == "Newcombe hybrid score"
+    assert (
+        result.groups == ("group_a", "group_b")
+        and result.construction == "Newcombe hybrid score (continuity-corrected)"
+    )
     k, n = expected.groupby("group")["refused"].sum(), expected.groupby("group").size()
-    assert result.interval() == pytest.approx(newcombe(k["group_b"], n["group_b"], k["group_a"], n["group_a"], 0.95))
+    assert result.interval() == pytest.approx(newcombe(k["group_b"], n["group_b"], k["group_a"], n["group_a"], 0.05))
     lo, hi = result.interval()
     assert lo <= result.value <= hi
     logged = metrics(run_id)
@@ -146,3 +150,21 @@ def test_frame_reading_takes_the_latest_valid_assessment(rows):
         return
     result = group_disparity(frame, assessment="ok", group="g", log=False)
     assert result.value == pytest.approx(truth["y"] - truth["x"])
+
+
+def test_a_dead_server_costs_the_logging_not_the_result(dead_server, monkeypatch):
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")
+    frame = pd.DataFrame(
+        {
+            "trace_id": ["t1", "t2", "t3", "t4"],
+            "request": [{"g": g} for g in "aabb"],
+            "trace_metadata": [{"mlflow.sourceRun": "r1"}] * 4,
+            "assessments": [[{"assessment_name": "ok", "feedback": {"value": v}}] for v in (1, 0, 1, 1)],
+        }
+    )
+    with pytest.warns(FairnessLoggingWarning, match="log ok/disparity_difference to run r1: could not"):
+        result = group_disparity(frame, assessment="ok", group="g")
+    assert result.value == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="log=True, but the traces come from 0 runs"):
+        group_disparity(frame.drop(columns="trace_metadata"), assessment="ok", group="g")

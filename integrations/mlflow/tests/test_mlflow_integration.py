@@ -16,12 +16,12 @@ import pytest
 from _helpers import Sampled, artifacts, assert_no_key_is_a_directory, metrics, params, read_back, read_json, tags
 from mlflow.tracking import MlflowClient
 from mlflow.utils.validation import _validate_metric_name
-from skfair_measures_mlflow import FairnessLoggingWarning, log_fairness, sanitize_key, sanitize_segment
-from skfair_measures_mlflow._keys import unique_segments
+from skfair_measures_mlflow import FairnessLoggingWarning, log_fairness
 from skfair_measures_mlflow._tracking import _batches
 
 import skfair_measures as sfm
 from skfair_measures import bayes
+from skfair_measures.record import sanitize_key, unique_segments
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*noload.*")  # MLflow's sqlalchemy store
 
@@ -91,19 +91,16 @@ def test_run_layout_reads_back(tracking, audit):
     ]
     for m in ms:
         assert got[f"test/{sanitize_key(m.key)}"] == pytest.approx(res[m.key].value)
-    # group sizes once per run, named after the rows they count; no per-group metrics by default
-    counts = res["fairness.tpr"].counts
-    count_keys = sorted(k for k in got if "n_rows" in k or "n_labeled" in k)
-    assert count_keys == sorted(f"test/groups.n_rows/{sanitize_segment(f'sex={s},race={r}')}" for s, r in counts.index)
-    assert got["test/groups.n_rows/sex_M_race_c_d"] == counts[("M", "c=d")]
-    assert not any("group_" in k for k in got)
+    # no group sizes or per-group values as metrics by default: they are in the table
+    assert not any("n_rows" in k or "n_labeled" in k or "group_" in k for k in got)
     # the rates over all rows say so and name their base metric; classif.acc's value is its overall rate
     assert got["test/fairness.tpr.overall_tpr"] == pytest.approx(res["fairness.tpr"].overall)
     assert got["test/fairness.eod.overall_fpr"] == pytest.approx(res["fairness.eod"].overall["fairness.fpr"])
     assert not any(k.startswith("test/classif.acc.") for k in got)
-    assert len(got) == 4 + 5 + 6  # 4 values, 5 overall rates (composites: one per component), 6 sizes
+    assert len(got) == 4 + 5  # 4 values, 5 overall rates (composites: one per component)
     # tags name the sensitive attributes and the group set (labels kept, tuples as lists)
     t = tags(rid)
+    counts = res["fairness.tpr"].counts
     assert t["skfair.sensitive"] == "sex, race"
     assert json.loads(t["skfair.groups"]) == [list(g) for g in counts.index]
     # params only for options a person chose (none here); the configuration is in results.json
@@ -119,8 +116,8 @@ def test_table_chart_and_results_json(tracking, audit):
         logged = log_fairness(res, measures=ms)
     rid = run.info.run_id
     files = artifacts(rid)
-    assert {"fairness/results.json", "fairness/groupwise.json", "fairness/groupwise.png"} <= set(files)
-    assert set(logged.artifacts) == {"fairness/results.json", "fairness/groupwise.json", "fairness/groupwise.png"}
+    logs = {"results.json", "groupwise.json", "groupwise.png", "summary.json", "report.html"}
+    assert set(logged.artifacts) == {f"fairness/{f}" for f in logs} and set(logged.artifacts) <= set(files)
 
     # the table: groups as columns with readable labels, one row per quantity, counts last
     table = mlflow.load_table("fairness/groupwise.json", run_ids=[rid])
@@ -231,8 +228,7 @@ def test_posterior_metrics_carry_information(tracking):
     assert got[f"{u}/prob_within"] == pytest.approx(np.mean(np.abs(unsigned.draws) <= 0.03))
     assert got[f"{s}/prob_greater"] == pytest.approx(np.mean(signed.draws > 0))
     assert 0.05 < got[f"{s}/prob_greater"] < 0.95  # informative
-    assert got[f"{u}/mean"] == pytest.approx(unsigned.draws.mean())
-    assert got[f"{u}/interval_lower"] == pytest.approx(unsigned.interval()[0])
+    assert got[f"{u}/lower"] == pytest.approx(unsigned.interval()[0])
     assert got["fairness.tpr"] == pytest.approx(unsigned.value)  # the headline: its value, named plainly
     assert params(run.info.run_id)["fairness.eps"] == "0.03"
     files = artifacts(run.info.run_id)
@@ -248,7 +244,7 @@ def test_point_value_and_its_posterior_share_a_name(tracking):
         log_fairness([point, post], artifacts=False)
     got = metrics(run.info.run_id)
     assert got["fairness.tpr"] == 0.5  # the point value owns the plain key
-    assert got["fairness.tpr.posterior/mean"] == pytest.approx(post.draws.mean())
+    assert got["fairness.tpr.posterior/lower"] == pytest.approx(post.interval()[0])
 
 
 def test_undefined_draws_give_undefined_summaries(tracking):
@@ -256,8 +252,7 @@ def test_undefined_draws_give_undefined_summaries(tracking):
     with mlflow.start_run() as run:
         log_fairness(post, artifacts=False)
     got = metrics(run.info.run_id)
-    assert np.isnan(got["fairness.tpr.posterior/mean"]) and "fairness.tpr.posterior/prob_within" not in got
-    assert "1 of 3 draws are undefined" in tags(run.info.run_id)["fairness.tpr.posterior.undefined"]
+    assert np.isnan(got["fairness.tpr.posterior/lower"]) and "fairness.tpr.posterior/prob_within" not in got
 
 
 def test_real_bootstrap_and_posterior_log(tracking, data):
@@ -273,19 +268,13 @@ def test_real_bootstrap_and_posterior_log(tracking, data):
     for res in (boot, post):
         lo, hi = res.interval(0.95)
         pre = f"fairness.tpr.{res.kind}"
-        assert got[f"{pre}/interval_lower"] == pytest.approx(lo) and got[f"{pre}/interval_upper"] == pytest.approx(hi)
-        assert got[f"{pre}/mean"] == pytest.approx(np.mean(res.draws))
-        assert f"{pre}/prob_greater" not in got and f"{pre}/share_greater" not in got  # an absolute difference
-    # a bootstrap gives shares of its replicates, a posterior probabilities: the names say which
-    assert got["fairness.tpr.bootstrap/share_within"] == pytest.approx(np.mean(boot.draws <= 0.02))
-    assert "fairness.tpr.bootstrap/prob_within" not in got and "fairness.tpr.posterior/prob_within" in got
-    # sizes once per kind of rows: every row (the bootstrap), the labelled rows (the posterior)
-    assert sorted(k for k in got if ".n_" in k) == [
-        "groups.n_labeled/sex_F",
-        "groups.n_labeled/sex_M",
-        "groups.n_rows/sex_F",
-        "groups.n_rows/sex_M",
-    ]
+        assert got[f"{pre}/lower"] == pytest.approx(lo) and got[f"{pre}/upper"] == pytest.approx(hi)
+        assert f"{pre}/prob_greater" not in got  # an absolute difference is never below 0
+    # a posterior's probability is its own; a percentile bootstrap gives none, and its note says why
+    assert got["fairness.tpr.posterior/prob_within"] == pytest.approx(post.prob_within(0.02))
+    assert "fairness.tpr.bootstrap/prob_within" not in got
+    assert "no probability" in logged.tags["fairness.tpr.bootstrap.note"]
+    assert not any(".n_" in k for k in got)
     assert set(artifacts(run.info.run_id)) >= {
         "fairness/fairness.tpr/posterior_density.png",
         "fairness/fairness.tpr/bootstrap_draws.csv",
@@ -307,7 +296,7 @@ def test_estimate_without_the_sensitive_attribute(tracking):
     got = metrics(rid)
     lo, hi = est.interval(0.95)
     assert got["proxy_dp"] == pytest.approx(est.value)
-    assert got["proxy_dp.interval_lower"] == pytest.approx(lo) and got["proxy_dp.interval_upper"] == pytest.approx(hi)
+    assert got["proxy_dp.estimate/lower"] == pytest.approx(lo) and got["proxy_dp.estimate/upper"] == pytest.approx(hi)
     table = mlflow.load_table("fairness/groupwise.json", run_ids=[rid])
     assert (table.result == "proxy_dp").sum() == est.by_group.shape[1]  # one row per column of its rates
     entry = read_json(rid, "fairness/results.json")["results"][0]
@@ -337,9 +326,9 @@ def test_result_named_like_a_field_of_another_still_logs(file_store):
         logged = log_fairness([("fairness.tpr", post), ("fairness.tpr.posterior", tpr)], artifacts=False)
     read_back(logged)
     assert logged.metrics["fairness.tpr.posterior"] == pytest.approx(tpr.value)  # headlines claim keys first
-    (part,) = [k for k, m in logged.key_map.items() if m.get("quantity") == "mean"]
-    assert part.startswith("fairness.tpr.posterior_") and part.endswith("/mean")  # renamed directory
-    assert logged.metrics[part] == pytest.approx(post.draws.mean())
+    (part,) = [k for k, m in logged.key_map.items() if m.get("quantity") == "lower"]
+    assert part.startswith("fairness.tpr.posterior_") and part.endswith("/lower")  # renamed directory
+    assert logged.metrics[part] == pytest.approx(post.interval()[0])
 
 
 def test_not_a_result_is_refused_by_name(tracking):
@@ -374,9 +363,9 @@ def test_plugin_is_registered_in_a_fresh_process():
 def test_plugin_docstring_examples():
     import doctest
 
-    from skfair_measures_mlflow import _collect, _compute, _cv, _keys, _session, _tracking, evaluator
+    from skfair_measures_mlflow import _cv, _session, _tracking, evaluator
 
-    for module in (_keys, _collect, _compute, _session, _tracking, _cv, evaluator):
+    for module in (_session, _tracking, _cv, evaluator):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FairnessLoggingWarning)
             res = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

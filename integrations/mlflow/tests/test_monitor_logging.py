@@ -1,4 +1,4 @@
-"""A fairness monitor logged to one MLflow run, read back: a step per batch, timestamps, the alarm as a tag."""
+"""A fairness monitor logged to one MLflow run, read back: a step per batch, timestamps, alarm and e-value series."""
 
 import numpy as np
 import pandas as pd
@@ -29,11 +29,17 @@ def test_every_step_is_logged_once_with_its_time_and_the_alarm_is_a_tag(tracking
             out = log_monitor(mon)  # after every batch: only the new step
             assert out["steps"] == [t + 1]
     client = mlflow.MlflowClient()
-    hist = client.get_metric_history(run.info.run_id, "fairness.tpr.value")
+    hist = client.get_metric_history(run.info.run_id, "fairness.tpr/value")
     assert [m.step for m in hist] == list(range(1, 13))
     assert [m.timestamp for m in hist] == [int(d.tz_localize("UTC").timestamp() * 1000) for d in days]
     status = mon.status()
     assert [m.value for m in hist][-1] == pytest.approx(status.loc["fairness.tpr", "value"])
+    alarm = [m.value for m in client.get_metric_history(run.info.run_id, "fairness.tpr/alarm")]
+    e_value = [m.value for m in client.get_metric_history(run.info.run_id, "fairness.tpr/e_value")]
+    assert alarm[0] == 0 and alarm[-1] == 1 and set(alarm) == {0, 1} and len(e_value) == 12
+    assert e_value[-1] == pytest.approx(status.loc["fairness.tpr", "e_value"])
+    for field in ("lower", "upper"):  # the interval beside the value, in the same chart section
+        assert len(client.get_metric_history(run.info.run_id, f"fairness.tpr/{field}")) == 12
     tags = client.get_run(run.info.run_id).data.tags
     assert status.loc["fairness.tpr", "alarm"]
     assert tags["alarm.fairness.tpr"].startswith(f"step {int(status.loc['fairness.tpr', 'alarm_step'])} (since step")

@@ -6,10 +6,8 @@ import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 from skfair_measures_mlflow import log_fairness
-from skfair_measures_mlflow._collect import collect
 
 import skfair_measures as sfm
-from skfair_measures import bayes
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*noload.*")  # MLflow's sqlite store, not ours
 
@@ -55,31 +53,6 @@ def test_counts_are_searchable_metrics_and_the_level_is_a_tag(verdict_run, track
     assert "eps = 0.04" in tag and "family-wise level 0.9" in tag and "max-type band" in tag
 
 
-def test_point_results_alone_give_no_verdicts():
-    y, pred, g = _data(600)
-    point = sfm.evaluate_measures([sfm.msr(k) for k in KEYS], y, pred, sensitive_features=g)
-    p = collect(point, artifacts=True)
-    assert not [k for k in p.metrics if "verdicts" in k] and "fairness/verdicts.json" not in p.tables
-
-
-def test_posteriors_and_bootstraps_of_one_call_are_two_tables():
-    y, pred, g = _data(600)
-    boot = sfm.bootstrap("fairness.tpr", y, pred, sensitive_features=g, n_boot=200, random_state=0)
-    post = bayes.posterior(
-        sfm.msr("fairness.tpr"), y, np.where(pred == 1, 0.8, 0.2), sensitive_features=g, method="bb", random_state=0
-    )
-    p = collect([("fairness.tpr", boot), ("fairness.tpr", post)])
-    table = p.tables["fairness/verdicts.json"]
-    assert sorted(set(zip(table["fit"], table["source"], strict=True))) == [(0, "bootstrap"), (1, "posterior")]
-    assert (
-        p.metrics["fairness.verdicts/within"]
-        + p.metrics["fairness.verdicts/exceeds"]
-        + p.metrics["fairness.verdicts/inconclusive"]
-        + p.metrics["fairness.verdicts/undefined"]
-        == 6
-    )
-
-
 def test_calls_append_to_one_table_told_apart_by_prefix_and_step(tracking):
     import json
 
@@ -90,7 +63,7 @@ def test_calls_append_to_one_table_told_apart_by_prefix_and_step(tracking):
             assert log_fairness(list(boots.items()), prefix="val/", step=step, log_params=False).logged
     got = MlflowClient().get_run(run.info.run_id)
     logged = json.loads(got.data.tags["mlflow.loggedArtifacts"])  # one entry per table, whatever the calls
-    assert sorted(a["path"] for a in logged) == ["fairness/groupwise.json", "fairness/verdicts.json"]
+    assert sorted(a["path"] for a in logged) == [f"fairness/{t}.json" for t in ("groupwise", "summary", "verdicts")]
     table = mlflow.load_table("fairness/verdicts.json", run_ids=[run.info.run_id])
     assert sorted(set(zip(table["prefix"], table["step"], strict=True))) == [("val/", 0), ("val/", 1)]
     assert len(table) == 2 * 2 * 3
