@@ -297,6 +297,18 @@ class MeasurePosterior(Estimate):
         """Total number of draws (chains times draws per chain)."""
         return int(self.chain_draws.size)
 
+    def note(self, prob: float | None = None) -> str:
+        """The estimate's note, and which rows a posterior fitted on unlabeled scores too describes."""
+        n_unl = int(self.attrs.get("n_unlabeled", 0) or 0)
+        if not n_unl:
+            return super().note(prob)
+        n_lab = int(self.label_counts.sum())
+        rows = (
+            f"fitted on {n_lab:,} labeled rows and the scores of {n_unl:,} unlabeled rows: it describes all "
+            f"{n_lab + n_unl:,} rows; a point value computed on the labeled rows alone may lie outside its interval"
+        )
+        return "; ".join(p for p in (super().note(prob), rows) if p)
+
     def _centre(self, center: float | None) -> float:
         if center is None and self.measure.ideal is None:
             raise ValueError(

@@ -280,6 +280,7 @@ class ReplicatesResult(Estimate):
 
     construction = "percentile bootstrap"
     _no_replicates_hint: str = "use the measure's bootstrap()"
+    _no_prob_reason = "a bootstrap interval is a confidence interval: no probability (replicates are not a posterior)"
 
     def _replicate_cause(self) -> str | None:
         return None
