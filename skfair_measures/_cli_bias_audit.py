@@ -19,6 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ._cli_contract import MISSING, OUTSIDE, writing
+
 __all__ = ["add_parser", "run"]
 
 
@@ -61,7 +63,8 @@ def _plugin(error: Callable[..., Exception]) -> Any:
         importlib.import_module("mlflow")
         log_bias_audit = importlib.import_module("skfair_measures_mlflow").log_bias_audit
     except ImportError as exc:
-        raise error(f"--mlflow-uri needs MLflow and skfair-measures-mlflow ({exc}); pip install them.", 3) from exc
+        message = f"--mlflow-uri needs MLflow and skfair-measures-mlflow ({exc}); pip install them."
+        raise error(message, MISSING) from exc
     return log_bias_audit
 
 
@@ -97,10 +100,8 @@ def run(
             audit = bias_audit(read(args.data, [c for c in (args.sex, args.race_ethnicity, args.groups) if c]), **kw)
     except (KeyError, ValueError, TypeError, FileNotFoundError) as exc:
         raise error(flagged(str(exc.args[0] if exc.args else exc))) from None
-    try:
+    with writing(args.out, "--out"):
         paths = audit.write(args.out)
-    except OSError as exc:
-        raise error(f"--out {args.out}: cannot write the audit ({exc}).", 4) from exc
     for name, t in audit.tables.items():
         below = t.loc[t["verdict"] == "below", "category"].tolist()
         flags = t.loc[t["four_fifths_flag"].fillna(False), "category"].tolist()
@@ -114,7 +115,8 @@ def run(
             run_id = log(audit, tracking_uri=args.mlflow_uri)
         if run_id is None:
             why = "; ".join(str(w.message) for w in caught) or "the tracking server failed"
-            raise error(f"--mlflow-uri {args.mlflow_uri}: could not log the audit ({why}); the files are kept.", 4)
+            message = f"--mlflow-uri {args.mlflow_uri}: could not log the audit ({why}); the files are kept."
+            raise error(message, OUTSIDE)
         sys.stdout.write(f"logged to MLflow run {run_id}\n")
     below = any((t["verdict"] == "below").any() for t in audit.tables.values())
     return 1 if args.fail_on_below and below else 0

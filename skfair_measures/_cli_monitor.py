@@ -5,7 +5,10 @@ each period (``--every day``) of the rows of all files or of a DuckDB table. The
 are computed by DuckDB. The state file holds the counts, the sequences and the batches
 already done; it is written after every batch (atomically), so a run that stops loses
 nothing it printed, and the next run goes on from there. Prints one line per batch and
-the alarms; exit status 0, or 1 with ``--fail-on-alarm`` when a measure is in alarm.
+the alarms. Exit status (:mod:`._cli_contract`): 0, or 1 with ``--fail-on-alarm`` when a
+measure is in alarm; 2 for a file that cannot be read (a corrupt Parquet file, a state
+file that is not one) or a batch refused; 3 without DuckDB; 4 when the state cannot be
+written (the batches before it are saved).
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from ._cli_contract import reading, writing
+from ._optional import require
 
 __all__ = ["add_parser", "run"]
 
@@ -42,6 +48,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--prediction", default="prediction", metavar="COL", help="predictions (default: prediction)")
     p.add_argument("--label", metavar="COL", help="true labels (without it: label-free measures only)")
     p.add_argument("--time-column", metavar="COL", help="batch by periods of this column instead of by file")
+    p.add_argument(
+        "--missing-time",
+        choices=("error", "skip"),
+        default="error",
+        help="rows whose --time-column is empty: error (default) or skip them with a warning giving their count",
+    )
     p.add_argument("--every", choices=_PERIODS, default="day", help="the period with --time-column (default: day)")
     p.add_argument("--table", metavar="NAME", help="a table of the DuckDB database SOURCE (needs --time-column)")
     p.add_argument("--fail-on-alarm", action="store_true", help="exit 1 when a measure is in alarm")
@@ -52,10 +64,11 @@ def _open_monitor(args: argparse.Namespace, error: Callable[[str], Exception]) -
     from .monitor import FairnessMonitor
 
     if os.path.exists(args.state):
-        try:
-            return FairnessMonitor.load(args.state)
-        except ValueError as exc:
-            raise error(f"--state {args.state}: {exc}") from None
+        with reading(args.state, "--state"):
+            try:
+                return FairnessMonitor.load(args.state)
+            except ValueError as exc:  # names the file and what is wrong with it
+                raise error(f"--state: {exc}") from None
     if not args.measures or args.eps is None:
         raise error(f"--state {args.state} does not exist yet; pass --measures and --eps to start a monitor.")
     window = int(args.window) if args.window.isdigit() else args.window
@@ -67,15 +80,15 @@ def _open_monitor(args: argparse.Namespace, error: Callable[[str], Exception]) -
 
 def _batches(args: argparse.Namespace, mon: Any, error: Callable[[str], Exception]) -> Any:
     """``(name, time, relation)`` of every batch not done yet, in order."""
-    import duckdb
+    duckdb = require("duckdb", "skfair monitor (it reads the batches with DuckDB)")
 
     done = mon.meta.setdefault("done", [])
     source = Path(args.source)
     if args.table:
         if args.time_column is None:
             raise error("--table needs --time-column: a table is batched by the periods of a time column.")
-        con = duckdb.connect(str(source), read_only=True)
-        rel = con.table(args.table)
+        with reading(source):
+            rel = duckdb.connect(str(source), read_only=True).table(args.table)
     elif source.is_dir():
         files = sorted(str(f) for f in source.glob("*.parquet"))
         if not files:
@@ -83,9 +96,12 @@ def _batches(args: argparse.Namespace, mon: Any, error: Callable[[str], Exceptio
         if args.time_column is None:
             for f in files:
                 if Path(f).name not in done:
-                    yield Path(f).name, None, duckdb.read_parquet(f)
+                    with reading(f):
+                        rel = duckdb.read_parquet(f)
+                    yield f, None, rel
             return
-        rel = duckdb.read_parquet(files)
+        with reading(args.source):
+            rel = duckdb.read_parquet(files)
     else:
         raise error(f"{args.source} is not a folder (for a DuckDB database, pass --table).")
     col = args.time_column
@@ -93,11 +109,33 @@ def _batches(args: argparse.Namespace, mon: Any, error: Callable[[str], Exceptio
         raise error(f"--time-column {col!r} is not a column; the columns are {rel.columns}.")
     period = f"date_trunc('{args.every}', \"{col}\")"
     last = mon.meta.get("last_period")
-    bounds = rel.aggregate(f"{period} AS p").distinct().order("p").fetchall()
-    for (start,) in bounds:
+    with reading(args.source):
+        bounds = rel.aggregate(f"{period} AS p, count(*) AS n").order("p").fetchall()
+    empty = sum(n for start, n in bounds if start is None)
+    if empty and args.missing_time == "error":
+        raise error(
+            f"--time-column {col}: {empty} of {sum(n for _, n in bounds)} rows have no time; fill them, or pass "
+            "--missing-time skip to leave them out."
+        )
+    if empty:
+        sys.stderr.write(f"skfair monitor: warning: --time-column {col}: {empty} rows have no time; left out.\n")
+    counted = mon.meta.setdefault("period_rows", {})
+    late = {str(p): n - counted[str(p)] for p, n in bounds if str(p) in counted and n > counted[str(p)]}
+    if late:  # rows of a period done already: the monitor's batches come in time order, so they stay out
+        sys.stderr.write(
+            f"skfair monitor: warning: {sum(late.values())} rows arrived for periods monitored already "
+            f"({', '.join(list(late)[:3])}{' ...' if len(late) > 3 else ''}); left out (batches come in time order).\n"
+        )
+    for start, n in bounds:
         if start is None or (last is not None and str(start) <= last):
             continue
+        counted[str(start)] = n
         yield str(start), start, rel.filter(f"{period} = TIMESTAMP '{start}'")
+
+
+def _evidence(row: Any) -> str:
+    e = row.get("alarm_e_value")
+    return "" if e is None or e != e else f" with e-value {e:.3g}, now {row['e_value']:.3g}"
 
 
 def _line(step: int, name: str, status: Any) -> str:
@@ -114,15 +152,18 @@ def run(args: argparse.Namespace, *, error: Callable[[str], Exception]) -> int:
     mon = _open_monitor(args, error)
     n = 0
     for name, start, rel in _batches(args, mon, error):
-        try:
-            mon.update(args.prediction, sensitive_features=args.sensitive, y_true=args.label, data=rel, time=start)
-        except (TypeError, ValueError, KeyError) as exc:
-            raise error(f"batch {name}: {exc}") from None
+        with reading(name if start is None else args.source):  # a corrupt file fails here, in DuckDB
+            try:
+                mon.update(args.prediction, sensitive_features=args.sensitive, y_true=args.label, data=rel, time=start)
+            except (TypeError, ValueError, KeyError) as exc:
+                raise error(f"batch {name}: {exc}") from None
         if start is None:
+            name = Path(name).name
             mon.meta["done"].append(name)
         else:
             mon.meta["last_period"] = name
-        mon.save(args.state)
+        with writing(args.state, "--state"):
+            mon.save(args.state)
         sys.stdout.write(_line(mon.step, name, mon.status()) + "\n")
         n += 1
     status = mon.status()
@@ -131,6 +172,6 @@ def run(args: argparse.Namespace, *, error: Callable[[str], Exception]) -> int:
     for key, row in alarms.iterrows():
         sys.stdout.write(
             f"ALARM {key}: beyond eps={row['eps']:g} since step {int(row['changed_since'])} "
-            f"(raised at step {int(row['alarm_step'])})\n"
+            f"(raised at step {int(row['alarm_step'])}{_evidence(row)}; an alarm stays raised)\n"
         )
     return 1 if args.fail_on_alarm and len(alarms) else 0

@@ -16,6 +16,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ._cli_contract import writing
+
 __all__ = ["add_parser", "run"]
 
 
@@ -80,7 +82,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--n-sim",
         type=int,
         default=200,
-        help="simulated audits per candidate (default: 200, 20-40 s; fewer is faster and rougher)",
+        help="simulated audits per candidate (default: 200; fewer is faster and rougher)",
     )
     p.add_argument("--seed", "--random-state", type=int, default=0, help="seed of the simulation (default: 0)")
     p.add_argument("--json", metavar="FILE", help="also write the plan and its attributes to FILE as JSON")
@@ -253,10 +255,7 @@ def run(
         raise error(message) from exc
     sys.stdout.write(_text(plan, args))
     if args.json:
-        try:
-            with open(args.json, "w", encoding="utf-8") as f:
-                json.dump(_json(plan), f, indent=2)
-        except OSError as exc:
-            raise error(f"--json {args.json}: cannot write it ({exc.strerror or exc})") from exc
+        with writing(args.json, "--json"), open(args.json, "w", encoding="utf-8") as f:
+            json.dump(_json(plan), f, indent=2)
         sys.stdout.write(f"plan written to {args.json}\n")
     return 0

@@ -92,7 +92,9 @@ def resolve_sensitive(
     return X[cols[0]] if len(cols) == 1 else X[cols]
 
 
-def _sensitive_columns(sensitive_features: Any) -> list[tuple[str, np.ndarray | pd.api.extensions.ExtensionArray]]:
+def _sensitive_columns(
+    sensitive_features: Any, argument: str = "sensitive_features"
+) -> list[tuple[str, np.ndarray | pd.api.extensions.ExtensionArray]]:
     """Split sensitive features into named 1-D columns without converting values.
 
     Missing values are checked on the original objects, before any conversion, so
@@ -103,15 +105,17 @@ def _sensitive_columns(sensitive_features: Any) -> list[tuple[str, np.ndarray | 
             "sensitive_features is required: pass the group of each sample "
             "(array-like of shape (n_samples,) or a DataFrame of several columns)."
         )
-    cols = _named_columns(sensitive_features)
+    prefix = argument.removesuffix("s")  # unnamed columns: sensitive_feature_0, control_feature_0, ...
+    cols = _named_columns(sensitive_features, prefix)
     if not cols:
-        raise ValueError("sensitive_features has no columns.")
-    return [(name, _refuse_missing_groups(name, _column_values(col))) for name, col in cols]
+        raise ValueError(f"{argument} has no columns.")
+    kind = prefix.replace("_", " ")
+    return [(name, _refuse_missing_groups(name, _column_values(col), kind)) for name, col in cols]
 
 
-def _named_columns(sensitive_features: Any) -> list[tuple[str, Any]]:
+def _named_columns(sensitive_features: Any, prefix: str = "sensitive_feature") -> list[tuple[str, Any]]:
     """(name, column) pairs of a DataFrame, Series, dict, Categorical, list or array."""
-    default = "sensitive_feature_0"
+    default = f"{prefix}_0"
     if isinstance(sensitive_features, pd.DataFrame):
         return [(str(c), sensitive_features[c]) for c in sensitive_features.columns]
     if isinstance(sensitive_features, pd.Series):
@@ -128,7 +132,7 @@ def _named_columns(sensitive_features: Any) -> list[tuple[str, Any]]:
     if arr.ndim == 1:
         return [(default, arr)]
     if arr.ndim == 2:
-        return [(f"sensitive_feature_{j}", arr[:, j]) for j in range(arr.shape[1])]
+        return [(f"{prefix}_{j}", arr[:, j]) for j in range(arr.shape[1])]
     raise ValueError(f"sensitive_features must be 1-D or 2-D; got shape {arr.shape}.")
 
 
@@ -143,7 +147,7 @@ def _column_values(col: Any) -> np.ndarray | pd.api.extensions.ExtensionArray:
     return np.asarray(col)
 
 
-def _refuse_missing_groups(name: str, values: Any) -> Any:
+def _refuse_missing_groups(name: str, values: Any, kind: str = "sensitive feature") -> Any:
     """The column's values, refused if any is missing; a NumPy object array comes back as its Categorical.
 
     An object array holds a pointer per row to a Python object: looking for missing
@@ -164,7 +168,7 @@ def _refuse_missing_groups(name: str, values: Any) -> Any:
         missing = pd.isna(values)
     if missing.any():
         raise ValueError(
-            f"sensitive feature {name!r} has {int(missing.sum())} missing value(s); a "
+            f"{kind} {name!r} has {int(missing.sum())} missing value(s); a "
             "missing group cannot be compared. Drop those rows, or encode them "
             "as an explicit group such as 'unknown'."
         )
@@ -372,8 +376,14 @@ def encode_known_groups(values: Any, groups: Any, name: str, *, missing: bool = 
     if bad.any():
         shown = list(pd.unique(np.asarray(key[bad], dtype=object)))
         rest = " ..." if len(shown) > 5 else ""
+        if "unlabeled" in name or "without a label" in name:  # the groups of the labeled rows (posteriors)
+            raise ValueError(
+                f"{name} holds value(s) {shown[:5]!r}{rest}, group(s) without a labeled row (the labeled rows and "
+                f"the measure's groups= give {list(index)}); a group's rates need labeled rows. Label some rows of "
+                "these groups, or leave their unlabeled rows out."
+            )
         raise ValueError(
             f"{name} holds value(s) {shown[:5]!r}{rest}, not one of the declared groups {list(index)}; "
-            "add them to groups= or fix the data."
+            "add them to the measure's groups= or fix the data."
         )
     return codes

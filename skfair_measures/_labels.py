@@ -121,6 +121,12 @@ def _check_label_values(
             continue  # integer and boolean arrays hold neither missing values nor fractions; factorised: checked
         _check_no_missing(arr, nm)
         if arr.dtype.kind == "f":
+            infinite = np.flatnonzero(np.isinf(arr))
+            if infinite.size:  # refused as NaN is (scikit-learn: "Input contains infinity"), not a third class
+                raise ValueError(
+                    f"{nm} has {infinite.size} infinite value(s), first at position {infinite[0]}; "
+                    "labels are finite: drop or fix those rows before computing a measure."
+                )
             frac = arr[(arr != np.round(arr))]
             if frac.size:
                 raise ValueError(

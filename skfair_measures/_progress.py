@@ -11,6 +11,8 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
 
+from ._optional import MissingDependencyError, require
+
 __all__ = ["progress_bar", "progress_enabled"]
 
 T = TypeVar("T")
@@ -70,7 +72,7 @@ def progress_bar(
     if not progress_enabled(progress):
         return iter(iterable)
     try:
-        from tqdm.auto import tqdm
-    except ImportError:  # tqdm is optional
+        tqdm = require("tqdm.auto").tqdm
+    except MissingDependencyError:  # tqdm is optional: without it, no bar
         return iter(iterable)
     return iter(tqdm(iterable, total=total, desc=desc, **kwargs))

@@ -263,11 +263,20 @@ class Measure(MeasureBase):
         >>> msr("fairness.tpr").evaluate_stats(s).value
         0.5
         """
-        return self._evaluate(_StatsSource(stats))
+        return self._keyed(_StatsSource(stats))
 
     def evaluate_sample(self, sample: GroupedSample) -> MeasureResult:
         """Compute the measure on an already validated sample (see :meth:`validate`)."""
-        return self._evaluate(_SampleSource(sample))
+        return self._keyed(_SampleSource(sample))
+
+    def _keyed(self, source: Any) -> MeasureResult:
+        """``_evaluate``, with the key of the measure called (not of a part) in a multiclass error's example."""
+        try:
+            return self._evaluate(source)
+        except MulticlassError as err:
+            if "MEASURE_KEY" not in str(err):
+                raise
+            raise MulticlassError(str(err).replace("MEASURE_KEY", repr(self.key))) from None
 
     def groupwise(
         self, y_true: Any, y_pred: Any, *, sensitive_features: Any = None, sample_weight: Any = None

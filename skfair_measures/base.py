@@ -14,6 +14,7 @@ scikit-learn metric into a fairness base.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -184,10 +185,14 @@ class CountMetric(BaseMetric):
             raise MulticlassError(need_pos_label(classes))
         if self.multiclass is None:
             labels = list(range(c.shape[-1])) if classes is None else list(classes)
+            fix = (  # suggest average= only where it is accepted; the measure puts its key in MEASURE_KEY
+                "or average='macro' or 'weighted' (e.g. msr(MEASURE_KEY, average='macro')) for the mean over classes"
+                if self.averageable
+                else f"{self.name} has no mean over classes"
+            )
             raise MulticlassError(
                 f"{self.name} is a one-vs-rest rate; y_true and y_pred hold {len(labels)} distinct labels ({labels}). "
-                "Pass pos_label= (that class against the others), or average='macro' or 'weighted' "
-                f"(e.g. msr('fairness.{self.name}', average='macro')) for the mean over classes."
+                f"Pass pos_label= (that class against the others); {fix}."
             )
         return self.multiclass(c)
 
@@ -320,25 +325,43 @@ class SklearnMetric(BaseMetric):
     def minimize(self) -> bool:  # type: ignore[override]
         return not self.greater_is_better
 
-    def _call(self, y_true: np.ndarray, y_pred: np.ndarray, w: np.ndarray | None) -> float:
-        kwargs = dict(self.kwargs)
+    def _call(self, y_true: np.ndarray, y_pred: np.ndarray, w: np.ndarray | None, kwargs: dict) -> float:
         if w is not None:
-            kwargs["sample_weight"] = w
+            kwargs = {**kwargs, "sample_weight": w}
         try:
             return float(self.metric(y_true, y_pred, **kwargs))
-        except ValueError:
+        except ValueError:  # a group the metric is undefined on (one class only, ...): NaN, said by the measure
             return float("nan")
 
     def group_values(self, sample: GroupedSample, pos_label: Any = None) -> tuple[np.ndarray, float]:
+        kwargs = dict(self.kwargs)
+        if pos_label is not None and "pos_label" not in kwargs and _takes(self.metric, "pos_label"):
+            kwargs["pos_label"] = pos_label  # the measure's positive class reaches the metric
         w = sample.sample_weight
+        try:  # on all rows an error is the metric's own (a wrong pos_label, labels it refuses): raised, not NaN
+            overall = float(
+                self.metric(sample.y_true, sample.y_pred, **kwargs, **({} if w is None else {"sample_weight": w}))
+            )
+        except ValueError as exc:
+            raise ValueError(
+                f"{self.name}: the metric {getattr(self.metric, '__name__', self.metric)!r} refused all rows: {exc}"
+            ) from exc
         order = np.argsort(sample.group_codes, kind="stable")
         bounds = np.searchsorted(sample.group_codes[order], np.arange(sample.n_groups + 1))
         values = np.full(sample.n_groups, np.nan)
         for g in range(sample.n_groups):
             rows = order[bounds[g] : bounds[g + 1]]
             if rows.size:
-                values[g] = self._call(sample.y_true[rows], sample.y_pred[rows], None if w is None else w[rows])
-        return values, self._call(sample.y_true, sample.y_pred, w)
+                values[g] = self._call(sample.y_true[rows], sample.y_pred[rows], None if w is None else w[rows], kwargs)
+        return values, overall
+
+
+def _takes(func: Callable[..., Any], name: str) -> bool:
+    """Whether ``func`` has a parameter ``name`` (False when its signature cannot be read)."""
+    try:
+        return name in inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 #: scikit-learn metrics that take probabilities rather than labels.

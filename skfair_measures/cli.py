@@ -12,9 +12,11 @@ Errors speak in flags: a message of the library that names a Python argument
 (``--pos-label``, ``--undefined drop``); the table of these names is built from the
 parser itself, so a new flag is translated as soon as it exists.
 
-Exit status: 0 on success, 2 for bad arguments or input (the message names the
-flag or column), 1 when an optional part (MLflow) is missing or failed; the report
-is printed and written before MLflow is contacted, so a failure there loses nothing.
+Exit status: one table for every command (:data:`._cli_contract.EXIT_CODES`, printed
+by ``skfair --help``): 0 success, 1 an alarm or failed verdict under ``--fail-on-*``,
+2 bad usage or input, 3 a missing optional dependency, 4 an outside service or a write
+failed. The report is printed and written before MLflow is contacted, so a failure
+there loses nothing.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from . import _cli_bias_audit, _cli_label, _cli_monitor, _cli_plan
+from ._cli_contract import EPILOG, MISSING, OUTSIDE, CLIError, reading, writing
+from ._optional import MissingDependencyError, require
 
 __all__ = ["main"]
 
@@ -55,14 +59,6 @@ _SPELLED = {"label=None": "--no-labels", "msrs()": "`skfair measures`"}
 #: bounds them so that a dead tracking server costs seconds, not minutes of retries.
 _MLFLOW_TIMEOUT_ENV = "MLFLOW_HTTP_REQUEST_TIMEOUT"
 _MLFLOW_RETRIES_ENV = "MLFLOW_HTTP_REQUEST_MAX_RETRIES"
-
-
-class CLIError(Exception):
-    """An error reported to the user as one line, with an exit status."""
-
-    def __init__(self, message: str, status: int = 2):
-        super().__init__(message)
-        self.status = status
 
 
 # -- the parser ---------------------------------------------------------------------
@@ -244,7 +240,12 @@ def _add_measures_parser(sub: Any) -> None:
 
 def _parser(command: str | None = "all") -> argparse.ArgumentParser:
     """The parser; only ``command``'s flags are built in full ("all": every command's)."""
-    parser = argparse.ArgumentParser(prog="skfair", description="Fairness measures for predictions (skfair-measures).")
+    parser = argparse.ArgumentParser(
+        prog="skfair",
+        description="Fairness measures for predictions (skfair-measures).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, (add, _) in _COMMANDS.items():
@@ -368,17 +369,15 @@ def _read(path: str, text_columns: Sequence[str] = (), sep: str | None = None) -
     kind = _format(p)
     if sep is not None and len(sep.encode()) != 1 and sep != r"\t":
         raise CLIError(f"--sep {shlex.quote(sep)}: pass one character, e.g. --sep ';' (or --sep '\\t' for a tab).")
-    try:
+    if kind == "parquet":
+        require("pyarrow", f"reading the Parquet file {path}")
+    with reading(path):
         if kind == "parquet":
             data = pd.read_parquet(p)
         else:
             default = "\t" if kind == "tsv" else ","
             delimiter = "\t" if sep == r"\t" else sep or _sniff_sep(p, default)
             data = _read_csv(p, delimiter, text_columns)
-    except ImportError as exc:
-        raise CLIError(f"reading {path} needs a Parquet engine (pyarrow): {exc}", 1) from exc
-    except (ValueError, OSError, pd.errors.ParserError) as exc:
-        raise CLIError(f"cannot read {path}: {exc}") from exc
     if data.empty:
         raise CLIError(f"{path} has a header ({', '.join(map(str, data.columns))}) but no rows.")
     return data
@@ -450,7 +449,7 @@ def _mlflow_modules() -> tuple[Any, Any]:
         raise CLIError(
             f"--mlflow-uri needs MLflow and the skfair-measures-mlflow plugin ({exc}); install "
             "them with `pip install skfair-measures-mlflow`.",
-            1,
+            MISSING,
         ) from exc
     return mlflow, plugin
 
@@ -518,7 +517,8 @@ def _audit(args: argparse.Namespace) -> int:
         sys.stdout.write(report.to_text())
     html_path = None
     if args.html:
-        html_path = write_html(report, args.html)
+        with writing(args.html, "--html"):
+            html_path = write_html(report, args.html)
         if not args.quiet:
             sys.stdout.write(f"HTML report written to {html_path}\n")
     if not args.mlflow_uri:
@@ -529,7 +529,7 @@ def _audit(args: argparse.Namespace) -> int:
         raise
     except Exception as exc:  # noqa: BLE001 - any MLflow failure: the report above is kept, one line says why
         kept = f"; the report is kept in {html_path}" if html_path else "; the report above is kept"
-        raise CLIError(f"could not log to MLflow at {args.mlflow_uri} ({_one_line(exc)}){kept}.", 1) from exc
+        raise CLIError(f"could not log to MLflow at {args.mlflow_uri} ({_one_line(exc)}){kept}.", OUTSIDE) from exc
     if not args.quiet:
         sys.stdout.write(f"logged to MLflow run {run_id}\n")
     return 0
@@ -599,6 +599,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CLIError as exc:
         sys.stderr.write(f"skfair {args.command}: error: {exc}\n")
         return exc.status
+    except MissingDependencyError as exc:
+        sys.stderr.write(f"skfair {args.command}: error: {exc}\n")
+        return MISSING
 
 
 if __name__ == "__main__":  # pragma: no cover

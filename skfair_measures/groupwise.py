@@ -22,6 +22,8 @@ import pandas as pd
 
 from ._counts import ConfusionStats, ErrorStats
 from ._groups import _sensitive_columns
+from ._leaves import FairnessMeasure
+from ._protocol import small_groups_note, warn_small_groups
 from ._stats import GroupedSample, check_inputs
 from ._undefined import UndefinedGroupWarning, undefined_groups
 from .base import BaseMetric, CountMetric, get_base
@@ -57,8 +59,7 @@ def _feature_columns(sensitive_features: Any, control_features: Any) -> dict[str
     """Control columns first, then sensitive columns (fairlearn's index order), by name."""
     columns: dict[str, Any] = {}
     if control_features is not None:
-        for name, values in _sensitive_columns(control_features):
-            columns[name.replace("sensitive_feature_", "control_feature_", 1)] = values
+        columns.update(_sensitive_columns(control_features, "control_features"))
     for name, values in _sensitive_columns(sensitive_features):
         if name in columns:
             raise ValueError(f"{name!r} is both a control and a sensitive feature; rename one of them.")
@@ -247,6 +248,15 @@ def groupwise_metrics(
         overall_frame: pd.Series | pd.DataFrame = pd.Series(overall, dtype=float)
     else:
         overall_frame = pd.DataFrame(overall, index=control[1].groups)
+    if control is None:  # the groups below SMALL_GROUP_ROWS that decide a metric's largest difference, named once
+        notes = []
+        for name, base in bases.items():
+            m = FairnessMeasure(base, key=f"{name} (largest difference between groups)", pos_label=pos_label)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = m.evaluate_sample(sample)
+            notes.append(small_groups_note(m, sample, res))
+        warn_small_groups(notes, stacklevel=2)
     names = list(sample.groups.names)[:n_control]
     codes = None if control is None else control[0]
     why = {name: base.undefined_when for name, base in bases.items() if base.undefined_when}

@@ -13,7 +13,7 @@ judge's yes/no, or a score. Three questions, each with an interval and a verdict
   few items and a cheap judge's (an LLM judge, a code scorer) on all of them. The
   judge's outcomes predict the human's and a prediction-powered estimate (PPI++,
   Angelopoulos, Duchi and Zrnic 2023; the ``lambda`` of
-  :func:`skfair_measures.bayes._ppi.tuned_lambda`) corrects their bias per group
+  :func:`skfair_measures.bayes.tuned_lambda`) corrects their bias per group
   with the labelled items: the interval is valid however wrong the judge is and
   narrower the better it predicts the human;
 - :func:`paired_disparity`: counterfactual pairs, two prompts that differ only in a group
@@ -38,7 +38,7 @@ import pandas as pd
 from scipy import stats
 
 from ._small_sample import mover_ratio, newcombe, wilson
-from .bayes._ppi import ASYMPTOTIC_ROWS, AsymptoticWarning, tuned_lambda
+from .bayes import ASYMPTOTIC_ROWS, AsymptoticWarning, tuned_lambda
 from .results import check_prob
 from .uncertainty import Estimate
 from .uncertainty._proportions import mcnemar_exact, tango

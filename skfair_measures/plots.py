@@ -27,17 +27,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.axes import Axes
 
 from ._groups import encode_groups
+from ._optional import require
 from .benchmark import BenchmarkResult
 from .results import Result, check_prob, percentile_interval
 
 if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+
     from .measures import Measure
+
+plt = require("matplotlib.pyplot", "skfair_measures.plots")
 
 __all__ = [
     "LEGEND_INSIDE_MAX",

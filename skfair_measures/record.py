@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._optional import require
 from ._verdicts import verdict_tables
 from .benchmark import fold_splits
 from .groups import (
@@ -612,7 +613,7 @@ def _table(frame: pd.DataFrame, head: dict[str, Any]) -> pd.DataFrame:
 
 def _png(draw: Callable[[], Any]) -> bytes:
     """The PNG of the figure ``draw()`` makes (returns an Axes or a Figure); the figure is closed after."""
-    import matplotlib.pyplot as plt
+    plt = require("matplotlib.pyplot", "charts")
 
     fig = draw()
     fig = getattr(fig, "figure", fig)
@@ -629,7 +630,7 @@ def interval_chart(summary: pd.DataFrame) -> Any:
 
     Rows without an interval are left out. Returns the matplotlib Figure.
     """
-    import matplotlib.pyplot as plt
+    plt = require("matplotlib.pyplot", "charts")
 
     rows = summary[np.isfinite(summary["lower"].astype(float)) | np.isfinite(summary["upper"].astype(float))]
     fig, ax = plt.subplots(figsize=(8.0, 1.2 + 0.45 * max(len(rows), 1)), layout="constrained")

@@ -50,6 +50,11 @@ def _numeric(arr: np.ndarray, name: str) -> np.ndarray:
     out = arr.astype(float, copy=False)
     if np.isnan(out).any():
         raise ValueError(f"{name} has missing values (NaN); drop or impute those rows.")
+    infinite = np.flatnonzero(np.isinf(out))
+    if infinite.size:  # as scikit-learn's regression metrics ("Input contains infinity"): no finite distance
+        raise ValueError(
+            f"{name} has {infinite.size} infinite value(s), first at position {infinite[0]}; drop or fix those rows."
+        )
     return out
 
 

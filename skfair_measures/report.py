@@ -37,6 +37,7 @@ import pandas as pd
 
 from . import __version__
 from ._bootstrap import bootstraps
+from ._optional import require
 from ._progress import progress_bar
 from ._stats import binarize_labels, check_scores, resolve_sensitive
 from ._verdicts import verdict_tables
@@ -99,7 +100,9 @@ _PROXY_METHODS = {
 }
 #: The measure with the sensitive column that each proxy estimate stands for.
 _PROXY_TRUTH = {"dp": "fairness.cv", "eod": "fairness.eod", "eop": "fairness.tpr"}
-_POSTERIOR_ERRORS = (NotImplementedError, ValueError, TypeError, ImportError)
+#: A missing optional package (``_optional.MissingDependencyError``) is not one of them: the method asked for cannot
+#: run at all, so it propagates (``skfair audit`` exits 3 naming the extra).
+_POSTERIOR_ERRORS = (NotImplementedError, ValueError, TypeError)
 
 T = TypeVar("T")
 
@@ -1086,7 +1089,7 @@ def _figures(
     notes: list[str],
 ) -> list[tuple[str, str]]:
     """Each plot at the size its function picks for the number of groups (legends beside many groups)."""
-    import matplotlib.pyplot as plt
+    plt = require("matplotlib.pyplot", "the report's figures")
 
     from . import plots
 

@@ -21,6 +21,7 @@ import pandas as pd
 from ._arrays import check_scores
 from ._counts import ConfusionStats
 from ._labels import binarize_labels
+from ._optional import require
 from .measures import Measure, MeasureBase
 from .registry import as_measures
 
@@ -81,10 +82,10 @@ def _segments(scores: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     """
     n_thr = thresholds.size
     lo, hi = float(thresholds[0]), float(thresholds[-1])
-    if n_thr < 4 or not hi > lo:
-        return np.searchsorted(thresholds, scores, side="right")
     n_buckets = 64 * n_thr
     width = (hi - lo) / n_buckets
+    if n_thr < 4 or not width >= np.finfo(float).tiny or not np.isfinite(1.0 / width):
+        return np.searchsorted(thresholds, scores, side="right")  # few thresholds, or a span too small to bucket
     first = np.searchsorted(thresholds, lo + width * np.arange(n_buckets + 1), side="right")
     pos = (scores - lo) * (1.0 / width)
     np.clip(pos, 0, n_buckets, out=pos)
@@ -207,7 +208,7 @@ def plot_disparity_at_thresholds(curve: ThresholdCurve, *, ax: Any = None, by_gr
     >>> plot_disparity_at_thresholds(curve).get_xlabel()
     'threshold'
     """
-    import matplotlib.pyplot as plt  # imported on use: `import skfair_measures` never loads matplotlib
+    plt = require("matplotlib.pyplot", "plots")  # on use: `import skfair_measures` never loads matplotlib
 
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4))

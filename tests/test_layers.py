@@ -39,6 +39,7 @@ LAYERS: dict[str, int] = {
             "_trees",
             "_together",
             "_progress",
+            "_optional",
             "datasets",
             "uncertainty",  # the result type of an estimate with its uncertainty: every door builds on it
         ],
@@ -77,6 +78,7 @@ LAYERS: dict[str, int] = {
             "plots",
             "audits",
             "cli",
+            "_cli_contract",
             "_cli_bias_audit",
             "_cli_label",
             "_cli_monitor",

@@ -160,3 +160,15 @@ def test_an_engine_frame_names_the_small_groups_as_memory_does():
         res = sfm.evaluate_measures(["fairness.tpr"], "y", "p", sensitive_features="g", data=frame.lazy())
     (message,) = [str(r.message) for r in seen if "decided by" in str(r.message)]
     assert "'c' (5); without them it is 0.0000" in message and res["fairness.tpr"].small_groups_note == message
+
+
+def test_the_groupwise_table_names_the_small_groups_that_decide_a_difference():
+    from skfair_measures.datasets import load_compas
+
+    d = load_compas()
+    y, pred, race = d.target, (d.data["decile_score"] >= 5).astype(int), d.sensitive["race"]
+    with pytest.warns(SmallGroupWarning) as seen:
+        gm = sfm.groupwise_metrics(["tpr", "acc"], y, pred, sensitive_features=race)
+    (message,) = [str(r.message) for r in seen if "decided by" in str(r.message)]
+    assert f"tpr (largest difference between groups): {gm.difference()['tpr']:.4f} is decided" in message
+    assert "'Asian' (8), 'Native American' (5)" in message and "without them it is 0.3765" in message

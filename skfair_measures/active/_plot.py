@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._optional import require
+
 __all__ = ["plot_trajectory"]
 
 
@@ -37,7 +39,7 @@ def plot_trajectory(assessment: Any, ax: Any = None, prob: float = 0.95, groups:
     >>> ax.get_xlabel()
     'labels used'
     """
-    import matplotlib.pyplot as plt
+    plt = require("matplotlib.pyplot", "plots")
 
     traj = assessment.trajectory(prob)
     if ax is None:

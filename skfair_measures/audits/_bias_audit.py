@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .._optional import require
 from ..uncertainty import Estimate, summarize
 from ..uncertainty._proportions import koopman_bound
 
@@ -426,8 +427,7 @@ def bias_audit_log(
     BiasAudit
         Its summary also holds the ``window``.
     """
-    import duckdb
-
+    duckdb = require("duckdb", "bias_audit_log (it reads the log with DuckDB)")
     path = Path(log)
     files = sorted(str(f) for f in path.glob("*.parquet")) if path.is_dir() else [str(path)]
     if not files or not Path(files[0]).is_file():

@@ -55,12 +55,13 @@ from ._method import EstimationMethod
 from ._plan import plan_labels
 from ._plots import density_curve, plot_posterior, plot_reliability
 from ._posterior import DEFAULT_EPS, MeasurePosterior, RopeResult, SamplingWarning
-from ._ppi import AsymptoticWarning, PredictionPowered
+from ._ppi import ASYMPTOTIC_ROWS, AsymptoticWarning, PredictionPowered, tuned_lambda
 from ._reliability import ReliabilityPosterior, reliability_posterior
 from ._scorer import BayesianScorer
 from ._table import METHODS, MethodSpec
 
 __all__ = [
+    "ASYMPTOTIC_ROWS",
     "AUTO_RULES",
     "AsymptoticWarning",
     "DEFAULT_EPS",
@@ -86,5 +87,6 @@ __all__ = [
     "posteriors",
     "reliability_posterior",
     "signed_measure",
+    "tuned_lambda",
     "verdicts",
 ]

@@ -23,6 +23,7 @@ import pandas as pd
 from .._arrays import _check_weight, check_scores
 from .._groups import encode_groups
 from .._labels import binarize_labels
+from .._protocol import _ONE_GROUP
 from .._stats import check_inputs
 from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
@@ -31,7 +32,7 @@ from ._auto import auto_candidates, auto_estimate, auto_interval, auto_method, c
 from ._checks import CalibrationWarning
 from ._dirichlet import dirichlet_posteriors, holds_multiclass_labels, multiclass_error
 from ._frames import FRAME_METHODS, frame_fit_data, frame_rows
-from ._guaranteed import Guaranteed, audit_target
+from ._guaranteed import Guaranteed, audit_target, weighted
 from ._method import EstimationMethod, FitData, GroupDraws, Rows
 from ._posterior import MeasurePosterior, external_stacklevel, group_labels, warn_undefined
 from ._ppi import PredictionPowered
@@ -578,7 +579,13 @@ def _auto_interval(
         return {"interval": f"{estimator.name}'s own", "interval_reason": plan.interval_reason}
     box = Guaranteed().group_draws(data, bases, chains=1, draws=1, rng=np.random.default_rng(seed), seed=seed)
     fit.interval_box = box.confidence
-    return {
+    exact = {}
+    if box.attrs["target"] == "audited rows" and not data.has_unlabeled and not weighted(data):
+        # every audited row labeled: the rates are known exactly, and a model's estimate (BB's posterior mean of a
+        # |gap|, biased away from 0) would only widen the exact interval
+        fit.point, fit.point_overall = box.point, box.point_overall
+        exact = {"estimate": "the exact rates of the audited rows (every row labeled)"}
+    return exact | {
         "interval": "guaranteed (" + box.attrs["sampler"].split(", ", 1)[-1] + "), widened to hold the estimate",
         "target": box.attrs["target"],
         "construction": box.attrs["construction"],
@@ -649,7 +656,12 @@ def _fit_data(
             + " or ".join(repr(m) for m, spec in METHODS.items() if spec.weights and spec.options)
             + " for weighted data."
         )
-    sample = check_inputs(y_true, y_score, sensitive_features, sample_weight, groups=groups, y_pred_name="y_score")
+    compare = any(i.needs_sensitive for i in inputs)  # a performance measure (classif.acc) takes one group or none
+    if sensitive_features is None and not compare:
+        sensitive_features, groups = np.zeros(len(y_true), dtype=np.intp), _ONE_GROUP
+    sample = check_inputs(
+        y_true, y_score, sensitive_features, sample_weight, groups=groups, y_pred_name="y_score", compare_groups=compare
+    )
     scores = check_scores(sample.y_pred, "y_score")
     t, _, _ = binarize_labels(sample.y_true, sample.y_true, pos)
     labeled = Rows(scores, (scores >= thr).astype(np.intp), sample.group_codes, sample.sample_weight)

@@ -46,6 +46,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._optional import require
 from ..base import BaseMetric
 from ._checks import CalibrationWarning, calibration_checks
 from ._method import EstimationMethod, FitData, GroupDraws, Rows, is_number, refuse_option
@@ -119,8 +120,7 @@ def _import_pymc() -> Any:
     configure_compile_cache()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
-        import pymc as pm
-    return pm
+        return require("pymc", f"the {'bc'!r} posterior (PyMC)")
 
 
 def prior_sd_vector(prior_scale: float = 1.0) -> np.ndarray:
@@ -171,7 +171,7 @@ def build_model(
     if calibration not in CALIBRATIONS:
         raise ValueError(f"calibration={calibration!r}; pass one of {', '.join(map(repr, CALIBRATIONS))}.")
     pm = _import_pymc()
-    import pytensor.tensor as pt
+    pt = require("pytensor.tensor", "the 'bc' posterior (PyMC)")
 
     def level(name: str, mu_sd: Any, sigma_sd: Any, log_scale: bool) -> Any:
         if not hierarchical:
@@ -241,8 +241,9 @@ def _density_model(data: dict, n_groups: int, calibration: str, hierarchical: bo
     the dataclass nutpie's own PyMC compiler returns; the callbacks follow its C
     signatures. Raises TypeError or ImportError if a nutpie release changes them.
     """
-    from nutpie.compile_pymc import CompiledPyMCModel
+    CompiledPyMCModel = require("nutpie.compile_pymc", "the 'bc' posterior (nutpie)").CompiledPyMCModel  # noqa: N806
 
+    require("numba", "the 'bc' posterior's compiled density")
     from . import _bc_density as dens
 
     buf = dens.pack(
@@ -278,7 +279,7 @@ def _compiled_nutpie(n_groups: int, calibration: str, hierarchical: bool, data: 
         if key in _COMPILED:
             return _COMPILED[key], 0.0
         start = time.perf_counter()
-        import nutpie
+        nutpie = require("nutpie", "the 'bc' posterior (nutpie)")
 
         model = build_model(**data, n_groups=n_groups, calibration=calibration, hierarchical=hierarchical)
         with warnings.catch_warnings():
@@ -394,10 +395,8 @@ def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: tuple) 
         )
 
     def run(accept: float) -> Any:
-        import nutpie
-
         common, seed, extra = settings
-        return nutpie.sample(
+        return require("nutpie", "the 'bc' posterior (nutpie)").sample(
             compiled, seed=seed, progress_bar=False, save_warmup=False, target_accept=accept, **common, **extra
         )
 
@@ -708,13 +707,15 @@ class BayesianCalibration(EstimationMethod):
         """The calibration model sampled on the labeled rows, with this method's options."""
         lab, unl = data.labeled, data.unlabeled
         # scores, group codes and multiplicities of every row, labeled or not
-        every = [np.concatenate([getattr(lab, k), getattr(unl, k)]) for k in ("scores", "codes", "multiplicity")]
+        every = [np.concatenate(pair) for pair in ((lab.scores, unl.scores), (lab.codes, unl.codes))]
+        every.append(np.concatenate([lab.multiplicity, unl.multiplicity]))
         checks = calibration_checks(lab.scores, data.y_true, lab.codes, data.groups, every[0], every[1], CLIP, every[2])
         if checks and self.warn:
             warnings.warn(
                 f"method={self.name!r}: {'; '.join(checks)}.", CalibrationWarning, stacklevel=external_stacklevel()
             )
-        options = {f.name: getattr(self, f.name) for f in fields(BayesianCalibration)}  # fit_calibration's options
+        own = {f.name for f in fields(BayesianCalibration)}  # fit_calibration's options, not a subclass's
+        options = {k: v for k, v in vars(self).items() if k in own}
         fit = fit_calibration(
             lab.scores, data.y_true, lab.codes, data.groups, chains=chains, draws=draws, seed=seed, **options
         )

@@ -181,7 +181,8 @@ def frame_fit_data(
         )
     cols = check_columns(as_lazy(frame), y_true, y_score, sensitive_features, sample_weight)
     table = score_table(frame, cols, threshold)
-    moments, index = _moments(table, cols, pos_label, groups, sample_weight is not None)
+    reads = not isinstance(estimator, BetaBinomial)  # bb reads no unlabeled row: their groups do not matter
+    moments, index = _moments(table, cols, pos_label, groups, sample_weight is not None, reads)
     moments, index = _restricted(moments, index, measures)
     n_l = int(moments.labeled[_N].sum())
     n_u = int(moments.unlabeled[_N].sum())
@@ -270,7 +271,7 @@ def frame_rows(
 
 
 def _moments(
-    table: pd.DataFrame, cols: Any, pos_label: Any, groups: Any, weighted: bool
+    table: pd.DataFrame, cols: Any, pos_label: Any, groups: Any, weighted: bool, reads_unlabeled: bool = True
 ) -> tuple[ScoreMoments, pd.Index]:
     """The engine's table as per-group arrays: groups from the labeled rows, as in memory."""
     _refuse_bad_rows(table.drop(columns=[_T]), cols)  # missing labels are unlabeled rows, not faults
@@ -284,8 +285,14 @@ def _moments(
     p = lab[_P].to_numpy().astype(np.intp)
     n_g = len(index)
     labeled = _per_cell(lab, (codes * 2 + t) * 2 + p, (n_g, 2, 2))
+    try:
+        u_codes = _unlabeled_codes(unl, cols, index)
+    except ValueError:  # a group with unlabeled rows only: refused where they are read, left out where not (bb)
+        if reads_unlabeled:
+            raise
+        unl, u_codes = unl.iloc[:0], np.zeros(0, dtype=np.intp)
     u_p = unl[_P].to_numpy().astype(np.intp)
-    unlabeled = _per_cell(unl, _unlabeled_codes(unl, cols, index) * 2 + u_p, (n_g, 2))
+    unlabeled = _per_cell(unl, u_codes * 2 + u_p, (n_g, 2))
     return ScoreMoments(labeled, unlabeled, weighted), index
 
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._optional import require
 from ..results import check_prob
 from ._posterior import DEFAULT_EPS, MeasurePosterior, group_labels
 
@@ -21,7 +22,7 @@ ATOM_SHARE = 0.01
 def _axes(ax: Any) -> Any:
     if ax is not None:
         return ax
-    import matplotlib.pyplot as plt
+    plt = require("matplotlib.pyplot", "plots")
 
     return plt.subplots(figsize=(5, 4))[1]
 

@@ -25,6 +25,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from .._optional import require
 from .._verdicts import VerdictFamily, verdicts
 from ..measures import MeasureBase, UndefinedGroupWarning
 from ..results import DEFAULT_EPS, check_prob, plain
@@ -58,8 +59,7 @@ def _import_arviz() -> Any:
     """Import ArviZ lazily, silencing its announcement of a future refactor."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
-        import arviz as az
-    return az
+        return require("arviz", "posterior summaries (ArviZ)")
 
 
 def external_stacklevel() -> int:

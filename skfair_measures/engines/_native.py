@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._optional import require
 from .._stats import _COMPILED_ROWS, _compiled_kernel
 from ._aggregate import (
     _BAD_ERR,
@@ -260,8 +261,7 @@ def map_dask_partitions(ddf: Any, cols: Columns, run: Callable[[pd.DataFrame, in
     One ``dask.compute`` on the user's scheduler; any error of it is re-raised naming
     the engine and the columns.
     """
-    import dask
-
+    dask = require("dask", "a Dask frame")
     parts = ddf[needed_columns(cols)].to_delayed()  # projecting first lets Dask read only these columns
     try:
         return list(dask.compute(*[dask.delayed(run)(p, i) for i, p in enumerate(parts)]))

@@ -73,11 +73,11 @@ def as_batch(y_pred: Any, sensitive_features: Any, y_true: Any = None, ids: Any 
             raise ValueError(f"{argument} has {_length(argument, value)} rows and y_pred has {n}; pass one per row.")
     for key, value in parts.items():
         columns[key] = np.asarray(value.to_numpy() if isinstance(value, pd.Series) else value, dtype=object)
-    columns[PRED] = np.asarray(y_pred)
-    if y_true is not None:
-        columns[TRUE] = np.asarray(y_true)
-    if ids is not None:
-        columns[ID] = np.asarray(ids)
+    for column, argument, value in ((PRED, "y_pred", y_pred), (TRUE, "y_true", y_true), (ID, "ids", ids)):
+        if value is not None:
+            columns[column] = np.asarray(value)
+            if columns[column].ndim != 1:
+                raise ValueError(f"{argument} has shape {columns[column].shape}; pass one value per row (1-D).")
     frame = pd.DataFrame(columns)
     for key in parts:  # restore plain dtypes (the core refuses missing values itself, naming the column)
         frame[key] = frame[key].infer_objects()
@@ -123,6 +123,8 @@ def label_of(value: Any) -> Any:
     """A group label as a plain Python value (tuples for intersectional groups), for keys and JSON."""
     if isinstance(value, tuple):
         return tuple(label_of(v) for v in value)
+    if isinstance(value, np.datetime64 | np.timedelta64):  # .item() of nanoseconds is an int: keep the meaning
+        return pd.Timestamp(value) if isinstance(value, np.datetime64) else pd.Timedelta(value)
     if isinstance(value, np.generic):
         return value.item()
     return value

@@ -12,11 +12,14 @@ across workers that monitor disjoint rows of the same batches.
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import json
 import os
 import tempfile
+import uuid
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +41,22 @@ __all__ = ["FORMAT", "FairnessMonitor"]
 #: sequence per rate and group, is still read).
 FORMAT, VERSION = "skfair-measures monitor state", 2
 _READS = (1, 2)
+
+#: What a state file holds (a file without one of them is refused, naming them).
+_KEYS = (
+    "format",
+    "version",
+    "settings",
+    "step",
+    "times",
+    "groups",
+    "group_names",
+    "needs",
+    "pending",
+    "alarms",
+    "trace",
+)
+_SETTINGS = ("measures", "eps", "alpha", "window", "restarts", "grid_size")
 
 _UNSUPPORTED = (
     "{key} cannot be monitored: {why}. The monitor follows measures whose bases are rates of binary "
@@ -89,6 +108,11 @@ class _Need:
     history: list[tuple[int, np.ndarray]] = field(default_factory=list)  # (step, counts) of the window
     boxes: list[Box] = field(default_factory=list)  # boxes[0]: the cumulative one
 
+    def rate_name(self, name: str) -> str:
+        """``name`` of a rate of this need as ``group_status()`` shows it: ``tpr``, or ``tpr (threshold=0.3)``."""
+        own = [f"{k}={v!r}" for k, v in (("threshold", self.threshold), ("pos_label", self.pos_label)) if v is not None]
+        return f"{name} ({', '.join(own)})" if own else name
+
     @property
     def id(self) -> str:
         kind = "labels" if self.labeled else "predictions"
@@ -96,8 +120,8 @@ class _Need:
 
 
 def _no_alarm() -> dict[str, Any]:
-    """An alarm's record: raised at ``step`` on the rows since ``since``; the current ``regime``, its ``moves``."""
-    return {"step": None, "since": None, "regime": None, "moves": []}
+    """An alarm's record: raised at ``step`` (``e_value`` then) on the rows since ``since``; ``regime``, ``moves``."""
+    return {"step": None, "since": None, "e_value": None, "regime": None, "moves": []}
 
 
 def _disjoint(a: tuple[float, float], b: tuple[float, float]) -> bool:
@@ -115,7 +139,7 @@ def _pad(counts: np.ndarray, n_groups: int) -> np.ndarray:
     return np.concatenate([counts, np.zeros((n_groups - counts.shape[0], 2, 2))])
 
 
-_FLOATS = ("value", "lower", "upper", "overall_value", "window_value", "e_value")
+_FLOATS = ("value", "lower", "upper", "overall_value", "window_value", "e_value", "alarm_e_value")
 
 
 def _plain(v: Any) -> Any:
@@ -125,21 +149,51 @@ def _plain(v: Any) -> Any:
     return None if isinstance(v, float) and np.isnan(v) else v
 
 
-def _time(value: Any) -> str | None:
-    return None if value is None else pd.Timestamp(value).isoformat()
+#: How values other than JSON's own (group labels, ids, predictions of rows waiting for labels) are saved:
+#: ``{tag: text}``, read back by the tag's constructor. A tuple is an intersectional group.
+_TAGGED: dict[str, tuple[type | tuple[type, ...], Callable[[Any], Any], Callable[[Any], Any]]] = {
+    "datetime": (datetime.datetime, lambda v: pd.Timestamp(v).isoformat(), pd.Timestamp),  # pd.Timestamp too
+    "date": (datetime.date, lambda v: v.isoformat(), datetime.date.fromisoformat),
+    "timedelta": (datetime.timedelta, lambda v: pd.Timedelta(v).value, lambda v: pd.Timedelta(int(v))),
+    "uuid": (uuid.UUID, str, uuid.UUID),
+    "decimal": (decimal.Decimal, str, decimal.Decimal),
+    "float": (float, repr, float),  # NaN and infinities (JSON has none)
+}
 
 
-def _json_label(label: Any) -> Any:
+def _json_label(label: Any, what: str = "a group label") -> Any:
+    """A value the state keeps, as JSON; refused (TypeError naming ``what``) when it cannot be read back."""
     label = label_of(label)
     if isinstance(label, tuple):
-        return {"tuple": [_json_label(v) for v in label]}
-    if label is None or isinstance(label, str | int | float | bool):
+        return {"tuple": [_json_label(v, what) for v in label]}
+    if label is None or isinstance(label, str | int | bool) or (isinstance(label, float) and np.isfinite(label)):
         return label
-    raise TypeError(f"group label {label!r} ({type(label).__name__}) cannot be saved; use strings or numbers.")
+    for tag, (kind, dump, _) in _TAGGED.items():
+        if isinstance(label, kind):
+            return {tag: dump(label)}
+    raise TypeError(
+        f"{what} {label!r} ({type(label).__name__}) cannot be kept in the monitor's state; pass strings, numbers, "
+        "dates, datetimes, timedeltas or UUIDs. The batch was refused; the state is unchanged."
+    )
 
 
 def _from_json_label(label: Any) -> Any:
-    return tuple(_from_json_label(v) for v in label["tuple"]) if isinstance(label, dict) else label
+    if not isinstance(label, dict):
+        return label
+    ((tag, value),) = label.items()
+    return tuple(_from_json_label(v) for v in value) if tag == "tuple" else _TAGGED[tag][2](value)
+
+
+def _saveable(frame: pd.DataFrame | None, names: Mapping[str, str]) -> None:
+    """Refuse, before anything is committed, a value of ``frame`` that :meth:`FairnessMonitor.save` could not write."""
+    for column in [] if frame is None else frame.columns:
+        values = frame[column]
+        try:
+            values = values.drop_duplicates()
+        except TypeError:  # unhashable values (lists, dicts): each one is refused below
+            pass
+        for v in values.tolist():
+            _json_label(v, names.get(column, f"sensitive_features value ({column})"))
 
 
 class FairnessMonitor:
@@ -301,7 +355,8 @@ class FairnessMonitor:
             its columns, and the counts are computed in the engine.
         time : datetime-like, optional
             When the batch was logged (the time axis of the plot, MLflow timestamps,
-            and a time ``window``).
+            and a time ``window``). Times must not go backwards, and all carry a time
+            zone or none: a batch older than the last one, or mixing zones, is refused.
         stats : ConfusionStats, optional
             The batch's labeled confusion counts instead of rows (e.g. from
             ``engines.grouped_stats``), when every measure shares one threshold and
@@ -313,9 +368,7 @@ class FairnessMonitor:
             ``self``. An empty batch is a step without rows: the counts do not change.
             If any argument is refused, the state is left as it was.
         """
-        if isinstance(self.window, pd.Timedelta) and time is None:
-            raise ValueError(f"window={self.window} is a time span; pass time= with every batch.")
-        stamp = _time(time)
+        stamp = self._stamp(time)
         if stats is not None:
             counted, pending, names = self._from_stats(stats, y_pred, sensitive_features, y_true, ids, data)
         else:
@@ -332,6 +385,10 @@ class FairnessMonitor:
                 counted[nid] = passes[key]
             pending = self._to_pend(batch)
             names = self._check_names([s for s in counted.values() if s is not None], batch.sensitive)
+        _saveable(pending, {ID: "ids value", PRED: "y_pred value"})
+        for stat in counted.values():
+            for g in [] if stat is None else stat.groups:
+                _json_label(g)
         # nothing below raises on the user's input: the step is committed whole
         self._group_names = names
         self.step += 1
@@ -340,6 +397,38 @@ class FairnessMonitor:
             self._pending = pending if self._pending is None else pd.concat([self._pending, pending], ignore_index=True)
         self._advance(self._aligned(counted), new_step=True)
         return self
+
+    def _stamp(self, time: Any) -> str | None:
+        """The batch's time as ISO text; refused unless zoned as the earlier ones and not before the last one.
+
+        A late batch would otherwise be pooled into the time window of later ones.
+        """
+        if time is None:
+            if isinstance(self.window, pd.Timedelta):
+                raise ValueError(f"window={self.window} is a time span; pass time= with every batch.")
+            return None
+        try:
+            ts = pd.Timestamp(time)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"time={time!r} is not a date or time ({exc}).") from None
+        if ts is pd.NaT:
+            raise ValueError(f"time={time!r} is missing; pass when the batch was logged.")
+        last = next((t for t in reversed(self.times) if t is not None), None)
+        if last is not None:
+            before = pd.Timestamp(last)
+            if (ts.tz is None) != (before.tz is None):
+                zone = ("with a time zone", "without one") if ts.tz is not None else ("without a time zone", "with one")
+                raise ValueError(
+                    f"time={ts.isoformat()} is {zone[0]} and the earlier batches' times are {zone[1]} "
+                    f"(last: {last}); pass every time with a zone, or none."
+                )
+            if ts < before:
+                raise ValueError(
+                    f"time={ts.isoformat()} is before the last batch's time {last}: batches must come in time order "
+                    "(a late batch would be pooled into the window of later ones). The batch was refused; the "
+                    "state is unchanged. Pass it with the time it arrived, or keep its rows for a monitor of its own."
+                )
+        return ts.isoformat()
 
     def add_labels(self, y_true: Any, *, ids: Any) -> int:
         """Join labels that arrived later to the rows waiting for them (by id), counted at the current step.
@@ -406,6 +495,8 @@ class FairnessMonitor:
             return None
         rows = collect_columns(batch, [batch.ids, *batch.sensitive, batch.prediction])
         rows = rows.rename(columns={batch.ids: ID, batch.prediction: PRED})
+        if rows[ID].isna().any():  # such a row could never be joined to its label
+            raise ValueError(f"ids has {int(rows[ID].isna().sum())} missing value(s); give every row an id.")
         waiting = rows[ID] if self._pending is None else pd.concat([self._pending[ID], rows[ID]])
         if waiting.duplicated().any():
             dup = waiting[waiting.duplicated()].tolist()[:5]
@@ -532,6 +623,7 @@ class FairnessMonitor:
             log_e = test.log_value() if test is not None else np.nan
             if test is not None and alarm["step"] is None and log_e >= np.log(1.0 / self.alpha):
                 alarm["step"], alarm["since"] = self.step, test.since(self.step)
+                alarm["e_value"] = float(np.exp(min(log_e, 700.0)))
             comparable = (n >= 2 or not m.inputs.needs_sensitive) and bool(need.boxes)
             value, lower, upper = overall, np.nan, np.nan
             if comparable:
@@ -561,6 +653,7 @@ class FairnessMonitor:
                     "eps": eps,
                     "alarm": alarm["step"] is not None,
                     "alarm_step": alarm["step"],
+                    "alarm_e_value": alarm.get("e_value") if alarm.get("e_value") is not None else np.nan,
                     "changed_since": alarm["since"],
                     "since": alarm["regime"],
                     "alarm_test": "drift" if test is not None else "constant rates",
@@ -579,17 +672,27 @@ class FairnessMonitor:
     def status(self) -> pd.DataFrame:
         """The current state of every measure, one row per key.
 
-        Columns: ``value`` and ``lower``/``upper`` (the measure and its anytime-valid
-        sequence, at level ``1 - alpha / 2``: the other half of ``alpha`` goes to the
-        restarted sequences) on the rows since step ``since``: the first step with
-        counts, or, once the disparity moved (a sequence restarted later excludes every
-        value the current one allows), the step it moved at; ``eps``; ``alarm`` (the
-        disparity is beyond ``eps``; raised once, it stays), ``alarm_step`` and
-        ``changed_since`` (where the evidence began); ``alarm_test`` (``"drift"``: the
-        test of :mod:`._drift`, valid when rates drift, or ``"constant rates"``: the
-        sequences) and ``e_value`` (that test's evidence; the alarm is at ``1 / alpha``); ``overall_value``
-        (all rows) and ``window_value`` (the last ``window`` steps); ``n_rows`` (rows
-        counted for the measure); ``step``, ``time`` and ``reason`` (why a value is NaN).
+        Columns:
+
+        - ``value``, ``lower``, ``upper``: the measure and its anytime-valid sequence (level
+          ``1 - alpha / 2``; the other half of ``alpha`` goes to the restarted sequences) on
+          the rows since step ``since``;
+        - ``since``: where the rows of ``value`` start: the first step with counts or,
+          once the disparity *moved* (a sequence restarted later excludes every value the
+          current one allows), the step it moved at. It describes the value shown;
+        - ``eps``; ``alarm``: the disparity is beyond ``eps``. An alarm *latches*: raised
+          at step ``alarm_step``, when the evidence ``e_value`` reached ``1 / alpha``
+          (``alarm_e_value``), it stays raised; the guarantee (at most ``alpha`` of fair
+          streams *ever* alarm) covers that first crossing, so a later fall of
+          ``e_value`` (new batches weigh in) does not withdraw it;
+        - ``changed_since``: where the alarm's evidence began (the start of the test's
+          largest term), which dates the change the alarm found; it describes the alarm;
+        - ``alarm_test``: ``"drift"`` (the test of :mod:`._drift`, valid when rates drift)
+          or ``"constant rates"`` (the sequences decide); ``e_value``: that test's
+          evidence now;
+        - ``overall_value`` (all rows), ``window_value`` (the last ``window`` steps),
+          ``n_rows`` (rows counted for the measure), ``step``, ``time``, ``reason`` (why a
+          value is NaN).
 
         Examples
         --------
@@ -605,6 +708,7 @@ class FairnessMonitor:
                 "eps",
                 "alarm",
                 "alarm_step",
+                "alarm_e_value",
                 "changed_since",
                 "since",
                 "alarm_test",
@@ -657,14 +761,19 @@ class FairnessMonitor:
     def group_status(self) -> pd.DataFrame:
         """Every group rate the measures read: cumulative and windowed value, and its sequence.
 
-        One row per (rate, group), on the rows of the sequence :meth:`status` shows (those since
-        step ``since``: the first step with counts, or the step the disparity moved at), so a
-        value and its interval use the same rows; ``lower``/``upper`` are that sequence of the
-        rate, read at the level a one-rate measure uses (the groups of a rate hold jointly at
-        ``1 - alpha / 2``), widened to hold the value; ``n`` is the rows in the rate's
-        denominator. A rate
-        of a measure with a threshold or positive class of its own is named
-        ``rate@threshold=...|pos_label=...``.
+        One row per (rate, group), indexed by ``rate`` (the base's name, e.g. ``tpr``;
+        a measure built with a threshold or positive class of its own reads its rate as
+        ``tpr (threshold=0.3)``) and the group, on the rows of the sequence :meth:`status`
+        shows (those since step ``since``: the first step with counts, or the step the
+        disparity moved at), so a value and its interval use the same rows. Columns:
+
+        - ``value``: the rate over those rows;
+        - ``window_value``: the rate over the last ``window`` steps;
+        - ``lower``, ``upper``: that sequence of the rate, read at the level a one-rate
+          measure uses (the groups of a rate hold jointly at ``1 - alpha / 2``), widened to
+          hold the value;
+        - ``n``: the rows in the rate's denominator (positives for ``tpr``);
+        - ``since``: the step the sequence starts at.
 
         Examples
         --------
@@ -679,7 +788,7 @@ class FairnessMonitor:
             window = sum((_pad(c, n) for _, c in need.history), np.zeros((n, 2, 2)))
             box = self._regime_box(key)
             for name, roles in need.roles.items():
-                label = name if len(self._needs) == 1 else f"{name}@{need.id.split('|', 1)[1]}"
+                label = need.rate_name(name)
                 k, trials = cells(_pad(need.total if box is None else box.counts, n), roles)
                 wk, wn = cells(window, roles)
                 with np.errstate(invalid="ignore", divide="ignore"):
@@ -791,16 +900,19 @@ class FairnessMonitor:
         path = os.fspath(path)
         text = json.dumps(self.to_dict(), allow_nan=True)
         folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".monitor-", suffix=".tmp", dir=folder)
+        tmp = None
         try:
+            fd, tmp = tempfile.mkstemp(prefix=".monitor-", suffix=".tmp", dir=folder)
             with os.fdopen(fd, "w") as f:
                 f.write(text)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
+        except BaseException as exc:
+            if tmp is not None and os.path.exists(tmp):
                 os.unlink(tmp)
+            if isinstance(exc, OSError):  # name the state's file, not the temporary one; the old file is whole
+                exc.filename, exc.filename2 = path, None
             raise
 
     @classmethod
@@ -815,14 +927,14 @@ class FairnessMonitor:
             refused if their keys differ from the saved ones.
         """
         try:
-            with open(path) as f:
+            with open(path, encoding="utf-8") as f:
                 state = json.load(f)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ValueError(
-                f"{os.fspath(path)!r} is not a whole monitor state ({exc}); it may be truncated. The monitor saves "
-                "atomically, so a truncated file was not written by save(): restore the last good copy."
+                f"{os.fspath(path)!r} is not a monitor state: not whole JSON text ({exc}); it may be truncated or "
+                "another file. The monitor saves atomically, so save() did not write it: restore the last good copy."
             ) from None
-        return cls.from_dict(state, measures=measures, source=os.fspath(path))
+        return cls.from_dict(state, measures=measures, source=repr(os.fspath(path)))
 
     @classmethod
     def from_dict(cls, state: Mapping[str, Any], measures: Any = None, source: str = "the state") -> FairnessMonitor:
@@ -834,6 +946,30 @@ class FairnessMonitor:
                 f"{source} has state version {state.get('version')!r}; this version of skfair-measures reads "
                 f"{' and '.join(map(str, _READS))}. Load it with the version that saved it."
             )
+        saved = state["settings"] if isinstance(state.get("settings"), Mapping) else {}
+        missing = [k for k in _KEYS if k not in state] + [f"settings.{k}" for k in _SETTINGS if k not in saved]
+        if missing:
+            raise ValueError(f"{source} is not a whole monitor state: it lacks {missing}; restore the last good copy.")
+        settings = state["settings"]
+        keys = settings["measures"]
+        given = None if measures is None else [m.key for m in as_measures(measures)]
+        if given is not None and sorted(given) != sorted(keys):
+            raise ValueError(
+                f"{source} monitors the measures {keys}; the measures given are {given}. "
+                "Load it with the same measures, or start a new monitor for a new set."
+            )
+        try:
+            return cls._restore(state, measures, source)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            if str(exc).startswith(source):
+                raise
+            raise ValueError(
+                f"{source} is not a valid monitor state (edited by hand?): {type(exc).__name__}: {exc}; restore the "
+                "last good copy."
+            ) from None
+
+    @classmethod
+    def _restore(cls, state: Mapping[str, Any], measures: Any, source: str) -> FairnessMonitor:
         settings = state["settings"]
         keys = settings["measures"]
         if measures is None:
@@ -872,6 +1008,7 @@ class FairnessMonitor:
         if state["pending"] is not None:
             pending = state["pending"]
             mon._pending = pd.DataFrame({c: [_from_json_label(v) for v in vals] for c, vals in pending.items()})
+            mon._pending = mon._pending.infer_objects()  # datetimes saved one by one: a datetime column again
         for k, saved_test in state.get("tests", {}).items():  # a state saved before the drift test: it starts now
             test = mon._tests.get(k)
             if test is not None:

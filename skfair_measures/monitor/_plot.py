@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .._optional import require
+
 if TYPE_CHECKING:
     from ._monitor import FairnessMonitor
 
@@ -45,7 +47,7 @@ def plot_monitor(monitor: FairnessMonitor, key: str | None = None, ax: Any = Non
     >>> plot_monitor(mon).get_ylabel()
     'fairness.cv'
     """
-    import matplotlib.pyplot as plt
+    plt = require("matplotlib.pyplot", "plots")
 
     keys = [m.key for m in monitor.measures]
     key = keys[0] if key is None else key
@@ -63,11 +65,10 @@ def plot_monitor(monitor: FairnessMonitor, key: str | None = None, ax: Any = Non
     x = times.to_numpy() if times is not None else rows.index.to_numpy()
     ax.set_xlabel("time" if times is not None else "step")
     if times is not None:
-        from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
-
-        locator = AutoDateLocator()
+        dates = require("matplotlib.dates", "plots")
+        locator = dates.AutoDateLocator()
         ax.xaxis.set_major_locator(locator)
-        ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+        ax.xaxis.set_major_formatter(dates.ConciseDateFormatter(locator))
     lower, upper = rows["lower"].to_numpy(dtype=float), rows["upper"].to_numpy(dtype=float)
     level = f"anytime-valid {1 - monitor.alpha / 2:.3g} sequence"
     ax.fill_between(x, lower, upper, alpha=0.25, step="post", label=level)

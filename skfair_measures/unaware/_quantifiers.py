@@ -52,6 +52,8 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import check_random_state
 
+from .._optional import require
+
 __all__ = ["QUANTIFIERS", "BinaryQuantifier", "default_classifier", "informativeness", "resolve_quantifier"]
 
 #: Names accepted by ``quantifier=``, in the order of the paper's tables.
@@ -323,11 +325,7 @@ def _seeded(estimator: BaseEstimator, rng: np.random.RandomState) -> BaseEstimat
 
 
 def _import_quapy(name: str) -> Any:
-    try:
-        import quapy
-    except ImportError as exc:  # pragma: no cover - quapy is installed in the test env
-        raise ImportError(_NO_QUAPY.format(name=name)) from exc
-    return quapy
+    return require("quapy", _NO_QUAPY.format(name=name))
 
 
 def _take(X: Any, idx: np.ndarray) -> Any:
