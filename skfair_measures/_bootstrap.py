@@ -572,7 +572,7 @@ def _recomputed(measures: list[Measure], samples: list[GroupedSample], n_boot: i
         for b in range(n_boot):
             rows = np.repeat(np.arange(samples[0].group_codes.size), resampler.multiplicities(rng).astype(np.intp))
             for j, (m, sample) in enumerate(zip(measures, samples, strict=True)):
-                replicate = sample.subset(rows)
+                replicate = sample.subset(rows, keep_classes=True)
                 draws[j, b] = m.evaluate_sample(replicate).value
                 for name, values in _group_values(m, replicate).items():
                     per_group[j][name][b] = values

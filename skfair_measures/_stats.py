@@ -297,15 +297,23 @@ class GroupedSample:
             self._cache["sizes"] = np.bincount(self.group_codes, minlength=self.n_groups)
         return self._cache["sizes"]
 
-    def subset(self, mask: np.ndarray) -> GroupedSample:
-        """The rows selected by ``mask``, keeping the full group table."""
+    def subset(self, mask: np.ndarray, *, keep_classes: bool = False) -> GroupedSample:
+        """The rows selected by ``mask``, keeping the full group table.
+
+        ``keep_classes=True`` (a bootstrap replicate) also keeps the sample's classes, as if
+        declared with ``labels=``: a replicate that happens to draw no row of a class reads
+        the same classes and ``pos_label`` as the sample it was drawn from.
+        """
+        labels = self.labels
+        if keep_classes and labels is None:
+            labels = class_index(*self._distinct_labels())
         return GroupedSample(
             self.y_true[mask],
             self.y_pred[mask],
             self.group_codes[mask],
             self.groups,
             None if self.sample_weight is None else self.sample_weight[mask],
-            self.labels,
+            labels,
         )
 
 

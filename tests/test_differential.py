@@ -508,7 +508,9 @@ def door_cli(case: Case) -> tuple[float, str | None]:
     if status != 0:
         raise _DoorError(err.getvalue())
     text = out.getvalue()
-    row = re.search(rf"^\s*{re.escape(case.key)}\s+(undefined \[(\d+)\]|\S+)", text, flags=re.MULTILINE)
+    # the table's row (the headline above it also starts with the key, followed by words)
+    number = r"[-+]?(?:\d+\.\d*|nan|inf)"
+    row = re.search(rf"^\s*{re.escape(case.key)}\s+(undefined \[(\d+)\]|{number})", text, flags=re.MULTILINE)
     assert row is not None, f"no row for {case.key} in:\n{text}"
     if row.group(2) is not None:  # undefined [k]: its reason is printed below the table as "[k] key: reason"
         reason = re.search(rf"^\[{row.group(2)}\] {re.escape(case.key)}: (.*)$", text, flags=re.MULTILINE)
@@ -679,6 +681,18 @@ ISSUE_CASES = (
     ),
     Case(
         "fairness.tpr", "str", ("no", "yes", "yes", "no", "no", "yes"), ("no", "no", "yes", "yes", "no", "yes"), _G[:6]
+    ),
+    # three classes, pos_label the class a bootstrap replicate may not draw (all weights 0): the replicate
+    # keeps the sample's classes instead of refusing pos_label=0 as "not one of the labels [1, 2]"
+    Case(
+        "fairness.tpr",
+        "3int",
+        (1, 0, 0, 1, 1, 1),
+        (1, 0, 0, 1, 1, 2),
+        ("a",) * 6,
+        pos_label=0,
+        weights=(0.0,) * 6,
+        declared=("a", "absent"),
     ),
 )
 
