@@ -135,7 +135,7 @@ def verdicts(results: Mapping[str, Any] | Iterable[Any], eps: float, prob: float
         the TPR of ``fairness.eod`` and of ``fairness.tpr``, has a row under each and counts
         once), ``counts`` (distinct differences per verdict, so they add up to ``family_size``
         plus the undefined ones), ``tally`` (the sentence a sink prints: "over 5 distinct
-        differences: 1 exceeds, 4 inconclusive (7 rows: ...)") and ``source`` (``"posterior"``
+        differences: 1 exceeds, 4 inconclusive", and on a line of its own "(7 rows: ...)" where rows share a difference) and ``source`` (``"posterior"``
         or ``"bootstrap"``).
 
     Examples
@@ -214,7 +214,7 @@ def verdicts(results: Mapping[str, Any] | Iterable[Any], eps: float, prob: float
     )
     tally = ", ".join(f"{n} {v}" for v, n in table.attrs["counts"].items() if n)
     table.attrs["tally"] = f"over {table.attrs['family_size']} distinct differences: {tally}" + (
-        f" ({len(table)} rows: measures that read one rate share its difference)"
+        f"\n({len(table)} rows: measures that read one rate share its difference)"
         if len(table) > _distinct(table)
         else ""
     )
