@@ -135,8 +135,8 @@ def verdicts(results: Mapping[str, Any] | Iterable[Any], eps: float, prob: float
         the TPR of ``fairness.eod`` and of ``fairness.tpr``, has a row under each and counts
         once), ``counts`` (distinct differences per verdict, so they add up to ``family_size``
         plus the undefined ones), ``tally`` (the sentence a sink prints: "over 5 distinct
-        differences: 1 exceeds, 4 inconclusive", and on a line of its own "(7 rows: ...)" where rows share a difference) and ``source`` (``"posterior"``
-        or ``"bootstrap"``).
+        differences: 1 exceeds, 4 inconclusive", then "(7 rows: ...)" on a line of its own
+        where rows share a difference) and ``source`` (``"posterior"`` or ``"bootstrap"``).
 
     Examples
     --------
