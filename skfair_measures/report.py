@@ -41,6 +41,7 @@ from ._optional import require
 from ._progress import progress_bar
 from ._stats import binarize_labels, check_scores, resolve_sensitive
 from ._verdicts import verdict_tables
+from .base import ratio_roles
 from .bayes import METHODS
 from .engines import evaluate_measures
 from .measures import Measure
@@ -121,8 +122,9 @@ class AuditReport:
         One row per measure: ``measure``, ``value`` (NaN when undefined), ``reason``
         (why it is undefined; missing when defined), ``direction``, ``description``.
     by_group : pandas.DataFrame
-        Per group: ``n`` (labeled rows) and every base metric of the measures (NaN
-        where a rate is undefined in that group).
+        Per group: ``n`` (labeled rows), ``n (all rows)`` where a rate needs no label
+        (the selection rate reads every row's prediction, labeled or not), and every base
+        metric of the measures (NaN where a rate is undefined in that group).
     proxy : pandas.DataFrame or None
         The proxy-based estimates (``proxies=``): value, interval, method.
     figures : list of (str, str)
@@ -826,12 +828,27 @@ def _summary(
 
 
 # -- step 4: the measures, one pass of counts for all ----------------------------------
+def _label_free(m: Measure) -> bool:
+    """Whether every rate of the measure reads predictions only (the selection rate), so every row counts."""
+    try:
+        return all(ratio_roles(b).label_free for b in m.bases)
+    except (TypeError, ValueError):  # not a rate of confusion cells (a scikit-learn metric, an error)
+        return False
+
+
 def _evaluate(ms: list[Measure], rows: _Rows) -> dict[str, Result]:
-    if not ms:
-        return {}
-    return evaluate_measures(
-        ms, rows.true_labels(), rows.y_pred[rows.labeled], sensitive_features=rows.groups_of(rows.labeled)
-    )
+    """Point values: on the labeled rows, or on every row's prediction for a measure that needs no label."""
+    free = [m for m in ms if _label_free(m)] if not rows.labeled.all() else []
+    out: dict[str, Result] = {}
+    if free:
+        every = np.ones(rows.labeled.size, dtype=bool)
+        out |= evaluate_measures(free, rows.y_pred, rows.y_pred, sensitive_features=rows.groups_of(every))
+    if rest := [m for m in ms if m not in free]:
+        labeled = rows.labeled
+        out |= evaluate_measures(
+            rest, rows.true_labels(), rows.y_pred[labeled], sensitive_features=rows.groups_of(labeled)
+        )
+    return {m.key: out[m.key] for m in ms}
 
 
 def _direction(m: Measure) -> str:
@@ -856,6 +873,12 @@ def _measure_table(ms: list[Measure], results: dict[str, Result]) -> pd.DataFram
     )
 
 
+def _whole(counts: pd.Series) -> pd.Series:
+    """Counts as integers when they are whole (unweighted rows)."""
+    n = counts.to_numpy(dtype=float)
+    return pd.Series(n.astype(np.int64) if np.all(n == np.round(n)) else n, index=counts.index)
+
+
 def _by_group_table(fair: list[Measure], rows: _Rows) -> pd.DataFrame:
     """Group sizes and every base metric per group, from the leaves of the fairness measures."""
     leaves: dict[str, Measure] = {}
@@ -873,10 +896,12 @@ def _by_group_table(fair: list[Measure], rows: _Rows) -> pd.DataFrame:
         (label if labels.count(label) == 1 else key): res[key].by_group
         for label, key in zip(labels, leaves, strict=True)
     }
-    counts = next(iter(res.values())).counts
-    n = counts.to_numpy(dtype=float)
-    table = pd.DataFrame({"n": pd.Series(n.astype(np.int64) if np.all(n == np.round(n)) else n, index=counts.index)})
-    table = table.join(pd.DataFrame(columns))
+    # rows per group: the labeled rows, and every row where a rate needs no label (_evaluate reads them)
+    sizes = {"n": [k for k in leaves if not _label_free(leaves[k])], "n (all rows)": list(leaves)}
+    sizes = {name: res[keys[0]].counts for name, keys in sizes.items() if keys}
+    if "n" in sizes and sizes["n"].equals(sizes["n (all rows)"]):
+        del sizes["n (all rows)"]
+    table = pd.DataFrame({name: _whole(c) for name, c in sizes.items()}).join(pd.DataFrame(columns))
     table.index.name = table.index.name or "group"
     return table
 
@@ -976,16 +1001,26 @@ def _fit_posteriors(
 
 # -- step 5b: the joint bootstrap of the fairness measures ---------------------------------
 def _bootstraps(fair: list[Measure], rows: _Rows, n_boot: int, random_state: Any) -> dict[str, Result]:
-    """The fairness measures on shared stratified replicates of the labeled rows (for joint verdicts)."""
-    lab = rows.labeled
-    return bootstraps(
-        fair,
-        rows.true_labels(),
-        rows.y_pred[lab],
-        sensitive_features=rows.groups_of(lab),
-        n_boot=n_boot,
-        random_state=random_state,
-    )
+    """The fairness measures on shared stratified replicates of the rows their point values read (joint verdicts).
+
+    As in :func:`_evaluate`: the labeled rows, or every row for a measure that needs no label; each
+    set is bootstrapped jointly, so a value and its interval come from the same rows.
+    """
+    free = [m for m in fair if _label_free(m)] if not rows.labeled.all() else []
+    out: dict[str, Result] = {}
+    if free:
+        every = np.ones(rows.labeled.size, dtype=bool)
+        out |= bootstraps(
+            free, rows.y_pred, rows.y_pred, sensitive_features=rows.groups_of(every), n_boot=n_boot,
+            random_state=random_state,
+        )  # fmt: skip
+    if rest := [m for m in fair if m not in free]:
+        lab = rows.labeled
+        out |= bootstraps(
+            rest, rows.true_labels(), rows.y_pred[lab], sensitive_features=rows.groups_of(lab), n_boot=n_boot,
+            random_state=random_state,
+        )  # fmt: skip
+    return {m.key: out[m.key] for m in fair}
 
 
 # -- step 6: estimates from proxies of the sensitive attribute ---------------------------
