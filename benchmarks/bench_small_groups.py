@@ -70,7 +70,7 @@ def small_denominator(runs: int) -> dict:
         y = (rng.uniform(size=g.size) < 0.01).astype(int)
         pred = np.where(y == 1, rng.uniform(size=g.size) < np.where(g == 0, 0.9, 0.78), rng.uniform(size=g.size) < 0.1)
         res = sfm.bootstrap("fairness.tpr", y, pred.astype(int), sensitive_features=g, random_state=seed)
-        table = res.verdict(0.05)
+        table = res.pair_verdicts(0.05)
         zero += bool((table["upper"] == table["lower"]).any())
         within += bool((table["verdict"] == "within").any())
     return {"cell": "1,000-row groups, ~10 positives, TPR gap 0.12", "zero_width": zero / runs, "within": within / runs}

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from skfair_measures._stats import ConfusionStats
+from skfair_measures._counts import ConfusionStats
 from skfair_measures.monitor import FairnessMonitor
 
 EPS, ALPHA, N, JUMP = 0.1, 0.05, 1000, 50

@@ -31,8 +31,8 @@ _WHERE = {
     "BootstrapResult": "._bootstrap",
     "bootstrap": "._bootstrap",
     "bootstraps": "._bootstrap",
-    "ConfusionStats": "._stats",
-    "ErrorStats": "._stats",
+    "ConfusionStats": "._counts",
+    "ErrorStats": "._counts",
     "BaseMetric": ".base",
     "SklearnMetric": ".base",
     "compute_metrics": ".engines",
@@ -74,7 +74,7 @@ _WHERE = {
 if _typing.TYPE_CHECKING:  # pragma: no cover
     from . import datasets
     from ._bootstrap import BootstrapResult, bootstrap, bootstraps
-    from ._stats import ConfusionStats, ErrorStats
+    from ._counts import ConfusionStats, ErrorStats
     from ._verdicts import verdict_tables, verdicts
     from .audits import bias_audit
     from .base import BaseMetric, SklearnMetric

@@ -38,20 +38,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._counts import ConfusionStats, ErrorStats
 from ._protocol import Measure, PerGroup, prepared
 from ._small_sample import RateCounts, rate_counts, score_interval, small_rates
-from ._stats import (
-    _COMPILED_ROWS,
-    ConfusionStats,
-    ErrorStats,
-    GroupedSample,
-    _as_integer,
-    _compilable,
-    _compiled_kernel,
-)
+from ._stats import _COMPILED_ROWS, GroupedSample, _as_integer, _compilable, _compiled_kernel
 from ._verdicts import VerdictFamily, verdicts
 from .registry import as_measures
-from .results import DEFAULT_EPS, MeasureResult, ReplicatesResult, check_prob, plain, replicate_se
+from .results import DEFAULT_EPS, MeasureResult, check_prob, plain, replicate_se
+from .uncertainty import ReplicatesResult, mapped_interval
 
 __all__ = ["BootstrapResult", "bootstrap", "bootstraps"]
 
@@ -60,7 +54,13 @@ _CAUSE = "a group's base metric undefined in the replicate, e.g. a rate with zer
 
 
 class BootstrapResult(ReplicatesResult):
-    """Bootstrap distribution of a measure.
+    """Bootstrap distribution of a measure: an :class:`~skfair_measures.uncertainty.Estimate`.
+
+    The interval of a measure that sits at an edge of its range (an absolute difference, a
+    min/max ratio) is the max-t band of its signed parts (each pair's difference, or each
+    group's value) over the replicates, mapped through the measure's operations
+    (:func:`~skfair_measures.uncertainty.mapped_interval`): it holds the value and reaches 0 for
+    identical groups. A signed measure's is the percentile interval of its replicates.
 
     Attributes
     ----------
@@ -125,9 +125,17 @@ class BootstrapResult(ReplicatesResult):
         self._score = small_rates(rate_counts) and self.defined and groups is not None
 
     @property
-    def construction(self) -> str:
-        """How :meth:`interval` is made: ``"percentile bootstrap"``, or the score construction for small groups."""
-        return self._score_interval(self.prob)[2] if self._score else "percentile bootstrap"
+    def construction(self) -> str:  # type: ignore[override]
+        """How :meth:`interval` is made: a score construction, a mapped band, or the percentile bootstrap.
+
+        The score construction for a small rate denominator, the max-t band mapped through the
+        operation for a measure at an edge of its range, else ``"percentile bootstrap"``.
+        """
+        if self._score:
+            return self._score_interval(self.prob)[2]
+        if self.defined and self._mapped(self.prob) is not None:
+            return "bootstrap max-t band, mapped through the operation"
+        return "percentile bootstrap"
 
     def interval(self, prob: float | None = None) -> tuple[float, float]:
         """The percentile interval; with a small rate denominator (see ``construction``) the score interval.
@@ -174,25 +182,28 @@ class BootstrapResult(ReplicatesResult):
     def _replicate_cause(self) -> str | None:
         return _CAUSE
 
+    def _mapped(self, prob: float) -> tuple[float, float] | None:
+        if not self.group_draws or self.group_values is None:
+            return None
+        return mapped_interval(self.measure, self.group_draws, self.group_values, self.groups, prob)
+
+    @property
+    def n(self) -> int | None:  # type: ignore[override]
+        """Rows the value used."""
+        return None if self._group_rows is None else int(self._group_rows.sum())
+
     @property
     def se(self) -> float:
         """Bootstrap standard error of the defined replicates (NaN when fewer than two, or the value is undefined)."""
         return replicate_se(self._draws, estimate=self.value)
 
-    def summary(self) -> pd.Series:
-        """Estimate, standard error and interval bounds."""
-        lo, hi = self.interval()
-        return pd.Series(
-            {"estimate": self.value, "se": self.se, "lower": lo, "upper": hi, "prob": self.prob},
-            name=self.key,
-        )
-
-    def verdict(self, eps: float = DEFAULT_EPS, prob: float | None = None) -> pd.DataFrame:
+    def pair_verdicts(self, eps: float = DEFAULT_EPS, prob: float | None = None) -> pd.DataFrame:
         """Per base rate and group pair: ``within`` / ``exceeds`` / ``inconclusive``, jointly at level ``prob``.
 
         The max-type band over the replicates of every group pair's difference (see
         :func:`skfair_measures.verdicts`, whose rule, columns and ``attrs`` these are); for
         several measures on one set of replicates use :func:`skfair_measures.bootstraps`.
+        :meth:`verdict` is the measure's own.
 
         Parameters
         ----------
@@ -208,8 +219,10 @@ class BootstrapResult(ReplicatesResult):
         >>> y = np.tile([0, 1], 3000)
         >>> wrong = np.random.default_rng(0).uniform(size=g.size) < np.where(g == "c", 0.3, 0.1)
         >>> res = sfm.bootstrap("fairness.acc", y, np.where(wrong, 1 - y, y), sensitive_features=g, random_state=0)
-        >>> res.verdict(0.05)[["group_a", "group_b", "verdict"]].values.tolist()
+        >>> res.pair_verdicts(0.05)[["group_a", "group_b", "verdict"]].values.tolist()
         [['a', 'b', 'within'], ['a', 'c', 'exceeds'], ['b', 'c', 'exceeds']]
+        >>> res.verdict(0.05)
+        'exceeds'
         """
         return verdicts([self], eps, self.prob if prob is None else prob)
 
@@ -234,12 +247,7 @@ class BootstrapResult(ReplicatesResult):
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
-        lo, hi = self.interval()
-        out.update({"prob": self.prob, "lower": plain(lo), "upper": plain(hi), "se": plain(self.se)})
-        out["n_boot"] = int(self._draws.size)
-        refusal = self.interval_reason()
-        if refusal is not None:
-            out["interval_reason"] = refusal
+        out.update({"se": plain(self.se), "n_boot": int(self._draws.size)})
         return out
 
 

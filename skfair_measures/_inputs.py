@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ._labels import check_labels
-from ._stats import check_small_groups
+from ._small_groups import check_small_groups
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._protocol import MeasureBase

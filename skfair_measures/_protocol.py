@@ -24,18 +24,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._arrays import check_scores
+from ._counts import ConfusionStats, ErrorStats
 from ._inputs import _RESOLVED_FIELDS, MeasureInputs, Undefined, _resolve_inputs
-from ._small_groups import SMALL_GROUP_ROWS
-from ._stats import (
-    ConfusionStats,
-    ErrorStats,
-    GroupedSample,
-    SmallGroupWarning,
-    binarize_labels,
-    check_inputs,
-    check_scores,
-    restrict_small_groups,
-)
+from ._labels import binarize_labels
+from ._small_groups import SMALL_GROUP_ROWS, SmallGroupWarning
+from ._stats import GroupedSample, check_inputs, restrict_small_groups
 from ._undefined import name_groups
 from .base import BaseMetric, MulticlassError, ratio_roles
 from .results import MeasureResult

@@ -7,8 +7,8 @@ labels travel, in a :class:`GroupedSample` that counts its statistics (:mod:`._c
 on demand, with one ``np.bincount``, or, for integer inputs, one pass over the raw value
 ranges (the integer fast path below).
 
-The names the rest of the library uses from the modules split out of this one are
-re-exported here.
+Import the names of the modules split out of this one from those modules: this one
+re-exports only the three the report still reads from here.
 """
 
 from __future__ import annotations
@@ -24,12 +24,9 @@ from . import _reuse
 from ._arrays import _check_no_missing, _check_weight, _levels, _range_limit, _shifted, _to_1d, check_scores
 from ._counts import ConfusionStats, ErrorStats, MulticlassStats, _widen_classes, weightless
 from ._groups import (
-    SingleGroupError,
     _check_two_groups,
     _checked_columns,
     _encoded,
-    _sensitive_columns,
-    encode_groups,
     resolve_sensitive,
 )
 from ._labels import (
@@ -45,35 +42,16 @@ from ._labels import (
     implied_positive,
 )
 from ._small_groups import (
-    SmallGroupPlan,
-    SmallGroupWarning,
-    check_small_groups,
-    restrict_small_group_stats,
     small_group_plan,
 )
 
 __all__ = [
-    "ConfusionStats",
-    "ErrorStats",
     "GroupedSample",
-    "MulticlassStats",
-    "SingleGroupError",
-    "SmallGroupPlan",
-    "SmallGroupWarning",
-    "_check_weight",
-    "_distinct",
-    "_sensitive_columns",
-    "_to_1d",
     "binarize_labels",
     "check_inputs",
     "check_scores",
-    "check_small_groups",
-    "class_codes",
-    "encode_groups",
     "resolve_sensitive",
-    "restrict_small_group_stats",
     "restrict_small_groups",
-    "small_group_plan",
 ]
 
 #: Largest confusion tensor (groups x K x K cells) built for multiclass labels.

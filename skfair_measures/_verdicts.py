@@ -48,8 +48,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._small_groups import SmallGroupWarning
 from ._small_sample import SMALL_DENOMINATOR, newcombe, small_rates
-from ._stats import SmallGroupWarning
 from .results import check_prob, group_labels, interval_refusal
 from .uncertainty import check_eps, classify, max_type_band
 
@@ -133,7 +133,10 @@ def verdicts(results: Mapping[str, Any] | Iterable[Any], eps: float, prob: float
         ``attrs`` holds ``family_wise_level``, ``construction``, ``eps``, ``family_size``
         (the distinct differences with a verdict: a rate that two measures read, such as
         the TPR of ``fairness.eod`` and of ``fairness.tpr``, has a row under each and counts
-        once) and ``source`` (``"posterior"`` or ``"bootstrap"``).
+        once), ``counts`` (distinct differences per verdict, so they add up to ``family_size``
+        plus the undefined ones), ``tally`` (the sentence a sink prints: "over 5 distinct
+        differences: 1 exceeds, 4 inconclusive", then "(7 rows: ...)" on a line of its own
+        where rows share a difference) and ``source`` (``"posterior"`` or ``"bootstrap"``).
 
     Examples
     --------
@@ -207,6 +210,13 @@ def verdicts(results: Mapping[str, Any] | Iterable[Any], eps: float, prob: float
         eps=eps,
         source=first.source,
         family_size=_distinct(table[table["verdict"] != "undefined"]),
+        counts={v: _distinct(table[table["verdict"] == v]) for v in ("exceeds", "inconclusive", "undefined", "within")},
+    )
+    tally = ", ".join(f"{n} {v}" for v, n in table.attrs["counts"].items() if n)
+    table.attrs["tally"] = f"over {table.attrs['family_size']} distinct differences: {tally}" + (
+        f"\n({len(table)} rows: measures that read one rate share its difference)"
+        if len(table) > _distinct(table)
+        else ""
     )
     if caution is not None:
         table.attrs["caution"] = caution

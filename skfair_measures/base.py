@@ -22,8 +22,9 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import pandas as pd
 
+from ._counts import ConfusionStats, ErrorStats, MulticlassStats
 from ._labels import implied_positive, need_pos_label
-from ._stats import ConfusionStats, ErrorStats, GroupedSample, MulticlassStats
+from ._stats import GroupedSample
 
 __all__ = [
     "BASE_METRICS",
@@ -75,8 +76,8 @@ class BaseMetric:
         Why the value can be undefined (zero denominator), for warnings.
     statistic : {"confusion", "errors"} or None
         The sufficient statistic the metric reads: binary confusion counts
-        (:class:`~skfair_measures._stats.ConfusionStats`), regression error sums
-        (:class:`~skfair_measures._stats.ErrorStats`), or None when it needs the
+        (:class:`~skfair_measures.ConfusionStats`), regression error sums
+        (:class:`~skfair_measures.ErrorStats`), or None when it needs the
         rows themselves (a wrapped scikit-learn metric).
     needs_positive : bool
         Whether the value depends on which class is the positive one; a metric defined

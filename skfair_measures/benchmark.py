@@ -30,8 +30,9 @@ from sklearn.model_selection import StratifiedKFold, check_cv
 from sklearn.pipeline import Pipeline
 from sklearn.utils.multiclass import type_of_target
 
+from ._groups import encode_groups, resolve_sensitive
+from ._labels import binarize_labels
 from ._progress import progress_bar, progress_enabled
-from ._stats import binarize_labels, encode_groups, resolve_sensitive
 from .engines import evaluate_measures
 from .groups import (
     SMALL_GROUP_ROWS,
@@ -45,7 +46,7 @@ from .measures import Measure, MeasureBase
 from .registry import as_measures, msr
 from .results import Result
 from .scoring import _confusion_stats, _response
-from .selection import ConstrainedRefit, _decide, _evidence_of, badness
+from .selection import _AGGREGATES, ConstrainedRefit, _check_choice, _decide, _evidence_of, badness
 
 __all__ = ["BenchmarkResult", "LearnerChoice", "MissingGroupWarning", "benchmark", "fold_splits"]
 
@@ -435,13 +436,7 @@ class BenchmarkResult:
         self,
         objective: str | MeasureBase,
         subject_to: Mapping[Any, float],
-        *,
-        aggregate: str = "auto",
-        confidence: float | None = None,
-        if_none: str = "raise",
-        prob: float = 0.9,
-        n_draws: int = 2000,
-        random_state: Any = 0,
+        **rule: Any,
     ) -> LearnerChoice:
         """The learner with the best objective among those whose aggregated measures meet their bounds.
 
@@ -449,7 +444,7 @@ class BenchmarkResult:
         learners instead of a search's candidates: ``aggregate="pooled"`` computes a
         measure on each learner's pooled out-of-fold counts (from :attr:`predictions`,
         weighted by :attr:`sample_weight`), ``"mean"`` averages its fold values, and
-        ``"auto"`` pools the measures of confusion counts. Intervals, ``confidence``,
+        ``"auto"`` pools the measures of confusion counts. Intervals, ``check``,
         ``if_none`` and the Pareto front are as there.
 
         Parameters
@@ -458,8 +453,9 @@ class BenchmarkResult:
             A benchmarked measure to optimise in its own direction.
         subject_to : dict of (str or Measure) to float
             Benchmarked measures and their bounds.
-        aggregate, confidence, if_none, prob, n_draws, random_state
-            As in :func:`skfair_measures.constrained_refit`.
+        **rule
+            ``aggregate``, ``check``, ``if_none``, ``prob``, ``n_draws``, ``random_state``: as in
+            :func:`skfair_measures.constrained_refit`.
 
         Returns
         -------
@@ -483,30 +479,41 @@ class BenchmarkResult:
         ('logreg', True)
         """
         keys = self._keys([objective, *subject_to])  # benchmarked, or a KeyError naming them
-        rule = ConstrainedRefit(
-            self.measures[keys[0]],
-            {self.measures[k]: b for k, b in zip(keys[1:], subject_to.values(), strict=True)},
-            aggregate=aggregate,
-            confidence=confidence,
-            if_none=if_none,
-            prob=prob,
-            n_draws=n_draws,
-            random_state=random_state,
-        )
-        inputs = [self._pooled_inputs(name) for name in self.learners]
-
-        def evidence(m: MeasureBase) -> Any:
-            wide = self.scores[self.scores["measure"] == m.key].pivot(index="learner", columns="fold", values="value")
-            folds = wide.loc[self.learners].to_numpy(dtype=float)
-            stats = None
-            if rule.aggregate != "mean":
-                stats = [_pooled_stats(m, p, A, self.sample_weight) for p, A in inputs]
-                stats = None if any(st is None for st in stats) else stats
-            return _evidence_of(m, rule.aggregate, folds, stats, f"a measure of confusion counts ({m.key} is not)")
-
-        cons = [(evidence(m), b) for m, b in rule.subject_to]
-        table, chosen, front = _decide(rule, evidence(rule.objective), cons, "learner", self.learners, "learner")
+        measures = [self.measures[k] for k in keys]
+        rule = ConstrainedRefit(measures[0], dict(zip(measures[1:], subject_to.values(), strict=True)), **rule)
+        cons = [(self._evidence(m, rule.aggregate), b) for m, b in rule.subject_to]
+        obj = self._evidence(rule.objective, rule.aggregate)
+        table, chosen, front = _decide(rule, obj, cons, "learner", self.learners, "learner")
         return LearnerChoice(self.learners[chosen], chosen, table, front)
+
+    def _evidence(self, m: MeasureBase, aggregate: str) -> Any:
+        """One measure over the learners, aggregated as :meth:`choose` aggregates it."""
+        wide = self.scores[self.scores["measure"] == m.key].pivot(index="learner", columns="fold", values="value")
+        folds = wide.loc[self.learners].to_numpy(dtype=float)
+        stats = None
+        if aggregate != "mean":
+            stats = [_pooled_stats(m, p, A, self.sample_weight) for p, A in map(self._pooled_inputs, self.learners)]
+            stats = None if any(st is None for st in stats) else stats
+        return _evidence_of(m, aggregate, folds, stats, f"a measure of confusion counts ({m.key} is not)")
+
+    def aggregated(self, measures: Any = None, aggregate: str = "auto") -> pd.DataFrame:
+        """One row per learner: each measure aggregated over the folds as :meth:`choose` aggregates it.
+
+        ``"auto"`` pools the measures of confusion counts (the measure on each learner's pooled
+        out-of-fold counts) and averages the others over the folds; ``"pooled"`` and ``"mean"``
+        force one. The plots rank by this table, so a plot and a decision agree.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by learner, one column per measure; ``attrs["aggregate"]`` says which
+            aggregate each column is.
+        """
+        _check_choice(aggregate, _AGGREGATES, "aggregate")
+        evidence = [self._evidence(self.measures[k], aggregate) for k in self._keys(measures)]
+        table = pd.DataFrame({e.measure.key: e.values for e in evidence}, index=pd.Index(self.learners, name="learner"))
+        table.attrs["aggregate"] = {e.measure.key: e.aggregate for e in evidence}
+        return table
 
     def pareto(
         self,

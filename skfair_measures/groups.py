@@ -26,9 +26,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._groups import SingleGroupError
-from ._small_groups import SMALL_GROUP_ROWS, fold_group_sizes, small_group_effect, small_groups_in_folds
-from ._stats import SmallGroupWarning, encode_groups, resolve_sensitive, restrict_small_groups
+from ._groups import SingleGroupError, encode_groups, resolve_sensitive
+from ._small_groups import (
+    SMALL_GROUP_ROWS,
+    SmallGroupWarning,
+    fold_group_sizes,
+    small_group_effect,
+    small_groups_in_folds,
+)
+from ._stats import restrict_small_groups
 
 __all__ = [
     "SMALL_GROUP_ROWS",

@@ -20,9 +20,11 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from ._counts import ConfusionStats, ErrorStats
+from ._groups import _sensitive_columns
 from ._leaves import FairnessMeasure
 from ._protocol import small_groups_note, warn_small_groups
-from ._stats import ConfusionStats, ErrorStats, GroupedSample, _sensitive_columns, check_inputs
+from ._stats import GroupedSample, check_inputs
 from ._undefined import UndefinedGroupWarning, undefined_groups
 from .base import BaseMetric, CountMetric, get_base
 from .operations import Operation, absdiff, diff_to_overall, ratio, ratio_to_overall

@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ._stats import MulticlassStats, check_inputs
+from ._counts import MulticlassStats
+from ._stats import check_inputs
 
 __all__ = ["confusion_tensor", "dirichlet_draws"]
 

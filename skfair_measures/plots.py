@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ._groups import encode_groups
 from ._optional import require
-from ._stats import encode_groups
 from .benchmark import BenchmarkResult
 from .results import Result, check_prob, percentile_interval
 
@@ -155,9 +155,14 @@ def fairness_accuracy_tradeoff(
     accuracy_measure: str | None = None,
     *,
     show_folds: bool = True,
+    aggregate: str = "auto",
     ax: Axes | None = None,
 ) -> Axes:
-    """Fairness against performance: one point per fold and the mean, per learner.
+    """Fairness against performance: one point per fold and the aggregate, per learner.
+
+    The large marker is the aggregate :meth:`BenchmarkResult.choose` ranks by
+    (:meth:`BenchmarkResult.aggregated`: pooled out-of-fold counts for measures of counts,
+    the mean over folds otherwise), so the plot and the decision agree.
 
     Parameters
     ----------
@@ -168,7 +173,9 @@ def fairness_accuracy_tradeoff(
     accuracy_measure : str, optional
         Key on the y axis; default the first benchmarked measure that does not.
     show_folds : bool, default=True
-        Draw the per-fold values (small, translucent) besides the means (large).
+        Draw the per-fold values (small, translucent) besides the aggregates (large).
+    aggregate : {"auto", "pooled", "mean"}, default="auto"
+        As in :meth:`BenchmarkResult.choose`.
     ax : matplotlib Axes, optional
         Where to draw; a new figure if None.
 
@@ -188,7 +195,7 @@ def fairness_accuracy_tradeoff(
     ...                 measures=["fairness.eod", "classif.acc"], random_state=0)
     >>> ax = fairness_accuracy_tradeoff(bmr)
     >>> ax.get_xlabel()
-    'fairness.eod (lower is better)'
+    'fairness.eod, pooled (lower is better)'
     """
     keys = list(result.measures)
     if fairness_measure is None:
@@ -204,15 +211,17 @@ def fairness_accuracy_tradeoff(
     result._keys([fairness_measure, accuracy_measure])
     ax = _axes(ax)
     wide = result.scores.pivot_table(index=["learner", "fold"], columns="measure", values="value", dropna=False)
+    agg = result.aggregated([fairness_measure, accuracy_measure], aggregate)
     for learner, color in zip(result.learners, _colors(len(result.learners)), strict=True):
         sub = wide.loc[learner]
-        x, y = sub[fairness_measure].to_numpy(), sub[accuracy_measure].to_numpy()
         if show_folds:
-            ax.scatter(x, y, color=color, alpha=0.4, s=25, edgecolor="none")
-        ax.scatter(np.mean(x), np.mean(y), color=color, s=110, marker="D", edgecolor="black", label=learner)
-    ax.set_xlabel(f"{fairness_measure} ({_direction(result.measures[fairness_measure])})")
-    ax.set_ylabel(f"{accuracy_measure} ({_direction(result.measures[accuracy_measure])})")
-    ax.set_title("Fairness-accuracy trade-off" + (" (dots: folds, diamonds: mean)" if show_folds else ""))
+            ax.scatter(sub[fairness_measure], sub[accuracy_measure], color=color, alpha=0.4, s=25, edgecolor="none")
+        x, y = agg.loc[learner, fairness_measure], agg.loc[learner, accuracy_measure]
+        ax.scatter(x, y, color=color, s=110, marker="D", edgecolor="black", label=learner)
+    how = agg.attrs["aggregate"]
+    ax.set_xlabel(f"{fairness_measure}, {how[fairness_measure]} ({_direction(result.measures[fairness_measure])})")
+    ax.set_ylabel(f"{accuracy_measure}, {how[accuracy_measure]} ({_direction(result.measures[accuracy_measure])})")
+    ax.set_title("Fairness-accuracy trade-off" + (" (dots: folds, diamonds: aggregate)" if show_folds else ""))
     ax.grid(alpha=0.3)
     _legend(ax, len(result.learners), title="learner")
     return ax
@@ -319,7 +328,7 @@ def prediction_density(
     """
     from scipy.stats import gaussian_kde
 
-    from ._stats import check_scores
+    from ._arrays import check_scores
 
     if kind not in ("kde", "hist"):
         raise ValueError(f"kind={kind!r}; pass 'kde' or 'hist'.")
@@ -410,7 +419,8 @@ def reliability_diagram(
     a (n=3)
     b (n=3)
     """
-    from ._stats import _to_1d, binarize_labels, check_scores
+    from ._arrays import _to_1d, check_scores
+    from ._labels import binarize_labels
 
     if min_size < 1:
         raise ValueError(f"min_size={min_size}; pass a number of samples >= 1.")

@@ -28,8 +28,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.metadata_routing import UNUSED
 
 from ._counts import ConfusionStats
+from ._groups import SingleGroupError, resolve_sensitive
 from ._protocol import prepared
-from ._stats import SingleGroupError, resolve_sensitive
 from ._together import evaluate_together
 from .measures import Measure, MeasureBase, UndefinedGroupWarning
 from .ranking import RankingFairness

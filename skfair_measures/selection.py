@@ -23,7 +23,7 @@ How a candidate's measure is aggregated over the test folds (``aggregate=``):
 - ``"auto"`` (default): ``"pooled"`` for measures whose counts are in ``cv_results_``,
   ``"mean"`` for the others. The table says which was used.
 
-With ``confidence=`` a bound is met when the one-sided ``confidence`` bound of the
+With ``check="bound"`` a bound is met when the worse end of the ``prob`` interval of the
 measure meets it (the upper bound of a gap, the lower bound of a ratio), not only its
 estimate. When no candidate qualifies, ``if_none="raise"`` (default) raises
 :class:`NoFeasibleCandidateError`, whose ``table`` holds every candidate; ``"fairest"``
@@ -48,6 +48,7 @@ from .registry import as_measures
 from .results import check_prob
 from .scoring import pooled_counts
 from .thresholds import disparity_at_thresholds
+from .uncertainty import Estimate, mapped_interval, summarize
 
 __all__ = [
     "ConstrainedRefit",
@@ -58,12 +59,14 @@ __all__ = [
     "constrained_refit",
     "constrained_threshold",
     "pareto_front",
+    "summary_table",
 ]
 
 #: Concentration per confusion cell of the Dirichlet posterior behind pooled intervals (Jeffreys).
 PRIOR = 0.5
 _AGGREGATES = ("auto", "pooled", "mean")
 _IF_NONE = ("raise", "fairest")
+_CHECKS = ("value", "bound")
 
 
 class NoFeasibleCandidateError(ValueError):
@@ -128,28 +131,52 @@ class _Evidence:
     stats: list[ConfusionStats] | None = None  # one sample of counts per candidate
     folds: np.ndarray | None = None  # (n_candidates, n_folds)
 
-    def draws(self, c: int, n_draws: int, rng: np.random.Generator) -> np.ndarray | None:
-        """Posterior draws of the measure for candidate ``c`` (None without counts)."""
-        if self.stats is None:
-            return None
+    def _counts(self, c: int) -> ConfusionStats:
         s = self.stats[c]
         counts = np.asarray(s.counts, dtype=float)
         if s.rows is not None:  # weighted: counts scaled to the group's rows
             n = counts.sum(axis=(-2, -1))
             scale = np.divide(s.rows, n, out=np.zeros_like(n), where=n > 0)
             counts = counts * scale[:, None, None]
-        s = ConfusionStats(counts, s.groups)
+        return ConfusionStats(counts, s.groups)
+
+    def draws(self, c: int, n_draws: int, rng: np.random.Generator) -> np.ndarray | None:
+        """Posterior draws of the measure for candidate ``c`` (None without counts)."""
+        if self.stats is None:
+            return None
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.asarray(self.measure.from_stats(dirichlet_draws(s, n_draws, prior=PRIOR, random_state=rng)))
+            posterior = dirichlet_draws(self._counts(c), n_draws, prior=PRIOR, random_state=rng)
+            return np.asarray(self.measure.from_stats(posterior))
 
     def bounds(self, c: int, q: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarray:
-        """Quantiles ``q`` of the measure's uncertainty for candidate ``c`` (NaN where undefined)."""
+        """Quantiles ``q`` of the measure's uncertainty for candidate ``c`` (NaN where undefined).
+
+        With counts, from posterior draws of every group's rates: a measure at an edge of its
+        range (an absolute difference, a ratio) takes the joint band of its signed parts mapped
+        through its operation (:func:`~skfair_measures.uncertainty.mapped_interval`; the
+        quantile ``q`` is a bound of the equal-tailed interval of level ``|1 - 2q|``), so its
+        pooled value lies inside; a signed one the quantiles of its draws.
+        """
         if not np.isfinite(self.values[c]):
             return np.full(q.shape, np.nan)
-        d = self.draws(c, n_draws, rng)
-        if d is not None:
-            d = d[np.isfinite(d)]
-            return np.quantile(d, q) if d.size else np.full(q.shape, np.nan)
+        if self.stats is not None:
+            m, counts = self.measure, self._counts(c)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                posterior = dirichlet_draws(counts, n_draws, prior=PRIOR, random_state=rng)
+                values, overall, groups = m.group_values_from_stats(posterior)
+                observed = m.group_values_from_stats(counts)[0]
+                d = np.asarray(m.from_group_values(values, groups=groups, overall=overall), dtype=float)
+            draws = {k: np.asarray(v, dtype=float).reshape(n_draws, -1) for k, v in values.items()}
+            out = []
+            for x in q:
+                mapped = mapped_interval(m, draws, observed, groups, abs(1 - 2 * x)) if x != 0.5 else None
+                finite = d[np.isfinite(d)]
+                out.append(
+                    (mapped[0] if x < 0.5 else mapped[1])
+                    if mapped is not None
+                    else (np.quantile(finite, x) if finite.size else np.nan)
+                )
+            return np.asarray(out, dtype=float)
         if self.folds is None:
             return np.full(q.shape, np.nan)
         f = self.folds[c]
@@ -171,7 +198,7 @@ def _table(
     objective: _Evidence,
     constraints: list[tuple[_Evidence, float]],
     *,
-    confidence: float | None,
+    check: str,
     prob: float,
     n_draws: int,
     random_state: Any,
@@ -191,9 +218,8 @@ def _table(
     for ev, bound in constraints:
         m = ev.measure
         side = 1.0 if m.minimize else -1.0  # +1: value <= bound; -1: value >= bound
-        q = np.append(central, confidence if m.minimize else 1 - confidence) if confidence else central
-        b = np.array([ev.bounds(c, q, n_draws, rng) for c in range(n)]).reshape(n, q.size)
-        checked = b[:, 2] if confidence else ev.values
+        b = np.array([ev.bounds(c, central, n_draws, rng) for c in range(n)]).reshape(n, 2)
+        checked = (b[:, 1] if m.minimize else b[:, 0]) if check == "bound" else ev.values  # the interval's worse end
         ok = np.isfinite(checked) & (side * (checked - bound) <= 0)
         cols[m.key], cols[f"{m.key} lo"], cols[f"{m.key} hi"] = ev.values, b[:, 0], b[:, 1]
         cols[f"{m.key} checked"] = checked
@@ -207,7 +233,55 @@ def _table(
     cols["feasible"] = feasible
     cols["excess"] = excess
     cols["reason"] = reasons
-    return pd.DataFrame(cols, index=pd.RangeIndex(n, name="candidate"))
+    table = pd.DataFrame(cols, index=pd.RangeIndex(n, name="candidate"))
+    table.attrs["prob"] = prob
+    table.attrs["ideal"] = {m.key: m.ideal for m in [om, *(ev.measure for ev, _ in constraints)]}
+    return table
+
+
+#: What made a selection table's interval, by the measure's aggregate.
+_CONSTRUCTIONS = {
+    "pooled": "Dirichlet posterior of the pooled counts",
+    "sample": "Dirichlet posterior of the counts",
+    "mean": "Student t over the folds",
+}
+
+
+def summary_table(table: pd.DataFrame, eps: float | None = None) -> pd.DataFrame:
+    """A selection table (``rule.table(...)``, ``choice.table``) as summary rows: one per candidate and measure.
+
+    The columns are :data:`~skfair_measures.uncertainty.SUMMARY_COLUMNS`, indexed by the table's
+    candidate; each measure's value, interval (``<key> lo``/``<key> hi`` at the table's ``prob``)
+    and construction (its aggregate) become an :class:`~skfair_measures.uncertainty.Estimate`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> a, y = rng.choice(["F", "M"], 1000), rng.integers(0, 2, 1000)
+    >>> score = 0.4 * y + rng.uniform(0, 0.5, 1000)
+    >>> pick = constrained_threshold("classif.acc", {"fairness.eod": 0.1}, y, score, sensitive_features=a,
+    ...                              thresholds=[0.3, 0.5])
+    >>> summary_table(pick.table)[["measure", "construction"]].drop_duplicates().values.tolist()
+    [['classif.acc', 'Dirichlet posterior of the counts'], ['fairness.eod', 'Dirichlet posterior of the counts']]
+    """
+    keys = [c[: -len(" lo")] for c in table.columns if c.endswith(" lo")]
+    rows = [
+        Estimate(
+            key,
+            float(row[key]),
+            construction=_CONSTRUCTIONS[row[f"{key} aggregate"]],
+            interval=(float(row[f"{key} lo"]), float(row[f"{key} hi"])),
+            prob=table.attrs.get("prob", 0.9),
+            target="population",
+            center=table.attrs.get("ideal", {}).get(key) or 0.0,
+            reason=None if np.isfinite(row[key]) else f"{key} is undefined for this candidate",
+        ).summary(eps=eps)
+        for _, row in table.iterrows()
+        for key in keys
+    ]
+    index = np.repeat(table.index.to_numpy(), len(keys))
+    return summarize(rows).set_index(pd.Index(index, name=table.index.name))
 
 
 def _choose(table: pd.DataFrame, objective: MeasureBase, if_none: str, what: str) -> int:
@@ -325,9 +399,7 @@ def _decide(
     rule: ConstrainedRefit, obj: _Evidence, cons: list[tuple[_Evidence, float]], label: str, labels: Any, what: str
 ) -> tuple[pd.DataFrame, int, pd.DataFrame]:
     """The rule over given evidence: every candidate's table (``label`` column first), the choice, the front."""
-    table = _table(
-        obj, cons, confidence=rule.confidence, prob=rule.prob, n_draws=rule.n_draws, random_state=rule.random_state
-    )
+    table = _table(obj, cons, check=rule.check, prob=rule.prob, n_draws=rule.n_draws, random_state=rule.random_state)
     table.insert(0, label, labels)
     chosen = _choose(table, rule.objective, rule.if_none, what)
     return table, chosen, _front_table(table, rule.objective, cons, chosen, rule.n_draws, rule.random_state)
@@ -347,7 +419,7 @@ class ConstrainedRefit:
         subject_to: Mapping[Any, float],
         *,
         aggregate: str = "auto",
-        confidence: float | None = None,
+        check: str = "value",
         if_none: str = "raise",
         prob: float = 0.9,
         n_draws: int = 2000,
@@ -357,7 +429,7 @@ class ConstrainedRefit:
         _objective_sign(self.objective)
         self.subject_to = _bounded(subject_to)
         self.aggregate = _check_choice(aggregate, _AGGREGATES, "aggregate")
-        self.confidence = None if confidence is None else check_prob(confidence, "confidence")
+        self.check = _check_choice(check, _CHECKS, "check")
         self.if_none = _check_choice(if_none, _IF_NONE, "if_none")
         self.prob = check_prob(prob, "prob")
         if not isinstance(n_draws, int | np.integer) or n_draws < 100:
@@ -381,7 +453,7 @@ class ConstrainedRefit:
         """
         obj, cons = self._evidence(cv_results)
         table = _table(
-            obj, cons, confidence=self.confidence, prob=self.prob, n_draws=self.n_draws, random_state=self.random_state
+            obj, cons, check=self.check, prob=self.prob, n_draws=self.n_draws, random_state=self.random_state
         )
         table.insert(0, "params", list(cv_results["params"]))
         if "iter" in cv_results:  # successive halving: only the last round's candidates saw all resources
@@ -415,7 +487,7 @@ class ConstrainedRefit:
         bounds = ", ".join(f"{m.key!r}: {b:g}" for m, b in self.subject_to)
         return (
             f"constrained_refit({self.objective.key!r}, subject_to={{{bounds}}}, aggregate={self.aggregate!r}, "
-            f"confidence={self.confidence}, if_none={self.if_none!r})"
+            f"check={self.check!r}, prob={self.prob:g}, if_none={self.if_none!r})"
         )
 
 
@@ -441,17 +513,7 @@ def _front_table(
     return out.sort_values(objective.key, ascending=bool(objective.minimize))
 
 
-def constrained_refit(
-    objective: MeasureBase | str,
-    subject_to: Mapping[Any, float],
-    *,
-    aggregate: str = "auto",
-    confidence: float | None = None,
-    if_none: str = "raise",
-    prob: float = 0.9,
-    n_draws: int = 2000,
-    random_state: Any = 0,
-) -> ConstrainedRefit:
+def constrained_refit(objective: MeasureBase | str, subject_to: Mapping[Any, float], **rule: Any) -> ConstrainedRefit:
     """A ``refit=`` rule: the best mean objective among candidates whose aggregated constraints meet their bounds.
 
     For :class:`~sklearn.model_selection.GridSearchCV` and
@@ -475,15 +537,16 @@ def constrained_refit(
         How fold results become one value per candidate (see the module docs):
         ``"pooled"`` computes the measure on the summed out-of-fold counts,
         ``"mean"`` averages the fold values, ``"auto"`` pools where the counts are there.
-    confidence : float in (0, 1), optional
-        Meet each bound with this confidence: compare its one-sided ``confidence``
-        bound (upper for a gap) with the bound instead of the estimate.
+    check : {"value", "bound"}, default="value"
+        What meets each bound: the estimate, or the worse end of its central interval of
+        probability ``prob`` (the upper end for a gap: its one-sided ``(1 + prob) / 2`` bound).
     if_none : {"raise", "fairest"}, default="raise"
         When no candidate qualifies: raise :class:`NoFeasibleCandidateError` (the
         search's ``fit`` stops; the error's ``table`` holds every candidate), or take the
         candidate with the smallest violation, warning :class:`InfeasibleConstraintWarning`.
     prob : float, default=0.9
-        Probability of the central intervals in :meth:`ConstrainedRefit.table`.
+        Probability of the central intervals in :meth:`ConstrainedRefit.table` (and of the
+        bound ``check="bound"`` compares).
     n_draws : int, default=2000
         Posterior draws per candidate and measure for pooled intervals.
     random_state : int, default=0
@@ -516,16 +579,7 @@ def constrained_refit(
     >>> bool(row["feasible"]), bool(row["fairness.eod"] <= 0.1), row["fairness.eod aggregate"]
     (True, True, 'pooled')
     """
-    return ConstrainedRefit(
-        objective,
-        subject_to,
-        aggregate=aggregate,
-        confidence=confidence,
-        if_none=if_none,
-        prob=prob,
-        n_draws=n_draws,
-        random_state=random_state,
-    )
+    return ConstrainedRefit(objective, subject_to, **rule)
 
 
 def pareto_front(rule: ConstrainedRefit, cv_results: Mapping[str, Any]) -> pd.DataFrame:
@@ -580,11 +634,7 @@ def constrained_threshold(
     sensitive_features: Any,
     thresholds: Any = None,
     sample_weight: Any = None,
-    confidence: float | None = None,
-    if_none: str = "raise",
-    prob: float = 0.9,
-    n_draws: int = 2000,
-    random_state: Any = 0,
+    **rule: Any,
 ) -> ThresholdChoice:
     """The decision threshold with the best objective among those meeting every bound.
 
@@ -595,7 +645,7 @@ def constrained_threshold(
 
     Parameters
     ----------
-    objective, subject_to, confidence, if_none, prob, n_draws, random_state
+    objective, subject_to
         As in :func:`constrained_refit`; the objective and the constraints must be
         measures of confusion counts.
     y_true : array-like of shape (n_samples,)
@@ -605,6 +655,8 @@ def constrained_threshold(
     thresholds : array-like, optional
         Default: 101 points from 0 to 1.
     sample_weight : array-like of shape (n_samples,), optional
+    **rule
+        ``check``, ``if_none``, ``prob``, ``n_draws``, ``random_state``: as in :func:`constrained_refit`.
 
     Returns
     -------
@@ -622,15 +674,7 @@ def constrained_threshold(
     >>> round(pick.threshold, 2), round(float(row["classif.acc"]), 3), round(float(row["fairness.eod"]), 3)
     (0.49, 0.905, 0.049)
     """
-    rule = ConstrainedRefit(
-        objective,
-        subject_to,
-        confidence=confidence,
-        if_none=if_none,
-        prob=prob,
-        n_draws=n_draws,
-        random_state=random_state,
-    )  # checks every argument
+    rule = ConstrainedRefit(objective, subject_to, **rule)  # checks every argument
 
     def curve(m: MeasureBase, w: Any) -> Any:
         return disparity_at_thresholds(

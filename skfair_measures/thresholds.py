@@ -18,8 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._arrays import check_scores
+from ._counts import ConfusionStats
+from ._labels import binarize_labels
 from ._optional import require
-from ._stats import ConfusionStats, binarize_labels, check_scores
 from .measures import Measure, MeasureBase
 from .registry import as_measures
 

@@ -86,12 +86,14 @@ def test_auto_reports_its_methods_interval_with_enough_labels_and_says_why():
     g, y = rng.integers(0, 2, n), rng.integers(0, 2, n)
     s = np.clip(0.5 * y + rng.uniform(0, 0.5, n), 0, 1)
     post = bayes.posterior(sfm.msr("fairness.tpr"), y, s, sensitive_features=g, random_state=0)
-    assert post.method == "bb" and post.attrs["interval"] == "bb's own" and post.confidence is None
+    assert post.method == "bb" and post.attrs["interval"] == "bb's own" and post.interval_box is None
     assert str(INTERVAL_MIN_LABELS) in post.attrs["interval_reason"]
     few = bayes.posterior(sfm.msr("fairness.tpr"), y[:40], s[:40], sensitive_features=g[:40], random_state=0)
     assert few.attrs["interval"].startswith("guaranteed") and "fewer than" in few.attrs["interval_reason"]
-    assert few.attrs["estimate"] == "bb's posterior mean" and few.attrs["probabilities"].startswith("bb's")
-    assert few.prob_within(0.05) == np.mean(np.abs(few.draws) <= 0.05)  # the posterior's, said in attrs
+    assert few.attrs["estimate"] == "bb's posterior mean" and few.attrs["probabilities"].startswith("none")
+    # one construction: the guaranteed interval gives no probability, and says why (not the draws' share)
+    assert np.isnan(few.prob_within(0.05)) and "guaranteed" in few.no_prob_reason
+    assert few.summary().loc[0, "construction"].startswith("betting")
 
 
 def test_guaranteed_takes_weights_and_says_the_scores_are_not_used():

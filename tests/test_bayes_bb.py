@@ -196,7 +196,7 @@ def test_more_than_two_groups_and_intersections():
     sf = pd.DataFrame({"sex": rng.choice(["F", "M"], 600), "age": rng.choice(["old", "young"], 600)})
     inter = posterior(sfm.msr("fairness.acc"), y, s, sensitive_features=sf, random_state=0)
     assert isinstance(inter.groups, pd.MultiIndex) and len(inter.groups) == 4
-    assert "acc[F, old]" in inter.summary().index
+    assert "acc[F, old]" in inter.table().index
 
 
 def test_composites_use_the_same_operations():
@@ -284,7 +284,7 @@ def test_input_errors_name_the_argument():
 def test_summary_and_inference_data():
     y, s, a = _data(n=200)
     post = posterior(sfm.msr("fairness.tpr"), y, s, sensitive_features=a, reference="M", random_state=0)
-    tab = post.summary()
+    tab = post.table()
     assert list(tab.index) == [post.key, "tpr[F]", "tpr[M]"]
     assert {"mean", "sd", "eti_lower", "eti_upper", "hdi_lower", "hdi_upper", "r_hat", "ess_bulk"} <= set(tab)
     assert np.isclose(tab.loc[post.key, "mean"], post.mean())

@@ -306,4 +306,4 @@ def test_auto_falls_back_to_bb_when_the_calibration_checks_fail():
     assert post.value == pytest.approx(np.ptp(bc.by_group.to_numpy()), abs=1e-12)
     assert post.attrs["estimate"].startswith("bc's posterior means of the group rates (a bcr fit made for")
     lo, hi = post.interval(0.95)
-    assert lo <= post.value <= hi and post.attrs["probabilities"].startswith("bb's")
+    assert lo <= post.value <= hi and post.attrs["probabilities"].startswith("none")

@@ -46,7 +46,7 @@ def _check_undefined(post):
     r = post.rope()
     assert r.verdict is None and np.isnan(r.probability) and str(r).startswith("no verdict")
     assert "practically fair" not in str(r)
-    table = post.summary()
+    table = post.table()
     assert table.iloc[0].isna().all()
     assert table.loc["ppv[F]"].isna().all()
     assert np.isnan(post.group_summary().loc["F"]).all()
@@ -110,10 +110,9 @@ def test_one_eps_default_everywhere():
     from skfair_measures.bayes import _posterior
 
     for f in (
-        MeasurePosterior.summary,
+        MeasurePosterior.table,
         MeasurePosterior.prob_within,
         MeasurePosterior.rope,
-        MeasurePosterior.to_dict,
         BayesianScorer.__init__,
     ):
         assert inspect.signature(f).parameters["eps"].default == DEFAULT_EPS == _posterior.DEFAULT_EPS == 0.05

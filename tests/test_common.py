@@ -10,7 +10,8 @@ from sklearn.metrics import confusion_matrix, mean_absolute_error, mean_squared_
 
 import skfair_measures as sfm
 from skfair_measures import registry
-from skfair_measures._stats import ConfusionStats, ErrorStats, check_inputs
+from skfair_measures._counts import ConfusionStats, ErrorStats
+from skfair_measures._stats import check_inputs
 
 
 def _rates(yt, yp, w):

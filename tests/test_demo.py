@@ -32,8 +32,8 @@ def test_demo_logs_measures_folds_posteriors_and_plots(tmp_path):
     by_name = {r.info.run_name: r for r in runs}
     audit = by_name["adult-logreg-audit"]
     assert 0 < audit.data.metrics["fairness.tpr"] < 1
-    # group counts once per run; per-group values in a table and a chart, not as metrics
-    assert "groups.n_rows/sex_Female" in audit.data.metrics
+    # group sizes and per-group values in the run's tables and a chart, not as metrics (group_metrics=True adds them)
+    assert not any(k.startswith("groups.") for k in audit.data.metrics)
     assert not any(k.startswith("fairness.tpr.group_") for k in audit.data.metrics)
     audit_files = [a.path for a in client.list_artifacts(audit.info.run_id, "fairness")]
     assert any(f.endswith("groupwise.json") for f in audit_files)
@@ -42,9 +42,11 @@ def test_demo_logs_measures_folds_posteriors_and_plots(tmp_path):
     assert "fairness.tpr" in parent.data.metrics and "fairness.tpr.sd" in parent.data.metrics
     children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
     assert len(children) == 3 and all("fairness.tpr" in r.data.metrics for r in children)
-    # posteriors: summaries as metrics, draws and a density plot as artifacts
+    # posteriors: the value, the interval and P(within eps) as metrics, draws and a density plot as artifacts
     post = by_name["adult-logreg-posterior-200-labels"]
-    assert "fairness.acc.posterior/mean" in post.data.metrics
+    m = post.data.metrics
+    assert {f"fairness.acc.posterior/{k}" for k in ("lower", "upper", "prob_within")} <= set(m)
+    assert m["fairness.acc.posterior/lower"] <= m["fairness.acc"] <= m["fairness.acc.posterior/upper"]
     files = [a.path for a in client.list_artifacts(post.info.run_id, "fairness/fairness.acc")]
     assert any(f.endswith("posterior_draws.csv") for f in files) and any(f.endswith(".png") for f in files)
     report = by_name["adult-logreg-report"]

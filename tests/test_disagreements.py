@@ -13,7 +13,7 @@ import pytest
 
 import skfair_measures as sfm
 from skfair_measures import engines
-from skfair_measures._stats import SingleGroupError
+from skfair_measures._groups import SingleGroupError
 from skfair_measures._undefined import UndefinedGroupWarning as UndefinedWarning
 
 

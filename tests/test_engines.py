@@ -17,7 +17,8 @@ import pytest
 
 import skfair_measures as sfm
 from skfair_measures import engines
-from skfair_measures._stats import SingleGroupError, check_inputs
+from skfair_measures._groups import SingleGroupError
+from skfair_measures._stats import check_inputs
 from skfair_measures.engines import _compute
 from skfair_measures.groups import SmallGroupWarning
 

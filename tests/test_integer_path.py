@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skfair_measures as sfm
-from skfair_measures import _reuse, _stats
+from skfair_measures import _groups, _reuse, _stats
 
 INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 MEASURES = [
@@ -171,7 +171,7 @@ def test_single_group_and_wide_values_keep_their_messages():
     one_group = np.array([5, 5, 5, 5])
     fast = _outcome(_stats.check_inputs, t, t, one_group)
     assert fast == _general(_outcome, _stats.check_inputs, t, t, one_group)
-    assert fast[0] is _stats.SingleGroupError
+    assert fast[0] is _groups.SingleGroupError
 
 
 # --- the compiled kernel (numba, large inputs) and its NumPy fallback ----------------------------------------
@@ -268,7 +268,7 @@ import sys
 from unittest import mock
 {block}
 import numpy as np, skfair_measures as sfm
-from skfair_measures import _reuse, _stats
+from skfair_measures import _groups, _reuse, _stats
 rng = np.random.default_rng(0)
 t, p, g = rng.integers(0, 10, 300_000), rng.integers(0, 10, 300_000), rng.integers(0, 5, 300_000)
 m = sfm.msr("fairness.tpr", average="macro")

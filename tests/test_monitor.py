@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skfair_measures as sfm
-from skfair_measures._stats import ConfusionStats
+from skfair_measures._counts import ConfusionStats
 from skfair_measures.monitor import FairnessMonitor
 
 KEYS = ["fairness.tpr", "fairness.cv", "fairness.eod"]

@@ -16,7 +16,8 @@ from sklearn.metrics import (
 )
 
 import skfair_measures as sfm
-from skfair_measures._stats import MulticlassStats, check_inputs
+from skfair_measures._counts import MulticlassStats
+from skfair_measures._stats import check_inputs
 from skfair_measures.base import BASE_METRICS, MulticlassError
 from skfair_measures.multiclass import confusion_tensor, dirichlet_draws
 

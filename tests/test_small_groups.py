@@ -11,7 +11,7 @@ from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
 
 import skfair_measures as sfm
-from skfair_measures._stats import SingleGroupError
+from skfair_measures._groups import SingleGroupError
 from skfair_measures.groups import SmallGroupWarning, merge_rare_levels
 
 

@@ -62,9 +62,9 @@ def test_large_groups_keep_the_percentile_bootstrap_and_composites_read_the_wils
     rng = np.random.default_rng(1)
     g = rng.integers(0, 2, 4000)
     y, pred = rng.integers(0, 2, 4000), rng.integers(0, 2, 4000)
-    assert sfm.bootstrap("fairness.acc", y, pred, sensitive_features=g, random_state=0).construction == (
-        "percentile bootstrap"
-    )
+    # large groups keep the bootstrap (here its band mapped through |.|, the value being near 0), no score interval
+    construction = sfm.bootstrap("fairness.acc", y, pred, sensitive_features=g, random_state=0).construction
+    assert "bootstrap" in construction and "score" not in construction
     g3 = rng.integers(0, 3, 300)
     res = sfm.bootstrap("fairness.eod", y[:300], pred[:300], sensitive_features=g3, random_state=0)
     lo, hi = res.interval()

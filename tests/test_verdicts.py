@@ -91,16 +91,16 @@ def test_bootstrap_verdicts_of_small_rate_denominators_read_newcombe_intervals_w
     from skfair_measures._small_sample import SMALL_DENOMINATOR
 
     y, p, g = _data(n=600)  # about 200 rows per group: below SMALL_DENOMINATOR
-    table = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, random_state=0).verdict(0.05)
+    table = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, random_state=0).pair_verdicts(0.05)
     assert "Newcombe" in table.attrs["construction"] and "caution" not in table.attrs
     assert (table["upper"] > table["lower"]).all()
     # weights of ones, or any common factor: the same table as unweighted (Kish's effective size)
     for w in (np.ones(len(y)), np.full(len(y), 1.0 / len(y)), np.full(len(y), 10.0)):
         weighted = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, sample_weight=w, random_state=0)
-        pd.testing.assert_frame_equal(weighted.verdict(0.05), table)
+        pd.testing.assert_frame_equal(weighted.pair_verdicts(0.05), table)
     y, p, g = _data(n=3 * SMALL_DENOMINATOR + 300)
     assert np.bincount(g).min() >= SMALL_DENOMINATOR
-    table = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, random_state=0).verdict(0.05)
+    table = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, random_state=0).pair_verdicts(0.05)
     assert table.attrs["construction"].startswith("max-type band") and "caution" not in table.attrs
 
 
@@ -110,7 +110,7 @@ def test_a_small_denominator_in_large_groups_gets_no_zero_width_interval():
     g = np.repeat([0, 1], 1000)
     y = (rng.uniform(size=g.size) < 0.01).astype(int)
     pred = np.where(y == 1, 1, (rng.uniform(size=g.size) < 0.1).astype(int))  # TPR 1 in both groups
-    table = sfm.bootstrap("fairness.tpr", y, pred, sensitive_features=g, random_state=0).verdict(0.05)
+    table = sfm.bootstrap("fairness.tpr", y, pred, sensitive_features=g, random_state=0).pair_verdicts(0.05)
     assert (table["upper"] - table["lower"] > 0.2).all() and set(table["verdict"]) == {"inconclusive"}
 
 
@@ -119,7 +119,7 @@ def test_bootstrap_verdicts_of_small_groups_without_rates_say_their_level_is_not
     g = rng.integers(0, 3, 600)
     y = rng.normal(size=600)
     with pytest.warns(sfm.groups.SmallGroupWarning, match=r"smallest group has \d+ rows.*method='guaranteed'"):
-        table = sfm.bootstrap("fairness.mse", y, y + rng.normal(size=600), sensitive_features=g).verdict(0.05)
+        table = sfm.bootstrap("fairness.mse", y, y + rng.normal(size=600), sensitive_features=g).pair_verdicts(0.05)
     assert "fewer than" in table.attrs["caution"] and "CAUTION" in table.attrs["construction"]
 
 
@@ -140,11 +140,11 @@ def _data(n=3000, seed=0):
 def test_a_bootstrap_verdict_has_the_posterior_verdicts_columns_and_attrs():
     y, p, g = _data()
     res = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, random_state=0)
-    table = res.verdict(0.05)
+    table = res.pair_verdicts(0.05)
     post = bayes.posterior(
         sfm.msr("fairness.acc"), y, np.where(p == 1, 0.8, 0.2), sensitive_features=g, method="bb", random_state=0
     )
-    ptable = post.verdict(0.05)
+    ptable = post.pair_verdicts(0.05)
     assert list(table.columns) == list(ptable.columns) == COLUMNS
     assert set(table.attrs) == set(ptable.attrs)
     assert table.attrs["source"] == "bootstrap" and ptable.attrs["source"] == "posterior"
@@ -182,7 +182,7 @@ def test_joint_replicates_are_the_same_rows_for_every_measure():
     assert not np.allclose(mixed, np.round(mixed), atol=1e-6)
     # the family of three measures needs a wider band than one measure's
     joint_c = float(sfm.verdicts(res, 0.05).attrs["construction"].split("+- ")[1].split(" ")[0])
-    alone_c = float(res["fairness.acc"].verdict(0.05).attrs["construction"].split("+- ")[1].split(" ")[0])
+    alone_c = float(res["fairness.acc"].pair_verdicts(0.05).attrs["construction"].split("+- ")[1].split(" ")[0])
     assert joint_c > alone_c
 
 
@@ -195,7 +195,7 @@ def test_weighted_and_regression_measures_are_recomputed_on_shared_rows():
     table = sfm.verdicts(res, 0.05)
     assert len(table) == 6 and table.attrs["source"] == "bootstrap"
     single = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, sample_weight=w, random_state=0, n_boot=50)
-    assert single.verdict(0.05)["estimate"].tolist() == pytest.approx(table["estimate"][:3].tolist())
+    assert single.pair_verdicts(0.05)["estimate"].tolist() == pytest.approx(table["estimate"][:3].tolist())
 
 
 def test_the_engines_poisson_bootstrap_gives_verdicts():
@@ -205,8 +205,8 @@ def test_the_engines_poisson_bootstrap_gives_verdicts():
     y, p, g = _data()
     df = pl.DataFrame({"y": y, "p": p, "g": g})
     res = poisson_bootstrap(df.lazy(), "y", "p", "g", "fairness.acc", n_boot=500, random_state=0)
-    table = res.verdict(0.05)
-    direct = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, random_state=0).verdict(0.05)
+    table = res.pair_verdicts(0.05)
+    direct = sfm.bootstrap("fairness.acc", y, p, sensitive_features=g, random_state=0).pair_verdicts(0.05)
     assert table["verdict"].tolist() == direct["verdict"].tolist() == ["within", "exceeds", "exceeds"]
     assert table["estimate"].tolist() == pytest.approx(direct["estimate"].tolist())
 
@@ -218,7 +218,7 @@ def test_an_undefined_rate_leaves_the_family():
     g = np.repeat([0, 1, 2], 100)
     with pytest.warns(UserWarning):
         res = sfm.bootstrap("fairness.tpr", y, p, sensitive_features=g, random_state=0, n_boot=200)
-    table = res.verdict(0.05)
+    table = res.pair_verdicts(0.05)
     # 50 positives a group, both TPRs 1: Newcombe's interval (+-0.09) is wider than eps
     assert table["verdict"].tolist() == ["inconclusive", "undefined", "undefined"]
     assert table.attrs["family_size"] == 1
@@ -233,7 +233,7 @@ def test_results_of_different_fits_or_without_draws_are_refused_by_name():
     with pytest.raises(ValueError, match="results is empty"):
         sfm.verdicts([], 0.05)
     with pytest.raises(ValueError, match="eps="):
-        a.verdict(-0.1)
+        a.pair_verdicts(-0.1)
     with pytest.raises(TypeError, match="no joint draws"):
         sfm.verdicts([a.point], 0.05)
     with pytest.raises(ValueError, match="share the key"):
@@ -242,7 +242,7 @@ def test_results_of_different_fits_or_without_draws_are_refused_by_name():
         sfm.bootstraps([], y, p, sensitive_features=g)
     bare = sfm.BootstrapResult(a.point, a.draws)
     with pytest.raises(ValueError, match="no per-group replicates"):
-        bare.verdict(0.05)
+        bare.pair_verdicts(0.05)
     with pytest.raises(ValueError, match="min_group_size"):
         sfm.bootstraps(["fairness.acc", sfm.msr("fairness.tpr", min_group_size=250)], y, p, sensitive_features=g)
 

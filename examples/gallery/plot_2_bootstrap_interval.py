@@ -25,7 +25,7 @@ y_pred = DecisionTreeClassifier(max_depth=6, random_state=0).fit(X_train, y_trai
 boot = sfm.bootstrap(sfm.msr("fairness.tpr"), y_test, y_pred, sensitive_features=A_test["sex"], random_state=0)
 low, high = boot.interval()
 print(f"fairness.tpr = {boot.value:.4f}, 95% bootstrap interval {low:.4f} to {high:.4f}")
-print(boot.verdict(eps=0.05).to_string())
+print(boot.pair_verdicts(eps=0.05).to_string())
 
 # %%
 # On a small audit the same model gives a wide interval: 300 rows cannot tell a gap of 0.05 from none.

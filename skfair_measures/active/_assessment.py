@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from .._stats import binarize_labels
+from .._labels import binarize_labels
 from ..results import check_prob
+from ..uncertainty import Estimate
 from ._beta import beta_var, rope_masses
 from ._inputs import check_pool, label_codes
 from ._metrics import ActiveMetric, get_metric
@@ -612,6 +613,47 @@ class ActiveAssessment:
             raise ValueError(f"eps={eps!r} must be >= 0.")
         a, b = self._a[:, 0], self._b[:, 0]
         return RopeResult(*rope_masses(a[c1], b[c1], a[c2], b[c2], eps), eps=eps, center=0.0)
+
+    def estimate(self, g1: Any = None, g2: Any = None, n_draws: int = _N_DRAWS) -> Estimate:
+        """The gap ``theta_g1 - theta_g2`` as an :class:`~skfair_measures.uncertainty.Estimate` (rates only).
+
+        Value, interval, ``prob_within`` and verdict all from the Beta posteriors' draws of the
+        two groups, so they agree with :meth:`compare`; ``summary()`` is the one summary row.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skfair_measures.active import ActiveAssessment
+        >>> from skfair_measures.uncertainty import SUMMARY_COLUMNS
+        >>> rng = np.random.default_rng(0)
+        >>> g, y_pred = np.repeat(["a", "b"], 200), rng.integers(0, 2, 400)
+        >>> aa = ActiveAssessment(y_pred, np.where(y_pred == 1, 0.8, 0.2), sensitive_features=g, random_state=0)
+        >>> rows = aa.ask(300)
+        >>> aa.tell(rows, y_pred[rows])  # the model was right on these rows
+        >>> est = aa.estimate("a", "b")
+        >>> est.construction, est.verdict(0.5), tuple(est.summary().columns) == SUMMARY_COLUMNS
+        ('Beta posterior of labeled rows', 'within', True)
+        """
+        if self.metric.binned:
+            raise ValueError("estimate() compares rates; metric='ece' is not supported.")
+        if g1 is None and g2 is None and self._pair is not None:
+            c1, c2 = self._pair
+        else:
+            c1, c2 = self._group_code(g1, "g1"), self._group_code(g2, "g2")
+        d = self.draws(n_draws)
+        gap = d[:, c1] - d[:, c2]
+        means = self._means()
+        return Estimate(
+            f"active.{self.metric.key}[{self.groups[c1]} - {self.groups[c2]}]",
+            float(means[c1] - means[c2]),
+            construction="Beta posterior of labeled rows",
+            n=int(self._labels_used[[c1, c2]].sum()),
+            target="population",
+            draws=gap,
+            posterior=True,
+            center=0.0,
+            reason=None if np.isfinite(gap).all() else "a group of the pair has no labeled rows in its rate",
+        )
 
     def posterior_rmse(self) -> float:
         """Expected groupwise RMSE under the posterior: ``sqrt(sum_g p_g Var(theta_g))`` (rates only)."""

@@ -38,9 +38,17 @@ Examples
 >>> import skfair_measures as sfm
 >>> post = sfm.bayes.posterior(sfm.msr("fairness.tpr"),
 ...     [1, 1, 0, 1, 1, 0], [0.9, 0.4, 0.3, 0.8, 0.7, 0.6],
-...     sensitive_features=list("aaabbb"), reference="a", random_state=0)
+...     sensitive_features=list("aaabbb"), reference="a", method="bb", random_state=0)
 >>> 0.0 < post.prob_greater(0.0) < 1.0
 True
+
+With six labels ``auto`` reports the guaranteed interval, which defines no probability:
+
+>>> auto = sfm.bayes.posterior(sfm.msr("fairness.tpr"),
+...     [1, 1, 0, 1, 1, 0], [0.9, 0.4, 0.3, 0.8, 0.7, 0.6],
+...     sensitive_features=list("aaabbb"), reference="a", random_state=0)
+>>> auto.construction, auto.prob_greater(0.0)
+('betting (guaranteed), labels', nan)
 """
 
 from .._verdicts import verdicts  # the one verdict rule, shared with the bootstrap

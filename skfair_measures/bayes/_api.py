@@ -20,8 +20,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._arrays import _check_weight, check_scores
+from .._groups import encode_groups
+from .._labels import binarize_labels
 from .._protocol import _ONE_GROUP
-from .._stats import _check_weight, binarize_labels, check_inputs, check_scores, encode_groups
+from .._stats import check_inputs
 from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
 from ..measures import MeasureBase
@@ -75,25 +78,7 @@ def signed_measure(measure: MeasureBase, reference: Any) -> MeasureBase:
 
 
 def posterior(
-    measure: MeasureBase,
-    y_true: Any,
-    y_score: Any,
-    *,
-    sensitive_features: Any,
-    method: str = "auto",
-    unlabeled_scores: Any = None,
-    unlabeled_sensitive: Any = None,
-    sample_weight: Any = None,
-    unlabeled_sample_weight: Any = None,
-    reference: Any = None,
-    threshold: float | None = None,
-    pos_label: Any = None,
-    n_draws: int | None = None,
-    chains: int = 4,
-    random_state: Any = None,
-    data: Any = None,
-    target: str | None = None,
-    **options: Any,
+    measure: MeasureBase, y_true: Any, y_score: Any, *, sensitive_features: Any, **arguments: Any
 ) -> MeasurePosterior:
     """Posterior distribution of a fairness measure from scores and (few) labels.
 
@@ -268,26 +253,7 @@ def posterior(
     ...
     ValueError: sampler= is an option of method 'bc', 'bcr', not of method='bb'; drop it or choose one of those methods.
     """
-    (post,) = posteriors(
-        [measure],
-        y_true,
-        y_score,
-        sensitive_features=sensitive_features,
-        method=method,
-        unlabeled_scores=unlabeled_scores,
-        unlabeled_sensitive=unlabeled_sensitive,
-        sample_weight=sample_weight,
-        unlabeled_sample_weight=unlabeled_sample_weight,
-        reference=reference,
-        threshold=threshold,
-        pos_label=pos_label,
-        n_draws=n_draws,
-        chains=chains,
-        random_state=random_state,
-        data=data,
-        target=target,
-        **options,
-    ).values()
+    (post,) = posteriors([measure], y_true, y_score, sensitive_features=sensitive_features, **arguments).values()
     return post
 
 
@@ -605,8 +571,9 @@ def _auto_interval(
     """``auto``'s interval (:func:`~._auto.auto_interval`): the guaranteed box put on ``fit`` when the rule says so.
 
     The estimate stays the one :func:`_auto_estimate` put on ``fit``; the posterior then
-    reads its interval from the box, widened to hold the estimate. Its probabilities
-    (``prob_within``, ``rope``) stay those of the method's posterior, and ``attrs`` says so.
+    reads its interval from the box, widened to hold the estimate. A confidence interval gives
+    no probabilities: ``prob_within`` and ``rope`` are NaN with the reason (one construction for
+    the interval, the probability and the verdict), and ``attrs`` says so.
     """
     if not plan.guaranteed:
         return {"interval": f"{estimator.name}'s own", "interval_reason": plan.interval_reason}
@@ -623,7 +590,7 @@ def _auto_interval(
         "target": box.attrs["target"],
         "construction": box.attrs["construction"],
         "interval_reason": plan.interval_reason,
-        "probabilities": f"{estimator.name}'s posterior (not the interval's)",
+        "probabilities": "none: the guaranteed interval is a confidence interval (the draws' would not agree with it)",
         "prediction_powered": box.attrs["prediction_powered"],
         "sequences": box.attrs["sequences"],
     }
@@ -780,8 +747,7 @@ def _posterior_of(
         extra_draws=fit.extra,
         point=point,
         undefined_reason=reason,
-        confidence=fit.confidence,
-        interval_box=fit.interval_box,
+        interval_box=fit.confidence if fit.interval_box is None else fit.interval_box,
     )
 
 

@@ -20,7 +20,9 @@ the papers' score files (docs/reproduction_ji2020.md) and the simulations of
    and BB's in 98%.
 
 The rules above choose the method whose draws the posterior holds (its probabilities,
-``prob_within`` and the like). The estimate and the interval are separate decisions.
+``prob_within`` and the like, while the interval is theirs). The estimate and the interval
+are separate decisions; under the guaranteed interval there are no probabilities (NaN with
+the reason): an interval, its probability and its verdict come from one construction.
 The interval (:func:`auto_interval`) is that method's own only when every group has at least
 :data:`INTERVAL_MIN_LABELS` labeled rows in the denominator of every rate the measures
 read; below that it is the guaranteed interval (``method="guaranteed"``: one-look

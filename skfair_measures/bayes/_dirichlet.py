@@ -20,7 +20,11 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._stats import GroupedSample, MulticlassStats, _distinct, _to_1d, check_inputs, small_group_plan
+from .._arrays import _to_1d
+from .._counts import MulticlassStats
+from .._labels import _distinct
+from .._small_groups import small_group_plan
+from .._stats import GroupedSample, check_inputs
 from ..measures import MeasureBase
 from ..multiclass import dirichlet_draws
 from ._method import without_prior_only

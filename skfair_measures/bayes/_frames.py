@@ -27,7 +27,7 @@ import pandas as pd
 
 from .._groups import encode_groups
 from .._labels import binarize_labels
-from .._stats import small_group_plan
+from .._small_groups import small_group_plan
 from ..base import BaseMetric, ratio_roles
 from ..engines._aggregate import _N, _P, _SUM_W, _T, _group_codes, _refuse_bad_rows
 from ..engines._frames import as_lazy, check_columns

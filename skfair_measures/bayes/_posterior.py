@@ -28,7 +28,8 @@ import pandas as pd
 from .._optional import require
 from .._verdicts import VerdictFamily, verdicts
 from ..measures import MeasureBase, UndefinedGroupWarning
-from ..results import DEFAULT_EPS, Result, check_prob, plain
+from ..results import DEFAULT_EPS, check_prob, plain
+from ..uncertainty import Estimate, check_eps
 from ._method import group_labels
 
 __all__ = ["DEFAULT_EPS", "MeasurePosterior", "RopeResult", "SamplingWarning", "warn_undefined"]
@@ -151,12 +152,16 @@ class RopeResult:
 _NAN = float("nan")
 
 
-class MeasurePosterior(Result):
+class MeasurePosterior(Estimate):
     """Posterior draws of a fairness measure and of its base metrics per group.
 
     Returned by :func:`skfair_measures.bayes.posterior`; not meant to be built by
-    hand. A :class:`~skfair_measures.results.Result`: ``value``, ``by_group``,
-    ``counts``, ``draws``, ``reason``, ``interval(prob)`` and ``to_dict()``.
+    hand. An :class:`~skfair_measures.uncertainty.Estimate`: ``value``, ``n``, ``target``,
+    ``construction``, ``interval(prob)``, ``prob_within(eps)``, ``verdict(eps)`` and
+    ``summary()``. Its interval, probabilities and verdict come from one construction: the
+    posterior draws, or, for ``method="guaranteed"`` (and ``"auto"`` when it reports the
+    guaranteed interval), the guaranteed box mapped through the measure, which is a
+    confidence interval and gives no probabilities (NaN, with ``no_prob_reason``).
 
     Attributes
     ----------
@@ -195,7 +200,6 @@ class MeasurePosterior(Result):
         extra_draws: dict[str, np.ndarray] | None = None,
         point: float | None = None,
         undefined_reason: str | None = None,
-        confidence: Any = None,
         interval_box: Any = None,
     ) -> None:
         self.measure = measure
@@ -210,8 +214,7 @@ class MeasurePosterior(Result):
         self.extra_draws = dict(extra_draws or {})
         self._point = point
         self._reason = undefined_reason
-        self.confidence = confidence
-        self.interval_box = confidence if interval_box is None else interval_box  # the box intervals are read from
+        self.interval_box = interval_box  # a guaranteed box the interval is read from (guaranteed, or auto's)
 
     # -- the Result interface --------------------------------------------------------
     @property
@@ -254,21 +257,63 @@ class MeasurePosterior(Result):
 
     # -- basic facts --------------------------------------------------------------------
     @property
-    def center(self) -> float:
-        """Value of perfect fairness: the measure's ideal (0 for differences, 1 for ratios)."""
-        ideal = self.measure.ideal
-        if ideal is None:
-            raise ValueError(
-                f"{self.key} has no ideal (perfectly fair) value; pass center= to prob_within() and rope()."
+    def n(self) -> int:  # type: ignore[override]
+        """Rows the value used: the labeled rows and the unlabeled ones whose scores it read."""
+        return int(self.label_counts.sum()) + int(self.attrs.get("n_unlabeled", 0) or 0)
+
+    @property
+    def construction(self) -> str:  # type: ignore[override]
+        """What made the interval, in words a reader knows."""
+        if self.interval_box is not None:
+            return "betting (guaranteed), " + (
+                "prediction-powered" if self.attrs.get("prediction_powered") else "labels"
             )
-        return float(ideal)
+        return _CONSTRUCTIONS.get(self.method, f"{self.method} posterior")
+
+    @property
+    def target(self) -> str:  # type: ignore[override]
+        """What the interval is about (``attrs["target"]``): the audited rows, or the population they came from."""
+        return self.attrs.get("target", "population")
+
+    def _prob_draws(self) -> np.ndarray | None:
+        return None if self.interval_box is not None else self.draws
+
+    @property
+    def no_prob_reason(self) -> str | None:
+        """Why the probabilities are NaN: undefined draws, or an interval that is a confidence interval."""
+        if not self.defined:
+            return self.reason
+        if self.interval_box is None:
+            return None
+        if self.method != "guaranteed":  # auto put the guaranteed box on another method's draws
+            return (
+                f"the interval is the guaranteed one (auto: {self.attrs.get('interval_reason', 'few labels')}), "
+                "a confidence interval; it gives no probabilities (the draws' would not agree with it)"
+            )
+        return f"method={self.method!r} gives a confidence interval, not probabilities"
 
     @property
     def n_draws(self) -> int:
         """Total number of draws (chains times draws per chain)."""
         return int(self.chain_draws.size)
 
+    def note(self, prob: float | None = None) -> str:
+        """The estimate's note, and which rows a posterior fitted on unlabeled scores too describes."""
+        n_unl = int(self.attrs.get("n_unlabeled", 0) or 0)
+        if not n_unl:
+            return super().note(prob)
+        n_lab = int(self.label_counts.sum())
+        rows = (
+            f"fitted on {n_lab:,} labeled rows and the scores of {n_unl:,} unlabeled rows: it describes all "
+            f"{n_lab + n_unl:,} rows; a point value computed on the labeled rows alone may lie outside its interval"
+        )
+        return "; ".join(p for p in (super().note(prob), rows) if p)
+
     def _centre(self, center: float | None) -> float:
+        if center is None and self.measure.ideal is None:
+            raise ValueError(
+                f"{self.key} has no ideal (perfectly fair) value; pass center= to prob_within() and rope()."
+            )
         return self.center if center is None else float(center)
 
     # -- point summaries ------------------------------------------------------------
@@ -282,17 +327,17 @@ class MeasurePosterior(Result):
 
     def sd(self) -> float:
         """Posterior standard deviation of the measure; NaN when undefined."""
-        if self.confidence is not None:
-            return _NAN  # a confidence interval is not a distribution
+        if self._prob_draws() is None:
+            return _NAN  # the interval is not the draws': their spread tells nothing of it
         return float(np.std(self.draws, ddof=1)) if self.defined and self.n_draws > 1 else _NAN
 
-    def interval(self, prob: float = 0.95, kind: Literal["eti", "hdi"] = "eti") -> tuple[float, float]:
+    def interval(self, prob: float | None = None, kind: Literal["eti", "hdi"] = "eti") -> tuple[float, float]:
         """Credible interval of the measure (NaN, NaN when undefined).
 
         Parameters
         ----------
-        prob : float, default=0.95
-            Posterior mass inside the interval.
+        prob : float, optional
+            Posterior mass inside the interval (default: ``prob``, 0.95).
         kind : {"eti", "hdi"}, default="eti"
             Equal-tailed interval (quantiles ``(1 - prob) / 2`` and
             ``(1 + prob) / 2``, as in the papers' coverage tables) or highest
@@ -303,7 +348,7 @@ class MeasurePosterior(Result):
         tuple of float
             ``(lower, upper)``.
         """
-        check_prob(prob)
+        prob = self.prob if prob is None else check_prob(prob)
         if kind not in ("eti", "hdi"):
             raise ValueError(f"kind={kind!r}; pass 'eti' or 'hdi'.")
         if not self.defined:
@@ -319,15 +364,13 @@ class MeasurePosterior(Result):
 
     def prob_greater(self, x: float = 0.0) -> float:
         """Posterior probability that the measure exceeds ``x``: e.g. ``P(Delta > 0)``; NaN when undefined."""
-        if self.confidence is not None or not self.defined:  # a confidence interval is not a distribution
-            return _NAN
-        return float(np.mean(self.draws > x))
+        draws = self._prob_draws()
+        return float(np.mean(draws > x)) if draws is not None and self.defined else _NAN
 
     def prob_less(self, x: float = 0.0) -> float:
         """Posterior probability that the measure is below ``x``; NaN when undefined."""
-        if self.confidence is not None or not self.defined:  # a confidence interval is not a distribution
-            return _NAN
-        return float(np.mean(self.draws < x))
+        draws = self._prob_draws()
+        return float(np.mean(draws < x)) if draws is not None and self.defined else _NAN
 
     def prob_within(self, eps: float = DEFAULT_EPS, center: float | None = None) -> float:
         """Probability of being practically fair: ``P(|Delta - center| <= eps)``; NaN when undefined.
@@ -342,12 +385,9 @@ class MeasurePosterior(Result):
             Value of perfect fairness; defaults to :attr:`center` (0 for
             differences, 1 for ratios).
         """
-        if eps < 0:
-            raise ValueError(f"eps={eps!r} must be >= 0.")
-        c = self._centre(center)
-        if self.confidence is not None:
-            return _NAN
-        return float(np.mean(np.abs(self.draws - c) <= eps)) if self.defined else _NAN
+        eps, c = check_eps(eps), self._centre(center)
+        draws = self._prob_draws()
+        return float(np.mean(np.abs(draws - c) <= eps)) if draws is not None and self.defined else _NAN
 
     def upper_bound(self, prob: float = 0.95) -> float:
         """One-sided upper credible bound of ``|Delta - center|``: its ``prob`` quantile; NaN when undefined."""
@@ -374,23 +414,18 @@ class MeasurePosterior(Result):
         RopeResult
             No verdict (NaN masses, ``reason`` set) when the posterior is undefined.
         """
-        if eps < 0:
-            raise ValueError(f"eps={eps!r} must be >= 0.")
-        c = self._centre(center)
-        if not self.defined:
-            return RopeResult(_NAN, _NAN, _NAN, eps=float(eps), center=c, reason=self.reason)
-        if self.confidence is not None:
-            why = (
-                f"method={self.method!r} gives a confidence interval, not probabilities; compare interval() "
-                f"with the band [{c - eps:g}, {c + eps:g}]"
-            )
-            return RopeResult(_NAN, _NAN, _NAN, eps=float(eps), center=c, reason=why)
+        eps, c = check_eps(eps), self._centre(center)
+        if self.no_prob_reason is not None:
+            why = self.no_prob_reason
+            if self.defined:
+                why += f"; compare interval() with the band [{c - eps:g}, {c + eps:g}]"
+            return RopeResult(_NAN, _NAN, _NAN, eps=eps, center=c, reason=why)
         x = self.draws
         below = float(np.mean(x < c - eps))
         above = float(np.mean(x > c + eps))
         return RopeResult(below, 1.0 - below - above, above, eps=float(eps), center=c)
 
-    def verdict(self, eps: float = DEFAULT_EPS, prob: float = 0.95) -> pd.DataFrame:
+    def pair_verdicts(self, eps: float = DEFAULT_EPS, prob: float | None = None) -> pd.DataFrame:
         """Per base rate and group pair: ``within`` / ``exceeds`` / ``inconclusive``, jointly at level ``prob``.
 
         One joint construction over every pair of groups (a max-type band over the draws,
@@ -404,11 +439,11 @@ class MeasurePosterior(Result):
         >>> from skfair_measures import bayes
         >>> post = bayes.posterior(sfm.msr("fairness.acc"), [1, 0, 1, 0] * 10, [0.9, 0.2, 0.4, 0.6] * 10,
         ...                        sensitive_features=list("aabb") * 10, method="guaranteed")
-        >>> v = post.verdict(0.05)
-        >>> v["verdict"].tolist(), v.attrs["construction"].split(":")[0]
-        (['exceeds'], 'union bound')
+        >>> v = post.pair_verdicts(0.05)
+        >>> v["verdict"].tolist(), v.attrs["construction"].split(":")[0], post.verdict(0.05)
+        (['exceeds'], 'union bound', 'exceeds')
         """
-        return verdicts([self], eps, prob)
+        return verdicts([self], eps, self.prob if prob is None else prob)
 
     def verdict_family(self) -> VerdictFamily:
         """The draws of every base rate in every group, as :func:`skfair_measures.verdicts` reads them."""
@@ -450,8 +485,8 @@ class MeasurePosterior(Result):
             index=self.groups,
         )
 
-    def summary(self, prob: float = 0.95, eps: float = DEFAULT_EPS) -> pd.DataFrame:
-        """One row per quantity: the measure, then every base metric in every group.
+    def table(self, prob: float | None = None, eps: float = DEFAULT_EPS) -> pd.DataFrame:
+        """One row per quantity: the measure, then every base metric in every group (:meth:`summary` is the one row).
 
         Columns are the posterior ``mean``, ``sd``, the equal-tailed interval
         ``eti_lower``/``eti_upper``, the highest-density interval
@@ -461,8 +496,8 @@ class MeasurePosterior(Result):
 
         Parameters
         ----------
-        prob : float, default=0.95
-            Mass of the intervals.
+        prob : float, optional
+            Mass of the intervals (default: ``prob``).
         eps : float, default=DEFAULT_EPS
             Half-width of practical fairness.
 
@@ -470,6 +505,7 @@ class MeasurePosterior(Result):
         -------
         pandas.DataFrame
         """
+        prob = self.prob if prob is None else prob
         rows: dict[str, np.ndarray] = {self.key: self.chain_draws}
         labels = group_labels(self.groups)
         for name, d in self.group_draws.items():
@@ -477,9 +513,8 @@ class MeasurePosterior(Result):
                 rows[f"{name}[{lab}]"] = np.asarray(d[..., j], dtype=float)
         prob = check_prob(prob)
         table = pd.DataFrame([_row(name, x, prob) for name, x in rows.items()]).set_index("quantity")
-        if self.interval_box is not None:  # the intervals are the guaranteed ones (and no sd for one draw)
-            if self.confidence is not None:
-                table["sd"] = np.nan
+        if self.interval_box is not None:  # the intervals are the guaranteed ones: the draws' spread tells nothing
+            table["sd"] = np.nan
             lower, upper, _ = self.interval_box.at(prob)
             for name in self.group_draws:
                 for j, lab in enumerate(labels):
@@ -495,19 +530,13 @@ class MeasurePosterior(Result):
         table.iloc[0, -1] = self.prob_within(eps)
         return table
 
-    def to_dict(self, prob: float = 0.95, eps: float = DEFAULT_EPS) -> dict[str, Any]:
-        """A JSON-friendly dictionary: the Result fields plus interval, ``P(>center)``, ``P(|.-center|<=eps)``."""
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dictionary: the summary row's fields, ``method``, ``mean``, ``prob_greater``, ``n_draws``."""
         out = super().to_dict()
-        lo, hi = self.interval(prob)
         out.update(
             method=self.method,
             mean=plain(self.mean()),
-            prob=prob,
-            lower=plain(lo),
-            upper=plain(hi),
-            eps=eps,
             prob_greater=plain(self.prob_greater(self.center)),
-            prob_within=plain(self.prob_within(eps)),
             n_draws=self.n_draws,
         )
         return out
@@ -589,6 +618,14 @@ class MeasurePosterior(Result):
             f"value {self.value:.4f}, 95% interval [{lo:.4f}, {hi:.4f}]>"
         )
 
+
+#: The construction of each method's interval, in words a reader knows.
+_CONSTRUCTIONS = {
+    "bb": "Beta-Binomial posterior",
+    "bc": "Bayesian calibration posterior",
+    "bcr": "rectified Bayesian calibration posterior",
+    "ppi": "prediction-powered (PPI++)",
+}
 
 _SUMMARY_COLUMNS = ("mean", "sd", "eti_lower", "eti_upper", "hdi_lower", "hdi_upper", "r_hat", "ess_bulk")
 

@@ -21,7 +21,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from .._stats import binarize_labels, check_inputs, check_scores, encode_groups
+from .._arrays import check_scores
+from .._groups import encode_groups
+from .._labels import binarize_labels
+from .._stats import check_inputs
 from ..results import check_prob
 from ._api import _rng
 from ._posterior import group_labels

@@ -10,7 +10,9 @@ posterior of a measure on the validation fold and reduces it by a stated rule:
   ``prob`` quantile), negated — a cautious choice: a model only scores well if it
   is fair *with high posterior probability*;
 - ``"prob_fair"``: ``P(|Delta - center| <= eps)``, the probability of being
-  practically fair (seed 000 section 3), higher is better.
+  practically fair (seed 000 section 3), higher is better. A probability needs a
+  posterior whose interval is its draws, so with ``method="auto"`` this rule uses the
+  method auto chooses, never its guaranteed interval of few labels (which gives none).
 
 An undefined posterior (a group rate with no samples in its denominator) scores
 NaN, which scikit-learn reports for that candidate and fold.
@@ -30,7 +32,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .._stats import resolve_sensitive
+from .._groups import resolve_sensitive
 from ..measures import Measure
 from ..results import check_prob
 from ..scoring import FairnessScorer, _response
@@ -161,12 +163,15 @@ class BayesianScorer(FairnessScorer):
             extra["unlabeled_sensitive"] = (
                 self.unlabeled_sensitive if columns is None else resolve_sensitive(X=self.unlabeled_X, columns=columns)
             )
+        # prob_fair reads a probability, which only a posterior whose interval is its draws gives: under auto,
+        # the method auto chooses (not its guaranteed interval of few labels, a confidence interval)
+        method = used if self.rule == "prob_fair" else self.method
         post = posterior(
             measure,
             np.asarray(y),
             _response(estimator, X, "predict_proba", pos_label),
             sensitive_features=groups,
-            method=self.method,
+            method=method,
             reference=self.reference,
             random_state=self.random_state,
             **extra,

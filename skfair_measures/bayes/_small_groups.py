@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._stats import small_group_plan
+from .._small_groups import small_group_plan
 from ..measures import MeasureBase
 from ._method import FitData, Rows
 from ._posterior import external_stacklevel

@@ -8,8 +8,8 @@ absolute errors and of squared errors. Both also count the rows that would make 
 number wrong (missing or negative weights, scores outside [0, 1], missing or infinite
 errors), so that bad data is refused with the column named instead of being summed.
 
-Locally the small table becomes a :class:`~skfair_measures._stats.ConfusionStats` or an
-:class:`~skfair_measures._stats.ErrorStats` through the core's own label and group
+Locally the small table becomes a :class:`~skfair_measures.ConfusionStats` or an
+:class:`~skfair_measures.ErrorStats` through the core's own label and group
 encoding (``binarize_labels``, ``encode_groups``), so an engine and an in-memory call on
 the same rows give the same counts.
 """
@@ -23,9 +23,10 @@ import narwhals as nw
 import numpy as np
 import pandas as pd
 
+from .._counts import ConfusionStats, ErrorStats
 from .._groups import encode_groups
 from .._labels import binarize_labels, check_labels
-from .._stats import ConfusionStats, ErrorStats, GroupedSample
+from .._stats import GroupedSample
 from ._frames import Columns, collect, engine_name
 
 __all__ = [

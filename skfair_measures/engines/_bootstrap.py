@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from .._bootstrap import BootstrapResult, Replicates, check_replicates
-from .._stats import ConfusionStats, ErrorStats
+from .._counts import ConfusionStats, ErrorStats
 from ..measures import Measure
 from ..registry import as_measures
 from . import _native

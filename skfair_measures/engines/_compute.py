@@ -25,14 +25,10 @@ from typing import Any
 import narwhals as nw
 import pandas as pd
 
+from .._counts import ConfusionStats, ErrorStats
+from .._groups import resolve_sensitive
 from .._protocol import Stats, small_groups_note, warn_small_groups
-from .._stats import (
-    ConfusionStats,
-    ErrorStats,
-    SmallGroupPlan,
-    resolve_sensitive,
-    small_group_plan,
-)
+from .._small_groups import SmallGroupPlan, small_group_plan
 from .._together import evaluate_together
 from ..measures import Measure, MeasureBase, MeasureInputs, MeasureResult
 from ..registry import as_measures

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._counts import ConfusionStats
 from .._inputs import MeasureInputs
-from .._stats import ConfusionStats
 from ..engines._compute import _Engine
 from ..engines._frames import as_lazy, check_columns, collect
 

@@ -25,11 +25,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._counts import ConfusionStats
 from .._files import read_text, write_atomically
 from .._protocol import MeasureBase
-from .._stats import ConfusionStats
 from ..base import RatioRoles, ratio_roles
 from ..registry import as_measures, msr
+from ..uncertainty import Estimate, summarize
 from ._batches import ID, PRED, TRUE, Batch, as_batch, collect_columns, count, label_of
 from ._drift import DriftTest, drift_plan
 from ._sequences import Box, box_alpha, cells
@@ -642,6 +643,7 @@ class FairnessMonitor:
                 shown = next(b for b in need.boxes if b.start == regime)
                 value, reason = self._value(m, _pad(shown.counts, n), index)
                 lower, upper = bounds[regime]
+                lower, upper = float(np.fmin(lower, value)), float(np.fmax(upper, value))  # a value outside widens it
             rows.append(
                 {
                     "key": m.key,
@@ -722,19 +724,56 @@ class FairnessMonitor:
         columns = {c: [r[c] for r in self._last] for c in self._last[0] if c != "key"}  # read after every batch:
         return pd.DataFrame(columns, index=pd.Index([r["key"] for r in self._last], name="key"))  # no per-row dicts
 
+    def estimates(self) -> dict[str, Estimate]:
+        """Each measure's current value and sequence as an :class:`~skfair_measures.uncertainty.Estimate`.
+
+        The rows of :meth:`status`: the value on the rows of the sequence shown, its interval at
+        level ``1 - alpha / 2`` (anytime-valid, a confidence sequence: no probabilities).
+        """
+        out = {}
+        for key, row in self.status().iterrows():
+            lo, hi = row["lower"], row["upper"]
+            out[key] = Estimate(
+                key,
+                float(row["value"]),
+                construction="betting confidence sequence (anytime-valid)",
+                n=None if pd.isna(row["n_rows"]) else int(row["n_rows"]),
+                target="population",
+                interval=(float(lo), float(hi)),
+                prob=1 - self.alpha / 2,
+                reason=None if pd.isna(row["reason"]) else row["reason"],
+                measure=self.measures[[m.key for m in self.measures].index(key)],
+            )
+        return out
+
+    def summary(self) -> pd.DataFrame:
+        """The one summary row of every measure (:data:`~skfair_measures.uncertainty.SUMMARY_COLUMNS`), at its eps.
+
+        Examples
+        --------
+        >>> mon = FairnessMonitor("fairness.cv", eps=0.2)
+        >>> mon.update([1, 0, 1, 1] * 50, sensitive_features=["a", "a", "b", "b"] * 50).summary()[["value", "verdict"]]
+           value       verdict
+        0    0.5  inconclusive
+        """
+        return summarize([e.summary(eps=self.eps[k]) for k, e in self.estimates().items()])
+
     def group_status(self) -> pd.DataFrame:
         """Every group rate the measures read: cumulative and windowed value, and its sequence.
 
         One row per (rate, group), indexed by ``rate`` (the base's name, e.g. ``tpr``;
         a measure built with a threshold or positive class of its own reads its rate as
-        ``tpr (threshold=0.3)``) and the group. Columns:
+        ``tpr (threshold=0.3)``) and the group, on the rows of the sequence :meth:`status`
+        shows (those since step ``since``: the first step with counts, or the step the
+        disparity moved at), so a value and its interval use the same rows. Columns:
 
-        - ``value``: the rate over every row so far;
+        - ``value``: the rate over those rows;
         - ``window_value``: the rate over the last ``window`` steps;
-        - ``lower``, ``upper``: the rate's cumulative anytime-valid sequence, read at the
-          level a one-rate measure uses (the groups of a rate hold jointly at
-          ``1 - alpha / 2``);
-        - ``n``: the rows in the rate's denominator (positives for ``tpr``).
+        - ``lower``, ``upper``: that sequence of the rate, read at the level a one-rate
+          measure uses (the groups of a rate hold jointly at ``1 - alpha / 2``), widened to
+          hold the value;
+        - ``n``: the rows in the rate's denominator (positives for ``tpr``);
+        - ``since``: the step the sequence starts at.
 
         Examples
         --------
@@ -745,34 +784,45 @@ class FairnessMonitor:
         index = self._index()
         n = len(index)
         frames = []
-        for need in self._needs.values():
+        for key, need in self._needs.items():
             window = sum((_pad(c, n) for _, c in need.history), np.zeros((n, 2, 2)))
-            box = need.boxes[0] if need.boxes else None
+            box = self._regime_box(key)
             for name, roles in need.roles.items():
                 label = need.rate_name(name)
-                k, trials = cells(_pad(need.total, n), roles)
+                k, trials = cells(_pad(need.total if box is None else box.counts, n), roles)
                 wk, wn = cells(window, roles)
-                bounds = np.full((n, 2), np.nan)
-                if box is not None:
-                    lower, upper, _ = box.group_bounds(name, n, 1)
-                    bounds = np.stack([lower, upper], axis=1)
                 with np.errstate(invalid="ignore", divide="ignore"):
+                    value = k / trials
+                    bounds = np.full((n, 2), np.nan)
+                    if box is not None:  # the value's own rows: a value outside its sequence widens it (as status)
+                        lower, upper, _ = box.group_bounds(name, n, 1)
+                        bounds = np.stack([np.fmin(lower, value), np.fmax(upper, value)], axis=1)
                     frames.append(
                         pd.DataFrame(
                             {
                                 "rate": label,
                                 "group": list(index),
-                                "value": k / trials,
+                                "value": value,
                                 "window_value": wk / wn,
                                 "lower": bounds[:, 0],
                                 "upper": bounds[:, 1],
                                 "n": trials.astype(int),
+                                "since": None if box is None else box.start,
                             }
                         )
                     )
         if not frames or n == 0:
-            return pd.DataFrame(columns=["value", "window_value", "lower", "upper", "n"])
+            return pd.DataFrame(columns=["value", "window_value", "lower", "upper", "n", "since"])
         return pd.concat(frames, ignore_index=True).set_index(["rate", "group"])
+
+    def _regime_box(self, need_key: str) -> Box | None:
+        """The sequence :meth:`status` reads for the measures of a need: the latest regime among them."""
+        need = self._needs[need_key]
+        if not need.boxes:
+            return None
+        regimes = [self._alarms[m.key]["regime"] for m in self.measures if self._of[m.key] == need_key]
+        starts = {b.start: b for b in need.boxes}
+        return starts.get(max((r for r in regimes if r is not None), default=None), need.boxes[0])
 
     def history(self) -> pd.DataFrame:
         """Every status row since the first step (after each batch and each :meth:`add_labels`), in order."""

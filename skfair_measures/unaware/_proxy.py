@@ -51,7 +51,8 @@ import pandas as pd
 from sklearn.utils.validation import check_random_state
 
 from ..measures import UndefinedGroupWarning
-from ..results import ReplicatesResult, check_prob, interval_refusal, replicate_se
+from ..results import check_prob, interval_refusal, replicate_se
+from ..uncertainty import ReplicatesResult
 from ._estimator import HOCEstimator
 from ._hoc import (
     SINGULAR_COND,
@@ -171,8 +172,6 @@ class ProxyDisparityResult(ReplicatesResult):
         out = super().to_dict()
         out.update(metric=self.metric, mode=self.mode, reliable=self.reliable, reasons=list(self.reasons))
         out["interval"] = None if self._draws is None else [plain(v) for v in self.interval()]
-        if self._draws is not None and self.interval_reason() is not None:
-            out["interval_reason"] = self.interval_reason()
         out["diagnostics"] = plain({k: v for k, v in self.diagnostics.items() if k != "bootstrap"})
         if "bootstrap" in self.diagnostics:
             out["diagnostics"]["bootstrap"] = plain(

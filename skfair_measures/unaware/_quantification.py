@@ -43,7 +43,8 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from .._groups import encode_groups, resolve_sensitive
 from ..measures import UndefinedGroupWarning
-from ..results import ReplicatesResult, check_prob, interval_refusal, percentile_interval, replicate_se
+from ..results import check_prob, interval_refusal, percentile_interval, replicate_se
+from ..uncertainty import ReplicatesResult
 from ._hoc import ProxyReliabilityWarning
 from ._plain import plain
 from ._quantifiers import HOLDOUT_QUANTIFIERS, BinaryQuantifier, _take, resolve_quantifier
@@ -151,8 +152,17 @@ class QuantificationResult(ReplicatesResult):
         self._by_group = by_group
         self._draws = draws
         self._reason = reason
+        self._signed: np.ndarray | None = None  # an absolute disparity's signed replicates (absolute())
 
     _no_replicates_hint = "pass n_boot= (e.g. quantified_disparity(..., n_boot=200)) or use the measure's bootstrap()"
+
+    def _mapped(self, prob: float) -> tuple[float, float] | None:
+        """An absolute disparity's interval: the signed one's, mapped through ``|.|`` (it reaches 0 when that does)."""
+        if self._signed is None:
+            return None
+        signed = self.diagnostics["signed_value"]
+        lo, hi = percentile_interval(self._signed, prob, estimate=signed, key=self.key, warn=False)
+        return (0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi)), max(abs(lo), abs(hi)))
 
     @property
     def reliable(self) -> bool:
@@ -189,7 +199,7 @@ class QuantificationResult(ReplicatesResult):
         """The same estimate as an absolute disparity (the signed value kept in ``diagnostics``)."""
         diagnostics = {**self.diagnostics, "signed_value": self.value}
         draws = None if self._draws is None else np.abs(self._draws)
-        return QuantificationResult(
+        out = QuantificationResult(
             abs(self.value),
             self._by_group,
             diagnostics,
@@ -200,6 +210,8 @@ class QuantificationResult(ReplicatesResult):
             measure=self.measure,
             prob=self.prob,
         )
+        out._signed = self._draws
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """The result as plain Python types (JSON-serialisable), every group kept.
@@ -213,8 +225,6 @@ class QuantificationResult(ReplicatesResult):
         out = super().to_dict()
         out.update(reliable=self.reliable, reasons=list(self.reasons))
         out["interval"] = None if self._draws is None else [plain(v) for v in self.interval()]
-        if self._draws is not None and self.interval_reason() is not None:
-            out["interval_reason"] = self.interval_reason()
         out["diagnostics"] = plain(self.diagnostics)
         return out
 

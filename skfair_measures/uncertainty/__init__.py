@@ -7,12 +7,13 @@ table. The level is always called ``prob``; its default is :data:`DEFAULT_PROB`.
 """
 
 from ._bands import check_eps, classify, mapped_interval, max_type_band
-from ._estimate import DEFAULT_PROB, SUMMARY_COLUMNS, Estimate, summarize
+from ._estimate import DEFAULT_PROB, SUMMARY_COLUMNS, Estimate, ReplicatesResult, summarize
 
 __all__ = [
     "DEFAULT_PROB",
     "SUMMARY_COLUMNS",
     "Estimate",
+    "ReplicatesResult",
     "check_eps",
     "classify",
     "mapped_interval",

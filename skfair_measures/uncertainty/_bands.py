@@ -106,8 +106,9 @@ def mapped_interval(
     group value of the other leaves; each leaf maps its part of the band (a difference interval to
     the range of its absolute value, a box through :meth:`~skfair_measures.Measure.bounds_from_group_values`),
     and a composite aggregates its leaves' bounds (mean, max and min are monotone). The observed
-    value always lies inside. None for a signed measure (its percentile interval holds its value)
-    and for measures whose operations map no box (user operations, comparisons with the pooled value).
+    value always lies inside. None for a signed measure (its percentile interval holds its value),
+    for measures whose operations map no box (user operations, comparisons with the pooled value)
+    and when a group's value is undefined (a measure that drops it).
 
     Parameters
     ----------
@@ -148,7 +149,7 @@ def mapped_interval(
         centers.append(v)
         spans.append(slice(start, start + d.shape[1]))
     if np.isnan(np.concatenate(centers)).any():
-        return (float("nan"), float("nan"))
+        return None  # an undefined group the measure dropped (undefined="drop"): the percentile interval
     lo, hi, _ = max_type_band(np.concatenate(columns, axis=1), np.concatenate(centers), prob)
     parts = []
     for leaf, span in zip(leaves, spans, strict=True):

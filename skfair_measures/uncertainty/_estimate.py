@@ -20,10 +20,19 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ..results import DEFAULT_EPS, DEFAULT_PROB, Result, check_prob, interval_refusal, percentile_interval, plain
+from ..results import (
+    DEFAULT_EPS,
+    DEFAULT_PROB,
+    NoIntervalError,
+    Result,
+    check_prob,
+    interval_refusal,
+    percentile_interval,
+    plain,
+)
 from ._bands import check_eps, classify
 
-__all__ = ["DEFAULT_PROB", "SUMMARY_COLUMNS", "Estimate", "summarize"]
+__all__ = ["DEFAULT_PROB", "SUMMARY_COLUMNS", "Estimate", "ReplicatesResult", "summarize"]
 
 #: The columns of every summary row, in order: what sinks (report, CLI, MLflow, tables) read.
 SUMMARY_COLUMNS = (
@@ -77,8 +86,9 @@ class Estimate(Result):
         ``prob_greater`` are their shares; otherwise those are NaN with ``no_prob_reason``.
     prob : float, default=DEFAULT_PROB
         The default level of :meth:`interval`, :meth:`verdict` and :meth:`summary`.
-    center : float, default=0.0
-        The value of perfect fairness (0 for a difference, 1 for a ratio).
+    center : float, optional
+        The value of perfect fairness (0 for a difference, 1 for a ratio); default: the
+        measure's ideal, else 0.
     by_group : pandas.Series or pandas.DataFrame, optional
         Per-group values.
     reason : str, optional
@@ -102,7 +112,7 @@ class Estimate(Result):
 
     kind = "estimate"
     prob: float = DEFAULT_PROB
-    center: float = 0.0
+    _center: float | None = None
     n: int | None = None
     target: str = "audited rows"
     construction: str = ""
@@ -122,7 +132,7 @@ class Estimate(Result):
         draws: Any = None,
         posterior: bool = False,
         prob: float = DEFAULT_PROB,
-        center: float = 0.0,
+        center: float | None = None,
         by_group: pd.Series | pd.DataFrame | None = None,
         reason: str | None = None,
         no_prob_reason: str | None = None,
@@ -135,8 +145,16 @@ class Estimate(Result):
         self._interval = interval if callable(interval) or interval is None else tuple(map(float, interval))
         self._draws = None if draws is None else np.ravel(np.asarray(draws, dtype=float))
         self._posterior = bool(posterior and draws is not None)
-        self.prob, self.center = check_prob(prob), float(center)
+        self.prob, self._center = check_prob(prob), None if center is None else float(center)
         self._by_group, self._reason, self._no_prob_reason, self.measure = by_group, reason, no_prob_reason, measure
+
+    @property
+    def center(self) -> float:
+        """The value of perfect fairness the verdict and ``prob_within`` measure from (the measure's ideal)."""
+        if self._center is not None:
+            return self._center
+        ideal = getattr(self.measure, "ideal", None)
+        return 0.0 if ideal is None else float(ideal)
 
     # -- the interval ---------------------------------------------------------------------
     def interval(self, prob: float | None = None) -> tuple[float, float]:
@@ -201,8 +219,10 @@ class Estimate(Result):
         ``"within"`` when the whole interval lies in ``[center - eps, center + eps]``, ``"exceeds"`` when
         it lies wholly outside, else (or with NaN bounds) ``"inconclusive"``.
         """
-        lo, hi = self.interval(prob)
-        verdict = classify([lo - self.center], [hi - self.center], check_eps(eps))[0]
+        return self._verdict(*self.interval(prob), check_eps(eps))
+
+    def _verdict(self, lo: float, hi: float, eps: float) -> Verdict:
+        verdict = classify([lo - self.center], [hi - self.center], eps)[0]
         return "inconclusive" if verdict == "undefined" else verdict
 
     def note(self, prob: float | None = None) -> str:
@@ -222,14 +242,21 @@ class Estimate(Result):
         """
         prob = self.prob if prob is None else check_prob(prob)
         eps = DEFAULT_EPS if eps is None else check_eps(eps)
-        lo, hi = self.interval(prob)
+        try:
+            lo, hi = self.interval(prob)
+            missing = None
+        except NoIntervalError as error:  # a result built without replicates: the value, and why no interval
+            (lo, hi), missing = (_NAN, _NAN), str(error)
+        note = "; ".join(p for p in (missing, self.note(prob) if missing is None else self.reason) if p)
         row = (self.key, self.value, lo, hi, prob, self.construction, self.target, self.n, eps)
-        row += (self.prob_within(eps), self.verdict(eps, prob), self.note(prob))
+        row += (self.prob_within(eps), self._verdict(lo, hi, eps), note)
         return pd.DataFrame([row], columns=list(SUMMARY_COLUMNS))
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
         out.update({k: plain(v) for k, v in self.summary().iloc[0].items() if k != "measure"})
+        if self._draws is not None and (refusal := self.interval_reason()) is not None:
+            out["interval_reason"] = refusal
         return out
 
     def __repr__(self) -> str:
@@ -238,6 +265,56 @@ class Estimate(Result):
             f"<{type(self).__name__} {self.key}: {self.value:.4g} in [{lo:.4g}, {hi:.4g}] "
             f"({self.prob:g} {self.construction}, {self.target})>"
         )
+
+
+class ReplicatesResult(Estimate):
+    """An estimate whose interval comes from bootstrap replicates (``_draws``).
+
+    The interval is :meth:`_mapped` where a subclass gives one (a joint band of the signed
+    parts mapped through the measure's operations: :func:`mapped_interval`), else the percentile
+    interval (:func:`~skfair_measures.results.percentile_interval`); both are refused (NaN
+    bounds) when more replicates are undefined than one tail's share. A confidence interval:
+    no probabilities. Subclasses set ``prob``, and may override :meth:`_replicate_cause` (what
+    makes a replicate undefined, for the warning) and ``_no_replicates_hint``.
+    """
+
+    construction = "percentile bootstrap"
+    _no_replicates_hint: str = "use the measure's bootstrap()"
+    _no_prob_reason = "a bootstrap interval is a confidence interval: no probability (replicates are not a posterior)"
+
+    def _replicate_cause(self) -> str | None:
+        return None
+
+    def _mapped(self, prob: float) -> tuple[float, float] | None:
+        return None
+
+    def interval(self, prob: float | None = None) -> tuple[float, float]:
+        """Interval of level ``prob`` (default: the result's ``prob``); NaN bounds when undefined or refused.
+
+        Raises
+        ------
+        NoIntervalError
+            Without bootstrap replicates.
+        """
+        prob = self.prob if prob is None else check_prob(prob)
+        draws = self._replicates()
+        if self.defined and interval_refusal(draws, prob) is None and (mapped := self._mapped(prob)) is not None:
+            return mapped
+        return percentile_interval(draws, prob, estimate=self.value, key=self.key, cause=self._replicate_cause())
+
+    def interval_reason(self, prob: float | None = None) -> str | None:
+        """Why ``interval(prob)`` is refused (NaN bounds) although the value is defined, or None."""
+        if not self.defined:
+            return None
+        return interval_refusal(self._replicates(), self.prob if prob is None else prob)
+
+    def _replicates(self) -> np.ndarray:
+        if self._draws is None:
+            raise NoIntervalError(
+                f"{self.key} was estimated without bootstrap replicates and has no interval; "
+                f"{self._no_replicates_hint}."
+            )
+        return np.asarray(self._draws, dtype=float)
 
 
 def summarize(
