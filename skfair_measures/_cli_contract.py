@@ -12,9 +12,10 @@ import contextlib
 import os
 from collections.abc import Iterator
 
+from ._files import write_atomically
 from ._optional import MissingDependencyError
 
-__all__ = ["ALARM", "EXIT_CODES", "INPUT", "MISSING", "OK", "OUTSIDE", "CLIError", "reading", "writing"]
+__all__ = ["ALARM", "EXIT_CODES", "INPUT", "MISSING", "OK", "OUTSIDE", "CLIError", "reading", "write_output", "writing"]
 
 OK, ALARM, INPUT, MISSING, OUTSIDE = 0, 1, 2, 3, 4
 
@@ -87,3 +88,18 @@ def writing(path: str | os.PathLike, flag: str) -> Iterator[None]:
         raise
     except OSError as exc:
         raise CLIError(f"{flag} {os.fspath(path)}: cannot write it ({_cause(exc)})", OUTSIDE) from exc
+
+
+def write_output(path: str | os.PathLike, flag: str, data: str | bytes) -> None:
+    """Write an output whole or not at all (:func:`write_atomically`); a failure is one line naming ``flag`` (status 4).
+
+    Examples
+    --------
+    >>> try:
+    ...     write_output("/dev/full", "--json", "{}")
+    ... except CLIError as exc:
+    ...     print(exc, exc.status)
+    --json /dev/full: cannot write it (No space left on device) 4
+    """
+    with writing(path, flag):
+        write_atomically(path, data)

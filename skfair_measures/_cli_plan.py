@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ._cli_contract import writing
+from ._cli_contract import write_output
 
 __all__ = ["add_parser", "run"]
 
@@ -255,7 +255,6 @@ def run(
         raise error(message) from exc
     sys.stdout.write(_text(plan, args))
     if args.json:
-        with writing(args.json, "--json"), open(args.json, "w", encoding="utf-8") as f:
-            json.dump(_json(plan), f, indent=2)
+        write_output(args.json, "--json", json.dumps(_json(plan), indent=2))
         sys.stdout.write(f"plan written to {args.json}\n")
     return 0

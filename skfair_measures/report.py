@@ -37,6 +37,7 @@ import pandas as pd
 
 from . import __version__
 from ._bootstrap import bootstraps
+from ._files import write_atomically
 from ._optional import require
 from ._progress import progress_bar
 from ._stats import binarize_labels, check_scores, resolve_sensitive
@@ -1309,9 +1310,9 @@ def render_html(report: AuditReport) -> str:
 
 
 def write_html(report: AuditReport, path: str | Path) -> Path:
-    """Write :func:`render_html` of ``report`` to ``path`` (UTF-8) and return the path."""
+    """Write :func:`render_html` of ``report`` to ``path`` (UTF-8, whole or not at all) and return the path."""
     path = Path(path)
-    path.write_text(render_html(report), encoding="utf-8")
+    write_atomically(path, render_html(report))
     return path
 
 

@@ -334,3 +334,31 @@ def test_bias_audit_out_that_cannot_be_written_is_one_line_exit_4(tmp_path, read
     assert main([*argv, "selected", "--out", out]) == 4
     _, err = _one_line(capsys, "bias-audit")
     assert f"--out {out}: cannot write it (" in err
+
+
+@pytest.mark.parametrize("device", ["/dev/full", "/dev/zero"])
+def test_monitor_a_state_that_is_a_device_is_refused_unread(logs, capsys, device):
+    # found by the held-out fault suite: --state /dev/full was read without end (json.load of an endless file) until
+    # the kernel killed the process for memory; as root, save() would then have renamed a file over the device
+    argv = ["monitor", str(logs), "--state", device, "--measures", "fairness.tpr", "--eps", "0.1", "--sensitive", "sex"]
+    assert main(argv) == 2
+    _, err = _one_line(capsys, "monitor")
+    assert f"--state {device}: cannot read it (not a regular file)" in err
+
+
+def test_every_output_is_written_whole_or_not_at_all(tmp_path, csv, monkeypatch, capsys):
+    import skfair_measures._files as files
+
+    html = tmp_path / "report.html"
+    html.write_text("the previous report")
+
+    def torn(fd, *args, **kwargs):  # the disk fills after the first bytes
+        f = open(fd, *args, **kwargs)  # noqa: SIM115
+        f.write = lambda data: (_ for _ in ()).throw(OSError(28, "No space left on device"))
+        return f
+
+    monkeypatch.setattr(files.os, "fdopen", torn)
+    assert main(["audit", str(csv), "--sensitive", "sex", "--html", str(html), "--no-progress"]) == 4
+    assert f"--html {html}: cannot write it (No space left on device)" in capsys.readouterr().err
+    assert html.read_text() == "the previous report"
+    assert {p.name for p in tmp_path.iterdir()} == {"report.html", "preds.csv"}  # no temporary file left behind

@@ -40,6 +40,7 @@ LAYERS: dict[str, int] = {
             "_together",
             "_progress",
             "_optional",
+            "_files",
             "datasets",
             "uncertainty",  # the result type of an estimate with its uncertainty: every door builds on it
         ],

@@ -204,7 +204,7 @@ def test_a_process_killed_mid_save_leaves_the_previous_state_loadable(tmp_path):
     child = subprocess.Popen([sys.executable, "-c", _CHILD, path], stdout=subprocess.PIPE, env=env, text=True)
     try:
         assert child.stdout.readline().strip() == "saving"
-        assert any(p.name.startswith(".monitor-") for p in tmp_path.iterdir())  # mid-save: the temporary file exists
+        assert any(p.name.endswith(".tmp") for p in tmp_path.iterdir())  # mid-save: the temporary file exists
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=30)
     finally:

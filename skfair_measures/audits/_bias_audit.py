@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .._files import write_atomically
 from .._optional import require
 from ..uncertainty import Estimate, summarize
 from ..uncertainty._proportions import koopman_bound
@@ -227,12 +228,11 @@ class BiasAudit:
         out.mkdir(parents=True, exist_ok=True)
         paths = []
         for name, t in self.tables.items():
-            t.to_csv(out / f"{name}.csv", index=False, encoding="utf-8")
+            write_atomically(out / f"{name}.csv", t.to_csv(index=False))
             paths.append(out / f"{name}.csv")
-        (out / "summary.json").write_text(
-            json.dumps(self.summary, indent=2, default=str, ensure_ascii=False) + "\n", "utf-8"
-        )
-        (out / "bias_audit.html").write_text(self.to_html(), "utf-8")
+        summary = json.dumps(self.summary, indent=2, default=str, ensure_ascii=False)
+        write_atomically(out / "summary.json", summary + "\n")
+        write_atomically(out / "bias_audit.html", self.to_html())
         return [*paths, out / "summary.json", out / "bias_audit.html"]
 
     def __repr__(self) -> str:

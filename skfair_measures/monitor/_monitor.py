@@ -16,7 +16,6 @@ import datetime
 import decimal
 import json
 import os
-import tempfile
 import uuid
 import warnings
 from collections.abc import Callable, Mapping
@@ -27,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .._counts import ConfusionStats
+from .._files import read_text, write_atomically
 from .._protocol import MeasureBase
 from ..base import RatioRoles, ratio_roles
 from ..registry import as_measures, msr
@@ -897,23 +897,7 @@ class FairnessMonitor:
         >>> FairnessMonitor.load(path).status()["value"].tolist()
         [0.5]
         """
-        path = os.fspath(path)
-        text = json.dumps(self.to_dict(), allow_nan=True)
-        folder = os.path.dirname(os.path.abspath(path))
-        tmp = None
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=".monitor-", suffix=".tmp", dir=folder)
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException as exc:
-            if tmp is not None and os.path.exists(tmp):
-                os.unlink(tmp)
-            if isinstance(exc, OSError):  # name the state's file, not the temporary one; the old file is whole
-                exc.filename, exc.filename2 = path, None
-            raise
+        write_atomically(path, json.dumps(self.to_dict(), allow_nan=True))
 
     @classmethod
     def load(cls, path: str | os.PathLike, measures: Any = None) -> FairnessMonitor:
@@ -927,8 +911,7 @@ class FairnessMonitor:
             refused if their keys differ from the saved ones.
         """
         try:
-            with open(path, encoding="utf-8") as f:
-                state = json.load(f)
+            state = json.loads(read_text(path))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ValueError(
                 f"{os.fspath(path)!r} is not a monitor state: not whole JSON text ({exc}); it may be truncated or "

@@ -18,6 +18,8 @@ import pandas as pd
 from skfair_measures.outcomes import OutcomeDisparity, outcome_disparity, paired_disparity
 from skfair_measures.results import DEFAULT_EPS
 
+from ._session import DEFAULT_TIMEOUT, bounded_http, probe
+
 __all__ = ["counterfactual_disparity", "group_disparity", "group_scorer"]
 
 _WORDS = {"yes": 1.0, "true": 1.0, "pass": 1.0, "no": 0.0, "false": 0.0, "fail": 0.0}
@@ -26,9 +28,11 @@ _WORDS = {"yes": 1.0, "true": 1.0, "pass": 1.0, "no": 0.0, "false": 0.0, "fail":
 def _frame(traces: Any) -> pd.DataFrame:
     if isinstance(traces, pd.DataFrame):
         return traces
-    if isinstance(traces, str):
-        run = mlflow.MlflowClient().get_run(traces)
-        return mlflow.search_traces(locations=[run.info.experiment_id], run_id=traces, return_type="pandas")
+    if isinstance(traces, str):  # under the package's one timeout policy: a dead or hanging server fails in seconds
+        with bounded_http(DEFAULT_TIMEOUT):
+            probe(mlflow.get_tracking_uri(), DEFAULT_TIMEOUT)
+            run = mlflow.MlflowClient().get_run(traces)
+            return mlflow.search_traces(locations=[run.info.experiment_id], run_id=traces, return_type="pandas")
     raise TypeError(f"traces is a {type(traces).__name__}; pass a run id or the frame mlflow.search_traces returns.")
 
 

@@ -168,3 +168,16 @@ def test_a_dead_server_costs_the_logging_not_the_result(dead_server, monkeypatch
     assert result.value == pytest.approx(0.5)
     with pytest.raises(ValueError, match="log=True, but the traces come from 0 runs"):
         group_disparity(frame.drop(columns="trace_metadata"), assessment="ok", group="g")
+
+
+def test_reading_a_run_from_a_dead_server_fails_in_seconds_naming_it(dead_server):
+    # found by the held-out fault suite: group_disparity(run_id) read the traces outside the package's timeout policy,
+    # so MLflow's own retries (7, with back-off) left it without an answer for over 3 minutes
+    import time
+
+    from skfair_measures_mlflow._session import TrackingUnreachableError
+
+    start = time.monotonic()
+    with pytest.raises(TrackingUnreachableError, match="127.0.0.1:9 did not accept a connection"):
+        group_disparity("0" * 32, assessment="ok", group="g")
+    assert time.monotonic() - start < 5
