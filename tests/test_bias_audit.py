@@ -210,6 +210,12 @@ def test_bad_input_is_refused_naming_the_argument(kwargs, message):
         bias_audit(_scenario(), sex="sex", race_ethnicity="race", **kwargs)
 
 
+def test_one_column_as_both_attributes_is_refused():
+    """The same column as sex and race/ethnicity made 'A x A' intersectional categories without a word."""
+    with pytest.raises(ValueError, match="sex='race' and race_ethnicity='race' name the same column"):
+        bias_audit(_scenario(), sex="race", race_ethnicity="race", selected="selected")
+
+
 def test_files_and_page(tmp_path):
     audit = bias_audit(
         _scenario(),

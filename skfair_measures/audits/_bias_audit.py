@@ -366,6 +366,11 @@ def bias_audit(
         )
     if len(frame) == 0:
         raise ValueError("frame has no rows; a bias audit needs the assessed people.")
+    if sex == race_ethnicity:
+        raise ValueError(
+            f"sex={sex!r} and race_ethnicity={race_ethnicity!r} name the same column; the rule's intersectional "
+            "table crosses two attributes: pass the sex column and the race/ethnicity column."
+        )
     kw = {"selected": selected, "score": score, "exclude_below": exclude_below or 0.0, "prob": float(prob)}
     sex_c = _categories(_column(frame, "sex", sex), unknown)
     race_c = _categories(_column(frame, "race_ethnicity", race_ethnicity), unknown)
