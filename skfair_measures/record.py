@@ -66,7 +66,7 @@ from .groups import (
 )
 from .measures import MeasureBase
 from .registry import msr
-from .report import headline, results_report, summary_table
+from .report import POSTERIOR_ERRORS, headline, results_report, summary_table
 from .results import DEFAULT_EPS, Result, plain
 
 __all__ = [
@@ -982,17 +982,16 @@ def compute_posteriors(
         chosen = [by_key[k] for k in wanted]
     if not chosen:
         return {}
-    errors = (NotImplementedError, TypeError, ValueError)
     try:
         return dict(posteriors(chosen, y_true, y_score, sensitive_features=sensitive_features, **kwargs))
-    except errors as joint:
+    except POSTERIOR_ERRORS as joint:
         first = joint
     out: dict[str, Result] = {}
     failed: list[str] = []
     for m in chosen:
         try:
             out[m.key] = posterior(m, y_true, y_score, sensitive_features=sensitive_features, **kwargs)
-        except errors as exc:
+        except POSTERIOR_ERRORS as exc:
             if wanted is not None:
                 raise
             failed.append(f"{m.key} ({type(exc).__name__}: {exc})")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
+import functools
 import html
 import io
 import math
@@ -102,9 +103,11 @@ _PROXY_METHODS = {
 }
 #: The measure with the sensitive column that each proxy estimate stands for.
 _PROXY_TRUTH = {"dp": "fairness.cv", "eod": "fairness.eod", "eop": "fairness.tpr"}
-#: A missing optional package (``_optional.MissingDependencyError``) is not one of them: the method asked for cannot
-#: run at all, so it propagates (``skfair audit`` exits 3 naming the extra).
-_POSTERIOR_ERRORS = (NotImplementedError, ValueError, TypeError)
+#: Errors by which a posterior method says it cannot do a measure (the report, and the record of a
+#: cross-validation, note them and go on). A missing optional package (``_optional.MissingDependencyError``)
+#: is not one of them: the method asked for cannot run at all, so it propagates (``skfair audit`` exits 3
+#: naming the extra).
+POSTERIOR_ERRORS = (NotImplementedError, ValueError, TypeError)
 
 T = TypeVar("T")
 
@@ -837,19 +840,27 @@ def _label_free(m: Measure) -> bool:
         return False
 
 
-def _evaluate(ms: list[Measure], rows: _Rows) -> dict[str, Result]:
-    """Point values: on the labeled rows, or on every row's prediction for a measure that needs no label."""
+def _by_rows(ms: list[Measure], rows: _Rows, compute: Callable[..., dict[str, Result]]) -> dict[str, Result]:
+    """``compute(measures, y_true, y_pred, sensitive_features=...)`` on the rows each measure reads, in ``ms``'s order.
+
+    The labeled rows; or every row's prediction for a measure that needs no label (the selection
+    rate), when some rows are unlabeled. Each set is computed in one call (jointly, for a bootstrap).
+    """
     free = [m for m in ms if _label_free(m)] if not rows.labeled.all() else []
+    rest = [m for m in ms if m not in free]
     out: dict[str, Result] = {}
     if free:
         every = np.ones(rows.labeled.size, dtype=bool)
-        out |= evaluate_measures(free, rows.y_pred, rows.y_pred, sensitive_features=rows.groups_of(every))
-    if rest := [m for m in ms if m not in free]:
-        labeled = rows.labeled
-        out |= evaluate_measures(
-            rest, rows.true_labels(), rows.y_pred[labeled], sensitive_features=rows.groups_of(labeled)
-        )
+        out |= compute(free, rows.y_pred, rows.y_pred, sensitive_features=rows.groups_of(every))
+    if rest:
+        lab = rows.labeled
+        out |= compute(rest, rows.true_labels(), rows.y_pred[lab], sensitive_features=rows.groups_of(lab))
     return {m.key: out[m.key] for m in ms}
+
+
+def _evaluate(ms: list[Measure], rows: _Rows) -> dict[str, Result]:
+    """Point values, each on the rows its measure reads (:func:`_by_rows`)."""
+    return _by_rows(ms, rows, evaluate_measures)
 
 
 def _direction(m: Measure) -> str:
@@ -924,12 +935,12 @@ def _posteriors(
     joint_notes: list[str] = []
     try:
         out = _noting(joint_notes, _fit_posteriors, fair, rows, method, threshold, seed, options)
-    except _POSTERIOR_ERRORS:
+    except POSTERIOR_ERRORS:
         out = {}
         for m in progress_bar(fair, desc=f"posterior ({method})", progress=progress):
             try:
                 out.update(_noting(notes, _fit_posteriors, [m], rows, method, threshold, seed, options))
-            except _POSTERIOR_ERRORS as exc:
+            except POSTERIOR_ERRORS as exc:
                 notes.append(f"no posterior for {m.key}: {exc}")
         return out
     notes += [n for n in joint_notes if n not in notes]
@@ -1002,26 +1013,8 @@ def _fit_posteriors(
 
 # -- step 5b: the joint bootstrap of the fairness measures ---------------------------------
 def _bootstraps(fair: list[Measure], rows: _Rows, n_boot: int, random_state: Any) -> dict[str, Result]:
-    """The fairness measures on shared stratified replicates of the rows their point values read (joint verdicts).
-
-    As in :func:`_evaluate`: the labeled rows, or every row for a measure that needs no label; each
-    set is bootstrapped jointly, so a value and its interval come from the same rows.
-    """
-    free = [m for m in fair if _label_free(m)] if not rows.labeled.all() else []
-    out: dict[str, Result] = {}
-    if free:
-        every = np.ones(rows.labeled.size, dtype=bool)
-        out |= bootstraps(
-            free, rows.y_pred, rows.y_pred, sensitive_features=rows.groups_of(every), n_boot=n_boot,
-            random_state=random_state,
-        )  # fmt: skip
-    if rest := [m for m in fair if m not in free]:
-        lab = rows.labeled
-        out |= bootstraps(
-            rest, rows.true_labels(), rows.y_pred[lab], sensitive_features=rows.groups_of(lab), n_boot=n_boot,
-            random_state=random_state,
-        )  # fmt: skip
-    return {m.key: out[m.key] for m in fair}
+    """The fairness measures on shared stratified replicates of the rows their point values read (joint verdicts)."""
+    return _by_rows(fair, rows, functools.partial(bootstraps, n_boot=n_boot, random_state=random_state))
 
 
 # -- step 6: estimates from proxies of the sensitive attribute ---------------------------
