@@ -39,7 +39,6 @@ import base64
 import contextlib
 import dataclasses
 import hashlib
-import io
 import json
 import math
 import re
@@ -66,7 +65,7 @@ from .groups import (
 )
 from .measures import MeasureBase
 from .registry import msr
-from .report import POSTERIOR_ERRORS, headline, results_report, summary_table
+from .report import figure_png, fit_each_if_joint_fails, headline, results_report, summary_table
 from .results import DEFAULT_EPS, Result, plain
 
 __all__ = [
@@ -611,20 +610,6 @@ def _table(frame: pd.DataFrame, head: dict[str, Any]) -> pd.DataFrame:
     return frame.astype({k: object for k in frame.columns if frame[k].dtype.kind in "OTU"})
 
 
-def _png(draw: Callable[[], Any]) -> bytes:
-    """The PNG of the figure ``draw()`` makes (returns an Axes or a Figure); the figure is closed after."""
-    plt = require("matplotlib.pyplot", "charts")
-
-    fig = draw()
-    fig = getattr(fig, "figure", fig)
-    try:
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=100)
-        return buf.getvalue()
-    finally:
-        plt.close(fig)
-
-
 def interval_chart(summary: pd.DataFrame) -> Any:
     """Each interval of a summary table, its value, the eps band around the ideal value and the verdict in words.
 
@@ -663,18 +648,10 @@ def _files(c: _Call, items: list[tuple[str, Result]], summary: pd.DataFrame, fol
     figures: list[tuple[str, str]] = []
 
     def chart(path: str, caption: str, draw: Callable[[], Any]) -> None:
-        try:
-            png = _png(draw)
-        except Exception as exc:  # noqa: BLE001 - a chart must never cost the metrics
-            warnings.warn(
-                f"the chart {path} could not be drawn ({type(exc).__name__}: {exc}); the metrics and tables "
-                "are logged without it",
-                RuntimeWarning,
-                stacklevel=5,
-            )
-            return
-        c.rec.files[f"{folder}/{path}"] = png
-        figures.append((caption, base64.b64encode(png).decode("ascii")))
+        png = figure_png(draw, f"the chart {path}", dpi=100, left="the metrics and tables are logged without it")
+        if png is not None:
+            c.rec.files[f"{folder}/{path}"] = png
+            figures.append((caption, base64.b64encode(png).decode("ascii")))
 
     per_group = [r for _, r in items if r.by_group is not None]
     if per_group:
@@ -982,25 +959,24 @@ def compute_posteriors(
         chosen = [by_key[k] for k in wanted]
     if not chosen:
         return {}
-    try:
-        return dict(posteriors(chosen, y_true, y_score, sensitive_features=sensitive_features, **kwargs))
-    except POSTERIOR_ERRORS as joint:
-        first = joint
-    out: dict[str, Result] = {}
-    failed: list[str] = []
-    for m in chosen:
-        try:
-            out[m.key] = posterior(m, y_true, y_score, sensitive_features=sensitive_features, **kwargs)
-        except POSTERIOR_ERRORS as exc:
-            if wanted is not None:
-                raise
-            failed.append(f"{m.key} ({type(exc).__name__}: {exc})")
+
+    def fit(ms: list[MeasureBase]) -> dict[str, Result]:
+        if ms is chosen:
+            return dict(posteriors(ms, y_true, y_score, sensitive_features=sensitive_features, **kwargs))
+        return {ms[0].key: posterior(ms[0], y_true, y_score, sensitive_features=sensitive_features, **kwargs)}
+
+    out, failed, joint = fit_each_if_joint_fails(fit, chosen)
+    if joint is None:
+        return out
+    if failed and wanted is not None:
+        raise failed[0][1]
     if not out:
-        raise first
-    skipped = f" No posterior for {'; '.join(failed)}." if failed else ""
+        raise joint
+    skipped = "; ".join(f"{key} ({type(exc).__name__}: {exc})" for key, exc in failed)
     warnings.warn(
-        f"the joint posterior fit of {[m.key for m in chosen]} failed ({type(first).__name__}: {first}), so "
-        f"each measure was fitted on its own.{skipped} List the measures you want in posterior={{'measures': [...]}}.",
+        f"the joint posterior fit of {[m.key for m in chosen]} failed ({type(joint).__name__}: {joint}), so each "
+        f"measure was fitted on its own.{f' No posterior for {skipped}.' if failed else ''} List the measures you "
+        "want in posterior={'measures': [...]}.",
         RuntimeWarning,
         stacklevel=3,
     )
