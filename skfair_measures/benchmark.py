@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -229,16 +229,48 @@ def _fold_values(
             values.update({k: r.value for k, r in res.items()})
         return values
 
-    values = evaluate(measures)
-    without: dict[str, float] = {}
-    for m in without_small:  # one by one: a measure left with one group is NaN, not an error for the others
+    return evaluate(measures), y_pred, y_score, _values_without(without_small, evaluate)
+
+
+def _values_without(
+    without_small: Sequence[MeasureBase], evaluate: Callable[..., dict[str, float]]
+) -> dict[str, float]:
+    """``{key: value}`` of the measures that leave the small groups out, one by one.
+
+    A measure left with one group is NaN, not an error for the others; their warnings are not repeated per fold.
+    """
+    out: dict[str, float] = {}
+    for m in without_small:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # this fold's warnings were recorded above, once
+            warnings.simplefilter("ignore")
             try:
-                without.update(evaluate([m]))
+                out[m.key] = evaluate([m])[m.key]
             except SingleGroupError:
-                without[m.key] = float("nan")
-    return values, y_pred, y_score, without
+                out[m.key] = float("nan")
+    return out
+
+
+def _small_groups(
+    codes: np.ndarray | None, splits: list[tuple[np.ndarray, np.ndarray]], group_index: Any, ms: Sequence[Any]
+) -> tuple[pd.Series, list[Any]]:
+    """The groups with fewer than ``SMALL_GROUP_ROWS`` rows in some test fold (their fewest), and the measures.
+
+    The measures are those with ``min_group_size`` unset, set to leave the small groups out: they give the
+    values without them, for the one warning of the fold means.
+    """
+    if codes is None:
+        return pd.Series(dtype=np.int64), []
+    small = small_groups_in_folds(fold_group_sizes(codes, [te for _, te in splits], group_index))
+    keep = [m for m in ms if len(small) and m.inputs.needs_sensitive and m.inputs.min_group_size is None]
+    return small, [m.with_inputs(min_group_size=SMALL_GROUP_ROWS) for m in keep]
+
+
+def _split_params(params: Mapping[str, Any], idx: np.ndarray, n: int) -> dict[str, Any]:
+    """The fit params of the rows ``idx``: array-likes of length ``n`` are sliced, anything else passes as is."""
+    sized = {
+        k for k, v in params.items() if not isinstance(v, str | bytes | Mapping) and np.ndim(v) >= 1 and len(v) == n
+    }
+    return {k: _take(v, idx) if k in sized else v for k, v in params.items()}
 
 
 def _fit_and_score(
@@ -256,8 +288,7 @@ def _fit_and_score(
     without_small: Sequence[Measure] = (),
 ) -> dict[str, Any]:
     """Fit on ``train``, predict ``test`` and evaluate every measure (runs in a worker)."""
-    n = len(y)
-    params = {k: (_take(v, train) if hasattr(v, "__len__") and len(v) == n else v) for k, v in fit_params.items()}
+    params = _split_params(fit_params, train, len(y))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -803,16 +834,7 @@ def benchmark(
         classifier=is_classifier(next(iter(named.values()))),
     )
     missing = _missing_groups(splits, codes, group_index)
-    small = (
-        pd.Series(dtype=np.int64)
-        if codes is None
-        else small_groups_in_folds(fold_group_sizes(codes, [te for _, te in splits], group_index))
-    )
-    without = [
-        m.with_inputs(min_group_size=SMALL_GROUP_ROWS)
-        for m in ms
-        if len(small) and m.inputs.needs_sensitive and m.inputs.min_group_size is None
-    ]
+    small, without = _small_groups(codes, splits, group_index, ms)
     tasks = [
         delayed(_fit_and_score)(
             name, k, clone(est), X_fit, y_arr, A, train, test, ms, w, dict(fit_params or {}), without

@@ -52,16 +52,11 @@ import pandas as pd
 
 from ._optional import require
 from ._verdicts import verdict_tables
-from .benchmark import fold_splits
+from .benchmark import _small_groups, _split_params, _values_without, _warn_small_groups, fold_splits
 from .groups import (
-    SMALL_GROUP_ROWS,
-    SingleGroupError,
     SmallGroupWarning,
     encode_groups,
-    fold_group_sizes,
     resolve_sensitive,
-    small_group_effect,
-    small_groups_in_folds,
 )
 from .measures import MeasureBase
 from .registry import msr
@@ -1088,22 +1083,58 @@ def cross_validate(
         measure keeps it (``min_group_size`` unset): the warning names the groups and gives
         the fold mean of each such measure with and without them.
     """
-    plan = _plan(
-        estimator,
-        X,
-        y,
-        measures=measures,
-        sensitive_features=sensitive_features,
-        sensitive=sensitive,
-        cv=cv,
-        groups=groups,
-        fit_params=fit_params,
-        pos_label=pos_label,
-        posterior=posterior,
-        random_state=random_state,
+    from sklearn.base import is_classifier
+
+    A = resolve_sensitive(sensitive_features, X=X, columns=sensitive)
+    ms, all_groups = declare_groups(resolve_measures(measures, pos_label=pos_label), A)
+    codes, _ = encode_groups(A, len(y), name="sensitive_features", groups=all_groups)
+    splits = fold_splits(
+        cv, X, y, sensitive_codes=codes, groups=groups, random_state=random_state, classifier=is_classifier(estimator)
+    )
+    small, without = _small_groups(codes, splits, all_groups, ms)
+    splitter = cv
+    if isinstance(cv, int | np.integer) and not isinstance(cv, bool):
+        splitter = (
+            f"StratifiedKFold(n_splits={cv}, shuffle=True, random_state={random_state!r}) on label x group strata"
+        )
+    plan = _Plan(
+        measures=ms,
+        sensitive=A,
+        groups=all_groups,
+        splits=splits,
+        splitter=splitter,
+        fit_params=dict(fit_params or {}),
+        pos_label=score_label(ms, pos_label),
+        want_scores=needs_scores(ms) or posterior is not None,
+        posterior=None if posterior is None else dict(posterior),
+        small=small,
+        without_small=without,
         fit_context=fit_context,
     )
-    return _summarise(_fit_folds(estimator, X, y, sample_weight, plan, n_jobs), plan)
+    if n_jobs is None:
+        fitted = [_fit_fold(estimator, X, y, sample_weight, tr, te, plan) for tr, te in splits]
+    else:
+        from joblib import Parallel, delayed
+
+        fitted = Parallel(n_jobs=n_jobs)(delayed(_fit_fold)(estimator, X, y, sample_weight, *s, plan) for s in splits)
+    keys = [m.key for m in ms]
+    scores = pd.DataFrame([{k: res[k].value for k in keys} for _, res, _, _ in fitted], columns=keys, dtype=float)
+    if without:
+        out = [
+            {"learner": "", "values": {k: r.value for k, r in res.items()}, "without_small": w}
+            for _, res, _, w in fitted
+        ]
+        _warn_small_groups(out, small, [m.key for m in without], "cross_validate_fairness")
+    return CrossValidation(
+        scores=scores.rename_axis("fold"),
+        mean=scores.mean(skipna=False),
+        std=scores.std(ddof=0, skipna=False),
+        folds=[res for _, res, _, _ in fitted],
+        posteriors=[posts for _, _, posts, _ in fitted],
+        estimators=[est for est, _, _, _ in fitted],
+        groups=all_groups,
+        plan=plan,
+    )
 
 
 @dataclass
@@ -1121,71 +1152,10 @@ class _Plan:
     posterior: dict[str, Any] | None
     #: The groups with fewer than SMALL_GROUP_ROWS rows in a test fold (their fewest), and the measures
     #: with min_group_size set that give the values without them.
-    small: pd.Series = field(default_factory=lambda: pd.Series(dtype=np.int64))
+    small: pd.Series
+    without_small: list[MeasureBase]
     #: What each fold's fit runs inside (the MLflow plugin pauses autologging there).
     fit_context: Callable[[], Any] = contextlib.nullcontext
-    without_small: list[MeasureBase] = field(default_factory=list)
-
-
-def _split_params(params: Mapping[str, Any], idx: np.ndarray, n: int) -> dict[str, Any]:
-    from sklearn.utils import _safe_indexing
-
-    out = {}
-    for k, v in params.items():
-        sized = not isinstance(v, (str, bytes, Mapping)) and np.ndim(v) >= 1 and len(v) == n
-        out[k] = _safe_indexing(v, idx) if sized else v
-    return out
-
-
-def _plan(
-    estimator: Any,
-    X: Any,
-    y: Any,
-    *,
-    measures: Any,
-    sensitive_features: Any,
-    sensitive: Any,
-    cv: Any,
-    groups: Any,
-    fit_params: Mapping[str, Any] | None,
-    pos_label: Any,
-    posterior: Mapping[str, Any] | None,
-    random_state: Any = None,
-    fit_context: Callable[[], Any] = contextlib.nullcontext,
-) -> _Plan:
-    from sklearn.base import is_classifier
-
-    A = resolve_sensitive(sensitive_features, X=X, columns=sensitive)
-    ms, all_groups = declare_groups(resolve_measures(measures, pos_label=pos_label), A)
-    codes, _ = encode_groups(A, len(y), name="sensitive_features", groups=all_groups)
-    splits = fold_splits(
-        cv, X, y, sensitive_codes=codes, groups=groups, random_state=random_state, classifier=is_classifier(estimator)
-    )
-    small = small_groups_in_folds(fold_group_sizes(codes, [te for _, te in splits], all_groups))
-    integer = isinstance(cv, int | np.integer) and not isinstance(cv, bool)
-    splitter = (
-        f"StratifiedKFold(n_splits={cv}, shuffle=True, random_state={random_state!r}) on label x group strata"
-        if integer
-        else cv
-    )
-    return _Plan(
-        fit_context=fit_context,
-        measures=ms,
-        sensitive=A,
-        groups=all_groups,
-        splits=[(np.asarray(tr), np.asarray(te)) for tr, te in splits],
-        splitter=splitter,
-        fit_params=dict(fit_params or {}),
-        pos_label=score_label(ms, pos_label),
-        want_scores=needs_scores(ms) or posterior is not None,
-        posterior=None if posterior is None else dict(posterior),
-        small=small,
-        without_small=[
-            m.with_inputs(min_group_size=SMALL_GROUP_ROWS)
-            for m in ms
-            if len(small) and m.inputs.needs_sensitive and m.inputs.min_group_size is None
-        ],
-    )
 
 
 def _fit_fold(
@@ -1203,59 +1173,19 @@ def _fit_fold(
     y_score = None
     if plan.want_scores and hasattr(est, "predict_proba"):  # the estimator API, not a result or a measure
         y_score = positive_scores(est.predict_proba(X_te), getattr(est, "classes_", None), plan.pos_label)
-    A = _safe_indexing(plan.sensitive, test)
-    w = None if sample_weight is None else _safe_indexing(sample_weight, test)
+    fold = {"sensitive_features": _safe_indexing(plan.sensitive, test), "y_score": y_score}
+    fold["sample_weight"] = None if sample_weight is None else _safe_indexing(sample_weight, test)
     with warnings.catch_warnings():  # the summary's small-group warning says it once, for all folds
         warnings.filterwarnings("ignore", "(?s).*is decided by group", SmallGroupWarning)
-        results = evaluate_all(plan.measures, y_te, y_pred, y_score=y_score, sensitive_features=A, sample_weight=w)
+        results = evaluate_all(plan.measures, y_te, y_pred, **fold)
     posts = {}
     if plan.posterior is not None:
-        scores = y_score if y_score is not None else y_pred
+        scores, A = y_score if y_score is not None else y_pred, fold["sensitive_features"]
         posts = compute_posteriors(plan.measures, y_te, scores, sensitive_features=A, options=plan.posterior)
-    without: dict[str, float] = {}
-    for m in plan.without_small:  # the values without the small groups, for the one warning of the summary
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                without[m.key] = evaluate_all(
-                    [m], y_te, y_pred, y_score=y_score, sensitive_features=A, sample_weight=w
-                )[m.key].value
-            except SingleGroupError:
-                without[m.key] = math.nan
+    without = _values_without(
+        plan.without_small, lambda ms: {k: r.value for k, r in evaluate_all(ms, y_te, y_pred, **fold).items()}
+    )
     return est, results, posts, without
-
-
-def _fit_folds(estimator: Any, X: Any, y: Any, sample_weight: Any, plan: _Plan, n_jobs: int | None) -> list[tuple]:
-    if n_jobs is None:
-        return [_fit_fold(estimator, X, y, sample_weight, tr, te, plan) for tr, te in plan.splits]
-    from joblib import Parallel, delayed
-
-    return Parallel(n_jobs=n_jobs)(
-        delayed(_fit_fold)(estimator, X, y, sample_weight, tr, te, plan) for tr, te in plan.splits
-    )
-
-
-def _summarise(fitted: list[tuple], plan: _Plan) -> CrossValidation:
-    keys = [m.key for m in plan.measures]
-    scores = pd.DataFrame([{k: res[k].value for k in keys} for _, res, _, _ in fitted], columns=keys, dtype=float)
-    scores.index.name = "fold"
-    if plan.without_small:
-        small_keys = [m.key for m in plan.without_small]
-        without = pd.DataFrame([w for *_, w in fitted], columns=small_keys, dtype=float)
-        means = [t[small_keys].mean(skipna=False).to_frame("").T for t in (scores, without)]
-        warnings.warn(
-            small_group_effect(plan.small, *means, who="cross_validate_fairness"), SmallGroupWarning, stacklevel=3
-        )
-    return CrossValidation(
-        scores=scores,
-        mean=scores.mean(skipna=False),
-        std=scores.std(ddof=0, skipna=False),
-        folds=[res for _, res, _, _ in fitted],
-        posteriors=[posts for _, _, posts, _ in fitted],
-        estimators=[est for est, _, _, _ in fitted],
-        groups=plan.groups,
-        plan=plan,
-    )
 
 
 def cv_record(
