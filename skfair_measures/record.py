@@ -38,6 +38,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -50,7 +51,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._optional import require
 from ._verdicts import verdict_tables
 from .benchmark import _small_groups, _split_params, _values_without, _warn_small_groups, fold_splits
 from .groups import (
@@ -605,37 +605,6 @@ def _table(frame: pd.DataFrame, head: dict[str, Any]) -> pd.DataFrame:
     return frame.astype({k: object for k in frame.columns if frame[k].dtype.kind in "OTU"})
 
 
-def interval_chart(summary: pd.DataFrame) -> Any:
-    """Each interval of a summary table, its value, the eps band around the ideal value and the verdict in words.
-
-    Rows without an interval are left out. Returns the matplotlib Figure.
-    """
-    plt = require("matplotlib.pyplot", "charts")
-
-    rows = summary[np.isfinite(summary["lower"].astype(float)) | np.isfinite(summary["upper"].astype(float))]
-    fig, ax = plt.subplots(figsize=(8.0, 1.2 + 0.45 * max(len(rows), 1)), layout="constrained")
-    colors = {"within": "C2", "exceeds": "C3", "inconclusive": "C1"}
-    y = np.arange(len(rows))[::-1]
-    for yi, r in zip(y, rows.itertuples(index=False), strict=True):
-        ideal = 0.0 if r.ideal is None or pd.isna(r.ideal) else float(r.ideal)
-        ax.fill_betweenx([yi - 0.35, yi + 0.35], ideal - r.eps, ideal + r.eps, color="0.85", lw=0)
-        color = colors.get(r.verdict, "0.4")
-        ax.plot([r.lower, r.upper], [yi, yi], color=color, lw=3, solid_capstyle="butt")
-        ax.plot([r.value], [yi], "o", color="k", ms=4)
-        ax.annotate(f" {r.verdict}", (1.0, yi), xycoords=("axes fraction", "data"), va="center", color=color)
-    ax.set_yticks(y, [_plain(f"{r.result} ({r.kind})") for r in rows.itertuples(index=False)])
-    ax.set_xlabel("value with its interval (grey: within eps of the ideal value; dot: the value)")
-    prob = rows["prob"].iloc[0] if len(rows) else 0.95
-    ax.set_title(f"{prob:.0%} intervals and verdicts", loc="left")
-    ax.grid(axis="x", alpha=0.3)
-    return fig
-
-
-def _plain(text: Any, limit: int = 60) -> str:
-    text = str(text)
-    return (text if len(text) <= limit else text[: limit - 1] + "\u2026").replace("$", r"\$")
-
-
 def _files(c: _Call, items: list[tuple[str, Result]], summary: pd.DataFrame, folder: str, html: bool) -> None:
     """results.json, the charts, each sampled result's density and draws, and the HTML report."""
     from . import plots
@@ -652,7 +621,7 @@ def _files(c: _Call, items: list[tuple[str, Result]], summary: pd.DataFrame, fol
     if per_group:
         chart("groupwise.png", "Base metrics by group", lambda: plots.groupwise_bars(per_group))
     if summary["lower"].notna().any():
-        chart("intervals.png", "Intervals and verdicts", lambda: interval_chart(summary))
+        chart("intervals.png", "Intervals and verdicts", lambda: plots.interval_chart(summary))
     for name, res in items:
         draws = None if res.kind not in _SAMPLED or res.draws is None else np.ravel(res.draws).astype(float)
         if draws is None or draws.size == 0:
@@ -660,7 +629,7 @@ def _files(c: _Call, items: list[tuple[str, Result]], summary: pd.DataFrame, fol
         sub = f"{sanitize_segment(name)}/{res.kind}"
         c.rec.files[f"{folder}/{sub}_draws.csv"] = pd.DataFrame({res.key: draws}).to_csv(index_label="draw")
         if np.isfinite(draws).any():
-            density = lambda res=res, name=name: plots.posterior_density(res, eps=c.eps, prob=c.prob, label=name)  # noqa: E731
+            density = functools.partial(plots.posterior_density, res, eps=c.eps, prob=c.prob, label=name)
             chart(f"{sub}_density.png", f"{res.kind} of {name}", density)
     entries = [
         {"name": n, **r.to_dict(), **({} if c.measure(r) is None else {"config": measure_params(c.measure(r))})}
