@@ -60,7 +60,7 @@ from .groups import (
 )
 from .measures import MeasureBase
 from .registry import msr
-from .report import figure_png, fit_each_if_joint_fails, headline, results_report, summary_table
+from .report import _largest, figure_png, fit_each_if_joint_fails, headline, results_report, summary_table
 from .results import DEFAULT_EPS, Result, plain
 
 __all__ = [
@@ -456,13 +456,6 @@ def _fitting_json(values: list[Any], limit: int) -> str:
     return json.dumps(values[: int(np.searchsorted(lengths, limit - 2, side="right"))])
 
 
-def _largest(counts: pd.Series, limit: int = MAX_METRIC_GROUPS) -> pd.Index:
-    if len(counts) <= limit:
-        return counts.index
-    size = np.nan_to_num(counts.to_numpy(dtype=float), nan=-1.0)
-    return counts.index[np.sort(np.argsort(-size, kind="stable")[:limit])]
-
-
 @dataclass
 class _Call:
     """What every part of one :func:`record` call reads."""
@@ -522,7 +515,7 @@ def _group_metrics(c: _Call, items: list[tuple[str, Result]]) -> None:
         first = next((_frame(r.by_group).iloc[:, 0] * 0 for _, r in items if r.by_group is not None), None)
     if first is None:
         return
-    shown, seen = _largest(first), {}
+    shown, seen = first.index[_largest(first, MAX_METRIC_GROUPS)], {}
     for name, res in items:
         if res.counts is not None:
             rows = _rows_counted(res)
@@ -553,14 +546,6 @@ def _group_metrics(c: _Call, items: list[tuple[str, Result]]) -> None:
         warnings.warn(f"log_fairness: {text}.", UserWarning, stacklevel=4)
 
 
-def _tags(c: _Call, items: list[tuple[str, Result]]) -> None:
-    index = next((r.counts.index for _, r in items if r.counts is not None), None)
-    if index is None:
-        index = next((r.by_group.index for _, r in items if r.by_group is not None), None)
-    if index is not None:
-        _group_tags(c.rec, index)
-
-
 def _group_tags(rec: Record, index: pd.Index) -> None:
     """The tags ``skfair.sensitive``, ``skfair.groups`` (as JSON, within a tag's limit) and ``skfair.n_groups``."""
     names = [n for n in _group_names(index) if n is not None]
@@ -580,7 +565,10 @@ def _group_tags(rec: Record, index: pd.Index) -> None:
 def _verdicts(c: _Call, tables: list[pd.DataFrame], head: dict[str, Any]) -> None:
     if not tables:
         return
-    rows = pd.concat([t.assign(source=t.attrs["source"], fit=i, **_level(t)) for i, t in enumerate(tables)])
+    level = ("family_wise_level", "eps")
+    rows = pd.concat(
+        [t.assign(source=t.attrs["source"], fit=i, **{k: t.attrs[k] for k in level}) for i, t in enumerate(tables)]
+    )
     counts = rows["verdict"].value_counts()
     for v in VERDICTS:
         c.rec.add_metric(f"{c.prefix}fairness.verdicts/{v}", counts.get(v, 0), quantity="verdict count", verdict=v)
@@ -593,10 +581,6 @@ def _verdicts(c: _Call, tables: list[pd.DataFrame], head: dict[str, Any]) -> Non
         f"|rate_a - rate_b| <= eps = {c.eps:g}, jointly at family-wise level {c.prob:g} per table; {how}",
     )
     c.rec.tables[VERDICT_TABLE] = _table(rows.reset_index(drop=True), head)
-
-
-def _level(t: pd.DataFrame) -> dict[str, Any]:
-    return {"family_wise_level": t.attrs["family_wise_level"], "eps": t.attrs["eps"]}
 
 
 def _table(frame: pd.DataFrame, head: dict[str, Any]) -> pd.DataFrame:
@@ -703,7 +687,11 @@ def record(
         for name, res in items:
             for k, v in ({} if c.measure(res) is None else chosen_params(c.measure(res))).items():
                 c.rec.add_param(f"{c.keys[name]}.config/{k}", v)
-    _tags(c, items)
+    groups = [r.counts for _, r in items if r.counts is not None] + [
+        r.by_group for _, r in items if r.by_group is not None
+    ]
+    if groups:
+        _group_tags(c.rec, groups[0].index)
     tables = verdict_tables([r for _, r in items], eps, prob)
     text = headline(summary, items, tables)
     if text:
@@ -723,27 +711,17 @@ def record(
 
 
 def _measures_by_key(measures: Any) -> dict[str, MeasureBase]:
-    if measures is None:
-        return {}
-    if isinstance(measures, MeasureBase):
-        return {measures.key: measures}
     if isinstance(measures, Mapping):
         return {str(k): v for k, v in measures.items()}
-    if isinstance(measures, Sequence) and all(isinstance(m, MeasureBase) for m in measures):
-        return {m.key: m for m in measures}
-    raise TypeError(f"measures must be a Measure, a list or a dict of them; got {type(measures).__name__}.")
+    ms = [] if measures is None else [measures] if isinstance(measures, MeasureBase) else measures
+    if not isinstance(ms, Sequence) or not all(isinstance(m, MeasureBase) for m in ms):
+        raise TypeError(f"measures must be a Measure, a list or a dict of them; got {type(measures).__name__}.")
+    return {m.key: m for m in ms}
 
 
 # -- the records of a monitor and of an active assessment ------------------------------------------
 #: A monitor's status columns logged as step series, ``{key}/{column}``; ``alarm`` as 0/1.
 MONITOR_FIELDS = ("value", "lower", "upper", "e_value", "alarm", "overall_value", "window_value", "n_rows")
-
-
-def _millis(stamp: Any) -> int | None:
-    if stamp is None or (isinstance(stamp, float) and math.isnan(stamp)):
-        return None
-    ts = pd.Timestamp(stamp)
-    return int((ts.tz_localize("UTC") if ts.tzinfo is None else ts).timestamp() * 1000)
 
 
 def monitor_record(monitor: Any, after_step: int = 0, *, first: bool = True) -> Record:
@@ -760,15 +738,12 @@ def monitor_record(monitor: Any, after_step: int = 0, *, first: bool = True) -> 
     if not trace.empty:
         last = trace[trace["step"] > after_step].groupby(["step", "key"], sort=True).last().reset_index()
         for row in last.itertuples(index=False):
-            stamp = _millis(row.time)
-            if stamp is not None:
-                rec.times[int(row.step)] = stamp
+            if pd.notna(row.time):  # the batch's time, in milliseconds since the epoch
+                ts = pd.Timestamp(row.time)
+                rec.times[int(row.step)] = int((ts.tz_localize("UTC") if ts.tzinfo is None else ts).timestamp() * 1000)
             for name in MONITOR_FIELDS:
-                v = getattr(row, name)
-                if v is not None and not (isinstance(v, float) and math.isnan(v)):
-                    rec.add_series(
-                        sanitize_key(f"{row.key}/{name}"), float(v), int(row.step), measure=row.key, field=name
-                    )
+                if pd.notna(v := getattr(row, name)):
+                    rec.add_series(sanitize_key(f"{row.key}/{name}"), v, int(row.step), measure=row.key, field=name)
     for key, row in monitor.status().iterrows():
         if bool(row["alarm"]):
             rec.add_tag(f"alarm.{key}", f"step {int(row['alarm_step'])} (since step {int(row['changed_since'])})")
