@@ -570,7 +570,7 @@ def audit(
         title=title,
         summary=about,
         table=_measure_table(summary, ms),
-        by_group=_by_group_table(fair, rows),
+        by_group=_by_group_table(fair, results),
         proxy=proxy_table,
         figures=_figures(run, ms, results, posteriors) if figures else [],
         notes=notes,
@@ -836,29 +836,30 @@ def _whole(counts: pd.Series) -> pd.Series:
     return pd.Series(n.astype(np.int64) if np.all(n == np.round(n)) else n, index=counts.index)
 
 
-def _by_group_table(fair: list[Measure], rows: _Rows) -> pd.DataFrame:
-    """Group sizes and every base metric per group, from the leaves of the fairness measures."""
-    leaves: dict[str, Measure] = {}
+def _by_group_table(fair: list[Measure], results: dict[str, Result]) -> pd.DataFrame:
+    """Group sizes and every base metric per group, read off the results of the fairness measures.
+
+    A composite's parts are its columns; a base metric shows under its name (under its measure's key when two
+    measures share the name). ``n`` counts the labeled rows, ``n (all rows)`` the rows a rate without labels read.
+    """
+    values: dict[str, pd.Series] = {}
+    labels: dict[str, str] = {}
+    sizes: dict[str, pd.Series] = {}
     for m in fair:
-        for leaf in m.leaves():
-            if leaf.inputs.needs_sensitive:
-                leaves.setdefault(leaf.key, leaf)
-    if not leaves:
+        res, parts = results[m.key], [leaf for leaf in m.leaves() if leaf.inputs.needs_sensitive]
+        frame = res.by_group.to_frame(parts[0].key) if isinstance(res.by_group, pd.Series) else res.by_group
+        for leaf in parts:
+            if frame is not None and leaf.key in frame and leaf.key not in values:
+                values[leaf.key], labels[leaf.key] = frame[leaf.key], leaf.base_label
+        if res.counts is not None:
+            sizes.setdefault("n (all rows)" if _label_free(m) else "n", res.counts)
+    if not values:
         return pd.DataFrame()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the measures themselves have reported undefined groups
-        res = _evaluate(list(leaves.values()), rows)
-    labels = [leaf.base_label for leaf in leaves.values()]
-    columns = {
-        (label if labels.count(label) == 1 else key): res[key].by_group
-        for label, key in zip(labels, leaves, strict=True)
-    }
-    # rows per group: the labeled rows, and every row where a rate needs no label (_evaluate reads them)
-    sizes = {"n": [k for k in leaves if not _label_free(leaves[k])], "n (all rows)": list(leaves)}
-    sizes = {name: res[keys[0]].counts for name, keys in sizes.items() if keys}
-    if "n" in sizes and sizes["n"].equals(sizes["n (all rows)"]):
+    if "n" in sizes and sizes["n"].equals(sizes.get("n (all rows)")):
         del sizes["n (all rows)"]
-    table = pd.DataFrame({name: _whole(c) for name, c in sizes.items()}).join(pd.DataFrame(columns))
+    names = list(labels.values())
+    columns = {(labels[k] if names.count(labels[k]) == 1 else k): v for k, v in values.items()}
+    table = pd.DataFrame({k: _whole(sizes[k]) for k in ("n", "n (all rows)") if k in sizes}).join(pd.DataFrame(columns))
     table.index.name = table.index.name or "group"
     return table
 
