@@ -29,7 +29,17 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..base import BaseMetric, ratio_roles
-from ._method import EstimationMethod, FitData, GroupDraws, Rows, is_number, refuse_option, without_prior_only
+from ._method import (
+    Bases,
+    EstimationMethod,
+    FitData,
+    GroupDraws,
+    Rng,
+    Rows,
+    is_number,
+    refuse_option,
+    without_prior_only,
+)
 
 __all__ = ["BetaBinomial", "bb_cell_draws", "cell_concentration", "expected_cells"]
 
@@ -222,16 +232,7 @@ class BetaBinomial(EstimationMethod):
         if not (is_number(self.prior_strength) and self.prior_strength > 0):
             refuse_option("prior_strength", self.prior_strength, "pass a positive number (default 2.0)")
 
-    def group_draws(
-        self,
-        data: FitData,
-        bases: tuple[BaseMetric, ...],
-        *,
-        chains: int,
-        draws: int,
-        rng: np.random.Generator,
-        seed: int,
-    ) -> GroupDraws:
+    def group_draws(self, data: FitData, bases: Bases, *, chains: int, draws: int, rng: Rng, seed: int) -> GroupDraws:
         counts = data.counts
         expected = None
         if isinstance(self.prior, str) and self.prior == "scores":
