@@ -675,20 +675,9 @@ def bootstrap(
     >>> bool(lo <= res.value <= hi)
     True
     """
-    check_replicates(n_boot, prob)
-    (measure,) = as_measures([measure])
-    rng = np.random.default_rng(random_state)
-    sample = measure.validate(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
-    point = measure.evaluate_sample(sample)
-    data, pos = prepared(sample, measure.inputs)
-    kind = _statistics_kind(measure)
-    if kind == "confusion" and sample.sample_weight is None:
-        rep = Replicates.of_stats(measure, _multinomial_counts(data.confusion(pos), n_boot, rng))
-    elif kind is not None:
-        rep = Replicates.of_stats(measure, _row_stats(data, pos, kind, n_boot, rng))
-    else:  # wrapped scikit-learn metrics, or bases reading different statistics
-        (rep,) = _recomputed([measure], [sample], n_boot, rng)
-    return _result(point, rep, n_boot, prob, sample, measure)
+    keywords = {"sensitive_features": sensitive_features, "sample_weight": sample_weight, "random_state": random_state}
+    (result,) = bootstraps([measure], y_true, y_pred, n_boot=n_boot, prob=prob, **keywords).values()
+    return result
 
 
 def bootstraps(
@@ -745,7 +734,9 @@ def bootstraps(
     ]
     _same_rows(ms, samples)
     points = [m.evaluate_sample(s) for m, s in zip(ms, samples, strict=True)]
-    if sample_weight is None and all(_statistics_kind(m) == "confusion" for m in ms):
+    if len(ms) == 1:
+        reps = [_replicates(ms[0], samples[0], n_boot, rng)]
+    elif sample_weight is None and all(_statistics_kind(m) == "confusion" for m in ms):
         reps = _joint_counts(ms, samples, n_boot, rng)
     else:
         reps = _recomputed(ms, samples, n_boot, rng)
@@ -753,6 +744,18 @@ def bootstraps(
     return {
         m.key: _result(p, r, n_boot, prob, s, m, joint) for m, p, r, s in zip(ms, points, reps, samples, strict=True)
     }
+
+
+def _replicates(measure: Measure, sample: GroupedSample, n_boot: int, rng: np.random.Generator) -> Replicates:
+    """One measure's replicates, from its sufficient statistics where it has one kind (exact), else recomputed."""
+    data, pos = prepared(sample, measure.inputs)
+    kind = _statistics_kind(measure)
+    if kind == "confusion" and sample.sample_weight is None:
+        return Replicates.of_stats(measure, _multinomial_counts(data.confusion(pos), n_boot, rng))
+    if kind is not None:
+        return Replicates.of_stats(measure, _row_stats(data, pos, kind, n_boot, rng))
+    (rep,) = _recomputed([measure], [sample], n_boot, rng)  # wrapped scikit-learn metrics, or mixed statistics
+    return rep
 
 
 def _same_rows(measures: list[Measure], samples: list[GroupedSample]) -> None:

@@ -676,19 +676,9 @@ def _posteriors_of(
         reason = _reason(own, groups, draws, fit.reasons)
         if reason is not None:
             warn_undefined(measure.key, reason)
+        box = fit.confidence if fit.interval_box is None else fit.interval_box
         out[measure.key] = MeasurePosterior(
-            measure=measure,
-            draws=draws,
-            group_draws=own,
-            groups=groups,
-            method=method,
-            counts=counts,
-            attrs=dict(attrs),
-            trace=fit.trace,
-            extra_draws=fit.extra,
-            point=point,
-            undefined_reason=reason,
-            interval_box=fit.confidence if fit.interval_box is None else fit.interval_box,
+            measure, draws, own, groups, method, counts, dict(attrs), fit.trace, fit.extra, point, reason, box
         )
     return out
 

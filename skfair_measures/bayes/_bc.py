@@ -39,7 +39,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -65,7 +65,6 @@ __all__ = [
     "calibrated_probabilities",
     "histogram_error",
     "configure_compile_cache",
-    "fit_calibration",
     "prior_sd_vector",
 ]
 
@@ -230,7 +229,7 @@ class CalibrationFit:
     compile_seconds: float = 0.0
 
 
-#: The samplers ``fit_calibration`` knows.
+#: The samplers ``sampler=`` takes.
 SAMPLERS = ("nutpie", "nutpie-pymc", "pymc", "numpyro", "blackjax")
 
 
@@ -287,79 +286,6 @@ def _compiled_nutpie(n_groups: int, calibration: str, hierarchical: bool, data: 
             compiled = nutpie.compile_pymc_model(model)
         _COMPILED[key] = compiled
         return compiled, time.perf_counter() - start
-
-
-def fit_calibration(
-    scores: np.ndarray,
-    y: np.ndarray,
-    codes: np.ndarray,
-    groups: pd.Index,
-    *,
-    calibration: str = "beta",
-    hierarchical: bool = True,
-    chains: int = 4,
-    tune: int = 1500,
-    draws: int = 200,
-    target_accept: float = 0.95,
-    sampler: str = "nutpie",
-    cores: int | None = None,
-    seed: int = 0,
-    warn: bool = True,
-    prior_scale: float = 1.0,
-    sampler_kwargs: dict[str, Any] | None = None,
-    retry_divergent: bool = True,
-) -> CalibrationFit:
-    """Sample the calibration model on the labeled data.
-
-    Three steps: build (or load) the sampler for the model, sample (again with
-    smaller steps if there were divergences), read the parameters and diagnostics.
-
-    Parameters
-    ----------
-    scores : ndarray of shape (n_labeled,)
-        Scores (clipped inside).
-    y : ndarray of shape (n_labeled,)
-        Labels 0/1.
-    codes : ndarray of shape (n_labeled,)
-        Group codes.
-    groups : pandas.Index
-        Group labels (only their number enters the model).
-    calibration, hierarchical, chains, tune, draws, target_accept, sampler, cores, seed, warn, prior_scale
-        See :func:`skfair_measures.bayes.posterior`.
-    sampler_kwargs : dict, optional
-        More arguments of ``nutpie.sample`` or ``pymc.sample``.
-    retry_divergent : bool, default=True
-        If the chains have divergent transitions, sample once more with
-        ``target_accept`` = :data:`RETRY_TARGET_ACCEPT`.
-
-    Returns
-    -------
-    CalibrationFit
-    """
-    if sampler not in SAMPLERS:
-        raise ValueError(f"sampler={sampler!r}; pass one of {', '.join(map(repr, SAMPLERS))}.")
-    log_s, log1m_s = _features(scores)
-    data = {
-        "log_s": log_s,
-        "log1m_s": log1m_s,
-        "y": np.asarray(y, dtype=np.int64),
-        "group": np.asarray(codes, dtype=np.int64),
-    }
-    cores = max(1, min(chains, os.cpu_count() or 1)) if cores is None else cores
-    # the sampler's arguments; a key of sampler_kwargs that repeats one of them is a TypeError in the call
-    settings = ({"draws": draws, "tune": tune, "chains": chains, "cores": cores}, seed, sampler_kwargs or {})
-    structure = (len(groups), calibration, hierarchical, prior_scale)
-    run, sampler, compile_seconds = _runner(sampler, data, structure, settings)
-    start = time.perf_counter()
-    trace, first_divergences, accept = _sample_with_retry(run, target_accept, retry_divergent)
-    params, names = _parameters(trace)
-    diagnostics = _diagnostics(trace, names)
-    diagnostics.update(
-        seconds=time.perf_counter() - start, target_accept=accept, divergences_first_try=first_divergences
-    )
-    if warn:
-        _warn_diagnostics(diagnostics, groups)
-    return CalibrationFit(params, trace, diagnostics, sampler, compile_seconds)
 
 
 def _runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable[[float], Any], str, float]:
@@ -641,7 +567,7 @@ class BayesianCalibration(EstimationMethod):
     """``method="bc"``: hierarchical Bayesian beta calibration (Ji, Smyth & Steyvers 2020).
 
     The options are those of :func:`skfair_measures.bayes.posterior`; the model is
-    fitted on the labeled rows (:func:`fit_calibration`) and every posterior draw
+    fitted on the labeled rows (:meth:`fit`) and every posterior draw
     calibrates the unlabeled scores, whose expected cells are added to the
     labeled counts (:func:`calibrated_cells`).
     """
@@ -696,7 +622,12 @@ class BayesianCalibration(EstimationMethod):
         return out
 
     def fit(self, data: FitData, *, chains: int, draws: int, seed: int) -> CalibrationFit:
-        """The calibration model sampled on the labeled rows, with this method's options."""
+        """The calibration model sampled on the labeled rows, with this method's options.
+
+        Three steps: build (or load) the sampler for the model, sample (again with
+        smaller steps if there were divergences, ``retry_divergent``), read the parameters
+        and diagnostics (warned about with ``warn``).
+        """
         lab, unl = data.labeled, data.unlabeled
         # scores, group codes and multiplicities of every row, labeled or not
         every = [np.concatenate(pair) for pair in ((lab.scores, unl.scores), (lab.codes, unl.codes))]
@@ -706,13 +637,34 @@ class BayesianCalibration(EstimationMethod):
             warnings.warn(
                 f"method={self.name!r}: {'; '.join(checks)}.", CalibrationWarning, stacklevel=external_stacklevel()
             )
-        own = {f.name for f in fields(BayesianCalibration)}  # fit_calibration's options, not a subclass's
-        options = {k: v for k, v in vars(self).items() if k in own}
-        fit = fit_calibration(
-            lab.scores, data.y_true, lab.codes, data.groups, chains=chains, draws=draws, seed=seed, **options
+        log_s, log1m_s = _features(lab.scores)
+        rows = {
+            "log_s": log_s,
+            "log1m_s": log1m_s,
+            "y": data.y_true.astype(np.int64),
+            "group": lab.codes.astype(np.int64),
+        }
+        cores = max(1, min(chains, os.cpu_count() or 1)) if self.cores is None else self.cores
+        # the sampler's arguments; a key of sampler_kwargs that repeats one of them is a TypeError in the call
+        settings = (
+            {"draws": draws, "tune": self.tune, "chains": chains, "cores": cores},
+            seed,
+            self.sampler_kwargs or {},
         )
-        fit.diagnostics["calibration_checks"] = checks
-        return fit
+        structure = (data.n_groups, self.calibration, self.hierarchical, self.prior_scale)
+        run, sampler, compile_seconds = _runner(self.sampler, rows, structure, settings)
+        start = time.perf_counter()
+        trace, first_divergences, accept = _sample_with_retry(run, self.target_accept, self.retry_divergent)
+        params, names = _parameters(trace)
+        diagnostics = _diagnostics(trace, names) | {
+            "seconds": time.perf_counter() - start,
+            "target_accept": accept,
+            "divergences_first_try": first_divergences,
+        }
+        if self.warn:
+            _warn_diagnostics(diagnostics, data.groups)
+        diagnostics["calibration_checks"] = checks
+        return CalibrationFit(params, trace, diagnostics, sampler, compile_seconds)
 
     def draws_from_cells(self, cells: np.ndarray, fit: CalibrationFit, bases: tuple[BaseMetric, ...]) -> GroupDraws:
         """Group and overall draws of every base metric from draws of the cells ``(chain, draw, group, 2, 2)``."""

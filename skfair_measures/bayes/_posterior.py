@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -152,6 +152,7 @@ class RopeResult:
 _NAN = float("nan")
 
 
+@dataclass(eq=False, repr=False)
 class MeasurePosterior(Estimate):
     """Posterior draws of a fairness measure and of its base metrics per group.
 
@@ -187,34 +188,23 @@ class MeasurePosterior(Estimate):
 
     kind = "posterior"
 
-    def __init__(
-        self,
-        measure: MeasureBase,
-        draws: np.ndarray,
-        group_draws: dict[str, np.ndarray],
-        groups: pd.Index,
-        method: str,
-        counts: np.ndarray,
-        attrs: dict[str, Any] | None = None,
-        trace: Any = None,
-        extra_draws: dict[str, np.ndarray] | None = None,
-        point: float | None = None,
-        undefined_reason: str | None = None,
-        interval_box: Any = None,
-    ) -> None:
-        self.measure = measure
-        self.key = measure.key
-        self.chain_draws = np.atleast_2d(np.asarray(draws, dtype=float))
-        self.group_draws = group_draws
-        self.groups = groups
-        self.method = method
-        self.label_counts = np.asarray(counts, dtype=float)
-        self.attrs = dict(attrs or {})
-        self.trace = trace
-        self.extra_draws = dict(extra_draws or {})
-        self._point = point
-        self._reason = undefined_reason
-        self.interval_box = interval_box  # a guaranteed box the interval is read from (guaranteed, or auto's)
+    measure: MeasureBase = field()  # field(): not the class default of Result.measure
+    chain_draws: np.ndarray
+    group_draws: dict[str, np.ndarray]
+    groups: pd.Index
+    method: str
+    label_counts: np.ndarray
+    attrs: dict[str, Any] = field(default_factory=dict)
+    trace: Any = None
+    extra_draws: dict[str, np.ndarray] = field(default_factory=dict)
+    _point: float | None = None  # the method's point estimate (PPI's ratio estimator, auto's), if not the mean
+    _reason: str | None = None  # why draws are undefined
+    interval_box: Any = None  # a guaranteed box the interval is read from (guaranteed, or auto's)
+
+    def __post_init__(self) -> None:
+        self.key = self.measure.key
+        self.chain_draws = np.atleast_2d(np.asarray(self.chain_draws, dtype=float))
+        self.label_counts = np.asarray(self.label_counts, dtype=float)
 
     # -- the Result interface --------------------------------------------------------
     @property
@@ -361,11 +351,6 @@ class MeasurePosterior(Estimate):
             return (float(lo), float(hi))
         lo, hi = _import_arviz().hdi(self.draws, hdi_prob=prob)
         return (float(lo), float(hi))
-
-    def prob_greater(self, x: float = 0.0) -> float:
-        """Posterior probability that the measure exceeds ``x``: e.g. ``P(Delta > 0)``; NaN when undefined."""
-        draws = self._prob_draws()
-        return float(np.mean(draws > x)) if draws is not None and self.defined else _NAN
 
     def prob_less(self, x: float = 0.0) -> float:
         """Posterior probability that the measure is below ``x``; NaN when undefined."""
