@@ -165,10 +165,6 @@ class GroupedSample:
         counts = np.einsum("gij,ia,jb->gab", self._cache["class_counts"], onehot, onehot)
         return ConfusionStats(counts, self.groups)
 
-    def is_multiclass(self) -> bool:
-        """Whether there are more than two classes (:meth:`classes`)."""
-        return len(self.classes()) > 2
-
     def reads_classes(self, pos_label: Any = None) -> bool:
         """Whether the confusion counts are per class (K x K) rather than positive against the rest.
 
@@ -373,27 +369,15 @@ def check_inputs(
     sample = _reuse.lookup(inputs, extra, groups)
     if sample is not None:
         return sample
-    return _reuse.store(
-        inputs,
-        extra,
-        groups,
-        lambda: _validated(
-            y_true, y_pred, sensitive_features, sample_weight, groups, labels, y_pred_name, compare_groups
-        ),
-    )
+    return _reuse.store(inputs, extra, groups, lambda: _validated(inputs, groups, labels, y_pred_name, compare_groups))
 
 
-def _validated(
-    y_true: Any,
-    y_pred: Any,
-    sensitive_features: Any,
-    sample_weight: Any,
-    groups: pd.Index | None,
-    labels: pd.Index | None,
-    y_pred_name: str,
-    compare_groups: bool = True,
-) -> GroupedSample:
-    """The validation behind :func:`check_inputs`, without reuse."""
+def _validated(inputs: tuple, groups: Any, labels: Any, y_pred_name: str, compare_groups: bool) -> GroupedSample:
+    """The validation behind :func:`check_inputs`, without reuse.
+
+    ``inputs`` are ``(y_true, y_pred, sensitive_features, sample_weight)``.
+    """
+    y_true, y_pred, sensitive_features, sample_weight = inputs
     t = _to_1d(y_true, "y_true")
     p = _to_1d(y_pred, y_pred_name)
     if t.size != p.size:

@@ -11,6 +11,7 @@ plus one row in the table.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 import warnings
 from collections.abc import Mapping, Sequence
@@ -33,7 +34,7 @@ from ._checks import CalibrationWarning
 from ._dirichlet import holds_multiclass_labels, multiclass_counts, multiclass_draws, multiclass_error
 from ._frames import FRAME_METHODS, frame_fit_data, frame_rows
 from ._guaranteed import Guaranteed, audit_target, weighted
-from ._method import Bases, Call, EstimationMethod, FitData, GroupDraws, Rows
+from ._method import Bases, Call, EstimationMethod, FitData, GroupDraws, Rng, Rows
 from ._posterior import MeasurePosterior, external_stacklevel, group_labels, warn_undefined
 from ._ppi import PredictionPowered
 from ._small_groups import restrict_fit_data
@@ -314,10 +315,9 @@ def posteriors(
             )
         columns = ("y_true", "y_score", "sensitive_features", "sample_weight")
         given = dataclasses.replace(call, **{k: rows.column(v) for k, v in vars(call).items() if k in columns})
-        data = _fit_data(measures, given, estimator, thr, pos, groups, rows.unlabeled)
-        if isinstance(
-            estimator, PredictionPowered
-        ):  # auto's PPI: its variance reads the engine's moments, not the histogram's bins
+        data = _fit_data(given, measures, estimator.name, thr, pos, groups, rows.unlabeled)
+        # auto's PPI: its variance reads the engine's moments, not the histogram's bins
+        if isinstance(estimator, PredictionPowered):
             engine = frame_fit_data(call, measures, estimator, thr, pos, groups)
             if not engine.groups.equals(data.groups):
                 raise AssertionError(
@@ -325,7 +325,7 @@ def posteriors(
                 )  # pragma: no cover - one encoding serves both
             data = dataclasses.replace(data, moments=engine.moments)
     else:
-        data = _fit_data(measures, call, estimator, thr, pos, groups)
+        data = _fit_data(call, measures, estimator.name, thr, pos, groups)
     data = dataclasses.replace(data, target=audit_target(call.target, data.has_unlabeled, method))
     _check_reference(call.reference, data.groups)
     why, plan = None, None
@@ -349,16 +349,11 @@ def posteriors(
         attrs["method_reason"] = why
     if unused:
         attrs["options_unused"] = unused
-    return _posteriors_of(measures, call.reference, data.groups, data.counts, estimator.name, fit, attrs)
+    return _posteriors_of(measures, call, estimator.name, data, fit, attrs)
 
 
 def _multiclass(
-    measures: list[MeasureBase],
-    call: Call,
-    name: str,
-    options: Mapping[str, Any],
-    groups: Any,
-    rng: np.random.Generator,
+    measures: list[MeasureBase], call: Call, name: str, options: Mapping[str, Any], groups: Any, rng: Rng
 ) -> dict[str, MeasurePosterior]:
     """K classes: the Dirichlet posterior of every group's K x K confusion cells (:mod:`._dirichlet`)."""
     if METHODS[name].multiclass is None:
@@ -376,7 +371,7 @@ def _multiclass(
     start = time.perf_counter()
     fit = multiclass_draws(_bases(measures), stats, record, int(call.chains), draws, rng)
     attrs = _attrs(int(stats.counts.sum()), 0, seed, call, fit, start)
-    return _posteriors_of(measures, call.reference, stats.groups, stats.counts, "bb", fit, attrs)
+    return _posteriors_of(measures, call, "bb", stats, fit, attrs)
 
 
 # -- named steps ---------------------------------------------------------------------
@@ -579,43 +574,29 @@ def _agreed(own: list[Any], name: str, given: Any, default: Any) -> Any:
 
 
 def _fit_data(
-    measures: list[MeasureBase],
-    call: Call,
-    estimator: EstimationMethod,
-    thr: float,
-    pos: Any,
-    groups: pd.Index | None,
-    unlabeled_rows: Any = None,
+    call: Call, measures: list, method: str, thr: float, pos: Any, groups: Any, unlabeled: Any = None
 ) -> FitData:
     """Validate every input once: labeled rows, unlabeled rows, labels, groups.
 
-    ``unlabeled_rows``, given, builds the unlabeled :class:`Rows` from the labeled rows'
-    groups and the threshold (an engine's score histogram, :class:`~._frames.FrameRows`)
-    in place of ``call.unlabeled_scores``.
+    ``unlabeled``, given, builds the unlabeled :class:`Rows` from the labeled rows' groups
+    and the threshold (an engine's score histogram, :class:`~._frames.FrameRows`) in place
+    of ``call.unlabeled_scores``; ``method`` is the method's name, ``thr``, ``pos`` and ``groups``
+    the measures' threshold, positive label and declared groups.
     """
-    _refuse_weights(estimator.name, call.sample_weight, call.unlabeled_sample_weight)
+    _refuse_weights(method, call.sample_weight, call.unlabeled_sample_weight)
     compare = any(m.inputs.needs_sensitive for m in measures)  # a performance measure takes one group or none
     sensitive = call.sensitive_features
     if sensitive is None and not compare:
         sensitive, groups = np.zeros(len(call.y_true), dtype=np.intp), _ONE_GROUP
-    sample = check_inputs(
-        call.y_true,
-        call.y_score,
-        sensitive,
-        call.sample_weight,
-        groups=groups,
-        y_pred_name="y_score",
-        compare_groups=compare,
-    )
+    rows = (call.y_true, call.y_score, sensitive, call.sample_weight)
+    sample = check_inputs(*rows, groups=groups, y_pred_name="y_score", compare_groups=compare)
     scores = check_scores(sample.y_pred, "y_score")
     t, _, _ = binarize_labels(sample.y_true, sample.y_true, pos)
     labeled = Rows(scores, (scores >= thr).astype(np.intp), sample.group_codes, sample.sample_weight)
-    unlabeled = (
-        _unlabeled_rows(call, sample.groups, thr) if unlabeled_rows is None else unlabeled_rows(sample.groups, thr)
-    )
-    if METHODS[estimator.name].unlabeled == "required" and unlabeled.size == 0:
+    unlabeled = (unlabeled or functools.partial(_unlabeled_rows, call))(sample.groups, thr)
+    if METHODS[method].unlabeled == "required" and unlabeled.size == 0:
         raise ValueError(
-            f"method={estimator.name!r} needs unlabeled data: pass unlabeled_scores= (the model's scores "
+            f"method={method!r} needs unlabeled data: pass unlabeled_scores= (the model's scores "
             "on samples without labels) and unlabeled_sensitive= (their groups). Without them use method='bb'."
         )
     data = FitData(np.asarray(t, dtype=np.intp), labeled, unlabeled, sample.groups, thr)
@@ -656,17 +637,14 @@ def _attrs(n_labeled: int, n_unlabeled: int, seed: int, call: Call, fit: GroupDr
 
 
 def _posteriors_of(
-    measures: list[MeasureBase],
-    reference: Any,
-    groups: pd.Index,
-    counts: np.ndarray,
-    method: str,
-    fit: GroupDraws,
-    attrs: dict[str, Any],
+    measures: list[MeasureBase], call: Call, method: str, data: Any, fit: GroupDraws, attrs: dict
 ) -> dict[str, MeasurePosterior]:
-    """Run the group draws through every measure's own operations (signed against ``reference``)."""
-    out = {}
-    for measure in (signed_measure(m, reference) for m in measures):
+    """Run the group draws through every measure's own operations (signed against ``call.reference``).
+
+    ``data`` holds the ``groups`` and the labeled ``counts`` (a :class:`FitData`, or K-class counts).
+    """
+    out, groups = {}, data.groups
+    for measure in (signed_measure(m, call.reference) for m in measures):
         with np.errstate(invalid="ignore", divide="ignore"):
             draws = np.asarray(measure.from_group_values(fit.values, groups=groups, overall=fit.overall), dtype=float)
             point = None
@@ -678,7 +656,7 @@ def _posteriors_of(
             warn_undefined(measure.key, reason)
         box = fit.confidence if fit.interval_box is None else fit.interval_box
         out[measure.key] = MeasurePosterior(
-            measure, draws, own, groups, method, counts, dict(attrs), fit.trace, fit.extra, point, reason, box
+            measure, draws, own, groups, method, data.counts, dict(attrs), fit.trace, fit.extra, point, reason, box
         )
     return out
 
