@@ -432,15 +432,8 @@ class MeasurePosterior(Estimate):
 
     def verdict_family(self) -> VerdictFamily:
         """The draws of every base rate in every group, as :func:`skfair_measures.verdicts` reads them."""
-        n = self.groups.size
-        return VerdictFamily(
-            key=self.key,
-            groups=self.groups,
-            source="posterior",
-            box=self.interval_box,
-            fit=self.interval_box,
-            draws={name: d.reshape(-1, n) for name, d in self.group_draws.items()},
-        )
+        draws = {name: d.reshape(-1, self.groups.size) for name, d in self.group_draws.items()}
+        return VerdictFamily(self.key, self.groups, draws, "posterior", fit=self.interval_box, box=self.interval_box)
 
     # -- tables -------------------------------------------------------------------------
     def group_summary(self, base: str | None = None, prob: float = 0.95) -> pd.DataFrame:
@@ -465,10 +458,7 @@ class MeasurePosterior(Estimate):
         d = self.group_draws[name].reshape(-1, len(self.groups))
         prob = check_prob(prob)
         lo, hi = np.quantile(d, [(1 - prob) / 2, (1 + prob) / 2], axis=0)  # NaN columns stay NaN
-        return pd.DataFrame(
-            {"mean": d.mean(0), "sd": d.std(0, ddof=1), "lower": lo, "upper": hi},
-            index=self.groups,
-        )
+        return pd.DataFrame({"mean": d.mean(0), "sd": d.std(0, ddof=1), "lower": lo, "upper": hi}, index=self.groups)
 
     def table(self, prob: float | None = None, eps: float = DEFAULT_EPS) -> pd.DataFrame:
         """One row per quantity: the measure, then every base metric in every group (:meth:`summary` is the one row).
@@ -517,14 +507,12 @@ class MeasurePosterior(Estimate):
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dictionary: the summary row's fields, ``method``, ``mean``, ``prob_greater``, ``n_draws``."""
-        out = super().to_dict()
-        out.update(
-            method=self.method,
-            mean=plain(self.mean()),
-            prob_greater=plain(self.prob_greater(self.center)),
-            n_draws=self.n_draws,
-        )
-        return out
+        facts = {
+            "method": self.method,
+            "mean": plain(self.mean()),
+            "prob_greater": plain(self.prob_greater(self.center)),
+        }
+        return super().to_dict() | facts | {"n_draws": self.n_draws}
 
     # -- diagnostics and ArviZ -------------------------------------------------------
     def diagnostics(self) -> dict[str, float]:
@@ -629,13 +617,5 @@ def _row(name: str, x: np.ndarray, prob: float) -> dict[str, Any]:
         warnings.simplefilter("ignore")
         r_hat = float(az.rhat(x)) if multi else _NAN
         ess = float(az.ess(x)) if multi else _NAN
-    return out | {
-        "mean": float(np.mean(flat)),
-        "sd": float(np.std(flat, ddof=1)) if flat.size > 1 else _NAN,
-        "eti_lower": float(lo),
-        "eti_upper": float(hi),
-        "hdi_lower": float(hlo),
-        "hdi_upper": float(hhi),
-        "r_hat": r_hat,
-        "ess_bulk": ess,
-    }
+    sd = np.std(flat, ddof=1) if flat.size > 1 else _NAN
+    return out | dict(zip(_SUMMARY_COLUMNS, map(float, (np.mean(flat), sd, lo, hi, hlo, hhi, r_hat, ess)), strict=True))
