@@ -38,7 +38,7 @@ from ._method import Bases, Call, EstimationMethod, FitData, GroupDraws, Rng, Ro
 from ._posterior import MeasurePosterior, external_stacklevel, group_labels, warn_undefined
 from ._ppi import PredictionPowered
 from ._small_groups import restrict_fit_data
-from ._table import AUTO, METHODS, method_options, refuse_unknown, refuse_unread_unlabeled
+from ._table import AUTO, METHODS, check_method, method_options, refuse_unknown, refuse_unread_unlabeled
 
 __all__ = ["posterior", "posteriors", "signed_measure"]
 
@@ -284,8 +284,7 @@ def posteriors(
     """
     call = Call(y_true, y_score, sensitive_features, **{k: arguments.pop(k) for k in Call.names() if k in arguments})
     measures, options, method = _check_measures(measures), arguments, call.method
-    if method not in METHODS:
-        raise ValueError(f"method={method!r}; pass one of {', '.join(map(repr, METHODS))}.")
+    check_method(method)
     if isinstance(call.chains, bool) or not isinstance(call.chains, int | np.integer) or call.chains < 1:
         raise ValueError(f"chains={call.chains!r}; pass an integer >= 1.")
     refuse_unknown(options)
