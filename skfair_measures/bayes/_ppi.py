@@ -311,39 +311,6 @@ class _Quantities:
         return cov
 
 
-def normal_draws(
-    quantities: _Quantities,
-    cov: np.ndarray,
-    bases: Bases,
-    groups: Any,
-    chains: int,
-    draws: int,
-    rng: Rng,
-    attrs: dict[str, Any],
-    reasons: list[str],
-) -> GroupDraws:
-    """Draws of every (base, group) and pooled rate from the estimates and their covariance, clipped to each range."""
-    n_groups = len(groups)
-    mean = np.asarray(quantities.value, dtype=float)
-    sample = quantities.draw(cov, chains * draws, rng)
-    se = np.where(np.isfinite(mean), np.sqrt(np.clip(np.diag(cov), 0.0, None)), np.nan)
-    values = {b.name: np.full((chains, draws, n_groups), np.nan) for b in bases}
-    overall = {b.name: np.full((chains, draws), np.nan) for b in bases}
-    point = {b.name: np.full(n_groups, np.nan) for b in bases}
-    point_overall: dict[str, float] = {}
-    std_errors: dict[str, list[float]] = {b.name: [] for b in bases}
-    ranges = {b.name: tuple(b.range) for b in bases}
-    for j, (name, g) in enumerate(quantities.names):
-        d = np.clip(sample[:, j], *ranges[name]).reshape(chains, draws)
-        if g is None:
-            overall[name], point_overall[name] = d, float(np.clip(mean[j], *ranges[name]))
-        else:
-            values[name][..., g], point[name][g] = d, float(np.clip(mean[j], *ranges[name]))
-            std_errors[name].append(float(se[j]))
-    attrs = {"sampler": "delta method, Student-t marginals", "se": std_errors, **attrs}
-    return GroupDraws(values, overall, attrs=attrs, point=point, point_overall=point_overall, reasons=reasons)
-
-
 @dataclass(frozen=True)
 class PredictionPowered(EstimationMethod):
     """``method="ppi"``: prediction-powered inference (PPI++) per group.
@@ -386,16 +353,32 @@ class PredictionPowered(EstimationMethod):
             refuse_option("lam", self.lam, "pass None (tuned per group and rate) or a number in [0, 1]")
 
     def group_draws(self, data: FitData, bases: Bases, *, chains: int, draws: int, rng: Rng, seed: int) -> GroupDraws:
+        """Draws of every (base, group) and pooled rate from the estimates and covariance, clipped to each range."""
         moments = row_moments(data) if data.moments is None else data.moments
         strata = _strata(moments)
-        quantities, reasons, lambdas, small = self._estimate(moments, bases, strata, data.groups)
+        q, reasons, lambdas, small = self._estimate(moments, bases, strata, data.groups)
         _warn_small(small)
-        attrs: dict[str, Any] = {"lambda": lambdas, "asymptotic": not small, "small_groups": small}
+        cov, n_groups = q.covariance(strata), data.n_groups
+        mean, sample = np.asarray(q.value, dtype=float), q.draw(cov, chains * draws, rng)
+        se = np.where(np.isfinite(mean), np.sqrt(np.clip(np.diag(cov), 0.0, None)), np.nan)
+        values = {b.name: np.full((chains, draws, n_groups), np.nan) for b in bases}
+        overall = {b.name: np.full((chains, draws), np.nan) for b in bases}
+        point = {b.name: np.full(n_groups, np.nan) for b in bases}
+        point_overall: dict[str, float] = {}
+        std_errors: dict[str, list[float]] = {b.name: [] for b in bases}
+        ranges = {b.name: tuple(b.range) for b in bases}
+        for j, (name, g) in enumerate(q.names):
+            d = np.clip(sample[:, j], *ranges[name]).reshape(chains, draws)
+            if g is None:
+                overall[name], point_overall[name] = d, float(np.clip(mean[j], *ranges[name]))
+            else:
+                values[name][..., g], point[name][g] = d, float(np.clip(mean[j], *ranges[name]))
+                std_errors[name].append(float(se[j]))
+        attrs: dict[str, Any] = {"sampler": "delta method, Student-t marginals", "se": std_errors, "lambda": lambdas}
+        attrs |= {"asymptotic": not small, "small_groups": small}
         if data.moments is not None:
             attrs["engine"] = "per-group score moments from one engine pass"
-        return normal_draws(
-            quantities, quantities.covariance(strata), bases, data.groups, chains, draws, rng, attrs, reasons
-        )
+        return GroupDraws(values, overall, attrs=attrs, point=point, point_overall=point_overall, reasons=reasons)
 
     def _fit(self, st: _Stratum, base: BaseMetric) -> _Fit:
         """PPI++ for one rate: start at ``lambda = 1`` (as ``ppi_py``), tune it for the rate, re-estimate."""
@@ -410,20 +393,32 @@ class PredictionPowered(EstimationMethod):
     def _estimate(
         self, moments: ScoreMoments, bases: Bases, strata: list[_Stratum], groups: Any
     ) -> tuple[_Quantities, list[str], dict[str, list[float]], list[str]]:
+        """Every base's estimate and influence in every group and pooled; why some are undefined or small."""
         unl, lab = moments.unlabeled, moments.labeled
         raw = unl["w"].sum(1) if unl["n"].sum() else lab["w"].sum((1, 2))  # each group's share of the rows, weighted
         present = {g: float(s) for g, s in enumerate(raw / raw.sum()) if s > 0}
-        q = _Quantities()
-        reasons: list[str] = []
-        small: list[str] = []
-        lambdas: dict[str, list[float]] = {}
+        unusable = [_unusable(st) for st in strata]
+        q, reasons, small, lambdas = _Quantities(), [], [], {}
         for base in bases:
             roles = ratio_roles(base)  # a TypeError naming the base if it is not a rate of counts
-            fitted = fit_groups(base, roles, strata, self._fit, groups)
-            fits, dfs = fitted.fits, fitted.dfs
-            lambdas[base.name], small, reasons = fitted.lambdas, small + fitted.small, reasons + fitted.reasons
-            for g, (value, why) in enumerate(fitted.rates):
+            fits = [self._fit(st, base) if why is None else None for st, why in zip(strata, unusable, strict=True)]
+            lambdas[base.name] = [np.nan if f is None else f.lam for f in fits]
+            rows = [_denominator_rows(st, roles) for st in strata]
+            dfs = [max(r - 1.0, 1.0) for r in rows]
+            few = [g for g, r in enumerate(rows) if fits[g] is not None and r < ASYMPTOTIC_ROWS]
+            if few:
+                named = name_groups((group_name(groups, g) for g in few), sizes=(round(rows[g]) for g in few))
+                small.append(f"{base.name} in group(s) {named} (labeled rows)")
+            undefined: dict[str, list[int]] = {}  # why -> the groups it makes undefined
+            for g, fit in enumerate(fits):
+                value, why = _rate(base, roles, fit, unusable[g])
                 q.add((base.name, g), value, _influence(base, {g: 1.0}, fits) if why is None else {}, dfs[g])
+                if why:
+                    undefined.setdefault(why, []).append(g)
+            for why, gs in undefined.items():
+                reasons.append(
+                    f"{base.name} in group(s) {name_groups(group_name(groups, g) for g in gs)} is undefined: {why}"
+                )
             value, parts = np.nan, {}
             if not any(fits[g] is None for g in present):  # the pooled rate: the groups' cells, by their shares
                 pooled = _Fit(np.asarray(sum(s * fits[g].mu for g, s in present.items()), dtype=float), np.nan)
@@ -431,42 +426,6 @@ class PredictionPowered(EstimationMethod):
                 value, parts = (np.nan, {}) if why is not None else (value, _influence(base, present, fits))
             q.add((base.name, None), value, parts, min([dfs[g] for g in present], default=1.0))
         return q, reasons, lambdas, small
-
-
-@dataclass
-class GroupFits:
-    """One base's fits per group, and what they say: degrees of freedom, values, small groups, reasons."""
-
-    fits: list[_Fit | None]
-    lambdas: list[float]
-    dfs: list[float]
-    rates: list[tuple[float, str | None]]
-    small: list[str]
-    reasons: list[str]
-
-
-def fit_groups(base: BaseMetric, roles: Any, strata: list[_Stratum], fit: Any, groups: Any) -> GroupFits:
-    """Fit one base in every group; name the groups too small for the asymptotics and those left undefined."""
-    unusable = [_unusable(st) for st in strata]
-    fits = [fit(st, base) if why is None else None for st, why in zip(strata, unusable, strict=True)]
-    rows = [_denominator_rows(st, roles) for st in strata]
-    few = [g for g, r in enumerate(rows) if fits[g] is not None and r < ASYMPTOTIC_ROWS]
-    small = []
-    if few:
-        named = name_groups((group_name(groups, g) for g in few), sizes=(round(rows[g]) for g in few))
-        small.append(f"{base.name} in group(s) {named} (labeled rows)")
-    rates = [_rate(base, roles, f, unusable[g]) for g, f in enumerate(fits)]
-    undefined: dict[str, list[int]] = {}  # why -> the groups it makes undefined
-    for g, (_, why) in enumerate(rates):
-        if why:
-            undefined.setdefault(why, []).append(g)
-    reasons = [
-        f"{base.name} in group(s) {name_groups(group_name(groups, g) for g in gs)} is undefined: {why}"
-        for why, gs in undefined.items()
-    ]
-    return GroupFits(
-        fits, [np.nan if f is None else f.lam for f in fits], [max(r - 1.0, 1.0) for r in rows], rates, small, reasons
-    )
 
 
 def _warn_small(small: list[str]) -> None:
