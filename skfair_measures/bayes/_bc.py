@@ -172,7 +172,8 @@ def build_model(
     pm = _import_pymc()
     pt = require("pytensor.tensor", "the 'bc' posterior (PyMC)")
 
-    def level(name: str, mu_sd: Any, sigma_sd: Any, log_scale: bool) -> Any:
+    def level(name: str, log_scale: bool) -> Any:
+        mu_sd, sigma_sd = prior[f"mu_{name}"], prior[f"sigma_{name}"]
         if not hierarchical:
             if not log_scale:
                 return pm.Normal(name, 0.0, mu_sd, dims="group")
@@ -190,14 +191,12 @@ def build_model(
         gi = pm.Data("group_index", np.asarray(group, dtype=np.int64))
         sd = pm.Data("prior_sd", prior_sd_vector(prior_scale))
         prior = dict(zip(PRIORS, [sd[i] for i in range(len(PRIORS))], strict=True))
-        a = level("a", prior["mu_a"], prior["sigma_a"], True)
+        a = level("a", True)
         if calibration == "beta":
-            b = level("b", prior["mu_b"], prior["sigma_b"], True)
-            c = level("c", prior["mu_c"], prior["sigma_c"], False)
-            logit = c[gi] + a[gi] * ls - b[gi] * l1
+            b = level("b", True)  # before c: the order of the model's variables
+            logit = level("c", False)[gi] + a[gi] * ls - b[gi] * l1
         elif calibration == "llo":
-            c = level("c", prior["mu_c"], prior["sigma_c"], False)
-            logit = c[gi] + a[gi] * (ls - l1)
+            logit = level("c", False)[gi] + a[gi] * (ls - l1)
         else:
             logit = a[gi] * (ls - l1)
         pm.Bernoulli("y_obs", logit_p=logit, observed=yy, shape=gi.shape)
@@ -340,18 +339,11 @@ def _pymc_runner(sampler: str, data: dict, structure: tuple, settings: tuple) ->
     compile_seconds = time.perf_counter() - start
 
     def run(accept: float) -> Any:
+        common, seed, extra = settings
+        quiet = {"progressbar": False, "compute_convergence_checks": False}
         with model, warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            common, seed, extra = settings
-            return pm.sample(
-                random_seed=seed,
-                target_accept=accept,
-                nuts_sampler=sampler,
-                progressbar=False,
-                compute_convergence_checks=False,
-                **common,
-                **extra,
-            )
+            return pm.sample(random_seed=seed, target_accept=accept, nuts_sampler=sampler, **quiet, **common, **extra)
 
     return run, sampler, compile_seconds
 
@@ -369,19 +361,15 @@ def _parameters(trace: Any) -> tuple[dict[str, np.ndarray], list[str]]:
     """``a``, ``b``, ``c`` per draw and group (``b = a`` and ``c = 0`` where the variant fixes them)."""
     post = trace.posterior
     a = np.asarray(post["a"], dtype=float)
-    params = {
-        "a": a,
-        "b": np.asarray(post["b"], dtype=float) if "b" in post else a,
-        "c": np.asarray(post["c"], dtype=float) if "c" in post else np.zeros_like(a),
-    }
-    return params, [k for k in ("a", "b", "c") if k in post]
+    b = np.asarray(post["b"], dtype=float) if "b" in post else a
+    c = np.asarray(post["c"], dtype=float) if "c" in post else np.zeros_like(a)
+    return {"a": a, "b": b, "c": c}, [k for k in ("a", "b", "c") if k in post]
 
 
 def _diagnostics(trace: Any, names: list[str]) -> dict[str, Any]:
     az = _import_arviz()
     out: dict[str, Any] = {"divergences": int(np.asarray(trace.sample_stats["diverging"]).sum())}
-    n_chains = trace.posterior.sizes["chain"]
-    if n_chains > 1 and trace.posterior.sizes["draw"] >= 4:
+    if trace.posterior.sizes["chain"] > 1 and trace.posterior.sizes["draw"] >= 4:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             rhat = az.rhat(trace, var_names=names)
@@ -390,12 +378,8 @@ def _diagnostics(trace: Any, names: list[str]) -> dict[str, Any]:
         e = {n: np.atleast_1d(np.asarray(ess[n], dtype=float)) for n in names}
         worst_r = max((float(r[n].max()), n, int(r[n].argmax())) for n in names)
         worst_e = min((float(e[n].min()), n, int(e[n].argmin())) for n in names)
-        out.update(
-            max_r_hat=worst_r[0],
-            max_r_hat_var=f"{worst_r[1]}[{worst_r[2]}]",
-            min_ess_bulk=worst_e[0],
-            min_ess_bulk_var=f"{worst_e[1]}[{worst_e[2]}]",
-        )
+        out |= {"max_r_hat": worst_r[0], "max_r_hat_var": f"{worst_r[1]}[{worst_r[2]}]"}
+        out |= {"min_ess_bulk": worst_e[0], "min_ess_bulk_var": f"{worst_e[1]}[{worst_e[2]}]"}
     return out
 
 
