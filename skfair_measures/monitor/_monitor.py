@@ -37,10 +37,10 @@ from ._sequences import Box, box_alpha, cells
 
 __all__ = ["FORMAT", "FairnessMonitor"]
 
-#: Names the state files of this class (and their version: 2 saves each box's sequences as one stack; 1, one
-#: sequence per rate and group, is still read).
-FORMAT, VERSION = "skfair-measures monitor state", 2
-_READS = (1, 2)
+#: Names the state files of this class (and their version: 3 saves the level as ``prob``; 2 saved it as
+#: ``alpha = 1 - prob``, each box's sequences as one stack; 1, one sequence per rate and group. All are read).
+FORMAT, VERSION = "skfair-measures monitor state", 3
+_READS = (1, 2, 3)
 
 #: What a state file holds (a file without one of them is refused, naming them).
 _KEYS = (
@@ -56,7 +56,7 @@ _KEYS = (
     "alarms",
     "trace",
 )
-_SETTINGS = ("measures", "eps", "alpha", "window", "restarts", "grid_size")
+_SETTINGS = ("measures", "eps", "window", "restarts", "grid_size")  # and the level: prob (or alpha, versions 1-2)
 
 _UNSUPPORTED = (
     "{key} cannot be monitored: {why}. The monitor follows measures whose bases are rates of binary "
@@ -205,7 +205,7 @@ class FairnessMonitor:
     disparity is within ``eps``" sequentially, and a change detector (sequences
     restarted at every step) says when a disparity moved past ``eps`` and from which
     step. The probability that a measure ever raises an alarm while every batch's
-    disparity stays within ``eps`` is at most ``alpha``, however often :meth:`status` is
+    disparity stays within ``eps`` is at most ``1 - prob``, however often :meth:`status` is
     read and however the rates drift (rows of a batch independent; :mod:`._drift`). The
     sequences (``lower``, ``upper``) target constant rates between changes; measures
     whose ``alarm_test`` is ``"constant rates"`` take their alarm from them (see
@@ -219,8 +219,10 @@ class FairnessMonitor:
         The tolerance. For a measure where lower is better (a difference) the alarm says
         the disparity exceeds ``eps``; where greater is better (a ratio) that it fell
         below ``eps``.
-    alpha : float, default=0.05
-        The false-alarm probability of each measure, over the whole stream.
+    prob : float, default=0.95
+        The probability, over the whole stream, that a measure whose disparity stays
+        within ``eps`` never alarms: the false-alarm probability is ``alpha = 1 - prob``
+        (the attribute ``alpha``). The sequences are shown at level ``1 - alpha / 2``.
     window : int or str or pandas.Timedelta, default=10
         The windowed value: the last ``window`` steps, or the steps within a time span
         (``"7D"``; each step then needs ``time=``).
@@ -249,19 +251,25 @@ class FairnessMonitor:
         measures: Any,
         *,
         eps: float | Mapping[str, float],
-        alpha: float = 0.05,
+        prob: float = 0.95,
         window: int | str | pd.Timedelta = 10,
         restarts: int = 8,
         grid_size: int = 250,
+        **removed: Any,
     ) -> None:
+        if removed:  # alpha= was the level's old name
+            fix = ": the level is prob=; pass prob=1 - alpha (prob=0.95 for alpha=0.05)" if "alpha" in removed else ""
+            raise TypeError(f"FairnessMonitor got unexpected keyword argument(s) {sorted(removed)}{fix}.")
         self.measures = as_measures(measures)
         keys = [m.key for m in self.measures]
         if len(set(keys)) != len(keys):
             raise ValueError(f"measures has repeated keys {keys}; give each measure a distinct key.")
         self.eps = self._check_eps(eps, keys)
-        if not (isinstance(alpha, float | int) and 0 < alpha < 1):
-            raise ValueError(f"alpha={alpha!r}; pass the false-alarm probability, in (0, 1), e.g. 0.05.")
-        self.alpha = float(alpha)
+        if not (isinstance(prob, float | int) and 0 < prob < 1):
+            raise ValueError(f"prob={prob!r}; pass the level, in (0, 1), e.g. 0.95 (false alarms at most 1 - prob).")
+        self.prob = float(prob)
+        #: The false-alarm probability, ``1 - prob``.
+        self.alpha = 1.0 - self.prob
         self.window = self._check_window(window)
         if not (isinstance(restarts, int) and restarts >= 1):
             raise ValueError(f"restarts={restarts!r}; pass an integer >= 1.")
@@ -842,14 +850,14 @@ class FairnessMonitor:
 
     @property
     def settings(self) -> dict[str, Any]:
-        """The monitor's settings (measure keys, eps, alpha, window, restarts, grid_size), as saved."""
+        """The monitor's settings (measure keys, eps, prob, window, restarts, grid_size), as saved."""
         return self._settings()
 
     def _settings(self) -> dict[str, Any]:
         return {
             "measures": [m.key for m in self.measures],
             "eps": self.eps,
-            "alpha": self.alpha,
+            "prob": self.prob,
             "window": self.window if isinstance(self.window, int) else str(self.window),
             "restarts": self.restarts,
             "grid_size": self.grid_size,
@@ -927,10 +935,11 @@ class FairnessMonitor:
         if state.get("version") not in _READS:
             raise ValueError(
                 f"{source} has state version {state.get('version')!r}; this version of skfair-measures reads "
-                f"{' and '.join(map(str, _READS))}. Load it with the version that saved it."
+                f"{', '.join(map(str, _READS[:-1]))} and {_READS[-1]}. Load it with the version that saved it."
             )
         saved = state["settings"] if isinstance(state.get("settings"), Mapping) else {}
         missing = [k for k in _KEYS if k not in state] + [f"settings.{k}" for k in _SETTINGS if k not in saved]
+        missing += [] if "prob" in saved or "alpha" in saved else ["settings.prob"]
         if missing:
             raise ValueError(f"{source} is not a whole monitor state: it lacks {missing}; restore the last good copy.")
         settings = state["settings"]
@@ -963,7 +972,7 @@ class FairnessMonitor:
         mon = cls(
             measures,
             eps=settings["eps"],
-            alpha=settings["alpha"],
+            prob=settings["prob"] if "prob" in settings else 1 - settings["alpha"],
             window=settings["window"],
             restarts=settings["restarts"],
             grid_size=settings["grid_size"],
