@@ -84,13 +84,9 @@ def _roles(m: MeasureBase) -> dict[str, RatioRoles]:
     if not out:
         raise TypeError(_UNSUPPORTED.format(key=m.key, why="it has no base rate (it reads the rows)"))
     try:  # the interval of the measure from a box of group rates
-        box = {name: np.array([0.2, 0.3]) for name in out}
-        m.bounds_from_group_values(
-            box,
-            {k: v + 0.1 for k, v in box.items()},
-            groups=pd.Index(["a", "b"]),
-            overall={name: (0.2, 0.4) for name in out},
-        )
+        low = {name: np.array([0.2, 0.3]) for name in out}
+        high = {k: v + 0.1 for k, v in low.items()}
+        m.bounds_from_group_values(low, high, groups=pd.Index(["a", "b"]), overall=dict.fromkeys(out, (0.2, 0.4)))
     except TypeError as exc:
         raise TypeError(_UNSUPPORTED.format(key=m.key, why=str(exc).rstrip("."))) from None
     return out
@@ -112,6 +108,10 @@ class _Need:
         """``name`` of a rate of this need as ``group_status()`` shows it: ``tpr``, or ``tpr (threshold=0.3)``."""
         own = [f"{k}={v!r}" for k, v in (("threshold", self.threshold), ("pos_label", self.pos_label)) if v is not None]
         return f"{name} ({', '.join(own)})" if own else name
+
+    def window(self, n_groups: int) -> np.ndarray:
+        """The counts of the window's steps, for ``n_groups`` groups."""
+        return sum((_pad(c, n_groups) for _, c in self.history), np.zeros((n_groups, 2, 2)))
 
     @property
     def id(self) -> str:
@@ -278,6 +278,7 @@ class FairnessMonitor:
         self.restarts, self.grid_size = restarts, grid_size
         self._needs: dict[str, _Need] = {}
         self._of: dict[str, str] = {}
+        self._tests: dict[str, DriftTest | None] = {}
         for m in self.measures:
             roles = _roles(m)
             labeled = not all(_label_free(r) for r in roles.values())
@@ -285,21 +286,16 @@ class FairnessMonitor:
             need = self._needs.setdefault(need.id, need)
             need.roles.update(roles)
             self._of[m.key] = need.id
-        # the alarm: a test valid when the rates drift (._drift), where the measure's null splits into linear
-        # constraints on the rates; otherwise the constant-rate sequences decide it (stated in status()["alarm_test"])
-        self._tests: dict[str, DriftTest | None] = {}
-        for m in self.measures:
-            plan = drift_plan(m, self.eps[m.key], self._needs[self._of[m.key]].roles)
+            # the alarm: a test valid when the rates drift (._drift), where the measure's null splits into linear
+            # constraints on the rates; otherwise the constant-rate sequences decide it (status()["alarm_test"])
+            plan = drift_plan(m, self.eps[m.key], roles)
             self._tests[m.key] = None if isinstance(plan, str) else DriftTest(plan)
-        self.step = 0
-        self.times: list[str | None] = []
-        self._groups: list[Any] = []
-        self._position: dict[Any, int] = {}
+        self.step, self.times, self._groups, self._position = 0, [], [], {}
         self._group_names: list[str] | None = None
         self._pending: pd.DataFrame | None = None
         self._alarms: dict[str, dict[str, Any]] = {k: _no_alarm() for k in keys}
         self._trace: list[dict[str, Any]] = []
-        self._last: list[dict[str, Any]] | None = None
+        self._last = self._rows()  # what status() shows: before any batch, every value NaN with its reason
         #: Free notes saved with the state (JSON values), e.g. the batches a job has done.
         self.meta: dict[str, Any] = {}
 
@@ -381,18 +377,8 @@ class FairnessMonitor:
             counted, pending, names = self._from_stats(stats, y_pred, sensitive_features, y_true, ids, data)
         else:
             batch = as_batch(y_pred, sensitive_features, y_true, ids, data)
-            labeled = batch.target is not None
-            passes: dict[tuple, ConfusionStats | None] = {}  # one engine pass per threshold and positive class
-            counted = {}
-            for nid, need in self._needs.items():
-                if need.labeled and not labeled:
-                    continue
-                key = (need.threshold, repr(need.pos_label))
-                if key not in passes:
-                    passes[key] = count(batch, need.threshold, need.pos_label, labeled=labeled)
-                counted[nid] = passes[key]
+            counted, names = self._count(batch)
             pending = self._to_pend(batch)
-            names = self._check_names([s for s in counted.values() if s is not None], batch.sensitive)
         _saveable(pending, {ID: "ids value", PRED: "y_pred value"})
         for stat in counted.values():
             for g in [] if stat is None else stat.groups:
@@ -467,39 +453,40 @@ class FairnessMonitor:
         if unknown:
             seen = set(joined[ID].tolist())
             examples = [i for i in labels[ID].tolist() if i not in seen][:5]
-            warnings.warn(
+            msg = (
                 f"{unknown} label(s) have ids that no row waits for (never given to update(ids=...), or labeled "
-                f"already), e.g. {examples}; they were not counted.",
-                UserWarning,
-                stacklevel=2,
+                f"already), e.g. {examples}; they were not counted."
             )
-        if joined.empty:
+            warnings.warn(msg, UserWarning, stacklevel=2)
+        if joined.empty:  # (rows wait only after a step: a join has a step to count at)
             return 0
-        if self.step == 0:  # pragma: no cover - rows wait only after a step
-            raise RuntimeError("labels before any batch")
-        batch = Batch(joined, PRED, TRUE, tuple(self._group_names or ()))
-        counted = {
-            nid: count(batch, need.threshold, need.pos_label, labeled=True)
-            for nid, need in self._needs.items()
-            if need.labeled
-        }
-        self._check_names([s for s in counted.values() if s is not None], batch.sensitive)
+        counted, _ = self._count(Batch(joined, PRED, TRUE, tuple(self._group_names or ())), labeled_only=True)
         self._pending = waiting[~waiting[ID].isin(joined[ID])].reset_index(drop=True)
         self._advance(self._aligned(counted), new_step=False)
         return len(joined)
+
+    def _count(self, batch: Batch, labeled_only: bool = False) -> tuple[dict[str, ConfusionStats | None], list[str]]:
+        """Each need's counts of the batch (one engine pass per threshold and positive class), and the group names.
+
+        Without labels, the needs that read none; with ``labeled_only``, those that do.
+        """
+        labeled, passes, counted = batch.target is not None, {}, {}
+        for nid, need in self._needs.items():
+            if (labeled or not need.labeled) and (need.labeled or not labeled_only):
+                key = (need.threshold, repr(need.pos_label))
+                if key not in passes:
+                    passes[key] = count(batch, need.threshold, need.pos_label, labeled=labeled)
+                counted[nid] = passes[key]
+        return counted, self._check_names([s for s in counted.values() if s is not None], batch.sensitive)
 
     def _to_pend(self, batch: Batch) -> pd.DataFrame | None:
         """The rows to keep until their labels arrive (only when some measure needs labels and none came)."""
         if batch.target is not None or not any(n.labeled for n in self._needs.values()):
             return None
         if batch.ids is None:
-            warnings.warn(
-                "this batch has no labels and no ids: the measures that need labels "
-                f"({[k for k, nid in self._of.items() if self._needs[nid].labeled]}) skip it. Pass ids= to join "
-                "labels later with add_labels().",
-                UserWarning,
-                stacklevel=3,
-            )
+            needing = [k for k, nid in self._of.items() if self._needs[nid].labeled]
+            msg = f"this batch has no labels and no ids: the measures that need labels ({needing}) skip it. "
+            warnings.warn(msg + "Pass ids= to join labels later with add_labels().", UserWarning, stacklevel=3)
             return None
         rows = collect_columns(batch, [batch.ids, *batch.sensitive, batch.prediction])
         rows = rows.rename(columns={batch.ids: ID, batch.prediction: PRED})
@@ -536,17 +523,19 @@ class FairnessMonitor:
         """Each need's batch counts in the monitor's group order (new groups appended)."""
         out = {}
         for nid, stats in counted.items():
-            if stats is None:
-                continue
-            labels = [label_of(g) for g in stats.groups]
-            for label in labels:
-                if label not in self._position:
-                    self._position[label] = len(self._groups)
-                    self._groups.append(label)
-            counts = np.zeros((len(self._groups), 2, 2))
-            counts[[self._position[g] for g in labels]] = stats.counts
-            out[nid] = counts
+            if stats is not None:
+                at = self._join([label_of(g) for g in stats.groups])
+                out[nid] = np.zeros((len(self._groups), 2, 2))
+                out[nid][at] = stats.counts
         return out
+
+    def _join(self, labels: list[Any]) -> list[int]:
+        """The positions of ``labels`` in the monitor's group order (new groups appended)."""
+        for label in labels:
+            if label not in self._position:
+                self._position[label] = len(self._groups)
+                self._groups.append(label)
+        return [self._position[g] for g in labels]
 
     def _advance(self, counted: Mapping[str, np.ndarray], *, new_step: bool) -> None:
         n_groups = len(self._groups)
@@ -615,23 +604,26 @@ class FairnessMonitor:
         return float(res.value), (res.reason if np.isnan(res.value) else None)
 
     def _evaluate(self) -> None:
+        self._last = self._rows()
+        self._trace.extend(self._last)
+
+    def _rows(self) -> list[dict[str, Any]]:
+        """Every measure's status row now (alarms raised and regimes moved as the sequences say)."""
         index = self._index()
         for m in self.measures:  # every sequence of a need read at once (cached in the boxes until the next batch)
             Box.read_all(self._needs[self._of[m.key]].boxes, len(m.bases))
         rows = []
         for m in self.measures:
             need = self._needs[self._of[m.key]]
-            eps, worse_up = self.eps[m.key], not m.greater_is_better
-            n = len(index)
+            eps, worse_up, n = self.eps[m.key], not m.greater_is_better, len(index)
             overall, reason = self._value(m, need.total, index) if n else (np.nan, "no rows counted yet")
-            window = sum((_pad(c, n) for _, c in need.history), np.zeros((n, 2, 2))) if need.history else need.total
+            window = need.window(n) if need.history else need.total
             window_value, _ = self._value(m, window, index) if n else (np.nan, None)
-            alarm = self._alarms[m.key]
-            test = self._tests[m.key]
+            alarm, test = self._alarms[m.key], self._tests[m.key]
             log_e = test.log_value() if test is not None else np.nan
+            e_value = float(np.exp(min(log_e, 700.0)))  # capped, not inf (NaN without a drift test)
             if test is not None and alarm["step"] is None and log_e >= np.log(1.0 / self.alpha):
-                alarm["step"], alarm["since"] = self.step, test.since(self.step)
-                alarm["e_value"] = float(np.exp(min(log_e, 700.0)))
+                alarm["step"], alarm["since"], alarm["e_value"] = self.step, test.since(self.step), e_value
             comparable = (n >= 2 or not m.inputs.needs_sensitive) and bool(need.boxes)
             value, lower, upper = overall, np.nan, np.nan
             if comparable:
@@ -650,8 +642,8 @@ class FairnessMonitor:
                         alarm["step"], alarm["since"] = self.step, min(fired)
                 shown = next(b for b in need.boxes if b.start == regime)
                 value, reason = self._value(m, _pad(shown.counts, n), index)
-                lower, upper = bounds[regime]
-                lower, upper = float(np.fmin(lower, value)), float(np.fmax(upper, value))  # a value outside widens it
+                # a value outside its sequence widens it
+                lower, upper = float(np.fmin(bounds[regime][0], value)), float(np.fmax(bounds[regime][1], value))
             rows.append(
                 {
                     "key": m.key,
@@ -661,11 +653,11 @@ class FairnessMonitor:
                     "eps": eps,
                     "alarm": alarm["step"] is not None,
                     "alarm_step": alarm["step"],
-                    "alarm_e_value": alarm.get("e_value") if alarm.get("e_value") is not None else np.nan,
+                    "alarm_e_value": alarm.get("e_value") or np.nan,
                     "changed_since": alarm["since"],
                     "since": alarm["regime"],
                     "alarm_test": "drift" if test is not None else "constant rates",
-                    "e_value": float(np.exp(min(log_e, 700.0))) if test is not None else np.nan,  # capped, not inf
+                    "e_value": e_value,
                     "overall_value": overall,
                     "window_value": window_value,
                     "n_rows": int(need.total.sum()),
@@ -674,8 +666,7 @@ class FairnessMonitor:
                     "reason": reason,
                 }
             )
-        self._last = rows
-        self._trace.extend(rows)
+        return rows
 
     def status(self) -> pd.DataFrame:
         """The current state of every measure, one row per key.
@@ -708,27 +699,6 @@ class FairnessMonitor:
         >>> mon.update([1, 0, 1, 1], sensitive_features=["a", "a", "b", "b"]).status()["value"].tolist()
         [0.5]
         """
-        if self._last is None:
-            cols = [
-                "value",
-                "lower",
-                "upper",
-                "eps",
-                "alarm",
-                "alarm_step",
-                "alarm_e_value",
-                "changed_since",
-                "since",
-                "alarm_test",
-                "e_value",
-                "overall_value",
-                "window_value",
-                "n_rows",
-                "step",
-                "time",
-                "reason",
-            ]
-            return pd.DataFrame(index=pd.Index([m.key for m in self.measures], name="key"), columns=cols)
         columns = {c: [r[c] for r in self._last] for c in self._last[0] if c != "key"}  # read after every batch:
         return pd.DataFrame(columns, index=pd.Index([r["key"] for r in self._last], name="key"))  # no per-row dicts
 
@@ -789,36 +759,22 @@ class FairnessMonitor:
         >>> mon.update([1, 0, 1, 1], sensitive_features=["a", "a", "b", "b"]).group_status()["value"].tolist()
         [0.5, 1.0]
         """
-        index = self._index()
+        index, frames = self._index(), []
         n = len(index)
-        frames = []
         for key, need in self._needs.items():
-            window = sum((_pad(c, n) for _, c in need.history), np.zeros((n, 2, 2)))
-            box = self._regime_box(key)
+            window, box = need.window(n), self._regime_box(key)
             for name, roles in need.roles.items():
-                label = need.rate_name(name)
                 k, trials = cells(_pad(need.total if box is None else box.counts, n), roles)
                 wk, wn = cells(window, roles)
                 with np.errstate(invalid="ignore", divide="ignore"):
-                    value = k / trials
-                    bounds = np.full((n, 2), np.nan)
-                    if box is not None:  # the value's own rows: a value outside its sequence widens it (as status)
-                        lower, upper, _ = box.group_bounds(name, n, 1)
-                        bounds = np.stack([np.fmin(lower, value), np.fmax(upper, value)], axis=1)
-                    frames.append(
-                        pd.DataFrame(
-                            {
-                                "rate": label,
-                                "group": list(index),
-                                "value": value,
-                                "window_value": wk / wn,
-                                "lower": bounds[:, 0],
-                                "upper": bounds[:, 1],
-                                "n": trials.astype(int),
-                                "since": None if box is None else box.start,
-                            }
-                        )
-                    )
+                    value, window_value = k / trials, wk / wn
+                lower = upper = np.full(n, np.nan)
+                if box is not None:  # the value's own rows: a value outside its sequence widens it (as status)
+                    lower, upper, _ = box.group_bounds(name, n, 1)
+                    lower, upper = np.fmin(lower, value), np.fmax(upper, value)
+                columns = {"value": value, "window_value": window_value, "lower": lower, "upper": upper}
+                columns |= {"n": trials.astype(int), "since": None if box is None else box.start}
+                frames.append(pd.DataFrame({"rate": need.rate_name(name), "group": list(index), **columns}))
         if not frames or n == 0:
             return pd.DataFrame(columns=["value", "window_value", "lower", "upper", "n", "since"])
         return pd.concat(frames, ignore_index=True).set_index(["rate", "group"])
@@ -851,9 +807,6 @@ class FairnessMonitor:
     @property
     def settings(self) -> dict[str, Any]:
         """The monitor's settings (measure keys, eps, prob, window, restarts, grid_size), as saved."""
-        return self._settings()
-
-    def _settings(self) -> dict[str, Any]:
         return {
             "measures": [m.key for m in self.measures],
             "eps": self.eps,
@@ -871,7 +824,7 @@ class FairnessMonitor:
         return {
             "format": FORMAT,
             "version": VERSION,
-            "settings": self._settings(),
+            "settings": self.settings,
             "step": self.step,
             "times": self.times,
             "groups": [_json_label(g) for g in self._groups],
@@ -942,10 +895,8 @@ class FairnessMonitor:
         missing += [] if "prob" in saved or "alpha" in saved else ["settings.prob"]
         if missing:
             raise ValueError(f"{source} is not a whole monitor state: it lacks {missing}; restore the last good copy.")
-        settings = state["settings"]
-        keys = settings["measures"]
-        given = None if measures is None else [m.key for m in as_measures(measures)]
-        if given is not None and sorted(given) != sorted(keys):
+        keys, given = saved["measures"], None if measures is None else [m.key for m in as_measures(measures)]
+        if given is not None and given != keys:
             raise ValueError(
                 f"{source} monitors the measures {keys}; the measures given are {given}. "
                 "Load it with the same measures, or start a new monitor for a new set."
@@ -969,24 +920,12 @@ class FairnessMonitor:
                 measures = [msr(k) for k in keys]
             except (KeyError, ValueError) as exc:
                 raise ValueError(f"{source} monitors {keys}, not all registry keys; pass measures= ({exc}).") from None
-        mon = cls(
-            measures,
-            eps=settings["eps"],
-            prob=settings["prob"] if "prob" in settings else 1 - settings["alpha"],
-            window=settings["window"],
-            restarts=settings["restarts"],
-            grid_size=settings["grid_size"],
-        )
-        if [m.key for m in mon.measures] != keys:
-            raise ValueError(
-                f"{source} monitors the measures {keys}; the measures given are {[m.key for m in mon.measures]}. "
-                "Load it with the same measures, or start a new monitor for a new set."
-            )
+        prob = settings["prob"] if "prob" in settings else 1 - settings["alpha"]
+        mon = cls(measures, prob=prob, **{k: settings[k] for k in ("eps", "window", "restarts", "grid_size")})
         if set(state["needs"]) != set(mon._needs):
             raise ValueError(
                 f"{source} was saved for measures with other thresholds or positive classes "
-                f"({sorted(state['needs'])}); "
-                f"these need {sorted(mon._needs)}."
+                f"({sorted(state['needs'])}); these need {sorted(mon._needs)}."
             )
         mon.step, mon.times = int(state["step"]), list(state["times"])
         mon._groups = [_from_json_label(g) for g in state["groups"]]
@@ -1031,8 +970,8 @@ class FairnessMonitor:
         FairnessMonitor
             A new monitor; neither input changes.
         """
-        if self._settings() != other._settings():
-            raise ValueError(f"the monitors differ in settings: {self._settings()} vs {other._settings()}.")
+        if self.settings != other.settings:
+            raise ValueError(f"the monitors differ in settings: {self.settings} vs {other.settings}.")
         if self.step != other.step:
             raise ValueError(
                 f"the monitors are at steps {self.step} and {other.step}; merge workers after the same batches."
@@ -1041,11 +980,7 @@ class FairnessMonitor:
             raise ValueError(f"the monitors group by {self._group_names} and {other._group_names}.")
         out = FairnessMonitor.from_dict(self.to_dict(), measures=self.measures)
         out._group_names = out._group_names or other._group_names
-        for g in other._groups:
-            if g not in out._position:
-                out._position[g] = len(out._groups)
-                out._groups.append(g)
-        positions = np.array([out._position[g] for g in other._groups], dtype=int)
+        positions = np.array(out._join(other._groups), dtype=int)
         n = len(out._groups)
 
         def moved(counts: np.ndarray) -> np.ndarray:
@@ -1073,11 +1008,9 @@ class FairnessMonitor:
                 raise ValueError("both workers hold rows waiting for labels under the same ids; ids must be unique.")
             out._pending = pooled
         for k, test in out._tests.items():
-            theirs_test = other._tests[k]
-            if test is not None and theirs_test is not None:
-                out._tests[k] = test.merged(theirs_test)
-        out._alarms = {k: _no_alarm() for k in out._alarms}
-        out._trace = []
+            if test is not None and other._tests[k] is not None:
+                out._tests[k] = test.merged(other._tests[k])
+        out._alarms, out._trace = {k: _no_alarm() for k in out._alarms}, []
         out._evaluate()
         return out
 
