@@ -182,7 +182,7 @@ class HOCEstimator(BaseEstimator):
         self.converged_ = sol.converged
         self.informativeness_ = check_informativeness(sol.T, c1)
         self.condition_number_ = self.informativeness_["condition_number"]
-        warn_if_unreliable(self.informativeness_, "T_", cond_warn=None)
+        warn_if_unreliable(self.informativeness_, "T_")
         self._assess(sol, c1, float(counts.sum()), groups, rng)
         return self
 
@@ -198,11 +198,8 @@ class HOCEstimator(BaseEstimator):
             if k in ("moments", "diagonal", "prior") and not c["passed"]
         ]
         if reasons:
-            warnings.warn(
-                "HOCEstimator: the fitted T_ and p_ are unreliable: " + "; ".join(reasons) + ".",
-                ProxyReliabilityWarning,
-                stacklevel=3,
-            )
+            msg = f"HOCEstimator: the fitted T_ and p_ are unreliable: {'; '.join(reasons)}."
+            warnings.warn(msg, ProxyReliabilityWarning, stacklevel=3)
 
     def predict_proba_patterns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Pattern frequencies implied by the fitted ``T_`` and ``p_``.

@@ -64,6 +64,7 @@ from ._hoc import (
     consensus_statistics,
     fit_transition,
     single_thread_blas,
+    singular_error,
 )
 from ._plain import plain
 from ._proxy_codes import encode_labels, encode_proxies
@@ -451,12 +452,9 @@ def _point_estimate(problem: _Problem, counts: np.ndarray, rng: Any) -> tuple[np
             "when only a local cell lacks them."
         ) from None
     for name, sol in fitted["used"].items():
-        cond = np.linalg.cond(sol.T)
-        if cond >= SINGULAR_COND:
-            raise ValueError(
-                f"the estimated transition matrix {_pretty(name, problem.classes)} is singular (condition number "
-                f"{cond:.3g}): the proxies carry no usable information about the groups here. Use stronger or "
-                "more varied proxies" + (", or use mode='global'." if name != "global" else ".")
+        if (cond := np.linalg.cond(sol.T)) >= SINGULAR_COND:
+            raise singular_error(
+                _pretty(name, problem.classes), cond, ", or use mode='global'" if name != "global" else ""
             )
     return h, fitted
 
