@@ -707,15 +707,7 @@ def quantified_disparity(
     s_aux: Any,
     X_deploy: Any,
     quantifier: str = "SLD",
-    *,
-    classifier: BaseEstimator | None = None,
-    per_class: bool = True,
-    reference: Any = None,
-    pos_label: Any = 1,
-    alpha: float = 0.5,
-    n_boot: int = 0,
-    prob: float = 0.95,
-    random_state: int | np.random.RandomState | None = 0,
+    **options: Any,
 ) -> QuantificationResult:
     """Estimate a classifier's demographic disparity on data without the sensitive attribute.
 
@@ -734,6 +726,8 @@ def quantified_disparity(
         Features of the deployment set, where the sensitive attribute is unknown.
     quantifier : {"SLD", "CC", "PCC", "ACC", "PACC", "HDy", "MLPE"}, default="SLD"
         Quantification method (case-insensitive; ``"EMQ"`` is SLD).
+    **options
+        Keyword arguments of :class:`QuantificationDisparity`:
     classifier : estimator, default=None
         Classifier inside the quantifiers; ``None`` is scaled logistic regression.
     per_class : bool, default=True
@@ -776,5 +770,4 @@ def quantified_disparity(
     >>> res.diagnostics["quantifier"], res.diagnostics["n_deploy"]["positive"] > 0
     ('PACC', True)
     """
-    options = (quantifier, classifier, per_class, reference, pos_label, alpha, n_boot, prob, random_state)
-    return QuantificationDisparity(*options).fit(model, X_aux, s_aux).estimate(X_deploy)
+    return QuantificationDisparity(quantifier, **options).fit(model, X_aux, s_aux).estimate(X_deploy)
