@@ -30,6 +30,7 @@ from .._files import read_text, write_atomically
 from .._protocol import MeasureBase
 from ..base import RatioRoles, ratio_roles
 from ..registry import as_measures, msr
+from ..results import plain
 from ..uncertainty import Estimate, summarize
 from ._batches import ID, PRED, TRUE, Batch, as_batch, collect_columns, count, label_of
 from ._drift import DriftTest, drift_plan
@@ -140,13 +141,6 @@ def _pad(counts: np.ndarray, n_groups: int) -> np.ndarray:
 
 
 _FLOATS = ("value", "lower", "upper", "overall_value", "window_value", "e_value", "alarm_e_value")
-
-
-def _plain(v: Any) -> Any:
-    """A trace entry as JSON: NaN as null, numpy scalars as Python ones."""
-    if isinstance(v, np.generic):
-        v = v.item()
-    return None if isinstance(v, float) and np.isnan(v) else v
 
 
 #: How values other than JSON's own (group labels, ids, predictions of rows waiting for labels) are saved:
@@ -841,7 +835,7 @@ class FairnessMonitor:
             "pending": pending,
             "alarms": self._alarms,
             "meta": self.meta,
-            "trace": [{k: _plain(v) for k, v in r.items()} for r in self._trace],
+            "trace": [{k: plain(v) for k, v in r.items()} for r in self._trace],  # NaN as null
         }
 
     def save(self, path: str | os.PathLike) -> None:
