@@ -12,6 +12,7 @@ across workers that monitor disjoint rows of the same batches.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import decimal
 import json
@@ -135,9 +136,7 @@ def _beyond(bounds: tuple[float, float], eps: float, worse_up: bool) -> bool:
 
 
 def _pad(counts: np.ndarray, n_groups: int) -> np.ndarray:
-    if counts.shape[0] == n_groups:
-        return counts
-    return np.concatenate([counts, np.zeros((n_groups - counts.shape[0], 2, 2))])
+    return counts if counts.shape[0] == n_groups else np.concatenate([counts, np.zeros((n_groups - len(counts), 2, 2))])
 
 
 _FLOATS = ("value", "lower", "upper", "overall_value", "window_value", "e_value", "alarm_e_value")
@@ -182,10 +181,8 @@ def _saveable(frame: pd.DataFrame | None, names: Mapping[str, str]) -> None:
     """Refuse, before anything is committed, a value of ``frame`` that :meth:`FairnessMonitor.save` could not write."""
     for column in [] if frame is None else frame.columns:
         values = frame[column]
-        try:
+        with contextlib.suppress(TypeError):  # unhashable values (lists, dicts): each one is refused below
             values = values.drop_duplicates()
-        except TypeError:  # unhashable values (lists, dicts): each one is refused below
-            pass
         for v in values.tolist():
             _json_label(v, names.get(column, f"sensitive_features value ({column})"))
 
@@ -702,19 +699,12 @@ class FairnessMonitor:
         The rows of :meth:`status`: the value on the rows of the sequence shown, its interval at
         level ``1 - alpha / 2`` (anytime-valid, a confidence sequence: no probabilities).
         """
+        how = {"construction": "betting confidence sequence (anytime-valid)", "target": "population"}
         out = {}
-        for key, row in self.status().iterrows():
-            lo, hi = row["lower"], row["upper"]
-            out[key] = Estimate(
-                key,
-                float(row["value"]),
-                construction="betting confidence sequence (anytime-valid)",
-                n=None if pd.isna(row["n_rows"]) else int(row["n_rows"]),
-                target="population",
-                interval=(float(lo), float(hi)),
-                prob=1 - self.alpha / 2,
-                reason=None if pd.isna(row["reason"]) else row["reason"],
-                measure=self.measures[[m.key for m in self.measures].index(key)],
+        for row, m in zip(self._last, self.measures, strict=True):  # the rows of status(), in the measures' order
+            bounds, n, reason = (row["lower"], row["upper"]), row["n_rows"], row["reason"]
+            out[m.key] = Estimate(
+                m.key, row["value"], n=n, interval=bounds, prob=1 - self.alpha / 2, reason=reason, measure=m, **how
             )
         return out
 
@@ -776,11 +766,9 @@ class FairnessMonitor:
     def _regime_box(self, need_key: str) -> Box | None:
         """The sequence :meth:`status` reads for the measures of a need: the latest regime among them."""
         need = self._needs[need_key]
-        if not need.boxes:
-            return None
-        regimes = [self._alarms[m.key]["regime"] for m in self.measures if self._of[m.key] == need_key]
-        starts = {b.start: b for b in need.boxes}
-        return starts.get(max((r for r in regimes if r is not None), default=None), need.boxes[0])
+        regimes = [self._alarms[k]["regime"] for k, nid in self._of.items() if nid == need_key]
+        latest = max((r for r in regimes if r is not None), default=None)
+        return next((b for b in need.boxes if b.start == latest), need.boxes[0] if need.boxes else None)
 
     def history(self) -> pd.DataFrame:
         """Every status row since the first step (after each batch and each :meth:`add_labels`), in order."""
