@@ -65,10 +65,6 @@ _ENGINE_FAILED = (
 )
 
 
-def _sensitive_names(cols: Columns) -> list[str]:
-    return [f"__sfm_s{i}" for i in range(len(cols.sensitive))]
-
-
 def _require_numeric(frame: nw.LazyFrame, argument: str, column: str, why: str) -> None:
     dtype = frame.collect_schema()[column]
     if not dtype.is_numeric():
@@ -116,7 +112,7 @@ def grouped_pass(
     columns, ``derived`` columns computed from those; the user's names of the sensitive
     columns are restored on the small table.
     """
-    sens = _sensitive_names(cols)
+    sens = [f"__sfm_s{i}" for i in range(len(cols.sensitive))]
     renamed = [nw.col(c).alias(s) for c, s in zip(cols.sensitive, sens, strict=True)]
     query = frame.select(*renamed, *select, *_weight_columns(frame, cols))
     query = query.with_columns(*derived) if derived else query

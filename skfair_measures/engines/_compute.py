@@ -183,11 +183,6 @@ def _statistics_of(measure: Measure) -> tuple[str, ...]:
     return tuple(k for k in _STATISTICS if k in kinds)
 
 
-def _need(measure: Measure) -> tuple:
-    """What a measure needs computed: its statistics, and what they depend on."""
-    return (_statistics_of(measure), *_inputs_key(measure.inputs))
-
-
 def evaluate_measures(
     measures: MeasureBase | str | Sequence[MeasureBase | str],
     y_true: Any = None,
@@ -325,7 +320,8 @@ def _in_engine_pass(
 ) -> dict[str, MeasureResult]:
     """The statistics computed in the frame's engine, one grouped pass per distinct need."""
     # refuses row-based measures before any engine work; distribution distances read a (group, value) table
-    needs = {m.key: _need(m) for m in ms if not isinstance(m, DistributionParity)}
+    # what each measure needs computed: its statistics, and what they depend on
+    needs = {m.key: (_statistics_of(m), *_inputs_key(m.inputs)) for m in ms if not isinstance(m, DistributionParity)}
     engine = _Engine(data, check_columns(as_lazy(data), target, prediction, sensitive, sample_weight))
     local: dict[tuple, dict[str, ConfusionStats | ErrorStats]] = {}
     out, notes = {}, []

@@ -31,10 +31,6 @@ _PROXY_NAMES = {
 _PROXY_BASES = {"dp": "selection rate", "eod": "tpr, fpr", "eop": "tpr"}
 
 
-def _groups_index(groups: Any) -> pd.Index | None:
-    return None if groups is None else pd.Index(list(groups), dtype=object)
-
-
 class ProxyMeasure(MeasureBase):
     """A disparity measured through weak proxies of the sensitive attribute.
 
@@ -79,7 +75,7 @@ class ProxyMeasure(MeasureBase):
 
     @property
     def inputs(self) -> MeasureInputs:
-        groups = _groups_index(self.options.get("groups"))
+        groups = None if self.options.get("groups") is None else pd.Index(list(self.options["groups"]), dtype=object)
         return MeasureInputs(pos_label=self.options.get("pos_label"), groups=groups, needs_sensitive=False)
 
     @property

@@ -292,8 +292,7 @@ class _NeverGuessed(ValueError):
 
     def __init__(self, name: str, missing: np.ndarray) -> None:
         super().__init__(name)
-        self.name = name
-        self.missing = missing
+        self.name, self.missing = name, missing
 
 
 # ----------------------------------------------------------------- the HOC fits
@@ -353,13 +352,9 @@ def _used(problem: _Problem, fits: dict[str, HOCSolution]) -> dict[str, HOCSolut
 
 def _transitions(problem: _Problem, fits: dict[str, HOCSolution]) -> np.ndarray:
     """``T[y, k]`` for every (label, predicted class); an empty local cell borrows the global T."""
-    out = np.empty((problem.n_label, problem.n_pred, problem.n_groups, problem.n_groups))
-    for y in range(problem.n_label):
-        for j in range(problem.n_pred):
-            local = f"pred={j}" if problem.metric == "dp" else f"label={y},pred={j}"
-            name = "global" if problem.mode == "global" else local
-            out[y, j] = fits.get(name, fits["global"]).T
-    return out
+    cells = [name for name, _ in _local_cells(problem)]  # (label, prediction) in order
+    out = np.stack([fits.get("global" if problem.mode == "global" else name, fits["global"]).T for name in cells])
+    return out.reshape(problem.n_label, problem.n_pred, problem.n_groups, problem.n_groups)
 
 
 def _priors(problem: _Problem, fits: dict[str, HOCSolution], joint: np.ndarray) -> np.ndarray:
@@ -709,7 +704,7 @@ def proxy_disparity(
     reason = _undefined_reason(h, in_range, problem)
     value = float("nan") if reason else float(disparity_from_rates(h, problem.metric, problem.pos))
     reasons += replicate_reasons(draws, problem.prob, value)
-    diagnostics |= _fit_diagnostics(problem, fitted, counts, checks) if fitted else _base_diagnostics(problem, counts)
+    diagnostics |= _fit_diagnostics(problem, fitted, counts, checks)
     if draws is not None:
         diagnostics["bootstrap"] = bootstrap_diagnostics(draws, problem.prob, value)
     diagnostics["seconds"] = time.perf_counter() - start
@@ -747,34 +742,24 @@ def rates_frame(h: np.ndarray, metric: str, pos: int | None, groups: pd.Index, c
     return pd.DataFrame(h.reshape(h.shape[0], -1), index=index, columns=cols)
 
 
-def _base_diagnostics(problem: _Problem, counts: np.ndarray) -> dict[str, Any]:
-    n_base = _noisy_counts(problem, counts, problem.pooled[:1])
-    return {"p_noisy": n_base.sum(axis=(0, 1)) / n_base.sum()}
-
-
 def _fit_diagnostics(
     problem: _Problem, fitted: dict[str, Any], counts: np.ndarray, checks: dict[str, Any]
 ) -> dict[str, Any]:
-    """Diagnostics of the point estimate (fit names use class labels)."""
+    """Diagnostics of the point estimate (fit names use class labels); Base (nothing fitted): the guess shares."""
+    n_pooled = _noisy_counts(problem, counts, problem.pooled if fitted else problem.pooled[:1])
+    out: dict[str, Any] = {"p_noisy": n_pooled.sum(axis=(0, 1)) / n_pooled.sum()}
+    if not fitted:
+        return out
     fits: dict[str, HOCSolution] = fitted["fits"]
-    used = fitted["used"]
-    n_pooled = _noisy_counts(problem, counts, problem.pooled)
-    h_noisy = _noisy_rates(n_pooled)
-    conds = {_named(n, problem.classes): float(np.linalg.cond(fits[n].T)) for n in used}
-    out: dict[str, Any] = {
-        "T": fits["global"].T,
-        "p": fits["global"].p,
-        "p_noisy": n_pooled.sum(axis=(0, 1)) / n_pooled.sum(),
-        "by_group_noisy": rates_frame(h_noisy, problem.metric, problem.pos, problem.groups, problem.classes),
-        "value_noisy": float(disparity_from_rates(h_noisy, problem.metric, problem.pos)),
-        "condition_number": max(conds.values()),
-        "condition_numbers": conds,
-        "reliability": checks,
-        "informative": all(c["informative"]["passed"] for c in checks.values() if "informative" in c),
-        "solver": {_named(n, problem.classes): {**fits[n].info(), "n_rows": fits[n].extra["n_rows"]} for n in fits},
-        "n_subsets": int(len(problem.subsets)),
-        "clipped": bool(problem.clip),
-    }
+    h_noisy, named = _noisy_rates(n_pooled), {n: _named(n, problem.classes) for n in fits}
+    conds = {named[n]: float(np.linalg.cond(fits[n].T)) for n in fitted["used"]}
+    out |= {"T": fits["global"].T, "p": fits["global"].p}
+    out["by_group_noisy"] = rates_frame(h_noisy, problem.metric, problem.pos, problem.groups, problem.classes)
+    out["value_noisy"] = float(disparity_from_rates(h_noisy, problem.metric, problem.pos))
+    out |= {"condition_number": max(conds.values()), "condition_numbers": conds, "reliability": checks}
+    out["informative"] = all(c["informative"]["passed"] for c in checks.values() if "informative" in c)
+    out["solver"] = {named[n]: {**fits[n].info(), "n_rows": fits[n].extra["n_rows"]} for n in fits}
+    out |= {"n_subsets": int(len(problem.subsets)), "clipped": bool(problem.clip)}
     if problem.metric != "dp":
         out["p_given_y"] = fitted["priors"]
     if problem.mode == "local":

@@ -319,10 +319,6 @@ def _seeded(estimator: BaseEstimator, rng: np.random.RandomState) -> BaseEstimat
     return estimator.set_params(**fixed) if fixed else estimator
 
 
-def _import_quapy(name: str) -> Any:
-    return require("quapy", _NO_QUAPY.format(name=name))
-
-
 def _take(X: Any, idx: np.ndarray) -> Any:
     """Rows ``idx`` of a DataFrame, array or sparse matrix."""
     return X.iloc[idx] if hasattr(X, "iloc") else X[idx]
@@ -418,7 +414,7 @@ class BinaryQuantifier(BaseEstimator):
                 f"{method} holds out a stratified {self.holdout:.0%} of its training rows "
                 f"and needs at least 2 rows of each class; got counts {counts.tolist()}."
             )
-        qp = _import_quapy(method)
+        qp = require("quapy", _NO_QUAPY.format(name=method))
         rng = check_random_state(self.random_state)
         k = default_classifier(X) if self.classifier is None else clone(self.classifier)
         try:
