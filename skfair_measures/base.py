@@ -14,6 +14,7 @@ scikit-learn metric into a fairness base.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -392,7 +393,7 @@ class _Cells:
 
     def __call__(self, c: np.ndarray) -> np.ndarray:
         def total(cells: str) -> np.ndarray:
-            return _n(c) if cells == "all" else sum(c[(..., *_CELLS[cell])] for cell in cells.split())
+            return _n(c) if cells == "all" else functools.reduce(np.add, [c[(..., *_CELLS[x])] for x in cells.split()])
 
         return (
             np.where(_n(c) > 0, total(self.num), np.nan)

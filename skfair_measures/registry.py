@@ -17,7 +17,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import pandas as pd
 
@@ -107,7 +107,7 @@ def _constraint(key: str, fairness_key: str, epsilon: float, description: str) -
         own_key = _key(key, kw, {"epsilon": epsilon, "operation": "absdiff", "aggregate": "mean"})
         eps = kw.pop("epsilon", epsilon)
         perf_kw = {k: kw[k] for k in _SHARED_INPUTS if k in kw}
-        fair = _REGISTRY[fairness_key](**kw)
+        fair = cast(Measure, _REGISTRY[fairness_key](**kw))  # eod or ppv
         return ConstraintMeasure(PerformanceMeasure("acc", **perf_kw), fair, eps, key=own_key, description=description)
 
     return make
@@ -136,7 +136,7 @@ def _performance(base: str, key: str | None = None) -> Callable[..., Measure]:
 _ABS = "Absolute differences in {} across groups"
 
 #: key -> factory. The first 18 keys are mlr3fairness' table, with its semantics.
-_REGISTRY: dict[str, Callable[..., Measure]] = {
+_REGISTRY: dict[str, Callable[..., MeasureBase]] = {
     "fairness.acc": _fairness("acc", _ABS.format("accuracy")),
     "fairness.mse": _fairness("mse", _ABS.format("mean squared error")),
     "fairness.fnr": _fairness("fnr", _ABS.format("false negative rates")),
@@ -354,7 +354,7 @@ def msrs() -> pd.DataFrame:
     >>> tab.loc[tab.key == "fairness.eod", "base"].item()
     'tpr, fpr'
     """
-    rows = []
+    rows: list[tuple[Any, ...]] = []
     for key, make in _REGISTRY.items():
         m = None if key == "fairness" else make()
         if m is None:
