@@ -19,6 +19,8 @@ from .results import MeasureResult
 
 __all__ = ["FairnessMeasure", "PerformanceMeasure"]
 
+#: The inputs a leaf's constructor takes, beside what it computes.
+_INPUTS = ("pos_label", "threshold", "undefined", "groups")
 #: A performance measure's one "group": all samples.
 _ALL_SAMPLES, _UNDEFINED_ALL = pd.Index(["all samples"]), np.array([True])
 
@@ -40,16 +42,10 @@ class _OneBase(Measure):
         return self.base.name
 
     def _result(self, source: _Source, vals: np.ndarray, overall: Any, value: Any, **extra: Any) -> MeasureResult:
-        groups, name = source.groups, self.base.name
-        return MeasureResult(
-            self.key,
-            float(value),
-            lambda: pd.Series(vals, index=groups, name=name),
-            source.counts,
-            overall,
-            measure=self,
-            **extra,
-        )
+        def by_group() -> pd.Series:  # built when read
+            return pd.Series(vals, index=source.groups, name=self.base.name)
+
+        return MeasureResult(self.key, float(value), by_group, source.counts, overall, measure=self, **extra)
 
 
 class FairnessMeasure(_OneBase):
@@ -144,39 +140,24 @@ class FairnessMeasure(_OneBase):
 
     def _evaluate(self, source: _Source) -> MeasureResult:
         vals, overall = source.values(self.base, self.inputs, self.key)
-        bad = np.isnan(vals)
+        groups, bad = source.groups, np.isnan(vals)
         weightless = source.weightless() if bad.any() else None
         if bad.any():
-            _warn_undefined(self.key, self.base, source.groups, bad, self.undefined, weightless)
-        value = _operate(self.operation, vals, source.groups, overall, self.undefined)
-        groups = source.groups
+            _warn_undefined(self.key, self.base, groups, bad, self.undefined, weightless)
+        value = _operate(self.operation, vals, groups, overall, self.undefined)
         why = self.operation.undefined_reason(vals, groups=groups, metric=self.base.name) if np.isnan(value) else None
         if why is not None and not bad.any():
             warnings.warn(f"{self.key}: {why}.", UndefinedGroupWarning, stacklevel=4)
-        return self._result(
-            source,
-            vals,
-            overall,
-            value,
-            undefined_groups=[groups[i] for i in np.flatnonzero(bad)],
-            reason=(why or _undefined_reason(self.base, groups, bad, weightless)) if np.isnan(value) else None,
-        )
+        reason = (why or _undefined_reason(self.base, groups, bad, weightless)) if np.isnan(value) else None
+        undefined = [groups[i] for i in np.flatnonzero(bad)]
+        return self._result(source, vals, overall, value, undefined_groups=undefined, reason=reason)
 
     def clone(self, **overrides: Any) -> FairnessMeasure:
         """A copy with some parameters replaced (as ``msr(key, **overrides)``).
 
         A new operation, reference or base gives a new default key.
         """
-        params = {
-            "base": self.base,
-            "operation": self.operation,
-            "key": self.key,
-            "description": None,
-            "pos_label": self.pos_label,
-            "threshold": self.threshold,
-            "undefined": self.undefined,
-            "groups": self.groups,
-        }
+        params = {name: getattr(self, name) for name in ("base", "operation", "key", *_INPUTS)} | {"description": None}
         changed = set(overrides)
         if {"operation", "reference"} & changed:
             params["operation"] = overrides.pop("operation", self.operation.name)

@@ -28,6 +28,17 @@ def _common(values: Sequence[Any]) -> Any:
     return first if all(v == first for v in values) else None
 
 
+def _combined(
+    measure: Measure, source: _Source, value: float, parts: list, by_group: Any, overall: Any, defined_by: list
+) -> MeasureResult:
+    """The result of a measure made of ``parts``: its undefined groups are those of ``defined_by``."""
+    reason = _joined_reasons(parts) if np.isnan(value) else None
+    undefined = _union_groups(defined_by)
+    return MeasureResult(
+        measure.key, value, by_group, source.counts, overall, measure=measure, undefined_groups=undefined, reason=reason
+    )
+
+
 class CompositeMeasure(Measure):
     """Aggregate of several measures computed on the same data (one pass of counts).
 
@@ -120,16 +131,10 @@ class CompositeMeasure(Measure):
             parts = {r.key: r.by_group for r in results}
             return pd.concat(parts, axis=1) if all(isinstance(p, pd.Series) for p in parts.values()) else None
 
-        return MeasureResult(
-            key=self.key,
-            value=value,
-            by_group=by_group,
-            counts=source.counts,
-            overall=lambda: pd.Series({r.key: r.overall for r in results}, dtype=float),
-            measure=self,
-            undefined_groups=_union_groups(results),
-            reason=_joined_reasons(results) if np.isnan(value) else None,
-        )
+        def overall() -> pd.Series:
+            return pd.Series({r.key: r.overall for r in results}, dtype=float)
+
+        return _combined(self, source, value, results, by_group, overall, results)
 
 
 class ConstraintMeasure(Measure):
@@ -212,13 +217,8 @@ class ConstraintMeasure(Measure):
         perf = self.performance._evaluate(source)
         fair = self.fairness._evaluate(source)
         value = float(self._combine(np.asarray(perf.value), np.asarray(fair.value)))
-        return MeasureResult(
-            key=self.key,
-            value=value,
-            by_group=lambda: fair.by_group,
-            counts=source.counts,
-            overall=lambda: pd.Series({perf.key: perf.value, fair.key: fair.value}, dtype=float),
-            measure=self,
-            undefined_groups=fair.undefined_groups,
-            reason=_joined_reasons([perf, fair]) if np.isnan(value) else None,
-        )
+
+        def overall() -> pd.Series:
+            return pd.Series({perf.key: perf.value, fair.key: fair.value}, dtype=float)
+
+        return _combined(self, source, value, [perf, fair], lambda: fair.by_group, overall, [fair])
