@@ -52,8 +52,9 @@ def _encoded_labels(values: Any) -> bool:
     )
 
 
-def _check_no_missing(arr: np.ndarray, name: str) -> None:
-    missing = pd.isna(arr)
+def _check_no_missing(arr: np.ndarray, name: str, missing: np.ndarray | None = None) -> None:
+    """Refuse missing values (``missing``: where they are, if known already), naming ``name`` and the first."""
+    missing = pd.isna(arr) if missing is None else missing
     if missing.any():
         idx = np.flatnonzero(missing)
         raise ValueError(
