@@ -352,7 +352,7 @@ class Measure(MeasureBase):
 # --- where leaves read their values ------------------------------------------------
 
 
-class _Source:
+class _BaseSource:
     """Where leaves read their per-group values: validated rows (:class:`_SampleSource`) or statistics.
 
     Each source has ``groups``, ``values(base, inputs, key)`` (every group's value and the
@@ -374,7 +374,7 @@ class _Source:
         raise NotImplementedError  # pragma: no cover - abstract
 
 
-class _SampleSource(_Source):
+class _SampleSource(_BaseSource):
     def __init__(self, sample: GroupedSample) -> None:
         self.sample = sample
         self.groups = sample.groups
@@ -392,7 +392,7 @@ class _SampleSource(_Source):
         return self.sample.weightless()
 
 
-class _StatsSource(_Source):
+class _StatsSource(_BaseSource):
     def __init__(self, stats: Stats) -> None:
         if isinstance(stats, ConfusionStats):
             stats = {"confusion": stats}
@@ -430,6 +430,9 @@ class _StatsSource(_Source):
 
     def weightless(self) -> np.ndarray:
         return self.first.weightless()
+
+
+_Source = _SampleSource | _StatsSource
 
 
 def prepared(sample: GroupedSample, inputs: MeasureInputs) -> tuple[GroupedSample, Any]:

@@ -21,12 +21,12 @@ import numpy as np
 import pandas as pd
 
 from ._groups import _sensitive_columns
-from ._leaves import FairnessMeasure
 from ._protocol import small_groups_note, warn_small_groups
 from ._small_groups import SmallGroupPlan
 from ._stats import GroupedSample, check_inputs
 from ._undefined import UndefinedGroupWarning, undefined_groups
 from .base import BaseMetric, CountMetric, get_base
+from .measures import FairnessMeasure
 from .operations import Operation, absdiff, diff_to_overall, ratio, ratio_to_overall
 
 __all__ = ["GroupwiseMetrics", "groupwise_metrics"]
