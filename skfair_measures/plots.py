@@ -512,8 +512,6 @@ def posterior_density(
     >>> [float(v) for v in ax.get_ylim()]
     [0.0, 1.05]
     """
-    from .bayes._plots import draw_density
-
     check_prob(prob)
     items = dict(posterior) if isinstance(posterior, Mapping) else {label or "posterior": posterior}
     draws = {name: _draws(name, post) for name, post in items.items()}
@@ -544,14 +542,37 @@ def posterior_density(
                 [float(np.median(d))], [1.0], marker="o", color=color, transform=ax.get_xaxis_transform(), clip_on=False
             )
         else:
-            draw_density(ax, d, support, color, text, shade=(lo, hi))
-            ax.axvline(d.mean(), color=color, lw=1, ls=":")
+            _draw_density(ax, d, support, color, text, (lo, hi))
     _label_posterior_axes(ax, items, all(masses.values()))
     if np.isfinite(support[0]):  # nothing below the measure's range (an absolute gap): the eps band is cut there
         ax.set_xlim(left=max(ax.get_xlim()[0], support[0]))
     if np.isfinite(support[1]):
         ax.set_xlim(right=min(ax.get_xlim()[1], support[1]))
     return ax
+
+
+def _draw_density(
+    ax: Axes, draws: np.ndarray, support: tuple[float, float], color: Any, text: str, shade: tuple[float, float]
+) -> None:
+    """The density reflected at the ends of the measure's range (bayes' ``density_curve``), shaded over ``shade``.
+
+    No mass falls below 0 for an absolute gap, none outside [0, 1] for a rate; a value many draws share exactly is a
+    stem (the legend names the first stem only when there is no curve).
+    """
+    from .bayes import density_curve
+
+    grid, dens, atoms = density_curve(draws, support)
+    top = float(dens.max()) if dens.size else 1.0
+    for v, p in atoms.items():
+        ax.vlines(v, 0, top, color=color, lw=2.5, label=None if grid.size else text)
+        if p >= 0.05:  # a share worth reading; a bootstrap's discrete values make many small ones
+            ax.annotate(f"P(= {v:.3g}) = {p:.2f}", (v, top), fontsize="x-small", ha="center", va="bottom", color=color)
+        text = text if grid.size else "_"
+    if grid.size:
+        ax.plot(grid, dens, color=color, label=text)
+        inside = (grid >= shade[0]) & (grid <= shade[1])
+        ax.fill_between(grid[inside], dens[inside], color=color, alpha=0.3)
+    ax.axvline(draws.mean(), color=color, lw=1, ls=":")
 
 
 def _prob_within(post: Any, draws: np.ndarray, center: float, eps: float, ideal: float | None) -> float:
