@@ -1097,9 +1097,7 @@ def _cell(value: Any, missing: str) -> tuple[str, str]:
     if isinstance(value, int | np.integer):
         return str(value), "num"
     if isinstance(value, float | np.floating):
-        if np.isnan(value):
-            return missing, "txt"
-        return _fmt(value), "num"
+        return (missing, "txt") if np.isnan(value) else (_fmt(value), "num")
     return str(value), ("num" if _NUMBER.fullmatch(str(value)) else "txt")
 
 
@@ -1109,13 +1107,10 @@ def _table_html(df: pd.DataFrame, *, index: bool = False, missing: str = "") -> 
     head = ([" x ".join(map(str, names)) or "group"] if index else []) + [str(c) for c in df.columns]
     rows = []
     for label, *values in df.itertuples(name=None):  # (iterrows would cast an int column to float)
-        cells = []
+        cells = [f'<td class="{cls}">{esc(text)}</td>' for text, cls in (_cell(v, missing) for v in values)]
         if index:
             text = ", ".join(map(str, label)) if isinstance(label, tuple) else str(label)
-            cells.append(f'<th class="txt">{esc(text)}</th>')
-        for v in values:
-            text, cls = _cell(v, missing)
-            cells.append(f'<td class="{cls}">{esc(text)}</td>')
+            cells.insert(0, f'<th class="txt">{esc(text)}</th>')
         rows.append("<tr>" + "".join(cells) + "</tr>")
     thead = "".join(f"<th>{esc(h)}</th>" for h in head)
     return f"<table><thead><tr>{thead}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
