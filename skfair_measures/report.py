@@ -724,8 +724,7 @@ def _coerce_label(value: Any, series: pd.Series) -> Any:
 
 def _needs_positive(measure: Measure) -> bool:
     """Whether the measure's value depends on which class is positive (a leaf without base metrics: assume so)."""
-    bases = measure.bases
-    return not bases or any(b.needs_positive for b in bases)
+    return not measure.bases or any(b.needs_positive for b in measure.bases)
 
 
 def _read_rows(data: pd.DataFrame, cols: _Columns, pos_label: Any, threshold: float, any_class: bool = False) -> _Rows:
@@ -750,10 +749,8 @@ def _read_rows(data: pd.DataFrame, cols: _Columns, pos_label: Any, threshold: fl
         y_pred = (y_score >= threshold).astype(np.intp)
     groups = None
     if cols.sensitive:
-        groups = resolve_sensitive(X=data, columns=list(cols.sensitive), argument="sensitive")
-        groups = groups.reset_index(drop=True)
-    proxies = data[list(cols.proxies)]
-    return _Rows(y_true, y_pred, y_score, labeled, groups, threshold, proxies)
+        groups = resolve_sensitive(X=data, columns=list(cols.sensitive), argument="sensitive").reset_index(drop=True)
+    return _Rows(y_true, y_pred, y_score, labeled, groups, threshold, proxies=data[list(cols.proxies)])
 
 
 @dataclass
