@@ -1207,11 +1207,15 @@ def results_report(
     eps: float = DEFAULT_EPS,
     figures: Sequence[tuple[str, str]] = (),
     title: str = "Fairness results",
+    summary: pd.DataFrame | None = None,
+    verdicts: Sequence[pd.DataFrame] | None = None,
 ) -> str:
     """The HTML report of results already computed (what ``log_fairness`` puts in a run).
 
     The headline verdict, the summary of every result (:func:`summary_table`), the values per
     group, the simultaneous verdicts and the ``figures`` (``(caption, base64 PNG)`` pairs).
+    ``summary`` and ``verdicts``, when the caller has them (:func:`summary_table` and
+    :func:`skfair_measures.verdicts` of the same results, ``prob`` and ``eps``), are not computed again.
 
     Examples
     --------
@@ -1221,8 +1225,8 @@ def results_report(
     True
     """
     results = list(results)
-    summary = summary_table(results, prob=prob, eps=eps)
-    verdicts = verdict_tables([r for _, r in results], eps, prob)
+    summary = summary_table(results, prob=prob, eps=eps) if summary is None else summary
+    verdicts = verdict_tables([r for _, r in results], eps, prob) if verdicts is None else list(verdicts)
     columns = {}
     for name, res in results:
         frame = res.by_group.to_frame() if isinstance(res.by_group, pd.Series) else res.by_group
