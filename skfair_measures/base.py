@@ -463,6 +463,7 @@ _NEG = "no negatives in y_true"
 _PPOS = "no positive predictions"
 _PNEG = "no negative predictions"
 _EMPTY = "the group has no samples"
+_POS_NEG = "no positives or no negatives in y_true"
 
 _COUNT_METRICS = [
     CountMetric("acc", _Cells("tp tn", "all"), "Accuracy", _EMPTY, multiclass=_acc_k),
@@ -477,11 +478,7 @@ _COUNT_METRICS = [
     CountMetric("fomr", _Cells("fn", "tn fn"), "False omission rate", _PNEG, minimize=True, averageable=True),
     CountMetric("selection_rate", _Cells("tp fp", "all"), "Positive prediction rate (selection rate)", _EMPTY),
     CountMetric(
-        "balanced_accuracy",
-        _balanced_accuracy,
-        "Balanced accuracy",
-        "no positives or no negatives in y_true",
-        multiclass=_balanced_accuracy_k,
+        "balanced_accuracy", _balanced_accuracy, "Balanced accuracy", _POS_NEG, multiclass=_balanced_accuracy_k
     ),
     CountMetric("tp", _Cells("tp"), "True positives", _EMPTY, range=(0.0, np.inf)),
     CountMetric("fp", _Cells("fp"), "False positives", _EMPTY, minimize=True, range=(0.0, np.inf)),
