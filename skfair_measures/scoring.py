@@ -379,10 +379,7 @@ class MultiMeasureScorer(FairnessScorer):
         counts: bool = False,
         error_score: float | str = np.nan,
     ):
-        self.measures = measures
-        self.sensitive = sensitive
-        self.groups = groups
-        self.counts = counts
+        self.measures, self.sensitive, self.groups, self.counts = measures, sensitive, groups, counts
         if not (error_score == "raise" or isinstance(error_score, int | float | np.number)):
             raise ValueError(f"error_score={error_score!r}; pass 'raise' or a number (default NaN).")
         self.error_score = error_score
@@ -408,13 +405,9 @@ class MultiMeasureScorer(FairnessScorer):
         except Exception as exc:
             if isinstance(self.error_score, str):
                 raise
-            warnings.warn(
-                _SCORING_FAILED.format(
-                    scorer=repr(self), error=f"{type(exc).__name__}: {exc}", error_score=self.error_score
-                ),
-                UserWarning,
-                stacklevel=2,
-            )
+            error = f"{type(exc).__name__}: {exc}"
+            message = _SCORING_FAILED.format(scorer=repr(self), error=error, error_score=self.error_score)
+            warnings.warn(message, UserWarning, stacklevel=2)
             return _FoldScores(self._failed(X, y, sensitive_features, sample_weight))
 
     def _failed(self, X: Any, y: Any, sensitive_features: Any, sample_weight: Any) -> dict[str, float]:
