@@ -166,12 +166,9 @@ class CountMetric(BaseMetric):
                 f"average={average!r} does not apply to {self.name!r}: {why}. Omit average=, or pass pos_label= "
                 "for one class against the rest."
             )
+        described = f"{self.description} ({average} average over classes)"
         return dataclasses.replace(
-            self,
-            name=f"{self.name}_{average}",
-            description=f"{self.description} ({average} average over classes)",
-            average=average,
-            averageable=False,
+            self, name=f"{self.name}_{average}", description=described, average=average, averageable=False
         )
 
     def from_counts(self, counts: np.ndarray, classes: Any = None) -> np.ndarray:
