@@ -389,11 +389,9 @@ class _Cells:
         def total(cells: str) -> np.ndarray:
             return _n(c) if cells == "all" else functools.reduce(np.add, [c[(..., *_CELLS[x])] for x in cells.split()])
 
-        return (
-            np.where(_n(c) > 0, total(self.num), np.nan)
-            if self.den is None
-            else _ratio(total(self.num), total(self.den))
-        )
+        if self.den is None:
+            return np.where(_n(c) > 0, total(self.num), np.nan)
+        return _ratio(total(self.num), total(self.den))
 
 
 def _n(c: np.ndarray) -> np.ndarray:
