@@ -142,11 +142,7 @@ def _warn_undefined(
         if undefined == "drop"
         else f"{key} is NaN; merge groups or pass undefined='drop'"
     )
-    warnings.warn(
-        f"{base.name} is undefined {which}; {consequence}.",
-        UndefinedGroupWarning,
-        stacklevel=5,
-    )
+    warnings.warn(f"{base.name} is undefined {which}; {consequence}.", UndefinedGroupWarning, stacklevel=5)
 
 
 def _operate(op: Operation, values: np.ndarray, groups: pd.Index, overall: Any, undefined: str) -> np.ndarray:

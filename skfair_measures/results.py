@@ -388,13 +388,7 @@ def _counts_text(n: int, n_undefined: int, prob: float, key: str | None = None, 
 
 
 def percentile_interval(
-    draws: Any,
-    prob: float,
-    *,
-    estimate: float,
-    key: str,
-    cause: str | None = None,
-    warn: bool = True,
+    draws: Any, prob: float, *, estimate: float, key: str, cause: str | None = None, warn: bool = True
 ) -> tuple[float, float]:
     """Equal-tailed percentile interval of bootstrap replicates, some of which may be undefined.
 

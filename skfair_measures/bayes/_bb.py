@@ -29,16 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..base import BaseMetric, ratio_roles
-from ._method import (
-    Bases,
-    EstimationMethod,
-    FitData,
-    GroupDraws,
-    Rng,
-    is_number,
-    refuse_option,
-    without_prior_only,
-)
+from ._method import Bases, EstimationMethod, FitData, GroupDraws, Rng, is_number, refuse_option, without_prior_only
 
 __all__ = ["BetaBinomial", "bb_cell_draws", "cell_concentration", "expected_cells"]
 
