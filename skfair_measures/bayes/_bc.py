@@ -652,21 +652,13 @@ class BayesianCalibration(EstimationMethod):
 
     def draws_from_cells(self, cells: np.ndarray, fit: CalibrationFit, bases: tuple[BaseMetric, ...]) -> GroupDraws:
         """Group and overall draws of every base metric from draws of the cells ``(chain, draw, group, 2, 2)``."""
-        overall_cells = cells.sum(axis=-3)
-        attrs = {
+        model = {
             "calibration": self.calibration,
             "hierarchical": bool(self.hierarchical),
             "prior_scale": float(self.prior_scale),
-            "sampler": fit.sampler,
-            "tune": int(self.tune),
-            "target_accept": float(self.target_accept),
-            "diagnostics": fit.diagnostics,
-            "compile_seconds": float(fit.compile_seconds),
         }
-        return GroupDraws(
-            values={b.name: b.from_counts(cells) for b in bases},
-            overall={b.name: b.from_counts(overall_cells) for b in bases},
-            attrs=attrs,
-            trace=fit.trace,
-            extra=dict(fit.params),
-        )
+        sampler = {"sampler": fit.sampler, "tune": int(self.tune), "target_accept": float(self.target_accept)}
+        attrs = model | sampler | {"diagnostics": fit.diagnostics, "compile_seconds": float(fit.compile_seconds)}
+        overall_cells = cells.sum(axis=-3)
+        values, overall = ({b.name: b.from_counts(c) for b in bases} for c in (cells, overall_cells))
+        return GroupDraws(values, overall, attrs=attrs, trace=fit.trace, extra=dict(fit.params))
