@@ -180,8 +180,4 @@ def _joined_reasons(results: Sequence[MeasureResult]) -> str:
 
 
 def _union_groups(results: Sequence[MeasureResult]) -> list[Any]:
-    seen: dict[Any, None] = {}
-    for r in results:
-        for g in r.undefined_groups:
-            seen.setdefault(g, None)
-    return list(seen)
+    return list(dict.fromkeys(g for r in results for g in r.undefined_groups))
