@@ -354,8 +354,7 @@ class MeasurePosterior(Estimate):
 
     def prob_less(self, x: float = 0.0) -> float:
         """Posterior probability that the measure is below ``x``; NaN when undefined."""
-        draws = self._prob_draws()
-        return float(np.mean(draws < x)) if draws is not None and self.defined else _NAN
+        return self._share(lambda d: d < x)
 
     def prob_within(self, eps: float = DEFAULT_EPS, center: float | None = None) -> float:
         """Probability of being practically fair: ``P(|Delta - center| <= eps)``; NaN when undefined.
@@ -371,8 +370,7 @@ class MeasurePosterior(Estimate):
             differences, 1 for ratios).
         """
         eps, c = check_eps(eps), self._centre(center)
-        draws = self._prob_draws()
-        return float(np.mean(np.abs(draws - c) <= eps)) if draws is not None and self.defined else _NAN
+        return self._share(lambda d: np.abs(d - c) <= eps)
 
     def upper_bound(self, prob: float = 0.95) -> float:
         """One-sided upper credible bound of ``|Delta - center|``: its ``prob`` quantile; NaN when undefined."""
