@@ -152,9 +152,7 @@ def cell_concentration(
     return np.maximum(alpha, _FLOOR), "dirichlet"
 
 
-def bb_cell_draws(
-    counts: np.ndarray, alpha: np.ndarray, chains: int, draws: int, rng: np.random.Generator
-) -> np.ndarray:
+def bb_cell_draws(counts: np.ndarray, alpha: np.ndarray, chains: int, draws: int, rng: Rng) -> np.ndarray:
     """Posterior draws of the cell probabilities per group, shape ``(chain, draw, group, 2, 2)``.
 
     Each group's cells are Dirichlet(``alpha + counts``), drawn as normalised Gamma

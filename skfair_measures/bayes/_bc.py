@@ -47,7 +47,6 @@ import numpy as np
 import pandas as pd
 
 from .._optional import require
-from ..base import BaseMetric
 from ._checks import CalibrationWarning, calibration_checks
 from ._method import Bases, EstimationMethod, FitData, GroupDraws, Rng, Rows, is_number, refuse_option
 from ._posterior import SamplingWarning, _import_arviz, external_stacklevel, group_labels
@@ -592,9 +591,7 @@ class BayesianCalibration(EstimationMethod):
     def group_draws(self, data: FitData, bases: Bases, *, chains: int, draws: int, rng: Rng, seed: int) -> GroupDraws:
         return self.from_fit(self.fit(data, chains=chains, draws=draws, seed=seed), data, bases, rng)
 
-    def from_fit(
-        self, fit: CalibrationFit, data: FitData, bases: tuple[BaseMetric, ...], rng: np.random.Generator
-    ) -> GroupDraws:
+    def from_fit(self, fit: CalibrationFit, data: FitData, bases: Bases, rng: Rng) -> GroupDraws:
         """The draws from a calibration fit: every draw calibrates the unlabeled rows (BCR adds its rectifier)."""
         unl = data.unlabeled
         cells = data.counts + calibrated_cells(
@@ -650,7 +647,7 @@ class BayesianCalibration(EstimationMethod):
         diagnostics["calibration_checks"] = checks
         return CalibrationFit(params, trace, diagnostics, sampler, compile_seconds)
 
-    def draws_from_cells(self, cells: np.ndarray, fit: CalibrationFit, bases: tuple[BaseMetric, ...]) -> GroupDraws:
+    def draws_from_cells(self, cells: np.ndarray, fit: CalibrationFit, bases: Bases) -> GroupDraws:
         """Group and overall draws of every base metric from draws of the cells ``(chain, draw, group, 2, 2)``."""
         model = {
             "calibration": self.calibration,
