@@ -159,10 +159,6 @@ class BootstrapResult(ReplicatesResult):
         return self.value
 
     @property
-    def draws(self) -> np.ndarray:
-        return self._draws
-
-    @property
     def by_group(self) -> pd.Series | pd.DataFrame | None:
         return self.point.by_group
 
@@ -233,9 +229,7 @@ class BootstrapResult(ReplicatesResult):
         return VerdictFamily(*args, rows=self._group_rows, counts=self.rate_counts)
 
     def to_dict(self) -> dict[str, Any]:
-        out = super().to_dict()
-        out.update({"se": plain(self.se), "n_boot": int(self._draws.size)})
-        return out
+        return super().to_dict() | {"se": plain(self.se), "n_boot": int(self._draws.size)}
 
 
 def _multinomial_counts(stats: ConfusionStats, n_boot: int, rng: np.random.Generator) -> ConfusionStats:
