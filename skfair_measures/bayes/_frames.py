@@ -215,13 +215,5 @@ def _restricted(moments: ScoreMoments, index: pd.Index, measures: list[MeasureBa
     plan = small_groups_plan(moments.labeled["n"].sum((1, 2)), index, measures)
     if plan is None:
         return moments, index
-    kept = plan.lut >= 0
-
-    def pooled(a: np.ndarray) -> np.ndarray:
-        out = np.zeros((len(plan.groups), *a.shape[1:]), dtype=a.dtype)
-        np.add.at(out, plan.lut[kept], a[kept])
-        return out
-
-    return ScoreMoments(
-        *({k: pooled(v) for k, v in side.items()} for side in (moments.labeled, moments.unlabeled))
-    ), plan.groups
+    sides = (moments.labeled, moments.unlabeled)  # the group axis first: the plan pools every axis after it
+    return ScoreMoments(*({k: plan._pooled(v, v.ndim) for k, v in side.items()} for side in sides)), plan.groups
