@@ -47,7 +47,6 @@ import numpy as np
 import pandas as pd
 
 from .._optional import require
-from ..base import BaseMetric
 from ._checks import CalibrationWarning, calibration_checks
 from ._method import Bases, EstimationMethod, FitData, GroupDraws, Rng, Rows, is_number, refuse_option
 from ._posterior import SamplingWarning, _import_arviz, external_stacklevel, group_labels
@@ -592,9 +591,7 @@ class BayesianCalibration(EstimationMethod):
     def group_draws(self, data: FitData, bases: Bases, *, chains: int, draws: int, rng: Rng, seed: int) -> GroupDraws:
         return self.from_fit(self.fit(data, chains=chains, draws=draws, seed=seed), data, bases, rng)
 
-    def from_fit(
-        self, fit: CalibrationFit, data: FitData, bases: tuple[BaseMetric, ...], rng: np.random.Generator
-    ) -> GroupDraws:
+    def from_fit(self, fit: CalibrationFit, data: FitData, bases: Bases, rng: Rng) -> GroupDraws:
         """The draws from a calibration fit: every draw calibrates the unlabeled rows (BCR adds its rectifier)."""
         unl = data.unlabeled
         cells = data.counts + calibrated_cells(
@@ -650,23 +647,15 @@ class BayesianCalibration(EstimationMethod):
         diagnostics["calibration_checks"] = checks
         return CalibrationFit(params, trace, diagnostics, sampler, compile_seconds)
 
-    def draws_from_cells(self, cells: np.ndarray, fit: CalibrationFit, bases: tuple[BaseMetric, ...]) -> GroupDraws:
+    def draws_from_cells(self, cells: np.ndarray, fit: CalibrationFit, bases: Bases) -> GroupDraws:
         """Group and overall draws of every base metric from draws of the cells ``(chain, draw, group, 2, 2)``."""
-        overall_cells = cells.sum(axis=-3)
-        attrs = {
+        model = {
             "calibration": self.calibration,
             "hierarchical": bool(self.hierarchical),
             "prior_scale": float(self.prior_scale),
-            "sampler": fit.sampler,
-            "tune": int(self.tune),
-            "target_accept": float(self.target_accept),
-            "diagnostics": fit.diagnostics,
-            "compile_seconds": float(fit.compile_seconds),
         }
-        return GroupDraws(
-            values={b.name: b.from_counts(cells) for b in bases},
-            overall={b.name: b.from_counts(overall_cells) for b in bases},
-            attrs=attrs,
-            trace=fit.trace,
-            extra=dict(fit.params),
-        )
+        sampler = {"sampler": fit.sampler, "tune": int(self.tune), "target_accept": float(self.target_accept)}
+        attrs = model | sampler | {"diagnostics": fit.diagnostics, "compile_seconds": float(fit.compile_seconds)}
+        overall_cells = cells.sum(axis=-3)
+        values, overall = ({b.name: b.from_counts(c) for b in bases} for c in (cells, overall_cells))
+        return GroupDraws(values, overall, attrs=attrs, trace=fit.trace, extra=dict(fit.params))
