@@ -330,8 +330,7 @@ class ActiveAssessment:
         if not isinstance(n, numbers.Integral) or n < 1:
             raise ValueError(f"n={n!r} must be a positive integer (the number of rows to ask for).")
         out: list[np.ndarray] = []
-        got = 0
-        left = None if self._quota is None else self._quota - self._labels_used - self._pending()
+        got, left = 0, None if self._quota is None else self._quota - self._labels_used - self._pending()
         while got < n:
             available = self._pools.remaining > 0
             if left is not None:
@@ -358,8 +357,7 @@ class ActiveAssessment:
         labels : array-like
             Their true labels, each one of ``classes``.
         """
-        idx = np.atleast_1d(np.asarray(indices))
-        lab = np.atleast_1d(np.asarray(labels, dtype=object))
+        idx, lab = np.atleast_1d(np.asarray(indices)), np.atleast_1d(np.asarray(labels, dtype=object))
         if idx.ndim != 1 or lab.ndim != 1 or idx.size != lab.size:
             raise ValueError(f"indices ({idx.size}) and labels ({lab.size}) must be 1-D and of the same length.")
         if idx.size and (idx.dtype.kind not in "iu" or idx.min() < 0 or idx.max() >= self._status.size):
@@ -374,8 +372,7 @@ class ActiveAssessment:
                 f"rows {idx[status == _FREE][:5].tolist()} were not asked; tell only rows returned by ask() "
                 "(pass labels known in advance as y_true= when building the assessment)."
             )
-        codes = label_codes(self.classes, lab, "labels")
-        self._update(idx, codes)
+        self._update(idx, label_codes(self.classes, lab, "labels"))
         self._record()
 
     def _update(self, rows: np.ndarray, codes: np.ndarray) -> None:
@@ -434,15 +431,12 @@ class ActiveAssessment:
         return share[:, None] * self._bin_share
 
     def _counts_draw(self) -> np.ndarray:
-        if self._ca is None:
-            return np.ones(len(self.groups))
-        return self._rng.beta(self._ca, self._cb)
+        return np.ones(len(self.groups)) if self._ca is None else self._rng.beta(self._ca, self._cb)
 
     def _values(self, theta: np.ndarray) -> np.ndarray:
         """Group values from cell rates (any leading axes)."""
-        if not self.metric.binned:
-            return theta[..., 0]
-        return np.nansum(self._bin_share * np.abs(theta - self._bin_score), axis=-1)
+        binned = self.metric.binned
+        return np.nansum(self._bin_share * np.abs(theta - self._bin_score), axis=-1) if binned else theta[..., 0]
 
     def _badness(self, theta: np.ndarray) -> np.ndarray:
         values = self._values(theta)
@@ -451,8 +445,7 @@ class ActiveAssessment:
     # -- summaries ----------------------------------------------------------------------
 
     def _means(self, a: np.ndarray | None = None, b: np.ndarray | None = None) -> np.ndarray:
-        a = self._a if a is None else a
-        b = self._b if b is None else b
+        a, b = (self._a, self._b) if a is None else (a, b)
         mean = a / (a + b)
         if not self.metric.binned:
             out = mean[:, 0].copy()
