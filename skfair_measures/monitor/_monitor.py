@@ -918,13 +918,11 @@ class FairnessMonitor:
             need.total = np.asarray(saved["total"], dtype=float).reshape(-1, 2, 2)
             need.history = [(int(s), np.asarray(c, dtype=float).reshape(-1, 2, 2)) for s, c in saved["history"]]
             need.boxes = [Box.from_dict(b) for b in saved["boxes"]]
-        if state["pending"] is not None:
-            pending = state["pending"]
-            mon._pending = pd.DataFrame({c: [_from_json_label(v) for v in vals] for c, vals in pending.items()})
-            mon._pending = mon._pending.infer_objects()  # datetimes saved one by one: a datetime column again
+        if (pending := state["pending"]) is not None:  # infer_objects: datetimes saved one by one are a column again
+            columns = {c: [_from_json_label(v) for v in values] for c, values in pending.items()}
+            mon._pending = pd.DataFrame(columns).infer_objects()
         for k, saved_test in state.get("tests", {}).items():  # a state saved before the drift test: it starts now
-            test = mon._tests.get(k)
-            if test is not None:
+            if (test := mon._tests.get(k)) is not None:
                 mon._tests[k] = DriftTest.from_dict(test.plan, saved_test)
         mon._alarms = {k: dict(v) for k, v in state["alarms"].items()}
         mon.meta = dict(state.get("meta", {}))
