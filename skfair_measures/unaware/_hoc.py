@@ -299,8 +299,7 @@ def choose_subsets(n_columns: int, max_subsets: int, random_state: Any = None) -
     triples = np.array(list(itertools.combinations(range(n_columns), 3)), dtype=np.intp)
     if len(triples) <= max_subsets:
         return triples
-    rng = check_random_state(random_state)
-    pick = rng.choice(len(triples), size=max_subsets, replace=False)
+    pick = check_random_state(random_state).choice(len(triples), size=max_subsets, replace=False)
     return triples[np.sort(pick)]
 
 
@@ -339,10 +338,8 @@ def consensus_statistics(
     [0.8333, 0.1667]
     """
     w = np.asarray(weights, dtype=float)
-    lead = w.shape[:-1]
     w2 = w.reshape(-1, w.shape[-1])
-    n_rep, n_cells = w2.shape
-    k3 = n_groups**3
+    n_rep, k3 = w2.shape[0], n_groups**3
     offsets = (np.arange(n_rep) * k3)[:, None]
     c3 = np.zeros((n_rep, n_groups, n_groups, n_groups))
     for i, j, m in subsets:
@@ -354,8 +351,7 @@ def consensus_statistics(
     with np.errstate(invalid="ignore", divide="ignore"):
         c3 = c3 / total[:, None, None, None]
     c2 = c3.sum(axis=-1)
-    c1 = c2.sum(axis=-1)
-    shape = (*lead, n_groups)
+    c1, shape = c2.sum(axis=-1), (*w.shape[:-1], n_groups)
     return c1.reshape(shape), c2.reshape(*shape, n_groups), c3.reshape(*shape, n_groups, n_groups)
 
 
@@ -406,11 +402,9 @@ def neighbour_proxies(
         raise ValueError(f"features has {X.shape[0]} rows; {n_neighbors} neighbours per row need more.")
     nn = NearestNeighbors(n_neighbors=n_neighbors + 1, metric=metric).fit(X)
     _, idx = nn.kneighbors(X)
-    own = np.arange(X.shape[0])[:, None]
-    # drop the row itself (usually first; with duplicates it may sit anywhere)
-    is_self = idx == own
-    no_self = ~is_self.any(axis=1)
-    is_self[no_self, -1] = True
+    # drop the row itself (usually first; with duplicates it may sit anywhere, or not among the neighbours: the last)
+    is_self = idx == np.arange(X.shape[0])[:, None]
+    is_self[~is_self.any(axis=1), -1] = True
     neighbours = idx[~is_self].reshape(X.shape[0], n_neighbors)
     return np.concatenate([codes] + [codes[neighbours[:, j]] for j in range(n_neighbors)], axis=1)
 
@@ -445,13 +439,10 @@ def check_informativeness(T: np.ndarray, noisy_prior: np.ndarray) -> dict[str, A
     False
     """
     T = np.asarray(T, dtype=float)
-    k = T.shape[0]
     cond = float(np.linalg.cond(T))
-    nonsingular = bool(np.isfinite(cond) and cond < SINGULAR_COND)
-    diag = np.diag(T)
-    off = np.where(np.eye(k, dtype=bool), -np.inf, T).max(axis=1)
+    nonsingular, diag = bool(np.isfinite(cond) and cond < SINGULAR_COND), np.diag(T)
     above = diag > np.asarray(noisy_prior, dtype=float)
-    dominant = diag > off
+    dominant = diag > np.where(np.eye(T.shape[0], dtype=bool), -np.inf, T).max(axis=1)
     return {
         "passed": bool(nonsingular and np.all(above | dominant)),
         "nonsingular": nonsingular,
