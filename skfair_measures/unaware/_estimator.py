@@ -162,9 +162,8 @@ class HOCEstimator(BaseEstimator):
         c1, c2, c3 = consensus_statistics(cells, counts, len(groups), subsets)
         if not np.all(c1 > 0):
             raise ValueError(
-                f"no proxy ever guesses the group(s) {groups[~(c1 > 0)].tolist()}, so the "
-                "transition matrix T is singular (a zero column) and cannot be estimated. "
-                "Drop those groups from groups= or merge them."
+                f"no proxy ever guesses the group(s) {groups[~(c1 > 0)].tolist()}, so the transition matrix T is "
+                "singular (a zero column) and cannot be estimated. Drop those groups from groups= or merge them."
             )
         with single_thread_blas():
             sol = fit_transition(c1, c2, c3, n_init=self.n_init, max_iter=self.max_iter, tol=self.tol, random_state=rng)

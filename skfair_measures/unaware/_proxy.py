@@ -441,10 +441,9 @@ def _point_estimate(problem: _Problem, counts: np.ndarray, rng: Any) -> tuple[np
     except _NeverGuessed as err:
         where = "" if err.name == "global" else f" on the rows {_named(err.name, problem.classes)}"
         raise ValueError(
-            f"no proxy ever guesses the group(s) {problem.groups[err.missing].tolist()}"
-            f"{where}, so the transition matrix T is singular there and cannot be "
-            "inverted. Drop those groups from groups=, merge them, or use mode='global' "
-            "when only a local cell lacks them."
+            f"no proxy ever guesses the group(s) {problem.groups[err.missing].tolist()}{where}, so the transition "
+            "matrix T is singular there and cannot be inverted. Drop those groups from groups=, merge them, or use "
+            "mode='global' when only a local cell lacks them."
         ) from None
     for name, sol in fitted["used"].items():
         if (cond := np.linalg.cond(sol.T)) >= SINGULAR_COND:

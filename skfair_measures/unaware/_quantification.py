@@ -280,9 +280,8 @@ def _check_sensitive(s_aux: Any, n: int) -> tuple[np.ndarray, pd.Index]:
     if missing.any():
         rows = np.flatnonzero(missing.reshape(len(raw), -1).any(axis=1))
         raise ValueError(
-            f"s_aux has {rows.size} missing value(s) (NaN/None), first at position {rows[0]}; "
-            "drop those auxiliary rows (from X_aux too) or encode them as an explicit group "
-            "such as 'unknown'."
+            f"s_aux has {rows.size} missing value(s) (NaN/None), first at position {rows[0]}; drop those auxiliary "
+            "rows (from X_aux too) or encode them as an explicit group such as 'unknown'."
         )
     codes, groups = encode_groups(s_aux, name="s_aux")  # the groups that occur (categories are not groups)
     if codes.size != n:
@@ -467,10 +466,9 @@ class QuantificationDisparity(BaseEstimator):
         if groups.size > 2:
             if self.reference is not None:
                 raise ValueError(
-                    f"reference={self.reference!r} applies to two groups only; s_aux has "
-                    f"{groups.size} groups {list(groups)}, for which the disparity is the "
-                    "largest minus the smallest acceptance rate. Drop reference=, or merge "
-                    "the other groups into one (e.g. 'others')."
+                    f"reference={self.reference!r} applies to two groups only; s_aux has {groups.size} groups "
+                    f"{list(groups)}, for which the disparity is the largest minus the smallest acceptance rate. Drop "
+                    "reference=, or merge the other groups into one (e.g. 'others')."
                 )
             return None
         if self.reference is None:

@@ -156,10 +156,9 @@ def dependent_proxies(codes: np.ndarray, columns: list[Any]) -> dict[str, Any]:
     if pairs:
         shown = ", ".join(f"{a!r} and {b!r}" for a, b in pairs[:5]) + (" ..." if len(pairs) > 5 else "")
         out["reason"] = (
-            f"the proxy columns {shown} give the same guess on every row (up to renaming): one proxy counted "
-            "twice. HOC reads their agreement as accuracy and needs conditionally independent proxies, so such "
-            "columns give it no information and T is not identified; drop the copies and use proxies that err "
-            "independently"
+            f"the proxy columns {shown} give the same guess on every row (up to renaming): one proxy counted twice. "
+            "HOC reads their agreement as accuracy and needs conditionally independent proxies, so such columns give "
+            "it no information and T is not identified; drop the copies and use proxies that err independently"
         )
     return out
 
