@@ -52,7 +52,6 @@ from sklearn.utils.validation import check_random_state
 
 from ..measures import UndefinedGroupWarning
 from ..results import check_prob, interval_refusal, replicate_se
-from ..uncertainty import ReplicatesResult
 from ._estimator import HOCEstimator
 from ._hoc import (
     SINGULAR_COND,
@@ -66,7 +65,7 @@ from ._hoc import (
     single_thread_blas,
     singular_error,
 )
-from ._plain import plain
+from ._plain import UnawareResult
 from ._proxy_codes import encode_labels, encode_proxies
 from ._reliability import assess_fit, dependent_proxies
 
@@ -87,7 +86,7 @@ _REPLICATE_CAUSE = {
 }
 
 
-class ProxyDisparityResult(ReplicatesResult):
+class ProxyDisparityResult(UnawareResult):
     """A disparity measured through proxies of the sensitive attribute.
 
     Attributes
@@ -121,31 +120,9 @@ class ProxyDisparityResult(ReplicatesResult):
         ``"labeled"``.
     """
 
-    kind = "estimate"
-
-    def __init__(
-        self,
-        value: float,
-        by_group: pd.DataFrame,
-        *,
-        metric: str,
-        mode: str,
-        diagnostics: dict[str, Any] | None = None,
-        reasons: list[str] | None = None,
-        reason: str | None = None,
-        draws: np.ndarray | None = None,
-        key: str | None = None,
-        measure: Any = None,
-        prob: float = 0.95,
-    ) -> None:
-        self.key, self.prob, self.value, self.measure = key or f"unaware.proxy_{metric}", prob, float(value), measure
-        self.metric, self.mode, self.diagnostics, self.reasons = metric, mode, diagnostics or {}, list(reasons or [])
-        self._by_group, self._reason, self._draws = by_group, reason, draws
-
-    @property
-    def reliable(self) -> bool:
-        """Whether every reliability check passed and the value is defined."""
-        return not self.reasons and not math.isnan(self.value)
+    def __init__(self, value: float, by_group: pd.DataFrame, *, metric: str, mode: str, **fields: Any) -> None:
+        super().__init__(value, by_group, **fields)
+        self.key, self.metric, self.mode = self.key or f"unaware.proxy_{metric}", metric, mode
 
     _no_replicates_hint = "pass n_boot= (e.g. proxy_disparity(..., n_boot=200)) or use the measure's bootstrap()"
 
@@ -158,18 +135,9 @@ class ProxyDisparityResult(ReplicatesResult):
         Returns
         -------
         dict
-            The keys of :meth:`Result.to_dict` plus ``metric``, ``mode``,
-            ``reliable``, ``reasons``, ``interval`` (with replicates) and
-            ``diagnostics``.
+            The keys of :meth:`UnawareResult.to_dict` plus ``metric`` and ``mode``.
         """
-        out = super().to_dict()
-        out.update(metric=self.metric, mode=self.mode, reliable=self.reliable, reasons=list(self.reasons))
-        out["interval"] = None if self._draws is None else [plain(v) for v in self.interval()]
-        out["diagnostics"] = plain({k: v for k, v in self.diagnostics.items() if k != "bootstrap"})
-        if "bootstrap" in self.diagnostics:
-            boot = {k: v for k, v in self.diagnostics["bootstrap"].items() if k != "values"}
-            out["diagnostics"]["bootstrap"] = plain(boot)
-        return out
+        return {**super().to_dict(), "metric": self.metric, "mode": self.mode}
 
     def __repr__(self) -> str:
         flag = "" if self.reliable else ", reliable=False"

@@ -45,9 +45,8 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 from .._groups import encode_groups, resolve_sensitive
 from ..measures import UndefinedGroupWarning
 from ..results import check_prob, interval_refusal, percentile_interval, replicate_se
-from ..uncertainty import ReplicatesResult
 from ._hoc import ProxyReliabilityWarning
-from ._plain import plain
+from ._plain import UnawareResult, plain
 from ._quantifiers import HOLDOUT_QUANTIFIERS, BinaryQuantifier, _take, resolve_quantifier
 
 __all__ = ["QuantificationDisparity", "QuantificationResult", "quantified_disparity"]
@@ -95,7 +94,7 @@ _UNDEFINED = (
 )
 
 
-class QuantificationResult(ReplicatesResult):
+class QuantificationResult(UnawareResult):
     """Estimated demographic disparity of a classifier on a deployment set.
 
     Attributes
@@ -129,25 +128,8 @@ class QuantificationResult(ReplicatesResult):
         bootstrap details.
     """
 
-    kind = "estimate"
-
-    def __init__(
-        self,
-        value: float,
-        by_group: pd.Series,
-        diagnostics: dict[str, Any] | None = None,
-        *,
-        draws: np.ndarray | None = None,
-        reason: str | None = None,
-        reasons: list[str] | None = None,
-        key: str = "unaware.quantified_dp",
-        measure: Any = None,
-        prob: float = 0.95,
-    ) -> None:
-        self.key, self.reasons, self.prob, self.value = key, list(reasons or []), prob, float(value)
-        self.measure, self.diagnostics = measure, {} if diagnostics is None else diagnostics
-        self._by_group, self._draws, self._reason = by_group, draws, reason
-        self._signed: np.ndarray | None = None  # an absolute disparity's signed replicates (absolute())
+    _default_key = "unaware.quantified_dp"
+    _signed: np.ndarray | None = None  # an absolute disparity's signed replicates (absolute())
 
     _no_replicates_hint = "pass n_boot= (e.g. quantified_disparity(..., n_boot=200)) or use the measure's bootstrap()"
 
@@ -158,11 +140,6 @@ class QuantificationResult(ReplicatesResult):
         signed = self.diagnostics["signed_value"]
         lo, hi = percentile_interval(self._signed, prob, estimate=signed, key=self.key, warn=False)
         return (0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi)), max(abs(lo), abs(hi)))
-
-    @property
-    def reliable(self) -> bool:
-        """Whether every quantifier's classifier separates the groups and the value is defined."""
-        return not self.reasons and not math.isnan(self.value)
 
     def _replicate_cause(self) -> str | None:
         return _REPLICATE_CAUSE
@@ -195,21 +172,6 @@ class QuantificationResult(ReplicatesResult):
         out = copy.copy(self)
         out.value, out.diagnostics = abs(self.value), {**self.diagnostics, "signed_value": self.value}
         out._draws, out._signed = None if self._draws is None else np.abs(self._draws), self._draws
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        """The result as plain Python types (JSON-serialisable), every group kept.
-
-        Returns
-        -------
-        dict
-            The keys of :meth:`Result.to_dict` plus ``reliable``, ``reasons``,
-            ``interval`` (with replicates) and ``diagnostics``.
-        """
-        out = super().to_dict()
-        out.update(reliable=self.reliable, reasons=list(self.reasons))
-        out["interval"] = None if self._draws is None else [plain(v) for v in self.interval()]
-        out["diagnostics"] = plain(self.diagnostics)
         return out
 
 
