@@ -466,18 +466,13 @@ class QuantificationDisparity(BaseEstimator):
 
         parts = {"negative": ~pos, "positive": pos} if self.per_class else {"all": None}
         quantifiers: dict[str, list[BinaryQuantifier]] = {}
+        options, seeds = {"classifier": self.classifier, "check_informative": check}, np.iinfo(np.int32).max
         for key, mask in parts.items():
             idx = np.arange(codes.size) if mask is None else np.flatnonzero(mask)
             Xp, sp = _take(X, idx), codes[idx]
-            targets = [1] if n_groups == 2 else range(n_groups)
             quantifiers[key] = [
-                BinaryQuantifier(
-                    name,
-                    classifier=self.classifier,
-                    random_state=rng.randint(np.iinfo(np.int32).max),
-                    check_informative=check,
-                ).fit(Xp, (sp == g).astype(int))
-                for g in targets
+                BinaryQuantifier(name, random_state=rng.randint(seeds), **options).fit(Xp, (sp == g).astype(int))
+                for g in ([1] if n_groups == 2 else range(n_groups))
             ]
         return {"quantifiers": quantifiers, "prior": prior, "n_aux": n_aux, "counts": counts}
 
@@ -584,40 +579,26 @@ class QuantificationDisparity(BaseEstimator):
             joint = smoothed * p_class[:, None]  # estimated P(h=c, s) on D3
             share = joint.sum(0)  # estimated P(s) on D3 (Eq. 13)
             mu = np.where(share > 0, joint[1] / share, np.nan)  # Eq. 15
-        return {
-            "mu": mu,
-            "raw": raw,
-            "smoothed": smoothed,
-            "share": share,
-            "n_deploy": n_dep,
-            "p_positive": float(p_class[1]),
-        }
+        return dict(mu=mu, raw=raw, smoothed=smoothed, share=share, n_deploy=n_dep, p_positive=float(p_class[1]))
 
     def _diagnostics(self, core: dict[str, Any]) -> dict[str, Any]:
         groups = list(self.groups_)
 
-        def table(arr: np.ndarray) -> dict[str, dict[Any, float]]:
-            return {PREDICTED[c]: {g: float(v) for g, v in zip(groups, arr[c], strict=True)} for c in (0, 1)}
+        def per_group(values: np.ndarray) -> dict[Any, float]:
+            return {g: float(v) for g, v in zip(groups, values, strict=True)}
 
-        return {
-            "quantifier": self.quantifier_,
-            "per_class": bool(self.per_class),
-            "groups": groups,
-            "reference": self.reference_,
-            "pos_label": self.pos_label,
-            "smoothing": {
-                "method": "laplace, known incidence (prior = auxiliary prevalence per class)",
-                "alpha": float(self.alpha),
-                "pseudocount_total": float(self.alpha * len(groups)),
-            },
-            "prevalence_raw": table(core["raw"]),
-            "prevalence_prior": table(self._state["prior"]),
-            "prevalence_smoothed": table(core["smoothed"]),
-            "group_share_deploy": {g: float(v) for g, v in zip(groups, core["share"], strict=True)},
-            "deploy_positive_rate": core["p_positive"],
-            "n_aux": dict(zip(PREDICTED, self._state["n_aux"].tolist(), strict=True)),
-            "n_deploy": dict(zip(PREDICTED, core["n_deploy"].tolist(), strict=True)),
-        }
+        def table(arr: np.ndarray) -> dict[str, dict[Any, float]]:
+            return {PREDICTED[c]: per_group(arr[c]) for c in (0, 1)}
+
+        smoothing = {"method": "laplace, known incidence (prior = auxiliary prevalence per class)"}
+        smoothing |= {"alpha": float(self.alpha), "pseudocount_total": float(self.alpha * len(groups))}
+        out = {"quantifier": self.quantifier_, "per_class": bool(self.per_class), "groups": groups}
+        out |= {"reference": self.reference_, "pos_label": self.pos_label, "smoothing": smoothing}
+        out |= {"prevalence_raw": table(core["raw"]), "prevalence_prior": table(self._state["prior"])}
+        out |= {"prevalence_smoothed": table(core["smoothed"]), "group_share_deploy": per_group(core["share"])}
+        n_aux, n_deploy = self._state["n_aux"].tolist(), core["n_deploy"].tolist()
+        out |= {"deploy_positive_rate": core["p_positive"], "n_aux": dict(zip(PREDICTED, n_aux, strict=True))}
+        return out | {"n_deploy": dict(zip(PREDICTED, n_deploy, strict=True))}
 
     def _bootstrap(
         self, X_deploy: Any, pos_dep: np.ndarray, value: float, mu: np.ndarray
@@ -635,8 +616,7 @@ class QuantificationDisparity(BaseEstimator):
         values = np.full(self.n_boot, np.nan)
         rates = np.full((self.n_boot, self.groups_.size), np.nan)
         for b in range(self.n_boot):
-            i2 = rng.randint(n2, size=n2)
-            i3 = rng.randint(n3, size=n3)
+            i2, i3 = rng.randint(n2, size=n2), rng.randint(n3, size=n3)
             try:
                 state = self._fit_core(
                     self.quantifier_, _take(X_aux, i2), codes[i2], pos_aux[i2], self.groups_, rng, check=False
@@ -650,14 +630,9 @@ class QuantificationDisparity(BaseEstimator):
             g: percentile_interval(rates[:, j], level, estimate=float(mu[j]), key=str(g), warn=False)
             for j, g in enumerate(self.groups_)
         }
-        info: dict[str, Any] = {
-            "n_boot": int(self.n_boot),
-            "n_failed": int((~np.isfinite(values)).sum()),
-            "prob": level,
-            "std": replicate_se(values, estimate=value),
-            "interval_reason": None if math.isnan(value) else interval_refusal(values, level),
-            "by_group_interval": by_group,
-        }
+        info = {"n_boot": int(self.n_boot), "n_failed": int((~np.isfinite(values)).sum()), "prob": level}
+        info |= {"std": replicate_se(values, estimate=value), "by_group_interval": by_group}
+        info["interval_reason"] = None if math.isnan(value) else interval_refusal(values, level)
         return values, info
 
 
