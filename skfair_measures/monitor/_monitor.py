@@ -115,6 +115,10 @@ class _Need:
         """The counts of the window's steps, for ``n_groups`` groups."""
         return sum((_pad(c, n_groups) for _, c in self.history), np.zeros((n_groups, 2, 2)))
 
+    def to_dict(self) -> dict[str, Any]:
+        history = [[s, c.tolist()] for s, c in self.history]
+        return {"total": self.total.tolist(), "history": history, "boxes": [b.to_dict() for b in self.boxes]}
+
     @property
     def id(self) -> str:
         kind = "labels" if self.labeled else "predictions"
@@ -635,28 +639,13 @@ class FairnessMonitor:
                 value, reason = self._value(m, _pad(shown.counts, n), index)
                 # a value outside its sequence widens it
                 lower, upper = float(np.fmin(bounds[regime][0], value)), float(np.fmax(bounds[regime][1], value))
-            rows.append(
-                {
-                    "key": m.key,
-                    "value": value,
-                    "lower": lower,
-                    "upper": upper,
-                    "eps": eps,
-                    "alarm": alarm["step"] is not None,
-                    "alarm_step": alarm["step"],
-                    "alarm_e_value": alarm.get("e_value") or np.nan,
-                    "changed_since": alarm["since"],
-                    "since": alarm["regime"],
-                    "alarm_test": "drift" if test is not None else "constant rates",
-                    "e_value": e_value,
-                    "overall_value": overall,
-                    "window_value": window_value,
-                    "n_rows": int(need.total.sum()),
-                    "step": self.step,
-                    "time": self.times[-1] if self.times else None,
-                    "reason": reason,
-                }
-            )
+            row = {"key": m.key, "value": value, "lower": lower, "upper": upper, "eps": eps}
+            row |= {"alarm": alarm["step"] is not None, "alarm_step": alarm["step"]}
+            row |= {"alarm_e_value": alarm.get("e_value") or np.nan, "changed_since": alarm["since"]}
+            row |= {"since": alarm["regime"], "alarm_test": "drift" if test is not None else "constant rates"}
+            row |= {"e_value": e_value, "overall_value": overall, "window_value": window_value}
+            row |= {"n_rows": int(need.total.sum()), "step": self.step, "time": self.times[-1] if self.times else None}
+            rows.append(row | {"reason": reason})
         return rows
 
     def status(self) -> pd.DataFrame:
@@ -789,42 +778,21 @@ class FairnessMonitor:
     @property
     def settings(self) -> dict[str, Any]:
         """The monitor's settings (measure keys, eps, prob, window, restarts, grid_size), as saved."""
-        return {
-            "measures": [m.key for m in self.measures],
-            "eps": self.eps,
-            "prob": self.prob,
-            "window": self.window if isinstance(self.window, int) else str(self.window),
-            "restarts": self.restarts,
-            "grid_size": self.grid_size,
-        }
+        window = self.window if isinstance(self.window, int) else str(self.window)
+        out = {"measures": [m.key for m in self.measures], "eps": self.eps, "prob": self.prob, "window": window}
+        return out | {"restarts": self.restarts, "grid_size": self.grid_size}
 
     def to_dict(self) -> dict[str, Any]:
         """The whole state as plain Python values (what :meth:`save` writes)."""
         pending = None
         if self._pending is not None:
             pending = {c: [_json_label(v) for v in self._pending[c].tolist()] for c in self._pending.columns}
-        return {
-            "format": FORMAT,
-            "version": VERSION,
-            "settings": self.settings,
-            "step": self.step,
-            "times": self.times,
-            "groups": [_json_label(g) for g in self._groups],
-            "group_names": self._group_names,
-            "needs": {
-                nid: {
-                    "total": need.total.tolist(),
-                    "history": [[s, c.tolist()] for s, c in need.history],
-                    "boxes": [b.to_dict() for b in need.boxes],
-                }
-                for nid, need in self._needs.items()
-            },
-            "tests": {k: t.to_dict() for k, t in self._tests.items() if t is not None},
-            "pending": pending,
-            "alarms": self._alarms,
-            "meta": self.meta,
-            "trace": [{k: plain(v) for k, v in r.items()} for r in self._trace],  # NaN as null
-        }
+        needs = {nid: need.to_dict() for nid, need in self._needs.items()}
+        out = {"format": FORMAT, "version": VERSION, "settings": self.settings, "step": self.step, "times": self.times}
+        out |= {"groups": [_json_label(g) for g in self._groups], "group_names": self._group_names, "needs": needs}
+        out |= {"tests": {k: t.to_dict() for k, t in self._tests.items() if t is not None}, "pending": pending}
+        trace = [{k: plain(v) for k, v in r.items()} for r in self._trace]  # NaN as null
+        return out | {"alarms": self._alarms, "meta": self.meta, "trace": trace}
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the state to ``path`` atomically (a temporary file in the same folder, then renamed over it).
