@@ -443,13 +443,8 @@ def check_informativeness(T: np.ndarray, noisy_prior: np.ndarray) -> dict[str, A
     nonsingular, diag = bool(np.isfinite(cond) and cond < SINGULAR_COND), np.diag(T)
     above = diag > np.asarray(noisy_prior, dtype=float)
     dominant = diag > np.where(np.eye(T.shape[0], dtype=bool), -np.inf, T).max(axis=1)
-    return {
-        "passed": bool(nonsingular and np.all(above | dominant)),
-        "nonsingular": nonsingular,
-        "condition_number": cond,
-        "above_noisy_prior": above.tolist(),
-        "diagonal_dominant": dominant.tolist(),
-    }
+    out = {"passed": bool(nonsingular and np.all(above | dominant)), "nonsingular": nonsingular}
+    return out | {"condition_number": cond, "above_noisy_prior": above.tolist(), "diagonal_dominant": dominant.tolist()}
 
 
 def compress_rows(columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

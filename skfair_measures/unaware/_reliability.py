@@ -111,13 +111,8 @@ def moment_test(sol: HOCSolution, n_rows: float, *, n_sim: int = 100, random_sta
     refit = partial(fit_transition, init=(sol.T, sol.p), n_init=1, max_iter=200, tol=1e-12)
     null = np.array([refit(c3.sum(axis=-1).sum(axis=-1), c3.sum(axis=-1), c3).loss for c3 in sims])
     p_value = (1.0 + np.sum(null >= sol.loss)) / (n_sim + 1.0)
-    return {
-        "residual": float(sol.loss),
-        "residual_null_q95": float(np.quantile(null, 0.95)),
-        "p_value": float(p_value),
-        "n_sim": int(n_sim),
-        "passed": bool(sol.loss <= _EXACT or p_value >= MOMENT_ALPHA),
-    }
+    out = {"residual": float(sol.loss), "residual_null_q95": float(np.quantile(null, 0.95)), "p_value": float(p_value)}
+    return out | {"n_sim": int(n_sim), "passed": bool(sol.loss <= _EXACT or p_value >= MOMENT_ALPHA)}
 
 
 def dependent_proxies(codes: np.ndarray, columns: list[Any]) -> dict[str, Any]:
