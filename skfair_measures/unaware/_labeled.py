@@ -198,25 +198,17 @@ def labeled_proxy_disparity(
     if n_boot:
         draws = _bootstrap(n_lab, n_all, shape, alpha, metric, pos, n_boot, check_random_state(random_state))
     reasons += replicate_reasons(draws, prob, value)
-    by_group = dict(zip(group_index.tolist(), counts.tolist(), strict=True))
+    labeled_by_group = dict(zip(group_index.tolist(), counts.tolist(), strict=True))
     diagnostics = {"groups": group_index.tolist(), "classes": classes.tolist(), "proxy_columns": columns}
-    diagnostics |= {"n_samples": len(pred), "n_labeled": int(known.sum()), "n_labeled_by_group": by_group}
+    diagnostics |= {"n_samples": len(pred), "n_labeled": int(known.sum()), "n_labeled_by_group": labeled_by_group}
     diagnostics |= {"n_labeled_by_cell": n_yk, "n_patterns": int(shape[-1]), "alpha": float(alpha)}
     diagnostics["seconds"] = time.perf_counter() - start
     if draws is not None:
         diagnostics["bootstrap"] = bootstrap_diagnostics(draws, prob, value)
     warn_outcome(reason, reasons, metric, "labeled")
-    return ProxyDisparityResult(
-        value,
-        rates_frame(h, metric, pos, group_index, classes),
-        metric=metric,
-        mode="labeled",
-        diagnostics=diagnostics,
-        reasons=reasons,
-        reason=reason,
-        draws=draws,
-        prob=prob,
-    )
+    by_group = rates_frame(h, metric, pos, group_index, classes)
+    fields = {"reasons": reasons, "reason": reason, "draws": draws, "prob": prob}
+    return ProxyDisparityResult(value, by_group, diagnostics, metric=metric, mode="labeled", **fields)
 
 
 def _check(metric: str, alpha: float, n_boot: int, prob: float) -> float:

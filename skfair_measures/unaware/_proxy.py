@@ -120,8 +120,17 @@ class ProxyDisparityResult(UnawareResult):
         ``"labeled"``.
     """
 
-    def __init__(self, value: float, by_group: pd.DataFrame, *, metric: str, mode: str, **fields: Any) -> None:
-        super().__init__(value, by_group, **fields)
+    def __init__(
+        self,
+        value: float,
+        by_group: pd.DataFrame,
+        diagnostics: dict | None = None,
+        *,
+        metric: str,
+        mode: str,
+        **fields: Any,
+    ) -> None:
+        super().__init__(value, by_group, diagnostics, **fields)
         self.key, self.metric, self.mode = self.key or f"unaware.proxy_{metric}", metric, mode
 
     _no_replicates_hint = "pass n_boot= (e.g. proxy_disparity(..., n_boot=200)) or use the measure's bootstrap()"
@@ -676,17 +685,9 @@ def proxy_disparity(
         diagnostics["bootstrap"] = bootstrap_diagnostics(draws, problem.prob, value)
     diagnostics["seconds"] = time.perf_counter() - start
     warn_outcome(reason, reasons, problem.metric, "proxy-based", _LABELED_ADVICE)
-    return ProxyDisparityResult(
-        value,
-        rates_frame(h, problem.metric, problem.pos, problem.groups, problem.classes),
-        metric=problem.metric,
-        mode=problem.mode,
-        diagnostics=diagnostics,
-        reasons=reasons,
-        reason=reason,
-        draws=draws,
-        prob=problem.prob,
-    )
+    by_group = rates_frame(h, problem.metric, problem.pos, problem.groups, problem.classes)
+    fields = {"reasons": reasons, "reason": reason, "draws": draws, "prob": problem.prob}
+    return ProxyDisparityResult(value, by_group, diagnostics, metric=problem.metric, mode=problem.mode, **fields)
 
 
 def replicate_reasons(draws: np.ndarray | None, prob: float, value: float) -> list[str]:
