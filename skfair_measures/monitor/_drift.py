@@ -177,10 +177,8 @@ class DriftTest:
         self.keys += new
         shape = (len(new), LAMBDAS.size)
         self.bets = np.concatenate([self.bets, np.zeros(len(new), dtype=int)])
-        self.log_s, self.log_best = (
-            np.vstack([self.log_s, np.full(shape, -np.inf)]),
-            np.vstack([self.log_best, np.full(shape, -np.inf)]),
-        )
+        self.log_s = np.vstack([self.log_s, np.full(shape, -np.inf)])
+        self.log_best = np.vstack([self.log_best, np.full(shape, -np.inf)])
         self.best_start = np.vstack([self.best_start, np.zeros(shape, dtype=int)])
 
     def _terms(self, key: tuple) -> list[tuple[str, int, float]]:

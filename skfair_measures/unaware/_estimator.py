@@ -117,12 +117,8 @@ class HOCEstimator(BaseEstimator):
         random_state: Any = None,
     ) -> None:
         self.groups, self.n_init, self.max_subsets, self.max_iter, self.tol = groups, n_init, max_subsets, max_iter, tol
-        self.knn_augment, self.knn_metric, self.n_check, self.random_state = (
-            knn_augment,
-            knn_metric,
-            n_check,
-            random_state,
-        )
+        self.knn_augment, self.knn_metric, self.n_check = knn_augment, knn_metric, n_check
+        self.random_state = random_state
 
     def _check_params(self) -> None:
         for name in ("n_init", "max_subsets", "max_iter"):
