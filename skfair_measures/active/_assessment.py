@@ -609,18 +609,16 @@ class ActiveAssessment:
         """
         c1, c2 = self._pair_codes(g1, g2, "estimate")
         d, means = self.draws(n_draws), self._means()
-        gap = d[:, c1] - d[:, c2]
-        return Estimate(
-            f"active.{self.metric.key}[{self.groups[c1]} - {self.groups[c2]}]",
-            float(means[c1] - means[c2]),
-            construction="Beta posterior of labeled rows",
-            n=int(self._labels_used[[c1, c2]].sum()),
-            target="population",
-            draws=gap,
-            posterior=True,
-            center=0.0,
-            reason=None if np.isfinite(gap).all() else "a group of the pair has no labeled rows in its rate",
-        )
+        gap, key = d[:, c1] - d[:, c2], f"active.{self.metric.key}[{self.groups[c1]} - {self.groups[c2]}]"
+        how = {
+            "construction": "Beta posterior of labeled rows",
+            "target": "population",
+            "posterior": True,
+            "center": 0.0,
+        }
+        reason = None if np.isfinite(gap).all() else "a group of the pair has no labeled rows in its rate"
+        n = int(self._labels_used[[c1, c2]].sum())
+        return Estimate(key, float(means[c1] - means[c2]), n=n, draws=gap, reason=reason, **how)
 
     def posterior_rmse(self) -> float:
         """Expected groupwise RMSE under the posterior: ``sqrt(sum_g p_g Var(theta_g))`` (rates only)."""
