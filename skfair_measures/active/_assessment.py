@@ -232,16 +232,14 @@ class ActiveAssessment:
                 "plan= sets labels for every group, but task='compare' asks only the two groups of "
                 "pair=: use task='estimate' or 'identify' with a plan."
             )
-        bases = plan.attrs.get("bases")
-        base = self.metric.base or self.metric.key
+        bases, base = plan.attrs.get("bases"), self.metric.base or self.metric.key
         if bases is not None and base not in bases:
             raise ValueError(
                 f"plan= was made for {plan.attrs.get('measure')!r}, whose rates are {list(bases)}; "
                 f"metric={self.metric.key!r} estimates {base!r}: pass one of {list(bases)} as metric=, "
                 "or plan the measure of this metric."
             )
-        planned = plan.drop(index="total")["labels"]
-        names = [str(g) for g in self.groups]
+        planned, names = plan.drop(index="total")["labels"], [str(g) for g in self.groups]
         if len(set(names)) != len(names):
             raise ValueError(
                 f"plan= names groups as text, and the groups {list(self.groups)!r} are not told apart "
@@ -254,9 +252,8 @@ class ActiveAssessment:
             )
         quota = planned.reindex(names).to_numpy().astype(np.int64)
         capacity = self._pools.sizes + self._labels_used
-        over = quota > capacity
-        if over.any():
-            g = int(np.flatnonzero(over)[0])
+        if (quota > capacity).any():
+            g = int(np.flatnonzero(quota > capacity)[0])
             raise ValueError(
                 f"plan= asks {quota[g]} labels in group {names[g]!r}, which has {capacity[g]} rows that "
                 f"can be labeled for metric={self.metric.key!r}: plan with that metric's rows "
