@@ -66,7 +66,7 @@ from ._hoc import (
     singular_error,
 )
 from ._plain import UnawareResult
-from ._proxy_codes import encode_labels, encode_proxies
+from ._proxy_codes import _sorted_union, encode_labels, encode_proxies
 from ._reliability import assess_fit, dependent_proxies
 
 __all__ = ["ProxyDisparityResult", "proxy_disparity"]
@@ -780,17 +780,12 @@ def _resolve_classes(
         raise ValueError(
             f"y_true has {len(true)} samples but y_pred has {len(pred)}; pass one true label per prediction."
         )
-    classes = pd.unique(np.concatenate([true_labels.astype(object), pred_labels.astype(object)]))
-    try:
-        classes = np.asarray(sorted(classes), dtype=object)
-    except TypeError:
-        classes = np.asarray(classes, dtype=object)
+    classes = _sorted_union(np.concatenate([true_labels.astype(object), pred_labels.astype(object)]))
     pos = None
     if pos_label is not None:
-        hits = [i for i, c in enumerate(classes) if c == pos_label]
-        if not hits:
+        pos = next((i for i, c in enumerate(classes) if c == pos_label), None)
+        if pos is None:
             raise ValueError(f"pos_label={pos_label!r} is not among the labels {classes.tolist()}; pass one of them.")
-        pos = hits[0]
     elif set(classes.tolist()) <= {0, 1} or set(classes.tolist()) <= {-1, 1}:
         pos = len(classes) - 1
     elif metric == "eop":
