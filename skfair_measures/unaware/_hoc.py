@@ -139,10 +139,8 @@ def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
 
 def moments(T: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """First-, second- and third-order pattern probabilities implied by ``T``, ``p``."""
-    k = len(p)
-    pT = p[:, None] * T
-    m1 = pT.sum(axis=0)
-    m2 = pT.T @ T
+    k, pT = len(p), p[:, None] * T
+    m1, m2 = pT.sum(axis=0), pT.T @ T
     tt = (T[:, :, None] * T[:, None, :]).reshape(k, k * k)
     m3 = (pT.T @ tt).reshape(k, k, k)
     return m1, m2, m3
@@ -190,8 +188,7 @@ def _align(T: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _logits(T: np.ndarray, p: np.ndarray) -> np.ndarray:
     eps = 1e-9
-    lt = np.log(np.clip(T, eps, None))
-    lp = np.log(np.clip(p, eps, None))
+    lt, lp = np.log(np.clip(T, eps, None)), np.log(np.clip(p, eps, None))
     return np.concatenate([(lt - lt.mean(axis=1, keepdims=True)).ravel(), lp - lp.mean()])
 
 
@@ -240,9 +237,7 @@ def fit_transition(
     """
     from scipy.optimize import minimize
 
-    start = time.perf_counter()
-    k = len(c1)
-    rng = check_random_state(random_state)
+    start, k, rng = time.perf_counter(), len(c1), check_random_state(random_state)
     starts = [np.concatenate([(np.eye(k) - 1.0).ravel(), np.zeros(k)]) if init is None else _logits(*init)]
     for _ in range(max(n_init, 1) - 1):
         strength = rng.uniform(0.5, 2.5)
@@ -253,8 +248,7 @@ def fit_transition(
     # sharply curved near a small residual and L-BFGS crawls on them from afar. With
     # two groups the symmetrised moments give three equations in three unknowns, an
     # exact fit that both losses share, so the polish is skipped.
-    options = {"maxiter": max_iter, "gtol": tol, "ftol": tol}
-    best = None
+    options, best = {"maxiter": max_iter, "gtol": tol, "ftol": tol}, None
     for theta in starts:
         res = minimize(_objective, theta, args=(k, c1, c2, c3, True), jac=True, method="L-BFGS-B", options=options)
         n_iter = res.nit
@@ -340,8 +334,7 @@ def consensus_statistics(
     w = np.asarray(weights, dtype=float)
     w2 = w.reshape(-1, w.shape[-1])
     n_rep, k3 = w2.shape[0], n_groups**3
-    offsets = (np.arange(n_rep) * k3)[:, None]
-    c3 = np.zeros((n_rep, n_groups, n_groups, n_groups))
+    offsets, c3 = (np.arange(n_rep) * k3)[:, None], np.zeros((n_rep, n_groups, n_groups, n_groups))
     for i, j, m in subsets:
         cell = (codes[:, i] * n_groups + codes[:, j]) * n_groups + codes[:, m]
         flat = np.bincount((offsets + cell[None, :]).ravel(), weights=w2.ravel(), minlength=n_rep * k3)

@@ -154,8 +154,7 @@ class QuantificationMeasure(MeasureBase):
         named = {"quantifier": None if quantifier == "SLD" else quantifier, "absolute": None if absolute else False}
         self.key = key or qualified_key("unaware.quantified_dp", **named)
         self.description = f"demographic disparity estimated by quantification ({quantifier})"
-        self.minimize = True if absolute else None
-        self.range = (0.0, 1.0) if absolute else (-1.0, 1.0)
+        self.minimize, self.range = True if absolute else None, (0.0, 1.0) if absolute else (-1.0, 1.0)
 
     @property
     def inputs(self) -> MeasureInputs:

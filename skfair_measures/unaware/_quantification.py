@@ -411,8 +411,7 @@ class QuantificationDisparity(BaseEstimator):
         reference = self._resolve_reference(groups)
         if reference is not None and groups[0] != reference:  # reference gets code 0
             order = np.array([groups.get_loc(reference), 1 - groups.get_loc(reference)])
-            codes = np.argsort(order)[codes]
-            groups = groups[order]
+            codes, groups = np.argsort(order)[codes], groups[order]
         pos_aux = _predict_positive(model, X_aux, self.pos_label, "X_aux")
         rng = check_random_state(self.random_state)
         state = self._fit_core(name, X_aux, codes, pos_aux, groups, rng)
@@ -506,8 +505,7 @@ class QuantificationDisparity(BaseEstimator):
                 warnings.warn(_UNDEFINED.format(group=g), UndefinedGroupWarning, stacklevel=2)
         value = self._disparity(mu)
 
-        diagnostics = self._diagnostics(core)
-        draws = None
+        diagnostics, draws = self._diagnostics(core), None
         if self.n_boot > 0:
             draws, diagnostics["bootstrap"] = self._bootstrap(X_deploy, pos, value, mu)
         by_group = pd.Series(mu, index=self.groups_.copy(), name="acceptance_rate", dtype=float)
@@ -557,8 +555,7 @@ class QuantificationDisparity(BaseEstimator):
     def _estimate_core(self, state: dict[str, Any], X: Any, pos: np.ndarray) -> dict[str, Any]:
         """Prevalence estimates, smoothing and acceptance rates (Eqs. 12-15)."""
         prior = state["prior"]
-        n_groups = prior.shape[1]
-        n_dep = np.array([(~pos).sum(), pos.sum()])
+        n_groups, n_dep = prior.shape[1], np.array([(~pos).sum(), pos.sum()])
         raw = prior.copy()  # an empty part keeps the prior (its weight p(c) is 0)
         for c, mask in enumerate((~pos, pos)):
             if n_dep[c] == 0:
@@ -613,8 +610,7 @@ class QuantificationDisparity(BaseEstimator):
         X_aux, codes, pos_aux = self._aux
         rng = check_random_state(self.random_state)
         n2, n3 = codes.size, pos_dep.size
-        values = np.full(self.n_boot, np.nan)
-        rates = np.full((self.n_boot, self.groups_.size), np.nan)
+        values, rates = np.full(self.n_boot, np.nan), np.full((self.n_boot, self.groups_.size), np.nan)
         for b in range(self.n_boot):
             i2, i3 = rng.randint(n2, size=n2), rng.randint(n3, size=n3)
             try:

@@ -64,8 +64,7 @@ _PRIOR_RATIO = 2.0
 
 def _symmetric_counts(m3: np.ndarray, n: float, n_sim: int, rng: Any) -> np.ndarray:
     """Third-order pattern frequencies of ``n_sim`` samples of ``n`` rows, symmetrised."""
-    k = m3.shape[0]
-    probs = np.clip(m3.ravel(), 0.0, None)
+    k, probs = m3.shape[0], np.clip(m3.ravel(), 0.0, None)
     sims = rng.multinomial(max(int(round(n)), 1), probs / probs.sum(), size=n_sim).reshape(n_sim, k, k, k)
     perms = itertools.permutations(range(1, 4))
     sym = sum(sims.transpose((0, *p)) for p in perms) / 6.0
@@ -138,8 +137,7 @@ def dependent_proxies(codes: np.ndarray, columns: list[Any]) -> dict[str, Any]:
     >>> dependent_proxies(codes, ["a", "b", "c"])["pairs"]
     [('a', 'b')]
     """
-    m = codes.shape[1]
-    k = int(codes.max()) + 1 if codes.size else 1
+    m, k = codes.shape[1], int(codes.max()) + 1 if codes.size else 1
     levels = [np.count_nonzero(np.bincount(codes[:, j], minlength=k)) for j in range(m)]
     pairs = []
     for i, j in itertools.combinations(range(m), 2):
