@@ -250,8 +250,7 @@ class ActiveAssessment:
                 f"plan= is for the groups {list(map(str, planned.index))}, the assessment's are "
                 f"{names}: plan the same rows with the same sensitive_features."
             )
-        quota = planned.reindex(names).to_numpy().astype(np.int64)
-        capacity = self._pools.sizes + self._labels_used
+        quota, capacity = planned.reindex(names).to_numpy().astype(np.int64), self._pools.sizes + self._labels_used
         if (quota > capacity).any():
             g = int(np.flatnonzero(quota > capacity)[0])
             raise ValueError(
@@ -269,8 +268,7 @@ class ActiveAssessment:
         eligible = np.ones(p.pred.size, dtype=bool) if metric.pred_is is None else self._pred_pos == metric.pred_is
         self._eligible = eligible
         self._bin = np.minimum((p.confidence * self.n_bins).astype(np.int64), self.n_bins - 1)
-        cell = p.group * self.n_bins + self._bin
-        size = n_groups * self.n_bins
+        cell, size = p.group * self.n_bins + self._bin, n_groups * self.n_bins
         rows = np.bincount(cell[eligible], minlength=size).reshape(n_groups, self.n_bins).astype(float)
         self._rows = rows.sum(axis=1)
         self._bin_share = np.divide(rows, self._rows[:, None], out=np.zeros_like(rows), where=self._rows[:, None] > 0)
@@ -292,17 +290,14 @@ class ActiveAssessment:
         self._prior_a, self._prior_b = self._a.copy(), self._b.copy()
 
     def _build_pools(self) -> None:
-        p = self._pool
-        n_groups = len(self.groups)
+        p, n_groups = self._pool, len(self.groups)
         codes = np.where(self._eligible & (p.labels < 0), p.group, -1)
         if self._pair is not None:
             codes = np.where(np.isin(codes, self._pair), codes, -1)
         self._pools = GroupPools(codes, n_groups, self._rng)
         self._status = np.where(p.labels >= 0, _TOLD, _FREE).astype(np.int8)
-        self._labels_used = np.zeros(n_groups, dtype=np.int64)
-        self._counted = np.zeros(n_groups, dtype=np.int64)
-        self._defined = self._rows > 0
-        self._group_share = self._rows / self._rows.sum()
+        self._labels_used, self._counted = np.zeros(n_groups, dtype=np.int64), np.zeros(n_groups, dtype=np.int64)
+        self._defined, self._group_share = self._rows > 0, self._rows / self._rows.sum()
 
     # -- ask / tell -------------------------------------------------------------------
 

@@ -878,9 +878,8 @@ class FairnessMonitor:
                 f"({sorted(state['needs'])}); these need {sorted(mon._needs)}."
             )
         mon.step, mon.times = int(state["step"]), list(state["times"])
-        mon._groups = [_from_json_label(g) for g in state["groups"]]
+        mon._groups, mon._group_names = [_from_json_label(g) for g in state["groups"]], state["group_names"]
         mon._position = {g: i for i, g in enumerate(mon._groups)}
-        mon._group_names = state["group_names"]
         for nid, saved in state["needs"].items():
             need = mon._needs[nid]
             need.total = np.asarray(saved["total"], dtype=float).reshape(-1, 2, 2)
@@ -929,7 +928,7 @@ class FairnessMonitor:
         out = FairnessMonitor.from_dict(self.to_dict(), measures=self.measures)
         out._group_names = out._group_names or other._group_names
         positions = np.array(out._join(other._groups), dtype=int)
-        n = len(out._groups)
+        n = len(out._groups)  # after the join
 
         def moved(counts: np.ndarray) -> np.ndarray:
             res = np.zeros((n, 2, 2))

@@ -215,10 +215,8 @@ def _noisy_counts(problem: _Problem, w: np.ndarray, columns: np.ndarray) -> np.n
     """Counts ``n[..., y, k, a~]`` averaged over the given proxy columns."""
     k, kp, ky = problem.n_groups, problem.n_pred, problem.n_label
     w2 = w.reshape(-1, w.shape[-1])
-    n_rep = w2.shape[0]
-    size = ky * kp * k
-    offsets = (np.arange(n_rep) * size)[:, None]
-    out = np.zeros(n_rep * size)
+    n_rep, size = w2.shape[0], ky * kp * k
+    offsets, out = (np.arange(n_rep) * size)[:, None], np.zeros(n_rep * size)
     for c in columns:
         cell = (problem.label * kp + problem.pred) * k + problem.cells[:, c]
         out += np.bincount((offsets + cell[None, :]).ravel(), weights=w2.ravel(), minlength=n_rep * size)
@@ -358,8 +356,7 @@ def _calibrate(
     fits = _fit_all(problem, w, rng, warm)
     with np.errstate(invalid="ignore", divide="ignore"):
         joint = n_pooled / n_pooled.sum(axis=(-2, -1), keepdims=True)  # P(f = k, A~ = a~ | Y = y)
-    transitions = _transitions(problem, fits)
-    used = _used(problem, fits)
+    transitions, used = _transitions(problem, fits), _used(problem, fits)
     fitted = {"fits": fits, "used": used, "T": transitions}
     if any(np.linalg.cond(sol.T) >= SINGULAR_COND for sol in used.values()):
         fitted["priors"] = np.full((problem.n_label, problem.n_groups), np.nan)
@@ -496,8 +493,7 @@ def _bootstrap(problem: _Problem, counts: np.ndarray, n_boot: int, fitted: dict[
         noisy = _noisy_rates(_noisy_counts(problem, weights, problem.pooled[:1]))
         return disparity_from_rates(noisy, problem.metric, problem.pos)
     n_pooled = _noisy_counts(problem, weights, problem.pooled)
-    values = np.full(n_boot, np.nan)
-    n_columns = len(problem.hoc_cols)
+    values, n_columns = np.full(n_boot, np.nan), len(problem.hoc_cols)
     for b in range(n_boot):
         if len(problem.subsets) < n_columns * (n_columns - 1) * (n_columns - 2) // 6:  # random triples: redraw
             problem.subsets = choose_subsets(n_columns, len(problem.subsets), rng)
