@@ -166,12 +166,9 @@ class CountMetric(BaseMetric):
                 f"average={average!r} does not apply to {self.name!r}: {why}. Omit average=, or pass pos_label= "
                 "for one class against the rest."
             )
+        described = f"{self.description} ({average} average over classes)"
         return dataclasses.replace(
-            self,
-            name=f"{self.name}_{average}",
-            description=f"{self.description} ({average} average over classes)",
-            average=average,
-            averageable=False,
+            self, name=f"{self.name}_{average}", description=described, average=average, averageable=False
         )
 
     def from_counts(self, counts: np.ndarray, classes: Any = None) -> np.ndarray:
@@ -463,6 +460,7 @@ _NEG = "no negatives in y_true"
 _PPOS = "no positive predictions"
 _PNEG = "no negative predictions"
 _EMPTY = "the group has no samples"
+_POS_NEG = "no positives or no negatives in y_true"
 
 _COUNT_METRICS = [
     CountMetric("acc", _Cells("tp tn", "all"), "Accuracy", _EMPTY, multiclass=_acc_k),
@@ -477,11 +475,7 @@ _COUNT_METRICS = [
     CountMetric("fomr", _Cells("fn", "tn fn"), "False omission rate", _PNEG, minimize=True, averageable=True),
     CountMetric("selection_rate", _Cells("tp fp", "all"), "Positive prediction rate (selection rate)", _EMPTY),
     CountMetric(
-        "balanced_accuracy",
-        _balanced_accuracy,
-        "Balanced accuracy",
-        "no positives or no negatives in y_true",
-        multiclass=_balanced_accuracy_k,
+        "balanced_accuracy", _balanced_accuracy, "Balanced accuracy", _POS_NEG, multiclass=_balanced_accuracy_k
     ),
     CountMetric("tp", _Cells("tp"), "True positives", _EMPTY, range=(0.0, np.inf)),
     CountMetric("fp", _Cells("fp"), "False positives", _EMPTY, minimize=True, range=(0.0, np.inf)),

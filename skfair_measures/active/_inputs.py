@@ -97,8 +97,7 @@ def check_pool(
     if s.ndim == 1:
         if pos_code < 0:
             raise ValueError(f"1-D scores are P(y == pos_label), but pos_label={pos_label!r} is not a class.")
-        p_pos = s
-        confidence = np.where(pred == pos_code, s, 1.0 - s)
+        p_pos, confidence = s, np.where(pred == pos_code, s, 1.0 - s)
     else:
         confidence = s[np.arange(n), pred]
         p_pos = s[:, pos_code] if pos_code >= 0 else np.full(n, np.nan)

@@ -58,8 +58,7 @@ def rope_gain(
     not enter the rate). Groups outside the pair score -inf.
     """
     g1, g2 = pair
-    now = max(rope_masses(a[g1], b[g1], a[g2], b[g2], eps))
-    gain = np.full(a.shape[0], -np.inf)
+    now, gain = max(rope_masses(a[g1], b[g1], a[g2], b[g2], eps)), np.full(a.shape[0], -np.inf)
     for g in pair:
         outcomes = []
         for da, db in ((1.0, 0.0), (0.0, 1.0)):

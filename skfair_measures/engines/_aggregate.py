@@ -229,10 +229,10 @@ def value_sample(
     return sample
 
 
-#: The engine's counts of rows that would make a number wrong: (flag column, argument, what they are, the fix).
 _NO_GROUP = (
     "a missing group cannot be compared. Drop those rows, or encode them as an explicit group such as 'unknown'."
 )
+#: The engine's counts of rows that would make a number wrong: (flag column, argument, what they are, the fix).
 _BAD_FLAGS = (
     (_BAD_W, "sample_weight", "missing, negative or not finite", "weights must be finite and non-negative."),
     (

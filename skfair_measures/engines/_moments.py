@@ -129,12 +129,9 @@ def _partition(pdf: pd.DataFrame, cols: Columns, threshold: float) -> pd.DataFra
         return _compiled(kernel, pdf, cols, threshold)
     s, bad = _np_scores(pdf, cols)
     w, bad_w = _native._weights(pdf, cols)
-    s2 = s * s
-    if w is None:  # w = 1: sum w = sum w^2 = n_rows, sum w^2 s = sum w s
-        sums = {_WS: s, _W2S2: s2}
-    else:
-        w2 = w * w
-        sums = {_SUM_W: w, _WS: w * s, _W2: w2, _W2S: w2 * s, _W2S2: w2 * s2}
+    s2, w2 = s * s, None if w is None else w * w
+    # w = 1: sum w = sum w^2 = n_rows, sum w^2 s = sum w s (filled in below)
+    sums = {_WS: s, _W2S2: s2} if w is None else {_SUM_W: w, _WS: w * s, _W2: w2, _W2S: w2 * s, _W2S2: w2 * s2}
     keys = [pdf[c] for c in cols.sensitive] + [pdf[cols.target], pd.Series(s >= threshold, index=pdf.index)]
     table = _native._grouped(keys, [*cols.sensitive, _T, _P], sums, {_BAD_W: bad_w, _BAD_SCORE: bad})
     if w is None:

@@ -64,10 +64,8 @@ def _codes(values: pd.Series) -> tuple[np.ndarray, int, pd.Index]:
         lo, hi = int(as_int.min()), int(as_int.max())
         if hi - lo <= 4 * arr.size + 1024:
             return as_int, lo, pd.Index(np.arange(lo, hi + 1).astype(arr.dtype))
-    if isinstance(arr, np.ndarray) and arr.dtype.kind == "f":
-        found = _float_codes(arr)
-        if found is not None:
-            return found
+    if isinstance(arr, np.ndarray) and arr.dtype.kind == "f" and (found := _float_codes(arr)) is not None:
+        return found
     codes, uniques = pd.factorize(arr, use_na_sentinel=False)
     return codes, 0, pd.Index(uniques)
 
@@ -95,10 +93,7 @@ def _float_codes(arr: np.ndarray) -> tuple[np.ndarray, int, pd.Index] | None:
 
 def _cell_dtype(size: int) -> type:
     """The narrowest unsigned integer holding ``size`` cells: the index is built on small arrays."""
-    for dtype in (np.uint8, np.uint16, np.uint32):
-        if size <= np.iinfo(dtype).max:
-            return dtype
-    return np.intp
+    return next((dtype for dtype in (np.uint8, np.uint16, np.uint32) if size <= np.iinfo(dtype).max), np.intp)
 
 
 def _flat_cells(keys: list[pd.Series], names: list[str]) -> tuple[np.ndarray, int, pd.DataFrame]:
