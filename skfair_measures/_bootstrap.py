@@ -598,17 +598,10 @@ def _result(rep: Replicates, prob: float, sample: GroupedSample, measure: Measur
     """The bootstrap result of ``measure`` on ``sample`` from its replicates ``rep``."""
     codes, (data, pos) = sample.group_codes, prepared(sample, measure.inputs)
     counts = rate_counts(measure, data, pos) if _statistics_kind(measure) == "confusion" else None
-    return BootstrapResult(
-        measure.evaluate_sample(sample),
-        rep.draws.ravel(),
-        prob,
-        group_draws=rep.group_draws,
-        groups=sample.groups,
-        group_values=_group_values(measure, sample),
-        joint=joint,
-        group_rows=np.bincount(codes[codes >= 0], minlength=sample.n_groups),
-        rate_counts=counts,
-    )
+    rows = np.bincount(codes[codes >= 0], minlength=sample.n_groups)
+    values, point = _group_values(measure, sample), measure.evaluate_sample(sample)
+    groupwise = {"groups": sample.groups, "group_draws": rep.group_draws, "group_values": values, "joint": joint}
+    return BootstrapResult(point, rep.draws.ravel(), prob, group_rows=rows, rate_counts=counts, **groupwise)
 
 
 def check_replicates(n_boot: Any, prob: Any) -> None:

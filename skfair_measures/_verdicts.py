@@ -192,14 +192,10 @@ def verdicts(results: Mapping[str, Any] | Iterable[Any], eps: float, prob: float
     if caution is not None:
         warnings.warn(caution, SmallGroupWarning, stacklevel=2)
         how = f"{how}; CAUTION: {caution}"
-    table.attrs.update(
-        family_wise_level=prob,
-        construction=how,
-        eps=eps,
-        source=first.source,
-        family_size=_distinct(table[table["verdict"] != "undefined"]),
-        counts={v: _distinct(table[table["verdict"] == v]) for v in ("exceeds", "inconclusive", "undefined", "within")},
-    )
+    table.attrs.update(family_wise_level=prob, construction=how, eps=eps, source=first.source)
+    table.attrs["family_size"] = _distinct(table[table["verdict"] != "undefined"])
+    kinds = ("exceeds", "inconclusive", "undefined", "within")
+    table.attrs["counts"] = {v: _distinct(table[table["verdict"] == v]) for v in kinds}
     tally = ", ".join(f"{n} {v}" for v, n in table.attrs["counts"].items() if n)
     table.attrs["tally"] = f"over {table.attrs['family_size']} distinct differences: {tally}" + (
         f"\n({len(table)} rows: measures that read one rate share its difference)"

@@ -618,30 +618,19 @@ class BayesianCalibration(EstimationMethod):
             warnings.warn(
                 f"method={self.name!r}: {'; '.join(checks)}.", CalibrationWarning, stacklevel=external_stacklevel()
             )
-        log_s, log1m_s = _features(lab.scores)
-        rows = {
-            "log_s": log_s,
-            "log1m_s": log1m_s,
-            "y": data.y_true.astype(np.int64),
-            "group": lab.codes.astype(np.int64),
-        }
+        rows = dict(zip(("log_s", "log1m_s"), _features(lab.scores), strict=True))
+        rows |= {"y": data.y_true.astype(np.int64), "group": lab.codes.astype(np.int64)}
         cores = max(1, min(chains, os.cpu_count() or 1)) if self.cores is None else self.cores
         # the sampler's arguments; a key of sampler_kwargs that repeats one of them is a TypeError in the call
-        settings = (
-            {"draws": draws, "tune": self.tune, "chains": chains, "cores": cores},
-            seed,
-            self.sampler_kwargs or {},
-        )
+        common = {"draws": draws, "tune": self.tune, "chains": chains, "cores": cores}
+        settings = (common, seed, self.sampler_kwargs or {})
         structure = (data.n_groups, self.calibration, self.hierarchical, self.prior_scale)
         run, sampler, compile_seconds = _runner(self.sampler, rows, structure, settings)
         start = time.perf_counter()
-        trace, first_divergences, accept = _sample_with_retry(run, self.target_accept, self.retry_divergent)
+        trace, first, accept = _sample_with_retry(run, self.target_accept, self.retry_divergent)
         params, names = _parameters(trace)
-        diagnostics = _diagnostics(trace, names) | {
-            "seconds": time.perf_counter() - start,
-            "target_accept": accept,
-            "divergences_first_try": first_divergences,
-        }
+        diagnostics = _diagnostics(trace, names)
+        diagnostics |= {"seconds": time.perf_counter() - start, "target_accept": accept, "divergences_first_try": first}
         if self.warn:
             _warn_diagnostics(diagnostics, data.groups)
         diagnostics["calibration_checks"] = checks
@@ -649,13 +638,10 @@ class BayesianCalibration(EstimationMethod):
 
     def draws_from_cells(self, cells: np.ndarray, fit: CalibrationFit, bases: Bases) -> GroupDraws:
         """Group and overall draws of every base metric from draws of the cells ``(chain, draw, group, 2, 2)``."""
-        model = {
-            "calibration": self.calibration,
-            "hierarchical": bool(self.hierarchical),
-            "prior_scale": float(self.prior_scale),
-        }
-        sampler = {"sampler": fit.sampler, "tune": int(self.tune), "target_accept": float(self.target_accept)}
-        attrs = model | sampler | {"diagnostics": fit.diagnostics, "compile_seconds": float(fit.compile_seconds)}
+        attrs = {"calibration": self.calibration, "hierarchical": bool(self.hierarchical)}
+        attrs |= {"prior_scale": float(self.prior_scale), "sampler": fit.sampler, "tune": int(self.tune)}
+        attrs |= {"target_accept": float(self.target_accept), "diagnostics": fit.diagnostics}
+        attrs["compile_seconds"] = float(fit.compile_seconds)
         overall_cells = cells.sum(axis=-3)
         values, overall = ({b.name: b.from_counts(c) for b in bases} for c in (cells, overall_cells))
         return GroupDraws(values, overall, attrs=attrs, trace=fit.trace, extra=dict(fit.params))

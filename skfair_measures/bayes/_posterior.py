@@ -505,12 +505,8 @@ class MeasurePosterior(Estimate):
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dictionary: the summary row's fields, ``method``, ``mean``, ``prob_greater``, ``n_draws``."""
-        facts = {
-            "method": self.method,
-            "mean": plain(self.mean()),
-            "prob_greater": plain(self.prob_greater(self.center)),
-        }
-        return super().to_dict() | facts | {"n_draws": self.n_draws}
+        out = super().to_dict() | {"method": self.method, "mean": plain(self.mean())}
+        return out | {"prob_greater": plain(self.prob_greater(self.center)), "n_draws": self.n_draws}
 
     # -- diagnostics and ArviZ -------------------------------------------------------
     def diagnostics(self) -> dict[str, float]:
