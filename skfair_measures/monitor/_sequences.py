@@ -50,8 +50,7 @@ def box_alpha(alpha: float, start: int) -> float:
 
 def cells(counts: np.ndarray, roles: RatioRoles) -> tuple[np.ndarray, np.ndarray]:
     """Successes (numerator rows) and trials (denominator rows) per group of counts ``(n_groups, 2, 2)``."""
-    successes = (counts * roles.num).sum(axis=(-2, -1))
-    trials = (counts * roles.den).sum(axis=(-2, -1))
+    successes, trials = (counts * roles.num).sum(axis=(-2, -1)), (counts * roles.den).sum(axis=(-2, -1))
     return np.rint(successes), np.rint(trials)
 
 
