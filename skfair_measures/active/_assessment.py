@@ -623,9 +623,7 @@ class ActiveAssessment:
         """The task's stopping rule: worst group(s) found, ROPE verdict reached, or posterior RMSE below ``rmse``."""
         if self.task == "identify":
             return self.worst_groups(self.m, prob) is not None
-        if self.task == "compare":
-            return self.compare().probability >= prob
-        return self.posterior_rmse() <= rmse
+        return self.compare().probability >= prob if self.task == "compare" else self.posterior_rmse() <= rmse
 
     def trajectory(self, prob: float = 0.95) -> pd.DataFrame:
         """Estimates after every ``tell``: one row per (labels used, group).
