@@ -43,7 +43,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -157,7 +157,13 @@ class ProxyDisparityResult(UnawareResult):
 class _Problem:
     """One calibration: the options of :func:`proxy_disparity` and what stays fixed across bootstrap replicates.
 
-    The options are checked (each refused by name) and normalised here; :func:`_encode` adds the rows.
+    The options are checked (each refused by name) and normalised here; :func:`_encode` adds the rows:
+
+    - ``cells`` (n_cells, 2 + n_columns): prediction, label and proxy codes of each distinct row;
+    - ``n_groups``, ``n_pred``, ``n_label``; ``pos``, the positive class's code (EOp);
+    - ``pooled``: the columns (of ``cells``) of the user's proxies; ``hoc_cols``: those fed to HOC
+      (with the neighbours' under ``knn_augment``); ``subsets``: triples of them, relative to ``hoc_cols``;
+    - ``classes``: the labels of the prediction and label codes; ``groups``: the group labels.
     """
 
     metric: str
@@ -169,16 +175,6 @@ class _Problem:
     estimator: HOCEstimator | None
     prior: str
     clip: bool
-    cells: np.ndarray = field(init=False)  # (n_cells, 2 + n_columns): prediction, label, proxy codes
-    n_groups: int = field(init=False)
-    n_pred: int = field(init=False)
-    n_label: int = field(init=False)
-    pooled: np.ndarray = field(init=False)  # columns (of cells) of the user's proxies
-    hoc_cols: np.ndarray = field(init=False)  # columns (of cells) fed to HOC
-    subsets: np.ndarray = field(init=False)  # triples, relative to hoc_cols
-    pos: int | None = field(init=False)
-    classes: np.ndarray = field(init=False)  # labels of the prediction / label codes
-    groups: pd.Index = field(init=False)
 
     def __post_init__(self) -> None:
         self.metric, self.mode = str(self.metric).lower(), str(self.mode).lower()

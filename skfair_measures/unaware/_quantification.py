@@ -548,9 +548,7 @@ class QuantificationDisparity(BaseEstimator):
         return tests, reasons
 
     def _disparity(self, mu: np.ndarray) -> float:
-        if mu.shape[-1] == 2:
-            return float(mu[1] - mu[0])
-        return float(np.max(mu) - np.min(mu))  # NaN propagates
+        return float(mu[1] - mu[0]) if mu.shape[-1] == 2 else float(np.max(mu) - np.min(mu))  # NaN propagates
 
     def _estimate_core(self, state: dict[str, Any], X: Any, pos: np.ndarray) -> dict[str, Any]:
         """Prevalence estimates, smoothing and acceptance rates (Eqs. 12-15)."""
