@@ -434,12 +434,7 @@ class BenchmarkResult:
             rows.append(row)
         return pd.DataFrame(rows, columns=["learner", *keys])
 
-    def choose(
-        self,
-        objective: str | MeasureBase,
-        subject_to: Mapping[Any, float],
-        **rule: Any,
-    ) -> LearnerChoice:
+    def choose(self, objective: str | MeasureBase, subject_to: Mapping[Any, float], **rule: Any) -> LearnerChoice:
         """The learner with the best objective among those whose aggregated measures meet their bounds.
 
         The rule of :func:`skfair_measures.constrained_refit`, over the benchmarked
@@ -517,12 +512,7 @@ class BenchmarkResult:
         table.attrs["aggregate"] = {e.measure.key: e.aggregate for e in evidence}
         return table
 
-    def pareto(
-        self,
-        objective: str | MeasureBase,
-        subject_to: Mapping[Any, float],
-        **options: Any,
-    ) -> pd.DataFrame:
+    def pareto(self, objective: str | MeasureBase, subject_to: Mapping[Any, float], **options: Any) -> pd.DataFrame:
         """The Pareto front of the learners on ``objective`` and each bounded measure: ``choose(...).front``.
 
         The same table as :meth:`skfair_measures.selection.ConstrainedRefit.front`
@@ -534,13 +524,7 @@ class BenchmarkResult:
         return self.choose(objective, subject_to, **options).front
 
     def posterior(
-        self,
-        measure: str | Measure,
-        learner: str,
-        *,
-        method: str = "bb",
-        random_state: Any = 0,
-        **kwargs: Any,
+        self, measure: str | Measure, learner: str, *, method: str = "bb", random_state: Any = 0, **kwargs: Any
     ) -> Any:
         """Posterior of ``measure`` on the pooled out-of-fold predictions of ``learner``.
 
@@ -588,14 +572,7 @@ class BenchmarkResult:
         return posterior(m, y_true, score, sensitive_features=A, method=method, random_state=random_state, **kwargs)
 
     def prob_fairer(
-        self,
-        measure: str | Measure,
-        a: str,
-        b: str,
-        *,
-        method: str = "bb",
-        random_state: Any = 0,
-        **kwargs: Any,
+        self, measure: str | Measure, a: str, b: str, *, method: str = "bb", random_state: Any = 0, **kwargs: Any
     ) -> float:
         """Posterior probability that learner ``a`` is fairer than learner ``b``.
 

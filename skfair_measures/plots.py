@@ -215,11 +215,7 @@ def fairness_accuracy_tradeoff(
 
 
 def compare_measures(
-    result: BenchmarkResult,
-    measures: Sequence[str] | None = None,
-    *,
-    error_bars: bool = True,
-    ax: Axes | None = None,
+    result: BenchmarkResult, measures: Sequence[str] | None = None, *, error_bars: bool = True, ax: Axes | None = None
 ) -> Axes:
     r"""Bars of the mean over folds, one group of bars per measure, one bar per learner.
 
@@ -279,12 +275,7 @@ def compare_measures(
 
 # -- predictions ---------------------------------------------------------------------
 def prediction_density(
-    y_score: Any,
-    sensitive_features: Any,
-    *,
-    kind: str = "kde",
-    bins: int = 20,
-    ax: Axes | None = None,
+    y_score: Any, sensitive_features: Any, *, kind: str = "kde", bins: int = 20, ax: Axes | None = None
 ) -> Axes:
     """Density of the predicted scores in each group.
 
@@ -658,10 +649,7 @@ def _whiskers(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarr
 
 
 def groupwise_bars(
-    results: Result | Sequence[Result] | Mapping[str, Result],
-    *,
-    prob: float = 0.95,
-    ax: Axes | None = None,
+    results: Result | Sequence[Result] | Mapping[str, Result], *, prob: float = 0.95, ax: Axes | None = None
 ) -> Axes:
     """Base-metric value per group, from measure results.
 

@@ -53,11 +53,7 @@ import pandas as pd
 
 from ._verdicts import verdict_tables
 from .benchmark import _small_groups, _split_params, _values_without, _warn_small_groups, fold_splits
-from .groups import (
-    SmallGroupWarning,
-    encode_groups,
-    resolve_sensitive,
-)
+from .groups import SmallGroupWarning, encode_groups, resolve_sensitive
 from .measures import MeasureBase
 from .registry import msr
 from .report import _largest, figure_png, fit_each_if_joint_fails, headline, results_report, summary_table

@@ -352,6 +352,7 @@ def test_pareto_of_a_benchmark_is_the_search_front_on_the_same_folds(adult_small
 
     ax = plots.pareto_front(choice.table, choice.front, labels=choice.table["learner"])
     assert ax.get_xlabel() == "fairness.eod (lower is better), bound 0.05"
+    plots.plt.close(ax.figure)  # no figure left open for the tests after this one
     with pytest.raises(KeyError, match="were not benchmarked"):
         bmr.pareto("classif.acc", {"fairness.tpr": 0.05})
     with pytest.raises(sfm.NoFeasibleCandidateError, match="no learner meets every bound: the fairest is learner 't"):

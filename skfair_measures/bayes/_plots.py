@@ -97,9 +97,7 @@ def plot_reliability(rel: ReliabilityPosterior, ax: Any = None, prob: float = 0.
 
 
 def density_curve(
-    draws: np.ndarray,
-    support: tuple[float, float] = (-np.inf, np.inf),
-    grid_size: int = 400,
+    draws: np.ndarray, support: tuple[float, float] = (-np.inf, np.inf), grid_size: int = 400
 ) -> tuple[np.ndarray, np.ndarray, dict[float, float]]:
     """A density of posterior draws that respects the measure's support and its point masses.
 
