@@ -99,12 +99,8 @@ class BootstrapResult(ReplicatesResult):
         group_rows: np.ndarray | None = None,
         rate_counts: RateCounts | None = None,
     ) -> None:
-        self.point = point
-        self.key = point.key
-        self.measure = point.measure
-        self.value = float(point.value)
-        self._draws = np.asarray(draws, dtype=float)
-        self.prob = prob
+        self.point, self.key, self.measure, self.value = point, point.key, point.measure, float(point.value)
+        self._draws, self.prob = np.asarray(draws, dtype=float), prob
         n = None if groups is None else len(groups)
 
         def floats(per_group: PerGroup | None, shape: Any) -> dict[str, np.ndarray] | None:
@@ -253,8 +249,7 @@ class _Resampler:
         sorted_codes = sample.group_codes[self.order]
         sizes = np.bincount(sample.group_codes, minlength=sample.n_groups)
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        self.start_of_row = starts[sorted_codes]
-        self.size_of_row = sizes[sorted_codes]
+        self.start_of_row, self.size_of_row = starts[sorted_codes], sizes[sorted_codes]
 
     def multiplicities(self, rng: np.random.Generator) -> np.ndarray:
         picks = self.start_of_row + np.floor(rng.random(self.order.size) * self.size_of_row).astype(np.intp)

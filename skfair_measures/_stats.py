@@ -363,8 +363,7 @@ def _validated(inputs: tuple, groups: Any, labels: Any, y_pred_name: str, compar
     ``inputs`` are ``(y_true, y_pred, sensitive_features, sample_weight)``.
     """
     y_true, y_pred, sensitive_features, sample_weight = inputs
-    t = _to_1d(y_true, "y_true")
-    p = _to_1d(y_pred, y_pred_name)
+    t, p = _to_1d(y_true, "y_true"), _to_1d(y_pred, y_pred_name)
     if t.size != p.size:
         raise ValueError(
             f"{y_pred_name} has {p.size} samples but y_true has {t.size}; both must describe the same samples."

@@ -252,12 +252,9 @@ class MeasureResult(Result):
         measure: MeasureBase | None = None,
         reason: str | None = None,
     ) -> None:
-        self.key = key
-        self.measure = measure
-        self.value = value
+        self.key, self.measure, self.value, self._reason = key, measure, value, reason
         self._lazy = {"by_group": by_group, "counts": counts, "overall": overall}
         self.undefined_groups = list(undefined_groups)
-        self._reason = reason
         #: The small groups that decide the value, with the value without them (set by the doors), or None.
         self.small_groups_note: str | None = None
 

@@ -403,9 +403,7 @@ class MeasurePosterior(Estimate):
             if self.defined:
                 why += f"; compare interval() with the band [{c - eps:g}, {c + eps:g}]"
             return RopeResult(_NAN, _NAN, _NAN, eps=eps, center=c, reason=why)
-        x = self.draws
-        below = float(np.mean(x < c - eps))
-        above = float(np.mean(x > c + eps))
+        below, above = float(np.mean(self.draws < c - eps)), float(np.mean(self.draws > c + eps))
         return RopeResult(below, 1.0 - below - above, above, eps=float(eps), center=c)
 
     def pair_verdicts(self, eps: float = DEFAULT_EPS, prob: float | None = None) -> pd.DataFrame:
@@ -587,7 +585,6 @@ def _row(name: str, x: np.ndarray, prob: float) -> dict[str, Any]:
     multi = x.ndim == 2 and x.shape[0] > 1 and x.shape[1] >= 4
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r_hat = float(az.rhat(x)) if multi else _NAN
-        ess = float(az.ess(x)) if multi else _NAN
+        r_hat, ess = (float(az.rhat(x)), float(az.ess(x))) if multi else (_NAN, _NAN)
     sd = np.std(flat, ddof=1) if flat.size > 1 else _NAN
     return out | dict(zip(_SUMMARY_COLUMNS, map(float, (np.mean(flat), sd, lo, hi, hlo, hhi, r_hat, ess)), strict=True))

@@ -208,8 +208,7 @@ def _sides(sums: dict[str, np.ndarray], a: np.ndarray, b: np.ndarray) -> list[_S
 
 
 def _strata(mo: ScoreMoments) -> list[_Stratum]:
-    lab = _sides(mo.labeled, _A, _B)
-    unl = _sides(mo.unlabeled, _AU, _BU)
+    lab, unl = _sides(mo.labeled, _A, _B), _sides(mo.unlabeled, _AU, _BU)
     cells = zip(lab, unl, mo.labeled["w"], mo.labeled["w2"], strict=True)
     return [_Stratum(*args) for args in cells]
 

@@ -239,8 +239,7 @@ class Estimate(Result):
         eps : float, optional
             Half-width of practical fairness (default :data:`~skfair_measures.results.DEFAULT_EPS`).
         """
-        prob = self.prob if prob is None else check_prob(prob)
-        eps = DEFAULT_EPS if eps is None else check_eps(eps)
+        prob, eps = self.prob if prob is None else check_prob(prob), DEFAULT_EPS if eps is None else check_eps(eps)
         try:
             lo, hi = self.interval(prob)
             missing = None
