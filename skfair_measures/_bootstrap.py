@@ -504,8 +504,7 @@ def _compound_sums(cells: _RowCells, n_boot: int, rng: np.random.Generator) -> n
     ``1/sqrt(N)`` as the sum's own does. Cost: one multinomial and one gamma draw per
     replicate and cell, whatever the number of rows (rows resampled: ``n`` per replicate).
     """
-    n_cells = cells.n_groups * cells.cells_per_group
-    w = cells.values[:, 0]
+    n_cells, w = cells.n_groups * cells.cells_per_group, cells.values[:, 0]
     size, total, total_sq, unlike = cells.moments().T
     mean = np.divide(total, size, out=np.zeros(n_cells), where=size > 0)
     square = np.divide(total_sq, size, out=np.zeros(n_cells), where=size > 0)
@@ -550,8 +549,7 @@ def _recomputed(measures: list[Measure], samples: list[GroupedSample], n_boot: i
     The samples hold the same rows in the same groups (:func:`_same_rows`); each replicate
     draws the rows once, and every measure is evaluated on them.
     """
-    resampler = _Resampler(samples[0])
-    n_groups = samples[0].n_groups
+    resampler, n_groups = _Resampler(samples[0]), samples[0].n_groups
     draws = np.empty((len(measures), n_boot))
     per_group = [{b.name: np.empty((n_boot, n_groups)) for b in m.bases} for m in measures]
     with warnings.catch_warnings():

@@ -96,8 +96,7 @@ def _same_groups(stored: pd.Index | None, declared: pd.Index | None) -> bool:
 
 def store(inputs: tuple[Any, ...], extra: tuple[Any, ...], groups: pd.Index | None, compute: Callable[[], Any]) -> Any:
     """Compute the sample; keep it (with snapshots of the inputs) from the second sighting on."""
-    key = _key(inputs, extra)
-    refs = _refs(inputs)
+    key, refs = _key(inputs, extra), _refs(inputs)
     if refs is None:
         return compute()
     with _lock:

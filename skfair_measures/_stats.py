@@ -370,8 +370,7 @@ def _validated(inputs: tuple, groups: Any, labels: Any, y_pred_name: str, compar
         )
     if t.size == 0:
         raise ValueError("y_true is empty; a measure needs at least one sample per group.")
-    cols = _checked_columns(sensitive_features, t.size, "sensitive_features")
-    w = _check_weight(sample_weight, t.size)
+    cols, w = _checked_columns(sensitive_features, t.size, "sensitive_features"), _check_weight(sample_weight, t.size)
     if groups is None and (w is None or labels is None):
         sample = _integer_sample(cols, t, p, compare_groups, w)
         if sample is not None:
@@ -484,8 +483,7 @@ def _weighted_cells(g: np.ndarray, t: np.ndarray, p: np.ndarray, n_groups: int, 
     >>> m[:, 1].tolist(), m[:, 3].tolist()
     ([0.0, 0.0, 0.0, 2.0, 0.0, 7.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0])
     """
-    n_cells = n_groups * k * k
-    w = np.asarray(w, dtype=float)
+    n_cells, w = n_groups * k * k, np.asarray(w, dtype=float)
     kernel = _compiled_kernel() if g.size >= _COMPILED_ROWS and _compilable(g, t, p) else None
     if kernel is not None:
         out = np.zeros((n_cells, 4))

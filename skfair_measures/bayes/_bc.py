@@ -168,8 +168,7 @@ def build_model(
     """
     if calibration not in CALIBRATIONS:
         raise ValueError(f"calibration={calibration!r}; pass one of {', '.join(map(repr, CALIBRATIONS))}.")
-    pm = _import_pymc()
-    pt = require("pytensor.tensor", "the 'bc' posterior (PyMC)")
+    pm, pt = _import_pymc(), require("pytensor.tensor", "the 'bc' posterior (PyMC)")
 
     def level(name: str, log_scale: bool) -> Any:
         mu_sd, sigma_sd = prior[f"mu_{name}"], prior[f"sigma_{name}"]
@@ -272,8 +271,7 @@ def _compiled_nutpie(n_groups: int, calibration: str, hierarchical: bool, data: 
     with _LOCK:
         if key in _COMPILED:
             return _COMPILED[key], 0.0
-        start = time.perf_counter()
-        nutpie = require("nutpie", "the 'bc' posterior (nutpie)")
+        start, nutpie = time.perf_counter(), require("nutpie", "the 'bc' posterior (nutpie)")
 
         model = build_model(**data, n_groups=n_groups, calibration=calibration, hierarchical=hierarchical)
         with warnings.catch_warnings():
@@ -327,8 +325,7 @@ def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: tuple) 
 
 def _pymc_runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable, str, float]:
     n_groups, calibration, hierarchical, prior_scale = structure
-    pm = _import_pymc()
-    start = time.perf_counter()
+    pm, start = _import_pymc(), time.perf_counter()
     model = build_model(
         **data, n_groups=n_groups, calibration=calibration, hierarchical=hierarchical, prior_scale=prior_scale
     )
@@ -478,8 +475,7 @@ def calibrated_cells(
     lead = a.shape[:-1]
     # logit[t, j] = c_t + a_t log s_j - b_t log(1 - s_j): a rank-3 product, one BLAS call
     coef = np.stack([c, a, -b], axis=-1).reshape(-1, n_groups, 3)  # (draw, group, 3)
-    n_t = coef.shape[0]
-    clipped = np.clip(np.asarray(scores, dtype=float), *CLIP)
+    n_t, clipped = coef.shape[0], np.clip(np.asarray(scores, dtype=float), *CLIP)
     codes, y_pred = np.asarray(codes, dtype=np.intp), np.asarray(y_pred, dtype=np.intp)
     pos, neg = np.zeros((n_t, n_groups, 2)), np.zeros((n_t, n_groups, 2))
     for g in range(n_groups):
@@ -493,8 +489,7 @@ def calibrated_cells(
         # single precision: twice as fast, and sums of probabilities keep ~1e-6 relative accuracy
         feats = np.stack([np.ones(key.shape[1]), np.log(key[0]), np.log1p(-key[0])]).astype(np.float32)
         onehot = (np.stack([key[1] == 0, key[1] == 1], axis=1) * weight[:, None]).astype(np.float32)
-        coef_g = coef[:, g].astype(np.float32)
-        step = max(1, chunk // max(key.shape[1], 1))
+        coef_g, step = coef[:, g].astype(np.float32), max(1, chunk // max(key.shape[1], 1))
         for lo in range(0, n_t, step):
             logit = coef_g[lo : lo + step] @ feats
             pos[lo : lo + step, g] = expit(logit) @ onehot

@@ -260,8 +260,7 @@ def _draw(mean: np.ndarray, df: np.ndarray, cov: np.ndarray, size: int, rng: Rng
     """
     from scipy.special import ndtr, stdtrit
 
-    out = np.full((size, mean.size), np.nan)
-    ok = np.isfinite(mean)
+    out, ok = np.full((size, mean.size), np.nan), np.isfinite(mean)
     if not ok.any():
         return out
     sub = cov[np.ix_(ok, ok)]

@@ -144,8 +144,7 @@ class BayesianScorer(FairnessScorer):
         return post.prob_within(self.eps)
 
     def _scores(self, estimator: Any, X: Any, y: Any, groups: Any, sample_weight: Any) -> dict[str, float]:
-        pooled = self.unlabeled_X is not None
-        used = self.method
+        pooled, used = self.unlabeled_X is not None, self.method
         if used == AUTO:
             used, _ = auto_method({"unlabeled_scores": [] if pooled else None, "sample_weight": sample_weight})
         if sample_weight is not None and not METHODS[used].weights:

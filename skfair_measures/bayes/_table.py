@@ -197,8 +197,7 @@ def method_options(method: str, options: Mapping[str, Any], *, multiclass: bool 
     spec = check_method(method)
     record = spec.multiclass if multiclass else spec.options  # callers resolve "auto" and check multiclass first
     refuse_unknown(options)
-    takes = {f.name for f in dataclasses.fields(record)}
-    where = option_names()
+    takes, where = {f.name for f in dataclasses.fields(record)}, option_names()
     for name in options:
         if name not in takes:
             form = " on K classes" if multiclass and name in spec.option_names() else ""
