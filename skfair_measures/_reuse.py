@@ -83,9 +83,7 @@ def lookup(inputs: tuple[Any, ...], extra: tuple[Any, ...], groups: pd.Index | N
     refs, checks, declared, sample = entry
     if not _alive(refs, inputs) or not _same_groups(declared, groups):
         return None
-    if all(check(x) for check, x in zip(checks, inputs, strict=True)):
-        return sample
-    return None
+    return sample if all(check(x) for check, x in zip(checks, inputs, strict=True)) else None
 
 
 def _same_groups(stored: pd.Index | None, declared: pd.Index | None) -> bool:

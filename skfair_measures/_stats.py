@@ -441,9 +441,7 @@ def _is_integer(values: Any) -> bool:
 
 def _same_label_kind(t: np.ndarray, p: np.ndarray) -> bool:
     """Both label arrays integer, or both boolean (a mix compares True with 1: the general path decides)."""
-    if not (_is_integer(t) and _is_integer(p)):
-        return False
-    return (t.dtype.kind == "b") == (p.dtype.kind == "b")
+    return _is_integer(t) and _is_integer(p) and (t.dtype.kind == "b") == (p.dtype.kind == "b")
 
 
 #: Rows per block of the integer fast path: a block's arrays stay in the CPU cache between passes.

@@ -47,9 +47,7 @@ def _literal(x: Any) -> Any:
         return tuple(_literal(v) for v in x)
     if isinstance(x, np.generic):
         x = x.item()
-    if isinstance(x, str) and len(x) > _NAME_CHARS:
-        return x[: _NAME_CHARS - 1] + "\u2026"
-    return x
+    return x[: _NAME_CHARS - 1] + "\u2026" if isinstance(x, str) and len(x) > _NAME_CHARS else x
 
 
 def name_groups(groups: Iterable[Any], sizes: Iterable[Any] | None = None, *, limit: int = NAMED_GROUPS) -> str:

@@ -462,9 +462,7 @@ def replicate_se(draws: Any, *, estimate: float) -> float:
     """
     draws = np.ravel(np.asarray(draws, dtype=float))
     ok = draws[np.isfinite(draws)]
-    if math.isnan(estimate) or ok.size < 2:
-        return float("nan")
-    return float(np.std(ok, ddof=1))
+    return float("nan") if math.isnan(estimate) or ok.size < 2 else float(np.std(ok, ddof=1))
 
 
 def check_prob(prob: Any, name: str = "prob") -> float:

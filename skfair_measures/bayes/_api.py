@@ -44,9 +44,8 @@ __all__ = ["posterior", "posteriors", "signed_measure"]
 
 
 def _rng(random_state: Any) -> np.random.Generator:
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
-    return np.random.default_rng(random_state)
+    legacy = isinstance(random_state, np.random.RandomState)
+    return np.random.default_rng(random_state.randint(0, 2**31 - 1) if legacy else random_state)
 
 
 def signed_measure(measure: MeasureBase, reference: Any) -> MeasureBase:

@@ -283,9 +283,9 @@ def _compiled_nutpie(n_groups: int, calibration: str, hierarchical: bool, data: 
 
 def _runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable[[float], Any], str, float]:
     """A function ``run(target_accept) -> trace`` for the sampler, the sampler used, and the compile time."""
-    if sampler in ("nutpie", "nutpie-pymc"):
-        return _nutpie_runner(sampler, data, structure, settings)
-    return _pymc_runner(sampler, data, structure, settings)
+    return (_nutpie_runner if sampler in ("nutpie", "nutpie-pymc") else _pymc_runner)(
+        sampler, data, structure, settings
+    )
 
 
 def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable, str, float]:

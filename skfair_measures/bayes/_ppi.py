@@ -366,9 +366,7 @@ class PredictionPowered(EstimationMethod):
             return _cells_at(st, float(self.lam))
         first = _cells_at(st, 1.0)
         phi = _gradient(base, first.mu)
-        if not np.isfinite(phi).all():
-            return first
-        return _cells_at(st, _tuned_lambda(st, phi, first.mu))
+        return _cells_at(st, _tuned_lambda(st, phi, first.mu)) if np.isfinite(phi).all() else first
 
     def _estimate(
         self, moments: ScoreMoments, bases: Bases, strata: list[_Stratum], groups: Any
