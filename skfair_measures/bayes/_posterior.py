@@ -476,30 +476,22 @@ class MeasurePosterior(Estimate):
         -------
         pandas.DataFrame
         """
-        prob = self.prob if prob is None else prob
-        rows: dict[str, np.ndarray] = {self.key: self.chain_draws}
-        labels = group_labels(self.groups)
+        prob, labels = check_prob(self.prob if prob is None else prob), group_labels(self.groups)
+        rows = {self.key: self.chain_draws}
         for name, d in self.group_draws.items():
-            for j, lab in enumerate(labels):
-                rows[f"{name}[{lab}]"] = np.asarray(d[..., j], dtype=float)
-        prob = check_prob(prob)
+            rows |= {f"{name}[{lab}]": np.asarray(d[..., j], dtype=float) for j, lab in enumerate(labels)}
         table = pd.DataFrame([_row(name, x, prob) for name, x in rows.items()]).set_index("quantity")
         if self.interval_box is not None:  # the intervals are the guaranteed ones: the draws' spread tells nothing
-            table["sd"] = np.nan
             lower, upper, _ = self.interval_box.at(prob)
-            for name in self.group_draws:
-                for j, lab in enumerate(labels):
-                    row, est = f"{name}[{lab}]", table.loc[f"{name}[{lab}]", "mean"]  # hold the estimate (auto)
-                    table.loc[row, ["eti_lower", "hdi_lower"]] = min(lower[name][j], est)
-                    table.loc[row, ["eti_upper", "hdi_upper"]] = max(upper[name][j], est)
-            table.loc[self.key, ["eti_lower", "hdi_lower"]] = self.interval(prob)[0]
-            table.loc[self.key, ["eti_upper", "hdi_upper"]] = self.interval(prob)[1]
+            est = table["mean"].to_numpy()[1:]  # every group's interval holds its estimate (auto)
+            lo, hi = (np.concatenate([bound[name] for name in self.group_draws]) for bound in (lower, upper))
+            m_lo, m_hi = self.interval(prob)
+            lo, hi = np.r_[m_lo, np.where(est < lo, est, lo)], np.r_[m_hi, np.where(est > hi, est, hi)]
+            table["sd"] = np.nan
+            table[["eti_lower", "hdi_lower"]], table[["eti_upper", "hdi_upper"]] = np.c_[lo, lo], np.c_[hi, hi]
         c = self.center
-        table[f"P(>{c:g})"] = np.nan
-        table[f"P(|.-{c:g}|<={eps:g})"] = np.nan
-        table.iloc[0, -2] = self.prob_greater(c)
-        table.iloc[0, -1] = self.prob_within(eps)
-        return table
+        first = {f"P(>{c:g})": self.prob_greater(c), f"P(|.-{c:g}|<={eps:g})": self.prob_within(eps)}  # the measure's
+        return table.assign(**{k: [v] + [np.nan] * (len(table) - 1) for k, v in first.items()})
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dictionary: the summary row's fields, ``method``, ``mean``, ``prob_greater``, ``n_draws``."""
