@@ -235,10 +235,8 @@ class MeasurePosterior(Estimate):
     def by_group(self) -> pd.Series | pd.DataFrame:
         """Posterior mean of the base metric in each group (a DataFrame, one column per base, for several)."""
         means = {name: d.reshape(-1, len(self.groups)).mean(0) for name, d in self.group_draws.items()}
-        if len(means) == 1:
-            name, m = next(iter(means.items()))
-            return pd.Series(m, index=self.groups, name=name)
-        return pd.DataFrame(means, index=self.groups)
+        frame = pd.DataFrame(means, index=self.groups)
+        return frame.iloc[:, 0] if len(means) == 1 else frame
 
     @property
     def counts(self) -> pd.Series:
@@ -545,13 +543,11 @@ class MeasurePosterior(Estimate):
             )
 
     def __repr__(self) -> str:
+        head = f"<MeasurePosterior {self.key} ({self.method}, {self.n_draws} draws): "
         if not self.defined:
-            return f"<MeasurePosterior {self.key} ({self.method}, {self.n_draws} draws): undefined: {self.reason}>"
+            return f"{head}undefined: {self.reason}>"
         lo, hi = self.interval()
-        return (
-            f"<MeasurePosterior {self.key} ({self.method}, {self.n_draws} draws): "
-            f"value {self.value:.4f}, 95% interval [{lo:.4f}, {hi:.4f}]>"
-        )
+        return f"{head}value {self.value:.4f}, 95% interval [{lo:.4f}, {hi:.4f}]>"
 
 
 #: The construction of each method's interval, in words a reader knows.
