@@ -356,9 +356,8 @@ def interval_refusal(draws: Any, prob: float) -> str | None:
     """
     check_prob(prob)
     draws, n_undefined = _undefined(draws)
-    if not _refused(draws.size, n_undefined, prob):
-        return None
-    return _counts_text(draws.size, n_undefined, prob) + ": no interval"
+    refused = _refused(draws.size, n_undefined, prob)
+    return _counts_text(draws.size, n_undefined, prob) + ": no interval" if refused else None
 
 
 def _refused(n: int, n_undefined: int, prob: float) -> bool:
@@ -370,11 +369,9 @@ def _counts_text(n: int, n_undefined: int, prob: float, key: str | None = None, 
     """'k of n bootstrap replicates [of key] are undefined [(cause)], more than / no more than ...'."""
     of = f" of {key}" if key else ""
     why = f" ({cause})" if cause else ""
-    tail = (1.0 - prob) / 2.0
-    if _refused(n, n_undefined, prob):
-        compare = f"more than the {tail:.3g} share of one tail of a {prob:g} interval (they could all lie in one tail)"
-    else:
-        compare = f"no more than the {tail:.3g} share of one tail of a {prob:g} interval"
+    share = f"the {(1.0 - prob) / 2.0:.3g} share of one tail of a {prob:g} interval"
+    refused = _refused(n, n_undefined, prob)
+    compare = f"more than {share} (they could all lie in one tail)" if refused else f"no more than {share}"
     return f"{n_undefined} of {n} bootstrap replicates{of} are undefined{why}, {compare}"
 
 
@@ -498,9 +495,6 @@ def check_prob(prob: Any, name: str = "prob") -> float:
 
 
 def _warn_undefined(n: int, n_undefined: int, prob: float, key: str, cause: str | None) -> None:
-    text = _counts_text(n, n_undefined, prob, key, cause)
-    if _refused(n, n_undefined, prob):
-        message = f"{text}; the interval is refused (NaN bounds)."
-    else:
-        message = f"{text}; the interval uses the other {n - n_undefined}."
-    warnings.warn(message, UndefinedReplicatesWarning, stacklevel=4)
+    text, refused = _counts_text(n, n_undefined, prob, key, cause), _refused(n, n_undefined, prob)
+    then = "the interval is refused (NaN bounds)" if refused else f"the interval uses the other {n - n_undefined}"
+    warnings.warn(f"{text}; {then}.", UndefinedReplicatesWarning, stacklevel=4)
