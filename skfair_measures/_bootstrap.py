@@ -289,8 +289,7 @@ class _RowCells:
 
     def __init__(self, data: GroupedSample, pos: Any, kind: str) -> None:
         w = np.ones(data.group_codes.size) if data.sample_weight is None else data.sample_weight
-        self.groups, self.n_groups = data.groups, data.n_groups
-        self.group_codes = data.group_codes
+        self.groups, self.n_groups, self.group_codes = data.groups, data.n_groups, data.group_codes
         if kind == "confusion" and data.reads_classes(pos):
             t, p = data.class_codes()
             self.template: ConfusionStats | None = data.multiclass()
@@ -305,9 +304,7 @@ class _RowCells:
             self.values = np.stack([w, w * np.abs(err), w * err * err], axis=-1)
             return
         self.kind, self.k, self.cells_per_group = "confusion", k, k * k
-        self._codes = (t, p)
-        self.values = w[:, None]
-        self._data, self._pos = data, pos
+        self._codes, self.values, self._data, self._pos = (t, p), w[:, None], data, pos
 
     @functools.cached_property
     def flat(self) -> np.ndarray:
@@ -506,8 +503,7 @@ def _compound_sums(cells: _RowCells, n_boot: int, rng: np.random.Generator) -> n
     """
     n_cells, w = cells.n_groups * cells.cells_per_group, cells.values[:, 0]
     size, total, total_sq, unlike = cells.moments().T
-    mean = np.divide(total, size, out=np.zeros(n_cells), where=size > 0)
-    square = np.divide(total_sq, size, out=np.zeros(n_cells), where=size > 0)
+    mean, square = (np.divide(x, size, out=np.zeros(n_cells), where=size > 0) for x in (total, total_sq))
     var = np.maximum(square - mean**2, 0.0)
     var[unlike == 0] = 0.0  # all the cell's weights equal: a point mass, exactly
     per_group = size.reshape(cells.n_groups, cells.cells_per_group)

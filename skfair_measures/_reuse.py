@@ -81,9 +81,8 @@ def lookup(inputs: tuple[Any, ...], extra: tuple[Any, ...], groups: pd.Index | N
     if entry is None:
         return None
     refs, checks, declared, sample = entry
-    if not _alive(refs, inputs) or not _same_groups(declared, groups):
-        return None
-    return sample if all(check(x) for check, x in zip(checks, inputs, strict=True)) else None
+    unchanged = _alive(refs, inputs) and _same_groups(declared, groups)
+    return sample if unchanged and all(check(x) for check, x in zip(checks, inputs, strict=True)) else None
 
 
 def _same_groups(stored: pd.Index | None, declared: pd.Index | None) -> bool:

@@ -81,10 +81,7 @@ def name_groups(groups: Iterable[Any], sizes: Iterable[Any] | None = None, *, li
     """
     groups = list(groups)
     shown = [_literal(g) for g in groups[:limit]]
-    if sizes is None:
-        text = repr(shown)
-    else:
-        text = ", ".join(f"{g!r} ({int(n)})" for g, n in zip(shown, sizes, strict=False))
+    text = repr(shown) if sizes is None else ", ".join(f"{g!r} ({int(n)})" for g, n in zip(shown, sizes, strict=False))
     more = len(groups) - len(shown)
     return f"{text} and {more:,} more" if more > 0 else text
 
