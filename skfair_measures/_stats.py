@@ -207,41 +207,37 @@ class GroupedSample:
         if sample_weight is not None:
             t, p = self.class_codes()
             return MulticlassStats.from_class_codes(self.group_codes, t, p, self.groups, self.classes(), sample_weight)
-        if "multiclass" not in self._cache:
-            if "class_counts" in self._cache:  # counted with the groups (integer fast path)
-                self._check_cells()
-                counts = _widen_classes(self._cache["class_counts"].astype(float), self._seen_classes(), self.classes())
-                self._cache["multiclass"] = MulticlassStats(counts, self.groups, self.classes())
-            elif self.sample_weight is not None and self.n_groups * len(self.classes()) ** 2 <= _MOMENT_CELLS:
-                counts, rows = self._weighted_counts(True, None)
-                self._cache["multiclass"] = MulticlassStats(counts, self.groups, self.classes(), rows=rows)
-            else:
-                t, p = self.class_codes()
-                self._cache["multiclass"] = MulticlassStats.from_class_codes(
-                    self.group_codes, t, p, self.groups, self.classes(), self.sample_weight
-                )
-        return self._cache["multiclass"]
+        return self._cached("multiclass", self._multiclass)
+
+    def _multiclass(self) -> MulticlassStats:
+        if "class_counts" in self._cache:  # counted with the groups (integer fast path)
+            self._check_cells()
+            counts = _widen_classes(self._cache["class_counts"].astype(float), self._seen_classes(), self.classes())
+            return MulticlassStats(counts, self.groups, self.classes())
+        if self.sample_weight is not None and self.n_groups * len(self.classes()) ** 2 <= _MOMENT_CELLS:
+            counts, rows = self._weighted_counts(True, None)
+            return MulticlassStats(counts, self.groups, self.classes(), rows=rows)
+        t, p = self.class_codes()
+        return MulticlassStats.from_class_codes(self.group_codes, t, p, self.groups, self.classes(), self.sample_weight)
 
     def errors(self) -> ErrorStats:
         """Regression error sums per group (cached)."""
-        if "errors" not in self._cache:
-            for arr, nm in ((self.y_true, "y_true"), (self.y_pred, "y_pred")):
-                if arr.dtype.kind not in "fiub":
-                    raise ValueError(f"{nm} must be numeric for a regression measure; got dtype {arr.dtype}.")
-                if arr.dtype.kind == "f":
-                    _check_no_missing(arr, nm)
-            if self._binary01():
-                # 0/1 labels: every error is 0 or 1, so |e| = e**2 = misclassified and the
-                # sums follow from the confusion counts already computed.
-                c = self.confusion().counts
-                wrong = c[:, 0, 1] + c[:, 1, 0]
-                sums = np.stack([c.sum(axis=(1, 2)), wrong, wrong], axis=-1)
-                self._cache["errors"] = ErrorStats(sums, self.groups, rows=self.confusion().rows)
-            else:
-                self._cache["errors"] = ErrorStats.from_codes(
-                    self.group_codes, self.y_true, self.y_pred, self.groups, self.sample_weight
-                )
-        return self._cache["errors"]
+        return self._cached("errors", self._errors)
+
+    def _errors(self) -> ErrorStats:
+        for arr, nm in ((self.y_true, "y_true"), (self.y_pred, "y_pred")):
+            if arr.dtype.kind not in "fiub":
+                raise ValueError(f"{nm} must be numeric for a regression measure; got dtype {arr.dtype}.")
+            if arr.dtype.kind == "f":
+                _check_no_missing(arr, nm)
+        if self._binary01():
+            # 0/1 labels: every error is 0 or 1, so |e| = e**2 = misclassified and the
+            # sums follow from the confusion counts already computed.
+            c = self.confusion().counts
+            wrong = c[:, 0, 1] + c[:, 1, 0]
+            sums = np.stack([c.sum(axis=(1, 2)), wrong, wrong], axis=-1)
+            return ErrorStats(sums, self.groups, rows=self.confusion().rows)
+        return ErrorStats.from_codes(self.group_codes, self.y_true, self.y_pred, self.groups, self.sample_weight)
 
     def _distinct_labels(self) -> tuple[np.ndarray, np.ndarray]:
         """Distinct values of y_true and y_pred (cached; object arrays: from their one factorisation)."""
