@@ -67,12 +67,11 @@ def signed_measure(measure: MeasureBase, reference: Any) -> MeasureBase:
     if reference is None:
         return measure
     if measure.children:
-        warnings.warn(
+        message = (
             f"reference={reference!r} does not change {measure.key}: it is made of other measures and is "
-            f"evaluated as defined ({measure.description}).",
-            UserWarning,
-            stacklevel=external_stacklevel(),
+            f"evaluated as defined ({measure.description})."
         )
+        warnings.warn(message, UserWarning, stacklevel=external_stacklevel())
         return measure
     return measure.against(reference)
 
@@ -560,12 +559,11 @@ def _agreed(own: list[Any], name: str, given: Any, default: Any) -> Any:
             raise ValueError(f"the measures have different {name}s {sorted(distinct)}; pass {name}= to choose one.")
         return next(iter(distinct.values()), default)
     if distinct and set(distinct) != {repr(given)}:
-        warnings.warn(
+        message = (
             f"{name}={given!r} overrides the {name} of the measure(s) ({', '.join(sorted(distinct))}); "
-            f"the posterior uses {name}={given!r}. Build the measure with .with_inputs({name}=...) to agree.",
-            UserWarning,
-            stacklevel=external_stacklevel(),
+            f"the posterior uses {name}={given!r}. Build the measure with .with_inputs({name}=...) to agree."
         )
+        warnings.warn(message, UserWarning, stacklevel=external_stacklevel())
     return given
 
 

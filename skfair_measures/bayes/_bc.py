@@ -299,12 +299,11 @@ def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: tuple) 
         try:
             compiled = _density_model(data, n_groups, calibration, hierarchical, prior_sd)
         except (ImportError, TypeError, AttributeError) as exc:  # a nutpie release with other internals
-            warnings.warn(
+            message = (
                 f"This nutpie version does not take the cached calibration density ({exc}); sampling the "
-                "PyMC model with nutpie instead (sampler='nutpie-pymc'), which compiles for 15-35 s per process.",
-                RuntimeWarning,
-                stacklevel=external_stacklevel(),
+                "PyMC model with nutpie instead (sampler='nutpie-pymc'), which compiles for 15-35 s per process."
             )
+            warnings.warn(message, RuntimeWarning, stacklevel=external_stacklevel())
             sampler = "nutpie-pymc"
         # loading the cached callbacks (compiling them on first use ever) happens on the first import
         compile_seconds = time.perf_counter() - start if first_use else 0.0
@@ -390,11 +389,9 @@ def _warn_diagnostics(d: dict[str, Any], groups: pd.Index) -> None:
     if d.get("min_ess_bulk", np.inf) < ESS_MIN:
         problems.append(f"bulk ESS of {name(d['min_ess_bulk_var'])} is {d['min_ess_bulk']:.0f} < {ESS_MIN:g}")
     if problems:
+        advice = "The posterior may be unreliable: increase tune= or n_draws=, or raise target_accept=."
         warnings.warn(
-            "Bayesian calibration: " + "; ".join(problems) + ". The posterior may be unreliable: "
-            "increase tune= or n_draws=, or raise target_accept=.",
-            SamplingWarning,
-            stacklevel=external_stacklevel(),
+            f"Bayesian calibration: {'; '.join(problems)}. {advice}", SamplingWarning, stacklevel=external_stacklevel()
         )
 
 

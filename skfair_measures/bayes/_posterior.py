@@ -73,11 +73,8 @@ def external_stacklevel() -> int:
 
 def warn_undefined(key: str, reason: str) -> None:
     """Warn that a posterior is undefined, with the reason (one message for every method)."""
-    warnings.warn(
-        f"{key}: {reason}; its summaries are NaN and rope() gives no verdict. Merge small groups or add data.",
-        UndefinedGroupWarning,
-        stacklevel=external_stacklevel(),
-    )
+    message = f"{key}: {reason}; its summaries are NaN and rope() gives no verdict. Merge small groups or add data."
+    warnings.warn(message, UndefinedGroupWarning, stacklevel=external_stacklevel())
 
 
 @dataclass(frozen=True)
@@ -397,10 +394,8 @@ class MeasurePosterior(Estimate):
         """
         eps, c = check_eps(eps), self._centre(center)
         if self.no_prob_reason is not None:
-            why = self.no_prob_reason
-            if self.defined:
-                why += f"; compare interval() with the band [{c - eps:g}, {c + eps:g}]"
-            return RopeResult(_NAN, _NAN, _NAN, eps=eps, center=c, reason=why)
+            band = f"; compare interval() with the band [{c - eps:g}, {c + eps:g}]" if self.defined else ""
+            return RopeResult(_NAN, _NAN, _NAN, eps=eps, center=c, reason=self.no_prob_reason + band)
         below, above = float(np.mean(self.draws < c - eps)), float(np.mean(self.draws > c + eps))
         return RopeResult(below, 1.0 - below - above, above, eps=float(eps), center=c)
 

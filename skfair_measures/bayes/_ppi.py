@@ -412,13 +412,12 @@ class PredictionPowered(EstimationMethod):
 
 def _warn_small(small: list[str]) -> None:
     if small:
-        warnings.warn(
+        message = (
             f"method='ppi': fewer than {ASYMPTOTIC_ROWS} labeled rows in the denominator of "
             f"{'; '.join(small)}. PPI's interval is asymptotic and can miss far more often than 5% here; "
-            "label more rows of these groups, or use method='bcr' (attrs['asymptotic'] is False).",
-            AsymptoticWarning,
-            stacklevel=external_stacklevel(),
+            "label more rows of these groups, or use method='bcr' (attrs['asymptotic'] is False)."
         )
+        warnings.warn(message, AsymptoticWarning, stacklevel=external_stacklevel())
 
 
 def _denominator_rows(st: _Stratum, roles: Any) -> float:
