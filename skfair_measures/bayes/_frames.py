@@ -191,8 +191,7 @@ def _moments(
         if reads_unlabeled:
             raise
         unl, u_codes = unl.iloc[:0], np.zeros(0, dtype=np.intp)
-    u_p = unl[_P].to_numpy().astype(np.intp)
-    unlabeled = _per_cell(unl, u_codes * 2 + u_p, (n_g, 2))
+    unlabeled = _per_cell(unl, u_codes * 2 + unl[_P].to_numpy().astype(np.intp), (n_g, 2))
     return ScoreMoments(labeled, unlabeled), index
 
 

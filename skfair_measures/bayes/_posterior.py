@@ -444,8 +444,7 @@ class MeasurePosterior(Estimate):
         name = base or next(iter(self.group_draws))
         if name not in self.group_draws:
             raise KeyError(f"base {name!r} not in this posterior; it has {sorted(self.group_draws)}.")
-        d = self.group_draws[name].reshape(-1, len(self.groups))
-        prob = check_prob(prob)
+        d, prob = self.group_draws[name].reshape(-1, len(self.groups)), check_prob(prob)
         lo, hi = np.quantile(d, [(1 - prob) / 2, (1 + prob) / 2], axis=0)  # NaN columns stay NaN
         return pd.DataFrame({"mean": d.mean(0), "sd": d.std(0, ddof=1), "lower": lo, "upper": hi}, index=self.groups)
 

@@ -164,10 +164,9 @@ def reliability_posterior(
     """
     if n_bins < 1:
         raise ValueError(f"n_bins={n_bins!r} must be >= 1.")
-    if kind not in ("positive", "confidence"):
-        raise ValueError(f"kind={kind!r}; pass 'positive' or 'confidence'.")
-    if prior not in ("diagonal", "uniform"):
-        raise ValueError(f"prior={prior!r}; pass 'diagonal' or 'uniform'.")
+    for name, value, valid in (("kind", kind, ("positive", "confidence")), ("prior", prior, ("diagonal", "uniform"))):
+        if value not in valid:
+            raise ValueError(f"{name}={value!r}; pass {' or '.join(map(repr, valid))}.")
     one_group = sensitive_features is None
     if one_group:
         sensitive_features = pd.Series(np.full(int(np.shape(y_true)[0]), "all"), name="group")
