@@ -532,11 +532,10 @@ def _exact_cell_sums(
     rows, local = rows[order], local[order]
     size = np.bincount(local, minlength=small.size)
     start = np.cumsum(size) - size
-    n_boot = occupancy.shape[0]
     slot = np.repeat(np.arange(occupancy.size), occupancy.ravel())  # one entry per drawn row
     cell = slot % small.size
     picks = start[cell] + np.floor(rng.random(slot.size) * size[cell]).astype(np.intp)
-    return np.bincount(slot, weights=w[rows[picks]], minlength=occupancy.size).reshape(n_boot, small.size)
+    return np.bincount(slot, weights=w[rows[picks]], minlength=occupancy.size).reshape(occupancy.shape)
 
 
 def _recomputed(measures: list[Measure], samples: list[GroupedSample], n_boot: int, rng: Any) -> list[Replicates]:

@@ -599,9 +599,8 @@ class BayesianCalibration(EstimationMethod):
         every.append(np.concatenate([lab.multiplicity, unl.multiplicity]))
         checks = calibration_checks(lab.scores, data.y_true, lab.codes, data.groups, every[0], every[1], CLIP, every[2])
         if checks and self.warn:
-            warnings.warn(
-                f"method={self.name!r}: {'; '.join(checks)}.", CalibrationWarning, stacklevel=external_stacklevel()
-            )
+            message = f"method={self.name!r}: {'; '.join(checks)}."
+            warnings.warn(message, CalibrationWarning, stacklevel=external_stacklevel())
         rows = dict(zip(("log_s", "log1m_s"), _features(lab.scores), strict=True))
         rows |= {"y": data.y_true.astype(np.int64), "group": lab.codes.astype(np.int64)}
         cores = max(1, min(chains, os.cpu_count() or 1)) if self.cores is None else self.cores
