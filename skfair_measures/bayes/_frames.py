@@ -184,9 +184,7 @@ def _moments(
         raise ValueError(f"target={cols.target!r} is missing on every row of data; label some rows.")
     codes, index = _group_codes(lab, cols, groups, True)
     t, _, _ = binarize_labels(lab[_T].to_numpy(), lab[_T].to_numpy(), pos_label)
-    t = np.asarray(t, dtype=np.intp)
-    p = lab[_P].to_numpy().astype(np.intp)
-    n_g = len(index)
+    t, p, n_g = np.asarray(t, dtype=np.intp), lab[_P].to_numpy().astype(np.intp), len(index)
     labeled = _per_cell(lab, (codes * 2 + t) * 2 + p, (n_g, 2, 2))
     try:
         u_codes = _unlabeled_codes(unl, cols, index)
