@@ -431,17 +431,14 @@ def _assess(problem: _Problem, fitted: dict[str, Any], rng: Any) -> tuple[dict[s
     """
     checks: dict[str, Any] = {}
     reasons: list[str] = []
-    groups, limits = (
-        problem.groups.tolist(),
-        {"cond_warn": problem.cond_warn, "n_sim": problem.n_check, "random_state": rng},
-    )
+    limits = {"cond_warn": problem.cond_warn, "n_sim": problem.n_check, "random_state": rng}
     for name, sol in fitted["fits"].items():
         inverted = name in fitted["used"] or (name == "global" and problem.prior == "implied")
         prior = (name.startswith("label=") and "," not in name) or (name == "global" and problem.metric == "dp")
         if not (inverted or prior):
             continue
         n_rows = sol.extra["n_rows"]
-        out = assess_fit(sol, sol.extra["noisy_prior"], n_rows, groups, **limits)
+        out = assess_fit(sol, sol.extra["noisy_prior"], n_rows, problem.groups.tolist(), **limits)
         if not inverted:
             out = {k: v for k, v in out.items() if k in ("moments", "prior")}
             out["reasons"] = [c["reason"] for c in out.values() if not c["passed"]]
