@@ -358,13 +358,11 @@ def _calibrate(
         fitted["priors"] = np.full((problem.n_label, problem.n_groups), np.nan)
         return np.full((problem.n_groups, problem.n_label, problem.n_pred), np.nan), fitted
     q = np.linalg.solve(np.swapaxes(transitions, -1, -2), joint[..., None])[..., 0]  # (y, k, a)
-    priors = _priors(problem, fits, joint)
-    fitted["priors"] = priors
+    fitted["priors"] = priors = _priors(problem, fits, joint)
     with np.errstate(invalid="ignore", divide="ignore"):
         h = np.moveaxis(q / priors[:, None, :], -1, 0)  # (a, y, k)
-    if problem.clip:
-        h = np.clip(h, 0.0, 1.0)
-        with np.errstate(invalid="ignore", divide="ignore"):
+        if problem.clip:
+            h = np.clip(h, 0.0, 1.0)
             h = h / h.sum(axis=-1, keepdims=True)
     return h, fitted
 
