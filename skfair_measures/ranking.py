@@ -178,8 +178,7 @@ class RankingFairness(MeasureBase):
         self.key = key or qualified_key(f"fairness.{base}", operation=None if op is absdiff else op.name, k=k)
         what = "mean exposure of each group's items" if base == "exposure" else "mean NDCG of each group's queries"
         self.description = description or f"Ranking: {what}; {op.description}"
-        self.minimize = op.minimize
-        self.ideal = op.ideal
+        self.minimize, self.ideal = op.minimize, op.ideal
         self.range = tuple(op.range_of((0.0, 1.0)))
 
     @property

@@ -207,8 +207,7 @@ def pairwise_distribution_distances(
     codes = np.asarray(group_codes, dtype=np.intp)
     w = np.ones_like(v) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     totals = np.bincount(codes, weights=w, minlength=n_groups)
-    ks = np.zeros((n_groups, n_groups))
-    w1 = np.zeros((n_groups, n_groups))
+    ks, w1 = np.zeros((2, n_groups, n_groups))
     if (totals > 0).any():
         d, group, mass, u = _atoms(v, codes, w)
         _pairwise_from_atoms(
@@ -216,11 +215,10 @@ def pairwise_distribution_distances(
         )
     ks = np.maximum(ks, ks.T)
     w1 = w1 + w1.T
+    empty = ~(totals > 0)
     for table in (ks, w1):
         np.fill_diagonal(table, 0.0)
-        empty = ~(totals > 0)
-        table[empty, :] = np.nan
-        table[:, empty] = np.nan
+        table[empty, :] = table[:, empty] = np.nan
     return ks, w1
 
 
@@ -330,8 +328,7 @@ class DistributionParity(Measure):
         self.key = key or f"fairness.dp_{distance}"
         name = "Kolmogorov-Smirnov" if distance == "ks" else "1-Wasserstein"
         self.description = description or f"Largest pairwise {name} distance between the groups' predictions"
-        self.minimize = True
-        self.ideal = 0.0
+        self.minimize, self.ideal = True, 0.0
         self.range = (0.0, 1.0) if distance == "ks" else (0.0, np.inf)
         self._inputs = MeasureInputs(groups=groups, undefined=undefined).replace()  # checked, groups an Index
 
