@@ -22,6 +22,7 @@ or over pairs of groups.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any, ClassVar, Literal
 
@@ -360,11 +361,8 @@ class DistributionParity(Measure):
         keep = ~empty if self.undefined == "drop" else np.ones(len(groups), dtype=bool)
         sub = table[np.ix_(keep, keep)]
         value = float(np.max(sub)) if keep.sum() >= 2 and not np.isnan(sub).any() else float("nan")
-        undefined = [groups[i] for i in np.flatnonzero(empty)]
-
-        def by_group() -> pd.DataFrame:
-            return pd.DataFrame(table, index=groups, columns=groups)
-
+        by_group = functools.partial(pd.DataFrame, table, index=groups, columns=groups)  # built when asked
+        undefined = list(groups[empty])
         return MeasureResult(
             self.key, value, by_group, sample.counts_per_group, measure=self, undefined_groups=undefined
         )

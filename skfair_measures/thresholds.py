@@ -96,8 +96,7 @@ def _segments(scores: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     while todo is None or todo.size:
         s = scores if todo is None else scores[todo]
         g = seg if todo is None else seg[todo]
-        up = s >= above[g]
-        down = s < below[g]
+        up, down = s >= above[g], s < below[g]
         moved = np.flatnonzero(up | down)
         todo = moved if todo is None else todo[moved]
         seg[todo] += up[moved].astype(np.intp) - down[moved].astype(np.intp)
@@ -217,8 +216,6 @@ def plot_disparity_at_thresholds(curve: ThresholdCurve, *, ax: Any = None, by_gr
         for base, frame in curve.by_group.items():
             for group in frame.columns:
                 ax.plot(frame.index, frame[group].to_numpy(), linewidth=1, alpha=0.8, label=f"{base} ({group})")
-    ax.set_xlabel("threshold")
-    ax.set_ylabel("value")
-    ax.set_title(f"{curve.key} by decision threshold")
+    ax.set(xlabel="threshold", ylabel="value", title=f"{curve.key} by decision threshold")
     ax.legend(fontsize="small", ncol=2 if by_group and len(ax.lines) > 6 else 1)
     return ax
