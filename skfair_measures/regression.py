@@ -98,13 +98,8 @@ def _range_same(r: tuple[float, float]) -> tuple[float, float]:
 
 
 #: The largest value over groups: for a loss, the worst group's loss.
-worst_group = Operation(
-    "worst_group",
-    _worst,
-    True,
-    "largest group value (for a loss: the worst group's loss, bounded group loss)",
-    range_of=_range_same,
-)
+_WORST = "largest group value (for a loss: the worst group's loss, bounded group loss)"
+worst_group = Operation("worst_group", _worst, True, _WORST, range_of=_range_same)
 
 
 def bounded_group_loss(base: str | BaseMetric = "mse", **kwargs: Any) -> FairnessMeasure:
@@ -144,21 +139,6 @@ def bounded_group_loss(base: str | BaseMetric = "mse", **kwargs: Any) -> Fairnes
 
 #: query cells (atoms x groups) evaluated at once by :func:`pairwise_distribution_distances`
 _CHUNK_CELLS = 1 << 21
-
-
-def _atoms(values: np.ndarray, codes: np.ndarray, weights: np.ndarray):
-    """The (distinct value, group) pairs with positive weight, sorted by value then group.
-
-    Returns ``(d, group, mass, u)``: atom ``i`` is ``mass[i]`` of group ``group[i]`` at
-    the value ``u[d[i]]``.
-    """
-    u, d_of_row = np.unique(values, return_inverse=True)
-    n_groups = int(codes.max()) + 1
-    keys, key_of_row = np.unique(d_of_row.astype(np.int64) * n_groups + codes, return_inverse=True)
-    mass = np.bincount(key_of_row, weights=weights, minlength=keys.size)
-    keep = mass > 0  # a row of weight 0 does not move its group's distribution function
-    keys, mass = keys[keep], mass[keep]
-    return keys // n_groups, keys % n_groups, mass, u
 
 
 def pairwise_distribution_distances(
@@ -210,10 +190,14 @@ def pairwise_distribution_distances(
     totals = np.bincount(codes, weights=w, minlength=n_groups)
     ks, w1 = np.zeros((2, n_groups, n_groups))
     if (totals > 0).any():
-        d, group, mass, u = _atoms(v, codes, w)
-        _pairwise_from_atoms(
-            d, group, mass, u, totals, ks if "ks" in distances else None, w1 if "wasserstein" in distances else None
-        )
+        # the atoms: the (distinct value u[d], group) pairs with positive weight, sorted by value then group
+        u, d_of_row = np.unique(v, return_inverse=True)
+        keys, key_of_row = np.unique(d_of_row.astype(np.int64) * n_groups + codes, return_inverse=True)
+        mass = np.bincount(key_of_row, weights=w, minlength=keys.size)
+        keys, mass = keys[mass > 0], mass[mass > 0]  # a row of weight 0 does not move its group's distribution
+        wanted = {"ks": ks, "wasserstein": w1}
+        tables = [wanted[name] if name in distances else None for name in wanted]
+        _pairwise_from_atoms(keys // n_groups, keys % n_groups, mass, u, totals, *tables)
     ks = np.maximum(ks, ks.T)
     w1 = w1 + w1.T
     empty = ~(totals > 0)
