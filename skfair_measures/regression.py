@@ -308,8 +308,7 @@ class DistributionParity(Measure):
             raise ValueError(f"distance={distance!r}; pass 'ks' or 'wasserstein'.")
         if bins is not None and (isinstance(bins, bool) or not isinstance(bins, int | np.integer) or bins < 2):
             raise ValueError(f"bins={bins!r}; pass a number of bins of at least 2 (e.g. bins=1000), or None.")
-        self.distance = distance
-        self.bins = None if bins is None else int(bins)
+        self.distance, self.bins = distance, None if bins is None else int(bins)
         self.key = key or f"fairness.dp_{distance}"
         name = "Kolmogorov-Smirnov" if distance == "ks" else "1-Wasserstein"
         self.description = description or f"Largest pairwise {name} distance between the groups' predictions"

@@ -80,11 +80,10 @@ def _segments(scores: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     vectorised correction, repeated only on the scores still off, makes every answer
     exact: ``thresholds[s - 1] <= score < thresholds[s]``.
     """
-    n_thr = thresholds.size
     lo, hi = float(thresholds[0]), float(thresholds[-1])
-    n_buckets = 64 * n_thr
+    n_buckets = 64 * thresholds.size
     width = (hi - lo) / n_buckets
-    if n_thr < 4 or not width >= np.finfo(float).tiny or not np.isfinite(1.0 / width):
+    if thresholds.size < 4 or not width >= np.finfo(float).tiny or not np.isfinite(1.0 / width):
         return np.searchsorted(thresholds, scores, side="right")  # few thresholds, or a span too small to bucket
     first = np.searchsorted(thresholds, lo + width * np.arange(n_buckets + 1), side="right")
     pos = (scores - lo) * (1.0 / width)

@@ -53,9 +53,8 @@ def _finish(
     data: pd.DataFrame, target: pd.Series, sensitive: pd.DataFrame, descr: str, return_X_y_A: bool
 ) -> Bunch | XYA:
     """Reset indices, then return a Bunch or the ``(X, y, A)`` triple."""
-    data = data.reset_index(drop=True)
+    data, sensitive = data.reset_index(drop=True), sensitive.reset_index(drop=True)
     target = target.reset_index(drop=True).astype("int64")
-    sensitive = sensitive.reset_index(drop=True)
     if return_X_y_A:
         return data, target, sensitive
     names = {"feature_names": list(data.columns), "target_name": str(target.name)}
