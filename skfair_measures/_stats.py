@@ -99,17 +99,17 @@ class GroupedSample:
         """
         if self.reads_classes(pos_label):
             return self.multiclass()
-        key = ("confusion", pos_label)
-        if key not in self._cache:
+
+        def binary() -> ConfusionStats:
             if "class_counts" in self._cache:
-                self._cache[key] = self._binary_from_class_counts(pos_label)
-            elif self.sample_weight is not None:
+                return self._binary_from_class_counts(pos_label)
+            if self.sample_weight is not None:
                 counts, rows = self._weighted_counts(False, pos_label)
-                self._cache[key] = ConfusionStats(counts, self.groups, rows=rows)
-            else:
-                t, p = self.labels01(pos_label)
-                self._cache[key] = ConfusionStats.from_codes(self.group_codes, t, p, self.groups, self.sample_weight)
-        return self._cache[key]
+                return ConfusionStats(counts, self.groups, rows=rows)
+            t, p = self.labels01(pos_label)
+            return ConfusionStats.from_codes(self.group_codes, t, p, self.groups, self.sample_weight)
+
+        return self._cached(("confusion", pos_label), binary)
 
     def cell_moments(self, pos_label: Any = None) -> np.ndarray:
         """Per confusion cell: rows, summed weight, summed squared weight, rows unlike its first weight (cached).

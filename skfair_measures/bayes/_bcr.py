@@ -209,10 +209,8 @@ class RectifiedCalibration(BayesianCalibration):
         """The rectified draws from a calibration fit (BC's, so one fit serves both methods)."""
         lab, unl = data.labeled, data.unlabeled
         q = calibrated_probabilities(fit.params, lab.scores, lab.codes)  # (chain, draw, n_labeled)
-        lead = q.shape[:-1]
-        residual, variance, size = stratum_residuals(
-            q.reshape(-1, q.shape[-1]), data.y_true, lab.y_pred, lab.codes, data.n_groups
-        )
+        lead, flat = q.shape[:-1], q.reshape(-1, q.shape[-1])
+        residual, variance, size = stratum_residuals(flat, data.y_true, lab.y_pred, lab.codes, data.n_groups)
         unlabeled = calibrated_cells(fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups, count=unl.count)
         slope = stratum_slope(unlabeled).reshape(residual.shape)
         delta = rectifier_draws(residual, variance, size, slope=slope, scale=float(self.rectifier_scale), rng=rng)

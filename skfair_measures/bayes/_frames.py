@@ -138,8 +138,7 @@ class FrameRows:
         hist = self.histogram
         if hist.empty:
             return Rows.empty()
-        n = hist[_N].to_numpy(dtype=float)
-        codes = _unlabeled_codes(hist, self.cols, groups)
+        n, codes = hist[_N].to_numpy(dtype=float), _unlabeled_codes(hist, self.cols, groups)
         weight = None if self.cols.sample_weight is None else hist[_SUM_W].to_numpy(dtype=float)
         scores = hist[SUM_SCORE].to_numpy(dtype=float) / n
         y_pred = hist[_P].to_numpy().astype(np.intp)  # the engine's score >= threshold, row by row
