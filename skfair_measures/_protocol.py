@@ -89,9 +89,7 @@ class MeasureBase:
 
     def leaves(self) -> list[MeasureBase]:
         """The leaf measures of the tree, in order."""
-        if not self.children:
-            return [self]
-        return [leaf for child in self.children for leaf in child.leaves()]
+        return [leaf for child in self.children for leaf in child.leaves()] if self.children else [self]
 
     @property
     def inputs(self) -> MeasureInputs:

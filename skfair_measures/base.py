@@ -298,11 +298,8 @@ class SklearnMetric(BaseMetric):
             name = fname
             for suffix in ("_score", "_error", "_loss"):
                 name = name.removesuffix(suffix)
-        if greater_is_better is None:
-            if sign is not None:
-                greater_is_better = sign > 0
-            else:
-                greater_is_better = not fname.endswith(("_error", "_loss", "_deviance"))
+        if greater_is_better is None:  # the scorer's sign, else scikit-learn's naming convention
+            greater_is_better = sign > 0 if sign is not None else not fname.endswith(("_error", "_loss", "_deviance"))
         if response_method is None:
             response_method = scorer_response or ("predict_proba" if fname in _PROBA_METRICS else "predict")
         fields = dict(metric=func, name=name, greater_is_better=greater_is_better, response_method=response_method)
@@ -392,11 +389,9 @@ class _Cells:
         def total(cells: str) -> np.ndarray:
             return _n(c) if cells == "all" else functools.reduce(np.add, [c[(..., *_CELLS[x])] for x in cells.split()])
 
-        return (
-            np.where(_n(c) > 0, total(self.num), np.nan)
-            if self.den is None
-            else _ratio(total(self.num), total(self.den))
-        )
+        if self.den is None:
+            return np.where(_n(c) > 0, total(self.num), np.nan)
+        return _ratio(total(self.num), total(self.den))
 
 
 def _n(c: np.ndarray) -> np.ndarray:

@@ -227,12 +227,9 @@ def outcome_disparity(
         row = {"group": label, "items": int(mask.sum()), "labelled": int(lab.sum())}
         if f is not None:
             if 0 < lab.sum() < ASYMPTOTIC_ROWS:
-                warnings.warn(
-                    f"group {label!r} has {int(lab.sum())} labelled item(s); the prediction-powered interval is "
-                    f"asymptotic and can miss more often than 1 - prob below {ASYMPTOTIC_ROWS}: label more.",
-                    AsymptoticWarning,
-                    stacklevel=2,
-                )
+                few = f"group {label!r} has {int(lab.sum())} labelled item(s); the prediction-powered interval is "
+                few += f"asymptotic and can miss more often than 1 - prob below {ASYMPTOTIC_ROWS}: label more."
+                warnings.warn(few, AsymptoticWarning, stacklevel=2)
             est, *part, lam = _ppi_mean(y_g, f[lab], f[mask & ~labelled]) if lab.sum() >= 2 else (np.nan,) * 5
             row |= {"judge_rate": float(f[mask].mean()), "lambda": lam}
             lo, hi = _student(est, [part], (1.0,))(prob)
@@ -261,16 +258,10 @@ def outcome_disparity(
     value = float(rb - ra if measure == "difference" else rb / ra)
     if f is None and binary:
         (ka, na), (kb, nb) = parts
-        if measure == "difference":
-            return OutcomeDisparity(value=value, interval=lambda p: newcombe(kb, nb, ka, na, 1 - p), **common)
-        return OutcomeDisparity(value=value, interval=lambda p: mover_ratio(kb, nb, ka, na, 1 - p), **common)
-    if measure == "difference":
-        return OutcomeDisparity(value=value, interval=_student(value, parts), **common)
-    return OutcomeDisparity(value=value, interval=_student(value, parts, (1 / ra, 1 / rb), log=True), **common)
-
-
-def _ci(ci: Any) -> tuple[float, float]:
-    return float(ci.low), float(ci.high)
+        score = newcombe if measure == "difference" else mover_ratio
+        return OutcomeDisparity(value=value, interval=lambda p: score(kb, nb, ka, na, 1 - p), **common)
+    scales = (1.0, 1.0) if measure == "difference" else (1 / ra, 1 / rb)
+    return OutcomeDisparity(value=value, interval=_student(value, parts, scales, log=measure == "ratio"), **common)
 
 
 def paired_disparity(
@@ -326,5 +317,5 @@ def paired_disparity(
         p_value, test, interval = mcnemar_exact(b, c), "McNemar exact", lambda p: tango(b, c, x.size, p)
     else:
         res = stats.ttest_rel(y, x)
-        p_value, test, interval = float(res.pvalue), "paired t-test", lambda p: _ci(res.confidence_interval(p))
+        p_value, test, interval = float(res.pvalue), "paired t-test", res.confidence_interval  # (low, high) at p
     return OutcomeDisparity(value=value, by_group=table, p_value=p_value, test=test, interval=interval, **common)

@@ -12,11 +12,9 @@ from scipy import special, stats
 from .._labels import binarize_labels
 from ..results import check_prob
 from ..uncertainty import Estimate
-from ._beta import beta_var, rope_masses
-from ._inputs import check_pool, label_codes
+from ._inputs import GroupPools, check_pool, label_codes
 from ._metrics import ActiveMetric, get_metric
-from ._policy import estimation_reward, rope_gain, top_two
-from ._pool import GroupPools
+from ._policy import beta_var, estimation_reward, rope_gain, rope_masses, top_two
 from ._priors import beta_prior
 
 __all__ = ["ActiveAssessment"]
@@ -623,9 +621,7 @@ class ActiveAssessment:
         """The task's stopping rule: worst group(s) found, ROPE verdict reached, or posterior RMSE below ``rmse``."""
         if self.task == "identify":
             return self.worst_groups(self.m, prob) is not None
-        if self.task == "compare":
-            return self.compare().probability >= prob
-        return self.posterior_rmse() <= rmse
+        return self.compare().probability >= prob if self.task == "compare" else self.posterior_rmse() <= rmse
 
     def trajectory(self, prob: float = 0.95) -> pd.DataFrame:
         """Estimates after every ``tell``: one row per (labels used, group).

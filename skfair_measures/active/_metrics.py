@@ -101,9 +101,7 @@ class ActiveMetric:
 
     def outcome(self, correct: np.ndarray, pred_pos: np.ndarray, true_pos: np.ndarray) -> np.ndarray:
         """Success (1) or failure (0) of each labeled row: its cell is in the numerator."""
-        if self.correct:
-            return correct
-        return self._num[true_pos.astype(np.intp), pred_pos.astype(np.intp)]
+        return correct if self.correct else self._num[true_pos.astype(np.intp), pred_pos.astype(np.intp)]
 
     def expected(self, confidence: np.ndarray, p_pos: np.ndarray, pred_pos: np.ndarray) -> tuple:
         """What the model's scores expect: P(row counts) and P(success | counts) per row.

@@ -84,10 +84,8 @@ def _weight_columns(frame: nw.LazyFrame, cols: Columns) -> list[nw.Expr]:
 def engine_failure(engine: str, cols: Columns, exc: BaseException) -> RuntimeError:
     """An engine's error (any type) as one error naming the engine and the columns it read."""
     columns = {"target": cols.target, "prediction": cols.prediction, "sensitive": list(cols.sensitive)}
-    message = _ENGINE_FAILED.format(
-        engine=engine, **columns, weight=cols.sample_weight, error=f"{type(exc).__name__}: {exc}"
-    )
-    return RuntimeError(message)
+    error = f"{type(exc).__name__}: {exc}"
+    return RuntimeError(_ENGINE_FAILED.format(engine=engine, **columns, weight=cols.sample_weight, error=error))
 
 
 def needed_columns(cols: Columns) -> list[str]:
@@ -135,8 +133,7 @@ def confusion_table(
         The sensitive columns (user's names), ``y_true``, ``y_pred``, ``n_rows``,
         ``weight`` (and ``sum_sq_weight``) and the counts of bad weights and scores per cell.
     """
-    pred = nw.col(cols.prediction)
-    bad_score = nw.lit(0)
+    pred, bad_score = nw.col(cols.prediction), nw.lit(0)
     if threshold is not None:
         _require_numeric(frame, "prediction", cols.prediction, "a threshold is applied to its scores")
         bad_score = (~pred.is_between(0.0, 1.0)).fill_null(True).cast(nw.Int64)
@@ -153,11 +150,8 @@ def error_table(frame: nw.LazyFrame, cols: Columns) -> pd.DataFrame:
         _require_numeric(frame, argument, column, "a regression measure subtracts it")
     err = nw.col(cols.prediction).cast(nw.Float64) - nw.col(cols.target).cast(nw.Float64)
     e, w = nw.col("__sfm_e"), nw.col(_W)
-    derived = [
-        (w * e.abs()).alias("__sfm_ae"),
-        (w * e * e).alias("__sfm_se"),
-        (~e.is_finite()).fill_null(True).cast(nw.Int64).alias(_BAD_ERR),
-    ]
+    derived = [(w * e.abs()).alias("__sfm_ae"), (w * e * e).alias("__sfm_se")]
+    derived.append((~e.is_finite()).fill_null(True).cast(nw.Int64).alias(_BAD_ERR))
     sums = [nw.col("__sfm_ae").sum().alias(_SUM_AE), nw.col("__sfm_se").sum().alias(_SUM_SE)]
     aggs = [w.sum().alias(_SUM_W), *sums, nw.col(_BAD_W).sum(), nw.col(_BAD_ERR).sum()]
     return grouped_pass(frame, cols, [err.alias("__sfm_e")], [], aggs, derived)
@@ -179,8 +173,7 @@ def value_table(
     _require_numeric(frame, "prediction", cols.prediction, "distribution distances compare its values")
     pred = nw.col(cols.prediction).cast(nw.Float64)
     summary = _run(frame.select(pred.n_unique().alias(_N), pred.min().alias("lo"), pred.max().alias("hi")), frame, cols)
-    n_values = int(summary[_N].iloc[0])
-    width = None
+    n_values, width = int(summary[_N].iloc[0]), None
     if n_values > MAX_VALUES:
         if bins is None:
             raise ValueError(_TOO_MANY_VALUES.format(key=key, column=cols.prediction, n=n_values, limit=MAX_VALUES))
@@ -312,8 +305,7 @@ def confusion_stats(
         Whether the groups are compared (at least two then), as ``check_inputs(compare_groups=)``.
     """
     _refuse_bad_rows(table, cols)
-    y_true = table[_T].to_numpy()
-    y_pred = table[_P].to_numpy()
+    y_true, y_pred = table[_T].to_numpy(), table[_P].to_numpy()
     codes, index = _group_codes(table, cols, groups, compare)  # the groups before the labels, as in the core
     if thresholded:  # as the core thresholds rows: y_true binarised, the prediction is score >= threshold
         y_true, _, _ = binarize_labels(y_true, y_true, pos_label)

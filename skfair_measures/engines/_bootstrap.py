@@ -106,8 +106,7 @@ def poisson_bootstrap(
     kinds = _statistics_of(m)
     engine = _Engine(data, check_columns(as_lazy(data), target, prediction, sensitive, sample_weight))
     observed = {kind: engine.stats(kind, m.inputs, m.key) for kind in kinds}
-    point = m.evaluate_stats(observed)
-    rng = np.random.default_rng(random_state)
+    point, rng = m.evaluate_stats(observed), np.random.default_rng(random_state)
     if kinds == ("confusion",) and sample_weight is None:
         counts = observed["confusion"]
         replicated = dataclasses.replace(counts, counts=rng.poisson(counts.counts, (n_boot, *counts.counts.shape)))
@@ -186,8 +185,7 @@ def _compound_poisson(engine: _Engine, threshold: float | None, n_boot: int, see
     square = np.divide(table[_SUM_W2].to_numpy(dtype=float), n, out=np.zeros_like(n), where=n > 0)
     var = np.maximum(square - mean**2, 0.0)
     var[var <= 1e-12 * mean**2] = 0.0  # equal weights up to rounding
-    spread = var > 0
-    rng = np.random.default_rng(seed)
+    spread, rng = var > 0, np.random.default_rng(seed)
     occupancy = rng.poisson(n, (n_boot, n.size)).astype(float)
     shape = occupancy * np.divide(mean**2, var, out=np.zeros_like(n), where=spread)
     scale = np.divide(var, mean, out=np.ones_like(n), where=spread & (mean > 0))

@@ -135,8 +135,7 @@ def _partition(pdf: pd.DataFrame, cols: Columns, threshold: float) -> pd.DataFra
     keys = [pdf[c] for c in cols.sensitive] + [pdf[cols.target], pd.Series(s >= threshold, index=pdf.index)]
     table = _native._grouped(keys, [*cols.sensitive, _T, _P], sums, {_BAD_W: bad_w, _BAD_SCORE: bad})
     if w is None:
-        table[_W2] = table[_N].astype(float)
-        table[_W2S] = table[_WS]
+        table[_W2], table[_W2S] = table[_N].astype(float), table[_WS]
     return table[[*cols.sensitive, _T, _P, _N, *SCORE_SUMS, _BAD_W, _BAD_SCORE]]
 
 
@@ -228,8 +227,7 @@ def _rows_partition(
     pdf: pd.DataFrame, cols: Columns, threshold: float, bins: int, split: tuple[float, float], needed: list[str]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     missing = pdf[cols.target].isna().to_numpy()
-    labeled = pdf.loc[~missing, needed].reset_index(drop=True)
-    unl = pdf.loc[missing]
+    labeled, unl = pdf.loc[~missing, needed].reset_index(drop=True), pdf.loc[missing]
     s, bad = _np_scores(unl, cols)
     w, bad_w = _native._weights(unl, cols)
     at = np.minimum(np.floor(s * bins), bins - 1).astype(np.int64)

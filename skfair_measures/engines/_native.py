@@ -122,8 +122,7 @@ def _flat_cells(keys: list[pd.Series], names: list[str]) -> tuple[np.ndarray, in
 
 def _flat_cells_renumbered(parts: list[tuple[np.ndarray, int, pd.Index]], names: list[str]) -> tuple:
     """As :func:`_flat_cells`, renumbering the observed combinations after each column (many levels)."""
-    cell = np.zeros(len(parts[0][0]), dtype=np.int64)
-    values = pd.DataFrame(index=pd.RangeIndex(1))
+    cell, values = np.zeros(len(parts[0][0]), dtype=np.int64), pd.DataFrame(index=pd.RangeIndex(1))
     for (codes, lo, lev), name in zip(parts, names, strict=True):
         pair = cell * len(lev) + (codes.astype(np.int64) - lo)
         seen, cell = np.unique(pair, return_inverse=True)
@@ -161,8 +160,7 @@ def _with_replicates(sums: dict[str, np.ndarray], n_rows: int, replicates: tuple
     if replicates is None:
         return
     n_boot, seed = replicates
-    rng = np.random.default_rng(seed)
-    base = dict(sums) if _SUM_W in sums else {_SUM_W: None, **sums}
+    rng, base = np.random.default_rng(seed), dict(sums) if _SUM_W in sums else {_SUM_W: None, **sums}
     for b in range(n_boot):
         k = rng.poisson(1.0, n_rows).astype(float)
         for name, v in base.items():
@@ -170,11 +168,7 @@ def _with_replicates(sums: dict[str, np.ndarray], n_rows: int, replicates: tuple
 
 
 def table(
-    pdf: pd.DataFrame,
-    cols: Columns,
-    kind: str,
-    threshold: float | None = None,
-    replicates: tuple[int, Any] | None = None,
+    pdf: pd.DataFrame, cols: Columns, kind: str, threshold: float | None = None, replicates: tuple | None = None
 ) -> pd.DataFrame:
     """The small table of one pandas frame (``kind`` is ``"confusion"`` or ``"errors"``).
 
@@ -183,8 +177,7 @@ def table(
     """
     w, bad_w = _weights(pdf, cols)
     sums = {} if w is None else {_SUM_W: w}
-    keys = [pdf[c] for c in cols.sensitive]
-    names = list(cols.sensitive)
+    keys, names = [pdf[c] for c in cols.sensitive], list(cols.sensitive)
     if kind == "errors":
         e = pdf[cols.prediction].to_numpy(dtype=float, na_value=np.nan, copy=True)
         e -= pdf[cols.target].to_numpy(dtype=float, na_value=np.nan)

@@ -233,8 +233,7 @@ class DriftTest:
         act = ~(reads[:, empty].any(axis=1))  # a cell without rows this batch: no bet
         if not act.any():
             return
-        safe = np.where(empty, 1.0, n)
-        a = coef[act]
+        safe, a = np.where(empty, 1.0, n), coef[act]
         d = a @ np.where(empty, 0.0, k / safe)
         s2 = (a * a) @ np.where(empty, 0.0, 1.0 / (4.0 * safe))
         log_e = LAMBDAS * (d - self.plan.bound)[:, None] - LAMBDAS**2 * s2[:, None] / 2.0

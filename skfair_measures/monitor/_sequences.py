@@ -43,15 +43,12 @@ INITIAL_SHARE = 0.9
 
 def box_alpha(alpha: float, start: int) -> float:
     """The level of the box started at step ``start`` (1: the cumulative one)."""
-    if start <= 1:
-        return alpha / 2.0
-    return alpha / 2.0 / ((start - 1) * start)
+    return alpha / 2.0 if start <= 1 else alpha / 2.0 / ((start - 1) * start)
 
 
 def cells(counts: np.ndarray, roles: RatioRoles) -> tuple[np.ndarray, np.ndarray]:
     """Successes (numerator rows) and trials (denominator rows) per group of counts ``(n_groups, 2, 2)``."""
-    successes = (counts * roles.num).sum(axis=(-2, -1))
-    trials = (counts * roles.den).sum(axis=(-2, -1))
+    successes, trials = (counts * roles.num).sum(axis=(-2, -1)), (counts * roles.den).sum(axis=(-2, -1))
     return np.rint(successes), np.rint(trials)
 
 
@@ -93,9 +90,7 @@ class Box:
 
     def _batch(self, counts: np.ndarray, rates: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, ...]:
         """Add the batch's counts; the successes and trials of every row of the stack (new rows made)."""
-        grown = np.zeros_like(counts)
-        grown[: self.counts.shape[0]] = self.counts
-        self.counts = grown + counts
+        self.counts = counts + np.pad(self.counts, ((0, len(counts) - len(self.counts)), (0, 0), (0, 0)))
         for name in rates:
             self._grow(name, counts.shape[0])
         successes, trials = np.zeros(self.stack.rows), np.zeros(self.stack.rows)

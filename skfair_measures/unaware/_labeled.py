@@ -192,8 +192,19 @@ def labeled_proxy_disparity(
         f"group {g!r} has only {int(c)} {few}" for g, c in zip(group_index, counts, strict=True) if c < _MIN_LABELED
     ]
     draws = None
-    if n_boot:
-        draws = _bootstrap(n_lab, n_all, shape, alpha, metric, pos, n_boot, check_random_state(random_state))
+    if n_boot:  # replicates resample the labeled rows and the other rows separately, the whole estimate redone
+        rng, lab, other = check_random_state(random_state), n_lab.ravel(), n_all - n_lab.sum(axis=0)
+        lab_b = rng.multinomial(int(lab.sum()), lab / lab.sum(), size=n_boot).astype(float)
+        lab_b = lab_b.reshape(n_boot, *n_lab.shape)
+        if other.sum() > 0:
+            other_b = rng.multinomial(int(round(other.sum())), other / other.sum(), size=n_boot).astype(float)
+        else:
+            other_b = np.zeros((n_boot, other.size))
+        all_b = lab_b.sum(axis=1) + other_b
+        h_b, n_yk_b = _estimate(lab_b, all_b, shape, alpha)
+        draws = disparity_from_rates(h_b, metric, pos)
+        undefined = (n_yk_b == 0) & (all_b.reshape(n_boot, *shape).sum(-1) > 0)  # as _undefined_reason
+        draws[undefined.reshape(n_boot, -1).any(axis=1)] = np.nan
     reasons += replicate_reasons(draws, prob, value)
     labeled_by_group = dict(zip(group_index.tolist(), counts.tolist(), strict=True))
     diagnostics = {"groups": group_index.tolist(), "classes": classes.tolist(), "proxy_columns": columns}
@@ -228,27 +239,3 @@ def _undefined_reason(n_yk: np.ndarray, rows_yk: np.ndarray, classes: np.ndarray
     shown = [c.item() if isinstance(c, np.generic) else c for c in classes]
     where = f"y_pred={shown[k]!r}" + ("" if metric == "dp" else f", y_true={shown[y]!r}")
     return f"no labeled row has {where}, so the group shares there are unknown; label more rows"
-
-
-def _bootstrap(
-    n_lab: np.ndarray,
-    n_all: np.ndarray,
-    shape: tuple[int, int, int],
-    alpha: float,
-    metric: str,
-    pos: int | None,
-    n_boot: int,
-    rng: Any,
-) -> np.ndarray:
-    """Disparity on replicates that resample the labeled rows and the other rows separately."""
-    lab, other = n_lab.ravel(), n_all - n_lab.sum(axis=0)
-    lab_b = rng.multinomial(int(lab.sum()), lab / lab.sum(), size=n_boot).astype(float).reshape(n_boot, *n_lab.shape)
-    if other.sum() > 0:
-        other_b = rng.multinomial(int(round(other.sum())), other / other.sum(), size=n_boot).astype(float)
-    else:
-        other_b = np.zeros((n_boot, other.size))
-    h, n_yk = _estimate(lab_b, lab_b.sum(axis=1) + other_b, shape, alpha)
-    values = disparity_from_rates(h, metric, pos)
-    rows_yk = (lab_b.sum(axis=1) + other_b).reshape(n_boot, *shape).sum(-1)
-    values[((n_yk == 0) & (rows_yk > 0)).reshape(n_boot, -1).any(axis=1)] = np.nan
-    return values

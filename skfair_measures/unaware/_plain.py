@@ -35,9 +35,7 @@ def plain(obj: Any) -> Any:
         return plain(obj.tolist())
     if isinstance(obj, np.generic):
         return plain(obj.item())
-    if isinstance(obj, float) and np.isnan(obj):
-        return None
-    return obj
+    return None if isinstance(obj, float) and np.isnan(obj) else obj
 
 
 class UnawareResult(ReplicatesResult):
