@@ -146,11 +146,8 @@ def option_names() -> dict[str, tuple[str, ...]]:
     >>> option_names()["sampler"]
     ('bc', 'bcr')
     """
-    out: dict[str, tuple[str, ...]] = {}
-    for spec in METHODS.values():
-        for name in spec.option_names():
-            out[name] = (*out.get(name, ()), spec.name)
-    return out
+    names = dict.fromkeys(name for spec in METHODS.values() for name in spec.option_names())
+    return {name: tuple(m for m, spec in METHODS.items() if name in spec.option_names()) for name in names}
 
 
 def check_method(method: Any) -> MethodSpec:
