@@ -520,10 +520,8 @@ def _page(audit: BiasAudit) -> str:
     rate = s["rate"]
     what = "the tool selected to move forward" if count == "selected" else "scored above the median score of everyone"
     pct = f"{100 * audit.prob:g}%"
-    notes = [
-        n.format(rate=rate, what=what, pct=pct, verb="selected" if count == "selected" else "scored above the median")
-        for n in _NOTES
-    ]
+    verb = "selected" if count == "selected" else "scored above the median"
+    notes = [n.format(rate=rate, what=what, pct=pct, verb=verb) for n in _NOTES]
     excluded = "; ".join(f"{t}: {', '.join(c)}" for t, c in s["excluded"].items() if c)
     facts = [
         ("Date of the audit", s["date"]),
