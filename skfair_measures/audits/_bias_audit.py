@@ -112,9 +112,8 @@ def _table(
     """
     known = cats.notna().to_numpy()
     g = pd.Series(hit[known], index=cats[known].to_numpy()).groupby(level=0, sort=True)
-    t = pd.DataFrame(
-        {"category": g.size().index.astype(str), "n": g.size().to_numpy(), name: g.sum().to_numpy().astype(int)}
-    )
+    size = g.size()
+    t = pd.DataFrame({"category": size.index.astype(str), "n": size.to_numpy(), name: g.sum().to_numpy().astype(int)})
     x, n = t[name].to_numpy(float), t["n"].to_numpy(float)
     rate, share = x / n, n / total
     keep = share >= exclude_below
