@@ -44,9 +44,8 @@ __all__ = ["posterior", "posteriors", "signed_measure"]
 
 
 def _rng(random_state: Any) -> np.random.Generator:
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
-    return np.random.default_rng(random_state)
+    legacy = isinstance(random_state, np.random.RandomState)
+    return np.random.default_rng(random_state.randint(0, 2**31 - 1) if legacy else random_state)
 
 
 def signed_measure(measure: MeasureBase, reference: Any) -> MeasureBase:
@@ -391,11 +390,10 @@ def _check_reference(reference: Any, groups: pd.Index) -> None:
 
 def _refuse_weights(method: str, *weights: Any) -> None:
     if not METHODS[method].weights and any(w is not None for w in weights):
+        takers = " or ".join(repr(m) for m, spec in METHODS.items() if spec.weights and spec.options)
         raise ValueError(
             f"method={method!r} counts labeled samples and takes no sample_weight or unlabeled_sample_weight; "
-            "use method= "
-            + " or ".join(repr(m) for m, spec in METHODS.items() if spec.weights and spec.options)
-            + " for weighted data."
+            f"use method= {takers} for weighted data."
         )
 
 

@@ -208,8 +208,7 @@ def _sides(sums: dict[str, np.ndarray], a: np.ndarray, b: np.ndarray) -> list[_S
 
 
 def _strata(mo: ScoreMoments) -> list[_Stratum]:
-    lab = _sides(mo.labeled, _A, _B)
-    unl = _sides(mo.unlabeled, _AU, _BU)
+    lab, unl = _sides(mo.labeled, _A, _B), _sides(mo.unlabeled, _AU, _BU)
     cells = zip(lab, unl, mo.labeled["w"], mo.labeled["w2"], strict=True)
     return [_Stratum(*args) for args in cells]
 
@@ -261,8 +260,7 @@ def _draw(mean: np.ndarray, df: np.ndarray, cov: np.ndarray, size: int, rng: Rng
     """
     from scipy.special import ndtr, stdtrit
 
-    out = np.full((size, mean.size), np.nan)
-    ok = np.isfinite(mean)
+    out, ok = np.full((size, mean.size), np.nan), np.isfinite(mean)
     if not ok.any():
         return out
     sub = cov[np.ix_(ok, ok)]
@@ -368,9 +366,7 @@ class PredictionPowered(EstimationMethod):
             return _cells_at(st, float(self.lam))
         first = _cells_at(st, 1.0)
         phi = _gradient(base, first.mu)
-        if not np.isfinite(phi).all():
-            return first
-        return _cells_at(st, _tuned_lambda(st, phi, first.mu))
+        return _cells_at(st, _tuned_lambda(st, phi, first.mu)) if np.isfinite(phi).all() else first
 
     def _estimate(
         self, moments: ScoreMoments, bases: Bases, strata: list[_Stratum], groups: Any

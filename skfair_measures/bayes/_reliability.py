@@ -86,8 +86,7 @@ class ReliabilityPosterior:
         """The reliability diagram as a long table: one row per (group, bin)."""
         prob = check_prob(prob)
         lo, hi = np.quantile(self.theta, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
-        labels = group_labels(self.groups)
-        n_bins = self.edges.size - 1
+        labels, n_bins = group_labels(self.groups), self.edges.size - 1
         bins = {"group": np.repeat(labels, n_bins), "bin_lower": np.tile(self.edges[:-1], len(labels))}
         bins |= {"bin_upper": np.tile(self.edges[1:], len(labels)), "mean_score": self.mean_score.ravel()}
         data = {"weight": self.weight.ravel(), "n": self.n.ravel().astype(int), "k": self.k.ravel().astype(int)}
@@ -199,8 +198,7 @@ def reliability_posterior(
 
     tot, sums = per_bin(s_all, c_all), per_bin(s_all, c_all, transform(s_all))
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean_score = np.where(tot > 0, sums / tot, np.nan)
-        weight = tot / tot.sum(1, keepdims=True)
+        mean_score, weight = np.where(tot > 0, sums / tot, np.nan), tot / tot.sum(1, keepdims=True)
     z = (t == (s >= threshold)).astype(float) if kind == "confidence" else t.astype(float)
     nb, kb = per_bin(s, codes), per_bin(s, codes, z)
     centre = np.where(np.isnan(mean_score), (edges[:-1] + edges[1:]) / 2, mean_score)
