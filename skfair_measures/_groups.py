@@ -268,7 +268,9 @@ def _encoded(
     measure that compares none (``classif.acc`` shown per group) takes one.
     """
     if groups is not None:
-        return _encode_to_known_groups(cols, groups, name)
+        several = len(cols) > 1  # intersectional groups: each row's tuple of labels
+        key = pd.MultiIndex.from_arrays([np.asarray(v, dtype=object) for _, v in cols]) if several else cols[0][1]
+        return encode_known_groups(key, groups, name), pd.Index(groups)
     codes, index = _observed_groups(cols)
     if compare:
         _check_two_groups(codes, index, name, samples)
@@ -310,12 +312,6 @@ def _check_two_groups(codes: np.ndarray, index: pd.Index, name: str, samples: in
             "two or more values (in cross-validation, stratify the folds by group "
             "so that no fold misses a group, or declare all groups with groups=)."
         )
-
-
-def _encode_to_known_groups(cols: list[tuple[str, Any]], groups: pd.Index, name: str) -> tuple[np.ndarray, pd.Index]:
-    several = len(cols) > 1
-    key = pd.MultiIndex.from_arrays([np.asarray(v, dtype=object) for _, v in cols]) if several else cols[0][1]
-    return encode_known_groups(key, groups, name), pd.Index(groups)
 
 
 def encode_known_groups(values: Any, groups: Any, name: str, *, missing: bool = False) -> np.ndarray:

@@ -301,9 +301,8 @@ def paired_disparity(
     if not (np.isfinite(x) & np.isfinite(y)).all():
         raise ValueError("first and second must have an outcome on every pair; drop the incomplete pairs.")
     groups = (str(names[0]), str(names[1]))
-    table = pd.DataFrame(
-        {"group": groups, "items": x.size, "rate": [x.mean(), y.mean()] if x.size else np.nan}
-    ).set_index("group")
+    rates = [x.mean(), y.mean()] if x.size else np.nan
+    table = pd.DataFrame({"group": groups, "items": x.size, "rate": rates}).set_index("group")
     binary = bool(np.isin(np.concatenate([x, y]), (0.0, 1.0)).all())
     common = dict(key=f"{name}.counterfactual_difference", n=int(x.size), groups=groups, prob=prob)
     common["construction"] = "Tango score (paired)" if binary else "paired t"

@@ -112,9 +112,8 @@ def _table(
     """
     known = cats.notna().to_numpy()
     g = pd.Series(hit[known], index=cats[known].to_numpy()).groupby(level=0, sort=True)
-    t = pd.DataFrame(
-        {"category": g.size().index.astype(str), "n": g.size().to_numpy(), name: g.sum().to_numpy().astype(int)}
-    )
+    size = g.size()
+    t = pd.DataFrame({"category": size.index.astype(str), "n": size.to_numpy(), name: g.sum().to_numpy().astype(int)})
     x, n = t[name].to_numpy(float), t["n"].to_numpy(float)
     rate, share = x / n, n / total
     keep = share >= exclude_below
@@ -520,10 +519,8 @@ def _page(audit: BiasAudit) -> str:
     rate = s["rate"]
     what = "the tool selected to move forward" if count == "selected" else "scored above the median score of everyone"
     pct = f"{100 * audit.prob:g}%"
-    notes = [
-        n.format(rate=rate, what=what, pct=pct, verb="selected" if count == "selected" else "scored above the median")
-        for n in _NOTES
-    ]
+    verb = "selected" if count == "selected" else "scored above the median"
+    notes = [n.format(rate=rate, what=what, pct=pct, verb=verb) for n in _NOTES]
     excluded = "; ".join(f"{t}: {', '.join(c)}" for t, c in s["excluded"].items() if c)
     facts = [
         ("Date of the audit", s["date"]),
