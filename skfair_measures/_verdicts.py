@@ -329,7 +329,7 @@ def _box_rows(family: list, box: Any, prob: float) -> tuple[np.ndarray, np.ndarr
     lo, hi = np.where(ok, np.minimum(lo, est), np.nan), np.where(ok, np.maximum(hi, est), np.nan)
     k = box.split(names, pooled=False)
     how = (
-        f"union bound: simultaneous betting intervals of the {k} group rates, each at level "
+        f"union bound: simultaneous intervals ({box.name}) of the {k} group rates, each at level "
         f"1 - {1 - prob:g}/{k}; differences from the box's corners"
     )
     return est, lo, hi, how

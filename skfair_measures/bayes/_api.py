@@ -29,10 +29,11 @@ from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
 from ..measures import MeasureBase
 from ._auto import auto_candidates, auto_estimate, auto_interval, auto_method, checked_method
+from ._bb import BetaBinomial, bb_cell_draws, cell_concentration
 from ._checks import CalibrationWarning
 from ._dirichlet import dirichlet_posteriors, holds_multiclass_labels, multiclass_error
 from ._frames import FRAME_METHODS, frame_fit_data, frame_rows
-from ._guaranteed import Guaranteed, audit_target, weighted
+from ._guaranteed import Guaranteed, QuantileBox, audit_target, exact_rates
 from ._method import EstimationMethod, FitData, GroupDraws, Rows
 from ._posterior import MeasurePosterior, external_stacklevel, group_labels, warn_undefined
 from ._ppi import PredictionPowered
@@ -423,9 +424,11 @@ def posteriors(
         raise ValueError(f"reference={reference!r} is not one of the groups {list(data.groups)}; pass one of them.")
     why, plan = None, None
     if method == AUTO:
-        guaranteed, interval_reason = auto_interval(data, bases)
-        plan = _AutoPlan(estimator, guaranteed, interval_reason, *auto_estimate(estimator.name, guaranteed))
+        interval, interval_reason = auto_interval(data, bases)
+        plan = _AutoPlan(estimator, interval, interval_reason, *auto_estimate(estimator.name, interval))
         estimator, why, unused = _auto_checked(estimator, data, options, unused, plan)
+        if plan.interval == "jeffreys":  # the draws: the labels' Jeffreys posterior (the estimate may be BC's)
+            estimator = BetaBinomial(prior="jeffreys")
     targets = [signed_measure(m, reference) for m in measures]
     seed = int(rng.integers(2**31 - 1))
     draws = METHODS[estimator.name].default_draws if n_draws is None else int(n_draws)
@@ -489,10 +492,14 @@ class _AutoPlan:
     """``auto``'s decisions made before fitting (:mod:`._auto`): the rules' method, the interval, the estimate."""
 
     calibrator: EstimationMethod  # the method of rules 1-3 (its options record)
-    guaranteed: bool
+    interval: str  # "own", "jeffreys", "guaranteed" or "exact"
     interval_reason: str
-    from_calibration: bool
+    estimate: str  # "calibration", "exact" or "own"
     estimate_reason: str
+
+    @property
+    def from_calibration(self) -> bool:
+        return self.estimate == "calibration"
 
 
 def _auto_checked(
@@ -503,7 +510,7 @@ def _auto_checked(
     if why is None:
         return estimator, None, unused
     kept = (
-        "; its estimate stays the calibration model's (fitted for it) and its interval is the guaranteed one"
+        "; its estimate stays the calibration model's (fitted for it) and its interval is the labels'"
         if plan.from_calibration
         else ""
     )
@@ -536,7 +543,9 @@ def _auto_estimate(
     alone (same seed); otherwise its fit is ``fit``.
     """
     own = f"{estimator.name}'s " + ("point estimate" if fit.point is not None else "posterior mean")
-    if not plan.from_calibration:
+    if plan.estimate == "exact":
+        return {"estimate_reason": plan.estimate_reason}  # _auto_interval puts the exact rates on fit
+    if plan.estimate == "own":
         return {"estimate": own, "estimate_reason": plan.estimate_reason}
     source = fit
     if fit.calibration_point is None:
@@ -568,29 +577,41 @@ def _auto_interval(
     seed: int,
     plan: _AutoPlan,
 ) -> dict[str, Any]:
-    """``auto``'s interval (:func:`~._auto.auto_interval`): the guaranteed box put on ``fit`` when the rule says so.
+    """``auto``'s interval (:func:`~._auto.auto_interval`): its draws' own, or a confidence box put on ``fit``.
 
-    The estimate stays the one :func:`_auto_estimate` put on ``fit``; the posterior then
-    reads its interval from the box, widened to hold the estimate. A confidence interval gives
-    no probabilities: ``prob_within`` and ``rope`` are NaN with the reason (one construction for
-    the interval, the probability and the verdict), and ``attrs`` says so.
+    With the calibration model's estimate, the posterior reads its interval from the box,
+    widened to hold the estimate; a confidence interval gives no probabilities:
+    ``prob_within`` and ``rope`` are NaN with the reason (one construction for the
+    interval, the probability and the verdict), and ``attrs`` says so.
     """
-    if not plan.guaranteed:
-        return {"interval": f"{estimator.name}'s own", "interval_reason": plan.interval_reason}
+    out = {"interval_reason": plan.interval_reason}
+    if plan.interval == "own" or (plan.interval == "jeffreys" and not plan.from_calibration):
+        return out | {"interval": f"{estimator.name}'s own" + (" (Jeffreys prior)" if plan.interval != "own" else "")}
+    none = "none: a confidence interval (the draws' would not agree with it)"
+    if plan.interval == "jeffreys":  # a rate no labeled row informs keeps its prior: BC's estimate has a value there
+        alpha, _ = cell_concentration(bases, data.n_groups, "jeffreys")
+        shape = next(iter(fit.values.values())).shape[:2]
+        prior = bb_cell_draws(np.zeros_like(data.counts), alpha, *shape, np.random.default_rng(seed))
+        for b in bases:
+            fit.values[b.name] = np.where(np.isnan(fit.values[b.name]), b.from_counts(prior), fit.values[b.name])
+            if ratio_roles(b).label_free and data.has_unlabeled:  # known on every audited row, as BC's estimate is
+                rate, pooled = exact_rates(data, ratio_roles(b))
+                fit.values[b.name], fit.overall[b.name] = (
+                    np.broadcast_to(rate, (*shape, rate.size)),
+                    np.full(shape, pooled),
+                )
+        fit.interval_box = QuantileBox(fit.values, fit.overall)
+        return out | {"interval": "the labels' Jeffreys posterior, widened to hold the estimate", "probabilities": none}
     box = Guaranteed().group_draws(data, bases, chains=1, draws=1, rng=np.random.default_rng(seed), seed=seed)
     fit.interval_box = box.confidence
-    exact = {}
-    if box.attrs["target"] == "audited rows" and not data.has_unlabeled and not weighted(data):
-        # every audited row labeled: the rates are known exactly, and a model's estimate (BB's posterior mean of a
-        # |gap|, biased away from 0) would only widen the exact interval
+    if plan.estimate == "exact":  # every audited row labeled: the rates are known exactly
         fit.point, fit.point_overall = box.point, box.point_overall
-        exact = {"estimate": "the exact rates of the audited rows (every row labeled)"}
-    return exact | {
+        out["estimate"] = "the exact rates of the audited rows (every row labeled)"
+    return out | {
         "interval": "guaranteed (" + box.attrs["sampler"].split(", ", 1)[-1] + "), widened to hold the estimate",
         "target": box.attrs["target"],
         "construction": box.attrs["construction"],
-        "interval_reason": plan.interval_reason,
-        "probabilities": "none: the guaranteed interval is a confidence interval (the draws' would not agree with it)",
+        "probabilities": none,
         "prediction_powered": box.attrs["prediction_powered"],
         "sequences": box.attrs["sequences"],
     }

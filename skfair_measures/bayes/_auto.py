@@ -64,6 +64,7 @@ import numpy as np
 from ..base import ratio_roles
 from ._bc import CLIP
 from ._checks import calibration_checks
+from ._guaranteed import weighted
 from ._method import FitData
 from ._table import METHODS
 
@@ -149,11 +150,11 @@ def checked_method(method: str, data: FitData) -> tuple[str, str | None]:
     return (_FALLBACK, "; ".join(reasons)) if reasons else (method, None)
 
 
-def auto_interval(data: FitData, bases: tuple[Any, ...]) -> tuple[bool, str]:
-    """Whether ``"auto"`` reports the guaranteed interval (True) or its method's own, and why.
+def auto_interval(data: FitData, bases: tuple[Any, ...]) -> tuple[str, str]:
+    """Which interval ``"auto"`` reports, and why: ``"own"``, ``"jeffreys"``, ``"guaranteed"`` or ``"exact"``.
 
     The fewest labeled rows in the denominator of any rate of any group decides: below
-    :data:`INTERVAL_MIN_LABELS`, the guaranteed interval.
+    :data:`INTERVAL_MIN_LABELS`, the labels' Jeffreys posterior (with weights: the guaranteed interval).
 
     Examples
     --------
@@ -163,10 +164,12 @@ def auto_interval(data: FitData, bases: tuple[Any, ...]) -> tuple[bool, str]:
     >>> rows = Rows(np.full(50, 0.7), np.ones(50, dtype=np.intp), np.zeros(50, dtype=np.intp), None)
     >>> data = FitData(np.ones(50, dtype=np.intp), rows, Rows.empty(), pd.Index(["a"]), 0.5)
     >>> auto_interval(data, (BASE_METRICS["tpr"],))[0]
-    True
+    'jeffreys'
     """
     if data.target == "audited rows" and not data.has_unlabeled:
-        return True, "target='audited rows' with every row labeled: the guaranteed interval, about the rows given"
+        if weighted(data):
+            return "guaranteed", "target='audited rows' with every row labeled, weighted: the guaranteed interval"
+        return "exact", "target='audited rows' with every row labeled: the rates of the rows given, exactly"
     cells = data.y_true * 2 + data.labeled.y_pred
     fewest, where = None, ""
     for base in bases:
@@ -179,46 +182,50 @@ def auto_interval(data: FitData, bases: tuple[Any, ...]) -> tuple[bool, str]:
         if fewest is None or n[j] < fewest:
             fewest, where = int(n[j]), f"{base.name} in group {str(data.groups[j])!r}"
     if fewest is None and bases and data.has_unlabeled:
-        return False, "every rate reads the predictions only, known on every row: the method's own interval"
+        return "own", "every rate reads the predictions only, known on every row: the method's own interval"
     if fewest is None or fewest < INTERVAL_MIN_LABELS:
-        return True, (
-            f"{where} has {fewest} labeled row(s) in its denominator, fewer than {INTERVAL_MIN_LABELS}: "
-            "the guaranteed interval (valid at every number of labels)"
-        )
-    return False, (
+        few = f"{where} has {fewest} labeled row(s) in its denominator, fewer than {INTERVAL_MIN_LABELS}: "
+        if weighted(data):
+            return "guaranteed", few + "with weights, the guaranteed interval (valid at every number of labels)"
+        return "jeffreys", few + "the labels' Jeffreys posterior (near its level at every number of labels)"
+    return "own", (
         f"every group has >= {INTERVAL_MIN_LABELS} labeled rows in every rate's denominator "
         f"(fewest: {fewest}, {where}): the method's own interval"
     )
 
 
-def auto_estimate(method: str, guaranteed: bool) -> tuple[bool, str]:
-    """Whether ``"auto"`` reports the calibration model's estimate rather than its method's own, and why.
+def auto_estimate(method: str, interval: str) -> tuple[str, str]:
+    """Which estimate ``"auto"`` reports: ``"calibration"``, ``"exact"`` or ``"own"``, and why.
 
     Parameters
     ----------
     method : str
         The method of rules 1-3 (:func:`auto_method`), before the calibration checks.
-    guaranteed : bool
-        Whether the interval is the guaranteed one (:func:`auto_interval`).
+    interval : str
+        The interval (:func:`auto_interval`).
 
     Returns
     -------
-    calibration : bool
-        True: BC's posterior mean of every group rate (the calibration fit, without the
-        rectifier), through the measure's operation.
+    source : str
+        ``"calibration"``: BC's posterior mean of every group rate (the calibration fit,
+        without the rectifier), through the measure's operation, the interval widened to
+        hold it; ``"exact"``: the rates of the audited rows, every one labeled; ``"own"``:
+        the method's (the posterior mean of the draws auto reports).
     why : str
 
     Examples
     --------
-    >>> auto_estimate("bcr", True)[0], auto_estimate("bcr", False)[0], auto_estimate("ppi", True)[0]
-    (True, False, False)
+    >>> auto_estimate("bcr", "jeffreys")[0], auto_estimate("bb", "jeffreys")[0], auto_estimate("bcr", "own")[0]
+    ('calibration', 'own', 'own')
     """
+    if interval == "exact":
+        return "exact", "every audited row labeled: the rates are known exactly"
+    if interval == "own":
+        return "own", "the method's own interval, so its own estimate (inside it)"
     if not METHODS[method].calibrates:
-        return False, f"{method}: no calibration model serves these arguments"
-    if not guaranteed:
-        return False, "the method's own interval, so its own estimate (inside it)"
-    return True, (
-        "the guaranteed interval covers whatever the estimate, so the estimate is the one of least error: the "
+        return "own", f"{method}: no calibration model serves these arguments"
+    return "calibration", (
+        "an interval of the labels alone holds whatever the estimate, so the estimate is the one of least error: the "
         "calibration model's, whether or not its checks pass (docs/reproduction_ji2020.md: within a point of the "
         "lower of BB's and BC's error in 267 of 280 rows, against 236 for the rectified estimate)"
     )

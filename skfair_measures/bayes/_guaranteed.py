@@ -62,7 +62,7 @@ from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
 from ._method import EstimationMethod, FitData, GroupDraws, group_name
 
-__all__ = ["TARGETS", "ConfidenceBox", "Guaranteed", "audit_target"]
+__all__ = ["TARGETS", "ConfidenceBox", "Guaranteed", "QuantileBox", "audit_target", "exact_rates"]
 
 #: What an interval can be about: the rows given (labeled and unlabeled), or a population they were drawn from.
 TARGETS = ("audited rows", "population")
@@ -138,6 +138,7 @@ class ConfidenceBox:
 
     groups: dict[str, list[RateInterval]]
     pooled: dict[str, RateInterval]
+    name: str = "betting (guaranteed), labels"  # the construction, in words
 
     @property
     def k(self) -> int:
@@ -172,6 +173,42 @@ class ConfidenceBox:
         return measure.bounds_from_group_values(lower, upper, groups=groups, overall=overall)
 
 
+@dataclass(eq=False)
+class QuantileBox:
+    """A posterior's equal-tailed intervals read as confidence intervals: the interval without its probabilities.
+
+    ``method="auto"``'s interval below its row count when its estimate is the calibration
+    model's (:mod:`._auto`): the labels' Jeffreys posterior, widened (by the posterior) to
+    hold that estimate, so the draws' shares would no longer agree with it. ``at`` gives
+    simultaneous bounds (a union bound over the ``k`` rates read), as :class:`ConfidenceBox`'s.
+    """
+
+    values: dict[str, np.ndarray]  # draws of every rate, shape (chain, draw, group)
+    overall: dict[str, np.ndarray]  # draws of every pooled rate, shape (chain, draw)
+    name: str = "Jeffreys posterior (equal-tailed), widened to hold the estimate"  # the construction, in words
+
+    def split(self, bases: tuple[str, ...], pooled: bool = True) -> int:
+        """How many intervals ``at(prob, bases, pooled)`` splits ``1 - prob`` over."""
+        return sum(self.values[b].shape[-1] + pooled for b in bases)
+
+    def at(self, prob: float, bases: tuple[str, ...] | None = None, pooled: bool = True):
+        """Simultaneous bounds at level ``prob`` of the rates of ``bases`` (default: all); pooled ones if read."""
+        names = tuple(self.values) if bases is None else bases
+        q = (1.0 - prob) / self.split(names, pooled) / 2.0
+        draws = {n: self.values[n].reshape(-1, self.values[n].shape[-1]) for n in names}
+        lower = {n: np.quantile(d, q, axis=0) for n, d in draws.items()}
+        upper = {n: np.quantile(d, 1.0 - q, axis=0) for n, d in draws.items()}
+        overall = {n: tuple(np.quantile(self.overall[n], [q, 1.0 - q])) if pooled else (0.0, 1.0) for n in names}
+        return lower, upper, overall
+
+    def measure_interval(self, measure: Any, groups: pd.Index, prob: float) -> tuple[float, float]:
+        """The equal-tailed interval of the measure's draws at level ``prob``."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            draws = np.asarray(measure.from_group_values(self.values, groups=groups, overall=self.overall))
+        lo, hi = np.quantile(draws, [(1.0 - prob) / 2.0, (1.0 + prob) / 2.0])
+        return float(lo), float(hi)
+
+
 def weighted(data: FitData) -> bool:
     """Whether weights were given (of labeled or unlabeled rows): the weighted, labels-only form."""
     return data.labeled.weight is not None or data.unlabeled.weight is not None
@@ -192,7 +229,7 @@ def _proxies(scores: np.ndarray, y_pred: np.ndarray, roles: Any) -> tuple[np.nda
     return a, b
 
 
-def _exact_rates(data: FitData, roles: Any) -> tuple[np.ndarray, float]:
+def exact_rates(data: FitData, roles: Any) -> tuple[np.ndarray, float]:
     """A label-free rate (the selection rate) on every audited row, labeled and unlabeled: known exactly.
 
     Weights are known up to a common factor, so the labeled and unlabeled rows' weights
@@ -313,7 +350,7 @@ class Guaranteed(EstimationMethod):
                     "(e.g. balanced accuracy averages two rates); use method='bb' for it."
                 )
             if roles.label_free and data.has_unlabeled:  # every audited row's prediction is known
-                rate, pooled = _exact_rates(data, roles)
+                rate, pooled = exact_rates(data, roles)
                 groups_ci[base.name] = [RateInterval(float(r)) for r in rate]
                 pooled_ci[base.name] = RateInterval(pooled)
                 empty, where = np.flatnonzero(~np.isfinite(rate)), "row"
@@ -338,8 +375,9 @@ class Guaranteed(EstimationMethod):
             values[base.name] = rate.reshape(1, 1, n_groups)
             overall[base.name] = np.full((1, 1), pooled)
             point[base.name], point_overall[base.name] = rate, pooled
-        box = ConfidenceBox(groups_ci, pooled_ci)
         powered = data.has_unlabeled and not weighted(data)
+        name = "betting (guaranteed), " + ("prediction-powered" if powered else "labels")
+        box = ConfidenceBox(groups_ci, pooled_ci, name)
         form = (
             ", prediction-powered by the unlabeled scores"
             if powered

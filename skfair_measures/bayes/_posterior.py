@@ -265,9 +265,7 @@ class MeasurePosterior(Estimate):
     def construction(self) -> str:  # type: ignore[override]
         """What made the interval, in words a reader knows."""
         if self.interval_box is not None:
-            return "betting (guaranteed), " + (
-                "prediction-powered" if self.attrs.get("prediction_powered") else "labels"
-            )
+            return self.interval_box.name
         return _CONSTRUCTIONS.get(self.method, f"{self.method} posterior")
 
     @property
@@ -287,7 +285,7 @@ class MeasurePosterior(Estimate):
             return None
         if self.method != "guaranteed":  # auto put the guaranteed box on another method's draws
             return (
-                f"the interval is the guaranteed one (auto: {self.attrs.get('interval_reason', 'few labels')}), "
+                f"the interval ({self.construction}; auto: {self.attrs.get('interval_reason', 'few labels')}) is "
                 "a confidence interval; it gives no probabilities (the draws' would not agree with it)"
             )
         return f"method={self.method!r} gives a confidence interval, not probabilities"
