@@ -176,7 +176,7 @@ def _text(plan: Any, args: argparse.Namespace) -> str:
         f"{a['target_power']:g}",
         (
             f"simulated power {a['power']:.2f} (sd {a['power_sd']:.2f}, {a['n_sim']} audits)"
-            if a["method"] == "guaranteed"
+            if a["method"] != "bb"
             else f"power {a['power']:.2f} by the normal approximation"
         )
         + f"; guessed value {a['guess']:.4f}, so the expected decision is {a['decision']!r}",

@@ -29,11 +29,11 @@ from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
 from ..measures import MeasureBase
 from ._auto import auto_candidates, auto_estimate, auto_interval, auto_method, checked_method
-from ._bb import BetaBinomial, bb_cell_draws, cell_concentration
+from ._bb import BetaBinomial
 from ._checks import CalibrationWarning
 from ._dirichlet import dirichlet_posteriors, holds_multiclass_labels, multiclass_error
 from ._frames import FRAME_METHODS, frame_fit_data, frame_rows
-from ._guaranteed import Guaranteed, QuantileBox, audit_target, exact_rates
+from ._guaranteed import Guaranteed, audit_target, labels_box
 from ._method import EstimationMethod, FitData, GroupDraws, Rows
 from ._posterior import MeasurePosterior, external_stacklevel, group_labels, warn_undefined
 from ._ppi import PredictionPowered
@@ -588,19 +588,8 @@ def _auto_interval(
     if plan.interval == "own" or (plan.interval == "jeffreys" and not plan.from_calibration):
         return out | {"interval": f"{estimator.name}'s own" + (" (Jeffreys prior)" if plan.interval != "own" else "")}
     none = "none: a confidence interval (the draws' would not agree with it)"
-    if plan.interval == "jeffreys":  # a rate no labeled row informs keeps its prior: BC's estimate has a value there
-        alpha, _ = cell_concentration(bases, data.n_groups, "jeffreys")
-        shape = next(iter(fit.values.values())).shape[:2]
-        prior = bb_cell_draws(np.zeros_like(data.counts), alpha, *shape, np.random.default_rng(seed))
-        for b in bases:
-            fit.values[b.name] = np.where(np.isnan(fit.values[b.name]), b.from_counts(prior), fit.values[b.name])
-            if ratio_roles(b).label_free and data.has_unlabeled:  # known on every audited row, as BC's estimate is
-                rate, pooled = exact_rates(data, ratio_roles(b))
-                fit.values[b.name], fit.overall[b.name] = (
-                    np.broadcast_to(rate, (*shape, rate.size)),
-                    np.full(shape, pooled),
-                )
-        fit.interval_box = QuantileBox(fit.values, fit.overall)
+    if plan.interval == "jeffreys":
+        fit.interval_box = labels_box(data, bases, fit, seed)
         return out | {"interval": "the labels' Jeffreys posterior, widened to hold the estimate", "probabilities": none}
     box = Guaranteed().group_draws(data, bases, chains=1, draws=1, rng=np.random.default_rng(seed), seed=seed)
     fit.interval_box = box.confidence

@@ -60,9 +60,10 @@ from .._betting import GRID_SIZE, fixed_sample_interval, prediction_powered_inte
 from .._small_sample import reads_pooled
 from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
+from ._bb import bb_cell_draws, cell_concentration
 from ._method import EstimationMethod, FitData, GroupDraws, group_name
 
-__all__ = ["TARGETS", "ConfidenceBox", "Guaranteed", "QuantileBox", "audit_target", "exact_rates"]
+__all__ = ["TARGETS", "ConfidenceBox", "Guaranteed", "QuantileBox", "audit_target", "exact_rates", "labels_box"]
 
 #: What an interval can be about: the rows given (labeled and unlabeled), or a population they were drawn from.
 TARGETS = ("audited rows", "population")
@@ -207,6 +208,24 @@ class QuantileBox:
             draws = np.asarray(measure.from_group_values(self.values, groups=groups, overall=self.overall))
         lo, hi = np.quantile(draws, [(1.0 - prob) / 2.0, (1.0 + prob) / 2.0])
         return float(lo), float(hi)
+
+
+def labels_box(data: FitData, bases: tuple[BaseMetric, ...], fit: GroupDraws, seed: int) -> QuantileBox:
+    """``auto``'s interval with the calibration model's estimate: the labels' Jeffreys posterior ``fit`` as a box.
+
+    A rate no labeled row informs keeps its prior draws (the calibration model's estimate has
+    a value there, and the labels bound it by nothing); a rate of the predictions alone, given
+    the unlabeled rows, is its exact value on every audited row. ``fit``'s draws are changed in place.
+    """
+    alpha, _ = cell_concentration(bases, data.n_groups, "jeffreys")
+    shape = next(iter(fit.values.values())).shape[:2]
+    prior = bb_cell_draws(np.zeros_like(data.counts), alpha, *shape, np.random.default_rng(seed))
+    for b in bases:
+        fit.values[b.name] = np.where(np.isnan(fit.values[b.name]), b.from_counts(prior), fit.values[b.name])
+        if ratio_roles(b).label_free and data.has_unlabeled:
+            rate, pooled = exact_rates(data, ratio_roles(b))
+            fit.values[b.name], fit.overall[b.name] = np.broadcast_to(rate, (*shape, rate.size)), np.full(shape, pooled)
+    return QuantileBox(fit.values, fit.overall)
 
 
 def weighted(data: FitData) -> bool:
