@@ -15,7 +15,7 @@ group a is 0.6, of group b ``0.6 - gap``; the FPR is 0.3 in both. The measure is
 Every method looks after every batch and alarms the first time its interval for the gap
 lies above ``eps``:
 
-- ``monitor``: :class:`skfair_measures.monitor.FairnessMonitor` (defaults, alpha 0.05),
+- ``monitor``: :class:`skfair_measures.monitor.FairnessMonitor` (defaults, prob 0.95: false alarms at most 0.05),
   fed each batch's counts;
 - ``naive batch``: the 95% Wald interval of that batch alone, read every day;
 - ``naive cumulative``: the 95% Wald interval of all rows so far, read every day;
@@ -59,7 +59,7 @@ def stream_counts(
 
 def monitor_alarm(counts: np.ndarray) -> int | None:
     """The step (1-based) of the monitor's first alarm, or None."""
-    mon = FairnessMonitor("fairness.tpr", eps=EPS, alpha=ALPHA)
+    mon = FairnessMonitor("fairness.tpr", eps=EPS, prob=1 - ALPHA)
     idx = pd.Index(["a", "b"], name="group")
     for c in counts:
         mon.update(stats=ConfusionStats(c, idx))

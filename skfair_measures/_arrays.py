@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["check_scores"]
+__all__ = ["check_scores", "mean_by"]
 
 
 def _to_1d(values: Any, name: str) -> np.ndarray:
@@ -52,8 +52,9 @@ def _encoded_labels(values: Any) -> bool:
     )
 
 
-def _check_no_missing(arr: np.ndarray, name: str) -> None:
-    missing = pd.isna(arr)
+def _check_no_missing(arr: np.ndarray, name: str, missing: np.ndarray | None = None) -> None:
+    """Refuse missing values (``missing``: where they are, if known already), naming ``name`` and the first."""
+    missing = pd.isna(arr) if missing is None else missing
     if missing.any():
         idx = np.flatnonzero(missing)
         raise ValueError(
@@ -83,6 +84,20 @@ def check_scores(y_score: Any, name: str = "y_score") -> np.ndarray:
             "decision_function scores."
         )
     return s
+
+
+def mean_by(codes: np.ndarray, values: np.ndarray, n_groups: int, weights: Any = None) -> np.ndarray:
+    """The (weighted) mean of ``values`` per code; NaN for a code without weight.
+
+    Examples
+    --------
+    >>> mean_by(np.array([0, 0, 1]), np.array([1.0, 3.0, 5.0]), 3).tolist()
+    [2.0, 5.0, nan]
+    """
+    w = np.ones(values.size) if weights is None else weights
+    total = np.bincount(codes, weights=w * values, minlength=n_groups)
+    n = np.bincount(codes, weights=w, minlength=n_groups)
+    return np.divide(total, n, out=np.full(n_groups, np.nan), where=n > 0)
 
 
 def _check_weight(sample_weight: Any, n: int) -> np.ndarray | None:

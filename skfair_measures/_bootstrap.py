@@ -396,15 +396,8 @@ class _Atoms:
         order = np.argsort(flat, kind="stable")  # atoms of one group together
         flat, values, mult = flat[order], values[order], mult[order]
         group = flat // cells.cells_per_group
-        sizes = np.bincount(group, minlength=cells.n_groups)
-        self.width = int(sizes.max()) if sizes.size else 0
-        # atoms of one group side by side, padded on the left: the last entry of a
-        # multinomial row takes the remaining probability, so it must be a real atom
-        rank = np.arange(flat.size) - np.concatenate([[0], np.cumsum(sizes)[:-1]])[group]
-        col = self.width - sizes[group] + rank
-        self.n = np.bincount(group, weights=mult, minlength=cells.n_groups).astype(np.int64)
-        self.p = np.zeros((cells.n_groups, self.width))
-        self.p[group, col] = mult / self.n[group]
+        self.n, self.p, col = _atom_layout(group, mult, cells.n_groups)
+        self.width = self.p.shape[1]
         self.values = np.zeros((cells.n_groups, self.width, values.shape[1]))
         self.values[group, col] = values
         self.cell = np.zeros((cells.n_groups, self.width), dtype=np.intp)
@@ -426,6 +419,24 @@ class _Atoms:
             draws = rng.multinomial(self.n, self.p, size=(hi - lo, self.n_groups)).astype(float)
             out[lo:hi] = np.einsum("bga,gacv->bgcv", draws, per_cell)
         return out.reshape(n_boot, self.n_groups * self.cells_per_group, -1)
+
+
+def _atom_layout(group: np.ndarray, mult: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One multinomial per group over its atoms: the group's rows ``n``, the shares ``p`` and each atom's column.
+
+    The atoms of a group sit side by side in their order, padded on the left: the last entry
+    of a multinomial row takes the remaining probability, so it must be a real atom.
+    """
+    per = np.bincount(group, minlength=n_groups)
+    order = np.argsort(group, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size) - (np.cumsum(per) - per)[group[order]]
+    width = int(per.max()) if per.size else 0
+    col = width - per[group] + rank
+    n = np.bincount(group, weights=mult, minlength=n_groups).astype(np.int64)
+    p = np.zeros((n_groups, width))
+    p[group, col] = mult / n[group]
+    return n, p, col
 
 
 #: Rows looked at, and distinct values among them, that mark a value column as continuous.
@@ -602,29 +613,19 @@ def _group_values(measure: Measure, sample: GroupedSample) -> dict[str, np.ndarr
     return out
 
 
-def _result(
-    point: MeasureResult,
-    rep: Replicates,
-    n_boot: int,
-    prob: float,
-    sample: GroupedSample,
-    measure: Measure,
-    joint: object | None = None,
-) -> BootstrapResult:
-    codes = sample.group_codes
-    rows = np.bincount(codes[codes >= 0], minlength=sample.n_groups)
-    counts = (
-        rate_counts(measure, *prepared(sample, measure.inputs)) if _statistics_kind(measure) == "confusion" else None
-    )
+def _result(rep: Replicates, prob: float, sample: GroupedSample, measure: Measure, joint: object) -> BootstrapResult:
+    """The bootstrap result of ``measure`` on ``sample`` from its replicates ``rep``."""
+    codes, (data, pos) = sample.group_codes, prepared(sample, measure.inputs)
+    counts = rate_counts(measure, data, pos) if _statistics_kind(measure) == "confusion" else None
     return BootstrapResult(
-        point,
-        rep.draws.reshape(n_boot),
+        measure.evaluate_sample(sample),
+        rep.draws.ravel(),
         prob,
         group_draws=rep.group_draws,
         groups=sample.groups,
         group_values=_group_values(measure, sample),
         joint=joint,
-        group_rows=rows,
+        group_rows=np.bincount(codes[codes >= 0], minlength=sample.n_groups),
         rate_counts=counts,
     )
 
@@ -675,20 +676,9 @@ def bootstrap(
     >>> bool(lo <= res.value <= hi)
     True
     """
-    check_replicates(n_boot, prob)
-    (measure,) = as_measures([measure])
-    rng = np.random.default_rng(random_state)
-    sample = measure.validate(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
-    point = measure.evaluate_sample(sample)
-    data, pos = prepared(sample, measure.inputs)
-    kind = _statistics_kind(measure)
-    if kind == "confusion" and sample.sample_weight is None:
-        rep = Replicates.of_stats(measure, _multinomial_counts(data.confusion(pos), n_boot, rng))
-    elif kind is not None:
-        rep = Replicates.of_stats(measure, _row_stats(data, pos, kind, n_boot, rng))
-    else:  # wrapped scikit-learn metrics, or bases reading different statistics
-        (rep,) = _recomputed([measure], [sample], n_boot, rng)
-    return _result(point, rep, n_boot, prob, sample, measure)
+    keywords = {"sensitive_features": sensitive_features, "sample_weight": sample_weight, "random_state": random_state}
+    (result,) = bootstraps([measure], y_true, y_pred, n_boot=n_boot, prob=prob, **keywords).values()
+    return result
 
 
 def bootstraps(
@@ -744,15 +734,26 @@ def bootstraps(
         m.validate(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight) for m in ms
     ]
     _same_rows(ms, samples)
-    points = [m.evaluate_sample(s) for m, s in zip(ms, samples, strict=True)]
-    if sample_weight is None and all(_statistics_kind(m) == "confusion" for m in ms):
+    if len(ms) == 1:
+        reps = [_replicates(ms[0], samples[0], n_boot, rng)]
+    elif sample_weight is None and all(_statistics_kind(m) == "confusion" for m in ms):
         reps = _joint_counts(ms, samples, n_boot, rng)
     else:
         reps = _recomputed(ms, samples, n_boot, rng)
     joint = object()
-    return {
-        m.key: _result(p, r, n_boot, prob, s, m, joint) for m, p, r, s in zip(ms, points, reps, samples, strict=True)
-    }
+    return {m.key: _result(r, prob, s, m, joint) for m, r, s in zip(ms, reps, samples, strict=True)}
+
+
+def _replicates(measure: Measure, sample: GroupedSample, n_boot: int, rng: np.random.Generator) -> Replicates:
+    """One measure's replicates, from its sufficient statistics where it has one kind (exact), else recomputed."""
+    data, pos = prepared(sample, measure.inputs)
+    kind = _statistics_kind(measure)
+    if kind == "confusion" and sample.sample_weight is None:
+        return Replicates.of_stats(measure, _multinomial_counts(data.confusion(pos), n_boot, rng))
+    if kind is not None:
+        return Replicates.of_stats(measure, _row_stats(data, pos, kind, n_boot, rng))
+    (rep,) = _recomputed([measure], [sample], n_boot, rng)  # wrapped scikit-learn metrics, or mixed statistics
+    return rep
 
 
 def _same_rows(measures: list[Measure], samples: list[GroupedSample]) -> None:
@@ -792,17 +793,8 @@ def _joint_counts(measures: list[Measure], samples: list[GroupedSample], n_boot:
         code = code * size + c.flat
     atoms, first, mult = np.unique(code, return_index=True, return_counts=True)
     group = samples[0].group_codes[first].astype(np.intp)
-    n_groups = samples[0].n_groups
-    per = np.bincount(group, minlength=n_groups)
-    width = int(per.max()) if per.size else 0
-    order = np.argsort(group, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size) - (np.cumsum(per) - per)[group[order]]
-    col = width - per[group] + rank  # padded on the left: a multinomial row's last entry must be a real atom
-    n = np.bincount(group, weights=mult, minlength=n_groups).astype(np.int64)
-    p = np.zeros((n_groups, width))
-    p[group, col] = mult / n[group]
-    counts = rng.multinomial(n, p, size=(n_boot, n_groups))[:, group, col].astype(float)  # (n_boot, atoms)
+    n, p, col = _atom_layout(group, mult, samples[0].n_groups)
+    counts = rng.multinomial(n, p, size=(n_boot, p.shape[0]))[:, group, col].astype(float)  # (n_boot, atoms)
     out = []
     for c, size in zip(cells, sizes, strict=True):
         onehot = np.zeros((atoms.size, size))

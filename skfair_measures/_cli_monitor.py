@@ -42,7 +42,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--state", required=True, metavar="FILE", help="the monitor's state (JSON); created if absent")
     p.add_argument("--measures", nargs="+", metavar="KEY", help="measure keys (needed to create the state)")
     p.add_argument("--eps", type=float, help="the tolerance (needed to create the state)")
-    p.add_argument("--alpha", type=float, default=0.05, help="false-alarm probability (default: 0.05)")
+    p.add_argument(
+        "--prob", type=float, default=0.95, help="level: false alarms have probability at most 1 - PROB (default: 0.95)"
+    )
+    p.add_argument("--alpha", type=float, help=argparse.SUPPRESS)  # the level's old name, refused naming the fix
     p.add_argument("--window", default="10", help="windowed value: steps, or a span such as 7D (default: 10)")
     p.add_argument("--sensitive", nargs="+", required=True, metavar="COL", help="group column(s)")
     p.add_argument("--prediction", default="prediction", metavar="COL", help="predictions (default: prediction)")
@@ -63,6 +66,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def _open_monitor(args: argparse.Namespace, error: Callable[[str], Exception]) -> Any:
     from .monitor import FairnessMonitor
 
+    if args.alpha is not None:
+        raise error(f"--alpha is now --prob, the level: pass --prob {1 - args.alpha:g} (1 - ALPHA).")
     if os.path.exists(args.state):
         with reading(args.state, "--state"):
             try:
@@ -73,7 +78,7 @@ def _open_monitor(args: argparse.Namespace, error: Callable[[str], Exception]) -
         raise error(f"--state {args.state} does not exist yet; pass --measures and --eps to start a monitor.")
     window = int(args.window) if args.window.isdigit() else args.window
     try:
-        return FairnessMonitor(args.measures, eps=args.eps, alpha=args.alpha, window=window)
+        return FairnessMonitor(args.measures, eps=args.eps, prob=args.prob, window=window)
     except (TypeError, ValueError, KeyError) as exc:
         raise error(str(exc)) from None
 

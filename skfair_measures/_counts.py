@@ -12,8 +12,9 @@ Without ``rows`` (unweighted data) a group has as many rows as its counts say.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -50,8 +51,28 @@ def _merged_rows(a: Any, b: Any) -> np.ndarray | None:
     return _merge(np.asarray(ra, dtype=float), a.groups, np.asarray(rb, dtype=float), b.groups, 1)[0]
 
 
+class _Additive:
+    """What every record of statistics per group shares: ``+`` aligns the groups by label, and ``weightless``.
+
+    ``_values`` names the field of the statistics and how many axes follow the groups' axis.
+    """
+
+    _values: ClassVar[tuple[str, int]]
+
+    def weightless(self: Any) -> np.ndarray:
+        """Which groups have rows whose sample weights are all 0 (so their counts are 0)."""
+        return np.zeros(np.shape(self.n), dtype=bool) if self.rows is None else weightless(self.rows, self.n)
+
+    def __add__(self: Any, other: Any) -> Any:
+        if not isinstance(other, type(self)):
+            return NotImplemented
+        name, tail = self._values
+        values, groups = _merge(getattr(self, name), self.groups, getattr(other, name), other.groups, tail)
+        return dataclasses.replace(self, groups=groups, rows=_merged_rows(self, other), **{name: values})
+
+
 @dataclass(frozen=True, eq=False)
-class ConfusionStats:
+class ConfusionStats(_Additive):
     """Weighted confusion counts per group, shape ``(..., n_groups, 2, 2)``.
 
     ``counts[..., g, t, p]`` is the (weighted) number of samples of group ``g``
@@ -90,15 +111,7 @@ class ConfusionStats:
         """(Weighted) number of samples per group."""
         return self.counts.sum(axis=(-2, -1))
 
-    def weightless(self) -> np.ndarray:
-        """Which groups have rows whose sample weights are all 0 (so their counts are 0)."""
-        return _weightless(self)
-
-    def __add__(self, other: ConfusionStats) -> ConfusionStats:
-        if not isinstance(other, ConfusionStats):
-            return NotImplemented
-        rows = _merged_rows(self, other)
-        return ConfusionStats(*_merge(self.counts, self.groups, other.counts, other.groups, 3), rows=rows)
+    _values = ("counts", 3)
 
 
 @dataclass(frozen=True, eq=False)
@@ -167,7 +180,7 @@ def _widen_classes(counts: np.ndarray, have: pd.Index, want: pd.Index) -> np.nda
 
 
 @dataclass(frozen=True, eq=False)
-class ErrorStats:
+class ErrorStats(_Additive):
     """Regression sufficient statistics per group, shape ``(..., n_groups, 3)``.
 
     The last axis holds the (weighted) sample count, the sum of absolute errors and
@@ -205,21 +218,7 @@ class ErrorStats:
     def n(self) -> np.ndarray:
         return self.sums[..., 0]
 
-    def weightless(self) -> np.ndarray:
-        """Which groups have rows whose sample weights are all 0 (so their sums are 0)."""
-        return _weightless(self)
-
-    def __add__(self, other: ErrorStats) -> ErrorStats:
-        if not isinstance(other, ErrorStats):
-            return NotImplemented
-        rows = _merged_rows(self, other)
-        return ErrorStats(*_merge(self.sums, self.groups, other.sums, other.groups, 2), rows=rows)
-
-
-def _weightless(stats: ConfusionStats | ErrorStats) -> np.ndarray:
-    if stats.rows is None:
-        return np.zeros(np.shape(stats.n), dtype=bool)
-    return weightless(stats.rows, stats.n)
+    _values = ("sums", 2)
 
 
 def _merge(a: np.ndarray, ga: pd.Index, b: np.ndarray, gb: pd.Index, tail: int) -> tuple[np.ndarray, pd.Index]:

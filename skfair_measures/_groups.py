@@ -128,7 +128,7 @@ def _named_columns(sensitive_features: Any, prefix: str = "sensitive_feature") -
     if _is_flat_sequence(sensitive_features):
         # through pandas, not np.asarray: a list mixing 1 and "1" must stay two groups
         return [(default, pd.Series(list(sensitive_features)))]
-    arr = np.asarray(sensitive_features, dtype=object if _is_ragged_or_str(sensitive_features) else None)
+    arr = np.asarray(sensitive_features)
     if arr.ndim == 1:
         return [(default, arr)]
     if arr.ndim == 2:
@@ -180,12 +180,6 @@ def _is_flat_sequence(values: Any) -> bool:
     if not isinstance(values, list | tuple) or not values:
         return False
     return not isinstance(values[0], list | tuple | np.ndarray | pd.Series)
-
-
-def _is_ragged_or_str(values: Any) -> bool:
-    if isinstance(values, (list, tuple)) and values and isinstance(values[0], str):
-        return True
-    return False
 
 
 def _factorize(values: np.ndarray | pd.Categorical) -> tuple[np.ndarray, pd.Index]:

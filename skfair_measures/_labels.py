@@ -55,22 +55,6 @@ def need_pos_label(classes: Any) -> str:
     return _NEED_POS_LABEL.format(labels=labels, example=labels[-1] if labels else 1)
 
 
-def _resolve_pos_label(labels: list[Any], pos_label: Any, any_class: bool = False) -> Any:
-    """Return the positive label: explicit, or 1 for {0, 1}, {-1, 1} and booleans.
-
-    ``any_class``: the caller's values do not depend on which class is positive
-    (:attr:`~skfair_measures.base.BaseMetric.needs_positive`), so the last class
-    serves where none is implied.
-    """
-    if pos_label is not None:
-        return pos_label
-    if implied_positive(labels):
-        return 1
-    if any_class and labels:
-        return sorted(labels, key=str)[-1]
-    raise ValueError(need_pos_label(labels))
-
-
 def _distinct(arr: np.ndarray) -> np.ndarray:
     """Distinct values as an object array (bincount for small integer ranges)."""
     small = _small_int_levels(arr)
@@ -102,13 +86,7 @@ def factorized_labels(arr: np.ndarray, name: str) -> Factorized:
     if not (isinstance(arr, np.ndarray) and arr.dtype == object):
         return None
     codes, uniques = pd.factorize(arr)
-    missing = codes < 0
-    if missing.any():
-        idx = np.flatnonzero(missing)
-        raise ValueError(
-            f"{name} has {idx.size} missing value(s) (NaN/None), first at position "
-            f"{idx[0]}; drop or impute those rows before computing a measure."
-        )
+    _check_no_missing(arr, name, missing=codes < 0)
     return codes, np.asarray(uniques, dtype=object)
 
 
@@ -288,13 +266,25 @@ def binarize_labels(
 def _positive_label(
     pos_label: Any, uniq_t: np.ndarray, uniq_p: np.ndarray, labels: pd.Index | None = None, any_class: bool = False
 ) -> Any:
-    """The positive class given the distinct labels of y_true and y_pred, refusing what is not binary."""
+    """The positive class given the distinct labels of y_true and y_pred, refusing what is not binary.
+
+    ``pos_label`` when given (among several classes: that class against the rest), else 1 for
+    {0, 1}, {-1, 1} and booleans. ``any_class``: the caller's values do not depend on which
+    class is positive (:attr:`~skfair_measures.base.BaseMetric.needs_positive`), so the last
+    class serves where none is implied.
+    """
     classes = list(class_index(uniq_t, uniq_p, labels))
     if len(classes) > 2 and (pos_label is None or pos_label not in classes):
         named = "labels= declares" if labels is not None else "y_true and y_pred hold"
         raise ValueError(_NOT_BINARY.format(name=named, n=len(classes), labels=sorted(classes, key=str)))
-    # pos_label among several classes: that class against the rest (one-vs-rest)
-    pos = _resolve_pos_label(classes, pos_label, any_class)
-    if pos_label is not None and pos not in classes and len(classes) == 2:
-        raise ValueError(f"pos_label={pos!r} is not one of the labels {sorted(classes, key=str)}; pass one of them.")
-    return pos
+    if pos_label is not None and pos_label not in classes and len(classes) == 2:
+        raise ValueError(
+            f"pos_label={pos_label!r} is not one of the labels {sorted(classes, key=str)}; pass one of them."
+        )
+    if pos_label is not None:
+        return pos_label
+    if implied_positive(classes):
+        return 1
+    if any_class and classes:
+        return sorted(classes, key=str)[-1]
+    raise ValueError(need_pos_label(classes))

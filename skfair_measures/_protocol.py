@@ -16,7 +16,6 @@ the layers above, which take the measure as an argument: ``sfm.make_scorers``,
 from __future__ import annotations
 
 import copy
-import dataclasses
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -28,7 +27,7 @@ from ._arrays import check_scores
 from ._counts import ConfusionStats, ErrorStats
 from ._inputs import _RESOLVED_FIELDS, MeasureInputs, Undefined, _resolve_inputs
 from ._labels import binarize_labels
-from ._small_groups import SMALL_GROUP_ROWS, SmallGroupWarning
+from ._small_groups import SMALL_GROUP_ROWS, SmallGroupPlan, SmallGroupWarning
 from ._stats import GroupedSample, check_inputs, restrict_small_groups
 from ._undefined import name_groups
 from .base import BaseMetric, MulticlassError, ratio_roles
@@ -353,37 +352,35 @@ class Measure(MeasureBase):
 # --- where leaves read their values ------------------------------------------------
 
 
-class _Source:
-    """Where leaves read their per-group values: validated rows or statistics."""
+class _BaseSource:
+    """Where leaves read their per-group values: validated rows (:class:`_SampleSource`) or statistics.
+
+    Each source has ``groups``, ``values(base, inputs, key)`` (every group's value and the
+    pooled one), ``counts()`` (the weighted rows per group), ``weightless()`` (which groups
+    have rows whose sample weights are all 0) and ``rows(key)`` (the validated rows, for
+    measures that need more than sufficient statistics).
+    """
 
     groups: pd.Index
 
     def values(self, base: BaseMetric, inputs: MeasureInputs, key: str) -> tuple[np.ndarray, float]:
-        raise NotImplementedError  # pragma: no cover - abstract
+        try:
+            vals, overall = self._values(base, inputs, key)
+        except MulticlassError as err:
+            raise MulticlassError(f"{key}: {err}") from None
+        return np.asarray(vals, dtype=float), float(overall)
 
-    def counts(self) -> pd.Series:
-        raise NotImplementedError  # pragma: no cover - abstract
-
-    def weightless(self) -> np.ndarray:
-        """Which groups have rows whose sample weights are all 0."""
-        raise NotImplementedError  # pragma: no cover - abstract
-
-    def rows(self, key: str) -> GroupedSample:
-        """The validated rows, for measures that need more than sufficient statistics."""
+    def _values(self, base: BaseMetric, inputs: MeasureInputs, key: str) -> tuple[np.ndarray, float]:
         raise NotImplementedError  # pragma: no cover - abstract
 
 
-class _SampleSource(_Source):
+class _SampleSource(_BaseSource):
     def __init__(self, sample: GroupedSample) -> None:
         self.sample = sample
         self.groups = sample.groups
 
-    def values(self, base: BaseMetric, inputs: MeasureInputs, key: str) -> tuple[np.ndarray, float]:
-        data, pos = prepared(self.sample, inputs)
-        try:
-            return base.group_values(data, pos)
-        except MulticlassError as err:
-            raise MulticlassError(f"{key}: {err}") from None
+    def _values(self, base: BaseMetric, inputs: MeasureInputs, key: str) -> tuple[np.ndarray, float]:
+        return base.group_values(*prepared(self.sample, inputs))
 
     def rows(self, key: str) -> GroupedSample:
         return self.sample
@@ -395,7 +392,7 @@ class _SampleSource(_Source):
         return self.sample.weightless()
 
 
-class _StatsSource(_Source):
+class _StatsSource(_BaseSource):
     def __init__(self, stats: Stats) -> None:
         if isinstance(stats, ConfusionStats):
             stats = {"confusion": stats}
@@ -404,10 +401,10 @@ class _StatsSource(_Source):
         elif not isinstance(stats, Mapping) or not stats:
             raise TypeError(f"stats must be ConfusionStats, ErrorStats or a dict of them; got {stats!r}.")
         self.stats = dict(stats)
-        first = next(iter(self.stats.values()))
-        if any(not s.groups.equals(first.groups) for s in self.stats.values()):
+        self.first = next(iter(self.stats.values()))
+        if any(not s.groups.equals(self.first.groups) for s in self.stats.values()):
             raise ValueError("the statistics in stats= describe different groups; compute them on the same groups.")
-        self.groups = first.groups
+        self.groups = self.first.groups
 
     def stats_for(self, base: BaseMetric, key: str) -> ConfusionStats | ErrorStats:
         kind = base.statistic
@@ -422,22 +419,20 @@ class _StatsSource(_Source):
             )
         return self.stats[kind]
 
-    def values(self, base: BaseMetric, inputs: MeasureInputs, key: str) -> tuple[np.ndarray, float]:
-        try:
-            vals, overall = base.from_stats(self.stats_for(base, key))
-        except MulticlassError as err:
-            raise MulticlassError(f"{key}: {err}") from None
-        return np.asarray(vals, dtype=float), float(overall)
+    def _values(self, base: BaseMetric, inputs: MeasureInputs, key: str) -> tuple[np.ndarray, float]:
+        return base.from_stats(self.stats_for(base, key))
 
     def rows(self, key: str) -> GroupedSample:
         raise TypeError(f"{key} reads the rows (sorted predictions per group), not sufficient statistics.")
 
     def counts(self) -> pd.Series:
-        n = next(iter(self.stats.values())).n
-        return pd.Series(np.asarray(n, dtype=float), index=self.groups, name="count")
+        return pd.Series(np.asarray(self.first.n, dtype=float), index=self.groups, name="count")
 
     def weightless(self) -> np.ndarray:
-        return next(iter(self.stats.values())).weightless()
+        return self.first.weightless()
+
+
+_Source = _SampleSource | _StatsSource
 
 
 def prepared(sample: GroupedSample, inputs: MeasureInputs) -> tuple[GroupedSample, Any]:
@@ -516,31 +511,16 @@ def _denominator_rows(measure: MeasureBase, source: GroupedSample | Mapping[str,
 def _without(measure: MeasureBase, source: GroupedSample | Mapping[str, Any], small: np.ndarray) -> float:
     """The measure without the small groups (NaN when fewer than two groups remain)."""
     keep = ~small
+    groups = source.groups if isinstance(source, GroupedSample) else next(iter(source.values())).groups
+    plan = SmallGroupPlan(np.where(keep, np.cumsum(keep) - 1, -1), groups[keep], "")  # the small ones left out
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             if isinstance(source, GroupedSample):
-                rows = source.subset(keep[source.group_codes])
-                lut = np.cumsum(keep) - 1
-                rows = GroupedSample(
-                    rows.y_true,
-                    rows.y_pred,
-                    lut[rows.group_codes],
-                    source.groups[keep],
-                    rows.sample_weight,
-                    rows.labels,
-                )
-                return float(measure.evaluate_sample(rows).value)
-            kept = {}
-            for kind, st in source.items():
-                field = "counts" if isinstance(st, ConfusionStats) else "sums"
-                kept[kind] = dataclasses.replace(
-                    st,
-                    **{field: np.asarray(getattr(st, field))[keep]},
-                    groups=st.groups[keep],
-                    rows=None if st.rows is None else np.asarray(st.rows)[keep],
-                )
-            return float(measure.evaluate_stats(kept).value)
+                r = source.subset(keep[source.group_codes])
+                r = GroupedSample(r.y_true, r.y_pred, plan.codes(r.group_codes), plan.groups, r.sample_weight, r.labels)
+                return float(measure.evaluate_sample(r).value)
+            return float(measure.evaluate_stats({kind: plan.stats(st) for kind, st in source.items()}).value)
         except (ValueError, TypeError):  # one group left: the comparison is undefined without them
             return np.nan
 

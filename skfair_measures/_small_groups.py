@@ -164,11 +164,7 @@ def small_group_plan(
     if pooled.any():
         label = _other_label(groups)
         lut[pooled] = keep.size
-        if groups.nlevels > 1:
-            other = pd.MultiIndex.from_tuples([label], names=groups.names)
-        else:
-            other = pd.Index([label], name=groups.name)
-        index = index.append(other)
+        index = index.insert(len(index), label)  # placed last, with the groups' names
         named = name_groups([labels[i] for i in np.flatnonzero(pooled)], sizes[pooled])
         parts.append(f"are merged into {label!r} ({int(sizes[pooled].sum())} rows): {named}")
     named = name_groups([labels[i] for i in np.flatnonzero(small)], sizes[small])

@@ -14,6 +14,7 @@ re-exports only the three the report still reads from here.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,14 +83,19 @@ class GroupedSample:
     def n_groups(self) -> int:
         return len(self.groups)
 
-    def labels01(self, pos_label: Any = None) -> tuple[np.ndarray, np.ndarray]:
-        key = ("labels", pos_label)
+    def _cached(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """``self._cache[key]``, computed once."""
         if key not in self._cache:
-            t, p, _ = binarize_labels(
-                self.y_true, self.y_pred, pos_label, self._distinct_labels(), self.labels, factorized=self._factorized()
-            )
-            self._cache[key] = (t, p)
+            self._cache[key] = compute()
         return self._cache[key]
+
+    def labels01(self, pos_label: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        def binary() -> tuple[np.ndarray, np.ndarray]:
+            distinct, factorized = self._distinct_labels(), self._factorized()
+            t, p, _ = binarize_labels(self.y_true, self.y_pred, pos_label, distinct, self.labels, factorized=factorized)
+            return t, p
+
+        return self._cached(("labels", pos_label), binary)
 
     def confusion(self, pos_label: Any = None) -> ConfusionStats:
         """Confusion counts per group (cached per ``pos_label``).
@@ -165,10 +171,6 @@ class GroupedSample:
         counts = np.einsum("gij,ia,jb->gab", self._cache["class_counts"], onehot, onehot)
         return ConfusionStats(counts, self.groups)
 
-    def is_multiclass(self) -> bool:
-        """Whether there are more than two classes (:meth:`classes`)."""
-        return len(self.classes()) > 2
-
     def reads_classes(self, pos_label: Any = None) -> bool:
         """Whether the confusion counts are per class (K x K) rather than positive against the rest.
 
@@ -181,9 +183,7 @@ class GroupedSample:
 
     def classes(self) -> pd.Index:
         """The declared classes (``labels=``), or else the sorted union of the labels of y_true and y_pred (cached)."""
-        if "classes" not in self._cache:
-            self._cache["classes"] = class_index(*self._distinct_labels(), self.labels)
-        return self._cache["classes"]
+        return self._cached("classes", lambda: class_index(*self._distinct_labels(), self.labels))
 
     def _seen_classes(self) -> pd.Index:
         """The sorted union of the labels of y_true and y_pred."""
@@ -252,22 +252,17 @@ class GroupedSample:
 
     def _distinct_labels(self) -> tuple[np.ndarray, np.ndarray]:
         """Distinct values of y_true and y_pred (cached; object arrays: from their one factorisation)."""
-        if "distinct" not in self._cache:
-            ft, fp = self._factorized()
-            self._cache["distinct"] = (
-                _distinct(self.y_true) if ft is None else ft[1],
-                _distinct(self.y_pred) if fp is None else fp[1],
-            )
-        return self._cache["distinct"]
+
+        def distinct() -> tuple[np.ndarray, np.ndarray]:
+            ft, fp = self._factorized()  # only when not counted with the groups (the integer path sets it)
+            return _distinct(self.y_true) if ft is None else ft[1], _distinct(self.y_pred) if fp is None else fp[1]
+
+        return self._cached("distinct", distinct)
 
     def _factorized(self) -> tuple[Factorized, Factorized]:
         """:func:`factorized_labels` of y_true and y_pred (cached): codes and distinct labels of object arrays."""
-        if "factorized" not in self._cache:
-            self._cache["factorized"] = (
-                factorized_labels(self.y_true, "y_true"),
-                factorized_labels(self.y_pred, "y_pred"),
-            )
-        return self._cache["factorized"]
+        named = ((self.y_true, "y_true"), (self.y_pred, "y_pred"))
+        return self._cached("factorized", lambda: tuple(factorized_labels(y, name) for y, name in named))
 
     def _binary01(self) -> bool:
         """Whether both label arrays are integer or boolean with values in {0, 1}."""
@@ -277,13 +272,14 @@ class GroupedSample:
 
     def counts_per_group(self) -> pd.Series:
         """Number of samples (weighted, if weights were given) in each group (cached)."""
-        if "counts" not in self._cache:
+
+        def counts() -> pd.Series:
             if self.sample_weight is None:
-                n = self.group_sizes()
-            else:
-                n = np.bincount(self.group_codes, weights=self.sample_weight, minlength=self.n_groups)
-            self._cache["counts"] = pd.Series(n, index=self.groups, name="count")
-        return self._cache["counts"].copy()
+                return pd.Series(self.group_sizes(), index=self.groups, name="count")
+            n = np.bincount(self.group_codes, weights=self.sample_weight, minlength=self.n_groups)
+            return pd.Series(n, index=self.groups, name="count")
+
+        return self._cached("counts", counts).copy()
 
     def weightless(self) -> np.ndarray:
         """Which groups have rows whose sample weights are all 0 (their counts are those of an absent group)."""
@@ -293,9 +289,7 @@ class GroupedSample:
 
     def group_sizes(self) -> np.ndarray:
         """Number of rows (not weights) in each group (cached)."""
-        if "sizes" not in self._cache:
-            self._cache["sizes"] = np.bincount(self.group_codes, minlength=self.n_groups)
-        return self._cache["sizes"]
+        return self._cached("sizes", lambda: np.bincount(self.group_codes, minlength=self.n_groups))
 
     def subset(self, mask: np.ndarray, *, keep_classes: bool = False) -> GroupedSample:
         """The rows selected by ``mask``, keeping the full group table.
@@ -307,14 +301,8 @@ class GroupedSample:
         labels = self.labels
         if keep_classes and labels is None:
             labels = class_index(*self._distinct_labels())
-        return GroupedSample(
-            self.y_true[mask],
-            self.y_pred[mask],
-            self.group_codes[mask],
-            self.groups,
-            None if self.sample_weight is None else self.sample_weight[mask],
-            labels,
-        )
+        weight = None if self.sample_weight is None else self.sample_weight[mask]
+        return GroupedSample(self.y_true[mask], self.y_pred[mask], self.group_codes[mask], self.groups, weight, labels)
 
 
 def check_inputs(
@@ -373,27 +361,15 @@ def check_inputs(
     sample = _reuse.lookup(inputs, extra, groups)
     if sample is not None:
         return sample
-    return _reuse.store(
-        inputs,
-        extra,
-        groups,
-        lambda: _validated(
-            y_true, y_pred, sensitive_features, sample_weight, groups, labels, y_pred_name, compare_groups
-        ),
-    )
+    return _reuse.store(inputs, extra, groups, lambda: _validated(inputs, groups, labels, y_pred_name, compare_groups))
 
 
-def _validated(
-    y_true: Any,
-    y_pred: Any,
-    sensitive_features: Any,
-    sample_weight: Any,
-    groups: pd.Index | None,
-    labels: pd.Index | None,
-    y_pred_name: str,
-    compare_groups: bool = True,
-) -> GroupedSample:
-    """The validation behind :func:`check_inputs`, without reuse."""
+def _validated(inputs: tuple, groups: Any, labels: Any, y_pred_name: str, compare_groups: bool) -> GroupedSample:
+    """The validation behind :func:`check_inputs`, without reuse.
+
+    ``inputs`` are ``(y_true, y_pred, sensitive_features, sample_weight)``.
+    """
+    y_true, y_pred, sensitive_features, sample_weight = inputs
     t = _to_1d(y_true, "y_true")
     p = _to_1d(y_pred, y_pred_name)
     if t.size != p.size:

@@ -163,8 +163,7 @@ def verdicts(results: Mapping[str, Any] | Iterable[Any], eps: float, prob: float
         raise ValueError(
             "results is empty; pass the results of one fit (bayes.posteriors(...) or sfm.bootstraps(...))."
         )
-    eps = check_eps(eps)
-    prob = check_prob(prob)
+    eps, prob = check_eps(eps), check_prob(prob)
     families = [_family_of(r) for r in items]
     first = families[0]
     if (
@@ -187,19 +186,8 @@ def verdicts(results: Mapping[str, Any] | Iterable[Any], eps: float, prob: float
         est, lo, hi, how = _score_rows(family, prob)
     else:
         est, lo, hi, how = _band_rows(family, prob, first.source)
-    table = pd.DataFrame(
-        {
-            "measure": [f.key for f, _, _, _ in family],
-            "base": [name for _, name, _, _ in family],
-            "group_a": [labels[a] for _, _, a, _ in family],
-            "group_b": [labels[b] for _, _, _, b in family],
-            "estimate": est,
-            "lower": lo,
-            "upper": hi,
-            "verdict": classify(lo, hi, eps),
-        },
-        columns=COLUMNS,
-    )
+    rows = pd.DataFrame([(f.key, name, labels[a], labels[b]) for f, name, a, b in family], columns=COLUMNS[:4])
+    table = rows.assign(estimate=est, lower=lo, upper=hi, verdict=classify(lo, hi, eps))
     caution = None if "Newcombe" in how else _small_bootstrap(families)
     if caution is not None:
         warnings.warn(caution, SmallGroupWarning, stacklevel=2)

@@ -14,13 +14,13 @@ scikit-learn metric into a fairness base.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-import pandas as pd
 
 from ._counts import ConfusionStats, ErrorStats, MulticlassStats
 from ._labels import implied_positive, need_pos_label
@@ -308,18 +308,10 @@ class SklearnMetric(BaseMetric):
                 greater_is_better = not fname.endswith(("_error", "_loss", "_deviance"))
         if response_method is None:
             response_method = scorer_response or ("predict_proba" if fname in _PROBA_METRICS else "predict")
-        object.__setattr__(self, "metric", func)
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "greater_is_better", greater_is_better)
-        object.__setattr__(self, "response_method", response_method)
-        object.__setattr__(self, "range", tuple(range))
-        object.__setattr__(self, "kwargs", kwargs)
+        fields = dict(metric=func, name=name, greater_is_better=greater_is_better, response_method=response_method)
+        for field_name, value in {**fields, "range": tuple(range), "kwargs": kwargs}.items():  # a frozen dataclass
+            object.__setattr__(self, field_name, value)
         object.__setattr__(self, "description", f"{fname} (scikit-learn metric per group)")
-        object.__setattr__(
-            self,
-            "undefined_when",
-            "the metric raised an error or returned NaN on the group",
-        )
 
     @property
     def minimize(self) -> bool:  # type: ignore[override]
@@ -384,96 +376,38 @@ def _unwrap_scorer(metric: Any) -> tuple[Callable[..., float], dict, int | None,
 
 
 # --- count-based metrics: c[..., t, p] with t = y_true, p = y_pred ------------------
-# Module-level functions, not lambdas, so that base metrics and measures pickle.
+_CELLS = {"tn": (0, 0), "fp": (0, 1), "fn": (1, 0), "tp": (1, 1)}
 
 
-def _tp(c: np.ndarray) -> np.ndarray:
-    return c[..., 1, 1]
+@dataclass(frozen=True)
+class _Cells:
+    """``sum(num cells) / sum(den cells)`` of counts ``(..., 2, 2)``; without ``den``, the count itself.
 
+    The cells are named (``"tp fn"``). A ratio is NaN where its denominator is 0; a count
+    is NaN where the group has no samples (absent, not zero). An instance, not a lambda,
+    so that base metrics and the measures holding them pickle.
+    """
 
-def _fp(c: np.ndarray) -> np.ndarray:
-    return c[..., 0, 1]
+    num: str
+    den: str | None = None  # None: a count; "all": the group's samples
 
+    def __call__(self, c: np.ndarray) -> np.ndarray:
+        def total(cells: str) -> np.ndarray:
+            return _n(c) if cells == "all" else functools.reduce(np.add, [c[(..., *_CELLS[x])] for x in cells.split()])
 
-def _tn(c: np.ndarray) -> np.ndarray:
-    return c[..., 0, 0]
-
-
-def _fn(c: np.ndarray) -> np.ndarray:
-    return c[..., 1, 0]
+        return (
+            np.where(_n(c) > 0, total(self.num), np.nan)
+            if self.den is None
+            else _ratio(total(self.num), total(self.den))
+        )
 
 
 def _n(c: np.ndarray) -> np.ndarray:
     return c.sum(axis=(-2, -1))
 
 
-def _in_group(count: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """A count of a group, NaN where the group has no samples (absent, not zero)."""
-    return np.where(_n(c) > 0, count, np.nan)
-
-
-def _acc(c: np.ndarray) -> np.ndarray:
-    return _ratio(_tp(c) + _tn(c), _n(c))
-
-
-def _error_rate(c: np.ndarray) -> np.ndarray:
-    return _ratio(_fp(c) + _fn(c), _n(c))
-
-
-def _tpr(c: np.ndarray) -> np.ndarray:
-    return _ratio(_tp(c), _tp(c) + _fn(c))
-
-
-def _fnr(c: np.ndarray) -> np.ndarray:
-    return _ratio(_fn(c), _tp(c) + _fn(c))
-
-
-def _fpr(c: np.ndarray) -> np.ndarray:
-    return _ratio(_fp(c), _fp(c) + _tn(c))
-
-
-def _tnr(c: np.ndarray) -> np.ndarray:
-    return _ratio(_tn(c), _fp(c) + _tn(c))
-
-
-def _ppv(c: np.ndarray) -> np.ndarray:
-    return _ratio(_tp(c), _tp(c) + _fp(c))
-
-
-def _fdr(c: np.ndarray) -> np.ndarray:
-    return _ratio(_fp(c), _tp(c) + _fp(c))
-
-
-def _npv(c: np.ndarray) -> np.ndarray:
-    return _ratio(_tn(c), _tn(c) + _fn(c))
-
-
-def _fomr(c: np.ndarray) -> np.ndarray:
-    return _ratio(_fn(c), _tn(c) + _fn(c))
-
-
-def _selection_rate(c: np.ndarray) -> np.ndarray:
-    return _ratio(_tp(c) + _fp(c), _n(c))
-
-
 def _balanced_accuracy(c: np.ndarray) -> np.ndarray:
-    return (_ratio(_tp(c), c[..., 1, :].sum(-1)) + _ratio(_tn(c), c[..., 0, :].sum(-1))) / 2
-
-
-def _count_tp(c: np.ndarray) -> np.ndarray:
-    return _in_group(_tp(c), c)
-
-
-def _count_fp(c: np.ndarray) -> np.ndarray:
-    return _in_group(_fp(c), c)
-
-
-def _count_tn(c: np.ndarray) -> np.ndarray:
-    return _in_group(_tn(c), c)
-
-
-def _count_fn(c: np.ndarray) -> np.ndarray:
-    return _in_group(_fn(c), c)
+    return (_ratio(c[..., 1, 1], c[..., 1, :].sum(-1)) + _ratio(c[..., 0, 0], c[..., 0, :].sum(-1))) / 2
 
 
 def _mse(s: np.ndarray) -> np.ndarray:
@@ -521,7 +455,7 @@ def _error_rate_k(c: np.ndarray) -> np.ndarray:
 
 def _balanced_accuracy_k(c: np.ndarray) -> np.ndarray:
     # scikit-learn's balanced_accuracy_score: the mean recall over the classes present in y_true
-    return _class_average(_tpr, c, "macro")
+    return _class_average(_Cells("tp", "tp fn"), c, "macro")
 
 
 _POS = "no positives in y_true"
@@ -531,17 +465,17 @@ _PNEG = "no negative predictions"
 _EMPTY = "the group has no samples"
 
 _COUNT_METRICS = [
-    CountMetric("acc", _acc, "Accuracy", _EMPTY, multiclass=_acc_k),
-    CountMetric("error_rate", _error_rate, "Error rate", _EMPTY, minimize=True, multiclass=_error_rate_k),
-    CountMetric("tpr", _tpr, "True positive rate", _POS, averageable=True),
-    CountMetric("fnr", _fnr, "False negative rate", _POS, minimize=True, averageable=True),
-    CountMetric("fpr", _fpr, "False positive rate", _NEG, minimize=True, averageable=True),
-    CountMetric("tnr", _tnr, "True negative rate", _NEG, averageable=True),
-    CountMetric("ppv", _ppv, "Positive predictive value", _PPOS, averageable=True),
-    CountMetric("fdr", _fdr, "False discovery rate", _PPOS, minimize=True, averageable=True),
-    CountMetric("npv", _npv, "Negative predictive value", _PNEG, averageable=True),
-    CountMetric("fomr", _fomr, "False omission rate", _PNEG, minimize=True, averageable=True),
-    CountMetric("selection_rate", _selection_rate, "Positive prediction rate (selection rate)", _EMPTY),
+    CountMetric("acc", _Cells("tp tn", "all"), "Accuracy", _EMPTY, multiclass=_acc_k),
+    CountMetric("error_rate", _Cells("fp fn", "all"), "Error rate", _EMPTY, minimize=True, multiclass=_error_rate_k),
+    CountMetric("tpr", _Cells("tp", "tp fn"), "True positive rate", _POS, averageable=True),
+    CountMetric("fnr", _Cells("fn", "tp fn"), "False negative rate", _POS, minimize=True, averageable=True),
+    CountMetric("fpr", _Cells("fp", "fp tn"), "False positive rate", _NEG, minimize=True, averageable=True),
+    CountMetric("tnr", _Cells("tn", "fp tn"), "True negative rate", _NEG, averageable=True),
+    CountMetric("ppv", _Cells("tp", "tp fp"), "Positive predictive value", _PPOS, averageable=True),
+    CountMetric("fdr", _Cells("fp", "tp fp"), "False discovery rate", _PPOS, minimize=True, averageable=True),
+    CountMetric("npv", _Cells("tn", "tn fn"), "Negative predictive value", _PNEG, averageable=True),
+    CountMetric("fomr", _Cells("fn", "tn fn"), "False omission rate", _PNEG, minimize=True, averageable=True),
+    CountMetric("selection_rate", _Cells("tp fp", "all"), "Positive prediction rate (selection rate)", _EMPTY),
     CountMetric(
         "balanced_accuracy",
         _balanced_accuracy,
@@ -549,10 +483,10 @@ _COUNT_METRICS = [
         "no positives or no negatives in y_true",
         multiclass=_balanced_accuracy_k,
     ),
-    CountMetric("tp", _count_tp, "True positives", _EMPTY, range=(0.0, np.inf)),
-    CountMetric("fp", _count_fp, "False positives", _EMPTY, minimize=True, range=(0.0, np.inf)),
-    CountMetric("tn", _count_tn, "True negatives", _EMPTY, range=(0.0, np.inf)),
-    CountMetric("fn", _count_fn, "False negatives", _EMPTY, minimize=True, range=(0.0, np.inf)),
+    CountMetric("tp", _Cells("tp"), "True positives", _EMPTY, range=(0.0, np.inf)),
+    CountMetric("fp", _Cells("fp"), "False positives", _EMPTY, minimize=True, range=(0.0, np.inf)),
+    CountMetric("tn", _Cells("tn"), "True negatives", _EMPTY, range=(0.0, np.inf)),
+    CountMetric("fn", _Cells("fn"), "False negatives", _EMPTY, minimize=True, range=(0.0, np.inf)),
 ]
 
 _ERROR_METRICS = [
@@ -605,11 +539,7 @@ def get_base(base: str | BaseMetric | Callable[..., float]) -> BaseMetric:
     raise TypeError(f"base must be a name, a BaseMetric or a metric function; got {base!r}.")
 
 
-def group_values_frame(values: np.ndarray, groups: pd.Index, name: str) -> pd.Series:
-    """Per-group values as a Series with the stable group index."""
-    return pd.Series(np.asarray(values, dtype=float), index=groups, name=name)
-
-
+@dataclass(frozen=True, eq=False)
 class RatioRoles:
     """Which confusion cells form the numerator and the denominator of a rate.
 
@@ -622,8 +552,9 @@ class RatioRoles:
         False for other scale-free metrics such as balanced accuracy.
     """
 
-    def __init__(self, num: np.ndarray, den: np.ndarray, simple: bool):
-        self.num, self.den, self.simple = num, den, simple
+    num: np.ndarray
+    den: np.ndarray
+    simple: bool
 
     @property
     def label_free(self) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -194,51 +194,45 @@ def fold_splits(
 
 
 # -- one fold ----------------------------------------------------------------------
-def _fold_values(
-    estimator: Any,
-    X_test: Any,
-    y_test: np.ndarray,
-    A_test: Any,
-    w_test: np.ndarray | None,
-    measures: list[Measure],
-    without_small: Sequence[Measure] = (),
-) -> tuple[dict[str, float], np.ndarray, np.ndarray | None, dict[str, float]]:
-    """Every measure on one test fold: one prediction per response method, one pass of counts each.
+def _values_without(
+    without_small: Sequence[MeasureBase], evaluate: Callable[..., dict[str, float]]
+) -> dict[str, float]:
+    """``{key: value}`` of the measures that leave the small groups out, one by one.
 
-    ``without_small``: the same measures with ``min_group_size`` set, evaluated on the same
-    predictions for the small-group warning (their own warning is not repeated per fold).
+    A measure left with one group is NaN, not an error for the others; their warnings are not repeated per fold.
     """
-    y_pred = np.asarray(estimator.predict(X_test))
-    y_score = _response(estimator, X_test, "predict_proba", None) if hasattr(estimator, "predict_proba") else None
-
-    def evaluate(ms_all: Sequence[Measure]) -> dict[str, float]:
-        by_response: dict[tuple[str, Any], list[Measure]] = {}
-        for m in ms_all:
-            by_response.setdefault((m.inputs.response_method, m.inputs.pos_label), []).append(m)
-        values: dict[str, float] = {}
-        for (method, pos_label), ms in by_response.items():
-            if method == "predict":
-                response = y_pred
-            elif pos_label is None and y_score is not None:
-                response = y_score
-            else:
-                response = _response(estimator, X_test, method, pos_label)
-            with warnings.catch_warnings():  # the fold means' own small-group warning says it once, for all folds
-                warnings.filterwarnings("ignore", "(?s).*is decided by group", SmallGroupWarning)
-                res = evaluate_measures(ms, y_test, response, sensitive_features=A_test, sample_weight=w_test)
-            values.update({k: r.value for k, r in res.items()})
-        return values
-
-    values = evaluate(measures)
-    without: dict[str, float] = {}
-    for m in without_small:  # one by one: a measure left with one group is NaN, not an error for the others
+    out: dict[str, float] = {}
+    for m in without_small:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # this fold's warnings were recorded above, once
+            warnings.simplefilter("ignore")
             try:
-                without.update(evaluate([m]))
+                out[m.key] = evaluate([m])[m.key]
             except SingleGroupError:
-                without[m.key] = float("nan")
-    return values, y_pred, y_score, without
+                out[m.key] = float("nan")
+    return out
+
+
+def _small_groups(
+    codes: np.ndarray | None, splits: list[tuple[np.ndarray, np.ndarray]], group_index: Any, ms: Sequence[Any]
+) -> tuple[pd.Series, list[Any]]:
+    """The groups with fewer than ``SMALL_GROUP_ROWS`` rows in some test fold (their fewest), and the measures.
+
+    The measures are those with ``min_group_size`` unset, set to leave the small groups out: they give the
+    values without them, for the one warning of the fold means.
+    """
+    if codes is None:
+        return pd.Series(dtype=np.int64), []
+    small = small_groups_in_folds(fold_group_sizes(codes, [te for _, te in splits], group_index))
+    keep = [m for m in ms if len(small) and m.inputs.needs_sensitive and m.inputs.min_group_size is None]
+    return small, [m.with_inputs(min_group_size=SMALL_GROUP_ROWS) for m in keep]
+
+
+def _split_params(params: Mapping[str, Any], idx: np.ndarray, n: int) -> dict[str, Any]:
+    """The fit params of the rows ``idx``: array-likes of length ``n`` are sliced, anything else passes as is."""
+    sized = {
+        k for k, v in params.items() if not isinstance(v, str | bytes | Mapping) and np.ndim(v) >= 1 and len(v) == n
+    }
+    return {k: _take(v, idx) if k in sized else v for k, v in params.items()}
 
 
 def _fit_and_score(
@@ -255,26 +249,39 @@ def _fit_and_score(
     fit_params: dict[str, Any],
     without_small: Sequence[Measure] = (),
 ) -> dict[str, Any]:
-    """Fit on ``train``, predict ``test`` and evaluate every measure (runs in a worker)."""
-    n = len(y)
-    params = {k: (_take(v, train) if hasattr(v, "__len__") and len(v) == n else v) for k, v in fit_params.items()}
+    """Fit on ``train``, predict ``test`` and evaluate every measure (runs in a worker).
+
+    One prediction per response method, one pass of counts each. ``without_small``: the same measures
+    with ``min_group_size`` set, evaluated on the same predictions for the small-group warning.
+    """
+    rows = {"sensitive_features": None if sensitive is None else _take(sensitive, test)}
+    rows["sample_weight"] = None if sample_weight is None else sample_weight[test]
+
+    def evaluate(ms_all: Sequence[Measure]) -> dict[str, float]:
+        by_response: dict[tuple[str, Any], list[Measure]] = {}
+        for m in ms_all:
+            by_response.setdefault((m.inputs.response_method, m.inputs.pos_label), []).append(m)
+        values: dict[str, float] = {}
+        for (method, pos_label), ms in by_response.items():
+            response = y_pred if method == "predict" else y_score if pos_label is None else None
+            if response is None:
+                response = _response(estimator, X_test, method, pos_label)
+            with warnings.catch_warnings():  # the fold means' own small-group warning says it once, for all folds
+                warnings.filterwarnings("ignore", "(?s).*is decided by group", SmallGroupWarning)
+                values |= {k: r.value for k, r in evaluate_measures(ms, y[test], response, **rows).items()}
+        return values
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            t0 = time.perf_counter()
-            estimator.fit(_take(X, train), y[train], **params)
-            fit_time = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            values, y_pred, y_score, without = _fold_values(
-                estimator,
-                _take(X, test),
-                y[test],
-                None if sensitive is None else _take(sensitive, test),
-                None if sample_weight is None else sample_weight[test],
-                measures,
-                without_small,
-            )
-            score_time = time.perf_counter() - t0
+            start = time.perf_counter()
+            estimator.fit(_take(X, train), y[train], **_split_params(fit_params, train, len(y)))
+            fitted, X_test = time.perf_counter(), _take(X, test)
+            y_pred = np.asarray(estimator.predict(X_test))
+            proba = hasattr(estimator, "predict_proba")
+            y_score = _response(estimator, X_test, "predict_proba", None) if proba else None
+            values, without = evaluate(measures), _values_without(without_small, evaluate)
+            scored = time.perf_counter()
         except Exception as exc:
             raise RuntimeError(f"learner {name!r} failed on fold {fold}: {exc}") from exc
     return {
@@ -282,8 +289,8 @@ def _fit_and_score(
         "fold": fold,
         "values": {m.key: values[m.key] for m in measures},
         "without_small": without,
-        "fit_time": fit_time,
-        "score_time": score_time,
+        "fit_time": fitted - start,
+        "score_time": scored - fitted,
         "test": test,
         "y_pred": y_pred,
         "y_score": y_score,
@@ -346,6 +353,10 @@ class BenchmarkResult:
             raise KeyError(f"measure(s) {unknown} were not benchmarked; the benchmark has {list(self.measures)}.")
         return keys
 
+    def _measure(self, measure: str | MeasureBase) -> MeasureBase:
+        """A benchmarked measure by key, else the registry's; a measure object as it is."""
+        return (self.measures.get(measure) or msr(measure)) if isinstance(measure, str) else measure
+
     def _learner(self, learner: str) -> str:
         if learner not in self.learners:
             raise KeyError(f"no learner {learner!r}; the benchmark has {self.learners}.")
@@ -373,17 +384,13 @@ class BenchmarkResult:
         keys = self._keys(measures)
         sub = self.scores[self.scores["measure"].isin(keys)]
         wide = sub.pivot_table(index="learner", columns="measure", values="value", aggfunc=list, sort=False)
-        rows = []
-        for name in self.learners:
-            row: dict[str, Any] = {"learner": name, "iters": self.n_folds}
-            for k in keys:
-                vals = np.asarray(wide.loc[name, k], dtype=float)
-                row[k] = float(vals.mean())
-                if sd:
-                    row[f"{k}_sd"] = float(vals.std(ddof=1)) if vals.size > 1 else float("nan")
-            rows.append(row)
-        cols = ["learner", "iters"] + [c for k in keys for c in ([k, f"{k}_sd"] if sd else [k])]
-        return pd.DataFrame(rows, columns=cols)
+        table = pd.DataFrame({"learner": self.learners, "iters": self.n_folds})
+        for k in keys:
+            folds = [np.asarray(wide.loc[name, k], dtype=float) for name in self.learners]
+            table[k] = [v.mean() for v in folds]
+            if sd:
+                table[f"{k}_sd"] = [v.std(ddof=1) if v.size > 1 else np.nan for v in folds]
+        return table
 
     def oof_predictions(self, learner: str) -> pd.DataFrame:
         """Pooled out-of-fold predictions of one learner, with the sensitive column(s).
@@ -393,13 +400,8 @@ class BenchmarkResult:
         pandas.DataFrame
             ``fold, row, y_true, y_pred, y_score`` and the sensitive columns, in row order.
         """
-        self._learner(learner)
-        p = self.predictions[self.predictions["learner"] == learner].drop(columns="learner")
-        p = p.sort_values(["row", "fold"], kind="stable").reset_index(drop=True)
-        if self.sensitive_features is not None:
-            sens = self.sensitive_features.iloc[p["row"].to_numpy()].reset_index(drop=True)
-            p = pd.concat([p, sens], axis=1)
-        return p
+        p, A = self._pooled_inputs(learner)
+        return pd.concat([p.drop(columns="learner"), A], axis=1)
 
     def _pooled_inputs(self, learner: str) -> tuple[pd.DataFrame, Any]:
         self._learner(learner)
@@ -567,9 +569,7 @@ class BenchmarkResult:
         -------
         skfair_measures.bayes.MeasurePosterior
         """
-        m = self.measures.get(measure) if isinstance(measure, str) else measure
-        if m is None:
-            m = msr(measure)
+        m = self._measure(measure)
         if self.sensitive_features is None:
             raise ValueError("this benchmark has no sensitive features; a fairness posterior needs them.")
         p, A = self._pooled_inputs(self._learner(learner))
@@ -585,15 +585,7 @@ class BenchmarkResult:
             score = y_pred.astype(float)  # 0/1: the posterior sees the scored predictions
         from .bayes import posterior  # PyMC loads with a posterior, not with the benchmark
 
-        return posterior(
-            m,
-            y_true,
-            score,
-            sensitive_features=A,
-            method=method,
-            random_state=random_state,
-            **kwargs,
-        )
+        return posterior(m, y_true, score, sensitive_features=A, method=method, random_state=random_state, **kwargs)
 
     def prob_fairer(
         self,
@@ -634,9 +626,7 @@ class BenchmarkResult:
         float
             ``P(a fairer than b | data)``.
         """
-        m = self.measures.get(measure) if isinstance(measure, str) else measure
-        if m is None:
-            m = msr(measure)
+        m = self._measure(measure)
         # one seed per learner (not per argument position): P(a, b) + P(b, a) = 1
         seeds = np.random.SeedSequence(random_state).spawn(len(self.learners))
         draws = []
@@ -803,16 +793,7 @@ def benchmark(
         classifier=is_classifier(next(iter(named.values()))),
     )
     missing = _missing_groups(splits, codes, group_index)
-    small = (
-        pd.Series(dtype=np.int64)
-        if codes is None
-        else small_groups_in_folds(fold_group_sizes(codes, [te for _, te in splits], group_index))
-    )
-    without = [
-        m.with_inputs(min_group_size=SMALL_GROUP_ROWS)
-        for m in ms
-        if len(small) and m.inputs.needs_sensitive and m.inputs.min_group_size is None
-    ]
+    small, without = _small_groups(codes, splits, group_index, ms)
     tasks = [
         delayed(_fit_and_score)(
             name, k, clone(est), X_fit, y_arr, A, train, test, ms, w, dict(fit_params or {}), without
@@ -915,39 +896,19 @@ def _reemit_warnings(out: list[dict[str, Any]]) -> None:
 
 
 def _score_table(out: list[dict[str, Any]]) -> pd.DataFrame:
-    scores = pd.DataFrame(
-        [
-            {
-                "learner": r["learner"],
-                "fold": r["fold"],
-                "measure": key,
-                "value": value,
-                "fit_time": r["fit_time"],
-                "score_time": r["score_time"],
-                "n_test": len(r["test"]),
-            }
-            for r in out
-            for key, value in r["values"].items()
-        ]
-    )
-    scores["value"] = scores["value"].astype(float)
-    return scores
+    columns = ["learner", "fold", "measure", "value", "fit_time", "score_time", "n_test"]
+    rows = [
+        (r["learner"], r["fold"], key, value, r["fit_time"], r["score_time"], len(r["test"]))
+        for r in out
+        for key, value in r["values"].items()
+    ]
+    return pd.DataFrame(rows, columns=columns).astype({"value": float})
 
 
 def _prediction_table(out: list[dict[str, Any]], y: np.ndarray) -> pd.DataFrame:
-    return pd.concat(
-        [
-            pd.DataFrame(
-                {
-                    "learner": r["learner"],
-                    "fold": r["fold"],
-                    "row": r["test"],
-                    "y_true": y[r["test"]],
-                    "y_pred": r["y_pred"],
-                    "y_score": r["y_score"] if r["y_score"] is not None else np.full(len(r["test"]), np.nan),
-                }
-            )
-            for r in out
-        ],
-        ignore_index=True,
-    )
+    frames = []
+    for r in out:
+        score = np.full(len(r["test"]), np.nan) if r["y_score"] is None else r["y_score"]
+        columns = {"row": r["test"], "y_true": y[r["test"]], "y_pred": r["y_pred"], "y_score": score}
+        frames.append(pd.DataFrame({"learner": r["learner"], "fold": r["fold"], **columns}))
+    return pd.concat(frames, ignore_index=True)

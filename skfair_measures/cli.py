@@ -384,40 +384,30 @@ def _read(path: str, text_columns: Sequence[str] = (), sep: str | None = None) -
 
 
 # -- skfair audit ---------------------------------------------------------------------
-def _posterior_options(args: argparse.Namespace) -> dict[str, Any]:
-    given = {
-        "prior": args.prior,
-        "n_draws": args.draws,
-        "chains": args.chains,
-        "tune": args.tune,
-        "target_accept": args.target_accept,
-    }
-    return {k: v for k, v in given.items() if v is not None}
+#: Flags passed to :func:`skfair_measures.report.audit` as they are (the flag's destination is the argument's name).
+_AUDIT_ARGUMENTS = (
+    "sensitive label prediction score measures threshold pos_label undefined posterior eps prob proxies proxy_metric "
+    "proxy_mode proxy_boot boot"
+).split()
+#: ``posterior_options`` of the audit: ``{option: flag destination}``.
+_POSTERIOR_OPTIONS = {
+    "prior": "prior",
+    "n_draws": "draws",
+    "chains": "chains",
+    "tune": "tune",
+    "target_accept": "target_accept",
+}
 
 
 def _run_audit(args: argparse.Namespace, data: Any) -> Any:
     from .report import audit
 
+    options = {k: getattr(args, a) for k, a in _POSTERIOR_OPTIONS.items()}
     try:
         return audit(
             data,
-            sensitive=args.sensitive,
-            label=args.label,
-            prediction=args.prediction,
-            score=args.score,
-            measures=args.measures,
-            threshold=args.threshold,
-            pos_label=args.pos_label,
-            undefined=args.undefined,
-            posterior=args.posterior,
-            posterior_options=_posterior_options(args),
-            eps=args.eps,
-            prob=args.prob,
-            proxies=args.proxies,
-            proxy_metric=args.proxy_metric,
-            proxy_mode=args.proxy_mode,
-            proxy_boot=args.proxy_boot,
-            boot=args.boot,
+            **{k: getattr(args, k) for k in _AUDIT_ARGUMENTS},
+            posterior_options={k: v for k, v in options.items() if v is not None},
             random_state=args.seed,
             figures=args.html is not None,
             progress=False if args.no_progress else None,
@@ -469,12 +459,8 @@ def _log_mlflow(report: Any, args: argparse.Namespace, html_path: Path | None) -
     if args.mlflow_experiment:
         mlflow.set_experiment(args.mlflow_experiment)
     # a measure result and the posterior of the same measure may share a name
-    results = [
-        *report.results.items(),
-        *report.posteriors.items(),
-        *report.bootstraps.items(),
-        *report.proxy_results.items(),
-    ]
+    results = [*report.results.items(), *report.posteriors.items(), *report.bootstraps.items()]
+    results += report.proxy_results.items()
     with mlflow.start_run(run_name=args.mlflow_run_name) as run:
         logged = skfair_measures_mlflow.log_fairness(
             results,
@@ -539,16 +525,14 @@ def _audit(args: argparse.Namespace) -> int:
 def _measures(args: argparse.Namespace) -> int:
     from .registry import msr, msrs
 
-    tab = msrs()
-    usable = []
-    for key in tab["key"]:
+    def usable(key: str) -> bool:
         try:  # a generic entry needs Python arguments (base=): not usable with --measures
-            msr(key)
+            return msr(key) is not None
         except (TypeError, ValueError):
-            usable.append(False)
-        else:
-            usable.append(True)
-    tab = tab[usable]
+            return False
+
+    tab = msrs()
+    tab = tab[[usable(k) for k in tab["key"]]]
     direction = tab["minimize"].map({True: "lower is better", False: "higher is better"}).fillna("0 is fair")
     out = tab.assign(direction=direction)[["key", "base", "operation", "direction", "description"]]
     rows = [list(out.columns), *out.astype(str).to_numpy().tolist()]

@@ -20,13 +20,13 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ._counts import ConfusionStats, ErrorStats
 from ._groups import _sensitive_columns
-from ._leaves import FairnessMeasure
 from ._protocol import small_groups_note, warn_small_groups
+from ._small_groups import SmallGroupPlan
 from ._stats import GroupedSample, check_inputs
 from ._undefined import UndefinedGroupWarning, undefined_groups
 from .base import BaseMetric, CountMetric, get_base
+from .measures import FairnessMeasure
 from .operations import Operation, absdiff, diff_to_overall, ratio, ratio_to_overall
 
 __all__ = ["GroupwiseMetrics", "groupwise_metrics"]
@@ -55,37 +55,17 @@ def _resolve_metrics(metrics: MetricSpec | Sequence[MetricSpec] | Mapping[str, M
     return out
 
 
-def _feature_columns(sensitive_features: Any, control_features: Any) -> dict[str, Any]:
-    """Control columns first, then sensitive columns (fairlearn's index order), by name."""
+def _feature_columns(sensitive_features: Any, control_features: Any) -> tuple[dict[str, Any], int]:
+    """Control columns first, then sensitive columns (fairlearn's index order), by name; and how many control."""
     columns: dict[str, Any] = {}
     if control_features is not None:
         columns.update(_sensitive_columns(control_features, "control_features"))
+    n_control = len(columns)
     for name, values in _sensitive_columns(sensitive_features):
         if name in columns:
             raise ValueError(f"{name!r} is both a control and a sensitive feature; rename one of them.")
         columns[name] = values
-    return columns
-
-
-def _stats_for(sample: GroupedSample, base: BaseMetric, pos_label: Any) -> ConfusionStats | ErrorStats | None:
-    if base.statistic == "confusion":
-        return sample.confusion(pos_label)
-    if base.statistic == "errors":
-        return sample.errors()
-    return None
-
-
-def _pool(stats: ConfusionStats | ErrorStats, codes: np.ndarray, index: pd.Index) -> ConfusionStats | ErrorStats:
-    """Statistics of coarser groups: the sum over the groups mapped to each code (counts add)."""
-    name = "counts" if isinstance(stats, ConfusionStats) else "sums"
-
-    def pooled(arr: np.ndarray) -> np.ndarray:
-        out = np.zeros((len(index), *arr.shape[1:]))
-        np.add.at(out, codes, arr)
-        return out
-
-    rows = None if stats.rows is None else pooled(stats.rows)
-    return dataclasses.replace(stats, **{name: pooled(getattr(stats, name)), "groups": index, "rows": rows})
+    return columns, n_control
 
 
 @dataclasses.dataclass(eq=False)
@@ -235,8 +215,7 @@ def groupwise_metrics(
     {'acc': 0.0, 'tpr': 0.5}
     """
     bases = _resolve_metrics(metrics, average)
-    columns = _feature_columns(sensitive_features, control_features)
-    n_control = 0 if control_features is None else len(columns) - len(_sensitive_columns(sensitive_features))
+    columns, n_control = _feature_columns(sensitive_features, control_features)
     sample = check_inputs(y_true, y_pred, columns, sample_weight, labels=labels)
     values, overall = {}, {}
     control = _control_sample(sample, n_control)
@@ -244,12 +223,10 @@ def groupwise_metrics(
         values[name], pooled = base.group_values(sample, pos_label)
         overall[name] = pooled if control is None else _control_values(sample, control, base, pos_label)
     by_group = pd.DataFrame(values, index=sample.groups)
-    if control is None:
-        overall_frame: pd.Series | pd.DataFrame = pd.Series(overall, dtype=float)
-    else:
-        overall_frame = pd.DataFrame(overall, index=control[1].groups)
-    if control is None:  # the groups below SMALL_GROUP_ROWS that decide a metric's largest difference, named once
-        notes = []
+    if control is not None:
+        overall_frame: pd.Series | pd.DataFrame = pd.DataFrame(overall, index=control[1].groups)
+    else:  # the groups below SMALL_GROUP_ROWS that decide a metric's largest difference, named once
+        overall_frame, notes = pd.Series(overall, dtype=float), []
         for name, base in bases.items():
             m = FairnessMeasure(base, key=f"{name} (largest difference between groups)", pos_label=pos_label)
             with warnings.catch_warnings():
@@ -283,7 +260,7 @@ def _control_values(
 ) -> np.ndarray:
     """A metric per control level: from the groups' pooled counts, or (wrapped metrics) from the rows."""
     codes, grouped = control
-    stats = _stats_for(sample, base, pos_label)
-    if stats is None:
+    if base.statistic is None:
         return base.group_values(grouped, pos_label)[0]
-    return base.from_stats(_pool(stats, codes, grouped.groups))[0]
+    stats = sample.confusion(pos_label) if base.statistic == "confusion" else sample.errors()
+    return base.from_stats(SmallGroupPlan(codes, grouped.groups, "").stats(stats))[0]  # the groups' counts, pooled

@@ -23,11 +23,7 @@ __all__ = ["confusion_tensor", "dirichlet_draws"]
 
 
 def confusion_tensor(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    sensitive_features: Any,
-    sample_weight: Any = None,
+    y_true: Any, y_pred: Any, *, sensitive_features: Any, sample_weight: Any = None
 ) -> MulticlassStats:
     """The (weighted) confusion counts of every group, shape ``(n_groups, K, K)``.
 
@@ -57,11 +53,7 @@ def confusion_tensor(
 
 
 def dirichlet_draws(
-    stats: MulticlassStats,
-    n_draws: int = 4000,
-    *,
-    prior: float = 1.0,
-    random_state: Any = None,
+    stats: MulticlassStats, n_draws: int = 4000, *, prior: float = 1.0, random_state: Any = None
 ) -> MulticlassStats:
     """Posterior draws of every group's K x K cell probabilities (Dirichlet-multinomial).
 

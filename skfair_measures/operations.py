@@ -190,32 +190,24 @@ class Operation:
         >>> absdiff.against("m").name
         'diff_to_reference'
         """
-        if self.family == "difference":
-            return diff_to_reference(reference)
-        if self.family == "ratio":
-            return ratio_to_reference(reference)
-        raise ValueError(
-            f"reference={reference!r} does not apply to the operation {self.name!r} "
-            "(neither a difference nor a ratio); omit reference=."
-        )
+        if self.family is None:
+            raise ValueError(
+                f"reference={reference!r} does not apply to the operation {self.name!r} "
+                "(neither a difference nor a ratio); omit reference=."
+            )
+        return (diff_to_reference if self.family == "difference" else ratio_to_reference)(reference)
 
-    def __call__(
-        self,
-        values: Any,
-        *,
-        groups: pd.Index | None = None,
-        overall: Any = None,
-    ) -> Any:
+    def __call__(self, values: Any, *, groups: pd.Index | None = None, overall: Any = None) -> Any:
         """Reduce the last axis of ``values``; a 1-D input gives a Python float."""
         arr = np.asarray(values, dtype=float)
         if arr.shape[-1] < 1:
             raise ValueError("an operation needs at least one group value.")
+        if self.needs_overall and overall is None:
+            raise ValueError(f"the {self.name} operation needs the overall value (overall=...).")
         if groups is None:
             groups = pd.RangeIndex(arr.shape[-1])
         out = self.func(arr, groups=groups, overall=None if overall is None else np.asarray(overall, dtype=float))
-        if np.ndim(out) == 0:
-            return float(out)
-        return out
+        return float(out) if np.ndim(out) == 0 else out
 
 
 def _absdiff(v: np.ndarray, **_: Any) -> np.ndarray:
@@ -234,10 +226,7 @@ def _diff(v: np.ndarray, **_: Any) -> np.ndarray:
 def _ratio_min_max(v: np.ndarray, **_: Any) -> np.ndarray:
     if (v < 0).any():
         raise ValueError("ratio needs non-negative group values; use a difference instead.")
-    lo, hi = v.min(axis=-1), v.max(axis=-1)
-    out = np.ones(np.shape(lo))
-    np.divide(lo, hi, out=out, where=hi != 0)
-    return np.where(np.isnan(lo) | np.isnan(hi), np.nan, out)
+    return _sym_ratio(v.min(axis=-1), v.max(axis=-1))
 
 
 def _mean_pairwise(v: np.ndarray, **_: Any) -> np.ndarray:
@@ -273,18 +262,12 @@ def _ref_index(groups: pd.Index, reference: Any) -> int:
     return int(loc)
 
 
-def _require_overall(overall: np.ndarray | None, name: str) -> np.ndarray:
-    if overall is None:
-        raise ValueError(f"the {name} operation needs the overall value (overall=...).")
-    return overall
+def _diff_to_overall(v: np.ndarray, groups: pd.Index, overall: np.ndarray) -> np.ndarray:
+    return np.abs(v - overall[..., None]).max(axis=-1)
 
 
-def _diff_to_overall(v: np.ndarray, groups: pd.Index, overall: np.ndarray | None) -> np.ndarray:
-    return np.abs(v - _require_overall(overall, "diff_to_overall")[..., None]).max(axis=-1)
-
-
-def _ratio_to_overall(v: np.ndarray, groups: pd.Index, overall: np.ndarray | None) -> np.ndarray:
-    return _sym_ratio(v, _require_overall(overall, "ratio_to_overall")[..., None]).min(axis=-1)
+def _ratio_to_overall(v: np.ndarray, groups: pd.Index, overall: np.ndarray) -> np.ndarray:
+    return _sym_ratio(v, overall[..., None]).min(axis=-1)
 
 
 def _diff_to_reference(v: np.ndarray, groups: pd.Index, overall: Any, *, reference: Any) -> np.ndarray:

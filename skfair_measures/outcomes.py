@@ -274,12 +274,7 @@ def _ci(ci: Any) -> tuple[float, float]:
 
 
 def paired_disparity(
-    first: Any,
-    second: Any,
-    *,
-    prob: float = 0.95,
-    names: Sequence[str] = ("first", "second"),
-    name: str = "outcome",
+    first: Any, second: Any, *, prob: float = 0.95, names: Sequence[str] = ("first", "second"), name: str = "outcome"
 ) -> OutcomeDisparity:
     """Disparity of outcomes over pairs of items that differ only in the group: ``mean(second - first)``.
 

@@ -19,6 +19,8 @@ Function                           Shows
 :func:`groupwise_bars`             base-metric value per group of measure results
 :func:`pareto_front`               objective against disparity under a bound: every
                                    candidate, the Pareto front, the chosen one
+:func:`interval_chart`             every interval of a summary table, the eps band and
+                                   the verdict
 =================================  ==================================================
 """
 
@@ -49,6 +51,7 @@ __all__ = [
     "compare_measures",
     "fairness_accuracy_tradeoff",
     "groupwise_bars",
+    "interval_chart",
     "pareto_front",
     "posterior_density",
     "prediction_density",
@@ -78,35 +81,22 @@ def _plain(text: Any) -> str:
     return text.replace("$", r"\$")
 
 
-def _largest(sizes: np.ndarray, limit: int = MAX_GROUPS_SHOWN) -> tuple[np.ndarray, int]:
-    """Positions of the ``limit`` largest groups (ties: the first), in their own order, and how many are left out."""
-    sizes = np.asarray(sizes, dtype=float)
-    if sizes.size <= limit:
-        return np.arange(sizes.size), 0
-    top = np.argsort(-np.nan_to_num(sizes, nan=-1.0), kind="stable")[:limit]
-    return np.sort(top), sizes.size - limit
-
-
-def _left_out(n_out: int, n_groups: int) -> str:
-    """A title's note on the groups a figure leaves out, or nothing."""
-    if not n_out:
-        return ""
-    return f"\n(the {n_groups - n_out} largest of {n_groups:,} groups; {n_out:,} others not shown)"
+def _largest(sizes: Any, limit: int = MAX_GROUPS_SHOWN) -> tuple[np.ndarray, str]:
+    """Positions of the ``limit`` largest groups (ties: the first), in their own order; a title's note on the others."""
+    sizes = np.nan_to_num(np.asarray(sizes, dtype=float), nan=-1.0)
+    n_out = sizes.size - limit
+    note = f"\n(the {limit} largest of {sizes.size:,} groups; {n_out:,} others not shown)" if n_out > 0 else ""
+    return np.sort(np.argsort(-sizes, kind="stable")[:limit]), note
 
 
 def _axes(ax: Axes | None, figsize: tuple[float, float] = (6.0, 4.0)) -> Axes:
-    if ax is not None:
-        return ax
-    _, new = plt.subplots(figsize=figsize, layout="constrained")
-    return new
+    return ax if ax is not None else plt.subplots(figsize=figsize, layout="constrained")[1]
 
 
 def _colors(n: int) -> list[Any]:
     """``n`` distinct colours: tab10, tab20 for up to 20, then evenly spaced on a perceptual map."""
-    if n <= 10:
-        return [plt.get_cmap("tab10")(i) for i in range(n)]
     if n <= 20:
-        return [plt.get_cmap("tab20")(i) for i in range(n)]
+        return [plt.get_cmap("tab10" if n <= 10 else "tab20")(i) for i in range(n)]
     return [plt.get_cmap("turbo")(x) for x in np.linspace(0.05, 0.95, n)]
 
 
@@ -197,17 +187,14 @@ def fairness_accuracy_tradeoff(
     >>> ax.get_xlabel()
     'fairness.eod, pooled (lower is better)'
     """
-    keys = list(result.measures)
-    if fairness_measure is None:
-        fair = [k for k in keys if result.measures[k].inputs.needs_sensitive]
-        if not fair:
-            raise ValueError("the benchmark has no fairness measure; pass fairness_measure=.")
-        fairness_measure = fair[0]
-    if accuracy_measure is None:
-        perf = [k for k in keys if not result.measures[k].inputs.needs_sensitive]
-        if not perf:
-            raise ValueError("the benchmark has no performance measure (such as classif.acc); pass accuracy_measure=.")
-        accuracy_measure = perf[0]
+    keys = {True: [], False: []}  # the benchmarked measures that compare groups, and the others
+    for k, m in result.measures.items():
+        keys[m.inputs.needs_sensitive].append(k)
+    if fairness_measure is None and not keys[True]:
+        raise ValueError("the benchmark has no fairness measure; pass fairness_measure=.")
+    if accuracy_measure is None and not keys[False]:
+        raise ValueError("the benchmark has no performance measure (such as classif.acc); pass accuracy_measure=.")
+    fairness_measure, accuracy_measure = fairness_measure or keys[True][0], accuracy_measure or keys[False][0]
     result._keys([fairness_measure, accuracy_measure])
     ax = _axes(ax)
     wide = result.scores.pivot_table(index=["learner", "fold"], columns="measure", values="value", dropna=False)
@@ -335,7 +322,7 @@ def prediction_density(
     s = check_scores(y_score)
     codes, labels = _groups(sensitive_features, s.size)
     sizes = np.bincount(codes, minlength=len(labels))
-    shown, n_out = _largest(sizes)
+    shown, left_out = _largest(sizes)
     ax = _axes(ax, _size_for([f"{labels[g]} (n={sizes[g]})" for g in shown], (6.0, 4.0)))
     grid = np.linspace(0.0, 1.0, 201)
     order = np.argsort(codes, kind="stable")
@@ -356,7 +343,7 @@ def prediction_density(
     ax.set_xlim(0, 1)
     ax.set_xlabel("predicted probability of the positive class")
     ax.set_ylabel("density")
-    ax.set_title("Prediction density by group" + _left_out(n_out, len(labels)))
+    ax.set_title("Prediction density by group" + left_out)
     _legend(ax, len(shown), title="group", fontsize="small")
     return ax
 
@@ -433,7 +420,7 @@ def reliability_diagram(
     edges = _bin_edges(s, n_bins, strategy)
     bin_of = np.clip(np.searchsorted(edges, s, side="right") - 1, 0, len(edges) - 2)
     sizes = np.bincount(codes, minlength=len(labels))
-    shown, n_out = _largest(sizes)
+    shown, left_out = _largest(sizes)
     ax = _axes(ax, _size_for([f"{labels[g]} (n={sizes[g]})" for g in shown], (5.5, 5.0)))
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="perfect calibration")
     n_cells = len(edges) - 1
@@ -460,7 +447,7 @@ def reliability_diagram(
     ax.set_aspect("equal")
     ax.set_xlabel("mean predicted probability")
     ax.set_ylabel("observed fraction of positives")
-    ax.set_title("Reliability diagram by group" + _left_out(n_out, len(labels)))
+    ax.set_title("Reliability diagram by group" + left_out)
     ax.grid(alpha=0.3)
     _legend(ax, len(shown) + 1, loc="upper left", fontsize="small")
     return ax
@@ -469,52 +456,16 @@ def reliability_diagram(
 # -- uncertainty -------------------------------------------------------------------
 def _draws(name: Any, post: Result | Any) -> np.ndarray:
     """The finite draws of a result, or of raw draws."""
-    if isinstance(post, Result):
-        if post.draws is None:
-            raise ValueError(f"{name!r} ({post.key}) has no draws; pass a posterior or bootstrap result, or raw draws.")
-        draws = np.ravel(post.draws).astype(float)
-    else:
-        draws = np.ravel(np.asarray(post, dtype=float))
-    draws = draws[np.isfinite(draws)]
-    if draws.size == 0:
+    if isinstance(post, Result) and post.draws is None:
+        raise ValueError(f"{name!r} ({post.key}) has no draws; pass a posterior or bootstrap result, or raw draws.")
+    draws = np.ravel(np.asarray(post.draws if isinstance(post, Result) else post, dtype=float))
+    if not np.isfinite(draws).any():
         raise ValueError(f"{name!r} has no finite draw: the measure is undefined in every draw.")
-    return draws
-
-
-def _interval_of(post: Result | Any, draws: np.ndarray, prob: float) -> tuple[float, float]:
-    """The result's own interval, or the equal-tailed interval of raw draws."""
-    if isinstance(post, Result):
-        lo, hi = post.interval(prob)
-    else:
-        a = (1.0 - prob) / 2.0
-        lo, hi = np.quantile(draws, [a, 1.0 - a])
-    return float(lo), float(hi)
-
-
-def _ideal_of(post: Result | Any, ideal: float | None) -> float | None:
-    if ideal is not None:
-        return float(ideal)
-    if isinstance(post, Result):
-        return None if post.measure is None else post.measure.ideal
-    return 0.0  # raw draws: a difference unless ideal= says otherwise
+    return draws[np.isfinite(draws)]
 
 
 #: Draws spread over less than this (relative to max(1, |value|)) are drawn as a point mass.
 _POINT_MASS_SPREAD = 1e-6
-
-
-def _is_point_mass(draws: np.ndarray) -> bool:
-    """All draws equal up to numerical noise: a kernel density would be a spike of height ~1e7.
-
-    A measure that the data fix exactly (e.g. a selection-rate disparity when every
-    prediction is known) has such draws; a spread of 1e-7 on a fairness measure
-    carries no information worth a density axis.
-    """
-    return float(np.ptp(draws)) <= _POINT_MASS_SPREAD * max(1.0, float(np.max(np.abs(draws))))
-
-
-def _band_label(eps: float, ideal: float) -> str:
-    return f"|value| < {eps:g}" if ideal == 0 else f"|value - {ideal:g}| < {eps:g}"
 
 
 def posterior_density(
@@ -566,32 +517,40 @@ def posterior_density(
     >>> [float(v) for v in ax.get_ylim()]
     [0.0, 1.05]
     """
+    from .bayes._plots import draw_density
+
     check_prob(prob)
     items = dict(posterior) if isinstance(posterior, Mapping) else {label or "posterior": posterior}
     draws = {name: _draws(name, post) for name, post in items.items()}
     first = next(iter(items.values()))
-    center = _ideal_of(first, ideal)
+    center = ideal  # default: the measure's ideal value; raw draws are a difference
+    if ideal is None:
+        center = getattr(first.measure, "ideal", None) if isinstance(first, Result) else 0.0
     if eps is not None and center is None:
         raise ValueError(f"eps={eps:g} needs the measure's ideal value, and it has none; pass ideal=.")
     ax = _axes(ax)
-    band = ""
     if eps is not None:
-        band = _band_label(eps, center)
+        band = f"|value| < {eps:g}" if center == 0 else f"|value - {center:g}| < {eps:g}"
         ax.axvspan(center - eps, center + eps, color="grey", alpha=0.15, label=band)
-    masses = {name: _is_point_mass(d) for name, d in draws.items()}
-    support = _support_of(first)
+    # all draws equal up to numerical noise (the data fix the measure): a point mass, not a density spike of ~1e7
+    masses = {k: float(np.ptp(d)) <= _POINT_MASS_SPREAD * max(1.0, float(np.max(np.abs(d)))) for k, d in draws.items()}
+    support = tuple(map(float, getattr(getattr(first, "measure", None), "range", (-np.inf, np.inf))))
     for (name, post), color in zip(items.items(), _colors(len(items)), strict=True):
         d = draws[name]
-        lo, hi = _interval_of(post, d, prob)
+        lo, hi = post.interval(prob) if isinstance(post, Result) else np.quantile(d, [(1 - prob) / 2, (1 + prob) / 2])
         text = f"{name}: mean {d.mean():.3g}, {prob:.0%} CI [{lo:.3g}, {hi:.3g}]"
-        if eps is not None:
-            text += f", P({band}) = {np.mean(np.abs(d - center) < eps):.2f}"
+        if eps is not None and not np.isnan(within := _prob_within(post, d, center, eps, ideal)):
+            text += f", P({band}) = {within:.2f}"
         if masses[name]:
             spread = float(np.ptp(d))
             mass = f"point mass, all draws within {spread:.1g}" if spread else "point mass"
-            _draw_point_mass(ax, float(np.median(d)), color, f"{text}\n({mass})")
+            ax.axvline(float(np.median(d)), ymax=1.0 / 1.05, color=color, lw=2.5, label=f"{text}\n({mass})")
+            ax.plot(
+                [float(np.median(d))], [1.0], marker="o", color=color, transform=ax.get_xaxis_transform(), clip_on=False
+            )
         else:
-            _draw_density(ax, d, lo, hi, color, text, support)
+            draw_density(ax, d, support, color, text, shade=(lo, hi))
+            ax.axvline(d.mean(), color=color, lw=1, ls=":")
     _label_posterior_axes(ax, items, all(masses.values()))
     if np.isfinite(support[0]):  # nothing below the measure's range (an absolute gap): the eps band is cut there
         ax.set_xlim(left=max(ax.get_xlim()[0], support[0]))
@@ -600,40 +559,13 @@ def posterior_density(
     return ax
 
 
-def _support_of(post: Any) -> tuple[float, float]:
-    """The measure's range (``measure.range``): where its draws can lie; unbounded for raw draws."""
-    low, high = getattr(getattr(post, "measure", None), "range", (-np.inf, np.inf))
-    return float(low), float(high)
+def _prob_within(post: Any, draws: np.ndarray, center: float, eps: float, ideal: float | None) -> float:
+    """P(|value - center| < eps): the result's own, else the share of the draws (raw draws, or an ``ideal`` given).
 
-
-def _draw_density(
-    ax: Axes, draws: np.ndarray, lo: float, hi: float, color: Any, text: str, support: tuple[float, float]
-) -> None:
-    """The density reflected at the ends of the measure's range (bayes' ``density_curve``).
-
-    No mass falls below 0 for an absolute gap, none outside [0, 1] for a rate; a value many draws share exactly is a
-    stem.
+    A result whose construction gives no probability (a bootstrap's) says NaN, and the legend shows none.
     """
-    from .bayes import density_curve
-
-    grid, dens, atoms = density_curve(draws, support)
-    top = float(dens.max()) if dens.size else 1.0
-    for v, p in atoms.items():
-        ax.vlines(v, 0, top, color=color, lw=2.5, label=None if grid.size else text)
-        if p >= 0.05:  # a share worth reading; a bootstrap's discrete values make many small ones
-            ax.annotate(f"P(= {v:.3g}) = {p:.2f}", (v, top), fontsize="x-small", ha="center", va="bottom", color=color)
-        text = text if grid.size else "_"
-    if grid.size:
-        ax.plot(grid, dens, color=color, label=text)
-        inside = (grid >= lo) & (grid <= hi)
-        ax.fill_between(grid[inside], dens[inside], color=color, alpha=0.3)
-    ax.axvline(draws.mean(), color=color, lw=1, ls=":")
-
-
-def _draw_point_mass(ax: Axes, value: float, color: Any, text: str) -> None:
-    """A point mass as a stem of height 1 (in axes coordinates when alone) with a marker."""
-    ax.axvline(value, ymax=1.0 / 1.05, color=color, lw=2.5, label=text)
-    ax.plot([value], [1.0], marker="o", color=color, transform=ax.get_xaxis_transform(), clip_on=False)
+    own = getattr(post, "prob_within", None) if ideal is None else None
+    return float(own(eps)) if callable(own) else float(np.mean(np.abs(draws - center) < eps))
 
 
 def _label_posterior_axes(ax: Axes, items: Mapping[str, Any], only_masses: bool) -> None:
@@ -657,18 +589,6 @@ def _label_posterior_axes(ax: Axes, items: Mapping[str, Any], only_masses: bool)
         ax.set_ylim(bottom=0)
         ax.set_title("Posterior of the measure (shaded: credible interval)")
     ax.legend(frameon=False, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.15))
-
-
-def _result_list(results: Result | Sequence[Result] | Mapping[str, Result]) -> list[Result]:
-    if isinstance(results, Mapping):
-        return list(results.values())
-    if isinstance(results, Result):
-        return [results]
-    return list(results)
-
-
-def _group_sizes(items: list[Result]) -> pd.Series | None:
-    return next((r.counts for r in items if r.counts is not None), None)
 
 
 def _groupwise_table(items: list[Result], prob: float) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -705,13 +625,12 @@ def _groupwise_table(items: list[Result], prob: float) -> tuple[pd.DataFrame, pd
                     percentile_interval(d[g], prob, estimate=v, key=f"{r.key}: {base}[{g}]", warn=False)
                     for g, v in frame[base].items()
                 ]
-                bounds[name] = (np.array([c[0] for c in ci]), np.array([c[1] for c in ci]))
+                bounds[name] = tuple(np.array(ci).reshape(-1, 2).T)
     if not columns:
         raise ValueError("none of the results has per-group values (performance measures only).")
     table = pd.DataFrame(columns)
     nan = np.full(len(table), np.nan)
-    low = pd.DataFrame({c: bounds.get(c, (nan, nan))[0] for c in table}, index=table.index)
-    high = pd.DataFrame({c: bounds.get(c, (nan, nan))[1] for c in table}, index=table.index)
+    low, high = (pd.DataFrame({c: bounds.get(c, (nan, nan))[i] for c in table}, index=table.index) for i in (0, 1))
     return table, low, high
 
 
@@ -760,24 +679,23 @@ def groupwise_bars(
     >>> [t.get_text() for t in groupwise_bars(res).get_xticklabels()]
     ['tpr', 'fpr']
     """
-    items = _result_list(results)
+    items = list(results.values()) if isinstance(results, Mapping) else results
+    items = [items] if isinstance(items, Result) else list(items)
     table, low, high = _groupwise_table(items, check_prob(prob))
-    names = list(table.index.names)
-    sizes = _group_sizes(items)
-    n_groups = len(table)
-    sizes = None if sizes is None else sizes.reindex(table.index)
-    shown, n_out = _largest(np.ones(n_groups) if sizes is None else sizes.to_numpy(float))
+    names, n_groups = list(table.index.names), len(table)
+    sizes = next((r.counts.reindex(table.index) for r in items if r.counts is not None), None)
+    shown, left_out = _largest(np.ones(n_groups) if sizes is None else sizes.to_numpy(float))
     table, low, high = table.iloc[shown], low.iloc[shown], high.iloc[shown]
     labels = [_group_label(g, names) for g in table.index]
     if sizes is not None:  # the group size tells why a bar is missing or jumpy
         labels = [f"{label} (n={n:g})" for label, n in zip(labels, sizes.iloc[shown], strict=True)]
     title = _plain(" x ".join(str(n) for n in names if n is not None) or "group")
-    heading = "Base metrics by group" + _left_out(n_out, n_groups)
+    heading = "Base metrics by group" + left_out
     if not np.isnan(low.to_numpy(float)).all():
         heading += f"\n(whiskers: {prob:.0%} interval of each group's rate"
         heading += "; none: undefined)" if np.isnan(low.to_numpy(float)[table.notna().to_numpy()]).any() else ")"
     if len(labels) > LEGEND_INSIDE_MAX:
-        return _bars_by_group(table, low, high, labels, title, heading, ax)
+        return _bars_by_group(table, (low, high), labels, title, heading, ax)
     ax = _axes(ax, (max(5.0, 1.3 * table.shape[1] + 2.0), 4.0))
     n_groups = len(labels)
     width = 0.8 / n_groups
@@ -795,34 +713,20 @@ def groupwise_bars(
 
 
 def _bars_by_group(
-    table: pd.DataFrame,
-    low: pd.DataFrame,
-    high: pd.DataFrame,
-    labels: list[str],
-    title: str,
-    heading: str,
-    ax: Axes | None,
+    table: pd.DataFrame, bounds: tuple[pd.DataFrame, pd.DataFrame], labels: list[str], title: str, heading: str, ax: Any
 ) -> Axes:
     """Horizontal bars: one row per group (top to bottom in table order), one colour per metric."""
-    n_groups, n_metrics = table.shape
+    (low, high), (n_groups, n_metrics) = bounds, table.shape
     ax = _axes(ax, (9.0, max(4.0, 0.1 * n_groups * max(2, n_metrics) + 1.5)))  # ~0.1 in per bar
     height = 0.8 / n_metrics
-    pos = np.arange(n_groups)[::-1]  # the first group on top
+    pos, yaxis = np.arange(n_groups)[::-1], ax.get_yaxis_transform()  # the first group on top
     for j, (metric, color) in enumerate(zip(table.columns, _colors(n_metrics), strict=True)):
         offset = ((n_metrics - 1) / 2 - j) * height
         values = table[metric].to_numpy(float)
         err = _whiskers(values, low[metric].to_numpy(float), high[metric].to_numpy(float))
         ax.barh(pos + offset, values, height, color=color, label=metric, xerr=err, capsize=2)
         for y in (pos + offset)[np.isnan(values)]:  # say so where a bar is missing because the rate is undefined
-            ax.text(
-                0.005,
-                y,
-                f"{metric} undefined",
-                transform=ax.get_yaxis_transform(),
-                va="center",
-                fontsize="x-small",
-                color="dimgrey",
-            )
+            ax.text(0.005, y, f"{metric} undefined", transform=yaxis, va="center", fontsize="x-small", color="dimgrey")
     ax.set_yticks(pos, labels, fontsize="small")
     ax.set_ylim(-0.6, n_groups - 0.4)
     ax.set_xlabel("value in group")
@@ -830,6 +734,48 @@ def _bars_by_group(
     ax.set_title(heading)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False, title="metric")
+    return ax
+
+
+def interval_chart(summary: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
+    """Each interval of a summary table, its value, the eps band around the ideal value and the verdict in words.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        A table of summary rows with ``result``, ``kind`` and ``ideal``
+        (:func:`skfair_measures.report.summary_table`); rows without an interval are left out.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure (one row per interval) if None.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import skfair_measures as sfm
+    >>> from skfair_measures.report import summary_table
+    >>> boot = sfm.bootstrap(sfm.msr("fairness.tpr"), [1, 1, 1, 1] * 10, [1, 0, 1, 1] * 10,
+    ...                      sensitive_features=list("FFMM") * 10, n_boot=50, random_state=0)
+    >>> interval_chart(summary_table([("tpr", boot)])).get_title(loc="left")
+    '95% intervals and verdicts'
+    """
+    rows = summary[np.isfinite(summary["lower"].astype(float)) | np.isfinite(summary["upper"].astype(float))]
+    ax = _axes(ax, (8.0, 1.2 + 0.45 * max(len(rows), 1)))
+    colors = {"within": "C2", "exceeds": "C3", "inconclusive": "C1"}
+    y = np.arange(len(rows))[::-1]
+    for yi, r in zip(y, rows.itertuples(index=False), strict=True):
+        ideal = 0.0 if r.ideal is None or pd.isna(r.ideal) else float(r.ideal)
+        ax.fill_betweenx([yi - 0.35, yi + 0.35], ideal - r.eps, ideal + r.eps, color="0.85", lw=0)
+        color = colors.get(r.verdict, "0.4")
+        ax.plot([r.lower, r.upper], [yi, yi], color=color, lw=3, solid_capstyle="butt")
+        ax.plot([r.value], [yi], "o", color="k", ms=4)
+        ax.annotate(f" {r.verdict}", (1.0, yi), xycoords=("axes fraction", "data"), va="center", color=color)
+    ax.set_yticks(y, [_plain(f"{r.result} ({r.kind})") for r in rows.itertuples(index=False)])
+    ax.set_xlabel("value with its interval (grey: within eps of the ideal value; dot: the value)")
+    ax.set_title(f"{rows['prob'].iloc[0] if len(rows) else 0.95:.0%} intervals and verdicts", loc="left")
+    ax.grid(axis="x", alpha=0.3)
     return ax
 
 

@@ -29,7 +29,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ._arrays import _check_no_missing
+from ._arrays import _check_no_missing, mean_by
 from ._stats import check_inputs
 from .measures import MeasureBase, MeasureResult, qualified_key
 from .operations import Operation, absdiff, get_operation
@@ -49,14 +49,6 @@ def _query_codes(query_id: Any, n: int) -> np.ndarray:
     if (codes < 0).any():
         raise ValueError("query_id has missing values; give every row its query.")
     return codes.astype(np.intp)
-
-
-def _mean_by(codes: np.ndarray, values: np.ndarray, n_groups: int, weights: Any = None) -> np.ndarray:
-    """The (weighted) mean of ``values`` per code; NaN for a code without weight."""
-    w = np.ones(values.size) if weights is None else weights
-    total = np.bincount(codes, weights=w * values, minlength=n_groups)
-    n = np.bincount(codes, weights=w, minlength=n_groups)
-    return np.divide(total, n, out=np.full(n_groups, np.nan), where=n > 0)
 
 
 def discounts(y_score: Any, query_id: Any, k: int | None = None) -> np.ndarray:
@@ -99,7 +91,7 @@ def exposure_by_group(y_score: Any, *, query_id: Any, sensitive_features: Any, s
     """
     exposure = discounts(y_score, query_id)
     sample = check_inputs(exposure, exposure, sensitive_features, sample_weight, y_pred_name="y_score")
-    values = _mean_by(sample.group_codes, exposure, sample.n_groups, sample.sample_weight)
+    values = mean_by(sample.group_codes, exposure, sample.n_groups, sample.sample_weight)
     return pd.Series(values, index=sample.groups, name="exposure")
 
 
@@ -136,7 +128,7 @@ def ndcg_by_group(
             "every row of a query its query's group (for groups of items, use fairness.exposure)."
         )
     ok = ~np.isnan(per_query)
-    values = _mean_by(first[ok], per_query[ok], sample.n_groups)
+    values = mean_by(first[ok], per_query[ok], sample.n_groups)
     return pd.Series(values, index=sample.groups, name="ndcg")
 
 

@@ -38,8 +38,8 @@ from __future__ import annotations
 import base64
 import contextlib
 import dataclasses
+import functools
 import hashlib
-import io
 import json
 import math
 import re
@@ -51,22 +51,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._optional import require
 from ._verdicts import verdict_tables
-from .benchmark import fold_splits
+from .benchmark import _small_groups, _split_params, _values_without, _warn_small_groups, fold_splits
 from .groups import (
-    SMALL_GROUP_ROWS,
-    SingleGroupError,
     SmallGroupWarning,
     encode_groups,
-    fold_group_sizes,
     resolve_sensitive,
-    small_group_effect,
-    small_groups_in_folds,
 )
 from .measures import MeasureBase
 from .registry import msr
-from .report import POSTERIOR_ERRORS, headline, results_report, summary_table
+from .report import _largest, figure_png, fit_each_if_joint_fails, headline, results_report, summary_table
 from .results import DEFAULT_EPS, Result, plain
 
 __all__ = [
@@ -462,13 +456,6 @@ def _fitting_json(values: list[Any], limit: int) -> str:
     return json.dumps(values[: int(np.searchsorted(lengths, limit - 2, side="right"))])
 
 
-def _largest(counts: pd.Series, limit: int = MAX_METRIC_GROUPS) -> pd.Index:
-    if len(counts) <= limit:
-        return counts.index
-    size = np.nan_to_num(counts.to_numpy(dtype=float), nan=-1.0)
-    return counts.index[np.sort(np.argsort(-size, kind="stable")[:limit])]
-
-
 @dataclass
 class _Call:
     """What every part of one :func:`record` call reads."""
@@ -528,7 +515,7 @@ def _group_metrics(c: _Call, items: list[tuple[str, Result]]) -> None:
         first = next((_frame(r.by_group).iloc[:, 0] * 0 for _, r in items if r.by_group is not None), None)
     if first is None:
         return
-    shown, seen = _largest(first), {}
+    shown, seen = first.index[_largest(first, MAX_METRIC_GROUPS)], {}
     for name, res in items:
         if res.counts is not None:
             rows = _rows_counted(res)
@@ -559,14 +546,6 @@ def _group_metrics(c: _Call, items: list[tuple[str, Result]]) -> None:
         warnings.warn(f"log_fairness: {text}.", UserWarning, stacklevel=4)
 
 
-def _tags(c: _Call, items: list[tuple[str, Result]]) -> None:
-    index = next((r.counts.index for _, r in items if r.counts is not None), None)
-    if index is None:
-        index = next((r.by_group.index for _, r in items if r.by_group is not None), None)
-    if index is not None:
-        _group_tags(c.rec, index)
-
-
 def _group_tags(rec: Record, index: pd.Index) -> None:
     """The tags ``skfair.sensitive``, ``skfair.groups`` (as JSON, within a tag's limit) and ``skfair.n_groups``."""
     names = [n for n in _group_names(index) if n is not None]
@@ -586,7 +565,10 @@ def _group_tags(rec: Record, index: pd.Index) -> None:
 def _verdicts(c: _Call, tables: list[pd.DataFrame], head: dict[str, Any]) -> None:
     if not tables:
         return
-    rows = pd.concat([t.assign(source=t.attrs["source"], fit=i, **_level(t)) for i, t in enumerate(tables)])
+    level = ("family_wise_level", "eps")
+    rows = pd.concat(
+        [t.assign(source=t.attrs["source"], fit=i, **{k: t.attrs[k] for k in level}) for i, t in enumerate(tables)]
+    )
     counts = rows["verdict"].value_counts()
     for v in VERDICTS:
         c.rec.add_metric(f"{c.prefix}fairness.verdicts/{v}", counts.get(v, 0), quantity="verdict count", verdict=v)
@@ -601,59 +583,10 @@ def _verdicts(c: _Call, tables: list[pd.DataFrame], head: dict[str, Any]) -> Non
     c.rec.tables[VERDICT_TABLE] = _table(rows.reset_index(drop=True), head)
 
 
-def _level(t: pd.DataFrame) -> dict[str, Any]:
-    return {"family_wise_level": t.attrs["family_wise_level"], "eps": t.attrs["eps"]}
-
-
 def _table(frame: pd.DataFrame, head: dict[str, Any]) -> pd.DataFrame:
     """A run table's rows with the call's columns first; text as ``object`` (what ``log_table`` reads)."""
     frame = pd.concat([pd.DataFrame({k: [v] * len(frame) for k, v in head.items()}, dtype=object), frame], axis=1)
     return frame.astype({k: object for k in frame.columns if frame[k].dtype.kind in "OTU"})
-
-
-def _png(draw: Callable[[], Any]) -> bytes:
-    """The PNG of the figure ``draw()`` makes (returns an Axes or a Figure); the figure is closed after."""
-    plt = require("matplotlib.pyplot", "charts")
-
-    fig = draw()
-    fig = getattr(fig, "figure", fig)
-    try:
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=100)
-        return buf.getvalue()
-    finally:
-        plt.close(fig)
-
-
-def interval_chart(summary: pd.DataFrame) -> Any:
-    """Each interval of a summary table, its value, the eps band around the ideal value and the verdict in words.
-
-    Rows without an interval are left out. Returns the matplotlib Figure.
-    """
-    plt = require("matplotlib.pyplot", "charts")
-
-    rows = summary[np.isfinite(summary["lower"].astype(float)) | np.isfinite(summary["upper"].astype(float))]
-    fig, ax = plt.subplots(figsize=(8.0, 1.2 + 0.45 * max(len(rows), 1)), layout="constrained")
-    colors = {"within": "C2", "exceeds": "C3", "inconclusive": "C1"}
-    y = np.arange(len(rows))[::-1]
-    for yi, r in zip(y, rows.itertuples(index=False), strict=True):
-        ideal = 0.0 if r.ideal is None or pd.isna(r.ideal) else float(r.ideal)
-        ax.fill_betweenx([yi - 0.35, yi + 0.35], ideal - r.eps, ideal + r.eps, color="0.85", lw=0)
-        color = colors.get(r.verdict, "0.4")
-        ax.plot([r.lower, r.upper], [yi, yi], color=color, lw=3, solid_capstyle="butt")
-        ax.plot([r.value], [yi], "o", color="k", ms=4)
-        ax.annotate(f" {r.verdict}", (1.0, yi), xycoords=("axes fraction", "data"), va="center", color=color)
-    ax.set_yticks(y, [_plain(f"{r.result} ({r.kind})") for r in rows.itertuples(index=False)])
-    ax.set_xlabel("value with its interval (grey: within eps of the ideal value; dot: the value)")
-    prob = rows["prob"].iloc[0] if len(rows) else 0.95
-    ax.set_title(f"{prob:.0%} intervals and verdicts", loc="left")
-    ax.grid(axis="x", alpha=0.3)
-    return fig
-
-
-def _plain(text: Any, limit: int = 60) -> str:
-    text = str(text)
-    return (text if len(text) <= limit else text[: limit - 1] + "\u2026").replace("$", r"\$")
 
 
 def _files(c: _Call, items: list[tuple[str, Result]], summary: pd.DataFrame, folder: str, html: bool) -> None:
@@ -663,24 +596,16 @@ def _files(c: _Call, items: list[tuple[str, Result]], summary: pd.DataFrame, fol
     figures: list[tuple[str, str]] = []
 
     def chart(path: str, caption: str, draw: Callable[[], Any]) -> None:
-        try:
-            png = _png(draw)
-        except Exception as exc:  # noqa: BLE001 - a chart must never cost the metrics
-            warnings.warn(
-                f"the chart {path} could not be drawn ({type(exc).__name__}: {exc}); the metrics and tables "
-                "are logged without it",
-                RuntimeWarning,
-                stacklevel=5,
-            )
-            return
-        c.rec.files[f"{folder}/{path}"] = png
-        figures.append((caption, base64.b64encode(png).decode("ascii")))
+        png = figure_png(draw, f"the chart {path}", dpi=100, left="the metrics and tables are logged without it")
+        if png is not None:
+            c.rec.files[f"{folder}/{path}"] = png
+            figures.append((caption, base64.b64encode(png).decode("ascii")))
 
     per_group = [r for _, r in items if r.by_group is not None]
     if per_group:
         chart("groupwise.png", "Base metrics by group", lambda: plots.groupwise_bars(per_group))
     if summary["lower"].notna().any():
-        chart("intervals.png", "Intervals and verdicts", lambda: interval_chart(summary))
+        chart("intervals.png", "Intervals and verdicts", lambda: plots.interval_chart(summary))
     for name, res in items:
         draws = None if res.kind not in _SAMPLED or res.draws is None else np.ravel(res.draws).astype(float)
         if draws is None or draws.size == 0:
@@ -688,7 +613,7 @@ def _files(c: _Call, items: list[tuple[str, Result]], summary: pd.DataFrame, fol
         sub = f"{sanitize_segment(name)}/{res.kind}"
         c.rec.files[f"{folder}/{sub}_draws.csv"] = pd.DataFrame({res.key: draws}).to_csv(index_label="draw")
         if np.isfinite(draws).any():
-            density = lambda res=res, name=name: plots.posterior_density(res, eps=c.eps, prob=c.prob, label=name)  # noqa: E731
+            density = functools.partial(plots.posterior_density, res, eps=c.eps, prob=c.prob, label=name)
             chart(f"{sub}_density.png", f"{res.kind} of {name}", density)
     entries = [
         {"name": n, **r.to_dict(), **({} if c.measure(r) is None else {"config": measure_params(c.measure(r))})}
@@ -762,7 +687,11 @@ def record(
         for name, res in items:
             for k, v in ({} if c.measure(res) is None else chosen_params(c.measure(res))).items():
                 c.rec.add_param(f"{c.keys[name]}.config/{k}", v)
-    _tags(c, items)
+    groups = [r.counts for _, r in items if r.counts is not None] + [
+        r.by_group for _, r in items if r.by_group is not None
+    ]
+    if groups:
+        _group_tags(c.rec, groups[0].index)
     tables = verdict_tables([r for _, r in items], eps, prob)
     text = headline(summary, items, tables)
     if text:
@@ -782,27 +711,17 @@ def record(
 
 
 def _measures_by_key(measures: Any) -> dict[str, MeasureBase]:
-    if measures is None:
-        return {}
-    if isinstance(measures, MeasureBase):
-        return {measures.key: measures}
     if isinstance(measures, Mapping):
         return {str(k): v for k, v in measures.items()}
-    if isinstance(measures, Sequence) and all(isinstance(m, MeasureBase) for m in measures):
-        return {m.key: m for m in measures}
-    raise TypeError(f"measures must be a Measure, a list or a dict of them; got {type(measures).__name__}.")
+    ms = [] if measures is None else [measures] if isinstance(measures, MeasureBase) else measures
+    if not isinstance(ms, Sequence) or not all(isinstance(m, MeasureBase) for m in ms):
+        raise TypeError(f"measures must be a Measure, a list or a dict of them; got {type(measures).__name__}.")
+    return {m.key: m for m in ms}
 
 
 # -- the records of a monitor and of an active assessment ------------------------------------------
 #: A monitor's status columns logged as step series, ``{key}/{column}``; ``alarm`` as 0/1.
 MONITOR_FIELDS = ("value", "lower", "upper", "e_value", "alarm", "overall_value", "window_value", "n_rows")
-
-
-def _millis(stamp: Any) -> int | None:
-    if stamp is None or (isinstance(stamp, float) and math.isnan(stamp)):
-        return None
-    ts = pd.Timestamp(stamp)
-    return int((ts.tz_localize("UTC") if ts.tzinfo is None else ts).timestamp() * 1000)
 
 
 def monitor_record(monitor: Any, after_step: int = 0, *, first: bool = True) -> Record:
@@ -819,15 +738,12 @@ def monitor_record(monitor: Any, after_step: int = 0, *, first: bool = True) -> 
     if not trace.empty:
         last = trace[trace["step"] > after_step].groupby(["step", "key"], sort=True).last().reset_index()
         for row in last.itertuples(index=False):
-            stamp = _millis(row.time)
-            if stamp is not None:
-                rec.times[int(row.step)] = stamp
+            if pd.notna(row.time):  # the batch's time, in milliseconds since the epoch
+                ts = pd.Timestamp(row.time)
+                rec.times[int(row.step)] = int((ts.tz_localize("UTC") if ts.tzinfo is None else ts).timestamp() * 1000)
             for name in MONITOR_FIELDS:
-                v = getattr(row, name)
-                if v is not None and not (isinstance(v, float) and math.isnan(v)):
-                    rec.add_series(
-                        sanitize_key(f"{row.key}/{name}"), float(v), int(row.step), measure=row.key, field=name
-                    )
+                if pd.notna(v := getattr(row, name)):
+                    rec.add_series(sanitize_key(f"{row.key}/{name}"), v, int(row.step), measure=row.key, field=name)
     for key, row in monitor.status().iterrows():
         if bool(row["alarm"]):
             rec.add_tag(f"alarm.{key}", f"step {int(row['alarm_step'])} (since step {int(row['changed_since'])})")
@@ -982,25 +898,24 @@ def compute_posteriors(
         chosen = [by_key[k] for k in wanted]
     if not chosen:
         return {}
-    try:
-        return dict(posteriors(chosen, y_true, y_score, sensitive_features=sensitive_features, **kwargs))
-    except POSTERIOR_ERRORS as joint:
-        first = joint
-    out: dict[str, Result] = {}
-    failed: list[str] = []
-    for m in chosen:
-        try:
-            out[m.key] = posterior(m, y_true, y_score, sensitive_features=sensitive_features, **kwargs)
-        except POSTERIOR_ERRORS as exc:
-            if wanted is not None:
-                raise
-            failed.append(f"{m.key} ({type(exc).__name__}: {exc})")
+
+    def fit(ms: list[MeasureBase]) -> dict[str, Result]:
+        if ms is chosen:
+            return dict(posteriors(ms, y_true, y_score, sensitive_features=sensitive_features, **kwargs))
+        return {ms[0].key: posterior(ms[0], y_true, y_score, sensitive_features=sensitive_features, **kwargs)}
+
+    out, failed, joint = fit_each_if_joint_fails(fit, chosen)
+    if joint is None:
+        return out
+    if failed and wanted is not None:
+        raise failed[0][1]
     if not out:
-        raise first
-    skipped = f" No posterior for {'; '.join(failed)}." if failed else ""
+        raise joint
+    skipped = "; ".join(f"{key} ({type(exc).__name__}: {exc})" for key, exc in failed)
     warnings.warn(
-        f"the joint posterior fit of {[m.key for m in chosen]} failed ({type(first).__name__}: {first}), so "
-        f"each measure was fitted on its own.{skipped} List the measures you want in posterior={{'measures': [...]}}.",
+        f"the joint posterior fit of {[m.key for m in chosen]} failed ({type(joint).__name__}: {joint}), so each "
+        f"measure was fitted on its own.{f' No posterior for {skipped}.' if failed else ''} List the measures you "
+        "want in posterior={'measures': [...]}.",
         RuntimeWarning,
         stacklevel=3,
     )
@@ -1112,22 +1027,58 @@ def cross_validate(
         measure keeps it (``min_group_size`` unset): the warning names the groups and gives
         the fold mean of each such measure with and without them.
     """
-    plan = _plan(
-        estimator,
-        X,
-        y,
-        measures=measures,
-        sensitive_features=sensitive_features,
-        sensitive=sensitive,
-        cv=cv,
-        groups=groups,
-        fit_params=fit_params,
-        pos_label=pos_label,
-        posterior=posterior,
-        random_state=random_state,
+    from sklearn.base import is_classifier
+
+    A = resolve_sensitive(sensitive_features, X=X, columns=sensitive)
+    ms, all_groups = declare_groups(resolve_measures(measures, pos_label=pos_label), A)
+    codes, _ = encode_groups(A, len(y), name="sensitive_features", groups=all_groups)
+    splits = fold_splits(
+        cv, X, y, sensitive_codes=codes, groups=groups, random_state=random_state, classifier=is_classifier(estimator)
+    )
+    small, without = _small_groups(codes, splits, all_groups, ms)
+    splitter = cv
+    if isinstance(cv, int | np.integer) and not isinstance(cv, bool):
+        splitter = (
+            f"StratifiedKFold(n_splits={cv}, shuffle=True, random_state={random_state!r}) on label x group strata"
+        )
+    plan = _Plan(
+        measures=ms,
+        sensitive=A,
+        groups=all_groups,
+        splits=splits,
+        splitter=splitter,
+        fit_params=dict(fit_params or {}),
+        pos_label=score_label(ms, pos_label),
+        want_scores=needs_scores(ms) or posterior is not None,
+        posterior=None if posterior is None else dict(posterior),
+        small=small,
+        without_small=without,
         fit_context=fit_context,
     )
-    return _summarise(_fit_folds(estimator, X, y, sample_weight, plan, n_jobs), plan)
+    if n_jobs is None:
+        fitted = [_fit_fold(estimator, X, y, sample_weight, tr, te, plan) for tr, te in splits]
+    else:
+        from joblib import Parallel, delayed
+
+        fitted = Parallel(n_jobs=n_jobs)(delayed(_fit_fold)(estimator, X, y, sample_weight, *s, plan) for s in splits)
+    keys = [m.key for m in ms]
+    scores = pd.DataFrame([{k: res[k].value for k in keys} for _, res, _, _ in fitted], columns=keys, dtype=float)
+    if without:
+        out = [
+            {"learner": "", "values": {k: r.value for k, r in res.items()}, "without_small": w}
+            for _, res, _, w in fitted
+        ]
+        _warn_small_groups(out, small, [m.key for m in without], "cross_validate_fairness")
+    return CrossValidation(
+        scores=scores.rename_axis("fold"),
+        mean=scores.mean(skipna=False),
+        std=scores.std(ddof=0, skipna=False),
+        folds=[res for _, res, _, _ in fitted],
+        posteriors=[posts for _, _, posts, _ in fitted],
+        estimators=[est for est, _, _, _ in fitted],
+        groups=all_groups,
+        plan=plan,
+    )
 
 
 @dataclass
@@ -1145,71 +1096,10 @@ class _Plan:
     posterior: dict[str, Any] | None
     #: The groups with fewer than SMALL_GROUP_ROWS rows in a test fold (their fewest), and the measures
     #: with min_group_size set that give the values without them.
-    small: pd.Series = field(default_factory=lambda: pd.Series(dtype=np.int64))
+    small: pd.Series
+    without_small: list[MeasureBase]
     #: What each fold's fit runs inside (the MLflow plugin pauses autologging there).
     fit_context: Callable[[], Any] = contextlib.nullcontext
-    without_small: list[MeasureBase] = field(default_factory=list)
-
-
-def _split_params(params: Mapping[str, Any], idx: np.ndarray, n: int) -> dict[str, Any]:
-    from sklearn.utils import _safe_indexing
-
-    out = {}
-    for k, v in params.items():
-        sized = not isinstance(v, (str, bytes, Mapping)) and np.ndim(v) >= 1 and len(v) == n
-        out[k] = _safe_indexing(v, idx) if sized else v
-    return out
-
-
-def _plan(
-    estimator: Any,
-    X: Any,
-    y: Any,
-    *,
-    measures: Any,
-    sensitive_features: Any,
-    sensitive: Any,
-    cv: Any,
-    groups: Any,
-    fit_params: Mapping[str, Any] | None,
-    pos_label: Any,
-    posterior: Mapping[str, Any] | None,
-    random_state: Any = None,
-    fit_context: Callable[[], Any] = contextlib.nullcontext,
-) -> _Plan:
-    from sklearn.base import is_classifier
-
-    A = resolve_sensitive(sensitive_features, X=X, columns=sensitive)
-    ms, all_groups = declare_groups(resolve_measures(measures, pos_label=pos_label), A)
-    codes, _ = encode_groups(A, len(y), name="sensitive_features", groups=all_groups)
-    splits = fold_splits(
-        cv, X, y, sensitive_codes=codes, groups=groups, random_state=random_state, classifier=is_classifier(estimator)
-    )
-    small = small_groups_in_folds(fold_group_sizes(codes, [te for _, te in splits], all_groups))
-    integer = isinstance(cv, int | np.integer) and not isinstance(cv, bool)
-    splitter = (
-        f"StratifiedKFold(n_splits={cv}, shuffle=True, random_state={random_state!r}) on label x group strata"
-        if integer
-        else cv
-    )
-    return _Plan(
-        fit_context=fit_context,
-        measures=ms,
-        sensitive=A,
-        groups=all_groups,
-        splits=[(np.asarray(tr), np.asarray(te)) for tr, te in splits],
-        splitter=splitter,
-        fit_params=dict(fit_params or {}),
-        pos_label=score_label(ms, pos_label),
-        want_scores=needs_scores(ms) or posterior is not None,
-        posterior=None if posterior is None else dict(posterior),
-        small=small,
-        without_small=[
-            m.with_inputs(min_group_size=SMALL_GROUP_ROWS)
-            for m in ms
-            if len(small) and m.inputs.needs_sensitive and m.inputs.min_group_size is None
-        ],
-    )
 
 
 def _fit_fold(
@@ -1227,59 +1117,19 @@ def _fit_fold(
     y_score = None
     if plan.want_scores and hasattr(est, "predict_proba"):  # the estimator API, not a result or a measure
         y_score = positive_scores(est.predict_proba(X_te), getattr(est, "classes_", None), plan.pos_label)
-    A = _safe_indexing(plan.sensitive, test)
-    w = None if sample_weight is None else _safe_indexing(sample_weight, test)
+    fold = {"sensitive_features": _safe_indexing(plan.sensitive, test), "y_score": y_score}
+    fold["sample_weight"] = None if sample_weight is None else _safe_indexing(sample_weight, test)
     with warnings.catch_warnings():  # the summary's small-group warning says it once, for all folds
         warnings.filterwarnings("ignore", "(?s).*is decided by group", SmallGroupWarning)
-        results = evaluate_all(plan.measures, y_te, y_pred, y_score=y_score, sensitive_features=A, sample_weight=w)
+        results = evaluate_all(plan.measures, y_te, y_pred, **fold)
     posts = {}
     if plan.posterior is not None:
-        scores = y_score if y_score is not None else y_pred
+        scores, A = y_score if y_score is not None else y_pred, fold["sensitive_features"]
         posts = compute_posteriors(plan.measures, y_te, scores, sensitive_features=A, options=plan.posterior)
-    without: dict[str, float] = {}
-    for m in plan.without_small:  # the values without the small groups, for the one warning of the summary
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                without[m.key] = evaluate_all(
-                    [m], y_te, y_pred, y_score=y_score, sensitive_features=A, sample_weight=w
-                )[m.key].value
-            except SingleGroupError:
-                without[m.key] = math.nan
+    without = _values_without(
+        plan.without_small, lambda ms: {k: r.value for k, r in evaluate_all(ms, y_te, y_pred, **fold).items()}
+    )
     return est, results, posts, without
-
-
-def _fit_folds(estimator: Any, X: Any, y: Any, sample_weight: Any, plan: _Plan, n_jobs: int | None) -> list[tuple]:
-    if n_jobs is None:
-        return [_fit_fold(estimator, X, y, sample_weight, tr, te, plan) for tr, te in plan.splits]
-    from joblib import Parallel, delayed
-
-    return Parallel(n_jobs=n_jobs)(
-        delayed(_fit_fold)(estimator, X, y, sample_weight, tr, te, plan) for tr, te in plan.splits
-    )
-
-
-def _summarise(fitted: list[tuple], plan: _Plan) -> CrossValidation:
-    keys = [m.key for m in plan.measures]
-    scores = pd.DataFrame([{k: res[k].value for k in keys} for _, res, _, _ in fitted], columns=keys, dtype=float)
-    scores.index.name = "fold"
-    if plan.without_small:
-        small_keys = [m.key for m in plan.without_small]
-        without = pd.DataFrame([w for *_, w in fitted], columns=small_keys, dtype=float)
-        means = [t[small_keys].mean(skipna=False).to_frame("").T for t in (scores, without)]
-        warnings.warn(
-            small_group_effect(plan.small, *means, who="cross_validate_fairness"), SmallGroupWarning, stacklevel=3
-        )
-    return CrossValidation(
-        scores=scores,
-        mean=scores.mean(skipna=False),
-        std=scores.std(ddof=0, skipna=False),
-        folds=[res for _, res, _, _ in fitted],
-        posteriors=[posts for _, _, posts, _ in fitted],
-        estimators=[est for est, _, _, _ in fitted],
-        groups=plan.groups,
-        plan=plan,
-    )
 
 
 def cv_record(

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from functools import partial
+from typing import Any, Literal, cast
 
 import pandas as pd
 
@@ -106,10 +107,13 @@ def _constraint(key: str, fairness_key: str, epsilon: float, description: str) -
         own_key = _key(key, kw, {"epsilon": epsilon, "operation": "absdiff", "aggregate": "mean"})
         eps = kw.pop("epsilon", epsilon)
         perf_kw = {k: kw[k] for k in _SHARED_INPUTS if k in kw}
-        fair = _REGISTRY[fairness_key](**kw)
+        fair = cast(Measure, _REGISTRY[fairness_key](**kw))  # eod or ppv
         return ConstraintMeasure(PerformanceMeasure("acc", **perf_kw), fair, eps, key=own_key, description=description)
 
     return make
+
+
+_GENERIC = "Generic fairness measure: pass base= and operation="
 
 
 def _generic(**kw: Any) -> Measure:
@@ -132,7 +136,7 @@ def _performance(base: str, key: str | None = None) -> Callable[..., Measure]:
 _ABS = "Absolute differences in {} across groups"
 
 #: key -> factory. The first 18 keys are mlr3fairness' table, with its semantics.
-_REGISTRY: dict[str, Callable[..., Measure]] = {
+_REGISTRY: dict[str, Callable[..., MeasureBase]] = {
     "fairness.acc": _fairness("acc", _ABS.format("accuracy")),
     "fairness.mse": _fairness("mse", _ABS.format("mean squared error")),
     "fairness.fnr": _fairness("fnr", _ABS.format("false negative rates")),
@@ -194,19 +198,15 @@ for _name, _base in BASE_METRICS.items():
         _REGISTRY[f"regr.{_name}"] = _performance(_name)
 
 
-def _proxy(metric: str) -> Callable[..., Any]:
-    def make(**kw: Any) -> Any:
-        from .unaware import ProxyMeasure
+def _unaware(kind: str, *args: Any) -> Callable[..., Any]:
+    """A measure of ``unaware``, imported on first use (see above)."""
 
-        return ProxyMeasure(metric, **kw)
+    def make(**kw: Any) -> Any:
+        from . import unaware
+
+        return getattr(unaware, kind)(*args, **kw)
 
     return make
-
-
-def _quantified(**kw: Any) -> Any:
-    from .unaware import QuantificationMeasure
-
-    return QuantificationMeasure(**kw)
 
 
 def _dp_mean(**kw: Any) -> Measure:
@@ -214,37 +214,19 @@ def _dp_mean(**kw: Any) -> Measure:
     return FairnessMeasure(MeanPrediction(), key=_key("fairness.dp_mean", kw, {"operation": "absdiff"}), **kw)
 
 
-def _distribution(distance: Literal["ks", "wasserstein"]) -> Callable[..., Measure]:
-    def make(**kw: Any) -> Measure:
-        return DistributionParity(distance, **kw)
-
-    return make
-
-
-def _bgl(**kw: Any) -> Measure:
-    return bounded_group_loss(kw.pop("base", "mse"), **kw)
-
-
-def _ranking(base: Literal["exposure", "ndcg"]) -> Callable[..., Any]:
-    def make(**kw: Any) -> Any:
-        return RankingFairness(base, **kw)
-
-    return make
-
-
 # Ranking and regression parity.
-_REGISTRY["fairness.exposure"] = _ranking("exposure")
-_REGISTRY["fairness.ndcg"] = _ranking("ndcg")
+_REGISTRY["fairness.exposure"] = partial(RankingFairness, "exposure")
+_REGISTRY["fairness.ndcg"] = partial(RankingFairness, "ndcg")
 _REGISTRY["fairness.dp_mean"] = _dp_mean
-_REGISTRY["fairness.dp_ks"] = _distribution("ks")
-_REGISTRY["fairness.dp_wasserstein"] = _distribution("wasserstein")
-_REGISTRY["fairness.bgl"] = _bgl
+_REGISTRY["fairness.dp_ks"] = partial(DistributionParity, "ks")
+_REGISTRY["fairness.dp_wasserstein"] = partial(DistributionParity, "wasserstein")
+_REGISTRY["fairness.bgl"] = bounded_group_loss  # base= picks the loss, "mse" by default
 
-# Measures without the sensitive attribute (unaware is imported on first use, see above).
-_REGISTRY["unaware.proxy_dp"] = _proxy("dp")
-_REGISTRY["unaware.proxy_eod"] = _proxy("eod")
-_REGISTRY["unaware.proxy_eop"] = _proxy("eop")
-_REGISTRY["unaware.quantified_dp"] = _quantified
+# Measures without the sensitive attribute.
+_REGISTRY["unaware.proxy_dp"] = _unaware("ProxyMeasure", "dp")
+_REGISTRY["unaware.proxy_eod"] = _unaware("ProxyMeasure", "eod")
+_REGISTRY["unaware.proxy_eop"] = _unaware("ProxyMeasure", "eop")
+_REGISTRY["unaware.quantified_dp"] = _unaware("QuantificationMeasure")
 _REGISTRY["classif.ce"] = _performance("error_rate", "classif.ce")
 _REGISTRY["classif.bacc"] = _performance("balanced_accuracy", "classif.bacc")
 
@@ -372,29 +354,11 @@ def msrs() -> pd.DataFrame:
     >>> tab.loc[tab.key == "fairness.eod", "base"].item()
     'tpr, fpr'
     """
-    rows: list[dict[str, Any]] = []
-    for key in _REGISTRY:
-        if key == "fairness":
-            rows.append(
-                {
-                    "key": key,
-                    "description": "Generic fairness measure: pass base= and operation=",
-                    "base": "(any)",
-                    "operation": "(any)",
-                    "minimize": None,
-                    "range": None,
-                }
-            )
-            continue
-        m = _REGISTRY[key]()
-        rows.append(
-            {
-                "key": key,
-                "description": m.description,
-                "base": m.base_label,
-                "operation": m.operation_label,
-                "minimize": m.minimize,
-                "range": tuple(float(x) for x in m.range),
-            }
-        )
-    return pd.DataFrame(rows)
+    rows: list[tuple[Any, ...]] = []
+    for key, make in _REGISTRY.items():
+        m = None if key == "fairness" else make()
+        if m is None:
+            rows.append((key, _GENERIC, "(any)", "(any)", None, None))
+        else:
+            rows.append((key, m.description, m.base_label, m.operation_label, m.minimize, tuple(map(float, m.range))))
+    return pd.DataFrame(rows, columns=["key", "description", "base", "operation", "minimize", "range"])

@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import pandas as pd
 
+from ._arrays import mean_by
 from ._stats import GroupedSample
 from ._undefined import name_groups
 from .base import BaseMetric, get_base
@@ -79,12 +80,8 @@ class MeanPrediction(BaseMetric):
     def group_values(self, sample: GroupedSample, pos_label: Any = None) -> tuple[np.ndarray, float]:
         pred = _numeric(sample.y_pred, "y_pred")
         w = np.ones_like(pred) if sample.sample_weight is None else sample.sample_weight
-        total = np.bincount(sample.group_codes, weights=w * pred, minlength=sample.n_groups)
-        n = np.bincount(sample.group_codes, weights=w, minlength=sample.n_groups)
-        values = np.full(sample.n_groups, np.nan)
-        np.divide(total, n, out=values, where=n > 0)
         overall = float(np.dot(w, pred) / w.sum()) if w.sum() > 0 else float("nan")
-        return values, overall
+        return mean_by(sample.group_codes, pred, sample.n_groups, sample.sample_weight), overall
 
 
 # --- bounded group loss: the worst group's loss --------------------------------------
@@ -104,8 +101,6 @@ worst_group = Operation(
     _worst,
     True,
     "largest group value (for a loss: the worst group's loss, bounded group loss)",
-    ideal=None,
-    family=None,
     range_of=_range_same,
 )
 
@@ -337,9 +332,7 @@ class DistributionParity(Measure):
         self.minimize = True
         self.ideal = 0.0
         self.range = (0.0, 1.0) if distance == "ks" else (0.0, np.inf)
-        self._inputs = MeasureInputs(
-            "predict", None, None, None if groups is None else pd.Index(groups), undefined, needs_sensitive=True
-        ).replace()
+        self._inputs = MeasureInputs(groups=groups, undefined=undefined).replace()  # checked, groups an Index
 
     @property
     def base_label(self) -> str:

@@ -176,10 +176,10 @@ class AuditReport:
     def to_text(self) -> str:
         """The tables as plain text, as ``skfair audit`` prints them."""
         parts = [self.title, "=" * len(self.title), *([self.headline, ""] if self.headline else [])]
-        parts += [_summary_text(self.summary), ""]
+        parts += [*(f"{k}: {v}" for k, v in self.summary.items()), ""]
         if not self.table.empty:
             shown, reasons = _shown_measures(self.table, inline=False)
-            parts += [_int_text(shown).to_string(index=False, float_format=_fmt, na_rep=""), *reasons, ""]
+            parts += [_int_text(shown).to_string(index=False, na_rep=""), *reasons, ""]
         if not self.intervals.empty:
             shown, notes = _shown_intervals(self.intervals)
             parts += [_intervals_heading(self.intervals), shown.to_string(index=False, float_format=_fmt, na_rep="")]
@@ -205,6 +205,10 @@ def _fmt(x: float) -> str:
     return f"{x:.4f}"
 
 
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "~"
+
+
 #: Verdict rows printed by ``to_text`` (the HTML report shows them all); the others are counted.
 MAX_TEXT_VERDICTS = 30
 _VERDICT_ORDER = {"exceeds": 0, "inconclusive": 1, "undefined": 2, "within": 3}
@@ -222,12 +226,8 @@ def _verdict_lines(table: pd.DataFrame) -> list[str]:
     """The verdicts, exceeding first, one short line each (< 120 characters)."""
     order = table.assign(_o=table["verdict"].map(_VERDICT_ORDER)).sort_values("_o", kind="stable")
     shown = order.head(MAX_TEXT_VERDICTS)
-
-    def cut(text: str, n: int) -> str:
-        return text if len(text) <= n else text[: n - 1] + "~"
-
     lines = [
-        f"  {cut(r.measure, 22):<22} {cut(r.base, 8):<8} {cut(r.group_a, 18):>18} - {cut(r.group_b, 18):<18} "
+        f"  {_cut(r.measure, 22):<22} {_cut(r.base, 8):<8} {_cut(r.group_a, 18):>18} - {_cut(r.group_b, 18):<18} "
         f"{_signed(r.estimate)} [{_signed(r.lower)}, {_signed(r.upper)}]  {r.verdict}"
         for r in shown.itertuples()
     ]
@@ -248,25 +248,22 @@ def _signed(x: float) -> str:
 MAX_GROUPS_LISTED = 50
 
 
+def _largest(sizes: Any, limit: int) -> np.ndarray:
+    """Positions of the ``limit`` largest of ``sizes`` (NaN smallest; ties: the first), in their own order."""
+    sizes = np.nan_to_num(np.asarray(sizes, dtype=float), nan=-1.0)
+    return np.sort(np.argsort(-sizes, kind="stable")[:limit])
+
+
 def _largest_groups(by_group: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """The rows of the largest groups (by ``n``, in table order), and a note on the others, if any."""
     n_groups = len(by_group)
     if n_groups <= MAX_GROUPS_LISTED:
         return by_group, ""
-    sizes = by_group["n"].to_numpy(float) if "n" in by_group else np.ones(n_groups)
-    top = np.sort(np.argsort(-np.nan_to_num(sizes, nan=-1.0), kind="stable")[:MAX_GROUPS_LISTED])
     note = (
         f" the {MAX_GROUPS_LISTED} largest of {n_groups:,} groups ({n_groups - MAX_GROUPS_LISTED:,} others are "
         "left out here; AuditReport.by_group holds them all)"
     )
-    return by_group.iloc[top], note
-
-
-def _value_text(value: float, reason: str | None) -> str:
-    """A measure's value as shown: four decimals, or "undefined (reason)"."""
-    if not math.isnan(value):
-        return _fmt(value)
-    return f"undefined ({reason})" if reason else "undefined"
+    return by_group.iloc[_largest(by_group["n"] if "n" in by_group else np.ones(n_groups), MAX_GROUPS_LISTED)], note
 
 
 def _shown_measures(table: pd.DataFrame, inline: bool = True) -> tuple[pd.DataFrame, list[str]]:
@@ -276,19 +273,15 @@ def _shown_measures(table: pd.DataFrame, inline: bool = True) -> tuple[pd.DataFr
     otherwise "undefined [1]", with the reasons as lines ``[1] key: reason`` to print below the
     table, so a terminal table stays as narrow as its numbers.
     """
-    shown = table.drop(columns=["reason", "description"], errors="ignore")
-    if "reason" not in table:
-        return shown, []
-    if inline:
-        shown["value"] = [_shorter(_value_text(v, r)) for v, r in zip(table["value"], table["reason"], strict=True)]
-        return shown, []
-    texts, reasons = [], []
+    shown, texts, reasons = table.drop(columns=["reason", "description"], errors="ignore"), [], []
     for key, v, r in zip(table["measure"], table["value"], table["reason"], strict=True):
-        if math.isnan(v) and isinstance(r, str) and r:
+        if not math.isnan(v) or not (isinstance(r, str) and r):
+            texts.append("undefined" if math.isnan(v) else _fmt(v))
+        elif inline:
+            texts.append(_shorter(f"undefined ({r})"))
+        else:
             reasons.append(f"[{len(reasons) + 1}] {key}: {_shorter(r)}")
             texts.append(f"undefined [{len(reasons)}]")
-        else:
-            texts.append(_value_text(v, None))
     shown["value"] = texts
     return shown, reasons
 
@@ -308,25 +301,18 @@ def _shown_intervals(table: pd.DataFrame, inline: bool = False) -> tuple[pd.Data
     shown["n"] = [f"{v:,.0f}" if pd.notna(v) else "" for v in shown["n"]]
     shown["construction"] = [_cut(str(c), 40) for c in shown["construction"]]
     shown["prob_within"] = [_fmt(v) if pd.notna(v) else "n.a." for v in table["prob_within"]]
+    notes: dict[str, int] = {}
     if inline:
         shown["note"] = table["note"].fillna("")
-        return shown, []
-    notes: dict[str, int] = {}
-    shown["note"] = [f"[{notes.setdefault(n, len(notes) + 1)}]" if n else "" for n in table["note"].fillna("")]
+    else:
+        shown["note"] = [f"[{notes.setdefault(n, len(notes) + 1)}]" if n else "" for n in table["note"].fillna("")]
     return shown, [f"[{i}] {_shorter(str(note))}" for note, i in notes.items()]
-
-
-def _cut(text: str, n: int) -> str:
-    return text if len(text) <= n else text[: n - 1] + "~"
 
 
 def _int_text(table: pd.DataFrame) -> pd.DataFrame:
     """Integer columns with a missing cell as text ("" where missing), so they print without decimals."""
-    out = table.copy()
-    for col in out.columns:
-        if isinstance(out[col].dtype, pd.Int64Dtype):
-            out[col] = [f"{v:,}" if not pd.isna(v) else "" for v in out[col]]
-    return out
+    ints = [c for c in table.columns if isinstance(table[c].dtype, pd.Int64Dtype)]
+    return table.assign(**{c: [f"{v:,}" if not pd.isna(v) else "" for v in table[c]] for c in ints})
 
 
 #: A reason or note longer than this (e.g. one naming thousands of groups) is cut where it is shown.
@@ -338,10 +324,6 @@ def _shorter(text: str) -> str:
     if len(text) <= MAX_NOTE_CHARS:
         return text
     return f"{text[:MAX_NOTE_CHARS]}... ({len(text) - MAX_NOTE_CHARS:,} more characters)"
-
-
-def _summary_text(summary: dict[str, Any]) -> str:
-    return "\n".join(f"{k}: {v}" for k, v in summary.items())
 
 
 # -- the summary every table reads -----------------------------------------------------
@@ -360,49 +342,23 @@ def _summary_row(res: Result, prob: float, eps: float) -> dict[str, Any]:
         lower, upper = (float(x) for x in res.interval(prob))
     except NoIntervalError:
         lower = upper = math.nan
-    confidence = getattr(res, "confidence", None) is not None or getattr(res, "interval_box", None) is not None
-    construction = {
-        "point": "none (a point value)",
-        "bootstrap": "percentile bootstrap",
-        "posterior": f"{getattr(res, 'method', '')} {'confidence interval' if confidence else 'posterior'}".strip(),
-    }.get(res.kind, str(getattr(res, "construction", "the estimate's interval")))
+    kinds = {"point": "none (a point value)", "bootstrap": "percentile bootstrap", "posterior": "posterior"}
+    construction = kinds.get(res.kind) or str(getattr(res, "construction", "the estimate's interval"))
     within, notes = math.nan, [res.reason]
-    if res.kind == "posterior" and callable(getattr(res, "prob_within", None)) and ideal is not None and not confidence:
-        within = float(res.prob_within(eps))  # a confidence interval's draws give no probability beside it
-    refusal = getattr(res, "interval_reason", None)
-    if math.isnan(lower) and callable(refusal):
+    if res.kind == "posterior" and callable(getattr(res, "prob_within", None)) and ideal is not None:
+        within = float(res.prob_within(eps))
+    if math.isnan(lower) and callable(refusal := getattr(res, "interval_reason", None)):
         notes.append(refusal(prob))
     if math.isnan(within) and res.kind != "point" and res.defined:
         notes.append(f"no probability: {construction} gives an interval, not a distribution")
-    if res.kind == "point":
-        verdict = "no interval"
-    elif ideal is None:
-        verdict = "no ideal value"
+    if res.kind == "point" or ideal is None:
+        verdict = "no interval" if res.kind == "point" else "no ideal value"
     else:
         verdict = str(classify(np.array([lower - ideal]), np.array([upper - ideal]), eps)[0])
     n = float(res.counts.sum()) if res.counts is not None else math.nan
-    attrs = getattr(res, "attrs", None)
-    if isinstance(attrs, dict) and attrs.get("n_unlabeled"):  # bc, bcr, ppi: the unlabeled rows' scores too
-        n_lab, n_unl = int(attrs.get("n_labeled", 0)), int(attrs["n_unlabeled"])
-        n = float(n_lab + n_unl)
-        notes.append(
-            f"fitted on {n_lab:,} labeled rows and the scores of {n_unl:,} unlabeled rows: it describes all "
-            f"{n_lab + n_unl:,} rows; a point value computed on the labeled rows alone may lie outside its interval"
-        )
-    return {
-        "measure": res.key,
-        "value": float(res.value),
-        "lower": lower,
-        "upper": upper,
-        "prob": prob,
-        "construction": construction,
-        "target": "audited rows" if res.kind == "point" else "population",
-        "n": n,
-        "eps": eps,
-        "prob_within": within,
-        "verdict": verdict,
-        "note": "; ".join(n for n in notes if n) or None,
-    }
+    target = "audited rows" if res.kind == "point" else "population"
+    row = (res.key, float(res.value), lower, upper, prob, construction, target, n, eps, within, verdict)
+    return dict(zip(SUMMARY_COLUMNS, (*row, "; ".join(n for n in notes if n) or None), strict=True))
 
 
 def summary_table(
@@ -590,7 +546,6 @@ def audit(
     notes: list[str] = []
     ms = _measurable(ms, rows, cols, notes)
     results = _noting(notes, _evaluate, ms, rows)
-    table = _measure_table(ms, results)
     fair = [m for m in ms if m.inputs.needs_sensitive]
     posteriors: dict[str, Result] = {}
     if posterior is not None and fair:
@@ -602,8 +557,10 @@ def audit(
     verdicts = _noting(notes, verdict_tables, [*posteriors.values(), *boots.values()], eps, prob)
     named = [*results.items(), *boots.items(), *posteriors.items()]
     summary = summary_table(named, prob=prob, eps=eps)
-    rows_used = summary[summary["kind"] == "point"].set_index("measure")["n"]
-    table.insert(2, "n", pd.array(table["measure"].map(rows_used).round(), dtype="Int64"))  # the rows each value used
+    about = _summary(cols, rows, source, threshold)
+    if posteriors:
+        how = ", ".join(dict.fromkeys(summary.loc[summary["kind"] == "posterior", "construction"]))
+        about["posterior"] = f"{_method_used(posterior, posteriors)} ({prob:.0%} intervals: {how}; eps = {eps:g})"
     proxy_table, proxy_results = None, {}
     if cols.proxies:
         proxy_table, proxy_results = _proxy_estimates(
@@ -611,8 +568,8 @@ def audit(
         )
     return AuditReport(
         title=title,
-        summary=_summary(cols, rows, source, threshold, _method_used(posterior, posteriors), prob, eps, summary),
-        table=table,
+        summary=about,
+        table=_measure_table(summary, ms),
         by_group=_by_group_table(fair, rows),
         proxy=proxy_table,
         figures=_figures(ms, results, rows, posteriors, eps, prob, notes) if figures else [],
@@ -655,8 +612,6 @@ class _Columns:
 
 def _method_used(requested: str | None, posteriors: dict[str, Result]) -> str | None:
     """The posterior method as the report states it: what auto chose, e.g. "auto: bcr"."""
-    if not posteriors:
-        return None
     used = sorted({getattr(p, "method", requested) for p in posteriors.values()})
     return requested if used == [requested] else f"{requested}: {', '.join(used)}"
 
@@ -670,12 +625,6 @@ def _check_arguments(data: Any, posterior: str | None, boot: Any = 0) -> None:
         raise ValueError(_NO_ROWS.format(columns=list(data.columns)))
     if posterior not in (None, *POSTERIOR_METHODS):
         raise ValueError(f"posterior={posterior!r}; pass one of {', '.join(map(repr, POSTERIOR_METHODS))} or None.")
-
-
-def _names(columns: str | Sequence[str] | None) -> tuple[str, ...]:
-    if columns is None:
-        return ()
-    return (columns,) if isinstance(columns, str) else tuple(columns)
 
 
 def _require(data: pd.DataFrame, col: str, role: str) -> str:
@@ -692,13 +641,11 @@ def _resolve_columns(
     score: str | None,
     proxies: Sequence[str] | None,
 ) -> _Columns:
-    sens, prox = _names(sensitive), _names(proxies)
+    sens, prox = (() if c is None else (c,) if isinstance(c, str) else tuple(c) for c in (sensitive, proxies))
     if not sens and not prox:
         raise ValueError(_NO_SENSITIVE)
-    for c in sens:
-        _require(data, c, "sensitive")
-    for c in prox:
-        _require(data, c, "proxies")
+    for role, c in [*(("sensitive", c) for c in sens), *(("proxies", c) for c in prox)]:
+        _require(data, c, role)
     if label is not None and label not in data.columns:
         raise KeyError(_NO_LABEL_COLUMN.format(col=label, columns=list(data.columns)))
     # given columns must exist; the default names are used when present
@@ -804,18 +751,9 @@ def _read_rows(data: pd.DataFrame, cols: _Columns, pos_label: Any, threshold: fl
     return _Rows(y_true=y_true, y_pred=y_pred, y_score=y_score, labeled=labeled, groups=groups)
 
 
-def _summary(
-    cols: _Columns,
-    rows: _Rows,
-    source: str | None,
-    threshold: float,
-    posterior: str | None,
-    prob: float,
-    eps: float,
-    table: pd.DataFrame,
-) -> dict[str, Any]:
+def _summary(cols: _Columns, rows: _Rows, source: str | None, threshold: float) -> dict[str, Any]:
     n_lab = int(rows.labeled.sum())
-    summary: dict[str, Any] = {
+    return {
         "source": source or "(DataFrame)",
         "rows": rows.labeled.size,
         "labeled rows": n_lab,
@@ -825,10 +763,6 @@ def _summary(
         "prediction": cols.prediction or f"score >= {threshold:g}",
         "score": cols.score or "(none)",
     }
-    if posterior is not None:
-        how = ", ".join(dict.fromkeys(table.loc[table["kind"] == "posterior", "construction"]))
-        summary["posterior"] = f"{posterior} ({prob:.0%} intervals: {how}; eps = {eps:g})"
-    return summary
 
 
 # -- step 4: the measures, one pass of counts for all ----------------------------------
@@ -869,20 +803,14 @@ def _direction(m: Measure) -> str:
     return f"closer to {m.ideal:g} is fairer" if m.ideal is not None else "signed"
 
 
-def _measure_table(ms: list[Measure], results: dict[str, Result]) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {
-                "measure": m.key,
-                "value": results[m.key].value,
-                "reason": results[m.key].reason,
-                "direction": _direction(m),
-                "description": m.description,
-            }
-            for m in ms
-        ],
-        columns=["measure", "value", "reason", "direction", "description"],
-    )
+def _measure_table(summary: pd.DataFrame, measures: Sequence[Measure] | None = None) -> pd.DataFrame:
+    """The point values of a summary: value, the rows it used, why it is undefined; what each measure means."""
+    point = summary[summary["kind"] == "point"].reset_index(drop=True)
+    table = point[["measure", "value"]].assign(n=pd.array(point["n"].round(), dtype="Int64"), reason=point["note"])
+    if measures is not None:
+        table["direction"] = [_direction(m) for m in measures]
+        table["description"] = [m.description for m in measures]
+    return table
 
 
 def _whole(counts: pd.Series) -> pd.Series:
@@ -919,6 +847,27 @@ def _by_group_table(fair: list[Measure], rows: _Rows) -> pd.DataFrame:
 
 
 # -- step 5: posteriors of the fairness measures ----------------------------------------
+def fit_each_if_joint_fails(
+    fit: Callable[[list[Any]], dict[str, Result]], measures: list[Any], progress: bool | None = False, desc: str = ""
+) -> tuple[dict[str, Result], list[tuple[str, Exception]], Exception | None]:
+    """``fit(measures)``, one joint fit; if it fails (:data:`POSTERIOR_ERRORS`), ``fit([m])`` for each measure.
+
+    Returns the results by key, ``(key, error)`` of each measure that failed on its own, and the joint
+    fit's error (None when it succeeded).
+    """
+    try:
+        return fit(measures), [], None
+    except POSTERIOR_ERRORS as joint:
+        out: dict[str, Result] = {}
+        failed = []
+        for m in progress_bar(measures, desc=desc, progress=progress):
+            try:
+                out |= fit([m])
+            except POSTERIOR_ERRORS as exc:
+                failed.append((m.key, exc))
+        return out, failed, joint
+
+
 def _posteriors(
     fair: list[Measure],
     rows: _Rows,
@@ -932,18 +881,16 @@ def _posteriors(
     """One fit (one MCMC run for bc) for every measure; one by one only if the joint fit fails."""
     _check_posterior_rows(rows, method, threshold, notes)
     seed = np.random.SeedSequence(random_state)
-    joint_notes: list[str] = []
-    try:
-        out = _noting(joint_notes, _fit_posteriors, fair, rows, method, threshold, seed, options)
-    except POSTERIOR_ERRORS:
-        out = {}
-        for m in progress_bar(fair, desc=f"posterior ({method})", progress=progress):
-            try:
-                out.update(_noting(notes, _fit_posteriors, [m], rows, method, threshold, seed, options))
-            except POSTERIOR_ERRORS as exc:
-                notes.append(f"no posterior for {m.key}: {exc}")
-        return out
-    notes += [n for n in joint_notes if n not in notes]
+    joint_notes: list[str] = []  # noted only if the joint fit stands
+    each_notes: list[str] = []
+
+    def fit(ms: list[Measure]) -> dict[str, Result]:
+        heard = joint_notes if ms is fair else each_notes
+        return _noting(heard, _fit_posteriors, ms, rows, method, threshold, seed, options)
+
+    out, failed, joint = fit_each_if_joint_fails(fit, fair, progress, f"posterior ({method})")
+    notes += [n for n in (each_notes if joint else joint_notes) if n not in notes]
+    notes += [f"no posterior for {key}: {exc}" for key, exc in failed]
     return out
 
 
@@ -985,29 +932,13 @@ def _fit_posteriors(
     """Posteriors of the measures from one fit; the rows without a label are the unlabeled part."""
     from .bayes import posteriors
 
-    rng = np.random.default_rng(seed)
     lab = rows.labeled
+    fit = {"sensitive_features": rows.groups_of(lab), "method": method, "random_state": np.random.default_rng(seed)}
     if not _uses_scores(rows, method):  # the predictions of the table, as 0/1 scores
-        return posteriors(
-            measures,
-            rows.true_labels(),
-            rows.y_pred[lab].astype(float),
-            sensitive_features=rows.groups_of(lab),
-            method=method,
-            random_state=rng,
-            **options,
-        )
+        return posteriors(measures, rows.true_labels(), rows.y_pred[lab].astype(float), **fit, **options)
+    unlabeled = {"unlabeled_scores": rows.y_score[~lab], "unlabeled_sensitive": rows.groups_of(~lab)}
     return posteriors(
-        measures,
-        rows.true_labels(),
-        rows.y_score[lab],
-        sensitive_features=rows.groups_of(lab),
-        method=method,
-        unlabeled_scores=rows.y_score[~lab],
-        unlabeled_sensitive=rows.groups_of(~lab),
-        threshold=threshold,
-        random_state=rng,
-        **options,
+        measures, rows.true_labels(), rows.y_score[lab], **fit, **unlabeled, threshold=threshold, **options
     )
 
 
@@ -1018,12 +949,6 @@ def _bootstraps(fair: list[Measure], rows: _Rows, n_boot: int, random_state: Any
 
 
 # -- step 6: estimates from proxies of the sensitive attribute ---------------------------
-def _proxy_disparity() -> Any:
-    from .unaware import proxy_disparity
-
-    return proxy_disparity
-
-
 def _proxy_estimates(
     data: pd.DataFrame,
     cols: _Columns,
@@ -1035,50 +960,29 @@ def _proxy_estimates(
     random_state: Any,
     notes: list[str],
 ) -> tuple[pd.DataFrame, dict[str, Result]]:
+    """The calibrated estimate next to the naive one (``mode="base"``), and the value with the sensitive column."""
+    from .unaware import proxy_disparity
+
     if metric != "dp" and not rows.labeled.any():
         raise ValueError(f"proxy_metric={metric!r} needs true labels; the data has no labeled row.")
-    modes = list(dict.fromkeys([mode, "base"]))  # the calibrated estimate next to the naive one
-    fits = _noting(notes, _proxy_fits, data, cols.proxies, rows, metric, modes, n_boot, prob, random_state)
-    truth = _noting(notes, _proxy_truth, data, cols.proxies, rows, metric)
-    table = pd.DataFrame(
-        [
-            {
-                "estimate": name,
-                "value": float(r.value),
-                "ci_low": r.interval(prob)[0] if n_boot else np.nan,
-                "ci_high": r.interval(prob)[1] if n_boot else np.nan,
-                "method": _PROXY_METHODS[m],
-                "with the sensitive column": truth,
-            }
-            for m, (name, r) in zip(modes, fits.items(), strict=True)
-        ]
-    )
-    if not n_boot:
-        table = table.drop(columns=["ci_low", "ci_high"])
-    if math.isnan(truth):
-        table = table.drop(columns="with the sensitive column")
-    return table, fits
-
-
-def _proxy_fits(
-    data: pd.DataFrame,
-    proxy_cols: tuple[str, ...],
-    rows: _Rows,
-    metric: str,
-    modes: list[str],
-    n_boot: int,
-    prob: float,
-    random_state: Any,
-) -> dict[str, Result]:
-    proxy_disparity = _proxy_disparity()
-    kwargs: dict[str, Any] = {"n_boot": n_boot, "prob": prob, "random_state": random_state}
-    if metric == "dp":  # selection rates need no labels: every row counts
-        y_pred, proxies = rows.y_pred, data[list(proxy_cols)]
-    else:
-        y_pred = rows.y_pred[rows.labeled]
-        proxies = data.loc[rows.labeled, list(proxy_cols)].reset_index(drop=True)
+    kwargs: dict[str, Any] = {"metric": metric, "n_boot": n_boot, "prob": prob, "random_state": random_state}
+    y_pred, proxies = rows.y_pred, data[list(cols.proxies)]
+    if metric != "dp":  # selection rates need no labels, so every row counts; the other rates read the labeled rows
+        y_pred, proxies = y_pred[rows.labeled], proxies[rows.labeled].reset_index(drop=True)
         kwargs["y_true"] = rows.true_labels()
-    return {f"unaware.{metric}.{m}": proxy_disparity(y_pred, proxies, metric=metric, mode=m, **kwargs) for m in modes}
+    modes = list(dict.fromkeys([mode, "base"]))
+
+    def fit() -> dict[str, Result]:
+        return {f"unaware.{metric}.{m}": proxy_disparity(y_pred, proxies, mode=m, **kwargs) for m in modes}
+
+    fits = _noting(notes, fit)
+    table = pd.DataFrame({"estimate": list(fits), "value": [float(r.value) for r in fits.values()]})
+    if n_boot:
+        table["ci_low"], table["ci_high"] = zip(*(r.interval(prob) for r in fits.values()), strict=True)
+    table["method"] = [_PROXY_METHODS[m] for m in modes]
+    if not math.isnan(truth := _noting(notes, _proxy_truth, data, cols.proxies, rows, metric)):
+        table["with the sensitive column"] = truth
+    return table, fits
 
 
 def _proxy_truth(data: pd.DataFrame, proxy_cols: tuple[str, ...], rows: _Rows, metric: str) -> float:
@@ -1099,10 +1003,37 @@ _DPI = 150  # PNG resolution; the page shows them at _SHOWN_DPI, so they stay sh
 _SHOWN_DPI = 80
 
 
-def _png(fig: Any) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=_DPI)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+def figure_png(
+    draw: Callable[[], Any],
+    what: str,
+    *,
+    dpi: int = _DPI,
+    left: str = "it is left out",
+    notes: list[str] | None = None,
+    expected: tuple[type[Exception], ...] = (),
+) -> bytes | None:
+    """The PNG of the figure ``draw()`` makes (an Axes or a Figure); every figure it opened is closed after.
+
+    One that fails (other than ``expected``, which propagates) gives None and a warning, also in ``notes``:
+    ``what`` could not be drawn, and ``left`` (what follows).
+    """
+    plt = require("matplotlib.pyplot", "figures")
+    before = set(plt.get_fignums())
+    try:
+        buf, fig = io.BytesIO(), draw()
+        getattr(fig, "figure", fig).savefig(buf, format="png", dpi=dpi)
+        return buf.getvalue()
+    except expected:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a figure must never cost the report or the metrics
+        why = f"{what} could not be drawn ({type(exc).__name__}: {exc}); {left}"
+        warnings.warn(why, RuntimeWarning, stacklevel=3)
+        if notes is not None:
+            notes.append(why)
+        return None
+    finally:
+        for num in set(plt.get_fignums()) - before:
+            plt.close(num)
 
 
 def _figures(
@@ -1115,26 +1046,14 @@ def _figures(
     notes: list[str],
 ) -> list[tuple[str, str]]:
     """Each plot at the size its function picks for the number of groups (legends beside many groups)."""
-    plt = require("matplotlib.pyplot", "the report's figures")
-
+    require("matplotlib.pyplot", "the report's figures")
     from . import plots
 
     out: list[tuple[str, str]] = []
 
     def draw(caption: str, fn: Callable[[], Any], expected: tuple[type[Exception], ...] = ()) -> None:
-        """One figure; one that fails (other than ``expected``) is left out with a warning and a note."""
-        before = set(plt.get_fignums())
-        try:
-            out.append((caption, _png(fn().figure)))
-        except expected:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a figure must never cost the report or the metrics
-            why = f"the figure {caption!r} could not be drawn ({type(exc).__name__}: {exc}); it is left out"
-            warnings.warn(why, RuntimeWarning, stacklevel=3)
-            notes.append(why)
-        finally:
-            for num in set(plt.get_fignums()) - before:
-                plt.close(num)
+        png = figure_png(fn, f"the figure {caption!r}", notes=notes, expected=expected)
+        out.extend([] if png is None else [(caption, base64.b64encode(png).decode("ascii"))])
 
     if rows.groups is None:
         return out
@@ -1340,7 +1259,7 @@ def results_report(
     report = AuditReport(
         title=title,
         summary={"results": len(results), "interval level (prob)": prob, "eps": eps},
-        table=summary.loc[summary["kind"] == "point", ["measure", "value", "note"]].rename(columns={"note": "reason"}),
+        table=_measure_table(summary),
         intervals=summary[summary["kind"] != "point"].drop(columns=["result", "ideal"]).reset_index(drop=True),
         by_group=pd.DataFrame(columns),
         figures=list(figures),

@@ -334,45 +334,33 @@ def pooled_counts(cv_results: Any, key: str) -> list[ConfusionStats] | None:
     >>> pooled_counts(search.cv_results_, "fairness.tpr")[0].counts.sum()  # every row once
     np.float64(24.0)
     """
-    prefix_counts, prefix_rows = f"{key}#counts[", f"{key}#rows["
-    splits = sorted({int(name[5:].split("_", 1)[0]) for name in cv_results if re.match(r"split\d+_test_", name)})
-    cells: dict[str, dict[tuple[int, int], np.ndarray]] = {}
+    entry = re.compile(rf"split(\d+)_test_{re.escape(key)}#(?:counts\[(.*)\|(\d)(\d)\]|rows\[(.*)\]|rows)$")
+    cells: dict[str, np.ndarray] = {}  # group -> counts (n_candidates, 2, 2) summed over the folds
     rows: dict[str, np.ndarray] = {}
-    for i in splits:
-        head = f"split{i}_test_"
-        fold_rows = 0.0
-        for name, values in cv_results.items():
-            if not name.startswith(head):
-                continue
-            rest = name[len(head) :]
-            vals = np.asarray(values, dtype=float)  # NaN where the fold failed: the pooled value is undefined
-            if rest.startswith(prefix_rows) and rest.endswith("]"):
-                fold_rows = fold_rows + vals
-            if rest.startswith(prefix_counts) and rest.endswith("]"):
-                group, tp = rest[len(prefix_counts) : -1].rsplit("|", 1)
-                cell = (int(tp[0]), int(tp[1]))
-                cells.setdefault(group, {}).setdefault(cell, np.zeros_like(vals))
-                cells[group][cell] = cells[group][cell] + vals
-            elif rest.startswith(prefix_rows) and rest.endswith("]"):
-                group = rest[len(prefix_rows) : -1]
-                rows[group] = rows.get(group, np.zeros_like(vals)) + vals
-        total = cv_results.get(f"{head}{TOTAL_KEY.format(key=key)}")
-        if total is not None and (np.asarray(total, dtype=float) > fold_rows + 0.5).any():  # NaN compares False
-            raise ValueError(
-                _MISSING_GROUP.format(
-                    group="?", key=key, where=f" from split {i} (scikit-learn kept the groups of the first fold only)"
-                ).replace("group '?'", "some group")
-            )
+    fold_rows: dict[str, Any] = {}
+    totals: dict[str, np.ndarray] = {}
+    for name, values in cv_results.items():
+        if (match := entry.match(name)) is None:
+            continue
+        split, group, t, p, row_group = match.groups()
+        vals = np.asarray(values, dtype=float)  # NaN where the fold failed: the pooled value is undefined
+        if group is not None:
+            cells.setdefault(group, np.zeros((vals.size, 2, 2)))[:, int(t), int(p)] += vals
+        elif row_group is not None:
+            rows[row_group] = rows.get(row_group, 0.0) + vals
+            fold_rows[split] = fold_rows.get(split, 0.0) + vals
+        else:
+            totals[split] = vals
+    for split, total in totals.items():
+        if (total > fold_rows.get(split, 0.0) + 0.5).any():  # NaN compares False
+            where = f" from split {split} (scikit-learn kept the groups of the first fold only)"
+            raise ValueError(_MISSING_GROUP.format(group="?", key=key, where=where).replace("group '?'", "some group"))
     if not cells:
         return None
     groups = pd.Index(list(cells), dtype=object)
-    n_candidates = len(cv_results["params"])
-    counts = np.zeros((n_candidates, len(groups), 2, 2))
-    for g, group in enumerate(groups):
-        for (t, p), vals in cells[group].items():
-            counts[:, g, t, p] = vals
-    row_table = np.stack([rows.get(group, counts[:, g].sum(axis=(-2, -1))) for g, group in enumerate(groups)], -1)
-    return [ConfusionStats(counts[c], groups, rows=row_table[c]) for c in range(n_candidates)]
+    counts = np.stack([cells[g] for g in groups], axis=1)  # (n_candidates, n_groups, 2, 2)
+    row_table = np.stack([rows.get(g, cells[g].sum(axis=(-2, -1))) for g in groups], -1)
+    return [ConfusionStats(counts[c], groups, rows=row_table[c]) for c in range(counts.shape[0])]
 
 
 class MultiMeasureScorer(FairnessScorer):

@@ -47,7 +47,7 @@ from .multiclass import dirichlet_draws
 from .registry import as_measures
 from .results import check_prob
 from .scoring import pooled_counts
-from .thresholds import disparity_at_thresholds
+from .thresholds import _check_thresholds, disparity_at_thresholds
 from .uncertainty import Estimate, mapped_interval, summarize
 
 __all__ = [
@@ -131,111 +131,81 @@ class _Evidence:
     stats: list[ConfusionStats] | None = None  # one sample of counts per candidate
     folds: np.ndarray | None = None  # (n_candidates, n_folds)
 
-    def _counts(self, c: int) -> ConfusionStats:
+    def _posterior(self, c: int, n_draws: int, rng: np.random.Generator) -> tuple[ConfusionStats, ConfusionStats]:
+        """Candidate ``c``'s counts (weighted ones scaled to the group's rows) and Dirichlet posterior draws of them."""
         s = self.stats[c]
         counts = np.asarray(s.counts, dtype=float)
-        if s.rows is not None:  # weighted: counts scaled to the group's rows
+        if s.rows is not None:
             n = counts.sum(axis=(-2, -1))
-            scale = np.divide(s.rows, n, out=np.zeros_like(n), where=n > 0)
-            counts = counts * scale[:, None, None]
-        return ConfusionStats(counts, s.groups)
+            counts = counts * np.divide(s.rows, n, out=np.zeros_like(n), where=n > 0)[:, None, None]
+        observed = ConfusionStats(counts, s.groups)
+        return observed, dirichlet_draws(observed, n_draws, prior=PRIOR, random_state=rng)
 
-    def draws(self, c: int, n_draws: int, rng: np.random.Generator) -> np.ndarray | None:
-        """Posterior draws of the measure for candidate ``c`` (None without counts)."""
-        if self.stats is None:
-            return None
+    def draws(self, c: int, n_draws: int, rng: np.random.Generator) -> np.ndarray:
+        """Posterior draws of the measure for candidate ``c`` (the evidence has counts)."""
         with np.errstate(invalid="ignore", divide="ignore"):
-            posterior = dirichlet_draws(self._counts(c), n_draws, prior=PRIOR, random_state=rng)
-            return np.asarray(self.measure.from_stats(posterior))
+            return np.asarray(self.measure.from_stats(self._posterior(c, n_draws, rng)[1]))
 
-    def bounds(self, c: int, q: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarray:
-        """Quantiles ``q`` of the measure's uncertainty for candidate ``c`` (NaN where undefined).
+    def interval(self, c: int, prob: float, n_draws: int, rng: np.random.Generator) -> tuple[float, float]:
+        """The central interval of probability ``prob`` of the measure for candidate ``c`` (NaN where undefined).
 
         With counts, from posterior draws of every group's rates: a measure at an edge of its
         range (an absolute difference, a ratio) takes the joint band of its signed parts mapped
-        through its operation (:func:`~skfair_measures.uncertainty.mapped_interval`; the
-        quantile ``q`` is a bound of the equal-tailed interval of level ``|1 - 2q|``), so its
-        pooled value lies inside; a signed one the quantiles of its draws.
+        through its operation (:func:`~skfair_measures.uncertainty.mapped_interval`), so its
+        pooled value lies inside; a signed one the quantiles of its draws. Without counts,
+        Student's t over the folds.
         """
+        q = np.array([(1 - prob) / 2, (1 + prob) / 2])
         if not np.isfinite(self.values[c]):
-            return np.full(q.shape, np.nan)
+            return (np.nan, np.nan)
         if self.stats is not None:
-            m, counts = self.measure, self._counts(c)
+            m = self.measure
             with np.errstate(invalid="ignore", divide="ignore"):
-                posterior = dirichlet_draws(counts, n_draws, prior=PRIOR, random_state=rng)
+                counts, posterior = self._posterior(c, n_draws, rng)
                 values, overall, groups = m.group_values_from_stats(posterior)
                 observed = m.group_values_from_stats(counts)[0]
                 d = np.asarray(m.from_group_values(values, groups=groups, overall=overall), dtype=float)
             draws = {k: np.asarray(v, dtype=float).reshape(n_draws, -1) for k, v in values.items()}
-            out = []
-            for x in q:
-                mapped = mapped_interval(m, draws, observed, groups, abs(1 - 2 * x)) if x != 0.5 else None
-                finite = d[np.isfinite(d)]
-                out.append(
-                    (mapped[0] if x < 0.5 else mapped[1])
-                    if mapped is not None
-                    else (np.quantile(finite, x) if finite.size else np.nan)
-                )
-            return np.asarray(out, dtype=float)
-        if self.folds is None:
-            return np.full(q.shape, np.nan)
-        f = self.folds[c]
-        k = f.size
-        if k < 2 or not np.isfinite(f).all():
-            return np.full(q.shape, np.nan)
-        return self.values[c] + st.t.ppf(q, k - 1) * f.std(ddof=1) / np.sqrt(k)
+            mapped = mapped_interval(m, draws, observed, groups, prob)
+            d = d[np.isfinite(d)]
+            return mapped if mapped is not None else tuple(np.quantile(d, q)) if d.size else (np.nan, np.nan)
+        f = np.empty(0) if self.folds is None else self.folds[c]
+        if f.size < 2 or not np.isfinite(f).all():
+            return (np.nan, np.nan)
+        return tuple(self.values[c] + st.t.ppf(q, f.size - 1) * f.std(ddof=1) / np.sqrt(f.size))
 
 
-def _objective_sign(m: MeasureBase) -> float:
-    if m.minimize is None:
-        raise ValueError(
-            f"objective={m.key} is signed (no better direction); choose a measure to maximise or minimise."
-        )
-    return -1.0 if m.minimize else 1.0
+def badness_direction(m: MeasureBase) -> float:
+    """+1 if smaller values of ``m`` are better, -1 if larger ones are."""
+    return 1.0 if m.minimize else -1.0
 
 
-def _table(
-    objective: _Evidence,
-    constraints: list[tuple[_Evidence, float]],
-    *,
-    check: str,
-    prob: float,
-    n_draws: int,
-    random_state: Any,
-) -> pd.DataFrame:
+def _table(rule: ConstrainedRefit, objective: _Evidence, constraints: list[tuple[_Evidence, float]]) -> pd.DataFrame:
     """Every candidate's aggregated values, intervals, checked values and feasibility."""
-    rng = np.random.default_rng(random_state)
-    n = objective.values.size
-    half = (1 - prob) / 2
-    central = np.array([half, 1 - half])
+    rng = np.random.default_rng(rule.random_state)
+    om, n = objective.measure, objective.values.size
     cols: dict[str, Any] = {}
-    om = objective.measure
-    ob = np.array([objective.bounds(c, central, n_draws, rng) for c in range(n)]).reshape(n, 2)
-    cols[om.key], cols[f"{om.key} lo"], cols[f"{om.key} hi"] = objective.values, ob[:, 0], ob[:, 1]
     feasible = np.isfinite(objective.values)
     excess = np.zeros(n)
     reasons = np.where(feasible, "", f"{om.key} undefined").astype(object)
-    for ev, bound in constraints:
+    for ev, bound in [(objective, None), *constraints]:
         m = ev.measure
-        side = 1.0 if m.minimize else -1.0  # +1: value <= bound; -1: value >= bound
-        b = np.array([ev.bounds(c, central, n_draws, rng) for c in range(n)]).reshape(n, 2)
-        checked = (b[:, 1] if m.minimize else b[:, 0]) if check == "bound" else ev.values  # the interval's worse end
-        ok = np.isfinite(checked) & (side * (checked - bound) <= 0)
+        b = np.array([ev.interval(c, rule.prob, rule.n_draws, rng) for c in range(n)]).reshape(n, 2)
         cols[m.key], cols[f"{m.key} lo"], cols[f"{m.key} hi"] = ev.values, b[:, 0], b[:, 1]
-        cols[f"{m.key} checked"] = checked
-        cols[f"{m.key} aggregate"] = ev.aggregate
-        cols[f"{m.key} ok"] = ok
-        excess = np.maximum(excess, np.where(np.isfinite(checked), np.maximum(side * (checked - bound), 0), np.inf))
+        if bound is None:
+            continue
+        checked = (b[:, 1] if m.minimize else b[:, 0]) if rule.check == "bound" else ev.values  # the worse end
+        over = badness_direction(m) * (checked - bound)  # > 0: the bound is broken
+        ok = np.isfinite(checked) & (over <= 0)
+        cols[f"{m.key} checked"], cols[f"{m.key} aggregate"], cols[f"{m.key} ok"] = checked, ev.aggregate, ok
+        excess = np.maximum(excess, np.where(np.isfinite(checked), np.maximum(over, 0), np.inf))
         why = np.where(np.isfinite(checked), f"{m.key} breaks its bound {bound:g}", f"{m.key} undefined")
         reasons = np.where(ok, reasons, np.where(reasons == "", why, reasons + "; " + why))
         feasible &= ok
     cols[f"{om.key} aggregate"] = objective.aggregate
-    cols["feasible"] = feasible
-    cols["excess"] = excess
-    cols["reason"] = reasons
+    cols |= {"feasible": feasible, "excess": excess, "reason": reasons}
     table = pd.DataFrame(cols, index=pd.RangeIndex(n, name="candidate"))
-    table.attrs["prob"] = prob
-    table.attrs["ideal"] = {m.key: m.ideal for m in [om, *(ev.measure for ev, _ in constraints)]}
+    table.attrs.update(prob=rule.prob, ideal={m.key: m.ideal for m in [om, *(ev.measure for ev, _ in constraints)]})
     return table
 
 
@@ -284,9 +254,9 @@ def summary_table(table: pd.DataFrame, eps: float | None = None) -> pd.DataFrame
     return summarize(rows).set_index(pd.Index(index, name=table.index.name))
 
 
-def _choose(table: pd.DataFrame, objective: MeasureBase, if_none: str, what: str) -> int:
+def _choose(rule: ConstrainedRefit, table: pd.DataFrame, what: str) -> int:
     """The best feasible objective (first on ties); else the documented fallback."""
-    score = _objective_sign(objective) * table[objective.key].to_numpy(dtype=float)
+    score = -badness_direction(rule.objective) * table[rule.objective.key].to_numpy(dtype=float)
     feasible = table["feasible"].to_numpy(dtype=bool)
     if feasible.any():
         return int(np.flatnonzero(feasible)[np.argmax(score[feasible])])
@@ -307,7 +277,7 @@ def _choose(table: pd.DataFrame, objective: MeasureBase, if_none: str, what: str
     else:
         name = f"{what} {best} ({row['params']})"
     detail = f"the fairest is {name}: {row['reason']} (by {least:.4g})"
-    if if_none == "raise":
+    if rule.if_none == "raise":
         raise NoFeasibleCandidateError(
             f"no {what} meets every bound: {detail}. Relax the bound, widen the search, or pass "
             "if_none='fairest' to take the fairest one with a warning; the error's table holds every candidate.",
@@ -317,21 +287,14 @@ def _choose(table: pd.DataFrame, objective: MeasureBase, if_none: str, what: str
     return best
 
 
-def _front(table: pd.DataFrame, objective: MeasureBase, constraints: list[MeasureBase]) -> np.ndarray:
+def _front(table: pd.DataFrame, measures: list[MeasureBase]) -> np.ndarray:
     """Whether each candidate is on the Pareto front (no other at least as good everywhere, better somewhere)."""
-    cols = [_objective_sign(objective) * -table[objective.key].to_numpy(dtype=float)]
-    cols += [badness_direction(m) * table[m.key].to_numpy(dtype=float) for m in constraints]
-    loss = np.stack(cols, axis=1)  # smaller is better in every column
+    loss = np.stack([badness_direction(m) * table[m.key].to_numpy(dtype=float) for m in measures], axis=1)
     ok = np.isfinite(loss).all(axis=1)
     le = (loss[:, None, :] <= loss[None, :, :]).all(-1)  # le[j, i]: j at least as good as i everywhere
     lt = (loss[:, None, :] < loss[None, :, :]).any(-1)
     dominated = ((le & lt) & ok[:, None]).any(axis=0)
     return ok & ~dominated
-
-
-def badness_direction(m: MeasureBase) -> float:
-    """+1 if smaller values of ``m`` are better, -1 if larger ones are."""
-    return 1.0 if m.minimize else -1.0
 
 
 def _prob_fairer(ev: _Evidence, chosen: int, others: np.ndarray, n_draws: int, random_state: Any) -> np.ndarray:
@@ -365,16 +328,10 @@ def _search_evidence(cv_results: Mapping[str, Any], m: MeasureBase, aggregate: s
             f"cv_results_ has no scores of {key}; the search scored {have}. Put {key!r} in "
             "scoring=sfm.make_scorers([...])."
         )
-    sign = -1.0 if m.minimize else 1.0  # scorers negate minimised measures
-    folds = sign * np.column_stack([np.asarray(cv_results[k], dtype=float) for k in split_keys])
+    folds = -badness_direction(m) * np.column_stack([cv_results[k] for k in split_keys]).astype(float)  # negated
     stats = pooled_counts(cv_results, key) if aggregate != "mean" else None
-    return _evidence_of(
-        m,
-        aggregate,
-        folds,
-        stats,
-        f"the counts of {key} in cv_results_: score with sfm.make_scorers([...], counts=True)",
-    )
+    needs = f"the counts of {key} in cv_results_: score with sfm.make_scorers([...], counts=True)"
+    return _evidence_of(m, aggregate, folds, stats, needs)
 
 
 def _evidence_of(
@@ -399,10 +356,10 @@ def _decide(
     rule: ConstrainedRefit, obj: _Evidence, cons: list[tuple[_Evidence, float]], label: str, labels: Any, what: str
 ) -> tuple[pd.DataFrame, int, pd.DataFrame]:
     """The rule over given evidence: every candidate's table (``label`` column first), the choice, the front."""
-    table = _table(obj, cons, check=rule.check, prob=rule.prob, n_draws=rule.n_draws, random_state=rule.random_state)
+    table = _table(rule, obj, cons)
     table.insert(0, label, labels)
-    chosen = _choose(table, rule.objective, rule.if_none, what)
-    return table, chosen, _front_table(table, rule.objective, cons, chosen, rule.n_draws, rule.random_state)
+    chosen = _choose(rule, table, what)
+    return table, chosen, _front_table(rule, table, cons, chosen)
 
 
 class ConstrainedRefit:
@@ -426,7 +383,11 @@ class ConstrainedRefit:
         random_state: Any = 0,
     ) -> None:
         (self.objective,) = as_measures([objective])
-        _objective_sign(self.objective)
+        if self.objective.minimize is None:
+            raise ValueError(
+                f"objective={self.objective.key} is signed (no better direction); choose a measure to maximise or "
+                "minimise."
+            )
         self.subject_to = _bounded(subject_to)
         self.aggregate = _check_choice(aggregate, _AGGREGATES, "aggregate")
         self.check = _check_choice(check, _CHECKS, "check")
@@ -436,10 +397,6 @@ class ConstrainedRefit:
             raise ValueError(f"n_draws={n_draws!r}; pass at least 100 posterior draws.")
         self.n_draws = int(n_draws)
         self.random_state = random_state
-
-    def _evidence(self, cv_results: Mapping[str, Any]) -> tuple[_Evidence, list[tuple[_Evidence, float]]]:
-        obj = _search_evidence(cv_results, self.objective, self.aggregate)
-        return obj, [(_search_evidence(cv_results, m, self.aggregate), b) for m, b in self.subject_to]
 
     def table(self, cv_results: Mapping[str, Any]) -> pd.DataFrame:
         """Every candidate: ``params``, the aggregated objective and constraints with intervals, feasibility.
@@ -451,22 +408,20 @@ class ConstrainedRefit:
         violation) and ``reason``. A halving search's earlier rounds are marked
         ``feasible=False`` (``reason``: not in the last round).
         """
-        obj, cons = self._evidence(cv_results)
-        table = _table(
-            obj, cons, check=self.check, prob=self.prob, n_draws=self.n_draws, random_state=self.random_state
-        )
+        return self._table(cv_results)[0]
+
+    def _table(self, cv_results: Mapping[str, Any]) -> tuple[pd.DataFrame, list[tuple[_Evidence, float]]]:
+        cons = [(_search_evidence(cv_results, m, self.aggregate), b) for m, b in self.subject_to]
+        table = _table(self, _search_evidence(cv_results, self.objective, self.aggregate), cons)
         table.insert(0, "params", list(cv_results["params"]))
         if "iter" in cv_results:  # successive halving: only the last round's candidates saw all resources
             it = np.asarray(cv_results["iter"])
-            early = it < it.max()
-            table.loc[early, "feasible"] = False
-            table.loc[early, "excess"] = np.inf
-            table.loc[early, "reason"] = "not in the last round"
-        return table
+            table.loc[it < it.max(), ["feasible", "excess", "reason"]] = [False, np.inf, "not in the last round"]
+        return table, cons
 
     def __call__(self, cv_results: Mapping[str, Any]) -> int:
         """The chosen candidate's index in ``cv_results_`` (scikit-learn's ``best_index_``)."""
-        return _choose(self.table(cv_results), self.objective, self.if_none, "candidate")
+        return _choose(self, self.table(cv_results), "candidate")
 
     def front(self, cv_results: Mapping[str, Any]) -> pd.DataFrame:
         """The Pareto front of :meth:`table`, with ``chosen`` and ``prob_fairer`` columns.
@@ -476,12 +431,11 @@ class ConstrainedRefit:
         counts; NaN otherwise). The chosen candidate is in the table even when it is
         not on the front (a feasible choice can be dominated by an infeasible one).
         """
-        obj, cons = self._evidence(cv_results)
-        table = self.table(cv_results)
+        table, cons = self._table(cv_results)
         with warnings.catch_warnings():  # the fallback was warned about when the search called the rule
             warnings.simplefilter("ignore", InfeasibleConstraintWarning)
-            chosen = _choose(table, self.objective, self.if_none, "candidate")
-        return _front_table(table, self.objective, cons, chosen, self.n_draws, self.random_state)
+            chosen = _choose(self, table, "candidate")
+        return _front_table(self, table, cons, chosen)
 
     def __repr__(self) -> str:
         bounds = ", ".join(f"{m.key!r}: {b:g}" for m, b in self.subject_to)
@@ -491,25 +445,17 @@ class ConstrainedRefit:
         )
 
 
-def _front_table(
-    table: pd.DataFrame,
-    objective: MeasureBase,
-    cons: list[tuple[_Evidence, float]],
-    chosen: int,
-    n_draws: int,
-    random_state: Any,
-) -> pd.DataFrame:
-    on = _front(table, objective, [ev.measure for ev, _ in cons])
+def _front_table(rule: ConstrainedRefit, table: pd.DataFrame, cons: list[tuple[_Evidence, float]], chosen: int):
+    """The candidates on the Pareto front, and the chosen one, with ``chosen``, ``on_front`` and ``prob_fairer``."""
+    objective = rule.objective
+    front = _front(table, [objective, *(ev.measure for ev, _ in cons)])
+    on = front.copy()
     on[chosen] = True
     out = table[on].copy()
     out.insert(0, "chosen", out.index == chosen)
-    out["on_front"] = _front(table, objective, [ev.measure for ev, _ in cons])[on]
-    out["prob_fairer"] = _prob_fairer(cons[0][0], chosen, out.index.to_numpy(), n_draws, random_state)
-    out.attrs.update(
-        objective=objective.key,
-        bounds={ev.measure.key: b for ev, b in cons},
-        chosen=chosen,
-    )
+    out["on_front"] = front[on]
+    out["prob_fairer"] = _prob_fairer(cons[0][0], chosen, out.index.to_numpy(), rule.n_draws, rule.random_state)
+    out.attrs.update(objective=objective.key, bounds={ev.measure.key: b for ev, b in cons}, chosen=chosen)
     return out.sort_values(objective.key, ascending=bool(objective.minimize))
 
 
@@ -690,6 +636,6 @@ def constrained_threshold(
         return _Evidence(m, "sample", c.values.to_numpy(dtype=float), stats=stats)
 
     cons = [(evidence(m), b) for m, b in rule.subject_to]
-    grid = curve(rule.subject_to[0][0], sample_weight).values.index.to_numpy()
+    grid = _check_thresholds(thresholds)  # the curves' index: sorted and deduplicated
     table, chosen, front = _decide(rule, evidence(rule.objective), cons, "threshold", grid, "threshold")
     return ThresholdChoice(float(grid[chosen]), chosen, table, front)

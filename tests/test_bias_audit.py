@@ -87,22 +87,68 @@ def test_the_rules_selection_example_to_the_digit():
     assert _printed(race.tables["race_ethnicity"], 0, 2) == RACE
 
 
+# 6 RCNY 5-301(c), the example of a tool that scores ("culture fit"): the intersectional table (n, scored above the
+# median, printed scoring rate, printed impact ratio). Its cells add up to the rule's sex table (92 men, 50 above the
+# median; 76 women, 34) and to every row of its race/ethnicity table, so one set of 168 people gives all three.
+SCORING = {
+    ("Male", "Hispanic or Latino"): (16, 12, "75", "1.00"),
+    ("Female", "Hispanic or Latino"): (12, 6, "50", "0.67"),
+    ("Male", "White"): (20, 7, "35", "0.47"),
+    ("Male", "Black or African American"): (20, 10, "50", "0.67"),
+    ("Male", "Native Hawaiian or Pacific Islander"): (4, 3, "75", "1.00"),
+    ("Male", "Asian"): (12, 7, "58.3", "0.78"),
+    ("Male", "Native American or Alaska Native"): (8, 5, "62.5", "0.83"),
+    ("Male", "Two or More Races"): (12, 6, "50", "0.67"),
+    ("Female", "White"): (20, 8, "40", "0.53"),
+    ("Female", "Black or African American"): (12, 6, "50", "0.67"),
+    ("Female", "Native Hawaiian or Pacific Islander"): (4, 2, "50", "0.67"),
+    ("Female", "Asian"): (12, 3, "25", "0.33"),
+    ("Female", "Native American or Alaska Native"): (8, 5, "62.5", "0.83"),
+    ("Female", "Two or More Races"): (8, 4, "50", "0.67"),
+}
+SCORING_SEX = {"Male": (92, "54.3", "1.00"), "Female": (76, "44.7", "0.82")}
+SCORING_RACE = {
+    "Hispanic or Latino": (28, "64.2", "1.00"),
+    "White": (40, "37.5", "0.58"),
+    "Black or African American": (32, "50.0", "0.78"),
+    "Native Hawaiian or Pacific Islander": (8, "62.5", "0.97"),
+    "Asian": (24, "41.7", "0.65"),
+    "Native American or Alaska Native": (16, "62.5", "0.97"),
+    "Two or More Races": (20, "50.0", "0.78"),
+}
+
+
+def _as_printed(printed: str, rate: float) -> str:
+    """The rate with as many decimals as the rule printed (it prints 75%, 58.3% and 50.0% in one example)."""
+    digits = len(printed.partition(".")[2])
+    return f"{100 * rate:.{digits}f}"
+
+
 def test_the_rules_scoring_example_to_the_digit():
-    # 6 RCNY 5-301(c): "culture fit" scores; the rule prints n, scoring rate and impact ratio per category
-    sex = {"Male": (92, 50), "Female": (76, 34)}
-    audit = bias_audit(_rows(sex, lambda k: k, lambda k: "x"), sex="sex", race_ethnicity="race", score="score")
-    assert audit.summary["median_score"] == 1.0  # 84 of 168 above it
-    t = audit.tables["sex"].set_index("category")
-    assert [f"{100 * v:.1f}%" for v in t.loc[["Male", "Female"], "rate"]] == ["54.3%", "44.7%"]
-    assert [f"{v:.2f}" for v in t.loc[["Male", "Female"], "impact_ratio"]] == ["1.00", "0.82"]
-    race = {"Hispanic or Latino": (28, 18), "White": (40, 15), "Black": (32, 16), "NHPI": (8, 5), "Asian": (24, 10)}
-    audit = bias_audit(_rows(race, lambda k: "x", lambda k: k), sex="sex", race_ethnicity="race", score="score")
-    t = audit.tables["race_ethnicity"].set_index("category").loc[list(race)]
-    assert [f"{v:.2f}" for v in t["impact_ratio"]] == ["1.00", "0.58", "0.78", "0.97", "0.65"]
-    assert [f"{100 * v:.1f}%" for v in t["rate"]][1:] == ["37.5%", "50.0%", "62.5%", "41.7%"]
-    # the rule prints 64.2% for Hispanic or Latino: 18 of 28 (64.29%) is the only count of 28 near it, and its
-    # impact ratios above are those of 18/28, so the rule truncated where it otherwise rounds
+    # the 168 people of the example: above the median score 2, below 0; the rule's note adds 15 people of unknown
+    # sex and race/ethnicity, here scored at the median itself (1), so that the median of everyone assessed is 1
+    # and 84 of the 168 score above it, as the example's counts say
+    known = _rows(SCORING)
+    unknown = pd.DataFrame({"sex": [None] * 15, "race": [None] * 15, "selected": 0, "score": 1.0})
+    audit = bias_audit(pd.concat([known, unknown], ignore_index=True), sex="sex", race_ethnicity="race", score="score")
+    assert audit.summary["median_score"] == 1.0
+    assert audit.summary["unknown"] == {"sex": 15, "race_ethnicity": 15, "intersectional": 15}
+
+    def printed(table: pd.DataFrame, expected: dict) -> dict:
+        return {
+            r.category: (r.n, _as_printed(expected[r.category][-2], r.rate), f"{r.impact_ratio:.2f}")
+            for r in table.itertuples()
+        }
+
+    cross = {f"{s} × {r}": (v[0], v[2], v[3]) for (s, r), v in SCORING.items()}
+    assert printed(audit.tables["intersectional"], cross) == cross
+    assert printed(audit.tables["sex"], SCORING_SEX) == SCORING_SEX
+    race = printed(audit.tables["race_ethnicity"], SCORING_RACE)
+    # the rule prints 64.2% for Hispanic or Latino, 18 of 28 (64.29%): it truncated where it otherwise rounds (its
+    # intersectional cells give 12 + 6 = 18, and 18 of 28 is the only count of 28 within half a point of 64.2%)
+    assert race.pop("Hispanic or Latino") == (28, "64.3", "1.00")
     assert [k for k in range(29) if abs(k / 28 - 0.642) < 0.005] == [18]
+    assert race == {k: v for k, v in SCORING_RACE.items() if k != "Hispanic or Latino"}
 
 
 def _scenario(seed: int = 3) -> pd.DataFrame:

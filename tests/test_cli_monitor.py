@@ -89,6 +89,14 @@ def test_bad_invocations_name_the_flag(log, tmp_path, capsys):
     assert "pass --measures and --eps" in capsys.readouterr().err
     assert main(["monitor", str(folder), "--state", str(state), *ARGS, "--time-column", "when"]) == 2
     assert "--time-column 'when' is not a column" in capsys.readouterr().err
+    assert main(["monitor", str(folder), "--state", str(state), *ARGS, "--alpha", "0.1"]) == 2
+    assert "--alpha is now --prob, the level: pass --prob 0.9" in capsys.readouterr().err
+    assert main(["monitor", str(folder), "--state", str(state), *ARGS, "--prob", "1.5"]) == 2
+    assert "prob=1.5" in capsys.readouterr().err and not state.exists()
+    assert main(["monitor", str(folder), "--state", str(state), *ARGS, "--prob", "0.9"]) == 0
+    assert FairnessMonitor.load(state).settings["prob"] == 0.9
+    capsys.readouterr()
+    state.unlink()
     state.write_text("{")
     assert main(["monitor", str(folder), "--state", str(state), *ARGS]) == 2
     assert "truncated" in capsys.readouterr().err

@@ -176,12 +176,12 @@ def test_monitor_without_duckdb_names_the_extra_exit_3(logs, tmp_path, monkeypat
     assert "needs the package duckdb" in err and 'pip install "skfair-measures[engines]"' in err
 
 
-def test_audit_posterior_ppi_without_ppi_py_names_the_extra_exit_3(csv, monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "ppi_py", None)
-    argv = ["audit", str(csv), "--sensitive", "sex", "--measures", "fairness.tpr", "--posterior", "ppi", "--quiet"]
+def test_audit_posterior_bc_without_nutpie_names_the_extra_exit_3(csv, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "nutpie", None)
+    argv = ["audit", str(csv), "--sensitive", "sex", "--measures", "fairness.tpr", "--posterior", "bc", "--quiet"]
     assert main(argv) == 3
     _, err = _one_line(capsys, "audit")
-    assert "needs the package ppi_py" in err and 'pip install "skfair-measures[ppi]"' in err
+    assert "needs the package nutpie" in err and 'pip install "skfair-measures[bayes]"' in err
 
 
 def test_audit_of_a_parquet_file_without_pyarrow_names_the_extra_exit_3(csv, tmp_path, monkeypatch, capsys):
@@ -200,8 +200,8 @@ def test_the_library_names_the_extra_too(monkeypatch):
     rng = np.random.default_rng(3)
     n = 200
     y, score, group = rng.integers(0, 2, n), rng.random(n), rng.choice(["a", "b"], n)
-    monkeypatch.setitem(sys.modules, "ppi_py", None)
-    with pytest.raises(MissingDependencyError, match=r'method="ppi" needs .*skfair-measures\[ppi\]'):
+    monkeypatch.setitem(sys.modules, "nutpie", None)
+    with pytest.raises(MissingDependencyError, match=r"'bc' posterior \(nutpie\) needs .*skfair-measures\[bayes\]"):
         bayes.posterior(
             sfm.msr("fairness.tpr"),
             y[:100],
@@ -209,7 +209,7 @@ def test_the_library_names_the_extra_too(monkeypatch):
             sensitive_features=group[:100],
             unlabeled_scores=score[100:],
             unlabeled_sensitive=group[100:],
-            method="ppi",
+            method="bc",
         )
 
 

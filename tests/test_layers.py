@@ -35,8 +35,6 @@ LAYERS: dict[str, int] = {
             "_inputs",
             "_protocol",
             "_undefined",
-            "_leaves",
-            "_trees",
             "_together",
             "_progress",
             "_optional",

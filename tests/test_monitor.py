@@ -161,8 +161,12 @@ def test_bad_arguments_are_refused_naming_them():
         FairnessMonitor("fairness.dp_ks", eps=0.1)
     with pytest.raises(ValueError, match="eps has no tolerance"):
         FairnessMonitor(["fairness.tpr", "fairness.cv"], eps={"fairness.tpr": 0.1})
-    with pytest.raises(ValueError, match="alpha="):
-        FairnessMonitor("fairness.tpr", eps=0.1, alpha=1.5)
+    with pytest.raises(ValueError, match="prob="):
+        FairnessMonitor("fairness.tpr", eps=0.1, prob=1.5)
+    with pytest.raises(TypeError, match=r"pass prob=1 - alpha"):
+        FairnessMonitor("fairness.tpr", eps=0.1, alpha=0.05)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) \['window_size'\]\.$"):
+        FairnessMonitor("fairness.tpr", eps=0.1, window_size=3)
     mon = FairnessMonitor("fairness.cv", eps=0.1)
     with pytest.raises(ValueError, match="y_true has 3 rows and y_pred has 4"):
         mon.update([1, 0, 1, 0], sensitive_features=list("abab"), y_true=[1, 0, 1])
@@ -198,6 +202,7 @@ def _as_version_1(state):
     """The same state in the layout of version 1: one saved BettingCS per sequence, pooled ones apart."""
     state = json.loads(json.dumps(state))
     state["version"] = 1
+    state["settings"]["alpha"] = 1 - state["settings"].pop("prob")  # versions 1 and 2 saved the level as alpha
     for need in state["needs"].values():
         for box in need["boxes"]:
             stack, rows = box.pop("stack"), box.pop("rows")
@@ -228,8 +233,12 @@ def test_a_state_of_version_1_continues_as_the_unbroken_run_and_other_versions_a
     assert unbroken.status()["alarm"].any()
     pd.testing.assert_frame_equal(resumed.status(), unbroken.status())
     pd.testing.assert_frame_equal(resumed.group_status(), unbroken.group_status())
-    with pytest.raises(ValueError, match="state version 3; this version of skfair-measures reads 1 and 2"):
-        FairnessMonitor.from_dict({**saved, "version": 3})
+    v2 = {**unbroken.to_dict(), "version": 2}  # version 2: today's layout, the level saved as alpha
+    v2["settings"] = {**v2["settings"], "alpha": 0.1}
+    del v2["settings"]["prob"]
+    assert FairnessMonitor.from_dict(v2).prob == pytest.approx(0.9)
+    with pytest.raises(ValueError, match="state version 4; this version of skfair-measures reads 1, 2 and 3"):
+        FairnessMonitor.from_dict({**saved, "version": 4})
 
 
 def test_a_crash_while_saving_leaves_the_old_state_whole(tmp_path, monkeypatch):

@@ -31,6 +31,7 @@ def test_py_typed_is_shipped():
     assert (ROOT / "skfair_measures" / "py.typed").exists()
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     assert "py.typed" in data["skfair_measures"]
+    assert "__init__.pyi" in data["skfair_measures"]  # the public names' types, read at run time to load them
 
 
 @pytest.mark.slow

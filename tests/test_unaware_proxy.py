@@ -334,7 +334,7 @@ def test_ill_conditioned_and_uninformative_warnings():
     )
     assert not info["passed"] and info["above_noisy_prior"] == [False, True, True]
     with pytest.warns(ProxyCalibrationWarning, match="Requirement 4.2"):
-        warn_if_unreliable(info, "T", cond_warn=None)
+        warn_if_unreliable(info, "T")
     assert check_informativeness(np.array([[0.6, 0.4], [0.3, 0.7]]), np.array([0.5, 0.5]))["passed"]
 
 

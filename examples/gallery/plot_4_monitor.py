@@ -35,7 +35,7 @@ for day, date in enumerate(pd.date_range("2026-01-01", periods=30, freq="D")):
 # Where each measure stands: its value and anytime-valid interval (on the rows since the disparity moved,
 # ``since``), whether the alarm is raised and at which step, and ``changed_since``, the step the evidence for it
 # started at. ``e_value`` is that evidence against "within eps at every batch": the alarm is raised when it reaches
-# ``1 / alpha`` = 20, and stays raised.
+# ``1 / (1 - prob)`` = 20 (the default ``prob=0.95``), and stays raised.
 print(monitor.status().T)
 
 # %%

@@ -26,18 +26,12 @@ Examples
 'b'
 """
 
-from ._assessment import STRATEGIES, TASKS, ActiveAssessment
-from ._metrics import METRICS, ActiveMetric
-from ._plot import plot_trajectory
-from ._priors import MAX_PRIOR_STRENGTH, beta_prior
-
-__all__ = [
-    "MAX_PRIOR_STRENGTH",
-    "METRICS",
-    "STRATEGIES",
-    "TASKS",
-    "ActiveAssessment",
-    "ActiveMetric",
-    "beta_prior",
-    "plot_trajectory",
-]
+# each public name listed once: "name as name" re-exports it (PEP 484), for type checkers too
+from ._assessment import STRATEGIES as STRATEGIES
+from ._assessment import TASKS as TASKS
+from ._assessment import ActiveAssessment as ActiveAssessment
+from ._metrics import METRICS as METRICS
+from ._metrics import ActiveMetric as ActiveMetric
+from ._plot import plot_trajectory as plot_trajectory
+from ._priors import MAX_PRIOR_STRENGTH as MAX_PRIOR_STRENGTH
+from ._priors import beta_prior as beta_prior

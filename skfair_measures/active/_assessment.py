@@ -502,18 +502,9 @@ class ActiveAssessment:
         """
         check_prob(prob)
         lo, hi = self._interval(prob, self._a, self._b)
-        return pd.DataFrame(
-            {
-                "estimate": self._means(),
-                "lower": lo,
-                "upper": hi,
-                "labels": self._labels_used,
-                "counted": self._counted,
-                "rows": self._rows.astype(np.int64),
-                "prior_mean": self._means(self._prior_a, self._prior_b),
-            },
-            index=self.groups,
-        )
+        columns = {"estimate": self._means(), "lower": lo, "upper": hi, "labels": self._labels_used}
+        columns |= {"counted": self._counted, "rows": self._rows.astype(np.int64)}
+        return pd.DataFrame({**columns, "prior_mean": self._means(self._prior_a, self._prior_b)}, index=self.groups)
 
     def _pending(self) -> np.ndarray:
         """Rows asked but not yet told, per group."""
@@ -533,15 +524,9 @@ class ActiveAssessment:
         if self._quota is None:
             raise ValueError("plan_progress() follows a plan: build the assessment with plan=sfm.plan_labels(...).")
         pending = self._pending()
-        out = pd.DataFrame(
-            {
-                "planned": self._quota,
-                "labels": self._labels_used,
-                "pending": pending,
-                "left": np.maximum(self._quota - self._labels_used - pending, 0),
-            },
-            index=self.groups,
-        )
+        left = np.maximum(self._quota - self._labels_used - pending, 0)
+        columns = {"planned": self._quota, "labels": self._labels_used, "pending": pending, "left": left}
+        out = pd.DataFrame(columns, index=self.groups)
         out.attrs.update(met=self.plan_met, plan=dict(self._plan_attrs))
         return out
 
@@ -602,12 +587,7 @@ class ActiveAssessment:
         """
         from ..bayes import RopeResult
 
-        if self.metric.binned:
-            raise ValueError("compare() compares rates; metric='ece' is not supported.")
-        if g1 is None and g2 is None and self._pair is not None:
-            c1, c2 = self._pair
-        else:
-            c1, c2 = self._group_code(g1, "g1"), self._group_code(g2, "g2")
+        c1, c2 = self._pair_codes(g1, g2, "compare")
         eps = self.eps if eps is None else float(eps)
         if not eps >= 0:
             raise ValueError(f"eps={eps!r} must be >= 0.")
@@ -634,15 +614,9 @@ class ActiveAssessment:
         >>> est.construction, est.verdict(0.5), tuple(est.summary().columns) == SUMMARY_COLUMNS
         ('Beta posterior of labeled rows', 'within', True)
         """
-        if self.metric.binned:
-            raise ValueError("estimate() compares rates; metric='ece' is not supported.")
-        if g1 is None and g2 is None and self._pair is not None:
-            c1, c2 = self._pair
-        else:
-            c1, c2 = self._group_code(g1, "g1"), self._group_code(g2, "g2")
-        d = self.draws(n_draws)
+        c1, c2 = self._pair_codes(g1, g2, "estimate")
+        d, means = self.draws(n_draws), self._means()
         gap = d[:, c1] - d[:, c2]
-        means = self._means()
         return Estimate(
             f"active.{self.metric.key}[{self.groups[c1]} - {self.groups[c2]}]",
             float(means[c1] - means[c2]),
@@ -679,17 +653,8 @@ class ActiveAssessment:
         frames = []
         for used, a, b in self._trajectory:
             lo, hi = self._interval(prob, a, b)
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "labels": used,
-                        "group": list(self.groups),
-                        "estimate": self._means(a, b),
-                        "lower": lo,
-                        "upper": hi,
-                    }
-                )
-            )
+            columns = {"estimate": self._means(a, b), "lower": lo, "upper": hi}
+            frames.append(pd.DataFrame({"labels": used, "group": list(self.groups), **columns}))
         return pd.concat(frames, ignore_index=True)
 
     def plot(self, ax: Any = None, prob: float = 0.95):
@@ -697,6 +662,14 @@ class ActiveAssessment:
         from ._plot import plot_trajectory
 
         return plot_trajectory(self, ax=ax, prob=prob)
+
+    def _pair_codes(self, g1: Any, g2: Any, method: str) -> tuple[int, int]:
+        """The codes of two groups compared by ``method`` (default: the pair of ``task="compare"``)."""
+        if self.metric.binned:
+            raise ValueError(f"{method}() compares rates; metric='ece' is not supported.")
+        if g1 is None and g2 is None and self._pair is not None:
+            return self._pair
+        return self._group_code(g1, "g1"), self._group_code(g2, "g2")
 
     def _group_code(self, label: Any, name: str) -> int:
         multi = isinstance(self.groups, pd.MultiIndex)

@@ -15,6 +15,9 @@ Import it explicitly (``from skfair_measures.audits import bias_audit``) or as
 ``skfair_measures.bias_audit``.
 """
 
-from ._bias_audit import CONSTRUCTION, BiasAudit, bias_audit, bias_audit_log, impact_ratio_intervals
-
-__all__ = ["CONSTRUCTION", "BiasAudit", "bias_audit", "bias_audit_log", "impact_ratio_intervals"]
+# each public name listed once: "name as name" re-exports it (PEP 484), for type checkers too
+from ._bias_audit import CONSTRUCTION as CONSTRUCTION
+from ._bias_audit import BiasAudit as BiasAudit
+from ._bias_audit import bias_audit as bias_audit
+from ._bias_audit import bias_audit_log as bias_audit_log
+from ._bias_audit import impact_ratio_intervals as impact_ratio_intervals

@@ -52,50 +52,32 @@ with few labels), whose probabilities are those of its interval:
 ('bb', 'jeffreys', True)
 """
 
-from .._verdicts import verdicts  # the one verdict rule, shared with the bootstrap
-from ._api import posterior, posteriors, signed_measure
-from ._auto import AUTO_RULES
-from ._bb import BetaBinomial
-from ._bc import BayesianCalibration
-from ._bcr import RectifiedCalibration
-from ._checks import CalibrationWarning
-from ._dirichlet import DirichletMultinomial
-from ._method import EstimationMethod
-from ._plan import plan_labels
-from ._plots import density_curve, plot_posterior, plot_reliability
-from ._posterior import DEFAULT_EPS, MeasurePosterior, RopeResult, SamplingWarning
-from ._ppi import ASYMPTOTIC_ROWS, AsymptoticWarning, PredictionPowered, tuned_lambda
-from ._reliability import ReliabilityPosterior, reliability_posterior
-from ._scorer import BayesianScorer
-from ._table import METHODS, MethodSpec
-
-__all__ = [
-    "ASYMPTOTIC_ROWS",
-    "AUTO_RULES",
-    "AsymptoticWarning",
-    "DEFAULT_EPS",
-    "METHODS",
-    "BayesianCalibration",
-    "BayesianScorer",
-    "BetaBinomial",
-    "CalibrationWarning",
-    "DirichletMultinomial",
-    "EstimationMethod",
-    "MeasurePosterior",
-    "MethodSpec",
-    "PredictionPowered",
-    "RectifiedCalibration",
-    "ReliabilityPosterior",
-    "RopeResult",
-    "SamplingWarning",
-    "density_curve",
-    "plot_posterior",
-    "plan_labels",
-    "plot_reliability",
-    "posterior",
-    "posteriors",
-    "reliability_posterior",
-    "signed_measure",
-    "tuned_lambda",
-    "verdicts",
-]
+# each public name listed once: "name as name" re-exports it (PEP 484), for type checkers too
+from .._verdicts import verdicts as verdicts  # the one verdict rule, shared with the bootstrap
+from ._api import posterior as posterior
+from ._api import posteriors as posteriors
+from ._api import signed_measure as signed_measure
+from ._auto import AUTO_RULES as AUTO_RULES
+from ._bb import BetaBinomial as BetaBinomial
+from ._bc import BayesianCalibration as BayesianCalibration
+from ._bcr import RectifiedCalibration as RectifiedCalibration
+from ._checks import CalibrationWarning as CalibrationWarning
+from ._dirichlet import DirichletMultinomial as DirichletMultinomial
+from ._method import EstimationMethod as EstimationMethod
+from ._plan import plan_labels as plan_labels
+from ._plots import density_curve as density_curve
+from ._plots import plot_posterior as plot_posterior
+from ._plots import plot_reliability as plot_reliability
+from ._posterior import DEFAULT_EPS as DEFAULT_EPS
+from ._posterior import MeasurePosterior as MeasurePosterior
+from ._posterior import RopeResult as RopeResult
+from ._posterior import SamplingWarning as SamplingWarning
+from ._ppi import ASYMPTOTIC_ROWS as ASYMPTOTIC_ROWS
+from ._ppi import AsymptoticWarning as AsymptoticWarning
+from ._ppi import PredictionPowered as PredictionPowered
+from ._ppi import tuned_lambda as tuned_lambda
+from ._reliability import ReliabilityPosterior as ReliabilityPosterior
+from ._reliability import reliability_posterior as reliability_posterior
+from ._scorer import BayesianScorer as BayesianScorer
+from ._table import METHODS as METHODS
+from ._table import MethodSpec as MethodSpec

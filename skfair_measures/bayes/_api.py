@@ -11,6 +11,7 @@ plus one row in the table.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 import warnings
 from collections.abc import Mapping, Sequence
@@ -31,14 +32,14 @@ from ..measures import MeasureBase
 from ._auto import auto_candidates, auto_estimate, auto_interval, auto_method, checked_method
 from ._bb import BetaBinomial
 from ._checks import CalibrationWarning
-from ._dirichlet import dirichlet_posteriors, holds_multiclass_labels, multiclass_error
+from ._dirichlet import holds_multiclass_labels, multiclass_counts, multiclass_draws, multiclass_error
 from ._frames import FRAME_METHODS, frame_fit_data, frame_rows
 from ._guaranteed import Guaranteed, audit_target, labels_box
-from ._method import EstimationMethod, FitData, GroupDraws, Rows
+from ._method import Bases, Call, EstimationMethod, FitData, GroupDraws, Rng, Rows
 from ._posterior import MeasurePosterior, external_stacklevel, group_labels, warn_undefined
 from ._ppi import PredictionPowered
 from ._small_groups import restrict_fit_data
-from ._table import AUTO, METHODS, method_options, refuse_unknown, refuse_unread_unlabeled
+from ._table import AUTO, METHODS, check_method, method_options, refuse_unknown, refuse_unread_unlabeled
 
 __all__ = ["posterior", "posteriors", "signed_measure"]
 
@@ -259,29 +260,12 @@ def posterior(
 
 
 def posteriors(
-    measures: Sequence[MeasureBase],
-    y_true: Any,
-    y_score: Any,
-    *,
-    sensitive_features: Any,
-    method: str = "auto",
-    unlabeled_scores: Any = None,
-    unlabeled_sensitive: Any = None,
-    sample_weight: Any = None,
-    unlabeled_sample_weight: Any = None,
-    reference: Any = None,
-    threshold: float | None = None,
-    pos_label: Any = None,
-    n_draws: int | None = None,
-    chains: int = 4,
-    random_state: Any = None,
-    data: Any = None,
-    target: str | None = None,
-    **options: Any,
+    measures: Sequence[MeasureBase], y_true: Any, y_score: Any, *, sensitive_features: Any, **arguments: Any
 ) -> dict[str, MeasurePosterior]:
     """Posteriors of several measures from one fit (one set of draws).
 
-    The same arguments as :func:`posterior`; with ``method="bc"`` the calibration
+    The same arguments as :func:`posterior` (``method=``, ``unlabeled_scores=``, ..., and the
+    method's options); with ``method="bc"`` the calibration
     model is sampled once for all measures, which is what makes a report of
     accuracy, TPR and FPR differences cost one MCMC run.
 
@@ -299,129 +283,51 @@ def posteriors(
     >>> list(res)
     ['fairness.tpr', 'fairness.fpr']
     """
-    measures = _check_measures(measures)
-    frame, data = data, None
-    if method not in METHODS:
-        raise ValueError(f"method={method!r}; pass one of {', '.join(map(repr, METHODS))}.")
-    if isinstance(chains, bool) or not isinstance(chains, int | np.integer) or chains < 1:
-        raise ValueError(f"chains={chains!r}; pass an integer >= 1.")
+    call = Call(y_true, y_score, sensitive_features, **{k: arguments.pop(k) for k in Call.names() if k in arguments})
+    measures, options, method = _check_measures(measures), arguments, call.method
+    check_method(method)
+    if isinstance(call.chains, bool) or not isinstance(call.chains, int | np.integer) or call.chains < 1:
+        raise ValueError(f"chains={call.chains!r}; pass an integer >= 1.")
     refuse_unknown(options)
-    if unlabeled_scores is not None:
+    if call.unlabeled_scores is not None:
         refuse_unread_unlabeled(method, options, "unlabeled_scores")
-    weighted = {"sample_weight": sample_weight, "unlabeled_sample_weight": unlabeled_sample_weight}
-    name, _ = auto_method({"unlabeled_scores": unlabeled_scores, **weighted}) if method == AUTO else (method, None)
-    rng = _rng(random_state)
-    # K classes: Dirichlet (_dirichlet); a frame (data=) is binary here
-    if frame is None and holds_multiclass_labels(y_true, pos_label, threshold, measures):
-        if METHODS[name].multiclass is None:
-            raise multiclass_error(y_true, name)
-        if sample_weight is not None or unlabeled_scores is not None:
-            raise ValueError(
-                "method='bb' on K classes counts labeled samples: it takes no sample_weight and no "
-                "unlabeled_scores (there is no binary score to calibrate)."
-            )
-        record, _ = _options(method, name, options, multiclass=True)
-        return dirichlet_posteriors(
-            [signed_measure(m, reference) for m in measures],
-            y_true,
-            y_score,
-            sensitive_features=sensitive_features,
-            options=record,
-            reference=reference,
-            chains=int(chains),
-            n_draws=n_draws,
-            rng=rng,
-            method_requested=method,
-        )
+    name = auto_method(vars(call))[0] if method == AUTO else method
+    rng, chains, groups = _rng(call.random_state), int(call.chains), _declared_groups(measures)
+    if call.data is None and holds_multiclass_labels(y_true, call.pos_label, call.threshold, measures):
+        return _multiclass(measures, call, name, options, groups, rng)
+    thr = float(_agreed([m.inputs.threshold for m in measures], "threshold", call.threshold, 0.5))
+    pos = _agreed([m.inputs.pos_label for m in measures], "pos_label", call.pos_label, None)
     estimator, unused = _options(method, name, options)
-    bases = _rate_bases(measures)
-    given_unlabeled = {
-        "unlabeled_scores": unlabeled_scores,
-        "unlabeled_sensitive": unlabeled_sensitive,
-        "unlabeled_sample_weight": unlabeled_sample_weight,
-    }
-    fit_data = None  # the data the estimate is computed from, when not ``data`` (auto's PPI on a frame)
-    if frame is not None and method in FRAME_METHODS:  # counts and score moments from one engine pass
-        inputs = [m.inputs for m in measures]
-        estimator, data = frame_fit_data(
-            frame,
-            measures,
-            estimator,
-            method,
-            y_true,
-            y_score,
-            sensitive_features,
-            sample_weight,
-            float(_agreed([i.threshold for i in inputs], "threshold", threshold, 0.5)),
-            _agreed([i.pos_label for i in inputs], "pos_label", pos_label, None),
-            _agreed([i.groups for i in inputs], "groups", None, None),
-            given_unlabeled,
-        )
-    elif frame is not None:  # labeled rows collected, unlabeled rows a score histogram in the engine
-        thr = float(_agreed([m.inputs.threshold for m in measures], "threshold", threshold, 0.5))
-        rows = frame_rows(frame, y_true, y_score, sensitive_features, sample_weight, thr, given_unlabeled)
+    bases = _bases(measures, rates=True)
+    if call.data is not None and method in FRAME_METHODS:  # counts and score moments from one engine pass
+        _refuse_weights(estimator.name, call.sample_weight)
+        data = frame_fit_data(call, measures, estimator, thr, pos, groups)
+    elif call.data is not None:  # labeled rows collected, unlabeled rows a score histogram in the engine
+        rows = frame_rows(call, thr)
         if method == AUTO:  # the same rules, read off the frame: its rows without a label are the unlabeled
-            name, _ = auto_method(
-                {"unlabeled_scores": rows.histogram if rows.n_unlabeled else None, "sample_weight": sample_weight}
-            )
+            unl = rows.histogram if rows.n_unlabeled else None
+            name, _ = auto_method({"unlabeled_scores": unl, "sample_weight": call.sample_weight})
             estimator, unused = _options(method, name, options)
         if METHODS[estimator.name].unlabeled == "required" and rows.n_unlabeled == 0:
             raise ValueError(
-                f"method={estimator.name!r} needs unlabeled rows: rows of data whose {y_true!r} is "
+                f"method={estimator.name!r} needs unlabeled rows: rows of data whose {call.y_true!r} is "
                 "missing (null). Without them use method='bb'."
             )
-        data = _fit_data(
-            measures,
-            rows.column(y_true),
-            rows.column(y_score),
-            rows.column(sensitive_features),
-            None,
-            None,
-            rows.column(sample_weight),
-            None,
-            threshold,
-            pos_label,
-            estimator,
-            unlabeled_rows=rows.unlabeled,
-        )
-        if isinstance(estimator, PredictionPowered):  # auto's PPI: its variance reads moments, not bins
-            estimator, fit_data = frame_fit_data(
-                frame,
-                measures,
-                estimator,
-                estimator.name,
-                y_true,
-                y_score,
-                sensitive_features,
-                sample_weight,
-                thr,
-                _agreed([m.inputs.pos_label for m in measures], "pos_label", pos_label, None),
-                _agreed([m.inputs.groups for m in measures], "groups", None, None),
-                given_unlabeled,
-            )
-            if not fit_data.groups.equals(data.groups):
+        columns = ("y_true", "y_score", "sensitive_features", "sample_weight")
+        given = dataclasses.replace(call, **{k: rows.column(v) for k, v in vars(call).items() if k in columns})
+        data = _fit_data(given, measures, estimator.name, thr, pos, groups, rows.unlabeled)
+        # auto's PPI: its variance reads the engine's moments, not the histogram's bins
+        if isinstance(estimator, PredictionPowered):
+            engine = frame_fit_data(call, measures, estimator, thr, pos, groups)
+            if not engine.groups.equals(data.groups):
                 raise AssertionError(
-                    f"groups differ between the engine's passes: {list(fit_data.groups)} and {list(data.groups)}"
+                    f"groups differ between the engine's passes: {list(engine.groups)} and {list(data.groups)}"
                 )  # pragma: no cover - one encoding serves both
+            data = dataclasses.replace(data, moments=engine.moments)
     else:
-        data = _fit_data(
-            measures,
-            y_true,
-            y_score,
-            sensitive_features,
-            unlabeled_scores,
-            unlabeled_sensitive,
-            sample_weight,
-            unlabeled_sample_weight,
-            threshold,
-            pos_label,
-            estimator,
-        )
-    data = dataclasses.replace(data, target=audit_target(target, data.has_unlabeled, method))
-    if fit_data is not None:
-        fit_data = dataclasses.replace(fit_data, target=data.target)
-    if reference is not None and reference not in data.groups:
-        raise ValueError(f"reference={reference!r} is not one of the groups {list(data.groups)}; pass one of them.")
+        data = _fit_data(call, measures, estimator.name, thr, pos, groups)
+    data = dataclasses.replace(data, target=audit_target(call.target, data.has_unlabeled, method))
+    _check_reference(call.reference, data.groups)
     why, plan = None, None
     if method == AUTO:
         interval, interval_reason = auto_interval(data, bases)
@@ -429,26 +335,45 @@ def posteriors(
         estimator, why, unused = _auto_checked(estimator, data, options, unused, plan)
         if plan.interval == "jeffreys":  # the draws: the labels' Jeffreys posterior (the estimate may be BC's)
             estimator = BetaBinomial(prior="jeffreys")
-    targets = [signed_measure(m, reference) for m in measures]
     seed = int(rng.integers(2**31 - 1))
-    draws = METHODS[estimator.name].default_draws if n_draws is None else int(n_draws)
+    draws = METHODS[estimator.name].default_draws if call.n_draws is None else int(call.n_draws)
     start = time.perf_counter()
-    fit_data = data if fit_data is None else fit_data  # auto's PPI on a frame reads the engine's moments
-    fit = estimator.group_draws(fit_data, bases, chains=int(chains), draws=draws, rng=rng, seed=seed)
-    interval_attrs = {}
+    fit = estimator.group_draws(data, bases, chains=chains, draws=draws, rng=rng, seed=seed)
+    chosen = {}  # auto's estimate and interval (the estimate first: the interval holds it)
     if plan is not None:
-        interval_attrs = _auto_estimate(
-            data, bases, estimator, fit, plan, chains=int(chains), n_draws=n_draws, rng=rng, seed=seed
+        chosen = _auto_estimate(
+            data, bases, estimator, fit, plan, chains=chains, n_draws=call.n_draws, rng=rng, seed=seed
         )
-        interval_attrs.update(_auto_interval(data, bases, estimator, fit, seed, plan))
-    attrs = _attrs(data, estimator, fit, seed, reference, time.perf_counter() - start)
-    attrs.update(interval_attrs)
-    attrs["method_requested"] = method
+        chosen |= _auto_interval(data, bases, estimator, fit, seed, plan)
+    attrs = {"threshold": float(data.threshold)} | _attrs(data.y_true.size, data.unlabeled.size, seed, call, fit, start)
+    attrs |= chosen
     if why is not None:
         attrs["method_reason"] = why
     if unused:
         attrs["options_unused"] = unused
-    return {t.key: _posterior_of(t, data, estimator, fit, attrs) for t in targets}
+    return _posteriors_of(measures, call, estimator.name, data, fit, attrs)
+
+
+def _multiclass(
+    measures: list[MeasureBase], call: Call, name: str, options: Mapping[str, Any], groups: Any, rng: Rng
+) -> dict[str, MeasurePosterior]:
+    """K classes: the Dirichlet posterior of every group's K x K confusion cells (:mod:`._dirichlet`)."""
+    if METHODS[name].multiclass is None:
+        raise multiclass_error(call.y_true, name)
+    if call.sample_weight is not None or call.unlabeled_scores is not None:
+        raise ValueError(
+            "method='bb' on K classes counts labeled samples: it takes no sample_weight and no "
+            "unlabeled_scores (there is no binary score to calibrate)."
+        )
+    record, _ = _options(call.method, name, options, multiclass=True)
+    stats = multiclass_counts(measures, call.y_true, call.y_score, call.sensitive_features, groups)
+    _check_reference(call.reference, stats.groups)
+    seed = int(rng.integers(2**31 - 1))
+    draws = METHODS["bb"].default_draws if call.n_draws is None else int(call.n_draws)
+    start = time.perf_counter()
+    fit = multiclass_draws(_bases(measures), stats, record, int(call.chains), draws, rng)
+    attrs = _attrs(int(stats.counts.sum()), 0, seed, call, fit, start)
+    return _posteriors_of(measures, call, "bb", stats, fit, attrs)
 
 
 # -- named steps ---------------------------------------------------------------------
@@ -460,6 +385,21 @@ def _check_measures(measures: Sequence[MeasureBase]) -> list[MeasureBase]:
     if len(set(keys)) != len(keys):
         raise ValueError(f"measures have duplicate keys {keys}; give them distinct key= values.")
     return measures
+
+
+def _check_reference(reference: Any, groups: pd.Index) -> None:
+    if reference is not None and reference not in groups:
+        raise ValueError(f"reference={reference!r} is not one of the groups {list(groups)}; pass one of them.")
+
+
+def _refuse_weights(method: str, *weights: Any) -> None:
+    if not METHODS[method].weights and any(w is not None for w in weights):
+        raise ValueError(
+            f"method={method!r} counts labeled samples and takes no sample_weight or unlabeled_sample_weight; "
+            "use method= "
+            + " or ".join(repr(m) for m, spec in METHODS.items() if spec.weights and spec.options)
+            + " for weighted data."
+        )
 
 
 def _options(
@@ -606,15 +546,23 @@ def _auto_interval(
     }
 
 
-def _rate_bases(measures: list[MeasureBase]) -> tuple[BaseMetric, ...]:
-    """The distinct base metrics of all measures; each must be a rate of confusion counts."""
+def _bases(measures: list[MeasureBase], rates: bool = False) -> Bases:
+    """The distinct base metrics of all measures; with ``rates``, each must be a rate of confusion counts."""
     by_name: dict[str, BaseMetric] = {}
     for m in measures:
         for b in m.bases:
             by_name.setdefault(b.name, b)
-    for b in by_name.values():
+    for b in by_name.values() if rates else ():
         ratio_roles(b)  # raises a TypeError naming the base if it is not a rate of counts
     return tuple(by_name.values())
+
+
+def _declared_groups(measures: Sequence[MeasureBase]) -> pd.Index | None:
+    """The groups the measures declare (one set for one fit), or None."""
+    declared = {repr(m.inputs.groups): m.inputs.groups for m in measures if m.inputs.groups is not None}
+    if len(declared) > 1:
+        raise ValueError(f"the measures declare different groups {sorted(declared)}; declare the same groups.")
+    return next(iter(declared.values()), None)
 
 
 def _agreed(own: list[Any], name: str, given: Any, default: Any) -> Any:
@@ -635,61 +583,37 @@ def _agreed(own: list[Any], name: str, given: Any, default: Any) -> Any:
 
 
 def _fit_data(
-    measures: list[MeasureBase],
-    y_true: Any,
-    y_score: Any,
-    sensitive_features: Any,
-    unlabeled_scores: Any,
-    unlabeled_sensitive: Any,
-    sample_weight: Any,
-    unlabeled_sample_weight: Any,
-    threshold: float | None,
-    pos_label: Any,
-    estimator: EstimationMethod,
-    unlabeled_rows: Any = None,
+    call: Call, measures: list, method: str, thr: float, pos: Any, groups: Any, unlabeled: Any = None
 ) -> FitData:
-    """Validate every input once: labeled rows, unlabeled rows, threshold, labels, groups.
+    """Validate every input once: labeled rows, unlabeled rows, labels, groups.
 
-    ``unlabeled_rows``, given, builds the unlabeled :class:`Rows` from the labeled rows'
-    groups and the threshold (an engine's score histogram, :class:`~._frames.FrameRows`)
-    in place of ``unlabeled_scores``.
+    ``unlabeled``, given, builds the unlabeled :class:`Rows` from the labeled rows' groups
+    and the threshold (an engine's score histogram, :class:`~._frames.FrameRows`) in place
+    of ``call.unlabeled_scores``; ``method`` is the method's name, ``thr``, ``pos`` and ``groups``
+    the measures' threshold, positive label and declared groups.
     """
-    inputs = [m.inputs for m in measures]
-    thr = float(_agreed([i.threshold for i in inputs], "threshold", threshold, 0.5))
-    pos = _agreed([i.pos_label for i in inputs], "pos_label", pos_label, None)
-    groups = _agreed([i.groups for i in inputs], "groups", None, None)
-    weights = (sample_weight, unlabeled_sample_weight)
-    if not METHODS[estimator.name].weights and any(w is not None for w in weights):
-        raise ValueError(
-            f"method={estimator.name!r} counts labeled samples and takes no sample_weight or "
-            "unlabeled_sample_weight; use method= "
-            + " or ".join(repr(m) for m, spec in METHODS.items() if spec.weights and spec.options)
-            + " for weighted data."
-        )
-    compare = any(i.needs_sensitive for i in inputs)  # a performance measure (classif.acc) takes one group or none
-    if sensitive_features is None and not compare:
-        sensitive_features, groups = np.zeros(len(y_true), dtype=np.intp), _ONE_GROUP
-    sample = check_inputs(
-        y_true, y_score, sensitive_features, sample_weight, groups=groups, y_pred_name="y_score", compare_groups=compare
-    )
+    _refuse_weights(method, call.sample_weight, call.unlabeled_sample_weight)
+    compare = any(m.inputs.needs_sensitive for m in measures)  # a performance measure takes one group or none
+    sensitive = call.sensitive_features
+    if sensitive is None and not compare:
+        sensitive, groups = np.zeros(len(call.y_true), dtype=np.intp), _ONE_GROUP
+    rows = (call.y_true, call.y_score, sensitive, call.sample_weight)
+    sample = check_inputs(*rows, groups=groups, y_pred_name="y_score", compare_groups=compare)
     scores = check_scores(sample.y_pred, "y_score")
     t, _, _ = binarize_labels(sample.y_true, sample.y_true, pos)
     labeled = Rows(scores, (scores >= thr).astype(np.intp), sample.group_codes, sample.sample_weight)
-    unlabeled = (
-        _unlabeled_rows(unlabeled_scores, unlabeled_sensitive, unlabeled_sample_weight, sample.groups, thr)
-        if unlabeled_rows is None
-        else unlabeled_rows(sample.groups, thr)
-    )
-    if METHODS[estimator.name].unlabeled == "required" and unlabeled.size == 0:
+    unlabeled = (unlabeled or functools.partial(_unlabeled_rows, call))(sample.groups, thr)
+    if METHODS[method].unlabeled == "required" and unlabeled.size == 0:
         raise ValueError(
-            f"method={estimator.name!r} needs unlabeled data: pass unlabeled_scores= (the model's scores "
+            f"method={method!r} needs unlabeled data: pass unlabeled_scores= (the model's scores "
             "on samples without labels) and unlabeled_sensitive= (their groups). Without them use method='bb'."
         )
     data = FitData(np.asarray(t, dtype=np.intp), labeled, unlabeled, sample.groups, thr)
     return restrict_fit_data(data, measures)  # min_group_size on labeled rows (_small_groups)
 
 
-def _unlabeled_rows(scores: Any, sensitive: Any, weight: Any, groups: pd.Index, threshold: float) -> Rows:
+def _unlabeled_rows(call: Call, groups: pd.Index, threshold: float) -> Rows:
+    scores, sensitive, weight = call.unlabeled_scores, call.unlabeled_sensitive, call.unlabeled_sample_weight
     if scores is None:
         if sensitive is not None or weight is not None:
             raise ValueError("unlabeled_sensitive or unlabeled_sample_weight is given without unlabeled_scores=.")
@@ -697,73 +621,56 @@ def _unlabeled_rows(scores: Any, sensitive: Any, weight: Any, groups: pd.Index, 
     u_scores = check_scores(scores, "unlabeled_scores")
     if sensitive is None:
         raise ValueError("unlabeled_scores is given without unlabeled_sensitive= (the group of each).")
-    n_sensitive = len(sensitive)
-    if n_sensitive != u_scores.size:
-        raise ValueError(
-            f"unlabeled_sensitive has {n_sensitive} rows but unlabeled_scores has {u_scores.size}; "
-            "pass one group per unlabeled score."
-        )
-    codes, _ = encode_groups(sensitive, u_scores.size, groups=groups, name="unlabeled_sensitive")
-    w = None
-    if weight is not None:
-        if len(weight) != u_scores.size:
+    for arg, values in (("unlabeled_sensitive", sensitive), ("unlabeled_sample_weight", weight)):
+        if values is not None and len(values) != u_scores.size:
             raise ValueError(
-                f"unlabeled_sample_weight has {len(weight)} rows but unlabeled_scores has {u_scores.size}; "
-                "pass one weight per unlabeled score."
+                f"{arg} has {len(values)} rows but unlabeled_scores has {u_scores.size}; "
+                f"pass one {'group' if arg == 'unlabeled_sensitive' else 'weight'} per unlabeled score."
             )
-        w = _check_weight(weight, u_scores.size)
+    codes, _ = encode_groups(sensitive, u_scores.size, groups=groups, name="unlabeled_sensitive")
+    w = None if weight is None else _check_weight(weight, u_scores.size)
     return Rows(u_scores, (u_scores >= threshold).astype(np.intp), codes, w)
 
 
-def _attrs(
-    data: FitData, estimator: EstimationMethod, fit: GroupDraws, seed: int, reference: Any, seconds: float
-) -> dict[str, Any]:
+def _attrs(n_labeled: int, n_unlabeled: int, seed: int, call: Call, fit: GroupDraws, start: float) -> dict[str, Any]:
     return {
-        "threshold": float(data.threshold),
         "seed": seed,
-        "n_labeled": int(data.y_true.size),
-        "n_unlabeled": int(data.unlabeled.size),
-        "reference": "" if reference is None else str(reference),
+        "n_labeled": int(n_labeled),
+        "n_unlabeled": int(n_unlabeled),
+        "reference": "" if call.reference is None else str(call.reference),
         "target": "population",  # a model's posterior; the guaranteed interval states its own
         **fit.attrs,
-        "seconds": seconds,
+        "seconds": time.perf_counter() - start,
+        "method_requested": call.method,
     }
 
 
-def _posterior_of(
-    measure: MeasureBase, data: FitData, estimator: EstimationMethod, fit: GroupDraws, attrs: dict[str, Any]
-) -> MeasurePosterior:
-    """Run the group draws through the measure's own operations."""
-    groups = data.groups
-    with np.errstate(invalid="ignore", divide="ignore"):
-        draws = np.asarray(measure.from_group_values(fit.values, groups=groups, overall=fit.overall), dtype=float)
-    own = {b.name: fit.values[b.name] for b in measure.bases}
-    point = None
-    if fit.point is not None:
+def _posteriors_of(
+    measures: list[MeasureBase], call: Call, method: str, data: Any, fit: GroupDraws, attrs: dict
+) -> dict[str, MeasurePosterior]:
+    """Run the group draws through every measure's own operations (signed against ``call.reference``).
+
+    ``data`` holds the ``groups`` and the labeled ``counts`` (a :class:`FitData`, or K-class counts).
+    """
+    out, groups = {}, data.groups
+    for measure in (signed_measure(m, call.reference) for m in measures):
         with np.errstate(invalid="ignore", divide="ignore"):
-            point = float(measure.from_group_values(fit.point, groups=groups, overall=fit.point_overall))
-    reason = _reason(measure, own, groups, draws, fit.reasons)
-    if reason is not None:
-        warn_undefined(measure.key, reason)
-    return MeasurePosterior(
-        measure=measure,
-        draws=draws,
-        group_draws=own,
-        groups=groups,
-        method=estimator.name,
-        counts=data.counts,
-        attrs=dict(attrs),
-        trace=fit.trace,
-        extra_draws=fit.extra,
-        point=point,
-        undefined_reason=reason,
-        interval_box=fit.confidence if fit.interval_box is None else fit.interval_box,
-    )
+            draws = np.asarray(measure.from_group_values(fit.values, groups=groups, overall=fit.overall), dtype=float)
+            point = None
+            if fit.point is not None:
+                point = float(measure.from_group_values(fit.point, groups=groups, overall=fit.point_overall))
+        own = {b.name: fit.values[b.name] for b in measure.bases}
+        reason = _reason(own, groups, draws, fit.reasons)
+        if reason is not None:
+            warn_undefined(measure.key, reason)
+        box = fit.confidence if fit.interval_box is None else fit.interval_box
+        out[measure.key] = MeasurePosterior(
+            measure, draws, own, groups, method, data.counts, dict(attrs), fit.trace, fit.extra, point, reason, box
+        )
+    return out
 
 
-def _reason(
-    measure: MeasureBase, values: dict[str, np.ndarray], groups: pd.Index, draws: np.ndarray, notes: list[str]
-) -> str | None:
+def _reason(values: dict[str, np.ndarray], groups: pd.Index, draws: np.ndarray, notes: list[str]) -> str | None:
     """Why draws of the measure are NaN (None when none is): the method's notes on its own rates, else where."""
     if not np.isnan(draws).any():
         return None

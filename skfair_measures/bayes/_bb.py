@@ -29,32 +29,35 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..base import BaseMetric, ratio_roles
-from ._method import EstimationMethod, FitData, GroupDraws, Rows, is_number, refuse_option, without_prior_only
+from ._method import (
+    Bases,
+    EstimationMethod,
+    FitData,
+    GroupDraws,
+    Rng,
+    is_number,
+    refuse_option,
+    without_prior_only,
+)
 
 __all__ = ["BetaBinomial", "bb_cell_draws", "cell_concentration", "expected_cells"]
 
 _FLOOR = 1e-3  # smallest cell concentration (a Gamma shape must be > 0)
 
 
-def _prior_pair(prior: Any, strength: float, rate: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """``(alpha, beta)`` per group for one rate."""
-    if isinstance(prior, str):
-        if prior == "uniform":
-            return np.asarray(1.0), np.asarray(1.0)
-        if prior == "jeffreys":
-            return np.asarray(0.5), np.asarray(0.5)
-        if prior == "scores":
-            r = np.clip(np.nan_to_num(rate, nan=0.5), _FLOOR, 1 - _FLOOR)
-            return strength * r, strength * (1 - r)
-        raise ValueError(f"prior={prior!r}; pass 'uniform', 'jeffreys', 'scores' or a pair (alpha, beta).")
-    a, b = (float(v) for v in prior)
-    if a <= 0 or b <= 0:
-        raise ValueError(f"prior={prior!r}: both Beta parameters must be > 0.")
-    return np.asarray(a), np.asarray(b)
-
-
+#: The Beta prior ``(alpha, beta)`` of the named priors other than ``"scores"`` (the model's self-assessment).
+_NAMED = {"uniform": (1.0, 1.0), "jeffreys": (0.5, 0.5)}
 #: The named Beta priors of ``prior=``.
-NAMED_PRIORS = ("uniform", "jeffreys", "scores")
+NAMED_PRIORS = (*_NAMED, "scores")
+
+
+def _prior_pair(prior: Any, strength: float, rate: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(alpha, beta)`` per group for one rate (``prior`` is checked: :func:`check_beta_prior`)."""
+    if isinstance(prior, str) and prior == "scores":
+        r = np.clip(np.nan_to_num(rate, nan=0.5), _FLOOR, 1 - _FLOOR)
+        return strength * r, strength * (1 - r)
+    a, b = _NAMED[prior] if isinstance(prior, str) else prior
+    return np.asarray(float(a)), np.asarray(float(b))
 
 
 def check_beta_prior(prior: Any) -> None:
@@ -124,48 +127,38 @@ def cell_concentration(
     >>> alpha[0].tolist(), kind
     ([[0.5, 0.5], [0.5, 0.5]], 'per-rate')
     """
-    if isinstance(prior, str) and prior == "scores" and expected is None:
+    check_beta_prior(prior)
+    scores = isinstance(prior, str) and prior == "scores"
+    if scores and expected is None:
         raise ValueError("prior='scores' needs the model's scores to form the expected cells.")
+    e = np.maximum(expected, _FLOOR) if scores else np.ones((n_groups, 2, 2))  # how each part splits over its cells
     alpha = np.full((n_groups, 2, 2), np.nan)
-    conflict = False
     for base in bases:
         roles = ratio_roles(base)
         if not roles.simple:
-            conflict = True
             break
         rate = None
         if expected is not None:
-            num = (expected * roles.num).sum((-2, -1))
-            den = (expected * roles.den).sum((-2, -1))
+            num, den = ((expected * cells).sum((-2, -1)) for cells in (roles.num, roles.den))
             rate = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-        a, b = _prior_pair(prior, prior_strength, rate)
-        a = np.broadcast_to(a, (n_groups,))
-        b = np.broadcast_to(b, (n_groups,))
-        rest = roles.den & ~roles.num
-        if isinstance(prior, str) and prior == "scores":
-            # split each part over its cells in proportion to the expected cells
-            e = np.maximum(expected, _FLOOR)
-            share_num = e * roles.num / (e * roles.num).sum((-2, -1), keepdims=True)
-            share_rest = e * rest / np.maximum((e * rest).sum((-2, -1), keepdims=True), _FLOOR)
-        else:
-            share_num = np.broadcast_to(roles.num / roles.num.sum(), (n_groups, 2, 2))
-            share_rest = np.broadcast_to(rest / max(rest.sum(), 1), (n_groups, 2, 2))
-        new = a[:, None, None] * share_num + b[:, None, None] * share_rest
+        a, b = (np.broadcast_to(x, (n_groups,))[:, None, None] for x in _prior_pair(prior, prior_strength, rate))
+        num, rest = e * roles.num, e * (roles.den & ~roles.num)
+        new = a * num / num.sum((-2, -1), keepdims=True) + b * rest / np.maximum(
+            rest.sum((-2, -1), keepdims=True), _FLOOR
+        )
         new = np.where(roles.den, np.maximum(new, _FLOOR), np.nan)
         both = ~np.isnan(alpha) & ~np.isnan(new)
         if both.any() and not np.allclose(alpha[both], new[both]):
-            conflict = True
             break
         alpha = np.where(np.isnan(alpha), new, alpha)
-    if conflict:
-        if isinstance(prior, str) and prior == "scores":
-            e = np.maximum(expected, _FLOOR)
-            alpha = 2.0 * prior_strength * e / e.sum((-2, -1), keepdims=True)
-        else:
-            a, b = _prior_pair(prior, prior_strength, None)
-            alpha = np.full((n_groups, 2, 2), float(np.mean([a, b])))
-        return np.maximum(alpha, _FLOOR), "dirichlet"
-    return np.where(np.isnan(alpha), 1.0, alpha), "per-rate"
+    else:
+        return np.where(np.isnan(alpha), 1.0, alpha), "per-rate"
+    # the rates share cells in conflicting roles: a Dirichlet prior on the four cells
+    if scores:
+        alpha = 2.0 * prior_strength * e / e.sum((-2, -1), keepdims=True)
+    else:
+        alpha = np.full((n_groups, 2, 2), float(np.mean(_prior_pair(prior, prior_strength, None))))
+    return np.maximum(alpha, _FLOOR), "dirichlet"
 
 
 def bb_cell_draws(
@@ -186,10 +179,6 @@ def bb_cell_draws(
     shape = (chains, draws) + counts.shape
     g = rng.standard_gamma(alpha + counts, size=shape)
     return g / g.sum(axis=(-2, -1), keepdims=True)
-
-
-def _cells_of(rows: Rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return rows.scores, rows.y_pred, rows.codes
 
 
 @dataclass(frozen=True)
@@ -222,21 +211,10 @@ class BetaBinomial(EstimationMethod):
         if not (is_number(self.prior_strength) and self.prior_strength > 0):
             refuse_option("prior_strength", self.prior_strength, "pass a positive number (default 2.0)")
 
-    def group_draws(
-        self,
-        data: FitData,
-        bases: tuple[BaseMetric, ...],
-        *,
-        chains: int,
-        draws: int,
-        rng: np.random.Generator,
-        seed: int,
-    ) -> GroupDraws:
-        counts = data.counts
-        expected = None
-        if isinstance(self.prior, str) and self.prior == "scores":
-            parts = [_cells_of(data.labeled), _cells_of(data.unlabeled)]
-            expected = expected_cells(*(np.concatenate(x) for x in zip(*parts, strict=True)), data.n_groups)
+    def group_draws(self, data: FitData, bases: Bases, *, chains: int, draws: int, rng: Rng, seed: int) -> GroupDraws:
+        counts, expected, rows = data.counts, None, (data.labeled, data.unlabeled)
+        if isinstance(self.prior, str) and self.prior == "scores":  # the expected cells add up over rows
+            expected = sum(expected_cells(r.scores, r.y_pred, r.codes, data.n_groups) for r in rows)
         alpha, kind = cell_concentration(bases, data.n_groups, self.prior, self.prior_strength, expected)
         cells = bb_cell_draws(counts, alpha, chains, draws, rng)
         # pooled cells: every group's cell probabilities weighted by its labeled size
@@ -245,13 +223,8 @@ class BetaBinomial(EstimationMethod):
         with np.errstate(invalid="ignore", divide="ignore"):
             for b in bases:  # a rate no labeled row informs is undefined, not its prior (_method)
                 values[b.name], why = without_prior_only(b, b.from_counts(cells), b.from_counts(counts), data.groups)
-                overall[b.name], _ = without_prior_only(
-                    b, b.from_counts(overall_cells), b.from_counts(counts.sum(0)), data.groups
-                )
+                pooled = b.from_counts(overall_cells)
+                overall[b.name], _ = without_prior_only(b, pooled, b.from_counts(counts.sum(0)), data.groups)
                 reasons += why
-        return GroupDraws(
-            values=values,
-            overall=overall,
-            attrs={"prior": str(self.prior), "prior_cells": kind, "sampler": "monte carlo"},
-            reasons=reasons,
-        )
+        attrs = {"prior": str(self.prior), "prior_cells": kind, "sampler": "monte carlo"}
+        return GroupDraws(values=values, overall=overall, attrs=attrs, reasons=reasons)

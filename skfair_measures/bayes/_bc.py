@@ -39,7 +39,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -49,7 +49,7 @@ import pandas as pd
 from .._optional import require
 from ..base import BaseMetric
 from ._checks import CalibrationWarning, calibration_checks
-from ._method import EstimationMethod, FitData, GroupDraws, Rows, is_number, refuse_option
+from ._method import Bases, EstimationMethod, FitData, GroupDraws, Rng, Rows, is_number, refuse_option
 from ._posterior import SamplingWarning, _import_arviz, external_stacklevel, group_labels
 
 __all__ = [
@@ -65,7 +65,6 @@ __all__ = [
     "calibrated_probabilities",
     "histogram_error",
     "configure_compile_cache",
-    "fit_calibration",
     "prior_sd_vector",
 ]
 
@@ -173,7 +172,8 @@ def build_model(
     pm = _import_pymc()
     pt = require("pytensor.tensor", "the 'bc' posterior (PyMC)")
 
-    def level(name: str, mu_sd: Any, sigma_sd: Any, log_scale: bool) -> Any:
+    def level(name: str, log_scale: bool) -> Any:
+        mu_sd, sigma_sd = prior[f"mu_{name}"], prior[f"sigma_{name}"]
         if not hierarchical:
             if not log_scale:
                 return pm.Normal(name, 0.0, mu_sd, dims="group")
@@ -191,14 +191,12 @@ def build_model(
         gi = pm.Data("group_index", np.asarray(group, dtype=np.int64))
         sd = pm.Data("prior_sd", prior_sd_vector(prior_scale))
         prior = dict(zip(PRIORS, [sd[i] for i in range(len(PRIORS))], strict=True))
-        a = level("a", prior["mu_a"], prior["sigma_a"], True)
+        a = level("a", True)
         if calibration == "beta":
-            b = level("b", prior["mu_b"], prior["sigma_b"], True)
-            c = level("c", prior["mu_c"], prior["sigma_c"], False)
-            logit = c[gi] + a[gi] * ls - b[gi] * l1
+            b = level("b", True)  # before c: the order of the model's variables
+            logit = level("c", False)[gi] + a[gi] * ls - b[gi] * l1
         elif calibration == "llo":
-            c = level("c", prior["mu_c"], prior["sigma_c"], False)
-            logit = c[gi] + a[gi] * (ls - l1)
+            logit = level("c", False)[gi] + a[gi] * (ls - l1)
         else:
             logit = a[gi] * (ls - l1)
         pm.Bernoulli("y_obs", logit_p=logit, observed=yy, shape=gi.shape)
@@ -230,7 +228,7 @@ class CalibrationFit:
     compile_seconds: float = 0.0
 
 
-#: The samplers ``fit_calibration`` knows.
+#: The samplers ``sampler=`` takes.
 SAMPLERS = ("nutpie", "nutpie-pymc", "pymc", "numpyro", "blackjax")
 
 
@@ -289,79 +287,6 @@ def _compiled_nutpie(n_groups: int, calibration: str, hierarchical: bool, data: 
         return compiled, time.perf_counter() - start
 
 
-def fit_calibration(
-    scores: np.ndarray,
-    y: np.ndarray,
-    codes: np.ndarray,
-    groups: pd.Index,
-    *,
-    calibration: str = "beta",
-    hierarchical: bool = True,
-    chains: int = 4,
-    tune: int = 1500,
-    draws: int = 200,
-    target_accept: float = 0.95,
-    sampler: str = "nutpie",
-    cores: int | None = None,
-    seed: int = 0,
-    warn: bool = True,
-    prior_scale: float = 1.0,
-    sampler_kwargs: dict[str, Any] | None = None,
-    retry_divergent: bool = True,
-) -> CalibrationFit:
-    """Sample the calibration model on the labeled data.
-
-    Three steps: build (or load) the sampler for the model, sample (again with
-    smaller steps if there were divergences), read the parameters and diagnostics.
-
-    Parameters
-    ----------
-    scores : ndarray of shape (n_labeled,)
-        Scores (clipped inside).
-    y : ndarray of shape (n_labeled,)
-        Labels 0/1.
-    codes : ndarray of shape (n_labeled,)
-        Group codes.
-    groups : pandas.Index
-        Group labels (only their number enters the model).
-    calibration, hierarchical, chains, tune, draws, target_accept, sampler, cores, seed, warn, prior_scale
-        See :func:`skfair_measures.bayes.posterior`.
-    sampler_kwargs : dict, optional
-        More arguments of ``nutpie.sample`` or ``pymc.sample``.
-    retry_divergent : bool, default=True
-        If the chains have divergent transitions, sample once more with
-        ``target_accept`` = :data:`RETRY_TARGET_ACCEPT`.
-
-    Returns
-    -------
-    CalibrationFit
-    """
-    if sampler not in SAMPLERS:
-        raise ValueError(f"sampler={sampler!r}; pass one of {', '.join(map(repr, SAMPLERS))}.")
-    log_s, log1m_s = _features(scores)
-    data = {
-        "log_s": log_s,
-        "log1m_s": log1m_s,
-        "y": np.asarray(y, dtype=np.int64),
-        "group": np.asarray(codes, dtype=np.int64),
-    }
-    cores = max(1, min(chains, os.cpu_count() or 1)) if cores is None else cores
-    # the sampler's arguments; a key of sampler_kwargs that repeats one of them is a TypeError in the call
-    settings = ({"draws": draws, "tune": tune, "chains": chains, "cores": cores}, seed, sampler_kwargs or {})
-    structure = (len(groups), calibration, hierarchical, prior_scale)
-    run, sampler, compile_seconds = _runner(sampler, data, structure, settings)
-    start = time.perf_counter()
-    trace, first_divergences, accept = _sample_with_retry(run, target_accept, retry_divergent)
-    params, names = _parameters(trace)
-    diagnostics = _diagnostics(trace, names)
-    diagnostics.update(
-        seconds=time.perf_counter() - start, target_accept=accept, divergences_first_try=first_divergences
-    )
-    if warn:
-        _warn_diagnostics(diagnostics, groups)
-    return CalibrationFit(params, trace, diagnostics, sampler, compile_seconds)
-
-
 def _runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable[[float], Any], str, float]:
     """A function ``run(target_accept) -> trace`` for the sampler, the sampler used, and the compile time."""
     if sampler in ("nutpie", "nutpie-pymc"):
@@ -371,6 +296,7 @@ def _runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tupl
 
 def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable, str, float]:
     n_groups, calibration, hierarchical, prior_scale = structure
+    nutpie = require("nutpie", "the 'bc' posterior (nutpie)")  # missing: said as such, not as an old release
     prior_sd = prior_sd_vector(prior_scale)
     compiled, compile_seconds = None, 0.0
     if sampler == "nutpie":
@@ -396,7 +322,7 @@ def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: tuple) 
 
     def run(accept: float) -> Any:
         common, seed, extra = settings
-        return require("nutpie", "the 'bc' posterior (nutpie)").sample(
+        return nutpie.sample(
             compiled, seed=seed, progress_bar=False, save_warmup=False, target_accept=accept, **common, **extra
         )
 
@@ -413,18 +339,11 @@ def _pymc_runner(sampler: str, data: dict, structure: tuple, settings: tuple) ->
     compile_seconds = time.perf_counter() - start
 
     def run(accept: float) -> Any:
+        common, seed, extra = settings
+        quiet = {"progressbar": False, "compute_convergence_checks": False}
         with model, warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            common, seed, extra = settings
-            return pm.sample(
-                random_seed=seed,
-                target_accept=accept,
-                nuts_sampler=sampler,
-                progressbar=False,
-                compute_convergence_checks=False,
-                **common,
-                **extra,
-            )
+            return pm.sample(random_seed=seed, target_accept=accept, nuts_sampler=sampler, **quiet, **common, **extra)
 
     return run, sampler, compile_seconds
 
@@ -442,19 +361,15 @@ def _parameters(trace: Any) -> tuple[dict[str, np.ndarray], list[str]]:
     """``a``, ``b``, ``c`` per draw and group (``b = a`` and ``c = 0`` where the variant fixes them)."""
     post = trace.posterior
     a = np.asarray(post["a"], dtype=float)
-    params = {
-        "a": a,
-        "b": np.asarray(post["b"], dtype=float) if "b" in post else a,
-        "c": np.asarray(post["c"], dtype=float) if "c" in post else np.zeros_like(a),
-    }
-    return params, [k for k in ("a", "b", "c") if k in post]
+    b = np.asarray(post["b"], dtype=float) if "b" in post else a
+    c = np.asarray(post["c"], dtype=float) if "c" in post else np.zeros_like(a)
+    return {"a": a, "b": b, "c": c}, [k for k in ("a", "b", "c") if k in post]
 
 
 def _diagnostics(trace: Any, names: list[str]) -> dict[str, Any]:
     az = _import_arviz()
     out: dict[str, Any] = {"divergences": int(np.asarray(trace.sample_stats["diverging"]).sum())}
-    n_chains = trace.posterior.sizes["chain"]
-    if n_chains > 1 and trace.posterior.sizes["draw"] >= 4:
+    if trace.posterior.sizes["chain"] > 1 and trace.posterior.sizes["draw"] >= 4:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             rhat = az.rhat(trace, var_names=names)
@@ -463,12 +378,8 @@ def _diagnostics(trace: Any, names: list[str]) -> dict[str, Any]:
         e = {n: np.atleast_1d(np.asarray(ess[n], dtype=float)) for n in names}
         worst_r = max((float(r[n].max()), n, int(r[n].argmax())) for n in names)
         worst_e = min((float(e[n].min()), n, int(e[n].argmin())) for n in names)
-        out.update(
-            max_r_hat=worst_r[0],
-            max_r_hat_var=f"{worst_r[1]}[{worst_r[2]}]",
-            min_ess_bulk=worst_e[0],
-            min_ess_bulk_var=f"{worst_e[1]}[{worst_e[2]}]",
-        )
+        out |= {"max_r_hat": worst_r[0], "max_r_hat_var": f"{worst_r[1]}[{worst_r[2]}]"}
+        out |= {"min_ess_bulk": worst_e[0], "min_ess_bulk_var": f"{worst_e[1]}[{worst_e[2]}]"}
     return out
 
 
@@ -640,7 +551,7 @@ class BayesianCalibration(EstimationMethod):
     """``method="bc"``: hierarchical Bayesian beta calibration (Ji, Smyth & Steyvers 2020).
 
     The options are those of :func:`skfair_measures.bayes.posterior`; the model is
-    fitted on the labeled rows (:func:`fit_calibration`) and every posterior draw
+    fitted on the labeled rows (:meth:`fit`) and every posterior draw
     calibrates the unlabeled scores, whose expected cells are added to the
     labeled counts (:func:`calibrated_cells`).
     """
@@ -678,16 +589,7 @@ class BayesianCalibration(EstimationMethod):
         if self.sampler_kwargs is not None and not isinstance(self.sampler_kwargs, dict):
             refuse_option("sampler_kwargs", self.sampler_kwargs, "pass None or a dict of sampler arguments")
 
-    def group_draws(
-        self,
-        data: FitData,
-        bases: tuple[BaseMetric, ...],
-        *,
-        chains: int,
-        draws: int,
-        rng: np.random.Generator,
-        seed: int,
-    ) -> GroupDraws:
+    def group_draws(self, data: FitData, bases: Bases, *, chains: int, draws: int, rng: Rng, seed: int) -> GroupDraws:
         return self.from_fit(self.fit(data, chains=chains, draws=draws, seed=seed), data, bases, rng)
 
     def from_fit(
@@ -704,7 +606,12 @@ class BayesianCalibration(EstimationMethod):
         return out
 
     def fit(self, data: FitData, *, chains: int, draws: int, seed: int) -> CalibrationFit:
-        """The calibration model sampled on the labeled rows, with this method's options."""
+        """The calibration model sampled on the labeled rows, with this method's options.
+
+        Three steps: build (or load) the sampler for the model, sample (again with
+        smaller steps if there were divergences, ``retry_divergent``), read the parameters
+        and diagnostics (warned about with ``warn``).
+        """
         lab, unl = data.labeled, data.unlabeled
         # scores, group codes and multiplicities of every row, labeled or not
         every = [np.concatenate(pair) for pair in ((lab.scores, unl.scores), (lab.codes, unl.codes))]
@@ -714,13 +621,34 @@ class BayesianCalibration(EstimationMethod):
             warnings.warn(
                 f"method={self.name!r}: {'; '.join(checks)}.", CalibrationWarning, stacklevel=external_stacklevel()
             )
-        own = {f.name for f in fields(BayesianCalibration)}  # fit_calibration's options, not a subclass's
-        options = {k: v for k, v in vars(self).items() if k in own}
-        fit = fit_calibration(
-            lab.scores, data.y_true, lab.codes, data.groups, chains=chains, draws=draws, seed=seed, **options
+        log_s, log1m_s = _features(lab.scores)
+        rows = {
+            "log_s": log_s,
+            "log1m_s": log1m_s,
+            "y": data.y_true.astype(np.int64),
+            "group": lab.codes.astype(np.int64),
+        }
+        cores = max(1, min(chains, os.cpu_count() or 1)) if self.cores is None else self.cores
+        # the sampler's arguments; a key of sampler_kwargs that repeats one of them is a TypeError in the call
+        settings = (
+            {"draws": draws, "tune": self.tune, "chains": chains, "cores": cores},
+            seed,
+            self.sampler_kwargs or {},
         )
-        fit.diagnostics["calibration_checks"] = checks
-        return fit
+        structure = (data.n_groups, self.calibration, self.hierarchical, self.prior_scale)
+        run, sampler, compile_seconds = _runner(self.sampler, rows, structure, settings)
+        start = time.perf_counter()
+        trace, first_divergences, accept = _sample_with_retry(run, self.target_accept, self.retry_divergent)
+        params, names = _parameters(trace)
+        diagnostics = _diagnostics(trace, names) | {
+            "seconds": time.perf_counter() - start,
+            "target_accept": accept,
+            "divergences_first_try": first_divergences,
+        }
+        if self.warn:
+            _warn_diagnostics(diagnostics, data.groups)
+        diagnostics["calibration_checks"] = checks
+        return CalibrationFit(params, trace, diagnostics, sampler, compile_seconds)
 
     def draws_from_cells(self, cells: np.ndarray, fit: CalibrationFit, bases: tuple[BaseMetric, ...]) -> GroupDraws:
         """Group and overall draws of every base metric from draws of the cells ``(chain, draw, group, 2, 2)``."""

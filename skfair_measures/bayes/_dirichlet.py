@@ -23,15 +23,20 @@ import pandas as pd
 from .._arrays import _to_1d
 from .._counts import MulticlassStats
 from .._labels import _distinct
-from .._small_groups import small_group_plan
 from .._stats import GroupedSample, check_inputs
+from ..base import BaseMetric
 from ..measures import MeasureBase
 from ..multiclass import dirichlet_draws
-from ._method import without_prior_only
-from ._posterior import MeasurePosterior, external_stacklevel, warn_undefined
-from ._small_groups import small_group_options
+from ._method import GroupDraws, without_prior_only
+from ._small_groups import small_groups_plan
 
-__all__ = ["DirichletMultinomial", "dirichlet_posteriors", "holds_multiclass_labels", "multiclass_error"]
+__all__ = [
+    "DirichletMultinomial",
+    "holds_multiclass_labels",
+    "multiclass_counts",
+    "multiclass_draws",
+    "multiclass_error",
+]
 
 #: Dirichlet concentration per cell of the named priors.
 PRIOR_CONCENTRATION = {"uniform": 1.0, "jeffreys": 0.5}
@@ -82,46 +87,12 @@ class DirichletMultinomial:
             )
 
 
-def dirichlet_posteriors(
-    targets: Sequence[MeasureBase],
-    y_true: Any,
-    y_pred: Any,
-    *,
-    sensitive_features: Any,
-    options: DirichletMultinomial,
-    reference: Any,
-    chains: int,
-    n_draws: int | None,
-    rng: np.random.Generator,
-    method_requested: str,
-) -> dict[str, MeasurePosterior]:
-    """Posteriors of ``targets`` from the Dirichlet posterior of every group's K x K confusion cells.
+def multiclass_counts(
+    measures: Sequence[MeasureBase], y_true: Any, y_pred: Any, sensitive_features: Any, groups: pd.Index | None
+) -> MulticlassStats:
+    """Every group's K x K confusion counts, after the measures' ``min_group_size`` (group size: labeled rows).
 
-    Parameters
-    ----------
-    targets : sequence of Measure
-        The measures (already signed against ``reference``); their declared groups and
-        ``min_group_size`` apply (group size: labeled rows).
-    y_true, y_pred : array-like of shape (n_samples,)
-        True and predicted class labels.
-    sensitive_features : array-like or DataFrame
-    options : DirichletMultinomial
-        The checked options (:func:`~._table.method_options` with ``multiclass=True``).
-    reference : object or None
-        Must be one of the groups.
-    chains : int
-    n_draws : int, optional
-        Draws per chain (default 1000).
-    rng : numpy Generator
-    method_requested : str
-        ``"bb"`` or ``"auto"``, kept in ``attrs``.
-
-    Returns
-    -------
-    dict of str to MeasurePosterior
-        Keyed by measure key; ``label_counts`` holds the K x K counts per group,
-        ``attrs["classes"]`` the classes. A group rate whose denominator holds no
-        labeled row is NaN (prior only), and so is every measure built from it.
+    ``y_pred`` holds predicted labels; ``groups`` are the measures' declared groups (or None).
 
     Examples
     --------
@@ -133,34 +104,42 @@ def dirichlet_posteriors(
     >>> post.label_counts.shape, post.attrs["classes"]
     ((2, 3, 3), ['0', '1', '2'])
     """
-    groups = _declared_groups(targets)
     sample = check_inputs(y_true, y_pred, sensitive_features, groups=groups, y_pred_name="y_score")
     _refuse_scores(sample)
-    sample = _restricted(sample, targets)
-    stats = sample.multiclass()
-    _check_reference(reference, stats.groups)
-    seed = int(rng.integers(2**31 - 1))
-    draws = 1000 if n_draws is None else int(n_draws)
+    plan = small_groups_plan(sample.group_sizes(), sample.groups, measures)
+    if plan is not None:
+        codes = plan.codes(sample.group_codes)
+        kept = codes >= 0
+        sample = GroupedSample(sample.y_true[kept], sample.y_pred[kept], codes[kept], plan.groups)
+    return sample.multiclass()
+
+
+def multiclass_draws(
+    bases: Sequence[BaseMetric],
+    stats: MulticlassStats,
+    options: DirichletMultinomial,
+    chains: int,
+    draws: int,
+    rng: np.random.Generator,
+) -> GroupDraws:
+    """Draws of every base metric per group from the Dirichlet posterior of the K x K cells.
+
+    A group rate whose denominator holds no labeled row is NaN (prior only), and so is
+    every measure built from it; ``attrs["classes"]`` holds the classes.
+    """
+    n_groups = len(stats.groups)
     tensor = dirichlet_draws(stats, chains * draws, prior=PRIOR_CONCENTRATION[options.prior], random_state=rng)
-    attrs = {
-        "seed": seed,
-        "n_labeled": int(sample.y_true.size),
-        "n_unlabeled": 0,
-        "reference": "" if reference is None else str(reference),
-        "prior": options.prior,
-        "prior_cells": "dirichlet",
-        "sampler": "monte carlo",
-        "classes": [str(c) for c in stats.classes],
-        "method_requested": method_requested,
-    }
-    return {t.key: _posterior(t, tensor, stats, chains, draws, attrs) for t in targets}
-
-
-def _declared_groups(measures: Sequence[MeasureBase]) -> pd.Index | None:
-    declared = {repr(m.inputs.groups): m.inputs.groups for m in measures if m.inputs.groups is not None}
-    if len(declared) > 1:
-        raise ValueError(f"the measures declare different groups {sorted(declared)}; declare the same groups.")
-    return next(iter(declared.values()), None)
+    values, overall, reasons = {}, {}, []
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for b in bases:  # a rate no labeled row informs is undefined, not its prior (_method)
+            (drawn, drawn_overall), (seen, seen_overall) = b.from_stats(tensor), b.from_stats(stats)
+            group_values, why = without_prior_only(b, drawn, seen, stats.groups)
+            values[b.name] = np.asarray(group_values, float).reshape(chains, draws, n_groups)
+            pooled, _ = without_prior_only(b, drawn_overall, seen_overall, stats.groups)
+            overall[b.name] = np.asarray(pooled, float).reshape(chains, draws)
+            reasons += why
+    attrs = {"prior": options.prior, "prior_cells": "dirichlet", "sampler": "monte carlo"}
+    return GroupDraws(values, overall, attrs=attrs | {"classes": [str(c) for c in stats.classes]}, reasons=reasons)
 
 
 def multiclass_error(y_true: Any, method: str) -> ValueError:
@@ -177,53 +156,3 @@ def _refuse_scores(sample: GroupedSample) -> None:
         if frac.size:
             labels = sorted(sample._distinct_labels()[0].tolist(), key=str)  # the classes of y_true
             raise ValueError(_NOT_LABELS.format(k=len(labels), labels=labels, bad=float(frac[0])))
-
-
-def _restricted(sample: GroupedSample, measures: Sequence[MeasureBase]) -> GroupedSample:
-    """The sample after the measures' ``min_group_size`` (group size: labeled rows)."""
-    min_size, small = small_group_options(measures)
-    key = measures[0].key if len(measures) == 1 else "posteriors"
-    plan = small_group_plan(sample.group_sizes(), sample.groups, min_size, small, key)
-    if plan is None:
-        return sample
-    plan.warn(stacklevel=external_stacklevel())
-    codes = plan.codes(sample.group_codes)
-    kept = codes >= 0
-    return GroupedSample(sample.y_true[kept], sample.y_pred[kept], codes[kept], plan.groups)
-
-
-def _check_reference(reference: Any, groups: pd.Index) -> None:
-    if reference is not None and reference not in groups:
-        raise ValueError(f"reference={reference!r} is not one of the groups {list(groups)}; pass one of them.")
-
-
-def _posterior(
-    target: MeasureBase, tensor: MulticlassStats, stats: MulticlassStats, chains: int, draws: int, attrs: dict
-) -> MeasurePosterior:
-    """One measure's posterior: its base metrics per group and the measure, draw by draw."""
-    n_groups = len(stats.groups)
-    values, overall = {}, {}
-    reasons: list[str] = []
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for b in target.bases:  # a rate no labeled row informs is undefined, not its prior (_method)
-            drawn, drawn_overall = b.from_stats(tensor)
-            seen, seen_overall = b.from_stats(stats)
-            values[b.name], why = without_prior_only(b, drawn, seen, stats.groups)
-            overall[b.name], _ = without_prior_only(b, drawn_overall, seen_overall, stats.groups)
-            reasons += why
-        measure_draws = np.asarray(target.from_group_values(values, groups=stats.groups, overall=overall), float)
-    reason = None
-    if np.isnan(measure_draws).any():
-        count = f"{int(np.isnan(measure_draws).sum())} of {measure_draws.size} draws are undefined"
-        reason = f"{count}: {'; '.join(reasons)}" if reasons else count
-        warn_undefined(target.key, reason)
-    return MeasurePosterior(
-        measure=target,
-        draws=measure_draws.reshape(chains, draws),
-        group_draws={k: np.asarray(v, float).reshape(chains, draws, n_groups) for k, v in values.items()},
-        groups=stats.groups,
-        method="bb",
-        counts=stats.counts,
-        attrs=dict(attrs),
-        undefined_reason=reason,
-    )

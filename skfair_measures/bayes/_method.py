@@ -11,7 +11,7 @@ one class in one file and touches nothing else.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 import numpy as np
@@ -22,16 +22,28 @@ from ..base import BaseMetric
 from ..results import group_labels  # decided in the core, re-exported for bayes' modules
 
 __all__ = [
+    "MOMENTS",
+    "Bases",
+    "Call",
     "EstimationMethod",
     "FitData",
     "GroupDraws",
+    "Rng",
     "Rows",
+    "ScoreMoments",
     "group_labels",
     "group_name",
     "is_number",
     "refuse_option",
     "without_prior_only",
 ]
+
+
+#: The base metrics a method draws, and its random generator (the arguments of :meth:`EstimationMethod.group_draws`).
+Bases = tuple[BaseMetric, ...]
+Rng = np.random.Generator
+#: The sums per cell of :class:`ScoreMoments`: rows, ``w``, ``w s``, ``w**2``, ``w**2 s``, ``w**2 s**2`` (``s``: score).
+MOMENTS = ("n", "w", "ws", "w2", "w2s", "w2s2")
 
 
 def group_name(groups: pd.Index, j: int) -> Any:
@@ -75,6 +87,54 @@ class Rows:
         return np.ones(self.codes.size) if self.count is None else np.asarray(self.count, dtype=float)
 
 
+@dataclass(frozen=True)
+class Call:
+    """The arguments of :func:`~skfair_measures.bayes.posterior` and ``posteriors`` as given (documented there).
+
+    All but the measures and the chosen method's options: one record, read by every step
+    of the fit instead of the same parameters passed from layer to layer.
+    """
+
+    y_true: Any
+    y_score: Any
+    sensitive_features: Any
+    method: str = "auto"
+    unlabeled_scores: Any = None
+    unlabeled_sensitive: Any = None
+    sample_weight: Any = None
+    unlabeled_sample_weight: Any = None
+    reference: Any = None
+    threshold: float | None = None
+    pos_label: Any = None
+    n_draws: int | None = None
+    chains: int = 4
+    random_state: Any = None
+    data: Any = None
+    target: str | None = None
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The keyword arguments (after ``y_true``, ``y_score`` and ``sensitive_features``)."""
+        return tuple(f.name for f in fields(cls))[3:]
+
+    @property
+    def unlabeled(self) -> dict[str, Any]:
+        """The arguments that give unlabeled rows, by name."""
+        return {k: v for k, v in vars(self).items() if k.startswith("unlabeled_")}
+
+
+@dataclass(frozen=True)
+class ScoreMoments:
+    """Per group and cell, the sums of :data:`MOMENTS`: what PPI reads, from the rows or from one engine pass.
+
+    ``labeled`` holds arrays of shape ``(group, 2, 2)`` (cells ``[y_true, y_pred]``),
+    ``unlabeled`` of shape ``(group, 2)`` (``y_pred``).
+    """
+
+    labeled: dict[str, np.ndarray]
+    unlabeled: dict[str, np.ndarray]
+
+
 @dataclass(frozen=True, eq=False)
 class FitData:
     """Everything a method may read, validated once by the entry points.
@@ -91,6 +151,9 @@ class FitData:
         The decision threshold the predictions were made with.
     target : {"population", "audited rows"}, default="population"
         What a guaranteed interval is about (:func:`~._guaranteed.audit_target`).
+    moments : ScoreMoments, optional
+        Given when the rows stay in an engine (``posterior(..., data=frame)``, :mod:`._frames`):
+        their counts and score moments; the rows then cannot be read.
     """
 
     y_true: np.ndarray
@@ -99,6 +162,7 @@ class FitData:
     groups: pd.Index
     threshold: float
     target: str = "population"
+    moments: ScoreMoments | None = None
 
     @property
     def n_groups(self) -> int:
@@ -107,6 +171,8 @@ class FitData:
     @property
     def counts(self) -> np.ndarray:
         """Labeled confusion counts ``[group, y_true, y_pred]`` (unweighted), shape ``(group, 2, 2)``."""
+        if self.moments is not None:
+            return self.moments.labeled["n"].astype(float)
         cell = (self.labeled.codes * 2 + self.y_true) * 2 + self.labeled.y_pred
         return np.bincount(cell, minlength=4 * self.n_groups).reshape(self.n_groups, 2, 2).astype(float)
 
@@ -226,15 +292,6 @@ class EstimationMethod:
 
     name: ClassVar[str] = ""
 
-    def group_draws(
-        self,
-        data: FitData,
-        bases: tuple[BaseMetric, ...],
-        *,
-        chains: int,
-        draws: int,
-        rng: np.random.Generator,
-        seed: int,
-    ) -> GroupDraws:
+    def group_draws(self, data: FitData, bases: Bases, *, chains: int, draws: int, rng: Rng, seed: int) -> GroupDraws:
         """Draws of every base metric in every group (see :class:`GroupDraws`)."""
         raise NotImplementedError  # pragma: no cover - abstract

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -152,6 +152,7 @@ class RopeResult:
 _NAN = float("nan")
 
 
+@dataclass(eq=False, repr=False)
 class MeasurePosterior(Estimate):
     """Posterior draws of a fairness measure and of its base metrics per group.
 
@@ -187,34 +188,23 @@ class MeasurePosterior(Estimate):
 
     kind = "posterior"
 
-    def __init__(
-        self,
-        measure: MeasureBase,
-        draws: np.ndarray,
-        group_draws: dict[str, np.ndarray],
-        groups: pd.Index,
-        method: str,
-        counts: np.ndarray,
-        attrs: dict[str, Any] | None = None,
-        trace: Any = None,
-        extra_draws: dict[str, np.ndarray] | None = None,
-        point: float | None = None,
-        undefined_reason: str | None = None,
-        interval_box: Any = None,
-    ) -> None:
-        self.measure = measure
-        self.key = measure.key
-        self.chain_draws = np.atleast_2d(np.asarray(draws, dtype=float))
-        self.group_draws = group_draws
-        self.groups = groups
-        self.method = method
-        self.label_counts = np.asarray(counts, dtype=float)
-        self.attrs = dict(attrs or {})
-        self.trace = trace
-        self.extra_draws = dict(extra_draws or {})
-        self._point = point
-        self._reason = undefined_reason
-        self.interval_box = interval_box  # a guaranteed box the interval is read from (guaranteed, or auto's)
+    measure: MeasureBase = field()  # field(): not the class default of Result.measure
+    chain_draws: np.ndarray
+    group_draws: dict[str, np.ndarray]
+    groups: pd.Index
+    method: str
+    label_counts: np.ndarray
+    attrs: dict[str, Any] = field(default_factory=dict)
+    trace: Any = None
+    extra_draws: dict[str, np.ndarray] = field(default_factory=dict)
+    _point: float | None = None  # the method's point estimate (PPI's ratio estimator, auto's), if not the mean
+    _reason: str | None = None  # why draws are undefined
+    interval_box: Any = None  # a guaranteed box the interval is read from (guaranteed, or auto's)
+
+    def __post_init__(self) -> None:
+        self.key = self.measure.key
+        self.chain_draws = np.atleast_2d(np.asarray(self.chain_draws, dtype=float))
+        self.label_counts = np.asarray(self.label_counts, dtype=float)
 
     # -- the Result interface --------------------------------------------------------
     @property
@@ -360,11 +350,6 @@ class MeasurePosterior(Estimate):
         lo, hi = _import_arviz().hdi(self.draws, hdi_prob=prob)
         return (float(lo), float(hi))
 
-    def prob_greater(self, x: float = 0.0) -> float:
-        """Posterior probability that the measure exceeds ``x``: e.g. ``P(Delta > 0)``; NaN when undefined."""
-        draws = self._prob_draws()
-        return float(np.mean(draws > x)) if draws is not None and self.defined else _NAN
-
     def prob_less(self, x: float = 0.0) -> float:
         """Posterior probability that the measure is below ``x``; NaN when undefined."""
         draws = self._prob_draws()
@@ -445,15 +430,8 @@ class MeasurePosterior(Estimate):
 
     def verdict_family(self) -> VerdictFamily:
         """The draws of every base rate in every group, as :func:`skfair_measures.verdicts` reads them."""
-        n = self.groups.size
-        return VerdictFamily(
-            key=self.key,
-            groups=self.groups,
-            source="posterior",
-            box=self.interval_box,
-            fit=self.interval_box,
-            draws={name: d.reshape(-1, n) for name, d in self.group_draws.items()},
-        )
+        draws = {name: d.reshape(-1, self.groups.size) for name, d in self.group_draws.items()}
+        return VerdictFamily(self.key, self.groups, draws, "posterior", fit=self.interval_box, box=self.interval_box)
 
     # -- tables -------------------------------------------------------------------------
     def group_summary(self, base: str | None = None, prob: float = 0.95) -> pd.DataFrame:
@@ -478,10 +456,7 @@ class MeasurePosterior(Estimate):
         d = self.group_draws[name].reshape(-1, len(self.groups))
         prob = check_prob(prob)
         lo, hi = np.quantile(d, [(1 - prob) / 2, (1 + prob) / 2], axis=0)  # NaN columns stay NaN
-        return pd.DataFrame(
-            {"mean": d.mean(0), "sd": d.std(0, ddof=1), "lower": lo, "upper": hi},
-            index=self.groups,
-        )
+        return pd.DataFrame({"mean": d.mean(0), "sd": d.std(0, ddof=1), "lower": lo, "upper": hi}, index=self.groups)
 
     def table(self, prob: float | None = None, eps: float = DEFAULT_EPS) -> pd.DataFrame:
         """One row per quantity: the measure, then every base metric in every group (:meth:`summary` is the one row).
@@ -530,14 +505,12 @@ class MeasurePosterior(Estimate):
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dictionary: the summary row's fields, ``method``, ``mean``, ``prob_greater``, ``n_draws``."""
-        out = super().to_dict()
-        out.update(
-            method=self.method,
-            mean=plain(self.mean()),
-            prob_greater=plain(self.prob_greater(self.center)),
-            n_draws=self.n_draws,
-        )
-        return out
+        facts = {
+            "method": self.method,
+            "mean": plain(self.mean()),
+            "prob_greater": plain(self.prob_greater(self.center)),
+        }
+        return super().to_dict() | facts | {"n_draws": self.n_draws}
 
     # -- diagnostics and ArviZ -------------------------------------------------------
     def diagnostics(self) -> dict[str, float]:
@@ -642,13 +615,5 @@ def _row(name: str, x: np.ndarray, prob: float) -> dict[str, Any]:
         warnings.simplefilter("ignore")
         r_hat = float(az.rhat(x)) if multi else _NAN
         ess = float(az.ess(x)) if multi else _NAN
-    return out | {
-        "mean": float(np.mean(flat)),
-        "sd": float(np.std(flat, ddof=1)) if flat.size > 1 else _NAN,
-        "eti_lower": float(lo),
-        "eti_upper": float(hi),
-        "hdi_lower": float(hlo),
-        "hdi_upper": float(hhi),
-        "r_hat": r_hat,
-        "ess_bulk": ess,
-    }
+    sd = np.std(flat, ddof=1) if flat.size > 1 else _NAN
+    return out | dict(zip(_SUMMARY_COLUMNS, map(float, (np.mean(flat), sd, lo, hi, hlo, hhi, r_hat, ess)), strict=True))

@@ -31,39 +31,45 @@ mu[1, 1])``, ``ppv``, accuracy, balanced accuracy, ...), so:
 Sample weights (of labeled and unlabeled rows) make every mean a weighted
 (Hajek) mean within its group, as ``ppi_py`` normalises them.
 
-Where ``ppi_py`` is used and where not: the point estimate of each group's cells
-at the tuned ``lambda`` is ``ppi_py.ppi_mean_pointestimate``. ``ppi_py`` has no
-function that returns the covariance matrix of a mean estimate (its intervals are
-per coordinate), nor a ``lambda`` tuned for a nonlinear function of the mean (its
-``lam=None`` minimises the summed variance of the four cells, not that of the
-rate); those two steps are written here, following the same formulas
-(``ppi_py.ppi._calc_lam_glm`` for ``lambda``, ``ppi_mean_ci`` for the variance).
-``tests/test_bayes_ppi.py`` checks both against ``ppi_py`` on accuracy, where the
-rate is a plain mean.
+Every PPI quantity is a mean, a covariance or a variance of linear functions of a
+row's observed and imputed cells, so it is computed from per-group sums (rows, and the
+weighted first and second moments of the score per cell, :class:`~._method.ScoreMoments`):
+of the rows in memory (:func:`row_moments`), or of one engine pass when the rows stay in a
+data frame (:mod:`._frames`); one construction serves both. ``ppi_py`` cannot read such
+sums (its functions take the rows), has no covariance matrix of a mean estimate (its
+intervals are per coordinate) and no ``lambda`` tuned for a nonlinear function of the
+mean (its ``lam=None`` minimises the summed variance of the four cells, not that of the
+rate), so the steps are written here with its formulas (``ppi_py.ppi._calc_lam_glm`` for
+``lambda``, ``ppi_mean_pointestimate`` and ``ppi_mean_ci`` for the estimate and its
+variance); ``tests/test_bayes_ppi.py`` checks them against ``ppi_py`` on accuracy, where
+the rate is a plain mean.
 """
 
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from .._optional import require
 from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
-from ._method import EstimationMethod, FitData, GroupDraws, group_name, is_number, refuse_option
+from ._method import (
+    MOMENTS,
+    Bases,
+    EstimationMethod,
+    FitData,
+    GroupDraws,
+    Rng,
+    ScoreMoments,
+    group_name,
+    is_number,
+    refuse_option,
+)
 from ._posterior import external_stacklevel
 
-__all__ = [
-    "ASYMPTOTIC_ROWS",
-    "AsymptoticWarning",
-    "PredictionPowered",
-    "cell_indicators",
-    "imputed_cells",
-    "tuned_lambda",
-]
+__all__ = ["ASYMPTOTIC_ROWS", "AsymptoticWarning", "PredictionPowered", "row_moments", "tuned_lambda"]
 
 #: Relative step of the central differences of the delta method.
 _STEP = 1e-6
@@ -74,39 +80,23 @@ MIN_LABELED = 2
 #: coverage of Delta accuracy and 11-86% of Delta TPR at n_L = 40-100 (docs/reproduction_ji2020.md).
 ASYMPTOTIC_ROWS = 30
 
+# A labeled row of cell c = t * 2 + p with score s stacks its observed and imputed cells,
+# z = (e_c, (1 - s) e_p + s e_{2+p}) = _A[c] + s _B[c]; an unlabeled row of prediction p has
+# u = (1 - s) e_p + s e_{2+p} = _AU[p] + s _BU[p].
+_AU, _BU = np.eye(4)[:2], np.eye(4)[2:] - np.eye(4)[:2]
+_A = np.hstack([np.eye(4), _AU[[0, 1, 0, 1]]])
+_B = np.hstack([np.zeros((4, 4)), _BU[[0, 1, 0, 1]]])
+
 
 class AsymptoticWarning(UserWarning):
     """PPI's interval relies on a normal approximation that too few labeled rows do not support."""
 
 
-def cell_indicators(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
-    """One-hot confusion cell of each labeled row, shape ``(n, 4)``, cells ``t * 2 + p``.
-
-    Examples
-    --------
-    >>> cell_indicators(np.array([1, 0]), np.array([1, 1])).tolist()
-    [[0.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0]]
-    """
-    out = np.zeros((np.size(y_true), 4))
-    out[np.arange(np.size(y_true)), np.asarray(y_true, dtype=np.intp) * 2 + np.asarray(y_pred, dtype=np.intp)] = 1.0
-    return out
-
-
-def imputed_cells(scores: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
-    """The model's guess of each row's cell, shape ``(n, 4)``: ``1 - s`` at ``[0, p]``, ``s`` at ``[1, p]``.
-
-    Examples
-    --------
-    >>> imputed_cells(np.array([0.8]), np.array([1])).tolist()
-    [[0.0, 0.19999999999999996, 0.0, 0.8]]
-    """
-    s = np.asarray(scores, dtype=float)
-    p = np.asarray(y_pred, dtype=np.intp)
-    out = np.zeros((s.size, 4))
-    rows = np.arange(s.size)
-    out[rows, p] = 1.0 - s
-    out[rows, 2 + p] = s
-    return out
+def _clipped_lambda(cov: float, var: float, n: int, big_n: int, floor: float = 0.0) -> float:
+    """``Cov / ((1 + n / N) Var)`` clipped to ``[0, 1]``; 0 (labels only) when the variance is not positive."""
+    if not np.isfinite(cov) or not np.isfinite(var) or var <= floor:
+        return 0.0
+    return float(np.clip(cov / ((1.0 + n / big_n) * var), 0.0, 1.0))
 
 
 def tuned_lambda(f: np.ndarray, f_hat: np.ndarray, f_hat_unlabeled: np.ndarray) -> float:
@@ -116,7 +106,7 @@ def tuned_lambda(f: np.ndarray, f_hat: np.ndarray, f_hat_unlabeled: np.ndarray) 
     ``n`` labeled rows and the variance of the predictions over all ``n + N`` rows
     (``ppi_py.ppi._calc_lam_glm`` for a one-dimensional mean). ``f`` and ``f_hat`` are
     the (weighted, centred or not) values of the labeled rows, ``f_hat_unlabeled``
-    those of the unlabeled rows.
+    those of the unlabeled rows. ``method="ppi"`` computes the same from per-group sums.
 
     Examples
     --------
@@ -131,10 +121,7 @@ def tuned_lambda(f: np.ndarray, f_hat: np.ndarray, f_hat_unlabeled: np.ndarray) 
     if n < 2 or big_n < 1:
         return 0.0
     cov = float(np.mean((f - f.mean()) * (f_hat - f_hat.mean())))
-    var = float(np.var(np.concatenate([f_hat, f_hat_unlabeled]), ddof=1))
-    if not np.isfinite(cov) or not np.isfinite(var) or var <= 0.0:
-        return 0.0
-    return float(np.clip(cov / ((1.0 + n / big_n) * var), 0.0, 1.0))
+    return _clipped_lambda(cov, float(np.var(np.concatenate([f_hat, f_hat_unlabeled]), ddof=1)), n, big_n)
 
 
 def _gradient(base: BaseMetric, mu: np.ndarray) -> np.ndarray:
@@ -146,121 +133,137 @@ def _gradient(base: BaseMetric, mu: np.ndarray) -> np.ndarray:
     return (v[:4] - v[4:]) / (2.0 * h)
 
 
+def row_moments(data: FitData) -> ScoreMoments:
+    """The per-cell sums of :data:`~._method.MOMENTS` of the rows in memory (what an engine pass gives).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skfair_measures.bayes._method import Rows
+    >>> rows = Rows(np.array([0.8, 0.4]), np.array([1, 0]), np.array([0, 0]), np.array([2.0, 1.0]))
+    >>> mo = row_moments(FitData(np.array([1, 0]), rows, Rows.empty(), pd.Index(["a"]), 0.5))
+    >>> mo.labeled["ws"].tolist(), round(float(mo.labeled["w2s2"][0, 1, 1]), 2)  # rows of cells [0, 0] and [1, 1]
+    ([[[0.4, 0.0], [0.0, 1.6]]], 2.56)
+    """
+    lab, unl = data.labeled, data.unlabeled
+    if unl.count is not None:  # the frame route gives PPI the moments of the rows themselves (_frames)
+        raise TypeError("PPI's variance reads each unlabeled row's weight, not a score histogram's bins.")
+
+    def sums(cell: np.ndarray, rows: Any, shape: tuple[int, ...]) -> dict[str, np.ndarray]:
+        w = np.ones(cell.size) if rows.weight is None else np.asarray(rows.weight, dtype=float)
+        s = np.asarray(rows.scores, dtype=float)
+        values = (np.ones(cell.size), w, w * s, w * w, w * w * s, w * w * s * s)
+        size = int(np.prod(shape))
+        return {
+            k: np.bincount(cell, weights=v, minlength=size).reshape(shape) for k, v in zip(MOMENTS, values, strict=True)
+        }
+
+    g = data.n_groups
+    labeled = sums((lab.codes * 2 + data.y_true) * 2 + lab.y_pred, lab, (g, 2, 2))
+    return ScoreMoments(labeled, sums(unl.codes * 2 + unl.y_pred, unl, (g, 2)))
+
+
+class _Side(NamedTuple):
+    """One group's labeled (``x = z``, 8) or unlabeled (``x = u``, 4) rows, weights scaled to mean 1.
+
+    ``n`` rows, raw weight ``total``; ``m1 = sum w x``, ``sq = sum w**2``, ``m_sq = sum w**2 x``,
+    ``m_outer = sum w**2 x x'`` and ``centred = sum w**2 (x - xbar)(x - xbar)'`` (``xbar`` the weighted mean).
+    """
+
+    n: int
+    total: float
+    m1: np.ndarray
+    sq: float
+    m_sq: np.ndarray
+    m_outer: np.ndarray
+    centred: np.ndarray
+
+
 @dataclass
 class _Stratum:
-    """One group's rows: observed and imputed cells, weights normalised to mean 1."""
+    """One group: its labeled and unlabeled sides, and the raw ``sum w``, ``sum w**2`` per labeled cell (2, 2)."""
 
-    y: np.ndarray  # (n, 4) observed cells of the labeled rows
-    y_hat: np.ndarray  # (n, 4) imputed cells of the labeled rows
-    y_hat_u: np.ndarray  # (N, 4) imputed cells of the unlabeled rows
-    w: np.ndarray  # (n,)
-    v: np.ndarray  # (N,)
-
-    @property
-    def n(self) -> int:
-        return self.y.shape[0]
-
-    @property
-    def big_n(self) -> int:
-        return self.y_hat_u.shape[0]
+    lab: _Side
+    unl: _Side
+    den_w: np.ndarray
+    den_w2: np.ndarray
 
 
-def _normalised(weight: np.ndarray | None, mask: np.ndarray) -> np.ndarray:
-    w = np.ones(int(mask.sum())) if weight is None else np.asarray(weight, dtype=float)[mask]
-    total = w.sum()
-    return w / (total / w.size) if w.size and total > 0 else w
-
-
-def _strata(data: FitData) -> list[_Stratum]:
-    lab, unl = data.labeled, data.unlabeled
-    if unl.count is not None:  # the frame route gives PPI its moments instead (_frames.CountedPPI)
-        raise TypeError("PPI's variance reads each unlabeled row's weight, not a score histogram's bins.")
-    y_all = cell_indicators(data.y_true, lab.y_pred)
-    yh_all = imputed_cells(lab.scores, lab.y_pred)
-    yu_all = imputed_cells(unl.scores, unl.y_pred)
+def _sides(sums: dict[str, np.ndarray], a: np.ndarray, b: np.ndarray) -> list[_Side]:
+    """Per group, the :class:`_Side` of rows ``x = a[c] + s b[c]`` from their cells' sums (weights to mean 1)."""
+    n_rows, w, ws, w2, w2s, w2s2 = (sums[k].reshape(sums["n"].shape[0], -1) for k in MOMENTS)
+    first, second = w @ a + ws @ b, w2 @ a + w2s @ b
+    ab = np.einsum("gc,ci,cj->gij", w2s, a, b)
+    outer = np.einsum("gc,ci,cj->gij", w2, a, a) + ab + ab.transpose(0, 2, 1) + np.einsum("gc,ci,cj->gij", w2s2, b, b)
     out = []
-    for g in range(len(data.groups)):
-        in_l, in_u = lab.codes == g, unl.codes == g
-        w, v = _normalised(lab.weight, in_l), _normalised(unl.weight, in_u)
-        out.append(_Stratum(y_all[in_l], yh_all[in_l], yu_all[in_u], w, v))
+    for g, (n, total, sq) in enumerate(zip(n_rows.sum(1).round(), w.sum(1), w2.sum(1), strict=True)):
+        c = n / total if n and total > 0 else 1.0  # ``ppi_py``'s normalisation: weights of mean 1
+        mean = first[g] / total if total > 0 else np.zeros(a.shape[1])
+        centred = outer[g] - np.outer(mean, second[g]) - np.outer(second[g], mean) + sq * np.outer(mean, mean)
+        out.append(
+            _Side(int(n), float(total), c * first[g], c * c * sq, c * c * second[g], c * c * outer[g], c * c * centred)
+        )
     return out
 
 
-@dataclass
-class _CellEstimate:
-    """PPI++ estimate of one group's cell frequencies at one ``lambda``, with its deviations.
+def _strata(mo: ScoreMoments) -> list[_Stratum]:
+    lab = _sides(mo.labeled, _A, _B)
+    unl = _sides(mo.unlabeled, _AU, _BU)
+    cells = zip(lab, unl, mo.labeled["w"], mo.labeled["w2"], strict=True)
+    return [_Stratum(*args) for args in cells]
 
-    ``dev_l`` (n, 4) and ``dev_u`` (N, 4) are the rows' contributions to the estimate
-    minus their mean, so that ``Cov(mu_hat) = cov(dev_l) / n + cov(dev_u) / N``.
-    """
+
+class _Fit(NamedTuple):
+    """PPI++ estimate of one group's cell frequencies (4,) at one ``lambda``."""
 
     mu: np.ndarray
     lam: float
-    dev_l: np.ndarray
-    dev_u: np.ndarray
 
 
-def _ppi_py_mean() -> Any:
-    """``ppi_py.ppi_mean_pointestimate``, imported without its side effect.
-
-    Importing ``ppi_py`` (0.2.3) runs ``warnings.simplefilter("ignore")``, which
-    silences every warning of the whole process, ours included (undefined groups,
-    overridden thresholds). The import runs inside ``catch_warnings``, which restores
-    the filters afterwards.
-    """
-    with warnings.catch_warnings():
-        return require("ppi_py", 'method="ppi"').ppi_mean_pointestimate
-
-
-def _cells_at(st: _Stratum, lam: float) -> _CellEstimate:
-    if st.big_n == 0:
-        lam = 0.0
-    x = st.y - lam * st.y_hat
+def _cells_at(st: _Stratum, lam: float) -> _Fit:
+    """The cell estimate at ``lam`` (0, labels only, without unlabeled rows): ``ppi_py.ppi_mean_pointestimate``."""
+    lab, unl = st.lab, st.unl
+    lam = lam if unl.n else 0.0
     if lam > 0.0:
-        mu = np.asarray(_ppi_py_mean()(st.y, st.y_hat, st.y_hat_u, lam=lam, w=st.w, w_unlabeled=st.v))
-        mu = mu.reshape(4)
-        u_mean = np.average(st.y_hat_u, axis=0, weights=st.v)
-        dev_u = st.v[:, None] * lam * (st.y_hat_u - u_mean)
-    else:  # labels only (also when the group has no unlabeled rows)
-        mu = np.average(st.y, axis=0, weights=st.w)
-        dev_u = np.zeros((st.big_n, 4))
-    dev_l = st.w[:, None] * (x - np.average(x, axis=0, weights=st.w))
-    return _CellEstimate(mu, lam, dev_l, dev_u)
+        return _Fit(lam * unl.m1 / unl.n + (lab.m1[:4] - lam * lab.m1[4:]) / lab.n, float(lam))
+    return _Fit(lab.m1[:4] / (lab.n if lab.total > 0 else np.nan), 0.0)  # the normalised weights sum to n
 
 
-def _tuned_cells(st: _Stratum, base: BaseMetric) -> _CellEstimate:
-    """PPI++ for one rate: start at ``lambda = 1`` (as ``ppi_py``), tune it for the rate, re-estimate."""
-    first = _cells_at(st, 1.0)
-    phi = _gradient(base, first.mu)
-    if not np.isfinite(phi).all():
-        return first
-    theta = first.mu
-    lam = tuned_lambda(
-        (st.w[:, None] * (st.y - theta)) @ phi,
-        (st.w[:, None] * (st.y_hat - theta)) @ phi,
-        (st.v[:, None] * (st.y_hat_u - theta)) @ phi,
-    )
-    return _cells_at(st, lam)
+def _tuned_lambda(st: _Stratum, phi: np.ndarray, theta: np.ndarray) -> float:
+    """:func:`tuned_lambda` of the rate's linear functional ``phi`` (centred at ``theta``), from the sums."""
+    lab, unl = st.lab, st.unl
+    n, big_n = lab.n, unl.n
+    if n < 2 or big_n < 1:
+        return 0.0
+    c0 = float(theta @ phi)
+    py, ph = np.concatenate([phi, np.zeros(4)]), np.concatenate([np.zeros(4), phi])
+    f_sum, fh_sum = float(lab.m1 @ py) - c0 * n, float(lab.m1 @ ph) - c0 * n  # the scaled weights sum to n
+    ffh = float(py @ lab.m_outer @ ph) - c0 * float(lab.m_sq @ (py + ph)) + c0 * c0 * lab.sq
+    fhfh = float(ph @ lab.m_outer @ ph) - 2 * c0 * float(lab.m_sq @ ph) + c0 * c0 * lab.sq
+    fu_sum = float(unl.m1 @ phi) - c0 * float(unl.m1.sum())
+    fufu = float(phi @ unl.m_outer @ phi) - 2 * c0 * float(unl.m_sq @ phi) + c0 * c0 * unl.sq
+    m, total, squares = n + big_n, fh_sum + fu_sum, fhfh + fufu
+    var = (squares - total * total / m) / (m - 1)
+    # constant predictions (a variance of 0 up to rounding): labels only
+    return _clipped_lambda(ffh / n - (f_sum / n) * (fh_sum / n), var, n, big_n, 1e-14 * max(squares / m, 1e-300))
 
 
 @dataclass
 class _Quantities:
-    """Point estimates of all (rate, group) and (rate, overall) quantities and their influence columns."""
+    """Point estimates of all (rate, group) and (rate, overall) quantities and their influence per group."""
 
     names: list[tuple[str, int | None]] = field(default_factory=list)  # (base, group or None for overall)
     value: list[float] = field(default_factory=list)
-    cols_l: list[dict[int, np.ndarray]] = field(default_factory=list)  # group -> (n_g,) influence
-    cols_u: list[dict[int, np.ndarray]] = field(default_factory=list)
+    parts: list[dict[int, tuple[np.ndarray, float]]] = field(default_factory=list)  # group -> (gradient, lambda)
     df: list[float] = field(default_factory=list)  # degrees of freedom of the t marginal
 
-    def add(self, name: tuple[str, int | None], value: float, cols_l: dict, cols_u: dict, df: float) -> None:
+    def add(self, name: tuple[str, int | None], value: float, parts: dict, df: float) -> None:
         self.names.append(name)
         self.value.append(value)
-        self.cols_l.append(cols_l)
-        self.cols_u.append(cols_u)
+        self.parts.append(parts)
         self.df.append(df)
 
-    def draw(self, cov: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    def draw(self, cov: np.ndarray, size: int, rng: Rng) -> np.ndarray:
         """Joint draws with the covariance ``cov`` and Student-t marginals (a Gaussian copula).
 
         The delta method's normal approximation is too narrow when a group has few
@@ -287,58 +290,25 @@ class _Quantities:
         return out
 
     def covariance(self, strata: list[_Stratum]) -> np.ndarray:
-        """Block-diagonal over groups: ``sum_g cov(L_g) / n_g + cov(U_g) / N_g``.
+        """Block-diagonal over groups: ``[phi; -lam phi]' C_l [phi; -lam phi] / (n (n - 1)) + ... / (N (N - 1))``.
 
-        Unbiased covariances (``ddof=1``; ``ppi_py`` divides by ``n``): with the
-        20-60 labels per group of a small audit the difference is a visible part of
-        the interval's width (coverage at n_L = 200 in ``tests/test_bayes_ppi.py``).
+        ``phi`` is a quantity's gradient, ``C`` the centred, w**2-weighted sums of squares of the
+        stacked cells. Unbiased covariances (``ddof=1``; ``ppi_py`` divides by ``n``): with the
+        20-60 labels per group of a small audit the difference is a visible part of the
+        interval's width (coverage at n_L = 200 in ``tests/test_bayes_ppi.py``).
         """
-        q = len(self.names)
-        cov = np.zeros((q, q))
+        k = len(self.parts)
+        cov = np.zeros((k, k))
         for g, st in enumerate(strata):
-            for cols, n in ((self.cols_l, st.n), (self.cols_u, st.big_n)):
-                if n < 2:
-                    continue
-                m = np.stack([c.get(g, np.zeros(n)) for c in cols], axis=1)
-                cov += (m.T @ m) / (n * (n - 1))  # the columns are centred already
+            lab, unl = np.zeros((k, 8)), np.zeros((k, 4))
+            for j, parts in enumerate(self.parts):
+                if g in parts:
+                    u, lam = parts[g]
+                    lab[j], unl[j] = np.concatenate([u, -lam * u]), lam * u
+            for rows, side in ((lab, st.lab), (unl, st.unl)):
+                if side.n >= 2:
+                    cov += rows @ side.centred @ rows.T / (side.n * (side.n - 1))
         return cov
-
-
-def normal_draws(
-    quantities: _Quantities,
-    cov: np.ndarray,
-    bases: tuple[BaseMetric, ...],
-    groups: Any,
-    chains: int,
-    draws: int,
-    rng: np.random.Generator,
-    attrs: dict[str, Any],
-    reasons: list[str],
-) -> GroupDraws:
-    """Draws of every (base, group) and pooled rate from the estimates and their covariance, clipped to each range.
-
-    The one place that turns PPI's estimates into :class:`GroupDraws`, whether the rows
-    are in memory or summarised by an engine's moments.
-    """
-    n_groups = len(groups)
-    mean = np.asarray(quantities.value, dtype=float)
-    sample = quantities.draw(cov, chains * draws, rng)
-    se = np.where(np.isfinite(mean), np.sqrt(np.clip(np.diag(cov), 0.0, None)), np.nan)
-    values = {b.name: np.full((chains, draws, n_groups), np.nan) for b in bases}
-    overall = {b.name: np.full((chains, draws), np.nan) for b in bases}
-    point = {b.name: np.full(n_groups, np.nan) for b in bases}
-    point_overall: dict[str, float] = {}
-    std_errors: dict[str, list[float]] = {b.name: [] for b in bases}
-    ranges = {b.name: tuple(b.range) for b in bases}
-    for j, (name, g) in enumerate(quantities.names):
-        d = np.clip(sample[:, j], *ranges[name]).reshape(chains, draws)
-        if g is None:
-            overall[name], point_overall[name] = d, float(np.clip(mean[j], *ranges[name]))
-        else:
-            values[name][..., g], point[name][g] = d, float(np.clip(mean[j], *ranges[name]))
-            std_errors[name].append(float(se[j]))
-    attrs = {"sampler": "delta method, Student-t marginals", "se": std_errors, **attrs}
-    return GroupDraws(values, overall, attrs=attrs, point=point, point_overall=point_overall, reasons=reasons)
 
 
 @dataclass(frozen=True)
@@ -382,93 +352,80 @@ class PredictionPowered(EstimationMethod):
         if self.lam is not None and not (is_number(self.lam) and 0 <= self.lam <= 1):
             refuse_option("lam", self.lam, "pass None (tuned per group and rate) or a number in [0, 1]")
 
-    def group_draws(
-        self,
-        data: FitData,
-        bases: tuple[BaseMetric, ...],
-        *,
-        chains: int,
-        draws: int,
-        rng: np.random.Generator,
-        seed: int,
-    ) -> GroupDraws:
-        _ppi_py_mean()  # needed whenever a tuned lambda is positive: asked for once, before any work
-        strata = _strata(data)
-        quantities, reasons, lambdas, small = self._estimate(data, bases, strata)
+    def group_draws(self, data: FitData, bases: Bases, *, chains: int, draws: int, rng: Rng, seed: int) -> GroupDraws:
+        """Draws of every (base, group) and pooled rate from the estimates and covariance, clipped to each range."""
+        moments = row_moments(data) if data.moments is None else data.moments
+        strata = _strata(moments)
+        q, reasons, lambdas, small = self._estimate(moments, bases, strata, data.groups)
         _warn_small(small)
-        cov = quantities.covariance(strata)
-        attrs = {"lambda": lambdas, "asymptotic": not small, "small_groups": small}
-        return normal_draws(quantities, cov, bases, data.groups, chains, draws, rng, attrs, reasons)
+        cov, n_groups = q.covariance(strata), data.n_groups
+        mean, sample = np.asarray(q.value, dtype=float), q.draw(cov, chains * draws, rng)
+        se = np.where(np.isfinite(mean), np.sqrt(np.clip(np.diag(cov), 0.0, None)), np.nan)
+        values = {b.name: np.full((chains, draws, n_groups), np.nan) for b in bases}
+        overall = {b.name: np.full((chains, draws), np.nan) for b in bases}
+        point = {b.name: np.full(n_groups, np.nan) for b in bases}
+        point_overall: dict[str, float] = {}
+        std_errors: dict[str, list[float]] = {b.name: [] for b in bases}
+        ranges = {b.name: tuple(b.range) for b in bases}
+        for j, (name, g) in enumerate(q.names):
+            d = np.clip(sample[:, j], *ranges[name]).reshape(chains, draws)
+            if g is None:
+                overall[name], point_overall[name] = d, float(np.clip(mean[j], *ranges[name]))
+            else:
+                values[name][..., g], point[name][g] = d, float(np.clip(mean[j], *ranges[name]))
+                std_errors[name].append(float(se[j]))
+        attrs: dict[str, Any] = {"sampler": "delta method, Student-t marginals", "se": std_errors, "lambda": lambdas}
+        attrs |= {"asymptotic": not small, "small_groups": small}
+        if data.moments is not None:
+            attrs["engine"] = "per-group score moments from one engine pass"
+        return GroupDraws(values, overall, attrs=attrs, point=point, point_overall=point_overall, reasons=reasons)
 
-    def _cells(self, st: _Stratum, base: BaseMetric) -> _CellEstimate:
-        return _tuned_cells(st, base) if self.lam is None else _cells_at(st, float(self.lam))
+    def _fit(self, st: _Stratum, base: BaseMetric) -> _Fit:
+        """PPI++ for one rate: start at ``lambda = 1`` (as ``ppi_py``), tune it for the rate, re-estimate."""
+        if self.lam is not None:
+            return _cells_at(st, float(self.lam))
+        first = _cells_at(st, 1.0)
+        phi = _gradient(base, first.mu)
+        if not np.isfinite(phi).all():
+            return first
+        return _cells_at(st, _tuned_lambda(st, phi, first.mu))
 
     def _estimate(
-        self, data: FitData, bases: tuple[BaseMetric, ...], strata: list[_Stratum]
+        self, moments: ScoreMoments, bases: Bases, strata: list[_Stratum], groups: Any
     ) -> tuple[_Quantities, list[str], dict[str, list[float]], list[str]]:
-        shares = _group_shares(data)
-        q = _Quantities()
-        reasons: list[str] = []
-        small: list[str] = []
-        lambdas: dict[str, list[float]] = {}
+        """Every base's estimate and influence in every group and pooled; why some are undefined or small."""
+        unl, lab = moments.unlabeled, moments.labeled
+        raw = unl["w"].sum(1) if unl["n"].sum() else lab["w"].sum((1, 2))  # each group's share of the rows, weighted
+        present = {g: float(s) for g, s in enumerate(raw / raw.sum()) if s > 0}
+        unusable = [_unusable(st) for st in strata]
+        q, reasons, small, lambdas = _Quantities(), [], [], {}
         for base in bases:
             roles = ratio_roles(base)  # a TypeError naming the base if it is not a rate of counts
-            fitted = fit_groups(base, roles, strata, self._cells, _unusable, _denominator_rows, data.groups)
-            lambdas[base.name], small, reasons = fitted.lambdas, small + fitted.small, reasons + fitted.reasons
-            for g, (value, why) in enumerate(fitted.rates):
-                cols = _influence(base, {g: 1.0}, fitted.fits) if why is None else ({}, {})
-                q.add((base.name, g), value, *cols, fitted.dfs[g])
-            present = [fitted.dfs[g] for g, share in enumerate(shares) if share > 0]
-            q.add((base.name, None), *_overall(base, roles, fitted.fits, shares), min(present, default=1.0))
+            fits = [self._fit(st, base) if why is None else None for st, why in zip(strata, unusable, strict=True)]
+            lambdas[base.name] = [np.nan if f is None else f.lam for f in fits]
+            rows = [_denominator_rows(st, roles) for st in strata]
+            dfs = [max(r - 1.0, 1.0) for r in rows]
+            few = [g for g, r in enumerate(rows) if fits[g] is not None and r < ASYMPTOTIC_ROWS]
+            if few:
+                named = name_groups((group_name(groups, g) for g in few), sizes=(round(rows[g]) for g in few))
+                small.append(f"{base.name} in group(s) {named} (labeled rows)")
+            undefined: dict[str, list[int]] = {}  # why -> the groups it makes undefined
+            for g, fit in enumerate(fits):
+                value, why = _rate(base, roles, fit, unusable[g])
+                q.add((base.name, g), value, _influence(base, {g: 1.0}, fits) if why is None else {}, dfs[g])
+                if why:
+                    undefined.setdefault(why, []).append(g)
+            for why, gs in undefined.items():
+                reasons.append(
+                    f"{base.name} in group(s) {name_groups(group_name(groups, g) for g in gs)} is undefined: {why}"
+                )
+            value, parts = np.nan, {}
+            if not any(fits[g] is None for g in present):  # the pooled rate: the groups' cells, by their shares
+                pooled = _Fit(np.asarray(sum(s * fits[g].mu for g, s in present.items()), dtype=float), np.nan)
+                value, why = _rate(base, roles, pooled, None)
+                value, parts = (np.nan, {}) if why is not None else (value, _influence(base, present, fits))
+            q.add((base.name, None), value, parts, min([dfs[g] for g in present], default=1.0))
         return q, reasons, lambdas, small
-
-
-@dataclass
-class GroupFits:
-    """One base's fits per group, and what they say: degrees of freedom, values, small groups, reasons."""
-
-    fits: list[_CellEstimate | None]
-    lambdas: list[float]
-    dfs: list[float]
-    rates: list[tuple[float, str | None]]
-    small: list[str]
-    reasons: list[str]
-
-
-def fit_groups(
-    base: BaseMetric,
-    roles: Any,
-    strata: list[Any],
-    fit: Any,
-    unusable_of: Any,
-    rows_of: Any,
-    groups: Any,
-) -> GroupFits:
-    """Fit one base in every group; name the groups too small for the asymptotics and those left undefined.
-
-    The rows may be in memory or an engine's moments: ``fit``, ``unusable_of`` and
-    ``rows_of`` read either.
-    """
-    unusable = [unusable_of(st) for st in strata]
-    fits = [fit(st, base) if why is None else None for st, why in zip(strata, unusable, strict=True)]
-    rows = [rows_of(st, roles) for st in strata]
-    few = [g for g, r in enumerate(rows) if fits[g] is not None and r < ASYMPTOTIC_ROWS]
-    small = []
-    if few:
-        named = name_groups((group_name(groups, g) for g in few), sizes=(round(rows[g]) for g in few))
-        small.append(f"{base.name} in group(s) {named} (labeled rows)")
-    rates = [_rate(base, roles, f, unusable[g]) for g, f in enumerate(fits)]
-    undefined: dict[str, list[int]] = {}  # why -> the groups it makes undefined
-    for g, (_, why) in enumerate(rates):
-        if why:
-            undefined.setdefault(why, []).append(g)
-    reasons = [
-        f"{base.name} in group(s) {name_groups(group_name(groups, g) for g in gs)} is undefined: {why}"
-        for why, gs in undefined.items()
-    ]
-    return GroupFits(
-        fits, [np.nan if f is None else f.lam for f in fits], [max(r - 1.0, 1.0) for r in rows], rates, small, reasons
-    )
 
 
 def _warn_small(small: list[str]) -> None:
@@ -483,36 +440,28 @@ def _warn_small(small: list[str]) -> None:
 
 
 def _denominator_rows(st: _Stratum, roles: Any) -> float:
-    """Effective (Kish) number of labeled rows in the rate's denominator cells (all rows if not a plain ratio)."""
-    inside = (st.y @ roles.den.ravel().astype(float)) > 0 if roles.simple else np.ones(st.n, dtype=bool)
-    w = st.w[inside]
-    return float(w.sum() ** 2 / (w**2).sum()) if w.size and (w**2).sum() > 0 else 0.0
-
-
-def _group_shares(data: FitData) -> np.ndarray:
-    """Each group's share of the unlabeled rows (of the labeled ones if there are none), weighted."""
-    rows = data.unlabeled if data.unlabeled.codes.size else data.labeled
-    n = np.bincount(rows.codes, weights=rows.weight, minlength=len(data.groups)).astype(float)
-    return n / n.sum()
+    """Kish's effective number of labeled rows in the rate's denominator cells (all rows if not a plain ratio)."""
+    inside = roles.den if roles.simple else np.ones((2, 2), dtype=bool)
+    w, w2 = float(st.den_w[inside].sum()), float(st.den_w2[inside].sum())
+    return w * w / w2 if w2 > 0 else 0.0
 
 
 def _unusable(st: _Stratum) -> str | None:
     """Why a group has no PPI estimate (too few labeled rows, or weights that sum to 0), None if it has one."""
-    if st.n < MIN_LABELED:
-        return f"{st.n} labeled row(s); PPI needs at least {MIN_LABELED} per group"
-    if not st.w.sum() > 0:
+    n, big_n = st.lab.n, st.unl.n
+    if n < MIN_LABELED:
+        return f"{n} labeled row(s); PPI needs at least {MIN_LABELED} per group"
+    if not st.lab.total > 0:
+        return f"its sample_weight sums to 0 over its {n} labeled row(s); give them positive weights or drop the group"
+    if big_n and not st.unl.total > 0:
         return (
-            f"its sample_weight sums to 0 over its {st.n} labeled row(s); give them positive weights or drop the group"
-        )
-    if st.big_n and not st.v.sum() > 0:
-        return (
-            f"its unlabeled_sample_weight sums to 0 over its {st.big_n} unlabeled row(s); give them positive "
+            f"its unlabeled_sample_weight sums to 0 over its {big_n} unlabeled row(s); give them positive "
             "weights or drop the group"
         )
     return None
 
 
-def _rate(base: BaseMetric, roles: Any, fit: _CellEstimate | None, unusable: str | None) -> tuple[float, str | None]:
+def _rate(base: BaseMetric, roles: Any, fit: _Fit | None, unusable: str | None) -> tuple[float, str | None]:
     if fit is None:
         return np.nan, unusable
     if roles.simple and float((fit.mu * roles.den.ravel()).sum()) <= 0.0:
@@ -525,26 +474,9 @@ def _rate(base: BaseMetric, roles: Any, fit: _CellEstimate | None, unusable: str
 
 
 def _influence(
-    base: BaseMetric, shares: dict[int, float], fits: list[_CellEstimate | None]
-) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray]]:
-    """Delta-method influence columns of ``f(sum_g share_g mu_g)`` per group."""
+    base: BaseMetric, shares: dict[int, float], fits: list[_Fit | None]
+) -> dict[int, tuple[np.ndarray, float]]:
+    """Per group, the delta method's weighted gradient of ``f(sum_g share_g mu_g)`` and the fit's lambda."""
     mu = sum(share * fits[g].mu for g, share in shares.items() if fits[g] is not None)
     phi = _gradient(base, np.asarray(mu, dtype=float))
-    cols_l = {g: share * (fits[g].dev_l @ phi) for g, share in shares.items()}
-    cols_u = {g: share * (fits[g].dev_u @ phi) for g, share in shares.items()}
-    return cols_l, cols_u
-
-
-def _overall(
-    base: BaseMetric, roles: Any, fits: list[_CellEstimate | None], shares: np.ndarray
-) -> tuple[float, dict, dict]:
-    """The pooled rate: the groups' cells combined with their shares (NaN if a group has no estimate)."""
-    present = {g: float(s) for g, s in enumerate(shares) if s > 0}
-    if any(fits[g] is None for g in present):
-        return np.nan, {}, {}
-    mu = sum(s * fits[g].mu for g, s in present.items())
-    pooled = _CellEstimate(np.asarray(mu, dtype=float), np.nan, np.zeros((0, 4)), np.zeros((0, 4)))
-    value, why = _rate(base, roles, pooled, MIN_LABELED)
-    if why is not None:
-        return np.nan, {}, {}
-    return (value, *_influence(base, present, fits))
+    return {g: (share * phi, fits[g].lam) for g, share in shares.items()}

@@ -184,12 +184,10 @@ def reliability_posterior(
         raise ValueError(f"kind={kind!r}; pass 'positive' or 'confidence'.")
     if prior not in ("diagonal", "uniform"):
         raise ValueError(f"prior={prior!r}; pass 'diagonal' or 'uniform'.")
-    n = int(np.shape(y_true)[0])
-    if sensitive_features is None:
-        sensitive_features = pd.Series(np.full(n, "all"), name="group")
-        groups_arg = pd.Index(["all"], name="group")
-    else:
-        groups_arg = None
+    one_group = sensitive_features is None
+    if one_group:
+        sensitive_features = pd.Series(np.full(int(np.shape(y_true)[0]), "all"), name="group")
+    groups_arg = pd.Index(["all"], name="group") if one_group else None
     sample = check_inputs(y_true, y_score, sensitive_features, groups=groups_arg, y_pred_name="y_score")
     s = check_scores(sample.y_pred, "y_score")
     t, _, _ = binarize_labels(sample.y_true, sample.y_true, pos_label)
@@ -198,48 +196,38 @@ def reliability_posterior(
     if unlabeled_scores is not None:
         su = check_scores(unlabeled_scores, "unlabeled_scores")
         if unlabeled_sensitive is None:
-            if groups_arg is None:
+            if not one_group:
                 raise ValueError("unlabeled_scores is given without unlabeled_sensitive= (the group of each).")
             unlabeled_sensitive = np.full(su.size, "all")
         cu, _ = encode_groups(unlabeled_sensitive, su.size, groups=groups, name="unlabeled_sensitive")
         s_all, c_all = np.concatenate([s, su]), np.concatenate([codes, cu])
+    edges = np.linspace(0.5 if kind == "confidence" else 0.0, 1.0, n_bins + 1)
+    shape = (len(groups), n_bins)
 
     def transform(scores: np.ndarray) -> np.ndarray:
         return np.maximum(scores, 1 - scores) if kind == "confidence" else scores
 
-    lo = 0.5 if kind == "confidence" else 0.0
-    edges = np.linspace(lo, 1.0, n_bins + 1)
-    n_groups = len(groups)
+    def per_bin(scores: np.ndarray, group: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """Per (group, bin) of the transformed scores: rows, or the sum of ``weights``."""
+        cell = group * n_bins + np.clip(np.searchsorted(edges, transform(scores), side="right") - 1, 0, n_bins - 1)
+        return np.bincount(cell, weights=weights, minlength=shape[0] * n_bins).reshape(shape).astype(float)
 
-    def bins_of(x: np.ndarray) -> np.ndarray:
-        return np.clip(np.searchsorted(edges, x, side="right") - 1, 0, n_bins - 1)
-
-    x_all = transform(s_all)
-    cell_all = c_all * n_bins + bins_of(x_all)
-    tot = np.bincount(cell_all, minlength=n_groups * n_bins).reshape(n_groups, n_bins).astype(float)
-    sums = np.bincount(cell_all, weights=x_all, minlength=n_groups * n_bins).reshape(n_groups, n_bins)
+    tot, sums = per_bin(s_all, c_all), per_bin(s_all, c_all, transform(s_all))
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_score = np.where(tot > 0, sums / tot, np.nan)
         weight = tot / tot.sum(1, keepdims=True)
-    x = transform(s)
     z = (t == (s >= threshold)).astype(float) if kind == "confidence" else t.astype(float)
-    cell = codes * n_bins + bins_of(x)
-    nb = np.bincount(cell, minlength=n_groups * n_bins).reshape(n_groups, n_bins).astype(float)
-    kb = np.bincount(cell, weights=z, minlength=n_groups * n_bins).reshape(n_groups, n_bins)
+    nb, kb = per_bin(s, codes), per_bin(s, codes, z)
     centre = np.where(np.isnan(mean_score), (edges[:-1] + edges[1:]) / 2, mean_score)
     if prior == "diagonal":
         m = np.clip(centre, 1e-3, 1 - 1e-3)
         a0, b0 = prior_strength * m, prior_strength * (1 - m)
     else:
-        a0, b0 = np.ones_like(centre), np.ones_like(centre)
-    rng = _rng(random_state)
-    theta = rng.beta(a0 + kb, b0 + nb - kb, size=(n_draws, n_groups, n_bins))
-    s_b = np.nan_to_num(mean_score)
-    ece = (np.nan_to_num(weight) * np.abs(theta - s_b)).sum(-1)
+        a0 = b0 = np.ones(shape)
+    theta = _rng(random_state).beta(a0 + kb, b0 + nb - kb, size=(n_draws, *shape))
+    ece = (np.nan_to_num(weight) * np.abs(theta - np.nan_to_num(mean_score))).sum(-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         freq = np.where(nb > 0, kb / np.where(nb > 0, nb, 1), 0.0)
-        w_l = nb / nb.sum(1, keepdims=True)
-        s_l = np.bincount(cell, weights=x, minlength=n_groups * n_bins).reshape(n_groups, n_bins)
-        s_l = np.where(nb > 0, s_l / np.where(nb > 0, nb, 1), 0.0)
-        ece_freq = (np.nan_to_num(w_l) * np.abs(freq - s_l)).sum(1)
+        s_l = np.where(nb > 0, per_bin(s, codes, transform(s)) / np.where(nb > 0, nb, 1), 0.0)
+        ece_freq = (np.nan_to_num(nb / nb.sum(1, keepdims=True)) * np.abs(freq - s_l)).sum(1)
     return ReliabilityPosterior(groups, edges, kind, mean_score, weight, nb, kb, theta, ece, ece_freq)

@@ -39,7 +39,7 @@ from ..scoring import FairnessScorer, _response
 from ._api import posterior
 from ._auto import auto_method
 from ._posterior import DEFAULT_EPS
-from ._table import AUTO, METHODS, refuse_unread_unlabeled
+from ._table import AUTO, METHODS, check_method, refuse_unread_unlabeled
 
 __all__ = ["BayesianScorer"]
 
@@ -116,10 +116,9 @@ class BayesianScorer(FairnessScorer):
         super().__init__(measure, sensitive, groups=groups)
         if rule not in _RULES:
             raise ValueError(f"rule={rule!r}; pass one of {list(_RULES)}.")
-        if method not in METHODS:
-            raise ValueError(f"method={method!r}; pass one of {', '.join(map(repr, METHODS))}.")
+        spec = check_method(method)
         check_prob(prob)
-        if METHODS[method].unlabeled == "required" and unlabeled_X is None:
+        if spec.unlabeled == "required" and unlabeled_X is None:
             raise ValueError(f"method={method!r} needs unlabeled_X= (an unlabeled pool the estimator will score).")
         if unlabeled_X is not None:
             refuse_unread_unlabeled(method, posterior_kwargs, "unlabeled_X")

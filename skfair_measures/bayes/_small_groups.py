@@ -14,28 +14,33 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 
-from .._small_groups import small_group_plan
+from .._small_groups import SmallGroupPlan, small_group_plan
 from ..measures import MeasureBase
 from ._method import FitData, Rows
 from ._posterior import external_stacklevel
 
-__all__ = ["restrict_fit_data", "small_group_options"]
+__all__ = ["restrict_fit_data", "small_groups_plan"]
 
 
-def small_group_options(measures: Sequence[MeasureBase]) -> tuple[int | None, str]:
-    """The ``min_group_size`` and ``small_groups`` of the measures, which must agree (one set of groups)."""
+def small_groups_plan(sizes: np.ndarray, groups: pd.Index, measures: Sequence[MeasureBase]) -> SmallGroupPlan | None:
+    """The core's plan for groups of ``sizes`` labeled rows under the measures' options (warned), or None.
+
+    The measures' ``min_group_size`` and ``small_groups`` must agree: the posteriors of one fit
+    share one set of groups.
+    """
     options = {(m.inputs.min_group_size, m.inputs.small_groups) for m in measures}
     if len(options) > 1:
         raise ValueError(
             f"the measures have different (min_group_size, small_groups) {sorted(options, key=str)}; the "
             "posteriors of one fit share one set of groups, so build the measures with the same values."
         )
-    return options.pop()
-
-
-def _key(measures: Sequence[MeasureBase]) -> str:
-    return measures[0].key if len(measures) == 1 else "posteriors(" + ", ".join(m.key for m in measures) + ")"
+    key = measures[0].key if len(measures) == 1 else "posteriors(" + ", ".join(m.key for m in measures) + ")"
+    plan = small_group_plan(sizes, groups, *options.pop(), key)
+    if plan is not None:
+        plan.warn(stacklevel=external_stacklevel())
+    return plan
 
 
 def restrict_fit_data(data: FitData, measures: Sequence[MeasureBase]) -> FitData:
@@ -55,12 +60,9 @@ def restrict_fit_data(data: FitData, measures: Sequence[MeasureBase]) -> FitData
         (``"drop"``) or every row with the small groups' codes pooled (``"merge"``),
         after a :class:`~skfair_measures.groups.SmallGroupWarning` naming them.
     """
-    min_size, small = small_group_options(measures)
-    sizes = np.bincount(data.labeled.codes, minlength=data.n_groups)
-    plan = small_group_plan(sizes, data.groups, min_size, small, _key(measures))
+    plan = small_groups_plan(np.bincount(data.labeled.codes, minlength=data.n_groups), data.groups, measures)
     if plan is None:
         return data
-    plan.warn(stacklevel=external_stacklevel())
     labeled, kept = _rows(data.labeled, plan.codes(data.labeled.codes))
     unlabeled, _ = _rows(data.unlabeled, plan.codes(data.unlabeled.codes))
     return FitData(data.y_true[kept], labeled, unlabeled, plan.groups, data.threshold)

@@ -38,6 +38,7 @@ __all__ = [
     "AUTO",
     "METHODS",
     "MethodSpec",
+    "check_method",
     "method_options",
     "methods_markdown",
     "option_names",
@@ -153,7 +154,8 @@ def option_names() -> dict[str, tuple[str, ...]]:
     return out
 
 
-def _spec(method: Any) -> MethodSpec:
+def check_method(method: Any) -> MethodSpec:
+    """The row of ``method`` in :data:`METHODS`, or a ValueError naming the methods."""
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method={method!r}; pass one of {', '.join(map(repr, METHODS))}.")
     return METHODS[method]
@@ -193,10 +195,8 @@ def method_options(method: str, options: Mapping[str, Any], *, multiclass: bool 
     ...
     ValueError: sampler= is an option of method 'bc', 'bcr', not of method='bb'; drop it or choose one of those methods.
     """
-    spec = _spec(method)
-    record = spec.multiclass if multiclass else spec.options
-    if record is None:  # pragma: no cover - callers resolve "auto" and check multiclass first
-        raise ValueError(f"method={method!r} has no options record here.")
+    spec = check_method(method)
+    record = spec.multiclass if multiclass else spec.options  # callers resolve "auto" and check multiclass first
     refuse_unknown(options)
     takes = {f.name for f in dataclasses.fields(record)}
     where = option_names()
@@ -207,7 +207,7 @@ def method_options(method: str, options: Mapping[str, Any], *, multiclass: bool 
                 f"{name}= is an option of method {', '.join(map(repr, where[name]))}, not of method={method!r}"
                 f"{form}; drop it or choose one of those methods."
             )
-    return record(**options)
+    return record(**options)  # type: ignore[misc]
 
 
 def refuse_unknown(options: Mapping[str, Any]) -> None:

@@ -32,6 +32,7 @@ Examples
 ((1000, 21), [0, 1], ['sex', 'age'])
 """
 
-from ._loaders import load_adult, load_compas, load_german
-
-__all__ = ["load_adult", "load_compas", "load_german"]
+# each public name listed once: "name as name" re-exports it (PEP 484), for type checkers too
+from ._loaders import load_adult as load_adult
+from ._loaders import load_compas as load_compas
+from ._loaders import load_german as load_german

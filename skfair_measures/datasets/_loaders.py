@@ -92,16 +92,6 @@ _ADULT_COLUMNS = [
     "native_country",
     "income",
 ]
-_ADULT_CATEGORICAL = [
-    "workclass",
-    "education",
-    "marital_status",
-    "occupation",
-    "relationship",
-    "race",
-    "sex",
-    "native_country",
-]
 _ADULT_SUBSETS = ("train", "test", "all")
 
 
@@ -177,8 +167,9 @@ def load_adult(*, subset: Literal["train", "test", "all"] = "all", return_X_y_A:
     train = _read_adult_file("adult.data.gz", skiprows=0)
     test = _read_adult_file("adult.test.gz", skiprows=1)  # first line is "|1x3 Cross validator"
     frame = pd.concat([train, test], keys=["train", "test"], names=["subset", None]).dropna()
-    # categories come from the full (train + test) data, so the subsets share them
-    for col in _ADULT_CATEGORICAL:
+    # every text column but the target is categorical; categories come from the full (train + test) data,
+    # so the subsets share them
+    for col in frame.select_dtypes(exclude="number").columns.drop("income"):
         frame[col] = _as_category(frame[col])
     if subset != "all":
         frame = frame.xs(subset, level="subset")

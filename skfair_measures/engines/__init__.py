@@ -13,8 +13,9 @@ Import it explicitly (``from skfair_measures import engines``); it needs ``narwh
 and the engine you use (``pip install skfair-measures[engines]``).
 """
 
-from ._bootstrap import poisson_bootstrap
-from ._compute import compute_metrics, evaluate_measures, grouped_stats
-from ._java import use_bundled_java
-
-__all__ = ["compute_metrics", "evaluate_measures", "grouped_stats", "poisson_bootstrap", "use_bundled_java"]
+# each public name listed once: "name as name" re-exports it (PEP 484), for type checkers too
+from ._bootstrap import poisson_bootstrap as poisson_bootstrap
+from ._compute import compute_metrics as compute_metrics
+from ._compute import evaluate_measures as evaluate_measures
+from ._compute import grouped_stats as grouped_stats
+from ._java import use_bundled_java as use_bundled_java

@@ -65,10 +65,6 @@ _ENGINE_FAILED = (
 )
 
 
-def _sensitive_names(cols: Columns) -> list[str]:
-    return [f"__sfm_s{i}" for i in range(len(cols.sensitive))]
-
-
 def _require_numeric(frame: nw.LazyFrame, argument: str, column: str, why: str) -> None:
     dtype = frame.collect_schema()[column]
     if not dtype.is_numeric():
@@ -87,16 +83,11 @@ def _weight_columns(frame: nw.LazyFrame, cols: Columns) -> list[nw.Expr]:
 
 def engine_failure(engine: str, cols: Columns, exc: BaseException) -> RuntimeError:
     """An engine's error (any type) as one error naming the engine and the columns it read."""
-    return RuntimeError(
-        _ENGINE_FAILED.format(
-            engine=engine,
-            target=cols.target,
-            prediction=cols.prediction,
-            sensitive=list(cols.sensitive),
-            weight=cols.sample_weight,
-            error=f"{type(exc).__name__}: {exc}",
-        )
+    columns = {"target": cols.target, "prediction": cols.prediction, "sensitive": list(cols.sensitive)}
+    message = _ENGINE_FAILED.format(
+        engine=engine, **columns, weight=cols.sample_weight, error=f"{type(exc).__name__}: {exc}"
     )
+    return RuntimeError(message)
 
 
 def needed_columns(cols: Columns) -> list[str]:
@@ -121,7 +112,7 @@ def grouped_pass(
     columns, ``derived`` columns computed from those; the user's names of the sensitive
     columns are restored on the small table.
     """
-    sens = _sensitive_names(cols)
+    sens = [f"__sfm_s{i}" for i in range(len(cols.sensitive))]
     renamed = [nw.col(c).alias(s) for c, s in zip(cols.sensitive, sens, strict=True)]
     query = frame.select(*renamed, *select, *_weight_columns(frame, cols))
     query = query.with_columns(*derived) if derived else query
@@ -215,12 +206,8 @@ def binning_bounds(sample: GroupedSample, width: float) -> dict[str, float]:
     distance between two groups by at most the sum of both: ``width``.
     """
     totals = np.bincount(sample.group_codes, weights=sample.sample_weight, minlength=sample.n_groups)
-    share = np.divide(
-        sample.sample_weight,
-        totals[sample.group_codes],
-        out=np.zeros(sample.group_codes.size),
-        where=totals[sample.group_codes] > 0,
-    )
+    of_row = totals[sample.group_codes]
+    share = np.divide(sample.sample_weight, of_row, out=np.zeros(of_row.size), where=of_row > 0)
     return {"ks": float(share.max(initial=0.0)), "wasserstein": float(width)}
 
 
@@ -238,67 +225,51 @@ def value_sample(
     weights = table[_SUM_W if cols.sample_weight is not None else _N].to_numpy(dtype=float)
     values = table[_P].to_numpy(dtype=float)
     sample = GroupedSample(np.zeros(values.size), values, codes, index, weights)
-    sample._cache["sizes"] = np.bincount(codes, weights=table[_N].to_numpy(dtype=float), minlength=len(index)).astype(
-        np.int64
-    )
+    sample._cache["sizes"] = _row_counts(table, codes, index).astype(np.int64)
     return sample
+
+
+#: The engine's counts of rows that would make a number wrong: (flag column, argument, what they are, the fix).
+_NO_GROUP = (
+    "a missing group cannot be compared. Drop those rows, or encode them as an explicit group such as 'unknown'."
+)
+_BAD_FLAGS = (
+    (_BAD_W, "sample_weight", "missing, negative or not finite", "weights must be finite and non-negative."),
+    (
+        _BAD_SCORE,
+        "prediction",
+        "missing or outside [0, 1]",
+        "with threshold= the prediction column must hold probabilities of the positive class.",
+    ),
+    (
+        _BAD_ERR,
+        "prediction",
+        "missing or infinite in target or prediction (their difference is not finite)",
+        "drop or impute those rows before computing a regression measure.",
+    ),
+)
 
 
 def _refuse_bad_rows(table: pd.DataFrame, cols: Columns) -> None:
     """Raise, naming the column, if the engine counted rows that would make a number wrong."""
-    for column in cols.sensitive:
-        missing = table[column].isna().to_numpy()
-        if missing.any():
-            n = int(table.loc[missing, _N].sum())
-            raise ValueError(
-                _BAD_ROWS.format(
-                    argument="sensitive",
-                    column=column,
-                    n=n,
-                    what="missing (null/NaN)",
-                    fix="a missing group cannot be compared. Drop those rows, or encode them as an explicit "
-                    "group such as 'unknown'.",
-                )
-            )
-    checks = [
-        (
-            _BAD_W,
-            "sample_weight",
-            cols.sample_weight,
-            "missing, negative or not finite",
-            "weights must be finite and non-negative.",
-        ),
-        (
-            _BAD_SCORE,
-            "prediction",
-            cols.prediction,
-            "missing or outside [0, 1]",
-            "with threshold= the prediction column must hold probabilities of the positive class.",
-        ),
-        (
-            _BAD_ERR,
-            "prediction",
-            cols.prediction,
-            "missing or infinite in target or prediction (their difference is not finite)",
-            "drop or impute those rows before computing a regression measure.",
-        ),
-    ]
-    for flag, argument, column, what, fix in checks:
-        if flag in table and table[flag].sum() > 0:
-            n = int(table[flag].sum())
-            raise ValueError(_BAD_ROWS.format(argument=argument, column=column, n=n, what=what, fix=fix))
-    for flag, argument, column in ((_T, "target", cols.target), (_P, "prediction", cols.prediction)):
+
+    def refuse_missing(argument: str, flag: str, column: str, fix: str) -> None:
         if flag in table and table[flag].isna().any():
             n = int(table.loc[table[flag].isna(), _N].sum())
             raise ValueError(
-                _BAD_ROWS.format(
-                    argument=argument,
-                    column=column,
-                    n=n,
-                    what="missing (null/NaN)",
-                    fix="drop or impute those rows before computing a measure.",
-                )
+                _BAD_ROWS.format(argument=argument, column=column, n=n, what="missing (null/NaN)", fix=fix)
             )
+
+    for column in cols.sensitive:
+        refuse_missing("sensitive", column, column, _NO_GROUP)
+    for flag, argument, what, fix in _BAD_FLAGS:
+        if flag in table and table[flag].sum() > 0:
+            column = cols.sample_weight if argument == "sample_weight" else cols.prediction
+            raise ValueError(
+                _BAD_ROWS.format(argument=argument, column=column, n=int(table[flag].sum()), what=what, fix=fix)
+            )
+    refuse_missing("target", _T, cols.target, "drop or impute those rows before computing a measure.")
+    refuse_missing("prediction", _P, cols.prediction, "drop or impute those rows before computing a measure.")
 
 
 def _group_codes(
@@ -358,8 +329,11 @@ def confusion_stats(
 
 def _rows(table: pd.DataFrame, cols: Columns, codes: np.ndarray, index: pd.Index) -> np.ndarray | None:
     """Rows per group of a weighted table (None unweighted: the counts are the rows, as in memory)."""
-    if cols.sample_weight is None:
-        return None
+    return None if cols.sample_weight is None else _row_counts(table, codes, index)
+
+
+def _row_counts(table: pd.DataFrame, codes: np.ndarray, index: pd.Index) -> np.ndarray:
+    """Rows (not weights) per group of a small table, its rows' group codes ``codes``."""
     return np.bincount(codes, weights=table[_N].to_numpy(dtype=float), minlength=len(index))
 
 
@@ -368,8 +342,7 @@ def group_sizes(
 ) -> tuple[np.ndarray, pd.Index]:
     """Rows (not weights) of each group of a small table, and the groups (those of its statistics)."""
     codes, index = _group_codes(table, cols, groups, compare)
-    n = np.bincount(codes, weights=table[_N].to_numpy(dtype=float), minlength=len(index))
-    return n.astype(np.int64), index
+    return _row_counts(table, codes, index).astype(np.int64), index
 
 
 def error_stats(

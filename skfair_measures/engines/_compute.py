@@ -84,12 +84,11 @@ class _Engine:
     """The engine passes of one call, each run at most once (cached by what it computes)."""
 
     def __init__(self, data: Any, cols: Columns) -> None:
-        self.data, self.frame, self.cols = data, as_lazy(data), cols
+        self.data, self.frame, self.cols, self.passes = data, as_lazy(data), cols, 0
         self._tables: dict[tuple, pd.DataFrame] = {}
         self._widths: dict[int | None, float | None] = {}
         self._stats: dict[tuple, ConfusionStats | ErrorStats] = {}
         self._plans: dict[tuple, SmallGroupPlan | None] = {}
-        self.passes = 0
 
     def table(self, kind: str, threshold: float | None) -> pd.DataFrame:
         key = (kind, None if kind == "errors" else threshold)
@@ -139,7 +138,7 @@ class _Engine:
         """
         if inputs.min_group_size is None:
             return None
-        setting = (_index_key(inputs.groups), inputs.min_group_size, inputs.small_groups, inputs.needs_sensitive)
+        setting = (_hashable(inputs.groups), inputs.min_group_size, inputs.small_groups, inputs.needs_sensitive)
         if setting not in self._plans:
             table = self.table(kind, None if kind == "errors" else inputs.threshold)
             sizes, groups = group_sizes(table, self.cols, inputs.groups, inputs.needs_sensitive)
@@ -152,34 +151,24 @@ class _Engine:
 
 def local_stats(table: pd.DataFrame, cols: Columns, kind: str, inputs: MeasureInputs) -> ConfusionStats | ErrorStats:
     """The statistics of an engine's table for ``inputs``: the positive label, declared groups and classes applied."""
+    where = {"groups": inputs.groups, "compare": inputs.needs_sensitive}
     if kind == "errors":
-        return error_stats(table, cols, groups=inputs.groups, compare=inputs.needs_sensitive)
+        return error_stats(table, cols, **where)
+    thresholded = inputs.threshold is not None
     return confusion_stats(
-        table,
-        cols,
-        pos_label=inputs.pos_label,
-        thresholded=inputs.threshold is not None,
-        groups=inputs.groups,
-        labels=inputs.labels,
-        compare=inputs.needs_sensitive,
+        table, cols, pos_label=inputs.pos_label, thresholded=thresholded, labels=inputs.labels, **where
     )
 
 
-def _index_key(index: pd.Index | None) -> tuple | None:
-    return None if index is None else tuple(index.tolist())
+def _hashable(value: Any) -> Any:
+    """A key's part: an index as the tuple of its labels."""
+    return tuple(value.tolist()) if isinstance(value, pd.Index) else value
 
 
 def _inputs_key(inputs: MeasureInputs) -> tuple:
     """What an engine's statistics depend on: threshold, positive label, groups, classes, comparing or not."""
-    return (
-        inputs.threshold,
-        inputs.pos_label,
-        _index_key(inputs.groups),
-        inputs.min_group_size,
-        inputs.small_groups,
-        _index_key(inputs.labels),
-        inputs.needs_sensitive,
-    )
+    fields = ("threshold", "pos_label", "groups", "min_group_size", "small_groups", "labels", "needs_sensitive")
+    return tuple(_hashable(getattr(inputs, f)) for f in fields)
 
 
 def _statistics_of(measure: Measure) -> tuple[str, ...]:
@@ -192,11 +181,6 @@ def _statistics_of(measure: Measure) -> tuple[str, ...]:
     if not kinds:  # no base metric: a distribution distance, computed on the rows
         raise TypeError(_NO_BASES.format(key=measure.key))
     return tuple(k for k in _STATISTICS if k in kinds)
-
-
-def _need(measure: Measure) -> tuple:
-    """What a measure needs computed: its statistics, and what they depend on."""
-    return (_statistics_of(measure), *_inputs_key(measure.inputs))
 
 
 def evaluate_measures(
@@ -336,7 +320,8 @@ def _in_engine_pass(
 ) -> dict[str, MeasureResult]:
     """The statistics computed in the frame's engine, one grouped pass per distinct need."""
     # refuses row-based measures before any engine work; distribution distances read a (group, value) table
-    needs = {m.key: _need(m) for m in ms if not isinstance(m, DistributionParity)}
+    # what each measure needs computed: its statistics, and what they depend on
+    needs = {m.key: (_statistics_of(m), *_inputs_key(m.inputs)) for m in ms if not isinstance(m, DistributionParity)}
     engine = _Engine(data, check_columns(as_lazy(data), target, prediction, sensitive, sample_weight))
     local: dict[tuple, dict[str, ConfusionStats | ErrorStats]] = {}
     out, notes = {}, []

@@ -90,15 +90,8 @@ def _narwhals(frame: nw.LazyFrame, cols: Columns, threshold: float) -> pd.DataFr
     s, bad = _scores(cols)
     select = [nw.col(cols.target).alias(_T), (s >= threshold).alias(_P), s.alias("__sfm_s"), bad.alias(_BAD_SCORE)]
     w, s = nw.col(_W), nw.col("__sfm_s")
-    aggs = [
-        w.sum().alias(_SUM_W),
-        (w * s).sum().alias(_WS),
-        (w * w).sum().alias(_W2),
-        (w * w * s).sum().alias(_W2S),
-        (w * w * s * s).sum().alias(_W2S2),
-        nw.col(_BAD_W).sum(),
-        nw.col(_BAD_SCORE).sum(),
-    ]
+    sums = dict(zip(SCORE_SUMS, (w, w * s, w * w, w * w * s, w * w * s * s), strict=True))
+    aggs = [v.sum().alias(name) for name, v in sums.items()] + [nw.col(_BAD_W).sum(), nw.col(_BAD_SCORE).sum()]
     return grouped_pass(frame, cols, select, [_T, _P], aggs)
 
 
@@ -167,11 +160,8 @@ def _compiled(kernel: Any, pdf: pd.DataFrame, cols: Columns, threshold: float) -
     seen = np.flatnonzero(out[:, 0])
     table = values.iloc[seen // 2].reset_index(drop=True)
     table[_P] = seen % 2 == 1
-    table[_N] = out[seen, 0].astype(np.int64)
-    for j, name in enumerate(SCORE_SUMS, start=1):
-        table[name] = out[seen, j]
-    table[_BAD_W] = out[seen, 6].astype(np.int64)
-    table[_BAD_SCORE] = out[seen, 7].astype(np.int64)
+    for j, name in enumerate((_N, *SCORE_SUMS, _BAD_W, _BAD_SCORE)):
+        table[name] = out[seen, j].astype(np.int64) if name in (_N, _BAD_W, _BAD_SCORE) else out[seen, j]
     return table
 
 
@@ -263,17 +253,9 @@ def _rows_narwhals(
         missing = missing | target.is_nan().fill_null(True)  # NaN is a missing label, as pandas reads it
     labeled = _run(frame.filter(~missing).select(*needed), frame, cols)
     s, bad = _scores(cols)
-    select = [
-        (s >= threshold).alias(_P),
-        (s * bins).floor().clip(0, bins - 1).cast(nw.Int64).alias(BIN),
-        ((s <= split[0]) | (s >= split[1])).alias(SPLIT),
-        s.alias("__sfm_s"),
-        bad.alias(_BAD_SCORE),
-    ]
-    aggs = [
-        nw.col(_W).sum().alias(_SUM_W),
-        nw.col("__sfm_s").sum().alias(SUM_SCORE),
-        nw.col(_BAD_W).sum(),
-        nw.col(_BAD_SCORE).sum(),
-    ]
+    at = (s * bins).floor().clip(0, bins - 1).cast(nw.Int64)
+    select = [(s >= threshold).alias(_P), at.alias(BIN), ((s <= split[0]) | (s >= split[1])).alias(SPLIT)]
+    select += [s.alias("__sfm_s"), bad.alias(_BAD_SCORE)]
+    aggs = [nw.col(_W).sum().alias(_SUM_W), nw.col("__sfm_s").sum().alias(SUM_SCORE)]
+    aggs += [nw.col(_BAD_W).sum(), nw.col(_BAD_SCORE).sum()]
     return labeled, grouped_pass(frame.filter(missing), cols, select, [_P, BIN, SPLIT], aggs)

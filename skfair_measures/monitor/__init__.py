@@ -8,7 +8,6 @@
 Import it explicitly: ``from skfair_measures.monitor import FairnessMonitor``.
 """
 
-from ._monitor import FairnessMonitor
-from ._plot import plot_monitor
-
-__all__ = ["FairnessMonitor", "plot_monitor"]
+# each public name listed once: "name as name" re-exports it (PEP 484), for type checkers too
+from ._monitor import FairnessMonitor as FairnessMonitor
+from ._plot import plot_monitor as plot_monitor

@@ -61,18 +61,14 @@ def as_batch(y_pred: Any, sensitive_features: Any, y_true: Any = None, ids: Any 
     if y_pred is None:
         raise TypeError("y_pred is missing; pass the batch's predictions (or data= and column names).")
     n = _length("y_pred", y_pred)
-    columns: dict[str, Any] = {}
     if isinstance(sensitive_features, pd.DataFrame):
-        sens = tuple(str(c) for c in sensitive_features.columns)
         parts = {str(c): sensitive_features[c].to_numpy() for c in sensitive_features.columns}
     else:
-        name = getattr(sensitive_features, "name", None) or "sensitive"
-        sens, parts = (str(name),), {str(name): sensitive_features}
+        parts = {str(getattr(sensitive_features, "name", None) or "sensitive"): sensitive_features}
     for argument, value in (("y_true", y_true), ("ids", ids), *(("sensitive_features", v) for v in parts.values())):
         if value is not None and _length(argument, value) != n:
             raise ValueError(f"{argument} has {_length(argument, value)} rows and y_pred has {n}; pass one per row.")
-    for key, value in parts.items():
-        columns[key] = np.asarray(value.to_numpy() if isinstance(value, pd.Series) else value, dtype=object)
+    columns = {k: np.asarray(v.to_numpy() if isinstance(v, pd.Series) else v, dtype=object) for k, v in parts.items()}
     for column, argument, value in ((PRED, "y_pred", y_pred), (TRUE, "y_true", y_true), (ID, "ids", ids)):
         if value is not None:
             columns[column] = np.asarray(value)
@@ -81,7 +77,7 @@ def as_batch(y_pred: Any, sensitive_features: Any, y_true: Any = None, ids: Any 
     frame = pd.DataFrame(columns)
     for key in parts:  # restore plain dtypes (the core refuses missing values itself, naming the column)
         frame[key] = frame[key].infer_objects()
-    return Batch(frame, PRED, TRUE if y_true is not None else None, sens, ID if ids is not None else None)
+    return Batch(frame, PRED, TRUE if y_true is not None else None, tuple(parts), ID if ids is not None else None)
 
 
 def count(batch: Batch, threshold: float | None, pos_label: Any, *, labeled: bool) -> ConfusionStats | None:

@@ -65,6 +65,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -117,9 +118,7 @@ def drift_plan(m: Any, eps: float, roles: Mapping[str, RatioRoles]) -> Plan | st
     children = getattr(m, "children", None) or []
     if not children:
         part = _leaf_part(m, eps, 1.0)
-        if isinstance(part, str):
-            return part
-        return Plan((part[0],), "sum", part[1])
+        return part if isinstance(part, str) else Plan((part[0],), "sum", part[1])
     aggregate = getattr(m, "aggregate", None)
     if aggregate not in ("mean", "max") or any(getattr(c, "children", None) for c in children):
         return f"it aggregates its parts by {getattr(m, 'aggregate_name', aggregate)!r} (mean or max of leaves only)"
@@ -176,22 +175,21 @@ class DriftTest:
         if not new:
             return
         self.keys += new
-        k = LAMBDAS.size
+        shape = (len(new), LAMBDAS.size)
         self.bets = np.concatenate([self.bets, np.zeros(len(new), dtype=int)])
-        self.log_s = np.vstack([self.log_s, np.full((len(new), k), -np.inf)])
-        self.log_best = np.vstack([self.log_best, np.full((len(new), k), -np.inf)])
-        self.best_start = np.vstack([self.best_start, np.zeros((len(new), k), dtype=int)])
+        self.log_s, self.log_best = (
+            np.vstack([self.log_s, np.full(shape, -np.inf)]),
+            np.vstack([self.log_best, np.full(shape, -np.inf)]),
+        )
+        self.best_start = np.vstack([self.best_start, np.zeros(shape, dtype=int)])
 
     def _terms(self, key: tuple) -> list[tuple[str, int, float]]:
         """The (base, group, coefficient) cells of a constraint."""
-        if self.plan.mode == "sum":
-            out = []
-            for (base, a_g, a_h), (g, h) in zip(self.plan.parts, key, strict=True):
-                out += [(base, g, a_g), (base, h, a_h)]
-            return out
-        p, g, h = key
-        base, a_g, a_h = self.plan.parts[p]
-        return [(base, g, a_g), (base, h, a_h)]
+        parts, pairs = (self.plan.parts, key) if self.plan.mode == "sum" else ([self.plan.parts[key[0]]], [key[1:]])
+        out = []
+        for (base, a_g, a_h), (g, h) in zip(parts, pairs, strict=True):
+            out += [(base, g, a_g), (base, h, a_h)]
+        return out
 
     def _matrices(self, n_groups: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """Per constraint, its coefficient on every (base, group) cell and which cells it reads (built once per layout).
@@ -215,14 +213,10 @@ class DriftTest:
     def weights(self) -> np.ndarray:
         """The prior weight of every constraint (they sum to at most 1)."""
         if self._weights is None or self._weights.size != len(self.keys):
-            w = np.empty(len(self.keys))
-            for i, key in enumerate(self.keys):
-                cellw = [
-                    _group_weight(g, self.known) * _group_weight(h, self.known)
-                    for g, h in (key if self.plan.mode == "sum" else [key[1:]])
-                ]
-                w[i] = float(np.prod(cellw)) / (len(self.plan.parts) if self.plan.mode == "union" else 1.0)
-            self._weights = w
+            parts = len(self.plan.parts) if self.plan.mode == "union" else 1.0  # each part of a max: 1 / parts
+            weight = partial(_group_weight, known=self.known)
+            pairs = [key if self.plan.mode == "sum" else [key[1:]] for key in self.keys]
+            self._weights = np.array([float(np.prod([weight(g) * weight(h) for g, h in p])) / parts for p in pairs])
         return self._weights
 
     def update(self, counts: np.ndarray, rates: Mapping[str, tuple[np.ndarray, np.ndarray]], step: int) -> None:
@@ -234,11 +228,9 @@ class DriftTest:
         """
         if counts.sum() == 0:
             return
-        n_groups = counts.shape[0]
-        self._extend(n_groups)
-        coef, reads, bases = self._matrices(n_groups)
-        k = np.concatenate([rates[b][0] for b in bases])
-        n = np.concatenate([rates[b][1] for b in bases])
+        self._extend(counts.shape[0])
+        coef, reads, bases = self._matrices(counts.shape[0])
+        k, n = (np.concatenate([rates[b][i] for b in bases]) for i in (0, 1))
         empty = n == 0
         act = ~(reads[:, empty].any(axis=1))  # a cell without rows this batch: no bet
         if not act.any():
@@ -296,16 +288,9 @@ class DriftTest:
             return np.where(a <= -1e299, -np.inf, a)
 
         keys = [tuple(tuple(p) for p in key) if plan.mode == "sum" else tuple(key) for key in d["keys"]]
-        return cls(
-            plan,
-            int(d["known"]),
-            keys,
-            np.asarray(d["bets"], dtype=int).reshape(-1),
-            arr("log_s"),
-            arr("log_best"),
-            np.asarray(d["best_start"], dtype=int).reshape(-1, k),
-            float(d["log_carry"]),
-        )
+        bets, best_start = np.asarray(d["bets"], dtype=int).reshape(-1), np.asarray(d["best_start"], dtype=int)
+        logs = arr("log_s"), arr("log_best")
+        return cls(plan, int(d["known"]), keys, bets, *logs, best_start.reshape(-1, k), float(d["log_carry"]))
 
     def merged(self, other: DriftTest) -> DriftTest:
         """The test continuing, with the other worker's value kept as a factor (independent rows)."""

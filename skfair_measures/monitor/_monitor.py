@@ -12,6 +12,7 @@ across workers that monitor disjoint rows of the same batches.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import decimal
 import json
@@ -30,6 +31,7 @@ from .._files import read_text, write_atomically
 from .._protocol import MeasureBase
 from ..base import RatioRoles, ratio_roles
 from ..registry import as_measures, msr
+from ..results import plain
 from ..uncertainty import Estimate, summarize
 from ._batches import ID, PRED, TRUE, Batch, as_batch, collect_columns, count, label_of
 from ._drift import DriftTest, drift_plan
@@ -37,10 +39,10 @@ from ._sequences import Box, box_alpha, cells
 
 __all__ = ["FORMAT", "FairnessMonitor"]
 
-#: Names the state files of this class (and their version: 2 saves each box's sequences as one stack; 1, one
-#: sequence per rate and group, is still read).
-FORMAT, VERSION = "skfair-measures monitor state", 2
-_READS = (1, 2)
+#: Names the state files of this class (and their version: 3 saves the level as ``prob``; 2 saved it as
+#: ``alpha = 1 - prob``, each box's sequences as one stack; 1, one sequence per rate and group. All are read).
+FORMAT, VERSION = "skfair-measures monitor state", 3
+_READS = (1, 2, 3)
 
 #: What a state file holds (a file without one of them is refused, naming them).
 _KEYS = (
@@ -56,7 +58,7 @@ _KEYS = (
     "alarms",
     "trace",
 )
-_SETTINGS = ("measures", "eps", "alpha", "window", "restarts", "grid_size")
+_SETTINGS = ("measures", "eps", "window", "restarts", "grid_size")  # and the level: prob (or alpha, versions 1-2)
 
 _UNSUPPORTED = (
     "{key} cannot be monitored: {why}. The monitor follows measures whose bases are rates of binary "
@@ -84,13 +86,9 @@ def _roles(m: MeasureBase) -> dict[str, RatioRoles]:
     if not out:
         raise TypeError(_UNSUPPORTED.format(key=m.key, why="it has no base rate (it reads the rows)"))
     try:  # the interval of the measure from a box of group rates
-        box = {name: np.array([0.2, 0.3]) for name in out}
-        m.bounds_from_group_values(
-            box,
-            {k: v + 0.1 for k, v in box.items()},
-            groups=pd.Index(["a", "b"]),
-            overall={name: (0.2, 0.4) for name in out},
-        )
+        low = {name: np.array([0.2, 0.3]) for name in out}
+        high = {k: v + 0.1 for k, v in low.items()}
+        m.bounds_from_group_values(low, high, groups=pd.Index(["a", "b"]), overall=dict.fromkeys(out, (0.2, 0.4)))
     except TypeError as exc:
         raise TypeError(_UNSUPPORTED.format(key=m.key, why=str(exc).rstrip("."))) from None
     return out
@@ -113,6 +111,10 @@ class _Need:
         own = [f"{k}={v!r}" for k, v in (("threshold", self.threshold), ("pos_label", self.pos_label)) if v is not None]
         return f"{name} ({', '.join(own)})" if own else name
 
+    def window(self, n_groups: int) -> np.ndarray:
+        """The counts of the window's steps, for ``n_groups`` groups."""
+        return sum((_pad(c, n_groups) for _, c in self.history), np.zeros((n_groups, 2, 2)))
+
     @property
     def id(self) -> str:
         kind = "labels" if self.labeled else "predictions"
@@ -134,19 +136,10 @@ def _beyond(bounds: tuple[float, float], eps: float, worse_up: bool) -> bool:
 
 
 def _pad(counts: np.ndarray, n_groups: int) -> np.ndarray:
-    if counts.shape[0] == n_groups:
-        return counts
-    return np.concatenate([counts, np.zeros((n_groups - counts.shape[0], 2, 2))])
+    return counts if counts.shape[0] == n_groups else np.concatenate([counts, np.zeros((n_groups - len(counts), 2, 2))])
 
 
 _FLOATS = ("value", "lower", "upper", "overall_value", "window_value", "e_value", "alarm_e_value")
-
-
-def _plain(v: Any) -> Any:
-    """A trace entry as JSON: NaN as null, numpy scalars as Python ones."""
-    if isinstance(v, np.generic):
-        v = v.item()
-    return None if isinstance(v, float) and np.isnan(v) else v
 
 
 #: How values other than JSON's own (group labels, ids, predictions of rows waiting for labels) are saved:
@@ -188,10 +181,8 @@ def _saveable(frame: pd.DataFrame | None, names: Mapping[str, str]) -> None:
     """Refuse, before anything is committed, a value of ``frame`` that :meth:`FairnessMonitor.save` could not write."""
     for column in [] if frame is None else frame.columns:
         values = frame[column]
-        try:
+        with contextlib.suppress(TypeError):  # unhashable values (lists, dicts): each one is refused below
             values = values.drop_duplicates()
-        except TypeError:  # unhashable values (lists, dicts): each one is refused below
-            pass
         for v in values.tolist():
             _json_label(v, names.get(column, f"sensitive_features value ({column})"))
 
@@ -205,7 +196,7 @@ class FairnessMonitor:
     disparity is within ``eps``" sequentially, and a change detector (sequences
     restarted at every step) says when a disparity moved past ``eps`` and from which
     step. The probability that a measure ever raises an alarm while every batch's
-    disparity stays within ``eps`` is at most ``alpha``, however often :meth:`status` is
+    disparity stays within ``eps`` is at most ``1 - prob``, however often :meth:`status` is
     read and however the rates drift (rows of a batch independent; :mod:`._drift`). The
     sequences (``lower``, ``upper``) target constant rates between changes; measures
     whose ``alarm_test`` is ``"constant rates"`` take their alarm from them (see
@@ -219,8 +210,10 @@ class FairnessMonitor:
         The tolerance. For a measure where lower is better (a difference) the alarm says
         the disparity exceeds ``eps``; where greater is better (a ratio) that it fell
         below ``eps``.
-    alpha : float, default=0.05
-        The false-alarm probability of each measure, over the whole stream.
+    prob : float, default=0.95
+        The probability, over the whole stream, that a measure whose disparity stays
+        within ``eps`` never alarms: the false-alarm probability is ``alpha = 1 - prob``
+        (the attribute ``alpha``). The sequences are shown at level ``1 - alpha / 2``.
     window : int or str or pandas.Timedelta, default=10
         The windowed value: the last ``window`` steps, or the steps within a time span
         (``"7D"``; each step then needs ``time=``).
@@ -249,19 +242,25 @@ class FairnessMonitor:
         measures: Any,
         *,
         eps: float | Mapping[str, float],
-        alpha: float = 0.05,
+        prob: float = 0.95,
         window: int | str | pd.Timedelta = 10,
         restarts: int = 8,
         grid_size: int = 250,
+        **removed: Any,
     ) -> None:
+        if removed:  # alpha= was the level's old name
+            fix = ": the level is prob=; pass prob=1 - alpha (prob=0.95 for alpha=0.05)" if "alpha" in removed else ""
+            raise TypeError(f"FairnessMonitor got unexpected keyword argument(s) {sorted(removed)}{fix}.")
         self.measures = as_measures(measures)
         keys = [m.key for m in self.measures]
         if len(set(keys)) != len(keys):
             raise ValueError(f"measures has repeated keys {keys}; give each measure a distinct key.")
         self.eps = self._check_eps(eps, keys)
-        if not (isinstance(alpha, float | int) and 0 < alpha < 1):
-            raise ValueError(f"alpha={alpha!r}; pass the false-alarm probability, in (0, 1), e.g. 0.05.")
-        self.alpha = float(alpha)
+        if not (isinstance(prob, float | int) and 0 < prob < 1):
+            raise ValueError(f"prob={prob!r}; pass the level, in (0, 1), e.g. 0.95 (false alarms at most 1 - prob).")
+        self.prob = float(prob)
+        #: The false-alarm probability, ``1 - prob``.
+        self.alpha = 1.0 - self.prob
         self.window = self._check_window(window)
         if not (isinstance(restarts, int) and restarts >= 1):
             raise ValueError(f"restarts={restarts!r}; pass an integer >= 1.")
@@ -270,6 +269,7 @@ class FairnessMonitor:
         self.restarts, self.grid_size = restarts, grid_size
         self._needs: dict[str, _Need] = {}
         self._of: dict[str, str] = {}
+        self._tests: dict[str, DriftTest | None] = {}
         for m in self.measures:
             roles = _roles(m)
             labeled = not all(_label_free(r) for r in roles.values())
@@ -277,21 +277,16 @@ class FairnessMonitor:
             need = self._needs.setdefault(need.id, need)
             need.roles.update(roles)
             self._of[m.key] = need.id
-        # the alarm: a test valid when the rates drift (._drift), where the measure's null splits into linear
-        # constraints on the rates; otherwise the constant-rate sequences decide it (stated in status()["alarm_test"])
-        self._tests: dict[str, DriftTest | None] = {}
-        for m in self.measures:
-            plan = drift_plan(m, self.eps[m.key], self._needs[self._of[m.key]].roles)
+            # the alarm: a test valid when the rates drift (._drift), where the measure's null splits into linear
+            # constraints on the rates; otherwise the constant-rate sequences decide it (status()["alarm_test"])
+            plan = drift_plan(m, self.eps[m.key], roles)
             self._tests[m.key] = None if isinstance(plan, str) else DriftTest(plan)
-        self.step = 0
-        self.times: list[str | None] = []
-        self._groups: list[Any] = []
-        self._position: dict[Any, int] = {}
+        self.step, self.times, self._groups, self._position = 0, [], [], {}
         self._group_names: list[str] | None = None
         self._pending: pd.DataFrame | None = None
         self._alarms: dict[str, dict[str, Any]] = {k: _no_alarm() for k in keys}
         self._trace: list[dict[str, Any]] = []
-        self._last: list[dict[str, Any]] | None = None
+        self._last = self._rows()  # what status() shows: before any batch, every value NaN with its reason
         #: Free notes saved with the state (JSON values), e.g. the batches a job has done.
         self.meta: dict[str, Any] = {}
 
@@ -373,18 +368,8 @@ class FairnessMonitor:
             counted, pending, names = self._from_stats(stats, y_pred, sensitive_features, y_true, ids, data)
         else:
             batch = as_batch(y_pred, sensitive_features, y_true, ids, data)
-            labeled = batch.target is not None
-            passes: dict[tuple, ConfusionStats | None] = {}  # one engine pass per threshold and positive class
-            counted = {}
-            for nid, need in self._needs.items():
-                if need.labeled and not labeled:
-                    continue
-                key = (need.threshold, repr(need.pos_label))
-                if key not in passes:
-                    passes[key] = count(batch, need.threshold, need.pos_label, labeled=labeled)
-                counted[nid] = passes[key]
+            counted, names = self._count(batch)
             pending = self._to_pend(batch)
-            names = self._check_names([s for s in counted.values() if s is not None], batch.sensitive)
         _saveable(pending, {ID: "ids value", PRED: "y_pred value"})
         for stat in counted.values():
             for g in [] if stat is None else stat.groups:
@@ -459,39 +444,40 @@ class FairnessMonitor:
         if unknown:
             seen = set(joined[ID].tolist())
             examples = [i for i in labels[ID].tolist() if i not in seen][:5]
-            warnings.warn(
+            msg = (
                 f"{unknown} label(s) have ids that no row waits for (never given to update(ids=...), or labeled "
-                f"already), e.g. {examples}; they were not counted.",
-                UserWarning,
-                stacklevel=2,
+                f"already), e.g. {examples}; they were not counted."
             )
-        if joined.empty:
+            warnings.warn(msg, UserWarning, stacklevel=2)
+        if joined.empty:  # (rows wait only after a step: a join has a step to count at)
             return 0
-        if self.step == 0:  # pragma: no cover - rows wait only after a step
-            raise RuntimeError("labels before any batch")
-        batch = Batch(joined, PRED, TRUE, tuple(self._group_names or ()))
-        counted = {
-            nid: count(batch, need.threshold, need.pos_label, labeled=True)
-            for nid, need in self._needs.items()
-            if need.labeled
-        }
-        self._check_names([s for s in counted.values() if s is not None], batch.sensitive)
+        counted, _ = self._count(Batch(joined, PRED, TRUE, tuple(self._group_names or ())), labeled_only=True)
         self._pending = waiting[~waiting[ID].isin(joined[ID])].reset_index(drop=True)
         self._advance(self._aligned(counted), new_step=False)
         return len(joined)
+
+    def _count(self, batch: Batch, labeled_only: bool = False) -> tuple[dict[str, ConfusionStats | None], list[str]]:
+        """Each need's counts of the batch (one engine pass per threshold and positive class), and the group names.
+
+        Without labels, the needs that read none; with ``labeled_only``, those that do.
+        """
+        labeled, passes, counted = batch.target is not None, {}, {}
+        for nid, need in self._needs.items():
+            if (labeled or not need.labeled) and (need.labeled or not labeled_only):
+                key = (need.threshold, repr(need.pos_label))
+                if key not in passes:
+                    passes[key] = count(batch, need.threshold, need.pos_label, labeled=labeled)
+                counted[nid] = passes[key]
+        return counted, self._check_names([s for s in counted.values() if s is not None], batch.sensitive)
 
     def _to_pend(self, batch: Batch) -> pd.DataFrame | None:
         """The rows to keep until their labels arrive (only when some measure needs labels and none came)."""
         if batch.target is not None or not any(n.labeled for n in self._needs.values()):
             return None
         if batch.ids is None:
-            warnings.warn(
-                "this batch has no labels and no ids: the measures that need labels "
-                f"({[k for k, nid in self._of.items() if self._needs[nid].labeled]}) skip it. Pass ids= to join "
-                "labels later with add_labels().",
-                UserWarning,
-                stacklevel=3,
-            )
+            needing = [k for k, nid in self._of.items() if self._needs[nid].labeled]
+            msg = f"this batch has no labels and no ids: the measures that need labels ({needing}) skip it. "
+            warnings.warn(msg + "Pass ids= to join labels later with add_labels().", UserWarning, stacklevel=3)
             return None
         rows = collect_columns(batch, [batch.ids, *batch.sensitive, batch.prediction])
         rows = rows.rename(columns={batch.ids: ID, batch.prediction: PRED})
@@ -528,17 +514,19 @@ class FairnessMonitor:
         """Each need's batch counts in the monitor's group order (new groups appended)."""
         out = {}
         for nid, stats in counted.items():
-            if stats is None:
-                continue
-            labels = [label_of(g) for g in stats.groups]
-            for label in labels:
-                if label not in self._position:
-                    self._position[label] = len(self._groups)
-                    self._groups.append(label)
-            counts = np.zeros((len(self._groups), 2, 2))
-            counts[[self._position[g] for g in labels]] = stats.counts
-            out[nid] = counts
+            if stats is not None:
+                at = self._join([label_of(g) for g in stats.groups])
+                out[nid] = np.zeros((len(self._groups), 2, 2))
+                out[nid][at] = stats.counts
         return out
+
+    def _join(self, labels: list[Any]) -> list[int]:
+        """The positions of ``labels`` in the monitor's group order (new groups appended)."""
+        for label in labels:
+            if label not in self._position:
+                self._position[label] = len(self._groups)
+                self._groups.append(label)
+        return [self._position[g] for g in labels]
 
     def _advance(self, counted: Mapping[str, np.ndarray], *, new_step: bool) -> None:
         n_groups = len(self._groups)
@@ -607,23 +595,26 @@ class FairnessMonitor:
         return float(res.value), (res.reason if np.isnan(res.value) else None)
 
     def _evaluate(self) -> None:
+        self._last = self._rows()
+        self._trace.extend(self._last)
+
+    def _rows(self) -> list[dict[str, Any]]:
+        """Every measure's status row now (alarms raised and regimes moved as the sequences say)."""
         index = self._index()
         for m in self.measures:  # every sequence of a need read at once (cached in the boxes until the next batch)
             Box.read_all(self._needs[self._of[m.key]].boxes, len(m.bases))
         rows = []
         for m in self.measures:
             need = self._needs[self._of[m.key]]
-            eps, worse_up = self.eps[m.key], not m.greater_is_better
-            n = len(index)
+            eps, worse_up, n = self.eps[m.key], not m.greater_is_better, len(index)
             overall, reason = self._value(m, need.total, index) if n else (np.nan, "no rows counted yet")
-            window = sum((_pad(c, n) for _, c in need.history), np.zeros((n, 2, 2))) if need.history else need.total
+            window = need.window(n) if need.history else need.total
             window_value, _ = self._value(m, window, index) if n else (np.nan, None)
-            alarm = self._alarms[m.key]
-            test = self._tests[m.key]
+            alarm, test = self._alarms[m.key], self._tests[m.key]
             log_e = test.log_value() if test is not None else np.nan
+            e_value = float(np.exp(min(log_e, 700.0)))  # capped, not inf (NaN without a drift test)
             if test is not None and alarm["step"] is None and log_e >= np.log(1.0 / self.alpha):
-                alarm["step"], alarm["since"] = self.step, test.since(self.step)
-                alarm["e_value"] = float(np.exp(min(log_e, 700.0)))
+                alarm["step"], alarm["since"], alarm["e_value"] = self.step, test.since(self.step), e_value
             comparable = (n >= 2 or not m.inputs.needs_sensitive) and bool(need.boxes)
             value, lower, upper = overall, np.nan, np.nan
             if comparable:
@@ -642,8 +633,8 @@ class FairnessMonitor:
                         alarm["step"], alarm["since"] = self.step, min(fired)
                 shown = next(b for b in need.boxes if b.start == regime)
                 value, reason = self._value(m, _pad(shown.counts, n), index)
-                lower, upper = bounds[regime]
-                lower, upper = float(np.fmin(lower, value)), float(np.fmax(upper, value))  # a value outside widens it
+                # a value outside its sequence widens it
+                lower, upper = float(np.fmin(bounds[regime][0], value)), float(np.fmax(bounds[regime][1], value))
             rows.append(
                 {
                     "key": m.key,
@@ -653,11 +644,11 @@ class FairnessMonitor:
                     "eps": eps,
                     "alarm": alarm["step"] is not None,
                     "alarm_step": alarm["step"],
-                    "alarm_e_value": alarm.get("e_value") if alarm.get("e_value") is not None else np.nan,
+                    "alarm_e_value": alarm.get("e_value") or np.nan,
                     "changed_since": alarm["since"],
                     "since": alarm["regime"],
                     "alarm_test": "drift" if test is not None else "constant rates",
-                    "e_value": float(np.exp(min(log_e, 700.0))) if test is not None else np.nan,  # capped, not inf
+                    "e_value": e_value,
                     "overall_value": overall,
                     "window_value": window_value,
                     "n_rows": int(need.total.sum()),
@@ -666,8 +657,7 @@ class FairnessMonitor:
                     "reason": reason,
                 }
             )
-        self._last = rows
-        self._trace.extend(rows)
+        return rows
 
     def status(self) -> pd.DataFrame:
         """The current state of every measure, one row per key.
@@ -700,27 +690,6 @@ class FairnessMonitor:
         >>> mon.update([1, 0, 1, 1], sensitive_features=["a", "a", "b", "b"]).status()["value"].tolist()
         [0.5]
         """
-        if self._last is None:
-            cols = [
-                "value",
-                "lower",
-                "upper",
-                "eps",
-                "alarm",
-                "alarm_step",
-                "alarm_e_value",
-                "changed_since",
-                "since",
-                "alarm_test",
-                "e_value",
-                "overall_value",
-                "window_value",
-                "n_rows",
-                "step",
-                "time",
-                "reason",
-            ]
-            return pd.DataFrame(index=pd.Index([m.key for m in self.measures], name="key"), columns=cols)
         columns = {c: [r[c] for r in self._last] for c in self._last[0] if c != "key"}  # read after every batch:
         return pd.DataFrame(columns, index=pd.Index([r["key"] for r in self._last], name="key"))  # no per-row dicts
 
@@ -730,19 +699,12 @@ class FairnessMonitor:
         The rows of :meth:`status`: the value on the rows of the sequence shown, its interval at
         level ``1 - alpha / 2`` (anytime-valid, a confidence sequence: no probabilities).
         """
+        how = {"construction": "betting confidence sequence (anytime-valid)", "target": "population"}
         out = {}
-        for key, row in self.status().iterrows():
-            lo, hi = row["lower"], row["upper"]
-            out[key] = Estimate(
-                key,
-                float(row["value"]),
-                construction="betting confidence sequence (anytime-valid)",
-                n=None if pd.isna(row["n_rows"]) else int(row["n_rows"]),
-                target="population",
-                interval=(float(lo), float(hi)),
-                prob=1 - self.alpha / 2,
-                reason=None if pd.isna(row["reason"]) else row["reason"],
-                measure=self.measures[[m.key for m in self.measures].index(key)],
+        for row, m in zip(self._last, self.measures, strict=True):  # the rows of status(), in the measures' order
+            bounds, n, reason = (row["lower"], row["upper"]), row["n_rows"], row["reason"]
+            out[m.key] = Estimate(
+                m.key, row["value"], n=n, interval=bounds, prob=1 - self.alpha / 2, reason=reason, measure=m, **how
             )
         return out
 
@@ -781,36 +743,22 @@ class FairnessMonitor:
         >>> mon.update([1, 0, 1, 1], sensitive_features=["a", "a", "b", "b"]).group_status()["value"].tolist()
         [0.5, 1.0]
         """
-        index = self._index()
+        index, frames = self._index(), []
         n = len(index)
-        frames = []
         for key, need in self._needs.items():
-            window = sum((_pad(c, n) for _, c in need.history), np.zeros((n, 2, 2)))
-            box = self._regime_box(key)
+            window, box = need.window(n), self._regime_box(key)
             for name, roles in need.roles.items():
-                label = need.rate_name(name)
                 k, trials = cells(_pad(need.total if box is None else box.counts, n), roles)
                 wk, wn = cells(window, roles)
                 with np.errstate(invalid="ignore", divide="ignore"):
-                    value = k / trials
-                    bounds = np.full((n, 2), np.nan)
-                    if box is not None:  # the value's own rows: a value outside its sequence widens it (as status)
-                        lower, upper, _ = box.group_bounds(name, n, 1)
-                        bounds = np.stack([np.fmin(lower, value), np.fmax(upper, value)], axis=1)
-                    frames.append(
-                        pd.DataFrame(
-                            {
-                                "rate": label,
-                                "group": list(index),
-                                "value": value,
-                                "window_value": wk / wn,
-                                "lower": bounds[:, 0],
-                                "upper": bounds[:, 1],
-                                "n": trials.astype(int),
-                                "since": None if box is None else box.start,
-                            }
-                        )
-                    )
+                    value, window_value = k / trials, wk / wn
+                lower = upper = np.full(n, np.nan)
+                if box is not None:  # the value's own rows: a value outside its sequence widens it (as status)
+                    lower, upper, _ = box.group_bounds(name, n, 1)
+                    lower, upper = np.fmin(lower, value), np.fmax(upper, value)
+                columns = {"value": value, "window_value": window_value, "lower": lower, "upper": upper}
+                columns |= {"n": trials.astype(int), "since": None if box is None else box.start}
+                frames.append(pd.DataFrame({"rate": need.rate_name(name), "group": list(index), **columns}))
         if not frames or n == 0:
             return pd.DataFrame(columns=["value", "window_value", "lower", "upper", "n", "since"])
         return pd.concat(frames, ignore_index=True).set_index(["rate", "group"])
@@ -818,11 +766,9 @@ class FairnessMonitor:
     def _regime_box(self, need_key: str) -> Box | None:
         """The sequence :meth:`status` reads for the measures of a need: the latest regime among them."""
         need = self._needs[need_key]
-        if not need.boxes:
-            return None
-        regimes = [self._alarms[m.key]["regime"] for m in self.measures if self._of[m.key] == need_key]
-        starts = {b.start: b for b in need.boxes}
-        return starts.get(max((r for r in regimes if r is not None), default=None), need.boxes[0])
+        regimes = [self._alarms[k]["regime"] for k, nid in self._of.items() if nid == need_key]
+        latest = max((r for r in regimes if r is not None), default=None)
+        return next((b for b in need.boxes if b.start == latest), need.boxes[0] if need.boxes else None)
 
     def history(self) -> pd.DataFrame:
         """Every status row since the first step (after each batch and each :meth:`add_labels`), in order."""
@@ -842,14 +788,11 @@ class FairnessMonitor:
 
     @property
     def settings(self) -> dict[str, Any]:
-        """The monitor's settings (measure keys, eps, alpha, window, restarts, grid_size), as saved."""
-        return self._settings()
-
-    def _settings(self) -> dict[str, Any]:
+        """The monitor's settings (measure keys, eps, prob, window, restarts, grid_size), as saved."""
         return {
             "measures": [m.key for m in self.measures],
             "eps": self.eps,
-            "alpha": self.alpha,
+            "prob": self.prob,
             "window": self.window if isinstance(self.window, int) else str(self.window),
             "restarts": self.restarts,
             "grid_size": self.grid_size,
@@ -863,7 +806,7 @@ class FairnessMonitor:
         return {
             "format": FORMAT,
             "version": VERSION,
-            "settings": self._settings(),
+            "settings": self.settings,
             "step": self.step,
             "times": self.times,
             "groups": [_json_label(g) for g in self._groups],
@@ -880,7 +823,7 @@ class FairnessMonitor:
             "pending": pending,
             "alarms": self._alarms,
             "meta": self.meta,
-            "trace": [{k: _plain(v) for k, v in r.items()} for r in self._trace],
+            "trace": [{k: plain(v) for k, v in r.items()} for r in self._trace],  # NaN as null
         }
 
     def save(self, path: str | os.PathLike) -> None:
@@ -927,16 +870,15 @@ class FairnessMonitor:
         if state.get("version") not in _READS:
             raise ValueError(
                 f"{source} has state version {state.get('version')!r}; this version of skfair-measures reads "
-                f"{' and '.join(map(str, _READS))}. Load it with the version that saved it."
+                f"{', '.join(map(str, _READS[:-1]))} and {_READS[-1]}. Load it with the version that saved it."
             )
         saved = state["settings"] if isinstance(state.get("settings"), Mapping) else {}
         missing = [k for k in _KEYS if k not in state] + [f"settings.{k}" for k in _SETTINGS if k not in saved]
+        missing += [] if "prob" in saved or "alpha" in saved else ["settings.prob"]
         if missing:
             raise ValueError(f"{source} is not a whole monitor state: it lacks {missing}; restore the last good copy.")
-        settings = state["settings"]
-        keys = settings["measures"]
-        given = None if measures is None else [m.key for m in as_measures(measures)]
-        if given is not None and sorted(given) != sorted(keys):
+        keys, given = saved["measures"], None if measures is None else [m.key for m in as_measures(measures)]
+        if given is not None and given != keys:
             raise ValueError(
                 f"{source} monitors the measures {keys}; the measures given are {given}. "
                 "Load it with the same measures, or start a new monitor for a new set."
@@ -960,24 +902,12 @@ class FairnessMonitor:
                 measures = [msr(k) for k in keys]
             except (KeyError, ValueError) as exc:
                 raise ValueError(f"{source} monitors {keys}, not all registry keys; pass measures= ({exc}).") from None
-        mon = cls(
-            measures,
-            eps=settings["eps"],
-            alpha=settings["alpha"],
-            window=settings["window"],
-            restarts=settings["restarts"],
-            grid_size=settings["grid_size"],
-        )
-        if [m.key for m in mon.measures] != keys:
-            raise ValueError(
-                f"{source} monitors the measures {keys}; the measures given are {[m.key for m in mon.measures]}. "
-                "Load it with the same measures, or start a new monitor for a new set."
-            )
+        prob = settings["prob"] if "prob" in settings else 1 - settings["alpha"]
+        mon = cls(measures, prob=prob, **{k: settings[k] for k in ("eps", "window", "restarts", "grid_size")})
         if set(state["needs"]) != set(mon._needs):
             raise ValueError(
                 f"{source} was saved for measures with other thresholds or positive classes "
-                f"({sorted(state['needs'])}); "
-                f"these need {sorted(mon._needs)}."
+                f"({sorted(state['needs'])}); these need {sorted(mon._needs)}."
             )
         mon.step, mon.times = int(state["step"]), list(state["times"])
         mon._groups = [_from_json_label(g) for g in state["groups"]]
@@ -1022,8 +952,8 @@ class FairnessMonitor:
         FairnessMonitor
             A new monitor; neither input changes.
         """
-        if self._settings() != other._settings():
-            raise ValueError(f"the monitors differ in settings: {self._settings()} vs {other._settings()}.")
+        if self.settings != other.settings:
+            raise ValueError(f"the monitors differ in settings: {self.settings} vs {other.settings}.")
         if self.step != other.step:
             raise ValueError(
                 f"the monitors are at steps {self.step} and {other.step}; merge workers after the same batches."
@@ -1032,11 +962,7 @@ class FairnessMonitor:
             raise ValueError(f"the monitors group by {self._group_names} and {other._group_names}.")
         out = FairnessMonitor.from_dict(self.to_dict(), measures=self.measures)
         out._group_names = out._group_names or other._group_names
-        for g in other._groups:
-            if g not in out._position:
-                out._position[g] = len(out._groups)
-                out._groups.append(g)
-        positions = np.array([out._position[g] for g in other._groups], dtype=int)
+        positions = np.array(out._join(other._groups), dtype=int)
         n = len(out._groups)
 
         def moved(counts: np.ndarray) -> np.ndarray:
@@ -1064,11 +990,9 @@ class FairnessMonitor:
                 raise ValueError("both workers hold rows waiting for labels under the same ids; ids must be unique.")
             out._pending = pooled
         for k, test in out._tests.items():
-            theirs_test = other._tests[k]
-            if test is not None and theirs_test is not None:
-                out._tests[k] = test.merged(theirs_test)
-        out._alarms = {k: _no_alarm() for k in out._alarms}
-        out._trace = []
+            if test is not None and other._tests[k] is not None:
+                out._tests[k] = test.merged(other._tests[k])
+        out._alarms, out._trace = {k: _no_alarm() for k in out._alarms}, []
         out._evaluate()
         return out
 

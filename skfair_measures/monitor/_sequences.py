@@ -154,8 +154,7 @@ class Box:
         self, name: str, n_groups: int, n_bases: int
     ) -> tuple[np.ndarray, np.ndarray, tuple[float, float]]:
         """The intervals of the base's ``n_groups`` group rates and of its pooled rate (whole range without rows)."""
-        lower, upper = np.zeros(n_groups), np.ones(n_groups)
-        rows = self.rows.get(name)
+        lower, upper, rows = np.zeros(n_groups), np.ones(n_groups), self.rows.get(name)
         if not rows:
             return lower, upper, (0.0, 1.0)
         lo, hi = self._intervals(n_bases)
@@ -166,11 +165,8 @@ class Box:
     def bounds(self, measure: Any, groups: pd.Index) -> tuple[float, float]:
         """The measure's interval from this box: the image of its jointly valid box of rates."""
         names = [b.name for b in measure.bases]
-        lower: dict[str, np.ndarray] = {}
-        upper: dict[str, np.ndarray] = {}
-        overall: dict[str, tuple[float, float]] = {}
-        for name in names:
-            lower[name], upper[name], overall[name] = self.group_bounds(name, len(groups), len(names))
+        parts = {name: self.group_bounds(name, len(groups), len(names)) for name in names}
+        lower, upper, overall = ({name: part[i] for name, part in parts.items()} for i in range(3))
         return measure.bounds_from_group_values(lower, upper, groups=groups, overall=overall)
 
     def combined(self, other: Box, positions: np.ndarray) -> Box:
@@ -215,15 +211,8 @@ class Box:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "start": self.start,
-            "alpha": self.alpha,
-            "known": self.known,
-            "grid_size": self.grid_size,
-            "rows": self.rows,
-            "stack": self.stack.to_dict(),
-            "counts": self.counts.tolist(),
-        }
+        plain = {name: getattr(self, name) for name in ("start", "alpha", "known", "grid_size", "rows")}
+        return {**plain, "stack": self.stack.to_dict(), "counts": self.counts.tolist()}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Box:
@@ -236,11 +225,8 @@ class Box:
         # state version 1: one saved BettingCS per sequence, the pooled ones apart
         parts = []
         for name, seqs in d["seqs"].items():
-            pooled = d["pooled"].get(name)
-            saved = [
-                pooled if pooled is not None else BettingCS(grid_size=box.grid_size, alpha_bet=box.alpha_bet).to_dict(),
-                *seqs,
-            ]
+            pooled = d["pooled"].get(name) or BettingCS(grid_size=box.grid_size, alpha_bet=box.alpha_bet).to_dict()
+            saved = [pooled, *seqs]
             box.rows[name] = list(range(len(parts), len(parts) + len(saved)))
             parts += [BettingCS.from_dict(s)._stack for s in saved]
         if parts:

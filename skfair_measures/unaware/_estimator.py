@@ -116,15 +116,13 @@ class HOCEstimator(BaseEstimator):
         n_check: int = 100,
         random_state: Any = None,
     ) -> None:
-        self.groups = groups
-        self.n_init = n_init
-        self.max_subsets = max_subsets
-        self.max_iter = max_iter
-        self.tol = tol
-        self.knn_augment = knn_augment
-        self.knn_metric = knn_metric
-        self.n_check = n_check
-        self.random_state = random_state
+        self.groups, self.n_init, self.max_subsets, self.max_iter, self.tol = groups, n_init, max_subsets, max_iter, tol
+        self.knn_augment, self.knn_metric, self.n_check, self.random_state = (
+            knn_augment,
+            knn_metric,
+            n_check,
+            random_state,
+        )
 
     def _check_params(self) -> None:
         for name in ("n_init", "max_subsets", "max_iter"):
@@ -170,39 +168,24 @@ class HOCEstimator(BaseEstimator):
             )
         with single_thread_blas():
             sol = fit_transition(c1, c2, c3, n_init=self.n_init, max_iter=self.max_iter, tol=self.tol, random_state=rng)
-        self.groups_ = groups
-        self.n_features_in_ = n_proxies
-        self.subsets_ = subsets
-        self.consensus_ = (c1, c2, c3)
-        self.noisy_prior_ = c1
-        self.T_ = sol.T
-        self.p_ = sol.p
-        self.loss_ = sol.loss
-        self.n_iter_ = sol.n_iter
-        self.converged_ = sol.converged
+        self.groups_, self.n_features_in_, self.subsets_, self.consensus_ = groups, n_proxies, subsets, (c1, c2, c3)
+        self.noisy_prior_, self.T_, self.p_, self.loss_ = c1, sol.T, sol.p, sol.loss
+        self.n_iter_, self.converged_ = sol.n_iter, sol.converged
         self.informativeness_ = check_informativeness(sol.T, c1)
         self.condition_number_ = self.informativeness_["condition_number"]
-        warn_if_unreliable(self.informativeness_, "T_", cond_warn=None)
+        warn_if_unreliable(self.informativeness_, "T_")
         self._assess(sol, c1, float(counts.sum()), groups, rng)
         return self
 
     def _assess(self, sol: HOCSolution, c1: np.ndarray, n_rows: float, groups: Any, rng: Any) -> None:
         """``reliability_``: the checks of :func:`._reliability.assess_fit`; warn with the reasons."""
         with single_thread_blas():
-            self.reliability_ = assess_fit(
-                sol, c1, n_rows, list(groups), cond_warn=np.inf, n_sim=self.n_check, random_state=rng
-            )
-        reasons = [
-            c["reason"]
-            for k, c in self.reliability_.items()
-            if k in ("moments", "diagonal", "prior") and not c["passed"]
-        ]
+            checks = assess_fit(sol, c1, n_rows, list(groups), cond_warn=np.inf, n_sim=self.n_check, random_state=rng)
+        self.reliability_ = checks
+        reasons = [c["reason"] for k, c in checks.items() if k in ("moments", "diagonal", "prior") and not c["passed"]]
         if reasons:
-            warnings.warn(
-                "HOCEstimator: the fitted T_ and p_ are unreliable: " + "; ".join(reasons) + ".",
-                ProxyReliabilityWarning,
-                stacklevel=3,
-            )
+            msg = f"HOCEstimator: the fitted T_ and p_ are unreliable: {'; '.join(reasons)}."
+            warnings.warn(msg, ProxyReliabilityWarning, stacklevel=3)
 
     def predict_proba_patterns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Pattern frequencies implied by the fitted ``T_`` and ``p_``.

@@ -128,14 +128,8 @@ class HOCSolution:
 
     def info(self) -> dict[str, Any]:
         """Solver information as plain Python types."""
-        return {
-            "loss": float(self.loss),
-            "n_iter": int(self.n_iter),
-            "converged": bool(self.converged),
-            "message": self.message,
-            "n_init": int(self.n_init),
-            "seconds": float(self.seconds),
-        }
+        kinds = {"loss": float, "n_iter": int, "converged": bool, "message": str, "n_init": int, "seconds": float}
+        return {name: kind(getattr(self, name)) for name, kind in kinds.items()}
 
 
 def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -158,12 +152,7 @@ def _objective(
     theta: np.ndarray, k: int, c1: np.ndarray, c2: np.ndarray, c3: np.ndarray, squared: bool
 ) -> tuple[float, np.ndarray]:
     """Loss ``sum_j |m_j - c_j|`` (or ``sum_j |m_j - c_j|^2``) and its logit gradient."""
-    lt = theta[: k * k].reshape(k, k)
-    T = np.exp(lt - lt.max(axis=1, keepdims=True))
-    T /= T.sum(axis=1, keepdims=True)
-    lp = theta[k * k :]
-    p = np.exp(lp - lp.max())
-    p /= p.sum()
+    T, p = _softmax(theta[: k * k].reshape(k, k), axis=1), _softmax(theta[k * k :])
     pT = p[:, None] * T
     tt = (T[:, :, None] * T[:, None, :]).reshape(k, k * k)  # tt[a, j*k + l] = T[a,j] T[a,l]
     r1 = pT.sum(axis=0) - c1
@@ -173,13 +162,10 @@ def _objective(
         loss = r1 @ r1 + r2 @ r2 + r3 @ r3
         g1, g2, g3 = 2.0 * r1, 2.0 * r2, 2.0 * r3
     else:
-        n1 = np.sqrt(r1 @ r1 + _SMOOTH)
-        n2 = np.sqrt(r2 @ r2 + _SMOOTH)
-        n3 = np.sqrt(r3 @ r3 + _SMOOTH)
+        n1, n2, n3 = np.sqrt(r1 @ r1 + _SMOOTH), np.sqrt(r2 @ r2 + _SMOOTH), np.sqrt(r3 @ r3 + _SMOOTH)
         loss = n1 + n2 + n3
         g1, g2, g3 = r1 / n1, r2 / n2, r3 / n3
-    g2 = g2.reshape(k, k)
-    g3 = g3.reshape(k, k, k)
+    g2, g3 = g2.reshape(k, k), g3.reshape(k, k, k)
     # d loss / d T[a, b]: each of the three factors of a pattern in turn is T[a, b]
     s3 = (g3 + g3.transpose(1, 0, 2) + g3.transpose(2, 0, 1)).reshape(k, k * k)
     dT = p[:, None] * (g1 + T @ (g2 + g2.T).T + tt @ s3.T)
@@ -257,11 +243,7 @@ def fit_transition(
     start = time.perf_counter()
     k = len(c1)
     rng = check_random_state(random_state)
-    if init is None:
-        theta0 = np.concatenate([(np.eye(k) - 1.0).ravel(), np.zeros(k)])
-    else:
-        theta0 = _logits(*init)
-    starts = [theta0]
+    starts = [np.concatenate([(np.eye(k) - 1.0).ravel(), np.zeros(k)]) if init is None else _logits(*init)]
     for _ in range(max(n_init, 1) - 1):
         strength = rng.uniform(0.5, 2.5)
         t = strength * np.eye(k) + rng.normal(0.0, 0.5, (k, k))
@@ -283,9 +265,7 @@ def fit_transition(
         if best is None or loss < best[0]:
             best = (loss, res, n_iter)
     loss, best, n_iter = best
-    T = _softmax(best.x[: k * k].reshape(k, k), axis=1)
-    p = _softmax(best.x[k * k :])
-    T, p = _align(T, p)
+    T, p = _align(_softmax(best.x[: k * k].reshape(k, k), axis=1), _softmax(best.x[k * k :]))
     message = best.message if isinstance(best.message, str) else best.message.decode()
     # an exact fit stops on a flat line search: that is convergence too
     converged = bool(best.success) or best.fun < 1e-14
@@ -520,12 +500,8 @@ def augment_if_needed(codes: np.ndarray, features: Any, knn_augment: bool, metri
     n = codes.shape[1]
     if n >= 3:
         if knn_augment:
-            warnings.warn(
-                f"{where}: knn_augment=True is ignored with {n} proxies; Algorithm 2 "
-                "adds neighbours only when fewer than 3 proxies exist.",
-                UserWarning,
-                stacklevel=3,
-            )
+            msg = f"{where}: knn_augment=True is ignored with {n} proxies; Algorithm 2 adds neighbours only when "
+            warnings.warn(msg + "fewer than 3 proxies exist.", UserWarning, stacklevel=3)
         return codes
     if not knn_augment:
         extra = ", or use mode='base' (the first proxy as if it were the attribute)" if "mode=" in where else ""
@@ -537,33 +513,22 @@ def augment_if_needed(codes: np.ndarray, features: Any, knn_augment: bool, metri
     return neighbour_proxies(codes, features, n_neighbors=2, metric=metric)
 
 
-def warn_if_unreliable(info: dict[str, Any], what: str, *, cond_warn: float | None, stacklevel: int = 3) -> None:
-    """Warn (or raise for a singular matrix) after a transition-matrix check.
+def singular_error(what: str, cond: float, hint: str = "") -> ValueError:
+    """The error for a singular estimated transition matrix ``what`` (condition number ``cond``)."""
+    return ValueError(
+        f"the estimated transition matrix {what} is singular (condition number {cond:.3g}): the proxies carry no "
+        f"usable information about the groups here. Use stronger or more varied proxies{hint}."
+    )
 
-    ``what`` names the matrix; a local one (not ``"T (global)"`` or ``"T_"``) gets the
-    hint to use ``mode='global'``.
-    """
-    local = what not in ("T (global)", "T_")
-    hint = ", or use mode='global' (a local cell has fewer rows)" if local else ""
+
+def warn_if_unreliable(info: dict[str, Any], what: str) -> None:
+    """Raise for a singular transition matrix ``what``, warn when it fails Requirement 4.2 (``info``: its check)."""
     if not info["nonsingular"]:
-        raise ValueError(
-            f"the estimated transition matrix {what} is singular (condition number "
-            f"{info['condition_number']:.3g}): the proxies carry no usable information "
-            f"about the groups here. Use stronger or more varied proxies{hint}."
-        )
+        raise singular_error(what, info["condition_number"])
     if not info["passed"]:
-        warnings.warn(
-            f"the estimated transition matrix {what} fails the informativeness "
-            "requirement (Requirement 4.2 of Zhu et al. 2023: each group's proxies must "
-            f"beat a random guess); the calibration is unreliable. Check the proxies{hint}.",
-            ProxyCalibrationWarning,
-            stacklevel=stacklevel,
+        msg = (
+            f"the estimated transition matrix {what} fails the informativeness requirement (Requirement 4.2 of Zhu "
+            "et al. 2023: each group's proxies must beat a random guess); the calibration is unreliable. Check the "
+            "proxies."
         )
-    if cond_warn is not None and info["condition_number"] > cond_warn:
-        warnings.warn(
-            f"the estimated transition matrix {what} is ill-conditioned (condition number "
-            f"{info['condition_number']:.1f} > cond_warn={cond_warn:g}); inverting it "
-            f"amplifies estimation error up to that factor. Use stronger proxies{hint}.",
-            ProxyCalibrationWarning,
-            stacklevel=stacklevel,
-        )
+        warnings.warn(msg, ProxyCalibrationWarning, stacklevel=3)

@@ -45,7 +45,7 @@ from ._proxy_codes import encode_proxies
 __all__ = ["labeled_proxy_disparity"]
 
 # A group with fewer labeled rows than this gives a noisy calibration: a reliability reason.
-_MIN_LABELED_PER_GROUP = 20
+_MIN_LABELED = 20
 
 
 def _labeled_codes(sensitive: Any, n: int, groups: pd.Index) -> np.ndarray:
@@ -190,27 +190,19 @@ def labeled_proxy_disparity(
     reason = _undefined_reason(n_yk, n_all.reshape(shape).sum(-1), classes, metric)
     value = float("nan") if reason else float(disparity_from_rates(h, metric, pos))
     counts = n_lab.sum(axis=1)
+    few = f"labeled row(s); label at least {_MIN_LABELED} per group"
     reasons = [
-        f"group {g!r} has only {int(c)} labeled row(s); label at least {_MIN_LABELED_PER_GROUP} per group"
-        for g, c in zip(group_index, counts, strict=True)
-        if c < _MIN_LABELED_PER_GROUP
+        f"group {g!r} has only {int(c)} {few}" for g, c in zip(group_index, counts, strict=True) if c < _MIN_LABELED
     ]
     draws = None
     if n_boot:
         draws = _bootstrap(n_lab, n_all, shape, alpha, metric, pos, n_boot, check_random_state(random_state))
     reasons += replicate_reasons(draws, prob, value)
-    diagnostics = {
-        "groups": group_index.tolist(),
-        "classes": classes.tolist(),
-        "proxy_columns": columns,
-        "n_samples": int(len(pred)),
-        "n_labeled": int(known.sum()),
-        "n_labeled_by_group": dict(zip(group_index.tolist(), counts.tolist(), strict=True)),
-        "n_labeled_by_cell": n_yk,
-        "n_patterns": int(shape[-1]),
-        "alpha": float(alpha),
-        "seconds": time.perf_counter() - start,
-    }
+    by_group = dict(zip(group_index.tolist(), counts.tolist(), strict=True))
+    diagnostics = {"groups": group_index.tolist(), "classes": classes.tolist(), "proxy_columns": columns}
+    diagnostics |= {"n_samples": len(pred), "n_labeled": int(known.sum()), "n_labeled_by_group": by_group}
+    diagnostics |= {"n_labeled_by_cell": n_yk, "n_patterns": int(shape[-1]), "alpha": float(alpha)}
+    diagnostics["seconds"] = time.perf_counter() - start
     if draws is not None:
         diagnostics["bootstrap"] = bootstrap_diagnostics(draws, prob, value)
     warn_outcome(reason, reasons, metric, "labeled")

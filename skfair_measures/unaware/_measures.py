@@ -31,10 +31,6 @@ _PROXY_NAMES = {
 _PROXY_BASES = {"dp": "selection rate", "eod": "tpr, fpr", "eop": "tpr"}
 
 
-def _groups_index(groups: Any) -> pd.Index | None:
-    return None if groups is None else pd.Index(list(groups), dtype=object)
-
-
 class ProxyMeasure(MeasureBase):
     """A disparity measured through weak proxies of the sensitive attribute.
 
@@ -73,19 +69,14 @@ class ProxyMeasure(MeasureBase):
     def __init__(self, metric: str = "dp", mode: str = "global", *, key: str | None = None, **options: Any) -> None:
         if metric not in _PROXY_NAMES:
             raise ValueError(f"metric={metric!r}; pass 'dp', 'eod' or 'eop'.")
-        self.metric = metric
-        self.mode = mode
-        self.options = options
+        self.metric, self.mode, self.options = metric, mode, options
         self.key = key or qualified_key(f"unaware.proxy_{metric}", mode=None if mode == "global" else mode)
         self.description = f"{_PROXY_NAMES[metric]} estimated through weak proxies ({mode} HOC calibration)"
 
     @property
     def inputs(self) -> MeasureInputs:
-        return MeasureInputs(
-            pos_label=self.options.get("pos_label"),
-            groups=_groups_index(self.options.get("groups")),
-            needs_sensitive=False,
-        )
+        groups = None if self.options.get("groups") is None else pd.Index(list(self.options["groups"]), dtype=object)
+        return MeasureInputs(pos_label=self.options.get("pos_label"), groups=groups, needs_sensitive=False)
 
     @property
     def base_label(self) -> str:
@@ -99,15 +90,8 @@ class ProxyMeasure(MeasureBase):
         """Estimate with per-group rates, reliability and diagnostics (and draws if ``n_boot > 0``)."""
         if self.metric != "dp" and y_true is None:
             raise ValueError(f"{self.key} compares error rates: pass y_true.")
-        res = proxy_disparity(
-            y_pred,
-            proxies,
-            metric=self.metric,
-            mode=self.mode,
-            y_true=None if self.metric == "dp" else y_true,
-            n_boot=n_boot,
-            **self.options,
-        )
+        y_true = None if self.metric == "dp" else y_true
+        res = proxy_disparity(y_pred, proxies, self.metric, self.mode, y_true, n_boot=n_boot, **self.options)
         res.key, res.measure = self.key, self
         return res
 
@@ -165,16 +149,15 @@ class QuantificationMeasure(MeasureBase):
         key: str | None = None,
         **options: Any,
     ) -> None:
-        self.X_aux = X_aux
-        self.s_aux = s_aux
-        self.quantifier = quantifier
-        self.absolute = absolute
-        self.options = options
-        self.key = key or qualified_key(
-            "unaware.quantified_dp",
-            quantifier=None if quantifier == "SLD" else quantifier,
-            absolute=None if absolute else False,
+        self.X_aux, self.s_aux, self.quantifier, self.absolute, self.options = (
+            X_aux,
+            s_aux,
+            quantifier,
+            absolute,
+            options,
         )
+        named = {"quantifier": None if quantifier == "SLD" else quantifier, "absolute": None if absolute else False}
+        self.key = key or qualified_key("unaware.quantified_dp", **named)
         self.description = f"demographic disparity estimated by quantification ({quantifier})"
         self.minimize = True if absolute else None
         self.range = (0.0, 1.0) if absolute else (-1.0, 1.0)

@@ -64,6 +64,7 @@ from ._hoc import (
     consensus_statistics,
     fit_transition,
     single_thread_blas,
+    singular_error,
 )
 from ._plain import plain
 from ._proxy_codes import encode_labels, encode_proxies
@@ -137,17 +138,9 @@ class ProxyDisparityResult(ReplicatesResult):
         measure: Any = None,
         prob: float = 0.95,
     ) -> None:
-        self.key = key or f"unaware.proxy_{metric}"
-        self.prob = prob
-        self.value = float(value)
-        self.metric = metric
-        self.mode = mode
-        self.measure = measure
-        self.diagnostics = {} if diagnostics is None else diagnostics
-        self.reasons = list(reasons or [])
-        self._by_group = by_group
-        self._reason = reason
-        self._draws = draws
+        self.key, self.prob, self.value, self.measure = key or f"unaware.proxy_{metric}", prob, float(value), measure
+        self.metric, self.mode, self.diagnostics, self.reasons = metric, mode, diagnostics or {}, list(reasons or [])
+        self._by_group, self._reason, self._draws = by_group, reason, draws
 
     @property
     def reliable(self) -> bool:
@@ -174,9 +167,8 @@ class ProxyDisparityResult(ReplicatesResult):
         out["interval"] = None if self._draws is None else [plain(v) for v in self.interval()]
         out["diagnostics"] = plain({k: v for k, v in self.diagnostics.items() if k != "bootstrap"})
         if "bootstrap" in self.diagnostics:
-            out["diagnostics"]["bootstrap"] = plain(
-                {k: v for k, v in self.diagnostics["bootstrap"].items() if k != "values"}
-            )
+            boot = {k: v for k, v in self.diagnostics["bootstrap"].items() if k != "values"}
+            out["diagnostics"]["bootstrap"] = plain(boot)
         return out
 
     def __repr__(self) -> str:
@@ -186,36 +178,10 @@ class ProxyDisparityResult(ReplicatesResult):
 
 @dataclass
 class _Problem:
-    """Everything about one calibration that stays fixed across bootstrap replicates."""
+    """One calibration: the options of :func:`proxy_disparity` and what stays fixed across bootstrap replicates.
 
-    cells: np.ndarray  # (n_cells, 2 + n_columns): prediction, label, proxy codes
-    n_groups: int
-    n_pred: int
-    n_label: int
-    metric: str
-    mode: str
-    pooled: np.ndarray  # columns (of cells) of the user's proxies
-    hoc_cols: np.ndarray  # columns (of cells) fed to HOC
-    subsets: np.ndarray  # triples, relative to hoc_cols
-    pos: int | None
-    clip: bool
-    solver: dict[str, Any]
-    classes: np.ndarray  # labels of the prediction / label codes
-    groups: pd.Index = field(default_factory=lambda: pd.Index([]))
-    prior: str = "hoc"
-
-    @property
-    def pred(self) -> np.ndarray:
-        return self.cells[:, 0]
-
-    @property
-    def label(self) -> np.ndarray:
-        return self.cells[:, 1]
-
-
-@dataclass
-class _Settings:
-    """The options of :func:`proxy_disparity`, checked (each refused by name) and normalised."""
+    The options are checked (each refused by name) and normalised here; :func:`_encode` adds the rows.
+    """
 
     metric: str
     mode: str
@@ -226,6 +192,16 @@ class _Settings:
     estimator: HOCEstimator | None
     prior: str
     clip: bool
+    cells: np.ndarray = field(init=False)  # (n_cells, 2 + n_columns): prediction, label, proxy codes
+    n_groups: int = field(init=False)
+    n_pred: int = field(init=False)
+    n_label: int = field(init=False)
+    pooled: np.ndarray = field(init=False)  # columns (of cells) of the user's proxies
+    hoc_cols: np.ndarray = field(init=False)  # columns (of cells) fed to HOC
+    subsets: np.ndarray = field(init=False)  # triples, relative to hoc_cols
+    pos: int | None = field(init=False)
+    classes: np.ndarray = field(init=False)  # labels of the prediction / label codes
+    groups: pd.Index = field(init=False)
 
     def __post_init__(self) -> None:
         self.metric, self.mode = str(self.metric).lower(), str(self.mode).lower()
@@ -248,6 +224,14 @@ class _Settings:
         self.estimator._check_params()
         self.n_boot, self.n_check, self.cond_warn = int(self.n_boot), int(self.n_check), float(self.cond_warn)
         self.prob = check_prob(self.prob)
+
+    @property
+    def pred(self) -> np.ndarray:
+        return self.cells[:, 0]
+
+    @property
+    def label(self) -> np.ndarray:
+        return self.cells[:, 1]
 
 
 def _noisy_counts(problem: _Problem, w: np.ndarray, columns: np.ndarray) -> np.ndarray:
@@ -308,8 +292,7 @@ class _NeverGuessed(ValueError):
 
     def __init__(self, name: str, missing: np.ndarray) -> None:
         super().__init__(name)
-        self.name = name
-        self.missing = missing
+        self.name, self.missing = name, missing
 
 
 # ----------------------------------------------------------------- the HOC fits
@@ -321,7 +304,7 @@ def _fit(
     missing = np.flatnonzero(~(c1 > 0))
     if missing.size:
         raise _NeverGuessed(name, missing)
-    limits = {"max_iter": problem.solver["max_iter"], "tol": problem.solver["tol"]}
+    limits = {"max_iter": problem.estimator.max_iter, "tol": problem.estimator.tol}
     sol = fit_transition(c1, c2, c3, init=init, n_init=n_init, random_state=rng, **limits)
     sol.extra.update(noisy_prior=c1, n_rows=float(w.sum()))
     return sol
@@ -329,7 +312,7 @@ def _fit(
 
 def _fit_all(problem: _Problem, w: np.ndarray, rng: Any, warm: dict[str, HOCSolution] | None) -> dict[str, HOCSolution]:
     """Every HOC fit a calibration needs: global, per label (the priors ``p_y``), per local cell."""
-    n_init = problem.solver["n_init"] if warm is None else 1
+    n_init = problem.estimator.n_init if warm is None else 1
     fits: dict[str, HOCSolution] = {}
 
     def fit(name: str, mask: np.ndarray | None) -> None:
@@ -369,13 +352,9 @@ def _used(problem: _Problem, fits: dict[str, HOCSolution]) -> dict[str, HOCSolut
 
 def _transitions(problem: _Problem, fits: dict[str, HOCSolution]) -> np.ndarray:
     """``T[y, k]`` for every (label, predicted class); an empty local cell borrows the global T."""
-    out = np.empty((problem.n_label, problem.n_pred, problem.n_groups, problem.n_groups))
-    for y in range(problem.n_label):
-        for j in range(problem.n_pred):
-            local = f"pred={j}" if problem.metric == "dp" else f"label={y},pred={j}"
-            name = "global" if problem.mode == "global" else local
-            out[y, j] = fits.get(name, fits["global"]).T
-    return out
+    cells = [name for name, _ in _local_cells(problem)]  # (label, prediction) in order
+    out = np.stack([fits.get("global" if problem.mode == "global" else name, fits["global"]).T for name in cells])
+    return out.reshape(problem.n_label, problem.n_pred, problem.n_groups, problem.n_groups)
 
 
 def _priors(problem: _Problem, fits: dict[str, HOCSolution], joint: np.ndarray) -> np.ndarray:
@@ -429,58 +408,27 @@ def _in_range(h: np.ndarray) -> tuple[np.ndarray, bool]:
 
 
 # ----------------------------------------------------------------- the named steps
-def _build_problem(
-    s: _Settings,
-    rng: Any,
-    y_pred: Any,
-    proxies: Any,
-    y_true: Any,
-    groups: Any,
-    pos_label: Any,
-    features: Any,
-    knn: bool,
-) -> tuple[_Problem, np.ndarray, dict[str, Any]]:
-    """Encode the inputs and compress them to the counts of distinct rows."""
-    classes, pred, label, pos = _resolve_classes(y_pred, y_true, s.metric, pos_label)
-    codes, group_index, columns = encode_proxies(proxies, groups=groups, n_samples=len(pred))
-    n_samples, n_proxies = codes.shape
+def _encode(
+    p: _Problem, rng: Any, y_pred: Any, proxies: Any, y_true: Any, groups: Any, pos_label: Any, features: Any, knn: bool
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """Encode the inputs into ``p``, compressed to the distinct rows; their counts and the inputs' diagnostics."""
+    p.classes, pred, label, p.pos = _resolve_classes(y_pred, y_true, p.metric, pos_label)
+    codes, p.groups, columns = encode_proxies(proxies, groups=groups, n_samples=len(pred))
+    (n_samples, n_proxies), calibrated = codes.shape, p.mode != "base"
     hoc_codes = codes
-    if s.mode != "base":
-        where = f"mode={s.mode!r}"
-        hoc_codes = augment_if_needed(codes, features, knn, s.estimator.knn_metric, where=where)
-    cells, counts = compress_rows(np.column_stack([pred, label, hoc_codes]))
-    problem = _Problem(
-        cells=cells,
-        n_groups=len(group_index),
-        n_pred=len(classes),
-        n_label=1 if s.metric == "dp" else len(classes),
-        metric=s.metric,
-        mode=s.mode,
-        pooled=np.arange(2, 2 + n_proxies),
-        hoc_cols=np.arange(2, 2 + hoc_codes.shape[1]),
-        subsets=(
-            choose_subsets(hoc_codes.shape[1], s.estimator.max_subsets, rng)
-            if s.mode != "base"
-            else np.zeros((0, 3), np.intp)
-        ),
-        pos=pos,
-        clip=s.clip,
-        prior=s.prior,
-        classes=classes,
-        groups=group_index,
-        solver={"n_init": s.estimator.n_init, "max_iter": s.estimator.max_iter, "tol": s.estimator.tol},
-    )
-    meta = {
-        "groups": group_index.tolist(),
-        "classes": classes.tolist(),
-        "proxy_columns": columns,
-        "n_samples": int(n_samples),
-        "n_proxies": int(n_proxies),
-        "knn_augmented": hoc_codes.shape[1] > n_proxies,
-    }
-    if s.mode != "base":
+    if calibrated:
+        hoc_codes = augment_if_needed(codes, features, knn, p.estimator.knn_metric, where=f"mode={p.mode!r}")
+    p.cells, counts = compress_rows(np.column_stack([pred, label, hoc_codes]))
+    p.n_groups, p.n_pred, p.n_label = len(p.groups), len(p.classes), 1 if p.metric == "dp" else len(p.classes)
+    p.pooled, p.hoc_cols = np.arange(2, 2 + n_proxies), np.arange(2, 2 + hoc_codes.shape[1])
+    p.subsets = np.zeros((0, 3), np.intp)
+    if calibrated:
+        p.subsets = choose_subsets(hoc_codes.shape[1], p.estimator.max_subsets, rng)
+    meta = {"groups": p.groups.tolist(), "classes": p.classes.tolist(), "proxy_columns": columns}
+    meta |= {"n_samples": int(n_samples), "n_proxies": int(n_proxies), "knn_augmented": hoc_codes.shape[1] > n_proxies}
+    if calibrated:
         meta["proxy_dependence"] = dependent_proxies(codes, columns)
-    return problem, counts, meta
+    return counts, meta
 
 
 def _point_estimate(problem: _Problem, counts: np.ndarray, rng: Any) -> tuple[np.ndarray, dict[str, Any]]:
@@ -499,12 +447,9 @@ def _point_estimate(problem: _Problem, counts: np.ndarray, rng: Any) -> tuple[np
             "when only a local cell lacks them."
         ) from None
     for name, sol in fitted["used"].items():
-        cond = np.linalg.cond(sol.T)
-        if cond >= SINGULAR_COND:
-            raise ValueError(
-                f"the estimated transition matrix {_pretty(name, problem.classes)} is singular (condition number "
-                f"{cond:.3g}): the proxies carry no usable information about the groups here. Use stronger or "
-                "more varied proxies" + (", or use mode='global'." if name != "global" else ".")
+        if (cond := np.linalg.cond(sol.T)) >= SINGULAR_COND:
+            raise singular_error(
+                _pretty(name, problem.classes), cond, ", or use mode='global'" if name != "global" else ""
             )
     return h, fitted
 
@@ -521,7 +466,7 @@ def _roles(problem: _Problem, fitted: dict[str, Any]) -> dict[str, tuple[str, ..
     return roles
 
 
-def _assess(problem: _Problem, fitted: dict[str, Any], s: _Settings, rng: Any) -> tuple[dict[str, Any], list[str]]:
+def _assess(problem: _Problem, fitted: dict[str, Any], rng: Any) -> tuple[dict[str, Any], list[str]]:
     """Reliability checks of every fit the estimate depends on, and the reasons of those that fail."""
     checks: dict[str, Any] = {}
     reasons: list[str] = []
@@ -529,9 +474,8 @@ def _assess(problem: _Problem, fitted: dict[str, Any], s: _Settings, rng: Any) -
     for name, only in _roles(problem, fitted).items():
         sol = fitted["fits"][name]
         n_rows = sol.extra["n_rows"]
-        out = assess_fit(
-            sol, sol.extra["noisy_prior"], n_rows, groups, cond_warn=s.cond_warn, n_sim=s.n_check, random_state=rng
-        )
+        limits = {"cond_warn": problem.cond_warn, "n_sim": problem.n_check, "random_state": rng}
+        out = assess_fit(sol, sol.extra["noisy_prior"], n_rows, groups, **limits)
         if only is not None:
             out = {k: v for k, v in out.items() if k in only}
             out["reasons"] = [c["reason"] for c in out.values() if not c["passed"]]
@@ -747,38 +691,34 @@ def proxy_disparity(
     [[0.8, 0.2], [0.25, 0.75]]
     """
     start = time.perf_counter()
-    s = _Settings(metric, mode, n_boot, prob, cond_warn, n_check, estimator, prior, clip)
+    problem = _Problem(metric, mode, n_boot, prob, cond_warn, n_check, estimator, prior, clip)
     rng = check_random_state(random_state)
-    problem, counts, diagnostics = _build_problem(
-        s, rng, y_pred, proxies, y_true, groups, pos_label, features, knn_augment
-    )
+    counts, diagnostics = _encode(problem, rng, y_pred, proxies, y_true, groups, pos_label, features, knn_augment)
     with single_thread_blas():
         h, fitted = _point_estimate(problem, counts, rng)
-        checks, reasons = _assess(problem, fitted, s, rng) if fitted else ({}, [])
+        checks, reasons = _assess(problem, fitted, rng) if fitted else ({}, [])
         if not diagnostics.get("proxy_dependence", {"passed": True})["passed"]:
             reasons.insert(0, diagnostics["proxy_dependence"]["reason"])
-        h, in_range = _in_range(h) if s.mode != "base" and not clip else (h, True)
-        draws = _bootstrap(problem, counts, s.n_boot, fitted, rng) if s.n_boot else None
+        h, in_range = _in_range(h) if problem.mode != "base" and not clip else (h, True)
+        draws = _bootstrap(problem, counts, problem.n_boot, fitted, rng) if problem.n_boot else None
     reason = _undefined_reason(h, in_range, problem)
     value = float("nan") if reason else float(disparity_from_rates(h, problem.metric, problem.pos))
-    reasons += replicate_reasons(draws, s.prob, value)
-    diagnostics.update(
-        _fit_diagnostics(problem, fitted, counts, checks) if fitted else _base_diagnostics(problem, counts)
-    )
+    reasons += replicate_reasons(draws, problem.prob, value)
+    diagnostics |= _fit_diagnostics(problem, fitted, counts, checks)
     if draws is not None:
-        diagnostics["bootstrap"] = bootstrap_diagnostics(draws, s.prob, value)
+        diagnostics["bootstrap"] = bootstrap_diagnostics(draws, problem.prob, value)
     diagnostics["seconds"] = time.perf_counter() - start
-    warn_outcome(reason, reasons, s.metric, "proxy-based", _LABELED_ADVICE)
+    warn_outcome(reason, reasons, problem.metric, "proxy-based", _LABELED_ADVICE)
     return ProxyDisparityResult(
         value,
         rates_frame(h, problem.metric, problem.pos, problem.groups, problem.classes),
-        metric=s.metric,
-        mode=s.mode,
+        metric=problem.metric,
+        mode=problem.mode,
         diagnostics=diagnostics,
         reasons=reasons,
         reason=reason,
         draws=draws,
-        prob=s.prob,
+        prob=problem.prob,
     )
 
 
@@ -802,34 +742,24 @@ def rates_frame(h: np.ndarray, metric: str, pos: int | None, groups: pd.Index, c
     return pd.DataFrame(h.reshape(h.shape[0], -1), index=index, columns=cols)
 
 
-def _base_diagnostics(problem: _Problem, counts: np.ndarray) -> dict[str, Any]:
-    n_base = _noisy_counts(problem, counts, problem.pooled[:1])
-    return {"p_noisy": n_base.sum(axis=(0, 1)) / n_base.sum()}
-
-
 def _fit_diagnostics(
     problem: _Problem, fitted: dict[str, Any], counts: np.ndarray, checks: dict[str, Any]
 ) -> dict[str, Any]:
-    """Diagnostics of the point estimate (fit names use class labels)."""
+    """Diagnostics of the point estimate (fit names use class labels); Base (nothing fitted): the guess shares."""
+    n_pooled = _noisy_counts(problem, counts, problem.pooled if fitted else problem.pooled[:1])
+    out: dict[str, Any] = {"p_noisy": n_pooled.sum(axis=(0, 1)) / n_pooled.sum()}
+    if not fitted:
+        return out
     fits: dict[str, HOCSolution] = fitted["fits"]
-    used = fitted["used"]
-    n_pooled = _noisy_counts(problem, counts, problem.pooled)
-    h_noisy = _noisy_rates(n_pooled)
-    conds = {_named(n, problem.classes): float(np.linalg.cond(fits[n].T)) for n in used}
-    out: dict[str, Any] = {
-        "T": fits["global"].T,
-        "p": fits["global"].p,
-        "p_noisy": n_pooled.sum(axis=(0, 1)) / n_pooled.sum(),
-        "by_group_noisy": rates_frame(h_noisy, problem.metric, problem.pos, problem.groups, problem.classes),
-        "value_noisy": float(disparity_from_rates(h_noisy, problem.metric, problem.pos)),
-        "condition_number": max(conds.values()),
-        "condition_numbers": conds,
-        "reliability": checks,
-        "informative": all(c["informative"]["passed"] for c in checks.values() if "informative" in c),
-        "solver": {_named(n, problem.classes): {**fits[n].info(), "n_rows": fits[n].extra["n_rows"]} for n in fits},
-        "n_subsets": int(len(problem.subsets)),
-        "clipped": bool(problem.clip),
-    }
+    h_noisy, named = _noisy_rates(n_pooled), {n: _named(n, problem.classes) for n in fits}
+    conds = {named[n]: float(np.linalg.cond(fits[n].T)) for n in fitted["used"]}
+    out |= {"T": fits["global"].T, "p": fits["global"].p}
+    out["by_group_noisy"] = rates_frame(h_noisy, problem.metric, problem.pos, problem.groups, problem.classes)
+    out["value_noisy"] = float(disparity_from_rates(h_noisy, problem.metric, problem.pos))
+    out |= {"condition_number": max(conds.values()), "condition_numbers": conds, "reliability": checks}
+    out["informative"] = all(c["informative"]["passed"] for c in checks.values() if "informative" in c)
+    out["solver"] = {named[n]: {**fits[n].info(), "n_rows": fits[n].extra["n_rows"]} for n in fits}
+    out |= {"n_subsets": int(len(problem.subsets)), "clipped": bool(problem.clip)}
     if problem.metric != "dp":
         out["p_given_y"] = fitted["priors"]
     if problem.mode == "local":

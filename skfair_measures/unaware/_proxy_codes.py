@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._arrays import _check_no_missing, _to_1d
 from .._groups import encode_known_groups
 
 __all__ = ["encode_labels", "encode_proxies"]
@@ -185,23 +186,11 @@ def encode_labels(values: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
     >>> labels.tolist()
     [0, 1]
     """
-    if isinstance(values, pd.DataFrame):
-        if values.shape[1] != 1:
-            raise ValueError(f"{name} must be one-dimensional; got a DataFrame with {values.shape[1]} columns.")
-        values = values.iloc[:, 0]
-    arr = values.to_numpy() if isinstance(values, pd.Series) else np.asarray(values)
-    if arr.ndim == 2 and 1 in arr.shape:
-        arr = arr.ravel()
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional; got shape {arr.shape}.")
+    arr = _to_1d(values, name)
+    arr = np.asarray(arr, dtype=object) if isinstance(arr, pd.Categorical) else arr
     if arr.size == 0:
         raise ValueError(f"{name} is empty.")
-    missing = pd.isna(arr)
-    if missing.any():
-        raise ValueError(
-            f"{name} has {int(missing.sum())} missing value(s), first at position "
-            f"{int(np.flatnonzero(missing)[0])}; drop or impute those rows."
-        )
+    _check_no_missing(arr, name)
     if arr.dtype.kind == "f":
         fractional = arr != np.round(arr)
         if fractional.any():

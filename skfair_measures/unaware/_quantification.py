@@ -31,6 +31,7 @@ False, ``reasons`` names the predicted class and group, and a
 
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 from typing import Any
@@ -143,15 +144,9 @@ class QuantificationResult(ReplicatesResult):
         measure: Any = None,
         prob: float = 0.95,
     ) -> None:
-        self.key = key
-        self.reasons = list(reasons or [])
-        self.prob = prob
-        self.value = float(value)
-        self.measure = measure
-        self.diagnostics = {} if diagnostics is None else diagnostics
-        self._by_group = by_group
-        self._draws = draws
-        self._reason = reason
+        self.key, self.reasons, self.prob, self.value = key, list(reasons or []), prob, float(value)
+        self.measure, self.diagnostics = measure, {} if diagnostics is None else diagnostics
+        self._by_group, self._draws, self._reason = by_group, draws, reason
         self._signed: np.ndarray | None = None  # an absolute disparity's signed replicates (absolute())
 
     _no_replicates_hint = "pass n_boot= (e.g. quantified_disparity(..., n_boot=200)) or use the measure's bootstrap()"
@@ -197,20 +192,9 @@ class QuantificationResult(ReplicatesResult):
 
     def absolute(self) -> QuantificationResult:
         """The same estimate as an absolute disparity (the signed value kept in ``diagnostics``)."""
-        diagnostics = {**self.diagnostics, "signed_value": self.value}
-        draws = None if self._draws is None else np.abs(self._draws)
-        out = QuantificationResult(
-            abs(self.value),
-            self._by_group,
-            diagnostics,
-            draws=draws,
-            reason=self._reason,
-            reasons=self.reasons,
-            key=self.key,
-            measure=self.measure,
-            prob=self.prob,
-        )
-        out._signed = self._draws
+        out = copy.copy(self)
+        out.value, out.diagnostics = abs(self.value), {**self.diagnostics, "signed_value": self.value}
+        out._draws, out._signed = None if self._draws is None else np.abs(self._draws), self._draws
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -423,14 +407,8 @@ class QuantificationDisparity(BaseEstimator):
         prob: float = 0.95,
         random_state: int | np.random.RandomState | None = 0,
     ) -> None:
-        self.quantifier = quantifier
-        self.classifier = classifier
-        self.per_class = per_class
-        self.reference = reference
-        self.pos_label = pos_label
-        self.alpha = alpha
-        self.n_boot = n_boot
-        self.prob = prob
+        self.quantifier, self.classifier, self.per_class, self.reference = quantifier, classifier, per_class, reference
+        self.pos_label, self.alpha, self.n_boot, self.prob = pos_label, alpha, n_boot, prob
         self.random_state = random_state
 
     # ------------------------------------------------------------------ validation
@@ -478,12 +456,8 @@ class QuantificationDisparity(BaseEstimator):
         rng = check_random_state(self.random_state)
         state = self._fit_core(name, X_aux, codes, pos_aux, groups, rng)
 
-        self.quantifier_ = name
-        self.model_ = model
-        self.groups_ = groups
-        self.reference_ = reference
-        self._state = state
-        self.quantifiers_ = state["quantifiers"]
+        self.quantifier_, self.model_, self.groups_, self.reference_ = name, model, groups, reference
+        self._state, self.quantifiers_ = state, state["quantifiers"]
         self.aux_prevalence_ = pd.DataFrame(state["prior"], index=pd.Index(PREDICTED, name="predicted"), columns=groups)
         self.n_aux_ = dict(zip(PREDICTED, state["n_aux"].tolist(), strict=True))
         self._aux = (X_aux, codes, pos_aux)
@@ -592,13 +566,7 @@ class QuantificationDisparity(BaseEstimator):
                 boot["interval_reason"] = _NO_INTERVAL.format(reasons="; ".join(reasons))
                 boot["by_group_interval"] = {g: (float("nan"), float("nan")) for g in boot["by_group_interval"]}
         return QuantificationResult(
-            value,
-            by_group,
-            diagnostics,
-            draws=draws,
-            reason=reason,
-            reasons=reasons,
-            prob=float(self.prob),
+            value, by_group, diagnostics, draws=draws, reason=reason, reasons=reasons, prob=float(self.prob)
         )
 
     def _informativeness(self, pos: np.ndarray) -> tuple[dict[str, dict[Any, Any]], list[str]]:
@@ -739,15 +707,7 @@ def quantified_disparity(
     s_aux: Any,
     X_deploy: Any,
     quantifier: str = "SLD",
-    *,
-    classifier: BaseEstimator | None = None,
-    per_class: bool = True,
-    reference: Any = None,
-    pos_label: Any = 1,
-    alpha: float = 0.5,
-    n_boot: int = 0,
-    prob: float = 0.95,
-    random_state: int | np.random.RandomState | None = 0,
+    **options: Any,
 ) -> QuantificationResult:
     """Estimate a classifier's demographic disparity on data without the sensitive attribute.
 
@@ -766,6 +726,8 @@ def quantified_disparity(
         Features of the deployment set, where the sensitive attribute is unknown.
     quantifier : {"SLD", "CC", "PCC", "ACC", "PACC", "HDy", "MLPE"}, default="SLD"
         Quantification method (case-insensitive; ``"EMQ"`` is SLD).
+    **options
+        Keyword arguments of :class:`QuantificationDisparity`:
     classifier : estimator, default=None
         Classifier inside the quantifiers; ``None`` is scaled logistic regression.
     per_class : bool, default=True
@@ -808,5 +770,4 @@ def quantified_disparity(
     >>> res.diagnostics["quantifier"], res.diagnostics["n_deploy"]["positive"] > 0
     ('PACC', True)
     """
-    options = (quantifier, classifier, per_class, reference, pos_label, alpha, n_boot, prob, random_state)
-    return QuantificationDisparity(*options).fit(model, X_aux, s_aux).estimate(X_deploy)
+    return QuantificationDisparity(quantifier, **options).fit(model, X_aux, s_aux).estimate(X_deploy)

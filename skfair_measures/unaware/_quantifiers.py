@@ -270,17 +270,13 @@ def informativeness(
     k = int(min(n_splits, y.size))
     fold = np.empty(y.size, dtype=np.intp)
     fold[rng.permutation(y.size)] = np.arange(y.size) % k
-    Y = np.empty((y.size, 1 + n_permutations))
-    Y[:, 0] = y
-    for b in range(1, Y.shape[1]):
-        Y[:, b] = y[rng.permutation(y.size)]
+    Y = np.column_stack([y, *(y[rng.permutation(y.size)] for _ in range(n_permutations))]).astype(float)
     S = np.empty_like(Y)
     for j in range(k):
         te, tr = fold == j, fold != j
         S[te] = _ridge_scores(Z[tr], Y[tr], Z[te])
     ranks = rankdata(S, axis=0)
-    n1 = int(y.sum())
-    n0 = y.size - n1
+    n1, n0 = int(y.sum()), int(y.size - y.sum())
     auc = ((ranks * Y).sum(0) - n1 * (n1 + 1) / 2) / (n0 * n1)
     p_value = float((1 + np.sum(auc[1:] >= auc[0] - 1e-12)) / Y.shape[1])
     return {**out, "auc": float(auc[0]), "p_value": p_value, "informative": p_value < alpha}
@@ -309,8 +305,7 @@ def _ridge_scores(Z_tr: np.ndarray, Y_tr: np.ndarray, Z_te: np.ndarray, ridge: f
     """Ridge predictions on ``Z_te`` for every column of ``Y_tr`` at once (with an intercept, not penalised)."""
     mean = Z_tr.mean(0)
     Zc = Z_tr - mean
-    gram = Zc.T @ Zc + ridge * np.eye(Zc.shape[1])
-    beta = np.linalg.solve(gram, Zc.T @ Y_tr)
+    beta = np.linalg.solve(Zc.T @ Zc + ridge * np.eye(Zc.shape[1]), Zc.T @ Y_tr)
     return Y_tr.mean(0) + (Z_te - mean) @ beta
 
 
@@ -322,10 +317,6 @@ def _seeded(estimator: BaseEstimator, rng: np.random.RandomState) -> BaseEstimat
         if (name == "random_state" or name.endswith("__random_state")) and value is None
     }
     return estimator.set_params(**fixed) if fixed else estimator
-
-
-def _import_quapy(name: str) -> Any:
-    return require("quapy", _NO_QUAPY.format(name=name))
 
 
 def _take(X: Any, idx: np.ndarray) -> Any:
@@ -392,10 +383,7 @@ class BinaryQuantifier(BaseEstimator):
         random_state: int | np.random.RandomState | None = 0,
         check_informative: bool = True,
     ) -> None:
-        self.method = method
-        self.classifier = classifier
-        self.holdout = holdout
-        self.random_state = random_state
+        self.method, self.classifier, self.holdout, self.random_state = method, classifier, holdout, random_state
         self.check_informative = check_informative
 
     def fit(self, X: Any, y: Any) -> BinaryQuantifier:
@@ -426,7 +414,7 @@ class BinaryQuantifier(BaseEstimator):
                 f"{method} holds out a stratified {self.holdout:.0%} of its training rows "
                 f"and needs at least 2 rows of each class; got counts {counts.tolist()}."
             )
-        qp = _import_quapy(method)
+        qp = require("quapy", _NO_QUAPY.format(name=method))
         rng = check_random_state(self.random_state)
         k = default_classifier(X) if self.classifier is None else clone(self.classifier)
         try:
@@ -440,9 +428,7 @@ class BinaryQuantifier(BaseEstimator):
                 f"({exc}); pass classifier= a pipeline that encodes them (e.g. a ColumnTransformer with a "
                 "OneHotEncoder), or leave classifier=None for one that does."
             ) from exc
-        self.method_ = method
-        self.quantifier_ = q
-        self.train_prevalence_ = float(counts[1] / counts.sum())
+        self.method_, self.quantifier_, self.train_prevalence_ = method, q, float(counts[1] / counts.sum())
         self.informativeness_ = self._informativeness(method, X, y, rng) if self.check_informative else None
         return self
 

@@ -8,7 +8,6 @@ so that a tracking server that fails at any point costs the logging, never a fit
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,22 +56,13 @@ def cross_validate_fairness(
     y: Any,
     *,
     measures: Any,
-    sensitive_features: Any = None,
-    sensitive: str | Sequence[str] | None = None,
-    cv: Any = 5,
-    groups: Any = None,
-    sample_weight: Any = None,
-    fit_params: Mapping[str, Any] | None = None,
-    pos_label: Any = None,
-    posterior: Mapping[str, Any] | None = None,
     fold_runs: bool = True,
     prefix: str = "",
     run_name: str | None = None,
     log_params: bool = True,
     artifacts: bool = True,
-    n_jobs: int | None = None,
     timeout: float | None = None,
-    random_state: Any = None,
+    **cv_options: Any,
 ) -> CrossValidationResult:
     """Cross-validate an estimator and log each fold's fairness measures to MLflow.
 
@@ -89,10 +79,8 @@ def cross_validate_fairness(
 
     Parameters
     ----------
-    estimator, X, y, measures, sensitive_features, sensitive, cv, groups
-        As for :func:`skfair_measures.record.cross_validate`, and so are ``sample_weight``,
-        ``fit_params``, ``pos_label``, ``posterior``, ``n_jobs`` and ``random_state`` (the
-        logging happens after every fold is fitted, in this process, in fold order).
+    estimator, X, y, measures
+        As for :func:`skfair_measures.record.cross_validate`.
     fold_runs : bool, default=True
         One child run per fold; otherwise fold results go to the parent under
         ``fold/`` at ``step=fold``.
@@ -104,6 +92,11 @@ def cross_validate_fairness(
     artifacts : bool, default=True
     timeout : float, optional
         Seconds to wait for the tracking server, per request (default 10).
+    **cv_options
+        The other options of :func:`skfair_measures.record.cross_validate`, as there:
+        ``sensitive_features``, ``sensitive``, ``cv``, ``groups``, ``sample_weight``,
+        ``fit_params``, ``pos_label``, ``posterior``, ``n_jobs`` and ``random_state`` (the
+        logging happens after every fold is fitted, in this process, in fold order).
 
     Returns
     -------
@@ -120,23 +113,7 @@ def cross_validate_fairness(
     ...     measures=["fairness.eod", "classif.acc"], sensitive_features=A["sex"])
     >>> res.mean["fairness.eod"]                                     # doctest: +SKIP
     """
-    done = cross_validate(
-        estimator,
-        X,
-        y,
-        measures=measures,
-        sensitive_features=sensitive_features,
-        sensitive=sensitive,
-        cv=cv,
-        groups=groups,
-        sample_weight=sample_weight,
-        fit_params=fit_params,
-        pos_label=pos_label,
-        posterior=posterior,
-        n_jobs=n_jobs,
-        random_state=random_state,
-        fit_context=_no_autolog,
-    )
+    done = cross_validate(estimator, X, y, measures=measures, fit_context=_no_autolog, **cv_options)
     out, plan = CrossValidationResult(**{f: getattr(done, f) for f in CrossValidation.__dataclass_fields__}), done.plan
     session = TrackingSession("cross_validate_fairness", timeout=timeout)
     kw = {"prefix": prefix, "log_params": log_params, "artifacts": artifacts}

@@ -90,30 +90,26 @@ def validate_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
             "the 'fairness' evaluator needs evaluator_config={'fairness': "
             "{'sensitive_features': 'sex', ...}}: the column(s) with the sensitive attribute."
         )
-    if "prefix" not in config and config.get("metric_prefix"):
-        config["prefix"] = config["metric_prefix"]
-    if "sample_weight" not in config and config.get("sample_weights") is not None:
-        config["sample_weight"] = config["sample_weights"]
-    config.setdefault("prefix", "")
-    config.setdefault("drop_sensitive", False)
-    config.setdefault("log_params", True)
-    config.setdefault("artifacts", True)
-    config.setdefault("group_metrics", False)
+    config.setdefault("prefix", config.get("metric_prefix") or "")
+    if config.get("sample_weights") is not None:
+        config.setdefault("sample_weight", config["sample_weights"])
     if not isinstance(config["prefix"], str):
         raise ValueError(f"prefix must be a string; got {config['prefix']!r}.")
-    for flag in ("drop_sensitive", "log_params", "artifacts", "group_metrics"):
-        if not isinstance(config[flag], bool):
+    for flag, default in {
+        "drop_sensitive": False,
+        "log_params": True,
+        "artifacts": True,
+        "group_metrics": False,
+    }.items():
+        if not isinstance(config.setdefault(flag, default), bool):
             raise ValueError(f"{flag} must be True or False; got {config[flag]!r}.")
     posterior = config.get("posterior")
-    if posterior is True:
-        config["posterior"] = {}
-    elif posterior is not None and posterior is not False and not isinstance(posterior, Mapping):
+    if posterior is not None and not isinstance(posterior, bool | Mapping):
         raise ValueError(
             "posterior must be a dict such as {'method': 'bb', 'eps': 0.05} (or True for the "
             f"defaults); got {posterior!r}."
         )
-    if posterior is False:
-        config["posterior"] = None
+    config["posterior"] = {} if posterior is True else None if posterior is False else posterior
     return config
 
 
@@ -175,63 +171,29 @@ def _read_data(dataset: Any, cfg: Mapping[str, Any]) -> _Data:
     return _Data(X_model, np.asarray(dataset.labels_data), A, w, scores)
 
 
-def _predictions(
-    model: Any,
-    dataset: Any,
-    data: _Data,
-    cfg: Mapping[str, Any],
-    predictions: str | None,
-    want_scores: bool,
-    pos_label: Any,
-) -> tuple[Any, Any]:
-    """``(y_pred, y_score)`` from the model, or from the data when there is no model."""
-    import numpy as np
-
-    if model is None:
-        if not dataset.has_predictions:
-            raise ValueError(
-                "no model and no predictions: pass a model, or predictions='column' with "
-                "model=None to mlflow.models.evaluate."
-            )
-        return np.asarray(dataset.predictions_data), data.scores
-    y_pred = _select_output(model.predict(data.X_model), predictions)
-    return y_pred, _model_scores(model, data.X_model, pos_label) if want_scores else None
-
-
 def _select_output(output: Any, predictions: str | None) -> Any:
-    """One column of predictions out of whatever ``model.predict`` returned."""
+    """One column of predictions out of whatever ``model.predict`` returned (a frame, a dict or an array)."""
     import numpy as np
     import pandas as pd
 
-    if isinstance(output, pd.DataFrame):
-        if predictions is not None and predictions in output.columns:
-            return output[predictions].to_numpy()
-        if output.shape[1] == 1:
-            return output.iloc[:, 0].to_numpy()
-        raise ValueError(
-            f"the model returned columns {list(output.columns)}; name the prediction column "
-            "with predictions= in mlflow.models.evaluate."
-        )
-    if isinstance(output, Mapping):
-        if predictions is not None and predictions in output:
-            return np.asarray(output[predictions])
-        if len(output) == 1:
-            return np.asarray(next(iter(output.values())))
-        raise ValueError(f"the model returned keys {list(output)}; name one with predictions=.")
-    return np.asarray(output)
+    if not isinstance(output, pd.DataFrame | Mapping):
+        return np.asarray(output)
+    names = list(output.columns if isinstance(output, pd.DataFrame) else output)
+    if predictions in names or len(names) == 1:
+        return np.asarray(output[predictions if predictions in names else names[0]])
+    raise ValueError(
+        f"the model returned columns {names}; name the prediction column with predictions= in mlflow.models.evaluate."
+    )
 
 
 def _model_scores(model: Any, X: Any, pos_label: Any) -> Any:
     """Positive-class probabilities from the model behind a pyfunc, or None."""
     from skfair_measures.record import positive_scores
 
-    raw = None
-    get_raw = getattr(model, "get_raw_model", None)
-    if get_raw is not None:
-        try:
-            raw = get_raw()
-        except (NotImplementedError, AttributeError):
-            raw = None
+    try:
+        raw = model.get_raw_model() if hasattr(model, "get_raw_model") else None
+    except (NotImplementedError, AttributeError):
+        raw = None
     fn = getattr(raw, "predict_proba", None) or getattr(model, "predict_proba", None)
     if fn is None:
         return None
@@ -297,40 +259,37 @@ class FairnessEvaluator(ModelEvaluator):
             ``metrics`` holds every logged metric (keys as in ``log_fairness``);
             ``artifacts`` the JSON results and, for posteriors, the density plots.
         """
+        import numpy as np
         from mlflow.models.evaluation.base import EvaluationResult
 
-        from skfair_measures.record import (
-            compute_posteriors,
-            evaluate_all,
-            needs_scores,
-            resolve_measures,
-            score_label,
-        )
+        from skfair_measures.record import compute_posteriors, evaluate_all, needs_scores, resolve_measures, score_label
 
         from ._tracking import log_fairness
 
         cfg = validate_config(evaluator_config)
-        data = _read_data(dataset, cfg)
+        data, options = _read_data(dataset, cfg), cfg.get("posterior")
         measures = resolve_measures(cfg.get("measures"), pos_label=cfg.get("pos_label"))
-        want_scores = needs_scores(measures) or cfg.get("posterior") is not None
-        y_pred, y_score = _predictions(
-            model, dataset, data, cfg, predictions, want_scores, score_label(measures, cfg.get("pos_label"))
-        )
+        if model is not None:
+            y_pred = _select_output(model.predict(data.X_model), predictions)
+            want_scores = needs_scores(measures) or options is not None
+            y_score = (
+                _model_scores(model, data.X_model, score_label(measures, cfg.get("pos_label"))) if want_scores else None
+            )
+        elif dataset.has_predictions:
+            y_pred, y_score = np.asarray(dataset.predictions_data), data.scores
+        else:
+            raise ValueError(
+                "no model and no predictions: pass a model, or predictions='column' with model=None to "
+                "mlflow.models.evaluate."
+            )
+        groups = {"sensitive_features": data.sensitive}
         results = evaluate_all(
-            measures,
-            data.y_true,
-            y_pred,
-            y_score=y_score,
-            sensitive_features=data.sensitive,
-            sample_weight=data.sample_weight,
+            measures, data.y_true, y_pred, y_score=y_score, sample_weight=data.sample_weight, **groups
         )
-        options = cfg.get("posterior")
-        scores = y_score if y_score is not None else y_pred
-        posts = (
-            {}
-            if options is None
-            else compute_posteriors(measures, data.y_true, scores, sensitive_features=data.sensitive, options=options)
-        )
+        posts = {}
+        if options is not None:
+            scores = y_score if y_score is not None else y_pred
+            posts = compute_posteriors(measures, data.y_true, scores, **groups, options=options)
         logged = log_fairness(
             [*results.items(), *posts.items()],
             run_id=run_id,

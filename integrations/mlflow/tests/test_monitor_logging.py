@@ -44,4 +44,4 @@ def test_every_step_is_logged_once_with_its_time_and_the_alarm_is_a_tag(tracking
     assert status.loc["fairness.tpr", "alarm"]
     assert tags["alarm.fairness.tpr"].startswith(f"step {int(status.loc['fairness.tpr', 'alarm_step'])} (since step")
     assert tags["monitor.logged_step"] == "12"
-    assert client.get_run(run.info.run_id).data.params["monitor.alpha"] == "0.05"
+    assert client.get_run(run.info.run_id).data.params["monitor.prob"] == "0.95"

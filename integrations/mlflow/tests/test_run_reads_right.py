@@ -122,12 +122,12 @@ def test_many_measures_and_steps_keep_the_logged_artifacts_tag_small(tracking):
 
 
 def test_a_posterior_that_read_unlabeled_rows_says_which_rows_it_describes(tracking):
-    from _helpers import Sampled
-
-    m = sfm.msr("fairness.cv")
+    m, rng = sfm.msr("fairness.cv"), np.random.default_rng(0)
     point = m.evaluate([1, 0, 1, 0], [1, 0, 0, 0], sensitive_features=list("FFMM"))
-    post = Sampled(m, np.random.default_rng(0).beta(20, 80, 400))
-    post.attrs = {"n_labeled": 500, "n_unlabeled": 1500}  # as the bc, bcr and ppi posteriors record them
+    A, score = rng.choice(list("FM"), 2000), rng.uniform(size=2000)  # 500 labeled rows, 1500 unlabeled
+    y = (rng.uniform(size=500) < score[:500]).astype(int)
+    unlabeled = {"unlabeled_scores": score[500:], "unlabeled_sensitive": A[500:]}
+    post = sfm.bayes.posterior(m, y, score[:500], sensitive_features=A[:500], method="ppi", **unlabeled, random_state=0)
     with mlflow.start_run() as run:
         log_fairness([point, post], artifacts=False)
     data = MlflowClient().get_run(run.info.run_id).data
