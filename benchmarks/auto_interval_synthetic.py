@@ -17,11 +17,13 @@ MOVER intervals' coverage is exact, the posteriors' is estimated on 1,000 draws 
 counts from it (2,000 posterior draws each; about 1 point of Monte Carlo error). Width:
 the median, as a ratio of the uniform posterior's.
 
-    python benchmarks/auto_interval_synthetic.py   # ~15 min on one core: results/auto_interval_synthetic.csv
+    python benchmarks/auto_interval_synthetic.py                # ~30 min: results/auto_interval_synthetic.csv
+    python benchmarks/auto_interval_synthetic.py --report-only  # the summary into docs/bayes.md
 """
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import time
 from pathlib import Path
@@ -30,7 +32,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-OUT = Path(__file__).resolve().parent / "results" / "auto_interval_synthetic.csv"
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "results" / "auto_interval_synthetic.csv"
+DOC = HERE.parent / "docs" / "bayes.md"
+MARKERS = ("<!-- synthetic:start -->", "<!-- synthetic:end -->")
+NAMES = ("jeffreys", "uniform", "mover_j", "newcombe")
 RATES = (0.02, 0.1, 0.3, 0.5, 0.7, 0.9, 0.98)
 Z = float(stats.norm.ppf(0.975))
 
@@ -85,7 +91,7 @@ def posterior(c: np.ndarray, prior: float, rng: np.random.Generator, draws: int 
     return np.quantile(d, 0.025, axis=1), np.quantile(d, 0.975, axis=1)
 
 
-def main() -> int:
+def compute() -> pd.DataFrame:
     rng, recs, start = np.random.default_rng(0), [], time.perf_counter()
     for n_labels, pi1, rho in itertools.product((20, 100), (0.03, 0.15, 0.5), ((1.0, 1.0), (0.3, 0.3), (0.15, 0.4))):
         for p in itertools.product(RATES, RATES):
@@ -100,24 +106,41 @@ def main() -> int:
             sample = c[rng.choice(w.size, size=1000, p=w / w.sum())]
             for name, prior in (("jeffreys", 0.5), ("uniform", 1.0)):
                 lo, hi = posterior(sample, prior, rng)
-                rec[f"{name}_cover"], rec[f"{name}_width"] = (
-                    float(np.mean((lo <= truth) & (truth <= hi))),
-                    float(np.median(hi - lo)),
-                )
+                rec[f"{name}_cover"] = float(np.mean((lo <= truth) & (truth <= hi)))
+                rec[f"{name}_width"] = float(np.median(hi - lo))
             recs.append(rec)
         print(f"N={n_labels} pi1={pi1} rho={rho}: {time.perf_counter() - start:.0f} s", flush=True)
-    df = pd.DataFrame(recs)
-    df.to_csv(OUT, index=False)
-    names = ("jeffreys", "uniform", "mover_j", "newcombe")
-    for name in names:
-        df[f"{name}_ratio"] = df[f"{name}_width"] / df["uniform_width"]
-    df["gap"] = pd.cut((df.p1 - df.p0).abs(), [-0.01, 0.45, 1.0], labels=["|Δ| <= 0.4", "|Δ| >= 0.6"])
-    summary = df.groupby(["n_labels", "gap"], observed=True).agg(
-        **{f"{n} cover min": (f"{n}_cover", "min") for n in names},
-        **{f"{n} cover mean": (f"{n}_cover", "mean") for n in names},
-        **{f"{n} width/uniform max": (f"{n}_ratio", "max") for n in names},
-    )
-    print(summary.round(3).T.to_string())
+    return pd.DataFrame(recs)
+
+
+def markdown(df: pd.DataFrame) -> str:
+    """Per number of labels and size of the gap: worst and mean coverage, largest width ratio, per construction."""
+    gap = pd.cut((df.p1 - df.p0).abs(), [-0.01, 0.45, 1.0], labels=["<= 0.4", ">= 0.6"])
+    lines = [
+        "| labels | true gap | settings | " + " | ".join(f"{n}: cover min / mean, width max" for n in NAMES) + " |",
+        "|---|---|---|" + "---|" * len(NAMES),
+    ]
+    for (n_labels, g), sub in df.groupby([df.n_labels, gap], observed=True):
+        cells = [
+            f"{sub[f'{n}_cover'].min():.2f} / {sub[f'{n}_cover'].mean():.3f}, "
+            f"{(sub[f'{n}_width'] / sub['uniform_width']).max():.2f}"
+            for n in NAMES
+        ]
+        lines.append(f"| {n_labels} | {g} | {len(sub)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--report-only", action="store_true")
+    args = ap.parse_args(argv)
+    if not args.report_only:
+        compute().to_csv(OUT, index=False)
+    df = pd.read_csv(OUT)
+    text = DOC.read_text()
+    a, b = text.index(MARKERS[0]) + len(MARKERS[0]), text.index(MARKERS[1])
+    DOC.write_text(text[:a] + "\n" + markdown(df) + "\n" + text[b:])
+    print(markdown(df))
     return 0
 
 

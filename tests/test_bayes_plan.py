@@ -69,7 +69,7 @@ def test_a_plan_below_the_power_asked_says_so_loudly():
     with pytest.warns(UserWarning, match=r"the plan reaches power 0\.\d+ .*below the 0.95 asked"):
         plan = sfm.plan_labels(m, eps=0.1, power=0.95, **kw)
     assert plan.attrs["power"] < 0.95 and "below the 0.95 asked" in plan.attrs["shortfall"]
-    with pytest.raises(TypeError, match=r"prob= .*not alpha=; pass prob=0.9"):
+    with pytest.raises(TypeError, match=r"prob= .*not alpha=: pass prob=0.9"):
         sfm.plan_labels(m, eps=0.1, alpha=0.1, **kw)
 
 

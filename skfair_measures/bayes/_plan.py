@@ -60,7 +60,7 @@ from ..base import ratio_roles
 from ..results import check_prob
 from ._auto import INTERVAL_MIN_LABELS
 from ._bb import BetaBinomial
-from ._guaranteed import Guaranteed
+from ._guaranteed import Guaranteed, QuantileBox
 from ._method import FitData, Rows
 
 __all__ = ["plan_labels"]
@@ -84,14 +84,11 @@ _JEFFREYS = BetaBinomial(prior="jeffreys")
 
 
 def _interval(data: FitData, measure: Any, prob: float, method: str) -> tuple[float, float]:
-    if method == "auto":
+    if method == "auto":  # NaN where a group has no labeled row in a rate's denominator: undecided
         fit = _JEFFREYS.group_draws(
-            data, tuple(measure.bases), chains=1, draws=PLAN_DRAWS, rng=np.random.default_rng(0), seed=0
+            data, measure.bases, chains=1, draws=PLAN_DRAWS, rng=np.random.default_rng(0), seed=0
         )
-        with np.errstate(invalid="ignore", divide="ignore"):
-            draws = np.asarray(measure.from_group_values(fit.values, groups=data.groups, overall=fit.overall))
-        lo, hi = np.quantile(draws, [(1.0 - prob) / 2.0, (1.0 + prob) / 2.0])  # NaN: a group without a labeled row
-        return float(lo), float(hi)
+        return QuantileBox(fit.values, fit.overall).measure_interval(measure, data.groups, prob)
     box = (
         Guaranteed()
         .group_draws(data, tuple(measure.bases), chains=1, draws=1, rng=np.random.default_rng(0), seed=0)
@@ -216,12 +213,7 @@ def plan_labels(
     ('within', True)
     """
     if alpha is not None:
-        raise TypeError(
-            f"plan_labels takes prob= (the interval's probability content, 1 - alpha), not alpha=; "
-            f"pass prob={1 - alpha:g}"
-            if isinstance(alpha, float | int)
-            else "pass prob= instead of alpha="
-        )
+        raise TypeError(f"plan_labels takes prob= (1 - alpha), not alpha=: pass prob={1 - alpha:g}")
     check_prob(power, "power")
     check_prob(prob, "prob")
     if method not in ("auto", "guaranteed"):
@@ -269,7 +261,6 @@ def plan_labels(
     sizes = sim.sizes
     say = progress_lines(progress)
     say(f"plan_labels: {n_sim} simulated audits per candidate number of labels ...")
-    interval = method if method == "guaranteed" else "auto"
     cache: dict[tuple[int, int], float] = {}
     passes: dict[int, bool] = {}
 
@@ -280,7 +271,7 @@ def plan_labels(
         if t not in passes:
             n, need, hits = _allocate(t, sizes, allocation), int(np.ceil(bar * n_sim - 1e-9)), 0
             for i in range(n_sim):
-                hits += _decides(*sim.interval(n, i, prob, interval), eps, within)
+                hits += _decides(*sim.interval(n, i, prob, method), eps, within)
                 if hits >= need or hits + n_sim - i - 1 < need:
                     break
             passes[t] = hits >= need
@@ -291,7 +282,7 @@ def plan_labels(
         """The share of right decisions at ``t`` labels over the audits ``first`` to ``first + n_sim``."""
         if (t, first) not in cache:
             n = _allocate(t, sizes, allocation)
-            hits = sum(_decides(*sim.interval(n, i, prob, interval), eps, within) for i in range(first, first + n_sim))
+            hits = sum(_decides(*sim.interval(n, i, prob, method), eps, within) for i in range(first, first + n_sim))
             cache[t, first] = hits / n_sim
         return cache[t, first]
 
@@ -309,9 +300,8 @@ def plan_labels(
         lo_t, t = t, min(2 * t, cap)
     if not passing(t):  # even `cap` labels are too few for the interval of few labels
         if switch is None or switch >= top or normal is None:
-            reached = power_at(t)
             raise ValueError(
-                _refusal(sim, measure, guess, within, eps, power, reached, prob, top, allocation, interval)
+                _refusal(sim, measure, guess, within, eps, power, power_at(t), prob, top, allocation, method)
             )
         if normal > top:
             raise ValueError(
