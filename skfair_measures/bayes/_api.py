@@ -170,8 +170,8 @@ def posterior(
         same seed, ``ppi`` up to summation order). Other methods read the labeled rows
         themselves and are refused here.
     target : {"audited rows", "population"}, optional
-        What the guaranteed interval (``method="guaranteed"``, or ``"auto"`` below its row
-        count) is about, stated as ``attrs["target"]``: ``"audited rows"``, the rows given
+        What the guaranteed interval (``method="guaranteed"``, or ``"auto"`` with weights below
+        its row count) is about, stated as ``attrs["target"]``: ``"audited rows"``, the rows given
         (labeled and unlabeled), of which the labeled ones are a sample without replacement,
         so the interval shrinks to the exact value as the labels cover them (with every row
         labeled, each rate is known); ``"population"``, a population the labeled rows were

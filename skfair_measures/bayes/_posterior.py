@@ -160,9 +160,9 @@ class MeasurePosterior(Estimate):
     hand. An :class:`~skfair_measures.uncertainty.Estimate`: ``value``, ``n``, ``target``,
     ``construction``, ``interval(prob)``, ``prob_within(eps)``, ``verdict(eps)`` and
     ``summary()``. Its interval, probabilities and verdict come from one construction: the
-    posterior draws, or, for ``method="guaranteed"`` (and ``"auto"`` when it reports the
-    guaranteed interval), the guaranteed box mapped through the measure, which is a
-    confidence interval and gives no probabilities (NaN, with ``no_prob_reason``).
+    posterior draws, or, for ``method="guaranteed"`` (and ``"auto"`` when it widens its
+    interval to hold another construction's estimate), a box mapped through the measure,
+    which is a confidence interval and gives no probabilities (NaN, with ``no_prob_reason``).
 
     Attributes
     ----------
