@@ -96,7 +96,7 @@ def test_auto_reports_its_methods_interval_with_enough_labels_and_says_why():
     # one construction: the Jeffreys posterior's interval and its probabilities
     lo, hi = few.interval(0.95)
     assert lo <= few.value <= hi and 0 < few.prob_within(0.2) < 1 and few.no_prob_reason is None
-    assert few.summary().loc[0, "construction"] == "Beta-Binomial posterior"
+    assert few.summary().loc[0, "construction"] == "Beta-Binomial posterior (Jeffreys prior)"
 
 
 def test_guaranteed_takes_weights_and_says_the_scores_are_not_used():

@@ -125,7 +125,7 @@ def test_plan_reaches_power_slow():
 
 
 def test_a_tpr_gap_of_020_at_eps_005_is_planned_for_the_interval_auto_will_report():
-    """1,600 labels for the guaranteed interval; 420 by a normal approximation; auto's Jeffreys interval near that."""
+    """About 1,660 labels for the guaranteed interval, 420 by a normal approximation; auto's Jeffreys interval: 480."""
     kw = dict(group_sizes={"a": 5000, "b": 5000}, rates={"a": 0.9, "b": 0.7}, denominator_share=0.5, n_sim=40)
     plan = sfm.plan_labels(sfm.msr("fairness.tpr"), eps=0.05, **kw)
     assert plan.attrs["method"] == "auto" and plan.attrs["normal_labels"] == 420

@@ -256,7 +256,8 @@ class MeasurePosterior(Estimate):
         """What made the interval, in words a reader knows."""
         if self.interval_box is not None:
             return self.interval_box.name
-        return _CONSTRUCTIONS.get(self.method, f"{self.method} posterior")
+        prior = " (Jeffreys prior)" if self.attrs.get("prior") == "jeffreys" else ""
+        return _CONSTRUCTIONS.get(self.method, f"{self.method} posterior") + prior
 
     @property
     def target(self) -> str:  # type: ignore[override]
