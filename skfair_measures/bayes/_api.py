@@ -437,10 +437,6 @@ class _AutoPlan:
     estimate: str  # "calibration", "exact" or "own"
     estimate_reason: str
 
-    @property
-    def from_calibration(self) -> bool:
-        return self.estimate == "calibration"
-
 
 def _auto_checked(
     estimator: EstimationMethod, data: FitData, options: Mapping[str, Any], unused: list[str], plan: _AutoPlan
@@ -451,7 +447,7 @@ def _auto_checked(
         return estimator, None, unused
     kept = (
         "; its estimate stays the calibration model's (fitted for it) and its interval is the labels'"
-        if plan.from_calibration
+        if plan.estimate == "calibration"
         else ""
     )
     warnings.warn(
@@ -460,7 +456,7 @@ def _auto_checked(
         stacklevel=external_stacklevel(),
     )
     record, left = _options(AUTO, name, options)
-    if plan.from_calibration:  # the calibration fit of the estimate reads the options of the rules' method
+    if plan.estimate == "calibration":  # the calibration fit of the estimate reads the options of the rules' method
         left = [k for k in left if k not in METHODS[estimator.name].option_names()]
     return record, why, left
 
@@ -525,7 +521,7 @@ def _auto_interval(
     interval, the probability and the verdict), and ``attrs`` says so.
     """
     out = {"interval_reason": plan.interval_reason}
-    if plan.interval == "own" or (plan.interval == "jeffreys" and not plan.from_calibration):
+    if plan.interval == "own" or (plan.interval == "jeffreys" and plan.estimate != "calibration"):
         return out | {"interval": f"{estimator.name}'s own" + (" (Jeffreys prior)" if plan.interval != "own" else "")}
     none = "none: a confidence interval (the draws' would not agree with it)"
     if plan.interval == "jeffreys":

@@ -63,7 +63,7 @@ from ..base import BaseMetric, ratio_roles
 from ._bb import bb_cell_draws, cell_concentration
 from ._method import EstimationMethod, FitData, GroupDraws, group_name
 
-__all__ = ["TARGETS", "ConfidenceBox", "Guaranteed", "QuantileBox", "audit_target", "exact_rates", "labels_box"]
+__all__ = ["TARGETS", "ConfidenceBox", "Guaranteed", "QuantileBox", "audit_target", "labels_box"]
 
 #: What an interval can be about: the rows given (labeled and unlabeled), or a population they were drawn from.
 TARGETS = ("audited rows", "population")
@@ -223,7 +223,7 @@ def labels_box(data: FitData, bases: tuple[BaseMetric, ...], fit: GroupDraws, se
     for b in bases:
         fit.values[b.name] = np.where(np.isnan(fit.values[b.name]), b.from_counts(prior), fit.values[b.name])
         if ratio_roles(b).label_free and data.has_unlabeled:
-            rate, pooled = exact_rates(data, ratio_roles(b))
+            rate, pooled = _exact_rates(data, ratio_roles(b))
             fit.values[b.name], fit.overall[b.name] = np.broadcast_to(rate, (*shape, rate.size)), np.full(shape, pooled)
     return QuantileBox(fit.values, fit.overall)
 
@@ -248,7 +248,7 @@ def _proxies(scores: np.ndarray, y_pred: np.ndarray, roles: Any) -> tuple[np.nda
     return a, b
 
 
-def exact_rates(data: FitData, roles: Any) -> tuple[np.ndarray, float]:
+def _exact_rates(data: FitData, roles: Any) -> tuple[np.ndarray, float]:
     """A label-free rate (the selection rate) on every audited row, labeled and unlabeled: known exactly.
 
     Weights are known up to a common factor, so the labeled and unlabeled rows' weights
@@ -369,7 +369,7 @@ class Guaranteed(EstimationMethod):
                     "(e.g. balanced accuracy averages two rates); use method='bb' for it."
                 )
             if roles.label_free and data.has_unlabeled:  # every audited row's prediction is known
-                rate, pooled = exact_rates(data, roles)
+                rate, pooled = _exact_rates(data, roles)
                 groups_ci[base.name] = [RateInterval(float(r)) for r in rate]
                 pooled_ci[base.name] = RateInterval(pooled)
                 empty, where = np.flatnonzero(~np.isfinite(rate)), "row"
