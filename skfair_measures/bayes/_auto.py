@@ -44,7 +44,7 @@ Cai & DasGupta 2001), and of a difference or ratio as well (Agresti & Min 2005).
 out on the papers' score files (``benchmarks/reproduce_ji2020_sharper.py``, every
 (dataset, model) pair at 20 and 100 labels, 100 runs per cell, none of it tuned on them)
 it covered Δ accuracy and Δ TPR in at least 91% of the runs of every cell at a median
-width 0.90-1.14 times Beta-Binomial's (the betting interval it replaces: 1.6-2.4 times);
+width 0.89-1.14 times Beta-Binomial's (the betting interval it replaces: 1.5-2.3 times);
 on a seeded synthetic grid (``benchmarks/auto_interval_synthetic.py``: groups of 3-50%
 of 20 or 100 labels, rates 0.02-0.98) it covered at least as often as the uniform prior's
 posterior (the comparator) and MOVER-Jeffreys, at 0.95-1.12 times the uniform
