@@ -106,16 +106,11 @@ class BootstrapResult(ReplicatesResult):
         self._draws = np.asarray(draws, dtype=float)
         self.prob = prob
         n = None if groups is None else len(groups)
-        self.group_draws = (
-            None
-            if group_draws is None
-            else {k: np.asarray(v, dtype=float).reshape(-1, n) for k, v in group_draws.items()}
-        )
-        self.group_values = (
-            None
-            if group_values is None
-            else {k: np.asarray(v, dtype=float).reshape(n) for k, v in group_values.items()}
-        )
+
+        def floats(per_group: PerGroup | None, shape: Any) -> dict[str, np.ndarray] | None:
+            return None if per_group is None else {k: np.asarray(v, float).reshape(shape) for k, v in per_group.items()}
+
+        self.group_draws, self.group_values = floats(group_draws, (-1, n)), floats(group_values, n)
         self.groups = groups
         self._joint = object() if joint is None else joint  # results sharing it share their replicates
         # rows (not weights) per group: the verdicts say when groups are too small for their level
@@ -162,10 +157,6 @@ class BootstrapResult(ReplicatesResult):
     def estimate(self) -> float:
         """The measure on the observed data (same as ``value``)."""
         return self.value
-
-    @property
-    def draws(self) -> np.ndarray:
-        return self._draws
 
     @property
     def by_group(self) -> pd.Series | pd.DataFrame | None:
@@ -234,21 +225,11 @@ class BootstrapResult(ReplicatesResult):
                 "no base metric per group, or the result was built without them); verdicts need "
                 "sfm.bootstrap(...) or sfm.bootstraps(...) of a groupwise measure."
             )
-        return VerdictFamily(
-            key=self.key,
-            groups=self.groups,
-            draws=self.group_draws,
-            source="bootstrap",
-            observed=self.group_values,
-            fit=self._joint,
-            rows=self._group_rows,
-            counts=self.rate_counts,
-        )
+        args = (self.key, self.groups, self.group_draws, "bootstrap", self.group_values, self._joint)
+        return VerdictFamily(*args, rows=self._group_rows, counts=self.rate_counts)
 
     def to_dict(self) -> dict[str, Any]:
-        out = super().to_dict()
-        out.update({"se": plain(self.se), "n_boot": int(self._draws.size)})
-        return out
+        return super().to_dict() | {"se": plain(self.se), "n_boot": int(self._draws.size)}
 
 
 def _multinomial_counts(stats: ConfusionStats, n_boot: int, rng: np.random.Generator) -> ConfusionStats:
@@ -617,17 +598,10 @@ def _result(rep: Replicates, prob: float, sample: GroupedSample, measure: Measur
     """The bootstrap result of ``measure`` on ``sample`` from its replicates ``rep``."""
     codes, (data, pos) = sample.group_codes, prepared(sample, measure.inputs)
     counts = rate_counts(measure, data, pos) if _statistics_kind(measure) == "confusion" else None
-    return BootstrapResult(
-        measure.evaluate_sample(sample),
-        rep.draws.ravel(),
-        prob,
-        group_draws=rep.group_draws,
-        groups=sample.groups,
-        group_values=_group_values(measure, sample),
-        joint=joint,
-        group_rows=np.bincount(codes[codes >= 0], minlength=sample.n_groups),
-        rate_counts=counts,
-    )
+    rows = np.bincount(codes[codes >= 0], minlength=sample.n_groups)
+    values, point = _group_values(measure, sample), measure.evaluate_sample(sample)
+    groupwise = {"groups": sample.groups, "group_draws": rep.group_draws, "group_values": values, "joint": joint}
+    return BootstrapResult(point, rep.draws.ravel(), prob, group_rows=rows, rate_counts=counts, **groupwise)
 
 
 def check_replicates(n_boot: Any, prob: Any) -> None:

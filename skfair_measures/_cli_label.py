@@ -71,17 +71,12 @@ def _assessment(data: Any, args: argparse.Namespace) -> Any:
     for col in [args.label, args.prediction, *args.score, *args.sensitive, *([args.id] if args.id else [])]:
         if col not in data.columns:
             raise KeyError(f"no column {col!r} in {args.file}; the columns are {list(data.columns)!r}.")
-    pred = data[args.prediction]
-    y_true = data[args.label].astype(object).where(data[args.label].notna(), None)
-    if pd.api.types.is_numeric_dtype(pred):
-        y_true = pd.to_numeric(data[args.label]).astype(object).where(data[args.label].notna(), None)
+    pred, label = data[args.prediction], data[args.label]
+    y_true = (pd.to_numeric(label) if pd.api.types.is_numeric_dtype(pred) else label).astype(object)
     scores = data[args.score[0]] if len(args.score) == 1 else data[args.score].to_numpy()
     sensitive = data[args.sensitive[0]] if len(args.sensitive) == 1 else data[args.sensitive]
-    pair = None
-    if args.pair:
-        pair = tuple(_typed(args.pair, sensitive)) if len(args.sensitive) == 1 else None
-        if pair is None:
-            raise ValueError("--pair compares two groups of one --sensitive column.")
+    if args.pair and len(args.sensitive) != 1:
+        raise ValueError("--pair compares two groups of one --sensitive column.")
     return ActiveAssessment(
         pred,
         scores,
@@ -92,9 +87,9 @@ def _assessment(data: Any, args: argparse.Namespace) -> Any:
         strategy=args.strategy,
         pos_label=_typed([args.pos_label], pred)[0],
         classes=_typed(args.classes, pred) if args.classes else None,
-        y_true=y_true,
+        y_true=y_true.where(label.notna(), None),
         m=args.m,
-        pair=pair,
+        pair=tuple(_typed(args.pair, sensitive)) if args.pair else None,
         eps=args.eps,
         random_state=args.seed,
     )
@@ -119,17 +114,15 @@ def run(args: argparse.Namespace, *, read: Callable[..., Any], error: type[Excep
     ``read`` and ``error`` are the ``skfair`` command's file reader and error class
     (given by :mod:`skfair_measures.cli`, which imports this module).
     """
-    CLIError = error  # noqa: N806 - the command's error class
-    _read = read
     if args.budget < 1:
-        raise CLIError("--budget must be a positive integer.")
-    data = _read(args.file, args.sensitive)  # group columns as text, as in `skfair audit`
+        raise error("--budget must be a positive integer.")
+    data = read(args.file, args.sensitive)  # group columns as text, as in `skfair audit`
     try:
         aa = _assessment(data, args)
     except KeyError as exc:
-        raise CLIError(exc.args[0] if exc.args else str(exc)) from exc
+        raise error(exc.args[0] if exc.args else str(exc)) from exc
     except (ValueError, TypeError) as exc:
-        raise CLIError(str(exc)) from exc
+        raise error(str(exc)) from exc
     rows = aa.ask(args.budget)
     ids = data[args.id].to_numpy()[rows] if args.id else rows
     sys.stdout.write(f"rows to label next ({rows.size}{' (pool exhausted)' if rows.size < args.budget else ''}):\n")

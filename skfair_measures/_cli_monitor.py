@@ -138,17 +138,11 @@ def _batches(args: argparse.Namespace, mon: Any, error: Callable[[str], Exceptio
         yield str(start), start, rel.filter(f"{period} = TIMESTAMP '{start}'")
 
 
-def _evidence(row: Any) -> str:
-    e = row.get("alarm_e_value")
-    return "" if e is None or e != e else f" with e-value {e:.3g}, now {row['e_value']:.3g}"
-
-
 def _line(step: int, name: str, status: Any) -> str:
-    parts = []
-    for key, row in status.iterrows():
-        value = f"{row['value']:.3f}" if row["value"] == row["value"] else "nan"
-        flag = " ALARM" if row["alarm"] else ""
-        parts.append(f"{key}={value} [{row['lower']:.3f}, {row['upper']:.3f}]{flag}")
+    parts = [
+        f"{key}={row['value']:.3f} [{row['lower']:.3f}, {row['upper']:.3f}]{' ALARM' if row['alarm'] else ''}"
+        for key, row in status.iterrows()
+    ]
     return f"{step:>5}  {name}  " + "  ".join(parts)
 
 
@@ -175,8 +169,10 @@ def run(args: argparse.Namespace, *, error: Callable[[str], Exception]) -> int:
     sys.stdout.write(f"{n} new batch(es); {mon.step} in all; state in {args.state}\n")
     alarms = status[status["alarm"].fillna(False).astype(bool)]
     for key, row in alarms.iterrows():
+        e = row.get("alarm_e_value")
+        evidence = "" if e is None or e != e else f" with e-value {e:.3g}, now {row['e_value']:.3g}"
         sys.stdout.write(
             f"ALARM {key}: beyond eps={row['eps']:g} since step {int(row['changed_since'])} "
-            f"(raised at step {int(row['alarm_step'])}{_evidence(row)}; an alarm stays raised)\n"
+            f"(raised at step {int(row['alarm_step'])}{evidence}; an alarm stays raised)\n"
         )
     return 1 if args.fail_on_alarm and len(alarms) else 0

@@ -138,13 +138,9 @@ def _named_columns(sensitive_features: Any, prefix: str = "sensitive_feature") -
 
 def _column_values(col: Any) -> np.ndarray | pd.api.extensions.ExtensionArray:
     """A column's values; extension arrays (categoricals, Arrow/pandas strings) as they are."""
-    if isinstance(col, pd.Series) and isinstance(col.dtype, pd.api.extensions.ExtensionDtype):
-        return col.array  # factorised without object conversion
-    if isinstance(col, pd.Series):
-        return col.to_numpy()
-    if isinstance(col, pd.Categorical):
-        return col
-    return np.asarray(col)
+    if isinstance(col, pd.Series):  # an extension array is factorised without object conversion
+        return col.array if isinstance(col.dtype, pd.api.extensions.ExtensionDtype) else col.to_numpy()
+    return col if isinstance(col, pd.Categorical) else np.asarray(col)
 
 
 def _refuse_missing_groups(name: str, values: Any, kind: str = "sensitive feature") -> Any:
@@ -177,9 +173,8 @@ def _refuse_missing_groups(name: str, values: Any, kind: str = "sensitive featur
 
 def _is_flat_sequence(values: Any) -> bool:
     """A list or tuple of scalars (not of rows)."""
-    if not isinstance(values, list | tuple) or not values:
-        return False
-    return not isinstance(values[0], list | tuple | np.ndarray | pd.Series)
+    row_types = (list, tuple, np.ndarray, pd.Series)
+    return isinstance(values, list | tuple) and bool(values) and not isinstance(values[0], row_types)
 
 
 def _factorize(values: np.ndarray | pd.Categorical) -> tuple[np.ndarray, pd.Index]:

@@ -116,9 +116,5 @@ def _resolve_inputs(key: str, leaves: Sequence[MeasureBase]) -> MeasureInputs:
                 + f". Give them the same {name}=, or set it on the whole measure with .with_inputs({name}=...)."
             )
         values[name] = first
-    proba = any(r.response_method == "predict_proba" for r in records)
-    return MeasureInputs(
-        response_method="predict_proba" if proba else "predict",
-        needs_sensitive=any(r.needs_sensitive for r in records),
-        **values,
-    )
+    response = "predict_proba" if any(r.response_method == "predict_proba" for r in records) else "predict"
+    return MeasureInputs(response_method=response, needs_sensitive=any(r.needs_sensitive for r in records), **values)

@@ -89,9 +89,7 @@ class MeasureBase:
 
     def leaves(self) -> list[MeasureBase]:
         """The leaf measures of the tree, in order."""
-        if not self.children:
-            return [self]
-        return [leaf for child in self.children for leaf in child.leaves()]
+        return [leaf for child in self.children for leaf in child.leaves()] if self.children else [self]
 
     @property
     def inputs(self) -> MeasureInputs:
@@ -461,17 +459,9 @@ def _validate(
                 "each sample). In a scorer, read it from a column of X (sfm.make_scorers(..., "
                 "sensitive='column')) or enable metadata routing (see docs/scoring.md)."
             )
-        n = len(y_true)
-        return check_inputs(y_true, y_pred, np.zeros(n, dtype=np.intp), sample_weight, groups=_ONE_GROUP)
-    sample = check_inputs(
-        y_true,
-        y_pred,
-        sensitive_features,
-        sample_weight,
-        groups=inputs.groups,
-        labels=inputs.labels,
-        compare_groups=inputs.needs_sensitive,
-    )
+        return check_inputs(y_true, y_pred, np.zeros(len(y_true), dtype=np.intp), sample_weight, groups=_ONE_GROUP)
+    declared = {"groups": inputs.groups, "labels": inputs.labels, "compare_groups": inputs.needs_sensitive}
+    sample = check_inputs(y_true, y_pred, sensitive_features, sample_weight, **declared)
     return restrict_small_groups(sample, inputs.min_group_size, inputs.small_groups, key)
 
 

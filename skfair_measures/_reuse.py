@@ -169,19 +169,13 @@ def _series_snapshot(values: Any) -> Check | None:
 
 
 def _array_snapshot(arr: np.ndarray, as_array: Callable[[Any], Any]) -> Check | None:
-    if arr.dtype.kind in "biuf":
-        copy = arr.copy()
-        return lambda a: _equal_numeric(as_array(a), copy)
-    if arr.dtype.kind == "O" and pd.api.types.infer_dtype(arr, skipna=False) == "string":
-        # Python strings only: == on two strings is exact, and a non-string never equals one
-        copy = arr.copy()
-        return lambda a: _equal_strings(as_array(a), copy)
-    return None
+    # numbers, or Python strings only: == on two strings is exact, and a non-string never equals one
+    strings = arr.dtype.kind == "O" and pd.api.types.infer_dtype(arr, skipna=False) == "string"
+    if arr.dtype.kind not in "biuf" and not strings:
+        return None
+    copy = arr.copy()
+    return lambda a: _equal(as_array(a), copy)
 
 
-def _equal_numeric(a: Any, snap: np.ndarray) -> bool:
+def _equal(a: Any, snap: np.ndarray) -> bool:
     return isinstance(a, np.ndarray) and a.dtype == snap.dtype and a.shape == snap.shape and np.array_equal(a, snap)
-
-
-def _equal_strings(a: Any, snap: np.ndarray) -> bool:
-    return isinstance(a, np.ndarray) and a.dtype == snap.dtype and a.shape == snap.shape and bool((a == snap).all())

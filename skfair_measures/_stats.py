@@ -24,12 +24,7 @@ import pandas as pd
 from . import _reuse
 from ._arrays import _check_no_missing, _check_weight, _levels, _range_limit, _shifted, _to_1d, check_scores
 from ._counts import ConfusionStats, ErrorStats, MulticlassStats, _widen_classes, weightless
-from ._groups import (
-    _check_two_groups,
-    _checked_columns,
-    _encoded,
-    resolve_sensitive,
-)
+from ._groups import _check_two_groups, _checked_columns, _encoded, resolve_sensitive
 from ._labels import (
     Factorized,
     _check_label_values,
@@ -42,9 +37,7 @@ from ._labels import (
     factorized_labels,
     implied_positive,
 )
-from ._small_groups import (
-    small_group_plan,
-)
+from ._small_groups import small_group_plan
 
 __all__ = [
     "GroupedSample",
@@ -393,11 +386,7 @@ def _validated(inputs: tuple, groups: Any, labels: Any, y_pred_name: str, compar
 
 
 def _integer_sample(
-    cols: list[tuple[str, Any]],
-    t: np.ndarray,
-    p: np.ndarray,
-    compare_groups: bool = True,
-    w: np.ndarray | None = None,
+    cols: list[tuple[str, Any]], t: np.ndarray, p: np.ndarray, compare_groups: bool = True, w: np.ndarray | None = None
 ) -> GroupedSample | None:
     """The validated sample of integer (or boolean) groups and labels, from one ``np.bincount``.
 

@@ -142,11 +142,7 @@ def _warn_undefined(
         if undefined == "drop"
         else f"{key} is NaN; merge groups or pass undefined='drop'"
     )
-    warnings.warn(
-        f"{base.name} is undefined {which}; {consequence}.",
-        UndefinedGroupWarning,
-        stacklevel=5,
-    )
+    warnings.warn(f"{base.name} is undefined {which}; {consequence}.", UndefinedGroupWarning, stacklevel=5)
 
 
 def _operate(op: Operation, values: np.ndarray, groups: pd.Index, overall: Any, undefined: str) -> np.ndarray:
@@ -184,8 +180,4 @@ def _joined_reasons(results: Sequence[MeasureResult]) -> str:
 
 
 def _union_groups(results: Sequence[MeasureResult]) -> list[Any]:
-    seen: dict[Any, None] = {}
-    for r in results:
-        for g in r.undefined_groups:
-            seen.setdefault(g, None)
-    return list(seen)
+    return list(dict.fromkeys(g for r in results for g in r.undefined_groups))

@@ -193,14 +193,10 @@ def verdicts(results: Mapping[str, Any] | Iterable[Any], eps: float, prob: float
     if caution is not None:
         warnings.warn(caution, SmallGroupWarning, stacklevel=2)
         how = f"{how}; CAUTION: {caution}"
-    table.attrs.update(
-        family_wise_level=prob,
-        construction=how,
-        eps=eps,
-        source=first.source,
-        family_size=_distinct(table[table["verdict"] != "undefined"]),
-        counts={v: _distinct(table[table["verdict"] == v]) for v in ("exceeds", "inconclusive", "undefined", "within")},
-    )
+    table.attrs.update(family_wise_level=prob, construction=how, eps=eps, source=first.source)
+    table.attrs["family_size"] = _distinct(table[table["verdict"] != "undefined"])
+    kinds = ("exceeds", "inconclusive", "undefined", "within")
+    table.attrs["counts"] = {v: _distinct(table[table["verdict"] == v]) for v in kinds}
     tally = ", ".join(f"{n} {v}" for v, n in table.attrs["counts"].items() if n)
     table.attrs["tally"] = f"over {table.attrs['family_size']} distinct differences: {tally}" + (
         f"\n({len(table)} rows: measures that read one rate share its difference)"
@@ -219,10 +215,8 @@ def _distinct(rows: pd.DataFrame) -> int:
 
 def _small_bootstrap(families: list[VerdictFamily]) -> str | None:
     """What a bootstrap table must say when a group is too small for its level to hold (else None)."""
-    sizes = [f.rows for f in families if f.source == "bootstrap" and f.rows is not None]
-    if not sizes:
-        return None
-    smallest = min(float(np.min(np.asarray(r, dtype=float))) for r in sizes)
+    sizes = [np.min(np.asarray(f.rows, float)) for f in families if f.source == "bootstrap" and f.rows is not None]
+    smallest = float(min(sizes, default=np.inf))
     if smallest >= BOOTSTRAP_MIN_ROWS:
         return None
     return (
@@ -254,11 +248,10 @@ def verdict_tables(results: Mapping[str, Any] | Iterable[Any], eps: float, prob:
     items = list(results.values()) if isinstance(results, Mapping) else list(results)
     fits: dict[tuple, list[Any]] = {}
     for r in items:
-        get = getattr(r, "verdict_family", None)
-        if get is None:
+        if not hasattr(r, "verdict_family"):  # no joint draws
             continue
         try:
-            family = get()
+            family = r.verdict_family()
         except ValueError:  # a result without per-group draws
             continue
         n_draws = {d.shape[0] for d in family.draws.values()}

@@ -166,12 +166,9 @@ class CountMetric(BaseMetric):
                 f"average={average!r} does not apply to {self.name!r}: {why}. Omit average=, or pass pos_label= "
                 "for one class against the rest."
             )
+        described = f"{self.description} ({average} average over classes)"
         return dataclasses.replace(
-            self,
-            name=f"{self.name}_{average}",
-            description=f"{self.description} ({average} average over classes)",
-            average=average,
-            averageable=False,
+            self, name=f"{self.name}_{average}", description=described, average=average, averageable=False
         )
 
     def from_counts(self, counts: np.ndarray, classes: Any = None) -> np.ndarray:
@@ -301,11 +298,8 @@ class SklearnMetric(BaseMetric):
             name = fname
             for suffix in ("_score", "_error", "_loss"):
                 name = name.removesuffix(suffix)
-        if greater_is_better is None:
-            if sign is not None:
-                greater_is_better = sign > 0
-            else:
-                greater_is_better = not fname.endswith(("_error", "_loss", "_deviance"))
+        if greater_is_better is None:  # the scorer's sign, else scikit-learn's naming convention
+            greater_is_better = sign > 0 if sign is not None else not fname.endswith(("_error", "_loss", "_deviance"))
         if response_method is None:
             response_method = scorer_response or ("predict_proba" if fname in _PROBA_METRICS else "predict")
         fields = dict(metric=func, name=name, greater_is_better=greater_is_better, response_method=response_method)
@@ -395,11 +389,9 @@ class _Cells:
         def total(cells: str) -> np.ndarray:
             return _n(c) if cells == "all" else functools.reduce(np.add, [c[(..., *_CELLS[x])] for x in cells.split()])
 
-        return (
-            np.where(_n(c) > 0, total(self.num), np.nan)
-            if self.den is None
-            else _ratio(total(self.num), total(self.den))
-        )
+        if self.den is None:
+            return np.where(_n(c) > 0, total(self.num), np.nan)
+        return _ratio(total(self.num), total(self.den))
 
 
 def _n(c: np.ndarray) -> np.ndarray:
@@ -463,6 +455,7 @@ _NEG = "no negatives in y_true"
 _PPOS = "no positive predictions"
 _PNEG = "no negative predictions"
 _EMPTY = "the group has no samples"
+_POS_NEG = "no positives or no negatives in y_true"
 
 _COUNT_METRICS = [
     CountMetric("acc", _Cells("tp tn", "all"), "Accuracy", _EMPTY, multiclass=_acc_k),
@@ -477,11 +470,7 @@ _COUNT_METRICS = [
     CountMetric("fomr", _Cells("fn", "tn fn"), "False omission rate", _PNEG, minimize=True, averageable=True),
     CountMetric("selection_rate", _Cells("tp fp", "all"), "Positive prediction rate (selection rate)", _EMPTY),
     CountMetric(
-        "balanced_accuracy",
-        _balanced_accuracy,
-        "Balanced accuracy",
-        "no positives or no negatives in y_true",
-        multiclass=_balanced_accuracy_k,
+        "balanced_accuracy", _balanced_accuracy, "Balanced accuracy", _POS_NEG, multiclass=_balanced_accuracy_k
     ),
     CountMetric("tp", _Cells("tp"), "True positives", _EMPTY, range=(0.0, np.inf)),
     CountMetric("fp", _Cells("fp"), "False positives", _EMPTY, minimize=True, range=(0.0, np.inf)),

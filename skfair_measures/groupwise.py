@@ -135,11 +135,9 @@ def _warn_undefined_groups(
     zero = None if weightless is None else frame.index.isin(weightless)
     for column in frame.columns[frame.isna().any().to_numpy()]:
         which = undefined_groups(frame.index, frame[column].isna().to_numpy(), undefined_when.get(column, ""), zero)
+        fix = "Merge small groups, or leave those groups out of the data."
         warnings.warn(
-            f"{column} is undefined {which}; its {op.name} is NaN. "
-            "Merge small groups, or leave those groups out of the data.",
-            UndefinedGroupWarning,
-            stacklevel=4,
+            f"{column} is undefined {which}; its {op.name} is NaN. {fix}", UndefinedGroupWarning, stacklevel=4
         )
 
 

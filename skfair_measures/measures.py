@@ -152,11 +152,9 @@ class FairnessMeasure(_OneBase):
         self.base = get_base(base)
         self.operation = get_operation(operation, reference=reference)
         op = self.operation
+        named = None if op is absdiff else op.name  # the key names a non-default operation
         self.key = key or qualified_key(
-            f"fairness.{self.base.name}",
-            operation=None if op is absdiff else op.name,
-            reference=op.reference,
-            threshold=threshold,
+            f"fairness.{self.base.name}", operation=named, reference=op.reference, threshold=threshold
         )
         self._set_inputs(_checked_inputs(MeasureInputs("predict", threshold, pos_label, groups, undefined)))
         self.minimize = op.minimize

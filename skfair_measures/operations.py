@@ -217,10 +217,8 @@ def _absdiff(v: np.ndarray, **_: Any) -> np.ndarray:
 def _diff(v: np.ndarray, **_: Any) -> np.ndarray:
     # Signed difference of largest magnitude: between the max and the min group,
     # taken as (earlier group) - (later group) in group order; for two groups x0 - x1.
-    i_max = v.argmax(axis=-1)
-    i_min = v.argmin(axis=-1)
-    spread = v.max(axis=-1) - v.min(axis=-1)
-    return np.where(i_max <= i_min, spread, -spread)
+    spread = _absdiff(v)
+    return np.where(v.argmax(axis=-1) <= v.argmin(axis=-1), spread, -spread)
 
 
 def _ratio_min_max(v: np.ndarray, **_: Any) -> np.ndarray:
@@ -336,28 +334,21 @@ def _bounds_mean_pairwise(lo: np.ndarray, hi: np.ndarray, **_: Any) -> tuple[flo
     return (float(down.sum() / (k * (k - 1))), float(up.sum() / (k * (k - 1))))
 
 
-def _abs_gap(lo: np.ndarray, hi: np.ndarray, o_lo: float, o_hi: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per group, the range of |v - o| over the boxes of v and o."""
-    return np.maximum(0.0, np.maximum(lo - o_hi, o_lo - hi)), np.maximum(hi - o_lo, o_hi - lo)
-
-
 def _bounds_diff_to_overall(lo: np.ndarray, hi: np.ndarray, *, overall: tuple[float, float], **_: Any):
-    down, up = _abs_gap(lo, hi, *overall)  # superset: the pooled value is one box shared by all groups
+    # per group, the range of |v - o| over the boxes of v and o; a superset: the pooled value is one box for all
+    o_lo, o_hi = overall
+    down, up = np.maximum(0.0, np.maximum(lo - o_hi, o_lo - hi)), np.maximum(hi - o_lo, o_hi - lo)
     return (float(down.max()), float(up.max()))
 
 
-def _sym_ratio_box(lo: np.ndarray, hi: np.ndarray, o_lo: float, o_hi: float) -> tuple[np.ndarray, np.ndarray]:
+def _bounds_ratio_to_overall(lo: np.ndarray, hi: np.ndarray, *, overall: tuple[float, float], **_: Any):
+    # per group, the range of the symmetric ratio of v and o over their boxes
+    o_lo, o_hi = overall
     top = np.maximum(hi, o_hi)
     low = np.where(top > 0, np.minimum(lo, o_lo) / np.where(top > 0, top, 1.0), 1.0)
-    overlap = np.maximum(lo, o_lo) <= np.minimum(hi, o_hi)
     far = np.maximum(lo, o_lo)
-    high = np.where(overlap, 1.0, np.minimum(hi, o_hi) / np.where(far > 0, far, 1.0))
-    return np.minimum(low, 1.0), high
-
-
-def _bounds_ratio_to_overall(lo: np.ndarray, hi: np.ndarray, *, overall: tuple[float, float], **_: Any):
-    low, high = _sym_ratio_box(lo, hi, *overall)
-    return (float(low.min()), float(high.min()))
+    high = np.where(far <= np.minimum(hi, o_hi), 1.0, np.minimum(hi, o_hi) / np.where(far > 0, far, 1.0))
+    return (float(np.minimum(low, 1.0).min()), float(high.min()))
 
 
 def _bounds_diff_to_reference(

@@ -227,12 +227,9 @@ def outcome_disparity(
         row = {"group": label, "items": int(mask.sum()), "labelled": int(lab.sum())}
         if f is not None:
             if 0 < lab.sum() < ASYMPTOTIC_ROWS:
-                warnings.warn(
-                    f"group {label!r} has {int(lab.sum())} labelled item(s); the prediction-powered interval is "
-                    f"asymptotic and can miss more often than 1 - prob below {ASYMPTOTIC_ROWS}: label more.",
-                    AsymptoticWarning,
-                    stacklevel=2,
-                )
+                few = f"group {label!r} has {int(lab.sum())} labelled item(s); the prediction-powered interval is "
+                few += f"asymptotic and can miss more often than 1 - prob below {ASYMPTOTIC_ROWS}: label more."
+                warnings.warn(few, AsymptoticWarning, stacklevel=2)
             est, *part, lam = _ppi_mean(y_g, f[lab], f[mask & ~labelled]) if lab.sum() >= 2 else (np.nan,) * 5
             row |= {"judge_rate": float(f[mask].mean()), "lambda": lam}
             lo, hi = _student(est, [part], (1.0,))(prob)

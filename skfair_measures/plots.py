@@ -328,11 +328,10 @@ def prediction_density(
     order = np.argsort(codes, kind="stable")
     starts = np.concatenate([[0], np.cumsum(sizes)])
     for g, color in zip(shown, _colors(len(shown)), strict=True):
-        label = labels[g]
         sg = s[order[starts[g] : starts[g + 1]]]
         if sg.size == 0:
             continue
-        name = f"{label} (n={sg.size})"
+        name = f"{labels[g]} (n={sg.size})"
         style = "-" if sg.size >= MIN_GROUP_SIZE else ":"  # a density from a handful of scores is a guess
         if kind == "kde" and np.unique(sg).size > 1:
             dens = gaussian_kde(sg)(grid)
@@ -426,18 +425,14 @@ def reliability_diagram(
     n_cells = len(edges) - 1
     # counts, score sums and label sums per (group, bin) in one pass each
     cell = codes * n_cells + bin_of
-    size = len(labels) * n_cells
-    counts = np.bincount(cell, minlength=size).reshape(-1, n_cells)
-    score_sums = np.bincount(cell, weights=s, minlength=size).reshape(-1, n_cells)
-    label_sums = np.bincount(cell, weights=t, minlength=size).reshape(-1, n_cells)
+    sums = [np.bincount(cell, weights=w, minlength=len(labels) * n_cells).reshape(-1, n_cells) for w in (None, s, t)]
     for g, color in zip(shown, _colors(len(shown)), strict=True):
-        label = labels[g]
         if sizes[g] < min_size:
             continue
-        cnt, ssum, tsum = counts[g], score_sums[g], label_sums[g]
+        cnt, score_sum, label_sum = (x[g] for x in sums)
         ok = cnt > 0
-        mean_s, frac = ssum[ok] / cnt[ok], tsum[ok] / cnt[ok]
-        ax.plot(mean_s, frac, color=color, lw=1.5, label=f"{label} (n={int(sizes[g])})")
+        mean_s, frac = score_sum[ok] / cnt[ok], label_sum[ok] / cnt[ok]
+        ax.plot(mean_s, frac, color=color, lw=1.5, label=f"{labels[g]} (n={int(sizes[g])})")
         ax.scatter(mean_s, frac, s=15 + 200 * cnt[ok] / cnt.max(), color=color, alpha=0.7, zorder=3)
     small = [f"{labels[g]} (n={int(sizes[g])})" for g in shown if 0 < sizes[g] < min_size]
     if small:  # an entry without a line: the groups left out, so that no group vanishes silently
@@ -517,8 +512,6 @@ def posterior_density(
     >>> [float(v) for v in ax.get_ylim()]
     [0.0, 1.05]
     """
-    from .bayes._plots import draw_density
-
     check_prob(prob)
     items = dict(posterior) if isinstance(posterior, Mapping) else {label or "posterior": posterior}
     draws = {name: _draws(name, post) for name, post in items.items()}
@@ -549,14 +542,37 @@ def posterior_density(
                 [float(np.median(d))], [1.0], marker="o", color=color, transform=ax.get_xaxis_transform(), clip_on=False
             )
         else:
-            draw_density(ax, d, support, color, text, shade=(lo, hi))
-            ax.axvline(d.mean(), color=color, lw=1, ls=":")
+            _draw_density(ax, d, support, color, text, (lo, hi))
     _label_posterior_axes(ax, items, all(masses.values()))
     if np.isfinite(support[0]):  # nothing below the measure's range (an absolute gap): the eps band is cut there
         ax.set_xlim(left=max(ax.get_xlim()[0], support[0]))
     if np.isfinite(support[1]):
         ax.set_xlim(right=min(ax.get_xlim()[1], support[1]))
     return ax
+
+
+def _draw_density(
+    ax: Axes, draws: np.ndarray, support: tuple[float, float], color: Any, text: str, shade: tuple[float, float]
+) -> None:
+    """The density reflected at the ends of the measure's range (bayes' ``density_curve``), shaded over ``shade``.
+
+    No mass falls below 0 for an absolute gap, none outside [0, 1] for a rate; a value many draws share exactly is a
+    stem (the legend names the first stem only when there is no curve).
+    """
+    from .bayes import density_curve
+
+    grid, dens, atoms = density_curve(draws, support)
+    top = float(dens.max()) if dens.size else 1.0
+    for v, p in atoms.items():
+        ax.vlines(v, 0, top, color=color, lw=2.5, label=None if grid.size else text)
+        if p >= 0.05:  # a share worth reading; a bootstrap's discrete values make many small ones
+            ax.annotate(f"P(= {v:.3g}) = {p:.2f}", (v, top), fontsize="x-small", ha="center", va="bottom", color=color)
+        text = text if grid.size else "_"
+    if grid.size:
+        ax.plot(grid, dens, color=color, label=text)
+        inside = (grid >= shade[0]) & (grid <= shade[1])
+        ax.fill_between(grid[inside], dens[inside], color=color, alpha=0.3)
+    ax.axvline(draws.mean(), color=color, lw=1, ls=":")
 
 
 def _prob_within(post: Any, draws: np.ndarray, center: float, eps: float, ideal: float | None) -> float:
@@ -829,22 +845,16 @@ def pareto_front(
     ax = _axes(ax, (6.5, 4.5))
 
     def bars(rows: pd.DataFrame, **kw: Any) -> None:
-        x, y = rows[x_key].to_numpy(float), rows[objective].to_numpy(float)
-        xerr = np.abs(np.vstack([x - rows[f"{x_key} lo"].to_numpy(float), rows[f"{x_key} hi"].to_numpy(float) - x]))
-        yerr = np.abs(
-            np.vstack([y - rows[f"{objective} lo"].to_numpy(float), rows[f"{objective} hi"].to_numpy(float) - y])
-        )
-        ax.errorbar(x, y, xerr=np.nan_to_num(xerr), yerr=np.nan_to_num(yerr), linestyle="none", capsize=2, **kw)
+        (x, xerr), (y, yerr) = (_with_whiskers(rows, key) for key in (x_key, objective))
+        ax.errorbar(x, y, xerr=xerr, yerr=yerr, linestyle="none", capsize=2, **kw)
 
     bars(table, marker="o", color="0.6", alpha=0.7, label="candidate (interval)")
     on = front[front["on_front"]].sort_values(x_key)
     ax.plot(on[x_key], on[objective], color="tab:blue", linewidth=1, drawstyle="steps-post", zorder=1)
     bars(on, marker="o", color="tab:blue", label="Pareto front")
     ax.axvline(bounds[x_key], color="tab:red", linestyle="--", label=f"bound {bounds[x_key]:g}")
-    row = table.loc[chosen]
-    ax.scatter(
-        [row[x_key]], [row[objective]], marker="*", s=260, color="gold", edgecolor="black", zorder=3, label="chosen"
-    )
+    x, y = table.loc[chosen, [x_key, objective]]
+    ax.scatter([x], [y], marker="*", s=260, color="gold", edgecolor="black", zorder=3, label="chosen")
     if labels is not None:
         for (x, y), text in zip(table[[x_key, objective]].to_numpy(float), labels, strict=True):
             ax.annotate(_plain(text), (x, y), textcoords="offset points", xytext=(5, 4), fontsize="x-small")
@@ -862,3 +872,11 @@ def pareto_front(
     ax.grid(alpha=0.3)
     _legend(ax, 4, fontsize="small")
     return ax
+
+
+def _with_whiskers(rows: pd.DataFrame, key: str) -> tuple[np.ndarray, np.ndarray]:
+    """A column's values and the lengths of their whiskers to the interval ``{key} lo`` .. ``{key} hi`` (0 if none)."""
+    v = rows[key].to_numpy(float)
+    return v, np.nan_to_num(
+        np.abs(np.vstack([v - rows[f"{key} lo"].to_numpy(float), rows[f"{key} hi"].to_numpy(float) - v]))
+    )

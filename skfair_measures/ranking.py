@@ -194,24 +194,16 @@ class RankingFairness(MeasureBase):
         self, y_true: Any, y_score: Any, *, query_id: Any, sensitive_features: Any, sample_weight: Any = None
     ) -> MeasureResult:
         """The measure with the per-group exposure or NDCG."""
+        if self.base == "ndcg" and sample_weight is not None:
+            raise ValueError("sample_weight is not supported for NDCG per group; omit it.")
+        rows = {"query_id": query_id, "sensitive_features": sensitive_features}
         if self.base == "exposure":
-            by_group = exposure_by_group(
-                y_score, query_id=query_id, sensitive_features=sensitive_features, sample_weight=sample_weight
-            )
+            by_group = exposure_by_group(y_score, sample_weight=sample_weight, **rows)
         else:
-            if sample_weight is not None:
-                raise ValueError("sample_weight is not supported for NDCG per group; omit it.")
-            by_group = ndcg_by_group(
-                y_true, y_score, query_id=query_id, sensitive_features=sensitive_features, k=self.k
-            )
-        value = self.operation(by_group.to_numpy(), groups=by_group.index)
-        return MeasureResult(
-            key=self.key,
-            value=float(value),
-            by_group=by_group,
-            measure=self,
-            undefined_groups=list(by_group.index[by_group.isna().to_numpy()]),
-        )
+            by_group = ndcg_by_group(y_true, y_score, k=self.k, **rows)
+        value = float(self.operation(by_group.to_numpy(), groups=by_group.index))
+        undefined = list(by_group.index[by_group.isna().to_numpy()])
+        return MeasureResult(self.key, value, by_group, measure=self, undefined_groups=undefined)
 
     def __call__(
         self, y_true: Any, y_score: Any, *, query_id: Any, sensitive_features: Any, sample_weight: Any = None

@@ -508,13 +508,8 @@ def _values(c: _Call, items: list[tuple[str, Result]], summary: pd.DataFrame) ->
             c.rec.add_param(f"{c.prefix}fairness.eps", c.eps)
 
 
-def _group_metrics(c: _Call, items: list[tuple[str, Result]]) -> None:
-    """Group sizes (once per distinct set) and per-group values of the largest groups, as metrics."""
-    first = next((r.counts for _, r in items if r.counts is not None), None)
-    if first is None:
-        first = next((_frame(r.by_group).iloc[:, 0] * 0 for _, r in items if r.by_group is not None), None)
-    if first is None:
-        return
+def _group_metrics(c: _Call, items: list[tuple[str, Result]], first: pd.Series) -> None:
+    """Group sizes (once per distinct set) and per-group values of the largest groups (by ``first``), as metrics."""
     shown, seen = first.index[_largest(first, MAX_METRIC_GROUPS)], {}
     for name, res in items:
         if res.counts is not None:
@@ -681,17 +676,17 @@ def record(
     c = _Call(Record(), {n: f"{clean}{s}" for n, s in segments.items()}, clean, _measures_by_key(measures), prob, eps)
     summary = summary_table(items, prob=prob, eps=eps)
     _values(c, items, summary)
-    if group_metrics:
-        _group_metrics(c, items)
+    # the groups' sizes: the first result's counts, else (all equal) the groups of its per-group values
+    sizes = [r.counts for _, r in items if r.counts is not None]
+    sizes += [_frame(r.by_group).iloc[:, 0] * 0 for _, r in items if r.by_group is not None]
+    if group_metrics and sizes:
+        _group_metrics(c, items, sizes[0])
     if log_params:
         for name, res in items:
             for k, v in ({} if c.measure(res) is None else chosen_params(c.measure(res))).items():
                 c.rec.add_param(f"{c.keys[name]}.config/{k}", v)
-    groups = [r.counts for _, r in items if r.counts is not None] + [
-        r.by_group for _, r in items if r.by_group is not None
-    ]
-    if groups:
-        _group_tags(c.rec, groups[0].index)
+    if sizes:
+        _group_tags(c.rec, sizes[0].index)
     tables = verdict_tables([r for _, r in items], eps, prob)
     text = headline(summary, items, tables)
     if text:

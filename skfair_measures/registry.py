@@ -23,6 +23,7 @@ import pandas as pd
 
 from .base import BASE_METRICS, BaseMetric, CountMetric, ErrorMetric, get_base
 from .measures import (
+    _INPUTS,
     CompositeMeasure,
     ConstraintMeasure,
     FairnessMeasure,
@@ -35,8 +36,6 @@ from .ranking import RankingFairness
 from .regression import DistributionParity, MeanPrediction, bounded_group_loss
 
 __all__ = ["ALIASES", "as_measures", "keys", "msr", "msrs"]
-
-_SHARED_INPUTS = ("pos_label", "threshold", "undefined", "groups")
 
 
 def _param_label(value: Any) -> Any:
@@ -71,18 +70,13 @@ def _averaged(base: str | BaseMetric, average: Literal["macro", "weighted"] | No
 
 
 def _fairness(base: str, description: str) -> Callable[..., Measure]:
-    named = _named_fairness(f"fairness.{base}", base, description)
-
-    def make(**kw: Any) -> Measure:
-        if "base" in kw:  # another base: a different measure, with its own key
-            return FairnessMeasure(**kw)
-        return named(**kw)
-
-    return make
+    return _named_fairness(f"fairness.{base}", base, description)
 
 
 def _named_fairness(key: str, base: str, description: str, operation: str = "absdiff") -> Callable[..., Measure]:
     def make(**kw: Any) -> Measure:
+        if "base" in kw and key == f"fairness.{base}":  # another base: a different measure, with its own key
+            return FairnessMeasure(**kw)
         own_key = _key(key, kw, {"operation": operation})
         kw.setdefault("operation", operation)
         kw.setdefault("description", description)
@@ -106,7 +100,7 @@ def _constraint(key: str, fairness_key: str, epsilon: float, description: str) -
     def make(**kw: Any) -> Measure:
         own_key = _key(key, kw, {"epsilon": epsilon, "operation": "absdiff", "aggregate": "mean"})
         eps = kw.pop("epsilon", epsilon)
-        perf_kw = {k: kw[k] for k in _SHARED_INPUTS if k in kw}
+        perf_kw = {k: kw[k] for k in _INPUTS if k in kw}
         fair = cast(Measure, _REGISTRY[fairness_key](**kw))  # eod or ppv
         return ConstraintMeasure(PerformanceMeasure("acc", **perf_kw), fair, eps, key=own_key, description=description)
 

@@ -22,6 +22,7 @@ or over pairs of groups.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -352,27 +353,21 @@ class DistributionParity(Measure):
             pred, sample.group_codes, sample.n_groups, sample.sample_weight, distances=(self.distance,)
         )
         table = ks if self.distance == "ks" else w1
-        empty = np.isnan(np.diag(table))
-        groups = sample.groups
-        if empty.any():
-            self._warn_empty(groups, empty)
+        groups, empty = sample.groups, np.isnan(np.diag(table))
+        if empty.any():  # declared groups absent from the data
+            names = name_groups(groups[np.flatnonzero(empty)])
+            if self.undefined == "raise":
+                raise ValueError(f"group(s) {names} have no samples; {self.key} cannot be computed.")
+            then = "they are left out" if self.undefined == "drop" else f"{self.key} is NaN; pass undefined='drop'"
+            warnings.warn(f"group(s) {names} have no samples; {then}.", UndefinedGroupWarning, stacklevel=3)
         keep = ~empty if self.undefined == "drop" else np.ones(len(groups), dtype=bool)
         sub = table[np.ix_(keep, keep)]
         value = float(np.max(sub)) if keep.sum() >= 2 and not np.isnan(sub).any() else float("nan")
+        undefined = [groups[i] for i in np.flatnonzero(empty)]
+
+        def by_group() -> pd.DataFrame:
+            return pd.DataFrame(table, index=groups, columns=groups)
+
         return MeasureResult(
-            key=self.key,
-            value=value,
-            by_group=lambda: pd.DataFrame(table, index=groups, columns=groups),
-            counts=sample.counts_per_group,
-            measure=self,
-            undefined_groups=[groups[i] for i in np.flatnonzero(empty)],
+            self.key, value, by_group, sample.counts_per_group, measure=self, undefined_groups=undefined
         )
-
-    def _warn_empty(self, groups: pd.Index, empty: np.ndarray) -> None:
-        import warnings
-
-        names = name_groups(groups[np.flatnonzero(empty)])
-        if self.undefined == "raise":
-            raise ValueError(f"group(s) {names} have no samples; {self.key} cannot be computed.")
-        then = "they are left out" if self.undefined == "drop" else f"{self.key} is NaN; pass undefined='drop'"
-        warnings.warn(f"group(s) {names} have no samples; {then}.", UndefinedGroupWarning, stacklevel=4)

@@ -543,36 +543,36 @@ def audit(
     cols = _resolve_columns(data, sensitive, label, prediction, score, proxies)
     ms = _resolve_measures(measures, undefined, has_sensitive=bool(cols.sensitive))
     rows = _read_rows(data, cols, pos_label, threshold, any_class=not any(_needs_positive(m) for m in ms))
-    notes: list[str] = []
+    run = _Run(rows, prob, eps, random_state, progress)
+    notes = run.notes
     ms = _measurable(ms, rows, cols, notes)
     results = _noting(notes, _evaluate, ms, rows)
     fair = [m for m in ms if m.inputs.needs_sensitive]
     posteriors: dict[str, Result] = {}
     if posterior is not None and fair:
-        options = dict(posterior_options or {})
-        posteriors = _posteriors(fair, rows, posterior, threshold, random_state, options, progress, notes)
+        posteriors = _posteriors(run, fair, posterior, dict(posterior_options or {}))
     boots: dict[str, Result] = {}
     if boot and fair:
-        boots = _noting(notes, _bootstraps, fair, rows, boot, random_state)
+        boots = _noting(
+            notes, _by_rows, fair, rows, functools.partial(bootstraps, n_boot=boot, random_state=random_state)
+        )
     verdicts = _noting(notes, verdict_tables, [*posteriors.values(), *boots.values()], eps, prob)
     named = [*results.items(), *boots.items(), *posteriors.items()]
     summary = summary_table(named, prob=prob, eps=eps)
-    about = _summary(cols, rows, source, threshold)
+    about = _summary(cols, rows, source)
     if posteriors:
         how = ", ".join(dict.fromkeys(summary.loc[summary["kind"] == "posterior", "construction"]))
         about["posterior"] = f"{_method_used(posterior, posteriors)} ({prob:.0%} intervals: {how}; eps = {eps:g})"
     proxy_table, proxy_results = None, {}
     if cols.proxies:
-        proxy_table, proxy_results = _proxy_estimates(
-            data, cols, rows, proxy_metric, proxy_mode, proxy_boot, prob, random_state, notes
-        )
+        proxy_table, proxy_results = _proxy_estimates(run, proxy_metric, proxy_mode, proxy_boot)
     return AuditReport(
         title=title,
         summary=about,
         table=_measure_table(summary, ms),
-        by_group=_by_group_table(fair, rows),
+        by_group=_by_group_table(fair, results),
         proxy=proxy_table,
-        figures=_figures(ms, results, rows, posteriors, eps, prob, notes) if figures else [],
+        figures=_figures(run, ms, results, posteriors) if figures else [],
         notes=notes,
         results=results,
         posteriors=posteriors,
@@ -695,6 +695,10 @@ class _Rows:
     y_score: np.ndarray | None
     labeled: np.ndarray
     groups: pd.Series | pd.DataFrame | None
+    #: The predicted label is ``score >= threshold`` where the data has no prediction column.
+    threshold: float
+    #: The proxy columns of the sensitive attribute (no column without ``proxies=``).
+    proxies: pd.DataFrame
 
     def true_labels(self) -> np.ndarray:
         return self.y_true[self.labeled].astype(np.intp)
@@ -748,10 +752,23 @@ def _read_rows(data: pd.DataFrame, cols: _Columns, pos_label: Any, threshold: fl
     if cols.sensitive:
         groups = resolve_sensitive(X=data, columns=list(cols.sensitive), argument="sensitive")
         groups = groups.reset_index(drop=True)
-    return _Rows(y_true=y_true, y_pred=y_pred, y_score=y_score, labeled=labeled, groups=groups)
+    proxies = data[list(cols.proxies)]
+    return _Rows(y_true, y_pred, y_score, labeled, groups, threshold, proxies)
 
 
-def _summary(cols: _Columns, rows: _Rows, source: str | None, threshold: float) -> dict[str, Any]:
+@dataclass
+class _Run:
+    """What the steps of one audit read, and the notes they add to."""
+
+    rows: _Rows
+    prob: float
+    eps: float
+    random_state: Any
+    progress: bool | None
+    notes: list[str] = field(default_factory=list)
+
+
+def _summary(cols: _Columns, rows: _Rows, source: str | None) -> dict[str, Any]:
     n_lab = int(rows.labeled.sum())
     return {
         "source": source or "(DataFrame)",
@@ -760,7 +777,7 @@ def _summary(cols: _Columns, rows: _Rows, source: str | None, threshold: float) 
         "unlabeled rows": rows.labeled.size - n_lab,
         "sensitive": ", ".join(cols.sensitive) or "(none)",
         "label": cols.label or "(none)",
-        "prediction": cols.prediction or f"score >= {threshold:g}",
+        "prediction": cols.prediction or f"score >= {rows.threshold:g}",
         "score": cols.score or "(none)",
     }
 
@@ -819,29 +836,30 @@ def _whole(counts: pd.Series) -> pd.Series:
     return pd.Series(n.astype(np.int64) if np.all(n == np.round(n)) else n, index=counts.index)
 
 
-def _by_group_table(fair: list[Measure], rows: _Rows) -> pd.DataFrame:
-    """Group sizes and every base metric per group, from the leaves of the fairness measures."""
-    leaves: dict[str, Measure] = {}
+def _by_group_table(fair: list[Measure], results: dict[str, Result]) -> pd.DataFrame:
+    """Group sizes and every base metric per group, read off the results of the fairness measures.
+
+    A composite's parts are its columns; a base metric shows under its name (under its measure's key when two
+    measures share the name). ``n`` counts the labeled rows, ``n (all rows)`` the rows a rate without labels read.
+    """
+    values: dict[str, pd.Series] = {}
+    labels: dict[str, str] = {}
+    sizes: dict[str, pd.Series] = {}
     for m in fair:
-        for leaf in m.leaves():
-            if leaf.inputs.needs_sensitive:
-                leaves.setdefault(leaf.key, leaf)
-    if not leaves:
+        res, parts = results[m.key], [leaf for leaf in m.leaves() if leaf.inputs.needs_sensitive]
+        frame = res.by_group.to_frame(parts[0].key) if isinstance(res.by_group, pd.Series) else res.by_group
+        for leaf in parts:
+            if frame is not None and leaf.key in frame and leaf.key not in values:
+                values[leaf.key], labels[leaf.key] = frame[leaf.key], leaf.base_label
+        if res.counts is not None:
+            sizes.setdefault("n (all rows)" if _label_free(m) else "n", res.counts)
+    if not values:
         return pd.DataFrame()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the measures themselves have reported undefined groups
-        res = _evaluate(list(leaves.values()), rows)
-    labels = [leaf.base_label for leaf in leaves.values()]
-    columns = {
-        (label if labels.count(label) == 1 else key): res[key].by_group
-        for label, key in zip(labels, leaves, strict=True)
-    }
-    # rows per group: the labeled rows, and every row where a rate needs no label (_evaluate reads them)
-    sizes = {"n": [k for k in leaves if not _label_free(leaves[k])], "n (all rows)": list(leaves)}
-    sizes = {name: res[keys[0]].counts for name, keys in sizes.items() if keys}
-    if "n" in sizes and sizes["n"].equals(sizes["n (all rows)"]):
+    if "n" in sizes and sizes["n"].equals(sizes.get("n (all rows)")):
         del sizes["n (all rows)"]
-    table = pd.DataFrame({name: _whole(c) for name, c in sizes.items()}).join(pd.DataFrame(columns))
+    names = list(labels.values())
+    columns = {(labels[k] if names.count(labels[k]) == 1 else k): v for k, v in values.items()}
+    table = pd.DataFrame({k: _whole(sizes[k]) for k in ("n", "n (all rows)") if k in sizes}).join(pd.DataFrame(columns))
     table.index.name = table.index.name or "group"
     return table
 
@@ -868,29 +886,19 @@ def fit_each_if_joint_fails(
         return out, failed, joint
 
 
-def _posteriors(
-    fair: list[Measure],
-    rows: _Rows,
-    method: str,
-    threshold: float,
-    random_state: int | None,
-    options: dict[str, Any],
-    progress: bool | None,
-    notes: list[str],
-) -> dict[str, Result]:
+def _posteriors(run: _Run, fair: list[Measure], method: str, options: dict[str, Any]) -> dict[str, Result]:
     """One fit (one MCMC run for bc) for every measure; one by one only if the joint fit fails."""
-    _check_posterior_rows(rows, method, threshold, notes)
-    seed = np.random.SeedSequence(random_state)
+    _check_posterior_rows(run, method)
+    seed = np.random.SeedSequence(run.random_state)
     joint_notes: list[str] = []  # noted only if the joint fit stands
     each_notes: list[str] = []
 
     def fit(ms: list[Measure]) -> dict[str, Result]:
-        heard = joint_notes if ms is fair else each_notes
-        return _noting(heard, _fit_posteriors, ms, rows, method, threshold, seed, options)
+        return _noting(joint_notes if ms is fair else each_notes, _fit_posteriors, ms, run.rows, method, seed, options)
 
-    out, failed, joint = fit_each_if_joint_fails(fit, fair, progress, f"posterior ({method})")
-    notes += [n for n in (each_notes if joint else joint_notes) if n not in notes]
-    notes += [f"no posterior for {key}: {exc}" for key, exc in failed]
+    out, failed, joint = fit_each_if_joint_fails(fit, fair, run.progress, f"posterior ({method})")
+    run.notes += [n for n in (each_notes if joint else joint_notes) if n not in run.notes]
+    run.notes += [f"no posterior for {key}: {exc}" for key, exc in failed]
     return out
 
 
@@ -901,10 +909,11 @@ def _uses_scores(rows: _Rows, method: str) -> bool:
     return METHODS[method].unlabeled == "required"
 
 
-def _check_posterior_rows(rows: _Rows, method: str, threshold: float, notes: list[str]) -> None:
+def _check_posterior_rows(run: _Run, method: str) -> None:
+    rows = run.rows
     if not _uses_scores(rows, method):
         if method == "auto":
-            notes.append("posterior='auto' uses the Beta-Binomial model: there are no scores or no unlabeled rows.")
+            run.notes.append("posterior='auto' uses the Beta-Binomial model: there are no scores or no unlabeled rows.")
         return
     if rows.y_score is None:
         raise ValueError(f"posterior={method!r} uses scores: name the score column with score=.")
@@ -913,22 +922,15 @@ def _check_posterior_rows(rows: _Rows, method: str, threshold: float, notes: lis
             f"posterior={method!r} adds the unlabeled rows (rows with a missing label) to the "
             "labeled ones, and every row here has a label; use posterior='bb'."
         )
-    differ = int(((rows.y_score >= threshold).astype(np.intp) != rows.y_pred).sum())
+    differ = int(((rows.y_score >= rows.threshold).astype(np.intp) != rows.y_pred).sum())
     if differ:
-        notes.append(
-            f"the {method} posteriors take score >= {threshold:g} as the prediction, which "
+        run.notes.append(
+            f"the {method} posteriors take score >= {rows.threshold:g} as the prediction, which "
             f"differs from the prediction column in {differ} row(s)."
         )
 
 
-def _fit_posteriors(
-    measures: list[Measure],
-    rows: _Rows,
-    method: str,
-    threshold: float,
-    seed: np.random.SeedSequence,
-    options: dict[str, Any],
-) -> dict[str, Result]:
+def _fit_posteriors(measures: list[Measure], rows: _Rows, method: str, seed: Any, options: dict[str, Any]) -> dict:
     """Posteriors of the measures from one fit; the rows without a label are the unlabeled part."""
     from .bayes import posteriors
 
@@ -938,35 +940,20 @@ def _fit_posteriors(
         return posteriors(measures, rows.true_labels(), rows.y_pred[lab].astype(float), **fit, **options)
     unlabeled = {"unlabeled_scores": rows.y_score[~lab], "unlabeled_sensitive": rows.groups_of(~lab)}
     return posteriors(
-        measures, rows.true_labels(), rows.y_score[lab], **fit, **unlabeled, threshold=threshold, **options
+        measures, rows.true_labels(), rows.y_score[lab], **fit, **unlabeled, threshold=rows.threshold, **options
     )
 
 
-# -- step 5b: the joint bootstrap of the fairness measures ---------------------------------
-def _bootstraps(fair: list[Measure], rows: _Rows, n_boot: int, random_state: Any) -> dict[str, Result]:
-    """The fairness measures on shared stratified replicates of the rows their point values read (joint verdicts)."""
-    return _by_rows(fair, rows, functools.partial(bootstraps, n_boot=n_boot, random_state=random_state))
-
-
 # -- step 6: estimates from proxies of the sensitive attribute ---------------------------
-def _proxy_estimates(
-    data: pd.DataFrame,
-    cols: _Columns,
-    rows: _Rows,
-    metric: str,
-    mode: str,
-    n_boot: int,
-    prob: float,
-    random_state: Any,
-    notes: list[str],
-) -> tuple[pd.DataFrame, dict[str, Result]]:
+def _proxy_estimates(run: _Run, metric: str, mode: str, n_boot: int) -> tuple[pd.DataFrame, dict[str, Result]]:
     """The calibrated estimate next to the naive one (``mode="base"``), and the value with the sensitive column."""
     from .unaware import proxy_disparity
 
+    rows = run.rows
     if metric != "dp" and not rows.labeled.any():
         raise ValueError(f"proxy_metric={metric!r} needs true labels; the data has no labeled row.")
-    kwargs: dict[str, Any] = {"metric": metric, "n_boot": n_boot, "prob": prob, "random_state": random_state}
-    y_pred, proxies = rows.y_pred, data[list(cols.proxies)]
+    kwargs: dict[str, Any] = {"metric": metric, "n_boot": n_boot, "prob": run.prob, "random_state": run.random_state}
+    y_pred, proxies = rows.y_pred, rows.proxies
     if metric != "dp":  # selection rates need no labels, so every row counts; the other rates read the labeled rows
         y_pred, proxies = y_pred[rows.labeled], proxies[rows.labeled].reset_index(drop=True)
         kwargs["y_true"] = rows.true_labels()
@@ -975,21 +962,21 @@ def _proxy_estimates(
     def fit() -> dict[str, Result]:
         return {f"unaware.{metric}.{m}": proxy_disparity(y_pred, proxies, mode=m, **kwargs) for m in modes}
 
-    fits = _noting(notes, fit)
+    fits = _noting(run.notes, fit)
     table = pd.DataFrame({"estimate": list(fits), "value": [float(r.value) for r in fits.values()]})
     if n_boot:
-        table["ci_low"], table["ci_high"] = zip(*(r.interval(prob) for r in fits.values()), strict=True)
+        table["ci_low"], table["ci_high"] = zip(*(r.interval(run.prob) for r in fits.values()), strict=True)
     table["method"] = [_PROXY_METHODS[m] for m in modes]
-    if not math.isnan(truth := _noting(notes, _proxy_truth, data, cols.proxies, rows, metric)):
+    if not math.isnan(truth := _noting(run.notes, _proxy_truth, rows, metric)):
         table["with the sensitive column"] = truth
     return table, fits
 
 
-def _proxy_truth(data: pd.DataFrame, proxy_cols: tuple[str, ...], rows: _Rows, metric: str) -> float:
+def _proxy_truth(rows: _Rows, metric: str) -> float:
     """The same disparity measured with the sensitive column, when the proxies guess that column."""
     if not isinstance(rows.groups, pd.Series):  # several sensitive columns: the proxies guess none of them
         return np.nan
-    if not set(pd.unique(data[list(proxy_cols)].to_numpy().ravel())) <= set(pd.unique(rows.groups)):
+    if not set(pd.unique(rows.proxies.to_numpy().ravel())) <= set(pd.unique(rows.groups)):
         return np.nan
     measure = msr(_PROXY_TRUTH[metric])
     if metric == "dp":  # selection rates only: the predictions stand in for the labels
@@ -1036,15 +1023,7 @@ def figure_png(
             plt.close(num)
 
 
-def _figures(
-    ms: list[Measure],
-    results: dict[str, Result],
-    rows: _Rows,
-    posteriors: dict[str, Result],
-    eps: float,
-    prob: float,
-    notes: list[str],
-) -> list[tuple[str, str]]:
+def _figures(run: _Run, ms: list[Measure], results: dict[str, Result], posteriors: dict[str, Result]) -> list:
     """Each plot at the size its function picks for the number of groups (legends beside many groups)."""
     require("matplotlib.pyplot", "the report's figures")
     from . import plots
@@ -1052,9 +1031,10 @@ def _figures(
     out: list[tuple[str, str]] = []
 
     def draw(caption: str, fn: Callable[[], Any], expected: tuple[type[Exception], ...] = ()) -> None:
-        png = figure_png(fn, f"the figure {caption!r}", notes=notes, expected=expected)
+        png = figure_png(fn, f"the figure {caption!r}", notes=run.notes, expected=expected)
         out.extend([] if png is None else [(caption, base64.b64encode(png).decode("ascii"))])
 
+    rows, eps, prob, notes = run.rows, run.eps, run.prob, run.notes
     if rows.groups is None:
         return out
     fair_results = [results[m.key] for m in ms if m.inputs.needs_sensitive]

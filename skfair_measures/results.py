@@ -78,15 +78,9 @@ def plain(x: Any) -> Any:
     """
     if isinstance(x, tuple | list):
         return [plain(v) for v in x]
-    if isinstance(x, np.bool_ | bool):
-        return bool(x)
-    if isinstance(x, np.integer):
-        return int(x)
-    if isinstance(x, float | np.floating):
-        return None if math.isnan(x) else float(x)
-    if isinstance(x, np.generic):
-        return x.item()
-    return x
+    if isinstance(x, np.generic):  # NumPy booleans, integers, floats and strings as Python's
+        x = x.item()
+    return None if isinstance(x, float) and math.isnan(x) else x
 
 
 def group_table(index: pd.Index) -> dict[str, Any]:
@@ -388,13 +382,7 @@ def _counts_text(n: int, n_undefined: int, prob: float, key: str | None = None, 
 
 
 def percentile_interval(
-    draws: Any,
-    prob: float,
-    *,
-    estimate: float,
-    key: str,
-    cause: str | None = None,
-    warn: bool = True,
+    draws: Any, prob: float, *, estimate: float, key: str, cause: str | None = None, warn: bool = True
 ) -> tuple[float, float]:
     """Equal-tailed percentile interval of bootstrap replicates, some of which may be undefined.
 

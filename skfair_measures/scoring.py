@@ -27,7 +27,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.metadata_routing import UNUSED
 
-from ._counts import ConfusionStats
+from ._counts import ConfusionStats, MulticlassStats
 from ._groups import SingleGroupError, resolve_sensitive
 from ._protocol import prepared
 from ._together import evaluate_together
@@ -60,6 +60,7 @@ ROWS_KEY = "{key}#rows[{group}]"
 #: The fold's rows, all groups together: scikit-learn keeps the keys of the first fold only, and this total
 #: shows when a later fold's group was dropped because the first fold had no sample of it.
 TOTAL_KEY = "{key}#rows"
+_CELLS = ((0, 0), (0, 1), (1, 0), (1, 1))
 _MISSING_GROUP = (
     "a test fold has no sample of group {group!r}, so its counts for {key} are missing{where} and the folds "
     "cannot be pooled. Stratify the folds by label and group (e.g. StratifiedKFold on the label x group "
@@ -278,7 +279,7 @@ def _confusion_stats(m: MeasureBase, y_true: Any, y_pred: Any, groups: Any, w: A
         return None
     data, pos = prepared(sample, m.inputs)
     stats = data.confusion(pos)
-    if not isinstance(stats, ConfusionStats):
+    if isinstance(stats, MulticlassStats):  # K x K counts: their 2 x 2 corner is no confusion table
         return None
     return ConfusionStats(stats.counts, stats.groups, rows=np.asarray(data.group_sizes(), dtype=float))
 
@@ -295,9 +296,7 @@ def _count_entries(m: MeasureBase, y_true: Any, y_pred: Any, groups: Any, w: Any
         return {}
     out: dict[str, float] = {}
     for g, group in enumerate(stats.groups):
-        for t in (0, 1):
-            for p in (0, 1):
-                out[COUNT_KEY.format(key=m.key, group=group, t=t, p=p)] = float(stats.counts[g, t, p])
+        out |= {COUNT_KEY.format(key=m.key, group=group, t=t, p=p): float(stats.counts[g, t, p]) for t, p in _CELLS}
         out[ROWS_KEY.format(key=m.key, group=group)] = float(stats.rows[g])
     out[TOTAL_KEY.format(key=m.key)] = float(len(y_true))
     return out
@@ -380,10 +379,7 @@ class MultiMeasureScorer(FairnessScorer):
         counts: bool = False,
         error_score: float | str = np.nan,
     ):
-        self.measures = measures
-        self.sensitive = sensitive
-        self.groups = groups
-        self.counts = counts
+        self.measures, self.sensitive, self.groups, self.counts = measures, sensitive, groups, counts
         if not (error_score == "raise" or isinstance(error_score, int | float | np.number)):
             raise ValueError(f"error_score={error_score!r}; pass 'raise' or a number (default NaN).")
         self.error_score = error_score
@@ -409,13 +405,9 @@ class MultiMeasureScorer(FairnessScorer):
         except Exception as exc:
             if isinstance(self.error_score, str):
                 raise
-            warnings.warn(
-                _SCORING_FAILED.format(
-                    scorer=repr(self), error=f"{type(exc).__name__}: {exc}", error_score=self.error_score
-                ),
-                UserWarning,
-                stacklevel=2,
-            )
+            error = f"{type(exc).__name__}: {exc}"
+            message = _SCORING_FAILED.format(scorer=repr(self), error=error, error_score=self.error_score)
+            warnings.warn(message, UserWarning, stacklevel=2)
             return _FoldScores(self._failed(X, y, sensitive_features, sample_weight))
 
     def _failed(self, X: Any, y: Any, sensitive_features: Any, sample_weight: Any) -> dict[str, float]:

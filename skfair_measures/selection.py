@@ -269,14 +269,10 @@ def _choose(rule: ConstrainedRefit, table: pd.DataFrame, what: str) -> int:
     least = excess[usable].min()
     pick = np.flatnonzero(usable & (excess == least))
     best = int(pick[np.argmax(score[pick])])
-    row = table.iloc[best]
-    if "threshold" in table:
-        name = f"{what} {row['threshold']:g}"
-    elif "learner" in table:
-        name = f"{what} {row['learner']!r}"
-    else:
-        name = f"{what} {best} ({row['params']})"
-    detail = f"the fairest is {name}: {row['reason']} (by {least:.4g})"
+    row, label = table.iloc[best], table.columns[0]  # the candidates' label: a threshold, a learner or params
+    value = row[label]
+    name = f"{value:g}" if label == "threshold" else repr(value) if label == "learner" else f"{best} ({value})"
+    detail = f"the fairest is {what} {name}: {row['reason']} (by {least:.4g})"
     if rule.if_none == "raise":
         raise NoFeasibleCandidateError(
             f"no {what} meets every bound: {detail}. Relax the bound, widen the search, or pass "

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from skfair_measures.active import MAX_PRIOR_STRENGTH, ActiveAssessment, beta_prior
-from skfair_measures.active._beta import rope_masses
+from skfair_measures.active._policy import rope_masses
 
 
 def _simulated(rates, n_per_group=400, seed=0):

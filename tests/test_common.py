@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from fairlearn.metrics import MetricFrame
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import confusion_matrix, mean_absolute_error, mean_squared_error
 
@@ -323,6 +323,7 @@ def test_adult_with_census_weights_against_sklearn_per_group():
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])  # fairlearn: 0.1 s a call
+@example(seed=47820969, n=12, n_groups=2, weighted=False)  # fairlearn NaN, ours 0.0 (see below)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(12, 80), n_groups=st.integers(2, 4), weighted=st.booleans())
 def test_fairlearn_names_give_fairlearns_numbers(seed, n, n_groups, weighted):
     """``msr(name)`` for each of fairlearn's names equals fairlearn's function of that name.
@@ -339,7 +340,12 @@ def test_fairlearn_names_give_fairlearns_numbers(seed, n, n_groups, weighted):
         with np.errstate(all="ignore"), _quiet():
             ours = m(yt, yp, sensitive_features=groups, sample_weight=w)
             theirs = getattr(flm, name)(yt, yp, sensitive_features=groups, sample_weight=w)
-        if not np.isnan(ours):
+        if np.isnan(theirs) and not np.isnan(ours):
+            # every group's rate 0: fairlearn's ratio is 0/0, NaN; ours is 1 (equal rates), and then the smaller
+            # of the two ratios of an equalized-odds ratio is the other one (seed 47820969, n=12: TPR 0 in both
+            # groups, FPR 0 and 0.2, ours 0.0, fairlearn's NaN)
+            assert name.endswith("_ratio"), name
+        elif not np.isnan(ours):
             assert ours == pytest.approx(theirs, rel=1e-9, abs=1e-12), name
 
 

@@ -267,3 +267,13 @@ def test_unaware_scorers_in_routed_search_and_pickle():
     assert pickle.loads(pickle.dumps(quant))(clf, X) == pytest.approx(-m(clf, X))
     with pytest.raises(ValueError, match="omit sensitive= and groups="):
         sfm.fairness_scorer(m, "sex")
+
+
+def test_counts_are_not_returned_for_labels_of_three_classes():
+    """A K x K table has no 2 x 2 confusion counts: the scorer returns the measures only, so nothing pools them."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": rng.normal(size=90), "sex": rng.choice(["F", "M"], 90)})
+    y = rng.integers(0, 3, 90)
+    est = make_pipeline(sfm.DropColumns("sex"), LogisticRegression()).fit(X, y)
+    scores = sfm.make_scorers(["classif.acc", "fairness.acc"], sensitive="sex", counts=True)(est, X, y)
+    assert sorted(scores) == ["classif.acc", "fairness.acc"]

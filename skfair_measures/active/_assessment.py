@@ -12,11 +12,9 @@ from scipy import special, stats
 from .._labels import binarize_labels
 from ..results import check_prob
 from ..uncertainty import Estimate
-from ._beta import beta_var, rope_masses
-from ._inputs import check_pool, label_codes
+from ._inputs import GroupPools, check_pool, label_codes
 from ._metrics import ActiveMetric, get_metric
-from ._policy import estimation_reward, rope_gain, top_two
-from ._pool import GroupPools
+from ._policy import beta_var, estimation_reward, rope_gain, rope_masses, top_two
 from ._priors import beta_prior
 
 __all__ = ["ActiveAssessment"]
@@ -232,16 +230,14 @@ class ActiveAssessment:
                 "plan= sets labels for every group, but task='compare' asks only the two groups of "
                 "pair=: use task='estimate' or 'identify' with a plan."
             )
-        bases = plan.attrs.get("bases")
-        base = self.metric.base or self.metric.key
+        bases, base = plan.attrs.get("bases"), self.metric.base or self.metric.key
         if bases is not None and base not in bases:
             raise ValueError(
                 f"plan= was made for {plan.attrs.get('measure')!r}, whose rates are {list(bases)}; "
                 f"metric={self.metric.key!r} estimates {base!r}: pass one of {list(bases)} as metric=, "
                 "or plan the measure of this metric."
             )
-        planned = plan.drop(index="total")["labels"]
-        names = [str(g) for g in self.groups]
+        planned, names = plan.drop(index="total")["labels"], [str(g) for g in self.groups]
         if len(set(names)) != len(names):
             raise ValueError(
                 f"plan= names groups as text, and the groups {list(self.groups)!r} are not told apart "
@@ -252,11 +248,9 @@ class ActiveAssessment:
                 f"plan= is for the groups {list(map(str, planned.index))}, the assessment's are "
                 f"{names}: plan the same rows with the same sensitive_features."
             )
-        quota = planned.reindex(names).to_numpy().astype(np.int64)
-        capacity = self._pools.sizes + self._labels_used
-        over = quota > capacity
-        if over.any():
-            g = int(np.flatnonzero(over)[0])
+        quota, capacity = planned.reindex(names).to_numpy().astype(np.int64), self._pools.sizes + self._labels_used
+        if (quota > capacity).any():
+            g = int(np.flatnonzero(quota > capacity)[0])
             raise ValueError(
                 f"plan= asks {quota[g]} labels in group {names[g]!r}, which has {capacity[g]} rows that "
                 f"can be labeled for metric={self.metric.key!r}: plan with that metric's rows "
@@ -272,8 +266,7 @@ class ActiveAssessment:
         eligible = np.ones(p.pred.size, dtype=bool) if metric.pred_is is None else self._pred_pos == metric.pred_is
         self._eligible = eligible
         self._bin = np.minimum((p.confidence * self.n_bins).astype(np.int64), self.n_bins - 1)
-        cell = p.group * self.n_bins + self._bin
-        size = n_groups * self.n_bins
+        cell, size = p.group * self.n_bins + self._bin, n_groups * self.n_bins
         rows = np.bincount(cell[eligible], minlength=size).reshape(n_groups, self.n_bins).astype(float)
         self._rows = rows.sum(axis=1)
         self._bin_share = np.divide(rows, self._rows[:, None], out=np.zeros_like(rows), where=self._rows[:, None] > 0)
@@ -295,17 +288,14 @@ class ActiveAssessment:
         self._prior_a, self._prior_b = self._a.copy(), self._b.copy()
 
     def _build_pools(self) -> None:
-        p = self._pool
-        n_groups = len(self.groups)
+        p, n_groups = self._pool, len(self.groups)
         codes = np.where(self._eligible & (p.labels < 0), p.group, -1)
         if self._pair is not None:
             codes = np.where(np.isin(codes, self._pair), codes, -1)
         self._pools = GroupPools(codes, n_groups, self._rng)
         self._status = np.where(p.labels >= 0, _TOLD, _FREE).astype(np.int8)
-        self._labels_used = np.zeros(n_groups, dtype=np.int64)
-        self._counted = np.zeros(n_groups, dtype=np.int64)
-        self._defined = self._rows > 0
-        self._group_share = self._rows / self._rows.sum()
+        self._labels_used, self._counted = np.zeros(n_groups, dtype=np.int64), np.zeros(n_groups, dtype=np.int64)
+        self._defined, self._group_share = self._rows > 0, self._rows / self._rows.sum()
 
     # -- ask / tell -------------------------------------------------------------------
 
@@ -330,8 +320,7 @@ class ActiveAssessment:
         if not isinstance(n, numbers.Integral) or n < 1:
             raise ValueError(f"n={n!r} must be a positive integer (the number of rows to ask for).")
         out: list[np.ndarray] = []
-        got = 0
-        left = None if self._quota is None else self._quota - self._labels_used - self._pending()
+        got, left = 0, None if self._quota is None else self._quota - self._labels_used - self._pending()
         while got < n:
             available = self._pools.remaining > 0
             if left is not None:
@@ -358,8 +347,7 @@ class ActiveAssessment:
         labels : array-like
             Their true labels, each one of ``classes``.
         """
-        idx = np.atleast_1d(np.asarray(indices))
-        lab = np.atleast_1d(np.asarray(labels, dtype=object))
+        idx, lab = np.atleast_1d(np.asarray(indices)), np.atleast_1d(np.asarray(labels, dtype=object))
         if idx.ndim != 1 or lab.ndim != 1 or idx.size != lab.size:
             raise ValueError(f"indices ({idx.size}) and labels ({lab.size}) must be 1-D and of the same length.")
         if idx.size and (idx.dtype.kind not in "iu" or idx.min() < 0 or idx.max() >= self._status.size):
@@ -374,8 +362,7 @@ class ActiveAssessment:
                 f"rows {idx[status == _FREE][:5].tolist()} were not asked; tell only rows returned by ask() "
                 "(pass labels known in advance as y_true= when building the assessment)."
             )
-        codes = label_codes(self.classes, lab, "labels")
-        self._update(idx, codes)
+        self._update(idx, label_codes(self.classes, lab, "labels"))
         self._record()
 
     def _update(self, rows: np.ndarray, codes: np.ndarray) -> None:
@@ -434,15 +421,12 @@ class ActiveAssessment:
         return share[:, None] * self._bin_share
 
     def _counts_draw(self) -> np.ndarray:
-        if self._ca is None:
-            return np.ones(len(self.groups))
-        return self._rng.beta(self._ca, self._cb)
+        return np.ones(len(self.groups)) if self._ca is None else self._rng.beta(self._ca, self._cb)
 
     def _values(self, theta: np.ndarray) -> np.ndarray:
         """Group values from cell rates (any leading axes)."""
-        if not self.metric.binned:
-            return theta[..., 0]
-        return np.nansum(self._bin_share * np.abs(theta - self._bin_score), axis=-1)
+        binned = self.metric.binned
+        return np.nansum(self._bin_share * np.abs(theta - self._bin_score), axis=-1) if binned else theta[..., 0]
 
     def _badness(self, theta: np.ndarray) -> np.ndarray:
         values = self._values(theta)
@@ -451,8 +435,7 @@ class ActiveAssessment:
     # -- summaries ----------------------------------------------------------------------
 
     def _means(self, a: np.ndarray | None = None, b: np.ndarray | None = None) -> np.ndarray:
-        a = self._a if a is None else a
-        b = self._b if b is None else b
+        a, b = (self._a, self._b) if a is None else (a, b)
         mean = a / (a + b)
         if not self.metric.binned:
             out = mean[:, 0].copy()
@@ -616,18 +599,16 @@ class ActiveAssessment:
         """
         c1, c2 = self._pair_codes(g1, g2, "estimate")
         d, means = self.draws(n_draws), self._means()
-        gap = d[:, c1] - d[:, c2]
-        return Estimate(
-            f"active.{self.metric.key}[{self.groups[c1]} - {self.groups[c2]}]",
-            float(means[c1] - means[c2]),
-            construction="Beta posterior of labeled rows",
-            n=int(self._labels_used[[c1, c2]].sum()),
-            target="population",
-            draws=gap,
-            posterior=True,
-            center=0.0,
-            reason=None if np.isfinite(gap).all() else "a group of the pair has no labeled rows in its rate",
-        )
+        gap, key = d[:, c1] - d[:, c2], f"active.{self.metric.key}[{self.groups[c1]} - {self.groups[c2]}]"
+        how = {
+            "construction": "Beta posterior of labeled rows",
+            "target": "population",
+            "posterior": True,
+            "center": 0.0,
+        }
+        reason = None if np.isfinite(gap).all() else "a group of the pair has no labeled rows in its rate"
+        n = int(self._labels_used[[c1, c2]].sum())
+        return Estimate(key, float(means[c1] - means[c2]), n=n, draws=gap, reason=reason, **how)
 
     def posterior_rmse(self) -> float:
         """Expected groupwise RMSE under the posterior: ``sqrt(sum_g p_g Var(theta_g))`` (rates only)."""
@@ -640,9 +621,7 @@ class ActiveAssessment:
         """The task's stopping rule: worst group(s) found, ROPE verdict reached, or posterior RMSE below ``rmse``."""
         if self.task == "identify":
             return self.worst_groups(self.m, prob) is not None
-        if self.task == "compare":
-            return self.compare().probability >= prob
-        return self.posterior_rmse() <= rmse
+        return self.compare().probability >= prob if self.task == "compare" else self.posterior_rmse() <= rmse
 
     def trajectory(self, prob: float = 0.95) -> pd.DataFrame:
         """Estimates after every ``tell``: one row per (labels used, group).

@@ -1,4 +1,9 @@
-"""Validate the pool once: classes, predictions, scores, groups and labels already known."""
+"""The rows of an assessment: validated once (classes, predictions, scores, groups and labels already known).
+
+The unlabeled rows of each group are then put in a random order once (one permutation and one
+stable sort, :class:`GroupPools`); taking a row advances that group's pointer, so ``ask`` never
+passes over the rows, whatever the size of the pool.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ import pandas as pd
 from .._groups import encode_groups
 from ._metrics import ActiveMetric
 
-__all__ = ["Pool", "check_pool", "label_codes"]
+__all__ = ["GroupPools", "Pool", "check_pool", "label_codes"]
 
 
 @dataclass(frozen=True)
@@ -97,8 +102,7 @@ def check_pool(
     if s.ndim == 1:
         if pos_code < 0:
             raise ValueError(f"1-D scores are P(y == pos_label), but pos_label={pos_label!r} is not a class.")
-        p_pos = s
-        confidence = np.where(pred == pos_code, s, 1.0 - s)
+        p_pos, confidence = s, np.where(pred == pos_code, s, 1.0 - s)
     else:
         confidence = s[np.arange(n), pred]
         p_pos = s[:, pos_code] if pos_code >= 0 else np.full(n, np.nan)
@@ -111,3 +115,48 @@ def check_pool(
         known = yt.notna().to_numpy()
         labels[known] = label_codes(index, yt[known].to_numpy(), "y_true")
     return Pool(index, pos_code, pred, confidence, p_pos, groups, group, labels)
+
+
+class GroupPools:
+    """Unlabeled row indices by group, each group in a random order.
+
+    Parameters
+    ----------
+    codes : ndarray of int of shape (n_rows,)
+        Group code of each row; -1 for rows that can never be asked.
+    n_groups : int
+        Number of groups.
+    rng : numpy.random.Generator
+        Source of the random order.
+
+    Examples
+    --------
+    >>> pools = GroupPools(np.array([0, 1, 0, 1, -1]), 2, np.random.default_rng(0))
+    >>> pools.remaining.tolist()
+    [2, 2]
+    >>> sorted(pools.take(0, 2).tolist())
+    [0, 2]
+    >>> pools.remaining.tolist()
+    [0, 2]
+    """
+
+    def __init__(self, codes: np.ndarray, n_groups: int, rng: np.random.Generator):
+        perm = rng.permutation(codes.size)
+        keep = perm[codes[perm] >= 0]
+        self._order = keep[np.argsort(codes[keep], kind="stable")]
+        sizes = np.bincount(codes[keep], minlength=n_groups)
+        self._end = np.cumsum(sizes)
+        self._next = self._end - sizes
+        self.sizes = sizes
+
+    @property
+    def remaining(self) -> np.ndarray:
+        """Rows not yet taken, per group."""
+        return self._end - self._next
+
+    def take(self, group: int, n: int = 1) -> np.ndarray:
+        """Take up to ``n`` random rows of ``group`` (fewer when it runs out)."""
+        start = self._next[group]
+        stop = min(start + n, self._end[group])
+        self._next[group] = stop
+        return self._order[start:stop]

@@ -77,16 +77,11 @@ class ActiveMetric:
         roles = ratio_roles(base)
         if not roles.simple:
             raise ValueError(f"base={base.name!r} is not one ratio of confusion cells; pass a rate such as 'tpr'.")
-        values = {
-            "higher_is_better": not base.minimize and not self.binned,
-            "pred_is": _side(roles.den.any(axis=0)),
-            "true_is": _side(roles.den.any(axis=1)),
-            "correct": bool(roles.den.all() and (roles.num == np.eye(2, dtype=bool)).all()),
-            "description": self.description or base.description,
-            "_num": roles.num,
-            "_den": roles.den,
-        }
-        for name, value in values.items():
+        correct = bool(roles.den.all() and (roles.num == np.eye(2, dtype=bool)).all())
+        values = {"higher_is_better": not base.minimize and not self.binned, "correct": correct}
+        values |= {"pred_is": _side(roles.den.any(axis=0)), "true_is": _side(roles.den.any(axis=1))}
+        values |= {"description": self.description or base.description, "_num": roles.num, "_den": roles.den}
+        for name, value in values.items():  # a frozen dataclass: its derived fields are set once, here
             object.__setattr__(self, name, value)
 
     @property
@@ -106,9 +101,7 @@ class ActiveMetric:
 
     def outcome(self, correct: np.ndarray, pred_pos: np.ndarray, true_pos: np.ndarray) -> np.ndarray:
         """Success (1) or failure (0) of each labeled row: its cell is in the numerator."""
-        if self.correct:
-            return correct
-        return self._num[true_pos.astype(np.intp), pred_pos.astype(np.intp)]
+        return correct if self.correct else self._num[true_pos.astype(np.intp), pred_pos.astype(np.intp)]
 
     def expected(self, confidence: np.ndarray, p_pos: np.ndarray, pred_pos: np.ndarray) -> tuple:
         """What the model's scores expect: P(row counts) and P(success | counts) per row.

@@ -545,9 +545,8 @@ def _auto_interval(
 def _bases(measures: list[MeasureBase], rates: bool = False) -> Bases:
     """The distinct base metrics of all measures; with ``rates``, each must be a rate of confusion counts."""
     by_name: dict[str, BaseMetric] = {}
-    for m in measures:
-        for b in m.bases:
-            by_name.setdefault(b.name, b)
+    for b in (b for m in measures for b in m.bases):
+        by_name.setdefault(b.name, b)
     for b in by_name.values() if rates else ():
         ratio_roles(b)  # raises a TypeError naming the base if it is not a rate of counts
     return tuple(by_name.values())
@@ -629,16 +628,11 @@ def _unlabeled_rows(call: Call, groups: pd.Index, threshold: float) -> Rows:
 
 
 def _attrs(n_labeled: int, n_unlabeled: int, seed: int, call: Call, fit: GroupDraws, start: float) -> dict[str, Any]:
-    return {
-        "seed": seed,
-        "n_labeled": int(n_labeled),
-        "n_unlabeled": int(n_unlabeled),
-        "reference": "" if call.reference is None else str(call.reference),
-        "target": "population",  # a model's posterior; the guaranteed interval states its own
-        **fit.attrs,
-        "seconds": time.perf_counter() - start,
-        "method_requested": call.method,
-    }
+    reference = "" if call.reference is None else str(call.reference)
+    rows = {"seed": seed, "n_labeled": int(n_labeled), "n_unlabeled": int(n_unlabeled), "reference": reference}
+    # a model's posterior is about a population; the guaranteed interval states its own target (in fit.attrs)
+    fitted = {"target": "population", **fit.attrs, "seconds": time.perf_counter() - start}
+    return rows | fitted | {"method_requested": call.method}
 
 
 def _posteriors_of(
@@ -676,10 +670,6 @@ def _reason(values: dict[str, np.ndarray], groups: pd.Index, draws: np.ndarray, 
         return f"{count}: {'; '.join(own)}"
     labels = group_labels(groups)
     bad = {name: np.flatnonzero(np.isnan(v).any(axis=(0, 1))) for name, v in values.items()}
-    where = (
-        "; ".join(
-            f"{name} in group(s) {name_groups(labels[j] for j in js)}" for name, js in sorted(bad.items()) if js.size
-        )
-        or "the pooled rate"
-    )
+    parts = [f"{name} in group(s) {name_groups(labels[j] for j in js)}" for name, js in sorted(bad.items()) if js.size]
+    where = "; ".join(parts) or "the pooled rate"
     return f"{count} ({where}: the group has no samples in the cells the rate divides by)"

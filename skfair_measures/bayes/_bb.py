@@ -29,16 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..base import BaseMetric, ratio_roles
-from ._method import (
-    Bases,
-    EstimationMethod,
-    FitData,
-    GroupDraws,
-    Rng,
-    is_number,
-    refuse_option,
-    without_prior_only,
-)
+from ._method import Bases, EstimationMethod, FitData, GroupDraws, Rng, is_number, refuse_option, without_prior_only
 
 __all__ = ["BetaBinomial", "bb_cell_draws", "cell_concentration", "expected_cells"]
 
@@ -161,9 +152,7 @@ def cell_concentration(
     return np.maximum(alpha, _FLOOR), "dirichlet"
 
 
-def bb_cell_draws(
-    counts: np.ndarray, alpha: np.ndarray, chains: int, draws: int, rng: np.random.Generator
-) -> np.ndarray:
+def bb_cell_draws(counts: np.ndarray, alpha: np.ndarray, chains: int, draws: int, rng: Rng) -> np.ndarray:
     """Posterior draws of the cell probabilities per group, shape ``(chain, draw, group, 2, 2)``.
 
     Each group's cells are Dirichlet(``alpha + counts``), drawn as normalised Gamma

@@ -47,7 +47,6 @@ import numpy as np
 import pandas as pd
 
 from .._optional import require
-from ..base import BaseMetric
 from ._checks import CalibrationWarning, calibration_checks
 from ._method import Bases, EstimationMethod, FitData, GroupDraws, Rng, Rows, is_number, refuse_option
 from ._posterior import SamplingWarning, _import_arviz, external_stacklevel, group_labels
@@ -592,9 +591,7 @@ class BayesianCalibration(EstimationMethod):
     def group_draws(self, data: FitData, bases: Bases, *, chains: int, draws: int, rng: Rng, seed: int) -> GroupDraws:
         return self.from_fit(self.fit(data, chains=chains, draws=draws, seed=seed), data, bases, rng)
 
-    def from_fit(
-        self, fit: CalibrationFit, data: FitData, bases: tuple[BaseMetric, ...], rng: np.random.Generator
-    ) -> GroupDraws:
+    def from_fit(self, fit: CalibrationFit, data: FitData, bases: Bases, rng: Rng) -> GroupDraws:
         """The draws from a calibration fit: every draw calibrates the unlabeled rows (BCR adds its rectifier)."""
         unl = data.unlabeled
         cells = data.counts + calibrated_cells(
@@ -621,52 +618,30 @@ class BayesianCalibration(EstimationMethod):
             warnings.warn(
                 f"method={self.name!r}: {'; '.join(checks)}.", CalibrationWarning, stacklevel=external_stacklevel()
             )
-        log_s, log1m_s = _features(lab.scores)
-        rows = {
-            "log_s": log_s,
-            "log1m_s": log1m_s,
-            "y": data.y_true.astype(np.int64),
-            "group": lab.codes.astype(np.int64),
-        }
+        rows = dict(zip(("log_s", "log1m_s"), _features(lab.scores), strict=True))
+        rows |= {"y": data.y_true.astype(np.int64), "group": lab.codes.astype(np.int64)}
         cores = max(1, min(chains, os.cpu_count() or 1)) if self.cores is None else self.cores
         # the sampler's arguments; a key of sampler_kwargs that repeats one of them is a TypeError in the call
-        settings = (
-            {"draws": draws, "tune": self.tune, "chains": chains, "cores": cores},
-            seed,
-            self.sampler_kwargs or {},
-        )
+        common = {"draws": draws, "tune": self.tune, "chains": chains, "cores": cores}
+        settings = (common, seed, self.sampler_kwargs or {})
         structure = (data.n_groups, self.calibration, self.hierarchical, self.prior_scale)
         run, sampler, compile_seconds = _runner(self.sampler, rows, structure, settings)
         start = time.perf_counter()
-        trace, first_divergences, accept = _sample_with_retry(run, self.target_accept, self.retry_divergent)
+        trace, first, accept = _sample_with_retry(run, self.target_accept, self.retry_divergent)
         params, names = _parameters(trace)
-        diagnostics = _diagnostics(trace, names) | {
-            "seconds": time.perf_counter() - start,
-            "target_accept": accept,
-            "divergences_first_try": first_divergences,
-        }
+        diagnostics = _diagnostics(trace, names)
+        diagnostics |= {"seconds": time.perf_counter() - start, "target_accept": accept, "divergences_first_try": first}
         if self.warn:
             _warn_diagnostics(diagnostics, data.groups)
         diagnostics["calibration_checks"] = checks
         return CalibrationFit(params, trace, diagnostics, sampler, compile_seconds)
 
-    def draws_from_cells(self, cells: np.ndarray, fit: CalibrationFit, bases: tuple[BaseMetric, ...]) -> GroupDraws:
+    def draws_from_cells(self, cells: np.ndarray, fit: CalibrationFit, bases: Bases) -> GroupDraws:
         """Group and overall draws of every base metric from draws of the cells ``(chain, draw, group, 2, 2)``."""
+        attrs = {"calibration": self.calibration, "hierarchical": bool(self.hierarchical)}
+        attrs |= {"prior_scale": float(self.prior_scale), "sampler": fit.sampler, "tune": int(self.tune)}
+        attrs |= {"target_accept": float(self.target_accept), "diagnostics": fit.diagnostics}
+        attrs["compile_seconds"] = float(fit.compile_seconds)
         overall_cells = cells.sum(axis=-3)
-        attrs = {
-            "calibration": self.calibration,
-            "hierarchical": bool(self.hierarchical),
-            "prior_scale": float(self.prior_scale),
-            "sampler": fit.sampler,
-            "tune": int(self.tune),
-            "target_accept": float(self.target_accept),
-            "diagnostics": fit.diagnostics,
-            "compile_seconds": float(fit.compile_seconds),
-        }
-        return GroupDraws(
-            values={b.name: b.from_counts(cells) for b in bases},
-            overall={b.name: b.from_counts(overall_cells) for b in bases},
-            attrs=attrs,
-            trace=fit.trace,
-            extra=dict(fit.params),
-        )
+        values, overall = ({b.name: b.from_counts(c) for b in bases} for c in (cells, overall_cells))
+        return GroupDraws(values, overall, attrs=attrs, trace=fit.trace, extra=dict(fit.params))

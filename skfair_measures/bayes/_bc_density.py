@@ -112,11 +112,7 @@ def _raw_values(x, buf):  # pragma: no cover - compiled by numba
 
 @njit(cache=True, nogil=True)
 def _logp_grad(x, grad, buf):  # pragma: no cover - compiled by numba
-    n = int(buf[1])
-    n_groups = int(buf[2])
-    has_b = buf[3] > 0
-    has_c = buf[4] > 0
-    hier = buf[5] > 0
+    n, n_groups, has_b, has_c, hier = int(buf[1]), int(buf[2]), buf[3] > 0, buf[4] > 0, buf[5] > 0
     n_levels = 1 + int(has_b) + int(has_c)
     per = n_groups + 2 if hier else n_groups
     prior_sd = buf[_HEAD : _HEAD + _N_PRIOR]
@@ -131,9 +127,7 @@ def _logp_grad(x, grad, buf):  # pragma: no cover - compiled by numba
     b = np.exp(raw[1]) if has_b else a
     ic = 1 + int(has_b)
     # likelihood sum_i y_i eta_i - log(1 + exp(eta_i)); its derivative in eta_i is y_i - sigmoid(eta_i)
-    d_a = np.zeros(n_groups)
-    d_b = np.zeros(n_groups)
-    d_c = np.zeros(n_groups)
+    d_a, d_b, d_c = np.zeros(n_groups), np.zeros(n_groups), np.zeros(n_groups)
     logp = 0.0
     for i in range(n):
         g = int(group[i])
@@ -167,12 +161,8 @@ def _logp_grad(x, grad, buf):  # pragma: no cover - compiled by numba
         off = k * per
         mu_sd = prior_sd[which]
         if hier:
-            sigma_sd = prior_sd[3 + which]
-            mu = x[off]
-            u = x[off + 1]
-            sigma = np.exp(u)
-            s_mu = 0.0
-            s_u = 0.0
+            sigma_sd, mu, u = prior_sd[3 + which], x[off], x[off + 1]
+            sigma, s_mu, s_u = np.exp(u), 0.0, 0.0
             for g in range(n_groups):
                 z = x[off + 2 + g]
                 s_mu += d_raw[k, g]
@@ -203,8 +193,7 @@ def _expand(x, out, buf):  # pragma: no cover - compiled by numba
         is_c = k == n_levels - 1 and buf[4] > 0
         off = k * per
         if hier:
-            out[j] = x[off]
-            out[j + 1] = np.exp(x[off + 1])
+            out[j], out[j + 1] = x[off], np.exp(x[off + 1])
             j += 2
             for g in range(n_groups):
                 out[j + g] = x[off + 2 + g]
@@ -231,10 +220,8 @@ def c_logp(dim, x_, grad_, logp_, data_):  # pragma: no cover - compiled by numb
     if dim != int(head[6]):
         return -1
     buf = carray(data_, (int(head[0]),), np.float64)
-    x = carray(x_, (dim,))
-    grad = carray(grad_, (dim,))
-    out = carray(logp_, (1,))
-    lp = _logp_grad(x, grad, buf)
+    grad, out = carray(grad_, (dim,)), carray(logp_, (1,))
+    lp = _logp_grad(carray(x_, (dim,)), grad, buf)
     out[0] = lp
     if not np.all(np.isfinite(grad)):
         return 3

@@ -37,9 +37,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..base import BaseMetric
 from ._bc import BayesianCalibration, CalibrationFit, calibrated_cells, calibrated_probabilities, histogram_error
-from ._method import FitData, GroupDraws, is_number, refuse_option
+from ._method import Bases, FitData, GroupDraws, Rng, is_number, refuse_option
 
 __all__ = ["RECTIFIER_SCALE", "RectifiedCalibration", "rectifier_draws", "stratum_residuals", "stratum_slope"]
 
@@ -86,13 +85,7 @@ def stratum_residuals(
 
 
 def rectifier_draws(
-    residual: np.ndarray,
-    variance: np.ndarray,
-    size: np.ndarray,
-    *,
-    slope: np.ndarray,
-    scale: float,
-    rng: np.random.Generator,
+    residual: np.ndarray, variance: np.ndarray, size: np.ndarray, *, slope: np.ndarray, scale: float, rng: Rng
 ) -> np.ndarray:
     """One draw of every stratum's rectifier ``delta_gp`` per calibration draw.
 
@@ -165,7 +158,7 @@ def stratum_slope(unlabeled_cells: np.ndarray) -> np.ndarray:
     return q * (1.0 - q)
 
 
-def _sample_grid(logpost: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def _sample_grid(logpost: np.ndarray, rng: Rng) -> np.ndarray:
     """One grid index per leading position, with probabilities ``softmax(logpost)`` along the last axis."""
     # Gumbel-max: argmax(logpost + Gumbel noise) is a draw from the normalised weights
     return np.argmax(logpost + rng.gumbel(size=logpost.shape), axis=-1)
@@ -214,9 +207,7 @@ class RectifiedCalibration(BayesianCalibration):
             scale = self.rectifier_scale
             refuse_option("rectifier_scale", scale, f"pass a positive number (default {RECTIFIER_SCALE})")
 
-    def from_fit(
-        self, fit: CalibrationFit, data: FitData, bases: tuple[BaseMetric, ...], rng: np.random.Generator
-    ) -> GroupDraws:
+    def from_fit(self, fit: CalibrationFit, data: FitData, bases: Bases, rng: Rng) -> GroupDraws:
         """The rectified draws from a calibration fit (BC's, so one fit serves both methods)."""
         lab, unl = data.labeled, data.unlabeled
         q = calibrated_probabilities(fit.params, lab.scores, lab.codes)  # (chain, draw, n_labeled)

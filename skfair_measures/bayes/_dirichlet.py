@@ -27,7 +27,7 @@ from .._stats import GroupedSample, check_inputs
 from ..base import BaseMetric
 from ..measures import MeasureBase
 from ..multiclass import dirichlet_draws
-from ._method import GroupDraws, without_prior_only
+from ._method import GroupDraws, Rng, without_prior_only
 from ._small_groups import small_groups_plan
 
 __all__ = [
@@ -120,7 +120,7 @@ def multiclass_draws(
     options: DirichletMultinomial,
     chains: int,
     draws: int,
-    rng: np.random.Generator,
+    rng: Rng,
 ) -> GroupDraws:
     """Draws of every base metric per group from the Dirichlet posterior of the K x K cells.
 

@@ -58,13 +58,15 @@ class _InEngine:
         )
 
 
-def _refuse_unlabeled(call: Call) -> None:
+def _columns(call: Call) -> Any:
+    """The frame's columns named by the call, checked; the unlabeled rows are those without a label."""
     given = [k for k, v in call.unlabeled.items() if v is not None]
     if given:
         raise ValueError(
             f"{', '.join(given)} cannot be combined with data=: the unlabeled rows are the frame's rows whose "
             f"{call.y_true!r} is missing; drop {given[0]}."
         )
+    return check_columns(as_lazy(call.data), call.y_true, call.y_score, call.sensitive_features, call.sample_weight)
 
 
 def _unlabeled_codes(table: pd.DataFrame, cols: Any, groups: pd.Index) -> np.ndarray:
@@ -73,11 +75,8 @@ def _unlabeled_codes(table: pd.DataFrame, cols: Any, groups: pd.Index) -> np.nda
         return np.zeros(0, dtype=np.intp)
     names = list(cols.sensitive)
     values = table[names[0]] if len(names) == 1 else table[names]
-    rows = int(table[_N].sum())
-    codes, _ = encode_groups(
-        values, groups=groups, name="sensitive (rows without a label)", compare=False, samples=rows
-    )
-    return codes
+    name, rows = "sensitive (rows without a label)", int(table[_N].sum())
+    return encode_groups(values, groups=groups, name=name, compare=False, samples=rows)[0]
 
 
 def frame_fit_data(
@@ -91,14 +90,13 @@ def frame_fit_data(
     ``pos_label`` and ``groups`` are the measures' (declared groups, or None). The rows stay
     in the engine: the data hold their counts and score moments (``FitData.moments``).
     """
-    _refuse_unlabeled(call)
+    cols = _columns(call)
     bb = isinstance(estimator, BetaBinomial)
     if bb and estimator.prior == "scores":
         raise ValueError(
             "prior='scores' on data= is not computed in the engine yet; pass prior='uniform', "
             "'jeffreys' or (alpha, beta), or collect the rows and pass arrays."
         )
-    cols = check_columns(as_lazy(call.data), call.y_true, call.y_score, call.sensitive_features, call.sample_weight)
     table = score_table(call.data, cols, threshold)
     moments, index = _moments(table, cols, pos_label, groups, reads_unlabeled=not bb)  # bb reads no unlabeled row
     moments, index = _restricted(moments, index, measures)
@@ -167,8 +165,7 @@ def frame_rows(call: Call, threshold: float) -> FrameRows:
       HISTOGRAM_BINS`` is off by at most ``n h^2 / 8 max |f''|`` over the bin (the bound
       under the posterior's draws is ``attrs["binning"]``: :func:`~._bc.histogram_error`).
     """
-    _refuse_unlabeled(call)
-    cols = check_columns(as_lazy(call.data), call.y_true, call.y_score, call.sensitive_features, call.sample_weight)
+    cols = _columns(call)
     labeled, hist = score_histogram(call.data, cols, threshold, HISTOGRAM_BINS, CLIP)
     _refuse_bad_rows(hist, cols)
     if labeled.empty:
@@ -218,14 +215,5 @@ def _restricted(moments: ScoreMoments, index: pd.Index, measures: list[MeasureBa
     plan = small_groups_plan(moments.labeled["n"].sum((1, 2)), index, measures)
     if plan is None:
         return moments, index
-    kept = plan.lut >= 0
-
-    def pooled(a: np.ndarray) -> np.ndarray:
-        out = np.zeros((len(plan.groups), *a.shape[1:]), dtype=a.dtype)
-        np.add.at(out, plan.lut[kept], a[kept])
-        return out
-
-    return ScoreMoments(
-        {k: pooled(v) for k, v in moments.labeled.items()},
-        {k: pooled(v) for k, v in moments.unlabeled.items()},
-    ), plan.groups
+    sides = (moments.labeled, moments.unlabeled)  # the group axis first: the plan pools every axis after it
+    return ScoreMoments(*({k: plan._pooled(v, v.ndim) for k, v in side.items()} for side in sides)), plan.groups

@@ -258,13 +258,10 @@ def without_prior_only(
     if not empty.any():
         return draws, []
     why = base.undefined_when or "no samples in its denominator"
-    where = (
-        f"group(s) {name_groups(group_name(groups, j) for j in np.flatnonzero(empty))}" if empty.ndim else "all groups"
-    )
-    reason = (
-        f"{base.name} in {where} has no labeled row in its denominator ({why}); its posterior would be the prior alone"
-    )
-    return np.where(empty, np.nan, draws), [reason]
+    named = name_groups(group_name(groups, j) for j in np.flatnonzero(empty))
+    where = f"group(s) {named}" if empty.ndim else "all groups"
+    reason = f"{base.name} in {where} has no labeled row in its denominator ({why})"
+    return np.where(empty, np.nan, draws), [f"{reason}; its posterior would be the prior alone"]
 
 
 def refuse_option(name: str, value: Any, valid: str) -> None:
@@ -274,11 +271,8 @@ def refuse_option(name: str, value: Any, valid: str) -> None:
 
 def is_number(value: Any) -> bool:
     """A real number (not a bool), finite."""
-    return (
-        isinstance(value, int | float | np.integer | np.floating)
-        and not isinstance(value, bool)
-        and (bool(np.isfinite(value)))
-    )
+    real = isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
+    return real and bool(np.isfinite(value))
 
 
 class EstimationMethod:

@@ -13,7 +13,7 @@ from ._posterior import DEFAULT_EPS, MeasurePosterior, group_labels
 if TYPE_CHECKING:  # an annotation only: _reliability draws its diagram with this module
     from ._reliability import ReliabilityPosterior
 
-__all__ = ["density_curve", "draw_density", "plot_posterior", "plot_reliability"]
+__all__ = ["density_curve", "plot_posterior", "plot_reliability"]
 
 #: A value holding at least this share of the draws is drawn as a point mass.
 ATOM_SHARE = 0.01
@@ -160,31 +160,6 @@ def density_curve(
     return grid, dens * (rest.size / x.size), atoms
 
 
-def draw_density(
-    ax: Any,
-    draws: np.ndarray,
-    support: tuple[float, float],
-    color: Any,
-    label: str | None = None,
-    shade: tuple[float, float] = (-np.inf, np.inf),
-) -> None:
-    """Draw :func:`density_curve` of ``draws`` on ``ax``: the density (shaded over ``shade``) and its point masses.
-
-    A point mass is a stem as tall as the density, labeled with its probability when that is worth reading.
-    """
-    grid, dens, atoms = density_curve(draws, support)
-    top = float(dens.max()) if dens.size else 1.0
-    for v, p in atoms.items():
-        ax.vlines(v, 0, top, color=color, lw=2.5, label=None if grid.size else label)
-        label = label if grid.size else "_"  # the legend names the first stem only when there is no curve
-        if p >= 0.05:  # a share worth reading; a bootstrap's discrete values make many small ones
-            ax.annotate(f"P(= {v:.3g}) = {p:.2f}", (v, top), fontsize="x-small", ha="center", va="bottom", color=color)
-    if grid.size:
-        ax.plot(grid, dens, color=color, label=label)
-        inside = (grid >= shade[0]) & (grid <= shade[1])
-        ax.fill_between(grid[inside], dens[inside], color=color, alpha=0.3, lw=0)
-
-
 def plot_posterior(post: MeasurePosterior, eps: float = DEFAULT_EPS, ax: Any = None, prob: float = 0.95) -> Any:
     """Posterior density of a measure with the region of practical fairness shaded.
 
@@ -224,7 +199,14 @@ def plot_posterior(post: MeasurePosterior, eps: float = DEFAULT_EPS, ax: Any = N
         raise ValueError(f"{post.key} has no posterior density to plot: {post.reason}.")
     ax = _axes(ax)
     c = post.center
-    draw_density(ax, post.draws, tuple(post.measure.range), "tab:red")
+    grid, dens, atoms = density_curve(post.draws, tuple(post.measure.range))
+    if grid.size:
+        ax.plot(grid, dens, color="tab:red")
+        ax.fill_between(grid, dens, color="tab:red", alpha=0.3, lw=0)
+    top = float(dens.max()) if dens.size else 1.0
+    for v, p in atoms.items():  # a point mass is a stem, not a spike of the density
+        ax.vlines(v, 0, top, color="tab:red", lw=3)
+        ax.annotate(f"P(= {v:g}) = {p:.2f}", (v, top), fontsize="small", ha="center", va="bottom")
     ax.axvspan(c - eps, c + eps, color="gold", alpha=0.3, lw=0)
     lo, hi = post.interval(prob)
     ax.axvline(post.value, color="black")

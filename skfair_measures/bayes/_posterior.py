@@ -353,8 +353,7 @@ class MeasurePosterior(Estimate):
 
     def prob_less(self, x: float = 0.0) -> float:
         """Posterior probability that the measure is below ``x``; NaN when undefined."""
-        draws = self._prob_draws()
-        return float(np.mean(draws < x)) if draws is not None and self.defined else _NAN
+        return self._share(lambda d: d < x)
 
     def prob_within(self, eps: float = DEFAULT_EPS, center: float | None = None) -> float:
         """Probability of being practically fair: ``P(|Delta - center| <= eps)``; NaN when undefined.
@@ -370,8 +369,7 @@ class MeasurePosterior(Estimate):
             differences, 1 for ratios).
         """
         eps, c = check_eps(eps), self._centre(center)
-        draws = self._prob_draws()
-        return float(np.mean(np.abs(draws - c) <= eps)) if draws is not None and self.defined else _NAN
+        return self._share(lambda d: np.abs(d - c) <= eps)
 
     def upper_bound(self, prob: float = 0.95) -> float:
         """One-sided upper credible bound of ``|Delta - center|``: its ``prob`` quantile; NaN when undefined."""
@@ -506,12 +504,8 @@ class MeasurePosterior(Estimate):
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dictionary: the summary row's fields, ``method``, ``mean``, ``prob_greater``, ``n_draws``."""
-        facts = {
-            "method": self.method,
-            "mean": plain(self.mean()),
-            "prob_greater": plain(self.prob_greater(self.center)),
-        }
-        return super().to_dict() | facts | {"n_draws": self.n_draws}
+        out = super().to_dict() | {"method": self.method, "mean": plain(self.mean())}
+        return out | {"prob_greater": plain(self.prob_greater(self.center)), "n_draws": self.n_draws}
 
     # -- diagnostics and ArviZ -------------------------------------------------------
     def diagnostics(self) -> dict[str, float]:
@@ -540,46 +534,24 @@ class MeasurePosterior(Estimate):
         -------
         arviz.InferenceData
         """
-        az = _import_arviz()
-        labels = group_labels(self.groups)
-        posterior: dict[str, np.ndarray] = {self.key: self.chain_draws}
-        dims: dict[str, list[str]] = {}
-        for name, d in {**self.group_draws, **self.extra_draws}.items():
-            posterior[name] = np.asarray(d)
-            if np.ndim(d) == 3:
-                dims[name] = ["group"]
-        posterior.update(self._trace_variables(dims))
+        az, trace = _import_arviz(), self.trace
+        variables = {**self.group_draws, **self.extra_draws}
+        stats, counts = None, {"counts": self.label_counts}
+        if trace is not None:  # the calibration model's own variables (hyperparameters, z-scores) and sampler
+            model = trace.posterior.data_vars.items()
+            variables |= {k: v for k, v in model if k not in variables and set(v.dims) <= {"chain", "draw", "group"}}
+            stats = {k: np.asarray(v) for k, v in trace.sample_stats.items() if k in _STATS and v.ndim == 2}
+        posterior = {self.key: self.chain_draws} | {name: np.asarray(d) for name, d in variables.items()}
+        dims = {name: ["group"] for name, d in variables.items() if np.ndim(d) == 3}
         dims["counts"] = ["group", "y_true", "y_pred"]
         attrs = {k: v for k, v in self.attrs.items() if isinstance(v, str | int | float | bool)}
         attrs.update(measure=self.key, method=self.method)
+        coords = {"group": group_labels(self.groups), "y_true": [0, 1], "y_pred": [0, 1]}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             return az.from_dict(
-                posterior=posterior,
-                sample_stats=self._sample_stats(),
-                constant_data={"counts": self.label_counts},
-                coords={"group": labels, "y_true": [0, 1], "y_pred": [0, 1]},
-                dims=dims,
-                attrs=attrs,
+                posterior=posterior, sample_stats=stats, constant_data=counts, coords=coords, dims=dims, attrs=attrs
             )
-
-    def _trace_variables(self, dims: dict[str, list[str]]) -> dict[str, np.ndarray]:
-        """The calibration model's own variables (hyperparameters, z-scores)."""
-        if self.trace is None:
-            return {}
-        out = {}
-        for k, v in self.trace.posterior.data_vars.items():
-            if k not in self.group_draws and k not in self.extra_draws and set(v.dims) <= {"chain", "draw", "group"}:
-                out[k] = np.asarray(v)
-                if "group" in v.dims:
-                    dims[k] = ["group"]
-        return out
-
-    def _sample_stats(self) -> dict[str, np.ndarray] | None:
-        if self.trace is None:
-            return None
-        st = self.trace.sample_stats
-        return {k: np.asarray(st[k]) for k in st.data_vars if k in _STATS and np.ndim(st[k]) == 2}
 
     def __repr__(self) -> str:
         if not self.defined:

@@ -48,7 +48,8 @@ the rate is a plain mean.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -248,67 +249,50 @@ def _tuned_lambda(st: _Stratum, phi: np.ndarray, theta: np.ndarray) -> float:
     return _clipped_lambda(ffh / n - (f_sum / n) * (fh_sum / n), var, n, big_n, 1e-14 * max(squares / m, 1e-300))
 
 
-@dataclass
-class _Quantities:
-    """Point estimates of all (rate, group) and (rate, overall) quantities and their influence per group."""
+def _draw(mean: np.ndarray, df: np.ndarray, cov: np.ndarray, size: int, rng: Rng) -> np.ndarray:
+    """Joint draws with the covariance ``cov`` and Student-t marginals of ``df`` degrees of freedom (a Gaussian copula).
 
-    names: list[tuple[str, int | None]] = field(default_factory=list)  # (base, group or None for overall)
-    value: list[float] = field(default_factory=list)
-    parts: list[dict[int, tuple[np.ndarray, float]]] = field(default_factory=list)  # group -> (gradient, lambda)
-    df: list[float] = field(default_factory=list)  # degrees of freedom of the t marginal
+    The delta method's normal approximation is too narrow when a group has few
+    labeled rows in the rate's denominator (15 positives for a TPR): at n_L = 100
+    the normal interval covered 90-92% in the simulation of ``tests/test_bayes_ppi.py``.
+    Each quantity's marginal is a t with ``df`` = effective labeled rows in its
+    denominator minus one, the usual small-sample correction; the normal
+    draws' dependence between quantities is kept through their ranks.
+    """
+    from scipy.special import ndtr, stdtrit
 
-    def add(self, name: tuple[str, int | None], value: float, parts: dict, df: float) -> None:
-        self.names.append(name)
-        self.value.append(value)
-        self.parts.append(parts)
-        self.df.append(df)
-
-    def draw(self, cov: np.ndarray, size: int, rng: Rng) -> np.ndarray:
-        """Joint draws with the covariance ``cov`` and Student-t marginals (a Gaussian copula).
-
-        The delta method's normal approximation is too narrow when a group has few
-        labeled rows in the rate's denominator (15 positives for a TPR): at n_L = 100
-        the normal interval covered 90-92% in the simulation of ``tests/test_bayes_ppi.py``.
-        Each quantity's marginal is a t with ``df`` = effective labeled rows in its
-        denominator minus one, the usual small-sample correction; the normal
-        draws' dependence between quantities is kept through their ranks.
-        """
-        from scipy.special import ndtr, stdtrit
-
-        mean = np.asarray(self.value, dtype=float)
-        out = np.full((size, mean.size), np.nan)
-        ok = np.isfinite(mean)
-        if not ok.any():
-            return out
-        sub = cov[np.ix_(ok, ok)]
-        z = rng.multivariate_normal(np.zeros(ok.sum()), sub, size=size, method="eigh")
-        sd = np.sqrt(np.clip(np.diag(sub), 0.0, None))
-        u = np.divide(z, sd, out=np.zeros_like(z), where=sd > 0)
-        p = np.clip(ndtr(u), 1e-12, 1 - 1e-12)
-        t = stdtrit(np.asarray(self.df, dtype=float)[ok], p)
-        out[:, ok] = mean[ok] + t * sd
+    out = np.full((size, mean.size), np.nan)
+    ok = np.isfinite(mean)
+    if not ok.any():
         return out
+    sub = cov[np.ix_(ok, ok)]
+    z = rng.multivariate_normal(np.zeros(ok.sum()), sub, size=size, method="eigh")
+    sd = np.sqrt(np.clip(np.diag(sub), 0.0, None))
+    u = np.divide(z, sd, out=np.zeros_like(z), where=sd > 0)
+    out[:, ok] = mean[ok] + stdtrit(df[ok], np.clip(ndtr(u), 1e-12, 1 - 1e-12)) * sd
+    return out
 
-    def covariance(self, strata: list[_Stratum]) -> np.ndarray:
-        """Block-diagonal over groups: ``[phi; -lam phi]' C_l [phi; -lam phi] / (n (n - 1)) + ... / (N (N - 1))``.
 
-        ``phi`` is a quantity's gradient, ``C`` the centred, w**2-weighted sums of squares of the
-        stacked cells. Unbiased covariances (``ddof=1``; ``ppi_py`` divides by ``n``): with the
-        20-60 labels per group of a small audit the difference is a visible part of the
-        interval's width (coverage at n_L = 200 in ``tests/test_bayes_ppi.py``).
-        """
-        k = len(self.parts)
-        cov = np.zeros((k, k))
-        for g, st in enumerate(strata):
-            lab, unl = np.zeros((k, 8)), np.zeros((k, 4))
-            for j, parts in enumerate(self.parts):
-                if g in parts:
-                    u, lam = parts[g]
-                    lab[j], unl[j] = np.concatenate([u, -lam * u]), lam * u
-            for rows, side in ((lab, st.lab), (unl, st.unl)):
-                if side.n >= 2:
-                    cov += rows @ side.centred @ rows.T / (side.n * (side.n - 1))
-        return cov
+def _covariance(influence: Sequence[dict[int, tuple[np.ndarray, float]]], strata: list[_Stratum]) -> np.ndarray:
+    """Block-diagonal over groups: ``[phi; -lam phi]' C_l [phi; -lam phi] / (n (n - 1)) + ... / (N (N - 1))``.
+
+    ``influence`` holds, per quantity and group, its gradient ``phi`` and the fit's ``lam``;
+    ``C`` are the centred, w**2-weighted sums of squares of the stacked cells. Unbiased covariances
+    (``ddof=1``; ``ppi_py`` divides by ``n``): with the 20-60 labels per group of a small audit the
+    difference is a visible part of the interval's width (coverage at n_L = 200 in ``tests/test_bayes_ppi.py``).
+    """
+    k = len(influence)
+    cov = np.zeros((k, k))
+    for g, st in enumerate(strata):
+        lab, unl = np.zeros((k, 8)), np.zeros((k, 4))
+        for j, parts in enumerate(influence):
+            if g in parts:
+                u, lam = parts[g]
+                lab[j], unl[j] = np.concatenate([u, -lam * u]), lam * u
+        for rows, side in ((lab, st.lab), (unl, st.unl)):
+            if side.n >= 2:
+                cov += rows @ side.centred @ rows.T / (side.n * (side.n - 1))
+    return cov
 
 
 @dataclass(frozen=True)
@@ -356,24 +340,22 @@ class PredictionPowered(EstimationMethod):
         """Draws of every (base, group) and pooled rate from the estimates and covariance, clipped to each range."""
         moments = row_moments(data) if data.moments is None else data.moments
         strata = _strata(moments)
-        q, reasons, lambdas, small = self._estimate(moments, bases, strata, data.groups)
+        rows, reasons, lambdas, small = self._estimate(moments, bases, strata, data.groups)
         _warn_small(small)
-        cov, n_groups = q.covariance(strata), data.n_groups
-        mean, sample = np.asarray(q.value, dtype=float), q.draw(cov, chains * draws, rng)
-        se = np.where(np.isfinite(mean), np.sqrt(np.clip(np.diag(cov), 0.0, None)), np.nan)
-        values = {b.name: np.full((chains, draws, n_groups), np.nan) for b in bases}
-        overall = {b.name: np.full((chains, draws), np.nan) for b in bases}
-        point = {b.name: np.full(n_groups, np.nan) for b in bases}
-        point_overall: dict[str, float] = {}
-        std_errors: dict[str, list[float]] = {b.name: [] for b in bases}
-        ranges = {b.name: tuple(b.range) for b in bases}
-        for j, (name, g) in enumerate(q.names):
-            d = np.clip(sample[:, j], *ranges[name]).reshape(chains, draws)
-            if g is None:
-                overall[name], point_overall[name] = d, float(np.clip(mean[j], *ranges[name]))
-            else:
-                values[name][..., g], point[name][g] = d, float(np.clip(mean[j], *ranges[name]))
-                std_errors[name].append(float(se[j]))
+        value, influence, df = zip(*rows, strict=True)
+        mean, cov = np.asarray(value, dtype=float), _covariance(influence, strata)
+        sample = _draw(mean, np.asarray(df, dtype=float), cov, chains * draws, rng)
+        # every base's groups, then its pooled rate (the order of _estimate), clipped to the base's range
+        low, high = np.array([b.range for b in bases], dtype=float).T[..., None]
+        per_base = (len(bases), data.n_groups + 1)
+        d = np.clip(sample.reshape(chains, draws, *per_base), low, high)
+        est = np.clip(mean.reshape(per_base), low, high)
+        se = np.where(np.isfinite(mean), np.sqrt(np.clip(np.diag(cov), 0.0, None)), np.nan).reshape(per_base)
+        values = {b.name: d[:, :, i, :-1] for i, b in enumerate(bases)}
+        overall = {b.name: d[:, :, i, -1] for i, b in enumerate(bases)}
+        point = {b.name: est[i, :-1] for i, b in enumerate(bases)}
+        point_overall = {b.name: float(est[i, -1]) for i, b in enumerate(bases)}
+        std_errors = {b.name: se[i, :-1].tolist() for i, b in enumerate(bases)}
         attrs: dict[str, Any] = {"sampler": "delta method, Student-t marginals", "se": std_errors, "lambda": lambdas}
         attrs |= {"asymptotic": not small, "small_groups": small}
         if data.moments is not None:
@@ -392,27 +374,31 @@ class PredictionPowered(EstimationMethod):
 
     def _estimate(
         self, moments: ScoreMoments, bases: Bases, strata: list[_Stratum], groups: Any
-    ) -> tuple[_Quantities, list[str], dict[str, list[float]], list[str]]:
-        """Every base's estimate and influence in every group and pooled; why some are undefined or small."""
+    ) -> tuple[list[tuple[float, dict, float]], list[str], dict[str, list[float]], list[str]]:
+        """Every base's ``(estimate, influence, degrees of freedom)`` in every group, then pooled.
+
+        Also why some are undefined, the lambdas and the groups too small for the asymptotics.
+        """
         unl, lab = moments.unlabeled, moments.labeled
         raw = unl["w"].sum(1) if unl["n"].sum() else lab["w"].sum((1, 2))  # each group's share of the rows, weighted
         present = {g: float(s) for g, s in enumerate(raw / raw.sum()) if s > 0}
         unusable = [_unusable(st) for st in strata]
-        q, reasons, small, lambdas = _Quantities(), [], [], {}
+        rows: list[tuple[float, dict, float]] = []
+        reasons, small, lambdas = [], [], {}
         for base in bases:
             roles = ratio_roles(base)  # a TypeError naming the base if it is not a rate of counts
             fits = [self._fit(st, base) if why is None else None for st, why in zip(strata, unusable, strict=True)]
             lambdas[base.name] = [np.nan if f is None else f.lam for f in fits]
-            rows = [_denominator_rows(st, roles) for st in strata]
-            dfs = [max(r - 1.0, 1.0) for r in rows]
-            few = [g for g, r in enumerate(rows) if fits[g] is not None and r < ASYMPTOTIC_ROWS]
+            kish = [_denominator_rows(st, roles) for st in strata]
+            dfs = [max(r - 1.0, 1.0) for r in kish]
+            few = [g for g, r in enumerate(kish) if fits[g] is not None and r < ASYMPTOTIC_ROWS]
             if few:
-                named = name_groups((group_name(groups, g) for g in few), sizes=(round(rows[g]) for g in few))
+                named = name_groups((group_name(groups, g) for g in few), sizes=(round(kish[g]) for g in few))
                 small.append(f"{base.name} in group(s) {named} (labeled rows)")
             undefined: dict[str, list[int]] = {}  # why -> the groups it makes undefined
             for g, fit in enumerate(fits):
                 value, why = _rate(base, roles, fit, unusable[g])
-                q.add((base.name, g), value, _influence(base, {g: 1.0}, fits) if why is None else {}, dfs[g])
+                rows.append((value, _influence(base, {g: 1.0}, fits) if why is None else {}, dfs[g]))
                 if why:
                     undefined.setdefault(why, []).append(g)
             for why, gs in undefined.items():
@@ -424,8 +410,8 @@ class PredictionPowered(EstimationMethod):
                 pooled = _Fit(np.asarray(sum(s * fits[g].mu for g, s in present.items()), dtype=float), np.nan)
                 value, why = _rate(base, roles, pooled, None)
                 value, parts = (np.nan, {}) if why is not None else (value, _influence(base, present, fits))
-            q.add((base.name, None), value, parts, min([dfs[g] for g in present], default=1.0))
-        return q, reasons, lambdas, small
+            rows.append((value, parts, min([dfs[g] for g in present], default=1.0)))
+        return rows, reasons, lambdas, small
 
 
 def _warn_small(small: list[str]) -> None:

@@ -77,15 +77,9 @@ class ReliabilityPosterior:
         """
         prob = check_prob(prob)
         lo, hi = np.quantile(self.ece, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
+        posterior = {"mean": self.ece.mean(0), "lower": lo, "upper": hi}
         return pd.DataFrame(
-            {
-                "mean": self.ece.mean(0),
-                "lower": lo,
-                "upper": hi,
-                "frequentist": self.ece_freq,
-                "n_labeled": self.n.sum(1).astype(int),
-            },
-            index=self.groups,
+            posterior | {"frequentist": self.ece_freq, "n_labeled": self.n.sum(1).astype(int)}, self.groups
         )
 
     def table(self, prob: float = 0.95) -> pd.DataFrame:
@@ -94,20 +88,11 @@ class ReliabilityPosterior:
         lo, hi = np.quantile(self.theta, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
         labels = group_labels(self.groups)
         n_bins = self.edges.size - 1
-        return pd.DataFrame(
-            {
-                "group": np.repeat(labels, n_bins),
-                "bin_lower": np.tile(self.edges[:-1], len(labels)),
-                "bin_upper": np.tile(self.edges[1:], len(labels)),
-                "mean_score": self.mean_score.ravel(),
-                "weight": self.weight.ravel(),
-                "n": self.n.ravel().astype(int),
-                "k": self.k.ravel().astype(int),
-                "mean": self.theta.mean(0).ravel(),
-                "lower": lo.ravel(),
-                "upper": hi.ravel(),
-            }
-        )
+        bins = {"group": np.repeat(labels, n_bins), "bin_lower": np.tile(self.edges[:-1], len(labels))}
+        bins |= {"bin_upper": np.tile(self.edges[1:], len(labels)), "mean_score": self.mean_score.ravel()}
+        data = {"weight": self.weight.ravel(), "n": self.n.ravel().astype(int), "k": self.k.ravel().astype(int)}
+        posterior = {"mean": self.theta.mean(0).ravel(), "lower": lo.ravel(), "upper": hi.ravel()}
+        return pd.DataFrame(bins | data | posterior)
 
     def ece_difference(self, reference: Any) -> np.ndarray:
         """Draws of ``ECE(other) - ECE(reference)`` (two groups) or of the largest-magnitude one."""

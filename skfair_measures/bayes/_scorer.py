@@ -165,18 +165,10 @@ class BayesianScorer(FairnessScorer):
             )
         # prob_fair reads a probability, which only a posterior whose interval is its draws gives: under auto,
         # the method of auto's rules (not auto's interval of few labels widened to another estimate)
-        method = used if self.rule == "prob_fair" else self.method
-        post = posterior(
-            measure,
-            np.asarray(y),
-            _response(estimator, X, "predict_proba", pos_label),
-            sensitive_features=groups,
-            method=method,
-            reference=self.reference,
-            random_state=self.random_state,
-            **extra,
-            **self.posterior_kwargs,
-        )
+        extra |= {"method": used if self.rule == "prob_fair" else self.method, "reference": self.reference}
+        extra |= {"sensitive_features": groups, "random_state": self.random_state}
+        scores = _response(estimator, X, "predict_proba", pos_label)
+        post = posterior(measure, np.asarray(y), scores, **extra, **self.posterior_kwargs)
         return {measure.key: float(self.reduce(post))}
 
     def __repr__(self, N_CHAR_MAX: int = 700) -> str:

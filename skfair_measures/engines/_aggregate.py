@@ -135,8 +135,7 @@ def confusion_table(
         The sensitive columns (user's names), ``y_true``, ``y_pred``, ``n_rows``,
         ``weight`` (and ``sum_sq_weight``) and the counts of bad weights and scores per cell.
     """
-    pred = nw.col(cols.prediction)
-    bad_score = nw.lit(0)
+    pred, bad_score = nw.col(cols.prediction), nw.lit(0)
     if threshold is not None:
         _require_numeric(frame, "prediction", cols.prediction, "a threshold is applied to its scores")
         bad_score = (~pred.is_between(0.0, 1.0)).fill_null(True).cast(nw.Int64)
@@ -179,8 +178,7 @@ def value_table(
     _require_numeric(frame, "prediction", cols.prediction, "distribution distances compare its values")
     pred = nw.col(cols.prediction).cast(nw.Float64)
     summary = _run(frame.select(pred.n_unique().alias(_N), pred.min().alias("lo"), pred.max().alias("hi")), frame, cols)
-    n_values = int(summary[_N].iloc[0])
-    width = None
+    n_values, width = int(summary[_N].iloc[0]), None
     if n_values > MAX_VALUES:
         if bins is None:
             raise ValueError(_TOO_MANY_VALUES.format(key=key, column=cols.prediction, n=n_values, limit=MAX_VALUES))
@@ -229,10 +227,10 @@ def value_sample(
     return sample
 
 
-#: The engine's counts of rows that would make a number wrong: (flag column, argument, what they are, the fix).
 _NO_GROUP = (
     "a missing group cannot be compared. Drop those rows, or encode them as an explicit group such as 'unknown'."
 )
+#: The engine's counts of rows that would make a number wrong: (flag column, argument, what they are, the fix).
 _BAD_FLAGS = (
     (_BAD_W, "sample_weight", "missing, negative or not finite", "weights must be finite and non-negative."),
     (
@@ -312,8 +310,7 @@ def confusion_stats(
         Whether the groups are compared (at least two then), as ``check_inputs(compare_groups=)``.
     """
     _refuse_bad_rows(table, cols)
-    y_true = table[_T].to_numpy()
-    y_pred = table[_P].to_numpy()
+    y_true, y_pred = table[_T].to_numpy(), table[_P].to_numpy()
     codes, index = _group_codes(table, cols, groups, compare)  # the groups before the labels, as in the core
     if thresholded:  # as the core thresholds rows: y_true binarised, the prediction is score >= threshold
         y_true, _, _ = binarize_labels(y_true, y_true, pos_label)

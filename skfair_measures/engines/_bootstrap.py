@@ -104,11 +104,9 @@ def poisson_bootstrap(
     check_replicates(n_boot, prob)
     (m,) = as_measures([measure])
     kinds = _statistics_of(m)
-    cols = check_columns(as_lazy(data), target, prediction, sensitive, sample_weight)
-    engine = _Engine(data, cols)
+    engine = _Engine(data, check_columns(as_lazy(data), target, prediction, sensitive, sample_weight))
     observed = {kind: engine.stats(kind, m.inputs, m.key) for kind in kinds}
-    point = m.evaluate_stats(observed)
-    rng = np.random.default_rng(random_state)
+    point, rng = m.evaluate_stats(observed), np.random.default_rng(random_state)
     if kinds == ("confusion",) and sample_weight is None:
         counts = observed["confusion"]
         replicated = dataclasses.replace(counts, counts=rng.poisson(counts.counts, (n_boot, *counts.counts.shape)))
@@ -119,15 +117,8 @@ def poisson_bootstrap(
     # unweighted, the counts are the rows per group (the verdicts' small-group caution reads them); weighted, the
     # engine's sums are weights, not rows, and the caution is not given
     rows = None if sample_weight is not None else np.asarray(point.counts.reindex(groups), dtype=float)
-    return BootstrapResult(
-        point,
-        rep.draws.reshape(n_boot),
-        prob,
-        group_draws=rep.group_draws,
-        groups=groups,
-        group_values=values,
-        group_rows=rows,
-    )
+    by_group = {"group_draws": rep.group_draws, "groups": groups, "group_values": values, "group_rows": rows}
+    return BootstrapResult(point, rep.draws.reshape(n_boot), prob, **by_group)
 
 
 def _per_row_replicates(engine: _Engine, m: Measure, kinds: tuple[str, ...], n_boot: int, seed: int) -> dict:
@@ -164,12 +155,9 @@ def _linear_replicates(table: pd.DataFrame, cols: Any, inputs: Any, weights: np.
     passes as the table has rows instead of one per replicate.
     """
     basis = np.eye(len(table))
-    per_row = np.stack(
-        [local_stats(table.assign(**{_SUM_W: basis[r]}), cols, "confusion", inputs).counts for r in range(len(table))]
-    )
-    first = local_stats(table, cols, "confusion", inputs)
+    per_row = np.stack([local_stats(table.assign(**{_SUM_W: row}), cols, "confusion", inputs).counts for row in basis])
     counts = np.tensordot(weights.T, per_row, axes=1)  # (n_boot, groups, K, K)
-    return dataclasses.replace(first, counts=counts)
+    return dataclasses.replace(local_stats(table, cols, "confusion", inputs), counts=counts)
 
 
 def _row_multiplicities(engine: _Engine, kind: str, threshold: float | None, n_boot: int, seed: int) -> tuple:
@@ -197,8 +185,7 @@ def _compound_poisson(engine: _Engine, threshold: float | None, n_boot: int, see
     square = np.divide(table[_SUM_W2].to_numpy(dtype=float), n, out=np.zeros_like(n), where=n > 0)
     var = np.maximum(square - mean**2, 0.0)
     var[var <= 1e-12 * mean**2] = 0.0  # equal weights up to rounding
-    spread = var > 0
-    rng = np.random.default_rng(seed)
+    spread, rng = var > 0, np.random.default_rng(seed)
     occupancy = rng.poisson(n, (n_boot, n.size)).astype(float)
     shape = occupancy * np.divide(mean**2, var, out=np.zeros_like(n), where=spread)
     scale = np.divide(var, mean, out=np.ones_like(n), where=spread & (mean > 0))

@@ -75,9 +75,7 @@ def _engine_table(data: Any, frame: nw.LazyFrame, cols: Columns, kind: str, thre
         return _native.pandas_table(data, cols, kind, threshold)
     if impl is nw.Implementation.DASK:
         return _native.dask_table(nw.to_native(frame), cols, kind, threshold)
-    if kind == "errors":
-        return error_table(frame, cols)
-    return confusion_table(frame, cols, threshold)
+    return error_table(frame, cols) if kind == "errors" else confusion_table(frame, cols, threshold)
 
 
 class _Engine:

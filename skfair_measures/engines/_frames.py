@@ -99,8 +99,7 @@ def check_columns(
     ...
     KeyError: "prediction='yhat' is not a column of data; its columns are ['y', 'p', 's']."
     """
-    names = frame.collect_schema().names()
-    engine = engine_name(frame)
+    names, engine = frame.collect_schema().names(), engine_name(frame)
     sens = (sensitive,) if isinstance(sensitive, str) else tuple(sensitive)
     if not sens:
         raise ValueError("sensitive is empty; name at least one sensitive column of data.")

@@ -129,17 +129,13 @@ def _partition(pdf: pd.DataFrame, cols: Columns, threshold: float) -> pd.DataFra
         return _compiled(kernel, pdf, cols, threshold)
     s, bad = _np_scores(pdf, cols)
     w, bad_w = _native._weights(pdf, cols)
-    s2 = s * s
-    if w is None:  # w = 1: sum w = sum w^2 = n_rows, sum w^2 s = sum w s
-        sums = {_WS: s, _W2S2: s2}
-    else:
-        w2 = w * w
-        sums = {_SUM_W: w, _WS: w * s, _W2: w2, _W2S: w2 * s, _W2S2: w2 * s2}
+    s2, w2 = s * s, None if w is None else w * w
+    # w = 1: sum w = sum w^2 = n_rows, sum w^2 s = sum w s (filled in below)
+    sums = {_WS: s, _W2S2: s2} if w is None else {_SUM_W: w, _WS: w * s, _W2: w2, _W2S: w2 * s, _W2S2: w2 * s2}
     keys = [pdf[c] for c in cols.sensitive] + [pdf[cols.target], pd.Series(s >= threshold, index=pdf.index)]
     table = _native._grouped(keys, [*cols.sensitive, _T, _P], sums, {_BAD_W: bad_w, _BAD_SCORE: bad})
     if w is None:
-        table[_W2] = table[_N].astype(float)
-        table[_W2S] = table[_WS]
+        table[_W2], table[_W2S] = table[_N].astype(float), table[_WS]
     return table[[*cols.sensitive, _T, _P, _N, *SCORE_SUMS, _BAD_W, _BAD_SCORE]]
 
 
@@ -231,8 +227,7 @@ def _rows_partition(
     pdf: pd.DataFrame, cols: Columns, threshold: float, bins: int, split: tuple[float, float], needed: list[str]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     missing = pdf[cols.target].isna().to_numpy()
-    labeled = pdf.loc[~missing, needed].reset_index(drop=True)
-    unl = pdf.loc[missing]
+    labeled, unl = pdf.loc[~missing, needed].reset_index(drop=True), pdf.loc[missing]
     s, bad = _np_scores(unl, cols)
     w, bad_w = _native._weights(unl, cols)
     at = np.minimum(np.floor(s * bins), bins - 1).astype(np.int64)

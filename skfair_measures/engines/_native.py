@@ -64,10 +64,8 @@ def _codes(values: pd.Series) -> tuple[np.ndarray, int, pd.Index]:
         lo, hi = int(as_int.min()), int(as_int.max())
         if hi - lo <= 4 * arr.size + 1024:
             return as_int, lo, pd.Index(np.arange(lo, hi + 1).astype(arr.dtype))
-    if isinstance(arr, np.ndarray) and arr.dtype.kind == "f":
-        found = _float_codes(arr)
-        if found is not None:
-            return found
+    if isinstance(arr, np.ndarray) and arr.dtype.kind == "f" and (found := _float_codes(arr)) is not None:
+        return found
     codes, uniques = pd.factorize(arr, use_na_sentinel=False)
     return codes, 0, pd.Index(uniques)
 
@@ -95,10 +93,7 @@ def _float_codes(arr: np.ndarray) -> tuple[np.ndarray, int, pd.Index] | None:
 
 def _cell_dtype(size: int) -> type:
     """The narrowest unsigned integer holding ``size`` cells: the index is built on small arrays."""
-    for dtype in (np.uint8, np.uint16, np.uint32):
-        if size <= np.iinfo(dtype).max:
-            return dtype
-    return np.intp
+    return next((dtype for dtype in (np.uint8, np.uint16, np.uint32) if size <= np.iinfo(dtype).max), np.intp)
 
 
 def _flat_cells(keys: list[pd.Series], names: list[str]) -> tuple[np.ndarray, int, pd.DataFrame]:
@@ -127,8 +122,7 @@ def _flat_cells(keys: list[pd.Series], names: list[str]) -> tuple[np.ndarray, in
 
 def _flat_cells_renumbered(parts: list[tuple[np.ndarray, int, pd.Index]], names: list[str]) -> tuple:
     """As :func:`_flat_cells`, renumbering the observed combinations after each column (many levels)."""
-    cell = np.zeros(len(parts[0][0]), dtype=np.int64)
-    values = pd.DataFrame(index=pd.RangeIndex(1))
+    cell, values = np.zeros(len(parts[0][0]), dtype=np.int64), pd.DataFrame(index=pd.RangeIndex(1))
     for (codes, lo, lev), name in zip(parts, names, strict=True):
         pair = cell * len(lev) + (codes.astype(np.int64) - lo)
         seen, cell = np.unique(pair, return_inverse=True)
@@ -166,8 +160,7 @@ def _with_replicates(sums: dict[str, np.ndarray], n_rows: int, replicates: tuple
     if replicates is None:
         return
     n_boot, seed = replicates
-    rng = np.random.default_rng(seed)
-    base = dict(sums) if _SUM_W in sums else {_SUM_W: None, **sums}
+    rng, base = np.random.default_rng(seed), dict(sums) if _SUM_W in sums else {_SUM_W: None, **sums}
     for b in range(n_boot):
         k = rng.poisson(1.0, n_rows).astype(float)
         for name, v in base.items():
@@ -188,8 +181,7 @@ def table(
     """
     w, bad_w = _weights(pdf, cols)
     sums = {} if w is None else {_SUM_W: w}
-    keys = [pdf[c] for c in cols.sensitive]
-    names = list(cols.sensitive)
+    keys, names = [pdf[c] for c in cols.sensitive], list(cols.sensitive)
     if kind == "errors":
         e = pdf[cols.prediction].to_numpy(dtype=float, na_value=np.nan, copy=True)
         e -= pdf[cols.target].to_numpy(dtype=float, na_value=np.nan)

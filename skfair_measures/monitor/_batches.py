@@ -121,6 +121,4 @@ def label_of(value: Any) -> Any:
         return tuple(label_of(v) for v in value)
     if isinstance(value, np.datetime64 | np.timedelta64):  # .item() of nanoseconds is an int: keep the meaning
         return pd.Timestamp(value) if isinstance(value, np.datetime64) else pd.Timedelta(value)
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
+    return value.item() if isinstance(value, np.generic) else value

@@ -177,10 +177,8 @@ class DriftTest:
         self.keys += new
         shape = (len(new), LAMBDAS.size)
         self.bets = np.concatenate([self.bets, np.zeros(len(new), dtype=int)])
-        self.log_s, self.log_best = (
-            np.vstack([self.log_s, np.full(shape, -np.inf)]),
-            np.vstack([self.log_best, np.full(shape, -np.inf)]),
-        )
+        self.log_s = np.vstack([self.log_s, np.full(shape, -np.inf)])
+        self.log_best = np.vstack([self.log_best, np.full(shape, -np.inf)])
         self.best_start = np.vstack([self.best_start, np.zeros(shape, dtype=int)])
 
     def _terms(self, key: tuple) -> list[tuple[str, int, float]]:
@@ -235,8 +233,7 @@ class DriftTest:
         act = ~(reads[:, empty].any(axis=1))  # a cell without rows this batch: no bet
         if not act.any():
             return
-        safe = np.where(empty, 1.0, n)
-        a = coef[act]
+        safe, a = np.where(empty, 1.0, n), coef[act]
         d = a @ np.where(empty, 0.0, k / safe)
         s2 = (a * a) @ np.where(empty, 0.0, 1.0 / (4.0 * safe))
         log_e = LAMBDAS * (d - self.plan.bound)[:, None] - LAMBDAS**2 * s2[:, None] / 2.0
@@ -269,15 +266,10 @@ class DriftTest:
         def finite(a: np.ndarray) -> list:
             return np.where(np.isfinite(a), a, -1e300).tolist()
 
-        return {
-            "known": self.known,
-            "keys": [list(map(list, k)) if self.plan.mode == "sum" else list(k) for k in self.keys],
-            "bets": self.bets.tolist(),
-            "log_s": finite(self.log_s),
-            "log_best": finite(self.log_best),
-            "best_start": self.best_start.tolist(),
-            "log_carry": self.log_carry,
-        }
+        keys = [list(map(list, k)) if self.plan.mode == "sum" else list(k) for k in self.keys]
+        out = {"known": self.known, "keys": keys, "bets": self.bets.tolist(), "log_s": finite(self.log_s)}
+        out |= {"log_best": finite(self.log_best), "best_start": self.best_start.tolist()}
+        return out | {"log_carry": self.log_carry}
 
     @classmethod
     def from_dict(cls, plan: Plan, d: Mapping[str, Any]) -> DriftTest:

@@ -115,6 +115,10 @@ class _Need:
         """The counts of the window's steps, for ``n_groups`` groups."""
         return sum((_pad(c, n_groups) for _, c in self.history), np.zeros((n_groups, 2, 2)))
 
+    def to_dict(self) -> dict[str, Any]:
+        history = [[s, c.tolist()] for s, c in self.history]
+        return {"total": self.total.tolist(), "history": history, "boxes": [b.to_dict() for b in self.boxes]}
+
     @property
     def id(self) -> str:
         kind = "labels" if self.labeled else "predictions"
@@ -635,28 +639,13 @@ class FairnessMonitor:
                 value, reason = self._value(m, _pad(shown.counts, n), index)
                 # a value outside its sequence widens it
                 lower, upper = float(np.fmin(bounds[regime][0], value)), float(np.fmax(bounds[regime][1], value))
-            rows.append(
-                {
-                    "key": m.key,
-                    "value": value,
-                    "lower": lower,
-                    "upper": upper,
-                    "eps": eps,
-                    "alarm": alarm["step"] is not None,
-                    "alarm_step": alarm["step"],
-                    "alarm_e_value": alarm.get("e_value") or np.nan,
-                    "changed_since": alarm["since"],
-                    "since": alarm["regime"],
-                    "alarm_test": "drift" if test is not None else "constant rates",
-                    "e_value": e_value,
-                    "overall_value": overall,
-                    "window_value": window_value,
-                    "n_rows": int(need.total.sum()),
-                    "step": self.step,
-                    "time": self.times[-1] if self.times else None,
-                    "reason": reason,
-                }
-            )
+            row = {"key": m.key, "value": value, "lower": lower, "upper": upper, "eps": eps}
+            row |= {"alarm": alarm["step"] is not None, "alarm_step": alarm["step"]}
+            row |= {"alarm_e_value": alarm.get("e_value") or np.nan, "changed_since": alarm["since"]}
+            row |= {"since": alarm["regime"], "alarm_test": "drift" if test is not None else "constant rates"}
+            row |= {"e_value": e_value, "overall_value": overall, "window_value": window_value}
+            row |= {"n_rows": int(need.total.sum()), "step": self.step, "time": self.times[-1] if self.times else None}
+            rows.append(row | {"reason": reason})
         return rows
 
     def status(self) -> pd.DataFrame:
@@ -789,42 +778,21 @@ class FairnessMonitor:
     @property
     def settings(self) -> dict[str, Any]:
         """The monitor's settings (measure keys, eps, prob, window, restarts, grid_size), as saved."""
-        return {
-            "measures": [m.key for m in self.measures],
-            "eps": self.eps,
-            "prob": self.prob,
-            "window": self.window if isinstance(self.window, int) else str(self.window),
-            "restarts": self.restarts,
-            "grid_size": self.grid_size,
-        }
+        window = self.window if isinstance(self.window, int) else str(self.window)
+        out = {"measures": [m.key for m in self.measures], "eps": self.eps, "prob": self.prob, "window": window}
+        return out | {"restarts": self.restarts, "grid_size": self.grid_size}
 
     def to_dict(self) -> dict[str, Any]:
         """The whole state as plain Python values (what :meth:`save` writes)."""
         pending = None
         if self._pending is not None:
             pending = {c: [_json_label(v) for v in self._pending[c].tolist()] for c in self._pending.columns}
-        return {
-            "format": FORMAT,
-            "version": VERSION,
-            "settings": self.settings,
-            "step": self.step,
-            "times": self.times,
-            "groups": [_json_label(g) for g in self._groups],
-            "group_names": self._group_names,
-            "needs": {
-                nid: {
-                    "total": need.total.tolist(),
-                    "history": [[s, c.tolist()] for s, c in need.history],
-                    "boxes": [b.to_dict() for b in need.boxes],
-                }
-                for nid, need in self._needs.items()
-            },
-            "tests": {k: t.to_dict() for k, t in self._tests.items() if t is not None},
-            "pending": pending,
-            "alarms": self._alarms,
-            "meta": self.meta,
-            "trace": [{k: plain(v) for k, v in r.items()} for r in self._trace],  # NaN as null
-        }
+        needs = {nid: need.to_dict() for nid, need in self._needs.items()}
+        out = {"format": FORMAT, "version": VERSION, "settings": self.settings, "step": self.step, "times": self.times}
+        out |= {"groups": [_json_label(g) for g in self._groups], "group_names": self._group_names, "needs": needs}
+        out |= {"tests": {k: t.to_dict() for k, t in self._tests.items() if t is not None}, "pending": pending}
+        trace = [{k: plain(v) for k, v in r.items()} for r in self._trace]  # NaN as null
+        return out | {"alarms": self._alarms, "meta": self.meta, "trace": trace}
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the state to ``path`` atomically (a temporary file in the same folder, then renamed over it).
@@ -910,21 +878,18 @@ class FairnessMonitor:
                 f"({sorted(state['needs'])}); these need {sorted(mon._needs)}."
             )
         mon.step, mon.times = int(state["step"]), list(state["times"])
-        mon._groups = [_from_json_label(g) for g in state["groups"]]
+        mon._groups, mon._group_names = [_from_json_label(g) for g in state["groups"]], state["group_names"]
         mon._position = {g: i for i, g in enumerate(mon._groups)}
-        mon._group_names = state["group_names"]
         for nid, saved in state["needs"].items():
             need = mon._needs[nid]
             need.total = np.asarray(saved["total"], dtype=float).reshape(-1, 2, 2)
             need.history = [(int(s), np.asarray(c, dtype=float).reshape(-1, 2, 2)) for s, c in saved["history"]]
             need.boxes = [Box.from_dict(b) for b in saved["boxes"]]
-        if state["pending"] is not None:
-            pending = state["pending"]
-            mon._pending = pd.DataFrame({c: [_from_json_label(v) for v in vals] for c, vals in pending.items()})
-            mon._pending = mon._pending.infer_objects()  # datetimes saved one by one: a datetime column again
+        if (pending := state["pending"]) is not None:  # infer_objects: datetimes saved one by one are a column again
+            columns = {c: [_from_json_label(v) for v in values] for c, values in pending.items()}
+            mon._pending = pd.DataFrame(columns).infer_objects()
         for k, saved_test in state.get("tests", {}).items():  # a state saved before the drift test: it starts now
-            test = mon._tests.get(k)
-            if test is not None:
+            if (test := mon._tests.get(k)) is not None:
                 mon._tests[k] = DriftTest.from_dict(test.plan, saved_test)
         mon._alarms = {k: dict(v) for k, v in state["alarms"].items()}
         mon.meta = dict(state.get("meta", {}))
@@ -963,7 +928,7 @@ class FairnessMonitor:
         out = FairnessMonitor.from_dict(self.to_dict(), measures=self.measures)
         out._group_names = out._group_names or other._group_names
         positions = np.array(out._join(other._groups), dtype=int)
-        n = len(out._groups)
+        n = len(out._groups)  # after the join
 
         def moved(counts: np.ndarray) -> np.ndarray:
             res = np.zeros((n, 2, 2))

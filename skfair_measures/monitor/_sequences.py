@@ -43,15 +43,12 @@ INITIAL_SHARE = 0.9
 
 def box_alpha(alpha: float, start: int) -> float:
     """The level of the box started at step ``start`` (1: the cumulative one)."""
-    if start <= 1:
-        return alpha / 2.0
-    return alpha / 2.0 / ((start - 1) * start)
+    return alpha / 2.0 if start <= 1 else alpha / 2.0 / ((start - 1) * start)
 
 
 def cells(counts: np.ndarray, roles: RatioRoles) -> tuple[np.ndarray, np.ndarray]:
     """Successes (numerator rows) and trials (denominator rows) per group of counts ``(n_groups, 2, 2)``."""
-    successes = (counts * roles.num).sum(axis=(-2, -1))
-    trials = (counts * roles.den).sum(axis=(-2, -1))
+    successes, trials = (counts * roles.num).sum(axis=(-2, -1)), (counts * roles.den).sum(axis=(-2, -1))
     return np.rint(successes), np.rint(trials)
 
 

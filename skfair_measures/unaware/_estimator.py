@@ -117,12 +117,8 @@ class HOCEstimator(BaseEstimator):
         random_state: Any = None,
     ) -> None:
         self.groups, self.n_init, self.max_subsets, self.max_iter, self.tol = groups, n_init, max_subsets, max_iter, tol
-        self.knn_augment, self.knn_metric, self.n_check, self.random_state = (
-            knn_augment,
-            knn_metric,
-            n_check,
-            random_state,
-        )
+        self.knn_augment, self.knn_metric, self.n_check = knn_augment, knn_metric, n_check
+        self.random_state = random_state
 
     def _check_params(self) -> None:
         for name in ("n_init", "max_subsets", "max_iter"):
@@ -162,9 +158,8 @@ class HOCEstimator(BaseEstimator):
         c1, c2, c3 = consensus_statistics(cells, counts, len(groups), subsets)
         if not np.all(c1 > 0):
             raise ValueError(
-                f"no proxy ever guesses the group(s) {groups[~(c1 > 0)].tolist()}, so the "
-                "transition matrix T is singular (a zero column) and cannot be estimated. "
-                "Drop those groups from groups= or merge them."
+                f"no proxy ever guesses the group(s) {groups[~(c1 > 0)].tolist()}, so the transition matrix T is "
+                "singular (a zero column) and cannot be estimated. Drop those groups from groups= or merge them."
             )
         with single_thread_blas():
             sol = fit_transition(c1, c2, c3, n_init=self.n_init, max_iter=self.max_iter, tol=self.tol, random_state=rng)

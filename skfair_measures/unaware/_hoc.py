@@ -139,10 +139,8 @@ def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
 
 def moments(T: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """First-, second- and third-order pattern probabilities implied by ``T``, ``p``."""
-    k = len(p)
-    pT = p[:, None] * T
-    m1 = pT.sum(axis=0)
-    m2 = pT.T @ T
+    k, pT = len(p), p[:, None] * T
+    m1, m2 = pT.sum(axis=0), pT.T @ T
     tt = (T[:, :, None] * T[:, None, :]).reshape(k, k * k)
     m3 = (pT.T @ tt).reshape(k, k, k)
     return m1, m2, m3
@@ -190,8 +188,7 @@ def _align(T: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _logits(T: np.ndarray, p: np.ndarray) -> np.ndarray:
     eps = 1e-9
-    lt = np.log(np.clip(T, eps, None))
-    lp = np.log(np.clip(p, eps, None))
+    lt, lp = np.log(np.clip(T, eps, None)), np.log(np.clip(p, eps, None))
     return np.concatenate([(lt - lt.mean(axis=1, keepdims=True)).ravel(), lp - lp.mean()])
 
 
@@ -240,9 +237,7 @@ def fit_transition(
     """
     from scipy.optimize import minimize
 
-    start = time.perf_counter()
-    k = len(c1)
-    rng = check_random_state(random_state)
+    start, k, rng = time.perf_counter(), len(c1), check_random_state(random_state)
     starts = [np.concatenate([(np.eye(k) - 1.0).ravel(), np.zeros(k)]) if init is None else _logits(*init)]
     for _ in range(max(n_init, 1) - 1):
         strength = rng.uniform(0.5, 2.5)
@@ -253,8 +248,7 @@ def fit_transition(
     # sharply curved near a small residual and L-BFGS crawls on them from afar. With
     # two groups the symmetrised moments give three equations in three unknowns, an
     # exact fit that both losses share, so the polish is skipped.
-    options = {"maxiter": max_iter, "gtol": tol, "ftol": tol}
-    best = None
+    options, best = {"maxiter": max_iter, "gtol": tol, "ftol": tol}, None
     for theta in starts:
         res = minimize(_objective, theta, args=(k, c1, c2, c3, True), jac=True, method="L-BFGS-B", options=options)
         n_iter = res.nit
@@ -299,8 +293,7 @@ def choose_subsets(n_columns: int, max_subsets: int, random_state: Any = None) -
     triples = np.array(list(itertools.combinations(range(n_columns), 3)), dtype=np.intp)
     if len(triples) <= max_subsets:
         return triples
-    rng = check_random_state(random_state)
-    pick = rng.choice(len(triples), size=max_subsets, replace=False)
+    pick = check_random_state(random_state).choice(len(triples), size=max_subsets, replace=False)
     return triples[np.sort(pick)]
 
 
@@ -339,12 +332,9 @@ def consensus_statistics(
     [0.8333, 0.1667]
     """
     w = np.asarray(weights, dtype=float)
-    lead = w.shape[:-1]
     w2 = w.reshape(-1, w.shape[-1])
-    n_rep, n_cells = w2.shape
-    k3 = n_groups**3
-    offsets = (np.arange(n_rep) * k3)[:, None]
-    c3 = np.zeros((n_rep, n_groups, n_groups, n_groups))
+    n_rep, k3 = w2.shape[0], n_groups**3
+    offsets, c3 = (np.arange(n_rep) * k3)[:, None], np.zeros((n_rep, n_groups, n_groups, n_groups))
     for i, j, m in subsets:
         cell = (codes[:, i] * n_groups + codes[:, j]) * n_groups + codes[:, m]
         flat = np.bincount((offsets + cell[None, :]).ravel(), weights=w2.ravel(), minlength=n_rep * k3)
@@ -354,8 +344,7 @@ def consensus_statistics(
     with np.errstate(invalid="ignore", divide="ignore"):
         c3 = c3 / total[:, None, None, None]
     c2 = c3.sum(axis=-1)
-    c1 = c2.sum(axis=-1)
-    shape = (*lead, n_groups)
+    c1, shape = c2.sum(axis=-1), (*w.shape[:-1], n_groups)
     return c1.reshape(shape), c2.reshape(*shape, n_groups), c3.reshape(*shape, n_groups, n_groups)
 
 
@@ -406,11 +395,9 @@ def neighbour_proxies(
         raise ValueError(f"features has {X.shape[0]} rows; {n_neighbors} neighbours per row need more.")
     nn = NearestNeighbors(n_neighbors=n_neighbors + 1, metric=metric).fit(X)
     _, idx = nn.kneighbors(X)
-    own = np.arange(X.shape[0])[:, None]
-    # drop the row itself (usually first; with duplicates it may sit anywhere)
-    is_self = idx == own
-    no_self = ~is_self.any(axis=1)
-    is_self[no_self, -1] = True
+    # drop the row itself (usually first; with duplicates it may sit anywhere, or not among the neighbours: the last)
+    is_self = idx == np.arange(X.shape[0])[:, None]
+    is_self[~is_self.any(axis=1), -1] = True
     neighbours = idx[~is_self].reshape(X.shape[0], n_neighbors)
     return np.concatenate([codes] + [codes[neighbours[:, j]] for j in range(n_neighbors)], axis=1)
 
@@ -445,20 +432,12 @@ def check_informativeness(T: np.ndarray, noisy_prior: np.ndarray) -> dict[str, A
     False
     """
     T = np.asarray(T, dtype=float)
-    k = T.shape[0]
     cond = float(np.linalg.cond(T))
-    nonsingular = bool(np.isfinite(cond) and cond < SINGULAR_COND)
-    diag = np.diag(T)
-    off = np.where(np.eye(k, dtype=bool), -np.inf, T).max(axis=1)
+    nonsingular, diag = bool(np.isfinite(cond) and cond < SINGULAR_COND), np.diag(T)
     above = diag > np.asarray(noisy_prior, dtype=float)
-    dominant = diag > off
-    return {
-        "passed": bool(nonsingular and np.all(above | dominant)),
-        "nonsingular": nonsingular,
-        "condition_number": cond,
-        "above_noisy_prior": above.tolist(),
-        "diagonal_dominant": dominant.tolist(),
-    }
+    dominant = diag > np.where(np.eye(T.shape[0], dtype=bool), -np.inf, T).max(axis=1)
+    out = {"passed": bool(nonsingular and np.all(above | dominant)), "nonsingular": nonsingular}
+    return out | {"condition_number": cond, "above_noisy_prior": above.tolist(), "diagonal_dominant": dominant.tolist()}
 
 
 def compress_rows(columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

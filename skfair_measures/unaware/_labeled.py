@@ -68,8 +68,7 @@ def _labeled_codes(sensitive: Any, n: int, groups: pd.Index) -> np.ndarray:
 def _cells(pred: np.ndarray, label: np.ndarray, codes: np.ndarray, n_label: int, n_pred: int) -> tuple[np.ndarray, int]:
     """One cell index per row over (label, prediction, proxy pattern), and the number of cells."""
     patterns, z = np.unique(codes, axis=0, return_inverse=True)
-    z = z.ravel()
-    n_z = len(patterns)
+    z, n_z = z.ravel(), len(patterns)
     return (label * n_pred + pred) * n_z + z, n_label * n_pred * n_z
 
 
@@ -173,16 +172,14 @@ def labeled_proxy_disparity(
     >>> bool(lo < true < hi)
     True
     """
-    start = time.perf_counter()
-    prob = _check(metric, alpha, n_boot, prob)
+    start, prob = time.perf_counter(), _check(metric, alpha, n_boot, prob)
     classes, pred, label, pos = _resolve_classes(y_pred, y_true, metric, pos_label)
     codes, group_index, columns = encode_proxies(proxies, groups=groups, n_samples=len(pred))
     truth = _labeled_codes(resolve_sensitive(sensitive, argument="sensitive"), len(pred), group_index)
     n_label = 1 if metric == "dp" else len(classes)
     cell, n_cells = _cells(pred, label, codes, n_label, len(classes))
     shape = (n_label, len(classes), n_cells // (n_label * len(classes)))
-    k = len(group_index)
-    known = truth >= 0
+    k, known = len(group_index), truth >= 0
     n_all = np.bincount(cell, minlength=n_cells).astype(float)
     n_lab = np.bincount(truth[known] * n_cells + cell[known], minlength=k * n_cells).reshape(k, n_cells).astype(float)
 
@@ -195,28 +192,32 @@ def labeled_proxy_disparity(
         f"group {g!r} has only {int(c)} {few}" for g, c in zip(group_index, counts, strict=True) if c < _MIN_LABELED
     ]
     draws = None
-    if n_boot:
-        draws = _bootstrap(n_lab, n_all, shape, alpha, metric, pos, n_boot, check_random_state(random_state))
+    if n_boot:  # replicates resample the labeled rows and the other rows separately, the whole estimate redone
+        rng, lab, other = check_random_state(random_state), n_lab.ravel(), n_all - n_lab.sum(axis=0)
+        lab_b = (
+            rng.multinomial(int(lab.sum()), lab / lab.sum(), size=n_boot).astype(float).reshape(n_boot, *n_lab.shape)
+        )
+        if other.sum() > 0:
+            other_b = rng.multinomial(int(round(other.sum())), other / other.sum(), size=n_boot).astype(float)
+        else:
+            other_b = np.zeros((n_boot, other.size))
+        all_b = lab_b.sum(axis=1) + other_b
+        h_b, n_yk_b = _estimate(lab_b, all_b, shape, alpha)
+        draws = disparity_from_rates(h_b, metric, pos)
+        undefined = (n_yk_b == 0) & (all_b.reshape(n_boot, *shape).sum(-1) > 0)  # as _undefined_reason
+        draws[undefined.reshape(n_boot, -1).any(axis=1)] = np.nan
     reasons += replicate_reasons(draws, prob, value)
-    by_group = dict(zip(group_index.tolist(), counts.tolist(), strict=True))
+    labeled_by_group = dict(zip(group_index.tolist(), counts.tolist(), strict=True))
     diagnostics = {"groups": group_index.tolist(), "classes": classes.tolist(), "proxy_columns": columns}
-    diagnostics |= {"n_samples": len(pred), "n_labeled": int(known.sum()), "n_labeled_by_group": by_group}
+    diagnostics |= {"n_samples": len(pred), "n_labeled": int(known.sum()), "n_labeled_by_group": labeled_by_group}
     diagnostics |= {"n_labeled_by_cell": n_yk, "n_patterns": int(shape[-1]), "alpha": float(alpha)}
     diagnostics["seconds"] = time.perf_counter() - start
     if draws is not None:
         diagnostics["bootstrap"] = bootstrap_diagnostics(draws, prob, value)
     warn_outcome(reason, reasons, metric, "labeled")
-    return ProxyDisparityResult(
-        value,
-        rates_frame(h, metric, pos, group_index, classes),
-        metric=metric,
-        mode="labeled",
-        diagnostics=diagnostics,
-        reasons=reasons,
-        reason=reason,
-        draws=draws,
-        prob=prob,
-    )
+    by_group = rates_frame(h, metric, pos, group_index, classes)
+    fields = {"reasons": reasons, "reason": reason, "draws": draws, "prob": prob}
+    return ProxyDisparityResult(value, by_group, diagnostics, metric=metric, mode="labeled", **fields)
 
 
 def _check(metric: str, alpha: float, n_boot: int, prob: float) -> float:
@@ -239,28 +240,3 @@ def _undefined_reason(n_yk: np.ndarray, rows_yk: np.ndarray, classes: np.ndarray
     shown = [c.item() if isinstance(c, np.generic) else c for c in classes]
     where = f"y_pred={shown[k]!r}" + ("" if metric == "dp" else f", y_true={shown[y]!r}")
     return f"no labeled row has {where}, so the group shares there are unknown; label more rows"
-
-
-def _bootstrap(
-    n_lab: np.ndarray,
-    n_all: np.ndarray,
-    shape: tuple[int, int, int],
-    alpha: float,
-    metric: str,
-    pos: int | None,
-    n_boot: int,
-    rng: Any,
-) -> np.ndarray:
-    """Disparity on replicates that resample the labeled rows and the other rows separately."""
-    lab = n_lab.ravel()
-    other = n_all - n_lab.sum(axis=0)
-    lab_b = rng.multinomial(int(lab.sum()), lab / lab.sum(), size=n_boot).astype(float).reshape(n_boot, *n_lab.shape)
-    if other.sum() > 0:
-        other_b = rng.multinomial(int(round(other.sum())), other / other.sum(), size=n_boot).astype(float)
-    else:
-        other_b = np.zeros((n_boot, other.size))
-    h, n_yk = _estimate(lab_b, lab_b.sum(axis=1) + other_b, shape, alpha)
-    values = disparity_from_rates(h, metric, pos)
-    rows_yk = (lab_b.sum(axis=1) + other_b).reshape(n_boot, *shape).sum(-1)
-    values[((n_yk == 0) & (rows_yk > 0)).reshape(n_boot, -1).any(axis=1)] = np.nan
-    return values

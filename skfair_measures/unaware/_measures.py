@@ -149,18 +149,12 @@ class QuantificationMeasure(MeasureBase):
         key: str | None = None,
         **options: Any,
     ) -> None:
-        self.X_aux, self.s_aux, self.quantifier, self.absolute, self.options = (
-            X_aux,
-            s_aux,
-            quantifier,
-            absolute,
-            options,
-        )
+        self.X_aux, self.s_aux, self.quantifier = X_aux, s_aux, quantifier
+        self.absolute, self.options = absolute, options
         named = {"quantifier": None if quantifier == "SLD" else quantifier, "absolute": None if absolute else False}
         self.key = key or qualified_key("unaware.quantified_dp", **named)
         self.description = f"demographic disparity estimated by quantification ({quantifier})"
-        self.minimize = True if absolute else None
-        self.range = (0.0, 1.0) if absolute else (-1.0, 1.0)
+        self.minimize, self.range = True if absolute else None, (0.0, 1.0) if absolute else (-1.0, 1.0)
 
     @property
     def inputs(self) -> MeasureInputs:

@@ -1,11 +1,14 @@
-"""Plain-Python conversion of the unawareness results (for ``to_dict`` and JSON)."""
+"""What the unawareness results share: reliability reasons, diagnostics, and their plain ``to_dict`` (JSON)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from ..uncertainty import ReplicatesResult
 
 
 def _label(c: Any) -> str:
@@ -32,6 +35,56 @@ def plain(obj: Any) -> Any:
         return plain(obj.tolist())
     if isinstance(obj, np.generic):
         return plain(obj.item())
-    if isinstance(obj, float) and np.isnan(obj):
-        return None
-    return obj
+    return None if isinstance(obj, float) and np.isnan(obj) else obj
+
+
+class UnawareResult(ReplicatesResult):
+    """An estimate made without the sensitive attribute: ``value``, ``by_group``, ``reasons`` and ``diagnostics``.
+
+    ``reliable`` is False when a reliability check failed (``reasons`` lists them) or
+    the value is undefined; ``draws`` are the bootstrap replicates of ``value``, if any.
+    Subclasses name their default key (``_default_key``).
+    """
+
+    kind = "estimate"
+    _default_key = ""
+
+    def __init__(
+        self,
+        value: float,
+        by_group: pd.Series | pd.DataFrame,
+        diagnostics: dict[str, Any] | None = None,
+        *,
+        draws: np.ndarray | None = None,
+        reason: str | None = None,
+        reasons: list[str] | None = None,
+        key: str | None = None,
+        measure: Any = None,
+        prob: float = 0.95,
+    ) -> None:
+        self.key, self.prob, self.value, self.measure = key or self._default_key, prob, float(value), measure
+        self.diagnostics, self.reasons = {} if diagnostics is None else diagnostics, list(reasons or [])
+        self._by_group, self._reason, self._draws = by_group, reason, draws
+
+    @property
+    def reliable(self) -> bool:
+        """Whether every reliability check passed and the value is defined."""
+        return not self.reasons and not math.isnan(self.value)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as plain Python types (JSON-serialisable), every group kept.
+
+        Returns
+        -------
+        dict
+            The keys of :meth:`Result.to_dict` plus ``reliable``, ``reasons``, ``interval``
+            (with replicates) and ``diagnostics`` (the bootstrap's replicates left out).
+        """
+        out = super().to_dict()
+        out.update(reliable=self.reliable, reasons=list(self.reasons))
+        out["interval"] = None if self._draws is None else [plain(v) for v in self.interval()]
+        diagnostics = {k: v for k, v in self.diagnostics.items() if k != "bootstrap"}
+        if "bootstrap" in self.diagnostics:
+            diagnostics["bootstrap"] = {k: v for k, v in self.diagnostics["bootstrap"].items() if k != "values"}
+        out["diagnostics"] = plain(diagnostics)
+        return out

@@ -43,7 +43,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -52,7 +52,6 @@ from sklearn.utils.validation import check_random_state
 
 from ..measures import UndefinedGroupWarning
 from ..results import check_prob, interval_refusal, replicate_se
-from ..uncertainty import ReplicatesResult
 from ._estimator import HOCEstimator
 from ._hoc import (
     SINGULAR_COND,
@@ -66,8 +65,8 @@ from ._hoc import (
     single_thread_blas,
     singular_error,
 )
-from ._plain import plain
-from ._proxy_codes import encode_labels, encode_proxies
+from ._plain import UnawareResult
+from ._proxy_codes import _sorted_union, encode_labels, encode_proxies
 from ._reliability import assess_fit, dependent_proxies
 
 __all__ = ["ProxyDisparityResult", "proxy_disparity"]
@@ -87,7 +86,7 @@ _REPLICATE_CAUSE = {
 }
 
 
-class ProxyDisparityResult(ReplicatesResult):
+class ProxyDisparityResult(UnawareResult):
     """A disparity measured through proxies of the sensitive attribute.
 
     Attributes
@@ -121,31 +120,18 @@ class ProxyDisparityResult(ReplicatesResult):
         ``"labeled"``.
     """
 
-    kind = "estimate"
-
     def __init__(
         self,
         value: float,
         by_group: pd.DataFrame,
+        diagnostics: dict | None = None,
         *,
         metric: str,
         mode: str,
-        diagnostics: dict[str, Any] | None = None,
-        reasons: list[str] | None = None,
-        reason: str | None = None,
-        draws: np.ndarray | None = None,
-        key: str | None = None,
-        measure: Any = None,
-        prob: float = 0.95,
+        **fields: Any,
     ) -> None:
-        self.key, self.prob, self.value, self.measure = key or f"unaware.proxy_{metric}", prob, float(value), measure
-        self.metric, self.mode, self.diagnostics, self.reasons = metric, mode, diagnostics or {}, list(reasons or [])
-        self._by_group, self._reason, self._draws = by_group, reason, draws
-
-    @property
-    def reliable(self) -> bool:
-        """Whether every reliability check passed and the value is defined."""
-        return not self.reasons and not math.isnan(self.value)
+        super().__init__(value, by_group, diagnostics, **fields)
+        self.key, self.metric, self.mode = self.key or f"unaware.proxy_{metric}", metric, mode
 
     _no_replicates_hint = "pass n_boot= (e.g. proxy_disparity(..., n_boot=200)) or use the measure's bootstrap()"
 
@@ -158,18 +144,9 @@ class ProxyDisparityResult(ReplicatesResult):
         Returns
         -------
         dict
-            The keys of :meth:`Result.to_dict` plus ``metric``, ``mode``,
-            ``reliable``, ``reasons``, ``interval`` (with replicates) and
-            ``diagnostics``.
+            The keys of :meth:`UnawareResult.to_dict` plus ``metric`` and ``mode``.
         """
-        out = super().to_dict()
-        out.update(metric=self.metric, mode=self.mode, reliable=self.reliable, reasons=list(self.reasons))
-        out["interval"] = None if self._draws is None else [plain(v) for v in self.interval()]
-        out["diagnostics"] = plain({k: v for k, v in self.diagnostics.items() if k != "bootstrap"})
-        if "bootstrap" in self.diagnostics:
-            boot = {k: v for k, v in self.diagnostics["bootstrap"].items() if k != "values"}
-            out["diagnostics"]["bootstrap"] = plain(boot)
-        return out
+        return {**super().to_dict(), "metric": self.metric, "mode": self.mode}
 
     def __repr__(self) -> str:
         flag = "" if self.reliable else ", reliable=False"
@@ -180,7 +157,13 @@ class ProxyDisparityResult(ReplicatesResult):
 class _Problem:
     """One calibration: the options of :func:`proxy_disparity` and what stays fixed across bootstrap replicates.
 
-    The options are checked (each refused by name) and normalised here; :func:`_encode` adds the rows.
+    The options are checked (each refused by name) and normalised here; :func:`_encode` adds the rows:
+
+    - ``cells`` (n_cells, 2 + n_columns): prediction, label and proxy codes of each distinct row;
+    - ``n_groups``, ``n_pred``, ``n_label``; ``pos``, the positive class's code (EOp);
+    - ``pooled``: the columns (of ``cells``) of the user's proxies; ``hoc_cols``: those fed to HOC
+      (with the neighbours' under ``knn_augment``); ``subsets``: triples of them, relative to ``hoc_cols``;
+    - ``classes``: the labels of the prediction and label codes; ``groups``: the group labels.
     """
 
     metric: str
@@ -192,16 +175,6 @@ class _Problem:
     estimator: HOCEstimator | None
     prior: str
     clip: bool
-    cells: np.ndarray = field(init=False)  # (n_cells, 2 + n_columns): prediction, label, proxy codes
-    n_groups: int = field(init=False)
-    n_pred: int = field(init=False)
-    n_label: int = field(init=False)
-    pooled: np.ndarray = field(init=False)  # columns (of cells) of the user's proxies
-    hoc_cols: np.ndarray = field(init=False)  # columns (of cells) fed to HOC
-    subsets: np.ndarray = field(init=False)  # triples, relative to hoc_cols
-    pos: int | None = field(init=False)
-    classes: np.ndarray = field(init=False)  # labels of the prediction / label codes
-    groups: pd.Index = field(init=False)
 
     def __post_init__(self) -> None:
         self.metric, self.mode = str(self.metric).lower(), str(self.mode).lower()
@@ -238,10 +211,8 @@ def _noisy_counts(problem: _Problem, w: np.ndarray, columns: np.ndarray) -> np.n
     """Counts ``n[..., y, k, a~]`` averaged over the given proxy columns."""
     k, kp, ky = problem.n_groups, problem.n_pred, problem.n_label
     w2 = w.reshape(-1, w.shape[-1])
-    n_rep = w2.shape[0]
-    size = ky * kp * k
-    offsets = (np.arange(n_rep) * size)[:, None]
-    out = np.zeros(n_rep * size)
+    n_rep, size = w2.shape[0], ky * kp * k
+    offsets, out = (np.arange(n_rep) * size)[:, None], np.zeros(n_rep * size)
     for c in columns:
         cell = (problem.label * kp + problem.pred) * k + problem.cells[:, c]
         out += np.bincount((offsets + cell[None, :]).ravel(), weights=w2.ravel(), minlength=n_rep * size)
@@ -381,8 +352,7 @@ def _calibrate(
     fits = _fit_all(problem, w, rng, warm)
     with np.errstate(invalid="ignore", divide="ignore"):
         joint = n_pooled / n_pooled.sum(axis=(-2, -1), keepdims=True)  # P(f = k, A~ = a~ | Y = y)
-    transitions = _transitions(problem, fits)
-    used = _used(problem, fits)
+    transitions, used = _transitions(problem, fits), _used(problem, fits)
     fitted = {"fits": fits, "used": used, "T": transitions}
     if any(np.linalg.cond(sol.T) >= SINGULAR_COND for sol in used.values()):
         fitted["priors"] = np.full((problem.n_label, problem.n_groups), np.nan)
@@ -441,10 +411,9 @@ def _point_estimate(problem: _Problem, counts: np.ndarray, rng: Any) -> tuple[np
     except _NeverGuessed as err:
         where = "" if err.name == "global" else f" on the rows {_named(err.name, problem.classes)}"
         raise ValueError(
-            f"no proxy ever guesses the group(s) {problem.groups[err.missing].tolist()}"
-            f"{where}, so the transition matrix T is singular there and cannot be "
-            "inverted. Drop those groups from groups=, merge them, or use mode='global' "
-            "when only a local cell lacks them."
+            f"no proxy ever guesses the group(s) {problem.groups[err.missing].tolist()}{where}, so the transition "
+            "matrix T is singular there and cannot be inverted. Drop those groups from groups=, merge them, or use "
+            "mode='global' when only a local cell lacks them."
         ) from None
     for name, sol in fitted["used"].items():
         if (cond := np.linalg.cond(sol.T)) >= SINGULAR_COND:
@@ -520,8 +489,7 @@ def _bootstrap(problem: _Problem, counts: np.ndarray, n_boot: int, fitted: dict[
         noisy = _noisy_rates(_noisy_counts(problem, weights, problem.pooled[:1]))
         return disparity_from_rates(noisy, problem.metric, problem.pos)
     n_pooled = _noisy_counts(problem, weights, problem.pooled)
-    values = np.full(n_boot, np.nan)
-    n_columns = len(problem.hoc_cols)
+    values, n_columns = np.full(n_boot, np.nan), len(problem.hoc_cols)
     for b in range(n_boot):
         if len(problem.subsets) < n_columns * (n_columns - 1) * (n_columns - 2) // 6:  # random triples: redraw
             problem.subsets = choose_subsets(n_columns, len(problem.subsets), rng)
@@ -709,17 +677,9 @@ def proxy_disparity(
         diagnostics["bootstrap"] = bootstrap_diagnostics(draws, problem.prob, value)
     diagnostics["seconds"] = time.perf_counter() - start
     warn_outcome(reason, reasons, problem.metric, "proxy-based", _LABELED_ADVICE)
-    return ProxyDisparityResult(
-        value,
-        rates_frame(h, problem.metric, problem.pos, problem.groups, problem.classes),
-        metric=problem.metric,
-        mode=problem.mode,
-        diagnostics=diagnostics,
-        reasons=reasons,
-        reason=reason,
-        draws=draws,
-        prob=problem.prob,
-    )
+    by_group = rates_frame(h, problem.metric, problem.pos, problem.groups, problem.classes)
+    fields = {"reasons": reasons, "reason": reason, "draws": draws, "prob": problem.prob}
+    return ProxyDisparityResult(value, by_group, diagnostics, metric=problem.metric, mode=problem.mode, **fields)
 
 
 def replicate_reasons(draws: np.ndarray | None, prob: float, value: float) -> list[str]:
@@ -812,17 +772,12 @@ def _resolve_classes(
         raise ValueError(
             f"y_true has {len(true)} samples but y_pred has {len(pred)}; pass one true label per prediction."
         )
-    classes = pd.unique(np.concatenate([true_labels.astype(object), pred_labels.astype(object)]))
-    try:
-        classes = np.asarray(sorted(classes), dtype=object)
-    except TypeError:
-        classes = np.asarray(classes, dtype=object)
+    classes = _sorted_union(np.concatenate([true_labels.astype(object), pred_labels.astype(object)]))
     pos = None
     if pos_label is not None:
-        hits = [i for i, c in enumerate(classes) if c == pos_label]
-        if not hits:
+        pos = next((i for i, c in enumerate(classes) if c == pos_label), None)
+        if pos is None:
             raise ValueError(f"pos_label={pos_label!r} is not among the labels {classes.tolist()}; pass one of them.")
-        pos = hits[0]
     elif set(classes.tolist()) <= {0, 1} or set(classes.tolist()) <= {-1, 1}:
         pos = len(classes) - 1
     elif metric == "eop":

@@ -26,16 +26,14 @@ def _columns(proxies: Any, name: str) -> list[tuple[str, np.ndarray]]:
     if isinstance(proxies, pd.DataFrame):
         return [(str(c), proxies[c].to_numpy(dtype=object)) for c in proxies.columns]
     if isinstance(proxies, pd.Series):
-        label = proxies.name if proxies.name is not None else "proxy_0"
-        return [(str(label), proxies.to_numpy(dtype=object))]
+        return [(str("proxy_0" if proxies.name is None else proxies.name), proxies.to_numpy(dtype=object))]
     if isinstance(proxies, (list, tuple)) and proxies and isinstance(proxies[0], str):
         arr = np.asarray(proxies, dtype=object)
     else:
         arr = np.asarray(proxies)
         if arr.dtype.kind not in "biuf":
             arr = arr.astype(object)
-    if arr.ndim == 1:
-        arr = arr[:, None]
+    arr = arr[:, None] if arr.ndim == 1 else arr
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D, one column per proxy (n_samples, n_proxies); got shape {arr.shape}.")
     return [(f"proxy_{j}", arr[:, j]) for j in range(arr.shape[1])]
@@ -153,9 +151,8 @@ def encode_proxies(
     index = pd.Index(labels, dtype=object)
     if len(index) < min_groups:
         raise ValueError(
-            f"{name} holds {len(index)} group(s) ({index.tolist()}); a disparity "
-            f"compares at least {min_groups} groups. Pass groups= to declare the "
-            "sensitive values the proxies can take."
+            f"{name} holds {len(index)} group(s) ({index.tolist()}); a disparity compares at least {min_groups} "
+            "groups. Pass groups= to declare the sensitive values the proxies can take."
         )
     codes = np.empty((len(cols[0][1]), len(cols)), dtype=np.intp)
     for j, (column, values) in enumerate(cols):

@@ -45,9 +45,8 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 from .._groups import encode_groups, resolve_sensitive
 from ..measures import UndefinedGroupWarning
 from ..results import check_prob, interval_refusal, percentile_interval, replicate_se
-from ..uncertainty import ReplicatesResult
 from ._hoc import ProxyReliabilityWarning
-from ._plain import plain
+from ._plain import UnawareResult, plain
 from ._quantifiers import HOLDOUT_QUANTIFIERS, BinaryQuantifier, _take, resolve_quantifier
 
 __all__ = ["QuantificationDisparity", "QuantificationResult", "quantified_disparity"]
@@ -95,7 +94,7 @@ _UNDEFINED = (
 )
 
 
-class QuantificationResult(ReplicatesResult):
+class QuantificationResult(UnawareResult):
     """Estimated demographic disparity of a classifier on a deployment set.
 
     Attributes
@@ -129,25 +128,8 @@ class QuantificationResult(ReplicatesResult):
         bootstrap details.
     """
 
-    kind = "estimate"
-
-    def __init__(
-        self,
-        value: float,
-        by_group: pd.Series,
-        diagnostics: dict[str, Any] | None = None,
-        *,
-        draws: np.ndarray | None = None,
-        reason: str | None = None,
-        reasons: list[str] | None = None,
-        key: str = "unaware.quantified_dp",
-        measure: Any = None,
-        prob: float = 0.95,
-    ) -> None:
-        self.key, self.reasons, self.prob, self.value = key, list(reasons or []), prob, float(value)
-        self.measure, self.diagnostics = measure, {} if diagnostics is None else diagnostics
-        self._by_group, self._draws, self._reason = by_group, draws, reason
-        self._signed: np.ndarray | None = None  # an absolute disparity's signed replicates (absolute())
+    _default_key = "unaware.quantified_dp"
+    _signed: np.ndarray | None = None  # an absolute disparity's signed replicates (absolute())
 
     _no_replicates_hint = "pass n_boot= (e.g. quantified_disparity(..., n_boot=200)) or use the measure's bootstrap()"
 
@@ -158,11 +140,6 @@ class QuantificationResult(ReplicatesResult):
         signed = self.diagnostics["signed_value"]
         lo, hi = percentile_interval(self._signed, prob, estimate=signed, key=self.key, warn=False)
         return (0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi)), max(abs(lo), abs(hi)))
-
-    @property
-    def reliable(self) -> bool:
-        """Whether every quantifier's classifier separates the groups and the value is defined."""
-        return not self.reasons and not math.isnan(self.value)
 
     def _replicate_cause(self) -> str | None:
         return _REPLICATE_CAUSE
@@ -195,21 +172,6 @@ class QuantificationResult(ReplicatesResult):
         out = copy.copy(self)
         out.value, out.diagnostics = abs(self.value), {**self.diagnostics, "signed_value": self.value}
         out._draws, out._signed = None if self._draws is None else np.abs(self._draws), self._draws
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        """The result as plain Python types (JSON-serialisable), every group kept.
-
-        Returns
-        -------
-        dict
-            The keys of :meth:`Result.to_dict` plus ``reliable``, ``reasons``,
-            ``interval`` (with replicates) and ``diagnostics``.
-        """
-        out = super().to_dict()
-        out.update(reliable=self.reliable, reasons=list(self.reasons))
-        out["interval"] = None if self._draws is None else [plain(v) for v in self.interval()]
-        out["diagnostics"] = plain(self.diagnostics)
         return out
 
 
@@ -280,9 +242,8 @@ def _check_sensitive(s_aux: Any, n: int) -> tuple[np.ndarray, pd.Index]:
     if missing.any():
         rows = np.flatnonzero(missing.reshape(len(raw), -1).any(axis=1))
         raise ValueError(
-            f"s_aux has {rows.size} missing value(s) (NaN/None), first at position {rows[0]}; "
-            "drop those auxiliary rows (from X_aux too) or encode them as an explicit group "
-            "such as 'unknown'."
+            f"s_aux has {rows.size} missing value(s) (NaN/None), first at position {rows[0]}; drop those auxiliary "
+            "rows (from X_aux too) or encode them as an explicit group such as 'unknown'."
         )
     codes, groups = encode_groups(s_aux, name="s_aux")  # the groups that occur (categories are not groups)
     if codes.size != n:
@@ -450,8 +411,7 @@ class QuantificationDisparity(BaseEstimator):
         reference = self._resolve_reference(groups)
         if reference is not None and groups[0] != reference:  # reference gets code 0
             order = np.array([groups.get_loc(reference), 1 - groups.get_loc(reference)])
-            codes = np.argsort(order)[codes]
-            groups = groups[order]
+            codes, groups = np.argsort(order)[codes], groups[order]
         pos_aux = _predict_positive(model, X_aux, self.pos_label, "X_aux")
         rng = check_random_state(self.random_state)
         state = self._fit_core(name, X_aux, codes, pos_aux, groups, rng)
@@ -467,10 +427,9 @@ class QuantificationDisparity(BaseEstimator):
         if groups.size > 2:
             if self.reference is not None:
                 raise ValueError(
-                    f"reference={self.reference!r} applies to two groups only; s_aux has "
-                    f"{groups.size} groups {list(groups)}, for which the disparity is the "
-                    "largest minus the smallest acceptance rate. Drop reference=, or merge "
-                    "the other groups into one (e.g. 'others')."
+                    f"reference={self.reference!r} applies to two groups only; s_aux has {groups.size} groups "
+                    f"{list(groups)}, for which the disparity is the largest minus the smallest acceptance rate. Drop "
+                    "reference=, or merge the other groups into one (e.g. 'others')."
                 )
             return None
         if self.reference is None:
@@ -506,18 +465,13 @@ class QuantificationDisparity(BaseEstimator):
 
         parts = {"negative": ~pos, "positive": pos} if self.per_class else {"all": None}
         quantifiers: dict[str, list[BinaryQuantifier]] = {}
+        options, seeds = {"classifier": self.classifier, "check_informative": check}, np.iinfo(np.int32).max
         for key, mask in parts.items():
             idx = np.arange(codes.size) if mask is None else np.flatnonzero(mask)
             Xp, sp = _take(X, idx), codes[idx]
-            targets = [1] if n_groups == 2 else range(n_groups)
             quantifiers[key] = [
-                BinaryQuantifier(
-                    name,
-                    classifier=self.classifier,
-                    random_state=rng.randint(np.iinfo(np.int32).max),
-                    check_informative=check,
-                ).fit(Xp, (sp == g).astype(int))
-                for g in targets
+                BinaryQuantifier(name, random_state=rng.randint(seeds), **options).fit(Xp, (sp == g).astype(int))
+                for g in ([1] if n_groups == 2 else range(n_groups))
             ]
         return {"quantifiers": quantifiers, "prior": prior, "n_aux": n_aux, "counts": counts}
 
@@ -551,8 +505,7 @@ class QuantificationDisparity(BaseEstimator):
                 warnings.warn(_UNDEFINED.format(group=g), UndefinedGroupWarning, stacklevel=2)
         value = self._disparity(mu)
 
-        diagnostics = self._diagnostics(core)
-        draws = None
+        diagnostics, draws = self._diagnostics(core), None
         if self.n_boot > 0:
             draws, diagnostics["bootstrap"] = self._bootstrap(X_deploy, pos, value, mu)
         by_group = pd.Series(mu, index=self.groups_.copy(), name="acceptance_rate", dtype=float)
@@ -595,15 +548,12 @@ class QuantificationDisparity(BaseEstimator):
         return tests, reasons
 
     def _disparity(self, mu: np.ndarray) -> float:
-        if mu.shape[-1] == 2:
-            return float(mu[1] - mu[0])
-        return float(np.max(mu) - np.min(mu))  # NaN propagates
+        return float(mu[1] - mu[0]) if mu.shape[-1] == 2 else float(np.max(mu) - np.min(mu))  # NaN propagates
 
     def _estimate_core(self, state: dict[str, Any], X: Any, pos: np.ndarray) -> dict[str, Any]:
         """Prevalence estimates, smoothing and acceptance rates (Eqs. 12-15)."""
         prior = state["prior"]
-        n_groups = prior.shape[1]
-        n_dep = np.array([(~pos).sum(), pos.sum()])
+        n_groups, n_dep = prior.shape[1], np.array([(~pos).sum(), pos.sum()])
         raw = prior.copy()  # an empty part keeps the prior (its weight p(c) is 0)
         for c, mask in enumerate((~pos, pos)):
             if n_dep[c] == 0:
@@ -624,40 +574,26 @@ class QuantificationDisparity(BaseEstimator):
             joint = smoothed * p_class[:, None]  # estimated P(h=c, s) on D3
             share = joint.sum(0)  # estimated P(s) on D3 (Eq. 13)
             mu = np.where(share > 0, joint[1] / share, np.nan)  # Eq. 15
-        return {
-            "mu": mu,
-            "raw": raw,
-            "smoothed": smoothed,
-            "share": share,
-            "n_deploy": n_dep,
-            "p_positive": float(p_class[1]),
-        }
+        return dict(mu=mu, raw=raw, smoothed=smoothed, share=share, n_deploy=n_dep, p_positive=float(p_class[1]))
 
     def _diagnostics(self, core: dict[str, Any]) -> dict[str, Any]:
         groups = list(self.groups_)
 
-        def table(arr: np.ndarray) -> dict[str, dict[Any, float]]:
-            return {PREDICTED[c]: {g: float(v) for g, v in zip(groups, arr[c], strict=True)} for c in (0, 1)}
+        def per_group(values: np.ndarray) -> dict[Any, float]:
+            return {g: float(v) for g, v in zip(groups, values, strict=True)}
 
-        return {
-            "quantifier": self.quantifier_,
-            "per_class": bool(self.per_class),
-            "groups": groups,
-            "reference": self.reference_,
-            "pos_label": self.pos_label,
-            "smoothing": {
-                "method": "laplace, known incidence (prior = auxiliary prevalence per class)",
-                "alpha": float(self.alpha),
-                "pseudocount_total": float(self.alpha * len(groups)),
-            },
-            "prevalence_raw": table(core["raw"]),
-            "prevalence_prior": table(self._state["prior"]),
-            "prevalence_smoothed": table(core["smoothed"]),
-            "group_share_deploy": {g: float(v) for g, v in zip(groups, core["share"], strict=True)},
-            "deploy_positive_rate": core["p_positive"],
-            "n_aux": dict(zip(PREDICTED, self._state["n_aux"].tolist(), strict=True)),
-            "n_deploy": dict(zip(PREDICTED, core["n_deploy"].tolist(), strict=True)),
-        }
+        def table(arr: np.ndarray) -> dict[str, dict[Any, float]]:
+            return {PREDICTED[c]: per_group(arr[c]) for c in (0, 1)}
+
+        smoothing = {"method": "laplace, known incidence (prior = auxiliary prevalence per class)"}
+        smoothing |= {"alpha": float(self.alpha), "pseudocount_total": float(self.alpha * len(groups))}
+        out = {"quantifier": self.quantifier_, "per_class": bool(self.per_class), "groups": groups}
+        out |= {"reference": self.reference_, "pos_label": self.pos_label, "smoothing": smoothing}
+        out |= {"prevalence_raw": table(core["raw"]), "prevalence_prior": table(self._state["prior"])}
+        out |= {"prevalence_smoothed": table(core["smoothed"]), "group_share_deploy": per_group(core["share"])}
+        n_aux, n_deploy = self._state["n_aux"].tolist(), core["n_deploy"].tolist()
+        out |= {"deploy_positive_rate": core["p_positive"], "n_aux": dict(zip(PREDICTED, n_aux, strict=True))}
+        return out | {"n_deploy": dict(zip(PREDICTED, n_deploy, strict=True))}
 
     def _bootstrap(
         self, X_deploy: Any, pos_dep: np.ndarray, value: float, mu: np.ndarray
@@ -672,11 +608,9 @@ class QuantificationDisparity(BaseEstimator):
         X_aux, codes, pos_aux = self._aux
         rng = check_random_state(self.random_state)
         n2, n3 = codes.size, pos_dep.size
-        values = np.full(self.n_boot, np.nan)
-        rates = np.full((self.n_boot, self.groups_.size), np.nan)
+        values, rates = np.full(self.n_boot, np.nan), np.full((self.n_boot, self.groups_.size), np.nan)
         for b in range(self.n_boot):
-            i2 = rng.randint(n2, size=n2)
-            i3 = rng.randint(n3, size=n3)
+            i2, i3 = rng.randint(n2, size=n2), rng.randint(n3, size=n3)
             try:
                 state = self._fit_core(
                     self.quantifier_, _take(X_aux, i2), codes[i2], pos_aux[i2], self.groups_, rng, check=False
@@ -690,14 +624,9 @@ class QuantificationDisparity(BaseEstimator):
             g: percentile_interval(rates[:, j], level, estimate=float(mu[j]), key=str(g), warn=False)
             for j, g in enumerate(self.groups_)
         }
-        info: dict[str, Any] = {
-            "n_boot": int(self.n_boot),
-            "n_failed": int((~np.isfinite(values)).sum()),
-            "prob": level,
-            "std": replicate_se(values, estimate=value),
-            "interval_reason": None if math.isnan(value) else interval_refusal(values, level),
-            "by_group_interval": by_group,
-        }
+        info = {"n_boot": int(self.n_boot), "n_failed": int((~np.isfinite(values)).sum()), "prob": level}
+        info |= {"std": replicate_se(values, estimate=value), "by_group_interval": by_group}
+        info["interval_reason"] = None if math.isnan(value) else interval_refusal(values, level)
         return values, info
 
 

@@ -256,8 +256,7 @@ def informativeness(
     """
     from scipy.stats import rankdata
 
-    rng = check_random_state(random_state)
-    y = np.asarray(y).astype(int, copy=False).ravel()
+    rng, y = check_random_state(random_state), np.asarray(y).astype(int, copy=False).ravel()
     n = np.bincount(y, minlength=2)[:2]
     out: dict[str, Any] = {"auc": float("nan"), "p_value": float("nan"), "alpha": alpha}
     out.update(n_tested=n.tolist(), n_rows=n.tolist())
@@ -267,8 +266,7 @@ def informativeness(
     y = y[keep]
     out["n_tested"] = np.bincount(y, minlength=2).tolist()
     Z = _encoded(_take(X, keep))
-    k = int(min(n_splits, y.size))
-    fold = np.empty(y.size, dtype=np.intp)
+    k, fold = int(min(n_splits, y.size)), np.empty(y.size, dtype=np.intp)
     fold[rng.permutation(y.size)] = np.arange(y.size) % k
     Y = np.column_stack([y, *(y[rng.permutation(y.size)] for _ in range(n_permutations))]).astype(float)
     S = np.empty_like(Y)
@@ -402,8 +400,7 @@ class BinaryQuantifier(BaseEstimator):
         self : BinaryQuantifier
             The fitted quantifier.
         """
-        method = resolve_quantifier(self.method)
-        y = np.asarray(y).astype(int, copy=False)
+        method, y = resolve_quantifier(self.method), np.asarray(y).astype(int, copy=False)
         counts = np.bincount(y, minlength=2)
         if counts.size != 2 or (counts == 0).any():
             raise ValueError(f"y must hold the labels 0 and 1, both present; got counts {counts.tolist()}.")
@@ -414,8 +411,7 @@ class BinaryQuantifier(BaseEstimator):
                 f"{method} holds out a stratified {self.holdout:.0%} of its training rows "
                 f"and needs at least 2 rows of each class; got counts {counts.tolist()}."
             )
-        qp = require("quapy", _NO_QUAPY.format(name=method))
-        rng = check_random_state(self.random_state)
+        qp, rng = require("quapy", _NO_QUAPY.format(name=method)), check_random_state(self.random_state)
         k = default_classifier(X) if self.classifier is None else clone(self.classifier)
         try:
             q = self._fit_quapy(qp, method, k, X, y, rng)

@@ -87,10 +87,7 @@ class RandomizedResponse(TransformerMixin, BaseEstimator):
         groups: Any = None,
         random_state: Any = None,
     ) -> None:
-        self.flip_prob = flip_prob
-        self.epsilon = epsilon
-        self.groups = groups
-        self.random_state = random_state
+        self.flip_prob, self.epsilon, self.groups, self.random_state = flip_prob, epsilon, groups, random_state
 
     def fit(self, X: Any, y: Any = None) -> RandomizedResponse:
         """Learn the group labels and set the flip probability.
@@ -111,9 +108,8 @@ class RandomizedResponse(TransformerMixin, BaseEstimator):
         k = len(groups)
         if (self.flip_prob is None) == (self.epsilon is None):
             raise ValueError(
-                "RandomizedResponse needs exactly one of flip_prob= (probability of "
-                "replacing a guess) or epsilon= (target privacy level); got "
-                f"flip_prob={self.flip_prob!r}, epsilon={self.epsilon!r}."
+                "RandomizedResponse needs exactly one of flip_prob= (probability of replacing a guess) or epsilon= "
+                f"(target privacy level); got flip_prob={self.flip_prob!r}, epsilon={self.epsilon!r}."
             )
         if self.epsilon is not None:
             if not self.epsilon > 0:
@@ -126,12 +122,9 @@ class RandomizedResponse(TransformerMixin, BaseEstimator):
                     f"flip_prob must lie in [0, {(k - 1) / k:.4g}) for {k} groups (at "
                     f"(K-1)/K the output no longer depends on the input); got {flip!r}."
                 )
-        self.groups_ = groups
-        self.flip_prob_ = float(flip)
+        self.groups_, self.flip_prob_ = groups, float(flip)
         self.epsilon_ = float(np.log((1 - flip) * (k - 1) / flip)) if flip > 0 else float("inf")
-        R = np.full((k, k), flip / (k - 1))
-        np.fill_diagonal(R, 1.0 - flip)
-        self.transition_matrix_ = R
+        self.transition_matrix_ = np.where(np.eye(k, dtype=bool), 1.0 - flip, flip / (k - 1))
         self.n_features_in_ = 1 if np.ndim(X) == 1 else int(np.shape(X)[1])
         return self
 
@@ -155,8 +148,7 @@ class RandomizedResponse(TransformerMixin, BaseEstimator):
             raise ValueError(
                 f"X has {codes.shape[1]} proxy columns but RandomizedResponse was fitted with {self.n_features_in_}."
             )
-        rng = check_random_state(self.random_state)
-        k = len(self.groups_)
+        rng, k = check_random_state(self.random_state), len(self.groups_)
         flip = rng.random_sample(codes.shape) < self.flip_prob_
         shift = rng.randint(1, k, size=codes.shape) if k > 1 else np.zeros_like(codes)
         noisy = np.where(flip, (codes + shift) % k, codes)

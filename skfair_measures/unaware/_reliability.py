@@ -64,8 +64,7 @@ _PRIOR_RATIO = 2.0
 
 def _symmetric_counts(m3: np.ndarray, n: float, n_sim: int, rng: Any) -> np.ndarray:
     """Third-order pattern frequencies of ``n_sim`` samples of ``n`` rows, symmetrised."""
-    k = m3.shape[0]
-    probs = np.clip(m3.ravel(), 0.0, None)
+    k, probs = m3.shape[0], np.clip(m3.ravel(), 0.0, None)
     sims = rng.multinomial(max(int(round(n)), 1), probs / probs.sum(), size=n_sim).reshape(n_sim, k, k, k)
     perms = itertools.permutations(range(1, 4))
     sym = sum(sims.transpose((0, *p)) for p in perms) / 6.0
@@ -111,13 +110,8 @@ def moment_test(sol: HOCSolution, n_rows: float, *, n_sim: int = 100, random_sta
     refit = partial(fit_transition, init=(sol.T, sol.p), n_init=1, max_iter=200, tol=1e-12)
     null = np.array([refit(c3.sum(axis=-1).sum(axis=-1), c3.sum(axis=-1), c3).loss for c3 in sims])
     p_value = (1.0 + np.sum(null >= sol.loss)) / (n_sim + 1.0)
-    return {
-        "residual": float(sol.loss),
-        "residual_null_q95": float(np.quantile(null, 0.95)),
-        "p_value": float(p_value),
-        "n_sim": int(n_sim),
-        "passed": bool(sol.loss <= _EXACT or p_value >= MOMENT_ALPHA),
-    }
+    out = {"residual": float(sol.loss), "residual_null_q95": float(np.quantile(null, 0.95)), "p_value": float(p_value)}
+    return out | {"n_sim": int(n_sim), "passed": bool(sol.loss <= _EXACT or p_value >= MOMENT_ALPHA)}
 
 
 def dependent_proxies(codes: np.ndarray, columns: list[Any]) -> dict[str, Any]:
@@ -143,8 +137,7 @@ def dependent_proxies(codes: np.ndarray, columns: list[Any]) -> dict[str, Any]:
     >>> dependent_proxies(codes, ["a", "b", "c"])["pairs"]
     [('a', 'b')]
     """
-    m = codes.shape[1]
-    k = int(codes.max()) + 1 if codes.size else 1
+    m, k = codes.shape[1], int(codes.max()) + 1 if codes.size else 1
     levels = [np.count_nonzero(np.bincount(codes[:, j], minlength=k)) for j in range(m)]
     pairs = []
     for i, j in itertools.combinations(range(m), 2):
@@ -156,10 +149,9 @@ def dependent_proxies(codes: np.ndarray, columns: list[Any]) -> dict[str, Any]:
     if pairs:
         shown = ", ".join(f"{a!r} and {b!r}" for a, b in pairs[:5]) + (" ..." if len(pairs) > 5 else "")
         out["reason"] = (
-            f"the proxy columns {shown} give the same guess on every row (up to renaming): one proxy counted "
-            "twice. HOC reads their agreement as accuracy and needs conditionally independent proxies, so such "
-            "columns give it no information and T is not identified; drop the copies and use proxies that err "
-            "independently"
+            f"the proxy columns {shown} give the same guess on every row (up to renaming): one proxy counted twice. "
+            "HOC reads their agreement as accuracy and needs conditionally independent proxies, so such columns give "
+            "it no information and T is not identified; drop the copies and use proxies that err independently"
         )
     return out
 

@@ -138,22 +138,21 @@ def mapped_interval(
     if any(getattr(leaf, "operation", None) is None for leaf in leaves):
         return None
     pairs = list(combinations(range(len(groups)), 2))
-    columns, centers, spans = [], [], []
+    columns, centers = [], []
     for leaf in leaves:
         d, v = np.asarray(draws[leaf.base.name], dtype=float), np.asarray(values[leaf.base.name], dtype=float)
         if leaf.operation.name in _PAIRWISE:
             d = np.stack([d[:, a] - d[:, b] for a, b in pairs], axis=1) if pairs else d[:, :0]
             v = np.array([v[a] - v[b] for a, b in pairs])
-        start = sum(c.shape[1] for c in columns)
         columns.append(d)
         centers.append(v)
-        spans.append(slice(start, start + d.shape[1]))
     if np.isnan(np.concatenate(centers)).any():
         return None  # an undefined group the measure dropped (undefined="drop"): the percentile interval
     lo, hi, _ = max_type_band(np.concatenate(columns, axis=1), np.concatenate(centers), prob)
+    edges = np.cumsum([0] + [c.shape[1] for c in columns])  # each leaf's columns
     parts = []
-    for leaf, span in zip(leaves, spans, strict=True):
-        low, high = lo[span], hi[span]
+    for leaf, start, stop in zip(leaves, edges[:-1], edges[1:], strict=True):
+        low, high = lo[start:stop], hi[start:stop]
         if leaf.operation.name in _PAIRWISE:
             reduce = _PAIRWISE[leaf.operation.name]
             nearest = np.where((low <= 0) & (high >= 0), 0.0, np.minimum(np.abs(low), np.abs(high)))

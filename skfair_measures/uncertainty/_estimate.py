@@ -199,18 +199,17 @@ class Estimate(Result):
 
     def prob_greater(self, x: float = 0.0) -> float:
         """Probability that the measure exceeds ``x``, where the construction defines one; NaN otherwise."""
-        draws = self._prob_draws()
-        if draws is None or self.no_prob_reason is not None:
-            return _NAN
-        return float(np.mean(draws > x))
+        return self._share(lambda d: d > x)
 
     def prob_within(self, eps: float = DEFAULT_EPS) -> float:
         """Probability of practical fairness, ``P(|measure - center| <= eps)``, where defined; NaN otherwise."""
         eps = check_eps(eps)
+        return self._share(lambda d: np.abs(d - self.center) <= eps)
+
+    def _share(self, inside: Callable[[np.ndarray], np.ndarray]) -> float:
+        """The share of the probability draws ``inside`` holds, where the construction defines one; NaN otherwise."""
         draws = self._prob_draws()
-        if draws is None or self.no_prob_reason is not None:
-            return _NAN
-        return float(np.mean(np.abs(draws - self.center) <= eps))
+        return _NAN if draws is None or self.no_prob_reason is not None else float(np.mean(inside(draws)))
 
     # -- the verdict and the summary row ------------------------------------------------------
     def verdict(self, eps: float = DEFAULT_EPS, prob: float | None = None) -> Verdict:

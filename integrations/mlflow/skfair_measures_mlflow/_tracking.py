@@ -7,7 +7,7 @@ so a failing tracking service costs a bounded time and one warning, and the valu
 
 from __future__ import annotations
 
-import os
+import pathlib
 import tempfile
 import time
 import warnings
@@ -138,7 +138,7 @@ def log_fairness(
     >>> logged.metrics["fairness.tpr"]                            # doctest: +SKIP
     0.5
     """
-    options = {k: v for k, v in dict(posterior_options or {}).items() if v is not None}
+    options = {"prob": 0.95, "eps": DEFAULT_EPS} | {k: v for k, v in (posterior_options or {}).items() if v is not None}
     rec = record(
         result_or_results,
         prefix=prefix,
@@ -146,8 +146,8 @@ def log_fairness(
         log_params=log_params,
         artifacts=artifacts,
         html=report,
-        prob=options.get("prob", 0.95),
-        eps=options.get("eps", DEFAULT_EPS),
+        prob=options["prob"],
+        eps=options["eps"],
         step=step,
         group_metrics=group_metrics,
     )
@@ -200,16 +200,8 @@ def write(
     """Send a :class:`~skfair_measures.record.Record` to a run through ``session``; never raise."""
     from mlflow.entities import Metric, Param, RunTag
 
-    out = LoggedFairness(
-        run_id=None,
-        metrics=dict(rec.metrics),
-        params=dict(rec.params),
-        tags=dict(rec.tags),
-        series=list(rec.series),
-        key_map=rec.key_map,
-        results=results or {},
-        step=0 if step is None else int(step),
-    )
+    out = LoggedFairness(None, dict(rec.metrics), dict(rec.params), dict(rec.tags), series=list(rec.series))
+    out.key_map, out.results, out.step = rec.key_map, results or {}, 0 if step is None else int(step)
     run = session.run(run_id)
     if run is None:
         out.error = session.error
@@ -236,11 +228,9 @@ def write(
     if rec.files and session.ok:
         with tempfile.TemporaryDirectory(prefix="skfair-mlflow-") as tmp:
             for path, content in rec.files.items():
-                target = os.path.join(tmp, *path.split("/"))
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                data = content if isinstance(content, bytes) else content.encode("utf-8")
-                with open(target, "wb") as fh:
-                    fh.write(data)
+                target = pathlib.Path(tmp, *path.split("/"))
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
             session.call("log the artifacts", session.client.log_artifacts, out.run_id, tmp)
         if session.ok:
             out.artifacts += list(rec.files)
