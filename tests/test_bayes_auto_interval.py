@@ -50,7 +50,7 @@ def _auto_coverage(n: int, runs: int, seed: int, form: str) -> tuple[dict[str, f
                 continue
             lo, hi = post.interval(0.95)
             assert lo <= post.value <= hi, (lo, post.value, hi)
-            want = {"scores": "the labels' Jeffreys", "labels": "bb's own (Jeffreys prior)", "weights": "guaranteed"}
+            want = {"scores": "the labels' Jeffreys", "labels": "bb's own (prior='jeffreys')", "weights": "guaranteed"}
             assert post.attrs["interval"].startswith(want[form])
             # with scores and no weights, the calibration model's estimate; labels only: the Jeffreys posterior's mean
             assert post.attrs["estimate"].startswith("bc's" if form == "scores" else post.method)
@@ -91,7 +91,7 @@ def test_auto_reports_its_methods_interval_with_enough_labels_and_says_why():
     assert post.method == "bb" and post.attrs["interval"] == "bb's own" and post.interval_box is None
     assert str(INTERVAL_MIN_LABELS) in post.attrs["interval_reason"]
     few = bayes.posterior(sfm.msr("fairness.tpr"), y[:40], s[:40], sensitive_features=g[:40], random_state=0)
-    assert few.attrs["interval"] == "bb's own (Jeffreys prior)" and "fewer than" in few.attrs["interval_reason"]
+    assert few.attrs["interval"] == "bb's own (prior='jeffreys')" and "fewer than" in few.attrs["interval_reason"]
     assert few.method == "bb" and few.attrs["prior"] == "jeffreys" and few.attrs["estimate"] == "bb's posterior mean"
     # one construction: the Jeffreys posterior's interval and its probabilities
     lo, hi = few.interval(0.95)

@@ -333,8 +333,8 @@ def posteriors(
         interval, interval_reason = auto_interval(data, bases)
         plan = _AutoPlan(estimator, interval, interval_reason, *auto_estimate(estimator.name, interval))
         estimator, why, unused = _auto_checked(estimator, data, options, unused, plan)
-        if plan.interval == "jeffreys":  # the draws: the labels' Jeffreys posterior (the estimate may be BC's)
-            estimator = BetaBinomial(prior="jeffreys")
+        if plan.interval == "jeffreys" and (plan.estimate == "calibration" or "prior" not in options):
+            estimator = BetaBinomial(prior="jeffreys")  # the draws: the labels' posterior (bb's prior= when given)
     seed = int(rng.integers(2**31 - 1))
     draws = METHODS[estimator.name].default_draws if call.n_draws is None else int(call.n_draws)
     start = time.perf_counter()
@@ -521,8 +521,10 @@ def _auto_interval(
     interval, the probability and the verdict), and ``attrs`` says so.
     """
     out = {"interval_reason": plan.interval_reason}
-    if plan.interval == "own" or (plan.interval == "jeffreys" and plan.estimate != "calibration"):
-        return out | {"interval": f"{estimator.name}'s own" + (" (Jeffreys prior)" if plan.interval != "own" else "")}
+    if plan.interval == "own":
+        return out | {"interval": f"{estimator.name}'s own"}
+    if plan.interval == "jeffreys" and plan.estimate != "calibration":
+        return out | {"interval": f"{estimator.name}'s own (prior={estimator.prior!r})"}
     none = "none: a confidence interval (the draws' would not agree with it)"
     if plan.interval == "jeffreys":
         fit.interval_box = labels_box(data, bases, fit, seed)
