@@ -46,7 +46,18 @@ def _cause(exc: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def reading(path: str | os.PathLike, flag: str = "") -> Iterator[None]:
+def _failing(path: str | os.PathLike, flag: str, verb: str, caught: type[Exception], status: int) -> Iterator[None]:
+    """Turn a ``caught`` error into one line naming the flag, the path and the cause; ours pass through."""
+    try:
+        yield
+    except (CLIError, MissingDependencyError):
+        raise
+    except caught as exc:  # any reader's error (pandas, pyarrow, DuckDB, json), or a writer's OSError: one line
+        where = f"{flag} {os.fspath(path)}" if flag else os.fspath(path)
+        raise CLIError(f"{where}: cannot {verb} it ({_cause(exc)})", status) from exc
+
+
+def reading(path: str | os.PathLike, flag: str = "") -> contextlib.AbstractContextManager[None]:
     r"""Turn any failure to read a user's file into one line naming the flag, the path and the cause (status 2).
 
     A :class:`CLIError` or a missing optional dependency passes through unchanged.
@@ -60,17 +71,10 @@ def reading(path: str | os.PathLike, flag: str = "") -> Iterator[None]:
     ...     print(exc, exc.status)
     --state x.csv: cannot read it ('utf-8' codec can't decode byte 0xff in position 0: invalid start byte) 2
     """
-    try:
-        yield
-    except (CLIError, MissingDependencyError):
-        raise
-    except Exception as exc:  # noqa: BLE001 - any reader's error (pandas, pyarrow, DuckDB, json): one line
-        where = f"{flag} {os.fspath(path)}" if flag else os.fspath(path)
-        raise CLIError(f"{where}: cannot read it ({_cause(exc)})", INPUT) from exc
+    return _failing(path, flag, "read", Exception, INPUT)
 
 
-@contextlib.contextmanager
-def writing(path: str | os.PathLike, flag: str) -> Iterator[None]:
+def writing(path: str | os.PathLike, flag: str) -> contextlib.AbstractContextManager[None]:
     """Turn a failure to write an output into one line naming the flag, the path and the cause (status 4).
 
     Examples
@@ -82,12 +86,7 @@ def writing(path: str | os.PathLike, flag: str) -> Iterator[None]:
     ...     print(exc, exc.status)
     --json /dev/full: cannot write it (No space left on device) 4
     """
-    try:
-        yield
-    except (CLIError, MissingDependencyError):
-        raise
-    except OSError as exc:
-        raise CLIError(f"{flag} {os.fspath(path)}: cannot write it ({_cause(exc)})", OUTSIDE) from exc
+    return _failing(path, flag, "write", OSError, OUTSIDE)
 
 
 def write_output(path: str | os.PathLike, flag: str, data: str | bytes) -> None:

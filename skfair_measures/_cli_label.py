@@ -55,12 +55,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _typed(values: list[str], like: Any) -> list[Any]:
-    """Command-line strings as values of the dtype of ``like`` (a pandas Series)."""
-    import pandas as pd
+    """Command-line strings as values of the dtype of ``like`` (a pandas Series), as ``skfair audit`` reads them."""
+    from .report import _coerce_label
 
-    if pd.api.types.is_numeric_dtype(like) and not pd.api.types.is_bool_dtype(like):
-        return pd.to_numeric(pd.Series(values)).tolist()
-    return list(values)
+    return [_coerce_label(v, like) for v in values]
 
 
 def _assessment(data: Any, args: argparse.Namespace) -> Any:

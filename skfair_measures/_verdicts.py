@@ -277,8 +277,7 @@ def _differences(family: list) -> np.ndarray:
 def _band_rows(family: list, prob: float, source: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
     diffs = _differences(family)
     if source == "posterior":  # any undefined draw leaves the pair out (a share of draws is not a probability)
-        ok = np.isfinite(diffs).all(axis=0)
-        center = np.full(len(family), np.nan)
+        ok, center = np.isfinite(diffs).all(axis=0), np.full(len(family), np.nan)
         center[ok] = diffs[:, ok].mean(axis=0)
     else:
         center = np.array([f.observed[name][a] - f.observed[name][b] for f, name, a, b in family], dtype=float)

@@ -778,19 +778,12 @@ def benchmark(
     if A is not None:
         codes, group_index = encode_groups(A, len(y_arr), name="sensitive_features")
         ms = [m.with_inputs(groups=group_index) for m in ms]  # a fold missing a group keeps its place
-    else:
-        needs = [m.key for m in ms if m.inputs.needs_sensitive]
-        if needs:
-            raise ValueError(_NO_SENSITIVE.format(keys=needs))
+    elif needs := [m.key for m in ms if m.inputs.needs_sensitive]:
+        raise ValueError(_NO_SENSITIVE.format(keys=needs))
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    classifier = is_classifier(next(iter(named.values())))
     splits = fold_splits(
-        cv,
-        X_fit,
-        y_arr,
-        sensitive_codes=codes,
-        groups=groups,
-        random_state=random_state,
-        classifier=is_classifier(next(iter(named.values()))),
+        cv, X_fit, y_arr, sensitive_codes=codes, groups=groups, random_state=random_state, classifier=classifier
     )
     missing = _missing_groups(splits, codes, group_index)
     small, without = _small_groups(codes, splits, group_index, ms)

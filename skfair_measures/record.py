@@ -584,7 +584,9 @@ def _table(frame: pd.DataFrame, head: dict[str, Any]) -> pd.DataFrame:
     return frame.astype({k: object for k in frame.columns if frame[k].dtype.kind in "OTU"})
 
 
-def _files(c: _Call, items: list[tuple[str, Result]], summary: pd.DataFrame, folder: str, html: bool) -> None:
+def _files(
+    c: _Call, items: list[tuple[str, Result]], summary: pd.DataFrame, tables: list, folder: str, html: bool
+) -> None:
     """results.json, the charts, each sampled result's density and draws, and the HTML report."""
     from . import plots
 
@@ -617,7 +619,8 @@ def _files(c: _Call, items: list[tuple[str, Result]], summary: pd.DataFrame, fol
     record_json = {"results": entries, "summary": summary.to_dict("records"), "metric_keys": c.rec.key_map}
     c.rec.files[f"{folder}/results.json"] = json.dumps(_jsonable(record_json), indent=2, allow_nan=False)
     if html:
-        c.rec.files[f"{folder}/report.html"] = results_report(items, prob=c.prob, eps=c.eps, figures=figures)
+        page = results_report(items, prob=c.prob, eps=c.eps, figures=figures, summary=summary, verdicts=tables)
+        c.rec.files[f"{folder}/report.html"] = page
 
 
 def record(
@@ -701,7 +704,7 @@ def record(
     if groupwise is not None:
         c.rec.tables[RUN_TABLE] = _table(groupwise, head)
     folder = "fairness" + (f"/{sanitize_segment(prefix.strip('/_. '))}" if prefix.strip("/_. ") else "")
-    _files(c, items, summary, folder + ("" if step is None else f"/step_{int(step)}"), html)
+    _files(c, items, summary, tables, folder + ("" if step is None else f"/step_{int(step)}"), html)
     return c.rec
 
 

@@ -724,8 +724,7 @@ def _coerce_label(value: Any, series: pd.Series) -> Any:
 
 def _needs_positive(measure: Measure) -> bool:
     """Whether the measure's value depends on which class is positive (a leaf without base metrics: assume so)."""
-    bases = measure.bases
-    return not bases or any(b.needs_positive for b in bases)
+    return not measure.bases or any(b.needs_positive for b in measure.bases)
 
 
 def _read_rows(data: pd.DataFrame, cols: _Columns, pos_label: Any, threshold: float, any_class: bool = False) -> _Rows:
@@ -750,10 +749,8 @@ def _read_rows(data: pd.DataFrame, cols: _Columns, pos_label: Any, threshold: fl
         y_pred = (y_score >= threshold).astype(np.intp)
     groups = None
     if cols.sensitive:
-        groups = resolve_sensitive(X=data, columns=list(cols.sensitive), argument="sensitive")
-        groups = groups.reset_index(drop=True)
-    proxies = data[list(cols.proxies)]
-    return _Rows(y_true, y_pred, y_score, labeled, groups, threshold, proxies)
+        groups = resolve_sensitive(X=data, columns=list(cols.sensitive), argument="sensitive").reset_index(drop=True)
+    return _Rows(y_true, y_pred, y_score, labeled, groups, threshold, proxies=data[list(cols.proxies)])
 
 
 @dataclass
@@ -1097,9 +1094,7 @@ def _cell(value: Any, missing: str) -> tuple[str, str]:
     if isinstance(value, int | np.integer):
         return str(value), "num"
     if isinstance(value, float | np.floating):
-        if np.isnan(value):
-            return missing, "txt"
-        return _fmt(value), "num"
+        return (missing, "txt") if np.isnan(value) else (_fmt(value), "num")
     return str(value), ("num" if _NUMBER.fullmatch(str(value)) else "txt")
 
 
@@ -1109,13 +1104,10 @@ def _table_html(df: pd.DataFrame, *, index: bool = False, missing: str = "") -> 
     head = ([" x ".join(map(str, names)) or "group"] if index else []) + [str(c) for c in df.columns]
     rows = []
     for label, *values in df.itertuples(name=None):  # (iterrows would cast an int column to float)
-        cells = []
+        cells = [f'<td class="{cls}">{esc(text)}</td>' for text, cls in (_cell(v, missing) for v in values)]
         if index:
             text = ", ".join(map(str, label)) if isinstance(label, tuple) else str(label)
-            cells.append(f'<th class="txt">{esc(text)}</th>')
-        for v in values:
-            text, cls = _cell(v, missing)
-            cells.append(f'<td class="{cls}">{esc(text)}</td>')
+            cells.insert(0, f'<th class="txt">{esc(text)}</th>')
         rows.append("<tr>" + "".join(cells) + "</tr>")
     thead = "".join(f"<th>{esc(h)}</th>" for h in head)
     return f"<table><thead><tr>{thead}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
@@ -1215,11 +1207,15 @@ def results_report(
     eps: float = DEFAULT_EPS,
     figures: Sequence[tuple[str, str]] = (),
     title: str = "Fairness results",
+    summary: pd.DataFrame | None = None,
+    verdicts: Sequence[pd.DataFrame] | None = None,
 ) -> str:
     """The HTML report of results already computed (what ``log_fairness`` puts in a run).
 
     The headline verdict, the summary of every result (:func:`summary_table`), the values per
     group, the simultaneous verdicts and the ``figures`` (``(caption, base64 PNG)`` pairs).
+    ``summary`` and ``verdicts``, when the caller has them (:func:`summary_table` and
+    :func:`skfair_measures.verdicts` of the same results, ``prob`` and ``eps``), are not computed again.
 
     Examples
     --------
@@ -1229,8 +1225,8 @@ def results_report(
     True
     """
     results = list(results)
-    summary = summary_table(results, prob=prob, eps=eps)
-    verdicts = verdict_tables([r for _, r in results], eps, prob)
+    summary = summary_table(results, prob=prob, eps=eps) if summary is None else summary
+    verdicts = verdict_tables([r for _, r in results], eps, prob) if verdicts is None else list(verdicts)
     columns = {}
     for name, res in results:
         frame = res.by_group.to_frame() if isinstance(res.by_group, pd.Series) else res.by_group

@@ -45,9 +45,8 @@ __all__ = ["posterior", "posteriors", "signed_measure"]
 
 
 def _rng(random_state: Any) -> np.random.Generator:
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
-    return np.random.default_rng(random_state)
+    legacy = isinstance(random_state, np.random.RandomState)
+    return np.random.default_rng(random_state.randint(0, 2**31 - 1) if legacy else random_state)
 
 
 def signed_measure(measure: MeasureBase, reference: Any) -> MeasureBase:
@@ -69,12 +68,11 @@ def signed_measure(measure: MeasureBase, reference: Any) -> MeasureBase:
     if reference is None:
         return measure
     if measure.children:
-        warnings.warn(
+        message = (
             f"reference={reference!r} does not change {measure.key}: it is made of other measures and is "
-            f"evaluated as defined ({measure.description}).",
-            UserWarning,
-            stacklevel=external_stacklevel(),
+            f"evaluated as defined ({measure.description})."
         )
+        warnings.warn(message, UserWarning, stacklevel=external_stacklevel())
         return measure
     return measure.against(reference)
 
@@ -335,9 +333,8 @@ def posteriors(
         estimator, why, unused = _auto_checked(estimator, data, options, unused, plan)
         if plan.interval == "jeffreys" and (plan.estimate == "calibration" or "prior" not in options):
             estimator = BetaBinomial(prior="jeffreys")  # the draws: the labels' posterior (bb's prior= when given)
-    seed = int(rng.integers(2**31 - 1))
     draws = METHODS[estimator.name].default_draws if call.n_draws is None else int(call.n_draws)
-    start = time.perf_counter()
+    seed, start = int(rng.integers(2**31 - 1)), time.perf_counter()
     fit = estimator.group_draws(data, bases, chains=chains, draws=draws, rng=rng, seed=seed)
     chosen = {}  # auto's estimate and interval (the estimate first: the interval holds it)
     if plan is not None:
@@ -368,9 +365,8 @@ def _multiclass(
     record, _ = _options(call.method, name, options, multiclass=True)
     stats = multiclass_counts(measures, call.y_true, call.y_score, call.sensitive_features, groups)
     _check_reference(call.reference, stats.groups)
-    seed = int(rng.integers(2**31 - 1))
     draws = METHODS["bb"].default_draws if call.n_draws is None else int(call.n_draws)
-    start = time.perf_counter()
+    seed, start = int(rng.integers(2**31 - 1)), time.perf_counter()
     fit = multiclass_draws(_bases(measures), stats, record, int(call.chains), draws, rng)
     attrs = _attrs(int(stats.counts.sum()), 0, seed, call, fit, start)
     return _posteriors_of(measures, call, "bb", stats, fit, attrs)
@@ -394,11 +390,10 @@ def _check_reference(reference: Any, groups: pd.Index) -> None:
 
 def _refuse_weights(method: str, *weights: Any) -> None:
     if not METHODS[method].weights and any(w is not None for w in weights):
+        takers = " or ".join(repr(m) for m, spec in METHODS.items() if spec.weights and spec.options)
         raise ValueError(
             f"method={method!r} counts labeled samples and takes no sample_weight or unlabeled_sample_weight; "
-            "use method= "
-            + " or ".join(repr(m) for m, spec in METHODS.items() if spec.weights and spec.options)
-            + " for weighted data."
+            f"use method= {takers} for weighted data."
         )
 
 
@@ -570,12 +565,11 @@ def _agreed(own: list[Any], name: str, given: Any, default: Any) -> Any:
             raise ValueError(f"the measures have different {name}s {sorted(distinct)}; pass {name}= to choose one.")
         return next(iter(distinct.values()), default)
     if distinct and set(distinct) != {repr(given)}:
-        warnings.warn(
+        message = (
             f"{name}={given!r} overrides the {name} of the measure(s) ({', '.join(sorted(distinct))}); "
-            f"the posterior uses {name}={given!r}. Build the measure with .with_inputs({name}=...) to agree.",
-            UserWarning,
-            stacklevel=external_stacklevel(),
+            f"the posterior uses {name}={given!r}. Build the measure with .with_inputs({name}=...) to agree."
         )
+        warnings.warn(message, UserWarning, stacklevel=external_stacklevel())
     return given
 
 

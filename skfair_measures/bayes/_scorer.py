@@ -140,13 +140,10 @@ class BayesianScorer(FairnessScorer):
         if self.rule == "mean":
             sign = 1.0 if self._measures[0].greater_is_better else -1.0
             return sign * post.mean()
-        if self.rule == "upper":
-            return -post.upper_bound(self.prob)
-        return post.prob_within(self.eps)
+        return -post.upper_bound(self.prob) if self.rule == "upper" else post.prob_within(self.eps)
 
     def _scores(self, estimator: Any, X: Any, y: Any, groups: Any, sample_weight: Any) -> dict[str, float]:
-        pooled = self.unlabeled_X is not None
-        used = self.method
+        pooled, used = self.unlabeled_X is not None, self.method
         if used == AUTO:
             used, _ = auto_method({"unlabeled_scores": [] if pooled else None, "sample_weight": sample_weight})
         if sample_weight is not None and not METHODS[used].weights:

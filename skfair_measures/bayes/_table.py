@@ -198,8 +198,7 @@ def method_options(method: str, options: Mapping[str, Any], *, multiclass: bool 
     spec = check_method(method)
     record = spec.multiclass if multiclass else spec.options  # callers resolve "auto" and check multiclass first
     refuse_unknown(options)
-    takes = {f.name for f in dataclasses.fields(record)}
-    where = option_names()
+    takes, where = {f.name for f in dataclasses.fields(record)}, option_names()
     for name in options:
         if name not in takes:
             form = " on K classes" if multiclass and name in spec.option_names() else ""
@@ -212,14 +211,10 @@ def method_options(method: str, options: Mapping[str, Any], *, multiclass: bool 
 
 def refuse_unknown(options: Mapping[str, Any]) -> None:
     """Refuse any option that no method takes (a TypeError, as Python's own for a bad keyword)."""
-    where = option_names()
-    unknown = sorted(set(options) - set(where))
+    unknown = sorted(set(options) - set(option_names()))
     if unknown:
-        raise TypeError(
-            f"unknown option(s) {', '.join(unknown)}; the method options are "
-            + "; ".join(f"{m}: {', '.join(s.option_names())}" for m, s in METHODS.items() if s.option_names())
-            + "."
-        )
+        known = "; ".join(f"{m}: {', '.join(s.option_names())}" for m, s in METHODS.items() if s.option_names())
+        raise TypeError(f"unknown option(s) {', '.join(unknown)}; the method options are {known}.")
 
 
 def refuse_unread_unlabeled(method: str, options: Mapping[str, Any], argument: str) -> None:
