@@ -30,10 +30,11 @@ from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
 from ..measures import MeasureBase
 from ._auto import auto_candidates, auto_estimate, auto_interval, auto_method, checked_method
+from ._bb import BetaBinomial
 from ._checks import CalibrationWarning
 from ._dirichlet import holds_multiclass_labels, multiclass_counts, multiclass_draws, multiclass_error
 from ._frames import FRAME_METHODS, frame_fit_data, frame_rows
-from ._guaranteed import Guaranteed, audit_target, weighted
+from ._guaranteed import Guaranteed, audit_target, labels_box
 from ._method import Bases, Call, EstimationMethod, FitData, GroupDraws, Rng, Rows
 from ._posterior import MeasurePosterior, external_stacklevel, group_labels, warn_undefined
 from ._ppi import PredictionPowered
@@ -167,8 +168,8 @@ def posterior(
         same seed, ``ppi`` up to summation order). Other methods read the labeled rows
         themselves and are refused here.
     target : {"audited rows", "population"}, optional
-        What the guaranteed interval (``method="guaranteed"``, or ``"auto"`` below its row
-        count) is about, stated as ``attrs["target"]``: ``"audited rows"``, the rows given
+        What the guaranteed interval (``method="guaranteed"``, or ``"auto"`` with weights below
+        its row count) is about, stated as ``attrs["target"]``: ``"audited rows"``, the rows given
         (labeled and unlabeled), of which the labeled ones are a sample without replacement,
         so the interval shrinks to the exact value as the labels cover them (with every row
         labeled, each rate is known); ``"population"``, a population the labeled rows were
@@ -327,9 +328,11 @@ def posteriors(
     _check_reference(call.reference, data.groups)
     why, plan = None, None
     if method == AUTO:
-        guaranteed, interval_reason = auto_interval(data, bases)
-        plan = _AutoPlan(estimator, guaranteed, interval_reason, *auto_estimate(estimator.name, guaranteed))
+        interval, interval_reason = auto_interval(data, bases)
+        plan = _AutoPlan(estimator, interval, interval_reason, *auto_estimate(estimator.name, interval))
         estimator, why, unused = _auto_checked(estimator, data, options, unused, plan)
+        if plan.interval == "jeffreys" and (plan.estimate == "calibration" or "prior" not in options):
+            estimator = BetaBinomial(prior="jeffreys")  # the draws: the labels' posterior (bb's prior= when given)
     draws = METHODS[estimator.name].default_draws if call.n_draws is None else int(call.n_draws)
     seed, start = int(rng.integers(2**31 - 1)), time.perf_counter()
     fit = estimator.group_draws(data, bases, chains=chains, draws=draws, rng=rng, seed=seed)
@@ -424,9 +427,9 @@ class _AutoPlan:
     """``auto``'s decisions made before fitting (:mod:`._auto`): the rules' method, the interval, the estimate."""
 
     calibrator: EstimationMethod  # the method of rules 1-3 (its options record)
-    guaranteed: bool
+    interval: str  # "own", "jeffreys", "guaranteed" or "exact"
     interval_reason: str
-    from_calibration: bool
+    estimate: str  # "calibration", "exact" or "own"
     estimate_reason: str
 
 
@@ -438,8 +441,8 @@ def _auto_checked(
     if why is None:
         return estimator, None, unused
     kept = (
-        "; its estimate stays the calibration model's (fitted for it) and its interval is the guaranteed one"
-        if plan.from_calibration
+        "; its estimate stays the calibration model's (fitted for it) and its interval is the labels'"
+        if plan.estimate == "calibration"
         else ""
     )
     warnings.warn(
@@ -448,7 +451,7 @@ def _auto_checked(
         stacklevel=external_stacklevel(),
     )
     record, left = _options(AUTO, name, options)
-    if plan.from_calibration:  # the calibration fit of the estimate reads the options of the rules' method
+    if plan.estimate == "calibration":  # the calibration fit of the estimate reads the options of the rules' method
         left = [k for k in left if k not in METHODS[estimator.name].option_names()]
     return record, why, left
 
@@ -471,7 +474,9 @@ def _auto_estimate(
     alone (same seed); otherwise its fit is ``fit``.
     """
     own = f"{estimator.name}'s " + ("point estimate" if fit.point is not None else "posterior mean")
-    if not plan.from_calibration:
+    if plan.estimate == "exact":
+        return {"estimate_reason": plan.estimate_reason}  # _auto_interval puts the exact rates on fit
+    if plan.estimate == "own":
         return {"estimate": own, "estimate_reason": plan.estimate_reason}
     source = fit
     if fit.calibration_point is None:
@@ -503,29 +508,32 @@ def _auto_interval(
     seed: int,
     plan: _AutoPlan,
 ) -> dict[str, Any]:
-    """``auto``'s interval (:func:`~._auto.auto_interval`): the guaranteed box put on ``fit`` when the rule says so.
+    """``auto``'s interval (:func:`~._auto.auto_interval`): its draws' own, or a confidence box put on ``fit``.
 
-    The estimate stays the one :func:`_auto_estimate` put on ``fit``; the posterior then
-    reads its interval from the box, widened to hold the estimate. A confidence interval gives
-    no probabilities: ``prob_within`` and ``rope`` are NaN with the reason (one construction for
-    the interval, the probability and the verdict), and ``attrs`` says so.
+    With the calibration model's estimate, the posterior reads its interval from the box,
+    widened to hold the estimate; a confidence interval gives no probabilities:
+    ``prob_within`` and ``rope`` are NaN with the reason (one construction for the
+    interval, the probability and the verdict), and ``attrs`` says so.
     """
-    if not plan.guaranteed:
-        return {"interval": f"{estimator.name}'s own", "interval_reason": plan.interval_reason}
+    out = {"interval_reason": plan.interval_reason}
+    if plan.interval == "own":
+        return out | {"interval": f"{estimator.name}'s own"}
+    if plan.interval == "jeffreys" and plan.estimate != "calibration":
+        return out | {"interval": f"{estimator.name}'s own (prior={estimator.prior!r})"}
+    none = "none: a confidence interval (the draws' would not agree with it)"
+    if plan.interval == "jeffreys":
+        fit.interval_box = labels_box(data, bases, fit, seed)
+        return out | {"interval": "the labels' Jeffreys posterior, widened to hold the estimate", "probabilities": none}
     box = Guaranteed().group_draws(data, bases, chains=1, draws=1, rng=np.random.default_rng(seed), seed=seed)
     fit.interval_box = box.confidence
-    exact = {}
-    if box.attrs["target"] == "audited rows" and not data.has_unlabeled and not weighted(data):
-        # every audited row labeled: the rates are known exactly, and a model's estimate (BB's posterior mean of a
-        # |gap|, biased away from 0) would only widen the exact interval
+    if plan.estimate == "exact":  # every audited row labeled: the rates are known exactly
         fit.point, fit.point_overall = box.point, box.point_overall
-        exact = {"estimate": "the exact rates of the audited rows (every row labeled)"}
-    return exact | {
+        out["estimate"] = "the exact rates of the audited rows (every row labeled)"
+    return out | {
         "interval": "guaranteed (" + box.attrs["sampler"].split(", ", 1)[-1] + "), widened to hold the estimate",
         "target": box.attrs["target"],
         "construction": box.attrs["construction"],
-        "interval_reason": plan.interval_reason,
-        "probabilities": "none: the guaranteed interval is a confidence interval (the draws' would not agree with it)",
+        "probabilities": none,
         "prediction_powered": box.attrs["prediction_powered"],
         "sequences": box.attrs["sequences"],
     }

@@ -157,9 +157,9 @@ class MeasurePosterior(Estimate):
     hand. An :class:`~skfair_measures.uncertainty.Estimate`: ``value``, ``n``, ``target``,
     ``construction``, ``interval(prob)``, ``prob_within(eps)``, ``verdict(eps)`` and
     ``summary()``. Its interval, probabilities and verdict come from one construction: the
-    posterior draws, or, for ``method="guaranteed"`` (and ``"auto"`` when it reports the
-    guaranteed interval), the guaranteed box mapped through the measure, which is a
-    confidence interval and gives no probabilities (NaN, with ``no_prob_reason``).
+    posterior draws, or, for ``method="guaranteed"`` (and ``"auto"`` when it widens its
+    interval to hold another construction's estimate), a box mapped through the measure,
+    which is a confidence interval and gives no probabilities (NaN, with ``no_prob_reason``).
 
     Attributes
     ----------
@@ -250,10 +250,9 @@ class MeasurePosterior(Estimate):
     def construction(self) -> str:  # type: ignore[override]
         """What made the interval, in words a reader knows."""
         if self.interval_box is not None:
-            return "betting (guaranteed), " + (
-                "prediction-powered" if self.attrs.get("prediction_powered") else "labels"
-            )
-        return _CONSTRUCTIONS.get(self.method, f"{self.method} posterior")
+            return self.interval_box.name
+        prior = " (Jeffreys prior)" if self.attrs.get("prior") == "jeffreys" else ""
+        return _CONSTRUCTIONS.get(self.method, f"{self.method} posterior") + prior
 
     @property
     def target(self) -> str:  # type: ignore[override]
@@ -272,7 +271,7 @@ class MeasurePosterior(Estimate):
             return None
         if self.method != "guaranteed":  # auto put the guaranteed box on another method's draws
             return (
-                f"the interval is the guaranteed one (auto: {self.attrs.get('interval_reason', 'few labels')}), "
+                f"the interval ({self.construction}; auto: {self.attrs.get('interval_reason', 'few labels')}) is "
                 "a confidence interval; it gives no probabilities (the draws' would not agree with it)"
             )
         return f"method={self.method!r} gives a confidence interval, not probabilities"

@@ -12,7 +12,8 @@ posterior of a measure on the validation fold and reduces it by a stated rule:
 - ``"prob_fair"``: ``P(|Delta - center| <= eps)``, the probability of being
   practically fair (seed 000 section 3), higher is better. A probability needs a
   posterior whose interval is its draws, so with ``method="auto"`` this rule uses the
-  method auto chooses, never its guaranteed interval of few labels (which gives none).
+  method of auto's rules, never auto's interval of few labels widened to another
+  estimate (a confidence interval, which gives none).
 
 An undefined posterior (a group rate with no samples in its denominator) scores
 NaN, which scikit-learn reports for that candidate and fold.
@@ -160,7 +161,7 @@ class BayesianScorer(FairnessScorer):
                 self.unlabeled_sensitive if columns is None else resolve_sensitive(X=self.unlabeled_X, columns=columns)
             )
         # prob_fair reads a probability, which only a posterior whose interval is its draws gives: under auto,
-        # the method auto chooses (not its guaranteed interval of few labels, a confidence interval)
+        # the method of auto's rules (not auto's interval of few labels widened to another estimate)
         extra |= {"method": used if self.rule == "prob_fair" else self.method, "reference": self.reference}
         extra |= {"sensitive_features": groups, "random_state": self.random_state}
         scores = _response(estimator, X, "predict_proba", pos_label)

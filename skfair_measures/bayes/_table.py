@@ -78,10 +78,11 @@ METHODS: dict[str, MethodSpec] = {
             None,
             summary="the recommended method for the data: the estimate of bb without unlabeled scores, of ppi "
             "with sample weights, of bcr otherwise (bb when the calibration checks fail); the interval of that "
-            "method only when every group has enough labeled rows in every rate's denominator, else the "
-            "guaranteed interval (widened to hold the estimate)",
-            guarantee="coverage >= prob at every number of labels below the rule's row count (the guaranteed "
-            "interval); above it that of the method it chooses (post.method)",
+            "method only when every group has enough labeled rows in every rate's denominator, else the labels' "
+            "Jeffreys posterior (with weights the guaranteed interval), widened to hold the estimate",
+            guarantee="below the rule's row count: near prob at every number of labels (the labels' Jeffreys "
+            "posterior; with weights, >= prob: the guaranteed interval); above it that of the method it chooses "
+            "(post.method)",
             weights=True,
             unlabeled="optional",
         ),
