@@ -23,8 +23,8 @@ differences over seeded runs at several n_L).
 ``--method guaranteed`` times the guaranteed interval (one-look betting intervals of
 every group rate, union bound, through the operation) on the same data, labels only and
 prediction-powered by the 10,000 unlabeled scores: warm, median of ``--repeats``. With
-``--method auto`` the warm time includes auto's guaranteed interval (100 labels are
-below its row count, so auto reports it) besides bcr's fit.
+``--method auto`` the warm time includes auto's Jeffreys draws (100 labels are below its
+row count, so auto reports the labels' Jeffreys interval) besides the calibration fit.
 
 Usage::
 

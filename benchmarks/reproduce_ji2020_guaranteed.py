@@ -76,10 +76,11 @@ def guaranteed(y, s, codes, mask) -> dict[str, list]:
 
 
 def auto_of(run: dict, gu: dict[str, list], data: FitData) -> tuple[dict[str, list], str]:
-    """auto's [estimate, lower, upper] per metric in a stored run, by the library's rules, and whose estimate."""
+    """auto's [estimate, lower, upper] per metric in a stored run as it was with the guaranteed interval below
+    200 labels (auto now reports the labels' Jeffreys posterior there: ``reproduce_ji2020_sharper.py``)."""
     rules, _ = auto_method({"unlabeled_scores": data.unlabeled.scores})  # unlabeled scores, no weights: bcr
-    guaranteed_interval, _ = auto_interval(data, BASES)
-    from_calibration, _ = auto_estimate(rules, guaranteed_interval)
+    guaranteed_interval = auto_interval(data, BASES)[0] != "own"
+    from_calibration = auto_estimate(rules, "jeffreys" if guaranteed_interval else "own")[0] == "calibration"
     draws = run.get("auto_method", rules)  # rule 4, decided in the run: the method of the draws
     source = "bc" if from_calibration else draws
     out = {}

@@ -99,12 +99,8 @@ class BootstrapResult(ReplicatesResult):
         group_rows: np.ndarray | None = None,
         rate_counts: RateCounts | None = None,
     ) -> None:
-        self.point = point
-        self.key = point.key
-        self.measure = point.measure
-        self.value = float(point.value)
-        self._draws = np.asarray(draws, dtype=float)
-        self.prob = prob
+        self.point, self.key, self.measure, self.value = point, point.key, point.measure, float(point.value)
+        self._draws, self.prob = np.asarray(draws, dtype=float), prob
         n = None if groups is None else len(groups)
 
         def floats(per_group: PerGroup | None, shape: Any) -> dict[str, np.ndarray] | None:
@@ -253,8 +249,7 @@ class _Resampler:
         sorted_codes = sample.group_codes[self.order]
         sizes = np.bincount(sample.group_codes, minlength=sample.n_groups)
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        self.start_of_row = starts[sorted_codes]
-        self.size_of_row = sizes[sorted_codes]
+        self.start_of_row, self.size_of_row = starts[sorted_codes], sizes[sorted_codes]
 
     def multiplicities(self, rng: np.random.Generator) -> np.ndarray:
         picks = self.start_of_row + np.floor(rng.random(self.order.size) * self.size_of_row).astype(np.intp)
@@ -294,8 +289,7 @@ class _RowCells:
 
     def __init__(self, data: GroupedSample, pos: Any, kind: str) -> None:
         w = np.ones(data.group_codes.size) if data.sample_weight is None else data.sample_weight
-        self.groups, self.n_groups = data.groups, data.n_groups
-        self.group_codes = data.group_codes
+        self.groups, self.n_groups, self.group_codes = data.groups, data.n_groups, data.group_codes
         if kind == "confusion" and data.reads_classes(pos):
             t, p = data.class_codes()
             self.template: ConfusionStats | None = data.multiclass()
@@ -310,9 +304,7 @@ class _RowCells:
             self.values = np.stack([w, w * np.abs(err), w * err * err], axis=-1)
             return
         self.kind, self.k, self.cells_per_group = "confusion", k, k * k
-        self._codes = (t, p)
-        self.values = w[:, None]
-        self._data, self._pos = data, pos
+        self._codes, self.values, self._data, self._pos = (t, p), w[:, None], data, pos
 
     @functools.cached_property
     def flat(self) -> np.ndarray:
@@ -509,11 +501,9 @@ def _compound_sums(cells: _RowCells, n_boot: int, rng: np.random.Generator) -> n
     ``1/sqrt(N)`` as the sum's own does. Cost: one multinomial and one gamma draw per
     replicate and cell, whatever the number of rows (rows resampled: ``n`` per replicate).
     """
-    n_cells = cells.n_groups * cells.cells_per_group
-    w = cells.values[:, 0]
+    n_cells, w = cells.n_groups * cells.cells_per_group, cells.values[:, 0]
     size, total, total_sq, unlike = cells.moments().T
-    mean = np.divide(total, size, out=np.zeros(n_cells), where=size > 0)
-    square = np.divide(total_sq, size, out=np.zeros(n_cells), where=size > 0)
+    mean, square = (np.divide(x, size, out=np.zeros(n_cells), where=size > 0) for x in (total, total_sq))
     var = np.maximum(square - mean**2, 0.0)
     var[unlike == 0] = 0.0  # all the cell's weights equal: a point mass, exactly
     per_group = size.reshape(cells.n_groups, cells.cells_per_group)
@@ -542,11 +532,10 @@ def _exact_cell_sums(
     rows, local = rows[order], local[order]
     size = np.bincount(local, minlength=small.size)
     start = np.cumsum(size) - size
-    n_boot = occupancy.shape[0]
     slot = np.repeat(np.arange(occupancy.size), occupancy.ravel())  # one entry per drawn row
     cell = slot % small.size
     picks = start[cell] + np.floor(rng.random(slot.size) * size[cell]).astype(np.intp)
-    return np.bincount(slot, weights=w[rows[picks]], minlength=occupancy.size).reshape(n_boot, small.size)
+    return np.bincount(slot, weights=w[rows[picks]], minlength=occupancy.size).reshape(occupancy.shape)
 
 
 def _recomputed(measures: list[Measure], samples: list[GroupedSample], n_boot: int, rng: Any) -> list[Replicates]:
@@ -555,8 +544,7 @@ def _recomputed(measures: list[Measure], samples: list[GroupedSample], n_boot: i
     The samples hold the same rows in the same groups (:func:`_same_rows`); each replicate
     draws the rows once, and every measure is evaluated on them.
     """
-    resampler = _Resampler(samples[0])
-    n_groups = samples[0].n_groups
+    resampler, n_groups = _Resampler(samples[0]), samples[0].n_groups
     draws = np.empty((len(measures), n_boot))
     per_group = [{b.name: np.empty((n_boot, n_groups)) for b in m.bases} for m in measures]
     with warnings.catch_warnings():

@@ -79,18 +79,8 @@ def run(
     from .audits import bias_audit, bias_audit_log
 
     log = _plugin(error) if args.mlflow_uri else None  # fail before any work
-    kw = {
-        "sex": args.sex,
-        "race_ethnicity": args.race_ethnicity,
-        "selected": args.selected,
-        "score": args.score,
-        "groups": args.groups,
-        "exclude_below": args.exclude_below,
-        "prob": args.prob,
-        "unknown": args.unknown,
-        "source": args.source or Path(args.data).name,
-        "distribution_date": args.distribution_date,
-    }
+    names = ("sex", "race_ethnicity", "selected", "score", "groups", "exclude_below", "prob", "unknown")
+    kw = {k: getattr(args, k) for k in (*names, "distribution_date")} | {"source": args.source or Path(args.data).name}
     try:
         if args.time_column or Path(args.data).is_dir():
             audit = bias_audit_log(args.data, time=args.time_column, start=args.since, end=args.until, **kw)

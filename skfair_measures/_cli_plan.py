@@ -23,7 +23,8 @@ __all__ = ["add_parser", "run"]
 
 #: plan_labels' advice in words, said in this command's flags (a message without them is kept as it is)
 _ADVICE = {
-    "raise eps, lower power or alpha, or give scores": "raise --eps, lower --power or --alpha, or give --score",
+    "raise eps, lower power or prob, or give scores": "raise --eps, lower --power or --prob, or give --score",
+    "raise eps, lower power or prob": "raise --eps, lower --power or --prob",
 }
 
 
@@ -33,9 +34,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "plan",
         help="how many rows to label per group to decide |measure| <= eps",
         description=(
-            "Plan the labels of an audit: how many rows of each group to label so that the guaranteed interval "
-            "of a measure decides |value| <= --eps at level 1 - --alpha with probability --power (a simulation "
-            "of the audit). Prediction-powered from a --score column, or from --rates guesses per group."
+            "Plan the labels of an audit: how many rows of each group to label so that the interval the audit "
+            "will read (auto's) decides |value| <= --eps at level --prob with probability --power (a simulation "
+            "of the audit). The guess comes from a --score column, or from --rates per group."
         ),
     )
     p.add_argument("file", help="CSV (.csv, .tsv, .txt) or Parquet file, one row per audited prediction")
@@ -70,7 +71,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="with --rates: the guessed share of each group's rows in the rate's denominator (TPR: "
         "the positive rate), one number or GROUP=SHARE pairs (needed unless the rate reads every row)",
     )
-    p.add_argument("--alpha", type=float, default=0.05, help="the interval's level is 1 - ALPHA (default: 0.05)")
+    p.add_argument("--prob", type=float, default=0.95, help="the interval's probability content (default: 0.95)")
+    p.add_argument("--alpha", type=float, help=argparse.SUPPRESS)  # the old flag: refused, naming --prob
     p.add_argument("--power", type=float, default=0.8, help="probability of the right decision (default: 0.8)")
     p.add_argument(
         "--allocation",
@@ -168,13 +170,13 @@ def _guess(args: argparse.Namespace, data: Any, measure: Any, error: Callable[[s
 
 def _text(plan: Any, args: argparse.Namespace) -> str:
     a = plan.attrs
-    level = 1 - a["alpha"]
+    level = a["prob"]
     lines = [
         f"label plan for {a['measure']}: decide |value| <= {a['eps']:g} at level {level:.0%} with power "
         f"{a['target_power']:g}",
         (
             f"simulated power {a['power']:.2f} (sd {a['power_sd']:.2f}, {a['n_sim']} audits)"
-            if a["method"] == "guaranteed"
+            if a["method"] != "bb"
             else f"power {a['power']:.2f} by the normal approximation"
         )
         + f"; guessed value {a['guess']:.4f}, so the expected decision is {a['decision']!r}",
@@ -183,6 +185,8 @@ def _text(plan: Any, args: argparse.Namespace) -> str:
     ]
     if a["calibration"]:
         lines.append(f"calibration check: {a['calibration']}")
+    if a["shortfall"]:
+        lines.append(f"WARNING: {a['shortfall']}")
     lines = [line for line in lines if line]
     table = plan.copy()
     if table["rate"].isna().all():
@@ -217,7 +221,9 @@ def run(
     """
     if not args.eps > 0:
         raise error(f"--eps {args.eps:g}: pass a positive tolerance, e.g. --eps 0.05")
-    for flag, value in (("--alpha", args.alpha), ("--power", args.power)):
+    if args.alpha is not None:
+        raise error(f"--alpha is now --prob, the interval's probability content: pass --prob {1 - args.alpha:g}")
+    for flag, value in (("--prob", args.prob), ("--power", args.power)):
         if not 0 < value < 1:
             raise error(f"{flag} {value:g}: pass a probability strictly between 0 and 1")
     if args.n_sim < 10:
@@ -241,7 +247,7 @@ def run(
         plan = plan_labels(
             measure,
             eps=args.eps,
-            alpha=args.alpha,
+            prob=args.prob,
             power=args.power,
             allocation=args.allocation,
             n_sim=args.n_sim,

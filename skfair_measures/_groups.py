@@ -125,7 +125,8 @@ def _named_columns(sensitive_features: Any, prefix: str = "sensitive_feature") -
         return [(str(k), v) for k, v in sensitive_features.items()]
     if isinstance(sensitive_features, pd.Categorical):
         return [(default, sensitive_features)]
-    if _is_flat_sequence(sensitive_features):
+    listed = isinstance(sensitive_features, list | tuple) and len(sensitive_features) > 0
+    if listed and not isinstance(sensitive_features[0], list | tuple | np.ndarray | pd.Series):  # scalars, not rows
         # through pandas, not np.asarray: a list mixing 1 and "1" must stay two groups
         return [(default, pd.Series(list(sensitive_features)))]
     arr = np.asarray(sensitive_features)
@@ -169,12 +170,6 @@ def _refuse_missing_groups(name: str, values: Any, kind: str = "sensitive featur
             "as an explicit group such as 'unknown'."
         )
     return values
-
-
-def _is_flat_sequence(values: Any) -> bool:
-    """A list or tuple of scalars (not of rows)."""
-    row_types = (list, tuple, np.ndarray, pd.Series)
-    return isinstance(values, list | tuple) and bool(values) and not isinstance(values[0], row_types)
 
 
 def _factorize(values: np.ndarray | pd.Categorical) -> tuple[np.ndarray, pd.Index]:
@@ -273,7 +268,9 @@ def _encoded(
     measure that compares none (``classif.acc`` shown per group) takes one.
     """
     if groups is not None:
-        return _encode_to_known_groups(cols, groups, name)
+        several = len(cols) > 1  # intersectional groups: each row's tuple of labels
+        key = pd.MultiIndex.from_arrays([np.asarray(v, dtype=object) for _, v in cols]) if several else cols[0][1]
+        return encode_known_groups(key, groups, name), pd.Index(groups)
     codes, index = _observed_groups(cols)
     if compare:
         _check_two_groups(codes, index, name, samples)
@@ -315,14 +312,6 @@ def _check_two_groups(codes: np.ndarray, index: pd.Index, name: str, samples: in
             "two or more values (in cross-validation, stratify the folds by group "
             "so that no fold misses a group, or declare all groups with groups=)."
         )
-
-
-def _encode_to_known_groups(cols: list[tuple[str, Any]], groups: pd.Index, name: str) -> tuple[np.ndarray, pd.Index]:
-    if len(cols) == 1:
-        key = cols[0][1]
-    else:
-        key = pd.MultiIndex.from_arrays([np.asarray(v, dtype=object) for _, v in cols])
-    return encode_known_groups(key, groups, name), pd.Index(groups)
 
 
 def encode_known_groups(values: Any, groups: Any, name: str, *, missing: bool = False) -> np.ndarray:

@@ -8,12 +8,13 @@ or, with ``progress=None``, when standard error is a terminal; in any other case
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from ._optional import MissingDependencyError, require
 
-__all__ = ["progress_bar", "progress_enabled"]
+__all__ = ["progress_bar", "progress_enabled", "progress_lines"]
 
 T = TypeVar("T")
 
@@ -76,3 +77,27 @@ def progress_bar(
     except MissingDependencyError:  # tqdm is optional: without it, no bar
         return iter(iterable)
     return iter(tqdm(iterable, total=total, desc=desc, **kwargs))
+
+
+def progress_lines(progress: bool | None, *, after: float = 1.0, every: float = 2.0) -> Callable[[str], None]:
+    """A printer of plain progress lines on standard error, for work whose steps have no count to draw a bar of.
+
+    ``progress=True`` prints every line, False none; None (the default of the callers) prints
+    from ``after`` seconds on, at most one line per ``every`` seconds, with the seconds since
+    the start, whether or not standard error is a terminal (a CI log shows them too).
+
+    Examples
+    --------
+    >>> say = progress_lines(False)
+    >>> say("step 1")
+    """
+    start, last = time.perf_counter(), [-float("inf")]
+
+    def say(line: str) -> None:
+        now = time.perf_counter() - start
+        if progress is False or (progress is None and (now < after or now - last[0] < every)):
+            return
+        last[0] = now
+        print(f"{line} [{now:.1f} s]", file=sys.stderr, flush=True)
+
+    return say

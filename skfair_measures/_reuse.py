@@ -81,11 +81,8 @@ def lookup(inputs: tuple[Any, ...], extra: tuple[Any, ...], groups: pd.Index | N
     if entry is None:
         return None
     refs, checks, declared, sample = entry
-    if not _alive(refs, inputs) or not _same_groups(declared, groups):
-        return None
-    if all(check(x) for check, x in zip(checks, inputs, strict=True)):
-        return sample
-    return None
+    unchanged = _alive(refs, inputs) and _same_groups(declared, groups)
+    return sample if unchanged and all(check(x) for check, x in zip(checks, inputs, strict=True)) else None
 
 
 def _same_groups(stored: pd.Index | None, declared: pd.Index | None) -> bool:
@@ -96,8 +93,7 @@ def _same_groups(stored: pd.Index | None, declared: pd.Index | None) -> bool:
 
 def store(inputs: tuple[Any, ...], extra: tuple[Any, ...], groups: pd.Index | None, compute: Callable[[], Any]) -> Any:
     """Compute the sample; keep it (with snapshots of the inputs) from the second sighting on."""
-    key = _key(inputs, extra)
-    refs = _refs(inputs)
+    key, refs = _key(inputs, extra), _refs(inputs)
     if refs is None:
         return compute()
     with _lock:

@@ -99,17 +99,17 @@ class GroupedSample:
         """
         if self.reads_classes(pos_label):
             return self.multiclass()
-        key = ("confusion", pos_label)
-        if key not in self._cache:
+
+        def binary() -> ConfusionStats:
             if "class_counts" in self._cache:
-                self._cache[key] = self._binary_from_class_counts(pos_label)
-            elif self.sample_weight is not None:
+                return self._binary_from_class_counts(pos_label)
+            if self.sample_weight is not None:
                 counts, rows = self._weighted_counts(False, pos_label)
-                self._cache[key] = ConfusionStats(counts, self.groups, rows=rows)
-            else:
-                t, p = self.labels01(pos_label)
-                self._cache[key] = ConfusionStats.from_codes(self.group_codes, t, p, self.groups, self.sample_weight)
-        return self._cache[key]
+                return ConfusionStats(counts, self.groups, rows=rows)
+            t, p = self.labels01(pos_label)
+            return ConfusionStats.from_codes(self.group_codes, t, p, self.groups, self.sample_weight)
+
+        return self._cached(("confusion", pos_label), binary)
 
     def cell_moments(self, pos_label: Any = None) -> np.ndarray:
         """Per confusion cell: rows, summed weight, summed squared weight, rows unlike its first weight (cached).
@@ -207,41 +207,37 @@ class GroupedSample:
         if sample_weight is not None:
             t, p = self.class_codes()
             return MulticlassStats.from_class_codes(self.group_codes, t, p, self.groups, self.classes(), sample_weight)
-        if "multiclass" not in self._cache:
-            if "class_counts" in self._cache:  # counted with the groups (integer fast path)
-                self._check_cells()
-                counts = _widen_classes(self._cache["class_counts"].astype(float), self._seen_classes(), self.classes())
-                self._cache["multiclass"] = MulticlassStats(counts, self.groups, self.classes())
-            elif self.sample_weight is not None and self.n_groups * len(self.classes()) ** 2 <= _MOMENT_CELLS:
-                counts, rows = self._weighted_counts(True, None)
-                self._cache["multiclass"] = MulticlassStats(counts, self.groups, self.classes(), rows=rows)
-            else:
-                t, p = self.class_codes()
-                self._cache["multiclass"] = MulticlassStats.from_class_codes(
-                    self.group_codes, t, p, self.groups, self.classes(), self.sample_weight
-                )
-        return self._cache["multiclass"]
+        return self._cached("multiclass", self._multiclass)
+
+    def _multiclass(self) -> MulticlassStats:
+        if "class_counts" in self._cache:  # counted with the groups (integer fast path)
+            self._check_cells()
+            counts = _widen_classes(self._cache["class_counts"].astype(float), self._seen_classes(), self.classes())
+            return MulticlassStats(counts, self.groups, self.classes())
+        if self.sample_weight is not None and self.n_groups * len(self.classes()) ** 2 <= _MOMENT_CELLS:
+            counts, rows = self._weighted_counts(True, None)
+            return MulticlassStats(counts, self.groups, self.classes(), rows=rows)
+        t, p = self.class_codes()
+        return MulticlassStats.from_class_codes(self.group_codes, t, p, self.groups, self.classes(), self.sample_weight)
 
     def errors(self) -> ErrorStats:
         """Regression error sums per group (cached)."""
-        if "errors" not in self._cache:
-            for arr, nm in ((self.y_true, "y_true"), (self.y_pred, "y_pred")):
-                if arr.dtype.kind not in "fiub":
-                    raise ValueError(f"{nm} must be numeric for a regression measure; got dtype {arr.dtype}.")
-                if arr.dtype.kind == "f":
-                    _check_no_missing(arr, nm)
-            if self._binary01():
-                # 0/1 labels: every error is 0 or 1, so |e| = e**2 = misclassified and the
-                # sums follow from the confusion counts already computed.
-                c = self.confusion().counts
-                wrong = c[:, 0, 1] + c[:, 1, 0]
-                sums = np.stack([c.sum(axis=(1, 2)), wrong, wrong], axis=-1)
-                self._cache["errors"] = ErrorStats(sums, self.groups, rows=self.confusion().rows)
-            else:
-                self._cache["errors"] = ErrorStats.from_codes(
-                    self.group_codes, self.y_true, self.y_pred, self.groups, self.sample_weight
-                )
-        return self._cache["errors"]
+        return self._cached("errors", self._errors)
+
+    def _errors(self) -> ErrorStats:
+        for arr, nm in ((self.y_true, "y_true"), (self.y_pred, "y_pred")):
+            if arr.dtype.kind not in "fiub":
+                raise ValueError(f"{nm} must be numeric for a regression measure; got dtype {arr.dtype}.")
+            if arr.dtype.kind == "f":
+                _check_no_missing(arr, nm)
+        if self._binary01():
+            # 0/1 labels: every error is 0 or 1, so |e| = e**2 = misclassified and the
+            # sums follow from the confusion counts already computed.
+            c = self.confusion().counts
+            wrong = c[:, 0, 1] + c[:, 1, 0]
+            sums = np.stack([c.sum(axis=(1, 2)), wrong, wrong], axis=-1)
+            return ErrorStats(sums, self.groups, rows=self.confusion().rows)
+        return ErrorStats.from_codes(self.group_codes, self.y_true, self.y_pred, self.groups, self.sample_weight)
 
     def _distinct_labels(self) -> tuple[np.ndarray, np.ndarray]:
         """Distinct values of y_true and y_pred (cached; object arrays: from their one factorisation)."""
@@ -363,16 +359,14 @@ def _validated(inputs: tuple, groups: Any, labels: Any, y_pred_name: str, compar
     ``inputs`` are ``(y_true, y_pred, sensitive_features, sample_weight)``.
     """
     y_true, y_pred, sensitive_features, sample_weight = inputs
-    t = _to_1d(y_true, "y_true")
-    p = _to_1d(y_pred, y_pred_name)
+    t, p = _to_1d(y_true, "y_true"), _to_1d(y_pred, y_pred_name)
     if t.size != p.size:
         raise ValueError(
             f"{y_pred_name} has {p.size} samples but y_true has {t.size}; both must describe the same samples."
         )
     if t.size == 0:
         raise ValueError("y_true is empty; a measure needs at least one sample per group.")
-    cols = _checked_columns(sensitive_features, t.size, "sensitive_features")
-    w = _check_weight(sample_weight, t.size)
+    cols, w = _checked_columns(sensitive_features, t.size, "sensitive_features"), _check_weight(sample_weight, t.size)
     if groups is None and (w is None or labels is None):
         sample = _integer_sample(cols, t, p, compare_groups, w)
         if sample is not None:
@@ -443,9 +437,7 @@ def _is_integer(values: Any) -> bool:
 
 def _same_label_kind(t: np.ndarray, p: np.ndarray) -> bool:
     """Both label arrays integer, or both boolean (a mix compares True with 1: the general path decides)."""
-    if not (_is_integer(t) and _is_integer(p)):
-        return False
-    return (t.dtype.kind == "b") == (p.dtype.kind == "b")
+    return _is_integer(t) and _is_integer(p) and (t.dtype.kind == "b") == (p.dtype.kind == "b")
 
 
 #: Rows per block of the integer fast path: a block's arrays stay in the CPU cache between passes.
@@ -485,8 +477,7 @@ def _weighted_cells(g: np.ndarray, t: np.ndarray, p: np.ndarray, n_groups: int, 
     >>> m[:, 1].tolist(), m[:, 3].tolist()
     ([0.0, 0.0, 0.0, 2.0, 0.0, 7.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0])
     """
-    n_cells = n_groups * k * k
-    w = np.asarray(w, dtype=float)
+    n_cells, w = n_groups * k * k, np.asarray(w, dtype=float)
     kernel = _compiled_kernel() if g.size >= _COMPILED_ROWS and _compilable(g, t, p) else None
     if kernel is not None:
         out = np.zeros((n_cells, 4))

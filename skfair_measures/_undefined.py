@@ -47,9 +47,7 @@ def _literal(x: Any) -> Any:
         return tuple(_literal(v) for v in x)
     if isinstance(x, np.generic):
         x = x.item()
-    if isinstance(x, str) and len(x) > _NAME_CHARS:
-        return x[: _NAME_CHARS - 1] + "\u2026"
-    return x
+    return x[: _NAME_CHARS - 1] + "\u2026" if isinstance(x, str) and len(x) > _NAME_CHARS else x
 
 
 def name_groups(groups: Iterable[Any], sizes: Iterable[Any] | None = None, *, limit: int = NAMED_GROUPS) -> str:
@@ -83,10 +81,7 @@ def name_groups(groups: Iterable[Any], sizes: Iterable[Any] | None = None, *, li
     """
     groups = list(groups)
     shown = [_literal(g) for g in groups[:limit]]
-    if sizes is None:
-        text = repr(shown)
-    else:
-        text = ", ".join(f"{g!r} ({int(n)})" for g, n in zip(shown, sizes, strict=False))
+    text = repr(shown) if sizes is None else ", ".join(f"{g!r} ({int(n)})" for g, n in zip(shown, sizes, strict=False))
     more = len(groups) - len(shown)
     return f"{text} and {more:,} more" if more > 0 else text
 

@@ -22,10 +22,11 @@ interval each:
   4.5% at 400 rows per group, but 7.8% at 150 and 11% at 60 (seeded, 300-400 runs); with
   small groups use the guaranteed box. A difference that never varies across
   replicates (a rate of 0 or 1 in both groups of a small sample) gets a zero-width interval;
-- a guaranteed box (``method="guaranteed"``, or ``auto`` below its row count): the group
-  rates' simultaneous intervals at level ``prob`` (union bound over every rate of the
-  family), and each difference's interval is ``[lower_a - upper_b, upper_a - lower_b]``,
-  valid jointly because the box is; widened to hold the estimate.
+- a confidence box (``method="guaranteed"``'s, or ``auto``'s below its row count when its
+  interval holds another estimate): the group rates' simultaneous intervals at level
+  ``prob`` (union bound over every rate of the family), and each difference's interval is
+  ``[lower_a - upper_b, upper_a - lower_b]``, valid jointly because the box is; widened to
+  hold the estimate.
 
 A pair is ``within`` when its interval lies in ``[-eps, eps]``, ``exceeds`` when it lies
 wholly outside (``lower > eps`` or ``upper < -eps``), ``inconclusive`` otherwise; a pair
@@ -276,8 +277,7 @@ def _differences(family: list) -> np.ndarray:
 def _band_rows(family: list, prob: float, source: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
     diffs = _differences(family)
     if source == "posterior":  # any undefined draw leaves the pair out (a share of draws is not a probability)
-        ok = np.isfinite(diffs).all(axis=0)
-        center = np.full(len(family), np.nan)
+        ok, center = np.isfinite(diffs).all(axis=0), np.full(len(family), np.nan)
         center[ok] = diffs[:, ok].mean(axis=0)
     else:
         center = np.array([f.observed[name][a] - f.observed[name][b] for f, name, a, b in family], dtype=float)
@@ -310,7 +310,7 @@ def _box_rows(family: list, box: Any, prob: float) -> tuple[np.ndarray, np.ndarr
     lo, hi = np.where(ok, np.minimum(lo, est), np.nan), np.where(ok, np.maximum(hi, est), np.nan)
     k = box.split(names, pooled=False)
     how = (
-        f"union bound: simultaneous betting intervals of the {k} group rates, each at level "
+        f"union bound: simultaneous intervals ({box.name}) of the {k} group rates, each at level "
         f"1 - {1 - prob:g}/{k}; differences from the box's corners"
     )
     return est, lo, hi, how

@@ -57,9 +57,7 @@ def _resolve_metrics(metrics: MetricSpec | Sequence[MetricSpec] | Mapping[str, M
 
 def _feature_columns(sensitive_features: Any, control_features: Any) -> tuple[dict[str, Any], int]:
     """Control columns first, then sensitive columns (fairlearn's index order), by name; and how many control."""
-    columns: dict[str, Any] = {}
-    if control_features is not None:
-        columns.update(_sensitive_columns(control_features, "control_features"))
+    columns = {} if control_features is None else dict(_sensitive_columns(control_features, "control_features"))
     n_control = len(columns)
     for name, values in _sensitive_columns(sensitive_features):
         if name in columns:

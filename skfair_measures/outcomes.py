@@ -258,16 +258,10 @@ def outcome_disparity(
     value = float(rb - ra if measure == "difference" else rb / ra)
     if f is None and binary:
         (ka, na), (kb, nb) = parts
-        if measure == "difference":
-            return OutcomeDisparity(value=value, interval=lambda p: newcombe(kb, nb, ka, na, 1 - p), **common)
-        return OutcomeDisparity(value=value, interval=lambda p: mover_ratio(kb, nb, ka, na, 1 - p), **common)
-    if measure == "difference":
-        return OutcomeDisparity(value=value, interval=_student(value, parts), **common)
-    return OutcomeDisparity(value=value, interval=_student(value, parts, (1 / ra, 1 / rb), log=True), **common)
-
-
-def _ci(ci: Any) -> tuple[float, float]:
-    return float(ci.low), float(ci.high)
+        score = newcombe if measure == "difference" else mover_ratio
+        return OutcomeDisparity(value=value, interval=lambda p: score(kb, nb, ka, na, 1 - p), **common)
+    scales = (1.0, 1.0) if measure == "difference" else (1 / ra, 1 / rb)
+    return OutcomeDisparity(value=value, interval=_student(value, parts, scales, log=measure == "ratio"), **common)
 
 
 def paired_disparity(
@@ -307,9 +301,8 @@ def paired_disparity(
     if not (np.isfinite(x) & np.isfinite(y)).all():
         raise ValueError("first and second must have an outcome on every pair; drop the incomplete pairs.")
     groups = (str(names[0]), str(names[1]))
-    table = pd.DataFrame(
-        {"group": groups, "items": x.size, "rate": [x.mean(), y.mean()] if x.size else np.nan}
-    ).set_index("group")
+    rates = [x.mean(), y.mean()] if x.size else np.nan
+    table = pd.DataFrame({"group": groups, "items": x.size, "rate": rates}).set_index("group")
     binary = bool(np.isin(np.concatenate([x, y]), (0.0, 1.0)).all())
     common = dict(key=f"{name}.counterfactual_difference", n=int(x.size), groups=groups, prob=prob)
     common["construction"] = "Tango score (paired)" if binary else "paired t"
@@ -323,5 +316,5 @@ def paired_disparity(
         p_value, test, interval = mcnemar_exact(b, c), "McNemar exact", lambda p: tango(b, c, x.size, p)
     else:
         res = stats.ttest_rel(y, x)
-        p_value, test, interval = float(res.pvalue), "paired t-test", lambda p: _ci(res.confidence_interval(p))
+        p_value, test, interval = float(res.pvalue), "paired t-test", res.confidence_interval  # (low, high) at p
     return OutcomeDisparity(value=value, by_group=table, p_value=p_value, test=test, interval=interval, **common)

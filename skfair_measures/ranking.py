@@ -171,15 +171,12 @@ class RankingFairness(MeasureBase):
             raise ValueError(f"base={base!r}; pass 'exposure' or 'ndcg'.")
         if k is not None and (base != "ndcg" or not isinstance(k, int) or k < 1):
             raise ValueError(f"k={k!r} applies to base='ndcg' only, as a positive cutoff.")
-        self.base = base
-        self.k = k
-        self.operation = get_operation(operation)
+        self.base, self.k, self.operation = base, k, get_operation(operation)
         op = self.operation
         self.key = key or qualified_key(f"fairness.{base}", operation=None if op is absdiff else op.name, k=k)
         what = "mean exposure of each group's items" if base == "exposure" else "mean NDCG of each group's queries"
         self.description = description or f"Ranking: {what}; {op.description}"
-        self.minimize = op.minimize
-        self.ideal = op.ideal
+        self.minimize, self.ideal = op.minimize, op.ideal
         self.range = tuple(op.range_of((0.0, 1.0)))
 
     @property

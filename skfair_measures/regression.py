@@ -22,6 +22,7 @@ or over pairs of groups.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any, ClassVar, Literal
 
@@ -97,13 +98,8 @@ def _range_same(r: tuple[float, float]) -> tuple[float, float]:
 
 
 #: The largest value over groups: for a loss, the worst group's loss.
-worst_group = Operation(
-    "worst_group",
-    _worst,
-    True,
-    "largest group value (for a loss: the worst group's loss, bounded group loss)",
-    range_of=_range_same,
-)
+_WORST = "largest group value (for a loss: the worst group's loss, bounded group loss)"
+worst_group = Operation("worst_group", _worst, True, _WORST, range_of=_range_same)
 
 
 def bounded_group_loss(base: str | BaseMetric = "mse", **kwargs: Any) -> FairnessMeasure:
@@ -143,21 +139,6 @@ def bounded_group_loss(base: str | BaseMetric = "mse", **kwargs: Any) -> Fairnes
 
 #: query cells (atoms x groups) evaluated at once by :func:`pairwise_distribution_distances`
 _CHUNK_CELLS = 1 << 21
-
-
-def _atoms(values: np.ndarray, codes: np.ndarray, weights: np.ndarray):
-    """The (distinct value, group) pairs with positive weight, sorted by value then group.
-
-    Returns ``(d, group, mass, u)``: atom ``i`` is ``mass[i]`` of group ``group[i]`` at
-    the value ``u[d[i]]``.
-    """
-    u, d_of_row = np.unique(values, return_inverse=True)
-    n_groups = int(codes.max()) + 1
-    keys, key_of_row = np.unique(d_of_row.astype(np.int64) * n_groups + codes, return_inverse=True)
-    mass = np.bincount(key_of_row, weights=weights, minlength=keys.size)
-    keep = mass > 0  # a row of weight 0 does not move its group's distribution function
-    keys, mass = keys[keep], mass[keep]
-    return keys // n_groups, keys % n_groups, mass, u
 
 
 def pairwise_distribution_distances(
@@ -207,20 +188,22 @@ def pairwise_distribution_distances(
     codes = np.asarray(group_codes, dtype=np.intp)
     w = np.ones_like(v) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     totals = np.bincount(codes, weights=w, minlength=n_groups)
-    ks = np.zeros((n_groups, n_groups))
-    w1 = np.zeros((n_groups, n_groups))
+    ks, w1 = np.zeros((2, n_groups, n_groups))
     if (totals > 0).any():
-        d, group, mass, u = _atoms(v, codes, w)
-        _pairwise_from_atoms(
-            d, group, mass, u, totals, ks if "ks" in distances else None, w1 if "wasserstein" in distances else None
-        )
+        # the atoms: the (distinct value u[d], group) pairs with positive weight, sorted by value then group
+        u, d_of_row = np.unique(v, return_inverse=True)
+        keys, key_of_row = np.unique(d_of_row.astype(np.int64) * n_groups + codes, return_inverse=True)
+        mass = np.bincount(key_of_row, weights=w, minlength=keys.size)
+        keys, mass = keys[mass > 0], mass[mass > 0]  # a row of weight 0 does not move its group's distribution
+        wanted = {"ks": ks, "wasserstein": w1}
+        tables = [wanted[name] if name in distances else None for name in wanted]
+        _pairwise_from_atoms(keys // n_groups, keys % n_groups, mass, u, totals, *tables)
     ks = np.maximum(ks, ks.T)
     w1 = w1 + w1.T
+    empty = ~(totals > 0)
     for table in (ks, w1):
         np.fill_diagonal(table, 0.0)
-        empty = ~(totals > 0)
-        table[empty, :] = np.nan
-        table[:, empty] = np.nan
+        table[empty, :] = table[:, empty] = np.nan
     return ks, w1
 
 
@@ -325,13 +308,11 @@ class DistributionParity(Measure):
             raise ValueError(f"distance={distance!r}; pass 'ks' or 'wasserstein'.")
         if bins is not None and (isinstance(bins, bool) or not isinstance(bins, int | np.integer) or bins < 2):
             raise ValueError(f"bins={bins!r}; pass a number of bins of at least 2 (e.g. bins=1000), or None.")
-        self.distance = distance
-        self.bins = None if bins is None else int(bins)
+        self.distance, self.bins = distance, None if bins is None else int(bins)
         self.key = key or f"fairness.dp_{distance}"
         name = "Kolmogorov-Smirnov" if distance == "ks" else "1-Wasserstein"
         self.description = description or f"Largest pairwise {name} distance between the groups' predictions"
-        self.minimize = True
-        self.ideal = 0.0
+        self.minimize, self.ideal = True, 0.0
         self.range = (0.0, 1.0) if distance == "ks" else (0.0, np.inf)
         self._inputs = MeasureInputs(groups=groups, undefined=undefined).replace()  # checked, groups an Index
 
@@ -363,11 +344,8 @@ class DistributionParity(Measure):
         keep = ~empty if self.undefined == "drop" else np.ones(len(groups), dtype=bool)
         sub = table[np.ix_(keep, keep)]
         value = float(np.max(sub)) if keep.sum() >= 2 and not np.isnan(sub).any() else float("nan")
-        undefined = [groups[i] for i in np.flatnonzero(empty)]
-
-        def by_group() -> pd.DataFrame:
-            return pd.DataFrame(table, index=groups, columns=groups)
-
+        by_group = functools.partial(pd.DataFrame, table, index=groups, columns=groups)  # built when asked
+        undefined = list(groups[empty])
         return MeasureResult(
             self.key, value, by_group, sample.counts_per_group, measure=self, undefined_groups=undefined
         )

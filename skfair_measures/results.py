@@ -252,12 +252,9 @@ class MeasureResult(Result):
         measure: MeasureBase | None = None,
         reason: str | None = None,
     ) -> None:
-        self.key = key
-        self.measure = measure
-        self.value = value
+        self.key, self.measure, self.value, self._reason = key, measure, value, reason
         self._lazy = {"by_group": by_group, "counts": counts, "overall": overall}
         self.undefined_groups = list(undefined_groups)
-        self._reason = reason
         #: The small groups that decide the value, with the value without them (set by the doors), or None.
         self.small_groups_note: str | None = None
 
@@ -359,9 +356,8 @@ def interval_refusal(draws: Any, prob: float) -> str | None:
     """
     check_prob(prob)
     draws, n_undefined = _undefined(draws)
-    if not _refused(draws.size, n_undefined, prob):
-        return None
-    return _counts_text(draws.size, n_undefined, prob) + ": no interval"
+    refused = _refused(draws.size, n_undefined, prob)
+    return _counts_text(draws.size, n_undefined, prob) + ": no interval" if refused else None
 
 
 def _refused(n: int, n_undefined: int, prob: float) -> bool:
@@ -373,11 +369,9 @@ def _counts_text(n: int, n_undefined: int, prob: float, key: str | None = None, 
     """'k of n bootstrap replicates [of key] are undefined [(cause)], more than / no more than ...'."""
     of = f" of {key}" if key else ""
     why = f" ({cause})" if cause else ""
-    tail = (1.0 - prob) / 2.0
-    if _refused(n, n_undefined, prob):
-        compare = f"more than the {tail:.3g} share of one tail of a {prob:g} interval (they could all lie in one tail)"
-    else:
-        compare = f"no more than the {tail:.3g} share of one tail of a {prob:g} interval"
+    share = f"the {(1.0 - prob) / 2.0:.3g} share of one tail of a {prob:g} interval"
+    refused = _refused(n, n_undefined, prob)
+    compare = f"more than {share} (they could all lie in one tail)" if refused else f"no more than {share}"
     return f"{n_undefined} of {n} bootstrap replicates{of} are undefined{why}, {compare}"
 
 
@@ -465,9 +459,7 @@ def replicate_se(draws: Any, *, estimate: float) -> float:
     """
     draws = np.ravel(np.asarray(draws, dtype=float))
     ok = draws[np.isfinite(draws)]
-    if math.isnan(estimate) or ok.size < 2:
-        return float("nan")
-    return float(np.std(ok, ddof=1))
+    return float("nan") if math.isnan(estimate) or ok.size < 2 else float(np.std(ok, ddof=1))
 
 
 def check_prob(prob: Any, name: str = "prob") -> float:
@@ -503,9 +495,6 @@ def check_prob(prob: Any, name: str = "prob") -> float:
 
 
 def _warn_undefined(n: int, n_undefined: int, prob: float, key: str, cause: str | None) -> None:
-    text = _counts_text(n, n_undefined, prob, key, cause)
-    if _refused(n, n_undefined, prob):
-        message = f"{text}; the interval is refused (NaN bounds)."
-    else:
-        message = f"{text}; the interval uses the other {n - n_undefined}."
-    warnings.warn(message, UndefinedReplicatesWarning, stacklevel=4)
+    text, refused = _counts_text(n, n_undefined, prob, key, cause), _refused(n, n_undefined, prob)
+    then = "the interval is refused (NaN bounds)" if refused else f"the interval uses the other {n - n_undefined}"
+    warnings.warn(f"{text}; {then}.", UndefinedReplicatesWarning, stacklevel=4)

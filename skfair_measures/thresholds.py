@@ -80,11 +80,10 @@ def _segments(scores: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     vectorised correction, repeated only on the scores still off, makes every answer
     exact: ``thresholds[s - 1] <= score < thresholds[s]``.
     """
-    n_thr = thresholds.size
     lo, hi = float(thresholds[0]), float(thresholds[-1])
-    n_buckets = 64 * n_thr
+    n_buckets = 64 * thresholds.size
     width = (hi - lo) / n_buckets
-    if n_thr < 4 or not width >= np.finfo(float).tiny or not np.isfinite(1.0 / width):
+    if thresholds.size < 4 or not width >= np.finfo(float).tiny or not np.isfinite(1.0 / width):
         return np.searchsorted(thresholds, scores, side="right")  # few thresholds, or a span too small to bucket
     first = np.searchsorted(thresholds, lo + width * np.arange(n_buckets + 1), side="right")
     pos = (scores - lo) * (1.0 / width)
@@ -96,8 +95,7 @@ def _segments(scores: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     while todo is None or todo.size:
         s = scores if todo is None else scores[todo]
         g = seg if todo is None else seg[todo]
-        up = s >= above[g]
-        down = s < below[g]
+        up, down = s >= above[g], s < below[g]
         moved = np.flatnonzero(up | down)
         todo = moved if todo is None else todo[moved]
         seg[todo] += up[moved].astype(np.intp) - down[moved].astype(np.intp)
@@ -217,8 +215,6 @@ def plot_disparity_at_thresholds(curve: ThresholdCurve, *, ax: Any = None, by_gr
         for base, frame in curve.by_group.items():
             for group in frame.columns:
                 ax.plot(frame.index, frame[group].to_numpy(), linewidth=1, alpha=0.8, label=f"{base} ({group})")
-    ax.set_xlabel("threshold")
-    ax.set_ylabel("value")
-    ax.set_title(f"{curve.key} by decision threshold")
+    ax.set(xlabel="threshold", ylabel="value", title=f"{curve.key} by decision threshold")
     ax.legend(fontsize="small", ncol=2 if by_group and len(ax.lines) > 6 else 1)
     return ax

@@ -1,4 +1,5 @@
-"""method="auto" below the rule's row count: the guaranteed interval, auto's estimate inside it, coverage."""
+"""method="auto" below the rule's row count: the labels' Jeffreys posterior (with weights the guaranteed interval),
+the estimate inside it, coverage."""
 
 from __future__ import annotations
 
@@ -49,8 +50,9 @@ def _auto_coverage(n: int, runs: int, seed: int, form: str) -> tuple[dict[str, f
                 continue
             lo, hi = post.interval(0.95)
             assert lo <= post.value <= hi, (lo, post.value, hi)
-            assert post.attrs["interval"].startswith("guaranteed")
-            # with scores and no weights, the calibration model's estimate whatever the draws' method
+            want = {"scores": "the labels' Jeffreys", "labels": "bb's own (prior='jeffreys')", "weights": "guaranteed"}
+            assert post.attrs["interval"].startswith(want[form])
+            # with scores and no weights, the calibration model's estimate; labels only: the Jeffreys posterior's mean
             assert post.attrs["estimate"].startswith("bc's" if form == "scores" else post.method)
             hits[k] += lo <= truth[k] <= hi
             counted[k] += 1
@@ -65,7 +67,7 @@ def _at_least_nominal(cov: dict[str, float], counted: dict[str, int]) -> bool:
 @pytest.mark.parametrize("form", ["labels", "weights"])
 @pytest.mark.parametrize("n", [10, 20, 40])
 def test_auto_covers_at_few_labels(n, form):
-    """Labels only (bb's estimate) and sample weights (ppi's estimate, whose own interval under-covers here)."""
+    """Labels only (the Jeffreys posterior) and sample weights (the guaranteed interval; ppi's own under-covers)."""
     cov, counted = _auto_coverage(n, runs=60, seed=n + (form == "weights"), form=form)
     assert cov and _at_least_nominal(cov, counted), (cov, counted)
 
@@ -74,7 +76,7 @@ def test_auto_covers_at_few_labels(n, form):
 @pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("n", [10, 20, 40])
 def test_auto_covers_at_few_labels_with_miscalibrated_scores_slow(n):
-    """BC's estimate (MCMC per run), the prediction-powered guaranteed interval."""
+    """BC's estimate (MCMC per run), the labels' Jeffreys posterior interval widened to hold it."""
     cov, counted = _auto_coverage(n, runs=40, seed=100 + n, form="scores")
     assert cov and _at_least_nominal(cov, counted), (cov, counted)
 
@@ -89,11 +91,12 @@ def test_auto_reports_its_methods_interval_with_enough_labels_and_says_why():
     assert post.method == "bb" and post.attrs["interval"] == "bb's own" and post.interval_box is None
     assert str(INTERVAL_MIN_LABELS) in post.attrs["interval_reason"]
     few = bayes.posterior(sfm.msr("fairness.tpr"), y[:40], s[:40], sensitive_features=g[:40], random_state=0)
-    assert few.attrs["interval"].startswith("guaranteed") and "fewer than" in few.attrs["interval_reason"]
-    assert few.attrs["estimate"] == "bb's posterior mean" and few.attrs["probabilities"].startswith("none")
-    # one construction: the guaranteed interval gives no probability, and says why (not the draws' share)
-    assert np.isnan(few.prob_within(0.05)) and "guaranteed" in few.no_prob_reason
-    assert few.summary().loc[0, "construction"].startswith("betting")
+    assert few.attrs["interval"] == "bb's own (prior='jeffreys')" and "fewer than" in few.attrs["interval_reason"]
+    assert few.method == "bb" and few.attrs["prior"] == "jeffreys" and few.attrs["estimate"] == "bb's posterior mean"
+    # one construction: the Jeffreys posterior's interval and its probabilities
+    lo, hi = few.interval(0.95)
+    assert lo <= few.value <= hi and 0 < few.prob_within(0.2) < 1 and few.no_prob_reason is None
+    assert few.summary().loc[0, "construction"] == "Beta-Binomial posterior (Jeffreys prior)"
 
 
 def test_guaranteed_takes_weights_and_says_the_scores_are_not_used():

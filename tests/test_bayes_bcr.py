@@ -138,12 +138,10 @@ def test_unknown_method_names_auto():
 # -- real fits -----------------------------------------------------------------------------
 
 
-def test_auto_with_scores_is_bcr_and_one_fit_serves_bc():
-    """auto = bcr with unlabeled scores; BC from the same fit equals method="bc" with the same seed.
-
-    Below 200 labels auto's estimate is BC's posterior mean from that fit (without the
-    rectifier), inside the guaranteed interval; the draws, and so the probabilities, are bcr's.
-    """
+def test_auto_with_scores_below_200_labels_is_bcs_estimate_in_the_labels_jeffreys_interval():
+    """Below 200 labels auto's estimate is BC's posterior mean from a bcr fit made for it (without the rectifier,
+    equal to method="bc" with the same seed); the draws are the labels' Jeffreys posterior, whose interval is
+    widened to hold the estimate and so gives no probabilities."""
     y, s, a = _sim(3000, 5)
     kw = dict(
         sensitive_features=a[:80],
@@ -158,15 +156,26 @@ def test_auto_with_scores_is_bcr_and_one_fit_serves_bc():
         auto = posterior(sfm.msr("fairness.acc"), y[:80], s[:80], **kw)
         bc = posterior(sfm.msr("fairness.acc"), y[:80], s[:80], method="bc", **kw)
         bcr = posterior(sfm.msr("fairness.acc"), y[:80], s[:80], method="bcr", **kw)
-    assert auto.method == "bcr"
-    for k in "abc":  # the calibration draws are BC's
-        np.testing.assert_array_equal(auto.extra_draws[k], bc.extra_draws[k])
-    assert auto.extra_draws["rectifier"].shape == (2, 150, 2, 2)
+    jeffreys = posterior(
+        sfm.msr("fairness.acc"),
+        y[:80],
+        s[:80],
+        sensitive_features=a[:80],
+        reference="M",
+        random_state=7,
+        method="bb",
+        prior="jeffreys",
+        n_draws=SMALL["n_draws"],
+        chains=SMALL["chains"],
+    )
+    assert auto.method == "bb" and auto.attrs["prior"] == "jeffreys"
     assert auto.value == pytest.approx(bc.mean(), abs=1e-12) and auto.attrs["estimate"].startswith("bc's")
-    assert auto.mean() == pytest.approx(bcr.mean(), abs=1e-12)  # the draws are bcr's
     assert "least error" in auto.attrs["estimate_reason"]
     lo, hi = auto.interval(0.95)
-    assert lo <= auto.value <= hi and auto.attrs["interval"].startswith("guaranteed")
+    jl, jh = jeffreys.interval(0.95)
+    assert lo <= auto.value <= hi and auto.attrs["interval"].startswith("the labels' Jeffreys")
+    assert (lo, hi) == (min(jl, auto.value), max(jh, auto.value))  # the Jeffreys interval, widened to the estimate
+    assert np.isnan(auto.prob_within(0.05)) and auto.attrs["probabilities"].startswith("none")
     # well-calibrated scores: the rectified estimate stays close to BC's, with a wider interval
     assert abs(bcr.mean() - bc.mean()) < 0.03
     assert np.diff(bcr.interval(0.95))[0] >= np.diff(bc.interval(0.95))[0]
@@ -277,9 +286,9 @@ def test_bc_warns_when_the_scores_anti_predict_and_records_it():
 
 
 def test_auto_falls_back_to_bb_when_the_calibration_checks_fail():
-    """Rule 4: the draws (and probabilities) are BB's and the posterior says why; below 200 labels the
-    estimate stays the calibration model's, from a fit made for it with the same seed, inside the
-    guaranteed interval."""
+    """Rule 4: the checks fail and the posterior says why; below 200 labels the draws are the labels' Jeffreys
+    posterior and the estimate stays the calibration model's, from a fit made for it with the same seed, inside
+    the Jeffreys interval widened to hold it."""
     from skfair_measures.bayes import CalibrationWarning
 
     y, s, a = _sim(3000, 11)
@@ -295,6 +304,7 @@ def test_auto_falls_back_to_bb_when_the_calibration_checks_fail():
         s[:80],
         sensitive_features=a[:80],
         method="bb",
+        prior="jeffreys",
         random_state=0,
         n_draws=150,
         chains=2,

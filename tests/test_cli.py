@@ -201,7 +201,8 @@ def test_bayesian_calibration_posterior_uses_the_unlabeled_rows(frame):
 
 
 def test_auto_posterior_says_which_method_it_used(frame):
-    """auto: bcr when scores and unlabeled rows exist, bb (with a note) when every row has a label."""
+    """auto with scores and unlabeled rows: BC's estimate in the labels' Jeffreys interval below 200 labels (the draws
+    are bb's); bb (with a note) when every row has a label."""
     pytest.importorskip("nutpie")
     rep = audit(
         frame,
@@ -211,8 +212,11 @@ def test_auto_posterior_says_which_method_it_used(frame):
         figures=False,
         posterior_options={"chains": 2, "tune": 300, "n_draws": 100},
     )
-    assert rep.posteriors["fairness.tpr"].method == "bcr"
-    assert rep.summary["posterior"].startswith("auto: bcr")
+    post = rep.posteriors["fairness.tpr"]
+    assert (
+        post.method == "bb" and post.attrs["estimate"].startswith("bc's") and post.construction.startswith("Jeffreys")
+    )
+    assert rep.summary["posterior"].startswith("auto: bb")
     labeled = frame.dropna(subset=["label"])
     rep = audit(labeled, sensitive="sex", measures=["fairness.tpr"], posterior="auto", figures=False)
     assert rep.posteriors["fairness.tpr"].method == "bb"

@@ -91,8 +91,8 @@ def test_rates_plan_counts_group_sizes_in_the_file(predictions, capsys):
             "--denominator-share",
             "a=0.5",
             "b=0.4",
-            "--alpha",
-            "0.1",
+            "--prob",
+            "0.9",
             "--allocation",
             "proportional",
             "--n-sim",
@@ -107,7 +107,7 @@ def test_rates_plan_counts_group_sizes_in_the_file(predictions, capsys):
         group_sizes={"a": 600, "b": 400},
         rates={"a": 0.9, "b": 0.85},
         denominator_share={"a": 0.5, "b": 0.4},
-        alpha=0.1,
+        prob=0.9,
         allocation="proportional",
         n_sim=10,
     )
@@ -130,7 +130,9 @@ def test_rates_plan_counts_group_sizes_in_the_file(predictions, capsys):
         (["--score", "score", "--n-sim", "3"], r"--n-sim 3: pass at least 10"),
         (["--score", "score", "--measure", "fairness.nope"], r"--measure fairness.nope: .*`skfair measures`"),
         (["--rates", "a=0.8", "b=0.8", "--measure", "fairness.tpr"], r"pass --denominator-share"),
-        (["--score", "score", "--eps", "0.01"], r"raise --eps, lower --power or --alpha, or give --score"),
+        (["--score", "score", "--eps", "0.01"], r"raise --eps, lower --power or --prob, or give --score"),
+        (["--score", "score", "--alpha", "0.1"], r"--alpha is now --prob, .*: pass --prob 0.9"),
+        (["--score", "score", "--prob", "1"], r"--prob 1: pass a probability"),
     ],
 )
 def test_a_bad_flag_is_named_with_its_fix(predictions, capsys, extra, message):

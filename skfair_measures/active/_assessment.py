@@ -530,9 +530,8 @@ class ActiveAssessment:
         return pd.Series(freq, index=self.groups, name=f"P(among the {m} worst)" if m > 1 else "P(worst)")
 
     def _worst_sets(self, m: int, n_draws: int) -> np.ndarray:
-        bad = self.draws(n_draws)
-        bad = -bad if self.metric.higher_is_better else bad
-        bad = np.where(np.isnan(bad), -np.inf, bad)
+        values = self.draws(n_draws)
+        bad = np.where(np.isnan(values), -np.inf, -values if self.metric.higher_is_better else values)
         return np.sort(np.argpartition(-bad, m - 1, axis=1)[:, :m], axis=1)
 
     def worst_groups(self, m: int | None = None, prob: float = 0.95) -> list | None:
@@ -549,8 +548,7 @@ class ActiveAssessment:
         best = int(np.argmax(freq))
         if freq[best] / sets.shape[0] < prob:
             return None
-        chosen = uniq[best]
-        means = self._means()[chosen]
+        chosen, means = uniq[best], self._means()[uniq[best]]
         order = np.argsort(means if self.metric.higher_is_better else -means)
         return [self.groups[i] for i in chosen[order]]
 
@@ -600,12 +598,8 @@ class ActiveAssessment:
         c1, c2 = self._pair_codes(g1, g2, "estimate")
         d, means = self.draws(n_draws), self._means()
         gap, key = d[:, c1] - d[:, c2], f"active.{self.metric.key}[{self.groups[c1]} - {self.groups[c2]}]"
-        how = {
-            "construction": "Beta posterior of labeled rows",
-            "target": "population",
-            "posterior": True,
-            "center": 0.0,
-        }
+        how = {"construction": "Beta posterior of labeled rows", "target": "population"}
+        how |= {"posterior": True, "center": 0.0}
         reason = None if np.isfinite(gap).all() else "a group of the pair has no labeled rows in its rate"
         n = int(self._labels_used[[c1, c2]].sum())
         return Estimate(key, float(means[c1] - means[c2]), n=n, draws=gap, reason=reason, **how)
@@ -658,9 +652,8 @@ class ActiveAssessment:
         return int(code)
 
     def __repr__(self) -> str:
-        plan = ""
-        if self._quota is not None:
-            plan = f", plan={np.minimum(self._labels_used, self._quota).sum()}/{self._quota.sum()} labels"
+        quota = self._quota
+        plan = "" if quota is None else f", plan={np.minimum(self._labels_used, quota).sum()}/{quota.sum()} labels"
         return (
             f"ActiveAssessment(metric={self.metric.key!r}, task={self.task!r}, strategy={self.strategy!r}, "
             f"prior={self.prior!r}, groups={len(self.groups)}, labels={self.n_labels}{plan})"

@@ -146,8 +146,7 @@ class GroupPools:
         self._order = keep[np.argsort(codes[keep], kind="stable")]
         sizes = np.bincount(codes[keep], minlength=n_groups)
         self._end = np.cumsum(sizes)
-        self._next = self._end - sizes
-        self.sizes = sizes
+        self._next, self.sizes = self._end - sizes, sizes
 
     @property
     def remaining(self) -> np.ndarray:

@@ -112,14 +112,12 @@ def _table(
     """
     known = cats.notna().to_numpy()
     g = pd.Series(hit[known], index=cats[known].to_numpy()).groupby(level=0, sort=True)
-    t = pd.DataFrame(
-        {"category": g.size().index.astype(str), "n": g.size().to_numpy(), name: g.sum().to_numpy().astype(int)}
-    )
+    size = g.size()
+    t = pd.DataFrame({"category": size.index.astype(str), "n": size.to_numpy(), name: g.sum().to_numpy().astype(int)})
     x, n = t[name].to_numpy(float), t["n"].to_numpy(float)
     rate, share = x / n, n / total
     keep = share >= exclude_below
-    nan = np.full(len(t), np.nan)
-    ratio, low, high, fisher, sd = nan.copy(), nan.copy(), nan.copy(), nan.copy(), nan.copy()
+    ratio, low, high, fisher, sd = np.full((5, len(t)), np.nan)
     reference = np.zeros(len(t), bool)
     verdict = np.where(keep, "undefined", "").astype(object)
     estimates: dict[str, Estimate] = {}
@@ -127,19 +125,12 @@ def _table(
         r = np.flatnonzero(keep)[np.argmax(rate[keep])]
         reference[r] = True
         ratio[keep] = rate[keep] / rate[r]
-        bounds = functools.cache(lambda p, xk=x[keep], nk=n[keep]: impact_ratio_intervals(xk, nk, p))
+        bounds = functools.cache(lambda p: list(zip(*impact_ratio_intervals(x[keep], n[keep], p), strict=True)))
+        common = {"construction": CONSTRUCTION, "target": "population", "prob": prob, "center": 1.0}
         for j, i in enumerate(np.flatnonzero(keep)):
-            est = Estimate(
-                f"{key}[{t['category'].iat[i]}]",
-                ratio[i],
-                construction=CONSTRUCTION,
-                n=int(n[i]),
-                target="population",
-                interval=lambda p, j=j: (bounds(p)[0][j], bounds(p)[1][j]),
-                prob=prob,
-                center=1.0,
-            )
-            estimates[t["category"].iat[i]] = est
+            cat = t["category"].iat[i]
+            est = Estimate(f"{key}[{cat}]", ratio[i], n=int(n[i]), interval=lambda p, j=j: bounds(p)[j], **common)
+            estimates[cat] = est
             low[i], high[i] = est.interval()
             verdict[i] = _WORDS[est.verdict(EPS)]
         for i in np.flatnonzero(keep & ~reference):
@@ -226,14 +217,12 @@ class BiasAudit:
         """
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for name, t in self.tables.items():
-            write_atomically(out / f"{name}.csv", t.to_csv(index=False))
-            paths.append(out / f"{name}.csv")
-        summary = json.dumps(self.summary, indent=2, default=str, ensure_ascii=False)
-        write_atomically(out / "summary.json", summary + "\n")
-        write_atomically(out / "bias_audit.html", self.to_html())
-        return [*paths, out / "summary.json", out / "bias_audit.html"]
+        texts = {f"{name}.csv": t.to_csv(index=False) for name, t in self.tables.items()}
+        texts["summary.json"] = json.dumps(self.summary, indent=2, default=str, ensure_ascii=False) + "\n"
+        texts["bias_audit.html"] = self.to_html()
+        for name, text in texts.items():
+            write_atomically(out / name, text)
+        return [out / name for name in texts]
 
     def __repr__(self) -> str:
         s = self.summary
@@ -484,18 +473,16 @@ _NOTES = (
 )
 
 
+#: How a cell of each kind is written ("text" cells are escaped as they are).
+_FORMATS = {"pct": "{:.1%}", "ratio": "{:.3f}", "p": "{:.3g}"}
+
+
 def _fmt(v: Any, kind: str) -> str:
     if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)):
         return ""
-    if kind == "pct":
-        return f"{100 * v:.1f}%"
-    if kind == "ratio":
-        return f"{v:.3f}"
-    if kind == "p":
-        return f"{v:.3g}"
     if kind == "bool":
         return "yes" if v else "no"
-    return html.escape(str(v))
+    return _FORMATS[kind].format(v) if kind in _FORMATS else html.escape(str(v))
 
 
 def _html_table(t: pd.DataFrame, count: str) -> str:
@@ -513,12 +500,8 @@ def _html_table(t: pd.DataFrame, count: str) -> str:
         ("fisher_p", "Fisher p", "p"),
         ("sd_units", "Std. deviations", "p"),
     ]
-    t = t.assign(
-        range=[
-            "" if np.isnan(lo) else f"{lo:.3f} – {hi:.3f}"
-            for lo, hi in zip(t["impact_ratio_lower"], t["impact_ratio_upper"], strict=True)
-        ]
-    )
+    low, high = t["impact_ratio_lower"], t["impact_ratio_upper"]
+    t = t.assign(range=(low.map("{:.3f}".format) + " – " + high.map("{:.3f}".format)).where(low.notna(), ""))
     t.loc[t["excluded"], "verdict"] = "excluded (under 2%)"
     cols = [c for c in cols if c[0] in t.columns]
     head = "".join(f"<th{' class=t' if c in ('group', 'category') else ''}>{label}</th>" for c, label, _ in cols)
@@ -536,10 +519,9 @@ def _page(audit: BiasAudit) -> str:
     rate = s["rate"]
     what = "the tool selected to move forward" if count == "selected" else "scored above the median score of everyone"
     pct = f"{100 * audit.prob:g}%"
-    notes = [
-        n.format(rate=rate, what=what, pct=pct, verb="selected" if count == "selected" else "scored above the median")
-        for n in _NOTES
-    ]
+    verb = "selected" if count == "selected" else "scored above the median"
+    notes = [n.format(rate=rate, what=what, pct=pct, verb=verb) for n in _NOTES]
+    excluded = "; ".join(f"{t}: {', '.join(c)}" for t, c in s["excluded"].items() if c)
     facts = [
         ("Date of the audit", s["date"]),
         ("Data source", s["data_source"] or "not given"),
@@ -550,12 +532,8 @@ def _page(audit: BiasAudit) -> str:
         ("Unknown sex or race/ethnicity", s["unknown"]["intersectional"]),
         ("Median score", "" if s.get("median_score") is None else f"{s['median_score']:g}"),
         ("Window", "" if "window" not in s else f"{s['window']['start']} to {s['window']['end']}"),
+        ("Excluded from impact ratios", excluded and f"{excluded} (each under 2% of the data, 6 RCNY 5-301(d))"),
     ]
-    excluded = [f"{t}: {', '.join(c)}" for t, c in s["excluded"].items() if c]
-    if excluded:
-        facts.append(
-            ("Excluded from impact ratios", "; ".join(excluded) + " (each under 2% of the data, 6 RCNY 5-301(d))")
-        )
     dl = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(str(v))}</dd>" for k, v in facts if v != "")
     titles = {
         "sex": "Sex",

@@ -42,13 +42,14 @@ Examples
 >>> 0.0 < post.prob_greater(0.0) < 1.0
 True
 
-With six labels ``auto`` reports the guaranteed interval, which defines no probability:
+With six labels and no unlabeled scores ``auto`` is the labels' Jeffreys posterior (its interval near its level
+with few labels), whose probabilities are those of its interval:
 
 >>> auto = sfm.bayes.posterior(sfm.msr("fairness.tpr"),
 ...     [1, 1, 0, 1, 1, 0], [0.9, 0.4, 0.3, 0.8, 0.7, 0.6],
 ...     sensitive_features=list("aaabbb"), reference="a", random_state=0)
->>> auto.construction, auto.prob_greater(0.0)
-('betting (guaranteed), labels', nan)
+>>> auto.method, auto.attrs["prior"], 0.0 < auto.prob_greater(0.0) < 1.0
+('bb', 'jeffreys', True)
 """
 
 # each public name listed once: "name as name" re-exports it (PEP 484), for type checkers too

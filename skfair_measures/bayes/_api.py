@@ -30,10 +30,11 @@ from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
 from ..measures import MeasureBase
 from ._auto import auto_candidates, auto_estimate, auto_interval, auto_method, checked_method
+from ._bb import BetaBinomial
 from ._checks import CalibrationWarning
 from ._dirichlet import holds_multiclass_labels, multiclass_counts, multiclass_draws, multiclass_error
 from ._frames import FRAME_METHODS, frame_fit_data, frame_rows
-from ._guaranteed import Guaranteed, audit_target, weighted
+from ._guaranteed import Guaranteed, audit_target, labels_box
 from ._method import Bases, Call, EstimationMethod, FitData, GroupDraws, Rng, Rows
 from ._posterior import MeasurePosterior, external_stacklevel, group_labels, warn_undefined
 from ._ppi import PredictionPowered
@@ -44,9 +45,8 @@ __all__ = ["posterior", "posteriors", "signed_measure"]
 
 
 def _rng(random_state: Any) -> np.random.Generator:
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
-    return np.random.default_rng(random_state)
+    legacy = isinstance(random_state, np.random.RandomState)
+    return np.random.default_rng(random_state.randint(0, 2**31 - 1) if legacy else random_state)
 
 
 def signed_measure(measure: MeasureBase, reference: Any) -> MeasureBase:
@@ -68,12 +68,11 @@ def signed_measure(measure: MeasureBase, reference: Any) -> MeasureBase:
     if reference is None:
         return measure
     if measure.children:
-        warnings.warn(
+        message = (
             f"reference={reference!r} does not change {measure.key}: it is made of other measures and is "
-            f"evaluated as defined ({measure.description}).",
-            UserWarning,
-            stacklevel=external_stacklevel(),
+            f"evaluated as defined ({measure.description})."
         )
+        warnings.warn(message, UserWarning, stacklevel=external_stacklevel())
         return measure
     return measure.against(reference)
 
@@ -169,8 +168,8 @@ def posterior(
         same seed, ``ppi`` up to summation order). Other methods read the labeled rows
         themselves and are refused here.
     target : {"audited rows", "population"}, optional
-        What the guaranteed interval (``method="guaranteed"``, or ``"auto"`` below its row
-        count) is about, stated as ``attrs["target"]``: ``"audited rows"``, the rows given
+        What the guaranteed interval (``method="guaranteed"``, or ``"auto"`` with weights below
+        its row count) is about, stated as ``attrs["target"]``: ``"audited rows"``, the rows given
         (labeled and unlabeled), of which the labeled ones are a sample without replacement,
         so the interval shrinks to the exact value as the labels cover them (with every row
         labeled, each rate is known); ``"population"``, a population the labeled rows were
@@ -329,12 +328,13 @@ def posteriors(
     _check_reference(call.reference, data.groups)
     why, plan = None, None
     if method == AUTO:
-        guaranteed, interval_reason = auto_interval(data, bases)
-        plan = _AutoPlan(estimator, guaranteed, interval_reason, *auto_estimate(estimator.name, guaranteed))
+        interval, interval_reason = auto_interval(data, bases)
+        plan = _AutoPlan(estimator, interval, interval_reason, *auto_estimate(estimator.name, interval))
         estimator, why, unused = _auto_checked(estimator, data, options, unused, plan)
-    seed = int(rng.integers(2**31 - 1))
+        if plan.interval == "jeffreys" and (plan.estimate == "calibration" or "prior" not in options):
+            estimator = BetaBinomial(prior="jeffreys")  # the draws: the labels' posterior (bb's prior= when given)
     draws = METHODS[estimator.name].default_draws if call.n_draws is None else int(call.n_draws)
-    start = time.perf_counter()
+    seed, start = int(rng.integers(2**31 - 1)), time.perf_counter()
     fit = estimator.group_draws(data, bases, chains=chains, draws=draws, rng=rng, seed=seed)
     chosen = {}  # auto's estimate and interval (the estimate first: the interval holds it)
     if plan is not None:
@@ -365,9 +365,8 @@ def _multiclass(
     record, _ = _options(call.method, name, options, multiclass=True)
     stats = multiclass_counts(measures, call.y_true, call.y_score, call.sensitive_features, groups)
     _check_reference(call.reference, stats.groups)
-    seed = int(rng.integers(2**31 - 1))
     draws = METHODS["bb"].default_draws if call.n_draws is None else int(call.n_draws)
-    start = time.perf_counter()
+    seed, start = int(rng.integers(2**31 - 1)), time.perf_counter()
     fit = multiclass_draws(_bases(measures), stats, record, int(call.chains), draws, rng)
     attrs = _attrs(int(stats.counts.sum()), 0, seed, call, fit, start)
     return _posteriors_of(measures, call, "bb", stats, fit, attrs)
@@ -391,11 +390,10 @@ def _check_reference(reference: Any, groups: pd.Index) -> None:
 
 def _refuse_weights(method: str, *weights: Any) -> None:
     if not METHODS[method].weights and any(w is not None for w in weights):
+        takers = " or ".join(repr(m) for m, spec in METHODS.items() if spec.weights and spec.options)
         raise ValueError(
             f"method={method!r} counts labeled samples and takes no sample_weight or unlabeled_sample_weight; "
-            "use method= "
-            + " or ".join(repr(m) for m, spec in METHODS.items() if spec.weights and spec.options)
-            + " for weighted data."
+            f"use method= {takers} for weighted data."
         )
 
 
@@ -429,9 +427,9 @@ class _AutoPlan:
     """``auto``'s decisions made before fitting (:mod:`._auto`): the rules' method, the interval, the estimate."""
 
     calibrator: EstimationMethod  # the method of rules 1-3 (its options record)
-    guaranteed: bool
+    interval: str  # "own", "jeffreys", "guaranteed" or "exact"
     interval_reason: str
-    from_calibration: bool
+    estimate: str  # "calibration", "exact" or "own"
     estimate_reason: str
 
 
@@ -443,8 +441,8 @@ def _auto_checked(
     if why is None:
         return estimator, None, unused
     kept = (
-        "; its estimate stays the calibration model's (fitted for it) and its interval is the guaranteed one"
-        if plan.from_calibration
+        "; its estimate stays the calibration model's (fitted for it) and its interval is the labels'"
+        if plan.estimate == "calibration"
         else ""
     )
     warnings.warn(
@@ -453,7 +451,7 @@ def _auto_checked(
         stacklevel=external_stacklevel(),
     )
     record, left = _options(AUTO, name, options)
-    if plan.from_calibration:  # the calibration fit of the estimate reads the options of the rules' method
+    if plan.estimate == "calibration":  # the calibration fit of the estimate reads the options of the rules' method
         left = [k for k in left if k not in METHODS[estimator.name].option_names()]
     return record, why, left
 
@@ -476,7 +474,9 @@ def _auto_estimate(
     alone (same seed); otherwise its fit is ``fit``.
     """
     own = f"{estimator.name}'s " + ("point estimate" if fit.point is not None else "posterior mean")
-    if not plan.from_calibration:
+    if plan.estimate == "exact":
+        return {"estimate_reason": plan.estimate_reason}  # _auto_interval puts the exact rates on fit
+    if plan.estimate == "own":
         return {"estimate": own, "estimate_reason": plan.estimate_reason}
     source = fit
     if fit.calibration_point is None:
@@ -508,29 +508,32 @@ def _auto_interval(
     seed: int,
     plan: _AutoPlan,
 ) -> dict[str, Any]:
-    """``auto``'s interval (:func:`~._auto.auto_interval`): the guaranteed box put on ``fit`` when the rule says so.
+    """``auto``'s interval (:func:`~._auto.auto_interval`): its draws' own, or a confidence box put on ``fit``.
 
-    The estimate stays the one :func:`_auto_estimate` put on ``fit``; the posterior then
-    reads its interval from the box, widened to hold the estimate. A confidence interval gives
-    no probabilities: ``prob_within`` and ``rope`` are NaN with the reason (one construction for
-    the interval, the probability and the verdict), and ``attrs`` says so.
+    With the calibration model's estimate, the posterior reads its interval from the box,
+    widened to hold the estimate; a confidence interval gives no probabilities:
+    ``prob_within`` and ``rope`` are NaN with the reason (one construction for the
+    interval, the probability and the verdict), and ``attrs`` says so.
     """
-    if not plan.guaranteed:
-        return {"interval": f"{estimator.name}'s own", "interval_reason": plan.interval_reason}
+    out = {"interval_reason": plan.interval_reason}
+    if plan.interval == "own":
+        return out | {"interval": f"{estimator.name}'s own"}
+    if plan.interval == "jeffreys" and plan.estimate != "calibration":
+        return out | {"interval": f"{estimator.name}'s own (prior={estimator.prior!r})"}
+    none = "none: a confidence interval (the draws' would not agree with it)"
+    if plan.interval == "jeffreys":
+        fit.interval_box = labels_box(data, bases, fit, seed)
+        return out | {"interval": "the labels' Jeffreys posterior, widened to hold the estimate", "probabilities": none}
     box = Guaranteed().group_draws(data, bases, chains=1, draws=1, rng=np.random.default_rng(seed), seed=seed)
     fit.interval_box = box.confidence
-    exact = {}
-    if box.attrs["target"] == "audited rows" and not data.has_unlabeled and not weighted(data):
-        # every audited row labeled: the rates are known exactly, and a model's estimate (BB's posterior mean of a
-        # |gap|, biased away from 0) would only widen the exact interval
+    if plan.estimate == "exact":  # every audited row labeled: the rates are known exactly
         fit.point, fit.point_overall = box.point, box.point_overall
-        exact = {"estimate": "the exact rates of the audited rows (every row labeled)"}
-    return exact | {
+        out["estimate"] = "the exact rates of the audited rows (every row labeled)"
+    return out | {
         "interval": "guaranteed (" + box.attrs["sampler"].split(", ", 1)[-1] + "), widened to hold the estimate",
         "target": box.attrs["target"],
         "construction": box.attrs["construction"],
-        "interval_reason": plan.interval_reason,
-        "probabilities": "none: the guaranteed interval is a confidence interval (the draws' would not agree with it)",
+        "probabilities": none,
         "prediction_powered": box.attrs["prediction_powered"],
         "sequences": box.attrs["sequences"],
     }
@@ -562,12 +565,11 @@ def _agreed(own: list[Any], name: str, given: Any, default: Any) -> Any:
             raise ValueError(f"the measures have different {name}s {sorted(distinct)}; pass {name}= to choose one.")
         return next(iter(distinct.values()), default)
     if distinct and set(distinct) != {repr(given)}:
-        warnings.warn(
+        message = (
             f"{name}={given!r} overrides the {name} of the measure(s) ({', '.join(sorted(distinct))}); "
-            f"the posterior uses {name}={given!r}. Build the measure with .with_inputs({name}=...) to agree.",
-            UserWarning,
-            stacklevel=external_stacklevel(),
+            f"the posterior uses {name}={given!r}. Build the measure with .with_inputs({name}=...) to agree."
         )
+        warnings.warn(message, UserWarning, stacklevel=external_stacklevel())
     return given
 
 

@@ -168,8 +168,7 @@ def build_model(
     """
     if calibration not in CALIBRATIONS:
         raise ValueError(f"calibration={calibration!r}; pass one of {', '.join(map(repr, CALIBRATIONS))}.")
-    pm = _import_pymc()
-    pt = require("pytensor.tensor", "the 'bc' posterior (PyMC)")
+    pm, pt = _import_pymc(), require("pytensor.tensor", "the 'bc' posterior (PyMC)")
 
     def level(name: str, log_scale: bool) -> Any:
         mu_sd, sigma_sd = prior[f"mu_{name}"], prior[f"sigma_{name}"]
@@ -177,10 +176,8 @@ def build_model(
             if not log_scale:
                 return pm.Normal(name, 0.0, mu_sd, dims="group")
             return pm.Deterministic(name, pt.exp(pm.Normal(f"log_{name}", 0.0, mu_sd, dims="group")), dims="group")
-        mu = pm.Normal(f"mu_{name}", 0.0, mu_sd)
-        sigma = pm.HalfNormal(f"sigma_{name}", sigma_sd)
-        z = pm.Normal(f"z_{name}", 0.0, 1.0, dims="group")
-        raw = mu + sigma * z
+        mu, sigma = pm.Normal(f"mu_{name}", 0.0, mu_sd), pm.HalfNormal(f"sigma_{name}", sigma_sd)
+        raw = mu + sigma * pm.Normal(f"z_{name}", 0.0, 1.0, dims="group")
         return pm.Deterministic(name, pt.exp(raw) if log_scale else raw, dims="group")
 
     with pm.Model(coords={"group": np.arange(n_groups)}) as model:
@@ -247,8 +244,7 @@ def _density_model(data: dict, n_groups: int, calibration: str, hierarchical: bo
         data["log_s"], data["log1m_s"], data["y"], data["group"], n_groups, calibration, hierarchical, prior_sd
     )
     layout = dens.expanded_layout(calibration, hierarchical, n_groups)
-    names = [name for name, _ in layout]
-    shapes = [shape for _, shape in layout]
+    names, shapes = [name for name, _ in layout], [shape for _, shape in layout]
     sizes = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
 
     return CompiledPyMCModel(
@@ -275,8 +271,7 @@ def _compiled_nutpie(n_groups: int, calibration: str, hierarchical: bool, data: 
     with _LOCK:
         if key in _COMPILED:
             return _COMPILED[key], 0.0
-        start = time.perf_counter()
-        nutpie = require("nutpie", "the 'bc' posterior (nutpie)")
+        start, nutpie = time.perf_counter(), require("nutpie", "the 'bc' posterior (nutpie)")
 
         model = build_model(**data, n_groups=n_groups, calibration=calibration, hierarchical=hierarchical)
         with warnings.catch_warnings():
@@ -288,9 +283,9 @@ def _compiled_nutpie(n_groups: int, calibration: str, hierarchical: bool, data: 
 
 def _runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable[[float], Any], str, float]:
     """A function ``run(target_accept) -> trace`` for the sampler, the sampler used, and the compile time."""
-    if sampler in ("nutpie", "nutpie-pymc"):
-        return _nutpie_runner(sampler, data, structure, settings)
-    return _pymc_runner(sampler, data, structure, settings)
+    return (_nutpie_runner if sampler in ("nutpie", "nutpie-pymc") else _pymc_runner)(
+        sampler, data, structure, settings
+    )
 
 
 def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable, str, float]:
@@ -304,12 +299,11 @@ def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: tuple) 
         try:
             compiled = _density_model(data, n_groups, calibration, hierarchical, prior_sd)
         except (ImportError, TypeError, AttributeError) as exc:  # a nutpie release with other internals
-            warnings.warn(
+            message = (
                 f"This nutpie version does not take the cached calibration density ({exc}); sampling the "
-                "PyMC model with nutpie instead (sampler='nutpie-pymc'), which compiles for 15-35 s per process.",
-                RuntimeWarning,
-                stacklevel=external_stacklevel(),
+                "PyMC model with nutpie instead (sampler='nutpie-pymc'), which compiles for 15-35 s per process."
             )
+            warnings.warn(message, RuntimeWarning, stacklevel=external_stacklevel())
             sampler = "nutpie-pymc"
         # loading the cached callbacks (compiling them on first use ever) happens on the first import
         compile_seconds = time.perf_counter() - start if first_use else 0.0
@@ -330,8 +324,7 @@ def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: tuple) 
 
 def _pymc_runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable, str, float]:
     n_groups, calibration, hierarchical, prior_scale = structure
-    pm = _import_pymc()
-    start = time.perf_counter()
+    pm, start = _import_pymc(), time.perf_counter()
     model = build_model(
         **data, n_groups=n_groups, calibration=calibration, hierarchical=hierarchical, prior_scale=prior_scale
     )
@@ -371,8 +364,7 @@ def _diagnostics(trace: Any, names: list[str]) -> dict[str, Any]:
     if trace.posterior.sizes["chain"] > 1 and trace.posterior.sizes["draw"] >= 4:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            rhat = az.rhat(trace, var_names=names)
-            ess = az.ess(trace, var_names=names)
+            rhat, ess = az.rhat(trace, var_names=names), az.ess(trace, var_names=names)
         r = {n: np.atleast_1d(np.asarray(rhat[n], dtype=float)) for n in names}
         e = {n: np.atleast_1d(np.asarray(ess[n], dtype=float)) for n in names}
         worst_r = max((float(r[n].max()), n, int(r[n].argmax())) for n in names)
@@ -397,11 +389,9 @@ def _warn_diagnostics(d: dict[str, Any], groups: pd.Index) -> None:
     if d.get("min_ess_bulk", np.inf) < ESS_MIN:
         problems.append(f"bulk ESS of {name(d['min_ess_bulk_var'])} is {d['min_ess_bulk']:.0f} < {ESS_MIN:g}")
     if problems:
+        advice = "The posterior may be unreliable: increase tune= or n_draws=, or raise target_accept=."
         warnings.warn(
-            "Bayesian calibration: " + "; ".join(problems) + ". The posterior may be unreliable: "
-            "increase tune= or n_draws=, or raise target_accept=.",
-            SamplingWarning,
-            stacklevel=external_stacklevel(),
+            f"Bayesian calibration: {'; '.join(problems)}. {advice}", SamplingWarning, stacklevel=external_stacklevel()
         )
 
 
@@ -482,12 +472,9 @@ def calibrated_cells(
     lead = a.shape[:-1]
     # logit[t, j] = c_t + a_t log s_j - b_t log(1 - s_j): a rank-3 product, one BLAS call
     coef = np.stack([c, a, -b], axis=-1).reshape(-1, n_groups, 3)  # (draw, group, 3)
-    n_t = coef.shape[0]
-    clipped = np.clip(np.asarray(scores, dtype=float), *CLIP)
-    codes = np.asarray(codes, dtype=np.intp)
-    y_pred = np.asarray(y_pred, dtype=np.intp)
-    pos = np.zeros((n_t, n_groups, 2))
-    neg = np.zeros((n_t, n_groups, 2))
+    n_t, clipped = coef.shape[0], np.clip(np.asarray(scores, dtype=float), *CLIP)
+    codes, y_pred = np.asarray(codes, dtype=np.intp), np.asarray(y_pred, dtype=np.intp)
+    pos, neg = np.zeros((n_t, n_groups, 2)), np.zeros((n_t, n_groups, 2))
     for g in range(n_groups):
         in_g = codes == g
         if not in_g.any():
@@ -499,8 +486,7 @@ def calibrated_cells(
         # single precision: twice as fast, and sums of probabilities keep ~1e-6 relative accuracy
         feats = np.stack([np.ones(key.shape[1]), np.log(key[0]), np.log1p(-key[0])]).astype(np.float32)
         onehot = (np.stack([key[1] == 0, key[1] == 1], axis=1) * weight[:, None]).astype(np.float32)
-        coef_g = coef[:, g].astype(np.float32)
-        step = max(1, chunk // max(key.shape[1], 1))
+        coef_g, step = coef[:, g].astype(np.float32), max(1, chunk // max(key.shape[1], 1))
         for lo in range(0, n_t, step):
             logit = coef_g[lo : lo + step] @ feats
             pos[lo : lo + step, g] = expit(logit) @ onehot
@@ -528,11 +514,9 @@ def histogram_error(params: dict[str, np.ndarray], rows: Rows, n_groups: int) ->
     inside = (rows.scores > CLIP[0]) & (rows.scores < CLIP[1])
     lo = np.floor(rows.scores / h) * h
     lo, hi = np.maximum(lo, CLIP[0]), np.minimum(lo + h, CLIP[1])
-    a = np.asarray(params["a"], dtype=float).reshape(-1, n_groups)
-    b = np.asarray(params["b"], dtype=float).reshape(-1, n_groups)
+    a, b = (np.asarray(params[k], dtype=float).reshape(-1, n_groups) for k in ("a", "b"))
     a_max, b_max = a.max(axis=0)[rows.codes], b.max(axis=0)[rows.codes]  # the bound grows with a and b
-    d1 = a_max / lo + b_max / (1.0 - hi)
-    d2 = a_max / lo**2 + b_max / (1.0 - hi) ** 2
+    d1, d2 = a_max / lo + b_max / (1.0 - hi), a_max / lo**2 + b_max / (1.0 - hi) ** 2
     per_entry = np.where(inside, rows.multiplicity * h * h / 8.0 * (d1 * d1 + d2) / 4.0, 0.0)
     per_group = np.bincount(rows.codes, weights=per_entry, minlength=n_groups)
     sizes = np.bincount(rows.codes, weights=rows.multiplicity, minlength=n_groups)
@@ -615,9 +599,8 @@ class BayesianCalibration(EstimationMethod):
         every.append(np.concatenate([lab.multiplicity, unl.multiplicity]))
         checks = calibration_checks(lab.scores, data.y_true, lab.codes, data.groups, every[0], every[1], CLIP, every[2])
         if checks and self.warn:
-            warnings.warn(
-                f"method={self.name!r}: {'; '.join(checks)}.", CalibrationWarning, stacklevel=external_stacklevel()
-            )
+            message = f"method={self.name!r}: {'; '.join(checks)}."
+            warnings.warn(message, CalibrationWarning, stacklevel=external_stacklevel())
         rows = dict(zip(("log_s", "log1m_s"), _features(lab.scores), strict=True))
         rows |= {"y": data.y_true.astype(np.int64), "group": lab.codes.astype(np.int64)}
         cores = max(1, min(chains, os.cpu_count() or 1)) if self.cores is None else self.cores

@@ -77,8 +77,7 @@ def stratum_residuals(
     stratum = np.asarray(codes, dtype=np.intp) * 2 + np.asarray(y_pred, dtype=np.intp)
     onehot = np.zeros((stratum.size, 2 * n_groups))
     onehot[np.arange(stratum.size), stratum] = 1.0
-    residual = (np.asarray(y_true, dtype=float) - q) @ onehot
-    variance = (q * (1.0 - q)) @ onehot
+    residual, variance = (np.asarray(y_true, dtype=float) - q) @ onehot, (q * (1.0 - q)) @ onehot
     size = onehot.sum(axis=0).astype(np.intp)
     shape = (q.shape[0], n_groups, 2)
     return residual.reshape(shape), variance.reshape(shape), size.reshape(n_groups, 2)
@@ -126,8 +125,7 @@ def rectifier_draws(
     """
     has = size > 0
     n = np.where(has, size, 1).astype(float)
-    mean = np.where(has, residual / n, 0.0)
-    var = np.where(has, variance / n**2, np.inf)
+    mean, var = np.where(has, residual / n, 0.0), np.where(has, variance / n**2, np.inf)
     # a perfectly confident calibration (q in {0, 1}) still leaves Bernoulli noise of a few rows
     var = np.maximum(var, 1e-6 / n)
     tau = scale * _TAU_GRID  # (K,)
@@ -211,10 +209,8 @@ class RectifiedCalibration(BayesianCalibration):
         """The rectified draws from a calibration fit (BC's, so one fit serves both methods)."""
         lab, unl = data.labeled, data.unlabeled
         q = calibrated_probabilities(fit.params, lab.scores, lab.codes)  # (chain, draw, n_labeled)
-        lead = q.shape[:-1]
-        residual, variance, size = stratum_residuals(
-            q.reshape(-1, q.shape[-1]), data.y_true, lab.y_pred, lab.codes, data.n_groups
-        )
+        lead, flat = q.shape[:-1], q.reshape(-1, q.shape[-1])
+        residual, variance, size = stratum_residuals(flat, data.y_true, lab.y_pred, lab.codes, data.n_groups)
         unlabeled = calibrated_cells(fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups, count=unl.count)
         slope = stratum_slope(unlabeled).reshape(residual.shape)
         delta = rectifier_draws(residual, variance, size, slope=slope, scale=float(self.rectifier_scale), rng=rng)

@@ -80,9 +80,8 @@ def calibration_checks(
             )
     at_bounds = (all_scores <= clip[0]) | (all_scores >= clip[1])
     rows = np.ones(all_codes.size) if all_counts is None else np.asarray(all_counts, dtype=float)
-    share = np.bincount(all_codes, weights=at_bounds * rows, minlength=len(groups)) / np.maximum(
-        np.bincount(all_codes, weights=rows, minlength=len(groups)), 1
-    )
+    at, every = (np.bincount(all_codes, weights=x, minlength=len(groups)) for x in (at_bounds * rows, rows))
+    share = at / np.maximum(every, 1)
     for j in np.flatnonzero(share >= BOUND_SHARE):
         reasons.append(
             f"{share[j]:.0%} of group {groups[j]!r}'s scores are at or beyond the clipping bounds {clip}: its "

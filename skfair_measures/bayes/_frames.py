@@ -138,8 +138,7 @@ class FrameRows:
         hist = self.histogram
         if hist.empty:
             return Rows.empty()
-        n = hist[_N].to_numpy(dtype=float)
-        codes = _unlabeled_codes(hist, self.cols, groups)
+        n, codes = hist[_N].to_numpy(dtype=float), _unlabeled_codes(hist, self.cols, groups)
         weight = None if self.cols.sample_weight is None else hist[_SUM_W].to_numpy(dtype=float)
         scores = hist[SUM_SCORE].to_numpy(dtype=float) / n
         y_pred = hist[_P].to_numpy().astype(np.intp)  # the engine's score >= threshold, row by row
@@ -184,9 +183,7 @@ def _moments(
         raise ValueError(f"target={cols.target!r} is missing on every row of data; label some rows.")
     codes, index = _group_codes(lab, cols, groups, True)
     t, _, _ = binarize_labels(lab[_T].to_numpy(), lab[_T].to_numpy(), pos_label)
-    t = np.asarray(t, dtype=np.intp)
-    p = lab[_P].to_numpy().astype(np.intp)
-    n_g = len(index)
+    t, p, n_g = np.asarray(t, dtype=np.intp), lab[_P].to_numpy().astype(np.intp), len(index)
     labeled = _per_cell(lab, (codes * 2 + t) * 2 + p, (n_g, 2, 2))
     try:
         u_codes = _unlabeled_codes(unl, cols, index)
@@ -194,8 +191,7 @@ def _moments(
         if reads_unlabeled:
             raise
         unl, u_codes = unl.iloc[:0], np.zeros(0, dtype=np.intp)
-    u_p = unl[_P].to_numpy().astype(np.intp)
-    unlabeled = _per_cell(unl, u_codes * 2 + u_p, (n_g, 2))
+    unlabeled = _per_cell(unl, u_codes * 2 + unl[_P].to_numpy().astype(np.intp), (n_g, 2))
     return ScoreMoments(labeled, unlabeled), index
 
 

@@ -60,9 +60,10 @@ from .._betting import GRID_SIZE, fixed_sample_interval, prediction_powered_inte
 from .._small_sample import reads_pooled
 from .._undefined import name_groups
 from ..base import BaseMetric, ratio_roles
+from ._bb import bb_cell_draws, cell_concentration
 from ._method import EstimationMethod, FitData, GroupDraws, group_name
 
-__all__ = ["TARGETS", "ConfidenceBox", "Guaranteed", "audit_target"]
+__all__ = ["TARGETS", "ConfidenceBox", "Guaranteed", "QuantileBox", "audit_target", "labels_box"]
 
 #: What an interval can be about: the rows given (labeled and unlabeled), or a population they were drawn from.
 TARGETS = ("audited rows", "population")
@@ -138,6 +139,7 @@ class ConfidenceBox:
 
     groups: dict[str, list[RateInterval]]
     pooled: dict[str, RateInterval]
+    name: str = "betting (guaranteed), labels"  # the construction, in words
 
     @property
     def k(self) -> int:
@@ -170,6 +172,60 @@ class ConfidenceBox:
         """
         lower, upper, overall = self.at(prob, tuple(b.name for b in measure.bases), reads_pooled(measure))
         return measure.bounds_from_group_values(lower, upper, groups=groups, overall=overall)
+
+
+@dataclass(eq=False)
+class QuantileBox:
+    """A posterior's equal-tailed intervals read as confidence intervals: the interval without its probabilities.
+
+    ``method="auto"``'s interval below its row count when its estimate is the calibration
+    model's (:mod:`._auto`): the labels' Jeffreys posterior, widened (by the posterior) to
+    hold that estimate, so the draws' shares would no longer agree with it. ``at`` gives
+    simultaneous bounds (a union bound over the ``k`` rates read), as :class:`ConfidenceBox`'s.
+    """
+
+    values: dict[str, np.ndarray]  # draws of every rate, shape (chain, draw, group)
+    overall: dict[str, np.ndarray]  # draws of every pooled rate, shape (chain, draw)
+    name: str = "Jeffreys posterior (equal-tailed), widened to hold the estimate"  # the construction, in words
+
+    def split(self, bases: tuple[str, ...], pooled: bool = True) -> int:
+        """How many intervals ``at(prob, bases, pooled)`` splits ``1 - prob`` over."""
+        return sum(self.values[b].shape[-1] + pooled for b in bases)
+
+    def at(self, prob: float, bases: tuple[str, ...] | None = None, pooled: bool = True):
+        """Simultaneous bounds at level ``prob`` of the rates of ``bases`` (default: all); pooled ones if read."""
+        names = tuple(self.values) if bases is None else bases
+        q = (1.0 - prob) / self.split(names, pooled) / 2.0
+        draws = {n: self.values[n].reshape(-1, self.values[n].shape[-1]) for n in names}
+        lower = {n: np.quantile(d, q, axis=0) for n, d in draws.items()}
+        upper = {n: np.quantile(d, 1.0 - q, axis=0) for n, d in draws.items()}
+        overall = {n: tuple(np.quantile(self.overall[n], [q, 1.0 - q])) if pooled else (0.0, 1.0) for n in names}
+        return lower, upper, overall
+
+    def measure_interval(self, measure: Any, groups: pd.Index, prob: float) -> tuple[float, float]:
+        """The equal-tailed interval of the measure's draws at level ``prob``."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            draws = np.asarray(measure.from_group_values(self.values, groups=groups, overall=self.overall))
+        lo, hi = np.quantile(draws, [(1.0 - prob) / 2.0, (1.0 + prob) / 2.0])
+        return float(lo), float(hi)
+
+
+def labels_box(data: FitData, bases: tuple[BaseMetric, ...], fit: GroupDraws, seed: int) -> QuantileBox:
+    """``auto``'s interval with the calibration model's estimate: the labels' Jeffreys posterior ``fit`` as a box.
+
+    A rate no labeled row informs keeps its prior draws (the calibration model's estimate has
+    a value there, and the labels bound it by nothing); a rate of the predictions alone, given
+    the unlabeled rows, is its exact value on every audited row. ``fit``'s draws are changed in place.
+    """
+    alpha, _ = cell_concentration(bases, data.n_groups, "jeffreys")
+    shape = next(iter(fit.values.values())).shape[:2]
+    prior = bb_cell_draws(np.zeros_like(data.counts), alpha, *shape, np.random.default_rng(seed))
+    for b in bases:
+        fit.values[b.name] = np.where(np.isnan(fit.values[b.name]), b.from_counts(prior), fit.values[b.name])
+        if ratio_roles(b).label_free and data.has_unlabeled:
+            rate, pooled = _exact_rates(data, ratio_roles(b))
+            fit.values[b.name], fit.overall[b.name] = np.broadcast_to(rate, (*shape, rate.size)), np.full(shape, pooled)
+    return QuantileBox(fit.values, fit.overall)
 
 
 def weighted(data: FitData) -> bool:
@@ -338,8 +394,9 @@ class Guaranteed(EstimationMethod):
             values[base.name] = rate.reshape(1, 1, n_groups)
             overall[base.name] = np.full((1, 1), pooled)
             point[base.name], point_overall[base.name] = rate, pooled
-        box = ConfidenceBox(groups_ci, pooled_ci)
         powered = data.has_unlabeled and not weighted(data)
+        name = "betting (guaranteed), " + ("prediction-powered" if powered else "labels")
+        box = ConfidenceBox(groups_ci, pooled_ci, name)
         form = (
             ", prediction-powered by the unlabeled scores"
             if powered

@@ -1,9 +1,10 @@
-"""How many labels an audit needs: ``plan_labels``, by simulation of the guaranteed interval.
+"""How many labels an audit needs: ``plan_labels``, by simulation of the interval the audit will read.
 
-The question: how many rows must be labeled, and in which groups, so that the
-guaranteed interval of a measure (``method="guaranteed"``, the interval ``auto`` reports
-below :data:`~._auto.INTERVAL_MIN_LABELS` labels) decides ``|Δ| <= eps`` at level
-``1 - alpha`` with probability ``power``.
+The question: how many rows must be labeled, and in which groups, so that the interval
+of a measure decides ``|Δ| <= eps`` at level ``prob`` with probability ``power``. The
+interval is the one the audit will read: with ``method="auto"`` (the default) the labels'
+Jeffreys posterior, the interval ``auto`` reports below :data:`~._auto.INTERVAL_MIN_LABELS`
+labels per rate and group (:mod:`._auto`); with ``method="guaranteed"`` the guaranteed one.
 
 Decided means the interval lies in ``[-eps, eps]`` (``within``) or wholly outside it
 (``exceeds``), the rule of :func:`skfair_measures.verdicts`; the power counted is that of
@@ -11,16 +12,19 @@ the *right* decision, the one the guess implies (``within`` when the guessed
 ``|Δ| <= eps``, else ``exceeds``).
 
 How (a simulation, not a bound): for a number of labels, ``n_sim`` seeded audits are
-drawn from the guess, and each runs the very procedure of ``method="guaranteed"``
-(:class:`~._guaranteed.Guaranteed`, its confidence box mapped through the measure's
-operation); the power is the share that decide rightly. A candidate passes when that
-share is at least ``power`` plus one binomial standard deviation of ``n_sim`` audits
-(the search keeps the first candidate whose estimate crosses the bar, which picks
-lucky estimates: without the margin, a plan from 40 audits reached 0.68 instead of
-0.8 in an independent check). The labels are searched on a
-doubling grid and then by bisection (to 10% of the labels, so a plan may be up to 10%
-above the fewest), with the same seeds at every candidate (common
-random numbers, so the power is close to monotone in the labels).
+drawn from the guess, and each runs the very procedure of the interval planned for (the
+Jeffreys posterior of :class:`~._bb.BetaBinomial`, or :class:`~._guaranteed.Guaranteed`'s
+confidence box, mapped through the measure's operation); the power is the share that
+decide rightly. A candidate passes when that share is at least ``power`` plus one
+binomial standard deviation of ``n_sim`` audits (the search keeps the first candidate
+whose estimate crosses the bar, which picks lucky estimates: without the margin, a plan
+from 40 audits reached 0.68 instead of 0.8 in an independent check). The labels are
+searched on a doubling grid and then by bisection (to 10% of the labels, so a plan may
+be up to 10% above the fewest), with the same seeds at every candidate (common random
+numbers, so the power is close to monotone in the labels). The plan's power is then
+estimated again on ``n_sim`` fresh audits, and the labels grow by 10% steps until that
+estimate reaches ``power``; a plan that cannot (every row labeled) says so: a warning,
+``attrs["shortfall"]``, and a line of ``skfair plan``.
 
 Two forms of the guess:
 
@@ -35,13 +39,14 @@ Two forms of the guess:
   prediction-powered guaranteed interval with the other rows' scores. Any measure whose
   base rates are ratios of confusion cells is planned this way.
 
-The interval holds whatever the guess; only the planned power depends on it.
+The interval holds whatever the guess; only the planned power depends on it. With scores,
+``auto`` widens its interval to hold the calibration model's estimate; the plan does not
+(the widening rarely moves a decision, and the estimate is not simulated).
 """
 
 from __future__ import annotations
 
-import sys
-import time
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -50,11 +55,12 @@ import pandas as pd
 from scipy import stats
 from sklearn.linear_model import LogisticRegression
 
-from .._progress import progress_enabled
+from .._progress import progress_lines
 from ..base import ratio_roles
 from ..results import check_prob
 from ._auto import INTERVAL_MIN_LABELS
-from ._guaranteed import Guaranteed
+from ._bb import BetaBinomial
+from ._guaranteed import Guaranteed, QuantileBox
 from ._method import FitData, Rows
 
 __all__ = ["plan_labels"]
@@ -71,9 +77,18 @@ def _decides(lo: float, hi: float, eps: float, within: bool) -> bool:
 #: Grid steps of the simulated audits' intervals: a fifth of the audit's own, five times faster; a coarser grid
 #: rejects whole coarser segments only, so its interval is as wide or wider and the plan errs towards more labels.
 PLAN_GRID = 200
+#: Draws of the Jeffreys posterior per simulated audit (the audit's own: 4,000): its quantiles to about 0.01.
+PLAN_DRAWS = 1000
+#: The labels' Jeffreys posterior, the interval auto reports below INTERVAL_MIN_LABELS labels.
+_JEFFREYS = BetaBinomial(prior="jeffreys")
 
 
-def _interval(data: FitData, measure: Any, prob: float) -> tuple[float, float]:
+def _interval(data: FitData, measure: Any, prob: float, method: str) -> tuple[float, float]:
+    if method == "auto":  # NaN where a group has no labeled row in a rate's denominator: undecided
+        fit = _JEFFREYS.group_draws(
+            data, measure.bases, chains=1, draws=PLAN_DRAWS, rng=np.random.default_rng(0), seed=0
+        )
+        return QuantileBox(fit.values, fit.overall).measure_interval(measure, data.groups, prob)
     box = (
         Guaranteed()
         .group_draws(data, tuple(measure.bases), chains=1, draws=1, rng=np.random.default_rng(0), seed=0)
@@ -109,7 +124,7 @@ def plan_labels(
     scores: Any = None,
     sensitive_features: Any = None,
     threshold: float = 0.5,
-    alpha: float = 0.05,
+    prob: float = 0.95,
     power: float = 0.8,
     allocation: str = "equal",
     n_sim: int = 200,
@@ -117,8 +132,9 @@ def plan_labels(
     y_true: Any = None,
     method: str = "auto",
     progress: bool | None = None,
+    alpha: None = None,
 ) -> pd.DataFrame:
-    """Labels per group for the guaranteed interval to decide ``|Δ| <= eps`` with probability ``power``.
+    """Labels per group for the audit's interval to decide ``|Δ| <= eps`` with probability ``power``.
 
     Parameters
     ----------
@@ -139,8 +155,8 @@ def plan_labels(
         ``score >= threshold``.
     threshold : float, default=0.5
         Decision threshold with ``scores``.
-    alpha : float, default=0.05
-        The interval's level is ``1 - alpha``.
+    prob : float, default=0.95
+        The interval's probability content (its level; ``1 - alpha``).
     power : float, default=0.8
         Probability of the right decision asked for.
     allocation : {"equal", "proportional"}, default="equal"
@@ -158,11 +174,14 @@ def plan_labels(
         ``attrs["calibration"]`` says so.
     method : {"auto", "guaranteed"}, default="auto"
         The interval the audit will read. ``"auto"``: what ``posterior()`` reports by
-        default, the guaranteed interval below ``INTERVAL_MIN_LABELS`` (200) labeled rows
-        in every rate's denominator and Beta-Binomial's from there, planned by the normal
-        approximation; ``"guaranteed"``: the guaranteed interval at every size.
+        default, the labels' Jeffreys posterior below ``INTERVAL_MIN_LABELS`` (200) labeled
+        rows in every rate's denominator and Beta-Binomial's from there, planned by the
+        normal approximation; ``"guaranteed"``: the guaranteed interval at every size.
     progress : bool or None, default=None
-        One line per candidate on standard error (None: when it is a terminal).
+        Lines on standard error: one per candidate (True), none (False), or (None) from
+        the first second on, at most one every two seconds, terminal or not.
+    alpha : None
+        Removed: the level is ``prob`` (``prob = 1 - alpha``); passing ``alpha`` raises.
 
     Returns
     -------
@@ -171,10 +190,11 @@ def plan_labels(
         (rows to label) and ``rate`` (the guessed rate, labels only: NaN with scores).
         ``attrs``: ``power`` (simulated at the plan) and its binomial ``power_sd``,
         ``guess`` (the guessed measure value), ``decision`` (``within`` or ``exceeds``),
-        ``eps``, ``alpha``, ``target_power``, ``n_sim``, ``allocation``, ``measure`` (its key),
+        ``eps``, ``prob``, ``target_power``, ``n_sim``, ``allocation``, ``measure`` (its key),
         ``bases`` (the names of its base rates), ``interval``, ``how``, ``method`` (the
         interval planned for), ``normal_labels`` (the labels a normal approximation of
-        the difference asks, equal allocation, for comparison), ``calibration``.
+        the difference asks, equal allocation, for comparison), ``calibration``, and
+        ``shortfall`` (None, or why the plan's power is below ``power``, also warned).
 
     Raises
     ------
@@ -192,8 +212,10 @@ def plan_labels(
     >>> plan.attrs["decision"], plan.attrs["power"] >= 0.8
     ('within', True)
     """
+    if alpha is not None:
+        raise TypeError(f"plan_labels takes prob= (1 - alpha), not alpha=: pass prob={1 - alpha:g}")
     check_prob(power, "power")
-    check_prob(alpha, "alpha")
+    check_prob(prob, "prob")
     if method not in ("auto", "guaranteed"):
         raise ValueError(f"method={method!r}; pass 'auto' (the interval posterior() reports) or 'guaranteed'.")
     if not eps > 0:
@@ -215,7 +237,6 @@ def plan_labels(
                 f"plan_labels plans the guaranteed interval, which bounds rates of the form "
                 f"(cells) / (cells); {base.name!r} is not one"
             )
-    prob = 1.0 - alpha
     if scores is not None:
         if rates is not None or group_sizes is not None:
             raise ValueError(
@@ -238,98 +259,111 @@ def plan_labels(
         )
     within = abs(guess) <= eps
     sizes = sim.sizes
-    show, started = progress_enabled(progress), time.perf_counter()
-    if show:
-        print(f"plan_labels: {n_sim} simulated audits per candidate number of labels ...", file=sys.stderr, flush=True)
-
-    cache: dict[int, float] = {}
+    say = progress_lines(progress)
+    say(f"plan_labels: {n_sim} simulated audits per candidate number of labels ...")
+    cache: dict[tuple[int, int], float] = {}
     passes: dict[int, bool] = {}
 
     def passing(t: int) -> bool:
         """Whether ``t`` labels reach the bar; the audits stop once the answer is certain (the same answer)."""
-        if t in cache:
-            return cache[t] >= bar
+        if (t, 0) in cache:
+            return cache[t, 0] >= bar
         if t not in passes:
             n, need, hits = _allocate(t, sizes, allocation), int(np.ceil(bar * n_sim - 1e-9)), 0
             for i in range(n_sim):
-                hits += _decides(*sim.interval(n, i, prob), eps, within)
+                hits += _decides(*sim.interval(n, i, prob, method), eps, within)
                 if hits >= need or hits + n_sim - i - 1 < need:
                     break
             passes[t] = hits >= need
-            if show:
-                print(
-                    f"plan_labels: {int(n.sum())} labels: {'enough' if passes[t] else 'too few'} "
-                    f"({i + 1} audits, {time.perf_counter() - started:.1f} s)",
-                    file=sys.stderr,
-                    flush=True,
-                )
+            say(f"plan_labels: {int(n.sum())} labels: {'enough' if passes[t] else 'too few'} ({i + 1} audits)")
         return passes[t]
 
-    def power_at(t: int) -> float:
-        if t not in cache:
+    def power_at(t: int, first: int = 0) -> float:
+        """The share of right decisions at ``t`` labels over the audits ``first`` to ``first + n_sim``."""
+        if (t, first) not in cache:
             n = _allocate(t, sizes, allocation)
-            cache[t] = sum(_decides(*sim.interval(n, i, prob), eps, within) for i in range(n_sim)) / n_sim
-        return cache[t]
+            hits = sum(_decides(*sim.interval(n, i, prob, method), eps, within) for i in range(first, first + n_sim))
+            cache[t, first] = hits / n_sim
+        return cache[t, first]
 
-    normal = _normal_labels(sim, guess, eps, alpha, power, allocation)
+    normal = _normal_labels(sim, guess, eps, prob, power, allocation)
     # auto reads Beta-Binomial's interval once every group has INTERVAL_MIN_LABELS rows in each rate's
-    # denominator: no need to search the guaranteed interval beyond that many labels
+    # denominator: no need to search the Jeffreys interval beyond that many labels
     switch = _labels_for_denominators(sim, INTERVAL_MIN_LABELS, allocation) if method == "auto" else None
     # the bar: one binomial sd above the power asked, against the search's selection of a lucky estimate
     bar = power + float(np.sqrt(power * (1 - power) / n_sim))
     top = int(sizes.max()) if allocation == "equal" else int(sizes.sum())
     cap = top if switch is None else min(top, switch)
     lo_t, t = 0, min(8, cap)
-    planned = "guaranteed"
+    planned = method
     while t < cap and not passing(t):  # doubling, up to where auto reads Beta-Binomial's interval
         lo_t, t = t, min(2 * t, cap)
-    if not passing(t):  # even `cap` labels are too few for the guaranteed interval
+    if not passing(t):  # even `cap` labels are too few for the interval of few labels
         if switch is None or switch >= top or normal is None:
-            raise ValueError(_refusal(sim, measure, guess, within, eps, power, power_at(t), prob, top, allocation))
+            raise ValueError(
+                _refusal(sim, measure, guess, within, eps, power, power_at(t), prob, top, allocation, method)
+            )
         if normal > top:
             raise ValueError(
                 f"labeling every row does not give power {power} to decide |Δ| <= {eps} for {measure.key}: the "
                 f"guessed |Δ| = {abs(guess):.3f} is so close to eps that even a normal approximation asks "
-                f"{normal} labeled rows per group, more than the groups hold; raise eps, lower power or alpha, or "
+                f"{normal} labeled rows per group, more than the groups hold; raise eps, lower power or prob, or "
                 "give scores that predict the labels"
             )
         planned, t = "bb", max(switch, normal)  # from `switch` labels auto reads Beta-Binomial's interval
-    while planned == "guaranteed" and t - lo_t > max(1, t // 10):  # bisection to 10%: power_at(t) >= bar
+    while planned != "bb" and t - lo_t > max(1, t // 10):  # bisection to 10%: power_at(t) >= bar
         mid = (lo_t + t) // 2
         if passing(mid):
             t = mid
         else:
             lo_t = mid
+    # the plan's power on fresh audits (the search's estimates are selected): 10% more labels until it is reached
+    while planned != "bb" and power_at(t, n_sim) < power and t < cap:
+        t = min(cap, max(t + 1, int(np.ceil(1.1 * t))))
+        say(f"plan_labels: {int(_allocate(t, sizes, allocation).sum())} labels, on fresh audits ...")
     n = _allocate(t, sizes, allocation)
-    p = power_at(t) if planned == "guaranteed" else _normal_power(sim, guess, eps, alpha, t, allocation)
+    p = power_at(t, n_sim) if planned != "bb" else _normal_power(sim, guess, eps, prob, t, allocation)
+    shortfall = None
+    if p < power:
+        shortfall = (
+            f"the plan reaches power {p:.2f} ({'fresh simulated audits' if planned != 'bb' else 'normal approximation'}"
+            f"), below the {power:g} asked: the groups hold too few rows to label; raise eps, lower power or prob"
+        )
+        warnings.warn(f"plan_labels: {shortfall}", UserWarning, stacklevel=2)
     groups = [str(g) for g in sim.groups]
     out = pd.DataFrame(
         {"rows": np.append(sizes, sizes.sum()), "labels": np.append(n, n.sum()), "rate": np.append(sim.rates, np.nan)},
         index=pd.Index([*groups, "total"], name="group"),
     )
+    how = {
+        "auto": "the labels' Jeffreys posterior (auto's interval below 200 labels per rate and group)",
+        "guaranteed": sim.form,
+        "bb": "Beta-Binomial (auto's, from 200 labels per rate)",
+    }
     out.attrs.update(
         {
             "power": p,
-            "power_sd": float(np.sqrt(p * (1 - p) / n_sim)) if planned == "guaranteed" else float("nan"),
+            "power_sd": float(np.sqrt(p * (1 - p) / n_sim)) if planned != "bb" else float("nan"),
             "guess": guess,
             "decision": "within" if within else "exceeds",
             "eps": eps,
-            "alpha": alpha,
+            "prob": prob,
             "target_power": power,
             "n_sim": n_sim,
             "allocation": allocation,
             "measure": measure.key,
             "bases": tuple(base.name for base in measure.bases),
-            "interval": sim.form if planned == "guaranteed" else "Beta-Binomial (auto's, from 200 labels per rate)",
+            "interval": how[planned],
             "method": planned,
             "normal_labels": None if normal is None else int(_allocate(min(normal, top), sizes, allocation).sum()),
             "calibration": sim.calibration,
+            "shortfall": shortfall,
             "how": (
-                f"simulation: {n_sim} seeded audits per candidate, each running method='guaranteed' at level "
+                f"simulation: {n_sim} seeded audits per candidate, each computing {how[planned]} at level "
                 f"{prob}; the fewest labels (doubling, then bisection to 10%) whose share of right decisions "
-                f"reaches the power plus one binomial sd"
-                if planned == "guaranteed"
-                else f"the guaranteed interval needs more labels than give every group {INTERVAL_MIN_LABELS} rows "
+                f"reaches the power plus one binomial sd, then checked on {n_sim} fresh audits"
+                if planned != "bb"
+                else f"the interval of few labels needs more labels than give every group {INTERVAL_MIN_LABELS} rows "
                 "in each rate's denominator, where auto reads Beta-Binomial's interval: the normal approximation's "
                 "count, and at least that many"
             ),
@@ -353,7 +387,7 @@ def _extreme_pair(sim: Any) -> tuple[int, int, float] | None:
     return a, b, float(rates[a] * (1 - rates[a]) / share[a] + rates[b] * (1 - rates[b]) / share[b])
 
 
-def _normal_labels(sim: Any, guess: float, eps: float, alpha: float, power: float, allocation: str) -> int | None:
+def _normal_labels(sim: Any, guess: float, eps: float, prob: float, power: float, allocation: str) -> int | None:
     """Labels a normal approximation of the two extreme groups' difference asks (the search's unit), or None.
 
     ``n = (z_{1-alpha/2} + z_power)**2 (p_a (1 - p_a) / s_a + p_b (1 - p_b) / s_b) / (eps - |guess|)**2``
@@ -363,18 +397,18 @@ def _normal_labels(sim: Any, guess: float, eps: float, alpha: float, power: floa
     if pair is None or abs(abs(guess) - eps) < 1e-12:
         return None
     a, b, var = pair
-    z = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)
+    z = stats.norm.ppf((1 + prob) / 2) + stats.norm.ppf(power)
     per_group = int(np.ceil(z * z * max(var, 1e-12) / (eps - abs(guess)) ** 2))
     if allocation == "equal":  # in the search's unit: labels per group (equal), or in all (proportional)
         return per_group
     return int(np.ceil(per_group * sim.sizes.sum() / sim.sizes[[a, b]].min()))
 
 
-def _normal_power(sim: Any, guess: float, eps: float, alpha: float, t: int, allocation: str) -> float:
+def _normal_power(sim: Any, guess: float, eps: float, prob: float, t: int, allocation: str) -> float:
     """The normal approximation's power of the right decision at ``t`` labels (the search's unit)."""
     a, b, var = _extreme_pair(sim)
     n = float(_allocate(t, sim.sizes, allocation)[[a, b]].min())
-    return float(stats.norm.cdf(abs(eps - abs(guess)) / np.sqrt(var / n) - stats.norm.ppf(1 - alpha / 2)))
+    return float(stats.norm.cdf(abs(eps - abs(guess)) / np.sqrt(var / n) - stats.norm.ppf((1 + prob) / 2)))
 
 
 def _labels_for_denominators(sim: Any, rows: int, allocation: str) -> int:
@@ -386,19 +420,20 @@ def _labels_for_denominators(sim: Any, rows: int, allocation: str) -> int:
     return int(min(np.max(need * sim.sizes.sum() / sim.sizes), sim.sizes.sum()))
 
 
-def _refusal(sim, measure, guess, within, eps, power, reached, prob, top, allocation) -> str:
+def _refusal(sim, measure, guess, within, eps, power, reached, prob, top, allocation, method) -> str:
     """Why no number of labels reaches the power: the interval with every row labeled, against the guess."""
-    lo, hi = sim.interval(_allocate(top, sim.sizes, allocation), 0, prob)
+    lo, hi = sim.interval(_allocate(top, sim.sizes, allocation), 0, prob, method)
     half = (hi - lo) / 2
     side = f"below {eps - half:.3f}" if within else f"above {eps + half:.3f}"
     why = (
-        f"labeling every row does not give the guaranteed interval power {power} to decide |Δ| <= {eps} for "
+        f"labeling every row does not give the {'guaranteed' if method == 'guaranteed' else 'Jeffreys'} interval "
+        f"power {power} to decide |Δ| <= {eps} for "
         f"{measure.key} (simulated power {reached:.2f}): with every row labeled its interval is still about "
         f"+-{half:.3f} wide, so the guessed |Δ| = {abs(guess):.3f} would have to lie {side}"
     )
     if sim.calibration and "recalibrated" in sim.calibration:
         why += f" ({sim.calibration})"
-    return why + "; raise eps, lower power or alpha, or give scores that predict the labels"
+    return why + "; raise eps, lower power or prob, or give scores that predict the labels"
 
 
 class _RatesSimulation:
@@ -440,7 +475,7 @@ class _RatesSimulation:
         w = self.sizes * self.share
         return float((w * self.rates).sum() / w.sum())
 
-    def interval(self, n: np.ndarray, i: int, prob: float) -> tuple[float, float]:
+    def interval(self, n: np.ndarray, i: int, prob: float, method: str) -> tuple[float, float]:
         rng = np.random.default_rng([self.seed, i])
         codes = np.repeat(np.arange(self.groups.size), n)
         in_den = rng.uniform(size=codes.size) < self.share[codes]
@@ -450,7 +485,7 @@ class _RatesSimulation:
         y = np.where(in_den, np.where(in_num, yn, yd), yo).astype(np.intp)
         p = np.where(in_den, np.where(in_num, pn, pd_), po).astype(np.intp)
         data = FitData(y, Rows(np.full(y.size, 0.5), p, codes.astype(np.intp)), Rows.empty(), self.groups, 0.5)
-        return _interval(data, self.measure, prob)
+        return _interval(data, self.measure, prob, method)
 
 
 class _ScoresSimulation:
@@ -506,7 +541,7 @@ class _ScoresSimulation:
         self.rates_guess, self.share = lower[first], np.min(shares, axis=0)
         return float(self.measure.bounds_from_group_values(lower, lower, groups=self.groups, overall=overall)[0])
 
-    def interval(self, n: np.ndarray, i: int, prob: float) -> tuple[float, float]:
+    def interval(self, n: np.ndarray, i: int, prob: float, method: str) -> tuple[float, float]:
         rng = np.random.default_rng([self.seed, i])
         y_all = (rng.uniform(size=self.scores.size) < self.scores).astype(np.intp)
         mask = np.zeros(self.scores.size, dtype=bool)
@@ -515,7 +550,7 @@ class _ScoresSimulation:
         lab = Rows(self.scores[mask], self.pred[mask], self.codes[mask])
         unl = Rows(self.scores[~mask], self.pred[~mask], self.codes[~mask])
         data = FitData(y_all[mask], lab, unl, self.groups, self.threshold, target="audited rows")
-        return _interval(data, self.measure, prob)
+        return _interval(data, self.measure, prob, method)
 
 
 def _checked_calibration(scores: np.ndarray, y_true: Any) -> tuple[np.ndarray, str | None]:

@@ -73,11 +73,8 @@ def external_stacklevel() -> int:
 
 def warn_undefined(key: str, reason: str) -> None:
     """Warn that a posterior is undefined, with the reason (one message for every method)."""
-    warnings.warn(
-        f"{key}: {reason}; its summaries are NaN and rope() gives no verdict. Merge small groups or add data.",
-        UndefinedGroupWarning,
-        stacklevel=external_stacklevel(),
-    )
+    message = f"{key}: {reason}; its summaries are NaN and rope() gives no verdict. Merge small groups or add data."
+    warnings.warn(message, UndefinedGroupWarning, stacklevel=external_stacklevel())
 
 
 @dataclass(frozen=True)
@@ -160,9 +157,9 @@ class MeasurePosterior(Estimate):
     hand. An :class:`~skfair_measures.uncertainty.Estimate`: ``value``, ``n``, ``target``,
     ``construction``, ``interval(prob)``, ``prob_within(eps)``, ``verdict(eps)`` and
     ``summary()``. Its interval, probabilities and verdict come from one construction: the
-    posterior draws, or, for ``method="guaranteed"`` (and ``"auto"`` when it reports the
-    guaranteed interval), the guaranteed box mapped through the measure, which is a
-    confidence interval and gives no probabilities (NaN, with ``no_prob_reason``).
+    posterior draws, or, for ``method="guaranteed"`` (and ``"auto"`` when it widens its
+    interval to hold another construction's estimate), a box mapped through the measure,
+    which is a confidence interval and gives no probabilities (NaN, with ``no_prob_reason``).
 
     Attributes
     ----------
@@ -235,10 +232,8 @@ class MeasurePosterior(Estimate):
     def by_group(self) -> pd.Series | pd.DataFrame:
         """Posterior mean of the base metric in each group (a DataFrame, one column per base, for several)."""
         means = {name: d.reshape(-1, len(self.groups)).mean(0) for name, d in self.group_draws.items()}
-        if len(means) == 1:
-            name, m = next(iter(means.items()))
-            return pd.Series(m, index=self.groups, name=name)
-        return pd.DataFrame(means, index=self.groups)
+        frame = pd.DataFrame(means, index=self.groups)
+        return frame.iloc[:, 0] if len(means) == 1 else frame
 
     @property
     def counts(self) -> pd.Series:
@@ -255,10 +250,9 @@ class MeasurePosterior(Estimate):
     def construction(self) -> str:  # type: ignore[override]
         """What made the interval, in words a reader knows."""
         if self.interval_box is not None:
-            return "betting (guaranteed), " + (
-                "prediction-powered" if self.attrs.get("prediction_powered") else "labels"
-            )
-        return _CONSTRUCTIONS.get(self.method, f"{self.method} posterior")
+            return self.interval_box.name
+        prior = " (Jeffreys prior)" if self.attrs.get("prior") == "jeffreys" else ""
+        return _CONSTRUCTIONS.get(self.method, f"{self.method} posterior") + prior
 
     @property
     def target(self) -> str:  # type: ignore[override]
@@ -277,7 +271,7 @@ class MeasurePosterior(Estimate):
             return None
         if self.method != "guaranteed":  # auto put the guaranteed box on another method's draws
             return (
-                f"the interval is the guaranteed one (auto: {self.attrs.get('interval_reason', 'few labels')}), "
+                f"the interval ({self.construction}; auto: {self.attrs.get('interval_reason', 'few labels')}) is "
                 "a confidence interval; it gives no probabilities (the draws' would not agree with it)"
             )
         return f"method={self.method!r} gives a confidence interval, not probabilities"
@@ -399,13 +393,9 @@ class MeasurePosterior(Estimate):
         """
         eps, c = check_eps(eps), self._centre(center)
         if self.no_prob_reason is not None:
-            why = self.no_prob_reason
-            if self.defined:
-                why += f"; compare interval() with the band [{c - eps:g}, {c + eps:g}]"
-            return RopeResult(_NAN, _NAN, _NAN, eps=eps, center=c, reason=why)
-        x = self.draws
-        below = float(np.mean(x < c - eps))
-        above = float(np.mean(x > c + eps))
+            band = f"; compare interval() with the band [{c - eps:g}, {c + eps:g}]" if self.defined else ""
+            return RopeResult(_NAN, _NAN, _NAN, eps=eps, center=c, reason=self.no_prob_reason + band)
+        below, above = float(np.mean(self.draws < c - eps)), float(np.mean(self.draws > c + eps))
         return RopeResult(below, 1.0 - below - above, above, eps=float(eps), center=c)
 
     def pair_verdicts(self, eps: float = DEFAULT_EPS, prob: float | None = None) -> pd.DataFrame:
@@ -453,8 +443,7 @@ class MeasurePosterior(Estimate):
         name = base or next(iter(self.group_draws))
         if name not in self.group_draws:
             raise KeyError(f"base {name!r} not in this posterior; it has {sorted(self.group_draws)}.")
-        d = self.group_draws[name].reshape(-1, len(self.groups))
-        prob = check_prob(prob)
+        d, prob = self.group_draws[name].reshape(-1, len(self.groups)), check_prob(prob)
         lo, hi = np.quantile(d, [(1 - prob) / 2, (1 + prob) / 2], axis=0)  # NaN columns stay NaN
         return pd.DataFrame({"mean": d.mean(0), "sd": d.std(0, ddof=1), "lower": lo, "upper": hi}, index=self.groups)
 
@@ -478,30 +467,22 @@ class MeasurePosterior(Estimate):
         -------
         pandas.DataFrame
         """
-        prob = self.prob if prob is None else prob
-        rows: dict[str, np.ndarray] = {self.key: self.chain_draws}
-        labels = group_labels(self.groups)
+        prob, labels = check_prob(self.prob if prob is None else prob), group_labels(self.groups)
+        rows = {self.key: self.chain_draws}
         for name, d in self.group_draws.items():
-            for j, lab in enumerate(labels):
-                rows[f"{name}[{lab}]"] = np.asarray(d[..., j], dtype=float)
-        prob = check_prob(prob)
+            rows |= {f"{name}[{lab}]": np.asarray(d[..., j], dtype=float) for j, lab in enumerate(labels)}
         table = pd.DataFrame([_row(name, x, prob) for name, x in rows.items()]).set_index("quantity")
         if self.interval_box is not None:  # the intervals are the guaranteed ones: the draws' spread tells nothing
-            table["sd"] = np.nan
             lower, upper, _ = self.interval_box.at(prob)
-            for name in self.group_draws:
-                for j, lab in enumerate(labels):
-                    row, est = f"{name}[{lab}]", table.loc[f"{name}[{lab}]", "mean"]  # hold the estimate (auto)
-                    table.loc[row, ["eti_lower", "hdi_lower"]] = min(lower[name][j], est)
-                    table.loc[row, ["eti_upper", "hdi_upper"]] = max(upper[name][j], est)
-            table.loc[self.key, ["eti_lower", "hdi_lower"]] = self.interval(prob)[0]
-            table.loc[self.key, ["eti_upper", "hdi_upper"]] = self.interval(prob)[1]
+            est = table["mean"].to_numpy()[1:]  # every group's interval holds its estimate (auto)
+            lo, hi = (np.concatenate([bound[name] for name in self.group_draws]) for bound in (lower, upper))
+            m_lo, m_hi = self.interval(prob)
+            lo, hi = np.r_[m_lo, np.where(est < lo, est, lo)], np.r_[m_hi, np.where(est > hi, est, hi)]
+            table["sd"] = np.nan
+            table[["eti_lower", "hdi_lower"]], table[["eti_upper", "hdi_upper"]] = np.c_[lo, lo], np.c_[hi, hi]
         c = self.center
-        table[f"P(>{c:g})"] = np.nan
-        table[f"P(|.-{c:g}|<={eps:g})"] = np.nan
-        table.iloc[0, -2] = self.prob_greater(c)
-        table.iloc[0, -1] = self.prob_within(eps)
-        return table
+        first = {f"P(>{c:g})": self.prob_greater(c), f"P(|.-{c:g}|<={eps:g})": self.prob_within(eps)}  # the measure's
+        return table.assign(**{k: [v] + [np.nan] * (len(table) - 1) for k, v in first.items()})
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dictionary: the summary row's fields, ``method``, ``mean``, ``prob_greater``, ``n_draws``."""
@@ -555,13 +536,11 @@ class MeasurePosterior(Estimate):
             )
 
     def __repr__(self) -> str:
+        head = f"<MeasurePosterior {self.key} ({self.method}, {self.n_draws} draws): "
         if not self.defined:
-            return f"<MeasurePosterior {self.key} ({self.method}, {self.n_draws} draws): undefined: {self.reason}>"
+            return f"{head}undefined: {self.reason}>"
         lo, hi = self.interval()
-        return (
-            f"<MeasurePosterior {self.key} ({self.method}, {self.n_draws} draws): "
-            f"value {self.value:.4f}, 95% interval [{lo:.4f}, {hi:.4f}]>"
-        )
+        return f"{head}value {self.value:.4f}, 95% interval [{lo:.4f}, {hi:.4f}]>"
 
 
 #: The construction of each method's interval, in words a reader knows.
@@ -587,7 +566,6 @@ def _row(name: str, x: np.ndarray, prob: float) -> dict[str, Any]:
     multi = x.ndim == 2 and x.shape[0] > 1 and x.shape[1] >= 4
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r_hat = float(az.rhat(x)) if multi else _NAN
-        ess = float(az.ess(x)) if multi else _NAN
+        r_hat, ess = (float(az.rhat(x)), float(az.ess(x))) if multi else (_NAN, _NAN)
     sd = np.std(flat, ddof=1) if flat.size > 1 else _NAN
     return out | dict(zip(_SUMMARY_COLUMNS, map(float, (np.mean(flat), sd, lo, hi, hlo, hhi, r_hat, ess)), strict=True))

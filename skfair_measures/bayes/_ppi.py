@@ -208,8 +208,7 @@ def _sides(sums: dict[str, np.ndarray], a: np.ndarray, b: np.ndarray) -> list[_S
 
 
 def _strata(mo: ScoreMoments) -> list[_Stratum]:
-    lab = _sides(mo.labeled, _A, _B)
-    unl = _sides(mo.unlabeled, _AU, _BU)
+    lab, unl = _sides(mo.labeled, _A, _B), _sides(mo.unlabeled, _AU, _BU)
     cells = zip(lab, unl, mo.labeled["w"], mo.labeled["w2"], strict=True)
     return [_Stratum(*args) for args in cells]
 
@@ -261,8 +260,7 @@ def _draw(mean: np.ndarray, df: np.ndarray, cov: np.ndarray, size: int, rng: Rng
     """
     from scipy.special import ndtr, stdtrit
 
-    out = np.full((size, mean.size), np.nan)
-    ok = np.isfinite(mean)
+    out, ok = np.full((size, mean.size), np.nan), np.isfinite(mean)
     if not ok.any():
         return out
     sub = cov[np.ix_(ok, ok)]
@@ -368,9 +366,7 @@ class PredictionPowered(EstimationMethod):
             return _cells_at(st, float(self.lam))
         first = _cells_at(st, 1.0)
         phi = _gradient(base, first.mu)
-        if not np.isfinite(phi).all():
-            return first
-        return _cells_at(st, _tuned_lambda(st, phi, first.mu))
+        return _cells_at(st, _tuned_lambda(st, phi, first.mu)) if np.isfinite(phi).all() else first
 
     def _estimate(
         self, moments: ScoreMoments, bases: Bases, strata: list[_Stratum], groups: Any
@@ -416,13 +412,12 @@ class PredictionPowered(EstimationMethod):
 
 def _warn_small(small: list[str]) -> None:
     if small:
-        warnings.warn(
+        message = (
             f"method='ppi': fewer than {ASYMPTOTIC_ROWS} labeled rows in the denominator of "
             f"{'; '.join(small)}. PPI's interval is asymptotic and can miss far more often than 5% here; "
-            "label more rows of these groups, or use method='bcr' (attrs['asymptotic'] is False).",
-            AsymptoticWarning,
-            stacklevel=external_stacklevel(),
+            "label more rows of these groups, or use method='bcr' (attrs['asymptotic'] is False)."
         )
+        warnings.warn(message, AsymptoticWarning, stacklevel=external_stacklevel())
 
 
 def _denominator_rows(st: _Stratum, roles: Any) -> float:

@@ -86,8 +86,7 @@ class ReliabilityPosterior:
         """The reliability diagram as a long table: one row per (group, bin)."""
         prob = check_prob(prob)
         lo, hi = np.quantile(self.theta, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
-        labels = group_labels(self.groups)
-        n_bins = self.edges.size - 1
+        labels, n_bins = group_labels(self.groups), self.edges.size - 1
         bins = {"group": np.repeat(labels, n_bins), "bin_lower": np.tile(self.edges[:-1], len(labels))}
         bins |= {"bin_upper": np.tile(self.edges[1:], len(labels)), "mean_score": self.mean_score.ravel()}
         data = {"weight": self.weight.ravel(), "n": self.n.ravel().astype(int), "k": self.k.ravel().astype(int)}
@@ -165,10 +164,9 @@ def reliability_posterior(
     """
     if n_bins < 1:
         raise ValueError(f"n_bins={n_bins!r} must be >= 1.")
-    if kind not in ("positive", "confidence"):
-        raise ValueError(f"kind={kind!r}; pass 'positive' or 'confidence'.")
-    if prior not in ("diagonal", "uniform"):
-        raise ValueError(f"prior={prior!r}; pass 'diagonal' or 'uniform'.")
+    for name, value, valid in (("kind", kind, ("positive", "confidence")), ("prior", prior, ("diagonal", "uniform"))):
+        if value not in valid:
+            raise ValueError(f"{name}={value!r}; pass {' or '.join(map(repr, valid))}.")
     one_group = sensitive_features is None
     if one_group:
         sensitive_features = pd.Series(np.full(int(np.shape(y_true)[0]), "all"), name="group")
@@ -199,8 +197,7 @@ def reliability_posterior(
 
     tot, sums = per_bin(s_all, c_all), per_bin(s_all, c_all, transform(s_all))
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean_score = np.where(tot > 0, sums / tot, np.nan)
-        weight = tot / tot.sum(1, keepdims=True)
+        mean_score, weight = np.where(tot > 0, sums / tot, np.nan), tot / tot.sum(1, keepdims=True)
     z = (t == (s >= threshold)).astype(float) if kind == "confidence" else t.astype(float)
     nb, kb = per_bin(s, codes), per_bin(s, codes, z)
     centre = np.where(np.isnan(mean_score), (edges[:-1] + edges[1:]) / 2, mean_score)

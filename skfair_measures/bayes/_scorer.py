@@ -12,7 +12,8 @@ posterior of a measure on the validation fold and reduces it by a stated rule:
 - ``"prob_fair"``: ``P(|Delta - center| <= eps)``, the probability of being
   practically fair (seed 000 section 3), higher is better. A probability needs a
   posterior whose interval is its draws, so with ``method="auto"`` this rule uses the
-  method auto chooses, never its guaranteed interval of few labels (which gives none).
+  method of auto's rules, never auto's interval of few labels widened to another
+  estimate (a confidence interval, which gives none).
 
 An undefined posterior (a group rate with no samples in its denominator) scores
 NaN, which scikit-learn reports for that candidate and fold.
@@ -139,13 +140,10 @@ class BayesianScorer(FairnessScorer):
         if self.rule == "mean":
             sign = 1.0 if self._measures[0].greater_is_better else -1.0
             return sign * post.mean()
-        if self.rule == "upper":
-            return -post.upper_bound(self.prob)
-        return post.prob_within(self.eps)
+        return -post.upper_bound(self.prob) if self.rule == "upper" else post.prob_within(self.eps)
 
     def _scores(self, estimator: Any, X: Any, y: Any, groups: Any, sample_weight: Any) -> dict[str, float]:
-        pooled = self.unlabeled_X is not None
-        used = self.method
+        pooled, used = self.unlabeled_X is not None, self.method
         if used == AUTO:
             used, _ = auto_method({"unlabeled_scores": [] if pooled else None, "sample_weight": sample_weight})
         if sample_weight is not None and not METHODS[used].weights:
@@ -163,7 +161,7 @@ class BayesianScorer(FairnessScorer):
                 self.unlabeled_sensitive if columns is None else resolve_sensitive(X=self.unlabeled_X, columns=columns)
             )
         # prob_fair reads a probability, which only a posterior whose interval is its draws gives: under auto,
-        # the method auto chooses (not its guaranteed interval of few labels, a confidence interval)
+        # the method of auto's rules (not auto's interval of few labels widened to another estimate)
         extra |= {"method": used if self.rule == "prob_fair" else self.method, "reference": self.reference}
         extra |= {"sensitive_features": groups, "random_state": self.random_state}
         scores = _response(estimator, X, "predict_proba", pos_label)

@@ -71,6 +71,5 @@ def restrict_fit_data(data: FitData, measures: Sequence[MeasureBase]) -> FitData
 def _rows(rows: Rows, codes: np.ndarray) -> tuple[Rows, np.ndarray]:
     """The rows whose group is kept (code >= 0), with the new codes."""
     kept = codes >= 0
-    weight = None if rows.weight is None else rows.weight[kept]
-    count = None if rows.count is None else rows.count[kept]
+    weight, count = (None if x is None else x[kept] for x in (rows.weight, rows.count))
     return Rows(rows.scores[kept], rows.y_pred[kept], codes[kept], weight, count, rows.bin_width), kept

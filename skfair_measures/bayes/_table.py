@@ -78,10 +78,11 @@ METHODS: dict[str, MethodSpec] = {
             None,
             summary="the recommended method for the data: the estimate of bb without unlabeled scores, of ppi "
             "with sample weights, of bcr otherwise (bb when the calibration checks fail); the interval of that "
-            "method only when every group has enough labeled rows in every rate's denominator, else the "
-            "guaranteed interval (widened to hold the estimate)",
-            guarantee="coverage >= prob at every number of labels below the rule's row count (the guaranteed "
-            "interval); above it that of the method it chooses (post.method)",
+            "method only when every group has enough labeled rows in every rate's denominator, else the labels' "
+            "Jeffreys posterior (with weights the guaranteed interval), widened to hold the estimate",
+            guarantee="below the rule's row count: near prob at every number of labels (the labels' Jeffreys "
+            "posterior; with weights, >= prob: the guaranteed interval); above it that of the method it chooses "
+            "(post.method)",
             weights=True,
             unlabeled="optional",
         ),
@@ -146,11 +147,8 @@ def option_names() -> dict[str, tuple[str, ...]]:
     >>> option_names()["sampler"]
     ('bc', 'bcr')
     """
-    out: dict[str, tuple[str, ...]] = {}
-    for spec in METHODS.values():
-        for name in spec.option_names():
-            out[name] = (*out.get(name, ()), spec.name)
-    return out
+    names = dict.fromkeys(name for spec in METHODS.values() for name in spec.option_names())
+    return {name: tuple(m for m, spec in METHODS.items() if name in spec.option_names()) for name in names}
 
 
 def check_method(method: Any) -> MethodSpec:
@@ -197,8 +195,7 @@ def method_options(method: str, options: Mapping[str, Any], *, multiclass: bool 
     spec = check_method(method)
     record = spec.multiclass if multiclass else spec.options  # callers resolve "auto" and check multiclass first
     refuse_unknown(options)
-    takes = {f.name for f in dataclasses.fields(record)}
-    where = option_names()
+    takes, where = {f.name for f in dataclasses.fields(record)}, option_names()
     for name in options:
         if name not in takes:
             form = " on K classes" if multiclass and name in spec.option_names() else ""
@@ -211,14 +208,10 @@ def method_options(method: str, options: Mapping[str, Any], *, multiclass: bool 
 
 def refuse_unknown(options: Mapping[str, Any]) -> None:
     """Refuse any option that no method takes (a TypeError, as Python's own for a bad keyword)."""
-    where = option_names()
-    unknown = sorted(set(options) - set(where))
+    unknown = sorted(set(options) - set(option_names()))
     if unknown:
-        raise TypeError(
-            f"unknown option(s) {', '.join(unknown)}; the method options are "
-            + "; ".join(f"{m}: {', '.join(s.option_names())}" for m, s in METHODS.items() if s.option_names())
-            + "."
-        )
+        known = "; ".join(f"{m}: {', '.join(s.option_names())}" for m, s in METHODS.items() if s.option_names())
+        raise TypeError(f"unknown option(s) {', '.join(unknown)}; the method options are {known}.")
 
 
 def refuse_unread_unlabeled(method: str, options: Mapping[str, Any], argument: str) -> None:

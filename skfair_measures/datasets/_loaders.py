@@ -44,11 +44,8 @@ def _read_gz_csv(name: str, **read_csv_kwargs) -> pd.DataFrame:
 
 def _as_category(values: pd.Series, categories: list[str] | None = None, *, ordered: bool = False) -> pd.Categorical:
     """Categorical copy of ``values``: categories sorted, or the given ones that occur."""
-    if categories is None:
-        categories = sorted(values.dropna().unique())
-    else:
-        present = set(values.dropna().unique())
-        categories = [c for c in categories if c in present]
+    present = set(values.dropna().unique())
+    categories = sorted(present) if categories is None else [c for c in categories if c in present]
     return pd.Categorical(values, categories=categories, ordered=ordered)
 
 
@@ -56,55 +53,28 @@ def _finish(
     data: pd.DataFrame, target: pd.Series, sensitive: pd.DataFrame, descr: str, return_X_y_A: bool
 ) -> Bunch | XYA:
     """Reset indices, then return a Bunch or the ``(X, y, A)`` triple."""
-    data = data.reset_index(drop=True)
+    data, sensitive = data.reset_index(drop=True), sensitive.reset_index(drop=True)
     target = target.reset_index(drop=True).astype("int64")
-    sensitive = sensitive.reset_index(drop=True)
     if return_X_y_A:
         return data, target, sensitive
-    return Bunch(
-        data=data,
-        target=target,
-        sensitive=sensitive,
-        feature_names=list(data.columns),
-        target_name=str(target.name),
-        DESCR=descr,
-    )
+    names = {"feature_names": list(data.columns), "target_name": str(target.name)}
+    return Bunch(data=data, target=target, sensitive=sensitive, DESCR=descr, **names)
 
 
 # ---------------------------------------------------------------------------------------------
 # Adult
 # ---------------------------------------------------------------------------------------------
 
-_ADULT_COLUMNS = [
-    "age",
-    "workclass",
-    "fnlwgt",
-    "education",
-    "education_num",
-    "marital_status",
-    "occupation",
-    "relationship",
-    "race",
-    "sex",
-    "capital_gain",
-    "capital_loss",
-    "hours_per_week",
-    "native_country",
-    "income",
-]
+_ADULT_COLUMNS = (
+    "age workclass fnlwgt education education_num marital_status occupation relationship race sex capital_gain "
+    "capital_loss hours_per_week native_country income"
+).split()
 _ADULT_SUBSETS = ("train", "test", "all")
 
 
 def _read_adult_file(name: str, skiprows: int) -> pd.DataFrame:
-    frame = _read_gz_csv(
-        name,
-        header=None,
-        names=_ADULT_COLUMNS,
-        skipinitialspace=True,
-        skiprows=skiprows,
-        na_values=["?"],
-        keep_default_na=False,
-    )
+    text = {"skipinitialspace": True, "na_values": ["?"], "keep_default_na": False}  # "?": missing, nothing else
+    frame = _read_gz_csv(name, header=None, names=_ADULT_COLUMNS, skiprows=skiprows, **text)
     frame["income"] = frame["income"].str.rstrip(".")
     return frame
 
@@ -183,19 +153,10 @@ def load_adult(*, subset: Literal["train", "test", "all"] = "all", return_X_y_A:
 # COMPAS
 # ---------------------------------------------------------------------------------------------
 
-_COMPAS_FEATURES = [
-    "sex",
-    "age",
-    "age_cat",
-    "race",
-    "juv_fel_count",
-    "juv_misd_count",
-    "juv_other_count",
-    "priors_count",
-    "c_charge_degree",
-    "decile_score",
-    "score_text",
-]
+_COMPAS_FEATURES = (
+    "sex age age_cat race juv_fel_count juv_misd_count juv_other_count priors_count c_charge_degree "
+    "decile_score score_text"
+).split()
 _COMPAS_FILTER_COLUMNS = ["days_b_screening_arrest", "is_recid", "two_year_recid"]
 
 

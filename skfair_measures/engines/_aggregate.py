@@ -84,10 +84,8 @@ def _weight_columns(frame: nw.LazyFrame, cols: Columns) -> list[nw.Expr]:
 def engine_failure(engine: str, cols: Columns, exc: BaseException) -> RuntimeError:
     """An engine's error (any type) as one error naming the engine and the columns it read."""
     columns = {"target": cols.target, "prediction": cols.prediction, "sensitive": list(cols.sensitive)}
-    message = _ENGINE_FAILED.format(
-        engine=engine, **columns, weight=cols.sample_weight, error=f"{type(exc).__name__}: {exc}"
-    )
-    return RuntimeError(message)
+    error = f"{type(exc).__name__}: {exc}"
+    return RuntimeError(_ENGINE_FAILED.format(engine=engine, **columns, weight=cols.sample_weight, error=error))
 
 
 def needed_columns(cols: Columns) -> list[str]:
@@ -152,11 +150,8 @@ def error_table(frame: nw.LazyFrame, cols: Columns) -> pd.DataFrame:
         _require_numeric(frame, argument, column, "a regression measure subtracts it")
     err = nw.col(cols.prediction).cast(nw.Float64) - nw.col(cols.target).cast(nw.Float64)
     e, w = nw.col("__sfm_e"), nw.col(_W)
-    derived = [
-        (w * e.abs()).alias("__sfm_ae"),
-        (w * e * e).alias("__sfm_se"),
-        (~e.is_finite()).fill_null(True).cast(nw.Int64).alias(_BAD_ERR),
-    ]
+    derived = [(w * e.abs()).alias("__sfm_ae"), (w * e * e).alias("__sfm_se")]
+    derived.append((~e.is_finite()).fill_null(True).cast(nw.Int64).alias(_BAD_ERR))
     sums = [nw.col("__sfm_ae").sum().alias(_SUM_AE), nw.col("__sfm_se").sum().alias(_SUM_SE)]
     aggs = [w.sum().alias(_SUM_W), *sums, nw.col(_BAD_W).sum(), nw.col(_BAD_ERR).sum()]
     return grouped_pass(frame, cols, [err.alias("__sfm_e")], [], aggs, derived)

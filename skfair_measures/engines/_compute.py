@@ -238,8 +238,11 @@ def evaluate_measures(
         return evaluate_together(ms, y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
     if sensitive_features is None:
         raise TypeError("sensitive_features= must name the sensitive column(s) of data.")
-    if isinstance(data, pd.DataFrame) and not _in_engine(ms, y_true, y_pred, sample_weight):
-        return _in_memory(ms, data, y_true, y_pred, sensitive_features, sample_weight)
+    if isinstance(data, pd.DataFrame) and not _in_engine(ms, y_true, y_pred, sample_weight):  # on its rows, in memory
+        y_pred = data[y_pred] if isinstance(y_pred, str) else y_pred
+        w = data[sample_weight] if isinstance(sample_weight, str) else sample_weight
+        groups = resolve_sensitive(X=data, columns=sensitive_features)
+        return evaluate_together(ms, data[y_true], y_pred, sensitive_features=groups, sample_weight=w)
     return _in_engine_pass(ms, data, y_true, y_pred, sensitive_features, sample_weight)
 
 
@@ -301,16 +304,6 @@ def _in_engine(ms: Sequence[MeasureBase], *columns: Any) -> bool:
     """Whether a pandas frame takes the engine pass: every argument a column name, every measure on statistics."""
     named = all(c is None or isinstance(c, str) for c in columns)
     return named and all(isinstance(m, Measure) and m.bases and all(b.statistic for b in m.bases) for m in ms)
-
-
-def _in_memory(
-    ms: Sequence[MeasureBase], data: pd.DataFrame, target: Any, prediction: Any, sensitive: Any, sample_weight: Any
-) -> dict[str, MeasureResult]:
-    """A pandas frame evaluated on its rows (arrays given, or measures that read the rows)."""
-    y_pred = data[prediction] if isinstance(prediction, str) else prediction
-    w = data[sample_weight] if isinstance(sample_weight, str) else sample_weight
-    groups = resolve_sensitive(X=data, columns=sensitive)
-    return evaluate_together(ms, data[target], y_pred, sensitive_features=groups, sample_weight=w)
 
 
 def _in_engine_pass(

@@ -81,8 +81,11 @@ def score_table(data: Any, cols: Columns, threshold: float) -> pd.DataFrame:
     _check_types(frame, cols)
     if frame.implementation is nw.Implementation.PANDAS and isinstance(data, pd.DataFrame):
         return _partition(data, cols, threshold)
-    if frame.implementation is nw.Implementation.DASK:
-        return _dask(nw.to_native(frame), cols, threshold)
+    if frame.implementation is nw.Implementation.DASK:  # a table per partition (the user's scheduler), summed locally
+        tables = _native.map_dask_partitions(
+            nw.to_native(frame), cols, lambda part, _: _partition(part, cols, threshold)
+        )
+        return _native.combine(tables, [*cols.sensitive, _T, _P])
     return _narwhals(frame, cols, threshold)
 
 
@@ -159,12 +162,6 @@ def _compiled(kernel: Any, pdf: pd.DataFrame, cols: Columns, threshold: float) -
     for j, name in enumerate((_N, *SCORE_SUMS, _BAD_W, _BAD_SCORE)):
         table[name] = out[seen, j].astype(np.int64) if name in (_N, _BAD_W, _BAD_SCORE) else out[seen, j]
     return table
-
-
-def _dask(ddf: Any, cols: Columns, threshold: float) -> pd.DataFrame:
-    """One pass over a Dask frame: a table per partition (the user's scheduler), summed locally."""
-    tables = _native.map_dask_partitions(ddf, cols, lambda part, _: _partition(part, cols, threshold))
-    return _native.combine(tables, [*cols.sensitive, _T, _P])
 
 
 # -- labeled rows and the unlabeled rows' score histogram --------------------------------

@@ -168,11 +168,7 @@ def _with_replicates(sums: dict[str, np.ndarray], n_rows: int, replicates: tuple
 
 
 def table(
-    pdf: pd.DataFrame,
-    cols: Columns,
-    kind: str,
-    threshold: float | None = None,
-    replicates: tuple[int, Any] | None = None,
+    pdf: pd.DataFrame, cols: Columns, kind: str, threshold: float | None = None, replicates: tuple | None = None
 ) -> pd.DataFrame:
     """The small table of one pandas frame (``kind`` is ``"confusion"`` or ``"errors"``).
 

@@ -536,19 +536,18 @@ class FairnessMonitor:
         n_groups = len(self._groups)
         for nid, need in self._needs.items():
             need.total = _pad(need.total, n_groups)
-            batch = counted.get(nid)
-            batch = None if batch is None else _pad(batch, n_groups)
+            batch = _pad(counted[nid], n_groups) if nid in counted else None
             if new_step:
                 need.history.append((self.step, np.zeros((n_groups, 2, 2))))
                 self._trim(need)
                 if need.boxes:  # a restart at every step once the need has counts
-                    need.boxes.append(self._box(box_alpha(self.alpha, self.step)))
+                    need.boxes.append(Box(self.step, box_alpha(self.alpha, self.step), n_groups, self.grid_size))
             if batch is None:
                 continue
             need.history[-1] = (need.history[-1][0], _pad(need.history[-1][1], n_groups) + batch)
             need.total = need.total + batch
             if not need.boxes:  # the cumulative box: from the need's first counts
-                need.boxes.append(self._box(box_alpha(self.alpha, 1)))
+                need.boxes.append(Box(self.step, box_alpha(self.alpha, 1), n_groups, self.grid_size))
             rates = {name: cells(batch, roles) for name, roles in need.roles.items()}  # once for every box and test
             Box.update_all(need.boxes, batch, rates)
             for key, test in self._tests.items():
@@ -556,9 +555,6 @@ class FairnessMonitor:
                     test.update(batch, rates, self.step)
             self._prune(need)
         self._evaluate()
-
-    def _box(self, alpha: float) -> Box:
-        return Box(self.step, alpha, len(self._groups), self.grid_size)
 
     def _prune(self, need: _Need) -> None:
         """Keep the cumulative box, the recent restarts, some older ones, and the boxes an alarm or a move dates.
@@ -575,11 +571,9 @@ class FairnessMonitor:
         if isinstance(self.window, int):
             del need.history[: max(len(need.history) - self.window, 0)]
             return
-        latest = pd.Timestamp(self.times[-1])
+        since = pd.Timestamp(self.times[-1]) - self.window  # (every batch has a time with a time span)
         need.history[:] = [
-            (s, c)
-            for s, c in need.history
-            if self.times[s - 1] is not None and pd.Timestamp(self.times[s - 1]) > latest - self.window
+            (s, c) for s, c in need.history if self.times[s - 1] and pd.Timestamp(self.times[s - 1]) > since
         ]
 
     # -- reading ---------------------------------------------------------------------------------------------

@@ -90,9 +90,7 @@ class Box:
 
     def _batch(self, counts: np.ndarray, rates: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, ...]:
         """Add the batch's counts; the successes and trials of every row of the stack (new rows made)."""
-        grown = np.zeros_like(counts)
-        grown[: self.counts.shape[0]] = self.counts
-        self.counts = grown + counts
+        self.counts = counts + np.pad(self.counts, ((0, len(counts) - len(self.counts)), (0, 0), (0, 0)))
         for name in rates:
             self._grow(name, counts.shape[0])
         successes, trials = np.zeros(self.stack.rows), np.zeros(self.stack.rows)

@@ -240,8 +240,7 @@ def fit_transition(
     start, k, rng = time.perf_counter(), len(c1), check_random_state(random_state)
     starts = [np.concatenate([(np.eye(k) - 1.0).ravel(), np.zeros(k)]) if init is None else _logits(*init)]
     for _ in range(max(n_init, 1) - 1):
-        strength = rng.uniform(0.5, 2.5)
-        t = strength * np.eye(k) + rng.normal(0.0, 0.5, (k, k))
+        t = rng.uniform(0.5, 2.5) * np.eye(k) + rng.normal(0.0, 0.5, (k, k))
         starts.append(np.concatenate([t.ravel(), rng.normal(0.0, 0.5, k)]))
     # Each start first minimises the smooth squared residuals, then (more than two
     # groups) polishes the authors' sum of residual norms from there: the norms are
@@ -385,8 +384,7 @@ def neighbour_proxies(
     from sklearn.neighbors import NearestNeighbors
 
     X = np.asarray(features, dtype=float)
-    if X.ndim == 1:
-        X = X[:, None]
+    X = X[:, None] if X.ndim == 1 else X
     if X.ndim != 2 or X.shape[0] != codes.shape[0]:
         raise ValueError(f"features must be 2-D with one row per sample ({codes.shape[0]} rows); got shape {X.shape}.")
     if not np.isfinite(X).all():

@@ -194,9 +194,8 @@ def labeled_proxy_disparity(
     draws = None
     if n_boot:  # replicates resample the labeled rows and the other rows separately, the whole estimate redone
         rng, lab, other = check_random_state(random_state), n_lab.ravel(), n_all - n_lab.sum(axis=0)
-        lab_b = (
-            rng.multinomial(int(lab.sum()), lab / lab.sum(), size=n_boot).astype(float).reshape(n_boot, *n_lab.shape)
-        )
+        lab_b = rng.multinomial(int(lab.sum()), lab / lab.sum(), size=n_boot).astype(float)
+        lab_b = lab_b.reshape(n_boot, *n_lab.shape)
         if other.sum() > 0:
             other_b = rng.multinomial(int(round(other.sum())), other / other.sum(), size=n_boot).astype(float)
         else:

@@ -358,13 +358,11 @@ def _calibrate(
         fitted["priors"] = np.full((problem.n_label, problem.n_groups), np.nan)
         return np.full((problem.n_groups, problem.n_label, problem.n_pred), np.nan), fitted
     q = np.linalg.solve(np.swapaxes(transitions, -1, -2), joint[..., None])[..., 0]  # (y, k, a)
-    priors = _priors(problem, fits, joint)
-    fitted["priors"] = priors
+    fitted["priors"] = priors = _priors(problem, fits, joint)
     with np.errstate(invalid="ignore", divide="ignore"):
         h = np.moveaxis(q / priors[:, None, :], -1, 0)  # (a, y, k)
-    if problem.clip:
-        h = np.clip(h, 0.0, 1.0)
-        with np.errstate(invalid="ignore", divide="ignore"):
+        if problem.clip:
+            h = np.clip(h, 0.0, 1.0)
             h = h / h.sum(axis=-1, keepdims=True)
     return h, fitted
 
@@ -423,30 +421,24 @@ def _point_estimate(problem: _Problem, counts: np.ndarray, rng: Any) -> tuple[np
     return h, fitted
 
 
-def _roles(problem: _Problem, fitted: dict[str, Any]) -> dict[str, tuple[str, ...] | None]:
-    """Which fits to check and how: all checks for an inverted matrix, the prior's checks for a prior."""
-    prior_only = ("moments", "prior")
-    roles: dict[str, tuple[str, ...] | None] = {}
-    for name in fitted["fits"]:
-        if name in fitted["used"] or (name == "global" and problem.prior == "implied"):
-            roles[name] = None
-        elif (name.startswith("label=") and "," not in name) or (name == "global" and problem.metric == "dp"):
-            roles[name] = prior_only  # p_y of EOd / EOp, or the prior p of local DP
-    return roles
-
-
 def _assess(problem: _Problem, fitted: dict[str, Any], rng: Any) -> tuple[dict[str, Any], list[str]]:
-    """Reliability checks of every fit the estimate depends on, and the reasons of those that fail."""
+    """Reliability checks of every fit the estimate depends on, and the reasons of those that fail.
+
+    A fit whose ``T`` is inverted gets every check; a fit of a prior alone (``p_y`` of EOd and
+    EOp, or the prior ``p`` of local DP) the prior's checks (moments, prior).
+    """
     checks: dict[str, Any] = {}
     reasons: list[str] = []
-    groups = problem.groups.tolist()
-    for name, only in _roles(problem, fitted).items():
-        sol = fitted["fits"][name]
+    limits = {"cond_warn": problem.cond_warn, "n_sim": problem.n_check, "random_state": rng}
+    for name, sol in fitted["fits"].items():
+        inverted = name in fitted["used"] or (name == "global" and problem.prior == "implied")
+        prior = (name.startswith("label=") and "," not in name) or (name == "global" and problem.metric == "dp")
+        if not (inverted or prior):
+            continue
         n_rows = sol.extra["n_rows"]
-        limits = {"cond_warn": problem.cond_warn, "n_sim": problem.n_check, "random_state": rng}
-        out = assess_fit(sol, sol.extra["noisy_prior"], n_rows, groups, **limits)
-        if only is not None:
-            out = {k: v for k, v in out.items() if k in only}
+        out = assess_fit(sol, sol.extra["noisy_prior"], n_rows, problem.groups.tolist(), **limits)
+        if not inverted:
+            out = {k: v for k, v in out.items() if k in ("moments", "prior")}
             out["reasons"] = [c["reason"] for c in out.values() if not c["passed"]]
             out["passed"] = not out["reasons"]
         checks[_named(name, problem.classes)] = out

@@ -531,17 +531,14 @@ class QuantificationDisparity(BaseEstimator):
         tests: dict[str, dict[Any, Any]] = {}
         reasons: list[str] = []
         used = {"all": bool(pos.size)} if not self.per_class else {"negative": (~pos).any(), "positive": pos.any()}
+        targets = self.groups_[1:] if self.groups_.size == 2 else self.groups_
+        rest = repr(plain(self.groups_[0])) if self.groups_.size == 2 else "the rest"
         for part, qs in self.quantifiers_.items():
-            targets = self.groups_[1:] if self.groups_.size == 2 else self.groups_
-            tests[part] = {}
-            for g, q in zip(targets, qs, strict=True):
-                info = q.informativeness_
-                tests[part][g] = info
+            tests[part] = {g: q.informativeness_ for g, q in zip(targets, qs, strict=True)}
+            for g, info in tests[part].items():
                 if info is None or info["informative"] or not used[part]:
                     continue
-                rest = repr(plain(self.groups_[0])) if self.groups_.size == 2 else "the rest"
-                target = f"group {plain(g)!r} from {rest}"
-                scope = "single" if part == "all" else f"predicted-{part}"
+                target, scope = f"group {plain(g)!r} from {rest}", "single" if part == "all" else f"predicted-{part}"
                 n, n1, p = sum(info["n_tested"]), info["n_tested"][1], info["p_value"]
                 test = {"n": n, "n1": n1, "auc": info["auc"], "p": p, "alpha": info["alpha"]}
                 reasons.append(_UNINFORMATIVE.format(part=scope, target=target, **test))

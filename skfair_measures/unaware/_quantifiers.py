@@ -174,10 +174,9 @@ def default_classifier(X: Any = None) -> BaseEstimator:
         return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
     columns = list(X.columns) if hasattr(X, "columns") else list(range(X.shape[1]))
     numeric = [c for c in columns if c not in categorical]
-    encode = ColumnTransformer(
-        [("categorical", OneHotEncoder(handle_unknown="ignore"), categorical), ("numeric", StandardScaler(), numeric)]
-    )
-    return make_pipeline(encode, LogisticRegression(max_iter=1000))
+    encode = [("categorical", OneHotEncoder(handle_unknown="ignore"), categorical)]
+    encode.append(("numeric", StandardScaler(), numeric))
+    return make_pipeline(ColumnTransformer(encode), LogisticRegression(max_iter=1000))
 
 
 def informativeness(

@@ -53,8 +53,7 @@ def classify(lower: Any, upper: Any, eps: float) -> np.ndarray:
     lo, hi = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
     defined = np.isfinite(lo) & np.isfinite(hi)
     with np.errstate(invalid="ignore"):
-        within = (-eps <= lo) & (hi <= eps)
-        exceeds = (lo > eps) | (hi < -eps)
+        within, exceeds = (-eps <= lo) & (hi <= eps), (lo > eps) | (hi < -eps)
     out = np.where(within, "within", np.where(exceeds, "exceeds", "inconclusive")).astype(object)
     out[~defined] = "undefined"
     return out

@@ -239,8 +239,7 @@ class Estimate(Result):
         eps : float, optional
             Half-width of practical fairness (default :data:`~skfair_measures.results.DEFAULT_EPS`).
         """
-        prob = self.prob if prob is None else check_prob(prob)
-        eps = DEFAULT_EPS if eps is None else check_eps(eps)
+        prob, eps = self.prob if prob is None else check_prob(prob), DEFAULT_EPS if eps is None else check_eps(eps)
         try:
             lo, hi = self.interval(prob)
             missing = None
@@ -252,8 +251,7 @@ class Estimate(Result):
         return pd.DataFrame([row], columns=list(SUMMARY_COLUMNS))
 
     def to_dict(self) -> dict[str, Any]:
-        out = super().to_dict()
-        out.update({k: plain(v) for k, v in self.summary().iloc[0].items() if k != "measure"})
+        out = super().to_dict() | {k: plain(v) for k, v in self.summary().iloc[0].items() if k != "measure"}
         if self._draws is not None and (refusal := self.interval_reason()) is not None:
             out["interval_reason"] = refusal
         return out
