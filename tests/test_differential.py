@@ -480,6 +480,11 @@ def door_cli(case: Case) -> tuple[float, str | None]:
     """``skfair audit`` on a CSV of the case, read from its printed table (four decimals)."""
     if case.weights is not None or not case.simple:
         raise Inapplicable
+    if case.threshold is None and len(set(case.y_true) | set(case.y_pred)) > 2:
+        # skfair audit reads binary outcomes (its intervals and posteriors are of 0/1 rates) and refuses a third
+        # class naming --pos-label, where a measure call gives the multiclass accuracy (labels 1 and 2, all
+        # predicted 0: hypothesis found it)
+        raise Inapplicable
     argv = [
         "audit",
         "",
