@@ -16,61 +16,8 @@ builds its evaluator registry, does not pay for skfair-measures until an evaluat
 
 from __future__ import annotations
 
-import typing as _typing
-from importlib import import_module as _import_module
+import lazy_loader as _lazy
 
+# the public names are listed once, in __init__.pyi (the static types); lazy_loader reads it to load each on first use
+__getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)
 __version__ = "0.1.0"
-
-_WHERE = {
-    "CrossValidationResult": "._cv",
-    "cross_validate_fairness": "._cv",
-    "counterfactual_disparity": ".genai",
-    "group_disparity": ".genai",
-    "group_scorer": ".genai",
-    "FairnessEvaluator": ".evaluator",
-    "FairnessLoggingWarning": "._session",
-    "LoggedFairness": "._tracking",
-    "log_active_trajectory": "._tracking",
-    "log_bias_audit": "._bias_audit",
-    "log_fairness": "._tracking",
-    "log_monitor": "._tracking",
-    "sanitize_key": "skfair_measures.record",
-    "sanitize_segment": "skfair_measures.record",
-}
-__all__ = [
-    "CrossValidationResult",
-    "FairnessEvaluator",
-    "FairnessLoggingWarning",
-    "LoggedFairness",
-    "counterfactual_disparity",
-    "cross_validate_fairness",
-    "group_disparity",
-    "group_scorer",
-    "log_active_trajectory",
-    "log_bias_audit",
-    "log_fairness",
-    "log_monitor",
-    "sanitize_key",
-    "sanitize_segment",
-]
-
-if _typing.TYPE_CHECKING:  # pragma: no cover
-    from skfair_measures.record import sanitize_key, sanitize_segment
-
-    from ._bias_audit import log_bias_audit
-    from ._cv import CrossValidationResult, cross_validate_fairness
-    from ._session import FairnessLoggingWarning
-    from ._tracking import LoggedFairness, log_active_trajectory, log_fairness, log_monitor
-    from .evaluator import FairnessEvaluator
-    from .genai import counterfactual_disparity, group_disparity, group_scorer
-
-
-def __getattr__(name: str) -> _typing.Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = globals()[name] = getattr(_import_module(_WHERE[name], __name__), name)
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*__all__, "__version__"])

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skfair_measures.record import Record, name_results, record
+from skfair_measures.record import sanitize_key as sanitize_key  # re-exported by the package
+from skfair_measures.record import sanitize_segment as sanitize_segment  # re-exported by the package
 from skfair_measures.results import DEFAULT_EPS
 
 from ._session import FairnessLoggingWarning, TrackingSession
