@@ -21,8 +21,8 @@ What is implemented (their "hedged capital process" with predictable plug-in bet
   ``alpha_bet``;
 - the state is the log-wealth of both gamblers and the running maximum of the hedged
   wealth on a grid of candidate means, plus three running sums: it is small, updated
-  batch by batch (``update``), saved and restored (``to_dict`` / ``from_dict``), and an
-  interval can be read at any ``alpha`` at any time (``interval``);
+  batch by batch (``update_values``), saved and restored (``to_dict`` / ``from_dict``), and an
+  interval can be read at any ``alpha`` at any time (``intervals``);
 - the grid: the interval returned is exact with respect to the grid, the hull of the
   grid segments ``[m_j, m_j+1]`` not wholly rejected. Each factor of ``K+`` falls with
   ``m`` (``1 + lambda (x - m)``, and with the truncated bet ``1 + c (x / m - 1)``) and each
@@ -34,7 +34,7 @@ What is implemented (their "hedged capital process" with predictable plug-in bet
   lower bound of the row-by-row wealth, which is itself monotone, so the segment bound
   is a lower bound of that (valid) wealth on the whole segment: rejection is still safe.
 
-Batches (:meth:`BettingCS.update_counts` for 0/1 rows, exact; :meth:`BettingCS.update_moments`
+Batches (:meth:`BettingStack.update_counts` for 0/1 rows, exact; :meth:`BettingStack.update_moments`
 for bounded rows known by ``count``, ``sum(x)``, ``sum(x^2)``, a lower bound): one bet for the
 whole batch, chosen before it from the past observations and the batch's size (the bet
 row mode would give the batch's last row). Why the wealth stays a nonnegative
@@ -47,7 +47,7 @@ maximum is updated. A batch costs O(grid) whatever its size; one-row batches are
 mode exactly.
 
 Workers: two sequences run on independent rows combine by multiplying their current
-wealths (:meth:`BettingCS.combined`): along any interleaving of the two workers' batches
+wealths (:meth:`BettingStack.combined`): along any interleaving of the two workers' batches
 (fixed without looking at values to come) the product of the two ``K+`` (and of the two
 ``K-``) is a test martingale. Multiplying running maxima is not valid (the product of two
 maxima reached at different times is not a wealth of any gambler), so a combination
@@ -74,10 +74,11 @@ interface. The arithmetic is about 60 lines of numpy, vectorised over the grid.
 Examples
 --------
 >>> import numpy as np
->>> cs = BettingCS()
->>> cs.update(np.random.default_rng(0).binomial(1, 0.3, 200))
->>> lo, hi = cs.interval(0.05)
->>> bool(lo < 0.3 < hi), bool(hi - lo < 0.3)
+>>> st = BettingStack()  # one sequence
+>>> for x in np.random.default_rng(0).binomial(1, 0.3, 200):
+...     st.update_values([x])
+>>> lo, hi = st.intervals(0.05)
+>>> bool(lo[0] < 0.3 < hi[0]), bool(hi[0] - lo[0] < 0.3)
 (True, True)
 """
 
@@ -93,7 +94,6 @@ import numpy as np
 __all__ = [
     "ALPHA_BET",
     "GRID_SIZE",
-    "BettingCS",
     "BettingStack",
     "fixed_sample_interval",
     "intervals_together",
@@ -172,8 +172,8 @@ def _rows(values: Any, name: str, rows: int) -> np.ndarray:
 class BettingStack:
     """Many confidence sequences by betting, one per row, updated together by one numpy expression per batch.
 
-    Row ``r`` is the sequence of :class:`BettingCS` (which is the one-row case of this
-    class): the same bets, grid, running maxima and intervals, for ``rows`` sequences
+    Each row is one anytime-valid confidence sequence for the mean of observations in
+    ``[0, upper]`` (one row, ``rows=1``, is a single sequence), for ``rows`` sequences
     side by side. The state is a 2-D array per wealth, ``(rows, grid_size + 1)``, and the
     running sums per row; a batch of counts for every row costs a handful of numpy
     expressions over the whole ``(rows, grid)`` array instead of one Python call per
@@ -326,7 +326,14 @@ class BettingStack:
             )
 
     def update_counts(self, successes: Any, trials: Any) -> None:
-        """Bet on a batch of 0/1 observations per row known only by its counts (see :meth:`BettingCS.update_counts`).
+        """Bet on a batch of 0/1 observations per row known only by its counts: ``successes`` ones in ``trials``.
+
+        One bet is fixed before the batch, from the past alone (the bet of the batch's
+        last observation, the smallest of the batch), so the wealth of the batch is
+        ``(1 + lambda (1 - m))^successes (1 - lambda m)^(trials - successes)`` whatever
+        the order of its rows: counts are enough, and the guarantee is that of
+        :meth:`update_values` read at batch ends. The running variance of the bets takes the
+        batch's squared deviations from the mean before it. Needs ``upper=1``.
 
         Parameters
         ----------
@@ -364,12 +371,33 @@ class BettingStack:
         self._bet_on(idx, plus, minus, n, k * (1.0 - mean) ** 2 + (n - k) * mean**2, k)
 
     def update_moments(self, count: Any, total: Any, total_sq: Any) -> None:
-        """Bet on a batch per row known by its sums (see :meth:`BettingCS.update_moments`).
+        """Bet on a batch of observations in ``[0, upper]`` per row known by its sums (weighted rows, say).
+
+        One bet, fixed before the batch from the past alone (as :meth:`update_counts`),
+        and for each candidate ``m`` the log-wealth of the batch is bounded below by
+        ``sum(y) - psi(c) sum(y^2)`` with ``y = lambda (x - m) >= -c`` (Fan, Grama and Liu
+        2015: ``log(1 + y) >= y - psi(c) y^2`` for ``y >= -c``, ``psi(c) = (-log(1 - c) - c) / c^2``).
+        The sums of ``y`` and ``y^2`` need only ``count``, ``sum(x)`` and ``sum(x^2)``, so a
+        batch costs O(grid) whatever its size. The smaller wealth is still a nonnegative
+        supermartingale (each factor is below ``1 + lambda (x - m)``, whose conditional
+        mean is 1 at the true mean), so the guarantee is kept, at a small loss of width
+        against betting row by row. On 0/1 rows :meth:`update_counts` is exact.
 
         Parameters
         ----------
         count, total, total_sq : array-like of shape (rows,)
-            Rows in each batch (0 leaves the row as it was), ``sum(x)`` and ``sum(x ** 2)``.
+            Rows in each batch (0 leaves the row as it was), ``sum(x)`` and ``sum(x ** 2)``
+            (e.g. ``x = w y`` with weight ``w <= upper``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> x = 1.5 * np.random.default_rng(0).binomial(1, 0.3, 5000)  # weighted 0/1 rows, weight 1.5
+        >>> st = BettingStack(upper=1.5)
+        >>> st.update_moments(x.size, x.sum(), (x ** 2).sum())
+        >>> lo, hi = st.intervals(0.05)
+        >>> bool(lo[0] < 0.45 < hi[0]), st.n.tolist()
+        (True, [5000])
         """
         n_all, s1_all, s2_all = (
             _rows(v, name, self.rows) for v, name in ((count, "count"), (total, "total"), (total_sq, "total_sq"))
@@ -408,9 +436,12 @@ class BettingStack:
     def intervals(self, alpha: Any = 0.05) -> tuple[np.ndarray, np.ndarray]:
         """Every row's sequence at level ``1 - alpha`` now (``alpha`` one level or one per row).
 
-        The interval of a row is that of :meth:`BettingCS.interval`: the hull of the grid
-        segments whose running lower bound stayed below ``1 / alpha`` (the least rejected
-        segment when all are), widened to the grid points whose running maximum did.
+        Valid simultaneously over every time it is read, for the ``alpha`` given. The
+        interval of a row is the hull of the grid segments whose running lower bound
+        (``log_seg_max``) stayed below ``1 / alpha`` (the least rejected segment when all
+        are), widened to the grid points whose running maximum did: every candidate mean
+        the sequence keeps, on or between grid points, lies inside (see the module
+        docstring), whatever the grid.
 
         Returns
         -------
@@ -430,10 +461,25 @@ class BettingStack:
             )
 
     def combined(self, other: BettingStack) -> BettingStack:
-        """Row by row, one sequence from two run on independent rows (two workers; see :meth:`BettingCS.combined`).
+        """Row by row, one sequence from two run on independent rows (two workers): their wealths multiply.
 
-        The wealths multiply and the running maxima restart from the product's current
-        value; the running sums add.
+        Each side's gamblers bet on their own past only, so on independent rows the
+        product of the two ``K+`` (and of the two ``K-``) is again a test martingale;
+        the hedged wealth of the products is valid as before. The running maxima of the
+        two sides are not those of the product, so the maximum restarts from the
+        product's current value (valid: Ville's inequality holds at any subset of
+        times; the sequence may then be wider than either side was). The running sums
+        add; later bets use the pooled mean and variance.
+
+        Examples
+        --------
+        >>> a, b = BettingStack(), BettingStack()
+        >>> a.update_counts(30, 100)
+        >>> b.update_counts(31, 100)
+        >>> ab = a.combined(b)
+        >>> (lo, hi), (ab_lo, ab_hi) = a.intervals(0.05), ab.intervals(0.05)
+        >>> ab.n.tolist(), bool(ab_hi[0] - ab_lo[0] < hi[0] - lo[0])
+        ([200], True)
         """
         if self.rows != other.rows:
             raise ValueError(f"the two stacks have {self.rows} and {other.rows} rows; combine stacks row by row.")
@@ -611,261 +657,6 @@ def intervals_together(stacks: Sequence[BettingStack], alphas: Sequence[Any]) ->
     return list(zip(np.split(lo, cuts), np.split(hi, cuts), strict=True))
 
 
-class BettingCS:
-    """Anytime-valid confidence sequence for the mean of observations in ``[0, upper]``.
-
-    The one-row case of :class:`BettingStack` (the same state and arithmetic), with
-    scalar arguments and results.
-
-    Parameters
-    ----------
-    upper : float, default=1.0
-        Known upper bound of the observations (a weighted 0/1 outcome: the largest weight).
-    grid_size : int, default=GRID_SIZE
-        Grid steps over ``[0, upper]``.
-    alpha_bet : float, default=ALPHA_BET
-        The level the bets are tuned for.
-    n, total, sq_dev : float, optional
-        The running sums of a saved state (observations, their sum, and the sum of
-        squared deviations from the running mean before each).
-    log_plus, log_minus, log_max, log_seg_max : array, optional
-        The log-wealths and their running maxima of a saved state.
-
-    Examples
-    --------
-    >>> cs = BettingCS()
-    >>> cs.interval(0.05)  # no data: the whole range
-    (0.0, 1.0)
-    >>> cs.update([1, 1, 0, 1, 1, 1, 0, 1, 1, 1])
-    >>> lo, hi = cs.interval(0.05)
-    >>> 0.2 < lo < 0.8 < hi <= 1.0
-    True
-    """
-
-    def __init__(
-        self,
-        upper: float = 1.0,
-        grid_size: int = GRID_SIZE,
-        alpha_bet: float = ALPHA_BET,
-        n: int = 0,
-        total: float = 0.0,
-        sq_dev: float = 0.0,
-        log_plus: Any = None,
-        log_minus: Any = None,
-        log_max: Any = None,
-        log_seg_max: Any = None,
-    ) -> None:
-        if not (np.isfinite(upper) and upper > 0):  # named as in BettingCS(...), before the stack sees them
-            raise ValueError(f"upper={upper!r}; pass the known upper bound of the observations, > 0.")
-        if not 0 < alpha_bet < 1:
-            raise ValueError(f"alpha_bet={alpha_bet!r}; pass a level in (0, 1).")
-        k = grid_size + 1 if isinstance(grid_size, int | np.integer) else None
-        for name, value in (
-            ("log_plus", log_plus),
-            ("log_minus", log_minus),
-            ("log_max", log_max),
-            ("log_seg_max", log_seg_max),
-        ):
-            want = None if k is None else ((k - 1,) if name == "log_seg_max" else (k,))
-            if value is not None and want is not None and np.shape(value) != want:
-                raise ValueError(f"{name} has shape {np.shape(value)}; expected {want}.")
-        self._stack = BettingStack(
-            1, upper, grid_size, alpha_bet, [n], [total], [sq_dev], log_plus, log_minus, log_max, log_seg_max
-        )
-
-    @classmethod
-    def _of(cls, stack: BettingStack) -> BettingCS:
-        if stack.rows != 1:  # pragma: no cover - internal
-            raise ValueError("a BettingCS is one row")
-        out = cls.__new__(cls)
-        out._stack = stack
-        return out
-
-    upper = property(lambda self: self._stack.upper, doc="Known upper bound of the observations.")
-    grid_size = property(lambda self: self._stack.grid_size, doc="Grid steps over ``[0, upper]``.")
-    alpha_bet = property(lambda self: float(self._stack.alpha_bet[0]), doc="The level the bets are tuned for.")
-    n = property(lambda self: int(self._stack.n[0]), doc="Observations so far.")
-    total = property(lambda self: float(self._stack.total[0]), doc="Their sum.")
-    sq_dev = property(lambda self: float(self._stack.sq_dev[0]), doc="Sum of (x_i - running mean before x_i)^2.")
-    log_plus = property(lambda self: self._stack.log_plus[0], doc="log K+ on the grid.")
-    log_minus = property(lambda self: self._stack.log_minus[0], doc="log K- on the grid.")
-    log_max = property(lambda self: self._stack.log_max[0], doc="Running maximum of the hedged log-wealth.")
-    log_seg_max = property(
-        lambda self: self._stack.log_seg_max[0],
-        doc="Per segment ``[m_j, m_j+1]``: running maximum of ``log(max(K+(m_j+1), K-(m_j)) / 2)``.",
-    )
-    grid = property(lambda self: self._stack.grid, doc="The candidate means, ``grid_size + 1`` points in [0, upper].")
-
-    def __repr__(self) -> str:
-        return (
-            f"BettingCS(upper={self.upper!r}, grid_size={self.grid_size!r}, alpha_bet={self.alpha_bet!r}, "
-            f"n={self.n!r}, total={self.total!r}, sq_dev={self.sq_dev!r})"
-        )
-
-    def _bet(self, t: float) -> float:
-        """The predictable bet before observation ``t`` (1-based), from the past mean and variance."""
-        return float(self._stack._bet(slice(None), np.array([float(t)]))[0])
-
-    def update(self, x: Any) -> None:
-        """Bet on each observation of ``x`` in turn (its order is the order of the sequence).
-
-        Parameters
-        ----------
-        x : array-like of shape (n,)
-            Observations in ``[0, upper]``; refused with the range otherwise.
-        """
-        x = np.asarray(x, dtype=float).ravel()
-        self._stack._check_range(x)
-        for xi in x:  # a bet is per observation; the grid is the vectorised axis
-            self._stack.update_values(xi)
-
-    def update_counts(self, successes: float, trials: float) -> None:
-        """Bet on a batch of 0/1 observations known only by its counts: ``successes`` ones in ``trials``.
-
-        One bet is fixed before the batch, from the past alone (the bet of the batch's
-        last observation, the smallest of the batch), so the wealth of the batch is
-        ``(1 + lambda (1 - m))^successes (1 - lambda m)^(trials - successes)`` whatever
-        the order of its rows: counts are enough, and the guarantee is that of
-        :meth:`update` read at batch ends. The running variance of the bets takes the
-        batch's squared deviations from the mean before it. Needs ``upper=1``.
-
-        Parameters
-        ----------
-        successes, trials : int
-            Ones in the batch and rows in it (``0 <= successes <= trials``; 0 trials is no bet).
-
-        Examples
-        --------
-        >>> a, b = BettingCS(), BettingCS()
-        >>> a.update_counts(30, 100)
-        >>> b.update_counts(29, 100)
-        >>> lo, hi = a.interval(0.05)
-        >>> bool(lo < 0.3 < hi), a.n
-        (True, 100)
-        """
-        try:
-            self._stack.update_counts(successes, trials)
-        except ValueError as exc:
-            if "upper=1" in str(exc):
-                raise
-            raise ValueError(
-                f"successes={successes!r}, trials={trials!r}; pass whole counts with 0 <= successes <= trials."
-            ) from None
-
-    def combined(self, other: BettingCS) -> BettingCS:
-        """One sequence from two run on independent rows (two workers): their wealths multiply.
-
-        Each side's gamblers bet on their own past only, so on independent rows the
-        product of the two ``K+`` (and of the two ``K-``) is again a test martingale;
-        the hedged wealth of the products is valid as before. The running maxima of the
-        two sides are not those of the product, so the maximum restarts from the
-        product's current value (valid: Ville's inequality holds at any subset of
-        times; the sequence may then be wider than either side was). The running sums
-        add; later bets use the pooled mean and variance.
-
-        Examples
-        --------
-        >>> a, b = BettingCS(), BettingCS()
-        >>> a.update_counts(30, 100)
-        >>> b.update_counts(31, 100)
-        >>> ab = a.combined(b)
-        >>> ab.n, bool(ab.interval(0.05)[1] - ab.interval(0.05)[0] < a.interval(0.05)[1] - a.interval(0.05)[0])
-        (200, True)
-        """
-        return BettingCS._of(self._stack.combined(other._stack))
-
-    def interval(self, alpha: float = 0.05) -> tuple[float, float]:
-        """The confidence sequence at level ``1 - alpha`` now: ``(lower, upper)``.
-
-        Valid simultaneously over every time it is read, for the ``alpha`` given. The
-        hull of the grid segments whose running lower bound (``log_seg_max``) stayed below
-        ``1 / alpha``: every candidate mean the sequence keeps, on or between grid points,
-        lies inside (see the module docstring), whatever the grid.
-
-        Examples
-        --------
-        >>> cs = BettingCS()
-        >>> cs.update([0] * 50)
-        >>> cs.interval(0.05)[0], cs.interval(0.05)[1] < 0.2
-        (0.0, True)
-        """
-        if not (np.ndim(alpha) == 0 and 0 < alpha < 1):
-            raise ValueError(f"alpha={alpha!r}; pass a level in (0, 1).")
-        lo, hi = self._stack.intervals(alpha)
-        return (float(lo[0]), float(hi[0]))
-
-    def update_moments(self, count: float, total: float, total_sq: float) -> None:
-        """Bet on a batch of observations in ``[0, upper]`` known by its sums (weighted rows, say).
-
-        One bet, fixed before the batch from the past alone (as :meth:`update_counts`),
-        and for each candidate ``m`` the log-wealth of the batch is bounded below by
-        ``sum(y) - psi(c) sum(y^2)`` with ``y = lambda (x - m) >= -c`` (Fan, Grama and Liu
-        2015: ``log(1 + y) >= y - psi(c) y^2`` for ``y >= -c``, ``psi(c) = (-log(1 - c) - c) / c^2``).
-        The sums of ``y`` and ``y^2`` need only ``count``, ``sum(x)`` and ``sum(x^2)``, so a
-        batch costs O(grid) whatever its size. The smaller wealth is still a nonnegative
-        supermartingale (each factor is below ``1 + lambda (x - m)``, whose conditional
-        mean is 1 at the true mean), so the guarantee is kept, at a small loss of width
-        against betting row by row. On 0/1 rows :meth:`update_counts` is exact.
-
-        Parameters
-        ----------
-        count : int
-            Rows in the batch (0 is no bet).
-        total, total_sq : float
-            ``sum(x)`` and ``sum(x ** 2)`` over the batch (e.g. ``x = w y`` with weight ``w <= upper``).
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> x = 1.5 * np.random.default_rng(0).binomial(1, 0.3, 5000)  # weighted 0/1 rows, weight 1.5
-        >>> cs = BettingCS(upper=1.5)
-        >>> cs.update_moments(x.size, x.sum(), (x ** 2).sum())
-        >>> lo, hi = cs.interval(0.05)
-        >>> bool(lo < 0.45 < hi), cs.n
-        (True, 5000)
-        """
-        self._stack.update_moments(count, total, total_sq)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The state as plain Python values (JSON-friendly), restored by :meth:`from_dict`."""
-        s = self._stack
-        return {
-            "upper": float(s.upper),
-            "grid_size": int(s.grid_size),
-            "alpha_bet": self.alpha_bet,
-            "n": self.n,
-            "total": self.total,
-            "sq_dev": self.sq_dev,
-            "log_plus": self.log_plus.tolist(),
-            "log_minus": self.log_minus.tolist(),
-            "log_max": self.log_max.tolist(),
-            "log_seg_max": self.log_seg_max.tolist(),
-        }
-
-    @classmethod
-    def from_dict(cls, state: dict[str, Any]) -> BettingCS:
-        """A state saved by :meth:`to_dict`.
-
-        Examples
-        --------
-        >>> cs = BettingCS()
-        >>> cs.update([1, 0, 1])
-        >>> BettingCS.from_dict(cs.to_dict()).interval(0.1) == cs.interval(0.1)
-        True
-        """
-        names = ("log_plus", "log_minus", "log_max", "log_seg_max")  # a state without log_seg_max restarts it
-        arrays = {k: np.asarray(state[k], dtype=float) for k in names if k in state}
-        return cls(
-            state["upper"],
-            state["grid_size"],
-            state["alpha_bet"],
-            state["n"],
-            state["total"],
-            state["sq_dev"],
-            **arrays,
-        )
-
-
 # ----------------------------------------------------------------------------------------
 # One look: a fixed sample read once (an audit), not a sequence read at every time.
 # ----------------------------------------------------------------------------------------
@@ -906,7 +697,7 @@ def fixed_sample_interval(
     wealth is then at least ``(K+(m_j+1) + K-(m_j)) / 2``, a segment where that reaches
     ``1 / alpha`` holds no kept candidate, and the interval is the hull of the other
     segments (exact, whatever the grid). For a sequence watched over time (a monitor)
-    use :class:`BettingCS`.
+    use :class:`BettingStack`.
 
     Parameters
     ----------
@@ -928,17 +719,18 @@ def fixed_sample_interval(
     --------
     >>> import numpy as np
     >>> x = np.random.default_rng(0).binomial(1, 0.3, 100)
-    >>> cs = BettingCS()
-    >>> cs.update(x)
+    >>> st = BettingStack()  # the sequence, read at every row
+    >>> for xi in x:
+    ...     st.update_values([xi])
     >>> lo, hi = fixed_sample_interval(x, 0.05)
-    >>> bool(lo < 0.3 < hi), bool(hi - lo < cs.interval(0.05)[1] - cs.interval(0.05)[0])
+    >>> seq_lo, seq_hi = st.intervals(0.05)
+    >>> bool(lo < 0.3 < hi), bool(hi - lo < seq_hi[0] - seq_lo[0])
     (True, True)
     """
     _check_alpha(alpha)
     x = np.asarray(x, dtype=float).ravel()
-    probe = BettingCS(upper=upper, grid_size=grid_size)  # validates upper, grid_size and the range of x
-    if x.size and not (np.isfinite(x).all() and x.min() >= 0.0 and x.max() <= upper):
-        probe.update(x)  # raises the range error
+    probe = BettingStack(upper=upper, grid_size=grid_size)  # validates upper and grid_size
+    probe._check_range(x)
     m = probe.grid
     if x.size == 0:
         return (0.0, float(upper))

@@ -199,7 +199,7 @@ def test_a_monitor_resumed_from_its_saved_state_gives_the_alarms_of_an_unbroken_
 
 
 def _as_version_1(state):
-    """The same state in the layout of version 1: one saved BettingCS per sequence, pooled ones apart."""
+    """The same state in the layout of version 1: each sequence saved alone (scalar sums), pooled ones apart."""
     state = json.loads(json.dumps(state))
     state["version"] = 1
     state["settings"]["alpha"] = 1 - state["settings"].pop("prob")  # versions 1 and 2 saved the level as alpha

@@ -5,7 +5,7 @@ given, labeled and unlabeled), drawn at random; nothing about the scores or a mo
 Guaranteed: the interval covers the measure's true value on the audited rows with
 probability at least ``prob`` at every number of labeled rows, however few. One audit
 is one look: the interval is a fixed-sample betting interval, read once (for a sequence
-watched over time, a monitor, :class:`skfair_measures._betting.BettingCS`).
+watched over time, a monitor, :class:`skfair_measures._betting.BettingStack`).
 
 How:
 

@@ -896,7 +896,7 @@ class FairnessMonitor:
         """The monitor of two workers that watched disjoint rows of the same steps.
 
         Counts add (cumulative, window, per group); the betting sequences of each start
-        multiply their wealths (:meth:`BettingCS.combined`, valid on independent rows);
+        multiply their wealths (:meth:`BettingStack.combined`, valid on independent rows);
         rows waiting for labels are pooled. The alarms are read again on the merged
         sequences (an alarm one worker raised alone stays in that worker's record).
         The history of the merged monitor starts with the merged status.

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._betting import BettingCS, BettingStack, intervals_together, update_counts_together
+from .._betting import BettingStack, intervals_together, update_counts_together
 from ..base import RatioRoles
 
 __all__ = ["Box", "box_alpha", "cells"]
@@ -217,13 +217,13 @@ class Box:
             box.rows = {k: [int(r) for r in v] for k, v in d["rows"].items()}
             box.stack = BettingStack.from_dict(d["stack"])
             return box
-        # state version 1: one saved BettingCS per sequence, the pooled ones apart
+        # state version 1: each sequence saved on its own (scalar sums), the pooled ones apart
         parts = []
         for name, seqs in d["seqs"].items():
-            pooled = d["pooled"].get(name) or BettingCS(grid_size=box.grid_size, alpha_bet=box.alpha_bet).to_dict()
+            pooled = d["pooled"].get(name) or BettingStack(grid_size=box.grid_size, alpha_bet=box.alpha_bet).to_dict()
             saved = [pooled, *seqs]
             box.rows[name] = list(range(len(parts), len(parts) + len(saved)))
-            parts += [BettingCS.from_dict(s)._stack for s in saved]
+            parts += [BettingStack.from_dict({**s, "rows": 1}) for s in saved]
         if parts:
             box.stack = BettingStack.concat(parts)
         return box
