@@ -158,6 +158,10 @@ def _counts_log_wealth(
     return out
 
 
+#: The per-row state of a :class:`BettingStack`, in the order of its fields.
+_STATE = ("alpha_bet", "n", "total", "sq_dev", "log_plus", "log_minus", "log_max", "log_seg_max")
+
+
 def _rows(values: Any, name: str, rows: int) -> np.ndarray:
     """One float per sequence: a scalar is broadcast, an array must have one value per row."""
     a = np.asarray(values, dtype=float)
@@ -501,19 +505,7 @@ class BettingStack:
     def take(self, idx: Any) -> BettingStack:
         """A new stack of the rows ``idx`` (an index array), copied."""
         idx = np.asarray(idx, dtype=int)
-        return BettingStack(
-            idx.size,
-            self.upper,
-            self.grid_size,
-            self.alpha_bet[idx],
-            self.n[idx],
-            self.total[idx],
-            self.sq_dev[idx],
-            self.log_plus[idx],
-            self.log_minus[idx],
-            self.log_max[idx],
-            self.log_seg_max[idx],
-        )
+        return BettingStack(idx.size, self.upper, self.grid_size, *(getattr(self, name)[idx] for name in _STATE))
 
     def extended(self, rows: int, alpha_bet: Any = ALPHA_BET) -> BettingStack:
         """A copy with ``rows`` new sequences (no observations yet) appended."""
@@ -526,54 +518,19 @@ class BettingStack:
         first = stacks[0]
         if any((s.upper, s.grid_size) != (first.upper, first.grid_size) for s in stacks):
             raise ValueError("the stacks differ in upper or grid_size; only stacks with the same grid concatenate.")
-
-        def cat(name: str) -> np.ndarray:
-            return np.concatenate([getattr(s, name) for s in stacks])
-
-        return BettingStack(
-            sum(s.rows for s in stacks),
-            first.upper,
-            first.grid_size,
-            cat("alpha_bet"),
-            cat("n"),
-            cat("total"),
-            cat("sq_dev"),
-            cat("log_plus"),
-            cat("log_minus"),
-            cat("log_max"),
-            cat("log_seg_max"),
-        )
+        state = (np.concatenate([getattr(s, name) for s in stacks]) for name in _STATE)
+        return BettingStack(sum(s.rows for s in stacks), first.upper, first.grid_size, *state)
 
     def to_dict(self) -> dict[str, Any]:
         """The state as plain Python values (JSON-friendly), restored by :meth:`from_dict`."""
-        return {
-            "rows": int(self.rows),
-            "upper": float(self.upper),
-            "grid_size": int(self.grid_size),
-            "alpha_bet": self.alpha_bet.tolist(),
-            "n": self.n.tolist(),
-            "total": self.total.tolist(),
-            "sq_dev": self.sq_dev.tolist(),
-            "log_plus": self.log_plus.tolist(),
-            "log_minus": self.log_minus.tolist(),
-            "log_max": self.log_max.tolist(),
-            "log_seg_max": self.log_seg_max.tolist(),
-        }
+        settings = {"rows": int(self.rows), "upper": float(self.upper), "grid_size": int(self.grid_size)}
+        return {**settings, **{name: getattr(self, name).tolist() for name in _STATE}}
 
     @classmethod
     def from_dict(cls, state: Mapping[str, Any]) -> BettingStack:
-        """A state saved by :meth:`to_dict`."""
-        arrays = {k: state[k] for k in ("log_plus", "log_minus", "log_max", "log_seg_max") if k in state}
-        return cls(
-            int(state["rows"]),
-            state["upper"],
-            state["grid_size"],
-            state["alpha_bet"],
-            state["n"],
-            state["total"],
-            state["sq_dev"],
-            **arrays,
-        )
+        """A state saved by :meth:`to_dict` (wealths it lacks start anew, as segments of a state saved before them)."""
+        saved = {name: state.get(name) if name.startswith("log_") else state[name] for name in _STATE}
+        return cls(int(state["rows"]), state["upper"], state["grid_size"], **saved)
 
 
 def _intervals(
@@ -633,7 +590,7 @@ def update_counts_together(stacks: Sequence[BettingStack], successes: Sequence[A
     start = 0
     for st in stacks:
         rows = slice(start, start + st.rows)
-        for name in ("n", "total", "sq_dev", "log_plus", "log_minus", "log_max", "log_seg_max"):
+        for name in _STATE[1:]:  # all but alpha_bet, which the update leaves as it was
             setattr(st, name, getattr(whole, name)[rows])
         start += st.rows
 
