@@ -86,3 +86,8 @@ def _place_new_pages(app, docname, source):
 def setup(app):
     """Sphinx's hook: connect the page placement above."""
     app.connect("source-read", _place_new_pages)
+
+# numpydoc links an attribute named in a class's "Attributes" section by its bare name; where two documented
+# classes have an attribute of that name (``draws``: ActiveAssessment and MeasurePosterior) Sphinx warns that the
+# bare name has two targets. Only that ambiguity warning is silenced; a reference to nothing still fails -W.
+suppress_warnings = ["ref.python"]
