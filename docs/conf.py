@@ -89,5 +89,5 @@ def setup(app):
 
 # numpydoc links an attribute named in a class's "Attributes" section by its bare name; where two documented
 # classes have an attribute of that name (``draws``: ActiveAssessment and MeasurePosterior) Sphinx warns that the
-# bare name has two targets. Only that ambiguity warning is silenced; a reference to nothing still fails -W.
+# bare name has two targets. Only that warning (type ref.python) is silenced; every other warning still fails -W.
 suppress_warnings = ["ref.python"]
