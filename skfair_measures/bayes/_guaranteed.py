@@ -264,14 +264,9 @@ def _exact_rates(data: FitData, roles: Any) -> tuple[np.ndarray, float]:
         )
     codes = np.concatenate([data.labeled.codes, data.unlabeled.codes])
     y_pred = np.concatenate([data.labeled.y_pred, data.unlabeled.y_pred])
-    w = np.concatenate(
-        [
-            _labeled_weight(data),
-            data.unlabeled.multiplicity
-            if data.unlabeled.weight is None
-            else np.asarray(data.unlabeled.weight, dtype=float),
-        ]
-    )
+    unl = data.unlabeled
+    w_unl = unl.multiplicity if unl.weight is None else np.asarray(unl.weight, dtype=float)
+    w = np.concatenate([_labeled_weight(data), w_unl])
     num = np.bincount(codes, weights=w * roles.num[0, y_pred], minlength=data.n_groups)
     den = np.bincount(codes, weights=w * roles.den[0, y_pred], minlength=data.n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):

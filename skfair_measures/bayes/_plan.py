@@ -60,7 +60,7 @@ from ..base import ratio_roles
 from ..results import check_prob
 from ._auto import INTERVAL_MIN_LABELS
 from ._bb import BetaBinomial
-from ._guaranteed import Guaranteed, QuantileBox
+from ._guaranteed import Guaranteed, QuantileBox, _proxies
 from ._method import FitData, Rows
 
 __all__ = ["plan_labels"]
@@ -504,12 +504,8 @@ class _ScoresSimulation:
     def _expected_value(self) -> float:
         """The measure under the scores' expected confusion cells (calibrated scores)."""
         lower, overall, shares = {}, {}, []
-        q, pred = self.scores, self.pred
         for base in self.measure.bases:
-            roles = ratio_roles(base)
-            both = roles.num & roles.den
-            num = q * both[1, pred] + (1 - q) * both[0, pred]
-            den = q * roles.den[1, pred] + (1 - q) * roles.den[0, pred]
+            num, den = _proxies(self.scores, self.pred, ratio_roles(base))
             n_g = np.bincount(self.codes, weights=num, minlength=self.groups.size)
             d_g = np.bincount(self.codes, weights=den, minlength=self.groups.size)
             lower[base.name] = n_g / d_g
