@@ -68,12 +68,6 @@ __all__ = ["plan_labels"]
 _ALLOCATIONS = ("equal", "proportional")
 
 
-def _decides(lo: float, hi: float, eps: float, within: bool) -> bool:
-    if within:
-        return -eps <= lo and hi <= eps
-    return lo > eps or hi < -eps
-
-
 #: Grid steps of the simulated audits' intervals: a fifth of the audit's own, five times faster; a coarser grid
 #: rejects whole coarser segments only, so its interval is as wide or wider and the plan errs towards more labels.
 PLAN_GRID = 200
@@ -254,7 +248,9 @@ def plan_labels(
     passes: dict[int, bool] = {}
 
     def right(n: np.ndarray, i: int) -> bool:
-        return _decides(*sim.interval(n, i, prob, method), eps, within)
+        """Whether audit ``i`` with ``n`` labels per group decides rightly (the rule of ``verdicts``)."""
+        lo, hi = sim.interval(n, i, prob, method)
+        return (-eps <= lo and hi <= eps) if within else (lo > eps or hi < -eps)
 
     def passing(t: int) -> bool:
         """Whether ``t`` labels reach the bar; the audits stop once the answer is certain (the same answer)."""
@@ -446,18 +442,11 @@ class _RatesSimulation:
         den = next(c for c in cells if roles.den[c] and not roles.num[c])
         out = next((c for c in cells if not roles.den[c]), den)
         self.cells = next(c for c in cells if roles.num[c] and roles.den[c]), den, out
+        name, pooled = measure.bases[0].name, float(np.average(self.rates, weights=self.sizes * self.share))
+        value = {name: self.rates}
         self.guess = float(
-            measure.bounds_from_group_values(
-                {measure.bases[0].name: self.rates},
-                {measure.bases[0].name: self.rates},
-                groups=self.groups,
-                overall={measure.bases[0].name: (self._pooled(),) * 2},
-            )[0]
+            measure.bounds_from_group_values(value, value, groups=self.groups, overall={name: (pooled,) * 2})[0]
         )
-
-    def _pooled(self) -> float:
-        w = self.sizes * self.share
-        return float((w * self.rates).sum() / w.sum())
 
     def interval(self, n: np.ndarray, i: int, prob: float, method: str) -> tuple[float, float]:
         rng = np.random.default_rng([self.seed, i])
