@@ -129,10 +129,9 @@ def _guess(args: argparse.Namespace, data: Any, measure: Any, error: Callable[[s
                 "--score plans from the scores; --rates and --denominator-share are for a plan without "
                 "scores: pass one or the other"
             )
-        if args.score not in data.columns:
-            raise error(f"--score {args.score}: no such column in {args.file}; the columns are {list(data.columns)}")
-        if args.label is not None and args.label not in data.columns:
-            raise error(f"--label {args.label}: no such column in {args.file}; the columns are {list(data.columns)}")
+        for flag, column in (("--score", args.score), ("--label", args.label)):
+            if column is not None and column not in data.columns:
+                raise error(f"{flag} {column}: no such column in {args.file}; the columns are {list(data.columns)}")
         return {
             "scores": data[args.score].to_numpy(dtype=float),
             "sensitive_features": groups.to_numpy(),
@@ -168,11 +167,10 @@ def _guess(args: argparse.Namespace, data: Any, measure: Any, error: Callable[[s
     return guess
 
 
-def _text(plan: Any, args: argparse.Namespace) -> str:
+def _text(plan: Any) -> str:
     a = plan.attrs
-    level = a["prob"]
     lines = [
-        f"label plan for {a['measure']}: decide |value| <= {a['eps']:g} at level {level:.0%} with power "
+        f"label plan for {a['measure']}: decide |value| <= {a['eps']:g} at level {a['prob']:.0%} with power "
         f"{a['target_power']:g}",
         (
             f"simulated power {a['power']:.2f} (sd {a['power_sd']:.2f}, {a['n_sim']} audits)"
@@ -182,11 +180,9 @@ def _text(plan: Any, args: argparse.Namespace) -> str:
         + f"; guessed value {a['guess']:.4f}, so the expected decision is {a['decision']!r}",
         f"interval: {a['interval']}; allocation {a['allocation']}",
         f"a normal approximation would ask {a['normal_labels']} labels" if a["normal_labels"] is not None else "",
+        f"calibration check: {a['calibration']}" if a["calibration"] else "",
+        f"WARNING: {a['shortfall']}" if a["shortfall"] else "",
     ]
-    if a["calibration"]:
-        lines.append(f"calibration check: {a['calibration']}")
-    if a["shortfall"]:
-        lines.append(f"WARNING: {a['shortfall']}")
     lines = [line for line in lines if line]
     table = plan.copy()
     if table["rate"].isna().all():
@@ -259,7 +255,7 @@ def run(
         for words, flags in _ADVICE.items():
             message = message.replace(words, flags)
         raise error(message) from exc
-    sys.stdout.write(_text(plan, args))
+    sys.stdout.write(_text(plan))
     if args.json:
         write_output(args.json, "--json", json.dumps(_json(plan), indent=2))
         sys.stdout.write(f"plan written to {args.json}\n")

@@ -207,9 +207,7 @@ def reads_pooled(measure: Any) -> bool:
 
 
 def _fold(lo: float, hi: float, absolute: bool) -> tuple[float, float]:
-    if not absolute:
-        return lo, hi
-    if lo >= 0:
+    if not absolute or lo >= 0:
         return lo, hi
     if hi <= 0:
         return -hi, -lo
@@ -248,10 +246,10 @@ def score_interval(measure: Any, counts: RateCounts, groups: pd.Index, prob: flo
     if op is not None and len(names) == 1 and len(groups) == 2 and op.name in _PAIRS:
         (name,) = names
         k, n = counts.events[name], counts.trials[name]
-        first, second = (0, 1)
-        if op.params.get("reference") is not None:  # the reference group is the denominator / the subtrahend
+        second = 1  # the reference group (if named) is the denominator / the subtrahend
+        if op.params.get("reference") is not None:
             second = int(groups.get_loc(op.params["reference"]))
-            first = 1 - second
+        first = 1 - second
         if _PAIRS[op.name] == "diff":
             lo, hi = newcombe(k[first], n[first], k[second], n[second], alpha)
             return *_fold(lo, hi, op.name == "absdiff"), "Newcombe hybrid score (continuity-corrected)"
@@ -260,7 +258,7 @@ def score_interval(measure: Any, counts: RateCounts, groups: pd.Index, prob: flo
             lo, hi = _symmetric_ratio(lo, hi)
         return lo, hi, "MOVER-Wilson score (ratio, continuity-corrected)"
     pooled = reads_pooled(measure)
-    k_all = sum(len(groups) + pooled for _ in names)
+    k_all = len(names) * (len(groups) + pooled)
     lower, upper, overall = {}, {}, {}
     for name in names:
         lower[name], upper[name] = wilson(counts.events[name], counts.trials[name], alpha / k_all)
@@ -271,10 +269,5 @@ def score_interval(measure: Any, counts: RateCounts, groups: pd.Index, prob: flo
 
 
 #: Operations of two groups with a direct score interval: a difference (Newcombe) or a ratio (MOVER).
-_PAIRS = {
-    "absdiff": "diff",
-    "diff": "diff",
-    "diff_to_reference": "diff",
-    "ratio": "ratio",
-    "ratio_to_reference": "ratio",
-}
+_DIFFS, _RATIOS = ("absdiff", "diff", "diff_to_reference"), ("ratio", "ratio_to_reference")
+_PAIRS = {**dict.fromkeys(_DIFFS, "diff"), **dict.fromkeys(_RATIOS, "ratio")}

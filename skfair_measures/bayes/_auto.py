@@ -164,16 +164,12 @@ def checked_method(method: str, data: FitData) -> tuple[str, str | None]:
     if not METHODS[method].calibrates:
         return method, None
     lab, unl = data.labeled, data.unlabeled
-    reasons = calibration_checks(
-        lab.scores,
-        data.y_true,
-        lab.codes,
-        data.groups,
+    scores, codes, rows = (
         np.concatenate([lab.scores, unl.scores]),
         np.concatenate([lab.codes, unl.codes]),
-        CLIP,
         np.concatenate([lab.multiplicity, unl.multiplicity]),
     )
+    reasons = calibration_checks(lab.scores, data.y_true, lab.codes, data.groups, scores, codes, CLIP, rows)
     return (_FALLBACK, "; ".join(reasons)) if reasons else (method, None)
 
 

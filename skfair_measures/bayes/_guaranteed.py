@@ -241,11 +241,8 @@ def _labeled_weight(data: FitData) -> np.ndarray:
 def _proxies(scores: np.ndarray, y_pred: np.ndarray, roles: Any) -> tuple[np.ndarray, np.ndarray]:
     """The model's expectation of ``num`` and ``den`` of each row given its score (P(y = 1) = score)."""
     q1 = np.clip(scores, 0.0, 1.0)
-    numden = (roles.num & roles.den).astype(float)  # [y, y_pred]
-    den = roles.den.astype(float)
-    a = q1 * numden[1, y_pred] + (1.0 - q1) * numden[0, y_pred]
-    b = q1 * den[1, y_pred] + (1.0 - q1) * den[0, y_pred]
-    return a, b
+    num, den = (roles.num & roles.den).astype(float), roles.den.astype(float)  # [y, y_pred]
+    return q1 * num[1, y_pred] + (1.0 - q1) * num[0, y_pred], q1 * den[1, y_pred] + (1.0 - q1) * den[0, y_pred]
 
 
 def _exact_rates(data: FitData, roles: Any) -> tuple[np.ndarray, float]:
@@ -264,14 +261,9 @@ def _exact_rates(data: FitData, roles: Any) -> tuple[np.ndarray, float]:
         )
     codes = np.concatenate([data.labeled.codes, data.unlabeled.codes])
     y_pred = np.concatenate([data.labeled.y_pred, data.unlabeled.y_pred])
-    w = np.concatenate(
-        [
-            _labeled_weight(data),
-            data.unlabeled.multiplicity
-            if data.unlabeled.weight is None
-            else np.asarray(data.unlabeled.weight, dtype=float),
-        ]
-    )
+    unl = data.unlabeled
+    w_unl = unl.multiplicity if unl.weight is None else np.asarray(unl.weight, dtype=float)
+    w = np.concatenate([_labeled_weight(data), w_unl])
     num = np.bincount(codes, weights=w * roles.num[0, y_pred], minlength=data.n_groups)
     den = np.bincount(codes, weights=w * roles.den[0, y_pred], minlength=data.n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -60,18 +60,12 @@ from ..base import ratio_roles
 from ..results import check_prob
 from ._auto import INTERVAL_MIN_LABELS
 from ._bb import BetaBinomial
-from ._guaranteed import Guaranteed, QuantileBox
+from ._guaranteed import Guaranteed, QuantileBox, _proxies
 from ._method import FitData, Rows
 
 __all__ = ["plan_labels"]
 
 _ALLOCATIONS = ("equal", "proportional")
-
-
-def _decides(lo: float, hi: float, eps: float, within: bool) -> bool:
-    if within:
-        return -eps <= lo and hi <= eps
-    return lo > eps or hi < -eps
 
 
 #: Grid steps of the simulated audits' intervals: a fifth of the audit's own, five times faster; a coarser grid
@@ -89,22 +83,11 @@ def _interval(data: FitData, measure: Any, prob: float, method: str) -> tuple[fl
             data, measure.bases, chains=1, draws=PLAN_DRAWS, rng=np.random.default_rng(0), seed=0
         )
         return QuantileBox(fit.values, fit.overall).measure_interval(measure, data.groups, prob)
-    box = (
-        Guaranteed()
-        .group_draws(data, tuple(measure.bases), chains=1, draws=1, rng=np.random.default_rng(0), seed=0)
-        .confidence
-    )
+    fit = Guaranteed().group_draws(data, tuple(measure.bases), chains=1, draws=1, rng=np.random.default_rng(0), seed=0)
+    box = fit.confidence
     for rate in [*box.pooled.values(), *(r for rates in box.groups.values() for r in rates)]:
         rate.grid_size = PLAN_GRID
     return box.measure_interval(measure, data.groups, prob)
-
-
-def _cells(roles: Any) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int] | None]:
-    """A confusion cell ``(y, y_pred)`` in the numerator, one in the denominator only, one outside."""
-    num = [(y, p) for y in (0, 1) for p in (0, 1) if roles.num[y, p] and roles.den[y, p]]
-    den = [(y, p) for y in (0, 1) for p in (0, 1) if roles.den[y, p] and not roles.num[y, p]]
-    out = [(y, p) for y in (0, 1) for p in (0, 1) if not roles.den[y, p]]
-    return num[0], den[0], (out[0] if out else None)
 
 
 def _allocate(t: int, sizes: np.ndarray, allocation: str) -> np.ndarray:
@@ -264,6 +247,11 @@ def plan_labels(
     cache: dict[tuple[int, int], float] = {}
     passes: dict[int, bool] = {}
 
+    def right(n: np.ndarray, i: int) -> bool:
+        """Whether audit ``i`` with ``n`` labels per group decides rightly (the rule of ``verdicts``)."""
+        lo, hi = sim.interval(n, i, prob, method)
+        return (-eps <= lo and hi <= eps) if within else (lo > eps or hi < -eps)
+
     def passing(t: int) -> bool:
         """Whether ``t`` labels reach the bar; the audits stop once the answer is certain (the same answer)."""
         if (t, 0) in cache:
@@ -271,7 +259,7 @@ def plan_labels(
         if t not in passes:
             n, need, hits = _allocate(t, sizes, allocation), int(np.ceil(bar * n_sim - 1e-9)), 0
             for i in range(n_sim):
-                hits += _decides(*sim.interval(n, i, prob, method), eps, within)
+                hits += right(n, i)
                 if hits >= need or hits + n_sim - i - 1 < need:
                     break
             passes[t] = hits >= need
@@ -282,8 +270,7 @@ def plan_labels(
         """The share of right decisions at ``t`` labels over the audits ``first`` to ``first + n_sim``."""
         if (t, first) not in cache:
             n = _allocate(t, sizes, allocation)
-            hits = sum(_decides(*sim.interval(n, i, prob, method), eps, within) for i in range(first, first + n_sim))
-            cache[t, first] = hits / n_sim
+            cache[t, first] = sum(right(n, i) for i in range(first, first + n_sim)) / n_sim
         return cache[t, first]
 
     normal = _normal_labels(sim, guess, eps, prob, power, allocation)
@@ -300,9 +287,19 @@ def plan_labels(
         lo_t, t = t, min(2 * t, cap)
     if not passing(t):  # even `cap` labels are too few for the interval of few labels
         if switch is None or switch >= top or normal is None:
-            raise ValueError(
-                _refusal(sim, measure, guess, within, eps, power, power_at(t), prob, top, allocation, method)
+            # the interval with every row labeled, against the guess
+            lo, hi = sim.interval(_allocate(top, sizes, allocation), 0, prob, method)
+            half = (hi - lo) / 2
+            side = f"below {eps - half:.3f}" if within else f"above {eps + half:.3f}"
+            why = (
+                f"labeling every row does not give the {'guaranteed' if method == 'guaranteed' else 'Jeffreys'} "
+                f"interval power {power} to decide |Δ| <= {eps} for {measure.key} (simulated power "
+                f"{power_at(t):.2f}): with every row labeled its interval is still about +-{half:.3f} wide, so "
+                f"the guessed |Δ| = {abs(guess):.3f} would have to lie {side}"
             )
+            if sim.calibration and "recalibrated" in sim.calibration:
+                why += f" ({sim.calibration})"
+            raise ValueError(why + "; raise eps, lower power or prob, or give scores that predict the labels")
         if normal > top:
             raise ValueError(
                 f"labeling every row does not give power {power} to decide |Δ| <= {eps} for {measure.key}: the "
@@ -311,23 +308,24 @@ def plan_labels(
                 "give scores that predict the labels"
             )
         planned, t = "bb", max(switch, normal)  # from `switch` labels auto reads Beta-Binomial's interval
-    while planned != "bb" and t - lo_t > max(1, t // 10):  # bisection to 10%: power_at(t) >= bar
+    simulated = planned != "bb"
+    while simulated and t - lo_t > max(1, t // 10):  # bisection to 10%: power_at(t) >= bar
         mid = (lo_t + t) // 2
         if passing(mid):
             t = mid
         else:
             lo_t = mid
     # the plan's power on fresh audits (the search's estimates are selected): 10% more labels until it is reached
-    while planned != "bb" and power_at(t, n_sim) < power and t < cap:
+    while simulated and power_at(t, n_sim) < power and t < cap:
         t = min(cap, max(t + 1, int(np.ceil(1.1 * t))))
         say(f"plan_labels: {int(_allocate(t, sizes, allocation).sum())} labels, on fresh audits ...")
     n = _allocate(t, sizes, allocation)
-    p = power_at(t, n_sim) if planned != "bb" else _normal_power(sim, guess, eps, prob, t, allocation)
+    p = power_at(t, n_sim) if simulated else _normal_power(sim, guess, eps, prob, t, allocation)
     shortfall = None
     if p < power:
         shortfall = (
-            f"the plan reaches power {p:.2f} ({'fresh simulated audits' if planned != 'bb' else 'normal approximation'}"
-            f"), below the {power:g} asked: the groups hold too few rows to label; raise eps, lower power or prob"
+            f"the plan reaches power {p:.2f} ({'fresh simulated audits' if simulated else 'normal approximation'}), "
+            f"below the {power:g} asked: the groups hold too few rows to label; raise eps, lower power or prob"
         )
         warnings.warn(f"plan_labels: {shortfall}", UserWarning, stacklevel=2)
     groups = [str(g) for g in sim.groups]
@@ -343,7 +341,7 @@ def plan_labels(
     out.attrs.update(
         {
             "power": p,
-            "power_sd": float(np.sqrt(p * (1 - p) / n_sim)) if planned != "bb" else float("nan"),
+            "power_sd": float(np.sqrt(p * (1 - p) / n_sim)) if simulated else float("nan"),
             "guess": guess,
             "decision": "within" if within else "exceeds",
             "eps": eps,
@@ -362,7 +360,7 @@ def plan_labels(
                 f"simulation: {n_sim} seeded audits per candidate, each computing {how[planned]} at level "
                 f"{prob}; the fewest labels (doubling, then bisection to 10%) whose share of right decisions "
                 f"reaches the power plus one binomial sd, then checked on {n_sim} fresh audits"
-                if planned != "bb"
+                if simulated
                 else f"the interval of few labels needs more labels than give every group {INTERVAL_MIN_LABELS} rows "
                 "in each rate's denominator, where auto reads Beta-Binomial's interval: the normal approximation's "
                 "count, and at least that many"
@@ -372,14 +370,9 @@ def plan_labels(
     return out
 
 
-def _expected(sim: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Per group: the guessed rate and the expected share of rows in its denominator (one base)."""
-    return np.asarray(sim.rates_guess, dtype=float), np.asarray(sim.share, dtype=float)
-
-
 def _extreme_pair(sim: Any) -> tuple[int, int, float] | None:
     """The two groups whose guessed rates lie farthest apart, and their rates' summed variance per labeled row."""
-    rates, share = _expected(sim)
+    rates, share = sim.rates_guess, sim.share
     ok = np.isfinite(rates) & (share > 0)
     if ok.sum() < 2:
         return None
@@ -413,27 +406,10 @@ def _normal_power(sim: Any, guess: float, eps: float, prob: float, t: int, alloc
 
 def _labels_for_denominators(sim: Any, rows: int, allocation: str) -> int:
     """Total labels that give every group about ``rows`` rows in each rate's denominator (capped by its size)."""
-    _, share = _expected(sim)
-    need = np.ceil(rows / np.maximum(share, 1e-9))
+    need = np.ceil(rows / np.maximum(sim.share, 1e-9))
     if allocation == "equal":
         return int(min(need.max(), sim.sizes.max()))
     return int(min(np.max(need * sim.sizes.sum() / sim.sizes), sim.sizes.sum()))
-
-
-def _refusal(sim, measure, guess, within, eps, power, reached, prob, top, allocation, method) -> str:
-    """Why no number of labels reaches the power: the interval with every row labeled, against the guess."""
-    lo, hi = sim.interval(_allocate(top, sim.sizes, allocation), 0, prob, method)
-    half = (hi - lo) / 2
-    side = f"below {eps - half:.3f}" if within else f"above {eps + half:.3f}"
-    why = (
-        f"labeling every row does not give the {'guaranteed' if method == 'guaranteed' else 'Jeffreys'} interval "
-        f"power {power} to decide |Δ| <= {eps} for "
-        f"{measure.key} (simulated power {reached:.2f}): with every row labeled its interval is still about "
-        f"+-{half:.3f} wide, so the guessed |Δ| = {abs(guess):.3f} would have to lie {side}"
-    )
-    if sim.calibration and "recalibrated" in sim.calibration:
-        why += f" ({sim.calibration})"
-    return why + "; raise eps, lower power or prob, or give scores that predict the labels"
 
 
 class _RatesSimulation:
@@ -461,27 +437,23 @@ class _RatesSimulation:
             raise ValueError("rates must lie in [0, 1] and denominator_share in (0, 1]")
         self.measure, self.seed = measure, seed
         self.rates_guess, self.calibration = self.rates, None
-        self.cells = _cells(ratio_roles(measure.bases[0]))
+        # a confusion cell (y, y_pred) in the numerator, one in the denominator only, one outside (or the latter)
+        roles, cells = ratio_roles(measure.bases[0]), [(y, p) for y in (0, 1) for p in (0, 1)]
+        den = next(c for c in cells if roles.den[c] and not roles.num[c])
+        out = next((c for c in cells if not roles.den[c]), den)
+        self.cells = next(c for c in cells if roles.num[c] and roles.den[c]), den, out
+        name, pooled = measure.bases[0].name, float(np.average(self.rates, weights=self.sizes * self.share))
+        value = {name: self.rates}
         self.guess = float(
-            measure.bounds_from_group_values(
-                {measure.bases[0].name: self.rates},
-                {measure.bases[0].name: self.rates},
-                groups=self.groups,
-                overall={measure.bases[0].name: (self._pooled(),) * 2},
-            )[0]
+            measure.bounds_from_group_values(value, value, groups=self.groups, overall={name: (pooled,) * 2})[0]
         )
-
-    def _pooled(self) -> float:
-        w = self.sizes * self.share
-        return float((w * self.rates).sum() / w.sum())
 
     def interval(self, n: np.ndarray, i: int, prob: float, method: str) -> tuple[float, float]:
         rng = np.random.default_rng([self.seed, i])
         codes = np.repeat(np.arange(self.groups.size), n)
         in_den = rng.uniform(size=codes.size) < self.share[codes]
         in_num = rng.uniform(size=codes.size) < self.rates[codes]
-        (yn, pn), (yd, pd_), out = self.cells
-        yo, po = out if out is not None else (yd, pd_)
+        (yn, pn), (yd, pd_), (yo, po) = self.cells
         y = np.where(in_den, np.where(in_num, yn, yd), yo).astype(np.intp)
         p = np.where(in_den, np.where(in_num, pn, pd_), po).astype(np.intp)
         data = FitData(y, Rows(np.full(y.size, 0.5), p, codes.astype(np.intp)), Rows.empty(), self.groups, 0.5)
@@ -516,21 +488,13 @@ class _ScoresSimulation:
         self.rates = np.full(self.groups.size, np.nan)
         self.members = [np.flatnonzero(codes == j) for j in range(self.groups.size)]
         self.measure, self.seed, self.threshold = measure, seed, threshold
-        expected = FitData(np.zeros(0, np.intp), Rows.empty(), Rows(s, self.pred, codes), self.groups, threshold)
-        self.guess = self._expected_value(expected)
+        self.guess = self._expected_value()
 
-    def _expected_value(self, data: FitData) -> float:
+    def _expected_value(self) -> float:
         """The measure under the scores' expected confusion cells (calibrated scores)."""
-        lower, overall = {}, {}
-        shares = []
+        lower, overall, shares = {}, {}, []
         for base in self.measure.bases:
-            roles = ratio_roles(base)
-            q = data.unlabeled.scores
-            num = (
-                q * (roles.num & roles.den)[1, data.unlabeled.y_pred]
-                + (1 - q) * (roles.num & roles.den)[0, data.unlabeled.y_pred]
-            )
-            den = q * roles.den[1, data.unlabeled.y_pred] + (1 - q) * roles.den[0, data.unlabeled.y_pred]
+            num, den = _proxies(self.scores, self.pred, ratio_roles(base))
             n_g = np.bincount(self.codes, weights=num, minlength=self.groups.size)
             d_g = np.bincount(self.codes, weights=den, minlength=self.groups.size)
             lower[base.name] = n_g / d_g

@@ -89,12 +89,8 @@ def _koopman_stat(phi: np.ndarray, x1: np.ndarray, n1: np.ndarray, x2: np.ndarra
     a = phi * (n1 + x2) + x1 + n2
     p2 = 2 * s / (a + np.sqrt(np.maximum(a * a - 4 * phi * big * s, 0.0)))  # the smaller root, without cancellation
     p1 = np.minimum(phi * p2, 1.0)
-    return (
-        _pearson(x1, n1 * p1)
-        + _pearson(n1 - x1, n1 * (1 - p1))
-        + _pearson(x2, n2 * p2)
-        + _pearson(n2 - x2, n2 * (1 - p2))
-    )
+    cells = ((x1, n1 * p1), (n1 - x1, n1 * (1 - p1)), (x2, n2 * p2), (n2 - x2, n2 * (1 - p2)))
+    return sum(_pearson(observed, expected) for observed, expected in cells)
 
 
 def koopman(x1: Any, n1: Any, x2: Any, n2: Any, prob: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
