@@ -63,13 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     out, loaded = [], {}
     for r in rows:
-        key = (r["dataset"], r["model"])
-        if key not in loaded:
-            loaded[key] = base.load(*key)
-        y, s, g, priv = loaded[key]
-        codes = (g != priv).astype(np.intp)
-        mask = np.zeros(y.size, dtype=bool)
-        mask[methods.labeled_draw(g, r["n_l"], r["seed"])] = True
+        y, s, codes, mask = methods.run_rows(r, loaded)
         name, _ = checked_method("bcr", methods.fit_data(y, s, codes, mask))
         before = r[name]
         after = guaranteed_interval(y, s, codes, mask, {m: before[m][0] for m in METRICS if before[m][0] is not None})

@@ -105,12 +105,7 @@ def compute(out: Path, cache: Path) -> None:
         key = (r["dataset"], r["model"], r["n_l"], r["run"])
         if r["run"] >= 100:
             continue
-        if key[:2] not in loaded:
-            loaded[key[:2]] = base.load(*key[:2])
-        y, s, g, priv = loaded[key[:2]]
-        codes = (g != priv).astype(np.intp)
-        mask = np.zeros(y.size, dtype=bool)
-        mask[methods.labeled_draw(g, r["n_l"], r["seed"])] = True
+        y, s, codes, mask = methods.run_rows(r, loaded)
         t0 = time.perf_counter()
         if key in done:
             gu, seconds = done[key]["guaranteed"], done[key]["seconds"]

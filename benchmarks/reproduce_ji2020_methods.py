@@ -81,6 +81,17 @@ def labeled_draw(g: np.ndarray, n_l: int, seed: int) -> np.ndarray:
             return lab
 
 
+def run_rows(r: dict, loaded: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A stored run's rows again: labels, scores, 0/1 group codes and its labeled mask (each file loaded once)."""
+    key = (r["dataset"], r["model"])
+    if key not in loaded:
+        loaded[key] = base.load(*key)
+    y, s, g, priv = loaded[key]
+    mask = np.zeros(y.size, dtype=bool)
+    mask[labeled_draw(g, r["n_l"], r["seed"])] = True
+    return y, s, (g != priv).astype(np.intp), mask
+
+
 def fit_data(y, s, codes, mask) -> FitData:
     pred = (s >= 0.5).astype(np.intp)
     lab = Rows(s[mask], pred[mask], codes[mask])

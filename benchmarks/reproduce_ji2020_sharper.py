@@ -80,12 +80,7 @@ def compute(runs: int) -> pd.DataFrame:
         key = (r["dataset"], r["model"], r["n_l"], r["run"])
         if r["n_l"] not in (20, 100) or r["run"] >= runs:
             continue
-        if key[:2] not in loaded:
-            loaded[key[:2]] = base.load(*key[:2])
-        y, s, g, priv = loaded[key[:2]]
-        codes = (g != priv).astype(np.intp)
-        mask = np.zeros(y.size, dtype=bool)
-        mask[methods.labeled_draw(g, r["n_l"], r["seed"])] = True
+        y, s, codes, mask = methods.run_rows(r, loaded)
         new, old = auto_now(r, methods.fit_data(y, s, codes, mask)), auto_before(r, y, s, codes, mask)
         for m in gmod.METRICS:
             t = r["truth"][m]
