@@ -59,9 +59,9 @@ import pandas as pd
 from .._betting import GRID_SIZE, fixed_sample_interval, prediction_powered_interval
 from .._small_sample import reads_pooled
 from .._undefined import name_groups
-from ..base import BaseMetric, ratio_roles
+from ..base import ratio_roles
 from ._bb import bb_cell_draws, cell_concentration
-from ._method import EstimationMethod, FitData, GroupDraws, group_name
+from ._method import Bases, EstimationMethod, FitData, GroupDraws, Rng, group_name
 
 __all__ = ["TARGETS", "ConfidenceBox", "Guaranteed", "QuantileBox", "audit_target", "labels_box"]
 
@@ -210,7 +210,7 @@ class QuantileBox:
         return float(lo), float(hi)
 
 
-def labels_box(data: FitData, bases: tuple[BaseMetric, ...], fit: GroupDraws, seed: int) -> QuantileBox:
+def labels_box(data: FitData, bases: Bases, fit: GroupDraws, seed: int) -> QuantileBox:
     """``auto``'s interval with the calibration model's estimate: the labels' Jeffreys posterior ``fit`` as a box.
 
     A rate no labeled row informs keeps its prior draws (the calibration model's estimate has
@@ -245,6 +245,13 @@ def _proxies(scores: np.ndarray, y_pred: np.ndarray, roles: Any) -> tuple[np.nda
     return q1 * num[1, y_pred] + (1.0 - q1) * num[0, y_pred], q1 * den[1, y_pred] + (1.0 - q1) * den[0, y_pred]
 
 
+def _ratio(codes: np.ndarray, num: np.ndarray, den: np.ndarray, n_groups: int) -> tuple[np.ndarray, float, np.ndarray]:
+    """Per group ``sum num / sum den`` over the rows (NaN where 0/0), pooled, and the groups' ``sum den``."""
+    n, d = (np.bincount(codes, weights=x, minlength=n_groups) for x in (num, den))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return n / d, float(n.sum() / d.sum()) if d.sum() else np.nan, d
+
+
 def _exact_rates(data: FitData, roles: Any) -> tuple[np.ndarray, float]:
     """A label-free rate (the selection rate) on every audited row, labeled and unlabeled: known exactly.
 
@@ -264,10 +271,7 @@ def _exact_rates(data: FitData, roles: Any) -> tuple[np.ndarray, float]:
     unl = data.unlabeled
     w_unl = unl.multiplicity if unl.weight is None else np.asarray(unl.weight, dtype=float)
     w = np.concatenate([_labeled_weight(data), w_unl])
-    num = np.bincount(codes, weights=w * roles.num[0, y_pred], minlength=data.n_groups)
-    den = np.bincount(codes, weights=w * roles.den[0, y_pred], minlength=data.n_groups)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return num / den, float(num.sum() / den.sum()) if den.sum() else np.nan
+    return _ratio(codes, w * roles.num[0, y_pred], w * roles.den[0, y_pred], data.n_groups)[:2]
 
 
 def _rates(data: FitData, roles: Any, cells: np.ndarray, rate: np.ndarray, pooled: float):
@@ -337,16 +341,7 @@ class Guaranteed(EstimationMethod):
 
     name: ClassVar[str] = "guaranteed"
 
-    def group_draws(
-        self,
-        data: FitData,
-        bases: tuple[BaseMetric, ...],
-        *,
-        chains: int,
-        draws: int,
-        rng: np.random.Generator,
-        seed: int,
-    ) -> GroupDraws:
+    def group_draws(self, data: FitData, bases: Bases, *, chains: int, draws: int, rng: Rng, seed: int) -> GroupDraws:
         cells = data.y_true * 2 + data.labeled.y_pred  # flat confusion cell of each labeled row
         codes, n_groups = data.labeled.codes, data.n_groups
         values, overall, point, point_overall = {}, {}, {}, {}
@@ -367,15 +362,10 @@ class Guaranteed(EstimationMethod):
                 empty, where = np.flatnonzero(~np.isfinite(rate)), "row"
             else:
                 in_den = roles.den.ravel()[cells]
-                x_num = roles.num.ravel()[cells].astype(float)
-                w = _labeled_weight(data)[in_den]
-                den = np.bincount(codes[in_den], weights=w, minlength=n_groups).astype(float)
-                num = np.bincount(codes[in_den], weights=w * x_num[in_den], minlength=n_groups)
-                n_den = np.bincount(codes[in_den], minlength=n_groups)
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    rate = num / den
-                pooled = float(num.sum() / den.sum()) if den.sum() else np.nan
+                w = _labeled_weight(data) * in_den
+                rate, pooled, den = _ratio(codes, w * roles.num.ravel()[cells], w, n_groups)
                 groups_ci[base.name], pooled_ci[base.name] = _rates(data, roles, cells, rate, pooled)
+                n_den = np.bincount(codes[in_den], minlength=n_groups)
                 empty, where = np.flatnonzero((n_den == 0) | (den <= 0)), "labeled row"
             if empty.size:
                 why = base.undefined_when or "no samples in its denominator"

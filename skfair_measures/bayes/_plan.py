@@ -60,7 +60,7 @@ from ..base import ratio_roles
 from ..results import check_prob
 from ._auto import INTERVAL_MIN_LABELS
 from ._bb import BetaBinomial
-from ._guaranteed import Guaranteed, QuantileBox, _proxies
+from ._guaranteed import Guaranteed, QuantileBox, _proxies, _ratio
 from ._method import FitData, Rows
 
 __all__ = ["plan_labels"]
@@ -495,10 +495,8 @@ class _ScoresSimulation:
         lower, overall, shares = {}, {}, []
         for base in self.measure.bases:
             num, den = _proxies(self.scores, self.pred, ratio_roles(base))
-            n_g = np.bincount(self.codes, weights=num, minlength=self.groups.size)
-            d_g = np.bincount(self.codes, weights=den, minlength=self.groups.size)
-            lower[base.name] = n_g / d_g
-            overall[base.name] = (float(num.sum() / den.sum()),) * 2
+            lower[base.name], pooled, d_g = _ratio(self.codes, num, den, self.groups.size)
+            overall[base.name] = (pooled,) * 2
             shares.append(d_g / self.sizes)
         # the first base's expected rates and denominator shares, and the smallest share of any base
         first = self.measure.bases[0].name
