@@ -290,7 +290,7 @@ def posteriors(
     if call.unlabeled_scores is not None:
         refuse_unread_unlabeled(method, options, "unlabeled_scores")
     name = auto_method(vars(call))[0] if method == AUTO else method
-    rng, chains, groups = _rng(call.random_state), int(call.chains), _declared_groups(measures)
+    rng, groups = _rng(call.random_state), _declared_groups(measures)
     if call.data is None and holds_multiclass_labels(y_true, call.pos_label, call.threshold, measures):
         return _multiclass(measures, call, name, options, groups, rng)
     thr = float(_agreed([m.inputs.threshold for m in measures], "threshold", call.threshold, 0.5))
@@ -333,14 +333,11 @@ def posteriors(
         estimator, why, unused = _auto_checked(estimator, data, options, unused, plan)
         if plan.interval == "jeffreys" and (plan.estimate == "calibration" or "prior" not in options):
             estimator = BetaBinomial(prior="jeffreys")  # the draws: the labels' posterior (bb's prior= when given)
-    draws = METHODS[estimator.name].default_draws if call.n_draws is None else int(call.n_draws)
     seed, start = int(rng.integers(2**31 - 1)), time.perf_counter()
-    fit = estimator.group_draws(data, bases, chains=chains, draws=draws, rng=rng, seed=seed)
+    fit = _group_draws(estimator, data, bases, call, rng, seed)
     chosen = {}  # auto's estimate and interval (the estimate first: the interval holds it)
     if plan is not None:
-        chosen = _auto_estimate(
-            data, bases, estimator, fit, plan, chains=chains, n_draws=call.n_draws, rng=rng, seed=seed
-        )
+        chosen = _auto_estimate(data, bases, estimator, fit, plan, call, rng, seed)
         chosen |= _auto_interval(data, bases, estimator, fit, seed, plan)
     attrs = {"threshold": float(data.threshold)} | _attrs(data.y_true.size, data.unlabeled.size, seed, call, fit, start)
     attrs |= chosen
@@ -440,16 +437,10 @@ def _auto_checked(
     name, why = checked_method(estimator.name, data)
     if why is None:
         return estimator, None, unused
-    kept = (
-        "; its estimate stays the calibration model's (fitted for it) and its interval is the labels'"
-        if plan.estimate == "calibration"
-        else ""
-    )
-    warnings.warn(
-        f"method='auto' uses {name!r} instead of {estimator.name!r}: {why}{kept}.",
-        CalibrationWarning,
-        stacklevel=external_stacklevel(),
-    )
+    kept = "; its estimate stays the calibration model's (fitted for it) and its interval is the labels'"
+    kept = kept if plan.estimate == "calibration" else ""
+    message = f"method='auto' uses {name!r} instead of {estimator.name!r}: {why}{kept}."
+    warnings.warn(message, CalibrationWarning, stacklevel=external_stacklevel())
     record, left = _options(AUTO, name, options)
     if plan.estimate == "calibration":  # the calibration fit of the estimate reads the options of the rules' method
         left = [k for k in left if k not in METHODS[estimator.name].option_names()]
@@ -458,14 +449,12 @@ def _auto_checked(
 
 def _auto_estimate(
     data: FitData,
-    bases: tuple[BaseMetric, ...],
+    bases: Bases,
     estimator: EstimationMethod,
     fit: GroupDraws,
     plan: _AutoPlan,
-    *,
-    chains: int,
-    n_draws: int | None,
-    rng: np.random.Generator,
+    call: Call,
+    rng: Rng,
     seed: int,
 ) -> dict[str, Any]:
     """``auto``'s estimate (:func:`~._auto.auto_estimate`): the calibration model's, put on ``fit`` as its point.
@@ -480,33 +469,20 @@ def _auto_estimate(
         return {"estimate": own, "estimate_reason": plan.estimate_reason}
     source = fit
     if fit.calibration_point is None:
-        cal = plan.calibrator
-        draws = METHODS[cal.name].default_draws if n_draws is None else int(n_draws)
         with warnings.catch_warnings():  # the checks' failure is already said, by _auto_checked
             warnings.simplefilter("ignore", CalibrationWarning)
-            source = cal.group_draws(data, bases, chains=chains, draws=draws, rng=rng, seed=seed)
+            source = _group_draws(plan.calibrator, data, bases, call, rng, seed)
     fit.point, fit.point_overall = source.calibration_point
-    if source is fit:
-        return {
-            "estimate": "bc's posterior means of the group rates (its fit, without the rectifier), through the "
-            "measure's operation",
-            "estimate_reason": plan.estimate_reason,
-        }
-    return {
-        "estimate": f"bc's posterior means of the group rates (a {plan.calibrator.name} fit made for the "
-        "estimate, without the rectifier), through the measure's operation",
-        "estimate_reason": plan.estimate_reason,
-        "estimate_diagnostics": source.attrs.get("diagnostics", {}),
-    }
+    made = "its fit" if source is fit else f"a {plan.calibrator.name} fit made for the estimate"
+    estimate = (
+        f"bc's posterior means of the group rates ({made}, without the rectifier), through the measure's operation"
+    )
+    out = {"estimate": estimate, "estimate_reason": plan.estimate_reason}
+    return out if source is fit else out | {"estimate_diagnostics": source.attrs.get("diagnostics", {})}
 
 
 def _auto_interval(
-    data: FitData,
-    bases: tuple[BaseMetric, ...],
-    estimator: EstimationMethod,
-    fit: GroupDraws,
-    seed: int,
-    plan: _AutoPlan,
+    data: FitData, bases: Bases, estimator: EstimationMethod, fit: GroupDraws, seed: int, plan: _AutoPlan
 ) -> dict[str, Any]:
     """``auto``'s interval (:func:`~._auto.auto_interval`): its draws' own, or a confidence box put on ``fit``.
 
@@ -537,6 +513,14 @@ def _auto_interval(
         "prediction_powered": box.attrs["prediction_powered"],
         "sequences": box.attrs["sequences"],
     }
+
+
+def _group_draws(
+    estimator: EstimationMethod, data: FitData, bases: Bases, call: Call, rng: Rng, seed: int
+) -> GroupDraws:
+    """The method's draws with the call's chains and draws per chain (the method's default when not given)."""
+    draws = METHODS[estimator.name].default_draws if call.n_draws is None else int(call.n_draws)
+    return estimator.group_draws(data, bases, chains=int(call.chains), draws=draws, rng=rng, seed=seed)
 
 
 def _bases(measures: list[MeasureBase], rates: bool = False) -> Bases:

@@ -45,6 +45,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit
 
 from .._optional import require
 from ._checks import CalibrationWarning, calibration_checks
@@ -62,6 +63,7 @@ __all__ = [
     "build_model",
     "calibrated_cells",
     "calibrated_probabilities",
+    "data_checks",
     "histogram_error",
     "configure_compile_cache",
     "prior_sd_vector",
@@ -281,14 +283,8 @@ def _compiled_nutpie(n_groups: int, calibration: str, hierarchical: bool, data: 
         return compiled, time.perf_counter() - start
 
 
-def _runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable[[float], Any], str, float]:
-    """A function ``run(target_accept) -> trace`` for the sampler, the sampler used, and the compile time."""
-    return (_nutpie_runner if sampler in ("nutpie", "nutpie-pymc") else _pymc_runner)(
-        sampler, data, structure, settings
-    )
-
-
 def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable, str, float]:
+    """A function ``run(target_accept) -> trace`` for the sampler, the sampler used, and the compile time."""
     n_groups, calibration, hierarchical, prior_scale = structure
     nutpie = require("nutpie", "the 'bc' posterior (nutpie)")  # missing: said as such, not as an old release
     prior_sd = prior_sd_vector(prior_scale)
@@ -323,6 +319,7 @@ def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: tuple) 
 
 
 def _pymc_runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable, str, float]:
+    """As :func:`_nutpie_runner`, for the samplers PyMC runs."""
     n_groups, calibration, hierarchical, prior_scale = structure
     pm, start = _import_pymc(), time.perf_counter()
     model = build_model(
@@ -415,8 +412,6 @@ def calibrated_probabilities(params: dict[str, np.ndarray], scores: np.ndarray, 
     >>> calibrated_probabilities(p, np.array([0.8, 0.3]), np.array([0, 0])).round(6).tolist()
     [[[0.8, 0.3]]]
     """
-    from scipy.special import expit
-
     codes = np.asarray(codes, dtype=np.intp)
     log_s, log1m_s = _features(scores)
     a, b, c = (np.asarray(params[k], dtype=float)[..., codes] for k in ("a", "b", "c"))
@@ -466,8 +461,6 @@ def calibrated_cells(
     >>> np.round(cells[0, 0, 0], 6).tolist()  # identity calibration: the scores themselves
     [[0.7, 0.2], [0.3, 0.8]]
     """
-    from scipy.special import expit
-
     a, b, c = (np.asarray(params[k], dtype=float) for k in ("a", "b", "c"))
     lead = a.shape[:-1]
     # logit[t, j] = c_t + a_t log s_j - b_t log(1 - s_j): a rank-3 product, one BLAS call
@@ -495,6 +488,13 @@ def calibrated_cells(
             neg[lo : lo + step, g] = expit(logit, out=logit) @ onehot
     cells = np.stack([neg, pos], axis=-2)  # (t, group, y_true, y_pred)
     return cells.reshape(lead + (n_groups, 2, 2))
+
+
+def data_checks(data: FitData) -> list[str]:
+    """:func:`~._checks.calibration_checks` of the fit data: its labeled rows, and the scores of every row."""
+    lab, unl = data.labeled, data.unlabeled
+    every = [np.concatenate([getattr(lab, k), getattr(unl, k)]) for k in ("scores", "codes", "multiplicity")]
+    return calibration_checks(lab.scores, data.y_true, lab.codes, data.groups, every[0], every[1], CLIP, every[2])
 
 
 def histogram_error(params: dict[str, np.ndarray], rows: Rows, n_groups: int) -> dict[str, Any]:
@@ -593,11 +593,7 @@ class BayesianCalibration(EstimationMethod):
         smaller steps if there were divergences, ``retry_divergent``), read the parameters
         and diagnostics (warned about with ``warn``).
         """
-        lab, unl = data.labeled, data.unlabeled
-        # scores, group codes and multiplicities of every row, labeled or not
-        every = [np.concatenate(pair) for pair in ((lab.scores, unl.scores), (lab.codes, unl.codes))]
-        every.append(np.concatenate([lab.multiplicity, unl.multiplicity]))
-        checks = calibration_checks(lab.scores, data.y_true, lab.codes, data.groups, every[0], every[1], CLIP, every[2])
+        lab, checks = data.labeled, data_checks(data)
         if checks and self.warn:
             message = f"method={self.name!r}: {'; '.join(checks)}."
             warnings.warn(message, CalibrationWarning, stacklevel=external_stacklevel())
@@ -608,7 +604,8 @@ class BayesianCalibration(EstimationMethod):
         common = {"draws": draws, "tune": self.tune, "chains": chains, "cores": cores}
         settings = (common, seed, self.sampler_kwargs or {})
         structure = (data.n_groups, self.calibration, self.hierarchical, self.prior_scale)
-        run, sampler, compile_seconds = _runner(self.sampler, rows, structure, settings)
+        runner = _nutpie_runner if self.sampler in ("nutpie", "nutpie-pymc") else _pymc_runner
+        run, sampler, compile_seconds = runner(self.sampler, rows, structure, settings)
         start = time.perf_counter()
         trace, first, accept = _sample_with_retry(run, self.target_accept, self.retry_divergent)
         params, names = _parameters(trace)
