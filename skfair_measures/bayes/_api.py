@@ -33,7 +33,7 @@ from ._auto import auto_candidates, auto_estimate, auto_interval, auto_method, c
 from ._bb import BetaBinomial
 from ._checks import CalibrationWarning
 from ._dirichlet import holds_multiclass_labels, multiclass_counts, multiclass_draws, multiclass_error
-from ._frames import FRAME_METHODS, frame_fit_data, frame_rows
+from ._frames import FRAME_METHODS, frame_fit_data, frame_rows, refuse_no_unlabeled
 from ._guaranteed import Guaranteed, audit_target, labels_box
 from ._method import Bases, Call, EstimationMethod, FitData, GroupDraws, Rng, Rows
 from ._posterior import MeasurePosterior, external_stacklevel, group_labels, warn_undefined
@@ -306,11 +306,7 @@ def posteriors(
             unl = rows.histogram if rows.n_unlabeled else None
             name, _ = auto_method({"unlabeled_scores": unl, "sample_weight": call.sample_weight})
             estimator, unused = _options(method, name, options)
-        if METHODS[estimator.name].unlabeled == "required" and rows.n_unlabeled == 0:
-            raise ValueError(
-                f"method={estimator.name!r} needs unlabeled rows: rows of data whose {call.y_true!r} is "
-                "missing (null). Without them use method='bb'."
-            )
+        refuse_no_unlabeled(estimator.name, call, rows.n_unlabeled)
         columns = ("y_true", "y_score", "sensitive_features", "sample_weight")
         given = dataclasses.replace(call, **{k: rows.column(v) for k, v in vars(call).items() if k in columns})
         data = _fit_data(given, measures, estimator.name, thr, pos, groups, rows.unlabeled)

@@ -24,10 +24,9 @@ from .._arrays import _to_1d
 from .._counts import MulticlassStats
 from .._labels import _distinct
 from .._stats import GroupedSample, check_inputs
-from ..base import BaseMetric
 from ..measures import MeasureBase
 from ..multiclass import dirichlet_draws
-from ._method import GroupDraws, Rng, without_prior_only
+from ._method import Bases, GroupDraws, Rng, without_prior_only
 from ._small_groups import small_groups_plan
 
 __all__ = [
@@ -115,12 +114,7 @@ def multiclass_counts(
 
 
 def multiclass_draws(
-    bases: Sequence[BaseMetric],
-    stats: MulticlassStats,
-    options: DirichletMultinomial,
-    chains: int,
-    draws: int,
-    rng: Rng,
+    bases: Bases, stats: MulticlassStats, options: DirichletMultinomial, chains: int, draws: int, rng: Rng
 ) -> GroupDraws:
     """Draws of every base metric per group from the Dirichlet posterior of the K x K cells.
 

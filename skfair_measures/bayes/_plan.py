@@ -207,11 +207,10 @@ def plan_labels(
         raise ValueError(f"allocation must be one of {_ALLOCATIONS}; got {allocation!r}")
     if n_sim < 10:
         raise ValueError(f"n_sim must be at least 10 to estimate a power; got {n_sim!r}")
-    ideal = measure.ideal
-    if ideal != 0.0:
+    if measure.ideal != 0.0:
         raise ValueError(
             f"plan_labels decides |Δ| <= eps for measures whose ideal value is 0 (differences); "
-            f"{measure.key!r} has ideal {ideal!r} (a ratio?): plan its difference, e.g. "
+            f"{measure.key!r} has ideal {measure.ideal!r} (a ratio?): plan its difference, e.g. "
             "operation='absdiff'"
         )
     for base in measure.bases:
@@ -254,8 +253,6 @@ def plan_labels(
 
     def passing(t: int) -> bool:
         """Whether ``t`` labels reach the bar; the audits stop once the answer is certain (the same answer)."""
-        if (t, 0) in cache:
-            return cache[t, 0] >= bar
         if t not in passes:
             n, need, hits = _allocate(t, sizes, allocation), int(np.ceil(bar * n_sim - 1e-9)), 0
             for i in range(n_sim):
@@ -338,35 +335,33 @@ def plan_labels(
         "guaranteed": sim.form,
         "bb": "Beta-Binomial (auto's, from 200 labels per rate)",
     }
-    out.attrs.update(
-        {
-            "power": p,
-            "power_sd": float(np.sqrt(p * (1 - p) / n_sim)) if simulated else float("nan"),
-            "guess": guess,
-            "decision": "within" if within else "exceeds",
-            "eps": eps,
-            "prob": prob,
-            "target_power": power,
-            "n_sim": n_sim,
-            "allocation": allocation,
-            "measure": measure.key,
-            "bases": tuple(base.name for base in measure.bases),
-            "interval": how[planned],
-            "method": planned,
-            "normal_labels": None if normal is None else int(_allocate(min(normal, top), sizes, allocation).sum()),
-            "calibration": sim.calibration,
-            "shortfall": shortfall,
-            "how": (
-                f"simulation: {n_sim} seeded audits per candidate, each computing {how[planned]} at level "
-                f"{prob}; the fewest labels (doubling, then bisection to 10%) whose share of right decisions "
-                f"reaches the power plus one binomial sd, then checked on {n_sim} fresh audits"
-                if simulated
-                else f"the interval of few labels needs more labels than give every group {INTERVAL_MIN_LABELS} rows "
-                "in each rate's denominator, where auto reads Beta-Binomial's interval: the normal approximation's "
-                "count, and at least that many"
-            ),
-        }
-    )
+    out.attrs = {
+        "power": p,
+        "power_sd": float(np.sqrt(p * (1 - p) / n_sim)) if simulated else float("nan"),
+        "guess": guess,
+        "decision": "within" if within else "exceeds",
+        "eps": eps,
+        "prob": prob,
+        "target_power": power,
+        "n_sim": n_sim,
+        "allocation": allocation,
+        "measure": measure.key,
+        "bases": tuple(base.name for base in measure.bases),
+        "interval": how[planned],
+        "method": planned,
+        "normal_labels": None if normal is None else int(_allocate(min(normal, top), sizes, allocation).sum()),
+        "calibration": sim.calibration,
+        "shortfall": shortfall,
+        "how": (
+            f"simulation: {n_sim} seeded audits per candidate, each computing {how[planned]} at level "
+            f"{prob}; the fewest labels (doubling, then bisection to 10%) whose share of right decisions "
+            f"reaches the power plus one binomial sd, then checked on {n_sim} fresh audits"
+            if simulated
+            else f"the interval of few labels needs more labels than give every group {INTERVAL_MIN_LABELS} rows "
+            "in each rate's denominator, where auto reads Beta-Binomial's interval: the normal approximation's "
+            "count, and at least that many"
+        ),
+    }
     return out
 
 
@@ -412,7 +407,18 @@ def _labels_for_denominators(sim: Any, rows: int, allocation: str) -> int:
     return int(min(np.max(need * sim.sizes.sum() / sim.sizes), sim.sizes.sum()))
 
 
-class _RatesSimulation:
+class _Simulation:
+    """Seeded audits drawn from a guess: ``interval(n, i, ...)``, audit ``i``'s interval with ``n`` labels per group."""
+
+    def interval(self, n: np.ndarray, i: int, prob: float, method: str) -> tuple[float, float]:
+        return _interval(self._audit(n, np.random.default_rng([self.seed, i])), self.measure, prob, method)
+
+    def _value(self, rates: dict, overall: dict) -> float:
+        """The measure at the guessed rates of every group (``rates``) and pooled (``overall``)."""
+        return float(self.measure.bounds_from_group_values(rates, rates, groups=self.groups, overall=overall)[0])
+
+
+class _RatesSimulation(_Simulation):
     """Audits drawn from guessed rates and denominator shares, labels only."""
 
     form = "guaranteed, labels only"
@@ -443,24 +449,19 @@ class _RatesSimulation:
         out = next((c for c in cells if not roles.den[c]), den)
         self.cells = next(c for c in cells if roles.num[c] and roles.den[c]), den, out
         name, pooled = measure.bases[0].name, float(np.average(self.rates, weights=self.sizes * self.share))
-        value = {name: self.rates}
-        self.guess = float(
-            measure.bounds_from_group_values(value, value, groups=self.groups, overall={name: (pooled,) * 2})[0]
-        )
+        self.guess = self._value({name: self.rates}, {name: (pooled,) * 2})
 
-    def interval(self, n: np.ndarray, i: int, prob: float, method: str) -> tuple[float, float]:
-        rng = np.random.default_rng([self.seed, i])
+    def _audit(self, n: np.ndarray, rng: np.random.Generator) -> FitData:
         codes = np.repeat(np.arange(self.groups.size), n)
         in_den = rng.uniform(size=codes.size) < self.share[codes]
         in_num = rng.uniform(size=codes.size) < self.rates[codes]
         (yn, pn), (yd, pd_), (yo, po) = self.cells
         y = np.where(in_den, np.where(in_num, yn, yd), yo).astype(np.intp)
         p = np.where(in_den, np.where(in_num, pn, pd_), po).astype(np.intp)
-        data = FitData(y, Rows(np.full(y.size, 0.5), p, codes.astype(np.intp)), Rows.empty(), self.groups, 0.5)
-        return _interval(data, self.measure, prob, method)
+        return FitData(y, Rows(np.full(y.size, 0.5), p, codes.astype(np.intp)), Rows.empty(), self.groups, 0.5)
 
 
-class _ScoresSimulation:
+class _ScoresSimulation(_Simulation):
     """Audits whose labels are drawn from the rows' scores, prediction-powered."""
 
     form = "guaranteed, prediction-powered by the scores of the unlabeled rows"
@@ -501,18 +502,16 @@ class _ScoresSimulation:
         # the first base's expected rates and denominator shares, and the smallest share of any base
         first = self.measure.bases[0].name
         self.rates_guess, self.share = lower[first], np.min(shares, axis=0)
-        return float(self.measure.bounds_from_group_values(lower, lower, groups=self.groups, overall=overall)[0])
+        return self._value(lower, overall)
 
-    def interval(self, n: np.ndarray, i: int, prob: float, method: str) -> tuple[float, float]:
-        rng = np.random.default_rng([self.seed, i])
+    def _audit(self, n: np.ndarray, rng: np.random.Generator) -> FitData:
         y_all = (rng.uniform(size=self.scores.size) < self.scores).astype(np.intp)
         mask = np.zeros(self.scores.size, dtype=bool)
         for j, rows in enumerate(self.members):
             mask[rng.choice(rows, size=int(n[j]), replace=False)] = True
         lab = Rows(self.scores[mask], self.pred[mask], self.codes[mask])
         unl = Rows(self.scores[~mask], self.pred[~mask], self.codes[~mask])
-        data = FitData(y_all[mask], lab, unl, self.groups, self.threshold, target="audited rows")
-        return _interval(data, self.measure, prob, method)
+        return FitData(y_all[mask], lab, unl, self.groups, self.threshold, target="audited rows")
 
 
 def _checked_calibration(scores: np.ndarray, y_true: Any) -> tuple[np.ndarray, str | None]:
