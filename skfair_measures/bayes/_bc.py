@@ -493,8 +493,9 @@ def calibrated_cells(
 def data_checks(data: FitData) -> list[str]:
     """:func:`~._checks.calibration_checks` of the fit data: its labeled rows, and the scores of every row."""
     lab, unl = data.labeled, data.unlabeled
-    every = [np.concatenate([getattr(lab, k), getattr(unl, k)]) for k in ("scores", "codes", "multiplicity")]
-    return calibration_checks(lab.scores, data.y_true, lab.codes, data.groups, every[0], every[1], CLIP, every[2])
+    pairs = ((lab.scores, unl.scores), (lab.codes, unl.codes), (lab.multiplicity, unl.multiplicity))
+    scores, codes, rows = (np.concatenate(pair) for pair in pairs)
+    return calibration_checks(lab.scores, data.y_true, lab.codes, data.groups, scores, codes, CLIP, rows)
 
 
 def histogram_error(params: dict[str, np.ndarray], rows: Rows, n_groups: int) -> dict[str, Any]:
