@@ -387,9 +387,8 @@ def _warn_diagnostics(d: dict[str, Any], groups: pd.Index) -> None:
         problems.append(f"bulk ESS of {name(d['min_ess_bulk_var'])} is {d['min_ess_bulk']:.0f} < {ESS_MIN:g}")
     if problems:
         advice = "The posterior may be unreliable: increase tune= or n_draws=, or raise target_accept=."
-        warnings.warn(
-            f"Bayesian calibration: {'; '.join(problems)}. {advice}", SamplingWarning, stacklevel=external_stacklevel()
-        )
+        message = f"Bayesian calibration: {'; '.join(problems)}. {advice}"
+        warnings.warn(message, SamplingWarning, stacklevel=external_stacklevel())
 
 
 def calibrated_probabilities(params: dict[str, np.ndarray], scores: np.ndarray, codes: np.ndarray) -> np.ndarray:

@@ -96,12 +96,16 @@ def pack(
 
 
 @njit(cache=True, nogil=True)
+def _layout(buf):  # pragma: no cover - compiled by numba
+    """From the header: groups, levels present, whether hierarchical, and parameters per level."""
+    n_groups, hier = int(buf[2]), buf[5] > 0
+    return n_groups, 1 + int(buf[3]) + int(buf[4]), hier, n_groups + 2 if hier else n_groups
+
+
+@njit(cache=True, nogil=True)
 def _raw_values(x, buf):  # pragma: no cover - compiled by numba
     """raw[k, g] for the levels present, from the unconstrained point x."""
-    n_groups = int(buf[2])
-    n_levels = 1 + int(buf[3]) + int(buf[4])
-    hier = buf[5] > 0
-    per = n_groups + 2 if hier else n_groups
+    n_groups, n_levels, hier, per = _layout(buf)
     raw = np.zeros((3, n_groups))
     for k in range(n_levels):
         off = k * per
@@ -112,9 +116,8 @@ def _raw_values(x, buf):  # pragma: no cover - compiled by numba
 
 @njit(cache=True, nogil=True)
 def _logp_grad(x, grad, buf):  # pragma: no cover - compiled by numba
-    n, n_groups, has_b, has_c, hier = int(buf[1]), int(buf[2]), buf[3] > 0, buf[4] > 0, buf[5] > 0
-    n_levels = 1 + int(has_b) + int(has_c)
-    per = n_groups + 2 if hier else n_groups
+    n_groups, n_levels, hier, per = _layout(buf)
+    n, has_b, has_c = int(buf[1]), buf[3] > 0, buf[4] > 0
     prior_sd = buf[_HEAD : _HEAD + _N_PRIOR]
     start = _HEAD + _N_PRIOR
     log_s = buf[start : start + n]
@@ -183,10 +186,7 @@ def _logp_grad(x, grad, buf):  # pragma: no cover - compiled by numba
 
 @njit(cache=True, nogil=True)
 def _expand(x, out, buf):  # pragma: no cover - compiled by numba
-    n_groups = int(buf[2])
-    n_levels = 1 + int(buf[3]) + int(buf[4])
-    hier = buf[5] > 0
-    per = n_groups + 2 if hier else n_groups
+    n_groups, n_levels, hier, per = _layout(buf)
     raw = _raw_values(x, buf)
     j = 0
     for k in range(n_levels):

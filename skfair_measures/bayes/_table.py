@@ -92,7 +92,6 @@ METHODS: dict[str, MethodSpec] = {
             summary="Beta-Binomial: conjugate Beta priors of every group rate updated with the labeled rows "
             "(Monte Carlo, no MCMC); on K classes the Dirichlet posterior of the confusion cells",
             guarantee="exact posterior of the labeled counts under its prior",
-            unlabeled="prior",
             multiclass=DirichletMultinomial,
         ),
         MethodSpec(
@@ -258,9 +257,8 @@ def methods_markdown() -> str:
         options = ", ".join(f"`{o}`" for o in spec.option_names()) or (
             "those of the methods it may choose" if spec.options is None else "none"
         )
-        k_classes = "yes" if spec.multiclass is not None else "no"
-        if spec.options is None:  # the chooser (auto): on K classes there are no scores, so it is bb's Dirichlet form
-            k_classes = "yes (bb)"
+        # the chooser (auto): on K classes there are no scores, so it is bb's Dirichlet form
+        k_classes = "yes (bb)" if spec.options is None else "yes" if spec.multiclass is not None else "no"
         rows.append(
             f'| `"{spec.name}"` | {_UNLABELED[spec.unlabeled]} | {"yes" if spec.weights else "no"} '
             f"| {k_classes} | {options} | {spec.guarantee} |"
