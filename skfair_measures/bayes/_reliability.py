@@ -22,11 +22,11 @@ import numpy as np
 import pandas as pd
 
 from .._arrays import check_scores
-from .._groups import encode_groups
 from .._labels import binarize_labels
 from .._stats import check_inputs
 from ..results import check_prob
-from ._api import _rng
+from ._api import _rng, _unlabeled_rows
+from ._method import Call
 from ._posterior import group_labels
 
 __all__ = ["ReliabilityPosterior", "reliability_posterior"]
@@ -175,15 +175,11 @@ def reliability_posterior(
     s = check_scores(sample.y_pred, "y_score")
     t, _, _ = binarize_labels(sample.y_true, sample.y_true, pos_label)
     groups, codes = sample.groups, sample.group_codes
-    s_all, c_all = s, codes
-    if unlabeled_scores is not None:
-        su = check_scores(unlabeled_scores, "unlabeled_scores")
-        if unlabeled_sensitive is None:
-            if not one_group:
-                raise ValueError("unlabeled_scores is given without unlabeled_sensitive= (the group of each).")
-            unlabeled_sensitive = np.full(su.size, "all")
-        cu, _ = encode_groups(unlabeled_sensitive, su.size, groups=groups, name="unlabeled_sensitive")
-        s_all, c_all = np.concatenate([s, su]), np.concatenate([codes, cu])
+    if one_group and unlabeled_scores is not None and unlabeled_sensitive is None:
+        unlabeled_sensitive = np.full(np.shape(unlabeled_scores)[0], "all")
+    unlabeled = {"unlabeled_scores": unlabeled_scores, "unlabeled_sensitive": unlabeled_sensitive}
+    unl = _unlabeled_rows(Call(y_true, y_score, sensitive_features, **unlabeled), groups, threshold)
+    s_all, c_all = np.concatenate([s, unl.scores]), np.concatenate([codes, unl.codes])
     edges = np.linspace(0.5 if kind == "confidence" else 0.0, 1.0, n_bins + 1)
     shape = (len(groups), n_bins)
 
