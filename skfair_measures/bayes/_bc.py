@@ -578,13 +578,17 @@ class BayesianCalibration(EstimationMethod):
     def from_fit(self, fit: CalibrationFit, data: FitData, bases: Bases, rng: Rng) -> GroupDraws:
         """The draws from a calibration fit: every draw calibrates the unlabeled rows (BCR adds its rectifier)."""
         unl = data.unlabeled
-        cells = data.counts + calibrated_cells(
-            fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups, count=unl.count
-        )
-        out = self.draws_from_cells(cells, fit, bases)
+        unlabeled = calibrated_cells(fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups, count=unl.count)
+        out = self.draws_from_calibrated(unlabeled, fit, data, bases, rng)
         if unl.bin_width is not None:
             out.attrs["binning"] = histogram_error(fit.params, unl, data.n_groups)
         return out
+
+    def draws_from_calibrated(
+        self, unlabeled: np.ndarray, fit: CalibrationFit, data: FitData, bases: Bases, rng: Rng
+    ) -> GroupDraws:
+        """The draws from the labeled counts plus the unlabeled rows' calibrated cells (BCR rectifies those)."""
+        return self.draws_from_cells(data.counts + unlabeled, fit, bases)
 
     def fit(self, data: FitData, *, chains: int, draws: int, seed: int) -> CalibrationFit:
         """The calibration model sampled on the labeled rows, with this method's options.

@@ -37,7 +37,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ._bc import BayesianCalibration, CalibrationFit, calibrated_cells, calibrated_probabilities, histogram_error
+from ._bc import BayesianCalibration, CalibrationFit, calibrated_probabilities
 from ._method import Bases, FitData, GroupDraws, Rng, is_number, refuse_option
 
 __all__ = ["RECTIFIER_SCALE", "RectifiedCalibration", "rectifier_draws", "stratum_residuals", "stratum_slope"]
@@ -205,22 +205,21 @@ class RectifiedCalibration(BayesianCalibration):
             scale = self.rectifier_scale
             refuse_option("rectifier_scale", scale, f"pass a positive number (default {RECTIFIER_SCALE})")
 
-    def from_fit(self, fit: CalibrationFit, data: FitData, bases: Bases, rng: Rng) -> GroupDraws:
+    def draws_from_calibrated(
+        self, unlabeled: np.ndarray, fit: CalibrationFit, data: FitData, bases: Bases, rng: Rng
+    ) -> GroupDraws:
         """The rectified draws from a calibration fit (BC's, so one fit serves both methods)."""
-        lab, unl = data.labeled, data.unlabeled
+        lab = data.labeled
         q = calibrated_probabilities(fit.params, lab.scores, lab.codes)  # (chain, draw, n_labeled)
         lead, flat = q.shape[:-1], q.reshape(-1, q.shape[-1])
         residual, variance, size = stratum_residuals(flat, data.y_true, lab.y_pred, lab.codes, data.n_groups)
-        unlabeled = calibrated_cells(fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups, count=unl.count)
         slope = stratum_slope(unlabeled).reshape(residual.shape)
         delta = rectifier_draws(residual, variance, size, slope=slope, scale=float(self.rectifier_scale), rng=rng)
         cells = data.counts + rectified_cells(unlabeled, delta.reshape(lead + delta.shape[1:]))
         out = self.draws_from_cells(cells, fit, bases)
         out.attrs["rectifier_scale"] = float(self.rectifier_scale)
-        if unl.bin_width is not None:
-            out.attrs["binning"] = histogram_error(fit.params, unl, data.n_groups)
         out.extra["rectifier"] = delta.reshape(lead + delta.shape[1:])
-        plain = self.draws_from_cells(data.counts + unlabeled, fit, bases)  # BC's draws: no rectifier
+        plain = super().draws_from_calibrated(unlabeled, fit, data, bases, rng)  # BC's draws: no rectifier
         with np.errstate(invalid="ignore"):
             out.calibration_point = (
                 {name: v.mean(axis=(0, 1)) for name, v in plain.values.items()},

@@ -376,24 +376,20 @@ class Guaranteed(EstimationMethod):
             values[base.name] = rate.reshape(1, 1, n_groups)
             overall[base.name] = np.full((1, 1), pooled)
             point[base.name], point_overall[base.name] = rate, pooled
-        powered = data.has_unlabeled and not weighted(data)
+        w = weighted(data)
+        powered = data.has_unlabeled and not w
         name = "betting (guaranteed), " + ("prediction-powered" if powered else "labels")
         box = ConfidenceBox(groups_ci, pooled_ci, name)
-        form = (
-            ", prediction-powered by the unlabeled scores"
-            if powered
-            else ", weighted labels only (with weights the scores are not used)"
-            if weighted(data)
-            else ", labels only"
-        )
-        wor = data.target == "audited rows" and not weighted(data)
+        form = ", weighted labels only (with weights the scores are not used)" if w else ", labels only"
+        form = ", prediction-powered by the unlabeled scores" if powered else form
+        wor = data.target == "audited rows" and not w
         attrs = {
             "target": data.target,
             "construction": "betting, without replacement" if wor else "betting",
             "sampler": "none: one-look betting intervals (Waudby-Smith & Ramdas 2024)" + form,
             "prediction_powered": bool(powered),
             "sequences": box.k,
-            "estimate": "the measure on the labeled frequencies" + (" (weighted)" if weighted(data) else ""),
+            "estimate": "the measure on the labeled frequencies" + (" (weighted)" if w else ""),
             "interval": "simultaneous box of the group rates (union bound), each widened to hold its estimate, "
             "mapped through the operation",
         }
