@@ -50,7 +50,7 @@ normalisation, which a Hajek weight does not carry); ``attrs`` says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -107,14 +107,12 @@ class RateInterval:
     pp: tuple | None = None
     population: float | None = None
     grid_size: int = GRID_SIZE
-    _cache: dict = None  # type: ignore[assignment]
+    _cache: dict = field(default_factory=dict)
 
     def interval(self, alpha: float) -> tuple[float, float]:
         """The interval at level ``1 - alpha``, widened to hold the point estimate (the point if known exactly)."""
         if self.labels is None and self.pp is None:
             return self.point, self.point  # a rate of the predictions over every audited row: no uncertainty
-        if self._cache is None:
-            self._cache = {}
         if alpha not in self._cache:
             if self.pp is not None:
                 lo, hi = prediction_powered_interval(
