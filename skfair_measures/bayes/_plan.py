@@ -55,6 +55,7 @@ import pandas as pd
 from scipy import stats
 from sklearn.linear_model import LogisticRegression
 
+from .._arrays import check_scores
 from .._progress import progress_lines
 from ..base import ratio_roles
 from ..results import check_prob
@@ -78,12 +79,11 @@ _JEFFREYS = BetaBinomial(prior="jeffreys")
 
 
 def _interval(data: FitData, measure: Any, prob: float, method: str) -> tuple[float, float]:
+    rng = np.random.default_rng(0)
     if method == "auto":  # NaN where a group has no labeled row in a rate's denominator: undecided
-        fit = _JEFFREYS.group_draws(
-            data, measure.bases, chains=1, draws=PLAN_DRAWS, rng=np.random.default_rng(0), seed=0
-        )
+        fit = _JEFFREYS.group_draws(data, measure.bases, chains=1, draws=PLAN_DRAWS, rng=rng, seed=0)
         return QuantileBox(fit.values, fit.overall).measure_interval(measure, data.groups, prob)
-    fit = Guaranteed().group_draws(data, tuple(measure.bases), chains=1, draws=1, rng=np.random.default_rng(0), seed=0)
+    fit = Guaranteed().group_draws(data, tuple(measure.bases), chains=1, draws=1, rng=rng, seed=0)
     box = fit.confidence
     for rate in [*box.pooled.values(), *(r for rates in box.groups.values() for r in rates)]:
         rate.grid_size = PLAN_GRID
@@ -239,9 +239,7 @@ def plan_labels(
             f"the guessed value of {measure.key} is undefined: a group has no expected row in a rate's "
             f"denominator (groups {list(map(str, sim.groups))}); merge or drop that group, or check the guess"
         )
-    within = abs(guess) <= eps
-    sizes = sim.sizes
-    say = progress_lines(progress)
+    within, sizes, say = abs(guess) <= eps, sim.sizes, progress_lines(progress)
     say(f"plan_labels: {n_sim} simulated audits per candidate number of labels ...")
     cache: dict[tuple[int, int], float] = {}
     passes: dict[int, bool] = {}
@@ -308,10 +306,7 @@ def plan_labels(
     simulated = planned != "bb"
     while simulated and t - lo_t > max(1, t // 10):  # bisection to 10%: power_at(t) >= bar
         mid = (lo_t + t) // 2
-        if passing(mid):
-            t = mid
-        else:
-            lo_t = mid
+        lo_t, t = (lo_t, mid) if passing(mid) else (mid, t)
     # the plan's power on fresh audits (the search's estimates are selected): 10% more labels until it is reached
     while simulated and power_at(t, n_sim) < power and t < cap:
         t = min(cap, max(t + 1, int(np.ceil(1.1 * t))))
@@ -325,10 +320,9 @@ def plan_labels(
             f"below the {power:g} asked: the groups hold too few rows to label; raise eps, lower power or prob"
         )
         warnings.warn(f"plan_labels: {shortfall}", UserWarning, stacklevel=2)
-    groups = [str(g) for g in sim.groups]
     out = pd.DataFrame(
         {"rows": np.append(sizes, sizes.sum()), "labels": np.append(n, n.sum()), "rate": np.append(sim.rates, np.nan)},
-        index=pd.Index([*groups, "total"], name="group"),
+        index=pd.Index([*map(str, sim.groups), "total"], name="group"),
     )
     how = {
         "auto": "the labels' Jeffreys posterior (auto's interval below 200 labels per rate and group)",
@@ -467,7 +461,7 @@ class _ScoresSimulation(_Simulation):
     form = "guaranteed, prediction-powered by the scores of the unlabeled rows"
 
     def __init__(self, measure, scores, sensitive_features, threshold, seed, y_true=None):
-        s = np.asarray(scores, dtype=float).ravel()
+        s = check_scores(scores, "scores")
         if sensitive_features is None:
             raise ValueError("with scores, pass sensitive_features (each row's group)")
         g = pd.Series(np.asarray(sensitive_features, dtype=object).ravel()).to_numpy()  # NaN stays NaN, not 'nan'
@@ -478,13 +472,10 @@ class _ScoresSimulation(_Simulation):
             )
         if g.size != s.size:
             raise ValueError(f"scores has {s.size} rows and sensitive_features {g.size}; give one group per score")
-        if not (np.isfinite(s) & (s >= 0) & (s <= 1)).all():
-            raise ValueError("scores must be probabilities in [0, 1]")
         self.groups = pd.Index(pd.unique(g))
-        codes = self.groups.get_indexer(g).astype(np.intp)
+        self.codes = codes = self.groups.get_indexer(g).astype(np.intp)
         self.pred = (s >= threshold).astype(np.intp)  # the model's predictions, from the scores as given
-        s, self.calibration = _checked_calibration(s, y_true)
-        self.codes, self.scores = codes, s
+        self.scores, self.calibration = _checked_calibration(s, y_true)
         self.sizes = np.bincount(codes, minlength=self.groups.size)
         self.rates = np.full(self.groups.size, np.nan)
         self.members = [np.flatnonzero(codes == j) for j in range(self.groups.size)]
