@@ -325,7 +325,8 @@ def posteriors(
     why, plan = None, None
     if method == AUTO:
         interval, interval_reason = auto_interval(data, bases)
-        plan = _AutoPlan(estimator, interval, interval_reason, *auto_estimate(estimator.name, interval))
+        estimate = auto_estimate(estimator.name, interval)
+        plan = _AutoPlan(estimator, interval, interval_reason, *estimate, data, bases, call)
         estimator, why, unused = _auto_checked(estimator, data, options, unused, plan)
         if plan.interval == "jeffreys" and (plan.estimate == "calibration" or "prior" not in options):
             estimator = BetaBinomial(prior="jeffreys")  # the draws: the labels' posterior (bb's prior= when given)
@@ -333,8 +334,8 @@ def posteriors(
     fit = _group_draws(estimator, data, bases, call, rng, seed)
     chosen = {}  # auto's estimate and interval (the estimate first: the interval holds it)
     if plan is not None:
-        chosen = _auto_estimate(data, bases, estimator, fit, plan, call, rng, seed)
-        chosen |= _auto_interval(data, bases, estimator, fit, seed, plan)
+        chosen = plan.estimate_attrs(estimator, fit, rng, seed)
+        chosen |= plan.interval_attrs(estimator, fit, seed)
     attrs = {"threshold": float(data.threshold)} | _attrs(data.y_true.size, data.unlabeled.size, seed, call, fit, start)
     attrs |= chosen
     if why is not None:
@@ -424,6 +425,64 @@ class _AutoPlan:
     interval_reason: str
     estimate: str  # "calibration", "exact" or "own"
     estimate_reason: str
+    data: FitData  # what the fits read: the data, the bases, the call's chains and draws
+    bases: Bases
+    call: Call
+
+    def estimate_attrs(self, method: EstimationMethod, fit: GroupDraws, rng: Rng, seed: int) -> dict[str, Any]:
+        """``auto``'s estimate (:func:`~._auto.auto_estimate`): the calibration model's, put on ``fit`` as its point.
+
+        When the checks sent the draws to ``"bb"``, the rules' method is fitted for the estimate
+        alone (same seed); otherwise its fit is ``fit``.
+        """
+        own = f"{method.name}'s " + ("point estimate" if fit.point is not None else "posterior mean")
+        if self.estimate == "exact":
+            return {"estimate_reason": self.estimate_reason}  # interval_attrs puts the exact rates on fit
+        if self.estimate == "own":
+            return {"estimate": own, "estimate_reason": self.estimate_reason}
+        source = fit
+        if fit.calibration_point is None:
+            with warnings.catch_warnings():  # the checks' failure is already said, by _auto_checked
+                warnings.simplefilter("ignore", CalibrationWarning)
+                source = _group_draws(self.calibrator, self.data, self.bases, self.call, rng, seed)
+        fit.point, fit.point_overall = source.calibration_point
+        made = "its fit" if source is fit else f"a {self.calibrator.name} fit made for the estimate"
+        estimate = f"bc's posterior means of the group rates ({made}, without the rectifier), through the "
+        out = {"estimate": estimate + "measure's operation", "estimate_reason": self.estimate_reason}
+        return out if source is fit else out | {"estimate_diagnostics": source.attrs.get("diagnostics", {})}
+
+    def interval_attrs(self, method: EstimationMethod, fit: GroupDraws, seed: int) -> dict[str, Any]:
+        """``auto``'s interval (:func:`~._auto.auto_interval`): its draws' own, or a confidence box put on ``fit``.
+
+        With the calibration model's estimate, the posterior reads its interval from the box,
+        widened to hold the estimate; a confidence interval gives no probabilities:
+        ``prob_within`` and ``rope`` are NaN with the reason (one construction for the
+        interval, the probability and the verdict), and ``attrs`` says so.
+        """
+        out = {"interval_reason": self.interval_reason}
+        if self.interval == "own":
+            return out | {"interval": f"{method.name}'s own"}
+        if self.interval == "jeffreys" and self.estimate != "calibration":
+            return out | {"interval": f"{method.name}'s own (prior={method.prior!r})"}
+        none = "none: a confidence interval (the draws' would not agree with it)"
+        if self.interval == "jeffreys":
+            fit.interval_box = labels_box(self.data, self.bases, fit, seed)
+            jeffreys = "the labels' Jeffreys posterior, widened to hold the estimate"
+            return out | {"interval": jeffreys, "probabilities": none}
+        rng = np.random.default_rng(seed)
+        box = Guaranteed().group_draws(self.data, self.bases, chains=1, draws=1, rng=rng, seed=seed)
+        fit.interval_box = box.confidence
+        if self.estimate == "exact":  # every audited row labeled: the rates are known exactly
+            fit.point, fit.point_overall = box.point, box.point_overall
+            out["estimate"] = "the exact rates of the audited rows (every row labeled)"
+        return out | {
+            "interval": "guaranteed (" + box.attrs["sampler"].split(", ", 1)[-1] + "), widened to hold the estimate",
+            "target": box.attrs["target"],
+            "construction": box.attrs["construction"],
+            "probabilities": none,
+            "prediction_powered": box.attrs["prediction_powered"],
+            "sequences": box.attrs["sequences"],
+        }
 
 
 def _auto_checked(
@@ -441,74 +500,6 @@ def _auto_checked(
     if plan.estimate == "calibration":  # the calibration fit of the estimate reads the options of the rules' method
         left = [k for k in left if k not in METHODS[estimator.name].option_names()]
     return record, why, left
-
-
-def _auto_estimate(
-    data: FitData,
-    bases: Bases,
-    estimator: EstimationMethod,
-    fit: GroupDraws,
-    plan: _AutoPlan,
-    call: Call,
-    rng: Rng,
-    seed: int,
-) -> dict[str, Any]:
-    """``auto``'s estimate (:func:`~._auto.auto_estimate`): the calibration model's, put on ``fit`` as its point.
-
-    When the checks sent the draws to ``"bb"``, the rules' method is fitted for the estimate
-    alone (same seed); otherwise its fit is ``fit``.
-    """
-    own = f"{estimator.name}'s " + ("point estimate" if fit.point is not None else "posterior mean")
-    if plan.estimate == "exact":
-        return {"estimate_reason": plan.estimate_reason}  # _auto_interval puts the exact rates on fit
-    if plan.estimate == "own":
-        return {"estimate": own, "estimate_reason": plan.estimate_reason}
-    source = fit
-    if fit.calibration_point is None:
-        with warnings.catch_warnings():  # the checks' failure is already said, by _auto_checked
-            warnings.simplefilter("ignore", CalibrationWarning)
-            source = _group_draws(plan.calibrator, data, bases, call, rng, seed)
-    fit.point, fit.point_overall = source.calibration_point
-    made = "its fit" if source is fit else f"a {plan.calibrator.name} fit made for the estimate"
-    estimate = (
-        f"bc's posterior means of the group rates ({made}, without the rectifier), through the measure's operation"
-    )
-    out = {"estimate": estimate, "estimate_reason": plan.estimate_reason}
-    return out if source is fit else out | {"estimate_diagnostics": source.attrs.get("diagnostics", {})}
-
-
-def _auto_interval(
-    data: FitData, bases: Bases, estimator: EstimationMethod, fit: GroupDraws, seed: int, plan: _AutoPlan
-) -> dict[str, Any]:
-    """``auto``'s interval (:func:`~._auto.auto_interval`): its draws' own, or a confidence box put on ``fit``.
-
-    With the calibration model's estimate, the posterior reads its interval from the box,
-    widened to hold the estimate; a confidence interval gives no probabilities:
-    ``prob_within`` and ``rope`` are NaN with the reason (one construction for the
-    interval, the probability and the verdict), and ``attrs`` says so.
-    """
-    out = {"interval_reason": plan.interval_reason}
-    if plan.interval == "own":
-        return out | {"interval": f"{estimator.name}'s own"}
-    if plan.interval == "jeffreys" and plan.estimate != "calibration":
-        return out | {"interval": f"{estimator.name}'s own (prior={estimator.prior!r})"}
-    none = "none: a confidence interval (the draws' would not agree with it)"
-    if plan.interval == "jeffreys":
-        fit.interval_box = labels_box(data, bases, fit, seed)
-        return out | {"interval": "the labels' Jeffreys posterior, widened to hold the estimate", "probabilities": none}
-    box = Guaranteed().group_draws(data, bases, chains=1, draws=1, rng=np.random.default_rng(seed), seed=seed)
-    fit.interval_box = box.confidence
-    if plan.estimate == "exact":  # every audited row labeled: the rates are known exactly
-        fit.point, fit.point_overall = box.point, box.point_overall
-        out["estimate"] = "the exact rates of the audited rows (every row labeled)"
-    return out | {
-        "interval": "guaranteed (" + box.attrs["sampler"].split(", ", 1)[-1] + "), widened to hold the estimate",
-        "target": box.attrs["target"],
-        "construction": box.attrs["construction"],
-        "probabilities": none,
-        "prediction_powered": box.attrs["prediction_powered"],
-        "sequences": box.attrs["sequences"],
-    }
 
 
 def _group_draws(
