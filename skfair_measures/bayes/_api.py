@@ -334,8 +334,7 @@ def posteriors(
     fit = _group_draws(estimator, data, bases, call, rng, seed)
     chosen = {}  # auto's estimate and interval (the estimate first: the interval holds it)
     if plan is not None:
-        chosen = plan.estimate_attrs(estimator, fit, rng, seed)
-        chosen |= plan.interval_attrs(estimator, fit, seed)
+        chosen = plan.estimate_attrs(estimator, fit, rng, seed) | plan.interval_attrs(estimator, fit, seed)
     attrs = {"threshold": float(data.threshold)} | _attrs(data.y_true.size, data.unlabeled.size, seed, call, fit, start)
     attrs |= chosen
     if why is not None:

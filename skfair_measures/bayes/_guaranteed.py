@@ -343,9 +343,7 @@ class Guaranteed(EstimationMethod):
         cells = data.y_true * 2 + data.labeled.y_pred  # flat confusion cell of each labeled row
         codes, n_groups = data.labeled.codes, data.n_groups
         values, overall, point, point_overall = {}, {}, {}, {}
-        groups_ci: dict[str, list[RateInterval]] = {}
-        pooled_ci: dict[str, RateInterval] = {}
-        reasons: list[str] = []
+        groups_ci, pooled_ci, reasons = {}, {}, []  # per base: its groups' RateIntervals, its pooled one; why undefined
         for base in bases:
             roles = ratio_roles(base)
             if not roles.simple:
@@ -371,8 +369,7 @@ class Guaranteed(EstimationMethod):
                     f"{base.name} in group(s) {name_groups(group_name(data.groups, j) for j in empty)} has no {where} "
                     f"in its denominator ({why}); its guaranteed interval would be the whole range"
                 )
-            values[base.name] = rate.reshape(1, 1, n_groups)
-            overall[base.name] = np.full((1, 1), pooled)
+            values[base.name], overall[base.name] = rate.reshape(1, 1, n_groups), np.full((1, 1), pooled)
             point[base.name], point_overall[base.name] = rate, pooled
         w = weighted(data)
         powered = data.has_unlabeled and not w
