@@ -145,10 +145,7 @@ def auto_method(arguments: Mapping[str, Any]) -> tuple[str, str]:
     >>> auto_method({"unlabeled_scores": [0.2], "sample_weight": [1.0]})[0]
     'ppi'
     """
-    for applies, method, why in AUTO_RULES:
-        if applies(arguments):
-            return method, why
-    raise AssertionError("the last rule always applies")  # pragma: no cover
+    return next((method, why) for applies, method, why in AUTO_RULES if applies(arguments))  # the last always applies
 
 
 #: Rule 4's method: the labeled counts alone, when a calibration model cannot describe the data.

@@ -58,7 +58,7 @@ class MethodSpec:
     summary: str
     guarantee: str
     weights: bool = False
-    unlabeled: Literal["required", "optional", "prior", "never"] = "prior"
+    unlabeled: Literal["required", "optional", "prior"] = "prior"
     multiclass: type | None = None
     calibrates: bool = False
     default_draws: int = 1000
@@ -220,13 +220,9 @@ def refuse_unread_unlabeled(method: str, options: Mapping[str, Any], argument: s
     Beta-Binomial, only for ``prior="scores"``; given to a method that does not read
     them they would be silently ignored.
     """
-    readers = ", ".join(repr(n) for n, s in METHODS.items() if s.unlabeled in ("required", "optional"))
-    if METHODS[method].unlabeled == "never":
-        raise ValueError(
-            f"method={method!r} reads the labels only, not {argument}; drop {argument}, or use method= {readers}."
-        )
     if METHODS[method].unlabeled != "prior" or options.get("prior") == "scores":
         return
+    readers = ", ".join(repr(n) for n, s in METHODS.items() if s.unlabeled in ("required", "optional"))
     raise ValueError(
         f"method={method!r} does not read {argument} (Beta-Binomial reads them only for prior='scores'); "
         f"drop {argument}, pass prior='scores', or use method= {readers}."
@@ -237,7 +233,6 @@ _UNLABELED = {
     "required": "required",
     "optional": "used when given",
     "prior": 'only by `prior="scores"`',
-    "never": "no (labels only)",
 }
 
 
