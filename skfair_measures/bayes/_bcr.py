@@ -221,8 +221,6 @@ class RectifiedCalibration(BayesianCalibration):
         out.extra["rectifier"] = delta.reshape(lead + delta.shape[1:])
         plain = super().draws_from_calibrated(unlabeled, fit, data, bases, rng)  # BC's draws: no rectifier
         with np.errstate(invalid="ignore"):
-            out.calibration_point = (
-                {name: v.mean(axis=(0, 1)) for name, v in plain.values.items()},
-                {name: float(v.mean()) for name, v in plain.overall.items()},
-            )
+            groups = {name: v.mean(axis=(0, 1)) for name, v in plain.values.items()}
+            out.calibration_point = (groups, {name: float(v.mean()) for name, v in plain.overall.items()})
         return out

@@ -33,7 +33,7 @@ from ..engines._moments import SCORE_SUMS, SUM_SCORE, score_histogram, score_tab
 from ..measures import MeasureBase
 from ._bb import BetaBinomial
 from ._bc import CLIP
-from ._method import MOMENTS, Call, EstimationMethod, FitData, Rows, ScoreMoments
+from ._method import Call, EstimationMethod, FitData, Rows, ScoreMoments, cell_sums
 from ._small_groups import small_groups_plan
 from ._table import METHODS
 
@@ -201,11 +201,7 @@ def _moments(
 
 def _per_cell(table: pd.DataFrame, cell: np.ndarray, shape: tuple[int, ...]) -> dict[str, np.ndarray]:
     """The rows and score sums of the table's entries summed per cell (:data:`~._method.MOMENTS`), in ``shape``."""
-    size = int(np.prod(shape))
-    out = {
-        k: np.bincount(cell, weights=table[col].to_numpy(float), minlength=size).reshape(shape)
-        for k, col in zip(MOMENTS, (_N, *SCORE_SUMS), strict=True)
-    }
+    out = cell_sums(cell, [table[col].to_numpy(float) for col in (_N, *SCORE_SUMS)], shape)
     out["n"] = np.rint(out["n"]).astype(np.int64)
     return out
 

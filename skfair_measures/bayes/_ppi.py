@@ -64,6 +64,7 @@ from ._method import (
     GroupDraws,
     Rng,
     ScoreMoments,
+    cell_sums,
     group_name,
     is_number,
     refuse_option,
@@ -153,11 +154,7 @@ def row_moments(data: FitData) -> ScoreMoments:
     def sums(cell: np.ndarray, rows: Any, shape: tuple[int, ...]) -> dict[str, np.ndarray]:
         w = np.ones(cell.size) if rows.weight is None else np.asarray(rows.weight, dtype=float)
         s = np.asarray(rows.scores, dtype=float)
-        values = (np.ones(cell.size), w, w * s, w * w, w * w * s, w * w * s * s)
-        size = int(np.prod(shape))
-        return {
-            k: np.bincount(cell, weights=v, minlength=size).reshape(shape) for k, v in zip(MOMENTS, values, strict=True)
-        }
+        return cell_sums(cell, (np.ones(cell.size), w, w * s, w * w, w * w * s, w * w * s * s), shape)
 
     g = data.n_groups
     labeled = sums((lab.codes * 2 + data.y_true) * 2 + lab.y_pred, lab, (g, 2, 2))
