@@ -118,12 +118,8 @@ def _raw_values(x, buf):  # pragma: no cover - compiled by numba
 def _logp_grad(x, grad, buf):  # pragma: no cover - compiled by numba
     n_groups, n_levels, hier, per = _layout(buf)
     n, has_b, has_c = int(buf[1]), buf[3] > 0, buf[4] > 0
-    prior_sd = buf[_HEAD : _HEAD + _N_PRIOR]
-    start = _HEAD + _N_PRIOR
-    log_s = buf[start : start + n]
-    log1m_s = buf[start + n : start + 2 * n]
-    y = buf[start + 2 * n : start + 3 * n]
-    group = buf[start + 3 * n : start + 4 * n]
+    prior_sd, start = buf[_HEAD : _HEAD + _N_PRIOR], _HEAD + _N_PRIOR
+    log_s, log1m_s, y, group = buf[start : start + 4 * n].reshape(4, n)  # the data, in pack's order
 
     raw = _raw_values(x, buf)
     a = np.exp(raw[0])
