@@ -77,10 +77,8 @@ class ReliabilityPosterior:
         """
         prob = check_prob(prob)
         lo, hi = np.quantile(self.ece, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
-        posterior = {"mean": self.ece.mean(0), "lower": lo, "upper": hi}
-        return pd.DataFrame(
-            posterior | {"frequentist": self.ece_freq, "n_labeled": self.n.sum(1).astype(int)}, self.groups
-        )
+        posterior = {"mean": self.ece.mean(0), "lower": lo, "upper": hi, "frequentist": self.ece_freq}
+        return pd.DataFrame(posterior | {"n_labeled": self.n.sum(1).astype(int)}, self.groups)
 
     def table(self, prob: float = 0.95) -> pd.DataFrame:
         """The reliability diagram as a long table: one row per (group, bin)."""
@@ -197,11 +195,8 @@ def reliability_posterior(
     z = (t == (s >= threshold)).astype(float) if kind == "confidence" else t.astype(float)
     nb, kb = per_bin(s, codes), per_bin(s, codes, z)
     centre = np.where(np.isnan(mean_score), (edges[:-1] + edges[1:]) / 2, mean_score)
-    if prior == "diagonal":
-        m = np.clip(centre, 1e-3, 1 - 1e-3)
-        a0, b0 = prior_strength * m, prior_strength * (1 - m)
-    else:
-        a0 = b0 = np.ones(shape)
+    m = np.clip(centre, 1e-3, 1 - 1e-3)
+    a0, b0 = (prior_strength * m, prior_strength * (1 - m)) if prior == "diagonal" else (1.0, 1.0)
     theta = _rng(random_state).beta(a0 + kb, b0 + nb - kb, size=(n_draws, *shape))
     ece = (np.nan_to_num(weight) * np.abs(theta - np.nan_to_num(mean_score))).sum(-1)
     with np.errstate(invalid="ignore", divide="ignore"):
