@@ -278,9 +278,8 @@ def _compiled_nutpie(n_groups: int, calibration: str, hierarchical: bool, data: 
         model = build_model(**data, n_groups=n_groups, calibration=calibration, hierarchical=hierarchical)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compiled = nutpie.compile_pymc_model(model)
-        _COMPILED[key] = compiled
-        return compiled, time.perf_counter() - start
+            _COMPILED[key] = nutpie.compile_pymc_model(model)
+        return _COMPILED[key], time.perf_counter() - start
 
 
 def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable, str, float]:
@@ -309,13 +308,9 @@ def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: tuple) 
             log_s=data["log_s"], log1m_s=data["log1m_s"], y=data["y"], group_index=data["group"], prior_sd=prior_sd
         )
 
-    def run(accept: float) -> Any:
-        common, seed, extra = settings
-        return nutpie.sample(
-            compiled, seed=seed, progress_bar=False, save_warmup=False, target_accept=accept, **common, **extra
-        )
-
-    return run, sampler, compile_seconds
+    common, seed, extra = settings  # the function samples with run(target_accept=...)
+    quiet = {"progress_bar": False, "save_warmup": False}
+    return functools.partial(nutpie.sample, compiled, seed=seed, **quiet, **common, **extra), sampler, compile_seconds
 
 
 def _pymc_runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable, str, float]:
@@ -327,22 +322,22 @@ def _pymc_runner(sampler: str, data: dict, structure: tuple, settings: tuple) ->
     )
     compile_seconds = time.perf_counter() - start
 
-    def run(accept: float) -> Any:
+    def run(target_accept: float) -> Any:
         common, seed, extra = settings
-        quiet = {"progressbar": False, "compute_convergence_checks": False}
+        fixed = {"progressbar": False, "compute_convergence_checks": False, "target_accept": target_accept}
         with model, warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return pm.sample(random_seed=seed, target_accept=accept, nuts_sampler=sampler, **quiet, **common, **extra)
+            return pm.sample(random_seed=seed, nuts_sampler=sampler, **fixed, **common, **extra)
 
     return run, sampler, compile_seconds
 
 
-def _sample_with_retry(run: Callable[[float], Any], target_accept: float, retry: bool) -> tuple[Any, int, float]:
+def _sample_with_retry(run: Callable[..., Any], target_accept: float, retry: bool) -> tuple[Any, int, float]:
     """Sample; with divergences, once more with smaller steps (rare: ~3% of fits with n_L = 100)."""
-    trace = run(target_accept)
+    trace = run(target_accept=target_accept)
     first = int(np.asarray(trace.sample_stats["diverging"]).sum())
     if retry and first > 0 and target_accept < RETRY_TARGET_ACCEPT:
-        return run(RETRY_TARGET_ACCEPT), first, RETRY_TARGET_ACCEPT
+        return run(target_accept=RETRY_TARGET_ACCEPT), first, RETRY_TARGET_ACCEPT
     return trace, first, float(target_accept)
 
 
