@@ -98,8 +98,7 @@ def configure_compile_cache() -> str | None:
     """
     if "PYTENSOR_FLAGS" in os.environ or "pytensor" in sys.modules:
         return None
-    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    path = Path(root) / "skfair-measures" / "pytensor"
+    path = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "skfair-measures" / "pytensor"
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError:

@@ -196,11 +196,9 @@ def _sides(sums: dict[str, np.ndarray], a: np.ndarray, b: np.ndarray) -> list[_S
     out = []
     for g, (n, total, sq) in enumerate(zip(n_rows.sum(1).round(), w.sum(1), w2.sum(1), strict=True)):
         c = n / total if n and total > 0 else 1.0  # ``ppi_py``'s normalisation: weights of mean 1
-        mean = first[g] / total if total > 0 else np.zeros(a.shape[1])
+        mean, c2 = first[g] / total if total > 0 else np.zeros(a.shape[1]), c * c
         centred = outer[g] - np.outer(mean, second[g]) - np.outer(second[g], mean) + sq * np.outer(mean, mean)
-        out.append(
-            _Side(int(n), float(total), c * first[g], c * c * sq, c * c * second[g], c * c * outer[g], c * c * centred)
-        )
+        out.append(_Side(int(n), float(total), c * first[g], c2 * sq, c2 * second[g], c2 * outer[g], c2 * centred))
     return out
 
 
