@@ -264,9 +264,8 @@ def _exact_rates(data: FitData, roles: Any) -> tuple[np.ndarray, float]:
             "weights are known up to a common factor, so pass unlabeled_sample_weight= on the same scale "
             "(e.g. np.ones(n_unlabeled) if the labeled weights are inverse labeling probabilities)."
         )
-    codes = np.concatenate([data.labeled.codes, data.unlabeled.codes])
-    y_pred = np.concatenate([data.labeled.y_pred, data.unlabeled.y_pred])
-    unl = data.unlabeled
+    lab, unl = data.labeled, data.unlabeled
+    codes, y_pred = np.concatenate([lab.codes, unl.codes]), np.concatenate([lab.y_pred, unl.y_pred])
     w_unl = unl.multiplicity if unl.weight is None else np.asarray(unl.weight, dtype=float)
     w = np.concatenate([_labeled_weight(data), w_unl])
     return _ratio(codes, w * roles.num[0, y_pred], w * roles.den[0, y_pred], data.n_groups)[:2]
@@ -275,8 +274,7 @@ def _exact_rates(data: FitData, roles: Any) -> tuple[np.ndarray, float]:
 def _rates(data: FitData, roles: Any, cells: np.ndarray, rate: np.ndarray, pooled: float):
     """One :class:`RateInterval` per group and one pooled, labels only or prediction-powered."""
     codes, n_groups = data.labeled.codes, data.n_groups
-    in_den = roles.den.ravel()[cells]
-    x_num = roles.num.ravel()[cells].astype(float)
+    in_den, x_num = roles.den.ravel()[cells], roles.num.ravel()[cells].astype(float)
     if weighted(data):
         w = _labeled_weight(data)
         scaled = w / w.max() if w.size and w.max() > 0 else w
@@ -301,12 +299,9 @@ def _rates(data: FitData, roles: Any, cells: np.ndarray, rate: np.ndarray, poole
 
     def one(mask_l: np.ndarray, mask_u: np.ndarray, point: float) -> RateInterval:
         n_all = mask_l.sum() + rows_u[mask_u].sum()
-        a_mean = (a_l[mask_l].sum() + a_u[mask_u].sum()) / n_all
-        b_mean = (b_l[mask_l].sum() + b_u[mask_u].sum()) / n_all
+        means = [float((x_l[mask_l].sum() + x_u[mask_u].sum()) / n_all) for x_l, x_u in ((a_l, a_u), (b_l, b_u))]
         wor = float(n_all) if data.target == "audited rows" else None  # without replacement from these rows
-        return RateInterval(
-            point, pp=(A[mask_l], B[mask_l], a_l[mask_l], b_l[mask_l], float(a_mean), float(b_mean)), population=wor
-        )
+        return RateInterval(point, pp=(A[mask_l], B[mask_l], a_l[mask_l], b_l[mask_l], *means), population=wor)
 
     per_group = [one(codes == g, codes_u == g, float(rate[g])) for g in range(n_groups)]
     return per_group, one(np.ones(codes.size, bool), np.ones(codes_u.size, bool), pooled)
