@@ -84,15 +84,13 @@ def pack(
     prior_sd: np.ndarray,
 ) -> np.ndarray:
     """The float64 buffer that the callbacks read (see the module docstring)."""
-    n = len(log_s)
-    levels = LEVELS[calibration]
+    n, levels = len(log_s), LEVELS[calibration]
     n_exp = sum(int(np.prod(shape)) for _, shape in expanded_layout(calibration, hierarchical, n_groups))
     n_par = n_params(calibration, hierarchical, n_groups)
     # the header's fields, in the order listed at _HEAD
     head = [_HEAD + _N_PRIOR + 4 * n, n, n_groups, "b" in levels, "c" in levels, hierarchical, n_par, n_exp]
-    return np.concatenate(
-        [np.asarray(head, dtype=float), np.asarray(prior_sd, dtype=float), log_s, log1m_s, y, group]
-    ).astype(np.float64)
+    # float64 throughout: the header is, and concatenation promotes the integer columns to it
+    return np.concatenate([np.asarray(head, dtype=float), np.asarray(prior_sd, dtype=float), log_s, log1m_s, y, group])
 
 
 @njit(cache=True, nogil=True)

@@ -393,9 +393,8 @@ class PredictionPowered(EstimationMethod):
                 if why:
                     undefined.setdefault(why, []).append(g)
             for why, gs in undefined.items():
-                reasons.append(
-                    f"{base.name} in group(s) {name_groups(group_name(groups, g) for g in gs)} is undefined: {why}"
-                )
+                named = name_groups(group_name(groups, g) for g in gs)
+                reasons.append(f"{base.name} in group(s) {named} is undefined: {why}")
             value, parts = np.nan, {}
             if not any(fits[g] is None for g in present):  # the pooled rate: the groups' cells, by their shares
                 pooled = _Fit(np.asarray(sum(s * fits[g].mu for g, s in present.items()), dtype=float), np.nan)
