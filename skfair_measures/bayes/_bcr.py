@@ -133,7 +133,8 @@ def rectifier_draws(
     total = prior_var + var[..., None]
     loglik = np.where(np.isfinite(total), -0.5 * (np.log(total) + mean[..., None] ** 2 / total), 0.0).sum(axis=2)
     logpost = loglik - 0.5 * (tau / scale) ** 2  # HalfNormal prior, uniform grid
-    pick = _sample_grid(logpost, rng)  # (T, G)
+    # a grid point per (draw, group) from softmax(logpost), by Gumbel-max: argmax(logpost + Gumbel noise)
+    pick = np.argmax(logpost + rng.gumbel(size=logpost.shape), axis=-1)  # (T, G)
     tau_pick = tau[pick][..., None]  # (T, G, 1)
     p_var = (slope * tau_pick) ** 2  # (T, G, 2)
     known = np.isfinite(var)
@@ -154,12 +155,6 @@ def stratum_slope(unlabeled_cells: np.ndarray) -> np.ndarray:
     size = unlabeled_cells.sum(axis=-2)
     q = np.divide(unlabeled_cells[..., 1, :], size, out=np.full(size.shape, 0.5), where=size > 0)
     return q * (1.0 - q)
-
-
-def _sample_grid(logpost: np.ndarray, rng: Rng) -> np.ndarray:
-    """One grid index per leading position, with probabilities ``softmax(logpost)`` along the last axis."""
-    # Gumbel-max: argmax(logpost + Gumbel noise) is a draw from the normalised weights
-    return np.argmax(logpost + rng.gumbel(size=logpost.shape), axis=-1)
 
 
 def rectified_cells(unlabeled_cells: np.ndarray, delta: np.ndarray) -> np.ndarray:

@@ -334,7 +334,13 @@ class PredictionPowered(EstimationMethod):
         moments = row_moments(data) if data.moments is None else data.moments
         strata = _strata(moments)
         rows, reasons, lambdas, small = self._estimate(moments, bases, strata, data.groups)
-        _warn_small(small)
+        if small:
+            message = (
+                f"method='ppi': fewer than {ASYMPTOTIC_ROWS} labeled rows in the denominator of "
+                f"{'; '.join(small)}. PPI's interval is asymptotic and can miss far more often than 5% here; "
+                "label more rows of these groups, or use method='bcr' (attrs['asymptotic'] is False)."
+            )
+            warnings.warn(message, AsymptoticWarning, stacklevel=external_stacklevel())
         value, influence, df = zip(*rows, strict=True)
         mean, cov = np.asarray(value, dtype=float), _covariance(influence, strata)
         sample = _draw(mean, np.asarray(df, dtype=float), cov, chains * draws, rng)
@@ -402,16 +408,6 @@ class PredictionPowered(EstimationMethod):
                 value, parts = (np.nan, {}) if why is not None else (value, _influence(base, present, fits))
             rows.append((value, parts, min([dfs[g] for g in present], default=1.0)))
         return rows, reasons, lambdas, small
-
-
-def _warn_small(small: list[str]) -> None:
-    if small:
-        message = (
-            f"method='ppi': fewer than {ASYMPTOTIC_ROWS} labeled rows in the denominator of "
-            f"{'; '.join(small)}. PPI's interval is asymptotic and can miss far more often than 5% here; "
-            "label more rows of these groups, or use method='bcr' (attrs['asymptotic'] is False)."
-        )
-        warnings.warn(message, AsymptoticWarning, stacklevel=external_stacklevel())
 
 
 def _denominator_rows(st: _Stratum, roles: Any) -> float:
