@@ -212,9 +212,7 @@ class MeasurePosterior(Estimate):
     @property
     def value(self) -> float:
         """The estimate: PPI's ratio estimator, else the posterior mean (NaN when undefined)."""
-        if not self.defined:
-            return _NAN
-        return float(self._point) if self._point is not None else self.mean()
+        return self.mean() if self._point is None or not self.defined else float(self._point)
 
     @property
     def draws(self) -> np.ndarray:
