@@ -620,6 +620,5 @@ class BayesianCalibration(EstimationMethod):
         attrs |= {"prior_scale": float(self.prior_scale), "sampler": fit.sampler, "tune": int(self.tune)}
         attrs |= {"target_accept": float(self.target_accept), "diagnostics": fit.diagnostics}
         attrs["compile_seconds"] = float(fit.compile_seconds)
-        overall_cells = cells.sum(axis=-3)
-        values, overall = ({b.name: b.from_counts(c) for b in bases} for c in (cells, overall_cells))
+        values, overall = ({b.name: b.from_counts(c) for b in bases} for c in (cells, cells.sum(axis=-3)))
         return GroupDraws(values, overall, attrs=attrs, trace=fit.trace, extra=dict(fit.params))

@@ -244,10 +244,8 @@ def methods_markdown() -> str:
     >>> methods_markdown().splitlines()[0]
     '| `method=` | unlabeled scores | sample weights | K classes | options | guarantee |'
     """
-    rows = [
-        "| `method=` | unlabeled scores | sample weights | K classes | options | guarantee |",
-        "|---|---|---|---|---|---|",
-    ]
+    header = "| `method=` | unlabeled scores | sample weights | K classes | options | guarantee |"
+    rows = [header, "|---|---|---|---|---|---|"]
     for spec in METHODS.values():
         options = ", ".join(f"`{o}`" for o in spec.option_names()) or (
             "those of the methods it may choose" if spec.options is None else "none"
