@@ -241,9 +241,8 @@ def _density_model(data: dict, n_groups: int, calibration: str, hierarchical: bo
     require("numba", "the 'bc' posterior's compiled density")
     from . import _bc_density as dens
 
-    buf = dens.pack(
-        data["log_s"], data["log1m_s"], data["y"], data["group"], n_groups, calibration, hierarchical, prior_sd
-    )
+    columns = (data[k] for k in ("log_s", "log1m_s", "y", "group"))
+    buf = dens.pack(*columns, n_groups, calibration, hierarchical, prior_sd)
     layout = dens.expanded_layout(calibration, hierarchical, n_groups)
     names, shapes = [name for name, _ in layout], [shape for _, shape in layout]
     sizes = np.cumsum([0] + [int(np.prod(s)) for s in shapes])

@@ -276,8 +276,7 @@ def plan_labels(
     bar = power + float(np.sqrt(power * (1 - power) / n_sim))
     top = int(sizes.max()) if allocation == "equal" else int(sizes.sum())
     cap = top if switch is None else min(top, switch)
-    lo_t, t = 0, min(8, cap)
-    planned = method
+    lo_t, t, planned = 0, min(8, cap), method
     while t < cap and not passing(t):  # doubling, up to where auto reads Beta-Binomial's interval
         lo_t, t = t, min(2 * t, cap)
     if not passing(t):  # even `cap` labels are too few for the interval of few labels
