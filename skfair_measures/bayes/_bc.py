@@ -514,12 +514,8 @@ def histogram_error(params: dict[str, np.ndarray], rows: Rows, n_groups: int) ->
     per_group = np.bincount(rows.codes, weights=per_entry, minlength=n_groups)
     sizes = np.bincount(rows.codes, weights=rows.multiplicity, minlength=n_groups)
     share = np.divide(per_group, sizes, out=np.zeros(n_groups), where=sizes > 0)
-    return {
-        "bins": round(1.0 / h),
-        "width": h,
-        "max_rows_error": float(per_group.max(initial=0.0)),
-        "max_share_error": float(share.max(initial=0.0)),
-    }
+    worst = {"max_rows_error": float(per_group.max(initial=0.0)), "max_share_error": float(share.max(initial=0.0))}
+    return {"bins": round(1.0 / h), "width": h} | worst
 
 
 @dataclass(frozen=True)
