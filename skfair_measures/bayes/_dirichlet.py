@@ -121,14 +121,13 @@ def multiclass_draws(
     A group rate whose denominator holds no labeled row is NaN (prior only), and so is
     every measure built from it; ``attrs["classes"]`` holds the classes.
     """
-    n_groups = len(stats.groups)
     tensor = dirichlet_draws(stats, chains * draws, prior=PRIOR_CONCENTRATION[options.prior], random_state=rng)
     values, overall, reasons = {}, {}, []
     with np.errstate(invalid="ignore", divide="ignore"):
         for b in bases:  # a rate no labeled row informs is undefined, not its prior (_method)
             (drawn, drawn_overall), (seen, seen_overall) = b.from_stats(tensor), b.from_stats(stats)
             group_values, why = without_prior_only(b, drawn, seen, stats.groups)
-            values[b.name] = np.asarray(group_values, float).reshape(chains, draws, n_groups)
+            values[b.name] = np.asarray(group_values, float).reshape(chains, draws, len(stats.groups))
             pooled, _ = without_prior_only(b, drawn_overall, seen_overall, stats.groups)
             overall[b.name] = np.asarray(pooled, float).reshape(chains, draws)
             reasons += why
