@@ -30,6 +30,7 @@ from .._stats import GroupedSample
 from ._frames import Columns, collect, engine_name
 
 __all__ = [
+    "check_types",
     "confusion_stats",
     "confusion_table",
     "error_stats",
@@ -65,17 +66,33 @@ _ENGINE_FAILED = (
 )
 
 
-def _require_numeric(frame: nw.LazyFrame, argument: str, column: str, why: str) -> None:
-    dtype = frame.collect_schema()[column]
-    if not dtype.is_numeric():
-        raise TypeError(_NOT_NUMERIC.format(argument=argument, column=column, dtype=dtype, why=why))
+#: Why a ``kind`` pass needs a numeric prediction (and, for errors, target); weights are always summed.
+_WHY_NUMERIC = {
+    "confusion": "a threshold is applied to its scores",
+    "errors": "a regression measure subtracts it",
+    "scores": "posteriors read its scores",
+    "values": "distribution distances compare its values",
+}
 
 
-def _weight_columns(frame: nw.LazyFrame, cols: Columns) -> list[nw.Expr]:
+def check_types(frame: nw.LazyFrame, cols: Columns, kind: str, threshold: float | None = None) -> None:
+    """Refuse, naming the argument, a non-numeric column that a ``kind`` pass computes with.
+
+    The prediction of a confusion pass is numeric only with a ``threshold`` (else it holds labels).
+    """
+    named = [("target", _WHY_NUMERIC[kind])] if kind == "errors" else []
+    named += [("prediction", _WHY_NUMERIC[kind])] if kind != "confusion" or threshold is not None else []
+    schema = frame.collect_schema()
+    for argument, why in [*named, ("sample_weight", "weights are summed")]:
+        column = getattr(cols, argument)
+        if column is not None and not schema[column].is_numeric():
+            raise TypeError(_NOT_NUMERIC.format(argument=argument, column=column, dtype=schema[column], why=why))
+
+
+def _weight_columns(cols: Columns) -> list[nw.Expr]:
     """The weight (1 when unweighted) and a 0/1 flag for a missing, negative or infinite weight."""
     if cols.sample_weight is None:
         return [nw.lit(1.0).alias(_W), nw.lit(0).alias(_BAD_W)]
-    _require_numeric(frame, "sample_weight", cols.sample_weight, "weights are summed")
     w = nw.col(cols.sample_weight).cast(nw.Float64)
     bad = (~(w.is_finite() & (w >= 0))).fill_null(True)
     return [w.fill_null(0.0).alias(_W), bad.cast(nw.Int64).alias(_BAD_W)]
@@ -112,7 +129,7 @@ def grouped_pass(
     """
     sens = [f"__sfm_s{i}" for i in range(len(cols.sensitive))]
     renamed = [nw.col(c).alias(s) for c, s in zip(cols.sensitive, sens, strict=True)]
-    query = frame.select(*renamed, *select, *_weight_columns(frame, cols))
+    query = frame.select(*renamed, *select, *_weight_columns(cols))
     query = query.with_columns(*derived) if derived else query
     query = query.group_by(*sens, *keys, drop_null_keys=False).agg(nw.len().alias(_N), *aggs)
     return _run(query, frame, cols).rename(columns=dict(zip(sens, cols.sensitive, strict=True)))
@@ -125,7 +142,8 @@ def confusion_table(
 
     With ``threshold``, the prediction column holds scores and the predicted label
     ``score >= threshold`` is computed in the engine. With ``squares``, also the sum of
-    the squared weights per cell (the weighted Poisson bootstrap's second moment).
+    the squared weights per cell (the weighted Poisson bootstrap's second moment). The
+    column types are checked by the caller (:func:`check_types`), as for :func:`error_table`.
 
     Returns
     -------
@@ -135,7 +153,6 @@ def confusion_table(
     """
     pred, bad_score = nw.col(cols.prediction), nw.lit(0)
     if threshold is not None:
-        _require_numeric(frame, "prediction", cols.prediction, "a threshold is applied to its scores")
         bad_score = (~pred.is_between(0.0, 1.0)).fill_null(True).cast(nw.Int64)
         pred = pred >= threshold
     select = [nw.col(cols.target).alias(_T), pred.alias(_P), bad_score.alias(_BAD_SCORE)]
@@ -146,8 +163,6 @@ def confusion_table(
 
 def error_table(frame: nw.LazyFrame, cols: Columns) -> pd.DataFrame:
     """Run one grouped sum in the engine: per group the weight and the error sums (``y_pred - y_true``)."""
-    for argument, column in (("target", cols.target), ("prediction", cols.prediction)):
-        _require_numeric(frame, argument, column, "a regression measure subtracts it")
     err = nw.col(cols.prediction).cast(nw.Float64) - nw.col(cols.target).cast(nw.Float64)
     e, w = nw.col("__sfm_e"), nw.col(_W)
     derived = [(w * e.abs()).alias("__sfm_ae"), (w * e * e).alias("__sfm_se")]
@@ -170,7 +185,7 @@ def value_table(
     ``bins``, each prediction is replaced by the centre of its equal-width bin over
     the observed range (width returned); without, the call is refused.
     """
-    _require_numeric(frame, "prediction", cols.prediction, "distribution distances compare its values")
+    check_types(frame, cols, "values")
     pred = nw.col(cols.prediction).cast(nw.Float64)
     summary = _run(frame.select(pred.n_unique().alias(_N), pred.min().alias("lo"), pred.max().alias("hi")), frame, cols)
     n_values, width = int(summary[_N].iloc[0]), None

@@ -162,10 +162,7 @@ def _linear_replicates(table: pd.DataFrame, cols: Any, inputs: Any, weights: np.
 
 def _row_multiplicities(engine: _Engine, kind: str, threshold: float | None, n_boot: int, seed: int) -> tuple:
     """The engine's table and its replicate sums, from a Poisson(1) multiplicity per row (pandas, Dask)."""
-    dask = engine.frame.implementation is nw.Implementation.DASK
-    run = _native.dask_table if dask else _native.pandas_table
-    data = nw.to_native(engine.frame) if dask else engine.data
-    table = run(data, engine.cols, kind, threshold, replicates=(n_boot, seed))
+    table = _native.native_table(engine.frame, engine.cols, kind, threshold, replicates=(n_boot, seed))
     names = (_SUM_W, _SUM_AE, _SUM_SE) if kind == "errors" else (_SUM_W,)
     sums = {name: table[[_native.replicate_name(name, b) for b in range(n_boot)]].to_numpy() for name in names}
     return table[[c for c in table.columns if "#" not in c]], sums

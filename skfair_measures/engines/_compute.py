@@ -36,6 +36,7 @@ from ..regression import DistributionParity
 from . import _native
 from ._aggregate import (
     binning_bounds,
+    check_types,
     confusion_stats,
     confusion_table,
     error_stats,
@@ -68,13 +69,12 @@ _BINNING_ERROR = {
 }
 
 
-def _engine_table(data: Any, frame: nw.LazyFrame, cols: Columns, kind: str, threshold: float | None) -> pd.DataFrame:
+def _engine_table(frame: nw.LazyFrame, cols: Columns, kind: str, threshold: float | None) -> pd.DataFrame:
     """One pass of the engine; hand-written numpy for pandas and Dask (see ``_native``), narwhals otherwise."""
-    impl = frame.implementation
-    if impl is nw.Implementation.PANDAS and isinstance(data, pd.DataFrame):
-        return _native.pandas_table(data, cols, kind, threshold)
-    if impl is nw.Implementation.DASK:
-        return _native.dask_table(nw.to_native(frame), cols, kind, threshold)
+    check_types(frame, cols, kind, threshold)
+    table = _native.native_table(frame, cols, kind, threshold)
+    if table is not None:
+        return table
     return error_table(frame, cols) if kind == "errors" else confusion_table(frame, cols, threshold)
 
 
@@ -82,7 +82,7 @@ class _Engine:
     """The engine passes of one call, each run at most once (cached by what it computes)."""
 
     def __init__(self, data: Any, cols: Columns) -> None:
-        self.data, self.frame, self.cols, self.passes = data, as_lazy(data), cols, 0
+        self.frame, self.cols = as_lazy(data), cols
         self._tables: dict[tuple, pd.DataFrame] = {}
         self._widths: dict[int | None, float | None] = {}
         self._stats: dict[tuple, ConfusionStats | ErrorStats] = {}
@@ -91,8 +91,7 @@ class _Engine:
     def table(self, kind: str, threshold: float | None) -> pd.DataFrame:
         key = (kind, None if kind == "errors" else threshold)
         if key not in self._tables:
-            self._tables[key] = _engine_table(self.data, self.frame, self.cols, kind, key[1])
-            self.passes += 1
+            self._tables[key] = _engine_table(self.frame, self.cols, kind, key[1])
         return self._tables[key]
 
     def distribution(self, m: DistributionParity) -> MeasureResult:
@@ -103,7 +102,6 @@ class _Engine:
         """
         if ("values", m.bins) not in self._tables:
             self._tables["values", m.bins], self._widths[m.bins] = value_table(self.frame, self.cols, m.key, m.bins)
-            self.passes += 1
         table, width = self._tables["values", m.bins], self._widths[m.bins]
         sample = value_sample(table, self.cols, groups=m.inputs.groups, compare=m.inputs.needs_sensitive)
         res = m.evaluate_sample(sample)
