@@ -17,7 +17,6 @@ the same rows give the same counts.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import narwhals as nw
 import numpy as np
@@ -27,14 +26,14 @@ from .._counts import ConfusionStats, ErrorStats
 from .._groups import encode_groups
 from .._labels import binarize_labels, check_labels
 from .._stats import GroupedSample
+from ..measures import MeasureInputs
 from ._frames import Columns, collect, engine_name
 
 __all__ = [
     "check_types",
-    "confusion_stats",
     "confusion_table",
-    "error_stats",
     "error_table",
+    "local_stats",
     "group_sizes",
     "binning_bounds",
     "value_sample",
@@ -219,18 +218,14 @@ def binning_bounds(sample: GroupedSample, width: float) -> dict[str, float]:
     return {"ks": float(share.max(initial=0.0)), "wasserstein": float(width)}
 
 
-def value_sample(
-    table: pd.DataFrame, cols: Columns, *, groups: pd.Index | None = None, compare: bool = True
-) -> GroupedSample:
+def value_sample(table: pd.DataFrame, cols: Columns, inputs: MeasureInputs) -> GroupedSample:
     """A :func:`value_table` as the core's sample: one row per (group, value), weighing its summed weight.
 
     Distribution distances fold rows into weighted (group, value) atoms, so this sample
     gives the same distances as the rows themselves; a weighted sample keeps the rows
     of each group, so a group whose weights are all 0 is told apart from an absent one.
     """
-    _refuse_bad_rows(table, cols)
-    codes, index = _group_codes(table, cols, groups, compare)
-    weights = table[_SUM_W if cols.sample_weight is not None else _N].to_numpy(dtype=float)
+    codes, index, weights = _checked(table, cols, inputs)
     values = table[_P].to_numpy(dtype=float)
     sample = GroupedSample(np.zeros(values.size), values, codes, index, weights)
     sample._cache["sizes"] = _row_counts(table, codes, index).astype(np.int64)
@@ -290,53 +285,39 @@ def _group_codes(
     return encode_groups(values, groups=groups, name="sensitive", compare=compare, samples=samples)
 
 
-def confusion_stats(
-    table: pd.DataFrame,
-    cols: Columns,
-    *,
-    pos_label: Any = None,
-    thresholded: bool = False,
-    groups: pd.Index | None = None,
-    labels: pd.Index | None = None,
-    compare: bool = True,
-) -> ConfusionStats:
-    """Turn a :func:`confusion_table` into confusion counts per group (K x K for K classes).
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The engine's small table.
-    cols : Columns
-        The columns it was computed from.
-    pos_label : optional
-        The positive label, as in the measure's inputs (the core's label rules apply).
-    thresholded : bool, default=False
-        Whether ``y_pred`` holds ``score >= threshold`` (True is the positive class).
-    groups : pandas.Index, optional
-        The complete set of groups to expect.
-    labels : pandas.Index, optional
-        The classes to expect (``labels=``); by default those in the table.
-    compare : bool, default=True
-        Whether the groups are compared (at least two then), as ``check_inputs(compare_groups=)``.
-    """
+def _checked(table: pd.DataFrame, cols: Columns, inputs: MeasureInputs) -> tuple[np.ndarray, pd.Index, np.ndarray]:
+    """A table's rows refused if bad, then its group codes, groups and weight per row (summed weight, or rows)."""
     _refuse_bad_rows(table, cols)
-    y_true, y_pred = table[_T].to_numpy(), table[_P].to_numpy()
-    codes, index = _group_codes(table, cols, groups, compare)  # the groups before the labels, as in the core
-    if thresholded:  # as the core thresholds rows: y_true binarised, the prediction is score >= threshold
+    codes, index = _group_codes(table, cols, inputs.groups, inputs.needs_sensitive)
+    return codes, index, table[_SUM_W if cols.sample_weight is not None else _N].to_numpy(dtype=float)
+
+
+def local_stats(table: pd.DataFrame, cols: Columns, kind: str, inputs: MeasureInputs) -> ConfusionStats | ErrorStats:
+    """Turn a :func:`confusion_table` or :func:`error_table` into statistics for ``inputs``.
+
+    Confusion counts per group (K x K for K classes) or error sums per group (n, sum |e|,
+    sum e^2), by the core's label rules: ``inputs.pos_label`` (with ``inputs.threshold``,
+    ``y_pred`` holds ``score >= threshold`` and True is the positive class), the groups to
+    expect (``inputs.groups``), the classes (``inputs.labels``; by default those in the
+    table), and whether the groups are compared (``inputs.needs_sensitive``: at least two
+    then, as ``check_inputs(compare_groups=)``).
+    """
+    codes, index, weights = _checked(table, cols, inputs)  # the groups before the labels, as in the core
+    rows = None if cols.sample_weight is None else _row_counts(table, codes, index)  # unweighted: counts are rows
+    if kind == "errors":
+        parts = [weights, table[_SUM_AE].to_numpy(dtype=float), table[_SUM_SE].to_numpy(dtype=float)]
+        sums = np.stack([np.bincount(codes, weights=v, minlength=len(index)) for v in parts], axis=-1)
+        return ErrorStats(sums, index, rows=rows)
+    y_true, y_pred, pos_label, labels = table[_T].to_numpy(), table[_P].to_numpy(), inputs.pos_label, inputs.labels
+    if inputs.threshold is not None:  # as the core: y_true binarised, the prediction is score >= threshold
         y_true, _, _ = binarize_labels(y_true, y_true, pos_label)
         y_pred, pos_label, labels = y_pred.astype(np.intp), None, None
-    weights = table[_SUM_W if cols.sample_weight is not None else _N].to_numpy(dtype=float)
     # Each row of the small table is one (group, y_true, y_pred) cell weighing its summed weight, so the
     # core's own sample of those rows gives the same counts, with the same label rules (binary, K classes,
     # one class against the rest with pos_label) as rows in memory; a weighted record keeps the rows of
     # each group (the count column), as in memory, so a group whose weights are all 0 is told apart.
     stats = GroupedSample(y_true, y_pred, codes, index, weights, check_labels(labels)).confusion(pos_label)
-    return dataclasses.replace(stats, rows=_rows(table, cols, codes, index))
-
-
-def _rows(table: pd.DataFrame, cols: Columns, codes: np.ndarray, index: pd.Index) -> np.ndarray | None:
-    """Rows per group of a weighted table (None unweighted: the counts are the rows, as in memory)."""
-    return None if cols.sample_weight is None else _row_counts(table, codes, index)
+    return dataclasses.replace(stats, rows=rows)
 
 
 def _row_counts(table: pd.DataFrame, codes: np.ndarray, index: pd.Index) -> np.ndarray:
@@ -344,21 +325,7 @@ def _row_counts(table: pd.DataFrame, codes: np.ndarray, index: pd.Index) -> np.n
     return np.bincount(codes, weights=table[_N].to_numpy(dtype=float), minlength=len(index))
 
 
-def group_sizes(
-    table: pd.DataFrame, cols: Columns, groups: pd.Index | None = None, compare: bool = True
-) -> tuple[np.ndarray, pd.Index]:
+def group_sizes(table: pd.DataFrame, cols: Columns, inputs: MeasureInputs) -> tuple[np.ndarray, pd.Index]:
     """Rows (not weights) of each group of a small table, and the groups (those of its statistics)."""
-    codes, index = _group_codes(table, cols, groups, compare)
+    codes, index = _group_codes(table, cols, inputs.groups, inputs.needs_sensitive)
     return _row_counts(table, codes, index).astype(np.int64), index
-
-
-def error_stats(
-    table: pd.DataFrame, cols: Columns, *, groups: pd.Index | None = None, compare: bool = True
-) -> ErrorStats:
-    """Turn an :func:`error_table` into error sums per group (n, sum |e|, sum e^2)."""
-    _refuse_bad_rows(table, cols)
-    codes, index = _group_codes(table, cols, groups, compare)
-    n = table[_SUM_W if cols.sample_weight is not None else _N].to_numpy(dtype=float)
-    parts = [n, table[_SUM_AE].to_numpy(dtype=float), table[_SUM_SE].to_numpy(dtype=float)]
-    sums = np.stack([np.bincount(codes, weights=v, minlength=len(index)) for v in parts], axis=-1)
-    return ErrorStats(sums, index, rows=_rows(table, cols, codes, index))

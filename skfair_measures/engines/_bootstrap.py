@@ -42,8 +42,8 @@ from .._counts import ConfusionStats, ErrorStats
 from ..measures import Measure
 from ..registry import as_measures
 from . import _native
-from ._aggregate import _N, _P, _SUM_AE, _SUM_SE, _SUM_W, _SUM_W2, _T, confusion_table
-from ._compute import _Engine, _statistics_of, local_stats
+from ._aggregate import _N, _P, _SUM_AE, _SUM_SE, _SUM_W, _SUM_W2, _T, confusion_table, local_stats
+from ._compute import _Engine, _statistics_of
 from ._frames import as_lazy, check_columns
 
 __all__ = ["poisson_bootstrap"]

@@ -37,11 +37,10 @@ from . import _native
 from ._aggregate import (
     binning_bounds,
     check_types,
-    confusion_stats,
     confusion_table,
-    error_stats,
     error_table,
     group_sizes,
+    local_stats,
     value_sample,
     value_table,
 )
@@ -103,7 +102,7 @@ class _Engine:
         if ("values", m.bins) not in self._tables:
             self._tables["values", m.bins], self._widths[m.bins] = value_table(self.frame, self.cols, m.key, m.bins)
         table, width = self._tables["values", m.bins], self._widths[m.bins]
-        sample = value_sample(table, self.cols, groups=m.inputs.groups, compare=m.inputs.needs_sensitive)
+        sample = value_sample(table, self.cols, m.inputs)
         res = m.evaluate_sample(sample)
         if width is not None:
             bound = binning_bounds(sample, width)[m.distance]
@@ -137,23 +136,12 @@ class _Engine:
         setting = (_hashable(inputs.groups), inputs.min_group_size, inputs.small_groups, inputs.needs_sensitive)
         if setting not in self._plans:
             table = self.table(kind, None if kind == "errors" else inputs.threshold)
-            sizes, groups = group_sizes(table, self.cols, inputs.groups, inputs.needs_sensitive)
+            sizes, groups = group_sizes(table, self.cols, inputs)
             plan = small_group_plan(sizes, groups, inputs.min_group_size, inputs.small_groups, key)
             if plan is not None:
                 plan.warn(stacklevel=4)  # the caller of evaluate_measures
             self._plans[setting] = plan
         return self._plans[setting]
-
-
-def local_stats(table: pd.DataFrame, cols: Columns, kind: str, inputs: MeasureInputs) -> ConfusionStats | ErrorStats:
-    """The statistics of an engine's table for ``inputs``: the positive label, declared groups and classes applied."""
-    where = {"groups": inputs.groups, "compare": inputs.needs_sensitive}
-    if kind == "errors":
-        return error_stats(table, cols, **where)
-    thresholded = inputs.threshold is not None
-    return confusion_stats(
-        table, cols, pos_label=inputs.pos_label, thresholded=thresholded, labels=inputs.labels, **where
-    )
 
 
 def _hashable(value: Any) -> Any:
