@@ -256,23 +256,17 @@ _BAD_FLAGS = (
 def _refuse_bad_rows(table: pd.DataFrame, cols: Columns) -> None:
     """Raise, naming the column, if the engine counted rows that would make a number wrong."""
 
-    def refuse_missing(argument: str, flag: str, column: str, fix: str) -> None:
-        if flag in table and table[flag].isna().any():
-            n = int(table.loc[table[flag].isna(), _N].sum())
-            raise ValueError(
-                _BAD_ROWS.format(argument=argument, column=column, n=n, what="missing (null/NaN)", fix=fix)
-            )
+    def missing(column: str) -> int:  # rows whose key column is null in the small table
+        return int(table.loc[table[column].isna(), _N].sum()) if column in table else 0
 
-    for column in cols.sensitive:
-        refuse_missing("sensitive", column, column, _NO_GROUP)
-    for flag, argument, what, fix in _BAD_FLAGS:
-        if flag in table and table[flag].sum() > 0:
-            column = cols.sample_weight if argument == "sample_weight" else cols.prediction
-            raise ValueError(
-                _BAD_ROWS.format(argument=argument, column=column, n=int(table[flag].sum()), what=what, fix=fix)
-            )
-    refuse_missing("target", _T, cols.target, "drop or impute those rows before computing a measure.")
-    refuse_missing("prediction", _P, cols.prediction, "drop or impute those rows before computing a measure.")
+    null, fix = "missing (null/NaN)", "drop or impute those rows before computing a measure."
+    found = [(missing(c), "sensitive", c, null, _NO_GROUP) for c in cols.sensitive]
+    for flag, argument, what, why in _BAD_FLAGS:  # flagged rows, counted by the engine
+        found.append((int(table[flag].sum()) if flag in table else 0, argument, getattr(cols, argument), what, why))
+    found += [(missing(_T), "target", cols.target, null, fix), (missing(_P), "prediction", cols.prediction, null, fix)]
+    for n, argument, column, what, why in found:
+        if n > 0:
+            raise ValueError(_BAD_ROWS.format(argument=argument, column=column, n=n, what=what, fix=why))
 
 
 def _group_codes(

@@ -120,17 +120,8 @@ class ProxyDisparityResult(UnawareResult):
         ``"labeled"``.
     """
 
-    def __init__(
-        self,
-        value: float,
-        by_group: pd.DataFrame,
-        diagnostics: dict | None = None,
-        *,
-        metric: str,
-        mode: str,
-        **fields: Any,
-    ) -> None:
-        super().__init__(value, by_group, diagnostics, **fields)
+    def __init__(self, *args: Any, metric: str, mode: str, **fields: Any) -> None:
+        super().__init__(*args, **fields)  # value, by_group, diagnostics and the fields of UnawareResult
         self.key, self.metric, self.mode = self.key or f"unaware.proxy_{metric}", metric, mode
 
     _no_replicates_hint = "pass n_boot= (e.g. proxy_disparity(..., n_boot=200)) or use the measure's bootstrap()"
