@@ -121,12 +121,10 @@ class HOCEstimator(BaseEstimator):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        for name in ("n_init", "max_subsets", "max_iter"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"The {name!r} parameter of HOCEstimator must be an integer >= 1; got {value!r}.")
-        if isinstance(self.n_check, bool) or not isinstance(self.n_check, (int, np.integer)) or self.n_check < 0:
-            raise ValueError(f"The 'n_check' parameter of HOCEstimator must be an integer >= 0; got {self.n_check!r}.")
+        for name in ("n_init", "max_subsets", "max_iter", "n_check"):
+            value, low = getattr(self, name), int(name != "n_check")  # n_check=0 skips the moment test
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+                raise ValueError(f"The {name!r} parameter of HOCEstimator must be an integer >= {low}; got {value!r}.")
         if not (isinstance(self.tol, (float, int)) and self.tol > 0):
             raise ValueError(f"The 'tol' parameter of HOCEstimator must be > 0; got {self.tol!r}.")
 

@@ -258,39 +258,30 @@ class _NeverGuessed(ValueError):
 
 
 # ----------------------------------------------------------------- the HOC fits
-def _fit(
-    problem: _Problem, w: np.ndarray, init: tuple[np.ndarray, np.ndarray] | None, rng: Any, n_init: int, name: str
-) -> HOCSolution:
-    """HOC on the rows weighted by ``w``; the solution records P(A~) and the row count."""
-    c1, c2, c3 = consensus_statistics(problem.cells[:, problem.hoc_cols], w, problem.n_groups, problem.subsets)
-    missing = np.flatnonzero(~(c1 > 0))
-    if missing.size:
-        raise _NeverGuessed(name, missing)
-    limits = {"max_iter": problem.estimator.max_iter, "tol": problem.estimator.tol}
-    sol = fit_transition(c1, c2, c3, init=init, n_init=n_init, random_state=rng, **limits)
-    sol.extra.update(noisy_prior=c1, n_rows=float(w.sum()))
-    return sol
-
-
 def _fit_all(problem: _Problem, w: np.ndarray, rng: Any, warm: dict[str, HOCSolution] | None) -> dict[str, HOCSolution]:
-    """Every HOC fit a calibration needs: global, per label (the priors ``p_y``), per local cell."""
-    n_init = problem.estimator.n_init if warm is None else 1
-    fits: dict[str, HOCSolution] = {}
+    """Every HOC fit a calibration needs: global, per label (the priors ``p_y``), per local cell.
 
-    def fit(name: str, mask: np.ndarray | None) -> None:
-        wm = w if mask is None else w * mask
-        if wm.sum() <= 0:  # no rows: the joint there is zero whatever T is
-            return
-        start = (warm or fits).get(name, fits.get("global"))
-        fits[name] = _fit(problem, wm, None if start is None else (start.T, start.p), rng, n_init, name)
-
-    fit("global", None)
+    Each fit runs on the rows weighted by ``w`` (a cell without rows is not fitted: the
+    joint there is zero whatever T is), warm-started at ``warm``'s solution or else at the
+    global one, and its solution records P(A~) and the row count.
+    """
+    options = {"max_iter": problem.estimator.max_iter, "tol": problem.estimator.tol, "random_state": rng}
+    options["n_init"] = problem.estimator.n_init if warm is None else 1
+    cells: list[tuple[str, np.ndarray | None]] = [("global", None)]
     if problem.metric != "dp" and problem.prior == "hoc":
-        for y in range(problem.n_label):
-            fit(f"label={y}", problem.label == y)
-    if problem.mode == "local":
-        for name, mask in _local_cells(problem):
-            fit(name, mask)
+        cells += [(f"label={y}", problem.label == y) for y in range(problem.n_label)]
+    cells += _local_cells(problem) if problem.mode == "local" else []
+    fits: dict[str, HOCSolution] = {}
+    for name, mask in cells:
+        wm = w if mask is None else w * mask
+        if wm.sum() <= 0:
+            continue
+        c1, c2, c3 = consensus_statistics(problem.cells[:, problem.hoc_cols], wm, problem.n_groups, problem.subsets)
+        if (missing := np.flatnonzero(~(c1 > 0))).size:
+            raise _NeverGuessed(name, missing)
+        start = (warm or fits).get(name, fits.get("global"))
+        fits[name] = fit_transition(c1, c2, c3, init=None if start is None else (start.T, start.p), **options)
+        fits[name].extra.update(noisy_prior=c1, n_rows=float(wm.sum()))
     return fits
 
 
@@ -406,9 +397,8 @@ def _point_estimate(problem: _Problem, counts: np.ndarray, rng: Any) -> tuple[np
         ) from None
     for name, sol in fitted["used"].items():
         if (cond := np.linalg.cond(sol.T)) >= SINGULAR_COND:
-            raise singular_error(
-                _pretty(name, problem.classes), cond, ", or use mode='global'" if name != "global" else ""
-            )
+            hint = ", or use mode='global'" if name != "global" else ""
+            raise singular_error(_pretty(name, problem.classes), cond, hint)
     return h, fitted
 
 
