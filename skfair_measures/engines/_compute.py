@@ -135,8 +135,7 @@ class _Engine:
             return None
         setting = (_hashable(inputs.groups), inputs.min_group_size, inputs.small_groups, inputs.needs_sensitive)
         if setting not in self._plans:
-            table = self.table(kind, None if kind == "errors" else inputs.threshold)
-            sizes, groups = group_sizes(table, self.cols, inputs)
+            sizes, groups = group_sizes(self.table(kind, inputs.threshold), self.cols, inputs)
             plan = small_group_plan(sizes, groups, inputs.min_group_size, inputs.small_groups, key)
             if plan is not None:
                 plan.warn(stacklevel=4)  # the caller of evaluate_measures
@@ -157,14 +156,12 @@ def _inputs_key(inputs: MeasureInputs) -> tuple:
 
 def _statistics_of(measure: Measure) -> tuple[str, ...]:
     """The statistics a measure reads, refusing one whose bases need the rows."""
-    kinds = []
     for base in measure.bases:
         if base.statistic is None:
             raise TypeError(_NEEDS_ROWS.format(key=measure.key, base=base.name))
-        kinds.append(base.statistic)
-    if not kinds:  # no base metric: a distribution distance, computed on the rows
+    if not measure.bases:  # no base metric: a distribution distance, computed on the rows
         raise TypeError(_NO_BASES.format(key=measure.key))
-    return tuple(k for k in _STATISTICS if k in kinds)
+    return tuple(k for k in _STATISTICS if k in {base.statistic for base in measure.bases})
 
 
 def evaluate_measures(

@@ -215,9 +215,8 @@ def _rows_partition(
     s, bad = _np_scores(unl, cols)
     w, bad_w = _native._weights(unl, cols)
     at = np.minimum(np.floor(s * bins), bins - 1).astype(np.int64)
-    keys = [unl[c] for c in cols.sensitive] + [
-        pd.Series(x, index=unl.index) for x in (s >= threshold, at, (s <= split[0]) | (s >= split[1]))
-    ]
+    derived = (s >= threshold, at, (s <= split[0]) | (s >= split[1]))  # prediction, score bin, split flag
+    keys = [unl[c] for c in cols.sensitive] + [pd.Series(x, index=unl.index) for x in derived]
     sums = {SUM_SCORE: s} if w is None else {_SUM_W: w, SUM_SCORE: s}
     table = _native._grouped(keys, [*cols.sensitive, _P, BIN, SPLIT], sums, {_BAD_W: bad_w, _BAD_SCORE: bad})
     return labeled, table

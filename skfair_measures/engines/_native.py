@@ -183,8 +183,7 @@ def table(
         e -= pdf[cols.target].to_numpy(dtype=float, na_value=np.nan)
         bad_e = ~np.isfinite(e)
         e[bad_e] = 0.0
-        ae = np.abs(e)
-        sums |= {_SUM_AE: ae if w is None else w * ae, _SUM_SE: e * e if w is None else w * e * e}
+        sums |= {_SUM_AE: np.abs(e), _SUM_SE: e * e} if w is None else {_SUM_AE: w * np.abs(e), _SUM_SE: w * e * e}
         _with_replicates(sums, len(pdf), replicates)
         return _grouped(keys, names, sums, {_BAD_W: bad_w, _BAD_ERR: bad_e})
     pred, bad_score = pdf[cols.prediction], None

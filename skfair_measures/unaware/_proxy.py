@@ -169,20 +169,16 @@ class _Problem:
 
     def __post_init__(self) -> None:
         self.metric, self.mode = str(self.metric).lower(), str(self.mode).lower()
-        if self.metric not in _METRICS:
-            raise ValueError(f"metric must be one of {list(_METRICS)}; got {self.metric!r}.")
-        if self.mode not in _MODES:
-            raise ValueError(f"mode must be one of {list(_MODES)}; got {self.mode!r}.")
+        for name, allowed in (("metric", _METRICS), ("mode", _MODES), ("prior", ("hoc", "implied"))):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {list(allowed)}; got {getattr(self, name)!r}.")
         for name, value in (("n_boot", self.n_boot), ("n_check", self.n_check)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
                 raise ValueError(f"{name} must be an integer >= 0; got {value!r}.")
-        if self.prior not in ("hoc", "implied"):
-            raise ValueError(f"prior must be 'hoc' or 'implied'; got {self.prior!r}.")
         if not self.cond_warn > 1.0:
             raise ValueError(f"cond_warn must be > 1 (a condition number); got {self.cond_warn!r}.")
-        if self.estimator is None:
-            self.estimator = HOCEstimator()
-        elif not isinstance(self.estimator, HOCEstimator):
+        self.estimator = HOCEstimator() if self.estimator is None else self.estimator
+        if not isinstance(self.estimator, HOCEstimator):
             kind = type(self.estimator).__name__
             raise TypeError(f"estimator must be an HOCEstimator (solver settings); got {kind}.")
         self.estimator._check_params()
@@ -371,9 +367,7 @@ def _encode(
     p.cells, counts = compress_rows(np.column_stack([pred, label, hoc_codes]))
     p.n_groups, p.n_pred, p.n_label = len(p.groups), len(p.classes), 1 if p.metric == "dp" else len(p.classes)
     p.pooled, p.hoc_cols = np.arange(2, 2 + n_proxies), np.arange(2, 2 + hoc_codes.shape[1])
-    p.subsets = np.zeros((0, 3), np.intp)
-    if calibrated:
-        p.subsets = choose_subsets(hoc_codes.shape[1], p.estimator.max_subsets, rng)
+    p.subsets = choose_subsets(len(p.hoc_cols), p.estimator.max_subsets, rng) if calibrated else np.zeros((0, 3), int)
     meta = {"groups": p.groups.tolist(), "classes": p.classes.tolist(), "proxy_columns": columns}
     meta |= {"n_samples": int(n_samples), "n_proxies": int(n_proxies), "knn_augmented": hoc_codes.shape[1] > n_proxies}
     if calibrated:
@@ -456,8 +450,7 @@ def _bootstrap(problem: _Problem, counts: np.ndarray, n_boot: int, fitted: dict[
     random), every HOC fit (warm-started at the point estimate's solution), the
     inversion and the range rule; an undefined replicate is NaN.
     """
-    total = int(round(counts.sum()))
-    weights = rng.multinomial(total, counts / counts.sum(), size=n_boot).astype(float)
+    weights = rng.multinomial(int(round(counts.sum())), counts / counts.sum(), size=n_boot).astype(float)
     if problem.mode == "base":
         noisy = _noisy_rates(_noisy_counts(problem, weights, problem.pooled[:1]))
         return disparity_from_rates(noisy, problem.metric, problem.pos)
@@ -733,8 +726,7 @@ def _resolve_classes(
     """Label codes of predictions and truth over one class list, and the positive index."""
     pred, pred_labels = encode_labels(y_pred, "y_pred")
     if metric == "dp":
-        classes = pred_labels
-        return classes, _codes_of(pred, classes), np.zeros(len(pred), np.intp), None
+        return pred_labels, _codes_of(pred, pred_labels), np.zeros(len(pred), np.intp), None
     if y_true is None:
         raise ValueError(
             f"metric={metric!r} compares error rates and needs y_true= (the true labels); "

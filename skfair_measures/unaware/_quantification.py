@@ -58,11 +58,10 @@ _LENGTH = (
     "X_aux has {n_x} rows but s_aux has {n_s}; pass the sensitive attribute of every auxiliary row, in the same order."
 )
 _GROUP_MISSING = (
-    "the auxiliary rows that the model predicts as {cls} (h(x) {op} pos_label={pos!r}) hold "
-    "{counts}; quantifier {q!r} needs at least {need} row(s) of every group there to learn "
-    "its prevalence. Pass per_class=False to train one quantifier on all auxiliary rows "
-    "(the paper's ablation, usually less accurate), or collect more auxiliary data for "
-    "this predicted class."
+    "the auxiliary rows that the model predicts as {cls} (h(x) {op} pos_label={pos!r}) hold {counts}; quantifier "
+    "{q!r} needs at least {need} row(s) of every group there to learn its prevalence. Pass per_class=False to "
+    "train one quantifier on all auxiliary rows (the paper's ablation, usually less accurate), or collect more "
+    "auxiliary data for this predicted class."
 )
 _GROUP_MISSING_ALL = (
     "the auxiliary set holds {counts}; quantifier {q!r} needs at least {need} row(s) of "
@@ -596,10 +595,9 @@ class QuantificationDisparity(BaseEstimator):
         values, rates = np.full(self.n_boot, np.nan), np.full((self.n_boot, self.groups_.size), np.nan)
         for b in range(self.n_boot):
             i2, i3 = rng.randint(n2, size=n2), rng.randint(n3, size=n3)
+            resampled = (_take(X_aux, i2), codes[i2], pos_aux[i2], self.groups_, rng)
             try:
-                state = self._fit_core(
-                    self.quantifier_, _take(X_aux, i2), codes[i2], pos_aux[i2], self.groups_, rng, check=False
-                )
+                state = self._fit_core(self.quantifier_, *resampled, check=False)
             except ValueError:  # a replicate lost a group in some predicted class
                 continue
             core = self._estimate_core(state, _take(X_deploy, i3), pos_dep[i3])
