@@ -120,12 +120,12 @@ def _psi(c: np.ndarray) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=32)
-def _grid_caps(upper: float, grid_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The grid of candidate means and the bet caps of ``K+`` and ``K-`` on it (read-only, shared)."""
+def _grid_caps(upper: float, grid_size: int, c: float = _TRUNCATION) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The grid of candidate means and the bet caps ``c / m``, ``c / (upper - m)`` of ``K+`` and ``K-`` (read-only)."""
     m = np.linspace(0.0, upper, grid_size + 1)
     with np.errstate(divide="ignore"):
-        cap_plus = np.where(m > 0, _TRUNCATION / m, np.inf)
-        cap_minus = np.where(m < upper, _TRUNCATION / (upper - m), np.inf)
+        cap_plus = np.where(m > 0, c / m, np.inf)
+        cap_minus = np.where(m < upper, c / (upper - m), np.inf)
     for a in (m, cap_plus, cap_minus):
         a.setflags(write=False)
     return m, cap_plus, cap_minus
@@ -440,17 +440,6 @@ class BettingStack:
         """
         return _intervals(self.grid, self.log_seg_max, self.log_max, _rows(alpha, "alpha", self.rows), alpha)
 
-    def _check_same(self, other: BettingStack) -> None:
-        if (self.upper, self.grid_size) != (other.upper, other.grid_size) or not np.array_equal(
-            self.alpha_bet, other.alpha_bet
-        ):
-            mine = (self.upper, self.grid_size, self.alpha_bet.tolist())
-            theirs = (other.upper, other.grid_size, other.alpha_bet.tolist())
-            raise ValueError(
-                f"the two sequences differ in upper, grid_size or alpha_bet ({mine} vs {theirs}); only sequences "
-                "built with the same settings combine."
-            )
-
     def combined(self, other: BettingStack) -> BettingStack:
         """Row by row, one sequence from two run on independent rows (two workers): their wealths multiply.
 
@@ -474,7 +463,12 @@ class BettingStack:
         """
         if self.rows != other.rows:
             raise ValueError(f"the two stacks have {self.rows} and {other.rows} rows; combine stacks row by row.")
-        self._check_same(other)
+        mine, theirs = ((s.upper, s.grid_size, s.alpha_bet.tolist()) for s in (self, other))
+        if mine != theirs:
+            raise ValueError(
+                f"the two sequences differ in upper, grid_size or alpha_bet ({mine} vs {theirs}); only sequences "
+                "built with the same settings combine."
+            )
         plus, minus = self.log_plus + other.log_plus, self.log_minus + other.log_minus
         sums = (getattr(self, name) + getattr(other, name) for name in ("n", "total", "sq_dev"))
         top = _LOG_HALF + np.maximum(plus, minus)  # log_seg_max=None: restarts from the product's current value too
@@ -661,14 +655,11 @@ def fixed_sample_interval(
     x = np.asarray(x, dtype=float).ravel()
     probe = BettingStack(upper=upper, grid_size=grid_size)  # validates upper and grid_size
     probe._check_range(x)
-    m = probe.grid
+    m, cap_plus, cap_minus = _grid_caps(float(upper), int(grid_size), _ONE_LOOK_TRUNCATION)
     if x.size == 0:
         return (0.0, float(upper))
     _, var = _past_mean_var(x, upper)
     lam = np.sqrt(2.0 * np.log(2.0 / alpha) / (x.size * var))
-    with np.errstate(divide="ignore"):
-        cap_plus = np.where(m > 0, _ONE_LOOK_TRUNCATION / m, np.inf)
-        cap_minus = np.where(m < upper, _ONE_LOOK_TRUNCATION / (upper - m), np.inf)
     log_plus, log_minus = np.zeros_like(m), np.zeros_like(m)
     for start in range(0, x.size, _BLOCK):
         xb, lb = x[start : start + _BLOCK, None], lam[start : start + _BLOCK, None]
