@@ -245,15 +245,12 @@ def score_interval(measure: Any, counts: RateCounts, groups: pd.Index, prob: flo
     names = tuple(counts.events)
     if op is not None and len(names) == 1 and len(groups) == 2 and op.name in _PAIRS:
         (name,) = names
-        k, n = counts.events[name], counts.trials[name]
-        second = 1  # the reference group (if named) is the denominator / the subtrahend
-        if op.params.get("reference") is not None:
-            second = int(groups.get_loc(op.params["reference"]))
-        first = 1 - second
+        k, n, reference = counts.events[name], counts.trials[name], op.params.get("reference")
+        second = 1 if reference is None else int(groups.get_loc(reference))  # the denominator / the subtrahend
+        pair = (k[1 - second], n[1 - second], k[second], n[second], alpha)
         if _PAIRS[op.name] == "diff":
-            lo, hi = newcombe(k[first], n[first], k[second], n[second], alpha)
-            return *_fold(lo, hi, op.name == "absdiff"), "Newcombe hybrid score (continuity-corrected)"
-        lo, hi = mover_ratio(k[first], n[first], k[second], n[second], alpha)
+            return *_fold(*newcombe(*pair), op.name == "absdiff"), "Newcombe hybrid score (continuity-corrected)"
+        lo, hi = mover_ratio(*pair)
         if op.name == "ratio":
             lo, hi = _symmetric_ratio(lo, hi)
         return lo, hi, "MOVER-Wilson score (ratio, continuity-corrected)"
