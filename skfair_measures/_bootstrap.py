@@ -100,7 +100,7 @@ class BootstrapResult(ReplicatesResult):
         rate_counts: RateCounts | None = None,
     ) -> None:
         self.point, self.key, self.measure, self.value = point, point.key, point.measure, float(point.value)
-        self._draws, self.prob = np.asarray(draws, dtype=float), prob
+        self._draws, self.prob, self._reason = np.asarray(draws, dtype=float), prob, point.reason
         n = None if groups is None else len(groups)
 
         def floats(per_group: PerGroup | None, shape: Any) -> dict[str, np.ndarray] | None:
@@ -161,10 +161,6 @@ class BootstrapResult(ReplicatesResult):
     @property
     def counts(self) -> pd.Series | None:
         return self.point.counts
-
-    @property
-    def reason(self) -> str | None:
-        return self.point.reason
 
     def _replicate_cause(self) -> str | None:
         return _CAUSE
