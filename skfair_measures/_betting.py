@@ -341,13 +341,8 @@ class BettingStack:
             raise ValueError(f"update_counts needs 0/1 observations (upper=1); this sequence has upper={self.upper!r}.")
         k_all, n_all = _rows(successes, "successes", self.rows), _rows(trials, "trials", self.rows)
         with np.errstate(invalid="ignore"):  # NaN and infinite counts fail the comparisons
-            ok = (
-                (0 <= k_all)
-                & (k_all <= n_all)
-                & (n_all < np.inf)
-                & (k_all == np.floor(k_all))
-                & (n_all == np.floor(n_all))
-            )
+            whole = (k_all == np.floor(k_all)) & (n_all == np.floor(n_all))
+            ok = (0 <= k_all) & (k_all <= n_all) & (n_all < np.inf) & whole
         if not ok.all():
             raise ValueError(
                 f"successes={successes!r}, trials={trials!r}; pass whole counts with 0 <= successes <= trials."

@@ -678,9 +678,8 @@ def bootstraps(
     if not ms:
         raise ValueError("measures=[]; pass one or more measures (or registry keys).")
     rng = np.random.default_rng(random_state)
-    samples = [
-        m.validate(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight) for m in ms
-    ]
+    inputs = {"sensitive_features": sensitive_features, "sample_weight": sample_weight}
+    samples = [m.validate(y_true, y_pred, **inputs) for m in ms]
     _same_rows(ms, samples)
     if len(ms) == 1:
         reps = [_replicates(ms[0], samples[0], n_boot, rng)]

@@ -251,10 +251,8 @@ def small_groups_in_folds(sizes: pd.DataFrame, min_rows: int = SMALL_GROUP_ROWS)
     b    4
     dtype: int64
     """
-    present = sizes.where(sizes > 0)
-    fewest = present.min(axis=0)
-    small = fewest[fewest < min_rows].dropna()
-    return small.astype(np.int64)
+    fewest = sizes.where(sizes > 0).min(axis=0)
+    return fewest[fewest < min_rows].dropna().astype(np.int64)
 
 
 def _number(x: float) -> str:
