@@ -101,13 +101,12 @@ class BootstrapResult(ReplicatesResult):
     ) -> None:
         self.point, self.key, self.measure, self.value = point, point.key, point.measure, float(point.value)
         self._draws, self.prob, self._reason = np.asarray(draws, dtype=float), prob, point.reason
-        n = None if groups is None else len(groups)
+        self.groups, n = groups, None if groups is None else len(groups)
 
         def floats(per_group: PerGroup | None, shape: Any) -> dict[str, np.ndarray] | None:
             return None if per_group is None else {k: np.asarray(v, float).reshape(shape) for k, v in per_group.items()}
 
         self.group_draws, self.group_values = floats(group_draws, (-1, n)), floats(group_values, n)
-        self.groups = groups
         self._joint = object() if joint is None else joint  # results sharing it share their replicates
         # rows (not weights) per group: the verdicts say when groups are too small for their level
         self._group_rows = None if group_rows is None else np.asarray(group_rows, dtype=float).reshape(n)

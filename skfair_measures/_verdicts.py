@@ -239,9 +239,8 @@ def verdict_tables(results: Mapping[str, Any] | Iterable[Any], eps: float, prob:
     ['bootstrap']
     """
     eps, prob = check_eps(eps), check_prob(prob)
-    items = list(results.values()) if isinstance(results, Mapping) else list(results)
     fits: dict[tuple, list[Any]] = {}
-    for r in items:
+    for r in results.values() if isinstance(results, Mapping) else results:
         if not hasattr(r, "verdict_family"):  # no joint draws
             continue
         try:

@@ -187,8 +187,9 @@ class Result:
         if self.reason is not None:
             out["reason"] = self.reason
         by_group, counts = self.by_group, self.counts
-        if by_group is not None or counts is not None:
-            out.update(group_table((counts if by_group is None else by_group).index))
+        frame = counts if by_group is None else by_group  # the groups' index
+        if frame is not None:
+            out.update(group_table(frame.index))
         out["by_group"], out["counts"] = _aligned(by_group), _aligned(counts)
         if self.measure is not None:
             out.update(minimize=self.measure.minimize, ideal=self.measure.ideal)
@@ -303,7 +304,7 @@ class MeasureResult(Result):
         out["overall"] = _aligned(overall) if isinstance(overall, pd.Series) else plain(overall)
         out["undefined_groups"] = [plain(g) for g in self.undefined_groups]
         if self.__dict__.get("_attrs"):
-            out["attrs"] = {k: plain(v) for k, v in self._attrs.items()}
+            out["attrs"] = {k: plain(v) for k, v in self.attrs.items()}
         return out
 
 
