@@ -59,8 +59,6 @@ __all__ = ["COLUMNS", "VerdictFamily", "classify", "max_type_band", "verdict_tab
 #: The columns of every verdict table.
 COLUMNS = ["measure", "base", "group_a", "group_b", "estimate", "lower", "upper", "verdict"]
 
-#: What a result that takes part in verdicts draws from, by :attr:`VerdictFamily.source`.
-_SOURCES = ("posterior", "bootstrap")
 
 #: Below this many rows in its smallest group a bootstrap verdict table says (and warns once) that its
 #: family-wise level is not reached: measured with 10 groups x 5 rates (tests/test_verdicts.py, slow), the
