@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from typing import Any
+
+from ._cli_contract import CLIError, read
 
 __all__ = ["add_parser", "run"]
 
@@ -106,21 +107,17 @@ def _summary(aa: Any, args: argparse.Namespace) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(args: argparse.Namespace, *, read: Callable[..., Any], error: type[Exception]) -> int:
-    """Run ``skfair label-next``; errors become one line and exit status 2.
-
-    ``read`` and ``error`` are the ``skfair`` command's file reader and error class
-    (given by :mod:`skfair_measures.cli`, which imports this module).
-    """
+def run(args: argparse.Namespace) -> int:
+    """Run ``skfair label-next``; errors become one line and exit status 2."""
     if args.budget < 1:
-        raise error("--budget must be a positive integer.")
+        raise CLIError("--budget must be a positive integer.")
     data = read(args.file, args.sensitive)  # group columns as text, as in `skfair audit`
     try:
         aa = _assessment(data, args)
     except KeyError as exc:
-        raise error(exc.args[0] if exc.args else str(exc)) from exc
+        raise CLIError(exc.args[0] if exc.args else str(exc)) from exc
     except (ValueError, TypeError) as exc:
-        raise error(str(exc)) from exc
+        raise CLIError(str(exc)) from exc
     rows = aa.ask(args.budget)
     ids = data[args.id].to_numpy()[rows] if args.id else rows
     sys.stdout.write(f"rows to label next ({rows.size}{' (pool exhausted)' if rows.size < args.budget else ''}):\n")
