@@ -80,16 +80,11 @@ def _assessment(data: Any, args: argparse.Namespace) -> Any:
         pred,
         scores,
         sensitive_features=sensitive,
-        metric=args.metric,
-        task=args.task,
-        prior=args.prior,
-        strategy=args.strategy,
+        **{k: getattr(args, k) for k in ("metric", "task", "prior", "strategy", "m", "eps")},
         pos_label=_typed([args.pos_label], pred)[0],
         classes=_typed(args.classes, pred) if args.classes else None,
         y_true=y_true.where(label.notna(), None),
-        m=args.m,
         pair=tuple(_typed(args.pair, sensitive)) if args.pair else None,
-        eps=args.eps,
         random_state=args.seed,
     )
 

@@ -239,16 +239,8 @@ def run(args: argparse.Namespace, *, flagged: Callable[[str], str]) -> int:
         )
     guess = _guess(args, data, measure)
     try:
-        plan = plan_labels(
-            measure,
-            eps=args.eps,
-            prob=args.prob,
-            power=args.power,
-            allocation=args.allocation,
-            n_sim=args.n_sim,
-            random_state=args.seed,
-            **guess,
-        )
+        options = {k: getattr(args, k) for k in ("eps", "prob", "power", "allocation", "n_sim")}
+        plan = plan_labels(measure, **options, random_state=args.seed, **guess)
     except (ValueError, TypeError) as exc:
         message = flagged(str(exc))
         for words, flags in _ADVICE.items():

@@ -307,20 +307,14 @@ _AUDIT_ARGUMENTS = (
     "sensitive label prediction score measures threshold pos_label undefined posterior eps prob proxies proxy_metric "
     "proxy_mode proxy_boot boot"
 ).split()
-#: ``posterior_options`` of the audit: ``{option: flag destination}``.
-_POSTERIOR_OPTIONS = {
-    "prior": "prior",
-    "n_draws": "draws",
-    "chains": "chains",
-    "tune": "tune",
-    "target_accept": "target_accept",
-}
+#: ``posterior_options`` of the audit, by their library names (a flag's destination: ``_ALIASES.get(name, name)``).
+_POSTERIOR_OPTIONS = ("prior", "n_draws", "chains", "tune", "target_accept")
 
 
 def _run_audit(args: argparse.Namespace, data: Any) -> Any:
     from .report import audit
 
-    options = {k: getattr(args, a) for k, a in _POSTERIOR_OPTIONS.items()}
+    options = {k: getattr(args, _ALIASES.get(k, k)) for k in _POSTERIOR_OPTIONS}
     try:
         return audit(
             data,
