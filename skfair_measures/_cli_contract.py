@@ -60,6 +60,7 @@ class CLIError(Exception):
 
 
 def _cause(exc: BaseException) -> str:
+    """An exception's message in one line of at most 200 characters (an OSError's reason alone; else its type)."""
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
     text = " ".join(str(exc).split()) or type(exc).__name__

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _cli_bias_audit, _cli_label, _cli_monitor, _cli_plan
-from ._cli_contract import _SEPARATORS, EPILOG, MISSING, OUTSIDE, CLIError, mlflow_modules, read, writing
+from ._cli_contract import _SEPARATORS, EPILOG, MISSING, OUTSIDE, CLIError, _cause, mlflow_modules, read, writing
 from ._optional import MissingDependencyError
 
 __all__ = ["main"]
@@ -380,10 +380,8 @@ def _one_line(exc: BaseException) -> str:
     while (inner := exc.__cause__ or exc.__context__) is not None and id(inner) not in seen:
         seen.add(id(inner))
         exc = inner
-    text = " ".join(str(exc).split())
-    if len(text) > 200:
-        text = text[:197] + "..."
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    text, name = _cause(exc), type(exc).__name__
+    return text if text == name else f"{name}: {text}"
 
 
 def _audit(args: argparse.Namespace) -> int:
