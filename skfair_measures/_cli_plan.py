@@ -116,6 +116,9 @@ def _guess(args: argparse.Namespace, data: Any, measure: Any) -> dict[str, Any]:
     """The keywords of ``plan_labels`` that describe the guess: scores, or rates and sizes."""
     from .base import ratio_roles
 
+    for flag, column in (("--sensitive", args.sensitive), ("--score", args.score), ("--label", args.label)):
+        if column is not None and column not in data.columns:
+            raise CLIError(f"{flag} {column}: no such column in {args.file}; the columns are {list(data.columns)}")
     groups = data[args.sensitive]
     if groups.isna().any():  # what skfair audit refuses, the plan refuses: a row without a group is no group's
         rows = groups.index[groups.isna()]
@@ -129,9 +132,6 @@ def _guess(args: argparse.Namespace, data: Any, measure: Any) -> dict[str, Any]:
                 "--score plans from the scores; --rates and --denominator-share are for a plan without "
                 "scores: pass one or the other"
             )
-        for flag, column in (("--score", args.score), ("--label", args.label)):
-            if column is not None and column not in data.columns:
-                raise CLIError(f"{flag} {column}: no such column in {args.file}; the columns are {list(data.columns)}")
         return {
             "scores": data[args.score].to_numpy(dtype=float),
             "sensitive_features": groups.to_numpy(),
@@ -232,12 +232,7 @@ def run(args: argparse.Namespace, *, flagged: Callable[[str], str]) -> int:
         raise CLIError(
             f"--measure {args.measure}: {exc.args[0] if exc.args else exc}; `skfair measures` lists the keys"
         ) from exc
-    data = read(args.file, [args.sensitive])
-    if args.sensitive not in data.columns:
-        raise CLIError(
-            f"--sensitive {args.sensitive}: no such column in {args.file}; the columns are {list(data.columns)}"
-        )
-    guess = _guess(args, data, measure)
+    guess = _guess(args, read(args.file, [args.sensitive]), measure)
     try:
         options = {k: getattr(args, k) for k in ("eps", "prob", "power", "allocation", "n_sim")}
         plan = plan_labels(measure, **options, random_state=args.seed, **guess)
