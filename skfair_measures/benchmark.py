@@ -821,15 +821,14 @@ def _missing_groups(
 
 
 def _run(tasks: list[Any], n_jobs: int | None, pre_dispatch: str | int, progress: bool | None) -> list[dict[str, Any]]:
-    if not progress_enabled(progress):
-        return Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch)(tasks)
-    try:
-        gen = Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch, return_as="generator")(tasks)
-        return list(progress_bar(gen, total=len(tasks), desc="benchmark", progress=True))
-    except ValueError as exc:  # backends without generator support
-        if "return_as" not in str(exc):
-            raise
-        return Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch)(tasks)
+    if progress_enabled(progress):
+        try:
+            gen = Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch, return_as="generator")(tasks)
+            return list(progress_bar(gen, total=len(tasks), desc="benchmark", progress=True))
+        except ValueError as exc:  # backends without generator support run as without a bar
+            if "return_as" not in str(exc):
+                raise
+    return Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch)(tasks)
 
 
 def _warn_small_groups(out: list[dict[str, Any]], small: pd.Series, keys: list[str], who: str) -> None:
