@@ -24,9 +24,10 @@ Weights enter through Kish's effective size: a group's weighted rate ``p`` with
 a common factor of the weights changes nothing and weights of ones give the unweighted
 interval exactly.
 
-scipy.stats has Wilson's interval only one proportion at a time
-(``binomtest(k, n).proportion_ci(method="wilson")``, integer counts, uncorrected) and
-neither the continuity-corrected form, Newcombe's nor MOVER's. The uncorrected Wilson,
+scipy.stats has Wilson's interval, continuity-corrected too
+(``binomtest(k, n).proportion_ci(method="wilsoncc")``, the same bounds on whole counts, as
+``tests/test_small_sample.py`` checks), but one proportion at a time and for integer counts
+only, and neither Newcombe's nor MOVER's. The uncorrected Wilson,
 Newcombe and Koopman intervals of :mod:`skfair_measures.uncertainty._proportions` (the
 bias audit's) fall below 93% here (exact coverage 92.5% for one rate of 20 rows at 0.05,
 92.6-93.0% for Koopman's ratio against 2,000 rows), so the continuity-corrected closed
