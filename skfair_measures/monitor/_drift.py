@@ -71,7 +71,7 @@ from typing import Any
 import numpy as np
 
 from ..base import RatioRoles
-from ._sequences import INITIAL_SHARE
+from ._sequences import group_share
 
 __all__ = ["DriftTest", "drift_plan"]
 
@@ -136,13 +136,6 @@ def drift_plan(m: Any, eps: float, roles: Mapping[str, RatioRoles]) -> Plan | st
             if (roles[a].den & roles[b].den).any():
                 return f"its bases {a!r} and {b!r} share rows"
     return Plan(tuple(parts), "sum" if aggregate == "mean" else "union", eps)
-
-
-def _group_weight(position: int, known: int) -> float:
-    if position < known:
-        return INITIAL_SHARE / known
-    i = position - known + 1
-    return (1.0 - INITIAL_SHARE) / (i * (i + 1))
 
 
 @dataclass(eq=False)
@@ -212,7 +205,7 @@ class DriftTest:
         """The prior weight of every constraint (they sum to at most 1)."""
         if self._weights is None or self._weights.size != len(self.keys):
             parts = len(self.plan.parts) if self.plan.mode == "union" else 1.0  # each part of a max: 1 / parts
-            weight = partial(_group_weight, known=self.known)
+            weight = partial(group_share, known=self.known, sharing=self.known)
             pairs = [key if self.plan.mode == "sum" else [key[1:]] for key in self.keys]
             self._weights = np.array([float(np.prod([weight(g) * weight(h) for g, h in p])) / parts for p in pairs])
         return self._weights

@@ -31,7 +31,7 @@ from .._files import read_text, write_atomically
 from .._protocol import MeasureBase
 from ..base import RatioRoles, ratio_roles
 from ..registry import as_measures, msr
-from ..results import plain
+from ..results import check_prob, plain
 from ..uncertainty import Estimate, summarize
 from ._batches import ID, PRED, TRUE, Batch, as_batch, collect_columns, count, label_of
 from ._drift import DriftTest, drift_plan
@@ -45,19 +45,7 @@ FORMAT, VERSION = "skfair-measures monitor state", 3
 _READS = (1, 2, 3)
 
 #: What a state file holds (a file without one of them is refused, naming them).
-_KEYS = (
-    "format",
-    "version",
-    "settings",
-    "step",
-    "times",
-    "groups",
-    "group_names",
-    "needs",
-    "pending",
-    "alarms",
-    "trace",
-)
+_KEYS = tuple("format version settings step times groups group_names needs pending alarms trace".split())
 _SETTINGS = ("measures", "eps", "window", "restarts", "grid_size")  # and the level: prob (or alpha, versions 1-2)
 
 _UNSUPPORTED = (
@@ -260,9 +248,7 @@ class FairnessMonitor:
         if len(set(keys)) != len(keys):
             raise ValueError(f"measures has repeated keys {keys}; give each measure a distinct key.")
         self.eps = self._check_eps(eps, keys)
-        if not (isinstance(prob, float | int) and 0 < prob < 1):
-            raise ValueError(f"prob={prob!r}; pass the level, in (0, 1), e.g. 0.95 (false alarms at most 1 - prob).")
-        self.prob = float(prob)
+        self.prob = check_prob(prob)  # the false-alarm probability is at most 1 - prob
         #: The false-alarm probability, ``1 - prob``.
         self.alpha = 1.0 - self.prob
         self.window = self._check_window(window)
@@ -684,11 +670,9 @@ class FairnessMonitor:
         """
         how = {"construction": "betting confidence sequence (anytime-valid)", "target": "population"}
         out = {}
-        for row, m in zip(self._last, self.measures, strict=True):  # the rows of status(), in the measures' order
-            bounds, n, reason = (row["lower"], row["upper"]), row["n_rows"], row["reason"]
-            out[m.key] = Estimate(
-                m.key, row["value"], n=n, interval=bounds, prob=1 - self.alpha / 2, reason=reason, measure=m, **how
-            )
+        for r, m in zip(self._last, self.measures, strict=True):  # the rows of status(), in the measures' order
+            row = {"n": r["n_rows"], "interval": (r["lower"], r["upper"]), "reason": r["reason"], "measure": m}
+            out[m.key] = Estimate(m.key, r["value"], prob=1 - self.alpha / 2, **row, **how)
         return out
 
     def summary(self) -> pd.DataFrame:

@@ -35,7 +35,7 @@ import pandas as pd
 from .._betting import BettingStack, intervals_together, update_counts_together
 from ..base import RatioRoles
 
-__all__ = ["Box", "box_alpha", "cells"]
+__all__ = ["Box", "box_alpha", "cells", "group_share"]
 
 #: Share of a base's level for the groups known at the box's start (and the pooled sequence).
 INITIAL_SHARE = 0.9
@@ -44,6 +44,17 @@ INITIAL_SHARE = 0.9
 def box_alpha(alpha: float, start: int) -> float:
     """The level of the box started at step ``start`` (1: the cumulative one)."""
     return alpha / 2.0 if start <= 1 else alpha / 2.0 / ((start - 1) * start)
+
+
+def group_share(position: int, known: int, sharing: int) -> float:
+    """The share of the group at ``position`` (join order): ``INITIAL_SHARE / sharing`` for the ``known`` at the start.
+
+    The ``i``-th group to join later gets ``(1 - INITIAL_SHARE) / (i (i + 1))`` (these sum to ``1 - INITIAL_SHARE``).
+    """
+    if position < known:
+        return INITIAL_SHARE / sharing
+    i = position - known + 1
+    return (1.0 - INITIAL_SHARE) / (i * (i + 1))
 
 
 def cells(counts: np.ndarray, roles: RatioRoles) -> tuple[np.ndarray, np.ndarray]:
@@ -111,24 +122,16 @@ class Box:
         cells = [box._batch(counts, rates) for box in boxes]
         update_counts_together([box.stack for box in boxes], [c[0] for c in cells], [c[1] for c in cells])
 
-    def update(self, counts: np.ndarray, rates: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> None:
-        """Bet on one batch in this box (see :meth:`update_all`)."""
-        Box.update_all([self], counts, rates)
-
-    def level(self, position: int, n_bases: int) -> float:
-        """The level of the sequence of the group at ``position`` (join order), for a measure of ``n_bases``."""
-        per_base = self.alpha / n_bases
-        if position < self.known:
-            return per_base * INITIAL_SHARE / (self.known + 1)
-        i = position - self.known + 1
-        return per_base * (1.0 - INITIAL_SHARE) / (i * (i + 1))
-
     def _levels(self, n_bases: int) -> np.ndarray:
-        """The level of every row of the stack, for a measure of ``n_bases``."""
+        """The level of every row of the stack, for a measure of ``n_bases`` (each base gets ``alpha / n_bases``).
+
+        The groups known at the start share with the pooled rate (the first row of a base, at the level of a group
+        known at the start); see :func:`group_share`.
+        """
         levels = np.empty(self.stack.rows)
         for rows in self.rows.values():
-            levels[rows[0]] = self.level(0, n_bases)  # the pooled rate: at the level of a group known at the start
-            levels[rows[1:]] = [self.level(g, n_bases) for g in range(len(rows) - 1)]
+            shares = [group_share(g, self.known, self.known + 1) for g in (0, *range(len(rows) - 1))]
+            levels[rows] = np.multiply(self.alpha / n_bases, shares)
         return levels
 
     @staticmethod
