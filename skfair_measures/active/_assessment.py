@@ -320,19 +320,13 @@ class ActiveAssessment:
         if not isinstance(n, numbers.Integral) or n < 1:
             raise ValueError(f"n={n!r} must be a positive integer (the number of rows to ask for).")
         out: list[np.ndarray] = []
-        got, left = 0, None if self._quota is None else self._quota - self._labels_used - self._pending()
-        while got < n:
-            available = self._pools.remaining > 0
-            if left is not None:
-                available &= left > 0
-            if not available.any():
-                break
-            for g in self._choose(available)[: n - got]:
-                rows = self._pools.take(int(g), 1)
-                out.append(rows)
-                got += rows.size
-                if left is not None:
-                    left[g] -= rows.size
+        left = np.full(len(self.groups), np.inf)  # rows each group may still be asked: with a plan, its quota
+        if self._quota is not None:
+            left = self._quota - self._labels_used - self._pending()
+        while len(out) < n and (available := (self._pools.remaining > 0) & (left > 0)).any():
+            for g in self._choose(available)[: n - len(out)]:  # distinct available groups: one row each
+                out.append(self._pools.take(int(g), 1))
+                left[g] -= 1
         rows = np.concatenate(out) if out else np.empty(0, dtype=np.int64)
         self._status[rows] = _ASKED
         return rows
@@ -401,11 +395,8 @@ class ActiveAssessment:
         if self.strategy == "ttts":
             redraw = self._redraw_badness(available)
             return np.array([top_two(reward, redraw, self._rng, self.ttts_beta)])
-        if self.m == 1 or self.task != "identify":
-            return np.array([int(np.argmax(reward))])
-        k = min(self.m, int(available.sum()))
-        top = np.argpartition(-reward, k - 1)[:k]
-        return top[np.argsort(-reward[top])]
+        k = min(self.m, int(available.sum())) if self.task == "identify" else 1  # multiple-play TS: the k best
+        return np.argsort(-reward, kind="stable")[:k]
 
     def _redraw_badness(self, available: np.ndarray):
         def redraw(size: int) -> np.ndarray:
@@ -438,13 +429,12 @@ class ActiveAssessment:
         a, b = (self._a, self._b) if a is None else (a, b)
         mean = a / (a + b)
         if not self.metric.binned:
-            out = mean[:, 0].copy()
+            out = mean[:, 0]
         else:  # E|X - c| of a Beta in closed form, weighted over the bins
             c = np.nan_to_num(self._bin_score)
             below = c * special.betainc(a, b, c) - mean * special.betainc(a + 1.0, b, c)
             out = (self._bin_share * (mean - c + 2.0 * below)).sum(axis=-1)
-        out[~self._defined] = np.nan
-        return out
+        return np.where(self._defined, out, np.nan)
 
     def _summary_rng(self) -> np.random.Generator:
         """Draws for summaries, seeded by the state: the same labels give the same answer, call after call."""
@@ -457,9 +447,7 @@ class ActiveAssessment:
         read from them (``worst_group``) does not change between two calls.
         """
         theta = self._summary_rng().beta(self._a, self._b, size=(n_draws, *self._a.shape))
-        values = self._values(theta)
-        values[:, ~self._defined] = np.nan
-        return values
+        return np.where(self._defined, self._values(theta), np.nan)
 
     def _interval(self, prob: float, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         tail = (1.0 - prob) / 2.0
@@ -468,9 +456,7 @@ class ActiveAssessment:
         else:
             theta = self._summary_rng().beta(a, b, size=(_N_DRAWS, *a.shape))
             lo, hi = np.quantile(self._values(theta), [tail, 1.0 - tail], axis=0)
-        lo, hi = lo.copy(), hi.copy()
-        lo[~self._defined] = hi[~self._defined] = np.nan
-        return lo, hi
+        return np.where(self._defined, lo, np.nan), np.where(self._defined, hi, np.nan)
 
     def groupwise(self, prob: float = 0.95) -> pd.DataFrame:
         """Per-group posterior mean, central interval and labels used.
