@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from .._labels import binarize_labels
 from ..results import check_prob
 from ..uncertainty import Estimate
 from ._inputs import GroupPools, check_pool, label_codes
@@ -23,32 +22,6 @@ TASKS = ("estimate", "identify", "compare")
 STRATEGIES = ("ts", "ttts", "random")
 _FREE, _ASKED, _TOLD = 0, 1, 2
 _N_DRAWS = 4000  # Monte Carlo draws for P(worst) and ECE intervals
-
-
-def _default_pos_label(pos_label: Any, y_pred: Any, scores: Any, classes: Any, metric: ActiveMetric) -> Any:
-    """The positive class by the core's rule: as given, else 1 for 0/1, -1/1 and boolean labels.
-
-    Other labels need ``pos_label`` when the metric or 1-D scores refer to a positive
-    class; accuracy with the ``predict_proba`` matrix needs none.
-    """
-    if pos_label is not None:
-        return pos_label
-    labels = pd.unique(np.asarray(list(classes) if classes is not None else y_pred, dtype=object).ravel())
-    one_d = np.ndim(scores) == 1
-    if len(labels) <= 2:
-        try:
-            return binarize_labels(labels, labels)[2]
-        except ValueError as err:
-            if not (one_d or metric.needs_pos_label):
-                return None
-            why = "1-D scores are P(y == pos_label)" if one_d else f"metric={metric.key!r} refers to a positive class"
-            raise ValueError(f"{why}, but pos_label is not given: {err}") from None
-    if metric.needs_pos_label:
-        raise ValueError(
-            f"metric={metric.key!r} refers to a positive class; y_pred holds {len(labels)} classes: "
-            "pass pos_label= (that class against the others)."
-        )
-    return None
 
 
 class ActiveAssessment:
@@ -178,10 +151,7 @@ class ActiveAssessment:
         self.metric = get_metric(metric)
         self.task, self.strategy = _check_choice(task, TASKS, "task"), _check_choice(strategy, STRATEGIES, "strategy")
         self.eps, self.ttts_beta, self.keep_trajectory = float(eps), float(ttts_beta), keep_trajectory
-        pos_label = _default_pos_label(pos_label, y_pred, scores, classes, self.metric)
-        self._pool = check_pool(
-            y_pred, scores, sensitive_features, metric=self.metric, classes=classes, pos_label=pos_label, y_true=y_true
-        )
+        self._pool = check_pool(y_pred, scores, sensitive_features, self.metric, classes, pos_label, y_true)
         self.groups, self.classes = self._pool.groups, self._pool.classes
         self.n_bins = int(n_bins) if self.metric.binned else 1
         self.m, self._pair = self._check_task(m, pair)

@@ -142,12 +142,6 @@ class Box:
         for box, bounds in zip(todo, read, strict=True):
             box._read[n_bases] = bounds
 
-    def _intervals(self, n_bases: int) -> tuple[np.ndarray, np.ndarray]:
-        """Every row's interval at its level for a measure of ``n_bases`` (read once per batch and ``n_bases``)."""
-        if n_bases not in self._read:
-            Box.read_all([self], n_bases)
-        return self._read[n_bases]
-
     def group_bounds(
         self, name: str, n_groups: int, n_bases: int
     ) -> tuple[np.ndarray, np.ndarray, tuple[float, float]]:
@@ -155,7 +149,8 @@ class Box:
         lower, upper, rows = np.zeros(n_groups), np.ones(n_groups), self.rows.get(name)
         if not rows:
             return lower, upper, (0.0, 1.0)
-        lo, hi = self._intervals(n_bases)
+        Box.read_all([self], n_bases)  # (once per batch and n_bases)
+        lo, hi = self._read[n_bases]
         groups = rows[1 : n_groups + 1]
         lower[: len(groups)], upper[: len(groups)] = lo[groups], hi[groups]
         return lower, upper, (float(lo[rows[0]]), float(hi[rows[0]]))
