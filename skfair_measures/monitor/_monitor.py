@@ -425,15 +425,13 @@ class FairnessMonitor:
         if y_true.shape != ids.shape or y_true.ndim != 1:
             raise ValueError(f"y_true has shape {y_true.shape} and ids {ids.shape}; pass one label per id.")
         labels = pd.DataFrame({ID: ids, TRUE: y_true})
-        if labels[ID].duplicated().any():
-            dup = labels.loc[labels[ID].duplicated(), ID].tolist()[:5]
+        if dup := labels.loc[labels[ID].duplicated(), ID].tolist()[:5]:
             raise ValueError(f"ids repeats {dup}; each row gets one label.")
         waiting = self._pending if self._pending is not None else pd.DataFrame({ID: pd.Series([], dtype=object)})
         joined = waiting.merge(labels, on=ID, how="inner") if len(waiting) else waiting.iloc[:0]
         unknown = len(labels) - len(joined)
         if unknown:
-            seen = set(joined[ID].tolist())
-            examples = [i for i in labels[ID].tolist() if i not in seen][:5]
+            examples = labels.loc[~labels[ID].isin(joined[ID]), ID].tolist()[:5]
             msg = (
                 f"{unknown} label(s) have ids that no row waits for (never given to update(ids=...), or labeled "
                 f"already), e.g. {examples}; they were not counted."
@@ -474,8 +472,7 @@ class FairnessMonitor:
         if rows[ID].isna().any():  # such a row could never be joined to its label
             raise ValueError(f"ids has {int(rows[ID].isna().sum())} missing value(s); give every row an id.")
         waiting = rows[ID] if self._pending is None else pd.concat([self._pending[ID], rows[ID]])
-        if waiting.duplicated().any():
-            dup = waiting[waiting.duplicated()].tolist()[:5]
+        if dup := waiting[waiting.duplicated()].tolist()[:5]:
             raise ValueError(f"ids {dup} appear twice among the rows waiting for labels; ids must be unique.")
         return rows
 
