@@ -161,9 +161,8 @@ class ActiveAssessment:
         self._build_prior(prior, prior_strength, prior_base)
         self._build_pools()
         self._trajectory: list[tuple[int, np.ndarray, np.ndarray]] = []
-        known = np.flatnonzero(self._pool.labels >= 0)
-        if known.size:
-            self._update(known, self._pool.labels[known])
+        known = np.flatnonzero(self._pool.labels >= 0)  # labels given as y_true
+        self._update(known, self._pool.labels[known])
         self._quota = None if plan is None else self._check_plan(plan)
         self._record()
 

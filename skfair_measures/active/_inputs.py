@@ -35,28 +35,26 @@ class Pool:
 
 
 def _classes(y_pred: np.ndarray, scores: np.ndarray, classes: Any, pos_label: Any) -> pd.Index:
+    """The classes in the order of the score columns: ``classes``, else those of ``y_pred`` (and ``pos_label``)."""
     if classes is not None:
-        index = pd.Index(list(classes))
+        index, source = pd.Index(list(classes)), f"classes={list(classes)!r}"
         if not index.is_unique:
-            raise ValueError(f"classes={list(classes)!r} repeats a class; list each class once.")
+            raise ValueError(f"{source} repeats a class; list each class once.")
     elif scores.ndim == 2:
-        index = pd.Index(pd.unique(y_pred)).sort_values()
-        if len(index) != scores.shape[1]:
-            raise ValueError(
-                f"scores has {scores.shape[1]} columns but y_pred holds {len(index)} classes; pass classes= "
-                "naming the class of each score column, in column order."
-            )
+        index, source = pd.Index(pd.unique(y_pred)).sort_values(), "found in y_pred"
     else:
         index = pd.Index(pd.unique(np.append(y_pred.astype(object), [pos_label]))).sort_values()
-        if len(index) != 2:
-            raise ValueError(
-                f"1-D scores are P(y == pos_label) for a binary task, but y_pred and pos_label={pos_label!r} give "
-                f"the classes {index.tolist()!r}; pass classes=[negative, positive] (or the predict_proba matrix)."
-            )
+        source = f"found in y_pred and pos_label={pos_label!r}"
     if scores.ndim == 2 and scores.shape[1] != len(index):
-        raise ValueError(f"scores has {scores.shape[1]} columns but classes has {len(index)}; give one per column.")
+        raise ValueError(
+            f"scores has {scores.shape[1]} columns for {len(index)} classes ({source}); pass classes= naming the "
+            "class of each score column, in column order."
+        )
     if scores.ndim == 1 and len(index) != 2:
-        raise ValueError(f"1-D scores need exactly two classes, got classes={index.tolist()!r}.")
+        raise ValueError(
+            f"1-D scores are P(y == pos_label) for a binary task, but the classes are {index.tolist()!r} ({source}); "
+            "pass classes=[negative, positive] (or the predict_proba matrix)."
+        )
     return index
 
 

@@ -119,12 +119,9 @@ class ActiveMetric:
 
 
 METRICS: dict[str, ActiveMetric] = {
-    m.key: m
-    for m in (
-        *(ActiveMetric(key) for key in ("acc", "tpr", "fnr", "fpr", "tnr", "ppv", "fdr", "npv", "for")),
-        ActiveMetric("ece", base="acc", binned=True, description="Expected calibration error"),
-    )
+    key: ActiveMetric(key) for key in ("acc", "tpr", "fnr", "fpr", "tnr", "ppv", "fdr", "npv", "for")
 }
+METRICS["ece"] = ActiveMetric("ece", base="acc", binned=True, description="Expected calibration error")
 
 
 def get_metric(metric: str | ActiveMetric) -> ActiveMetric:
