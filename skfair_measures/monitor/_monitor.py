@@ -596,9 +596,8 @@ class FairnessMonitor:
             e_value = float(np.exp(min(log_e, 700.0)))  # capped, not inf (NaN without a drift test)
             if test is not None and alarm["step"] is None and log_e >= np.log(1.0 / self.alpha):
                 alarm["step"], alarm["since"], alarm["e_value"] = self.step, test.since(self.step), e_value
-            comparable = (n >= 2 or not m.inputs.needs_sensitive) and bool(need.boxes)
             value, lower, upper = overall, np.nan, np.nan
-            if comparable:
+            if (n >= 2 or not m.inputs.needs_sensitive) and need.boxes:  # groups to compare, and sequences
                 bounds = {box.start: box.bounds(m, index) for box in need.boxes}
                 regime = alarm["regime"] if alarm["regime"] in bounds else need.boxes[0].start
                 # moved: a sequence restarted after the current regime's start excludes every value the regime's

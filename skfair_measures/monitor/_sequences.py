@@ -91,24 +91,18 @@ class Box:
         # so two workers' boxes of one start combine
         return min(self.alpha / 3.0, 0.5)
 
-    def _grow(self, name: str, n_groups: int) -> None:
-        """Rows for the pooled rate of ``name`` and its first ``n_groups`` groups (new sequences appended)."""
-        have = self.rows.setdefault(name, [])
-        new = n_groups + 1 - len(have)
-        if new > 0:
-            have += range(self.stack.rows, self.stack.rows + new)
-            self.stack = self.stack.extended(new, self.alpha_bet)
-
     def _batch(self, counts: np.ndarray, rates: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, ...]:
         """Add the batch's counts; the successes and trials of every row of the stack (new rows made)."""
         self.counts = counts + np.pad(self.counts, ((0, len(counts) - len(self.counts)), (0, 0), (0, 0)))
-        for name in rates:
-            self._grow(name, counts.shape[0])
+        for name in rates:  # new sequences (appended) for a new base's pooled rate and for groups new to the box
+            have = self.rows.setdefault(name, [])
+            if (new := counts.shape[0] + 1 - len(have)) > 0:
+                have += range(self.stack.rows, self.stack.rows + new)
+                self.stack = self.stack.extended(new, self.alpha_bet)
         successes, trials = np.zeros(self.stack.rows), np.zeros(self.stack.rows)
         for name, (k, n) in rates.items():
-            rows = self.rows[name]
-            successes[rows[1 : k.size + 1]], trials[rows[1 : k.size + 1]] = k, n
-            successes[rows[0]], trials[rows[0]] = k.sum(), n.sum()
+            at = self.rows[name][: k.size + 1]  # the pooled rate, then each group
+            successes[at], trials[at] = np.r_[k.sum(), k], np.r_[n.sum(), n]
         self._read.clear()
         return successes, trials
 
