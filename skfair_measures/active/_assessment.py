@@ -229,21 +229,19 @@ class ActiveAssessment:
         return quota
 
     def _build_cells(self) -> None:
-        p, metric = self._pool, self.metric
-        n_groups = len(self.groups)
+        p, metric, n_groups = self._pool, self.metric, len(self.groups)
         self._pred_pos = p.pred == p.pos_code
         eligible = np.ones(p.pred.size, dtype=bool) if metric.pred_is is None else self._pred_pos == metric.pred_is
         self._eligible = eligible
         self._bin = np.minimum((p.confidence * self.n_bins).astype(np.int64), self.n_bins - 1)
-        cell, size = p.group * self.n_bins + self._bin, n_groups * self.n_bins
-        rows = np.bincount(cell[eligible], minlength=size).reshape(n_groups, self.n_bins).astype(float)
+        cell, size = (p.group * self.n_bins + self._bin)[eligible], n_groups * self.n_bins
+        weight, success = metric.expected(p.confidence, p.p_pos, self._pred_pos)
+        # per (group, bin) cell of the rows that can be asked: rows, scores, and what the scores expect of the rate
+        sums = np.stack([np.ones(p.pred.size), p.confidence, weight, weight * success])[:, eligible]
+        rows, conf, w, ws = (np.bincount(cell, weights=x, minlength=size).reshape(n_groups, self.n_bins) for x in sums)
         self._rows = rows.sum(axis=1)
         self._bin_share = np.divide(rows, self._rows[:, None], out=np.zeros_like(rows), where=self._rows[:, None] > 0)
-        conf = np.bincount(cell[eligible], weights=p.confidence[eligible], minlength=size).reshape(rows.shape)
         self._bin_score = np.divide(conf, rows, out=np.full_like(rows, np.nan), where=rows > 0)
-        weight, success = metric.expected(p.confidence, p.p_pos, self._pred_pos)
-        w = np.bincount(cell[eligible], weights=weight[eligible], minlength=size).reshape(rows.shape)
-        ws = np.bincount(cell[eligible], weights=(weight * success)[eligible], minlength=size).reshape(rows.shape)
         self._prior_mean = np.divide(ws, w, out=np.full_like(w, np.nan), where=w > 0)
         self._counts_prior_mean = np.divide(w.sum(1), self._rows, out=np.full(n_groups, np.nan), where=self._rows > 0)
 

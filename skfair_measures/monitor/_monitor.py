@@ -353,13 +353,12 @@ class FairnessMonitor:
             ``self``. An empty batch is a step without rows: the counts do not change.
             If any argument is refused, the state is left as it was.
         """
-        stamp = self._stamp(time)
+        stamp, pending = self._stamp(time), None
         if stats is not None:
-            counted, pending, names = self._from_stats(stats, y_pred, sensitive_features, y_true, ids, data)
+            counted, names = self._from_stats(stats, y_pred, sensitive_features, y_true, ids, data)
         else:
             batch = as_batch(y_pred, sensitive_features, y_true, ids, data)
-            counted, names = self._count(batch)
-            pending = self._to_pend(batch)
+            (counted, names), pending = self._count(batch), self._to_pend(batch)
         _saveable(pending, {ID: "ids value", PRED: "y_pred value"})
         for stat in counted.values():
             for g in [] if stat is None else stat.groups:
@@ -476,7 +475,7 @@ class FairnessMonitor:
             raise ValueError(f"ids {dup} appear twice among the rows waiting for labels; ids must be unique.")
         return rows
 
-    def _from_stats(self, stats: Any, *rows: Any) -> tuple[dict[str, ConfusionStats | None], None, list[str]]:
+    def _from_stats(self, stats: Any, *rows: Any) -> tuple[dict[str, ConfusionStats | None], list[str]]:
         if any(r is not None for r in rows):
             raise TypeError("stats= replaces the rows; pass either stats= or y_pred, sensitive_features (and data=).")
         if not isinstance(stats, ConfusionStats) or stats.counts.shape[-2:] != (2, 2) or stats.counts.ndim != 3:
@@ -486,7 +485,7 @@ class FairnessMonitor:
                 f"these measures need {len(self._needs)} different counts ({sorted(self._needs)}); stats= serves one. "
                 "Pass the rows instead."
             )
-        return dict.fromkeys(self._needs, stats if stats.counts.sum() else None), None, self._check_names([stats], ())
+        return dict.fromkeys(self._needs, stats if stats.counts.sum() else None), self._check_names([stats], ())
 
     def _check_names(self, stats: list[ConfusionStats], sensitive: tuple[str, ...]) -> list[str]:
         names = list(sensitive) if not stats else [str(n) for n in stats[0].groups.names]
