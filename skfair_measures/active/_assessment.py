@@ -169,9 +169,8 @@ class ActiveAssessment:
     # -- construction ---------------------------------------------------------------
 
     def _check_task(self, m: int, pair: Any) -> tuple[int, tuple[int, int] | None]:
-        n_groups = len(self.groups)
-        if not isinstance(m, numbers.Integral) or not 1 <= m < max(n_groups, 2):
-            raise ValueError(f"m={m!r} must be an integer in [1, {n_groups - 1}] (the number of worst groups).")
+        if not isinstance(m, numbers.Integral) or not 1 <= m < max(len(self.groups), 2):
+            raise ValueError(f"m={m!r} must be an integer in [1, {len(self.groups) - 1}] (the number of worst groups).")
         if self.strategy == "ttts" and (self.task != "identify" or m != 1):
             raise ValueError("strategy='ttts' identifies one worst group: use it with task='identify' and m=1.")
         if self.task != "compare":

@@ -252,10 +252,9 @@ class FairnessMonitor:
         #: The false-alarm probability, ``1 - prob``.
         self.alpha = 1.0 - self.prob
         self.window = self._check_window(window)
-        if not (isinstance(restarts, int) and restarts >= 1):
-            raise ValueError(f"restarts={restarts!r}; pass an integer >= 1.")
-        if not (isinstance(grid_size, int) and grid_size >= 10):
-            raise ValueError(f"grid_size={grid_size!r}; pass an integer >= 10.")
+        for name, value, least in (("restarts", restarts, 1), ("grid_size", grid_size, 10)):
+            if not (isinstance(value, int) and value >= least):
+                raise ValueError(f"{name}={value!r}; pass an integer >= {least}.")
         self.restarts, self.grid_size = restarts, grid_size
         self._needs: dict[str, _Need] = {}
         self._of: dict[str, str] = {}
@@ -552,11 +551,9 @@ class FairnessMonitor:
     def _trim(self, need: _Need) -> None:
         if isinstance(self.window, int):
             del need.history[: max(len(need.history) - self.window, 0)]
-            return
-        since = pd.Timestamp(self.times[-1]) - self.window  # (every batch has a time with a time span)
-        need.history[:] = [
-            (s, c) for s, c in need.history if self.times[s - 1] and pd.Timestamp(self.times[s - 1]) > since
-        ]
+        else:  # a time span: update() refuses a batch without a time, so every step has one
+            since = pd.Timestamp(self.times[-1]) - self.window
+            need.history[:] = [(s, c) for s, c in need.history if pd.Timestamp(self.times[s - 1]) > since]
 
     # -- reading ---------------------------------------------------------------------------------------------
 
