@@ -359,17 +359,14 @@ class ActiveAssessment:
             reward = self._badness(theta)
         reward = np.where(available, reward, -np.inf)
         if self.strategy == "ttts":
-            redraw = self._redraw_badness(available)
+
+            def redraw(size: int) -> np.ndarray:  # the groups' badness in ``size`` fresh Thompson draws
+                thetas = self._rng.beta(self._a, self._b, size=(size, *self._a.shape))
+                return np.where(available, self._badness(thetas), -np.inf)
+
             return np.array([top_two(reward, redraw, self._rng, self.ttts_beta)])
         k = min(self.m, int(available.sum())) if self.task == "identify" else 1  # multiple-play TS: the k best
         return np.argsort(-reward, kind="stable")[:k]
-
-    def _redraw_badness(self, available: np.ndarray):
-        def redraw(size: int) -> np.ndarray:
-            theta = self._rng.beta(self._a, self._b, size=(size, *self._a.shape))
-            return np.where(available, self._badness(theta), -np.inf)
-
-        return redraw
 
     def _cell_weight(self) -> np.ndarray:
         share = self._group_share
@@ -551,10 +548,9 @@ class ActiveAssessment:
         d, means = self.draws(n_draws), self._means()
         gap, key = d[:, c1] - d[:, c2], f"active.{self.metric.key}[{self.groups[c1]} - {self.groups[c2]}]"
         how = {"construction": "Beta posterior of labeled rows", "target": "population"}
-        how |= {"posterior": True, "center": 0.0}
+        how |= {"posterior": True, "center": 0.0, "n": int(self._labels_used[[c1, c2]].sum())}
         reason = None if np.isfinite(gap).all() else "a group of the pair has no labeled rows in its rate"
-        n = int(self._labels_used[[c1, c2]].sum())
-        return Estimate(key, float(means[c1] - means[c2]), n=n, draws=gap, reason=reason, **how)
+        return Estimate(key, float(means[c1] - means[c2]), draws=gap, reason=reason, **how)
 
     def posterior_rmse(self) -> float:
         """Expected groupwise RMSE under the posterior: ``sqrt(sum_g p_g Var(theta_g))`` (rates only)."""
