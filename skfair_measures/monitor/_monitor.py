@@ -60,21 +60,18 @@ def _label_free(roles: RatioRoles) -> bool:
 
 
 def _roles(m: MeasureBase) -> dict[str, RatioRoles]:
-    out = {}
-    for base in m.bases:
-        if base.statistic != "confusion":
-            raise TypeError(_UNSUPPORTED.format(key=m.key, why=f"its base {base.name!r} is not a confusion-count rate"))
-        try:
-            roles = ratio_roles(base)
-        except TypeError as exc:
-            raise TypeError(_UNSUPPORTED.format(key=m.key, why=str(exc).rstrip("."))) from None
-        if not roles.simple:
-            raise TypeError(_UNSUPPORTED.format(key=m.key, why=f"its base {base.name!r} is not one ratio of counts"))
-        out[base.name] = roles
-    if not out:
-        raise TypeError(_UNSUPPORTED.format(key=m.key, why="it has no base rate (it reads the rows)"))
-    try:  # the interval of the measure from a box of group rates
-        low = {name: np.array([0.2, 0.3]) for name in out}
+    """The ratio roles of every base of ``m``; refused (naming why) unless the monitor can follow the measure."""
+    try:
+        out = {}
+        for base in m.bases:
+            if base.statistic != "confusion":
+                raise TypeError(f"its base {base.name!r} is not a confusion-count rate")
+            out[base.name] = roles = ratio_roles(base)
+            if not roles.simple:
+                raise TypeError(f"its base {base.name!r} is not one ratio of counts")
+        if not out:
+            raise TypeError("it has no base rate (it reads the rows)")
+        low = {name: np.array([0.2, 0.3]) for name in out}  # the interval of the measure from a box of group rates
         high = {k: v + 0.1 for k, v in low.items()}
         m.bounds_from_group_values(low, high, groups=pd.Index(["a", "b"]), overall=dict.fromkeys(out, (0.2, 0.4)))
     except TypeError as exc:
