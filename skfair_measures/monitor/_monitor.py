@@ -424,8 +424,7 @@ class FairnessMonitor:
             raise ValueError(f"ids repeats {dup}; each row gets one label.")
         waiting = self._pending if self._pending is not None else pd.DataFrame({ID: pd.Series([], dtype=object)})
         joined = waiting.merge(labels, on=ID, how="inner") if len(waiting) else waiting.iloc[:0]
-        unknown = len(labels) - len(joined)
-        if unknown:
+        if unknown := len(labels) - len(joined):
             examples = labels.loc[~labels[ID].isin(joined[ID]), ID].tolist()[:5]
             msg = (
                 f"{unknown} label(s) have ids that no row waits for (never given to update(ids=...), or labeled "

@@ -173,11 +173,9 @@ class Box:
             mine, theirs = self.rows.get(name, []), other.rows.get(name, [])
             at = positions[: max(len(theirs) - 1, 0)]
             n_groups = max([len(mine) - 1, *(int(p) + 1 for p in at)])
-            slot_m = np.full(n_groups + 1, -1)
+            slot_m, slot_t = np.full(n_groups + 1, -1), np.full(n_groups + 1, -1)
             slot_m[: len(mine)] = mine
-            slot_t = np.full(n_groups + 1, -1)
-            slot_t[0] = theirs[0] if theirs else -1
-            slot_t[at + 1] = theirs[1:]
+            slot_t[np.r_[0, at + 1][: len(theirs)]] = theirs  # their pooled rate, then each group where it is here
             for slot, side in ((slot_m, self), (slot_t, other)):  # a pooled rate never bet on is absent
                 if slot[0] >= 0 and side.stack.n[slot[0]] == 0:
                     slot[0] = -1
