@@ -281,8 +281,7 @@ class FairnessMonitor:
     @staticmethod
     def _check_eps(eps: Any, keys: list[str]) -> dict[str, float]:
         values = dict(eps) if isinstance(eps, Mapping) else dict.fromkeys(keys, eps)
-        missing = [k for k in keys if k not in values]
-        if missing:
+        if missing := [k for k in keys if k not in values]:
             raise ValueError(f"eps has no tolerance for {missing}; pass a float or a mapping of every key.")
         for k in keys:
             if not (isinstance(values[k], float | int) and np.isfinite(values[k])):
