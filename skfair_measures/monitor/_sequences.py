@@ -77,13 +77,12 @@ class Box:
     known: int  # groups known at the start
     grid_size: int
     rows: dict[str, list[int]] = field(default_factory=dict)  # per base: [pooled row, group 0 row, group 1 row, ...]
-    stack: BettingStack = None  # type: ignore[assignment]
+    stack: BettingStack = field(init=False)  # a new box: no sequences yet
     counts: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 2)))  # the rows since the start
     _read: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)  # intervals by n_bases
 
     def __post_init__(self) -> None:
-        if self.stack is None:
-            self.stack = BettingStack(0, grid_size=self.grid_size)
+        self.stack = BettingStack(0, grid_size=self.grid_size)
 
     @property
     def alpha_bet(self) -> float:
