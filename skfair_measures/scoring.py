@@ -181,10 +181,6 @@ class FairnessScorer(BaseEstimator):
         """Always True for the returned value: minimised measures are negated."""
         return True
 
-    def _columns(self) -> list[str] | None:
-        s = self.sensitive
-        return None if s is None else ([s] if isinstance(s, str) else list(s))
-
     def _sensitive_of(self, X: Any, sensitive_features: Any) -> Any:
         """The routed ``sensitive_features`` or the columns of ``X`` (None if no measure needs them)."""
         return self._metadata(X, sensitive_features, self.sensitive, "sensitive_features", "sensitive")
@@ -592,12 +588,7 @@ def fairness_scorer(
 
 
 def make_scorers(
-    measures: Sequence[Measure | str],
-    sensitive: str | Sequence[str] | None = None,
-    *,
-    groups: Any = None,
-    counts: bool = False,
-    error_score: float | str = np.nan,
+    measures: Sequence[Measure | str], sensitive: str | Sequence[str] | None = None, **options: Any
 ) -> MultiMeasureScorer:
     """One scikit-learn scorer returning a dict of several measures, from one prediction per fold.
 
@@ -637,7 +628,7 @@ def make_scorers(
     >>> make_scorers(["fairness.tpr", "classif.acc"], sensitive="sex")(LogisticRegression().fit(X, y), X, y)
     {'fairness.tpr': -0.5, 'classif.acc': 0.6666666666666666}
     """
-    return MultiMeasureScorer(measures, sensitive, groups=groups, counts=counts, error_score=error_score)
+    return MultiMeasureScorer(measures, sensitive, **options)
 
 
 class DropColumns(TransformerMixin, BaseEstimator):
