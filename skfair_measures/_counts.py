@@ -37,18 +37,15 @@ def weightless(rows: Any, weight: Any) -> np.ndarray:
 
 def _rows_of(g: np.ndarray, n_groups: int, sample_weight: Any) -> np.ndarray | None:
     """Rows per group of a weighted sample (None unweighted: the counts are the rows)."""
-    if sample_weight is None:
-        return None
-    return np.bincount(g, minlength=n_groups).astype(float)
+    return None if sample_weight is None else np.bincount(g, minlength=n_groups).astype(float)
 
 
 def _merged_rows(a: Any, b: Any) -> np.ndarray | None:
     """The rows of ``a + b``: None if neither knows its rows, else each side's rows (or its counts)."""
     if a.rows is None and b.rows is None:
         return None
-    ra = a.n if a.rows is None else a.rows
-    rb = b.n if b.rows is None else b.rows
-    return _merge(np.asarray(ra, dtype=float), a.groups, np.asarray(rb, dtype=float), b.groups, 1)[0]
+    ra, rb = (np.asarray(s.n if s.rows is None else s.rows, dtype=float) for s in (a, b))
+    return _merge(ra, a.groups, rb, b.groups, 1)[0]
 
 
 class _Additive:

@@ -25,6 +25,14 @@ from ._arrays import _shifted, _small_int_levels
 
 __all__ = ["SingleGroupError", "encode_groups", "encode_known_groups", "resolve_sensitive"]
 
+_REQUIRED = (
+    "{} is required: pass the group of each sample (array-like of shape (n_samples,) or a DataFrame of several columns)"
+)
+_MISSING = (
+    "{} has {} missing value(s); a missing group cannot be compared. Drop those rows, or encode them as an explicit "
+    "group such as 'unknown'."
+)
+
 
 class SingleGroupError(ValueError):
     """The sensitive features hold fewer than two groups, so nothing can be compared.
@@ -72,11 +80,7 @@ def resolve_sensitive(
     """
     if columns is None:
         if sensitive_features is None:
-            raise ValueError(
-                f"{argument} is required: pass the group of each sample (array-like of "
-                "shape (n_samples,) or a DataFrame of several columns), or name the "
-                "sensitive column(s) of X."
-            )
+            raise ValueError(_REQUIRED.format(argument) + ", or name the sensitive column(s) of X.")
         return sensitive_features
     if sensitive_features is not None:
         raise ValueError(f"both {argument} and sensitive column(s) {columns!r} of X were given; pass one of them.")
@@ -101,10 +105,7 @@ def _sensitive_columns(
     that ``None``/``NaN`` can never become a group literally named ``'nan'``.
     """
     if sensitive_features is None:
-        raise ValueError(
-            "sensitive_features is required: pass the group of each sample "
-            "(array-like of shape (n_samples,) or a DataFrame of several columns)."
-        )
+        raise ValueError(_REQUIRED.format("sensitive_features") + ".")
     prefix = argument.removesuffix("s")  # unnamed columns: sensitive_feature_0, control_feature_0, ...
     cols = _named_columns(sensitive_features, prefix)
     if not cols:
@@ -164,11 +165,7 @@ def _refuse_missing_groups(name: str, values: Any, kind: str = "sensitive featur
     else:
         missing = pd.isna(values)
     if missing.any():
-        raise ValueError(
-            f"{kind} {name!r} has {int(missing.sum())} missing value(s); a "
-            "missing group cannot be compared. Drop those rows, or encode them "
-            "as an explicit group such as 'unknown'."
-        )
+        raise ValueError(_MISSING.format(f"{kind} {name!r}", int(missing.sum())))
     return values
 
 
@@ -344,10 +341,7 @@ def encode_known_groups(values: Any, groups: Any, name: str, *, missing: bool = 
     key = values if isinstance(values, pd.MultiIndex) else pd.Index(np.asarray(values, dtype=object), dtype=object)
     unknown = np.asarray(pd.isna(key)) if key.nlevels == 1 else np.zeros(len(key), dtype=bool)
     if unknown.any() and not missing:
-        raise ValueError(
-            f"{name} has {int(unknown.sum())} missing value(s); a missing group cannot be compared. Drop those rows, "
-            "or encode them as an explicit group such as 'unknown'."
-        )
+        raise ValueError(_MISSING.format(name, int(unknown.sum())))
     codes = np.asarray(index.get_indexer(key), dtype=np.intp)
     codes[unknown] = -1
     bad = (codes < 0) & ~unknown

@@ -57,11 +57,8 @@ def need_pos_label(classes: Any) -> str:
 
 def _distinct(arr: np.ndarray) -> np.ndarray:
     """Distinct values as an object array (bincount for small integer ranges)."""
-    small = _small_int_levels(arr)
-    if small is not None:
-        levels = small[0]
-        return (levels.astype(bool) if arr.dtype.kind == "b" else levels).astype(object)
-    return pd.unique(arr).astype(object)
+    small = _small_int_levels(arr)  # its levels keep the array's dtype (booleans stay booleans)
+    return (pd.unique(arr) if small is None else small[0]).astype(object)
 
 
 def factorized_labels(arr: np.ndarray, name: str) -> Factorized:
@@ -209,9 +206,8 @@ def class_codes(
     values = classes.to_numpy()
     ints = values.dtype.kind in "iu" and y_true.dtype.kind in "iu" and y_pred.dtype.kind in "iu"
     lo, hi = (int(values.min()), int(values.max())) if ints else (0, 0)
-    if ints and lo == 0 and hi == values.size - 1 and y_true.dtype == y_pred.dtype == np.intp:
-        if (values == np.arange(values.size)).all():
-            return y_true, y_pred  # labels 0..K-1 in order: already the codes
+    if ints and y_true.dtype == y_pred.dtype == np.intp and np.array_equal(values, np.arange(values.size)):
+        return y_true, y_pred  # labels 0..K-1 in order: already the codes
     if ints and hi - lo <= _range_limit(values.size):
         lut = np.full(hi - lo + 1, -1, dtype=np.intp)
         lut[_shifted(values, lo)] = np.arange(values.size)
@@ -274,17 +270,16 @@ def _positive_label(
     class serves where none is implied.
     """
     classes = list(class_index(uniq_t, uniq_p, labels))
+    shown = sorted(classes, key=str)
     if len(classes) > 2 and (pos_label is None or pos_label not in classes):
         named = "labels= declares" if labels is not None else "y_true and y_pred hold"
-        raise ValueError(_NOT_BINARY.format(name=named, n=len(classes), labels=sorted(classes, key=str)))
-    if pos_label is not None and pos_label not in classes and len(classes) == 2:
-        raise ValueError(
-            f"pos_label={pos_label!r} is not one of the labels {sorted(classes, key=str)}; pass one of them."
-        )
+        raise ValueError(_NOT_BINARY.format(name=named, n=len(classes), labels=shown))
     if pos_label is not None:
+        if pos_label not in classes and len(classes) == 2:
+            raise ValueError(f"pos_label={pos_label!r} is not one of the labels {shown}; pass one of them.")
         return pos_label
     if implied_positive(classes):
         return 1
     if any_class and classes:
-        return sorted(classes, key=str)[-1]
+        return shown[-1]
     raise ValueError(need_pos_label(classes))

@@ -55,10 +55,6 @@ def clear() -> None:
         _entries.clear()
 
 
-def _key(inputs: tuple[Any, ...], extra: tuple[Any, ...]) -> tuple:
-    return tuple(id(x) for x in inputs) + extra
-
-
 def _refs(inputs: tuple[Any, ...]) -> tuple | None:
     """Weak references to the inputs (None stays None); None if one cannot be referenced weakly."""
     try:
@@ -73,7 +69,7 @@ def _alive(refs: tuple, inputs: tuple[Any, ...]) -> bool:
 
 def lookup(inputs: tuple[Any, ...], extra: tuple[Any, ...], groups: pd.Index | None) -> Any:
     """The sample stored for these very inputs if they are unchanged, else None."""
-    key = _key(inputs, extra)
+    key = tuple(map(id, inputs)) + extra
     with _lock:
         entry = _entries.get(key)
         if entry is not None:
@@ -93,7 +89,7 @@ def _same_groups(stored: pd.Index | None, declared: pd.Index | None) -> bool:
 
 def store(inputs: tuple[Any, ...], extra: tuple[Any, ...], groups: pd.Index | None, compute: Callable[[], Any]) -> Any:
     """Compute the sample; keep it (with snapshots of the inputs) from the second sighting on."""
-    key, refs = _key(inputs, extra), _refs(inputs)
+    key, refs = tuple(map(id, inputs)) + extra, _refs(inputs)
     if refs is None:
         return compute()
     with _lock:
@@ -122,7 +118,7 @@ def _trim(table: OrderedDict, size: int) -> None:
 def _snapshot(obj: Any) -> Check | None:
     """A function telling whether ``obj`` still holds what it holds now; None if unsupported."""
     if obj is None:
-        return _is_none
+        return lambda x: x is None
     if isinstance(obj, pd.DataFrame):
         return _frame_snapshot(obj)
     if isinstance(obj, pd.Series):
@@ -134,10 +130,6 @@ def _snapshot(obj: Any) -> Check | None:
     if isinstance(obj, pd.Categorical | np.ndarray):
         return _series_snapshot(obj)
     return None
-
-
-def _is_none(x: Any) -> bool:
-    return x is None
 
 
 def _frame_snapshot(frame: pd.DataFrame) -> Check | None:
