@@ -35,9 +35,9 @@ def weightless(rows: Any, weight: Any) -> np.ndarray:
     return (np.asarray(rows) > 0) & (np.asarray(weight) == 0)
 
 
-def _rows_of(g: np.ndarray, n_groups: int, sample_weight: Any) -> np.ndarray | None:
+def _rows_of(g: Any, n_groups: int, sample_weight: Any) -> np.ndarray | None:
     """Rows per group of a weighted sample (None unweighted: the counts are the rows)."""
-    return None if sample_weight is None else np.bincount(g, minlength=n_groups).astype(float)
+    return None if sample_weight is None else np.bincount(np.asarray(g, np.intp), minlength=n_groups).astype(float)
 
 
 def _merged_rows(a: Any, b: Any) -> np.ndarray | None:
@@ -96,7 +96,7 @@ class ConfusionStats(_Additive):
     ) -> ConfusionStats:
         """One weighted ``np.bincount`` over the flat (group, y_true, y_pred) cell."""
         counts = _cell_counts(group_codes, y_true, y_pred, len(groups), 2, sample_weight)
-        return cls(counts, groups, rows=_rows_of(np.asarray(group_codes, dtype=np.intp), len(groups), sample_weight))
+        return cls(counts, groups, rows=_rows_of(group_codes, len(groups), sample_weight))
 
     @property
     def overall(self) -> np.ndarray:
@@ -146,8 +146,7 @@ class MulticlassStats(ConfusionStats):
     ) -> MulticlassStats:
         """The bincount on class codes ``0..K-1`` already computed."""
         counts = _cell_counts(group_codes, t, p, len(groups), len(classes), sample_weight)
-        rows = _rows_of(np.asarray(group_codes, dtype=np.intp), len(groups), sample_weight)
-        return cls(counts, groups, pd.Index(classes), rows=rows)
+        return cls(counts, groups, pd.Index(classes), rows=_rows_of(group_codes, len(groups), sample_weight))
 
     def __add__(self, other: ConfusionStats) -> MulticlassStats:
         if not isinstance(other, MulticlassStats):

@@ -40,9 +40,8 @@ def write_atomically(path: str | os.PathLike, data: str | bytes) -> None:
             with open(path, mode, **kw) as f:
                 f.write(data)
             return
-        fd, tmp = tempfile.mkstemp(
-            prefix=f".{os.path.basename(path)}-", suffix=".tmp", dir=os.path.dirname(path) or "."
-        )
+        folder = os.path.dirname(path) or "."
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}-", suffix=".tmp", dir=folder)
         with os.fdopen(fd, mode, **kw) as f:
             f.write(data)
             f.flush()

@@ -120,7 +120,11 @@ def _snapshot(obj: Any) -> Check | None:
     if obj is None:
         return lambda x: x is None
     if isinstance(obj, pd.DataFrame):
-        return _frame_snapshot(obj)
+        columns = list(obj.columns)
+        checks = [_snapshot(obj[c]) for c in columns]
+        if any(c is None for c in checks):
+            return None
+        return lambda f: list(f.columns) == columns and all(c(f[col]) for c, col in zip(checks, columns, strict=True))
     if isinstance(obj, pd.Series):
         values = _series_snapshot(obj.array)
         if values is None:
@@ -130,14 +134,6 @@ def _snapshot(obj: Any) -> Check | None:
     if isinstance(obj, pd.Categorical | np.ndarray):
         return _series_snapshot(obj)
     return None
-
-
-def _frame_snapshot(frame: pd.DataFrame) -> Check | None:
-    columns = list(frame.columns)
-    checks = [_snapshot(frame[c]) for c in columns]
-    if any(c is None for c in checks):
-        return None
-    return lambda f: list(f.columns) == columns and all(c(f[col]) for c, col in zip(checks, columns, strict=True))
 
 
 def _series_snapshot(values: Any) -> Check | None:

@@ -247,13 +247,12 @@ def outcome_disparity(
     kind = _CONSTRUCTIONS["judge" if f is not None else "binary" if binary else "scores", measure]
     common = dict(key=f"{name}.{measure}", n=n, by_group=table, groups=groups, prob=prob, construction=kind)
     (ra, rb), undefined = table["rate"].to_numpy(), table.index[~np.isfinite(table["rate"])].tolist()
-    why = None
     if undefined:
         why = f"group(s) {undefined} have fewer than {2 if f is not None or not binary else 1} item(s) with the outcome"
-    elif measure == "ratio" and not (ra > 0 and rb > 0):  # the log ratio's interval needs both
+        return OutcomeDisparity(value=np.nan, reason=why, **common)
+    if measure == "ratio" and not (ra > 0 and rb > 0):  # the log ratio's interval needs both
         zero = groups[0] if not ra > 0 else groups[1]
         why = f"the rate of group {zero!r} is 0, so the ratio has no interval; use measure='difference'"
-    if why is not None:
         return OutcomeDisparity(value=np.nan, reason=why, **common)
     value = float(rb - ra if measure == "difference" else rb / ra)
     if f is None and binary:

@@ -314,10 +314,8 @@ def _prob_fairer(ev: _Evidence, chosen: int, others: np.ndarray, n_draws: int, r
 def _search_evidence(cv_results: Mapping[str, Any], m: MeasureBase, aggregate: str) -> _Evidence:
     """One measure's aggregate over the test folds of every candidate of a search."""
     key = m.key
-    split_keys = sorted(
-        (k for k in cv_results if k.startswith("split") and k.endswith(f"_test_{key}")),
-        key=lambda k: int(k[5:].split("_", 1)[0]),
-    )
+    n_splits = sum(k.startswith("split") and k.endswith(f"_test_{key}") for k in cv_results)
+    split_keys = [f"split{i}_test_{key}" for i in range(n_splits)]  # scikit-learn numbers the splits from 0
     if not split_keys:
         have = sorted(k[len("mean_test_") :] for k in cv_results if k.startswith("mean_test_") and "#" not in k)
         raise KeyError(
