@@ -117,13 +117,11 @@ def _sensitive_columns(
 def _named_columns(sensitive_features: Any, prefix: str = "sensitive_feature") -> list[tuple[str, Any]]:
     """(name, column) pairs of a DataFrame, Series, dict, Categorical, list or array."""
     default = f"{prefix}_0"
-    if isinstance(sensitive_features, pd.DataFrame):
-        return [(str(c), sensitive_features[c]) for c in sensitive_features.columns]
+    if isinstance(sensitive_features, pd.DataFrame | dict):  # both iterate over their column names
+        return [(str(c), sensitive_features[c]) for c in sensitive_features]
     if isinstance(sensitive_features, pd.Series):
         name = sensitive_features.name
-        return [(str(name) if name is not None else default, sensitive_features)]
-    if isinstance(sensitive_features, dict):
-        return [(str(k), v) for k, v in sensitive_features.items()]
+        return [(default if name is None else str(name), sensitive_features)]
     if isinstance(sensitive_features, pd.Categorical):
         return [(default, sensitive_features)]
     listed = isinstance(sensitive_features, list | tuple) and len(sensitive_features) > 0
@@ -265,8 +263,8 @@ def _encoded(
     measure that compares none (``classif.acc`` shown per group) takes one.
     """
     if groups is not None:
-        several = len(cols) > 1  # intersectional groups: each row's tuple of labels
-        key = pd.MultiIndex.from_arrays([np.asarray(v, dtype=object) for _, v in cols]) if several else cols[0][1]
+        # intersectional groups: each row's tuple of labels
+        key = pd.MultiIndex.from_arrays([np.asarray(v, dtype=object) for _, v in cols]) if len(cols) > 1 else cols[0][1]
         return encode_known_groups(key, groups, name), pd.Index(groups)
     codes, index = _observed_groups(cols)
     if compare:
@@ -300,15 +298,13 @@ def _check_two_groups(codes: np.ndarray, index: pd.Index, name: str, samples: in
     """Refuse fewer than two observed groups; ``samples`` is how many samples the codes stand for."""
     if codes.size and codes.min() != codes.max():
         return  # two distinct codes: two observed groups (min and max cost less than a bincount)
-    n_observed = int(np.count_nonzero(np.bincount(codes, minlength=len(index)))) if codes.size else 0
-    if n_observed < 2:
-        seen = index[codes[0]] if codes.size else None
-        raise SingleGroupError(
-            f"{name} holds a single group ({seen!r}) in these {codes.size if samples is None else samples} samples; "
-            "a fairness measure compares at least two groups. Pass a feature with "
-            "two or more values (in cross-validation, stratify the folds by group "
-            "so that no fold misses a group, or declare all groups with groups=)."
-        )
+    seen = index[codes[0]] if codes.size else None  # every code is the same: one group at most
+    raise SingleGroupError(
+        f"{name} holds a single group ({seen!r}) in these {codes.size if samples is None else samples} samples; "
+        "a fairness measure compares at least two groups. Pass a feature with "
+        "two or more values (in cross-validation, stratify the folds by group "
+        "so that no fold misses a group, or declare all groups with groups=)."
+    )
 
 
 def encode_known_groups(values: Any, groups: Any, name: str, *, missing: bool = False) -> np.ndarray:

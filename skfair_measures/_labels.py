@@ -249,8 +249,7 @@ def binarize_labels(
         if zero_one and arr.dtype == np.intp:
             return arr  # already 0/1 codes
         if done is not None:  # each distinct label compared once, as ``arr == pos`` compares each row
-            is_pos = np.array([bool(u == pos) for u in done[1]], dtype=np.intp)
-            return is_pos[done[0]]
+            return np.array([bool(u == pos) for u in done[1]], dtype=np.intp)[done[0]]
         try:
             return np.asarray(arr == pos, dtype=np.intp)
         except OverflowError:  # pos outside the array's dtype (a uint64 label, boolean array): no row equals it
