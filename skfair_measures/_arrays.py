@@ -73,9 +73,8 @@ def check_scores(y_score: Any, name: str = "y_score") -> np.ndarray:
     lo, hi = float(s.min(initial=0.0)), float(s.max(initial=1.0))
     if lo < 0.0 or hi > 1.0:
         raise ValueError(
-            f"{name} has values outside [0, 1] (min {lo:.4g}, max {hi:.4g}); pass "
-            "probabilities of the positive class, e.g. predict_proba(X)[:, 1], not "
-            "decision_function scores."
+            f"{name} has values outside [0, 1] (min {lo:.4g}, max {hi:.4g}); pass probabilities of the positive class, "
+            "e.g. predict_proba(X)[:, 1], not decision_function scores."
         )
     return s
 

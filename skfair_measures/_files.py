@@ -32,8 +32,7 @@ def write_atomically(path: str | os.PathLike, data: str | bytes) -> None:
     'whole'
     """
     path = os.fspath(path)
-    mode = "wb" if isinstance(data, bytes) else "w"
-    kw = {} if isinstance(data, bytes) else {"encoding": "utf-8"}
+    mode, kw = ("wb", {}) if isinstance(data, bytes) else ("w", {"encoding": "utf-8"})
     tmp = None
     try:
         if not _regular_or_absent(path):

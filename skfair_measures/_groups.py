@@ -301,9 +301,8 @@ def _check_two_groups(codes: np.ndarray, index: pd.Index, name: str, samples: in
     seen = index[codes[0]] if codes.size else None  # every code is the same: one group at most
     raise SingleGroupError(
         f"{name} holds a single group ({seen!r}) in these {codes.size if samples is None else samples} samples; "
-        "a fairness measure compares at least two groups. Pass a feature with "
-        "two or more values (in cross-validation, stratify the folds by group "
-        "so that no fold misses a group, or declare all groups with groups=)."
+        "a fairness measure compares at least two groups. Pass a feature with two or more values (in cross-validation, "
+        "stratify the folds by group so that no fold misses a group, or declare all groups with groups=)."
     )
 
 

@@ -20,10 +20,9 @@ __all__ = ["binarize_labels", "check_labels", "class_codes", "class_index", "fac
 Factorized = tuple[np.ndarray, np.ndarray] | None
 
 _NOT_BINARY = (
-    "{name} {n} distinct labels ({labels}); "
-    "this binary rate compares one class with the rest. Pass "
-    "pos_label= (that class against the others), or average='macro' or 'weighted' "
-    "(e.g. msr('fairness.tpr', average='macro')) for the mean over classes."
+    "{name} {n} distinct labels ({labels}); this binary rate compares one class with the rest. Pass pos_label= "
+    "(that class against the others), or average='macro' or 'weighted' (e.g. msr('fairness.tpr', average='macro')) "
+    "for the mean over classes."
 )
 _NEED_POS_LABEL = (
     "the labels are {labels}; pass pos_label= to say which one is the positive class (e.g. pos_label={example!r})."
@@ -105,9 +104,8 @@ def _check_label_values(
             frac = arr[(arr != np.round(arr))]
             if frac.size:
                 raise ValueError(
-                    f"{nm} holds non-label values such as {frac[0]:.4g}; pass predicted "
-                    "labels (e.g. estimator.predict(X)), or probabilities to a "
-                    "measure built with threshold=."
+                    f"{nm} holds non-label values such as {frac[0]:.4g}; pass predicted labels (e.g. "
+                    "estimator.predict(X)), or probabilities to a measure built with threshold=."
                 )
 
 

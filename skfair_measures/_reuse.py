@@ -145,21 +145,12 @@ def _series_snapshot(values: Any) -> Check | None:
     if hasattr(values, "__arrow_array__"):  # Arrow-backed (pandas' str dtype, ArrowDtype): immutable buffers
         arrow = values.__arrow_array__()
         return lambda a: hasattr(a, "__arrow_array__") and a.__arrow_array__().equals(arrow)
-    if isinstance(values, pd.arrays.NumpyExtensionArray):  # a Series backed by a NumPy array
-        return _array_snapshot(values.to_numpy(), lambda a: a.to_numpy())
-    if isinstance(values, np.ndarray):
-        return _array_snapshot(values, lambda a: a)
-    return None
-
-
-def _array_snapshot(arr: np.ndarray, as_array: Callable[[Any], Any]) -> Check | None:
+    if not isinstance(values, pd.arrays.NumpyExtensionArray | np.ndarray):
+        return None
+    arr = np.asarray(values)  # NumPy values, or those behind a Series (no copy)
     # numbers, or Python strings only: == on two strings is exact, and a non-string never equals one
     strings = arr.dtype.kind == "O" and pd.api.types.infer_dtype(arr, skipna=False) == "string"
     if arr.dtype.kind not in "biuf" and not strings:
         return None
     copy = arr.copy()
-    return lambda a: _equal(as_array(a), copy)
-
-
-def _equal(a: Any, snap: np.ndarray) -> bool:
-    return isinstance(a, np.ndarray) and a.dtype == snap.dtype and a.shape == snap.shape and np.array_equal(a, snap)
+    return lambda a: np.asarray(a).dtype == copy.dtype and np.array_equal(a, copy)

@@ -623,10 +623,9 @@ def constrained_threshold(
 
     def evidence(m: MeasureBase) -> _Evidence:
         c = curve(m, sample_weight)
-        counts = np.asarray(c.stats.counts)
         # weighted counts: the rows per group (every threshold sees every row) scale the posterior
-        rows = None if sample_weight is None else np.asarray(curve(m, None).stats.counts)[0].sum(axis=(-2, -1))
-        stats = [ConfusionStats(counts[i], c.stats.groups, rows=rows) for i in range(counts.shape[0])]
+        rows = None if sample_weight is None else curve(m, None).stats.counts[0].sum(axis=(-2, -1))
+        stats = [ConfusionStats(counts, c.stats.groups, rows=rows) for counts in c.stats.counts]
         return _Evidence(m, "sample", c.values.to_numpy(dtype=float), stats=stats)
 
     cons = [(evidence(m), b) for m, b in rule.subject_to]
