@@ -202,8 +202,7 @@ def _table(rule: ConstrainedRefit, objective: _Evidence, constraints: list[tuple
         why = np.where(np.isfinite(checked), f"{m.key} breaks its bound {bound:g}", f"{m.key} undefined")
         reasons = np.where(ok, reasons, np.where(reasons == "", why, reasons + "; " + why))
         feasible &= ok
-    cols[f"{om.key} aggregate"] = objective.aggregate
-    cols |= {"feasible": feasible, "excess": excess, "reason": reasons}
+    cols |= {f"{om.key} aggregate": objective.aggregate, "feasible": feasible, "excess": excess, "reason": reasons}
     table = pd.DataFrame(cols, index=pd.RangeIndex(n, name="candidate"))
     table.attrs.update(prob=rule.prob, ideal={m.key: m.ideal for m in [om, *(ev.measure for ev, _ in constraints)]})
     return table
@@ -263,9 +262,8 @@ def _choose(rule: ConstrainedRefit, table: pd.DataFrame, what: str) -> int:
     excess = table["excess"].to_numpy(dtype=float)
     usable = np.isfinite(excess) & np.isfinite(score)
     if not usable.any():
-        raise NoFeasibleCandidateError(
-            f"no {what} has a defined objective and defined constraint values; see the error's table.", table
-        )
+        why = f"no {what} has a defined objective and defined constraint values; see the error's table."
+        raise NoFeasibleCandidateError(why, table)
     least = excess[usable].min()
     pick = np.flatnonzero(usable & (excess == least))
     best = int(pick[np.argmax(score[pick])])
@@ -443,8 +441,7 @@ def _front_table(rule: ConstrainedRefit, table: pd.DataFrame, cons: list[tuple[_
     """The candidates on the Pareto front, and the chosen one, with ``chosen``, ``on_front`` and ``prob_fairer``."""
     objective = rule.objective
     front = _front(table, [objective, *(ev.measure for ev, _ in cons)])
-    on = front.copy()
-    on[chosen] = True
+    on = front | (np.arange(front.size) == chosen)
     out = table[on].copy()
     out.insert(0, "chosen", out.index == chosen)
     out["on_front"] = front[on]
