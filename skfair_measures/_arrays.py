@@ -103,9 +103,8 @@ def _check_weight(sample_weight: Any, n: int) -> np.ndarray | None:
     # the sum of non-negative weights is finite only if every weight is; the mask is built for an error only
     if w.size and w.min() >= 0 and np.isfinite(w.sum()):
         return w
-    bad = ~(np.isfinite(w) & (w >= 0))
-    if bad.any():
-        idx = np.flatnonzero(bad)
+    idx = np.flatnonzero(~(np.isfinite(w) & (w >= 0)))
+    if idx.size:  # else: finite, non-negative weights whose sum overflows
         raise ValueError(
             f"sample_weight has {idx.size} value(s) that are negative, NaN or infinite, first at position "
             f"{idx[0]} ({float(w[idx[0]])!r}); sample_weight must be finite and non-negative."

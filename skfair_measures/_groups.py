@@ -282,8 +282,7 @@ def _observed_groups(cols: list[tuple[str, Any]]) -> tuple[np.ndarray, pd.Index]
     codes, levels = _factorize(cols[0][1])
     if len(cols) == 1:
         return codes, levels.rename(cols[0][0])
-    level_codes = [np.arange(len(levels))]
-    level_tables = [levels]
+    level_codes, level_tables = [np.arange(len(levels))], [levels]
     for _, values in cols[1:]:
         col_codes, col_levels = _factorize(values)
         pair = codes.astype(np.int64) * len(col_levels) + col_codes

@@ -78,18 +78,11 @@ class OutcomeDisparity(Estimate):
     """
 
     def __init__(
-        self,
-        key: str,
-        value: float,
-        *,
-        groups: tuple[str, str],
-        p_value: float = np.nan,
-        test: str = "",
-        interval: Callable[[float], tuple[float, float]] = _nan_bounds,
-        **kwargs: Any,
+        self, key: str, value: float, *, groups: tuple[str, str], p_value: float = np.nan, test: str = "", **kwargs: Any
     ) -> None:
+        kwargs.setdefault("interval", _nan_bounds)  # an undefined disparity has NaN bounds at every prob
         center = 1.0 if key.endswith("ratio") else 0.0
-        super().__init__(key, value, target="population", interval=interval, center=center, **kwargs)
+        super().__init__(key, value, target="population", center=center, **kwargs)
         self.groups, self.p_value, self.test = groups, float(p_value), test
 
     def note(self, prob: float | None = None) -> str:

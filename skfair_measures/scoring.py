@@ -661,8 +661,7 @@ class DropColumns(TransformerMixin, BaseEstimator):
         missing = [c for c in cols if c not in X.columns]
         if missing:
             raise KeyError(f"columns {missing} not in X.")
-        self.columns_ = cols
-        self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        self.columns_, self.feature_names_in_ = cols, np.asarray(X.columns, dtype=object)
         return self
 
     def transform(self, X: pd.DataFrame) -> pd.DataFrame:
