@@ -97,19 +97,16 @@ def store(inputs: tuple[Any, ...], extra: tuple[Any, ...], groups: pd.Index | No
         second = seen is not None and _alive(seen, inputs)
         if not second:
             _seen[key] = refs
-            _trim(_seen, 2 * MAX_ENTRIES)
+            while len(_seen) > 2 * MAX_ENTRIES:  # least recently used first out
+                _seen.popitem(last=False)
     checks = [_snapshot(x) for x in inputs] if second else None
     sample = compute()
     if checks is not None and all(c is not None for c in checks):
         with _lock:
             _entries[key] = (refs, checks, groups, sample)
-            _trim(_entries, MAX_ENTRIES)
+            while len(_entries) > MAX_ENTRIES:
+                _entries.popitem(last=False)
     return sample
-
-
-def _trim(table: OrderedDict, size: int) -> None:
-    while len(table) > size:
-        table.popitem(last=False)
 
 
 # --- snapshots: one exact equality check per input ------------------------------------

@@ -57,10 +57,6 @@ _CONSTRUCTIONS = {
 }
 
 
-def _nan_bounds(prob: float) -> tuple[float, float]:
-    return np.nan, np.nan
-
-
 class OutcomeDisparity(Estimate):
     """A disparity of outcomes between two groups (an :class:`~skfair_measures.uncertainty.Estimate`).
 
@@ -80,7 +76,7 @@ class OutcomeDisparity(Estimate):
     def __init__(
         self, key: str, value: float, *, groups: tuple[str, str], p_value: float = np.nan, test: str = "", **kwargs: Any
     ) -> None:
-        kwargs.setdefault("interval", _nan_bounds)  # an undefined disparity has NaN bounds at every prob
+        kwargs.setdefault("interval", lambda prob: (np.nan, np.nan))  # undefined: NaN bounds at every prob
         center = 1.0 if key.endswith("ratio") else 0.0
         super().__init__(key, value, target="population", center=center, **kwargs)
         self.groups, self.p_value, self.test = groups, float(p_value), test

@@ -157,9 +157,7 @@ class FairnessScorer(BaseEstimator):
     __metadata_request__score = {"estimator": UNUSED, "sensitive_features": True}  # noqa: RUF012
 
     def __init__(self, measure: Measure | str, sensitive: str | Sequence[str] | None = None, *, groups: Any = None):
-        self.measure = measure
-        self.sensitive = sensitive
-        self.groups = groups
+        self.measure, self.sensitive, self.groups = measure, sensitive, groups
         self._measures = self._resolve([measure], groups)
 
     @staticmethod
@@ -530,11 +528,7 @@ class QuantificationScorer(FairnessScorer):
         return _sign(m) * m(estimator, X)
 
 
-_SCORER_TYPES: dict[type, type[FairnessScorer]] = {
-    RankingFairness: RankingScorer,
-    ProxyMeasure: ProxyScorer,
-    QuantificationMeasure: QuantificationScorer,
-}
+_SCORER_TYPES = {RankingFairness: RankingScorer, ProxyMeasure: ProxyScorer, QuantificationMeasure: QuantificationScorer}
 
 
 def _scorer_type(measure: MeasureBase) -> type[FairnessScorer]:

@@ -249,8 +249,7 @@ def summary_table(table: pd.DataFrame, eps: float | None = None) -> pd.DataFrame
         for _, row in table.iterrows()
         for key in keys
     ]
-    index = np.repeat(table.index.to_numpy(), len(keys))
-    return summarize(rows).set_index(pd.Index(index, name=table.index.name))
+    return summarize(rows).set_index(pd.Index(np.repeat(table.index.to_numpy(), len(keys)), name=table.index.name))
 
 
 def _choose(rule: ConstrainedRefit, table: pd.DataFrame, what: str) -> int:
@@ -297,12 +296,11 @@ def _prob_fairer(ev: _Evidence, chosen: int, others: np.ndarray, n_draws: int, r
     if ev.stats is None:
         return out
     seeds = np.random.SeedSequence(random_state).spawn(ev.values.size)
-    d0 = ev.draws(chosen, n_draws, np.random.default_rng(seeds[chosen]))
+    bb = badness(ev.measure, ev.draws(chosen, n_draws, np.random.default_rng(seeds[chosen])))
     for i, c in enumerate(others):
         if c == chosen:
             continue
-        d = ev.draws(int(c), n_draws, np.random.default_rng(seeds[c]))
-        ba, bb = badness(ev.measure, d), badness(ev.measure, d0)
+        ba = badness(ev.measure, ev.draws(int(c), n_draws, np.random.default_rng(seeds[c])))
         ok = np.isfinite(ba) & np.isfinite(bb)
         out[i] = float(np.mean((ba[ok] < bb[ok]) + 0.5 * (ba[ok] == bb[ok]))) if ok.any() else np.nan
     return out
@@ -387,8 +385,7 @@ class ConstrainedRefit:
         self.prob = check_prob(prob, "prob")
         if not isinstance(n_draws, int | np.integer) or n_draws < 100:
             raise ValueError(f"n_draws={n_draws!r}; pass at least 100 posterior draws.")
-        self.n_draws = int(n_draws)
-        self.random_state = random_state
+        self.n_draws, self.random_state = int(n_draws), random_state
 
     def table(self, cv_results: Mapping[str, Any]) -> pd.DataFrame:
         """Every candidate: ``params``, the aggregated objective and constraints with intervals, feasibility.
