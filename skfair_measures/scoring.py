@@ -288,11 +288,10 @@ def _count_entries(m: MeasureBase, y_true: Any, y_pred: Any, groups: Any, w: Any
     stats = _confusion_stats(m, y_true, y_pred, groups, w)
     if stats is None:
         return {}
-    out: dict[str, float] = {}
+    out: dict[str, float] = {TOTAL_KEY.format(key=m.key): float(len(y_true))}
     for g, group in enumerate(stats.groups):
         out |= {COUNT_KEY.format(key=m.key, group=group, t=t, p=p): float(stats.counts[g, t, p]) for t, p in _CELLS}
         out[ROWS_KEY.format(key=m.key, group=group)] = float(stats.rows[g])
-    out[TOTAL_KEY.format(key=m.key)] = float(len(y_true))
     return out
 
 

@@ -610,15 +610,12 @@ def constrained_threshold(
     """
     rule = ConstrainedRefit(objective, subject_to, **rule)  # checks every argument
 
-    def curve(m: MeasureBase, w: Any) -> Any:
-        return disparity_at_thresholds(
-            m, y_true, y_score, sensitive_features=sensitive_features, thresholds=thresholds, sample_weight=w
-        )
+    data = dict(y_true=y_true, y_score=y_score, sensitive_features=sensitive_features, thresholds=thresholds)
 
     def evidence(m: MeasureBase) -> _Evidence:
-        c = curve(m, sample_weight)
+        c = disparity_at_thresholds(m, **data, sample_weight=sample_weight)
         # weighted counts: the rows per group (every threshold sees every row) scale the posterior
-        rows = None if sample_weight is None else curve(m, None).stats.counts[0].sum(axis=(-2, -1))
+        rows = None if sample_weight is None else disparity_at_thresholds(m, **data).stats.counts[0].sum(axis=(-2, -1))
         stats = [ConfusionStats(counts, c.stats.groups, rows=rows) for counts in c.stats.counts]
         return _Evidence(m, "sample", c.values.to_numpy(dtype=float), stats=stats)
 
