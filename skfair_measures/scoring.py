@@ -179,6 +179,11 @@ class FairnessScorer(BaseEstimator):
         """Always True for the returned value: minimised measures are negated."""
         return True
 
+    def _columns(self) -> list[str] | None:
+        """The sensitive column(s) of ``X`` as a list (column mode), or None (routing mode)."""
+        s = self.sensitive
+        return None if s is None else ([s] if isinstance(s, str) else list(s))
+
     def _sensitive_of(self, X: Any, sensitive_features: Any) -> Any:
         """The routed ``sensitive_features`` or the columns of ``X`` (None if no measure needs them)."""
         return self._metadata(X, sensitive_features, self.sensitive, "sensitive_features", "sensitive")
