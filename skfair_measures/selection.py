@@ -185,8 +185,7 @@ def _table(rule: ConstrainedRefit, objective: _Evidence, constraints: list[tuple
     rng = np.random.default_rng(rule.random_state)
     om, n = objective.measure, objective.values.size
     cols: dict[str, Any] = {}
-    feasible = np.isfinite(objective.values)
-    excess = np.zeros(n)
+    feasible, excess = np.isfinite(objective.values), np.zeros(n)
     reasons = np.where(feasible, "", f"{om.key} undefined").astype(object)
     for ev, bound in [(objective, None), *constraints]:
         m = ev.measure
