@@ -55,7 +55,7 @@ from ._verdicts import verdict_tables
 from .benchmark import _small_groups, _split_params, _values_without, _warn_small_groups, fold_splits
 from .groups import SmallGroupWarning, encode_groups, resolve_sensitive
 from .measures import MeasureBase
-from .registry import msr
+from .registry import as_measures, msr
 from .report import _largest, figure_png, fit_each_if_joint_fails, headline, results_report, summary_table
 from .results import DEFAULT_EPS, Result, plain
 
@@ -99,7 +99,6 @@ _HEADLINE_ORDER = ("point", "estimate", "bootstrap", "posterior")
 _SAMPLED = ("bootstrap", "posterior")
 #: Verdicts counted as metrics, each always logged (0 when absent) so a search can rely on it.
 VERDICTS = ("exceeds", "inconclusive", "within", "undefined")
-DEFAULT_MEASURES = ("fairness.tpr", "fairness.fpr", "fairness.cv", "fairness.eod", "classif.acc")
 
 
 # -- keys --------------------------------------------------------------------------------
@@ -768,13 +767,18 @@ def trajectory_record(assessment: Any, *, prefix: str = "active", prob: float = 
 
 # -- what a run evaluates: measures in, results out ------------------------------------------------
 def resolve_measures(spec: Any, *, pos_label: Any = None) -> list[MeasureBase]:
-    """Measures from keys, measure objects or dicts ``{"key": ..., **overrides}`` (default :data:`DEFAULT_MEASURES`).
+    """Measures from keys, measure objects or dicts ``{"key": ..., **overrides}``.
+
+    The default is the audit's (:data:`skfair_measures.report.DEFAULT_MEASURES`), so a run logs what
+    ``skfair audit`` reports; two measures may not share a key (:func:`skfair_measures.registry.as_measures`).
 
     Examples
     --------
     >>> [m.key for m in resolve_measures(["fairness.tpr", {"key": "fairness.cv", "operation": "ratio"}])]
     ['fairness.tpr', 'fairness.cv(operation=ratio)']
     """
+    from .report import DEFAULT_MEASURES
+
     spec = DEFAULT_MEASURES if spec is None else [spec] if isinstance(spec, str | Mapping | MeasureBase) else spec
     kw = {} if pos_label is None else {"pos_label": pos_label}
     out = []
@@ -791,10 +795,7 @@ def resolve_measures(spec: Any, *, pos_label: Any = None) -> list[MeasureBase]:
                 f"cannot use {item!r} as a measure: pass a registry key such as "
                 "'fairness.tpr', a measure, or a dict {'key': ..., **overrides}."
             )
-    keys = [m.key for m in out]
-    if dup := sorted({k for k in keys if keys.count(k) > 1}):
-        raise ValueError(f"measures {dup} appear more than once; give them distinct key= values.")
-    return out
+    return as_measures(out)
 
 
 def needs_scores(measures: Sequence[MeasureBase]) -> bool:
@@ -1055,24 +1056,15 @@ def cross_validate(
         from joblib import Parallel, delayed
 
         fitted = Parallel(n_jobs=n_jobs)(delayed(_fit_fold)(estimator, X, y, sample_weight, *s, plan) for s in splits)
+    estimators, folds, posts, withouts = (list(x) for x in zip(*fitted, strict=True))
     keys = [m.key for m in ms]
-    scores = pd.DataFrame([{k: res[k].value for k in keys} for _, res, _, _ in fitted], columns=keys, dtype=float)
+    scores = pd.DataFrame([{k: res[k].value for k in keys} for res in folds], columns=keys, dtype=float)
     if without:
-        out = [
-            {"learner": "", "values": {k: r.value for k, r in res.items()}, "without_small": w}
-            for _, res, _, w in fitted
-        ]
+        values = scores.to_dict("records")
+        out = [{"learner": "", "values": v, "without_small": w} for v, w in zip(values, withouts, strict=True)]
         _warn_small_groups(out, small, [m.key for m in without], "cross_validate_fairness")
-    return CrossValidation(
-        scores=scores.rename_axis("fold"),
-        mean=scores.mean(skipna=False),
-        std=scores.std(ddof=0, skipna=False),
-        folds=[res for _, res, _, _ in fitted],
-        posteriors=[posts for _, _, posts, _ in fitted],
-        estimators=[est for est, _, _, _ in fitted],
-        groups=all_groups,
-        plan=plan,
-    )
+    mean, std = scores.mean(skipna=False), scores.std(ddof=0, skipna=False)
+    return CrossValidation(scores.rename_axis("fold"), mean, std, folds, posts, estimators, all_groups, plan)
 
 
 @dataclass

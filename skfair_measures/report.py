@@ -48,8 +48,8 @@ from .bayes import METHODS
 from .engines import evaluate_measures
 from .measures import Measure
 from .registry import as_measures, msr
-from .results import DEFAULT_EPS, NoIntervalError, Result, check_prob
-from .uncertainty import SUMMARY_COLUMNS, Estimate, classify
+from .results import DEFAULT_EPS, Result, check_prob
+from .uncertainty import SUMMARY_COLUMNS, Estimate
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -328,37 +328,15 @@ def _shorter(text: str) -> str:
 
 # -- the summary every table reads -----------------------------------------------------
 def _summary_row(res: Result, prob: float, eps: float) -> dict[str, Any]:
-    """An estimate's own summary row; for a point value (or a result not yet an Estimate), one read off it.
-
-    The row then holds the result's own interval and probability and the verdict rule of ``classify``.
-    """
+    """An estimate's own summary row; any other result is a point value: no interval, probability or verdict."""
     if isinstance(res, Estimate):
         try:
             return res.summary(prob, eps).iloc[0].to_dict()
         except ValueError:  # bounds made at one level only: the row at that level (its prob column says which)
             return res.summary(None, eps).iloc[0].to_dict()
-    ideal = None if res.measure is None else res.measure.ideal
-    try:
-        lower, upper = (float(x) for x in res.interval(prob))
-    except NoIntervalError:
-        lower = upper = math.nan
-    kinds = {"point": "none (a point value)", "bootstrap": "percentile bootstrap", "posterior": "posterior"}
-    construction = kinds.get(res.kind) or str(getattr(res, "construction", "the estimate's interval"))
-    within, notes = math.nan, [res.reason]
-    if res.kind == "posterior" and callable(getattr(res, "prob_within", None)) and ideal is not None:
-        within = float(res.prob_within(eps))
-    if math.isnan(lower) and callable(refusal := getattr(res, "interval_reason", None)):
-        notes.append(refusal(prob))
-    if math.isnan(within) and res.kind != "point" and res.defined:
-        notes.append(f"no probability: {construction} gives an interval, not a distribution")
-    if res.kind == "point" or ideal is None:
-        verdict = "no interval" if res.kind == "point" else "no ideal value"
-    else:
-        verdict = str(classify(np.array([lower - ideal]), np.array([upper - ideal]), eps)[0])
     n = float(res.counts.sum()) if res.counts is not None else math.nan
-    target = "audited rows" if res.kind == "point" else "population"
-    row = (res.key, float(res.value), lower, upper, prob, construction, target, n, eps, within, verdict)
-    return dict(zip(SUMMARY_COLUMNS, (*row, "; ".join(n for n in notes if n) or None), strict=True))
+    row = (res.key, float(res.value), math.nan, math.nan, prob, "none (a point value)", "audited rows", n, eps)
+    return dict(zip(SUMMARY_COLUMNS, (*row, math.nan, "no interval", res.reason), strict=True))
 
 
 def summary_table(

@@ -30,8 +30,8 @@ __all__ = ["CONFIG_KEYS", "FairnessEvaluator", "validate_config"]
 CONFIG_KEYS: dict[str, str] = {
     "sensitive_features": "column name(s) of the data holding the sensitive attribute, or an "
     "array with one group per row (required)",
-    "measures": "registry keys, Measure objects or dicts {'key': ..., **overrides}; default "
-    "fairness.tpr, fairness.fpr, fairness.cv, fairness.eod, classif.acc",
+    "measures": "registry keys, Measure objects or dicts {'key': ..., **overrides}; default those of "
+    "skfair_measures.report.DEFAULT_MEASURES (what skfair audit reports)",
     "pos_label": "positive class, passed to measures built from keys and used to pick the probability column",
     "sample_weight": "column name or array of sample weights",
     "posterior": "dict: method, reference, random_state, ... for skfair_measures.bayes.posteriors, plus "
