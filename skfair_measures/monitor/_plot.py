@@ -70,8 +70,8 @@ def plot_monitor(monitor: FairnessMonitor, key: str | None = None, ax: Any = Non
         ax.xaxis.set_major_locator(locator)
         ax.xaxis.set_major_formatter(dates.ConciseDateFormatter(locator))
     lower, upper = rows["lower"].to_numpy(dtype=float), rows["upper"].to_numpy(dtype=float)
-    level = f"anytime-valid {1 - monitor.alpha / 2:.3g} sequence"
-    ax.fill_between(x, lower, upper, alpha=0.25, step="post", label=level)
+    shown = monitor.estimates()[key]  # the level and construction of the sequence, as the monitor's result says
+    ax.fill_between(x, lower, upper, alpha=0.25, step="post", label=f"{shown.prob:.3g} {shown.construction}")
     ax.step(x, rows["value"].to_numpy(dtype=float), where="post", label="value (rows since the last change, 'since')")
     ax.step(x, rows["window_value"].to_numpy(dtype=float), where="post", linestyle="--", label="windowed value")
     eps = monitor.eps[key]
