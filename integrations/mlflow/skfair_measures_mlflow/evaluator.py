@@ -270,11 +270,9 @@ class FairnessEvaluator(ModelEvaluator):
         data, options = _read_data(dataset, cfg), cfg.get("posterior")
         measures = resolve_measures(cfg.get("measures"), pos_label=cfg.get("pos_label"))
         if model is not None:
-            y_pred = _select_output(model.predict(data.X_model), predictions)
-            want_scores = needs_scores(measures) or options is not None
-            y_score = (
-                _model_scores(model, data.X_model, score_label(measures, cfg.get("pos_label"))) if want_scores else None
-            )
+            y_pred, y_score = _select_output(model.predict(data.X_model), predictions), None
+            if needs_scores(measures) or options is not None:
+                y_score = _model_scores(model, data.X_model, score_label(measures, cfg.get("pos_label")))
         elif dataset.has_predictions:
             y_pred, y_score = np.asarray(dataset.predictions_data), data.scores
         else:
@@ -290,17 +288,10 @@ class FairnessEvaluator(ModelEvaluator):
         if options is not None:
             scores = y_score if y_score is not None else y_pred
             posts = compute_posteriors(measures, data.y_true, scores, **groups, options=options)
+        chosen = {k: cfg[k] for k in ("prefix", "log_params", "artifacts", "group_metrics")}
+        run = {"run_id": run_id, "model_id": kwargs.get("model_id"), "timeout": cfg.get("timeout")}
         logged = log_fairness(
-            [*results.items(), *posts.items()],
-            run_id=run_id,
-            prefix=cfg["prefix"],
-            log_params=cfg["log_params"],
-            artifacts=cfg["artifacts"],
-            measures=measures,
-            posterior_options={k: v for k, v in (options or {}).items() if k in ("prob", "eps")},
-            group_metrics=cfg["group_metrics"],
-            model_id=kwargs.get("model_id"),
-            timeout=cfg.get("timeout"),
+            [*results.items(), *posts.items()], measures=measures, posterior_options=options, **chosen, **run
         )
         return EvaluationResult(metrics=dict(logged.metrics), artifacts=_evaluation_artifacts(logged), run_id=run_id)
 
