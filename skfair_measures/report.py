@@ -524,16 +524,11 @@ def audit(
     run = _Run(rows, prob, eps, random_state, progress)
     notes = run.notes
     ms = _measurable(ms, rows, cols, notes)
-    results = _noting(notes, _evaluate, ms, rows)
+    results = _noting(notes, _by_rows, ms, rows, evaluate_measures)  # point values, each on the rows it reads
     fair = [m for m in ms if m.inputs.needs_sensitive]
-    posteriors: dict[str, Result] = {}
-    if posterior is not None and fair:
-        posteriors = _posteriors(run, fair, posterior, dict(posterior_options or {}))
-    boots: dict[str, Result] = {}
-    if boot and fair:
-        boots = _noting(
-            notes, _by_rows, fair, rows, functools.partial(bootstraps, n_boot=boot, random_state=random_state)
-        )
+    posteriors = _posteriors(run, fair, posterior, dict(posterior_options or {})) if posterior and fair else {}
+    draw = functools.partial(bootstraps, n_boot=boot, random_state=random_state)
+    boots = _noting(notes, _by_rows, fair, rows, draw) if boot and fair else {}
     verdicts = _noting(notes, verdict_tables, [*posteriors.values(), *boots.values()], eps, prob)
     named = [*results.items(), *boots.items(), *posteriors.items()]
     summary = summary_table(named, prob=prob, eps=eps)
@@ -541,20 +536,18 @@ def audit(
     if posteriors:
         how = ", ".join(dict.fromkeys(summary.loc[summary["kind"] == "posterior", "construction"]))
         about["posterior"] = f"{_method_used(posterior, posteriors)} ({prob:.0%} intervals: {how}; eps = {eps:g})"
-    proxy_table, proxy_results = None, {}
-    if cols.proxies:
-        proxy_table, proxy_results = _proxy_estimates(run, proxy_metric, proxy_mode, proxy_boot)
+    proxy = _proxy_estimates(run, proxy_metric, proxy_mode, proxy_boot) if cols.proxies else (None, {})
     return AuditReport(
         title=title,
         summary=about,
         table=_measure_table(summary, ms),
         by_group=_by_group_table(fair, results),
-        proxy=proxy_table,
+        proxy=proxy[0],
         figures=_figures(run, ms, results, posteriors) if figures else [],
         notes=notes,
         results=results,
         posteriors=posteriors,
-        proxy_results=proxy_results,
+        proxy_results=proxy[1],
         measures={m.key: m for m in ms},
         bootstraps=boots,
         verdicts=verdicts,
@@ -687,17 +680,15 @@ class _Rows:
 
 def _coerce_label(value: Any, series: pd.Series) -> Any:
     """Cast a pos_label given as text (command line) to the column's type."""
-    if value is None or not isinstance(value, str):
+    if not isinstance(value, str) or not pd.api.types.is_numeric_dtype(series):  # (a boolean column is numeric)
         return value
     if pd.api.types.is_bool_dtype(series):
         return value.lower() in ("1", "true", "yes")
-    if pd.api.types.is_numeric_dtype(series):
-        try:
-            num = float(value)
-        except ValueError:
-            return value
-        return int(num) if num.is_integer() else num
-    return value
+    try:
+        num = float(value)
+    except ValueError:
+        return value
+    return int(num) if num.is_integer() else num
 
 
 def _needs_positive(measure: Measure) -> bool:
@@ -782,11 +773,6 @@ def _by_rows(ms: list[Measure], rows: _Rows, compute: Callable[..., dict[str, Re
         lab = rows.labeled
         out |= compute(rest, rows.true_labels(), rows.y_pred[lab], sensitive_features=rows.groups_of(lab))
     return {m.key: out[m.key] for m in ms}
-
-
-def _evaluate(ms: list[Measure], rows: _Rows) -> dict[str, Result]:
-    """Point values, each on the rows its measure reads (:func:`_by_rows`)."""
-    return _by_rows(ms, rows, evaluate_measures)
 
 
 def _direction(m: Measure) -> str:
