@@ -327,9 +327,7 @@ def prediction_density(
             ax.fill_between(grid, dens, color=color, alpha=0.3 / len(names))
         else:
             ax.hist(sg, bins=bins, range=(0, 1), density=True, histtype="step", color=color, ls=style, label=name)
-    ax.set_xlim(0, 1)
-    ax.set_xlabel("predicted probability of the positive class")
-    ax.set_ylabel("density")
+    ax.set(xlim=(0, 1), xlabel="predicted probability of the positive class", ylabel="density")
     ax.set_title("Prediction density by group" + left_out)
     _legend(ax, len(names), title="group", fontsize="small")
     return ax
@@ -422,12 +420,8 @@ def reliability_diagram(
     small = [name for g, name in names.items() if 0 < sizes[g] < min_size]
     if small:  # an entry without a line: the groups left out, so that no group vanishes silently
         ax.plot([], [], ls="none", label="\n".join([f"not drawn (n < {min_size}):", *small]))
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.set_aspect("equal")
-    ax.set_xlabel("mean predicted probability")
-    ax.set_ylabel("observed fraction of positives")
-    ax.set_title("Reliability diagram by group" + left_out)
+    ax.set(xlim=(0, 1), ylim=(0, 1), aspect="equal", title="Reliability diagram by group" + left_out)
+    ax.set(xlabel="mean predicted probability", ylabel="observed fraction of positives")
     ax.grid(alpha=0.3)
     _legend(ax, len(names) + 1, loc="upper left", fontsize="small")
     return ax
@@ -501,9 +495,8 @@ def posterior_density(
     items = dict(posterior) if isinstance(posterior, Mapping) else {label or "posterior": posterior}
     draws = {name: _draws(name, post) for name, post in items.items()}
     first = next(iter(items.values()))
-    center = ideal  # default: the measure's ideal value; raw draws are a difference
-    if ideal is None:
-        center = getattr(first.measure, "ideal", None) if isinstance(first, Result) else 0.0
+    # default: the measure's ideal value; raw draws are a difference
+    center = ideal if ideal is not None else getattr(first.measure, "ideal", None) if isinstance(first, Result) else 0.0
     if eps is not None and center is None:
         raise ValueError(f"eps={eps:g} needs the measure's ideal value, and it has none; pass ideal=.")
     ax = _axes(ax)
@@ -522,17 +515,15 @@ def posterior_density(
         if masses[name]:
             spread = float(np.ptp(d))
             mass = f"point mass, all draws within {spread:.1g}" if spread else "point mass"
-            ax.axvline(float(np.median(d)), ymax=1.0 / 1.05, color=color, lw=2.5, label=f"{text}\n({mass})")
-            ax.plot(
-                [float(np.median(d))], [1.0], marker="o", color=color, transform=ax.get_xaxis_transform(), clip_on=False
-            )
+            at = float(np.median(d))
+            ax.axvline(at, ymax=1.0 / 1.05, color=color, lw=2.5, label=f"{text}\n({mass})")
+            ax.plot([at], [1.0], marker="o", color=color, transform=ax.get_xaxis_transform(), clip_on=False)
         else:
             _draw_density(ax, d, support, color, text, (lo, hi))
     _label_posterior_axes(ax, items, all(masses.values()))
-    if np.isfinite(support[0]):  # nothing below the measure's range (an absolute gap): the eps band is cut there
-        ax.set_xlim(left=max(ax.get_xlim()[0], support[0]))
-    if np.isfinite(support[1]):
-        ax.set_xlim(right=min(ax.get_xlim()[1], support[1]))
+    if np.isfinite(support).any():  # nothing outside the measure's range (an absolute gap): the eps band is cut there
+        low, high = ax.get_xlim()
+        ax.set_xlim(max(low, support[0]), min(high, support[1]))
     return ax
 
 
@@ -574,20 +565,16 @@ def _label_posterior_axes(ax: Axes, items: Mapping[str, Any], only_masses: bool)
     ax.set_xlabel(keys.pop() if len(keys) == 1 else "value of the measure")
     ax.margins(x=0.08)  # a point mass at the edge of the data stays visible
     if only_masses:  # no density to show: the y axis carries no number
-        ax.set_ylim(0.0, 1.05)
-        ax.set_yticks([])
-        ax.set_ylabel("point mass")
+        ax.set(ylim=(0.0, 1.05), yticks=[], ylabel="point mass")
         x = ax.get_xlim()
         if x[1] - x[0] < 1e-6:  # matplotlib would zoom into rounding noise
             ax.set_xlim(x[0] - 0.05, x[1] + 0.05)
         ax.set_title("Posterior of the measure")
     elif all(getattr(post, "kind", None) == "bootstrap" for post in items.values()):
-        ax.set_ylabel("density of the replicates")
-        ax.set_ylim(bottom=0)
+        ax.set(ylabel="density of the replicates", ylim=(0, None))
         ax.set_title("Bootstrap distribution of the measure (shaded: percentile interval)")
     else:
-        ax.set_ylabel("posterior density")
-        ax.set_ylim(bottom=0)
+        ax.set(ylabel="posterior density", ylim=(0, None))
         ax.set_title("Posterior of the measure (shaded: credible interval)")
     ax.legend(frameon=False, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.15))
 
@@ -698,8 +685,7 @@ def groupwise_bars(
     values, (lows, highs) = table.to_numpy(float), (b.to_numpy(float) for b in (low, high))
     errors = [_whiskers(*rows) for rows in zip(values, lows, highs, strict=True)]
     _clustered_bars(ax, values, errors, labels, [_plain(c) for c in table.columns])
-    ax.set_ylabel("value in group")
-    ax.set_title(heading)
+    ax.set(ylabel="value in group", title=heading)
     ax.grid(axis="y", alpha=0.3)
     _legend(ax, len(labels), title=title, fontsize="small")
     return ax
@@ -721,10 +707,7 @@ def _bars_by_group(
         for y in (pos + offset)[np.isnan(values)]:  # say so where a bar is missing because the rate is undefined
             ax.text(0.005, y, f"{metric} undefined", transform=yaxis, va="center", fontsize="x-small", color="dimgrey")
     ax.set_yticks(pos, labels, fontsize="small")
-    ax.set_ylim(-0.6, n_groups - 0.4)
-    ax.set_xlabel("value in group")
-    ax.set_ylabel(title)
-    ax.set_title(heading)
+    ax.set(ylim=(-0.6, n_groups - 0.4), xlabel="value in group", ylabel=title, title=heading)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False, title="metric")
     return ax
@@ -843,8 +826,7 @@ def pareto_front(
         except (KeyError, ValueError):
             return key + extra
 
-    ax.set_xlabel(named(x_key, f", bound {bounds[x_key]:g}"))
-    ax.set_ylabel(named(objective))
+    ax.set(xlabel=named(x_key, f", bound {bounds[x_key]:g}"), ylabel=named(objective))
     ax.set_title("Choosing under a fairness bound")
     ax.grid(alpha=0.3)
     _legend(ax, 4, fontsize="small")

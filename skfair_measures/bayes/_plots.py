@@ -69,9 +69,7 @@ def plot_reliability(rel: ReliabilityPosterior, ax: Any = None, prob: float = 0.
             style = {"mfc": "none", "color": line.lines[0].get_color(), "alpha": 0.5}
     ax.plot([rel.edges[0], 1], [rel.edges[0], 1], color="grey", lw=1, ls="--")
     what = "accuracy" if rel.kind == "confidence" else "fraction of positives"
-    ax.set_xlabel("mean score in bin")
-    ax.set_ylabel(f"{what} (posterior mean, {prob:.0%} interval)")
-    ax.set_xlim(rel.edges[0], 1)
+    ax.set(xlabel="mean score in bin", ylabel=f"{what} (posterior mean, {prob:.0%} interval)", xlim=(rel.edges[0], 1))
     ax.set_ylim(0 if rel.kind == "positive" else rel.edges[0] - 0.1, 1)
     ax.legend(fontsize="small", loc="upper left")
     return ax
@@ -193,9 +191,7 @@ def plot_posterior(post: MeasurePosterior, eps: float = DEFAULT_EPS, ax: Any = N
     lower = post.measure.range[0]
     if np.isfinite(lower):  # nothing is drawn below the support (the eps band is cut there)
         ax.set_xlim(left=lower)
-    ax.set_ylim(bottom=0)
-    ax.set_xlabel(post.key)
-    ax.set_ylabel("posterior density")
+    ax.set(ylim=(0, None), xlabel=post.key, ylabel="posterior density")
     ax.set_title(
         f"{post.method.upper()}: P(>{c:g}) = {post.prob_greater(c):.2f}, "
         f"P(|.-{c:g}|<={eps:g}) = {post.prob_within(eps):.2f}",
