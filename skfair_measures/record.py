@@ -58,6 +58,7 @@ from .measures import MeasureBase
 from .registry import as_measures, msr
 from .report import _largest, figure_png, fit_each_if_joint_fails, headline, results_report, summary_table
 from .results import DEFAULT_EPS, Result, plain
+from .uncertainty import Estimate
 
 __all__ = [
     "RUN_TABLE",
@@ -492,9 +493,8 @@ def _values(c: _Call, items: list[tuple[str, Result]], summary: pd.DataFrame) ->
             c.rec.add_metric(f"{where}/upper", row.upper, **meaning, quantity="upper")
         if not math.isnan(row.prob_within):
             c.rec.add_metric(f"{where}/prob_within", row.prob_within, **meaning, quantity="prob_within", eps=c.eps)
-        greater = getattr(res, "prob_greater", None)
-        if res.kind == "posterior" and callable(greater) and m is not None and m.signed and m.ideal is not None:
-            c.rec.add_metric(f"{where}/prob_greater", greater(m.ideal), **meaning, quantity="prob_greater")
+        if res.kind == "posterior" and isinstance(res, Estimate) and m is not None and m.signed and m.ideal is not None:
+            c.rec.add_metric(f"{where}/prob_greater", res.prob_greater(m.ideal), **meaning, quantity="prob_greater")
         if isinstance(row.note, str) and row.note:
             c.rec.add_tag(f"{where}.note", row.note)
         c.rec.add_tag(f"{where}.verdict", f"{row.verdict} ({row.construction}, eps = {c.eps:g}, prob = {c.prob:g})")
@@ -686,8 +686,7 @@ def record(
     if sizes:
         _group_tags(c.rec, sizes[0].index)
     tables = verdict_tables([r for _, r in items], eps, prob)
-    text = headline(summary, items, tables)
-    if text:
+    if text := headline(summary, items, tables):
         c.rec.add_tag(f"{clean}fairness.headline", text)
     head = {"prefix": prefix, "step": 0 if step is None else int(step)}
     _verdicts(c, tables, head)
@@ -695,8 +694,7 @@ def record(
         c.rec.tables.pop(VERDICT_TABLE, None)
         return c.rec
     c.rec.tables[SUMMARY_TABLE] = _table(summary, head)
-    groupwise = groupwise_table(items)
-    if groupwise is not None:
+    if (groupwise := groupwise_table(items)) is not None:
         c.rec.tables[RUN_TABLE] = _table(groupwise, head)
     folder = "fairness" + (f"/{sanitize_segment(prefix.strip('/_. '))}" if prefix.strip("/_. ") else "")
     _files(c, items, summary, tables, folder + ("" if step is None else f"/step_{int(step)}"), html)
@@ -749,8 +747,7 @@ def monitor_record(monitor: Any, after_step: int = 0, *, first: bool = True) -> 
 
 def trajectory_record(assessment: Any, *, prefix: str = "active", prob: float = 0.95) -> Record:
     """An active assessment's trajectory: ``{prefix}/{metric}/{group}/estimate`` (``/lower``, ``/upper``)."""
-    groups = [("_".join(map(str, g)) if isinstance(g, tuple) else g) for g in assessment.groups]
-    segments = [sanitize_segment(g) for g in groups]
+    segments = [sanitize_segment("_".join(map(str, g)) if isinstance(g, tuple) else g) for g in assessment.groups]
     if len(set(segments)) != len(segments):
         raise ValueError(
             f"the groups {list(assessment.groups)!r} give clashing keys {segments!r} once sanitised; rename the groups."
@@ -865,9 +862,7 @@ def evaluate_all(
                 f"{[m.key for m in ms]} score probabilities ({method}), but no scores are "
                 "available: use a model with predict_proba, or name a column of scores."
             )
-        out.update(
-            evaluate_measures(ms, y_true, pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
-        )
+        out |= evaluate_measures(ms, y_true, pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
     return {m.key: out[m.key] for m in measures}
 
 
@@ -1147,8 +1142,6 @@ def cv_record(
         rec.add_param(f"{pre}cv/estimator", type(estimator).__name__)
     _group_tags(rec, plan.groups)
     if artifacts:
-        table = pd.concat([cv.scores, cv.mean.to_frame("mean").T, cv.std.to_frame("sd").T])
-        rec.files[f"fairness/{sanitize_key(prefix) + '/' if prefix else ''}cv_scores.csv"] = table.rename_axis(
-            "fold"
-        ).to_csv()
+        table = pd.concat([cv.scores, cv.mean.to_frame("mean").T, cv.std.to_frame("sd").T]).rename_axis("fold")
+        rec.files[f"fairness/{sanitize_key(prefix) + '/' if prefix else ''}cv_scores.csv"] = table.to_csv()
     return rec
