@@ -835,7 +835,5 @@ def pareto_front(
 
 def _with_whiskers(rows: pd.DataFrame, key: str) -> tuple[np.ndarray, np.ndarray]:
     """A column's values and the lengths of their whiskers to the interval ``{key} lo`` .. ``{key} hi`` (0 if none)."""
-    v = rows[key].to_numpy(float)
-    return v, np.nan_to_num(
-        np.abs(np.vstack([v - rows[f"{key} lo"].to_numpy(float), rows[f"{key} hi"].to_numpy(float) - v]))
-    )
+    v, lo, hi = (rows[c].to_numpy(float) for c in (key, f"{key} lo", f"{key} hi"))
+    return v, np.nan_to_num(np.abs(np.vstack([v - lo, hi - v])))

@@ -1034,14 +1034,12 @@ def cross_validate(
     plan = _Plan(
         measures=ms,
         sensitive=A,
-        groups=all_groups,
         splits=splits,
         splitter=splitter,
         fit_params=dict(fit_params or {}),
         pos_label=score_label(ms, pos_label),
         want_scores=needs_scores(ms) or posterior is not None,
         posterior=None if posterior is None else dict(posterior),
-        small=small,
         without_small=without,
         fit_context=fit_context,
     )
@@ -1068,16 +1066,14 @@ class _Plan:
 
     measures: list[MeasureBase]
     sensitive: Any
-    groups: pd.Index
     splits: list[tuple[np.ndarray, np.ndarray]]
     splitter: Any
     fit_params: dict[str, Any]
     pos_label: Any
     want_scores: bool
     posterior: dict[str, Any] | None
-    #: The groups with fewer than SMALL_GROUP_ROWS rows in a test fold (their fewest), and the measures
-    #: with min_group_size set that give the values without them.
-    small: pd.Series
+    #: The measures with min_group_size set that give the values without the groups of fewer than
+    #: SMALL_GROUP_ROWS rows in a test fold.
     without_small: list[MeasureBase]
     #: What each fold's fit runs inside (the MLflow plugin pauses autologging there).
     fit_context: Callable[[], Any] = contextlib.nullcontext
@@ -1140,7 +1136,7 @@ def cv_record(
         rec.add_param(f"{pre}cv/n_splits", len(plan.splits))
         rec.add_param(f"{pre}cv/splitter", repr(plan.splitter))
         rec.add_param(f"{pre}cv/estimator", type(estimator).__name__)
-    _group_tags(rec, plan.groups)
+    _group_tags(rec, cv.groups)
     if artifacts:
         table = pd.concat([cv.scores, cv.mean.to_frame("mean").T, cv.std.to_frame("sd").T]).rename_axis("fold")
         rec.files[f"fairness/{sanitize_key(prefix) + '/' if prefix else ''}cv_scores.csv"] = table.to_csv()

@@ -766,9 +766,8 @@ def _by_rows(ms: list[Measure], rows: _Rows, compute: Callable[..., dict[str, Re
     free = [m for m in ms if _label_free(m)] if not rows.labeled.all() else []
     rest = [m for m in ms if m not in free]
     out: dict[str, Result] = {}
-    if free:
-        every = np.ones(rows.labeled.size, dtype=bool)
-        out |= compute(free, rows.y_pred, rows.y_pred, sensitive_features=rows.groups_of(every))
+    if free:  # every row (the groups are indexed by row already)
+        out |= compute(free, rows.y_pred, rows.y_pred, sensitive_features=rows.groups)
     if rest:
         lab = rows.labeled
         out |= compute(rest, rows.true_labels(), rows.y_pred[lab], sensitive_features=rows.groups_of(lab))
@@ -1148,12 +1147,9 @@ def render_html(report: AuditReport) -> str:
                 f"<figcaption>{esc(caption)}</figcaption></figure>"
             )
     if report.notes:
-        parts += ['<h2>Notes</h2><ul class="notes">']
-        parts += [f"<li>{esc(_shorter(n))}</li>" for n in report.notes]
-        parts.append("</ul>")
+        parts += ['<h2>Notes</h2><ul class="notes">', *(f"<li>{esc(_shorter(n))}</li>" for n in report.notes), "</ul>"]
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    parts.append(f'<p class="footer">skfair-measures {esc(__version__)}, {stamp}</p>')
-    parts.append("</body></html>")
+    parts += [f'<p class="footer">skfair-measures {esc(__version__)}, {stamp}</p>', "</body></html>"]
     return "\n".join(parts)
 
 

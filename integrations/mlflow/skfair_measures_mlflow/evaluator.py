@@ -77,10 +77,8 @@ def validate_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
     config = dict(config or {})
     unknown = [k for k in config if k not in CONFIG_KEYS and k not in _MLFLOW_SHARED_KEYS]
     if unknown:
-        hints = []
-        for k in unknown:
-            close = difflib.get_close_matches(str(k), list(CONFIG_KEYS), n=1)
-            hints.append(f"{k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        close = {k: difflib.get_close_matches(str(k), list(CONFIG_KEYS), n=1) for k in unknown}
+        hints = [f"{k!r}" + (f" (did you mean {c[0]!r}?)" if c else "") for k, c in close.items()]
         raise ValueError(
             f"unknown key(s) in the 'fairness' evaluator_config: {', '.join(hints)}. "
             f"Known keys: {', '.join(CONFIG_KEYS)}."
