@@ -301,8 +301,7 @@ def name_results(results: Any) -> list[tuple[str, Result]]:
     else:
         seq = results if isinstance(results, list | tuple) else [results]
         items = [r if isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], str) else (None, r) for r in seq]
-    seen: set[tuple[str, str]] = set()
-    out = []
+    out: list[tuple[str, Result]] = []
     for name, res in items:
         if not isinstance(res, Result):
             raise TypeError(
@@ -311,12 +310,11 @@ def name_results(results: Any) -> list[tuple[str, Result]]:
                 "or a dict / list of them."
             )
         name = name or res.key
-        if (name, res.kind) in seen:
+        if (name, res.kind) in {(n, r.kind) for n, r in out}:
             raise ValueError(
                 f"two {res.kind} results are both named {name!r}; pass a dict {{name: result}} with "
                 "distinct names, or log them in separate calls with prefix=."
             )
-        seen.add((name, res.kind))
         out.append((name, res))
     if not out:
         raise ValueError("nothing to log: results is empty.")

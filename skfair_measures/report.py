@@ -882,8 +882,7 @@ def _check_posterior_rows(run: _Run, method: str) -> None:
             f"posterior={method!r} adds the unlabeled rows (rows with a missing label) to the "
             "labeled ones, and every row here has a label; use posterior='bb'."
         )
-    differ = int(((rows.y_score >= rows.threshold).astype(np.intp) != rows.y_pred).sum())
-    if differ:
+    if differ := int(((rows.y_score >= rows.threshold).astype(np.intp) != rows.y_pred).sum()):
         run.notes.append(
             f"the {method} posteriors take score >= {rows.threshold:g} as the prediction, which "
             f"differs from the prediction column in {differ} row(s)."
