@@ -192,14 +192,13 @@ def fairness_accuracy_tradeoff(
     >>> ax.get_xlabel()
     'fairness.eod, pooled (lower is better)'
     """
-    keys = {True: [], False: []}  # the benchmarked measures that compare groups, and the others
-    for k, m in result.measures.items():
-        keys[m.inputs.needs_sensitive].append(k)
-    if fairness_measure is None and not keys[True]:
+    fair = [k for k, m in result.measures.items() if m.inputs.needs_sensitive]  # the measures that compare groups
+    other = [k for k in result.measures if k not in fair]
+    if fairness_measure is None and not fair:
         raise ValueError("the benchmark has no fairness measure; pass fairness_measure=.")
-    if accuracy_measure is None and not keys[False]:
+    if accuracy_measure is None and not other:
         raise ValueError("the benchmark has no performance measure (such as classif.acc); pass accuracy_measure=.")
-    fairness_measure, accuracy_measure = fairness_measure or keys[True][0], accuracy_measure or keys[False][0]
+    fairness_measure, accuracy_measure = fairness_measure or fair[0], accuracy_measure or other[0]
     result._keys([fairness_measure, accuracy_measure])
     ax = _axes(ax)
     wide = result.scores.pivot_table(index=["learner", "fold"], columns="measure", values="value", dropna=False)

@@ -1008,12 +1008,9 @@ def _figures(run: _Run, ms: list[Measure], results: dict[str, Result], posterior
                 lambda: plots.reliability_diagram(rows.true_labels(), rows.y_score[lab], rows.groups_of(lab)),
             )
     for key, post in posteriors.items():
+        density = functools.partial(plots.posterior_density, post, eps=eps, prob=prob, label=key)
         try:
-            draw(
-                f"Posterior of {key}",
-                lambda post=post, key=key: plots.posterior_density(post, eps=eps, prob=prob, label=key),
-                expected=(ValueError,),
-            )
+            draw(f"Posterior of {key}", density, expected=(ValueError,))
         except ValueError as exc:  # e.g. no finite draw: the table says why
             notes.append(f"no figure for the posterior of {key}: {exc}")
     return out

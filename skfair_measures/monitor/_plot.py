@@ -78,9 +78,8 @@ def plot_monitor(monitor: FairnessMonitor, key: str | None = None, ax: Any = Non
     ax.axhline(eps, color="black", linewidth=1, label=f"tolerance eps={eps:g}")
     fired = rows[rows["alarm"].astype(bool)]
     if len(fired):
-        first = fired.index[0]
-        at = x[list(rows.index).index(first)]
-        ax.axvline(at, color="red", label=f"alarm (step {first}; since step {int(fired['changed_since'].iloc[0])})")
+        first, since = fired.index[0], int(fired["changed_since"].iloc[0])
+        ax.axvline(x[rows.index.get_loc(first)], color="red", label=f"alarm (step {first}; since step {since})")
     finite = np.isfinite(upper)
     if finite.any():
         ax.set_ylim(min(0.0, np.nanmin(lower[finite])), max(eps, np.nanmax(upper[finite])) * 1.05)
