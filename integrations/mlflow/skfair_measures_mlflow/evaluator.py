@@ -230,11 +230,8 @@ class FairnessEvaluator(ModelEvaluator):
         Requiring the key keeps this evaluator out of ``mlflow.models.evaluate`` calls
         that do not ask for it (``evaluators=None`` runs every registered evaluator).
         """
-        return (
-            model_type in _SUPPORTED_MODEL_TYPES
-            and isinstance(evaluator_config, Mapping)
-            and evaluator_config.get("sensitive_features") is not None
-        )
+        config = evaluator_config if isinstance(evaluator_config, Mapping) else {}
+        return model_type in _SUPPORTED_MODEL_TYPES and config.get("sensitive_features") is not None
 
     def evaluate(
         self,
