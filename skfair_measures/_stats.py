@@ -629,7 +629,9 @@ def restrict_small_groups(
     data) are left out with their rows (``"drop"``) or pooled into one group labeled
     ``"other"`` (``("other", ...)`` for intersectional groups) placed last
     (``"merge"``); a :class:`SmallGroupWarning` names them and their sizes. The
-    decision is :func:`small_group_plan`'s.
+    decision is :func:`small_group_plan`'s. The classes stay those of every row (as
+    the engines, which count before they drop): leaving a group out never changes
+    which class is positive.
 
     Examples
     --------
@@ -647,7 +649,7 @@ def restrict_small_groups(
         return sample
     codes = plan.codes(sample.group_codes)
     if small_groups != "merge":  # their rows left out with them
-        sample, codes = sample.subset(codes >= 0), codes[codes >= 0]
+        sample, codes = sample.subset(codes >= 0, keep_classes=True), codes[codes >= 0]
     out = GroupedSample(sample.y_true, sample.y_pred, codes, plan.groups, sample.sample_weight, sample.labels)
     plan.warn(stacklevel=4)  # the user's call, through the measure's validation
     return out

@@ -699,6 +699,18 @@ ISSUE_CASES = (
         weights=(0.0,) * 6,
         declared=("a", "absent"),
     ),
+    # the only 2 is in a dropped small group: the classes are still those of every row ([0, 2], pos_label needed)
+    # in memory as in the engines, which count before they drop
+    Case(
+        "fairness.tpr",
+        "3int",
+        (0,) * 6,
+        (0, 2, 0, 0, 0, 0),
+        ("b", "a", "b", "b", "NA", "NA"),
+        declared=("NA", "a", "b", "absent"),
+        min_group_size=2,
+        small_groups="drop",
+    ),
 )
 
 
