@@ -370,72 +370,41 @@ def _bounds_ratio_to_reference(
     return (float(low.min()), float(high.min()))
 
 
-absdiff = Operation(
-    "absdiff",
-    _absdiff,
-    True,
-    "largest absolute difference between groups (max - min; abs(x1 - x2) for two groups)",
-    ideal=0.0,
-    family="difference",
-    range_of=_range_spread,
-    bounds_of=_bounds_absdiff,
-)
+#: What each named operation computes, in the words of a measure's description.
+_DESCRIPTIONS = {
+    "absdiff": "largest absolute difference between groups (max - min; abs(x1 - x2) for two groups)",
+    "diff": "signed difference of largest magnitude, earlier minus later group (x1 - x2 for two groups)",
+    "ratio": "smallest ratio between groups (min / max); 1 is perfectly fair",
+    "mean_pairwise_absdiff": "mean absolute difference over all ordered pairs of groups",
+    "diff_to_overall": "largest absolute difference between a group and the overall value",
+    "ratio_to_overall": "smallest symmetric ratio min(x/overall, overall/x) over groups",
+    "diff_to_reference": "signed difference to the reference group {reference!r} (other - reference)",
+    "ratio_to_reference": "smallest ratio of a group to the reference group {reference!r}",
+}
 
-diff = Operation(
-    "diff",
-    _diff,
-    None,
-    "signed difference of largest magnitude, earlier minus later group (x1 - x2 for two groups)",
-    ideal=0.0,
-    family="difference",
-    range_of=_range_signed,
-    bounds_of=_bounds_diff,
-)
 
-ratio = Operation(
-    "ratio",
-    _ratio_min_max,
-    False,
-    "smallest ratio between groups (min / max); 1 is perfectly fair",
-    ideal=1.0,
-    family="ratio",
-    range_of=_range_unit,
-    bounds_of=_bounds_ratio,
-)
+def _by_difference(name: str, func: Callable[..., np.ndarray], minimize: bool | None, **more: Any) -> Operation:
+    """A comparison by differences: perfectly fair at 0; a signed one (no direction) ranges over both signs."""
+    described = _DESCRIPTIONS[name].format(**more.get("params", {}))
+    range_of = _range_signed if minimize is None else _range_spread
+    return Operation(name, func, minimize, described, ideal=0.0, family="difference", range_of=range_of, **more)
 
-mean_pairwise_absdiff = Operation(
-    "mean_pairwise_absdiff",
-    _mean_pairwise,
-    True,
-    "mean absolute difference over all ordered pairs of groups",
-    ideal=0.0,
-    family="difference",
-    range_of=_range_spread,
-    bounds_of=_bounds_mean_pairwise,
-)
 
-diff_to_overall = Operation(
-    "diff_to_overall",
-    _diff_to_overall,
-    True,
-    "largest absolute difference between a group and the overall value",
-    ideal=0.0,
-    family="difference",
-    range_of=_range_spread,
-    needs_overall=True,
-    bounds_of=_bounds_diff_to_overall,
-)
+def _by_ratio(name: str, func: Callable[..., np.ndarray], range_of: Callable = _range_unit, **more: Any) -> Operation:
+    """A comparison by ratios: larger is fairer, perfectly fair at 1."""
+    described = _DESCRIPTIONS[name].format(**more.get("params", {}))
+    return Operation(name, func, False, described, ideal=1.0, family="ratio", range_of=range_of, **more)
 
-ratio_to_overall = Operation(
-    "ratio_to_overall",
-    _ratio_to_overall,
-    False,
-    "smallest symmetric ratio min(x/overall, overall/x) over groups",
-    ideal=1.0,
-    family="ratio",
-    range_of=_range_unit,
-    needs_overall=True,
-    bounds_of=_bounds_ratio_to_overall,
+
+absdiff = _by_difference("absdiff", _absdiff, True, bounds_of=_bounds_absdiff)
+diff = _by_difference("diff", _diff, None, bounds_of=_bounds_diff)
+ratio = _by_ratio("ratio", _ratio_min_max, bounds_of=_bounds_ratio)
+mean_pairwise_absdiff = _by_difference("mean_pairwise_absdiff", _mean_pairwise, True, bounds_of=_bounds_mean_pairwise)
+diff_to_overall = _by_difference(
+    "diff_to_overall", _diff_to_overall, True, needs_overall=True, bounds_of=_bounds_diff_to_overall
+)
+ratio_to_overall = _by_ratio(
+    "ratio_to_overall", _ratio_to_overall, needs_overall=True, bounds_of=_bounds_ratio_to_overall
 )
 
 
@@ -451,17 +420,9 @@ def diff_to_reference(reference: Any) -> Operation:
     >>> op([0.7, 0.5], groups=pd.Index(["f", "m"]))
     0.19999999999999996
     """
-    return Operation(
-        "diff_to_reference",
-        functools.partial(_diff_to_reference, reference=reference),
-        None,
-        f"signed difference to the reference group {reference!r} (other - reference)",
-        ideal=0.0,
-        family="difference",
-        range_of=_range_signed,
-        params={"reference": reference},
-        bounds_of=_bounds_diff_to_reference,
-    )
+    func = functools.partial(_diff_to_reference, reference=reference)
+    params = {"reference": reference}
+    return _by_difference("diff_to_reference", func, None, params=params, bounds_of=_bounds_diff_to_reference)
 
 
 def ratio_to_reference(reference: Any) -> Operation:
@@ -472,14 +433,10 @@ def ratio_to_reference(reference: Any) -> Operation:
     >>> ratio_to_reference("m")([0.4, 0.5], groups=pd.Index(["f", "m"]))
     0.8
     """
-    return Operation(
+    return _by_ratio(
         "ratio_to_reference",
         functools.partial(_ratio_to_reference, reference=reference),
-        False,
-        f"smallest ratio of a group to the reference group {reference!r}",
-        ideal=1.0,
-        family="ratio",
-        range_of=_range_nonneg,
+        _range_nonneg,
         params={"reference": reference},
         why_undefined=functools.partial(_why_ratio_to_reference, reference=reference),
         bounds_of=_bounds_ratio_to_reference,
