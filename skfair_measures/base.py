@@ -13,6 +13,7 @@ scikit-learn metric into a fairness base.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -95,8 +96,10 @@ class BaseMetric:
     needs_positive: ClassVar[bool] = True
 
     def group_values(self, sample: GroupedSample, pos_label: Any = None) -> tuple[np.ndarray, float]:
-        """Return the value of each group and the overall value."""
-        raise NotImplementedError  # pragma: no cover - abstract
+        """Return the value of each group and the overall value (here from the sample's statistics)."""
+        stats = sample.confusion(pos_label) if self.statistic == "confusion" else sample.errors()
+        values, overall = self.from_stats(stats)
+        return values, float(overall)
 
     def from_stats(self, stats: ConfusionStats | ErrorStats) -> tuple[np.ndarray, np.ndarray]:
         """Per-group values ``(..., n_groups)`` and overall values ``(...)`` from statistics."""
@@ -199,10 +202,6 @@ class CountMetric(BaseMetric):
         classes = stats.classes if isinstance(stats, MulticlassStats) else None
         return self.from_counts(stats.counts, classes), self.from_counts(stats.overall, classes)
 
-    def group_values(self, sample: GroupedSample, pos_label: Any = None) -> tuple[np.ndarray, float]:
-        values, overall = self.from_stats(sample.confusion(pos_label))
-        return values, float(overall)
-
 
 @dataclass(frozen=True, repr=False)
 class ErrorMetric(BaseMetric):
@@ -231,10 +230,6 @@ class ErrorMetric(BaseMetric):
         if not isinstance(stats, ErrorStats):
             raise TypeError(f"base metric {self.name!r} reads regression error sums (ErrorStats); got {stats!r}.")
         return self.from_sums(stats.sums), self.from_sums(stats.overall)
-
-    def group_values(self, sample: GroupedSample, pos_label: Any = None) -> tuple[np.ndarray, float]:
-        values, overall = self.from_stats(sample.errors())
-        return values, float(overall)
 
 
 @dataclass(frozen=True, repr=False)
@@ -311,23 +306,17 @@ class SklearnMetric(BaseMetric):
     def minimize(self) -> bool:  # type: ignore[override]
         return not self.greater_is_better
 
-    def _call(self, y_true: np.ndarray, y_pred: np.ndarray, w: np.ndarray | None, kwargs: dict) -> float:
-        if w is not None:
-            kwargs = {**kwargs, "sample_weight": w}
-        try:
-            return float(self.metric(y_true, y_pred, **kwargs))
-        except ValueError:  # a group the metric is undefined on (one class only, ...): NaN, said by the measure
-            return float("nan")
+    def _call(self, sample: GroupedSample, rows: slice | np.ndarray, kwargs: dict) -> float:
+        """The metric on some rows of the sample (their weights too)."""
+        w = {} if sample.sample_weight is None else {"sample_weight": sample.sample_weight[rows]}
+        return float(self.metric(sample.y_true[rows], sample.y_pred[rows], **kwargs, **w))
 
     def group_values(self, sample: GroupedSample, pos_label: Any = None) -> tuple[np.ndarray, float]:
         kwargs = dict(self.kwargs)
         if pos_label is not None and "pos_label" not in kwargs and _takes(self.metric, "pos_label"):
             kwargs["pos_label"] = pos_label  # the measure's positive class reaches the metric
-        w = sample.sample_weight
         try:  # on all rows an error is the metric's own (a wrong pos_label, labels it refuses): raised, not NaN
-            overall = float(
-                self.metric(sample.y_true, sample.y_pred, **kwargs, **({} if w is None else {"sample_weight": w}))
-            )
+            overall = self._call(sample, slice(None), kwargs)
         except ValueError as exc:
             raise ValueError(
                 f"{self.name}: the metric {getattr(self.metric, '__name__', self.metric)!r} refused all rows: {exc}"
@@ -337,8 +326,9 @@ class SklearnMetric(BaseMetric):
         values = np.full(sample.n_groups, np.nan)
         for g in range(sample.n_groups):
             rows = order[bounds[g] : bounds[g + 1]]
-            if rows.size:
-                values[g] = self._call(sample.y_true[rows], sample.y_pred[rows], None if w is None else w[rows], kwargs)
+            if rows.size:  # a group the metric is undefined on (one class only, ...): NaN, said by the measure
+                with contextlib.suppress(ValueError):
+                    values[g] = self._call(sample, rows, kwargs)
         return values, overall
 
 
