@@ -114,13 +114,8 @@ def undefined_groups(groups: pd.Index, bad: Any, cause: str, weightless: Any = N
     """
     bad = np.asarray(bad, dtype=bool)
     zero = bad & np.asarray(weightless, dtype=bool) if weightless is not None else np.zeros_like(bad)
-    parts = []
-    if (bad & ~zero).any():
-        because = f" ({cause})" if cause else ""
-        parts.append(f"for group(s) {name_groups(groups[np.flatnonzero(bad & ~zero)])}{because}")
-    if zero.any():
-        parts.append(f"for group(s) {name_groups(groups[np.flatnonzero(zero)])} ({WEIGHTLESS})")
-    return " and ".join(parts)
+    parts = [(bad & ~zero, f" ({cause})" if cause else ""), (zero, f" ({WEIGHTLESS})")]
+    return " and ".join(f"for group(s) {name_groups(groups[np.flatnonzero(m)])}{why}" for m, why in parts if m.any())
 
 
 def _warn_undefined(
@@ -132,11 +127,8 @@ def _warn_undefined(
             f"{base.name} is undefined {which}; {key} cannot be "
             "computed. Merge small groups, collect more data, or pass undefined='drop'."
         )
-    consequence = (
-        "those groups are dropped from the comparison"
-        if undefined == "drop"
-        else f"{key} is NaN; merge groups or pass undefined='drop'"
-    )
+    dropped = "those groups are dropped from the comparison"
+    consequence = dropped if undefined == "drop" else f"{key} is NaN; merge groups or pass undefined='drop'"
     warnings.warn(f"{base.name} is undefined {which}; {consequence}.", UndefinedGroupWarning, stacklevel=5)
 
 

@@ -210,6 +210,14 @@ class Operation:
         return float(out) if np.ndim(out) == 0 else out
 
 
+def _group_min(v: np.ndarray, **_: Any) -> np.ndarray:
+    return v.min(axis=-1)
+
+
+def _group_max(v: np.ndarray, **_: Any) -> np.ndarray:
+    return v.max(axis=-1)
+
+
 def _absdiff(v: np.ndarray, **_: Any) -> np.ndarray:
     return v.max(axis=-1) - v.min(axis=-1)
 

@@ -34,7 +34,7 @@ from ._stats import GroupedSample
 from ._undefined import name_groups
 from .base import BaseMetric, get_base
 from .measures import FairnessMeasure, Measure, MeasureInputs, MeasureResult, UndefinedGroupWarning
-from .operations import Operation
+from .operations import Operation, _group_max
 
 __all__ = [
     "DistributionParity",
@@ -89,17 +89,13 @@ class MeanPrediction(BaseMetric):
 # --- bounded group loss: the worst group's loss --------------------------------------
 
 
-def _worst(v: np.ndarray, **_: Any) -> np.ndarray:
-    return v.max(axis=-1)
-
-
 def _range_same(r: tuple[float, float]) -> tuple[float, float]:
     return r
 
 
 #: The largest value over groups: for a loss, the worst group's loss.
 _WORST = "largest group value (for a loss: the worst group's loss, bounded group loss)"
-worst_group = Operation("worst_group", _worst, True, _WORST, range_of=_range_same)
+worst_group = Operation("worst_group", _group_max, True, _WORST, range_of=_range_same)
 
 
 def bounded_group_loss(base: str | BaseMetric = "mse", **kwargs: Any) -> FairnessMeasure:
