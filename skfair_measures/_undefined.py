@@ -12,6 +12,7 @@ it runs, so every core module may use it.
 
 from __future__ import annotations
 
+import difflib
 import warnings
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -84,6 +85,12 @@ def name_groups(groups: Iterable[Any], sizes: Iterable[Any] | None = None, *, li
     text = repr(shown) if sizes is None else ", ".join(f"{g!r} ({int(n)})" for g, n in zip(shown, sizes, strict=False))
     more = len(groups) - len(shown)
     return f"{text} and {more:,} more" if more > 0 else text
+
+
+def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` Did you mean 'a', 'b'?`` naming up to three close matches of a name not found, or ``""``."""
+    close = difflib.get_close_matches(name, list(known), n=3)
+    return f" Did you mean {', '.join(map(repr, close))}?" if close else ""
 
 
 #: Why a group whose rows all weigh 0 is undefined: its statistics are those of an absent group.

@@ -26,6 +26,7 @@ import numpy as np
 from ._counts import ConfusionStats, ErrorStats, MulticlassStats
 from ._labels import implied_positive, need_pos_label
 from ._stats import GroupedSample
+from ._undefined import _did_you_mean
 
 __all__ = [
     "BASE_METRICS",
@@ -169,10 +170,8 @@ class CountMetric(BaseMetric):
                 f"average={average!r} does not apply to {self.name!r}: {why}. Omit average=, or pass pos_label= "
                 "for one class against the rest."
             )
-        described = f"{self.description} ({average} average over classes)"
-        return dataclasses.replace(
-            self, name=f"{self.name}_{average}", description=described, average=average, averageable=False
-        )
+        name, described = f"{self.name}_{average}", f"{self.description} ({average} average over classes)"
+        return dataclasses.replace(self, name=name, description=described, average=average, averageable=False)
 
     def from_counts(self, counts: np.ndarray, classes: Any = None) -> np.ndarray:
         """Value on counts of shape ``(..., K, K)``; returns shape ``(...)``."""
@@ -181,20 +180,18 @@ class CountMetric(BaseMetric):
             return _class_average(self.func, c, self.average)
         if c.shape[-1] == 2 and (classes is None or implied_positive(classes)):
             return self.func(c)
-        if self.multiclass is None and c.shape[-1] <= 2:
+        if self.multiclass is not None:
+            return self.multiclass(c)
+        if c.shape[-1] <= 2:
             raise MulticlassError(need_pos_label(classes))
-        if self.multiclass is None:
-            labels = list(range(c.shape[-1])) if classes is None else list(classes)
-            fix = (  # suggest average= only where it is accepted; the measure puts its key in MEASURE_KEY
-                "or average='macro' or 'weighted' (e.g. msr(MEASURE_KEY, average='macro')) for the mean over classes"
-                if self.averageable
-                else f"{self.name} has no mean over classes"
-            )
-            raise MulticlassError(
-                f"{self.name} is a one-vs-rest rate; y_true and y_pred hold {len(labels)} distinct labels ({labels}). "
-                f"Pass pos_label= (that class against the others); {fix}."
-            )
-        return self.multiclass(c)
+        labels = list(range(c.shape[-1])) if classes is None else list(classes)
+        # suggest average= only where it is accepted; the measure puts its key in MEASURE_KEY
+        mean = "or average='macro' or 'weighted' (e.g. msr(MEASURE_KEY, average='macro')) for the mean over classes"
+        fix = mean if self.averageable else f"{self.name} has no mean over classes"
+        raise MulticlassError(
+            f"{self.name} is a one-vs-rest rate; y_true and y_pred hold {len(labels)} distinct labels ({labels}). "
+            f"Pass pos_label= (that class against the others); {fix}."
+        )
 
     def from_stats(self, stats: ConfusionStats | ErrorStats) -> tuple[np.ndarray, np.ndarray]:
         if not isinstance(stats, ConfusionStats):
@@ -505,10 +502,7 @@ def get_base(base: str | BaseMetric | Callable[..., float]) -> BaseMetric:
         key = _ALIASES.get(key, key)
         if key in BASE_METRICS:
             return BASE_METRICS[key]
-        import difflib
-
-        close = difflib.get_close_matches(key, list(BASE_METRICS) + list(_ALIASES), n=3)
-        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+        hint = _did_you_mean(key, [*BASE_METRICS, *_ALIASES])
         raise ValueError(
             f"base={base!r} is not a known base metric.{hint} Known: {sorted(BASE_METRICS)}; "
             "or pass any scikit-learn metric function."

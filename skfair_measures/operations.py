@@ -14,7 +14,6 @@ given the base metric's range.
 
 from __future__ import annotations
 
-import difflib
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ._undefined import name_groups
+from ._undefined import _did_you_mean, name_groups
 
 __all__ = [
     "Operation",
@@ -518,8 +517,7 @@ def get_operation(operation: str | Operation | Callable[..., float], reference: 
         if key in _NAMED:
             return _NAMED[key]
         options = [*_NAMED, *_WITH_REFERENCE]
-        close = difflib.get_close_matches(key, options + list(_NAMED_ALIASES), n=3)
-        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+        hint = _did_you_mean(key, [*options, *_NAMED_ALIASES])
         raise ValueError(f"operation={operation!r} is unknown.{hint} Known: {options}, or a callable.")
     if callable(operation):
         return from_callable(operation)

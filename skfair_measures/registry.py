@@ -14,13 +14,13 @@ level would run in a circle at import time).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, Literal, cast
 
 import pandas as pd
 
+from ._undefined import _did_you_mean
 from .base import BASE_METRICS, BaseMetric, CountMetric, ErrorMetric, get_base
 from .measures import (
     _INPUTS,
@@ -273,8 +273,7 @@ def msr(key: str, /, **overrides: Any) -> MeasureBase:
         key, fixed = ALIASES[key]
         overrides = {**fixed, **overrides}
     if key not in _REGISTRY:
-        close = difflib.get_close_matches(key, [*_REGISTRY, *ALIASES], n=3)
-        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+        hint = _did_you_mean(key, [*_REGISTRY, *ALIASES])
         raise KeyError(f"unknown measure key {key!r}.{hint} See msrs() for all keys, registry.ALIASES for fairlearn's.")
     small: dict[str, Any] = {
         name: overrides.pop(name) for name in ("min_group_size", "small_groups", "labels") if name in overrides
