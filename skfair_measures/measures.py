@@ -278,11 +278,6 @@ class PerformanceMeasure(_OneBase):
 _AGGREGATES = ("mean", "max", "min")
 
 
-def _common(values: Sequence[Any]) -> Any:
-    first = values[0]
-    return first if all(v == first for v in values) else None
-
-
 def _combined(
     measure: Measure, source: _Source, value: float, parts: list, by_group: Any, overall: Any, defined_by: list
 ) -> MeasureResult:
@@ -338,7 +333,8 @@ class CompositeMeasure(Measure):
                 f"measures of one direction, got {[(m.key, m.minimize) for m in self.measures]}."
             )
         self.minimize = directions.pop()
-        self.ideal = _common([m.ideal for m in self.measures])
+        ideals = {m.ideal for m in self.measures}  # the parts' common ideal, if they share one
+        self.ideal = ideals.pop() if len(ideals) == 1 else None
         if isinstance(aggregate, str) and aggregate not in _AGGREGATES:
             raise ValueError(f"aggregate={aggregate!r}; pass 'mean', 'max', 'min' or a callable.")
         self.aggregate = aggregate
