@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import pandas as pd
 
-from ._arrays import mean_by
+from ._arrays import _check_no_missing, mean_by
 from ._stats import GroupedSample
 from ._undefined import name_groups
 from .base import BaseMetric, get_base
@@ -51,8 +51,7 @@ def _numeric(arr: np.ndarray, name: str) -> np.ndarray:
     if arr.dtype.kind not in "fiub":
         raise ValueError(f"{name} must be numeric predictions for a regression measure; got dtype {arr.dtype}.")
     out = arr.astype(float, copy=False)
-    if np.isnan(out).any():
-        raise ValueError(f"{name} has missing values (NaN); drop or impute those rows.")
+    _check_no_missing(out, name)  # the package's one wording: how many, and the first
     infinite = np.flatnonzero(np.isinf(out))
     if infinite.size:  # as scikit-learn's regression metrics ("Input contains infinity"): no finite distance
         raise ValueError(
