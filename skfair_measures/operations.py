@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ._undefined import _did_you_mean, name_groups
+from .base import _ratio
 
 __all__ = [
     "Operation",
@@ -242,10 +243,8 @@ def _mean_pairwise(v: np.ndarray, **_: Any) -> np.ndarray:
 
 def _sym_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """min(a / b, b / a) with 1 where both are 0 and NaN where either is NaN."""
-    lo, hi = np.minimum(a, b), np.maximum(a, b)
-    out = np.ones(np.broadcast(lo, hi).shape)
-    np.divide(lo, hi, out=out, where=hi != 0)
-    return np.where(np.isnan(lo) | np.isnan(hi), np.nan, out)
+    lo, hi = np.minimum(a, b), np.maximum(a, b)  # NaN in either gives NaN in both
+    return np.where(hi == 0, 1.0, _ratio(lo, hi))
 
 
 def _signed_largest(d: np.ndarray) -> np.ndarray:
@@ -283,11 +282,7 @@ def _diff_to_reference(v: np.ndarray, groups: pd.Index, overall: Any, *, referen
 
 def _ratio_to_reference(v: np.ndarray, groups: pd.Index, overall: Any, *, reference: Any) -> np.ndarray:
     r = _ref_index(groups, reference)
-    ref = v[..., r : r + 1]
-    others = np.delete(v, r, axis=-1)
-    out = np.full(np.broadcast(others, ref).shape, np.nan)
-    np.divide(others, ref, out=out, where=ref != 0)
-    return out.min(axis=-1)
+    return _ratio(np.delete(v, r, axis=-1), v[..., r : r + 1]).min(axis=-1)
 
 
 def _why_ratio_to_reference(v: np.ndarray, groups: pd.Index, metric: str, *, reference: Any) -> str | None:
