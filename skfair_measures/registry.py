@@ -52,11 +52,9 @@ def _key(stem: str, kw: dict[str, Any], defaults: dict[str, Any]) -> str:
     """
     if "key" in kw:
         return kw.pop("key")
-    qualifiers = {}
-    for name in ("operation", "reference", "aggregate", "epsilon", "threshold", "average"):
-        if name in kw and kw[name] is not None and _param_label(kw[name]) != defaults.get(name):
-            qualifiers[name] = _param_label(kw[name])
-    return qualified_key(stem, **qualifiers)
+    named = ("operation", "reference", "aggregate", "epsilon", "threshold", "average")
+    given = {k: _param_label(kw[k]) for k in named if kw.get(k) is not None}
+    return qualified_key(stem, **{k: v for k, v in given.items() if v != defaults.get(k)})
 
 
 def _averaged(base: str | BaseMetric, average: Literal["macro", "weighted"] | None) -> str | BaseMetric:
@@ -102,9 +100,8 @@ def _constraint(key: str, fairness_key: str, epsilon: float) -> Callable[..., Me
     def make(**kw: Any) -> Measure:
         own_key = _key(key, kw, {"epsilon": epsilon, "operation": "absdiff", "aggregate": "mean"})
         eps = kw.pop("epsilon", epsilon)
-        perf_kw = {k: kw[k] for k in _INPUTS if k in kw}
+        perf = PerformanceMeasure("acc", **{k: kw[k] for k in _INPUTS if k in kw})
         fair = cast(Measure, _REGISTRY[fairness_key](**kw))  # eod or ppv
-        perf = PerformanceMeasure("acc", **perf_kw)
         return ConstraintMeasure(perf, fair, eps, key=own_key, description=_DESCRIPTIONS[key])
 
     return make
