@@ -372,7 +372,7 @@ def _bounds_ratio_to_reference(
     return (float(low.min()), float(high.min()))
 
 
-#: What each named operation computes, in the words of a measure's description.
+#: What each named operation computes, in the words of a measure's description ({reference!r}: from its params).
 _DESCRIPTIONS = {
     "absdiff": "largest absolute difference between groups (max - min; abs(x1 - x2) for two groups)",
     "diff": "signed difference of largest magnitude, earlier minus later group (x1 - x2 for two groups)",
