@@ -98,6 +98,8 @@ class BaseMetric:
 
     def group_values(self, sample: GroupedSample, pos_label: Any = None) -> tuple[np.ndarray, float]:
         """Return the value of each group and the overall value (here from the sample's statistics)."""
+        if self.statistic is None:  # a metric that reads the rows defines its own
+            raise NotImplementedError(f"base metric {self.name!r} reads the rows: define its group_values.")
         stats = sample.confusion(pos_label) if self.statistic == "confusion" else sample.errors()
         values, overall = self.from_stats(stats)
         return values, float(overall)
