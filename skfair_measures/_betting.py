@@ -120,12 +120,12 @@ def _psi(c: np.ndarray) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=32)
-def _grid_caps(upper: float, grid_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The grid of candidate means and the bet caps of ``K+`` and ``K-`` on it (read-only, shared)."""
+def _grid_caps(upper: float, grid_size: int, c: float = _TRUNCATION) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The grid of candidate means and the bet caps ``c / m``, ``c / (upper - m)`` of ``K+`` and ``K-`` (read-only)."""
     m = np.linspace(0.0, upper, grid_size + 1)
     with np.errstate(divide="ignore"):
-        cap_plus = np.where(m > 0, _TRUNCATION / m, np.inf)
-        cap_minus = np.where(m < upper, _TRUNCATION / (upper - m), np.inf)
+        cap_plus = np.where(m > 0, c / m, np.inf)
+        cap_minus = np.where(m < upper, c / (upper - m), np.inf)
     for a in (m, cap_plus, cap_minus):
         a.setflags(write=False)
     return m, cap_plus, cap_minus
@@ -160,6 +160,11 @@ def _counts_log_wealth(
 
 #: The per-row state of a :class:`BettingStack`, in the order of its fields.
 _STATE = ("alpha_bet", "n", "total", "sq_dev", "log_plus", "log_minus", "log_max", "log_seg_max")
+
+
+def _check_grid(grid_size: Any) -> None:
+    if not (isinstance(grid_size, int | np.integer) and grid_size >= 2):
+        raise ValueError(f"grid_size={grid_size!r}; pass an integer >= 2.")
 
 
 def _rows(values: Any, name: str, rows: int) -> np.ndarray:
@@ -222,8 +227,7 @@ class BettingStack:
             raise ValueError(f"rows={self.rows!r}; pass the number of sequences, an integer >= 0.")
         if not (np.isfinite(self.upper) and self.upper > 0):
             raise ValueError(f"upper={self.upper!r}; pass the known upper bound of the observations, > 0.")
-        if not (isinstance(self.grid_size, int | np.integer) and self.grid_size >= 2):
-            raise ValueError(f"grid_size={self.grid_size!r}; pass an integer >= 2.")
+        _check_grid(self.grid_size)
         r, k = int(self.rows), self.grid_size + 1
         self.alpha_bet = _rows(self.alpha_bet, "alpha_bet", r)
         if not ((self.alpha_bet > 0) & (self.alpha_bet < 1)).all():
@@ -231,20 +235,15 @@ class BettingStack:
         self.n = np.zeros(r, dtype=np.int64) if self.n is None else np.asarray(self.n, dtype=np.int64).reshape(r)
         for name in ("total", "sq_dev"):
             setattr(self, name, np.zeros(r) if getattr(self, name) is None else _rows(getattr(self, name), name, r))
-        for name in ("log_plus", "log_minus", "log_max"):
+        for name, width in (("log_plus", k), ("log_minus", k), ("log_max", k), ("log_seg_max", k - 1)):
             value = getattr(self, name)
-            if value is None:
-                setattr(self, name, np.zeros((r, k)))
-            elif np.size(value) != r * k:
-                raise ValueError(f"{name} has shape {np.shape(value)}; expected ({r}, {k}).")
-            else:
-                setattr(self, name, np.asarray(value, dtype=float).reshape(r, k))
-        if self.log_seg_max is None:  # a new sequence, or a state saved before segments were kept:
-            self.log_seg_max = self._seg_now(slice(None))  # start from the current value (valid, Ville at later times)
-        elif np.size(self.log_seg_max) != r * (k - 1):
-            raise ValueError(f"log_seg_max has shape {np.shape(self.log_seg_max)}; expected ({r}, {k - 1}).")
-        else:
-            self.log_seg_max = np.asarray(self.log_seg_max, dtype=float).reshape(r, k - 1)
+            if value is None and name == "log_seg_max":  # a new sequence, or a state saved before segments were
+                value = self._seg_now(slice(None))  # kept: start from the current value (valid, Ville at later times)
+            elif value is None:
+                value = np.zeros((r, k))
+            elif np.size(value) != r * width:
+                raise ValueError(f"{name} has shape {np.shape(value)}; expected ({r}, {width}).")
+            setattr(self, name, np.asarray(value, dtype=float).reshape(r, width))
 
     @property
     def grid(self) -> np.ndarray:
@@ -310,15 +309,8 @@ class BettingStack:
         idx = slice(None)
         lam = self._bet(idx, self.n + 1.0)[:, None]
         dev = x[:, None] - m
-        mean = self._mean(idx)
-        self._bet_on(
-            idx,
-            np.log1p(np.minimum(lam, cap_plus) * dev),
-            np.log1p(-np.minimum(lam, cap_minus) * dev),
-            np.ones(self.rows),
-            (x - mean) ** 2,
-            x,
-        )
+        plus, minus = np.log1p(np.minimum(lam, cap_plus) * dev), np.log1p(-np.minimum(lam, cap_minus) * dev)
+        self._bet_on(idx, plus, minus, np.ones(self.rows), (x - self._mean(idx)) ** 2, x)
 
     def _check_range(self, x: np.ndarray) -> None:
         if x.size and not (np.isfinite(x).all() and x.min() >= 0.0 and x.max() <= self.upper):
@@ -349,13 +341,8 @@ class BettingStack:
             raise ValueError(f"update_counts needs 0/1 observations (upper=1); this sequence has upper={self.upper!r}.")
         k_all, n_all = _rows(successes, "successes", self.rows), _rows(trials, "trials", self.rows)
         with np.errstate(invalid="ignore"):  # NaN and infinite counts fail the comparisons
-            ok = (
-                (0 <= k_all)
-                & (k_all <= n_all)
-                & (n_all < np.inf)
-                & (k_all == np.floor(k_all))
-                & (n_all == np.floor(n_all))
-            )
+            whole = (k_all == np.floor(k_all)) & (n_all == np.floor(n_all))
+            ok = (0 <= k_all) & (k_all <= n_all) & (n_all < np.inf) & whole
         if not ok.all():
             raise ValueError(
                 f"successes={successes!r}, trials={trials!r}; pass whole counts with 0 <= successes <= trials."
@@ -427,15 +414,10 @@ class BettingStack:
         nc, s1c, s2c = n[:, None], s1[:, None], s2[:, None]
         centred_sq = s2c - 2.0 * m * s1c + nc * m**2  # sum (x - m)^2 at every candidate
         lam_plus, lam_minus = np.minimum(lam, cap_plus), np.minimum(lam, cap_minus)
-        mean = self._mean(idx)
-        self._bet_on(
-            idx,
-            lam_plus * (s1c - nc * m) - _psi(lam_plus * m) * lam_plus**2 * centred_sq,
-            -lam_minus * (s1c - nc * m) - _psi(lam_minus * (self.upper - m)) * lam_minus**2 * centred_sq,
-            n,
-            np.maximum(s2 - 2.0 * mean * s1 + n * mean**2, 0.0),
-            s1,
-        )
+        mean, gain = self._mean(idx), s1c - nc * m
+        plus = lam_plus * gain - _psi(lam_plus * m) * lam_plus**2 * centred_sq
+        minus = -lam_minus * gain - _psi(lam_minus * (self.upper - m)) * lam_minus**2 * centred_sq
+        self._bet_on(idx, plus, minus, n, np.maximum(s2 - 2.0 * mean * s1 + n * mean**2, 0.0), s1)
 
     def intervals(self, alpha: Any = 0.05) -> tuple[np.ndarray, np.ndarray]:
         """Every row's sequence at level ``1 - alpha`` now (``alpha`` one level or one per row).
@@ -452,17 +434,6 @@ class BettingStack:
         lower, upper : ndarray of shape (rows,)
         """
         return _intervals(self.grid, self.log_seg_max, self.log_max, _rows(alpha, "alpha", self.rows), alpha)
-
-    def _check_same(self, other: BettingStack) -> None:
-        if (self.upper, self.grid_size) != (other.upper, other.grid_size) or not np.array_equal(
-            self.alpha_bet, other.alpha_bet
-        ):
-            mine = (self.upper, self.grid_size, self.alpha_bet.tolist())
-            theirs = (other.upper, other.grid_size, other.alpha_bet.tolist())
-            raise ValueError(
-                f"the two sequences differ in upper, grid_size or alpha_bet ({mine} vs {theirs}); only sequences "
-                "built with the same settings combine."
-            )
 
     def combined(self, other: BettingStack) -> BettingStack:
         """Row by row, one sequence from two run on independent rows (two workers): their wealths multiply.
@@ -487,20 +458,16 @@ class BettingStack:
         """
         if self.rows != other.rows:
             raise ValueError(f"the two stacks have {self.rows} and {other.rows} rows; combine stacks row by row.")
-        self._check_same(other)
+        mine, theirs = ((s.upper, s.grid_size, s.alpha_bet.tolist()) for s in (self, other))
+        if mine != theirs:
+            raise ValueError(
+                f"the two sequences differ in upper, grid_size or alpha_bet ({mine} vs {theirs}); only sequences "
+                "built with the same settings combine."
+            )
         plus, minus = self.log_plus + other.log_plus, self.log_minus + other.log_minus
-        return BettingStack(  # log_seg_max=None: restarts from the product's current value too
-            self.rows,
-            self.upper,
-            self.grid_size,
-            self.alpha_bet.copy(),
-            self.n + other.n,
-            self.total + other.total,
-            self.sq_dev + other.sq_dev,
-            plus,
-            minus,
-            _LOG_HALF + np.maximum(plus, minus),
-        )
+        sums = (getattr(self, name) + getattr(other, name) for name in ("n", "total", "sq_dev"))
+        top = _LOG_HALF + np.maximum(plus, minus)  # log_seg_max=None: restarts from the product's current value too
+        return BettingStack(self.rows, self.upper, self.grid_size, self.alpha_bet.copy(), *sums, plus, minus, top)
 
     def take(self, idx: Any) -> BettingStack:
         """A new stack of the rows ``idx`` (an index array), copied."""
@@ -603,13 +570,8 @@ def intervals_together(stacks: Sequence[BettingStack], alphas: Sequence[Any]) ->
     if len({(s.upper, s.grid_size) for s in stacks}) > 1:
         raise ValueError("the stacks differ in upper or grid_size; only stacks with the same grid are read together.")
     a = np.concatenate([_rows(al, "alpha", s.rows) for s, al in zip(stacks, alphas, strict=True)])
-    lo, hi = _intervals(
-        stacks[0].grid,
-        np.concatenate([s.log_seg_max for s in stacks]),
-        np.concatenate([s.log_max for s in stacks]),
-        a,
-        alphas,
-    )
+    seg, top = (np.concatenate([getattr(s, name) for s in stacks]) for name in ("log_seg_max", "log_max"))
+    lo, hi = _intervals(stacks[0].grid, seg, top, a, alphas)
     cuts = np.cumsum([s.rows for s in stacks])[:-1]
     return list(zip(np.split(lo, cuts), np.split(hi, cuts), strict=True))
 
@@ -688,14 +650,11 @@ def fixed_sample_interval(
     x = np.asarray(x, dtype=float).ravel()
     probe = BettingStack(upper=upper, grid_size=grid_size)  # validates upper and grid_size
     probe._check_range(x)
-    m = probe.grid
+    m, cap_plus, cap_minus = _grid_caps(float(upper), int(grid_size), _ONE_LOOK_TRUNCATION)
     if x.size == 0:
         return (0.0, float(upper))
     _, var = _past_mean_var(x, upper)
     lam = np.sqrt(2.0 * np.log(2.0 / alpha) / (x.size * var))
-    with np.errstate(divide="ignore"):
-        cap_plus = np.where(m > 0, _ONE_LOOK_TRUNCATION / m, np.inf)
-        cap_minus = np.where(m < upper, _ONE_LOOK_TRUNCATION / (upper - m), np.inf)
     log_plus, log_minus = np.zeros_like(m), np.zeros_like(m)
     for start in range(0, x.size, _BLOCK):
         xb, lb = x[start : start + _BLOCK, None], lam[start : start + _BLOCK, None]
@@ -810,20 +769,12 @@ def prediction_powered_interval(
     if len({v.size for v in arrays}) != 1:
         raise ValueError(f"num, den, num_proxy, den_proxy have lengths {[v.size for v in arrays]}; pass one per row.")
     eps = 1e-12
-    if not (
-        np.isfinite(np.concatenate(arrays)).all()
-        and (A >= -eps).all()
-        and (A <= B + eps).all()
-        and (B <= 1 + eps).all()
-        and (a >= -eps).all()
-        and (a <= b + eps).all()
-        and (b <= 1 + eps).all()
-    ):
+    ordered = ((0.0, A), (A, B), (B, 1.0), (0.0, a), (a, b), (b, 1.0))  # each pair: smaller <= larger, on every row
+    if not (np.isfinite(np.concatenate(arrays)).all() and all(np.all(x <= y + eps) for x, y in ordered)):
         raise ValueError("need 0 <= num <= den <= 1 and 0 <= num_proxy <= den_proxy <= 1 on every row.")
     if not (0 - eps <= num_mean <= den_mean + eps and den_mean <= 1 + eps):
         raise ValueError(f"num_mean={num_mean!r}, den_mean={den_mean!r}; need 0 <= num_mean <= den_mean <= 1.")
-    if not (isinstance(grid_size, int | np.integer) and grid_size >= 2):
-        raise ValueError(f"grid_size={grid_size!r}; pass an integer >= 2.")
+    _check_grid(grid_size)
     theta = np.linspace(0.0, 1.0, grid_size + 1)
     n = A.size
     if n == 0:
@@ -848,7 +799,7 @@ def prediction_powered_interval(
     # the segment the log-wealth is concave in theta.
     lp0, lp1, lm0, lm1 = (np.zeros(grid_size) for _ in range(4))
     # Every (row, grid point) quantity is computed once, by the same operations on the same
-    # numbers as the formulas of _pp_low, _pp_high and x (so the same floats): a segment's
+    # numbers as the formulas of low_i, high_i (the docstring's) and x (so the same floats): a segment's
     # ends are neighbouring grid points, the term kappa (num_mean - theta den_mean) is shared
     # by both bounds, products of a row's value and the grid are outer products (faster than
     # broadcasting an (n, 1) column), and buffers are reused.
@@ -860,7 +811,7 @@ def prediction_powered_interval(
         shared = np.multiply.outer(k, centred)  # kappa (num_mean - theta den_mean)
         ends = np.multiply.outer(k, one_minus)
         ends += theta
-        ends -= shared  # _pp_low at every grid point
+        ends -= shared  # low_i = theta + kappa (1 - theta) - kappa (num_mean - theta den_mean) at every grid point
         mu = None if m0 is None else m0[sl, None] + np.multiply.outer(m1[sl], theta)
         if mu is not None:  # x - mu lies in [-(low + mu), high - mu]; a bound below 0 makes theta impossible
             ends += mu
@@ -869,7 +820,7 @@ def prediction_powered_interval(
         low = np.maximum(ends[:, :-1], ends[:, 1:])
         ends = np.multiply.outer(k, theta, out=ends)
         ends += one_minus
-        ends += shared  # _pp_high at every grid point
+        ends += shared  # high_i = 1 - theta + kappa theta + kappa (num_mean - theta den_mean) at every grid point
         if mu is not None:
             ends -= mu
             impossible |= ((ends[:, :-1] < -1e-9) & (ends[:, 1:] < -1e-9)).any(0)
@@ -901,28 +852,22 @@ def _hull(grid: np.ndarray, open_segment: np.ndarray, badness: np.ndarray) -> tu
     return (float(grid[segs[0]]), float(grid[segs[-1] + 1]))
 
 
-def _pp_low(theta: np.ndarray, kappa: np.ndarray, num_mean: float, den_mean: float) -> np.ndarray:
-    """``-min x(theta)``: ``theta + kappa (1 - theta) - kappa (num_mean - theta den_mean)``."""
-    return theta + kappa * (1.0 - theta) - kappa * (num_mean - theta * den_mean)
-
-
-def _pp_high(theta: np.ndarray, kappa: np.ndarray, num_mean: float, den_mean: float) -> np.ndarray:
-    """``max x(theta)``: ``1 - theta + kappa theta + kappa (num_mean - theta den_mean)``."""
-    return 1.0 - theta + kappa * theta + kappa * (num_mean - theta * den_mean)
-
-
 def _pp_bets(
     A: np.ndarray, B: np.ndarray, a: np.ndarray, b: np.ndarray, num_mean: float, den_mean: float, alpha: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Predictable ``kappa_i`` and ``lambda_i`` of :func:`prediction_powered_interval`, from rows before ``i``."""
     n = A.size
     kappa, lam = np.empty(n), np.empty(n)
-    # running sums of the past rows, as plain floats: this loop is sequential (each bet reads
-    # the past estimate, which reads the past bets) and runs per rate, so it avoids numpy
-    # scalars and dictionaries; each sum is updated in the same order as the definition
-    sA = sB = sa = sb = sAa = sAb = sBa = sBb = saa = sab = sbb = su = sv = suu = suv = svv = 0.0
+    # sums of the past rows: those of the data are exclusive cumulative sums (added in row order,
+    # so the same floats as a running sum); those of u and v read the past bets, so this loop is
+    # sequential, and runs per rate: it keeps plain floats, not numpy scalars
+    data = np.stack([A, B, a, b, A * a, A * b, B * a, B * b, a * a, a * b, b * b], axis=1)
+    past = np.vstack([np.zeros((1, data.shape[1])), np.cumsum(data, axis=0)[:-1]])
+    su = sv = suu = suv = svv = 0.0
     log_term = 2.0 * np.log(2.0 / alpha)
-    for i, (Ai, Bi, ai, bi) in enumerate(zip(A.tolist(), B.tolist(), a.tolist(), b.tolist(), strict=True)):
+    for i, (Ai, Bi, ai, bi, sA, sB, sa, sb, sAa, sAb, sBa, sBb, saa, sab, sbb) in enumerate(
+        np.hstack([data[:, :4], past]).tolist()
+    ):
         k = float(i)  # rows before this one
         est = min(max((su + 0.5) / (sv + 1.0), 0.0), 1.0)  # past estimate of theta, prior 1/2
         if k >= 2:
@@ -936,17 +881,6 @@ def _pp_bets(
         var = (0.25 + max(xx, 0.0)) / (k + 1.0)
         kappa[i], lam[i] = kap, np.sqrt(log_term / (n * var))
         ui, vi = Ai - kap * (ai - num_mean), Bi - kap * (bi - den_mean)
-        sA += Ai
-        sB += Bi
-        sa += ai
-        sb += bi
-        sAa += Ai * ai
-        sAb += Ai * bi
-        sBa += Bi * ai
-        sBb += Bi * bi
-        saa += ai**2
-        sab += ai * bi
-        sbb += bi**2
         su += ui
         sv += vi
         suu += ui * ui

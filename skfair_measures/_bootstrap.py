@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -100,14 +100,13 @@ class BootstrapResult(ReplicatesResult):
         rate_counts: RateCounts | None = None,
     ) -> None:
         self.point, self.key, self.measure, self.value = point, point.key, point.measure, float(point.value)
-        self._draws, self.prob = np.asarray(draws, dtype=float), prob
-        n = None if groups is None else len(groups)
+        self._draws, self.prob, self._reason = np.asarray(draws, dtype=float), prob, point.reason
+        self.groups, n = groups, None if groups is None else len(groups)
 
         def floats(per_group: PerGroup | None, shape: Any) -> dict[str, np.ndarray] | None:
             return None if per_group is None else {k: np.asarray(v, float).reshape(shape) for k, v in per_group.items()}
 
         self.group_draws, self.group_values = floats(group_draws, (-1, n)), floats(group_values, n)
-        self.groups = groups
         self._joint = object() if joint is None else joint  # results sharing it share their replicates
         # rows (not weights) per group: the verdicts say when groups are too small for their level
         self._group_rows = None if group_rows is None else np.asarray(group_rows, dtype=float).reshape(n)
@@ -161,10 +160,6 @@ class BootstrapResult(ReplicatesResult):
     @property
     def counts(self) -> pd.Series | None:
         return self.point.counts
-
-    @property
-    def reason(self) -> str | None:
-        return self.point.reason
 
     def _replicate_cause(self) -> str | None:
         return _CAUSE
@@ -237,23 +232,18 @@ def _multinomial_counts(stats: ConfusionStats, n_boot: int, rng: np.random.Gener
     return dataclasses.replace(stats, counts=draws.reshape((n_boot, *stats.counts.shape)).astype(float))
 
 
-class _Resampler:
-    """Row multiplicities of stratified (by group) bootstrap replicates.
+def _stratified_rows(sample: GroupedSample, n_boot: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """The rows of each stratified (by group) bootstrap replicate, sorted.
 
     The rows are sorted by group once; each replicate then draws uniformly within
     each group's block of the sorted rows.
     """
-
-    def __init__(self, sample: GroupedSample) -> None:
-        self.order = np.argsort(sample.group_codes, kind="stable")
-        sorted_codes = sample.group_codes[self.order]
-        sizes = np.bincount(sample.group_codes, minlength=sample.n_groups)
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        self.start_of_row, self.size_of_row = starts[sorted_codes], sizes[sorted_codes]
-
-    def multiplicities(self, rng: np.random.Generator) -> np.ndarray:
-        picks = self.start_of_row + np.floor(rng.random(self.order.size) * self.size_of_row).astype(np.intp)
-        return np.bincount(self.order[picks], minlength=self.order.size).astype(float)
+    order = np.argsort(sample.group_codes, kind="stable")
+    sizes = np.bincount(sample.group_codes, minlength=sample.n_groups)
+    sorted_codes = sample.group_codes[order]
+    start, size = (np.cumsum(sizes) - sizes)[sorted_codes], sizes[sorted_codes]
+    for _ in range(n_boot):
+        yield np.sort(order[start + np.floor(rng.random(order.size) * size).astype(np.intp)])
 
 
 def _statistics_kind(measure: Measure) -> str | None:
@@ -544,13 +534,11 @@ def _recomputed(measures: list[Measure], samples: list[GroupedSample], n_boot: i
     The samples hold the same rows in the same groups (:func:`_same_rows`); each replicate
     draws the rows once, and every measure is evaluated on them.
     """
-    resampler, n_groups = _Resampler(samples[0]), samples[0].n_groups
     draws = np.empty((len(measures), n_boot))
-    per_group = [{b.name: np.empty((n_boot, n_groups)) for b in m.bases} for m in measures]
+    per_group = [{b.name: np.empty((n_boot, samples[0].n_groups)) for b in m.bases} for m in measures]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for b in range(n_boot):
-            rows = np.repeat(np.arange(samples[0].group_codes.size), resampler.multiplicities(rng).astype(np.intp))
+        for b, rows in enumerate(_stratified_rows(samples[0], n_boot, rng)):
             for j, (m, sample) in enumerate(zip(measures, samples, strict=True)):
                 replicate = sample.subset(rows, keep_classes=True)
                 draws[j, b] = m.evaluate_sample(replicate).value
@@ -576,10 +564,7 @@ class Replicates:
 def _group_values(measure: Measure, sample: GroupedSample) -> dict[str, np.ndarray]:
     """Every base metric of the measure in every group of the sample (the point estimate's own values)."""
     data, pos = prepared(sample, measure.inputs)
-    out = {}
-    for b in measure.bases:
-        out[b.name] = np.asarray(b.group_values(data, pos)[0], dtype=float)
-    return out
+    return {b.name: np.asarray(b.group_values(data, pos)[0], dtype=float) for b in measure.bases}
 
 
 def _result(rep: Replicates, prob: float, sample: GroupedSample, measure: Measure, joint: object) -> BootstrapResult:
@@ -692,9 +677,8 @@ def bootstraps(
     if not ms:
         raise ValueError("measures=[]; pass one or more measures (or registry keys).")
     rng = np.random.default_rng(random_state)
-    samples = [
-        m.validate(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight) for m in ms
-    ]
+    inputs = {"sensitive_features": sensitive_features, "sample_weight": sample_weight}
+    samples = [m.validate(y_true, y_pred, **inputs) for m in ms]
     _same_rows(ms, samples)
     if len(ms) == 1:
         reps = [_replicates(ms[0], samples[0], n_boot, rng)]

@@ -12,14 +12,13 @@ files with ``--time-column`` and a window ``--since``/``--until``), writes ``sex
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ._cli_contract import MISSING, OUTSIDE, writing
+from ._cli_contract import OUTSIDE, CLIError, mlflow_modules, read, writing
 
 __all__ = ["add_parser", "run"]
 
@@ -57,39 +56,22 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _plugin(error: Callable[..., Exception]) -> Any:
-    try:
-        # by name, as `skfair audit` does: the library never imports MLflow itself, only the plugin does
-        importlib.import_module("mlflow")
-        log_bias_audit = importlib.import_module("skfair_measures_mlflow").log_bias_audit
-    except ImportError as exc:
-        message = f"--mlflow-uri needs MLflow and skfair-measures-mlflow ({exc}); pip install them."
-        raise error(message, MISSING) from exc
-    return log_bias_audit
-
-
-def run(
-    args: argparse.Namespace,
-    *,
-    read: Callable[..., Any],
-    error: Callable[..., Exception],
-    flagged: Callable[[str], str],
-) -> int:
-    """Run ``skfair bias-audit`` (``read``, ``error`` and ``flagged`` come from :mod:`skfair_measures.cli`)."""
+def run(args: argparse.Namespace, *, flagged: Callable[[str], str]) -> int:
+    """Run ``skfair bias-audit`` (``flagged``: a library message said in flags, from :mod:`skfair_measures.cli`)."""
     from .audits import bias_audit, bias_audit_log
 
-    log = _plugin(error) if args.mlflow_uri else None  # fail before any work
+    log = mlflow_modules()[1].log_bias_audit if args.mlflow_uri else None  # fail before any work
     names = ("sex", "race_ethnicity", "selected", "score", "groups", "exclude_below", "prob", "unknown")
     kw = {k: getattr(args, k) for k in (*names, "distribution_date")} | {"source": args.source or Path(args.data).name}
     try:
         if args.time_column or Path(args.data).is_dir():
             audit = bias_audit_log(args.data, time=args.time_column, start=args.since, end=args.until, **kw)
         elif args.since or args.until:
-            raise error("--since and --until need --time-column: the column whose values make the window.")
+            raise CLIError("--since and --until need --time-column: the column whose values make the window.")
         else:
             audit = bias_audit(read(args.data, [c for c in (args.sex, args.race_ethnicity, args.groups) if c]), **kw)
     except (KeyError, ValueError, TypeError, FileNotFoundError) as exc:
-        raise error(flagged(str(exc.args[0] if exc.args else exc))) from None
+        raise CLIError(flagged(str(exc.args[0] if exc.args else exc))) from None
     with writing(args.out, "--out"):
         paths = audit.write(args.out)
     for name, t in audit.tables.items():
@@ -106,7 +88,7 @@ def run(
         if run_id is None:
             why = "; ".join(str(w.message) for w in caught) or "the tracking server failed"
             message = f"--mlflow-uri {args.mlflow_uri}: could not log the audit ({why}); the files are kept."
-            raise error(message, OUTSIDE)
+            raise CLIError(message, OUTSIDE)
         sys.stdout.write(f"logged to MLflow run {run_id}\n")
     below = any((t["verdict"] == "below").any() for t in audit.tables.values())
     return 1 if args.fail_on_below and below else 0

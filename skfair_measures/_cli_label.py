@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from typing import Any
+
+from ._cli_contract import CLIError, read
 
 __all__ = ["add_parser", "run"]
 
@@ -79,16 +80,11 @@ def _assessment(data: Any, args: argparse.Namespace) -> Any:
         pred,
         scores,
         sensitive_features=sensitive,
-        metric=args.metric,
-        task=args.task,
-        prior=args.prior,
-        strategy=args.strategy,
+        **{k: getattr(args, k) for k in ("metric", "task", "prior", "strategy", "m", "eps")},
         pos_label=_typed([args.pos_label], pred)[0],
         classes=_typed(args.classes, pred) if args.classes else None,
         y_true=y_true.where(label.notna(), None),
-        m=args.m,
         pair=tuple(_typed(args.pair, sensitive)) if args.pair else None,
-        eps=args.eps,
         random_state=args.seed,
     )
 
@@ -106,21 +102,17 @@ def _summary(aa: Any, args: argparse.Namespace) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(args: argparse.Namespace, *, read: Callable[..., Any], error: type[Exception]) -> int:
-    """Run ``skfair label-next``; errors become one line and exit status 2.
-
-    ``read`` and ``error`` are the ``skfair`` command's file reader and error class
-    (given by :mod:`skfair_measures.cli`, which imports this module).
-    """
+def run(args: argparse.Namespace) -> int:
+    """Run ``skfair label-next``; errors become one line and exit status 2."""
     if args.budget < 1:
-        raise error("--budget must be a positive integer.")
+        raise CLIError("--budget must be a positive integer.")
     data = read(args.file, args.sensitive)  # group columns as text, as in `skfair audit`
     try:
         aa = _assessment(data, args)
     except KeyError as exc:
-        raise error(exc.args[0] if exc.args else str(exc)) from exc
+        raise CLIError(exc.args[0] if exc.args else str(exc)) from exc
     except (ValueError, TypeError) as exc:
-        raise error(str(exc)) from exc
+        raise CLIError(str(exc)) from exc
     rows = aa.ask(args.budget)
     ids = data[args.id].to_numpy()[rows] if args.id else rows
     sys.stdout.write(f"rows to label next ({rows.size}{' (pool exhausted)' if rows.size < args.budget else ''}):\n")

@@ -16,11 +16,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ._cli_contract import reading, writing
+from ._cli_contract import CLIError, reading, writing
 from ._optional import require
 
 __all__ = ["add_parser", "run"]
@@ -63,27 +62,27 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _open_monitor(args: argparse.Namespace, error: Callable[[str], Exception]) -> Any:
+def _open_monitor(args: argparse.Namespace) -> Any:
     from .monitor import FairnessMonitor
 
     if args.alpha is not None:
-        raise error(f"--alpha is now --prob, the level: pass --prob {1 - args.alpha:g} (1 - ALPHA).")
+        raise CLIError(f"--alpha is now --prob, the level: pass --prob {1 - args.alpha:g} (1 - ALPHA).")
     if os.path.exists(args.state):
         with reading(args.state, "--state"):
             try:
                 return FairnessMonitor.load(args.state)
             except ValueError as exc:  # names the file and what is wrong with it
-                raise error(f"--state: {exc}") from None
+                raise CLIError(f"--state: {exc}") from None
     if not args.measures or args.eps is None:
-        raise error(f"--state {args.state} does not exist yet; pass --measures and --eps to start a monitor.")
+        raise CLIError(f"--state {args.state} does not exist yet; pass --measures and --eps to start a monitor.")
     window = int(args.window) if args.window.isdigit() else args.window
     try:
         return FairnessMonitor(args.measures, eps=args.eps, prob=args.prob, window=window)
     except (TypeError, ValueError, KeyError) as exc:
-        raise error(str(exc)) from None
+        raise CLIError(str(exc)) from None
 
 
-def _batches(args: argparse.Namespace, mon: Any, error: Callable[[str], Exception]) -> Any:
+def _batches(args: argparse.Namespace, mon: Any) -> Any:
     """``(name, time, relation)`` of every batch not done yet, in order."""
     duckdb = require("duckdb", "skfair monitor (it reads the batches with DuckDB)")
 
@@ -91,13 +90,13 @@ def _batches(args: argparse.Namespace, mon: Any, error: Callable[[str], Exceptio
     source = Path(args.source)
     if args.table:
         if args.time_column is None:
-            raise error("--table needs --time-column: a table is batched by the periods of a time column.")
+            raise CLIError("--table needs --time-column: a table is batched by the periods of a time column.")
         with reading(source):
             rel = duckdb.connect(str(source), read_only=True).table(args.table)
     elif source.is_dir():
         files = sorted(str(f) for f in source.glob("*.parquet"))
         if not files:
-            raise error(f"{args.source} holds no .parquet file.")
+            raise CLIError(f"{args.source} holds no .parquet file.")
         if args.time_column is None:
             for f in files:
                 if Path(f).name not in done:
@@ -108,17 +107,17 @@ def _batches(args: argparse.Namespace, mon: Any, error: Callable[[str], Exceptio
         with reading(args.source):
             rel = duckdb.read_parquet(files)
     else:
-        raise error(f"{args.source} is not a folder (for a DuckDB database, pass --table).")
+        raise CLIError(f"{args.source} is not a folder (for a DuckDB database, pass --table).")
     col = args.time_column
     if col not in rel.columns:
-        raise error(f"--time-column {col!r} is not a column; the columns are {rel.columns}.")
+        raise CLIError(f"--time-column {col!r} is not a column; the columns are {rel.columns}.")
     period = f"date_trunc('{args.every}', \"{col}\")"
     last = mon.meta.get("last_period")
     with reading(args.source):
         bounds = rel.aggregate(f"{period} AS p, count(*) AS n").order("p").fetchall()
     empty = sum(n for start, n in bounds if start is None)
     if empty and args.missing_time == "error":
-        raise error(
+        raise CLIError(
             f"--time-column {col}: {empty} of {sum(n for _, n in bounds)} rows have no time; fill them, or pass "
             "--missing-time skip to leave them out."
         )
@@ -146,16 +145,16 @@ def _line(step: int, name: str, status: Any) -> str:
     return f"{step:>5}  {name}  " + "  ".join(parts)
 
 
-def run(args: argparse.Namespace, *, error: Callable[[str], Exception]) -> int:
+def run(args: argparse.Namespace) -> int:
     """Run ``skfair monitor``."""
-    mon = _open_monitor(args, error)
+    mon = _open_monitor(args)
     n = 0
-    for name, start, rel in _batches(args, mon, error):
+    for name, start, rel in _batches(args, mon):
         with reading(name if start is None else args.source):  # a corrupt file fails here, in DuckDB
             try:
                 mon.update(args.prediction, sensitive_features=args.sensitive, y_true=args.label, data=rel, time=start)
             except (TypeError, ValueError, KeyError) as exc:
-                raise error(f"batch {name}: {exc}") from None
+                raise CLIError(f"batch {name}: {exc}") from None
         if start is None:
             name = Path(name).name
             mon.meta["done"].append(name)

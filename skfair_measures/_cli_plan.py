@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ._cli_contract import write_output
+from ._cli_contract import CLIError, read, write_output
 
 __all__ = ["add_parser", "run"]
 
@@ -91,7 +91,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _pairs(values: list[str], flag: str, groups: list[str], error: Callable[[str], Exception]) -> dict[str, float]:
+def _pairs(values: list[str], flag: str, groups: list[str]) -> dict[str, float]:
     """``GROUP=NUMBER`` pairs as a dict, every group of the file given once."""
     out: dict[str, float] = {}
     for item in values:
@@ -101,37 +101,37 @@ def _pairs(values: list[str], flag: str, groups: list[str], error: Callable[[str
         except ValueError:
             value = math.nan
         if not sep or not math.isfinite(value):
-            raise error(f"{flag} {item}: write GROUP=NUMBER, e.g. {flag} {groups[0]}=0.8")
+            raise CLIError(f"{flag} {item}: write GROUP=NUMBER, e.g. {flag} {groups[0]}=0.8")
         out[group] = value
     unknown, missing = sorted(set(out) - set(groups)), [g for g in groups if g not in out]
     if unknown or missing:
-        raise error(
+        raise CLIError(
             f"{flag} names the groups {sorted(out)}; the file's groups are {groups}: give one value per "
             "group of the file" + (f" (no group {unknown})" if unknown else "")
         )
     return out
 
 
-def _guess(args: argparse.Namespace, data: Any, measure: Any, error: Callable[[str], Exception]) -> dict[str, Any]:
+def _guess(args: argparse.Namespace, data: Any, measure: Any) -> dict[str, Any]:
     """The keywords of ``plan_labels`` that describe the guess: scores, or rates and sizes."""
     from .base import ratio_roles
 
+    for flag, column in (("--sensitive", args.sensitive), ("--score", args.score), ("--label", args.label)):
+        if column is not None and column not in data.columns:
+            raise CLIError(f"{flag} {column}: no such column in {args.file}; the columns are {list(data.columns)}")
     groups = data[args.sensitive]
     if groups.isna().any():  # what skfair audit refuses, the plan refuses: a row without a group is no group's
         rows = groups.index[groups.isna()]
-        raise error(
+        raise CLIError(
             f"--sensitive {args.sensitive}: {rows.size} row(s) of {args.file} have an empty group cell (the first "
             f"is data row {int(rows[0]) + 1}); fill them (e.g. 'unknown') or drop those rows"
         )
     if args.score is not None:
         if args.rates or args.denominator_share:
-            raise error(
+            raise CLIError(
                 "--score plans from the scores; --rates and --denominator-share are for a plan without "
                 "scores: pass one or the other"
             )
-        for flag, column in (("--score", args.score), ("--label", args.label)):
-            if column is not None and column not in data.columns:
-                raise error(f"{flag} {column}: no such column in {args.file}; the columns are {list(data.columns)}")
         return {
             "scores": data[args.score].to_numpy(dtype=float),
             "sensitive_features": groups.to_numpy(),
@@ -139,7 +139,7 @@ def _guess(args: argparse.Namespace, data: Any, measure: Any, error: Callable[[s
             "y_true": None if args.label is None else data[args.label].to_numpy(dtype=object),
         }
     if not args.rates:
-        raise error(
+        raise CLIError(
             "pass --score COL (a prediction-powered plan from the scores) or --rates GROUP=RATE ... "
             "(guessed rates per group; the group sizes are counted in the file)"
         )
@@ -147,7 +147,7 @@ def _guess(args: argparse.Namespace, data: Any, measure: Any, error: Callable[[s
     names = [str(g) for g in sizes.index]
     guess: dict[str, Any] = {
         "group_sizes": dict(zip(names, sizes.tolist(), strict=True)),
-        "rates": _pairs(args.rates, "--rates", names, error),
+        "rates": _pairs(args.rates, "--rates", names),
     }
     if args.denominator_share:
         share = args.denominator_share
@@ -155,11 +155,13 @@ def _guess(args: argparse.Namespace, data: Any, measure: Any, error: Callable[[s
             try:
                 guess["denominator_share"] = float(share[0])
             except ValueError:
-                raise error(f"--denominator-share {share[0]}: pass a number in (0, 1] or GROUP=SHARE pairs") from None
+                raise CLIError(
+                    f"--denominator-share {share[0]}: pass a number in (0, 1] or GROUP=SHARE pairs"
+                ) from None
         else:
-            guess["denominator_share"] = _pairs(share, "--denominator-share", names, error)
+            guess["denominator_share"] = _pairs(share, "--denominator-share", names)
     elif len(measure.bases) == 1 and not ratio_roles(measure.bases[0]).den.all():
-        raise error(
+        raise CLIError(
             f"--measure {args.measure}: its rate {measure.bases[0].name!r} counts only some rows in its "
             "denominator; pass --denominator-share, the guessed share of those rows (e.g. "
             "--denominator-share 0.3, or a=0.3 b=0.4)"
@@ -206,55 +208,39 @@ def _json(plan: Any) -> dict[str, Any]:
     return {"plan": groups, **attrs}
 
 
-def run(
-    args: argparse.Namespace, *, read: Callable[..., Any], error: type[Exception], flagged: Callable[[str], str]
-) -> int:
+def run(args: argparse.Namespace, *, flagged: Callable[[str], str]) -> int:
     """Run ``skfair plan``; errors become one line and exit status 2.
 
-    ``read``, ``error`` and ``flagged`` are the ``skfair`` command's file reader, error
-    class and translation of a library message into flags (given by
+    ``flagged`` is the ``skfair`` command's translation of a library message into flags (given by
     :mod:`skfair_measures.cli`, which imports this module).
     """
     if not args.eps > 0:
-        raise error(f"--eps {args.eps:g}: pass a positive tolerance, e.g. --eps 0.05")
+        raise CLIError(f"--eps {args.eps:g}: pass a positive tolerance, e.g. --eps 0.05")
     if args.alpha is not None:
-        raise error(f"--alpha is now --prob, the interval's probability content: pass --prob {1 - args.alpha:g}")
+        raise CLIError(f"--alpha is now --prob, the interval's probability content: pass --prob {1 - args.alpha:g}")
     for flag, value in (("--prob", args.prob), ("--power", args.power)):
         if not 0 < value < 1:
-            raise error(f"{flag} {value:g}: pass a probability strictly between 0 and 1")
+            raise CLIError(f"{flag} {value:g}: pass a probability strictly between 0 and 1")
     if args.n_sim < 10:
-        raise error(f"--n-sim {args.n_sim}: pass at least 10 simulated audits (the default is 200)")
+        raise CLIError(f"--n-sim {args.n_sim}: pass at least 10 simulated audits (the default is 200)")
     from .bayes import plan_labels
     from .registry import msr
 
     try:
         measure = msr(args.measure)
     except (KeyError, ValueError, TypeError) as exc:
-        raise error(
+        raise CLIError(
             f"--measure {args.measure}: {exc.args[0] if exc.args else exc}; `skfair measures` lists the keys"
         ) from exc
-    data = read(args.file, [args.sensitive])
-    if args.sensitive not in data.columns:
-        raise error(
-            f"--sensitive {args.sensitive}: no such column in {args.file}; the columns are {list(data.columns)}"
-        )
-    guess = _guess(args, data, measure, error)
+    guess = _guess(args, read(args.file, [args.sensitive]), measure)
     try:
-        plan = plan_labels(
-            measure,
-            eps=args.eps,
-            prob=args.prob,
-            power=args.power,
-            allocation=args.allocation,
-            n_sim=args.n_sim,
-            random_state=args.seed,
-            **guess,
-        )
+        options = {k: getattr(args, k) for k in ("eps", "prob", "power", "allocation", "n_sim")}
+        plan = plan_labels(measure, **options, random_state=args.seed, **guess)
     except (ValueError, TypeError) as exc:
         message = flagged(str(exc))
         for words, flags in _ADVICE.items():
             message = message.replace(words, flags)
-        raise error(message) from exc
+        raise CLIError(message) from exc
     sys.stdout.write(_text(plan))
     if args.json:
         write_output(args.json, "--json", json.dumps(_json(plan), indent=2))

@@ -150,29 +150,27 @@ def small_group_plan(
     small = sizes < min_group_size
     if not small.any():
         return None
-    keep = np.flatnonzero(~small)
-    lut = np.full(len(groups), -1, dtype=np.intp)
-    lut[keep] = np.arange(keep.size)
-    labels = groups.tolist()  # Python scalars: the message reads 7, not np.int64(7)
+    lut = np.where(small, -1, np.cumsum(~small) - 1)  # the kept groups' new codes, in their order
+
+    def named(mask: np.ndarray) -> str:
+        return name_groups(groups[mask].tolist(), sizes[mask])  # Python scalars: the message reads 7, not np.int64(7)
+
     absent = small & (sizes == 0)  # declared groups without rows: left out, never merged into an empty "other"
     pooled = small & ~absent if small_groups == "merge" else np.zeros_like(small)
     left_out = small & ~pooled
-    index = groups[keep]
+    index = groups[~small]
     parts = []
     if left_out.any():
-        named = name_groups([labels[i] for i in np.flatnonzero(left_out)], sizes[left_out])
-        parts.append(f"are left out, with their rows: {named}")
+        parts.append(f"are left out, with their rows: {named(left_out)}")
     if pooled.any():
         label = _other_label(groups)
-        lut[pooled] = keep.size
+        lut[pooled] = len(index)
         index = index.insert(len(index), label)  # placed last, with the groups' names
-        named = name_groups([labels[i] for i in np.flatnonzero(pooled)], sizes[pooled])
-        parts.append(f"are merged into {label!r} ({int(sizes[pooled].sum())} rows): {named}")
-    named = name_groups([labels[i] for i in np.flatnonzero(small)], sizes[small])
+        parts.append(f"are merged into {label!r} ({int(sizes[pooled].sum())} rows): {named(pooled)}")
     kept = lut >= 0
     if np.count_nonzero(np.bincount(lut[kept], weights=sizes[kept], minlength=len(index))) < 2:
         raise SingleGroupError(
-            f"{key}: fewer than two groups have at least min_group_size={min_group_size} rows (small: {named}); "
+            f"{key}: fewer than two groups have at least min_group_size={min_group_size} rows (small: {named(small)}); "
             "lower min_group_size, or merge rare levels first (skfair_measures.groups.merge_rare_levels)."
         )
     message = f"{key}: group(s) with fewer than min_group_size={min_group_size} rows {'; '.join(parts)}."
@@ -251,10 +249,8 @@ def small_groups_in_folds(sizes: pd.DataFrame, min_rows: int = SMALL_GROUP_ROWS)
     b    4
     dtype: int64
     """
-    present = sizes.where(sizes > 0)
-    fewest = present.min(axis=0)
-    small = fewest[fewest < min_rows].dropna()
-    return small.astype(np.int64)
+    fewest = sizes.where(sizes > 0).min(axis=0)
+    return fewest[fewest < min_rows].dropna().astype(np.int64)
 
 
 def _number(x: float) -> str:

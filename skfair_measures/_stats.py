@@ -263,9 +263,8 @@ class GroupedSample:
         """Number of samples (weighted, if weights were given) in each group (cached)."""
 
         def counts() -> pd.Series:
-            if self.sample_weight is None:
-                return pd.Series(self.group_sizes(), index=self.groups, name="count")
-            n = np.bincount(self.group_codes, weights=self.sample_weight, minlength=self.n_groups)
+            w = self.sample_weight
+            n = self.group_sizes() if w is None else np.bincount(self.group_codes, weights=w, minlength=self.n_groups)
             return pd.Series(n, index=self.groups, name="count")
 
         return self._cached("counts", counts).copy()
@@ -647,11 +646,8 @@ def restrict_small_groups(
     if plan is None:
         return sample
     codes = plan.codes(sample.group_codes)
-    if small_groups == "merge":
-        out = GroupedSample(sample.y_true, sample.y_pred, codes, plan.groups, sample.sample_weight, sample.labels)
-    else:
-        rows = codes >= 0
-        w = None if sample.sample_weight is None else sample.sample_weight[rows]
-        out = GroupedSample(sample.y_true[rows], sample.y_pred[rows], codes[rows], plan.groups, w, sample.labels)
+    if small_groups != "merge":  # their rows left out with them
+        sample, codes = sample.subset(codes >= 0), codes[codes >= 0]
+    out = GroupedSample(sample.y_true, sample.y_pred, codes, plan.groups, sample.sample_weight, sample.labels)
     plan.warn(stacklevel=4)  # the user's call, through the measure's validation
     return out

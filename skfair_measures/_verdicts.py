@@ -59,8 +59,6 @@ __all__ = ["COLUMNS", "VerdictFamily", "classify", "max_type_band", "verdict_tab
 #: The columns of every verdict table.
 COLUMNS = ["measure", "base", "group_a", "group_b", "estimate", "lower", "upper", "verdict"]
 
-#: What a result that takes part in verdicts draws from, by :attr:`VerdictFamily.source`.
-_SOURCES = ("posterior", "bootstrap")
 
 #: Below this many rows in its smallest group a bootstrap verdict table says (and warns once) that its
 #: family-wise level is not reached: measured with 10 groups x 5 rates (tests/test_verdicts.py, slow), the
@@ -166,13 +164,9 @@ def verdicts(results: Mapping[str, Any] | Iterable[Any], eps: float, prob: float
         )
     eps, prob = check_eps(eps), check_prob(prob)
     families = [_family_of(r) for r in items]
-    first = families[0]
-    if (
-        len({id(f.fit) for f in families}) > 1
-        or len({f.source for f in families}) > 1
-        or any(not f.groups.equals(first.groups) for f in families)
-        or len({d.shape[0] for f in families for d in f.draws.values()}) > 1
-    ):
+    first, n_draws = families[0], {d.shape[0] for f in families for d in f.draws.values()}
+    fits = {(id(f.fit), f.source) for f in families}
+    if len(fits) > 1 or len(n_draws) > 1 or any(not f.groups.equals(first.groups) for f in families):
         raise ValueError(
             "the results come from different fits; pass those of one bayes.posteriors(...) or "
             "sfm.bootstraps(...) call (their draws are joint)."
@@ -198,11 +192,9 @@ def verdicts(results: Mapping[str, Any] | Iterable[Any], eps: float, prob: float
     kinds = ("exceeds", "inconclusive", "undefined", "within")
     table.attrs["counts"] = {v: _distinct(table[table["verdict"] == v]) for v in kinds}
     tally = ", ".join(f"{n} {v}" for v, n in table.attrs["counts"].items() if n)
-    table.attrs["tally"] = f"over {table.attrs['family_size']} distinct differences: {tally}" + (
-        f"\n({len(table)} rows: measures that read one rate share its difference)"
-        if len(table) > _distinct(table)
-        else ""
-    )
+    shared = len(table) > _distinct(table)  # rows of measures that read one rate share its difference
+    rows_note = f"\n({len(table)} rows: measures that read one rate share its difference)" if shared else ""
+    table.attrs["tally"] = f"over {table.attrs['family_size']} distinct differences: {tally}{rows_note}"
     if caution is not None:
         table.attrs["caution"] = caution
     return table
@@ -245,9 +237,8 @@ def verdict_tables(results: Mapping[str, Any] | Iterable[Any], eps: float, prob:
     ['bootstrap']
     """
     eps, prob = check_eps(eps), check_prob(prob)
-    items = list(results.values()) if isinstance(results, Mapping) else list(results)
     fits: dict[tuple, list[Any]] = {}
-    for r in items:
+    for r in results.values() if isinstance(results, Mapping) else results:
         if not hasattr(r, "verdict_family"):  # no joint draws
             continue
         try:
@@ -285,16 +276,10 @@ def _band_rows(family: list, prob: float, source: str) -> tuple[np.ndarray, np.n
     lo, hi = np.full(len(family), np.nan), np.full(len(family), np.nan)
     lo[ok], hi[ok], c = max_type_band(diffs[:, ok], center[ok], prob)
     est = np.where(np.isfinite(center), center, np.nan)
+    band = f"{c:.3g} sd for every difference, holding {prob:g} of the"
     if source == "posterior":
-        how = (
-            f"max-type band over the draws: mean +- {c:.3g} sd for every difference, holding {prob:g} of the "
-            "joint posterior mass"
-        )
-    else:
-        how = (
-            f"max-type band over the bootstrap replicates: observed +- {c:.3g} sd for every difference, "
-            f"holding {prob:g} of the replicates jointly (asymptotic)"
-        )
+        return est, lo, hi, f"max-type band over the draws: mean +- {band} joint posterior mass"
+    how = f"max-type band over the bootstrap replicates: observed +- {band} replicates jointly (asymptotic)"
     return est, lo, hi, how
 
 

@@ -30,7 +30,7 @@ from sklearn.model_selection import StratifiedKFold, check_cv
 from sklearn.pipeline import Pipeline
 from sklearn.utils.multiclass import type_of_target
 
-from ._groups import encode_groups, resolve_sensitive
+from ._groups import _named_columns, encode_groups, resolve_sensitive
 from ._labels import binarize_labels
 from ._progress import progress_bar, progress_enabled
 from .engines import evaluate_measures
@@ -92,21 +92,6 @@ def _named_estimators(estimators: Any) -> dict[str, Any]:
         if not hasattr(est, "fit"):
             raise TypeError(f"estimator {name!r} ({type(est).__name__}) has no fit() method.")
     return named
-
-
-def _sensitive_frame(values: Any) -> pd.Series | pd.DataFrame:
-    """Return the sensitive features with a positional index and named columns."""
-    if isinstance(values, pd.Series):
-        name = values.name if values.name is not None else "sensitive_feature_0"
-        return values.reset_index(drop=True).rename(name)
-    if isinstance(values, pd.DataFrame):
-        return values.reset_index(drop=True)
-    if isinstance(values, Mapping):
-        return pd.DataFrame(dict(values))
-    arr = np.asarray(values, dtype=object)
-    if arr.ndim == 1:
-        return pd.Series(arr, name="sensitive_feature_0")
-    return pd.DataFrame(arr, columns=[f"sensitive_feature_{j}" for j in range(arr.shape[1])])
 
 
 def _take(obj: Any, idx: np.ndarray) -> Any:
@@ -812,8 +797,9 @@ def _sensitive_inputs(
     columns = None if sensitive is None else (list(sensitive) if isinstance(sensitive, list | tuple) else [sensitive])
     values = resolve_sensitive(sensitive_features, X=X, columns=columns, argument="sensitive_features")
     X_fit = X.drop(columns=columns) if columns is not None and drop_sensitive else X
-    A = _sensitive_frame(values)
-    return X_fit, A, (A.to_frame() if isinstance(A, pd.Series) else A)
+    # named columns (sensitive_feature_0, ... when unnamed) with a positional index; one column as a Series
+    frame = pd.DataFrame({name: pd.Series(col).reset_index(drop=True) for name, col in _named_columns(values)})
+    return X_fit, (frame.iloc[:, 0] if frame.shape[1] == 1 else frame), frame
 
 
 def _missing_groups(
@@ -835,15 +821,14 @@ def _missing_groups(
 
 
 def _run(tasks: list[Any], n_jobs: int | None, pre_dispatch: str | int, progress: bool | None) -> list[dict[str, Any]]:
-    if not progress_enabled(progress):
-        return Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch)(tasks)
-    try:
-        gen = Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch, return_as="generator")(tasks)
-        return list(progress_bar(gen, total=len(tasks), desc="benchmark", progress=True))
-    except ValueError as exc:  # backends without generator support
-        if "return_as" not in str(exc):
-            raise
-        return Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch)(tasks)
+    if progress_enabled(progress):
+        try:
+            gen = Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch, return_as="generator")(tasks)
+            return list(progress_bar(gen, total=len(tasks), desc="benchmark", progress=True))
+        except ValueError as exc:  # backends without generator support run as without a bar
+            if "return_as" not in str(exc):
+                raise
+    return Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch)(tasks)
 
 
 def _warn_small_groups(out: list[dict[str, Any]], small: pd.Series, keys: list[str], who: str) -> None:

@@ -22,9 +22,7 @@ there loses nothing.
 from __future__ import annotations
 
 import argparse
-import csv
 import functools
-import importlib
 import os
 import re
 import shlex
@@ -34,13 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from . import _cli_bias_audit, _cli_label, _cli_monitor, _cli_plan
-from ._cli_contract import EPILOG, MISSING, OUTSIDE, CLIError, reading, writing
-from ._optional import MissingDependencyError, require
+from ._cli_contract import _SEPARATORS, EPILOG, MISSING, OUTSIDE, CLIError, _cause, mlflow_modules, read, writing
+from ._optional import MissingDependencyError
 
 __all__ = ["main"]
-
-_READERS = {".csv": "csv", ".txt": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
-_COMPRESSED = (".gz", ".bz2", ".xz", ".zip", ".zst")
 
 #: Library argument names that differ from the flag's destination, and spellings
 #: that map to a flag without a value. Everything else comes from the parser.
@@ -306,103 +301,20 @@ def _flagged(message: str) -> str:
     return _ROLE.sub(role, _ARGUMENT.sub(argument, message))
 
 
-# -- reading the file -----------------------------------------------------------------
-def _format(path: Path) -> str:
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] in _COMPRESSED:
-        suffixes = suffixes[:-1]
-    kind = _READERS.get(suffixes[-1] if suffixes else "")
-    if kind is None:
-        raise CLIError(f"cannot tell the format of {path}: use a .csv, .tsv or .parquet file.")
-    return kind
-
-
-def _read_csv(path: Path, sep: str, text_columns: Sequence[str]) -> Any:
-    """Read a CSV; the sensitive and proxy columns as text, with only an empty cell missing.
-
-    pandas would read a zip-code column "01", "1", "02" as the integers 1, 1, 2 (two
-    groups instead of three) and a group literally named "NA" or "None" as missing.
-    Those columns are therefore read on their own with ``dtype=str`` and without
-    pandas' list of missing-value spellings; the other columns keep the defaults (an
-    empty or "NA" label marks an unlabeled row).
-    """
-    import pandas as pd
-
-    try:
-        header = pd.read_csv(path, sep=sep, nrows=0).columns
-    except pd.errors.EmptyDataError as exc:
-        raise CLIError(
-            f"{path} is empty: expected a header row naming the columns, then one row per prediction."
-        ) from exc
-    text = [c for c in dict.fromkeys(text_columns) if c in header]
-    data = pd.read_csv(path, sep=sep, usecols=lambda c: c not in text)
-    if text:
-        groups = pd.read_csv(path, sep=sep, usecols=text, dtype=str, keep_default_na=False, na_values=[""])
-        data = pd.concat([data, groups], axis=1)[list(header)]
-    return data
-
-
-#: Delimiters a CSV is sniffed for, and how many bytes of it are read to guess.
-_SEPARATORS = ",;\t|"
-_SNIFF_BYTES = 64 * 1024
-
-
-def _sniff_sep(path: Path, default: str) -> str:
-    """The delimiter of a CSV, guessed from its first lines (``default`` when no guess is consistent)."""
-    with path.open(encoding="utf-8", errors="replace", newline="") as f:
-        sample = f.read(_SNIFF_BYTES)
-    if len(sample) == _SNIFF_BYTES and "\n" in sample:
-        sample = sample[: sample.rindex("\n")]  # whole lines only
-    try:
-        return csv.Sniffer().sniff(sample, delimiters=_SEPARATORS).delimiter
-    except csv.Error:
-        return default
-
-
-def _read(path: str, text_columns: Sequence[str] = (), sep: str | None = None) -> Any:
-    """Read a CSV, TSV or Parquet file; a CSV's delimiter is ``sep``, or else sniffed."""
-    import pandas as pd
-
-    p = Path(path)
-    if not p.is_file():
-        raise CLIError(f"no such file: {path}")
-    kind = _format(p)
-    if sep is not None and len(sep.encode()) != 1 and sep != r"\t":
-        raise CLIError(f"--sep {shlex.quote(sep)}: pass one character, e.g. --sep ';' (or --sep '\\t' for a tab).")
-    if kind == "parquet":
-        require("pyarrow", f"reading the Parquet file {path}")
-    with reading(path):
-        if kind == "parquet":
-            data = pd.read_parquet(p)
-        else:
-            default = "\t" if kind == "tsv" else ","
-            delimiter = "\t" if sep == r"\t" else sep or _sniff_sep(p, default)
-            data = _read_csv(p, delimiter, text_columns)
-    if data.empty:
-        raise CLIError(f"{path} has a header ({', '.join(map(str, data.columns))}) but no rows.")
-    return data
-
-
 # -- skfair audit ---------------------------------------------------------------------
 #: Flags passed to :func:`skfair_measures.report.audit` as they are (the flag's destination is the argument's name).
 _AUDIT_ARGUMENTS = (
     "sensitive label prediction score measures threshold pos_label undefined posterior eps prob proxies proxy_metric "
     "proxy_mode proxy_boot boot"
 ).split()
-#: ``posterior_options`` of the audit: ``{option: flag destination}``.
-_POSTERIOR_OPTIONS = {
-    "prior": "prior",
-    "n_draws": "draws",
-    "chains": "chains",
-    "tune": "tune",
-    "target_accept": "target_accept",
-}
+#: ``posterior_options`` of the audit, by their library names (a flag's destination: ``_ALIASES.get(name, name)``).
+_POSTERIOR_OPTIONS = ("prior", "n_draws", "chains", "tune", "target_accept")
 
 
 def _run_audit(args: argparse.Namespace, data: Any) -> Any:
     from .report import audit
 
-    options = {k: getattr(args, a) for k, a in _POSTERIOR_OPTIONS.items()}
+    options = {k: getattr(args, _ALIASES.get(k, k)) for k in _POSTERIOR_OPTIONS}
     try:
         return audit(
             data,
@@ -429,21 +341,6 @@ def _one_column_hint(data: Any) -> str:
     return f" The file was read as one column: pass its delimiter with --sep (e.g. --sep {example})."
 
 
-def _mlflow_modules() -> tuple[Any, Any]:
-    """Import MLflow and the plugin, or fail with the install hint (before any work)."""
-    try:
-        # the plugin first: it is light (its names load lazily), MLflow takes seconds
-        plugin = importlib.import_module("skfair_measures_mlflow")
-        mlflow = importlib.import_module("mlflow")
-    except ImportError as exc:
-        raise CLIError(
-            f"--mlflow-uri needs MLflow and the skfair-measures-mlflow plugin ({exc}); install "
-            "them with `pip install skfair-measures-mlflow`.",
-            MISSING,
-        ) from exc
-    return mlflow, plugin
-
-
 def _bound_mlflow_requests(timeout: float) -> None:
     """One request of at most ``timeout`` seconds, no retries (a user's own settings win)."""
     if timeout <= 0:
@@ -453,7 +350,7 @@ def _bound_mlflow_requests(timeout: float) -> None:
 
 
 def _log_mlflow(report: Any, args: argparse.Namespace, html_path: Path | None) -> str:
-    mlflow, skfair_measures_mlflow = _mlflow_modules()
+    mlflow, skfair_measures_mlflow = mlflow_modules()
     _bound_mlflow_requests(args.mlflow_timeout)
     mlflow.set_tracking_uri(args.mlflow_uri)
     if args.mlflow_experiment:
@@ -483,10 +380,8 @@ def _one_line(exc: BaseException) -> str:
     while (inner := exc.__cause__ or exc.__context__) is not None and id(inner) not in seen:
         seen.add(id(inner))
         exc = inner
-    text = " ".join(str(exc).split())
-    if len(text) > 200:
-        text = text[:197] + "..."
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    text, name = _cause(exc), type(exc).__name__
+    return text if text == name else f"{name}: {text}"
 
 
 def _audit(args: argparse.Namespace) -> int:
@@ -495,8 +390,8 @@ def _audit(args: argparse.Namespace) -> int:
     if args.sensitive is None and args.proxies is None:
         raise CLIError("name the sensitive column(s) with --sensitive (or give --proxies).")
     if args.mlflow_uri:
-        _mlflow_modules()  # fail before any work if the plugin is missing
-    data = _read(args.file, [*(args.sensitive or ()), *(args.proxies or ())], args.sep)
+        mlflow_modules()  # fail before any work if the plugin is missing
+    data = read(args.file, [*(args.sensitive or ()), *(args.proxies or ())], args.sep)
     report = _run_audit(args, data)
     report.notes = [_flagged(n) for n in report.notes]
     if not args.quiet:
@@ -546,13 +441,10 @@ def _measures(args: argparse.Namespace) -> int:
 _COMMANDS: dict[str, tuple[Callable[[Any], None], Callable[[argparse.Namespace], int]]] = {
     "audit": (_add_audit_parser, _audit),
     "measures": (_add_measures_parser, _measures),
-    "label-next": (_cli_label.add_parser, functools.partial(_cli_label.run, read=_read, error=CLIError)),
-    "monitor": (_cli_monitor.add_parser, functools.partial(_cli_monitor.run, error=CLIError)),
-    "plan": (_cli_plan.add_parser, functools.partial(_cli_plan.run, read=_read, error=CLIError, flagged=_flagged)),
-    "bias-audit": (
-        _cli_bias_audit.add_parser,
-        functools.partial(_cli_bias_audit.run, read=_read, error=CLIError, flagged=_flagged),
-    ),
+    "label-next": (_cli_label.add_parser, _cli_label.run),
+    "monitor": (_cli_monitor.add_parser, _cli_monitor.run),
+    "plan": (_cli_plan.add_parser, functools.partial(_cli_plan.run, flagged=_flagged)),
+    "bias-audit": (_cli_bias_audit.add_parser, functools.partial(_cli_bias_audit.run, flagged=_flagged)),
 }
 
 

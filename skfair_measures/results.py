@@ -186,25 +186,17 @@ class Result:
         out: dict[str, Any] = {"key": self.key, "kind": self.kind, "value": plain(self.value)}
         if self.reason is not None:
             out["reason"] = self.reason
-        index = _index_of(self.by_group, self.counts)
-        if index is not None:
-            out.update(group_table(index))
-        out["by_group"] = _aligned(self.by_group)
-        out["counts"] = _aligned(self.counts)
+        by_group, counts = self.by_group, self.counts
+        frame = counts if by_group is None else by_group  # the groups' index
+        if frame is not None:
+            out.update(group_table(frame.index))
+        out["by_group"], out["counts"] = _aligned(by_group), _aligned(counts)
         if self.measure is not None:
-            out["minimize"] = self.measure.minimize
-            out["ideal"] = self.measure.ideal
+            out.update(minimize=self.measure.minimize, ideal=self.measure.ideal)
         return out
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(key={self.key!r}, value={self.value!r})"
-
-
-def _index_of(*objs: pd.Series | pd.DataFrame | None) -> pd.Index | None:
-    for obj in objs:
-        if obj is not None:
-            return obj.index
-    return None
 
 
 class MeasureResult(Result):
@@ -304,9 +296,7 @@ class MeasureResult(Result):
         Empty for exact values. A distribution distance of an engine's binned predictions
         holds ``binned``, ``bins``, ``bin_width``, ``error_bound`` and ``approximation``.
         """
-        if "_attrs" not in self.__dict__:
-            self._attrs: dict[str, Any] = {}
-        return self._attrs
+        return self.__dict__.setdefault("_attrs", {})
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
@@ -314,7 +304,7 @@ class MeasureResult(Result):
         out["overall"] = _aligned(overall) if isinstance(overall, pd.Series) else plain(overall)
         out["undefined_groups"] = [plain(g) for g in self.undefined_groups]
         if self.__dict__.get("_attrs"):
-            out["attrs"] = {k: plain(v) for k, v in self._attrs.items()}
+            out["attrs"] = {k: plain(v) for k, v in self.attrs.items()}
         return out
 
 

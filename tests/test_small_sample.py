@@ -40,6 +40,15 @@ def test_the_uncorrected_wilson_interval_would_miss_and_the_corrected_one_does_n
     assert wilson(0, 0, 0.05) == (0.0, 1.0)
 
 
+@pytest.mark.parametrize("n", [1, 5, 20, 57])
+@pytest.mark.parametrize("alpha", [0.01, 0.05, 0.2])
+def test_wilson_on_whole_counts_is_scipys_continuity_corrected_wilson(n, alpha):
+    """Kept vectorised for many groups and Kish's fractional counts; on whole counts it is scipy's ``wilsoncc``."""
+    lo, hi = wilson(np.arange(n + 1), n, alpha)
+    ref = [tuple(stats.binomtest(k, n).proportion_ci(1 - alpha, method="wilsoncc")) for k in range(n + 1)]
+    np.testing.assert_allclose(np.c_[lo, hi], np.array(ref, dtype=float), rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("key", ["fairness.cv", "fairness.dp_ratio"])
 def test_seeded_bootstrap_of_a_20_row_group_against_2000_rows_covers(key):
     """What sfm.bootstrap reports (the percentile interval covered 62.6% here): 150 seeded draws."""

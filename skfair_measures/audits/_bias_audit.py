@@ -49,6 +49,7 @@ from scipy import stats
 
 from .._files import write_atomically
 from .._optional import require
+from ..results import check_prob
 from ..uncertainty import Estimate, summarize
 from ..uncertainty._proportions import koopman_bound
 
@@ -346,8 +347,7 @@ def bias_audit(
         if not hasattr(frame, "to_pandas"):
             raise TypeError(f"frame must be a pandas DataFrame (or have .to_pandas()); got {type(frame).__name__}.")
         frame = frame.to_pandas()
-    if not (isinstance(prob, float | int) and 0 < prob < 1):
-        raise ValueError(f"prob={prob!r}; pass a level strictly between 0 and 1, e.g. 0.95.")
+    prob = check_prob(prob)
     if exclude_below is not None and not 0 <= exclude_below <= MAX_EXCLUDE:
         raise ValueError(
             f"exclude_below={exclude_below!r}; the rule lets an auditor exclude only categories under 2% of the "
@@ -360,7 +360,7 @@ def bias_audit(
             f"sex={sex!r} and race_ethnicity={race_ethnicity!r} name the same column; the rule's intersectional "
             "table crosses two attributes: pass the sex column and the race/ethnicity column."
         )
-    kw = {"selected": selected, "score": score, "exclude_below": exclude_below or 0.0, "prob": float(prob)}
+    kw = {"selected": selected, "score": score, "exclude_below": exclude_below or 0.0, "prob": prob}
     sex_c = _categories(_column(frame, "sex", sex), unknown)
     race_c = _categories(_column(frame, "race_ethnicity", race_ethnicity), unknown)
     summary: dict[str, Any] = {
@@ -370,7 +370,7 @@ def bias_audit(
         "rate": "selection rate" if selected is not None else "scoring rate",
         "threshold": THRESHOLD,
         "exclude_below": exclude_below,
-        "prob": float(prob),
+        "prob": prob,
         "construction": CONSTRUCTION,
     }
     if groups is None:
@@ -390,7 +390,7 @@ def bias_audit(
         summary["rows"] = len(frame)
         summary["unknown"] = {t: sum(p[1]["unknown"][t] for p in parts.values()) for t in TABLES}
         summary["excluded"] = {t: [f"{g}: {c}" for g, p in parts.items() for c in p[1]["excluded"][t]] for t in TABLES}
-    audit = BiasAudit(tables, summary, float(prob), estimates)
+    audit = BiasAudit(tables, summary, prob, estimates)
     summary["verdicts"] = audit.verdict_counts()
     return audit
 

@@ -3,7 +3,8 @@
 Every loader reads one or two gzip-compressed files from the ``data/`` folder next to this module
 (through :mod:`importlib.resources`, so it also works from a zipped install) and never touches the
 network. The shipped files keep the original records; all cleaning happens here, in code, so it can
-be read and reviewed. Provenance, licences and checksums are in ``data/README.md``.
+be read and reviewed (German credit's code-to-label table is the small ``data/german_codes.csv``).
+Provenance, licences and checksums are in ``data/README.md``.
 """
 
 from __future__ import annotations
@@ -231,80 +232,18 @@ def load_compas(*, return_X_y_A: bool = False) -> Bunch | XYA:
 # German credit
 # ---------------------------------------------------------------------------------------------
 
-# attribute name -> {UCI code: label}; None for numeric attributes. Labels paraphrase german.doc.
-_GERMAN_ATTRIBUTES: dict[str, dict[str, str] | None] = {
-    "checking_status": {
-        "A11": "< 0 DM",
-        "A12": "0 to < 200 DM",
-        "A13": ">= 200 DM or salary assigned",
-        "A14": "no checking account",
-    },
-    "duration": None,
-    "credit_history": {
-        "A30": "no credits / all paid back duly",
-        "A31": "all credits at this bank paid back duly",
-        "A32": "existing credits paid back duly so far",
-        "A33": "delay in paying off in the past",
-        "A34": "critical account / credits elsewhere",
-    },
-    "purpose": {
-        "A40": "car (new)",
-        "A41": "car (used)",
-        "A42": "furniture/equipment",
-        "A43": "radio/television",
-        "A44": "domestic appliances",
-        "A45": "repairs",
-        "A46": "education",
-        "A47": "vacation",
-        "A48": "retraining",
-        "A49": "business",
-        "A410": "others",
-    },
-    "credit_amount": None,
-    "savings": {
-        "A61": "< 100 DM",
-        "A62": "100 to < 500 DM",
-        "A63": "500 to < 1000 DM",
-        "A64": ">= 1000 DM",
-        "A65": "unknown / no savings account",
-    },
-    "employment_since": {
-        "A71": "unemployed",
-        "A72": "< 1 year",
-        "A73": "1 to < 4 years",
-        "A74": "4 to < 7 years",
-        "A75": ">= 7 years",
-    },
-    "installment_rate": None,
-    "personal_status": {
-        "A91": "male: divorced/separated",
-        "A92": "female: divorced/separated/married",
-        "A93": "male: single",
-        "A94": "male: married/widowed",
-        "A95": "female: single",
-    },
-    "other_debtors": {"A101": "none", "A102": "co-applicant", "A103": "guarantor"},
-    "residence_since": None,
-    "property": {
-        "A121": "real estate",
-        "A122": "building society savings / life insurance",
-        "A123": "car or other",
-        "A124": "unknown / no property",
-    },
-    "age": None,
-    "other_installment_plans": {"A141": "bank", "A142": "stores", "A143": "none"},
-    "housing": {"A151": "rent", "A152": "own", "A153": "for free"},
-    "existing_credits": None,
-    "job": {
-        "A171": "unemployed / unskilled non-resident",
-        "A172": "unskilled resident",
-        "A173": "skilled employee / official",
-        "A174": "management / self-employed / highly qualified",
-    },
-    "num_dependents": None,
-    "telephone": {"A191": "none", "A192": "yes"},
-    "foreign_worker": {"A201": "yes", "A202": "no"},
-}
+
+def _german_codes() -> dict[str, dict[str, str] | None]:
+    """Attribute name -> ``{UCI code: label}`` in german.data's column order; None for a numeric attribute.
+
+    The table is the packaged ``data/german_codes.csv`` (labels paraphrasing UCI's german.doc).
+    """
+    with _data_file("german_codes.csv").open("rb") as fh:
+        rows = pd.read_csv(fh, dtype=str, keep_default_na=False)
+    by = rows.groupby("attribute", sort=False)
+    return {a: dict(zip(g["code"], g["label"], strict=True)) if g["code"].iat[0] else None for a, g in by}
+
+
 _GERMAN_SEX = {"A91": "male", "A92": "female", "A93": "male", "A94": "male", "A95": "female"}
 _GERMAN_YOUNG_MAX_AGE = 25
 
@@ -359,11 +298,11 @@ def load_german(*, return_X_y_A: bool = False) -> Bunch | XYA:
     female    105  205
     male       85  605
     """
-    names = [*_GERMAN_ATTRIBUTES, "credit"]
-    raw = _read_gz_csv("german.data.gz", sep=" ", header=None, names=names)
+    attributes = _german_codes()
+    raw = _read_gz_csv("german.data.gz", sep=" ", header=None, names=[*attributes, "credit"])
 
     data = pd.DataFrame(index=raw.index)
-    for name, codes in _GERMAN_ATTRIBUTES.items():
+    for name, codes in attributes.items():
         if codes is None:
             data[name] = raw[name].astype("int64")
         else:

@@ -128,13 +128,9 @@ def mapped_interval(
     >>> lo, round(hi, 2)
     (0.0, 0.06)
     """
-    leaves = measure.leaves()
-    aggregate = getattr(measure, "aggregate", None)
-    if measure.minimize is None or (
-        measure.children and not (leaves == list(measure.children) and isinstance(aggregate, str))
-    ):
-        return None
-    if any(getattr(leaf, "operation", None) is None for leaf in leaves):
+    leaves, aggregate = measure.leaves(), getattr(measure, "aggregate", None)
+    flat = not measure.children or (leaves == list(measure.children) and isinstance(aggregate, str))
+    if measure.minimize is None or not flat or any(getattr(leaf, "operation", None) is None for leaf in leaves):
         return None
     pairs = list(combinations(range(len(groups)), 2))
     columns, centers = [], []
@@ -155,9 +151,8 @@ def mapped_interval(
         if leaf.operation.name in _PAIRWISE:
             reduce = _PAIRWISE[leaf.operation.name]
             nearest = np.where((low <= 0) & (high >= 0), 0.0, np.minimum(np.abs(low), np.abs(high)))
-            parts.append(
-                (float(reduce(nearest)) if pairs else 0.0, float(reduce(np.maximum(-low, high))) if pairs else 0.0)
-            )
+            far = np.maximum(-low, high)
+            parts.append((float(reduce(nearest)), float(reduce(far))) if pairs else (0.0, 0.0))
             continue
         try:
             parts.append(leaf.bounds_from_group_values({leaf.base.name: low}, {leaf.base.name: high}, groups=groups))

@@ -241,8 +241,7 @@ class Estimate(Result):
         """
         prob, eps = self.prob if prob is None else check_prob(prob), DEFAULT_EPS if eps is None else check_eps(eps)
         try:
-            lo, hi = self.interval(prob)
-            missing = None
+            (lo, hi), missing = self.interval(prob), None
         except NoIntervalError as error:  # a result built without replicates: the value, and why no interval
             (lo, hi), missing = (_NAN, _NAN), str(error)
         note = "; ".join(p for p in (missing, self.note(prob) if missing is None else self.reason) if p)
