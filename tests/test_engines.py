@@ -229,9 +229,9 @@ def test_one_engine_pass_per_distinct_need(monkeypatch):
     calls = []
     real = _compute._engine_table
 
-    def spy(data, frame, cols, kind, threshold):
+    def spy(frame, cols, kind, threshold):
         calls.append((kind, threshold))
-        return real(data, frame, cols, kind, threshold)
+        return real(frame, cols, kind, threshold)
 
     monkeypatch.setattr(_compute, "_engine_table", spy)
     ms = [

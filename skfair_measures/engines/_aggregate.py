@@ -17,7 +17,6 @@ the same rows give the same counts.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import narwhals as nw
 import numpy as np
@@ -27,13 +26,14 @@ from .._counts import ConfusionStats, ErrorStats
 from .._groups import encode_groups
 from .._labels import binarize_labels, check_labels
 from .._stats import GroupedSample
+from ..measures import MeasureInputs
 from ._frames import Columns, collect, engine_name
 
 __all__ = [
-    "confusion_stats",
+    "check_types",
     "confusion_table",
-    "error_stats",
     "error_table",
+    "local_stats",
     "group_sizes",
     "binning_bounds",
     "value_sample",
@@ -65,17 +65,33 @@ _ENGINE_FAILED = (
 )
 
 
-def _require_numeric(frame: nw.LazyFrame, argument: str, column: str, why: str) -> None:
-    dtype = frame.collect_schema()[column]
-    if not dtype.is_numeric():
-        raise TypeError(_NOT_NUMERIC.format(argument=argument, column=column, dtype=dtype, why=why))
+#: Why a ``kind`` pass needs a numeric prediction (and, for errors, target); weights are always summed.
+_WHY_NUMERIC = {
+    "confusion": "a threshold is applied to its scores",
+    "errors": "a regression measure subtracts it",
+    "scores": "posteriors read its scores",
+    "values": "distribution distances compare its values",
+}
 
 
-def _weight_columns(frame: nw.LazyFrame, cols: Columns) -> list[nw.Expr]:
+def check_types(frame: nw.LazyFrame, cols: Columns, kind: str, threshold: float | None = None) -> None:
+    """Refuse, naming the argument, a non-numeric column that a ``kind`` pass computes with.
+
+    The prediction of a confusion pass is numeric only with a ``threshold`` (else it holds labels).
+    """
+    named = [("target", _WHY_NUMERIC[kind])] if kind == "errors" else []
+    named += [("prediction", _WHY_NUMERIC[kind])] if kind != "confusion" or threshold is not None else []
+    schema = frame.collect_schema()
+    for argument, why in [*named, ("sample_weight", "weights are summed")]:
+        column = getattr(cols, argument)
+        if column is not None and not schema[column].is_numeric():
+            raise TypeError(_NOT_NUMERIC.format(argument=argument, column=column, dtype=schema[column], why=why))
+
+
+def _weight_columns(cols: Columns) -> list[nw.Expr]:
     """The weight (1 when unweighted) and a 0/1 flag for a missing, negative or infinite weight."""
     if cols.sample_weight is None:
         return [nw.lit(1.0).alias(_W), nw.lit(0).alias(_BAD_W)]
-    _require_numeric(frame, "sample_weight", cols.sample_weight, "weights are summed")
     w = nw.col(cols.sample_weight).cast(nw.Float64)
     bad = (~(w.is_finite() & (w >= 0))).fill_null(True)
     return [w.fill_null(0.0).alias(_W), bad.cast(nw.Int64).alias(_BAD_W)]
@@ -112,7 +128,7 @@ def grouped_pass(
     """
     sens = [f"__sfm_s{i}" for i in range(len(cols.sensitive))]
     renamed = [nw.col(c).alias(s) for c, s in zip(cols.sensitive, sens, strict=True)]
-    query = frame.select(*renamed, *select, *_weight_columns(frame, cols))
+    query = frame.select(*renamed, *select, *_weight_columns(cols))
     query = query.with_columns(*derived) if derived else query
     query = query.group_by(*sens, *keys, drop_null_keys=False).agg(nw.len().alias(_N), *aggs)
     return _run(query, frame, cols).rename(columns=dict(zip(sens, cols.sensitive, strict=True)))
@@ -125,7 +141,8 @@ def confusion_table(
 
     With ``threshold``, the prediction column holds scores and the predicted label
     ``score >= threshold`` is computed in the engine. With ``squares``, also the sum of
-    the squared weights per cell (the weighted Poisson bootstrap's second moment).
+    the squared weights per cell (the weighted Poisson bootstrap's second moment). The
+    column types are checked by the caller (:func:`check_types`), as for :func:`error_table`.
 
     Returns
     -------
@@ -135,7 +152,6 @@ def confusion_table(
     """
     pred, bad_score = nw.col(cols.prediction), nw.lit(0)
     if threshold is not None:
-        _require_numeric(frame, "prediction", cols.prediction, "a threshold is applied to its scores")
         bad_score = (~pred.is_between(0.0, 1.0)).fill_null(True).cast(nw.Int64)
         pred = pred >= threshold
     select = [nw.col(cols.target).alias(_T), pred.alias(_P), bad_score.alias(_BAD_SCORE)]
@@ -146,8 +162,6 @@ def confusion_table(
 
 def error_table(frame: nw.LazyFrame, cols: Columns) -> pd.DataFrame:
     """Run one grouped sum in the engine: per group the weight and the error sums (``y_pred - y_true``)."""
-    for argument, column in (("target", cols.target), ("prediction", cols.prediction)):
-        _require_numeric(frame, argument, column, "a regression measure subtracts it")
     err = nw.col(cols.prediction).cast(nw.Float64) - nw.col(cols.target).cast(nw.Float64)
     e, w = nw.col("__sfm_e"), nw.col(_W)
     derived = [(w * e.abs()).alias("__sfm_ae"), (w * e * e).alias("__sfm_se")]
@@ -170,7 +184,7 @@ def value_table(
     ``bins``, each prediction is replaced by the centre of its equal-width bin over
     the observed range (width returned); without, the call is refused.
     """
-    _require_numeric(frame, "prediction", cols.prediction, "distribution distances compare its values")
+    check_types(frame, cols, "values")
     pred = nw.col(cols.prediction).cast(nw.Float64)
     summary = _run(frame.select(pred.n_unique().alias(_N), pred.min().alias("lo"), pred.max().alias("hi")), frame, cols)
     n_values, width = int(summary[_N].iloc[0]), None
@@ -204,18 +218,14 @@ def binning_bounds(sample: GroupedSample, width: float) -> dict[str, float]:
     return {"ks": float(share.max(initial=0.0)), "wasserstein": float(width)}
 
 
-def value_sample(
-    table: pd.DataFrame, cols: Columns, *, groups: pd.Index | None = None, compare: bool = True
-) -> GroupedSample:
+def value_sample(table: pd.DataFrame, cols: Columns, inputs: MeasureInputs) -> GroupedSample:
     """A :func:`value_table` as the core's sample: one row per (group, value), weighing its summed weight.
 
     Distribution distances fold rows into weighted (group, value) atoms, so this sample
     gives the same distances as the rows themselves; a weighted sample keeps the rows
     of each group, so a group whose weights are all 0 is told apart from an absent one.
     """
-    _refuse_bad_rows(table, cols)
-    codes, index = _group_codes(table, cols, groups, compare)
-    weights = table[_SUM_W if cols.sample_weight is not None else _N].to_numpy(dtype=float)
+    codes, index, weights = _checked(table, cols, inputs)
     values = table[_P].to_numpy(dtype=float)
     sample = GroupedSample(np.zeros(values.size), values, codes, index, weights)
     sample._cache["sizes"] = _row_counts(table, codes, index).astype(np.int64)
@@ -246,23 +256,17 @@ _BAD_FLAGS = (
 def _refuse_bad_rows(table: pd.DataFrame, cols: Columns) -> None:
     """Raise, naming the column, if the engine counted rows that would make a number wrong."""
 
-    def refuse_missing(argument: str, flag: str, column: str, fix: str) -> None:
-        if flag in table and table[flag].isna().any():
-            n = int(table.loc[table[flag].isna(), _N].sum())
-            raise ValueError(
-                _BAD_ROWS.format(argument=argument, column=column, n=n, what="missing (null/NaN)", fix=fix)
-            )
+    def missing(column: str) -> int:  # rows whose key column is null in the small table
+        return int(table.loc[table[column].isna(), _N].sum()) if column in table else 0
 
-    for column in cols.sensitive:
-        refuse_missing("sensitive", column, column, _NO_GROUP)
-    for flag, argument, what, fix in _BAD_FLAGS:
-        if flag in table and table[flag].sum() > 0:
-            column = cols.sample_weight if argument == "sample_weight" else cols.prediction
-            raise ValueError(
-                _BAD_ROWS.format(argument=argument, column=column, n=int(table[flag].sum()), what=what, fix=fix)
-            )
-    refuse_missing("target", _T, cols.target, "drop or impute those rows before computing a measure.")
-    refuse_missing("prediction", _P, cols.prediction, "drop or impute those rows before computing a measure.")
+    null, fix = "missing (null/NaN)", "drop or impute those rows before computing a measure."
+    found = [(missing(c), "sensitive", c, null, _NO_GROUP) for c in cols.sensitive]
+    for flag, argument, what, why in _BAD_FLAGS:  # flagged rows, counted by the engine
+        found.append((int(table[flag].sum()) if flag in table else 0, argument, getattr(cols, argument), what, why))
+    found += [(missing(_T), "target", cols.target, null, fix), (missing(_P), "prediction", cols.prediction, null, fix)]
+    for n, argument, column, what, why in found:
+        if n > 0:
+            raise ValueError(_BAD_ROWS.format(argument=argument, column=column, n=n, what=what, fix=why))
 
 
 def _group_codes(
@@ -275,53 +279,39 @@ def _group_codes(
     return encode_groups(values, groups=groups, name="sensitive", compare=compare, samples=samples)
 
 
-def confusion_stats(
-    table: pd.DataFrame,
-    cols: Columns,
-    *,
-    pos_label: Any = None,
-    thresholded: bool = False,
-    groups: pd.Index | None = None,
-    labels: pd.Index | None = None,
-    compare: bool = True,
-) -> ConfusionStats:
-    """Turn a :func:`confusion_table` into confusion counts per group (K x K for K classes).
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The engine's small table.
-    cols : Columns
-        The columns it was computed from.
-    pos_label : optional
-        The positive label, as in the measure's inputs (the core's label rules apply).
-    thresholded : bool, default=False
-        Whether ``y_pred`` holds ``score >= threshold`` (True is the positive class).
-    groups : pandas.Index, optional
-        The complete set of groups to expect.
-    labels : pandas.Index, optional
-        The classes to expect (``labels=``); by default those in the table.
-    compare : bool, default=True
-        Whether the groups are compared (at least two then), as ``check_inputs(compare_groups=)``.
-    """
+def _checked(table: pd.DataFrame, cols: Columns, inputs: MeasureInputs) -> tuple[np.ndarray, pd.Index, np.ndarray]:
+    """A table's rows refused if bad, then its group codes, groups and weight per row (summed weight, or rows)."""
     _refuse_bad_rows(table, cols)
-    y_true, y_pred = table[_T].to_numpy(), table[_P].to_numpy()
-    codes, index = _group_codes(table, cols, groups, compare)  # the groups before the labels, as in the core
-    if thresholded:  # as the core thresholds rows: y_true binarised, the prediction is score >= threshold
+    codes, index = _group_codes(table, cols, inputs.groups, inputs.needs_sensitive)
+    return codes, index, table[_SUM_W if cols.sample_weight is not None else _N].to_numpy(dtype=float)
+
+
+def local_stats(table: pd.DataFrame, cols: Columns, kind: str, inputs: MeasureInputs) -> ConfusionStats | ErrorStats:
+    """Turn a :func:`confusion_table` or :func:`error_table` into statistics for ``inputs``.
+
+    Confusion counts per group (K x K for K classes) or error sums per group (n, sum |e|,
+    sum e^2), by the core's label rules: ``inputs.pos_label`` (with ``inputs.threshold``,
+    ``y_pred`` holds ``score >= threshold`` and True is the positive class), the groups to
+    expect (``inputs.groups``), the classes (``inputs.labels``; by default those in the
+    table), and whether the groups are compared (``inputs.needs_sensitive``: at least two
+    then, as ``check_inputs(compare_groups=)``).
+    """
+    codes, index, weights = _checked(table, cols, inputs)  # the groups before the labels, as in the core
+    rows = None if cols.sample_weight is None else _row_counts(table, codes, index)  # unweighted: counts are rows
+    if kind == "errors":
+        parts = [weights, table[_SUM_AE].to_numpy(dtype=float), table[_SUM_SE].to_numpy(dtype=float)]
+        sums = np.stack([np.bincount(codes, weights=v, minlength=len(index)) for v in parts], axis=-1)
+        return ErrorStats(sums, index, rows=rows)
+    y_true, y_pred, pos_label, labels = table[_T].to_numpy(), table[_P].to_numpy(), inputs.pos_label, inputs.labels
+    if inputs.threshold is not None:  # as the core: y_true binarised, the prediction is score >= threshold
         y_true, _, _ = binarize_labels(y_true, y_true, pos_label)
         y_pred, pos_label, labels = y_pred.astype(np.intp), None, None
-    weights = table[_SUM_W if cols.sample_weight is not None else _N].to_numpy(dtype=float)
     # Each row of the small table is one (group, y_true, y_pred) cell weighing its summed weight, so the
     # core's own sample of those rows gives the same counts, with the same label rules (binary, K classes,
     # one class against the rest with pos_label) as rows in memory; a weighted record keeps the rows of
     # each group (the count column), as in memory, so a group whose weights are all 0 is told apart.
     stats = GroupedSample(y_true, y_pred, codes, index, weights, check_labels(labels)).confusion(pos_label)
-    return dataclasses.replace(stats, rows=_rows(table, cols, codes, index))
-
-
-def _rows(table: pd.DataFrame, cols: Columns, codes: np.ndarray, index: pd.Index) -> np.ndarray | None:
-    """Rows per group of a weighted table (None unweighted: the counts are the rows, as in memory)."""
-    return None if cols.sample_weight is None else _row_counts(table, codes, index)
+    return dataclasses.replace(stats, rows=rows)
 
 
 def _row_counts(table: pd.DataFrame, codes: np.ndarray, index: pd.Index) -> np.ndarray:
@@ -329,21 +319,7 @@ def _row_counts(table: pd.DataFrame, codes: np.ndarray, index: pd.Index) -> np.n
     return np.bincount(codes, weights=table[_N].to_numpy(dtype=float), minlength=len(index))
 
 
-def group_sizes(
-    table: pd.DataFrame, cols: Columns, groups: pd.Index | None = None, compare: bool = True
-) -> tuple[np.ndarray, pd.Index]:
+def group_sizes(table: pd.DataFrame, cols: Columns, inputs: MeasureInputs) -> tuple[np.ndarray, pd.Index]:
     """Rows (not weights) of each group of a small table, and the groups (those of its statistics)."""
-    codes, index = _group_codes(table, cols, groups, compare)
+    codes, index = _group_codes(table, cols, inputs.groups, inputs.needs_sensitive)
     return _row_counts(table, codes, index).astype(np.int64), index
-
-
-def error_stats(
-    table: pd.DataFrame, cols: Columns, *, groups: pd.Index | None = None, compare: bool = True
-) -> ErrorStats:
-    """Turn an :func:`error_table` into error sums per group (n, sum |e|, sum e^2)."""
-    _refuse_bad_rows(table, cols)
-    codes, index = _group_codes(table, cols, groups, compare)
-    n = table[_SUM_W if cols.sample_weight is not None else _N].to_numpy(dtype=float)
-    parts = [n, table[_SUM_AE].to_numpy(dtype=float), table[_SUM_SE].to_numpy(dtype=float)]
-    sums = np.stack([np.bincount(codes, weights=v, minlength=len(index)) for v in parts], axis=-1)
-    return ErrorStats(sums, index, rows=_rows(table, cols, codes, index))

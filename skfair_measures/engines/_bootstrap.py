@@ -42,8 +42,8 @@ from .._counts import ConfusionStats, ErrorStats
 from ..measures import Measure
 from ..registry import as_measures
 from . import _native
-from ._aggregate import _N, _P, _SUM_AE, _SUM_SE, _SUM_W, _SUM_W2, _T, confusion_table
-from ._compute import _Engine, _statistics_of, local_stats
+from ._aggregate import _N, _P, _SUM_AE, _SUM_SE, _SUM_W, _SUM_W2, _T, confusion_table, local_stats
+from ._compute import _Engine, _statistics_of
 from ._frames import as_lazy, check_columns
 
 __all__ = ["poisson_bootstrap"]
@@ -131,10 +131,8 @@ def _per_row_replicates(engine: _Engine, m: Measure, kinds: tuple[str, ...], n_b
     out = {}
     for kind in kinds:
         threshold = None if kind == "errors" else m.inputs.threshold
-        if impl in _PER_ROW_ENGINES:
-            narrow, sums = _row_multiplicities(engine, kind, threshold, n_boot, seed)
-        else:
-            narrow, sums = _compound_poisson(engine, threshold, n_boot, seed)
+        found = _row_multiplicities(engine, kind, threshold, n_boot, seed)  # None: not pandas or Dask
+        narrow, sums = _compound_poisson(engine, threshold, n_boot, seed) if found is None else found
         if kind == "confusion" and len(narrow) < n_boot:
             stacked = _linear_replicates(narrow, cols, m.inputs, sums[_SUM_W])
         else:
@@ -160,12 +158,11 @@ def _linear_replicates(table: pd.DataFrame, cols: Any, inputs: Any, weights: np.
     return dataclasses.replace(local_stats(table, cols, "confusion", inputs), counts=counts)
 
 
-def _row_multiplicities(engine: _Engine, kind: str, threshold: float | None, n_boot: int, seed: int) -> tuple:
-    """The engine's table and its replicate sums, from a Poisson(1) multiplicity per row (pandas, Dask)."""
-    dask = engine.frame.implementation is nw.Implementation.DASK
-    run = _native.dask_table if dask else _native.pandas_table
-    data = nw.to_native(engine.frame) if dask else engine.data
-    table = run(data, engine.cols, kind, threshold, replicates=(n_boot, seed))
+def _row_multiplicities(engine: _Engine, kind: str, threshold: float | None, n_boot: int, seed: int) -> tuple | None:
+    """The engine's table and its replicate sums, from a Poisson(1) multiplicity per row (None unless pandas, Dask)."""
+    table = _native.native_table(engine.frame, engine.cols, kind, threshold, replicates=(n_boot, seed))
+    if table is None:
+        return None
     names = (_SUM_W, _SUM_AE, _SUM_SE) if kind == "errors" else (_SUM_W,)
     sums = {name: table[[_native.replicate_name(name, b) for b in range(n_boot)]].to_numpy() for name in names}
     return table[[c for c in table.columns if "#" not in c]], sums
@@ -195,7 +192,5 @@ def _compound_poisson(engine: _Engine, threshold: float | None, n_boot: int, see
 
 def _stack(replicates: list[ConfusionStats | ErrorStats]) -> ConfusionStats | ErrorStats:
     """Replicates stacked on a leading axis (same groups and classes: they come from one table)."""
-    first = replicates[0]
-    if isinstance(first, ErrorStats):
-        return dataclasses.replace(first, sums=np.stack([r.sums for r in replicates]))
-    return dataclasses.replace(first, counts=np.stack([r.counts for r in replicates]))
+    field = "sums" if isinstance(replicates[0], ErrorStats) else "counts"
+    return dataclasses.replace(replicates[0], **{field: np.stack([getattr(r, field) for r in replicates])})

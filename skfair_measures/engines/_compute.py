@@ -36,11 +36,11 @@ from ..regression import DistributionParity
 from . import _native
 from ._aggregate import (
     binning_bounds,
-    confusion_stats,
+    check_types,
     confusion_table,
-    error_stats,
     error_table,
     group_sizes,
+    local_stats,
     value_sample,
     value_table,
 )
@@ -68,13 +68,12 @@ _BINNING_ERROR = {
 }
 
 
-def _engine_table(data: Any, frame: nw.LazyFrame, cols: Columns, kind: str, threshold: float | None) -> pd.DataFrame:
+def _engine_table(frame: nw.LazyFrame, cols: Columns, kind: str, threshold: float | None) -> pd.DataFrame:
     """One pass of the engine; hand-written numpy for pandas and Dask (see ``_native``), narwhals otherwise."""
-    impl = frame.implementation
-    if impl is nw.Implementation.PANDAS and isinstance(data, pd.DataFrame):
-        return _native.pandas_table(data, cols, kind, threshold)
-    if impl is nw.Implementation.DASK:
-        return _native.dask_table(nw.to_native(frame), cols, kind, threshold)
+    check_types(frame, cols, kind, threshold)
+    table = _native.native_table(frame, cols, kind, threshold)
+    if table is not None:
+        return table
     return error_table(frame, cols) if kind == "errors" else confusion_table(frame, cols, threshold)
 
 
@@ -82,7 +81,7 @@ class _Engine:
     """The engine passes of one call, each run at most once (cached by what it computes)."""
 
     def __init__(self, data: Any, cols: Columns) -> None:
-        self.data, self.frame, self.cols, self.passes = data, as_lazy(data), cols, 0
+        self.frame, self.cols = as_lazy(data), cols
         self._tables: dict[tuple, pd.DataFrame] = {}
         self._widths: dict[int | None, float | None] = {}
         self._stats: dict[tuple, ConfusionStats | ErrorStats] = {}
@@ -91,8 +90,7 @@ class _Engine:
     def table(self, kind: str, threshold: float | None) -> pd.DataFrame:
         key = (kind, None if kind == "errors" else threshold)
         if key not in self._tables:
-            self._tables[key] = _engine_table(self.data, self.frame, self.cols, kind, key[1])
-            self.passes += 1
+            self._tables[key] = _engine_table(self.frame, self.cols, kind, key[1])
         return self._tables[key]
 
     def distribution(self, m: DistributionParity) -> MeasureResult:
@@ -103,9 +101,8 @@ class _Engine:
         """
         if ("values", m.bins) not in self._tables:
             self._tables["values", m.bins], self._widths[m.bins] = value_table(self.frame, self.cols, m.key, m.bins)
-            self.passes += 1
         table, width = self._tables["values", m.bins], self._widths[m.bins]
-        sample = value_sample(table, self.cols, groups=m.inputs.groups, compare=m.inputs.needs_sensitive)
+        sample = value_sample(table, self.cols, m.inputs)
         res = m.evaluate_sample(sample)
         if width is not None:
             bound = binning_bounds(sample, width)[m.distance]
@@ -138,24 +135,12 @@ class _Engine:
             return None
         setting = (_hashable(inputs.groups), inputs.min_group_size, inputs.small_groups, inputs.needs_sensitive)
         if setting not in self._plans:
-            table = self.table(kind, None if kind == "errors" else inputs.threshold)
-            sizes, groups = group_sizes(table, self.cols, inputs.groups, inputs.needs_sensitive)
+            sizes, groups = group_sizes(self.table(kind, inputs.threshold), self.cols, inputs)
             plan = small_group_plan(sizes, groups, inputs.min_group_size, inputs.small_groups, key)
             if plan is not None:
                 plan.warn(stacklevel=4)  # the caller of evaluate_measures
             self._plans[setting] = plan
         return self._plans[setting]
-
-
-def local_stats(table: pd.DataFrame, cols: Columns, kind: str, inputs: MeasureInputs) -> ConfusionStats | ErrorStats:
-    """The statistics of an engine's table for ``inputs``: the positive label, declared groups and classes applied."""
-    where = {"groups": inputs.groups, "compare": inputs.needs_sensitive}
-    if kind == "errors":
-        return error_stats(table, cols, **where)
-    thresholded = inputs.threshold is not None
-    return confusion_stats(
-        table, cols, pos_label=inputs.pos_label, thresholded=thresholded, labels=inputs.labels, **where
-    )
 
 
 def _hashable(value: Any) -> Any:
@@ -171,14 +156,12 @@ def _inputs_key(inputs: MeasureInputs) -> tuple:
 
 def _statistics_of(measure: Measure) -> tuple[str, ...]:
     """The statistics a measure reads, refusing one whose bases need the rows."""
-    kinds = []
     for base in measure.bases:
         if base.statistic is None:
             raise TypeError(_NEEDS_ROWS.format(key=measure.key, base=base.name))
-        kinds.append(base.statistic)
-    if not kinds:  # no base metric: a distribution distance, computed on the rows
+    if not measure.bases:  # no base metric: a distribution distance, computed on the rows
         raise TypeError(_NO_BASES.format(key=measure.key))
-    return tuple(k for k in _STATISTICS if k in kinds)
+    return tuple(k for k in _STATISTICS if k in {base.statistic for base in measure.bases})
 
 
 def evaluate_measures(

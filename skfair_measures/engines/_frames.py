@@ -62,19 +62,16 @@ def as_lazy(data: Any) -> nw.LazyFrame:
     >>> type(as_lazy(pd.DataFrame({"a": [1]}))).__name__
     'LazyFrame'
     """
-    if isinstance(data, (nw.DataFrame, nw.LazyFrame)):
-        frame = data
-    else:
-        try:
-            with warnings.catch_warnings():
-                # narwhals announces that its Dask support moves to a separate package
-                # (narwhals-dask); until then it is part of narwhals and works as is.
-                warnings.filterwarnings("ignore", message=".*narwhals-dask.*", category=FutureWarning)
-                frame = nw.from_native(data)
-        except TypeError:
-            raise TypeError(_NOT_A_FRAME.format(kind=type(data).__name__)) from None
-        if isinstance(frame, nw.Series):
-            raise TypeError(_NOT_A_FRAME.format(kind=type(data).__name__))
+    try:  # a narwhals frame is returned as it is
+        with warnings.catch_warnings():
+            # narwhals announces that its Dask support moves to a separate package
+            # (narwhals-dask); until then it is part of narwhals and works as is.
+            warnings.filterwarnings("ignore", message=".*narwhals-dask.*", category=FutureWarning)
+            frame = nw.from_native(data)
+    except TypeError:
+        raise TypeError(_NOT_A_FRAME.format(kind=type(data).__name__)) from None
+    if isinstance(frame, nw.Series):
+        raise TypeError(_NOT_A_FRAME.format(kind=type(data).__name__))
     return frame.lazy() if isinstance(frame, nw.DataFrame) else frame
 
 
@@ -104,8 +101,7 @@ def check_columns(
     if not sens:
         raise ValueError("sensitive is empty; name at least one sensitive column of data.")
     named = [("target", target), ("prediction", prediction), ("sample_weight", sample_weight)]
-    named += [("sensitive", s) for s in sens]
-    for argument, column in named:
+    for argument, column in [*named, *(("sensitive", s) for s in sens)]:
         if argument == "sample_weight" and column is None:
             continue
         if not isinstance(column, str):

@@ -34,8 +34,8 @@ from ._aggregate import (
     _SUM_W,
     _T,
     _W,
-    _require_numeric,
     _run,
+    check_types,
     grouped_pass,
     needed_columns,
 )
@@ -78,15 +78,10 @@ def score_table(data: Any, cols: Columns, threshold: float) -> pd.DataFrame:
     [['a', 1, 0.9], ['a', 1, 0.8], ['b', 1, 0.2]]
     """
     frame = as_lazy(data)
-    _check_types(frame, cols)
-    if frame.implementation is nw.Implementation.PANDAS and isinstance(data, pd.DataFrame):
-        return _partition(data, cols, threshold)
-    if frame.implementation is nw.Implementation.DASK:  # a table per partition (the user's scheduler), summed locally
-        tables = _native.map_dask_partitions(
-            nw.to_native(frame), cols, lambda part, _: _partition(part, cols, threshold)
-        )
-        return _native.combine(tables, [*cols.sensitive, _T, _P])
-    return _narwhals(frame, cols, threshold)
+    check_types(frame, cols, "scores")
+    # on Dask a table per partition (the user's scheduler), summed locally
+    table = _native.on_rows(frame, cols, lambda part, _: _partition(part, cols, threshold), [*cols.sensitive, _T, _P])
+    return _narwhals(frame, cols, threshold) if table is None else table
 
 
 def _narwhals(frame: nw.LazyFrame, cols: Columns, threshold: float) -> pd.DataFrame:
@@ -103,12 +98,6 @@ def _scores(cols: Columns) -> tuple[nw.Expr, nw.Expr]:
     s = nw.col(cols.prediction).cast(nw.Float64)
     bad = (~s.is_between(0.0, 1.0)).fill_null(True)
     return nw.when(bad).then(nw.lit(0.0)).otherwise(s), bad.cast(nw.Int64)
-
-
-def _check_types(frame: nw.LazyFrame, cols: Columns) -> None:
-    _require_numeric(frame, "prediction", cols.prediction, "posteriors read its scores")
-    if cols.sample_weight is not None:
-        _require_numeric(frame, "sample_weight", cols.sample_weight, "weights are summed")
 
 
 def _np_scores(pdf: pd.DataFrame, cols: Columns) -> tuple[np.ndarray, np.ndarray]:
@@ -208,16 +197,14 @@ def score_histogram(
     (1, [[80.0, 2.0, 1.605]])
     """
     frame = as_lazy(data)
-    _check_types(frame, cols)
+    check_types(frame, cols, "scores")
     needed = needed_columns(cols)
     run = partial(_rows_partition, cols=cols, threshold=threshold, bins=bins, split=split, needed=needed)
-    if frame.implementation is nw.Implementation.PANDAS and isinstance(data, pd.DataFrame):
-        return run(data)
-    if frame.implementation is nw.Implementation.DASK:
-        pairs = _native.map_dask_partitions(nw.to_native(frame), cols, lambda part, _: run(part))
-        labeled = pd.concat([lab for lab, _ in pairs], ignore_index=True)
-        return labeled, _native.combine([h for _, h in pairs], [*cols.sensitive, _P, BIN, SPLIT])
-    return _rows_narwhals(frame, cols, threshold, bins, split, needed)
+    found = _native.on_rows(frame, cols, lambda part, _: run(part))
+    if isinstance(found, list):  # Dask: a pair per partition
+        labeled = pd.concat([lab for lab, _ in found], ignore_index=True)
+        return labeled, _native.combine([h for _, h in found], [*cols.sensitive, _P, BIN, SPLIT])
+    return _rows_narwhals(frame, cols, threshold, bins, split, needed) if found is None else found
 
 
 def _rows_partition(
@@ -228,9 +215,8 @@ def _rows_partition(
     s, bad = _np_scores(unl, cols)
     w, bad_w = _native._weights(unl, cols)
     at = np.minimum(np.floor(s * bins), bins - 1).astype(np.int64)
-    keys = [unl[c] for c in cols.sensitive] + [
-        pd.Series(x, index=unl.index) for x in (s >= threshold, at, (s <= split[0]) | (s >= split[1]))
-    ]
+    derived = (s >= threshold, at, (s <= split[0]) | (s >= split[1]))  # prediction, score bin, split flag
+    keys = [unl[c] for c in cols.sensitive] + [pd.Series(x, index=unl.index) for x in derived]
     sums = {SUM_SCORE: s} if w is None else {_SUM_W: w, SUM_SCORE: s}
     table = _native._grouped(keys, [*cols.sensitive, _P, BIN, SPLIT], sums, {_BAD_W: bad_w, _BAD_SCORE: bad})
     return labeled, table

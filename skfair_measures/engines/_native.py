@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import narwhals as nw
 import numpy as np
 import pandas as pd
 
@@ -33,13 +34,12 @@ from ._aggregate import (
     _SUM_SE,
     _SUM_W,
     _T,
-    _require_numeric,
     engine_failure,
     needed_columns,
 )
-from ._frames import Columns, as_lazy
+from ._frames import Columns
 
-__all__ = ["combine", "dask_table", "table"]
+__all__ = ["combine", "native_table", "on_rows", "table"]
 
 
 def _weights(pdf: pd.DataFrame, cols: Columns) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -183,8 +183,7 @@ def table(
         e -= pdf[cols.target].to_numpy(dtype=float, na_value=np.nan)
         bad_e = ~np.isfinite(e)
         e[bad_e] = 0.0
-        ae = np.abs(e)
-        sums |= {_SUM_AE: ae if w is None else w * ae, _SUM_SE: e * e if w is None else w * e * e}
+        sums |= {_SUM_AE: np.abs(e), _SUM_SE: e * e} if w is None else {_SUM_AE: w * np.abs(e), _SUM_SE: w * e * e}
         _with_replicates(sums, len(pdf), replicates)
         return _grouped(keys, names, sums, {_BAD_W: bad_w, _BAD_ERR: bad_e})
     pred, bad_score = pdf[cols.prediction], None
@@ -203,44 +202,36 @@ def combine(tables: list[pd.DataFrame], keys: list[str]) -> pd.DataFrame:
     return stacked.groupby(keys, dropna=False, sort=False, observed=True).sum().reset_index()
 
 
-def _check_types(data: Any, cols: Columns, kind: str, threshold: float | None) -> None:
-    frame = as_lazy(data)
-    if kind == "errors":
-        for argument, column in (("target", cols.target), ("prediction", cols.prediction)):
-            _require_numeric(frame, argument, column, "a regression measure subtracts it")
-    if cols.sample_weight is not None:
-        _require_numeric(frame, "sample_weight", cols.sample_weight, "weights are summed")
-    if threshold is not None:
-        _require_numeric(frame, "prediction", cols.prediction, "a threshold is applied to its scores")
+def on_rows(frame: nw.LazyFrame, cols: Columns, run: Callable[..., Any], keys: list | None = None) -> Any:
+    """``run(partition, i)`` on a pandas frame (``i = 0``) or on every Dask partition; None for other engines.
+
+    A Dask frame gives the list of the partitions' results or, with ``keys``, their small
+    tables summed by :func:`combine`.
+    """
+    native = nw.to_native(frame)
+    if frame.implementation is nw.Implementation.PANDAS:
+        return run(native, 0)
+    if frame.implementation is not nw.Implementation.DASK:
+        return None
+    parts = map_dask_partitions(native, cols, run)
+    return parts if keys is None else combine(parts, keys)
 
 
-def pandas_table(
-    pdf: pd.DataFrame, cols: Columns, kind: str, threshold: float | None = None, replicates: tuple | None = None
-) -> pd.DataFrame:
-    """The small table of an in-memory pandas frame."""
-    _check_types(pdf, cols, kind, threshold)
-    if replicates is not None:
-        replicates = (replicates[0], [replicates[1], 0])
-    return table(pdf, cols, kind, threshold, replicates)
-
-
-def dask_table(
-    ddf: Any, cols: Columns, kind: str, threshold: float | None = None, replicates: tuple | None = None
-) -> pd.DataFrame:
-    """One pass over a Dask DataFrame: a small table per partition, summed locally.
+def native_table(
+    frame: nw.LazyFrame, cols: Columns, kind: str, threshold: float | None = None, replicates: tuple | None = None
+) -> pd.DataFrame | None:
+    """The small table of a pandas or Dask frame (None for the other engines, which narwhals runs).
 
     With ``replicates=(n_boot, seed)``, partition ``i`` draws its Poisson multiplicities
     from the seed ``[seed, i]``: reproducible for a given partitioning, and the same
     for every pass over the same frame (so two statistics share their replicates).
     """
-    _check_types(ddf, cols, kind, threshold)
 
     def run(part: pd.DataFrame, i: int) -> pd.DataFrame:
         seed = None if replicates is None else (replicates[0], [replicates[1], i])
         return table(part, cols, kind, threshold, replicates=seed)
 
-    keys = list(cols.sensitive) + ([] if kind == "errors" else [_T, _P])
-    return combine(map_dask_partitions(ddf, cols, run), keys)
+    return on_rows(frame, cols, run, list(cols.sensitive) + ([] if kind == "errors" else [_T, _P]))
 
 
 def map_dask_partitions(ddf: Any, cols: Columns, run: Callable[[pd.DataFrame, int], Any]) -> list:

@@ -14,7 +14,6 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from ._hoc import (
-    HOCSolution,
     ProxyReliabilityWarning,
     augment_if_needed,
     check_informativeness,
@@ -121,12 +120,10 @@ class HOCEstimator(BaseEstimator):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        for name in ("n_init", "max_subsets", "max_iter"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"The {name!r} parameter of HOCEstimator must be an integer >= 1; got {value!r}.")
-        if isinstance(self.n_check, bool) or not isinstance(self.n_check, (int, np.integer)) or self.n_check < 0:
-            raise ValueError(f"The 'n_check' parameter of HOCEstimator must be an integer >= 0; got {self.n_check!r}.")
+        for name in ("n_init", "max_subsets", "max_iter", "n_check"):
+            value, low = getattr(self, name), int(name != "n_check")  # n_check=0 skips the moment test
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+                raise ValueError(f"The {name!r} parameter of HOCEstimator must be an integer >= {low}; got {value!r}.")
         if not (isinstance(self.tol, (float, int)) and self.tol > 0):
             raise ValueError(f"The 'tol' parameter of HOCEstimator must be > 0; got {self.tol!r}.")
 
@@ -163,24 +160,20 @@ class HOCEstimator(BaseEstimator):
             )
         with single_thread_blas():
             sol = fit_transition(c1, c2, c3, n_init=self.n_init, max_iter=self.max_iter, tol=self.tol, random_state=rng)
-        self.groups_, self.n_features_in_, self.subsets_, self.consensus_ = groups, n_proxies, subsets, (c1, c2, c3)
-        self.noisy_prior_, self.T_, self.p_, self.loss_ = c1, sol.T, sol.p, sol.loss
-        self.n_iter_, self.converged_ = sol.n_iter, sol.converged
-        self.informativeness_ = check_informativeness(sol.T, c1)
-        self.condition_number_ = self.informativeness_["condition_number"]
-        warn_if_unreliable(self.informativeness_, "T_")
-        self._assess(sol, c1, float(counts.sum()), groups, rng)
-        return self
-
-    def _assess(self, sol: HOCSolution, c1: np.ndarray, n_rows: float, groups: Any, rng: Any) -> None:
-        """``reliability_``: the checks of :func:`._reliability.assess_fit`; warn with the reasons."""
-        with single_thread_blas():
-            checks = assess_fit(sol, c1, n_rows, list(groups), cond_warn=np.inf, n_sim=self.n_check, random_state=rng)
-        self.reliability_ = checks
+            self.groups_, self.n_features_in_, self.subsets_, self.consensus_ = groups, n_proxies, subsets, (c1, c2, c3)
+            self.noisy_prior_, self.T_, self.p_, self.loss_ = c1, sol.T, sol.p, sol.loss
+            self.n_iter_, self.converged_ = sol.n_iter, sol.converged
+            self.informativeness_ = check_informativeness(sol.T, c1)
+            self.condition_number_ = self.informativeness_["condition_number"]
+            warn_if_unreliable(self.informativeness_, "T_")
+            # reliability_: the checks of _reliability.assess_fit; the fit's own failures warn with their reasons
+            n_rows, limits = float(counts.sum()), {"cond_warn": np.inf, "n_sim": self.n_check, "random_state": rng}
+            self.reliability_ = checks = assess_fit(sol, c1, n_rows, list(groups), **limits)
         reasons = [c["reason"] for k, c in checks.items() if k in ("moments", "diagonal", "prior") and not c["passed"]]
         if reasons:
             msg = f"HOCEstimator: the fitted T_ and p_ are unreliable: {'; '.join(reasons)}."
-            warnings.warn(msg, ProxyReliabilityWarning, stacklevel=3)
+            warnings.warn(msg, ProxyReliabilityWarning, stacklevel=2)
+        return self
 
     def predict_proba_patterns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Pattern frequencies implied by the fitted ``T_`` and ``p_``.

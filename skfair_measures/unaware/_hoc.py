@@ -181,14 +181,12 @@ def _align(T: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     from scipy.optimize import linear_sum_assignment
 
     rows, cols = linear_sum_assignment(-T)
-    order = np.empty_like(rows)
-    order[cols] = rows
+    order = rows[np.argsort(cols)]  # order[guess] = the latent class matched to it
     return T[order], p[order]
 
 
 def _logits(T: np.ndarray, p: np.ndarray) -> np.ndarray:
-    eps = 1e-9
-    lt, lp = np.log(np.clip(T, eps, None)), np.log(np.clip(p, eps, None))
+    lt, lp = np.log(np.clip(T, 1e-9, None)), np.log(np.clip(p, 1e-9, None))
     return np.concatenate([(lt - lt.mean(axis=1, keepdims=True)).ravel(), lp - lp.mean()])
 
 
@@ -247,17 +245,15 @@ def fit_transition(
     # sharply curved near a small residual and L-BFGS crawls on them from afar. With
     # two groups the symmetrised moments give three equations in three unknowns, an
     # exact fit that both losses share, so the polish is skipped.
-    options, best = {"maxiter": max_iter, "gtol": tol, "ftol": tol}, None
+    options, runs = {"maxiter": max_iter, "gtol": tol, "ftol": tol}, []
     for theta in starts:
         res = minimize(_objective, theta, args=(k, c1, c2, c3, True), jac=True, method="L-BFGS-B", options=options)
         n_iter = res.nit
         if k > 2:
             res = minimize(_objective, res.x, args=(k, c1, c2, c3, False), jac=True, method="L-BFGS-B", options=options)
             n_iter += res.nit
-        loss = _objective(res.x, k, c1, c2, c3, False)[0]
-        if best is None or loss < best[0]:
-            best = (loss, res, n_iter)
-    loss, best, n_iter = best
+        runs.append((_objective(res.x, k, c1, c2, c3, False)[0], n_iter, res))
+    loss, n_iter, best = min(runs, key=lambda run: run[0])  # the first start of the lowest loss
     T, p = _align(_softmax(best.x[: k * k].reshape(k, k), axis=1), _softmax(best.x[k * k :]))
     message = best.message if isinstance(best.message, str) else best.message.decode()
     # an exact fit stops on a flat line search: that is convergence too

@@ -187,19 +187,15 @@ def labeled_proxy_disparity(
     reason = _undefined_reason(n_yk, n_all.reshape(shape).sum(-1), classes, metric)
     value = float("nan") if reason else float(disparity_from_rates(h, metric, pos))
     counts = n_lab.sum(axis=1)
-    few = f"labeled row(s); label at least {_MIN_LABELED} per group"
-    reasons = [
-        f"group {g!r} has only {int(c)} {few}" for g, c in zip(group_index, counts, strict=True) if c < _MIN_LABELED
-    ]
+    few = zip(group_index[counts < _MIN_LABELED], counts[counts < _MIN_LABELED], strict=True)
+    reasons = [f"group {g!r} has only {int(c)} labeled row(s); label at least {_MIN_LABELED} per group" for g, c in few]
     draws = None
     if n_boot:  # replicates resample the labeled rows and the other rows separately, the whole estimate redone
         rng, lab, other = check_random_state(random_state), n_lab.ravel(), n_all - n_lab.sum(axis=0)
         lab_b = rng.multinomial(int(lab.sum()), lab / lab.sum(), size=n_boot).astype(float)
         lab_b = lab_b.reshape(n_boot, *n_lab.shape)
-        if other.sum() > 0:
-            other_b = rng.multinomial(int(round(other.sum())), other / other.sum(), size=n_boot).astype(float)
-        else:
-            other_b = np.zeros((n_boot, other.size))
+        # every row labeled: no other rows, zero counts in every replicate
+        other_b = rng.multinomial(int(round(other.sum())), other / max(other.sum(), 1), size=n_boot).astype(float)
         all_b = lab_b.sum(axis=1) + other_b
         h_b, n_yk_b = _estimate(lab_b, all_b, shape, alpha)
         draws = disparity_from_rates(h_b, metric, pos)

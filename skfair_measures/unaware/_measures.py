@@ -65,6 +65,7 @@ class ProxyMeasure(MeasureBase):
     minimize = True
     ideal = 0.0
     range = (0.0, 1.0)
+    operation_label = "mean absdiff over group pairs"
 
     def __init__(self, metric: str = "dp", mode: str = "global", *, key: str | None = None, **options: Any) -> None:
         if metric not in _PROXY_NAMES:
@@ -81,10 +82,6 @@ class ProxyMeasure(MeasureBase):
     @property
     def base_label(self) -> str:
         return _PROXY_BASES[self.metric]
-
-    @property
-    def operation_label(self) -> str:
-        return "mean absdiff over group pairs"
 
     def evaluate(self, y_true: Any, y_pred: Any, *, proxies: Any, n_boot: int = 0) -> ProxyDisparityResult:
         """Estimate with per-group rates, reliability and diagnostics (and draws if ``n_boot > 0``)."""
@@ -138,6 +135,7 @@ class QuantificationMeasure(MeasureBase):
     """
 
     ideal = 0.0
+    base_label = "acceptance rate"
 
     def __init__(
         self,
@@ -159,10 +157,6 @@ class QuantificationMeasure(MeasureBase):
     @property
     def inputs(self) -> MeasureInputs:
         return MeasureInputs(pos_label=self.options.get("pos_label", 1), needs_sensitive=False)
-
-    @property
-    def base_label(self) -> str:
-        return "acceptance rate"
 
     @property
     def operation_label(self) -> str:

@@ -29,12 +29,8 @@ def plain(obj: Any) -> Any:
         return [plain(v) for v in obj]
     if isinstance(obj, pd.DataFrame):
         return {str(g): {_label(c): plain(v) for c, v in row.items()} for g, row in obj.iterrows()}
-    if isinstance(obj, (pd.Series, pd.Index)):
+    if isinstance(obj, (pd.Series, pd.Index, np.ndarray, np.generic)):  # a numpy scalar's tolist() is its item()
         return plain(obj.tolist())
-    if isinstance(obj, np.ndarray):
-        return plain(obj.tolist())
-    if isinstance(obj, np.generic):
-        return plain(obj.item())
     return None if isinstance(obj, float) and np.isnan(obj) else obj
 
 

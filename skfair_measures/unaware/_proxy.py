@@ -120,17 +120,8 @@ class ProxyDisparityResult(UnawareResult):
         ``"labeled"``.
     """
 
-    def __init__(
-        self,
-        value: float,
-        by_group: pd.DataFrame,
-        diagnostics: dict | None = None,
-        *,
-        metric: str,
-        mode: str,
-        **fields: Any,
-    ) -> None:
-        super().__init__(value, by_group, diagnostics, **fields)
+    def __init__(self, *args: Any, metric: str, mode: str, **fields: Any) -> None:
+        super().__init__(*args, **fields)  # value, by_group, diagnostics and the fields of UnawareResult
         self.key, self.metric, self.mode = self.key or f"unaware.proxy_{metric}", metric, mode
 
     _no_replicates_hint = "pass n_boot= (e.g. proxy_disparity(..., n_boot=200)) or use the measure's bootstrap()"
@@ -178,20 +169,16 @@ class _Problem:
 
     def __post_init__(self) -> None:
         self.metric, self.mode = str(self.metric).lower(), str(self.mode).lower()
-        if self.metric not in _METRICS:
-            raise ValueError(f"metric must be one of {list(_METRICS)}; got {self.metric!r}.")
-        if self.mode not in _MODES:
-            raise ValueError(f"mode must be one of {list(_MODES)}; got {self.mode!r}.")
+        for name, allowed in (("metric", _METRICS), ("mode", _MODES), ("prior", ("hoc", "implied"))):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {list(allowed)}; got {getattr(self, name)!r}.")
         for name, value in (("n_boot", self.n_boot), ("n_check", self.n_check)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
                 raise ValueError(f"{name} must be an integer >= 0; got {value!r}.")
-        if self.prior not in ("hoc", "implied"):
-            raise ValueError(f"prior must be 'hoc' or 'implied'; got {self.prior!r}.")
         if not self.cond_warn > 1.0:
             raise ValueError(f"cond_warn must be > 1 (a condition number); got {self.cond_warn!r}.")
-        if self.estimator is None:
-            self.estimator = HOCEstimator()
-        elif not isinstance(self.estimator, HOCEstimator):
+        self.estimator = HOCEstimator() if self.estimator is None else self.estimator
+        if not isinstance(self.estimator, HOCEstimator):
             kind = type(self.estimator).__name__
             raise TypeError(f"estimator must be an HOCEstimator (solver settings); got {kind}.")
         self.estimator._check_params()
@@ -267,39 +254,30 @@ class _NeverGuessed(ValueError):
 
 
 # ----------------------------------------------------------------- the HOC fits
-def _fit(
-    problem: _Problem, w: np.ndarray, init: tuple[np.ndarray, np.ndarray] | None, rng: Any, n_init: int, name: str
-) -> HOCSolution:
-    """HOC on the rows weighted by ``w``; the solution records P(A~) and the row count."""
-    c1, c2, c3 = consensus_statistics(problem.cells[:, problem.hoc_cols], w, problem.n_groups, problem.subsets)
-    missing = np.flatnonzero(~(c1 > 0))
-    if missing.size:
-        raise _NeverGuessed(name, missing)
-    limits = {"max_iter": problem.estimator.max_iter, "tol": problem.estimator.tol}
-    sol = fit_transition(c1, c2, c3, init=init, n_init=n_init, random_state=rng, **limits)
-    sol.extra.update(noisy_prior=c1, n_rows=float(w.sum()))
-    return sol
-
-
 def _fit_all(problem: _Problem, w: np.ndarray, rng: Any, warm: dict[str, HOCSolution] | None) -> dict[str, HOCSolution]:
-    """Every HOC fit a calibration needs: global, per label (the priors ``p_y``), per local cell."""
-    n_init = problem.estimator.n_init if warm is None else 1
-    fits: dict[str, HOCSolution] = {}
+    """Every HOC fit a calibration needs: global, per label (the priors ``p_y``), per local cell.
 
-    def fit(name: str, mask: np.ndarray | None) -> None:
-        wm = w if mask is None else w * mask
-        if wm.sum() <= 0:  # no rows: the joint there is zero whatever T is
-            return
-        start = (warm or fits).get(name, fits.get("global"))
-        fits[name] = _fit(problem, wm, None if start is None else (start.T, start.p), rng, n_init, name)
-
-    fit("global", None)
+    Each fit runs on the rows weighted by ``w`` (a cell without rows is not fitted: the
+    joint there is zero whatever T is), warm-started at ``warm``'s solution or else at the
+    global one, and its solution records P(A~) and the row count.
+    """
+    options = {"max_iter": problem.estimator.max_iter, "tol": problem.estimator.tol, "random_state": rng}
+    options["n_init"] = problem.estimator.n_init if warm is None else 1
+    cells: list[tuple[str, np.ndarray | None]] = [("global", None)]
     if problem.metric != "dp" and problem.prior == "hoc":
-        for y in range(problem.n_label):
-            fit(f"label={y}", problem.label == y)
-    if problem.mode == "local":
-        for name, mask in _local_cells(problem):
-            fit(name, mask)
+        cells += [(f"label={y}", problem.label == y) for y in range(problem.n_label)]
+    cells += _local_cells(problem) if problem.mode == "local" else []
+    fits: dict[str, HOCSolution] = {}
+    for name, mask in cells:
+        wm = w if mask is None else w * mask
+        if wm.sum() <= 0:
+            continue
+        c1, c2, c3 = consensus_statistics(problem.cells[:, problem.hoc_cols], wm, problem.n_groups, problem.subsets)
+        if (missing := np.flatnonzero(~(c1 > 0))).size:
+            raise _NeverGuessed(name, missing)
+        start = (warm or fits).get(name, fits.get("global"))
+        fits[name] = fit_transition(c1, c2, c3, init=None if start is None else (start.T, start.p), **options)
+        fits[name].extra.update(noisy_prior=c1, n_rows=float(wm.sum()))
     return fits
 
 
@@ -389,9 +367,7 @@ def _encode(
     p.cells, counts = compress_rows(np.column_stack([pred, label, hoc_codes]))
     p.n_groups, p.n_pred, p.n_label = len(p.groups), len(p.classes), 1 if p.metric == "dp" else len(p.classes)
     p.pooled, p.hoc_cols = np.arange(2, 2 + n_proxies), np.arange(2, 2 + hoc_codes.shape[1])
-    p.subsets = np.zeros((0, 3), np.intp)
-    if calibrated:
-        p.subsets = choose_subsets(hoc_codes.shape[1], p.estimator.max_subsets, rng)
+    p.subsets = choose_subsets(len(p.hoc_cols), p.estimator.max_subsets, rng) if calibrated else np.zeros((0, 3), int)
     meta = {"groups": p.groups.tolist(), "classes": p.classes.tolist(), "proxy_columns": columns}
     meta |= {"n_samples": int(n_samples), "n_proxies": int(n_proxies), "knn_augmented": hoc_codes.shape[1] > n_proxies}
     if calibrated:
@@ -415,9 +391,8 @@ def _point_estimate(problem: _Problem, counts: np.ndarray, rng: Any) -> tuple[np
         ) from None
     for name, sol in fitted["used"].items():
         if (cond := np.linalg.cond(sol.T)) >= SINGULAR_COND:
-            raise singular_error(
-                _pretty(name, problem.classes), cond, ", or use mode='global'" if name != "global" else ""
-            )
+            hint = ", or use mode='global'" if name != "global" else ""
+            raise singular_error(_pretty(name, problem.classes), cond, hint)
     return h, fitted
 
 
@@ -475,8 +450,7 @@ def _bootstrap(problem: _Problem, counts: np.ndarray, n_boot: int, fitted: dict[
     random), every HOC fit (warm-started at the point estimate's solution), the
     inversion and the range rule; an undefined replicate is NaN.
     """
-    total = int(round(counts.sum()))
-    weights = rng.multinomial(total, counts / counts.sum(), size=n_boot).astype(float)
+    weights = rng.multinomial(int(round(counts.sum())), counts / counts.sum(), size=n_boot).astype(float)
     if problem.mode == "base":
         noisy = _noisy_rates(_noisy_counts(problem, weights, problem.pooled[:1]))
         return disparity_from_rates(noisy, problem.metric, problem.pos)
@@ -752,8 +726,7 @@ def _resolve_classes(
     """Label codes of predictions and truth over one class list, and the positive index."""
     pred, pred_labels = encode_labels(y_pred, "y_pred")
     if metric == "dp":
-        classes = pred_labels
-        return classes, _codes_of(pred, classes), np.zeros(len(pred), np.intp), None
+        return pred_labels, _codes_of(pred, pred_labels), np.zeros(len(pred), np.intp), None
     if y_true is None:
         raise ValueError(
             f"metric={metric!r} compares error rates and needs y_true= (the true labels); "

@@ -27,12 +27,9 @@ def _columns(proxies: Any, name: str) -> list[tuple[str, np.ndarray]]:
         return [(str(c), proxies[c].to_numpy(dtype=object)) for c in proxies.columns]
     if isinstance(proxies, pd.Series):
         return [(str("proxy_0" if proxies.name is None else proxies.name), proxies.to_numpy(dtype=object))]
-    if isinstance(proxies, (list, tuple)) and proxies and isinstance(proxies[0], str):
-        arr = np.asarray(proxies, dtype=object)
-    else:
-        arr = np.asarray(proxies)
-        if arr.dtype.kind not in "biuf":
-            arr = arr.astype(object)
+    strings = isinstance(proxies, (list, tuple)) and proxies and isinstance(proxies[0], str)
+    arr = np.asarray(proxies, dtype=object if strings else None)
+    arr = arr if arr.dtype.kind in "biuf" else arr.astype(object)  # labels other than numbers kept as objects
     arr = arr[:, None] if arr.ndim == 1 else arr
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D, one column per proxy (n_samples, n_proxies); got shape {arr.shape}.")

@@ -58,11 +58,10 @@ _LENGTH = (
     "X_aux has {n_x} rows but s_aux has {n_s}; pass the sensitive attribute of every auxiliary row, in the same order."
 )
 _GROUP_MISSING = (
-    "the auxiliary rows that the model predicts as {cls} (h(x) {op} pos_label={pos!r}) hold "
-    "{counts}; quantifier {q!r} needs at least {need} row(s) of every group there to learn "
-    "its prevalence. Pass per_class=False to train one quantifier on all auxiliary rows "
-    "(the paper's ablation, usually less accurate), or collect more auxiliary data for "
-    "this predicted class."
+    "the auxiliary rows that the model predicts as {cls} (h(x) {op} pos_label={pos!r}) hold {counts}; quantifier "
+    "{q!r} needs at least {need} row(s) of every group there to learn its prevalence. Pass per_class=False to "
+    "train one quantifier on all auxiliary rows (the paper's ablation, usually less accurate), or collect more "
+    "auxiliary data for this predicted class."
 )
 _GROUP_MISSING_ALL = (
     "the auxiliary set holds {counts}; quantifier {q!r} needs at least {need} row(s) of "
@@ -175,22 +174,15 @@ class QuantificationResult(UnawareResult):
         return out
 
 
-def _n_rows(X: Any, name: str) -> int:
-    shape = getattr(X, "shape", None)
-    if shape is None or len(shape) != 2:
+def _as_2d(X: Any, name: str) -> tuple[Any, int]:
+    """``X`` (DataFrames and sparse matrices kept, lists turned into arrays) and its rows; refused unless 2-D."""
+    X = X if hasattr(X, "shape") else np.asarray(X)
+    if len(X.shape) != 2:
         raise ValueError(
             f"{name} must be 2-D (n_samples, n_features), like the input of model.predict; "
-            f"got {type(X).__name__} with shape {shape}."
+            f"got {type(X).__name__} with shape {X.shape}."
         )
-    return int(shape[0])
-
-
-def _as_2d(X: Any, name: str) -> Any:
-    """Keep DataFrames and sparse matrices; turn lists into arrays."""
-    if not hasattr(X, "shape"):
-        X = np.asarray(X)
-    _n_rows(X, name)
-    return X
+    return X, int(X.shape[0])
 
 
 def _check_model(model: Any, pos_label: Any) -> None:
@@ -405,8 +397,7 @@ class QuantificationDisparity(BaseEstimator):
         """
         name = self._check_params()
         _check_model(model, self.pos_label)
-        X_aux = _as_2d(X_aux, "X_aux")
-        n = _n_rows(X_aux, "X_aux")
+        X_aux, n = _as_2d(X_aux, "X_aux")
         codes, groups = _check_sensitive(resolve_sensitive(s_aux, argument="s_aux"), n)
         reference = self._resolve_reference(groups)
         if reference is not None and groups[0] != reference:  # reference gets code 0
@@ -443,8 +434,7 @@ class QuantificationDisparity(BaseEstimator):
     ) -> dict[str, Any]:
         """Fit the quantifiers on encoded auxiliary data (reused by the bootstrap, with ``check=False``)."""
         n_groups = groups.size
-        counts = np.zeros((2, n_groups), dtype=np.int64)
-        np.add.at(counts, (pos.astype(np.intp), codes), 1)
+        counts = np.bincount(pos.astype(np.intp) * n_groups + codes, minlength=2 * n_groups).reshape(2, n_groups)
         n_aux = counts.sum(1)
         need = 2 if name in HOLDOUT_QUANTIFIERS else 1
         short = np.flatnonzero((counts < need).any(axis=1))  # predicted classes missing a group
@@ -456,18 +446,16 @@ class QuantificationDisparity(BaseEstimator):
             )
         if not self.per_class and (counts.sum(0) < need).any():
             raise ValueError(_GROUP_MISSING_ALL.format(counts=_format_counts(groups, counts.sum(0)), q=name, need=need))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            prior = counts / n_aux[:, None]
         # a predicted class without auxiliary rows (possible with per_class=False)
         # falls back to the prevalence in the whole auxiliary set
-        overall = counts.sum(0) / counts.sum()
-        prior = np.where(n_aux[:, None] > 0, prior, overall)
+        overall = np.tile(counts.sum(0) / counts.sum(), (2, 1))
+        prior = np.divide(counts, n_aux[:, None], out=overall, where=n_aux[:, None] > 0)
 
-        parts = {"negative": ~pos, "positive": pos} if self.per_class else {"all": None}
+        parts = {"negative": ~pos, "positive": pos} if self.per_class else {"all": np.ones(codes.size, bool)}
         quantifiers: dict[str, list[BinaryQuantifier]] = {}
         options, seeds = {"classifier": self.classifier, "check_informative": check}, np.iinfo(np.int32).max
         for key, mask in parts.items():
-            idx = np.arange(codes.size) if mask is None else np.flatnonzero(mask)
+            idx = np.flatnonzero(mask)
             Xp, sp = _take(X, idx), codes[idx]
             quantifiers[key] = [
                 BinaryQuantifier(name, random_state=rng.randint(seeds), **options).fit(Xp, (sp == g).astype(int))
@@ -494,22 +482,21 @@ class QuantificationDisparity(BaseEstimator):
                 "this QuantificationDisparity is not fitted yet; call "
                 "fit(model, X_aux, s_aux) before estimate(X_deploy)."
             )
-        X_deploy = _as_2d(X_deploy, "X_deploy")
-        if _n_rows(X_deploy, "X_deploy") == 0:
+        X_deploy, n_deploy = _as_2d(X_deploy, "X_deploy")
+        if n_deploy == 0:
             raise ValueError("X_deploy has no rows; pass the deployment data to audit.")
         pos = _predict_positive(self.model_, X_deploy, self.pos_label, "X_deploy")
         core = self._estimate_core(self._state, X_deploy, pos)
         mu = core["mu"]
-        for g, m in zip(self.groups_, mu, strict=True):
-            if np.isnan(m):
-                warnings.warn(_UNDEFINED.format(group=g), UndefinedGroupWarning, stacklevel=2)
+        bad = self.groups_[np.isnan(mu)].tolist()
+        for g in bad:
+            warnings.warn(_UNDEFINED.format(group=g), UndefinedGroupWarning, stacklevel=2)
         value = self._disparity(mu)
 
         diagnostics, draws = self._diagnostics(core), None
         if self.n_boot > 0:
             draws, diagnostics["bootstrap"] = self._bootstrap(X_deploy, pos, value, mu)
         by_group = pd.Series(mu, index=self.groups_.copy(), name="acceptance_rate", dtype=float)
-        bad = self.groups_[np.isnan(mu)].tolist()
         reason = f"the estimated share of group(s) {bad} in X_deploy is 0" if bad else None
         diagnostics["informativeness"], reasons = self._informativeness(pos)
         if reasons:
@@ -608,10 +595,9 @@ class QuantificationDisparity(BaseEstimator):
         values, rates = np.full(self.n_boot, np.nan), np.full((self.n_boot, self.groups_.size), np.nan)
         for b in range(self.n_boot):
             i2, i3 = rng.randint(n2, size=n2), rng.randint(n3, size=n3)
+            resampled = (_take(X_aux, i2), codes[i2], pos_aux[i2], self.groups_, rng)
             try:
-                state = self._fit_core(
-                    self.quantifier_, _take(X_aux, i2), codes[i2], pos_aux[i2], self.groups_, rng, check=False
-                )
+                state = self._fit_core(self.quantifier_, *resampled, check=False)
             except ValueError:  # a replicate lost a group in some predicted class
                 continue
             core = self._estimate_core(state, _take(X_deploy, i3), pos_dep[i3])

@@ -441,19 +441,15 @@ class BinaryQuantifier(BaseEstimator):
 
     def _fit_quapy(self, qp: Any, method: str, k: BaseEstimator, X: Any, y: np.ndarray, rng: Any) -> Any:
         """The configured QuaPy quantifier, fitted (hold-out split for ACC, PACC and HDy)."""
-        agg = qp.method.aggregative
+        quantifier = getattr(qp.method.aggregative, {"SLD": "EMQ"}.get(method, method), None)  # QuaPy's class
         if method == "MLPE":
             return qp.method.non_aggregative.MaximumLikelihoodPrevalenceEstimation().fit(X, y)
         if method not in HOLDOUT_QUANTIFIERS:
-            return {"CC": agg.CC, "PCC": agg.PCC, "SLD": agg.EMQ}[method](_seeded(k, rng)).fit(X, y)
+            return quantifier(_seeded(k, rng)).fit(X, y)
         tr, va = train_test_split(np.arange(y.size), test_size=self.holdout, stratify=y, random_state=rng)
         k = _seeded(k, rng)  # after the split, so that a seed gives the splits it always gave
-        val = (_take(X, va), y[va])
-        if method == "HDy":
-            q = agg.HDy(k, val_split=val)
-        else:
-            q = {"ACC": agg.ACC, "PACC": agg.PACC}[method](k, val_split=val, solver="exact-cc", norm="clip")
-        return q.fit(_take(X, tr), y[tr])
+        exact = {} if method == "HDy" else {"solver": "exact-cc", "norm": "clip"}  # ACC, PACC: the paper's solve
+        return quantifier(k, val_split=(_take(X, va), y[va]), **exact).fit(_take(X, tr), y[tr])
 
     def predict(self, X: Any) -> float:
         """Estimate the prevalence of class 1 in the sample ``X``.

@@ -150,7 +150,7 @@ class RandomizedResponse(TransformerMixin, BaseEstimator):
             )
         rng, k = check_random_state(self.random_state), len(self.groups_)
         flip = rng.random_sample(codes.shape) < self.flip_prob_
-        shift = rng.randint(1, k, size=codes.shape) if k > 1 else np.zeros_like(codes)
+        shift = rng.randint(1, k, size=codes.shape)  # k >= 2: encode_proxies refuses fewer groups
         noisy = np.where(flip, (codes + shift) % k, codes)
         if isinstance(X, pd.DataFrame):
             labels = np.asarray(self.groups_, dtype=object)[noisy]

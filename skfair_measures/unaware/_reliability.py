@@ -157,10 +157,8 @@ def dependent_proxies(codes: np.ndarray, columns: list[Any]) -> dict[str, Any]:
 
 
 def _diagonal(T: np.ndarray, groups: list[Any]) -> dict[str, Any]:
-    k = T.shape[0]
-    off = np.where(np.eye(k, dtype=bool), -np.inf, T)
-    worst = off.argmax(axis=1)
-    bad = [a for a in range(k) if T[a, a] <= T[a, worst[a]]]
+    worst = np.where(np.eye(len(T), dtype=bool), -np.inf, T).argmax(axis=1)  # the likeliest wrong guess per group
+    bad = [a for a in range(len(T)) if T[a, a] <= T[a, worst[a]]]
     out: dict[str, Any] = {"passed": not bad, "diagonal": np.diag(T).tolist()}
     if bad:
         a = bad[0]
@@ -237,10 +235,9 @@ def assess_fit(
         "prior": _prior(sol.p, np.asarray(noisy_prior, dtype=float), groups),
     }
     if n_sim > 0:
-        checks["moments"] = moment_test(sol, n_rows, n_sim=n_sim, random_state=random_state)
-        if not checks["moments"]["passed"]:
-            m = checks["moments"]
-            checks["moments"]["reason"] = (
+        m = checks["moments"] = moment_test(sol, n_rows, n_sim=n_sim, random_state=random_state)
+        if not m["passed"]:
+            m["reason"] = (
                 f"the fitted moments do not match the proxies' agreement (residual {m['residual']:.2g}, "
                 f"p = {m['p_value']:.2g} against fits on data simulated from the model): the proxies are not "
                 "independent and identically distributed given the attribute, as HOC assumes"
