@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from .._labels import binarize_labels
 from ..results import check_prob
 from ..uncertainty import Estimate
 from ._inputs import GroupPools, check_pool, label_codes
@@ -23,32 +22,6 @@ TASKS = ("estimate", "identify", "compare")
 STRATEGIES = ("ts", "ttts", "random")
 _FREE, _ASKED, _TOLD = 0, 1, 2
 _N_DRAWS = 4000  # Monte Carlo draws for P(worst) and ECE intervals
-
-
-def _default_pos_label(pos_label: Any, y_pred: Any, scores: Any, classes: Any, metric: ActiveMetric) -> Any:
-    """The positive class by the core's rule: as given, else 1 for 0/1, -1/1 and boolean labels.
-
-    Other labels need ``pos_label`` when the metric or 1-D scores refer to a positive
-    class; accuracy with the ``predict_proba`` matrix needs none.
-    """
-    if pos_label is not None:
-        return pos_label
-    labels = pd.unique(np.asarray(list(classes) if classes is not None else y_pred, dtype=object).ravel())
-    one_d = np.ndim(scores) == 1
-    if len(labels) <= 2:
-        try:
-            return binarize_labels(labels, labels)[2]
-        except ValueError as err:
-            if not (one_d or metric.needs_pos_label):
-                return None
-            why = "1-D scores are P(y == pos_label)" if one_d else f"metric={metric.key!r} refers to a positive class"
-            raise ValueError(f"{why}, but pos_label is not given: {err}") from None
-    if metric.needs_pos_label:
-        raise ValueError(
-            f"metric={metric.key!r} refers to a positive class; y_pred holds {len(labels)} classes: "
-            "pass pos_label= (that class against the others)."
-        )
-    return None
 
 
 class ActiveAssessment:
@@ -178,10 +151,7 @@ class ActiveAssessment:
         self.metric = get_metric(metric)
         self.task, self.strategy = _check_choice(task, TASKS, "task"), _check_choice(strategy, STRATEGIES, "strategy")
         self.eps, self.ttts_beta, self.keep_trajectory = float(eps), float(ttts_beta), keep_trajectory
-        pos_label = _default_pos_label(pos_label, y_pred, scores, classes, self.metric)
-        self._pool = check_pool(
-            y_pred, scores, sensitive_features, metric=self.metric, classes=classes, pos_label=pos_label, y_true=y_true
-        )
+        self._pool = check_pool(y_pred, scores, sensitive_features, self.metric, classes, pos_label, y_true)
         self.groups, self.classes = self._pool.groups, self._pool.classes
         self.n_bins = int(n_bins) if self.metric.binned else 1
         self.m, self._pair = self._check_task(m, pair)
@@ -191,18 +161,16 @@ class ActiveAssessment:
         self._build_prior(prior, prior_strength, prior_base)
         self._build_pools()
         self._trajectory: list[tuple[int, np.ndarray, np.ndarray]] = []
-        known = np.flatnonzero(self._pool.labels >= 0)
-        if known.size:
-            self._update(known, self._pool.labels[known])
+        known = np.flatnonzero(self._pool.labels >= 0)  # labels given as y_true
+        self._update(known, self._pool.labels[known])
         self._quota = None if plan is None else self._check_plan(plan)
         self._record()
 
     # -- construction ---------------------------------------------------------------
 
     def _check_task(self, m: int, pair: Any) -> tuple[int, tuple[int, int] | None]:
-        n_groups = len(self.groups)
-        if not isinstance(m, numbers.Integral) or not 1 <= m < max(n_groups, 2):
-            raise ValueError(f"m={m!r} must be an integer in [1, {n_groups - 1}] (the number of worst groups).")
+        if not isinstance(m, numbers.Integral) or not 1 <= m < max(len(self.groups), 2):
+            raise ValueError(f"m={m!r} must be an integer in [1, {len(self.groups) - 1}] (the number of worst groups).")
         if self.strategy == "ttts" and (self.task != "identify" or m != 1):
             raise ValueError("strategy='ttts' identifies one worst group: use it with task='identify' and m=1.")
         if self.task != "compare":
@@ -260,21 +228,19 @@ class ActiveAssessment:
         return quota
 
     def _build_cells(self) -> None:
-        p, metric = self._pool, self.metric
-        n_groups = len(self.groups)
+        p, metric, n_groups = self._pool, self.metric, len(self.groups)
         self._pred_pos = p.pred == p.pos_code
         eligible = np.ones(p.pred.size, dtype=bool) if metric.pred_is is None else self._pred_pos == metric.pred_is
         self._eligible = eligible
         self._bin = np.minimum((p.confidence * self.n_bins).astype(np.int64), self.n_bins - 1)
-        cell, size = p.group * self.n_bins + self._bin, n_groups * self.n_bins
-        rows = np.bincount(cell[eligible], minlength=size).reshape(n_groups, self.n_bins).astype(float)
+        cell, size = (p.group * self.n_bins + self._bin)[eligible], n_groups * self.n_bins
+        weight, success = metric.expected(p.confidence, p.p_pos, self._pred_pos)
+        # per (group, bin) cell of the rows that can be asked: rows, scores, and what the scores expect of the rate
+        sums = np.stack([np.ones(p.pred.size), p.confidence, weight, weight * success])[:, eligible]
+        rows, conf, w, ws = (np.bincount(cell, weights=x, minlength=size).reshape(n_groups, self.n_bins) for x in sums)
         self._rows = rows.sum(axis=1)
         self._bin_share = np.divide(rows, self._rows[:, None], out=np.zeros_like(rows), where=self._rows[:, None] > 0)
-        conf = np.bincount(cell[eligible], weights=p.confidence[eligible], minlength=size).reshape(rows.shape)
         self._bin_score = np.divide(conf, rows, out=np.full_like(rows, np.nan), where=rows > 0)
-        weight, success = metric.expected(p.confidence, p.p_pos, self._pred_pos)
-        w = np.bincount(cell[eligible], weights=weight[eligible], minlength=size).reshape(rows.shape)
-        ws = np.bincount(cell[eligible], weights=(weight * success)[eligible], minlength=size).reshape(rows.shape)
         self._prior_mean = np.divide(ws, w, out=np.full_like(w, np.nan), where=w > 0)
         self._counts_prior_mean = np.divide(w.sum(1), self._rows, out=np.full(n_groups, np.nan), where=self._rows > 0)
 
@@ -320,19 +286,13 @@ class ActiveAssessment:
         if not isinstance(n, numbers.Integral) or n < 1:
             raise ValueError(f"n={n!r} must be a positive integer (the number of rows to ask for).")
         out: list[np.ndarray] = []
-        got, left = 0, None if self._quota is None else self._quota - self._labels_used - self._pending()
-        while got < n:
-            available = self._pools.remaining > 0
-            if left is not None:
-                available &= left > 0
-            if not available.any():
-                break
-            for g in self._choose(available)[: n - got]:
-                rows = self._pools.take(int(g), 1)
-                out.append(rows)
-                got += rows.size
-                if left is not None:
-                    left[g] -= rows.size
+        left = np.full(len(self.groups), np.inf)  # rows each group may still be asked: with a plan, its quota
+        if self._quota is not None:
+            left = self._quota - self._labels_used - self._pending()
+        while len(out) < n and (available := (self._pools.remaining > 0) & (left > 0)).any():
+            for g in self._choose(available)[: n - len(out)]:  # distinct available groups: one row each
+                out.append(self._pools.take(int(g), 1))
+                left[g] -= 1
         rows = np.concatenate(out) if out else np.empty(0, dtype=np.int64)
         self._status[rows] = _ASKED
         return rows
@@ -399,20 +359,14 @@ class ActiveAssessment:
             reward = self._badness(theta)
         reward = np.where(available, reward, -np.inf)
         if self.strategy == "ttts":
-            redraw = self._redraw_badness(available)
+
+            def redraw(size: int) -> np.ndarray:  # the groups' badness in ``size`` fresh Thompson draws
+                thetas = self._rng.beta(self._a, self._b, size=(size, *self._a.shape))
+                return np.where(available, self._badness(thetas), -np.inf)
+
             return np.array([top_two(reward, redraw, self._rng, self.ttts_beta)])
-        if self.m == 1 or self.task != "identify":
-            return np.array([int(np.argmax(reward))])
-        k = min(self.m, int(available.sum()))
-        top = np.argpartition(-reward, k - 1)[:k]
-        return top[np.argsort(-reward[top])]
-
-    def _redraw_badness(self, available: np.ndarray):
-        def redraw(size: int) -> np.ndarray:
-            theta = self._rng.beta(self._a, self._b, size=(size, *self._a.shape))
-            return np.where(available, self._badness(theta), -np.inf)
-
-        return redraw
+        k = min(self.m, int(available.sum())) if self.task == "identify" else 1  # multiple-play TS: the k best
+        return np.argsort(-reward, kind="stable")[:k]
 
     def _cell_weight(self) -> np.ndarray:
         share = self._group_share
@@ -438,13 +392,12 @@ class ActiveAssessment:
         a, b = (self._a, self._b) if a is None else (a, b)
         mean = a / (a + b)
         if not self.metric.binned:
-            out = mean[:, 0].copy()
+            out = mean[:, 0]
         else:  # E|X - c| of a Beta in closed form, weighted over the bins
             c = np.nan_to_num(self._bin_score)
             below = c * special.betainc(a, b, c) - mean * special.betainc(a + 1.0, b, c)
             out = (self._bin_share * (mean - c + 2.0 * below)).sum(axis=-1)
-        out[~self._defined] = np.nan
-        return out
+        return np.where(self._defined, out, np.nan)
 
     def _summary_rng(self) -> np.random.Generator:
         """Draws for summaries, seeded by the state: the same labels give the same answer, call after call."""
@@ -457,9 +410,7 @@ class ActiveAssessment:
         read from them (``worst_group``) does not change between two calls.
         """
         theta = self._summary_rng().beta(self._a, self._b, size=(n_draws, *self._a.shape))
-        values = self._values(theta)
-        values[:, ~self._defined] = np.nan
-        return values
+        return np.where(self._defined, self._values(theta), np.nan)
 
     def _interval(self, prob: float, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         tail = (1.0 - prob) / 2.0
@@ -468,9 +419,7 @@ class ActiveAssessment:
         else:
             theta = self._summary_rng().beta(a, b, size=(_N_DRAWS, *a.shape))
             lo, hi = np.quantile(self._values(theta), [tail, 1.0 - tail], axis=0)
-        lo, hi = lo.copy(), hi.copy()
-        lo[~self._defined] = hi[~self._defined] = np.nan
-        return lo, hi
+        return np.where(self._defined, lo, np.nan), np.where(self._defined, hi, np.nan)
 
     def groupwise(self, prob: float = 0.95) -> pd.DataFrame:
         """Per-group posterior mean, central interval and labels used.
@@ -599,10 +548,9 @@ class ActiveAssessment:
         d, means = self.draws(n_draws), self._means()
         gap, key = d[:, c1] - d[:, c2], f"active.{self.metric.key}[{self.groups[c1]} - {self.groups[c2]}]"
         how = {"construction": "Beta posterior of labeled rows", "target": "population"}
-        how |= {"posterior": True, "center": 0.0}
+        how |= {"posterior": True, "center": 0.0, "n": int(self._labels_used[[c1, c2]].sum())}
         reason = None if np.isfinite(gap).all() else "a group of the pair has no labeled rows in its rate"
-        n = int(self._labels_used[[c1, c2]].sum())
-        return Estimate(key, float(means[c1] - means[c2]), n=n, draws=gap, reason=reason, **how)
+        return Estimate(key, float(means[c1] - means[c2]), draws=gap, reason=reason, **how)
 
     def posterior_rmse(self) -> float:
         """Expected groupwise RMSE under the posterior: ``sqrt(sum_g p_g Var(theta_g))`` (rates only)."""

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .._groups import encode_groups
+from .._labels import binarize_labels
 from ._metrics import ActiveMetric
 
 __all__ = ["GroupPools", "Pool", "check_pool", "label_codes"]
@@ -34,28 +35,26 @@ class Pool:
 
 
 def _classes(y_pred: np.ndarray, scores: np.ndarray, classes: Any, pos_label: Any) -> pd.Index:
+    """The classes in the order of the score columns: ``classes``, else those of ``y_pred`` (and ``pos_label``)."""
     if classes is not None:
-        index = pd.Index(list(classes))
+        index, source = pd.Index(list(classes)), f"classes={list(classes)!r}"
         if not index.is_unique:
-            raise ValueError(f"classes={list(classes)!r} repeats a class; list each class once.")
+            raise ValueError(f"{source} repeats a class; list each class once.")
     elif scores.ndim == 2:
-        index = pd.Index(pd.unique(y_pred)).sort_values()
-        if len(index) != scores.shape[1]:
-            raise ValueError(
-                f"scores has {scores.shape[1]} columns but y_pred holds {len(index)} classes; pass classes= "
-                "naming the class of each score column, in column order."
-            )
+        index, source = pd.Index(pd.unique(y_pred)).sort_values(), "found in y_pred"
     else:
         index = pd.Index(pd.unique(np.append(y_pred.astype(object), [pos_label]))).sort_values()
-        if len(index) != 2:
-            raise ValueError(
-                f"1-D scores are P(y == pos_label) for a binary task, but y_pred and pos_label={pos_label!r} give "
-                f"the classes {index.tolist()!r}; pass classes=[negative, positive] (or the predict_proba matrix)."
-            )
+        source = f"found in y_pred and pos_label={pos_label!r}"
     if scores.ndim == 2 and scores.shape[1] != len(index):
-        raise ValueError(f"scores has {scores.shape[1]} columns but classes has {len(index)}; give one per column.")
+        raise ValueError(
+            f"scores has {scores.shape[1]} columns for {len(index)} classes ({source}); pass classes= naming the "
+            "class of each score column, in column order."
+        )
     if scores.ndim == 1 and len(index) != 2:
-        raise ValueError(f"1-D scores need exactly two classes, got classes={index.tolist()!r}.")
+        raise ValueError(
+            f"1-D scores are P(y == pos_label) for a binary task, but the classes are {index.tolist()!r} ({source}); "
+            "pass classes=[negative, positive] (or the predict_proba matrix)."
+        )
     return index
 
 
@@ -78,17 +77,37 @@ def _scores(scores: Any, n: int) -> np.ndarray:
     return s
 
 
+def _default_pos_label(pos_label: Any, y_pred: Any, scores: Any, classes: Any, metric: ActiveMetric) -> Any:
+    """The positive class by the core's rule: as given, else 1 for 0/1, -1/1 and boolean labels.
+
+    Other labels need ``pos_label`` when the metric or 1-D scores refer to a positive
+    class; accuracy with the ``predict_proba`` matrix needs none.
+    """
+    if pos_label is not None:
+        return pos_label
+    labels = pd.unique(np.asarray(list(classes) if classes is not None else y_pred, dtype=object).ravel())
+    one_d = np.ndim(scores) == 1
+    if len(labels) <= 2:
+        try:
+            return binarize_labels(labels, labels)[2]
+        except ValueError as err:
+            if not (one_d or metric.needs_pos_label):
+                return None
+            why = "1-D scores are P(y == pos_label)" if one_d else f"metric={metric.key!r} refers to a positive class"
+            raise ValueError(f"{why}, but pos_label is not given: {err}") from None
+    if metric.needs_pos_label:
+        raise ValueError(
+            f"metric={metric.key!r} refers to a positive class; y_pred holds {len(labels)} classes: "
+            "pass pos_label= (that class against the others)."
+        )
+    return None
+
+
 def check_pool(
-    y_pred: Any,
-    scores: Any,
-    sensitive_features: Any,
-    *,
-    metric: ActiveMetric,
-    classes: Any,
-    pos_label: Any,
-    y_true: Any,
+    y_pred: Any, scores: Any, sensitive: Any, metric: ActiveMetric, classes: Any, pos_label: Any, y_true: Any
 ) -> Pool:
     """Validate the inputs of :class:`ActiveAssessment` once, naming the culprit."""
+    pos_label = _default_pos_label(pos_label, y_pred, scores, classes, metric)
     pred_values = np.asarray(y_pred.to_numpy() if isinstance(y_pred, pd.Series) else y_pred)
     if pred_values.ndim != 1:
         raise ValueError(f"y_pred has shape {pred_values.shape}; pass one predicted label per row.")
@@ -106,7 +125,7 @@ def check_pool(
     else:
         confidence = s[np.arange(n), pred]
         p_pos = s[:, pos_code] if pos_code >= 0 else np.full(n, np.nan)
-    group, groups = encode_groups(sensitive_features, n, name="sensitive_features")
+    group, groups = encode_groups(sensitive, n, name="sensitive_features")
     labels = np.full(n, -1, dtype=np.int64)
     if y_true is not None:
         yt = pd.Series(np.asarray(y_true, dtype=object))

@@ -93,10 +93,9 @@ class ActiveMetric:
         """Which labeled rows enter the rate: their cell is in the denominator.
 
         A label known up front for a row that could not be asked (a predicted negative
-        for PPV) does not enter the rate either.
+        for PPV) does not enter the rate either. For accuracy every cell is in the
+        denominator: every row enters.
         """
-        if self.correct:
-            return np.ones(true_pos.shape, dtype=bool)
         return self._den[true_pos.astype(np.intp), pred_pos.astype(np.intp)]
 
     def outcome(self, correct: np.ndarray, pred_pos: np.ndarray, true_pos: np.ndarray) -> np.ndarray:
@@ -119,12 +118,9 @@ class ActiveMetric:
 
 
 METRICS: dict[str, ActiveMetric] = {
-    m.key: m
-    for m in (
-        *(ActiveMetric(key) for key in ("acc", "tpr", "fnr", "fpr", "tnr", "ppv", "fdr", "npv", "for")),
-        ActiveMetric("ece", base="acc", binned=True, description="Expected calibration error"),
-    )
+    key: ActiveMetric(key) for key in ("acc", "tpr", "fnr", "fpr", "tnr", "ppv", "fdr", "npv", "for")
 }
+METRICS["ece"] = ActiveMetric("ece", base="acc", binned=True, description="Expected calibration error")
 
 
 def get_metric(metric: str | ActiveMetric) -> ActiveMetric:

@@ -104,14 +104,13 @@ def rope_gain(
     not enter the rate). Groups outside the pair score -inf.
     """
     g1, g2 = pair
-    now, gain = max(rope_masses(a[g1], b[g1], a[g2], b[g2], eps)), np.full(a.shape[0], -np.inf)
+
+    def confidence(a: np.ndarray, b: np.ndarray) -> float:
+        return max(rope_masses(a[g1], b[g1], a[g2], b[g2], eps))
+
+    now, gain = confidence(a, b), np.full(a.shape[0], -np.inf)
     for g in pair:
-        outcomes = []
-        for da, db in ((1.0, 0.0), (0.0, 1.0)):
-            a2, b2 = a.copy(), b.copy()
-            a2[g] += da
-            b2[g] += db
-            outcomes.append(max(rope_masses(a2[g1], b2[g1], a2[g2], b2[g2], eps)))
-        expected = theta[g] * outcomes[0] + (1.0 - theta[g]) * outcomes[1]
+        one = np.eye(a.shape[0])[g]  # one more label in group g: a success (a + one) or a failure (b + one)
+        expected = theta[g] * confidence(a + one, b) + (1.0 - theta[g]) * confidence(a, b + one)
         gain[g] = counts_prob[g] * expected + (1.0 - counts_prob[g]) * now
     return gain

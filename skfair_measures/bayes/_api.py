@@ -33,7 +33,7 @@ from ._auto import auto_candidates, auto_estimate, auto_interval, auto_method, c
 from ._bb import BetaBinomial
 from ._checks import CalibrationWarning
 from ._dirichlet import holds_multiclass_labels, multiclass_counts, multiclass_draws, multiclass_error
-from ._frames import FRAME_METHODS, frame_fit_data, frame_rows
+from ._frames import FRAME_METHODS, frame_fit_data, frame_rows, refuse_no_unlabeled
 from ._guaranteed import Guaranteed, audit_target, labels_box
 from ._method import Bases, Call, EstimationMethod, FitData, GroupDraws, Rng, Rows
 from ._posterior import MeasurePosterior, external_stacklevel, group_labels, warn_undefined
@@ -290,7 +290,7 @@ def posteriors(
     if call.unlabeled_scores is not None:
         refuse_unread_unlabeled(method, options, "unlabeled_scores")
     name = auto_method(vars(call))[0] if method == AUTO else method
-    rng, chains, groups = _rng(call.random_state), int(call.chains), _declared_groups(measures)
+    rng, groups = _rng(call.random_state), _declared_groups(measures)
     if call.data is None and holds_multiclass_labels(y_true, call.pos_label, call.threshold, measures):
         return _multiclass(measures, call, name, options, groups, rng)
     thr = float(_agreed([m.inputs.threshold for m in measures], "threshold", call.threshold, 0.5))
@@ -306,11 +306,7 @@ def posteriors(
             unl = rows.histogram if rows.n_unlabeled else None
             name, _ = auto_method({"unlabeled_scores": unl, "sample_weight": call.sample_weight})
             estimator, unused = _options(method, name, options)
-        if METHODS[estimator.name].unlabeled == "required" and rows.n_unlabeled == 0:
-            raise ValueError(
-                f"method={estimator.name!r} needs unlabeled rows: rows of data whose {call.y_true!r} is "
-                "missing (null). Without them use method='bb'."
-            )
+        refuse_no_unlabeled(estimator.name, call, rows.n_unlabeled)
         columns = ("y_true", "y_score", "sensitive_features", "sample_weight")
         given = dataclasses.replace(call, **{k: rows.column(v) for k, v in vars(call).items() if k in columns})
         data = _fit_data(given, measures, estimator.name, thr, pos, groups, rows.unlabeled)
@@ -329,19 +325,16 @@ def posteriors(
     why, plan = None, None
     if method == AUTO:
         interval, interval_reason = auto_interval(data, bases)
-        plan = _AutoPlan(estimator, interval, interval_reason, *auto_estimate(estimator.name, interval))
+        estimate = auto_estimate(estimator.name, interval)
+        plan = _AutoPlan(estimator, interval, interval_reason, *estimate, data, bases, call)
         estimator, why, unused = _auto_checked(estimator, data, options, unused, plan)
         if plan.interval == "jeffreys" and (plan.estimate == "calibration" or "prior" not in options):
             estimator = BetaBinomial(prior="jeffreys")  # the draws: the labels' posterior (bb's prior= when given)
-    draws = METHODS[estimator.name].default_draws if call.n_draws is None else int(call.n_draws)
     seed, start = int(rng.integers(2**31 - 1)), time.perf_counter()
-    fit = estimator.group_draws(data, bases, chains=chains, draws=draws, rng=rng, seed=seed)
+    fit = _group_draws(estimator, data, bases, call, rng, seed)
     chosen = {}  # auto's estimate and interval (the estimate first: the interval holds it)
     if plan is not None:
-        chosen = _auto_estimate(
-            data, bases, estimator, fit, plan, chains=chains, n_draws=call.n_draws, rng=rng, seed=seed
-        )
-        chosen |= _auto_interval(data, bases, estimator, fit, seed, plan)
+        chosen = plan.estimate_attrs(estimator, fit, rng, seed) | plan.interval_attrs(estimator, fit, seed)
     attrs = {"threshold": float(data.threshold)} | _attrs(data.y_true.size, data.unlabeled.size, seed, call, fit, start)
     attrs |= chosen
     if why is not None:
@@ -431,6 +424,64 @@ class _AutoPlan:
     interval_reason: str
     estimate: str  # "calibration", "exact" or "own"
     estimate_reason: str
+    data: FitData  # what the fits read: the data, the bases, the call's chains and draws
+    bases: Bases
+    call: Call
+
+    def estimate_attrs(self, method: EstimationMethod, fit: GroupDraws, rng: Rng, seed: int) -> dict[str, Any]:
+        """``auto``'s estimate (:func:`~._auto.auto_estimate`): the calibration model's, put on ``fit`` as its point.
+
+        When the checks sent the draws to ``"bb"``, the rules' method is fitted for the estimate
+        alone (same seed); otherwise its fit is ``fit``.
+        """
+        own = f"{method.name}'s " + ("point estimate" if fit.point is not None else "posterior mean")
+        if self.estimate == "exact":
+            return {"estimate_reason": self.estimate_reason}  # interval_attrs puts the exact rates on fit
+        if self.estimate == "own":
+            return {"estimate": own, "estimate_reason": self.estimate_reason}
+        source = fit
+        if fit.calibration_point is None:
+            with warnings.catch_warnings():  # the checks' failure is already said, by _auto_checked
+                warnings.simplefilter("ignore", CalibrationWarning)
+                source = _group_draws(self.calibrator, self.data, self.bases, self.call, rng, seed)
+        fit.point, fit.point_overall = source.calibration_point
+        made = "its fit" if source is fit else f"a {self.calibrator.name} fit made for the estimate"
+        estimate = f"bc's posterior means of the group rates ({made}, without the rectifier), through the "
+        out = {"estimate": estimate + "measure's operation", "estimate_reason": self.estimate_reason}
+        return out if source is fit else out | {"estimate_diagnostics": source.attrs.get("diagnostics", {})}
+
+    def interval_attrs(self, method: EstimationMethod, fit: GroupDraws, seed: int) -> dict[str, Any]:
+        """``auto``'s interval (:func:`~._auto.auto_interval`): its draws' own, or a confidence box put on ``fit``.
+
+        With the calibration model's estimate, the posterior reads its interval from the box,
+        widened to hold the estimate; a confidence interval gives no probabilities:
+        ``prob_within`` and ``rope`` are NaN with the reason (one construction for the
+        interval, the probability and the verdict), and ``attrs`` says so.
+        """
+        out = {"interval_reason": self.interval_reason}
+        if self.interval == "own":
+            return out | {"interval": f"{method.name}'s own"}
+        if self.interval == "jeffreys" and self.estimate != "calibration":
+            return out | {"interval": f"{method.name}'s own (prior={method.prior!r})"}
+        none = "none: a confidence interval (the draws' would not agree with it)"
+        if self.interval == "jeffreys":
+            fit.interval_box = labels_box(self.data, self.bases, fit, seed)
+            jeffreys = "the labels' Jeffreys posterior, widened to hold the estimate"
+            return out | {"interval": jeffreys, "probabilities": none}
+        rng = np.random.default_rng(seed)
+        box = Guaranteed().group_draws(self.data, self.bases, chains=1, draws=1, rng=rng, seed=seed)
+        fit.interval_box = box.confidence
+        if self.estimate == "exact":  # every audited row labeled: the rates are known exactly
+            fit.point, fit.point_overall = box.point, box.point_overall
+            out["estimate"] = "the exact rates of the audited rows (every row labeled)"
+        return out | {
+            "interval": "guaranteed (" + box.attrs["sampler"].split(", ", 1)[-1] + "), widened to hold the estimate",
+            "target": box.attrs["target"],
+            "construction": box.attrs["construction"],
+            "probabilities": none,
+            "prediction_powered": box.attrs["prediction_powered"],
+            "sequences": box.attrs["sequences"],
+        }
 
 
 def _auto_checked(
@@ -440,103 +491,22 @@ def _auto_checked(
     name, why = checked_method(estimator.name, data)
     if why is None:
         return estimator, None, unused
-    kept = (
-        "; its estimate stays the calibration model's (fitted for it) and its interval is the labels'"
-        if plan.estimate == "calibration"
-        else ""
-    )
-    warnings.warn(
-        f"method='auto' uses {name!r} instead of {estimator.name!r}: {why}{kept}.",
-        CalibrationWarning,
-        stacklevel=external_stacklevel(),
-    )
+    kept = "; its estimate stays the calibration model's (fitted for it) and its interval is the labels'"
+    kept = kept if plan.estimate == "calibration" else ""
+    message = f"method='auto' uses {name!r} instead of {estimator.name!r}: {why}{kept}."
+    warnings.warn(message, CalibrationWarning, stacklevel=external_stacklevel())
     record, left = _options(AUTO, name, options)
     if plan.estimate == "calibration":  # the calibration fit of the estimate reads the options of the rules' method
         left = [k for k in left if k not in METHODS[estimator.name].option_names()]
     return record, why, left
 
 
-def _auto_estimate(
-    data: FitData,
-    bases: tuple[BaseMetric, ...],
-    estimator: EstimationMethod,
-    fit: GroupDraws,
-    plan: _AutoPlan,
-    *,
-    chains: int,
-    n_draws: int | None,
-    rng: np.random.Generator,
-    seed: int,
-) -> dict[str, Any]:
-    """``auto``'s estimate (:func:`~._auto.auto_estimate`): the calibration model's, put on ``fit`` as its point.
-
-    When the checks sent the draws to ``"bb"``, the rules' method is fitted for the estimate
-    alone (same seed); otherwise its fit is ``fit``.
-    """
-    own = f"{estimator.name}'s " + ("point estimate" if fit.point is not None else "posterior mean")
-    if plan.estimate == "exact":
-        return {"estimate_reason": plan.estimate_reason}  # _auto_interval puts the exact rates on fit
-    if plan.estimate == "own":
-        return {"estimate": own, "estimate_reason": plan.estimate_reason}
-    source = fit
-    if fit.calibration_point is None:
-        cal = plan.calibrator
-        draws = METHODS[cal.name].default_draws if n_draws is None else int(n_draws)
-        with warnings.catch_warnings():  # the checks' failure is already said, by _auto_checked
-            warnings.simplefilter("ignore", CalibrationWarning)
-            source = cal.group_draws(data, bases, chains=chains, draws=draws, rng=rng, seed=seed)
-    fit.point, fit.point_overall = source.calibration_point
-    if source is fit:
-        return {
-            "estimate": "bc's posterior means of the group rates (its fit, without the rectifier), through the "
-            "measure's operation",
-            "estimate_reason": plan.estimate_reason,
-        }
-    return {
-        "estimate": f"bc's posterior means of the group rates (a {plan.calibrator.name} fit made for the "
-        "estimate, without the rectifier), through the measure's operation",
-        "estimate_reason": plan.estimate_reason,
-        "estimate_diagnostics": source.attrs.get("diagnostics", {}),
-    }
-
-
-def _auto_interval(
-    data: FitData,
-    bases: tuple[BaseMetric, ...],
-    estimator: EstimationMethod,
-    fit: GroupDraws,
-    seed: int,
-    plan: _AutoPlan,
-) -> dict[str, Any]:
-    """``auto``'s interval (:func:`~._auto.auto_interval`): its draws' own, or a confidence box put on ``fit``.
-
-    With the calibration model's estimate, the posterior reads its interval from the box,
-    widened to hold the estimate; a confidence interval gives no probabilities:
-    ``prob_within`` and ``rope`` are NaN with the reason (one construction for the
-    interval, the probability and the verdict), and ``attrs`` says so.
-    """
-    out = {"interval_reason": plan.interval_reason}
-    if plan.interval == "own":
-        return out | {"interval": f"{estimator.name}'s own"}
-    if plan.interval == "jeffreys" and plan.estimate != "calibration":
-        return out | {"interval": f"{estimator.name}'s own (prior={estimator.prior!r})"}
-    none = "none: a confidence interval (the draws' would not agree with it)"
-    if plan.interval == "jeffreys":
-        fit.interval_box = labels_box(data, bases, fit, seed)
-        return out | {"interval": "the labels' Jeffreys posterior, widened to hold the estimate", "probabilities": none}
-    box = Guaranteed().group_draws(data, bases, chains=1, draws=1, rng=np.random.default_rng(seed), seed=seed)
-    fit.interval_box = box.confidence
-    if plan.estimate == "exact":  # every audited row labeled: the rates are known exactly
-        fit.point, fit.point_overall = box.point, box.point_overall
-        out["estimate"] = "the exact rates of the audited rows (every row labeled)"
-    return out | {
-        "interval": "guaranteed (" + box.attrs["sampler"].split(", ", 1)[-1] + "), widened to hold the estimate",
-        "target": box.attrs["target"],
-        "construction": box.attrs["construction"],
-        "probabilities": none,
-        "prediction_powered": box.attrs["prediction_powered"],
-        "sequences": box.attrs["sequences"],
-    }
+def _group_draws(
+    estimator: EstimationMethod, data: FitData, bases: Bases, call: Call, rng: Rng, seed: int
+) -> GroupDraws:
+    """The method's draws with the call's chains and draws per chain (the method's default when not given)."""
+    draws = METHODS[estimator.name].default_draws if call.n_draws is None else int(call.n_draws)
+    return estimator.group_draws(data, bases, chains=int(call.chains), draws=draws, rng=rng, seed=seed)
 
 
 def _bases(measures: list[MeasureBase], rates: bool = False) -> Bases:

@@ -89,8 +89,7 @@ from typing import Any
 import numpy as np
 
 from ..base import ratio_roles
-from ._bc import CLIP
-from ._checks import calibration_checks
+from ._bc import data_checks
 from ._guaranteed import weighted
 from ._method import FitData
 from ._table import METHODS
@@ -146,10 +145,7 @@ def auto_method(arguments: Mapping[str, Any]) -> tuple[str, str]:
     >>> auto_method({"unlabeled_scores": [0.2], "sample_weight": [1.0]})[0]
     'ppi'
     """
-    for applies, method, why in AUTO_RULES:
-        if applies(arguments):
-            return method, why
-    raise AssertionError("the last rule always applies")  # pragma: no cover
+    return next((method, why) for applies, method, why in AUTO_RULES if applies(arguments))  # the last always applies
 
 
 #: Rule 4's method: the labeled counts alone, when a calibration model cannot describe the data.
@@ -163,13 +159,7 @@ def checked_method(method: str, data: FitData) -> tuple[str, str | None]:
     """
     if not METHODS[method].calibrates:
         return method, None
-    lab, unl = data.labeled, data.unlabeled
-    scores, codes, rows = (
-        np.concatenate([lab.scores, unl.scores]),
-        np.concatenate([lab.codes, unl.codes]),
-        np.concatenate([lab.multiplicity, unl.multiplicity]),
-    )
-    reasons = calibration_checks(lab.scores, data.y_true, lab.codes, data.groups, scores, codes, CLIP, rows)
+    reasons = data_checks(data)
     return (_FALLBACK, "; ".join(reasons)) if reasons else (method, None)
 
 

@@ -134,9 +134,8 @@ def cell_concentration(
             rate = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
         a, b = (np.broadcast_to(x, (n_groups,))[:, None, None] for x in _prior_pair(prior, prior_strength, rate))
         num, rest = e * roles.num, e * (roles.den & ~roles.num)
-        new = a * num / num.sum((-2, -1), keepdims=True) + b * rest / np.maximum(
-            rest.sum((-2, -1), keepdims=True), _FLOOR
-        )
+        rest_total = np.maximum(rest.sum((-2, -1), keepdims=True), _FLOOR)
+        new = a * num / num.sum((-2, -1), keepdims=True) + b * rest / rest_total
         new = np.where(roles.den, np.maximum(new, _FLOOR), np.nan)
         both = ~np.isnan(alpha) & ~np.isnan(new)
         if both.any() and not np.allclose(alpha[both], new[both]):

@@ -45,6 +45,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit
 
 from .._optional import require
 from ._checks import CalibrationWarning, calibration_checks
@@ -62,6 +63,7 @@ __all__ = [
     "build_model",
     "calibrated_cells",
     "calibrated_probabilities",
+    "data_checks",
     "histogram_error",
     "configure_compile_cache",
     "prior_sd_vector",
@@ -96,8 +98,7 @@ def configure_compile_cache() -> str | None:
     """
     if "PYTENSOR_FLAGS" in os.environ or "pytensor" in sys.modules:
         return None
-    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    path = Path(root) / "skfair-measures" / "pytensor"
+    path = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "skfair-measures" / "pytensor"
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError:
@@ -240,9 +241,8 @@ def _density_model(data: dict, n_groups: int, calibration: str, hierarchical: bo
     require("numba", "the 'bc' posterior's compiled density")
     from . import _bc_density as dens
 
-    buf = dens.pack(
-        data["log_s"], data["log1m_s"], data["y"], data["group"], n_groups, calibration, hierarchical, prior_sd
-    )
+    columns = (data[k] for k in ("log_s", "log1m_s", "y", "group"))
+    buf = dens.pack(*columns, n_groups, calibration, hierarchical, prior_sd)
     layout = dens.expanded_layout(calibration, hierarchical, n_groups)
     names, shapes = [name for name, _ in layout], [shape for _, shape in layout]
     sizes = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
@@ -276,19 +276,12 @@ def _compiled_nutpie(n_groups: int, calibration: str, hierarchical: bool, data: 
         model = build_model(**data, n_groups=n_groups, calibration=calibration, hierarchical=hierarchical)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compiled = nutpie.compile_pymc_model(model)
-        _COMPILED[key] = compiled
-        return compiled, time.perf_counter() - start
-
-
-def _runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable[[float], Any], str, float]:
-    """A function ``run(target_accept) -> trace`` for the sampler, the sampler used, and the compile time."""
-    return (_nutpie_runner if sampler in ("nutpie", "nutpie-pymc") else _pymc_runner)(
-        sampler, data, structure, settings
-    )
+            _COMPILED[key] = nutpie.compile_pymc_model(model)
+        return _COMPILED[key], time.perf_counter() - start
 
 
 def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable, str, float]:
+    """A function ``run(target_accept) -> trace`` for the sampler, the sampler used, and the compile time."""
     n_groups, calibration, hierarchical, prior_scale = structure
     nutpie = require("nutpie", "the 'bc' posterior (nutpie)")  # missing: said as such, not as an old release
     prior_sd = prior_sd_vector(prior_scale)
@@ -313,16 +306,13 @@ def _nutpie_runner(sampler: str, data: dict, structure: tuple, settings: tuple) 
             log_s=data["log_s"], log1m_s=data["log1m_s"], y=data["y"], group_index=data["group"], prior_sd=prior_sd
         )
 
-    def run(accept: float) -> Any:
-        common, seed, extra = settings
-        return nutpie.sample(
-            compiled, seed=seed, progress_bar=False, save_warmup=False, target_accept=accept, **common, **extra
-        )
-
-    return run, sampler, compile_seconds
+    common, seed, extra = settings  # the function samples with run(target_accept=...)
+    quiet = {"progress_bar": False, "save_warmup": False}
+    return functools.partial(nutpie.sample, compiled, seed=seed, **quiet, **common, **extra), sampler, compile_seconds
 
 
 def _pymc_runner(sampler: str, data: dict, structure: tuple, settings: tuple) -> tuple[Callable, str, float]:
+    """As :func:`_nutpie_runner`, for the samplers PyMC runs."""
     n_groups, calibration, hierarchical, prior_scale = structure
     pm, start = _import_pymc(), time.perf_counter()
     model = build_model(
@@ -330,22 +320,22 @@ def _pymc_runner(sampler: str, data: dict, structure: tuple, settings: tuple) ->
     )
     compile_seconds = time.perf_counter() - start
 
-    def run(accept: float) -> Any:
+    def run(target_accept: float) -> Any:
         common, seed, extra = settings
-        quiet = {"progressbar": False, "compute_convergence_checks": False}
+        fixed = {"progressbar": False, "compute_convergence_checks": False, "target_accept": target_accept}
         with model, warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return pm.sample(random_seed=seed, target_accept=accept, nuts_sampler=sampler, **quiet, **common, **extra)
+            return pm.sample(random_seed=seed, nuts_sampler=sampler, **fixed, **common, **extra)
 
     return run, sampler, compile_seconds
 
 
-def _sample_with_retry(run: Callable[[float], Any], target_accept: float, retry: bool) -> tuple[Any, int, float]:
+def _sample_with_retry(run: Callable[..., Any], target_accept: float, retry: bool) -> tuple[Any, int, float]:
     """Sample; with divergences, once more with smaller steps (rare: ~3% of fits with n_L = 100)."""
-    trace = run(target_accept)
+    trace = run(target_accept=target_accept)
     first = int(np.asarray(trace.sample_stats["diverging"]).sum())
     if retry and first > 0 and target_accept < RETRY_TARGET_ACCEPT:
-        return run(RETRY_TARGET_ACCEPT), first, RETRY_TARGET_ACCEPT
+        return run(target_accept=RETRY_TARGET_ACCEPT), first, RETRY_TARGET_ACCEPT
     return trace, first, float(target_accept)
 
 
@@ -390,9 +380,8 @@ def _warn_diagnostics(d: dict[str, Any], groups: pd.Index) -> None:
         problems.append(f"bulk ESS of {name(d['min_ess_bulk_var'])} is {d['min_ess_bulk']:.0f} < {ESS_MIN:g}")
     if problems:
         advice = "The posterior may be unreliable: increase tune= or n_draws=, or raise target_accept=."
-        warnings.warn(
-            f"Bayesian calibration: {'; '.join(problems)}. {advice}", SamplingWarning, stacklevel=external_stacklevel()
-        )
+        message = f"Bayesian calibration: {'; '.join(problems)}. {advice}"
+        warnings.warn(message, SamplingWarning, stacklevel=external_stacklevel())
 
 
 def calibrated_probabilities(params: dict[str, np.ndarray], scores: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -415,8 +404,6 @@ def calibrated_probabilities(params: dict[str, np.ndarray], scores: np.ndarray, 
     >>> calibrated_probabilities(p, np.array([0.8, 0.3]), np.array([0, 0])).round(6).tolist()
     [[[0.8, 0.3]]]
     """
-    from scipy.special import expit
-
     codes = np.asarray(codes, dtype=np.intp)
     log_s, log1m_s = _features(scores)
     a, b, c = (np.asarray(params[k], dtype=float)[..., codes] for k in ("a", "b", "c"))
@@ -466,8 +453,6 @@ def calibrated_cells(
     >>> np.round(cells[0, 0, 0], 6).tolist()  # identity calibration: the scores themselves
     [[0.7, 0.2], [0.3, 0.8]]
     """
-    from scipy.special import expit
-
     a, b, c = (np.asarray(params[k], dtype=float) for k in ("a", "b", "c"))
     lead = a.shape[:-1]
     # logit[t, j] = c_t + a_t log s_j - b_t log(1 - s_j): a rank-3 product, one BLAS call
@@ -497,6 +482,14 @@ def calibrated_cells(
     return cells.reshape(lead + (n_groups, 2, 2))
 
 
+def data_checks(data: FitData) -> list[str]:
+    """:func:`~._checks.calibration_checks` of the fit data: its labeled rows, and the scores of every row."""
+    lab, unl = data.labeled, data.unlabeled
+    pairs = ((lab.scores, unl.scores), (lab.codes, unl.codes), (lab.multiplicity, unl.multiplicity))
+    scores, codes, rows = (np.concatenate(pair) for pair in pairs)
+    return calibration_checks(lab.scores, data.y_true, lab.codes, data.groups, scores, codes, CLIP, rows)
+
+
 def histogram_error(params: dict[str, np.ndarray], rows: Rows, n_groups: int) -> dict[str, Any]:
     """How far the histogram's expected cells can be from the rows' under the calibration draws (``attrs``).
 
@@ -521,12 +514,8 @@ def histogram_error(params: dict[str, np.ndarray], rows: Rows, n_groups: int) ->
     per_group = np.bincount(rows.codes, weights=per_entry, minlength=n_groups)
     sizes = np.bincount(rows.codes, weights=rows.multiplicity, minlength=n_groups)
     share = np.divide(per_group, sizes, out=np.zeros(n_groups), where=sizes > 0)
-    return {
-        "bins": round(1.0 / h),
-        "width": h,
-        "max_rows_error": float(per_group.max(initial=0.0)),
-        "max_share_error": float(share.max(initial=0.0)),
-    }
+    worst = {"max_rows_error": float(per_group.max(initial=0.0)), "max_share_error": float(share.max(initial=0.0))}
+    return {"bins": round(1.0 / h), "width": h} | worst
 
 
 @dataclass(frozen=True)
@@ -578,13 +567,17 @@ class BayesianCalibration(EstimationMethod):
     def from_fit(self, fit: CalibrationFit, data: FitData, bases: Bases, rng: Rng) -> GroupDraws:
         """The draws from a calibration fit: every draw calibrates the unlabeled rows (BCR adds its rectifier)."""
         unl = data.unlabeled
-        cells = data.counts + calibrated_cells(
-            fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups, count=unl.count
-        )
-        out = self.draws_from_cells(cells, fit, bases)
+        unlabeled = calibrated_cells(fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups, count=unl.count)
+        out = self.draws_from_calibrated(unlabeled, fit, data, bases, rng)
         if unl.bin_width is not None:
             out.attrs["binning"] = histogram_error(fit.params, unl, data.n_groups)
         return out
+
+    def draws_from_calibrated(
+        self, unlabeled: np.ndarray, fit: CalibrationFit, data: FitData, bases: Bases, rng: Rng
+    ) -> GroupDraws:
+        """The draws from the labeled counts plus the unlabeled rows' calibrated cells (BCR rectifies those)."""
+        return self.draws_from_cells(data.counts + unlabeled, fit, bases)
 
     def fit(self, data: FitData, *, chains: int, draws: int, seed: int) -> CalibrationFit:
         """The calibration model sampled on the labeled rows, with this method's options.
@@ -593,11 +586,7 @@ class BayesianCalibration(EstimationMethod):
         smaller steps if there were divergences, ``retry_divergent``), read the parameters
         and diagnostics (warned about with ``warn``).
         """
-        lab, unl = data.labeled, data.unlabeled
-        # scores, group codes and multiplicities of every row, labeled or not
-        every = [np.concatenate(pair) for pair in ((lab.scores, unl.scores), (lab.codes, unl.codes))]
-        every.append(np.concatenate([lab.multiplicity, unl.multiplicity]))
-        checks = calibration_checks(lab.scores, data.y_true, lab.codes, data.groups, every[0], every[1], CLIP, every[2])
+        lab, checks = data.labeled, data_checks(data)
         if checks and self.warn:
             message = f"method={self.name!r}: {'; '.join(checks)}."
             warnings.warn(message, CalibrationWarning, stacklevel=external_stacklevel())
@@ -608,7 +597,8 @@ class BayesianCalibration(EstimationMethod):
         common = {"draws": draws, "tune": self.tune, "chains": chains, "cores": cores}
         settings = (common, seed, self.sampler_kwargs or {})
         structure = (data.n_groups, self.calibration, self.hierarchical, self.prior_scale)
-        run, sampler, compile_seconds = _runner(self.sampler, rows, structure, settings)
+        runner = _nutpie_runner if self.sampler in ("nutpie", "nutpie-pymc") else _pymc_runner
+        run, sampler, compile_seconds = runner(self.sampler, rows, structure, settings)
         start = time.perf_counter()
         trace, first, accept = _sample_with_retry(run, self.target_accept, self.retry_divergent)
         params, names = _parameters(trace)
@@ -625,6 +615,5 @@ class BayesianCalibration(EstimationMethod):
         attrs |= {"prior_scale": float(self.prior_scale), "sampler": fit.sampler, "tune": int(self.tune)}
         attrs |= {"target_accept": float(self.target_accept), "diagnostics": fit.diagnostics}
         attrs["compile_seconds"] = float(fit.compile_seconds)
-        overall_cells = cells.sum(axis=-3)
-        values, overall = ({b.name: b.from_counts(c) for b in bases} for c in (cells, overall_cells))
+        values, overall = ({b.name: b.from_counts(c) for b in bases} for c in (cells, cells.sum(axis=-3)))
         return GroupDraws(values, overall, attrs=attrs, trace=fit.trace, extra=dict(fit.params))

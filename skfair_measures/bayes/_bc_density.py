@@ -84,24 +84,26 @@ def pack(
     prior_sd: np.ndarray,
 ) -> np.ndarray:
     """The float64 buffer that the callbacks read (see the module docstring)."""
-    n = len(log_s)
-    levels = LEVELS[calibration]
+    n, levels = len(log_s), LEVELS[calibration]
     n_exp = sum(int(np.prod(shape)) for _, shape in expanded_layout(calibration, hierarchical, n_groups))
     n_par = n_params(calibration, hierarchical, n_groups)
     # the header's fields, in the order listed at _HEAD
     head = [_HEAD + _N_PRIOR + 4 * n, n, n_groups, "b" in levels, "c" in levels, hierarchical, n_par, n_exp]
-    return np.concatenate(
-        [np.asarray(head, dtype=float), np.asarray(prior_sd, dtype=float), log_s, log1m_s, y, group]
-    ).astype(np.float64)
+    # float64 throughout: the header is, and concatenation promotes the integer columns to it
+    return np.concatenate([np.asarray(head, dtype=float), np.asarray(prior_sd, dtype=float), log_s, log1m_s, y, group])
+
+
+@njit(cache=True, nogil=True)
+def _layout(buf):  # pragma: no cover - compiled by numba
+    """From the header: groups, levels present, whether hierarchical, and parameters per level."""
+    n_groups, hier = int(buf[2]), buf[5] > 0
+    return n_groups, 1 + int(buf[3]) + int(buf[4]), hier, n_groups + 2 if hier else n_groups
 
 
 @njit(cache=True, nogil=True)
 def _raw_values(x, buf):  # pragma: no cover - compiled by numba
     """raw[k, g] for the levels present, from the unconstrained point x."""
-    n_groups = int(buf[2])
-    n_levels = 1 + int(buf[3]) + int(buf[4])
-    hier = buf[5] > 0
-    per = n_groups + 2 if hier else n_groups
+    n_groups, n_levels, hier, per = _layout(buf)
     raw = np.zeros((3, n_groups))
     for k in range(n_levels):
         off = k * per
@@ -112,15 +114,10 @@ def _raw_values(x, buf):  # pragma: no cover - compiled by numba
 
 @njit(cache=True, nogil=True)
 def _logp_grad(x, grad, buf):  # pragma: no cover - compiled by numba
-    n, n_groups, has_b, has_c, hier = int(buf[1]), int(buf[2]), buf[3] > 0, buf[4] > 0, buf[5] > 0
-    n_levels = 1 + int(has_b) + int(has_c)
-    per = n_groups + 2 if hier else n_groups
-    prior_sd = buf[_HEAD : _HEAD + _N_PRIOR]
-    start = _HEAD + _N_PRIOR
-    log_s = buf[start : start + n]
-    log1m_s = buf[start + n : start + 2 * n]
-    y = buf[start + 2 * n : start + 3 * n]
-    group = buf[start + 3 * n : start + 4 * n]
+    n_groups, n_levels, hier, per = _layout(buf)
+    n, has_b, has_c = int(buf[1]), buf[3] > 0, buf[4] > 0
+    prior_sd, start = buf[_HEAD : _HEAD + _N_PRIOR], _HEAD + _N_PRIOR
+    log_s, log1m_s, y, group = buf[start : start + 4 * n].reshape(4, n)  # the data, in pack's order
 
     raw = _raw_values(x, buf)
     a = np.exp(raw[0])
@@ -183,10 +180,7 @@ def _logp_grad(x, grad, buf):  # pragma: no cover - compiled by numba
 
 @njit(cache=True, nogil=True)
 def _expand(x, out, buf):  # pragma: no cover - compiled by numba
-    n_groups = int(buf[2])
-    n_levels = 1 + int(buf[3]) + int(buf[4])
-    hier = buf[5] > 0
-    per = n_groups + 2 if hier else n_groups
+    n_groups, n_levels, hier, per = _layout(buf)
     raw = _raw_values(x, buf)
     j = 0
     for k in range(n_levels):

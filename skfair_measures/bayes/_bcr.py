@@ -37,7 +37,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ._bc import BayesianCalibration, CalibrationFit, calibrated_cells, calibrated_probabilities, histogram_error
+from ._bc import BayesianCalibration, CalibrationFit, calibrated_probabilities
 from ._method import Bases, FitData, GroupDraws, Rng, is_number, refuse_option
 
 __all__ = ["RECTIFIER_SCALE", "RectifiedCalibration", "rectifier_draws", "stratum_residuals", "stratum_slope"]
@@ -133,7 +133,8 @@ def rectifier_draws(
     total = prior_var + var[..., None]
     loglik = np.where(np.isfinite(total), -0.5 * (np.log(total) + mean[..., None] ** 2 / total), 0.0).sum(axis=2)
     logpost = loglik - 0.5 * (tau / scale) ** 2  # HalfNormal prior, uniform grid
-    pick = _sample_grid(logpost, rng)  # (T, G)
+    # a grid point per (draw, group) from softmax(logpost), by Gumbel-max: argmax(logpost + Gumbel noise)
+    pick = np.argmax(logpost + rng.gumbel(size=logpost.shape), axis=-1)  # (T, G)
     tau_pick = tau[pick][..., None]  # (T, G, 1)
     p_var = (slope * tau_pick) ** 2  # (T, G, 2)
     known = np.isfinite(var)
@@ -154,12 +155,6 @@ def stratum_slope(unlabeled_cells: np.ndarray) -> np.ndarray:
     size = unlabeled_cells.sum(axis=-2)
     q = np.divide(unlabeled_cells[..., 1, :], size, out=np.full(size.shape, 0.5), where=size > 0)
     return q * (1.0 - q)
-
-
-def _sample_grid(logpost: np.ndarray, rng: Rng) -> np.ndarray:
-    """One grid index per leading position, with probabilities ``softmax(logpost)`` along the last axis."""
-    # Gumbel-max: argmax(logpost + Gumbel noise) is a draw from the normalised weights
-    return np.argmax(logpost + rng.gumbel(size=logpost.shape), axis=-1)
 
 
 def rectified_cells(unlabeled_cells: np.ndarray, delta: np.ndarray) -> np.ndarray:
@@ -205,25 +200,22 @@ class RectifiedCalibration(BayesianCalibration):
             scale = self.rectifier_scale
             refuse_option("rectifier_scale", scale, f"pass a positive number (default {RECTIFIER_SCALE})")
 
-    def from_fit(self, fit: CalibrationFit, data: FitData, bases: Bases, rng: Rng) -> GroupDraws:
+    def draws_from_calibrated(
+        self, unlabeled: np.ndarray, fit: CalibrationFit, data: FitData, bases: Bases, rng: Rng
+    ) -> GroupDraws:
         """The rectified draws from a calibration fit (BC's, so one fit serves both methods)."""
-        lab, unl = data.labeled, data.unlabeled
+        lab = data.labeled
         q = calibrated_probabilities(fit.params, lab.scores, lab.codes)  # (chain, draw, n_labeled)
         lead, flat = q.shape[:-1], q.reshape(-1, q.shape[-1])
         residual, variance, size = stratum_residuals(flat, data.y_true, lab.y_pred, lab.codes, data.n_groups)
-        unlabeled = calibrated_cells(fit.params, unl.scores, unl.y_pred, unl.codes, data.n_groups, count=unl.count)
         slope = stratum_slope(unlabeled).reshape(residual.shape)
         delta = rectifier_draws(residual, variance, size, slope=slope, scale=float(self.rectifier_scale), rng=rng)
         cells = data.counts + rectified_cells(unlabeled, delta.reshape(lead + delta.shape[1:]))
         out = self.draws_from_cells(cells, fit, bases)
         out.attrs["rectifier_scale"] = float(self.rectifier_scale)
-        if unl.bin_width is not None:
-            out.attrs["binning"] = histogram_error(fit.params, unl, data.n_groups)
         out.extra["rectifier"] = delta.reshape(lead + delta.shape[1:])
-        plain = self.draws_from_cells(data.counts + unlabeled, fit, bases)  # BC's draws: no rectifier
+        plain = super().draws_from_calibrated(unlabeled, fit, data, bases, rng)  # BC's draws: no rectifier
         with np.errstate(invalid="ignore"):
-            out.calibration_point = (
-                {name: v.mean(axis=(0, 1)) for name, v in plain.values.items()},
-                {name: float(v.mean()) for name, v in plain.overall.items()},
-            )
+            groups = {name: v.mean(axis=(0, 1)) for name, v in plain.values.items()}
+            out.calibration_point = (groups, {name: float(v.mean()) for name, v in plain.overall.items()})
         return out

@@ -24,10 +24,9 @@ from .._arrays import _to_1d
 from .._counts import MulticlassStats
 from .._labels import _distinct
 from .._stats import GroupedSample, check_inputs
-from ..base import BaseMetric
 from ..measures import MeasureBase
 from ..multiclass import dirichlet_draws
-from ._method import GroupDraws, Rng, without_prior_only
+from ._method import Bases, GroupDraws, Rng, without_prior_only
 from ._small_groups import small_groups_plan
 
 __all__ = [
@@ -115,26 +114,20 @@ def multiclass_counts(
 
 
 def multiclass_draws(
-    bases: Sequence[BaseMetric],
-    stats: MulticlassStats,
-    options: DirichletMultinomial,
-    chains: int,
-    draws: int,
-    rng: Rng,
+    bases: Bases, stats: MulticlassStats, options: DirichletMultinomial, chains: int, draws: int, rng: Rng
 ) -> GroupDraws:
     """Draws of every base metric per group from the Dirichlet posterior of the K x K cells.
 
     A group rate whose denominator holds no labeled row is NaN (prior only), and so is
     every measure built from it; ``attrs["classes"]`` holds the classes.
     """
-    n_groups = len(stats.groups)
     tensor = dirichlet_draws(stats, chains * draws, prior=PRIOR_CONCENTRATION[options.prior], random_state=rng)
     values, overall, reasons = {}, {}, []
     with np.errstate(invalid="ignore", divide="ignore"):
         for b in bases:  # a rate no labeled row informs is undefined, not its prior (_method)
             (drawn, drawn_overall), (seen, seen_overall) = b.from_stats(tensor), b.from_stats(stats)
             group_values, why = without_prior_only(b, drawn, seen, stats.groups)
-            values[b.name] = np.asarray(group_values, float).reshape(chains, draws, n_groups)
+            values[b.name] = np.asarray(group_values, float).reshape(chains, draws, len(stats.groups))
             pooled, _ = without_prior_only(b, drawn_overall, seen_overall, stats.groups)
             overall[b.name] = np.asarray(pooled, float).reshape(chains, draws)
             reasons += why

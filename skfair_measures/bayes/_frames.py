@@ -33,10 +33,11 @@ from ..engines._moments import SCORE_SUMS, SUM_SCORE, score_histogram, score_tab
 from ..measures import MeasureBase
 from ._bb import BetaBinomial
 from ._bc import CLIP
-from ._method import MOMENTS, Call, EstimationMethod, FitData, Rows, ScoreMoments
+from ._method import Call, EstimationMethod, FitData, Rows, ScoreMoments, cell_sums
 from ._small_groups import small_groups_plan
+from ._table import METHODS
 
-__all__ = ["HISTOGRAM_BINS", "FrameRows", "frame_fit_data", "frame_rows"]
+__all__ = ["HISTOGRAM_BINS", "FrameRows", "frame_fit_data", "frame_rows", "refuse_no_unlabeled"]
 
 #: Methods that run on an engine's table of counts and score moments alone.
 FRAME_METHODS = ("bb", "ppi")
@@ -101,13 +102,16 @@ def frame_fit_data(
     moments, index = _moments(table, cols, pos_label, groups, reads_unlabeled=not bb)  # bb reads no unlabeled row
     moments, index = _restricted(moments, index, measures)
     n_l, n_u = int(moments.labeled["n"].sum()), int(moments.unlabeled["n"].sum())
-    if not bb and n_u == 0:
-        raise ValueError(
-            f"method='ppi' needs unlabeled rows: rows of data whose {call.y_true!r} is missing (null). "
-            "Without them use method='bb'."
-        )
+    refuse_no_unlabeled(estimator.name, call, n_u)
     rows = (_InEngine(n_l), _InEngine(n_l), _InEngine(n_u))  # y_true, labeled and unlabeled rows: not read
     return FitData(*rows, index, float(threshold), moments=moments)  # type: ignore[arg-type]
+
+
+def refuse_no_unlabeled(method: str, call: Call, n_unlabeled: int) -> None:
+    """Refuse a method that needs unlabeled rows on a frame without any (rows whose label is missing)."""
+    if METHODS[method].unlabeled == "required" and n_unlabeled == 0:
+        why = f"rows of data whose {call.y_true!r} is missing (null). Without them use method='bb'."
+        raise ValueError(f"method={method!r} needs unlabeled rows: {why}")
 
 
 @dataclass(frozen=True)
@@ -197,11 +201,7 @@ def _moments(
 
 def _per_cell(table: pd.DataFrame, cell: np.ndarray, shape: tuple[int, ...]) -> dict[str, np.ndarray]:
     """The rows and score sums of the table's entries summed per cell (:data:`~._method.MOMENTS`), in ``shape``."""
-    size = int(np.prod(shape))
-    out = {
-        k: np.bincount(cell, weights=table[col].to_numpy(float), minlength=size).reshape(shape)
-        for k, col in zip(MOMENTS, (_N, *SCORE_SUMS), strict=True)
-    }
+    out = cell_sums(cell, [table[col].to_numpy(float) for col in (_N, *SCORE_SUMS)], shape)
     out["n"] = np.rint(out["n"]).astype(np.int64)
     return out
 

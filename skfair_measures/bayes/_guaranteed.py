@@ -50,7 +50,7 @@ normalisation, which a Hajek weight does not carry); ``attrs`` says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -59,9 +59,9 @@ import pandas as pd
 from .._betting import GRID_SIZE, fixed_sample_interval, prediction_powered_interval
 from .._small_sample import reads_pooled
 from .._undefined import name_groups
-from ..base import BaseMetric, ratio_roles
+from ..base import ratio_roles
 from ._bb import bb_cell_draws, cell_concentration
-from ._method import EstimationMethod, FitData, GroupDraws, group_name
+from ._method import Bases, EstimationMethod, FitData, GroupDraws, Rng, group_name
 
 __all__ = ["TARGETS", "ConfidenceBox", "Guaranteed", "QuantileBox", "audit_target", "labels_box"]
 
@@ -107,14 +107,12 @@ class RateInterval:
     pp: tuple | None = None
     population: float | None = None
     grid_size: int = GRID_SIZE
-    _cache: dict = None  # type: ignore[assignment]
+    _cache: dict = field(default_factory=dict)
 
     def interval(self, alpha: float) -> tuple[float, float]:
         """The interval at level ``1 - alpha``, widened to hold the point estimate (the point if known exactly)."""
         if self.labels is None and self.pp is None:
             return self.point, self.point  # a rate of the predictions over every audited row: no uncertainty
-        if self._cache is None:
-            self._cache = {}
         if alpha not in self._cache:
             if self.pp is not None:
                 lo, hi = prediction_powered_interval(
@@ -210,7 +208,7 @@ class QuantileBox:
         return float(lo), float(hi)
 
 
-def labels_box(data: FitData, bases: tuple[BaseMetric, ...], fit: GroupDraws, seed: int) -> QuantileBox:
+def labels_box(data: FitData, bases: Bases, fit: GroupDraws, seed: int) -> QuantileBox:
     """``auto``'s interval with the calibration model's estimate: the labels' Jeffreys posterior ``fit`` as a box.
 
     A rate no labeled row informs keeps its prior draws (the calibration model's estimate has
@@ -245,6 +243,13 @@ def _proxies(scores: np.ndarray, y_pred: np.ndarray, roles: Any) -> tuple[np.nda
     return q1 * num[1, y_pred] + (1.0 - q1) * num[0, y_pred], q1 * den[1, y_pred] + (1.0 - q1) * den[0, y_pred]
 
 
+def _ratio(codes: np.ndarray, num: np.ndarray, den: np.ndarray, n_groups: int) -> tuple[np.ndarray, float, np.ndarray]:
+    """Per group ``sum num / sum den`` over the rows (NaN where 0/0), pooled, and the groups' ``sum den``."""
+    n, d = (np.bincount(codes, weights=x, minlength=n_groups) for x in (num, den))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return n / d, float(n.sum() / d.sum()) if d.sum() else np.nan, d
+
+
 def _exact_rates(data: FitData, roles: Any) -> tuple[np.ndarray, float]:
     """A label-free rate (the selection rate) on every audited row, labeled and unlabeled: known exactly.
 
@@ -259,22 +264,17 @@ def _exact_rates(data: FitData, roles: Any) -> tuple[np.ndarray, float]:
             "weights are known up to a common factor, so pass unlabeled_sample_weight= on the same scale "
             "(e.g. np.ones(n_unlabeled) if the labeled weights are inverse labeling probabilities)."
         )
-    codes = np.concatenate([data.labeled.codes, data.unlabeled.codes])
-    y_pred = np.concatenate([data.labeled.y_pred, data.unlabeled.y_pred])
-    unl = data.unlabeled
+    lab, unl = data.labeled, data.unlabeled
+    codes, y_pred = np.concatenate([lab.codes, unl.codes]), np.concatenate([lab.y_pred, unl.y_pred])
     w_unl = unl.multiplicity if unl.weight is None else np.asarray(unl.weight, dtype=float)
     w = np.concatenate([_labeled_weight(data), w_unl])
-    num = np.bincount(codes, weights=w * roles.num[0, y_pred], minlength=data.n_groups)
-    den = np.bincount(codes, weights=w * roles.den[0, y_pred], minlength=data.n_groups)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return num / den, float(num.sum() / den.sum()) if den.sum() else np.nan
+    return _ratio(codes, w * roles.num[0, y_pred], w * roles.den[0, y_pred], data.n_groups)[:2]
 
 
 def _rates(data: FitData, roles: Any, cells: np.ndarray, rate: np.ndarray, pooled: float):
     """One :class:`RateInterval` per group and one pooled, labels only or prediction-powered."""
     codes, n_groups = data.labeled.codes, data.n_groups
-    in_den = roles.den.ravel()[cells]
-    x_num = roles.num.ravel()[cells].astype(float)
+    in_den, x_num = roles.den.ravel()[cells], roles.num.ravel()[cells].astype(float)
     if weighted(data):
         w = _labeled_weight(data)
         scaled = w / w.max() if w.size and w.max() > 0 else w
@@ -299,12 +299,9 @@ def _rates(data: FitData, roles: Any, cells: np.ndarray, rate: np.ndarray, poole
 
     def one(mask_l: np.ndarray, mask_u: np.ndarray, point: float) -> RateInterval:
         n_all = mask_l.sum() + rows_u[mask_u].sum()
-        a_mean = (a_l[mask_l].sum() + a_u[mask_u].sum()) / n_all
-        b_mean = (b_l[mask_l].sum() + b_u[mask_u].sum()) / n_all
+        means = [float((x_l[mask_l].sum() + x_u[mask_u].sum()) / n_all) for x_l, x_u in ((a_l, a_u), (b_l, b_u))]
         wor = float(n_all) if data.target == "audited rows" else None  # without replacement from these rows
-        return RateInterval(
-            point, pp=(A[mask_l], B[mask_l], a_l[mask_l], b_l[mask_l], float(a_mean), float(b_mean)), population=wor
-        )
+        return RateInterval(point, pp=(A[mask_l], B[mask_l], a_l[mask_l], b_l[mask_l], *means), population=wor)
 
     per_group = [one(codes == g, codes_u == g, float(rate[g])) for g in range(n_groups)]
     return per_group, one(np.ones(codes.size, bool), np.ones(codes_u.size, bool), pooled)
@@ -337,22 +334,11 @@ class Guaranteed(EstimationMethod):
 
     name: ClassVar[str] = "guaranteed"
 
-    def group_draws(
-        self,
-        data: FitData,
-        bases: tuple[BaseMetric, ...],
-        *,
-        chains: int,
-        draws: int,
-        rng: np.random.Generator,
-        seed: int,
-    ) -> GroupDraws:
+    def group_draws(self, data: FitData, bases: Bases, *, chains: int, draws: int, rng: Rng, seed: int) -> GroupDraws:
         cells = data.y_true * 2 + data.labeled.y_pred  # flat confusion cell of each labeled row
         codes, n_groups = data.labeled.codes, data.n_groups
         values, overall, point, point_overall = {}, {}, {}, {}
-        groups_ci: dict[str, list[RateInterval]] = {}
-        pooled_ci: dict[str, RateInterval] = {}
-        reasons: list[str] = []
+        groups_ci, pooled_ci, reasons = {}, {}, []  # per base: its groups' RateIntervals, its pooled one; why undefined
         for base in bases:
             roles = ratio_roles(base)
             if not roles.simple:
@@ -367,15 +353,10 @@ class Guaranteed(EstimationMethod):
                 empty, where = np.flatnonzero(~np.isfinite(rate)), "row"
             else:
                 in_den = roles.den.ravel()[cells]
-                x_num = roles.num.ravel()[cells].astype(float)
-                w = _labeled_weight(data)[in_den]
-                den = np.bincount(codes[in_den], weights=w, minlength=n_groups).astype(float)
-                num = np.bincount(codes[in_den], weights=w * x_num[in_den], minlength=n_groups)
-                n_den = np.bincount(codes[in_den], minlength=n_groups)
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    rate = num / den
-                pooled = float(num.sum() / den.sum()) if den.sum() else np.nan
+                w = _labeled_weight(data) * in_den
+                rate, pooled, den = _ratio(codes, w * roles.num.ravel()[cells], w, n_groups)
                 groups_ci[base.name], pooled_ci[base.name] = _rates(data, roles, cells, rate, pooled)
+                n_den = np.bincount(codes[in_den], minlength=n_groups)
                 empty, where = np.flatnonzero((n_den == 0) | (den <= 0)), "labeled row"
             if empty.size:
                 why = base.undefined_when or "no samples in its denominator"
@@ -383,27 +364,22 @@ class Guaranteed(EstimationMethod):
                     f"{base.name} in group(s) {name_groups(group_name(data.groups, j) for j in empty)} has no {where} "
                     f"in its denominator ({why}); its guaranteed interval would be the whole range"
                 )
-            values[base.name] = rate.reshape(1, 1, n_groups)
-            overall[base.name] = np.full((1, 1), pooled)
+            values[base.name], overall[base.name] = rate.reshape(1, 1, n_groups), np.full((1, 1), pooled)
             point[base.name], point_overall[base.name] = rate, pooled
-        powered = data.has_unlabeled and not weighted(data)
+        w = weighted(data)
+        powered = data.has_unlabeled and not w
         name = "betting (guaranteed), " + ("prediction-powered" if powered else "labels")
         box = ConfidenceBox(groups_ci, pooled_ci, name)
-        form = (
-            ", prediction-powered by the unlabeled scores"
-            if powered
-            else ", weighted labels only (with weights the scores are not used)"
-            if weighted(data)
-            else ", labels only"
-        )
-        wor = data.target == "audited rows" and not weighted(data)
+        form = ", weighted labels only (with weights the scores are not used)" if w else ", labels only"
+        form = ", prediction-powered by the unlabeled scores" if powered else form
+        wor = data.target == "audited rows" and not w
         attrs = {
             "target": data.target,
             "construction": "betting, without replacement" if wor else "betting",
             "sampler": "none: one-look betting intervals (Waudby-Smith & Ramdas 2024)" + form,
             "prediction_powered": bool(powered),
             "sequences": box.k,
-            "estimate": "the measure on the labeled frequencies" + (" (weighted)" if weighted(data) else ""),
+            "estimate": "the measure on the labeled frequencies" + (" (weighted)" if w else ""),
             "interval": "simultaneous box of the group rates (union bound), each widened to hold its estimate, "
             "mapped through the operation",
         }

@@ -31,6 +31,7 @@ __all__ = [
     "Rng",
     "Rows",
     "ScoreMoments",
+    "cell_sums",
     "group_labels",
     "group_name",
     "is_number",
@@ -262,6 +263,12 @@ def without_prior_only(
     where = f"group(s) {named}" if empty.ndim else "all groups"
     reason = f"{base.name} in {where} has no labeled row in its denominator ({why})"
     return np.where(empty, np.nan, draws), [f"{reason}; its posterior would be the prior alone"]
+
+
+def cell_sums(cell: np.ndarray, values: Any, shape: tuple[int, ...]) -> dict[str, np.ndarray]:
+    """Per cell (each row's flat index ``cell`` in ``shape``), the sums of :data:`MOMENTS` (``values``, by row)."""
+    sums = (np.bincount(cell, weights=v, minlength=int(np.prod(shape))).reshape(shape) for v in values)
+    return dict(zip(MOMENTS, sums, strict=True))
 
 
 def refuse_option(name: str, value: Any, valid: str) -> None:

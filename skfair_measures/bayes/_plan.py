@@ -55,12 +55,13 @@ import pandas as pd
 from scipy import stats
 from sklearn.linear_model import LogisticRegression
 
+from .._arrays import check_scores
 from .._progress import progress_lines
 from ..base import ratio_roles
 from ..results import check_prob
 from ._auto import INTERVAL_MIN_LABELS
 from ._bb import BetaBinomial
-from ._guaranteed import Guaranteed, QuantileBox, _proxies
+from ._guaranteed import Guaranteed, QuantileBox, _proxies, _ratio
 from ._method import FitData, Rows
 
 __all__ = ["plan_labels"]
@@ -78,12 +79,11 @@ _JEFFREYS = BetaBinomial(prior="jeffreys")
 
 
 def _interval(data: FitData, measure: Any, prob: float, method: str) -> tuple[float, float]:
+    rng = np.random.default_rng(0)
     if method == "auto":  # NaN where a group has no labeled row in a rate's denominator: undecided
-        fit = _JEFFREYS.group_draws(
-            data, measure.bases, chains=1, draws=PLAN_DRAWS, rng=np.random.default_rng(0), seed=0
-        )
+        fit = _JEFFREYS.group_draws(data, measure.bases, chains=1, draws=PLAN_DRAWS, rng=rng, seed=0)
         return QuantileBox(fit.values, fit.overall).measure_interval(measure, data.groups, prob)
-    fit = Guaranteed().group_draws(data, tuple(measure.bases), chains=1, draws=1, rng=np.random.default_rng(0), seed=0)
+    fit = Guaranteed().group_draws(data, tuple(measure.bases), chains=1, draws=1, rng=rng, seed=0)
     box = fit.confidence
     for rate in [*box.pooled.values(), *(r for rates in box.groups.values() for r in rates)]:
         rate.grid_size = PLAN_GRID
@@ -207,11 +207,10 @@ def plan_labels(
         raise ValueError(f"allocation must be one of {_ALLOCATIONS}; got {allocation!r}")
     if n_sim < 10:
         raise ValueError(f"n_sim must be at least 10 to estimate a power; got {n_sim!r}")
-    ideal = measure.ideal
-    if ideal != 0.0:
+    if measure.ideal != 0.0:
         raise ValueError(
             f"plan_labels decides |Δ| <= eps for measures whose ideal value is 0 (differences); "
-            f"{measure.key!r} has ideal {ideal!r} (a ratio?): plan its difference, e.g. "
+            f"{measure.key!r} has ideal {measure.ideal!r} (a ratio?): plan its difference, e.g. "
             "operation='absdiff'"
         )
     for base in measure.bases:
@@ -240,9 +239,7 @@ def plan_labels(
             f"the guessed value of {measure.key} is undefined: a group has no expected row in a rate's "
             f"denominator (groups {list(map(str, sim.groups))}); merge or drop that group, or check the guess"
         )
-    within = abs(guess) <= eps
-    sizes = sim.sizes
-    say = progress_lines(progress)
+    within, sizes, say = abs(guess) <= eps, sim.sizes, progress_lines(progress)
     say(f"plan_labels: {n_sim} simulated audits per candidate number of labels ...")
     cache: dict[tuple[int, int], float] = {}
     passes: dict[int, bool] = {}
@@ -254,8 +251,6 @@ def plan_labels(
 
     def passing(t: int) -> bool:
         """Whether ``t`` labels reach the bar; the audits stop once the answer is certain (the same answer)."""
-        if (t, 0) in cache:
-            return cache[t, 0] >= bar
         if t not in passes:
             n, need, hits = _allocate(t, sizes, allocation), int(np.ceil(bar * n_sim - 1e-9)), 0
             for i in range(n_sim):
@@ -281,8 +276,7 @@ def plan_labels(
     bar = power + float(np.sqrt(power * (1 - power) / n_sim))
     top = int(sizes.max()) if allocation == "equal" else int(sizes.sum())
     cap = top if switch is None else min(top, switch)
-    lo_t, t = 0, min(8, cap)
-    planned = method
+    lo_t, t, planned = 0, min(8, cap), method
     while t < cap and not passing(t):  # doubling, up to where auto reads Beta-Binomial's interval
         lo_t, t = t, min(2 * t, cap)
     if not passing(t):  # even `cap` labels are too few for the interval of few labels
@@ -311,10 +305,7 @@ def plan_labels(
     simulated = planned != "bb"
     while simulated and t - lo_t > max(1, t // 10):  # bisection to 10%: power_at(t) >= bar
         mid = (lo_t + t) // 2
-        if passing(mid):
-            t = mid
-        else:
-            lo_t = mid
+        lo_t, t = (lo_t, mid) if passing(mid) else (mid, t)
     # the plan's power on fresh audits (the search's estimates are selected): 10% more labels until it is reached
     while simulated and power_at(t, n_sim) < power and t < cap:
         t = min(cap, max(t + 1, int(np.ceil(1.1 * t))))
@@ -328,45 +319,42 @@ def plan_labels(
             f"below the {power:g} asked: the groups hold too few rows to label; raise eps, lower power or prob"
         )
         warnings.warn(f"plan_labels: {shortfall}", UserWarning, stacklevel=2)
-    groups = [str(g) for g in sim.groups]
     out = pd.DataFrame(
         {"rows": np.append(sizes, sizes.sum()), "labels": np.append(n, n.sum()), "rate": np.append(sim.rates, np.nan)},
-        index=pd.Index([*groups, "total"], name="group"),
+        index=pd.Index([*map(str, sim.groups), "total"], name="group"),
     )
     how = {
         "auto": "the labels' Jeffreys posterior (auto's interval below 200 labels per rate and group)",
         "guaranteed": sim.form,
         "bb": "Beta-Binomial (auto's, from 200 labels per rate)",
     }
-    out.attrs.update(
-        {
-            "power": p,
-            "power_sd": float(np.sqrt(p * (1 - p) / n_sim)) if simulated else float("nan"),
-            "guess": guess,
-            "decision": "within" if within else "exceeds",
-            "eps": eps,
-            "prob": prob,
-            "target_power": power,
-            "n_sim": n_sim,
-            "allocation": allocation,
-            "measure": measure.key,
-            "bases": tuple(base.name for base in measure.bases),
-            "interval": how[planned],
-            "method": planned,
-            "normal_labels": None if normal is None else int(_allocate(min(normal, top), sizes, allocation).sum()),
-            "calibration": sim.calibration,
-            "shortfall": shortfall,
-            "how": (
-                f"simulation: {n_sim} seeded audits per candidate, each computing {how[planned]} at level "
-                f"{prob}; the fewest labels (doubling, then bisection to 10%) whose share of right decisions "
-                f"reaches the power plus one binomial sd, then checked on {n_sim} fresh audits"
-                if simulated
-                else f"the interval of few labels needs more labels than give every group {INTERVAL_MIN_LABELS} rows "
-                "in each rate's denominator, where auto reads Beta-Binomial's interval: the normal approximation's "
-                "count, and at least that many"
-            ),
-        }
-    )
+    out.attrs = {
+        "power": p,
+        "power_sd": float(np.sqrt(p * (1 - p) / n_sim)) if simulated else float("nan"),
+        "guess": guess,
+        "decision": "within" if within else "exceeds",
+        "eps": eps,
+        "prob": prob,
+        "target_power": power,
+        "n_sim": n_sim,
+        "allocation": allocation,
+        "measure": measure.key,
+        "bases": tuple(base.name for base in measure.bases),
+        "interval": how[planned],
+        "method": planned,
+        "normal_labels": None if normal is None else int(_allocate(min(normal, top), sizes, allocation).sum()),
+        "calibration": sim.calibration,
+        "shortfall": shortfall,
+        "how": (
+            f"simulation: {n_sim} seeded audits per candidate, each computing {how[planned]} at level "
+            f"{prob}; the fewest labels (doubling, then bisection to 10%) whose share of right decisions "
+            f"reaches the power plus one binomial sd, then checked on {n_sim} fresh audits"
+            if simulated
+            else f"the interval of few labels needs more labels than give every group {INTERVAL_MIN_LABELS} rows "
+            "in each rate's denominator, where auto reads Beta-Binomial's interval: the normal approximation's "
+            "count, and at least that many"
+        ),
+    }
     return out
 
 
@@ -412,7 +400,18 @@ def _labels_for_denominators(sim: Any, rows: int, allocation: str) -> int:
     return int(min(np.max(need * sim.sizes.sum() / sim.sizes), sim.sizes.sum()))
 
 
-class _RatesSimulation:
+class _Simulation:
+    """Seeded audits drawn from a guess: ``interval(n, i, ...)``, audit ``i``'s interval with ``n`` labels per group."""
+
+    def interval(self, n: np.ndarray, i: int, prob: float, method: str) -> tuple[float, float]:
+        return _interval(self._audit(n, np.random.default_rng([self.seed, i])), self.measure, prob, method)
+
+    def _value(self, rates: dict, overall: dict) -> float:
+        """The measure at the guessed rates of every group (``rates``) and pooled (``overall``)."""
+        return float(self.measure.bounds_from_group_values(rates, rates, groups=self.groups, overall=overall)[0])
+
+
+class _RatesSimulation(_Simulation):
     """Audits drawn from guessed rates and denominator shares, labels only."""
 
     form = "guaranteed, labels only"
@@ -443,30 +442,25 @@ class _RatesSimulation:
         out = next((c for c in cells if not roles.den[c]), den)
         self.cells = next(c for c in cells if roles.num[c] and roles.den[c]), den, out
         name, pooled = measure.bases[0].name, float(np.average(self.rates, weights=self.sizes * self.share))
-        value = {name: self.rates}
-        self.guess = float(
-            measure.bounds_from_group_values(value, value, groups=self.groups, overall={name: (pooled,) * 2})[0]
-        )
+        self.guess = self._value({name: self.rates}, {name: (pooled,) * 2})
 
-    def interval(self, n: np.ndarray, i: int, prob: float, method: str) -> tuple[float, float]:
-        rng = np.random.default_rng([self.seed, i])
+    def _audit(self, n: np.ndarray, rng: np.random.Generator) -> FitData:
         codes = np.repeat(np.arange(self.groups.size), n)
         in_den = rng.uniform(size=codes.size) < self.share[codes]
         in_num = rng.uniform(size=codes.size) < self.rates[codes]
         (yn, pn), (yd, pd_), (yo, po) = self.cells
         y = np.where(in_den, np.where(in_num, yn, yd), yo).astype(np.intp)
         p = np.where(in_den, np.where(in_num, pn, pd_), po).astype(np.intp)
-        data = FitData(y, Rows(np.full(y.size, 0.5), p, codes.astype(np.intp)), Rows.empty(), self.groups, 0.5)
-        return _interval(data, self.measure, prob, method)
+        return FitData(y, Rows(np.full(y.size, 0.5), p, codes.astype(np.intp)), Rows.empty(), self.groups, 0.5)
 
 
-class _ScoresSimulation:
+class _ScoresSimulation(_Simulation):
     """Audits whose labels are drawn from the rows' scores, prediction-powered."""
 
     form = "guaranteed, prediction-powered by the scores of the unlabeled rows"
 
     def __init__(self, measure, scores, sensitive_features, threshold, seed, y_true=None):
-        s = np.asarray(scores, dtype=float).ravel()
+        s = check_scores(scores, "scores")
         if sensitive_features is None:
             raise ValueError("with scores, pass sensitive_features (each row's group)")
         g = pd.Series(np.asarray(sensitive_features, dtype=object).ravel()).to_numpy()  # NaN stays NaN, not 'nan'
@@ -477,13 +471,10 @@ class _ScoresSimulation:
             )
         if g.size != s.size:
             raise ValueError(f"scores has {s.size} rows and sensitive_features {g.size}; give one group per score")
-        if not (np.isfinite(s) & (s >= 0) & (s <= 1)).all():
-            raise ValueError("scores must be probabilities in [0, 1]")
         self.groups = pd.Index(pd.unique(g))
-        codes = self.groups.get_indexer(g).astype(np.intp)
+        self.codes = codes = self.groups.get_indexer(g).astype(np.intp)
         self.pred = (s >= threshold).astype(np.intp)  # the model's predictions, from the scores as given
-        s, self.calibration = _checked_calibration(s, y_true)
-        self.codes, self.scores = codes, s
+        self.scores, self.calibration = _checked_calibration(s, y_true)
         self.sizes = np.bincount(codes, minlength=self.groups.size)
         self.rates = np.full(self.groups.size, np.nan)
         self.members = [np.flatnonzero(codes == j) for j in range(self.groups.size)]
@@ -495,26 +486,22 @@ class _ScoresSimulation:
         lower, overall, shares = {}, {}, []
         for base in self.measure.bases:
             num, den = _proxies(self.scores, self.pred, ratio_roles(base))
-            n_g = np.bincount(self.codes, weights=num, minlength=self.groups.size)
-            d_g = np.bincount(self.codes, weights=den, minlength=self.groups.size)
-            lower[base.name] = n_g / d_g
-            overall[base.name] = (float(num.sum() / den.sum()),) * 2
+            lower[base.name], pooled, d_g = _ratio(self.codes, num, den, self.groups.size)
+            overall[base.name] = (pooled,) * 2
             shares.append(d_g / self.sizes)
         # the first base's expected rates and denominator shares, and the smallest share of any base
         first = self.measure.bases[0].name
         self.rates_guess, self.share = lower[first], np.min(shares, axis=0)
-        return float(self.measure.bounds_from_group_values(lower, lower, groups=self.groups, overall=overall)[0])
+        return self._value(lower, overall)
 
-    def interval(self, n: np.ndarray, i: int, prob: float, method: str) -> tuple[float, float]:
-        rng = np.random.default_rng([self.seed, i])
+    def _audit(self, n: np.ndarray, rng: np.random.Generator) -> FitData:
         y_all = (rng.uniform(size=self.scores.size) < self.scores).astype(np.intp)
         mask = np.zeros(self.scores.size, dtype=bool)
         for j, rows in enumerate(self.members):
             mask[rng.choice(rows, size=int(n[j]), replace=False)] = True
         lab = Rows(self.scores[mask], self.pred[mask], self.codes[mask])
         unl = Rows(self.scores[~mask], self.pred[~mask], self.codes[~mask])
-        data = FitData(y_all[mask], lab, unl, self.groups, self.threshold, target="audited rows")
-        return _interval(data, self.measure, prob, method)
+        return FitData(y_all[mask], lab, unl, self.groups, self.threshold, target="audited rows")
 
 
 def _checked_calibration(scores: np.ndarray, y_true: Any) -> tuple[np.ndarray, str | None]:

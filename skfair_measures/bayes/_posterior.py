@@ -212,9 +212,7 @@ class MeasurePosterior(Estimate):
     @property
     def value(self) -> float:
         """The estimate: PPI's ratio estimator, else the posterior mean (NaN when undefined)."""
-        if not self.defined:
-            return _NAN
-        return float(self._point) if self._point is not None else self.mean()
+        return self.mean() if self._point is None or not self.defined else float(self._point)
 
     @property
     def draws(self) -> np.ndarray:
@@ -339,11 +337,11 @@ class MeasurePosterior(Estimate):
             return (_NAN, _NAN)
         if self.interval_box is not None:  # a guaranteed box through the operation (any kind), holding the estimate
             lo, hi = self.interval_box.measure_interval(self.measure, self.groups, prob)
-            return (float(min(lo, self.value)), float(max(hi, self.value)))
-        if kind == "eti":
+            lo, hi = min(lo, self.value), max(hi, self.value)
+        elif kind == "eti":
             lo, hi = np.quantile(self.draws, [(1.0 - prob) / 2.0, (1.0 + prob) / 2.0])
-            return (float(lo), float(hi))
-        lo, hi = _import_arviz().hdi(self.draws, hdi_prob=prob)
+        else:
+            lo, hi = _import_arviz().hdi(self.draws, hdi_prob=prob)
         return (float(lo), float(hi))
 
     def prob_less(self, x: float = 0.0) -> float:
@@ -368,9 +366,7 @@ class MeasurePosterior(Estimate):
 
     def upper_bound(self, prob: float = 0.95) -> float:
         """One-sided upper credible bound of ``|Delta - center|``: its ``prob`` quantile; NaN when undefined."""
-        prob = check_prob(prob)
-        if not self.defined:
-            return _NAN
+        prob = check_prob(prob)  # undefined draws give NaN either way
         if self.interval_box is not None:  # the two-sided interval at prob bounds |Delta - center| at level prob
             lo, hi = self.interval(prob)
             return float(max(abs(lo - self.center), abs(hi - self.center)))

@@ -64,6 +64,7 @@ from ._method import (
     GroupDraws,
     Rng,
     ScoreMoments,
+    cell_sums,
     group_name,
     is_number,
     refuse_option,
@@ -153,11 +154,7 @@ def row_moments(data: FitData) -> ScoreMoments:
     def sums(cell: np.ndarray, rows: Any, shape: tuple[int, ...]) -> dict[str, np.ndarray]:
         w = np.ones(cell.size) if rows.weight is None else np.asarray(rows.weight, dtype=float)
         s = np.asarray(rows.scores, dtype=float)
-        values = (np.ones(cell.size), w, w * s, w * w, w * w * s, w * w * s * s)
-        size = int(np.prod(shape))
-        return {
-            k: np.bincount(cell, weights=v, minlength=size).reshape(shape) for k, v in zip(MOMENTS, values, strict=True)
-        }
+        return cell_sums(cell, (np.ones(cell.size), w, w * s, w * w, w * w * s, w * w * s * s), shape)
 
     g = data.n_groups
     labeled = sums((lab.codes * 2 + data.y_true) * 2 + lab.y_pred, lab, (g, 2, 2))
@@ -199,11 +196,9 @@ def _sides(sums: dict[str, np.ndarray], a: np.ndarray, b: np.ndarray) -> list[_S
     out = []
     for g, (n, total, sq) in enumerate(zip(n_rows.sum(1).round(), w.sum(1), w2.sum(1), strict=True)):
         c = n / total if n and total > 0 else 1.0  # ``ppi_py``'s normalisation: weights of mean 1
-        mean = first[g] / total if total > 0 else np.zeros(a.shape[1])
+        mean, c2 = first[g] / total if total > 0 else np.zeros(a.shape[1]), c * c
         centred = outer[g] - np.outer(mean, second[g]) - np.outer(second[g], mean) + sq * np.outer(mean, mean)
-        out.append(
-            _Side(int(n), float(total), c * first[g], c * c * sq, c * c * second[g], c * c * outer[g], c * c * centred)
-        )
+        out.append(_Side(int(n), float(total), c * first[g], c2 * sq, c2 * second[g], c2 * outer[g], c2 * centred))
     return out
 
 
@@ -339,7 +334,13 @@ class PredictionPowered(EstimationMethod):
         moments = row_moments(data) if data.moments is None else data.moments
         strata = _strata(moments)
         rows, reasons, lambdas, small = self._estimate(moments, bases, strata, data.groups)
-        _warn_small(small)
+        if small:
+            message = (
+                f"method='ppi': fewer than {ASYMPTOTIC_ROWS} labeled rows in the denominator of "
+                f"{'; '.join(small)}. PPI's interval is asymptotic and can miss far more often than 5% here; "
+                "label more rows of these groups, or use method='bcr' (attrs['asymptotic'] is False)."
+            )
+            warnings.warn(message, AsymptoticWarning, stacklevel=external_stacklevel())
         value, influence, df = zip(*rows, strict=True)
         mean, cov = np.asarray(value, dtype=float), _covariance(influence, strata)
         sample = _draw(mean, np.asarray(df, dtype=float), cov, chains * draws, rng)
@@ -398,9 +399,8 @@ class PredictionPowered(EstimationMethod):
                 if why:
                     undefined.setdefault(why, []).append(g)
             for why, gs in undefined.items():
-                reasons.append(
-                    f"{base.name} in group(s) {name_groups(group_name(groups, g) for g in gs)} is undefined: {why}"
-                )
+                named = name_groups(group_name(groups, g) for g in gs)
+                reasons.append(f"{base.name} in group(s) {named} is undefined: {why}")
             value, parts = np.nan, {}
             if not any(fits[g] is None for g in present):  # the pooled rate: the groups' cells, by their shares
                 pooled = _Fit(np.asarray(sum(s * fits[g].mu for g, s in present.items()), dtype=float), np.nan)
@@ -408,16 +408,6 @@ class PredictionPowered(EstimationMethod):
                 value, parts = (np.nan, {}) if why is not None else (value, _influence(base, present, fits))
             rows.append((value, parts, min([dfs[g] for g in present], default=1.0)))
         return rows, reasons, lambdas, small
-
-
-def _warn_small(small: list[str]) -> None:
-    if small:
-        message = (
-            f"method='ppi': fewer than {ASYMPTOTIC_ROWS} labeled rows in the denominator of "
-            f"{'; '.join(small)}. PPI's interval is asymptotic and can miss far more often than 5% here; "
-            "label more rows of these groups, or use method='bcr' (attrs['asymptotic'] is False)."
-        )
-        warnings.warn(message, AsymptoticWarning, stacklevel=external_stacklevel())
 
 
 def _denominator_rows(st: _Stratum, roles: Any) -> float:

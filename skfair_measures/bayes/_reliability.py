@@ -22,11 +22,11 @@ import numpy as np
 import pandas as pd
 
 from .._arrays import check_scores
-from .._groups import encode_groups
 from .._labels import binarize_labels
 from .._stats import check_inputs
 from ..results import check_prob
-from ._api import _rng
+from ._api import _rng, _unlabeled_rows
+from ._method import Call
 from ._posterior import group_labels
 
 __all__ = ["ReliabilityPosterior", "reliability_posterior"]
@@ -77,10 +77,8 @@ class ReliabilityPosterior:
         """
         prob = check_prob(prob)
         lo, hi = np.quantile(self.ece, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
-        posterior = {"mean": self.ece.mean(0), "lower": lo, "upper": hi}
-        return pd.DataFrame(
-            posterior | {"frequentist": self.ece_freq, "n_labeled": self.n.sum(1).astype(int)}, self.groups
-        )
+        posterior = {"mean": self.ece.mean(0), "lower": lo, "upper": hi, "frequentist": self.ece_freq}
+        return pd.DataFrame(posterior | {"n_labeled": self.n.sum(1).astype(int)}, self.groups)
 
     def table(self, prob: float = 0.95) -> pd.DataFrame:
         """The reliability diagram as a long table: one row per (group, bin)."""
@@ -175,15 +173,11 @@ def reliability_posterior(
     s = check_scores(sample.y_pred, "y_score")
     t, _, _ = binarize_labels(sample.y_true, sample.y_true, pos_label)
     groups, codes = sample.groups, sample.group_codes
-    s_all, c_all = s, codes
-    if unlabeled_scores is not None:
-        su = check_scores(unlabeled_scores, "unlabeled_scores")
-        if unlabeled_sensitive is None:
-            if not one_group:
-                raise ValueError("unlabeled_scores is given without unlabeled_sensitive= (the group of each).")
-            unlabeled_sensitive = np.full(su.size, "all")
-        cu, _ = encode_groups(unlabeled_sensitive, su.size, groups=groups, name="unlabeled_sensitive")
-        s_all, c_all = np.concatenate([s, su]), np.concatenate([codes, cu])
+    if one_group and unlabeled_scores is not None and unlabeled_sensitive is None:
+        unlabeled_sensitive = np.full(np.shape(unlabeled_scores)[0], "all")
+    unlabeled = {"unlabeled_scores": unlabeled_scores, "unlabeled_sensitive": unlabeled_sensitive}
+    unl = _unlabeled_rows(Call(y_true, y_score, sensitive_features, **unlabeled), groups, threshold)
+    s_all, c_all = np.concatenate([s, unl.scores]), np.concatenate([codes, unl.codes])
     edges = np.linspace(0.5 if kind == "confidence" else 0.0, 1.0, n_bins + 1)
     shape = (len(groups), n_bins)
 
@@ -201,11 +195,8 @@ def reliability_posterior(
     z = (t == (s >= threshold)).astype(float) if kind == "confidence" else t.astype(float)
     nb, kb = per_bin(s, codes), per_bin(s, codes, z)
     centre = np.where(np.isnan(mean_score), (edges[:-1] + edges[1:]) / 2, mean_score)
-    if prior == "diagonal":
-        m = np.clip(centre, 1e-3, 1 - 1e-3)
-        a0, b0 = prior_strength * m, prior_strength * (1 - m)
-    else:
-        a0 = b0 = np.ones(shape)
+    m = np.clip(centre, 1e-3, 1 - 1e-3)
+    a0, b0 = (prior_strength * m, prior_strength * (1 - m)) if prior == "diagonal" else (1.0, 1.0)
     theta = _rng(random_state).beta(a0 + kb, b0 + nb - kb, size=(n_draws, *shape))
     ece = (np.nan_to_num(weight) * np.abs(theta - np.nan_to_num(mean_score))).sum(-1)
     with np.errstate(invalid="ignore", divide="ignore"):

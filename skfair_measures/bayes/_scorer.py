@@ -138,8 +138,7 @@ class BayesianScorer(FairnessScorer):
     def reduce(self, post: Any) -> float:
         """Apply the rule to a :class:`~skfair_measures.bayes.MeasurePosterior` (NaN when it is undefined)."""
         if self.rule == "mean":
-            sign = 1.0 if self._measures[0].greater_is_better else -1.0
-            return sign * post.mean()
+            return post.mean() if self._measures[0].greater_is_better else -post.mean()
         return -post.upper_bound(self.prob) if self.rule == "upper" else post.prob_within(self.eps)
 
     def _scores(self, estimator: Any, X: Any, y: Any, groups: Any, sample_weight: Any) -> dict[str, float]:

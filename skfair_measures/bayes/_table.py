@@ -58,7 +58,7 @@ class MethodSpec:
     summary: str
     guarantee: str
     weights: bool = False
-    unlabeled: Literal["required", "optional", "prior", "never"] = "prior"
+    unlabeled: Literal["required", "optional", "prior"] = "prior"
     multiclass: type | None = None
     calibrates: bool = False
     default_draws: int = 1000
@@ -92,7 +92,6 @@ METHODS: dict[str, MethodSpec] = {
             summary="Beta-Binomial: conjugate Beta priors of every group rate updated with the labeled rows "
             "(Monte Carlo, no MCMC); on K classes the Dirichlet posterior of the confusion cells",
             guarantee="exact posterior of the labeled counts under its prior",
-            unlabeled="prior",
             multiclass=DirichletMultinomial,
         ),
         MethodSpec(
@@ -221,13 +220,9 @@ def refuse_unread_unlabeled(method: str, options: Mapping[str, Any], argument: s
     Beta-Binomial, only for ``prior="scores"``; given to a method that does not read
     them they would be silently ignored.
     """
-    readers = ", ".join(repr(n) for n, s in METHODS.items() if s.unlabeled in ("required", "optional"))
-    if METHODS[method].unlabeled == "never":
-        raise ValueError(
-            f"method={method!r} reads the labels only, not {argument}; drop {argument}, or use method= {readers}."
-        )
     if METHODS[method].unlabeled != "prior" or options.get("prior") == "scores":
         return
+    readers = ", ".join(repr(n) for n, s in METHODS.items() if s.unlabeled in ("required", "optional"))
     raise ValueError(
         f"method={method!r} does not read {argument} (Beta-Binomial reads them only for prior='scores'); "
         f"drop {argument}, pass prior='scores', or use method= {readers}."
@@ -238,7 +233,6 @@ _UNLABELED = {
     "required": "required",
     "optional": "used when given",
     "prior": 'only by `prior="scores"`',
-    "never": "no (labels only)",
 }
 
 
@@ -250,17 +244,14 @@ def methods_markdown() -> str:
     >>> methods_markdown().splitlines()[0]
     '| `method=` | unlabeled scores | sample weights | K classes | options | guarantee |'
     """
-    rows = [
-        "| `method=` | unlabeled scores | sample weights | K classes | options | guarantee |",
-        "|---|---|---|---|---|---|",
-    ]
+    header = "| `method=` | unlabeled scores | sample weights | K classes | options | guarantee |"
+    rows = [header, "|---|---|---|---|---|---|"]
     for spec in METHODS.values():
         options = ", ".join(f"`{o}`" for o in spec.option_names()) or (
             "those of the methods it may choose" if spec.options is None else "none"
         )
-        k_classes = "yes" if spec.multiclass is not None else "no"
-        if spec.options is None:  # the chooser (auto): on K classes there are no scores, so it is bb's Dirichlet form
-            k_classes = "yes (bb)"
+        # the chooser (auto): on K classes there are no scores, so it is bb's Dirichlet form
+        k_classes = "yes (bb)" if spec.options is None else "yes" if spec.multiclass is not None else "no"
         rows.append(
             f'| `"{spec.name}"` | {_UNLABELED[spec.unlabeled]} | {"yes" if spec.weights else "no"} '
             f"| {k_classes} | {options} | {spec.guarantee} |"

@@ -24,7 +24,7 @@ from ..engines._frames import as_lazy, check_columns, collect
 __all__ = ["Batch", "as_batch", "count", "label_of"]
 
 #: Column names of a frame built from arrays.
-PRED, TRUE, ID, GROUP = "y_pred", "y_true", "id", "__sfm_group"
+PRED, TRUE, ID = "y_pred", "y_true", "id"
 
 
 @dataclass
@@ -86,9 +86,7 @@ def count(batch: Batch, threshold: float | None, pos_label: Any, *, labeled: boo
     ``labeled=False`` counts the predictions alone (the target is the prediction
     itself), for measures whose rates read no label.
     """
-    target = batch.target if labeled else batch.prediction
-    if target is None:
-        raise ValueError("this batch has no labels (y_true=None); it is counted for label-free measures only.")
+    target = batch.target if labeled else batch.prediction  # (the monitor counts labels only when the batch has them)
     if not labeled and threshold is not None:
         raise ValueError(
             "a measure with threshold= reads scores; without labels the monitor cannot count them as labels. "

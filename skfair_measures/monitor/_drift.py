@@ -71,7 +71,7 @@ from typing import Any
 import numpy as np
 
 from ..base import RatioRoles
-from ._sequences import INITIAL_SHARE
+from ._sequences import group_share
 
 __all__ = ["DriftTest", "drift_plan"]
 
@@ -136,13 +136,6 @@ def drift_plan(m: Any, eps: float, roles: Mapping[str, RatioRoles]) -> Plan | st
             if (roles[a].den & roles[b].den).any():
                 return f"its bases {a!r} and {b!r} share rows"
     return Plan(tuple(parts), "sum" if aggregate == "mean" else "union", eps)
-
-
-def _group_weight(position: int, known: int) -> float:
-    if position < known:
-        return INITIAL_SHARE / known
-    i = position - known + 1
-    return (1.0 - INITIAL_SHARE) / (i * (i + 1))
 
 
 @dataclass(eq=False)
@@ -212,7 +205,7 @@ class DriftTest:
         """The prior weight of every constraint (they sum to at most 1)."""
         if self._weights is None or self._weights.size != len(self.keys):
             parts = len(self.plan.parts) if self.plan.mode == "union" else 1.0  # each part of a max: 1 / parts
-            weight = partial(_group_weight, known=self.known)
+            weight = partial(group_share, known=self.known, sharing=self.known)
             pairs = [key if self.plan.mode == "sum" else [key[1:]] for key in self.keys]
             self._weights = np.array([float(np.prod([weight(g) * weight(h) for g, h in p])) / parts for p in pairs])
         return self._weights
@@ -263,26 +256,19 @@ class DriftTest:
         return int(self.best_start[i, k])
 
     def to_dict(self) -> dict[str, Any]:
-        def finite(a: np.ndarray) -> list:
-            return np.where(np.isfinite(a), a, -1e300).tolist()
-
         keys = [list(map(list, k)) if self.plan.mode == "sum" else list(k) for k in self.keys]
-        out = {"known": self.known, "keys": keys, "bets": self.bets.tolist(), "log_s": finite(self.log_s)}
-        out |= {"log_best": finite(self.log_best), "best_start": self.best_start.tolist()}
-        return out | {"log_carry": self.log_carry}
+        out = {"known": self.known, "keys": keys, "bets": self.bets.tolist(), "best_start": self.best_start.tolist()}
+        # a log wealth of -inf (no bet yet) is saved as -1e300: strict JSON has no infinities
+        logs = {name: np.nan_to_num(getattr(self, name), neginf=-1e300).tolist() for name in ("log_s", "log_best")}
+        return out | logs | {"log_carry": self.log_carry}
 
     @classmethod
     def from_dict(cls, plan: Plan, d: Mapping[str, Any]) -> DriftTest:
-        k = LAMBDAS.size
-
-        def arr(name: str) -> np.ndarray:
-            a = np.asarray(d[name], dtype=float).reshape(-1, k)
-            return np.where(a <= -1e299, -np.inf, a)
-
         keys = [tuple(tuple(p) for p in key) if plan.mode == "sum" else tuple(key) for key in d["keys"]]
-        bets, best_start = np.asarray(d["bets"], dtype=int).reshape(-1), np.asarray(d["best_start"], dtype=int)
-        logs = arr("log_s"), arr("log_best")
-        return cls(plan, int(d["known"]), keys, bets, *logs, best_start.reshape(-1, k), float(d["log_carry"]))
+        log_s, log_best = (np.asarray(d[name], dtype=float).reshape(-1, LAMBDAS.size) for name in ("log_s", "log_best"))
+        bets, start = np.asarray(d["bets"], dtype=int), np.asarray(d["best_start"], dtype=int).reshape(log_s.shape)
+        logs = (np.where(a <= -1e299, -np.inf, a) for a in (log_s, log_best))
+        return cls(plan, int(d["known"]), keys, bets.reshape(-1), *logs, start, float(d["log_carry"]))
 
     def merged(self, other: DriftTest) -> DriftTest:
         """The test continuing, with the other worker's value kept as a factor (independent rows)."""

@@ -31,7 +31,7 @@ from .._files import read_text, write_atomically
 from .._protocol import MeasureBase
 from ..base import RatioRoles, ratio_roles
 from ..registry import as_measures, msr
-from ..results import plain
+from ..results import check_prob, plain
 from ..uncertainty import Estimate, summarize
 from ._batches import ID, PRED, TRUE, Batch, as_batch, collect_columns, count, label_of
 from ._drift import DriftTest, drift_plan
@@ -45,19 +45,7 @@ FORMAT, VERSION = "skfair-measures monitor state", 3
 _READS = (1, 2, 3)
 
 #: What a state file holds (a file without one of them is refused, naming them).
-_KEYS = (
-    "format",
-    "version",
-    "settings",
-    "step",
-    "times",
-    "groups",
-    "group_names",
-    "needs",
-    "pending",
-    "alarms",
-    "trace",
-)
+_KEYS = tuple("format version settings step times groups group_names needs pending alarms trace".split())
 _SETTINGS = ("measures", "eps", "window", "restarts", "grid_size")  # and the level: prob (or alpha, versions 1-2)
 
 _UNSUPPORTED = (
@@ -72,21 +60,18 @@ def _label_free(roles: RatioRoles) -> bool:
 
 
 def _roles(m: MeasureBase) -> dict[str, RatioRoles]:
-    out = {}
-    for base in m.bases:
-        if base.statistic != "confusion":
-            raise TypeError(_UNSUPPORTED.format(key=m.key, why=f"its base {base.name!r} is not a confusion-count rate"))
-        try:
-            roles = ratio_roles(base)
-        except TypeError as exc:
-            raise TypeError(_UNSUPPORTED.format(key=m.key, why=str(exc).rstrip("."))) from None
-        if not roles.simple:
-            raise TypeError(_UNSUPPORTED.format(key=m.key, why=f"its base {base.name!r} is not one ratio of counts"))
-        out[base.name] = roles
-    if not out:
-        raise TypeError(_UNSUPPORTED.format(key=m.key, why="it has no base rate (it reads the rows)"))
-    try:  # the interval of the measure from a box of group rates
-        low = {name: np.array([0.2, 0.3]) for name in out}
+    """The ratio roles of every base of ``m``; refused (naming why) unless the monitor can follow the measure."""
+    try:
+        out = {}
+        for base in m.bases:
+            if base.statistic != "confusion":
+                raise TypeError(f"its base {base.name!r} is not a confusion-count rate")
+            out[base.name] = roles = ratio_roles(base)
+            if not roles.simple:
+                raise TypeError(f"its base {base.name!r} is not one ratio of counts")
+        if not out:
+            raise TypeError("it has no base rate (it reads the rows)")
+        low = {name: np.array([0.2, 0.3]) for name in out}  # the interval of the measure from a box of group rates
         high = {k: v + 0.1 for k, v in low.items()}
         m.bounds_from_group_values(low, high, groups=pd.Index(["a", "b"]), overall=dict.fromkeys(out, (0.2, 0.4)))
     except TypeError as exc:
@@ -260,16 +245,13 @@ class FairnessMonitor:
         if len(set(keys)) != len(keys):
             raise ValueError(f"measures has repeated keys {keys}; give each measure a distinct key.")
         self.eps = self._check_eps(eps, keys)
-        if not (isinstance(prob, float | int) and 0 < prob < 1):
-            raise ValueError(f"prob={prob!r}; pass the level, in (0, 1), e.g. 0.95 (false alarms at most 1 - prob).")
-        self.prob = float(prob)
+        self.prob = check_prob(prob)  # the false-alarm probability is at most 1 - prob
         #: The false-alarm probability, ``1 - prob``.
         self.alpha = 1.0 - self.prob
         self.window = self._check_window(window)
-        if not (isinstance(restarts, int) and restarts >= 1):
-            raise ValueError(f"restarts={restarts!r}; pass an integer >= 1.")
-        if not (isinstance(grid_size, int) and grid_size >= 10):
-            raise ValueError(f"grid_size={grid_size!r}; pass an integer >= 10.")
+        for name, value, least in (("restarts", restarts, 1), ("grid_size", grid_size, 10)):
+            if not (isinstance(value, int) and value >= least):
+                raise ValueError(f"{name}={value!r}; pass an integer >= {least}.")
         self.restarts, self.grid_size = restarts, grid_size
         self._needs: dict[str, _Need] = {}
         self._of: dict[str, str] = {}
@@ -299,8 +281,7 @@ class FairnessMonitor:
     @staticmethod
     def _check_eps(eps: Any, keys: list[str]) -> dict[str, float]:
         values = dict(eps) if isinstance(eps, Mapping) else dict.fromkeys(keys, eps)
-        missing = [k for k in keys if k not in values]
-        if missing:
+        if missing := [k for k in keys if k not in values]:
             raise ValueError(f"eps has no tolerance for {missing}; pass a float or a mapping of every key.")
         for k in keys:
             if not (isinstance(values[k], float | int) and np.isfinite(values[k])):
@@ -367,13 +348,12 @@ class FairnessMonitor:
             ``self``. An empty batch is a step without rows: the counts do not change.
             If any argument is refused, the state is left as it was.
         """
-        stamp = self._stamp(time)
+        stamp, pending = self._stamp(time), None
         if stats is not None:
-            counted, pending, names = self._from_stats(stats, y_pred, sensitive_features, y_true, ids, data)
+            counted, names = self._from_stats(stats, y_pred, sensitive_features, y_true, ids, data)
         else:
             batch = as_batch(y_pred, sensitive_features, y_true, ids, data)
-            counted, names = self._count(batch)
-            pending = self._to_pend(batch)
+            (counted, names), pending = self._count(batch), self._to_pend(batch)
         _saveable(pending, {ID: "ids value", PRED: "y_pred value"})
         for stat in counted.values():
             for g in [] if stat is None else stat.groups:
@@ -439,15 +419,12 @@ class FairnessMonitor:
         if y_true.shape != ids.shape or y_true.ndim != 1:
             raise ValueError(f"y_true has shape {y_true.shape} and ids {ids.shape}; pass one label per id.")
         labels = pd.DataFrame({ID: ids, TRUE: y_true})
-        if labels[ID].duplicated().any():
-            dup = labels.loc[labels[ID].duplicated(), ID].tolist()[:5]
+        if dup := labels.loc[labels[ID].duplicated(), ID].tolist()[:5]:
             raise ValueError(f"ids repeats {dup}; each row gets one label.")
         waiting = self._pending if self._pending is not None else pd.DataFrame({ID: pd.Series([], dtype=object)})
         joined = waiting.merge(labels, on=ID, how="inner") if len(waiting) else waiting.iloc[:0]
-        unknown = len(labels) - len(joined)
-        if unknown:
-            seen = set(joined[ID].tolist())
-            examples = [i for i in labels[ID].tolist() if i not in seen][:5]
+        if unknown := len(labels) - len(joined):
+            examples = labels.loc[~labels[ID].isin(joined[ID]), ID].tolist()[:5]
             msg = (
                 f"{unknown} label(s) have ids that no row waits for (never given to update(ids=...), or labeled "
                 f"already), e.g. {examples}; they were not counted."
@@ -488,12 +465,11 @@ class FairnessMonitor:
         if rows[ID].isna().any():  # such a row could never be joined to its label
             raise ValueError(f"ids has {int(rows[ID].isna().sum())} missing value(s); give every row an id.")
         waiting = rows[ID] if self._pending is None else pd.concat([self._pending[ID], rows[ID]])
-        if waiting.duplicated().any():
-            dup = waiting[waiting.duplicated()].tolist()[:5]
+        if dup := waiting[waiting.duplicated()].tolist()[:5]:
             raise ValueError(f"ids {dup} appear twice among the rows waiting for labels; ids must be unique.")
         return rows
 
-    def _from_stats(self, stats: Any, *rows: Any) -> tuple[dict[str, ConfusionStats | None], None, list[str]]:
+    def _from_stats(self, stats: Any, *rows: Any) -> tuple[dict[str, ConfusionStats | None], list[str]]:
         if any(r is not None for r in rows):
             raise TypeError("stats= replaces the rows; pass either stats= or y_pred, sensitive_features (and data=).")
         if not isinstance(stats, ConfusionStats) or stats.counts.shape[-2:] != (2, 2) or stats.counts.ndim != 3:
@@ -503,7 +479,7 @@ class FairnessMonitor:
                 f"these measures need {len(self._needs)} different counts ({sorted(self._needs)}); stats= serves one. "
                 "Pass the rows instead."
             )
-        return dict.fromkeys(self._needs, stats if stats.counts.sum() else None), None, self._check_names([stats], ())
+        return dict.fromkeys(self._needs, stats if stats.counts.sum() else None), self._check_names([stats], ())
 
     def _check_names(self, stats: list[ConfusionStats], sensitive: tuple[str, ...]) -> list[str]:
         names = list(sensitive) if not stats else [str(n) for n in stats[0].groups.names]
@@ -570,11 +546,9 @@ class FairnessMonitor:
     def _trim(self, need: _Need) -> None:
         if isinstance(self.window, int):
             del need.history[: max(len(need.history) - self.window, 0)]
-            return
-        since = pd.Timestamp(self.times[-1]) - self.window  # (every batch has a time with a time span)
-        need.history[:] = [
-            (s, c) for s, c in need.history if self.times[s - 1] and pd.Timestamp(self.times[s - 1]) > since
-        ]
+        else:  # a time span: update() refuses a batch without a time, so every step has one
+            since = pd.Timestamp(self.times[-1]) - self.window
+            need.history[:] = [(s, c) for s, c in need.history if pd.Timestamp(self.times[s - 1]) > since]
 
     # -- reading ---------------------------------------------------------------------------------------------
 
@@ -613,9 +587,8 @@ class FairnessMonitor:
             e_value = float(np.exp(min(log_e, 700.0)))  # capped, not inf (NaN without a drift test)
             if test is not None and alarm["step"] is None and log_e >= np.log(1.0 / self.alpha):
                 alarm["step"], alarm["since"], alarm["e_value"] = self.step, test.since(self.step), e_value
-            comparable = (n >= 2 or not m.inputs.needs_sensitive) and bool(need.boxes)
             value, lower, upper = overall, np.nan, np.nan
-            if comparable:
+            if (n >= 2 or not m.inputs.needs_sensitive) and need.boxes:  # groups to compare, and sequences
                 bounds = {box.start: box.bounds(m, index) for box in need.boxes}
                 regime = alarm["regime"] if alarm["regime"] in bounds else need.boxes[0].start
                 # moved: a sequence restarted after the current regime's start excludes every value the regime's
@@ -684,11 +657,9 @@ class FairnessMonitor:
         """
         how = {"construction": "betting confidence sequence (anytime-valid)", "target": "population"}
         out = {}
-        for row, m in zip(self._last, self.measures, strict=True):  # the rows of status(), in the measures' order
-            bounds, n, reason = (row["lower"], row["upper"]), row["n_rows"], row["reason"]
-            out[m.key] = Estimate(
-                m.key, row["value"], n=n, interval=bounds, prob=1 - self.alpha / 2, reason=reason, measure=m, **how
-            )
+        for r, m in zip(self._last, self.measures, strict=True):  # the rows of status(), in the measures' order
+            row = {"n": r["n_rows"], "interval": (r["lower"], r["upper"]), "reason": r["reason"], "measure": m}
+            out[m.key] = Estimate(m.key, r["value"], prob=1 - self.alpha / 2, **row, **how)
         return out
 
     def summary(self) -> pd.DataFrame:

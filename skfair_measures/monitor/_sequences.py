@@ -35,7 +35,7 @@ import pandas as pd
 from .._betting import BettingStack, intervals_together, update_counts_together
 from ..base import RatioRoles
 
-__all__ = ["Box", "box_alpha", "cells"]
+__all__ = ["Box", "box_alpha", "cells", "group_share"]
 
 #: Share of a base's level for the groups known at the box's start (and the pooled sequence).
 INITIAL_SHARE = 0.9
@@ -44,6 +44,17 @@ INITIAL_SHARE = 0.9
 def box_alpha(alpha: float, start: int) -> float:
     """The level of the box started at step ``start`` (1: the cumulative one)."""
     return alpha / 2.0 if start <= 1 else alpha / 2.0 / ((start - 1) * start)
+
+
+def group_share(position: int, known: int, sharing: int) -> float:
+    """The share of the group at ``position`` (join order): ``INITIAL_SHARE / sharing`` for the ``known`` at the start.
+
+    The ``i``-th group to join later gets ``(1 - INITIAL_SHARE) / (i (i + 1))`` (these sum to ``1 - INITIAL_SHARE``).
+    """
+    if position < known:
+        return INITIAL_SHARE / sharing
+    i = position - known + 1
+    return (1.0 - INITIAL_SHARE) / (i * (i + 1))
 
 
 def cells(counts: np.ndarray, roles: RatioRoles) -> tuple[np.ndarray, np.ndarray]:
@@ -66,13 +77,12 @@ class Box:
     known: int  # groups known at the start
     grid_size: int
     rows: dict[str, list[int]] = field(default_factory=dict)  # per base: [pooled row, group 0 row, group 1 row, ...]
-    stack: BettingStack = None  # type: ignore[assignment]
+    stack: BettingStack = field(init=False)  # a new box: no sequences yet
     counts: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 2)))  # the rows since the start
     _read: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)  # intervals by n_bases
 
     def __post_init__(self) -> None:
-        if self.stack is None:
-            self.stack = BettingStack(0, grid_size=self.grid_size)
+        self.stack = BettingStack(0, grid_size=self.grid_size)
 
     @property
     def alpha_bet(self) -> float:
@@ -80,24 +90,18 @@ class Box:
         # so two workers' boxes of one start combine
         return min(self.alpha / 3.0, 0.5)
 
-    def _grow(self, name: str, n_groups: int) -> None:
-        """Rows for the pooled rate of ``name`` and its first ``n_groups`` groups (new sequences appended)."""
-        have = self.rows.setdefault(name, [])
-        new = n_groups + 1 - len(have)
-        if new > 0:
-            have += range(self.stack.rows, self.stack.rows + new)
-            self.stack = self.stack.extended(new, self.alpha_bet)
-
     def _batch(self, counts: np.ndarray, rates: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, ...]:
         """Add the batch's counts; the successes and trials of every row of the stack (new rows made)."""
         self.counts = counts + np.pad(self.counts, ((0, len(counts) - len(self.counts)), (0, 0), (0, 0)))
-        for name in rates:
-            self._grow(name, counts.shape[0])
+        for name in rates:  # new sequences (appended) for a new base's pooled rate and for groups new to the box
+            have = self.rows.setdefault(name, [])
+            if (new := counts.shape[0] + 1 - len(have)) > 0:
+                have += range(self.stack.rows, self.stack.rows + new)
+                self.stack = self.stack.extended(new, self.alpha_bet)
         successes, trials = np.zeros(self.stack.rows), np.zeros(self.stack.rows)
         for name, (k, n) in rates.items():
-            rows = self.rows[name]
-            successes[rows[1 : k.size + 1]], trials[rows[1 : k.size + 1]] = k, n
-            successes[rows[0]], trials[rows[0]] = k.sum(), n.sum()
+            at = self.rows[name][: k.size + 1]  # the pooled rate, then each group
+            successes[at], trials[at] = np.r_[k.sum(), k], np.r_[n.sum(), n]
         self._read.clear()
         return successes, trials
 
@@ -111,24 +115,16 @@ class Box:
         cells = [box._batch(counts, rates) for box in boxes]
         update_counts_together([box.stack for box in boxes], [c[0] for c in cells], [c[1] for c in cells])
 
-    def update(self, counts: np.ndarray, rates: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> None:
-        """Bet on one batch in this box (see :meth:`update_all`)."""
-        Box.update_all([self], counts, rates)
-
-    def level(self, position: int, n_bases: int) -> float:
-        """The level of the sequence of the group at ``position`` (join order), for a measure of ``n_bases``."""
-        per_base = self.alpha / n_bases
-        if position < self.known:
-            return per_base * INITIAL_SHARE / (self.known + 1)
-        i = position - self.known + 1
-        return per_base * (1.0 - INITIAL_SHARE) / (i * (i + 1))
-
     def _levels(self, n_bases: int) -> np.ndarray:
-        """The level of every row of the stack, for a measure of ``n_bases``."""
+        """The level of every row of the stack, for a measure of ``n_bases`` (each base gets ``alpha / n_bases``).
+
+        The groups known at the start share with the pooled rate (the first row of a base, at the level of a group
+        known at the start); see :func:`group_share`.
+        """
         levels = np.empty(self.stack.rows)
         for rows in self.rows.values():
-            levels[rows[0]] = self.level(0, n_bases)  # the pooled rate: at the level of a group known at the start
-            levels[rows[1:]] = [self.level(g, n_bases) for g in range(len(rows) - 1)]
+            shares = [group_share(g, self.known, self.known + 1) for g in (0, *range(len(rows) - 1))]
+            levels[rows] = np.multiply(self.alpha / n_bases, shares)
         return levels
 
     @staticmethod
@@ -139,12 +135,6 @@ class Box:
         for box, bounds in zip(todo, read, strict=True):
             box._read[n_bases] = bounds
 
-    def _intervals(self, n_bases: int) -> tuple[np.ndarray, np.ndarray]:
-        """Every row's interval at its level for a measure of ``n_bases`` (read once per batch and ``n_bases``)."""
-        if n_bases not in self._read:
-            Box.read_all([self], n_bases)
-        return self._read[n_bases]
-
     def group_bounds(
         self, name: str, n_groups: int, n_bases: int
     ) -> tuple[np.ndarray, np.ndarray, tuple[float, float]]:
@@ -152,7 +142,8 @@ class Box:
         lower, upper, rows = np.zeros(n_groups), np.ones(n_groups), self.rows.get(name)
         if not rows:
             return lower, upper, (0.0, 1.0)
-        lo, hi = self._intervals(n_bases)
+        Box.read_all([self], n_bases)  # (once per batch and n_bases)
+        lo, hi = self._read[n_bases]
         groups = rows[1 : n_groups + 1]
         lower[: len(groups)], upper[: len(groups)] = lo[groups], hi[groups]
         return lower, upper, (float(lo[rows[0]]), float(hi[rows[0]]))
@@ -181,11 +172,9 @@ class Box:
             mine, theirs = self.rows.get(name, []), other.rows.get(name, [])
             at = positions[: max(len(theirs) - 1, 0)]
             n_groups = max([len(mine) - 1, *(int(p) + 1 for p in at)])
-            slot_m = np.full(n_groups + 1, -1)
+            slot_m, slot_t = np.full(n_groups + 1, -1), np.full(n_groups + 1, -1)
             slot_m[: len(mine)] = mine
-            slot_t = np.full(n_groups + 1, -1)
-            slot_t[0] = theirs[0] if theirs else -1
-            slot_t[at + 1] = theirs[1:]
+            slot_t[np.r_[0, at + 1][: len(theirs)]] = theirs  # their pooled rate, then each group where it is here
             for slot, side in ((slot_m, self), (slot_t, other)):  # a pooled rate never bet on is absent
                 if slot[0] >= 0 and side.stack.n[slot[0]] == 0:
                     slot[0] = -1
