@@ -25,10 +25,7 @@ def _to_1d(values: Any, name: str) -> np.ndarray:
         values = values.array
     if _encoded_labels(values):
         return pd.Categorical(values)  # codes and labels, without a Python string per row
-    if isinstance(values, pd.api.extensions.ExtensionArray):
-        arr = values.to_numpy()
-    else:
-        arr = np.asarray(values)
+    arr = values.to_numpy() if isinstance(values, pd.api.extensions.ExtensionArray) else np.asarray(values)
     if arr.ndim == 2 and 1 in arr.shape:
         arr = arr.ravel()
     if arr.ndim != 1:
@@ -45,11 +42,8 @@ def _encoded_labels(values: Any) -> bool:
     """
     if isinstance(values, pd.Categorical):
         return values.categories.dtype.kind not in "biuf"  # numeric categories stay numbers (regression)
-    return (
-        isinstance(values, pd.api.extensions.ExtensionArray)
-        and hasattr(values, "__arrow_array__")
-        and pd.api.types.is_string_dtype(values.dtype)
-    )
+    strings = isinstance(values, pd.api.extensions.ExtensionArray) and pd.api.types.is_string_dtype(values.dtype)
+    return strings and hasattr(values, "__arrow_array__")
 
 
 def _check_no_missing(arr: np.ndarray, name: str, missing: np.ndarray | None = None) -> None:
@@ -79,9 +73,8 @@ def check_scores(y_score: Any, name: str = "y_score") -> np.ndarray:
     lo, hi = float(s.min(initial=0.0)), float(s.max(initial=1.0))
     if lo < 0.0 or hi > 1.0:
         raise ValueError(
-            f"{name} has values outside [0, 1] (min {lo:.4g}, max {hi:.4g}); pass "
-            "probabilities of the positive class, e.g. predict_proba(X)[:, 1], not "
-            "decision_function scores."
+            f"{name} has values outside [0, 1] (min {lo:.4g}, max {hi:.4g}); pass probabilities of the positive class, "
+            "e.g. predict_proba(X)[:, 1], not decision_function scores."
         )
     return s
 
@@ -110,9 +103,8 @@ def _check_weight(sample_weight: Any, n: int) -> np.ndarray | None:
     # the sum of non-negative weights is finite only if every weight is; the mask is built for an error only
     if w.size and w.min() >= 0 and np.isfinite(w.sum()):
         return w
-    bad = ~(np.isfinite(w) & (w >= 0))
-    if bad.any():
-        idx = np.flatnonzero(bad)
+    idx = np.flatnonzero(~(np.isfinite(w) & (w >= 0)))
+    if idx.size:  # else: finite, non-negative weights whose sum overflows
         raise ValueError(
             f"sample_weight has {idx.size} value(s) that are negative, NaN or infinite, first at position "
             f"{idx[0]} ({float(w[idx[0]])!r}); sample_weight must be finite and non-negative."
@@ -124,20 +116,14 @@ def _small_int_levels(values: Any) -> tuple[np.ndarray, int] | None:
     """Sorted distinct values of an integer array with a small range, else None."""
     if not isinstance(values, np.ndarray) or values.dtype.kind not in "iub" or values.size == 0:
         return None
-    lo, hi = _min_max(values)
+    as_ints = values.view(np.uint8) if values.dtype.kind == "b" else values
+    lo, hi = int(as_ints.min()), int(as_ints.max())
     if hi - lo <= 1:  # one or two values: min and max say which
         return _levels(np.unique([0, hi - lo]), lo, values.dtype), lo
     if hi - lo > _range_limit(values.size):
         return None
     present = np.bincount(_shifted(values, lo), minlength=hi - lo + 1)
     return _levels(np.flatnonzero(present), lo, values.dtype), lo
-
-
-def _min_max(values: np.ndarray) -> tuple[int, int]:
-    """Smallest and largest value of an integer or boolean array, as Python ints."""
-    if values.dtype.kind == "b":
-        values = values.view(np.uint8)
-    return int(values.min()), int(values.max())
 
 
 def _range_limit(n: int) -> int:

@@ -139,6 +139,15 @@ def float_label_codes(x: np.ndarray, out: np.ndarray) -> tuple:  # pragma: no co
     return True, lo, hi
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _scored(cell: int, score: float, threshold: float) -> tuple:  # pragma: no cover - compiled by numba
+    """A score (0 when missing or outside [0, 1]), its cell ``2 * cell + (score >= threshold)``, whether it was bad."""
+    x = np.float64(score)
+    bad = not (x >= 0.0 and x <= 1.0)
+    x = 0.0 if bad else x
+    return x, np.intp(cell) * 2 + (1 if x >= threshold else 0), bad
+
+
 @njit(cache=True, nogil=True)
 def score_moments(  # pragma: no cover - compiled by numba
     cell: np.ndarray, s: np.ndarray, threshold: float, w: np.ndarray, out: np.ndarray
@@ -155,11 +164,7 @@ def score_moments(  # pragma: no cover - compiled by numba
     """
     if w.size == 0:  # three sums per row instead of six; the others follow (w = 1)
         for i in range(cell.size):
-            x = np.float64(s[i])
-            bad_s = not (x >= 0.0 and x <= 1.0)
-            if bad_s:
-                x = 0.0
-            c = np.intp(cell[i]) * 2 + (1 if x >= threshold else 0)
+            x, c, bad_s = _scored(cell[i], s[i], threshold)
             out[c, 0] += 1.0
             out[c, 2] += x
             out[c, 5] += x * x
@@ -169,11 +174,7 @@ def score_moments(  # pragma: no cover - compiled by numba
         out[:, 4] = out[:, 2]
         return
     for i in range(cell.size):
-        x = np.float64(s[i])
-        bad_s = not (x >= 0.0 and x <= 1.0)
-        if bad_s:
-            x = 0.0
-        c = np.intp(cell[i]) * 2 + (1 if x >= threshold else 0)
+        x, c, bad_s = _scored(cell[i], s[i], threshold)
         v = np.float64(w[i])
         bad_w = not (np.isfinite(v) and v >= 0.0)
         if v != v:

@@ -35,20 +35,17 @@ def weightless(rows: Any, weight: Any) -> np.ndarray:
     return (np.asarray(rows) > 0) & (np.asarray(weight) == 0)
 
 
-def _rows_of(g: np.ndarray, n_groups: int, sample_weight: Any) -> np.ndarray | None:
+def _rows_of(g: Any, n_groups: int, sample_weight: Any) -> np.ndarray | None:
     """Rows per group of a weighted sample (None unweighted: the counts are the rows)."""
-    if sample_weight is None:
-        return None
-    return np.bincount(g, minlength=n_groups).astype(float)
+    return None if sample_weight is None else np.bincount(np.asarray(g, np.intp), minlength=n_groups).astype(float)
 
 
 def _merged_rows(a: Any, b: Any) -> np.ndarray | None:
     """The rows of ``a + b``: None if neither knows its rows, else each side's rows (or its counts)."""
     if a.rows is None and b.rows is None:
         return None
-    ra = a.n if a.rows is None else a.rows
-    rb = b.n if b.rows is None else b.rows
-    return _merge(np.asarray(ra, dtype=float), a.groups, np.asarray(rb, dtype=float), b.groups, 1)[0]
+    ra, rb = (np.asarray(s.n if s.rows is None else s.rows, dtype=float) for s in (a, b))
+    return _merge(ra, a.groups, rb, b.groups, 1)[0]
 
 
 class _Additive:
@@ -99,7 +96,7 @@ class ConfusionStats(_Additive):
     ) -> ConfusionStats:
         """One weighted ``np.bincount`` over the flat (group, y_true, y_pred) cell."""
         counts = _cell_counts(group_codes, y_true, y_pred, len(groups), 2, sample_weight)
-        return cls(counts, groups, rows=_rows_of(np.asarray(group_codes, dtype=np.intp), len(groups), sample_weight))
+        return cls(counts, groups, rows=_rows_of(group_codes, len(groups), sample_weight))
 
     @property
     def overall(self) -> np.ndarray:
@@ -149,8 +146,7 @@ class MulticlassStats(ConfusionStats):
     ) -> MulticlassStats:
         """The bincount on class codes ``0..K-1`` already computed."""
         counts = _cell_counts(group_codes, t, p, len(groups), len(classes), sample_weight)
-        rows = _rows_of(np.asarray(group_codes, dtype=np.intp), len(groups), sample_weight)
-        return cls(counts, groups, pd.Index(classes), rows=rows)
+        return cls(counts, groups, pd.Index(classes), rows=_rows_of(group_codes, len(groups), sample_weight))
 
     def __add__(self, other: ConfusionStats) -> MulticlassStats:
         if not isinstance(other, MulticlassStats):

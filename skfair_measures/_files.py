@@ -32,17 +32,15 @@ def write_atomically(path: str | os.PathLike, data: str | bytes) -> None:
     'whole'
     """
     path = os.fspath(path)
-    mode = "wb" if isinstance(data, bytes) else "w"
-    kw = {} if isinstance(data, bytes) else {"encoding": "utf-8"}
+    mode, kw = ("wb", {}) if isinstance(data, bytes) else ("w", {"encoding": "utf-8"})
     tmp = None
     try:
         if not _regular_or_absent(path):
             with open(path, mode, **kw) as f:
                 f.write(data)
             return
-        fd, tmp = tempfile.mkstemp(
-            prefix=f".{os.path.basename(path)}-", suffix=".tmp", dir=os.path.dirname(path) or "."
-        )
+        folder = os.path.dirname(path) or "."
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}-", suffix=".tmp", dir=folder)
         with os.fdopen(fd, mode, **kw) as f:
             f.write(data)
             f.flush()

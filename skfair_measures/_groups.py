@@ -25,6 +25,14 @@ from ._arrays import _shifted, _small_int_levels
 
 __all__ = ["SingleGroupError", "encode_groups", "encode_known_groups", "resolve_sensitive"]
 
+_REQUIRED = (
+    "{} is required: pass the group of each sample (array-like of shape (n_samples,) or a DataFrame of several columns)"
+)
+_MISSING = (
+    "{} has {} missing value(s); a missing group cannot be compared. Drop those rows, or encode them as an explicit "
+    "group such as 'unknown'."
+)
+
 
 class SingleGroupError(ValueError):
     """The sensitive features hold fewer than two groups, so nothing can be compared.
@@ -72,11 +80,7 @@ def resolve_sensitive(
     """
     if columns is None:
         if sensitive_features is None:
-            raise ValueError(
-                f"{argument} is required: pass the group of each sample (array-like of "
-                "shape (n_samples,) or a DataFrame of several columns), or name the "
-                "sensitive column(s) of X."
-            )
+            raise ValueError(_REQUIRED.format(argument) + ", or name the sensitive column(s) of X.")
         return sensitive_features
     if sensitive_features is not None:
         raise ValueError(f"both {argument} and sensitive column(s) {columns!r} of X were given; pass one of them.")
@@ -101,10 +105,7 @@ def _sensitive_columns(
     that ``None``/``NaN`` can never become a group literally named ``'nan'``.
     """
     if sensitive_features is None:
-        raise ValueError(
-            "sensitive_features is required: pass the group of each sample "
-            "(array-like of shape (n_samples,) or a DataFrame of several columns)."
-        )
+        raise ValueError(_REQUIRED.format("sensitive_features") + ".")
     prefix = argument.removesuffix("s")  # unnamed columns: sensitive_feature_0, control_feature_0, ...
     cols = _named_columns(sensitive_features, prefix)
     if not cols:
@@ -116,13 +117,11 @@ def _sensitive_columns(
 def _named_columns(sensitive_features: Any, prefix: str = "sensitive_feature") -> list[tuple[str, Any]]:
     """(name, column) pairs of a DataFrame, Series, dict, Categorical, list or array."""
     default = f"{prefix}_0"
-    if isinstance(sensitive_features, pd.DataFrame):
-        return [(str(c), sensitive_features[c]) for c in sensitive_features.columns]
+    if isinstance(sensitive_features, pd.DataFrame | dict):  # both iterate over their column names
+        return [(str(c), sensitive_features[c]) for c in sensitive_features]
     if isinstance(sensitive_features, pd.Series):
         name = sensitive_features.name
-        return [(str(name) if name is not None else default, sensitive_features)]
-    if isinstance(sensitive_features, dict):
-        return [(str(k), v) for k, v in sensitive_features.items()]
+        return [(default if name is None else str(name), sensitive_features)]
     if isinstance(sensitive_features, pd.Categorical):
         return [(default, sensitive_features)]
     listed = isinstance(sensitive_features, list | tuple) and len(sensitive_features) > 0
@@ -164,11 +163,7 @@ def _refuse_missing_groups(name: str, values: Any, kind: str = "sensitive featur
     else:
         missing = pd.isna(values)
     if missing.any():
-        raise ValueError(
-            f"{kind} {name!r} has {int(missing.sum())} missing value(s); a "
-            "missing group cannot be compared. Drop those rows, or encode them "
-            "as an explicit group such as 'unknown'."
-        )
+        raise ValueError(_MISSING.format(f"{kind} {name!r}", int(missing.sum())))
     return values
 
 
@@ -268,8 +263,8 @@ def _encoded(
     measure that compares none (``classif.acc`` shown per group) takes one.
     """
     if groups is not None:
-        several = len(cols) > 1  # intersectional groups: each row's tuple of labels
-        key = pd.MultiIndex.from_arrays([np.asarray(v, dtype=object) for _, v in cols]) if several else cols[0][1]
+        # intersectional groups: each row's tuple of labels
+        key = pd.MultiIndex.from_arrays([np.asarray(v, dtype=object) for _, v in cols]) if len(cols) > 1 else cols[0][1]
         return encode_known_groups(key, groups, name), pd.Index(groups)
     codes, index = _observed_groups(cols)
     if compare:
@@ -287,8 +282,7 @@ def _observed_groups(cols: list[tuple[str, Any]]) -> tuple[np.ndarray, pd.Index]
     codes, levels = _factorize(cols[0][1])
     if len(cols) == 1:
         return codes, levels.rename(cols[0][0])
-    level_codes = [np.arange(len(levels))]
-    level_tables = [levels]
+    level_codes, level_tables = [np.arange(len(levels))], [levels]
     for _, values in cols[1:]:
         col_codes, col_levels = _factorize(values)
         pair = codes.astype(np.int64) * len(col_levels) + col_codes
@@ -303,15 +297,12 @@ def _check_two_groups(codes: np.ndarray, index: pd.Index, name: str, samples: in
     """Refuse fewer than two observed groups; ``samples`` is how many samples the codes stand for."""
     if codes.size and codes.min() != codes.max():
         return  # two distinct codes: two observed groups (min and max cost less than a bincount)
-    n_observed = int(np.count_nonzero(np.bincount(codes, minlength=len(index)))) if codes.size else 0
-    if n_observed < 2:
-        seen = index[codes[0]] if codes.size else None
-        raise SingleGroupError(
-            f"{name} holds a single group ({seen!r}) in these {codes.size if samples is None else samples} samples; "
-            "a fairness measure compares at least two groups. Pass a feature with "
-            "two or more values (in cross-validation, stratify the folds by group "
-            "so that no fold misses a group, or declare all groups with groups=)."
-        )
+    seen = index[codes[0]] if codes.size else None  # every code is the same: one group at most
+    raise SingleGroupError(
+        f"{name} holds a single group ({seen!r}) in these {codes.size if samples is None else samples} samples; "
+        "a fairness measure compares at least two groups. Pass a feature with two or more values (in cross-validation, "
+        "stratify the folds by group so that no fold misses a group, or declare all groups with groups=)."
+    )
 
 
 def encode_known_groups(values: Any, groups: Any, name: str, *, missing: bool = False) -> np.ndarray:
@@ -344,10 +335,7 @@ def encode_known_groups(values: Any, groups: Any, name: str, *, missing: bool = 
     key = values if isinstance(values, pd.MultiIndex) else pd.Index(np.asarray(values, dtype=object), dtype=object)
     unknown = np.asarray(pd.isna(key)) if key.nlevels == 1 else np.zeros(len(key), dtype=bool)
     if unknown.any() and not missing:
-        raise ValueError(
-            f"{name} has {int(unknown.sum())} missing value(s); a missing group cannot be compared. Drop those rows, "
-            "or encode them as an explicit group such as 'unknown'."
-        )
+        raise ValueError(_MISSING.format(name, int(unknown.sum())))
     codes = np.asarray(index.get_indexer(key), dtype=np.intp)
     codes[unknown] = -1
     bad = (codes < 0) & ~unknown

@@ -84,12 +84,9 @@ def _checked_inputs(inputs: MeasureInputs) -> MeasureInputs:
     t = inputs.threshold
     if t is not None and not (isinstance(t, int | float | np.number) and 0.0 <= float(t) <= 1.0):
         raise ValueError(f"threshold={t!r}; pass a probability in [0, 1] (or None for predicted labels).")
-    if inputs.groups is not None and not isinstance(inputs.groups, pd.Index):
-        inputs = dataclasses.replace(inputs, groups=pd.Index(inputs.groups))
     check_small_groups(inputs.min_group_size, inputs.small_groups)
-    if inputs.labels is not None and not isinstance(inputs.labels, pd.Index):
-        inputs = dataclasses.replace(inputs, labels=check_labels(inputs.labels))
-    return inputs
+    groups = None if inputs.groups is None else pd.Index(inputs.groups)
+    return dataclasses.replace(inputs, groups=groups, labels=check_labels(inputs.labels))
 
 
 _RESOLVED_FIELDS = ("threshold", "pos_label", "groups", "undefined", "min_group_size", "small_groups", "labels")

@@ -20,10 +20,9 @@ __all__ = ["binarize_labels", "check_labels", "class_codes", "class_index", "fac
 Factorized = tuple[np.ndarray, np.ndarray] | None
 
 _NOT_BINARY = (
-    "{name} {n} distinct labels ({labels}); "
-    "this binary rate compares one class with the rest. Pass "
-    "pos_label= (that class against the others), or average='macro' or 'weighted' "
-    "(e.g. msr('fairness.tpr', average='macro')) for the mean over classes."
+    "{name} {n} distinct labels ({labels}); this binary rate compares one class with the rest. Pass pos_label= "
+    "(that class against the others), or average='macro' or 'weighted' (e.g. msr('fairness.tpr', average='macro')) "
+    "for the mean over classes."
 )
 _NEED_POS_LABEL = (
     "the labels are {labels}; pass pos_label= to say which one is the positive class (e.g. pos_label={example!r})."
@@ -57,11 +56,8 @@ def need_pos_label(classes: Any) -> str:
 
 def _distinct(arr: np.ndarray) -> np.ndarray:
     """Distinct values as an object array (bincount for small integer ranges)."""
-    small = _small_int_levels(arr)
-    if small is not None:
-        levels = small[0]
-        return (levels.astype(bool) if arr.dtype.kind == "b" else levels).astype(object)
-    return pd.unique(arr).astype(object)
+    small = _small_int_levels(arr)  # its levels keep the array's dtype (booleans stay booleans)
+    return (pd.unique(arr) if small is None else small[0]).astype(object)
 
 
 def factorized_labels(arr: np.ndarray, name: str) -> Factorized:
@@ -108,9 +104,8 @@ def _check_label_values(
             frac = arr[(arr != np.round(arr))]
             if frac.size:
                 raise ValueError(
-                    f"{nm} holds non-label values such as {frac[0]:.4g}; pass predicted "
-                    "labels (e.g. estimator.predict(X)), or probabilities to a "
-                    "measure built with threshold=."
+                    f"{nm} holds non-label values such as {frac[0]:.4g}; pass predicted labels (e.g. "
+                    "estimator.predict(X)), or probabilities to a measure built with threshold=."
                 )
 
 
@@ -209,9 +204,8 @@ def class_codes(
     values = classes.to_numpy()
     ints = values.dtype.kind in "iu" and y_true.dtype.kind in "iu" and y_pred.dtype.kind in "iu"
     lo, hi = (int(values.min()), int(values.max())) if ints else (0, 0)
-    if ints and lo == 0 and hi == values.size - 1 and y_true.dtype == y_pred.dtype == np.intp:
-        if (values == np.arange(values.size)).all():
-            return y_true, y_pred  # labels 0..K-1 in order: already the codes
+    if ints and y_true.dtype == y_pred.dtype == np.intp and np.array_equal(values, np.arange(values.size)):
+        return y_true, y_pred  # labels 0..K-1 in order: already the codes
     if ints and hi - lo <= _range_limit(values.size):
         lut = np.full(hi - lo + 1, -1, dtype=np.intp)
         lut[_shifted(values, lo)] = np.arange(values.size)
@@ -253,8 +247,7 @@ def binarize_labels(
         if zero_one and arr.dtype == np.intp:
             return arr  # already 0/1 codes
         if done is not None:  # each distinct label compared once, as ``arr == pos`` compares each row
-            is_pos = np.array([bool(u == pos) for u in done[1]], dtype=np.intp)
-            return is_pos[done[0]]
+            return np.array([bool(u == pos) for u in done[1]], dtype=np.intp)[done[0]]
         try:
             return np.asarray(arr == pos, dtype=np.intp)
         except OverflowError:  # pos outside the array's dtype (a uint64 label, boolean array): no row equals it
@@ -274,17 +267,16 @@ def _positive_label(
     class serves where none is implied.
     """
     classes = list(class_index(uniq_t, uniq_p, labels))
+    shown = sorted(classes, key=str)
     if len(classes) > 2 and (pos_label is None or pos_label not in classes):
         named = "labels= declares" if labels is not None else "y_true and y_pred hold"
-        raise ValueError(_NOT_BINARY.format(name=named, n=len(classes), labels=sorted(classes, key=str)))
-    if pos_label is not None and pos_label not in classes and len(classes) == 2:
-        raise ValueError(
-            f"pos_label={pos_label!r} is not one of the labels {sorted(classes, key=str)}; pass one of them."
-        )
+        raise ValueError(_NOT_BINARY.format(name=named, n=len(classes), labels=shown))
     if pos_label is not None:
+        if pos_label not in classes and len(classes) == 2:
+            raise ValueError(f"pos_label={pos_label!r} is not one of the labels {shown}; pass one of them.")
         return pos_label
     if implied_positive(classes):
         return 1
     if any_class and classes:
-        return sorted(classes, key=str)[-1]
+        return shown[-1]
     raise ValueError(need_pos_label(classes))

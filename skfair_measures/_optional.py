@@ -69,7 +69,5 @@ def require(module: str, purpose: str | None = None) -> ModuleType:
         extra = EXTRAS.get(top) or EXTRAS.get(missing)
         how = f'`pip install "skfair-measures[{extra}]"`' if extra else f"`pip install {missing}`"
         state = "is not installed" if missing == top else f"cannot be imported (it needs {missing})"
-        raise MissingDependencyError(
-            f"{purpose or top} needs the package {top}, which {state} ({exc}); install it with {how}.",
-            name=missing,
-        ) from exc
+        message = f"{purpose or top} needs the package {top}, which {state} ({exc}); install it with {how}."
+        raise MissingDependencyError(message, name=missing) from exc

@@ -29,36 +29,25 @@ def progress_enabled(progress: bool | None) -> bool:
     """
     if progress is not None:
         return bool(progress)
-    stream = sys.stderr
     try:
-        return bool(stream is not None and stream.isatty())
+        return bool(sys.stderr is not None and sys.stderr.isatty())
     except (AttributeError, ValueError):  # closed or replaced streams
         return False
 
 
-def progress_bar(
-    iterable: Iterable[T],
-    *,
-    total: int | None = None,
-    desc: str | None = None,
-    progress: bool | None = None,
-    **kwargs: Any,
-) -> Iterator[T]:
+def progress_bar(iterable: Iterable[T], *, progress: bool | None = None, **kwargs: Any) -> Iterator[T]:
     """Wrap ``iterable`` in a tqdm bar when enabled and tqdm is importable.
 
     Parameters
     ----------
     iterable : iterable
         What to iterate over.
-    total : int, optional
-        Number of items, for iterables without ``len``.
-    desc : str, optional
-        Label shown left of the bar.
     progress : bool or None, default=None
         True forces a bar (if tqdm is installed), False disables it, None shows it
         only when standard error is a terminal.
     **kwargs
-        Passed to ``tqdm.tqdm``.
+        Passed to ``tqdm.tqdm``, e.g. ``total`` (the number of items, for iterables
+        without ``len``) and ``desc`` (the label shown left of the bar).
 
     Returns
     -------
@@ -76,7 +65,7 @@ def progress_bar(
         tqdm = require("tqdm.auto").tqdm
     except MissingDependencyError:  # tqdm is optional: without it, no bar
         return iter(iterable)
-    return iter(tqdm(iterable, total=total, desc=desc, **kwargs))
+    return iter(tqdm(iterable, **kwargs))
 
 
 def progress_lines(progress: bool | None, *, after: float = 1.0, every: float = 2.0) -> Callable[[str], None]:

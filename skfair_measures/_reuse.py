@@ -55,10 +55,6 @@ def clear() -> None:
         _entries.clear()
 
 
-def _key(inputs: tuple[Any, ...], extra: tuple[Any, ...]) -> tuple:
-    return tuple(id(x) for x in inputs) + extra
-
-
 def _refs(inputs: tuple[Any, ...]) -> tuple | None:
     """Weak references to the inputs (None stays None); None if one cannot be referenced weakly."""
     try:
@@ -73,7 +69,7 @@ def _alive(refs: tuple, inputs: tuple[Any, ...]) -> bool:
 
 def lookup(inputs: tuple[Any, ...], extra: tuple[Any, ...], groups: pd.Index | None) -> Any:
     """The sample stored for these very inputs if they are unchanged, else None."""
-    key = _key(inputs, extra)
+    key = tuple(map(id, inputs)) + extra
     with _lock:
         entry = _entries.get(key)
         if entry is not None:
@@ -93,7 +89,7 @@ def _same_groups(stored: pd.Index | None, declared: pd.Index | None) -> bool:
 
 def store(inputs: tuple[Any, ...], extra: tuple[Any, ...], groups: pd.Index | None, compute: Callable[[], Any]) -> Any:
     """Compute the sample; keep it (with snapshots of the inputs) from the second sighting on."""
-    key, refs = _key(inputs, extra), _refs(inputs)
+    key, refs = tuple(map(id, inputs)) + extra, _refs(inputs)
     if refs is None:
         return compute()
     with _lock:
@@ -101,19 +97,16 @@ def store(inputs: tuple[Any, ...], extra: tuple[Any, ...], groups: pd.Index | No
         second = seen is not None and _alive(seen, inputs)
         if not second:
             _seen[key] = refs
-            _trim(_seen, 2 * MAX_ENTRIES)
+            while len(_seen) > 2 * MAX_ENTRIES:  # least recently used first out
+                _seen.popitem(last=False)
     checks = [_snapshot(x) for x in inputs] if second else None
     sample = compute()
     if checks is not None and all(c is not None for c in checks):
         with _lock:
             _entries[key] = (refs, checks, groups, sample)
-            _trim(_entries, MAX_ENTRIES)
+            while len(_entries) > MAX_ENTRIES:
+                _entries.popitem(last=False)
     return sample
-
-
-def _trim(table: OrderedDict, size: int) -> None:
-    while len(table) > size:
-        table.popitem(last=False)
 
 
 # --- snapshots: one exact equality check per input ------------------------------------
@@ -122,9 +115,13 @@ def _trim(table: OrderedDict, size: int) -> None:
 def _snapshot(obj: Any) -> Check | None:
     """A function telling whether ``obj`` still holds what it holds now; None if unsupported."""
     if obj is None:
-        return _is_none
+        return lambda x: x is None
     if isinstance(obj, pd.DataFrame):
-        return _frame_snapshot(obj)
+        columns = list(obj.columns)
+        checks = [_snapshot(obj[c]) for c in columns]
+        if any(c is None for c in checks):
+            return None
+        return lambda f: list(f.columns) == columns and all(c(f[col]) for c, col in zip(checks, columns, strict=True))
     if isinstance(obj, pd.Series):
         values = _series_snapshot(obj.array)
         if values is None:
@@ -136,18 +133,6 @@ def _snapshot(obj: Any) -> Check | None:
     return None
 
 
-def _is_none(x: Any) -> bool:
-    return x is None
-
-
-def _frame_snapshot(frame: pd.DataFrame) -> Check | None:
-    columns = list(frame.columns)
-    checks = [_snapshot(frame[c]) for c in columns]
-    if any(c is None for c in checks):
-        return None
-    return lambda f: list(f.columns) == columns and all(c(f[col]) for c, col in zip(checks, columns, strict=True))
-
-
 def _series_snapshot(values: Any) -> Check | None:
     """Snapshots of the value arrays we know how to compare exactly."""
     if isinstance(values, pd.Categorical):
@@ -157,21 +142,12 @@ def _series_snapshot(values: Any) -> Check | None:
     if hasattr(values, "__arrow_array__"):  # Arrow-backed (pandas' str dtype, ArrowDtype): immutable buffers
         arrow = values.__arrow_array__()
         return lambda a: hasattr(a, "__arrow_array__") and a.__arrow_array__().equals(arrow)
-    if isinstance(values, pd.arrays.NumpyExtensionArray):  # a Series backed by a NumPy array
-        return _array_snapshot(values.to_numpy(), lambda a: a.to_numpy())
-    if isinstance(values, np.ndarray):
-        return _array_snapshot(values, lambda a: a)
-    return None
-
-
-def _array_snapshot(arr: np.ndarray, as_array: Callable[[Any], Any]) -> Check | None:
+    if not isinstance(values, pd.arrays.NumpyExtensionArray | np.ndarray):
+        return None
+    arr = np.asarray(values)  # NumPy values, or those behind a Series (no copy)
     # numbers, or Python strings only: == on two strings is exact, and a non-string never equals one
     strings = arr.dtype.kind == "O" and pd.api.types.infer_dtype(arr, skipna=False) == "string"
     if arr.dtype.kind not in "biuf" and not strings:
         return None
     copy = arr.copy()
-    return lambda a: _equal(as_array(a), copy)
-
-
-def _equal(a: Any, snap: np.ndarray) -> bool:
-    return isinstance(a, np.ndarray) and a.dtype == snap.dtype and a.shape == snap.shape and np.array_equal(a, snap)
+    return lambda a: np.asarray(a).dtype == copy.dtype and np.array_equal(a, copy)

@@ -57,10 +57,6 @@ _CONSTRUCTIONS = {
 }
 
 
-def _nan_bounds(prob: float) -> tuple[float, float]:
-    return np.nan, np.nan
-
-
 class OutcomeDisparity(Estimate):
     """A disparity of outcomes between two groups (an :class:`~skfair_measures.uncertainty.Estimate`).
 
@@ -78,18 +74,11 @@ class OutcomeDisparity(Estimate):
     """
 
     def __init__(
-        self,
-        key: str,
-        value: float,
-        *,
-        groups: tuple[str, str],
-        p_value: float = np.nan,
-        test: str = "",
-        interval: Callable[[float], tuple[float, float]] = _nan_bounds,
-        **kwargs: Any,
+        self, key: str, value: float, *, groups: tuple[str, str], p_value: float = np.nan, test: str = "", **kwargs: Any
     ) -> None:
+        kwargs.setdefault("interval", lambda prob: (np.nan, np.nan))  # undefined: NaN bounds at every prob
         center = 1.0 if key.endswith("ratio") else 0.0
-        super().__init__(key, value, target="population", interval=interval, center=center, **kwargs)
+        super().__init__(key, value, target="population", center=center, **kwargs)
         self.groups, self.p_value, self.test = groups, float(p_value), test
 
     def note(self, prob: float | None = None) -> str:
@@ -247,13 +236,12 @@ def outcome_disparity(
     kind = _CONSTRUCTIONS["judge" if f is not None else "binary" if binary else "scores", measure]
     common = dict(key=f"{name}.{measure}", n=n, by_group=table, groups=groups, prob=prob, construction=kind)
     (ra, rb), undefined = table["rate"].to_numpy(), table.index[~np.isfinite(table["rate"])].tolist()
-    why = None
     if undefined:
         why = f"group(s) {undefined} have fewer than {2 if f is not None or not binary else 1} item(s) with the outcome"
-    elif measure == "ratio" and not (ra > 0 and rb > 0):  # the log ratio's interval needs both
+        return OutcomeDisparity(value=np.nan, reason=why, **common)
+    if measure == "ratio" and not (ra > 0 and rb > 0):  # the log ratio's interval needs both
         zero = groups[0] if not ra > 0 else groups[1]
         why = f"the rate of group {zero!r} is 0, so the ratio has no interval; use measure='difference'"
-    if why is not None:
         return OutcomeDisparity(value=np.nan, reason=why, **common)
     value = float(rb - ra if measure == "difference" else rb / ra)
     if f is None and binary:

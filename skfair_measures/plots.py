@@ -126,10 +126,15 @@ def _group_label(label: Any, names: Sequence[Any]) -> str:
     return _plain(label)
 
 
-def _groups(sensitive_features: Any, n: int) -> tuple[np.ndarray, list[str]]:
+def _groups(
+    sensitive_features: Any, n: int, ax: Axes | None, base: tuple[float, float]
+) -> tuple[np.ndarray, np.ndarray, dict[int, str], Axes, str]:
+    """Rows' group codes, group sizes, the largest groups' legend names ``label (n=size)``, the axes, a title's note."""
     codes, index = encode_groups(sensitive_features, n)
-    names = list(index.names)
-    return codes, [_group_label(g, names) for g in index]
+    sizes = np.bincount(codes, minlength=len(index))
+    shown, left_out = _largest(sizes)
+    names = {g: f"{_group_label(index[g], list(index.names))} (n={sizes[g]})" for g in shown}
+    return codes, sizes, names, _axes(ax, _size_for(list(names.values()), base)), left_out
 
 
 def _direction(measure: Measure) -> str:
@@ -187,14 +192,13 @@ def fairness_accuracy_tradeoff(
     >>> ax.get_xlabel()
     'fairness.eod, pooled (lower is better)'
     """
-    keys = {True: [], False: []}  # the benchmarked measures that compare groups, and the others
-    for k, m in result.measures.items():
-        keys[m.inputs.needs_sensitive].append(k)
-    if fairness_measure is None and not keys[True]:
+    fair = [k for k, m in result.measures.items() if m.inputs.needs_sensitive]  # the measures that compare groups
+    other = [k for k in result.measures if k not in fair]
+    if fairness_measure is None and not fair:
         raise ValueError("the benchmark has no fairness measure; pass fairness_measure=.")
-    if accuracy_measure is None and not keys[False]:
+    if accuracy_measure is None and not other:
         raise ValueError("the benchmark has no performance measure (such as classif.acc); pass accuracy_measure=.")
-    fairness_measure, accuracy_measure = fairness_measure or keys[True][0], accuracy_measure or keys[False][0]
+    fairness_measure, accuracy_measure = fairness_measure or fair[0], accuracy_measure or other[0]
     result._keys([fairness_measure, accuracy_measure])
     ax = _axes(ax)
     wide = result.scores.pivot_table(index=["learner", "fold"], columns="measure", values="value", dropna=False)
@@ -248,29 +252,25 @@ def compare_measures(
     ['fairness.cv\n(lower is better)', 'classif.acc\n(higher is better)']
     """
     keys = result._keys(measures)
-    agg = result.aggregate(keys, sd=True).set_index("learner")
+    agg = result.aggregate(keys, sd=True).set_index("learner").loc[result.learners]
     ax = _axes(ax, (max(5.0, 1.6 * len(keys) + 2.0), 4.0))
-    n_learners = len(result.learners)
-    width = 0.8 / n_learners
-    pos = np.arange(len(keys))
-    for i, (learner, color) in enumerate(zip(result.learners, _colors(n_learners), strict=True)):
-        means = agg.loc[learner, keys].to_numpy(dtype=float)
-        sds = agg.loc[learner, [f"{k}_sd" for k in keys]].to_numpy(dtype=float)
-        ax.bar(
-            pos + (i - (n_learners - 1) / 2) * width,
-            means,
-            width,
-            yerr=sds if error_bars else None,
-            capsize=3,
-            color=color,
-            label=learner,
-        )
-    ax.set_xticks(pos, [f"{k}\n({_direction(result.measures[k])})" for k in keys])
+    sds = agg[[f"{k}_sd" for k in keys]].to_numpy(float) if error_bars else [None] * len(agg)
+    ticks = [f"{k}\n({_direction(result.measures[k])})" for k in keys]
+    _clustered_bars(ax, agg[keys].to_numpy(float), sds, result.learners, ticks)
     ax.set_ylabel("mean over folds" + (" (+-1 sd)" if error_bars else ""))
     ax.set_title(f"Measures by learner ({result.n_folds}-fold CV)")
     ax.grid(axis="y", alpha=0.3)
-    _legend(ax, n_learners, title="learner")
+    _legend(ax, len(result.learners), title="learner")
     return ax
+
+
+def _clustered_bars(ax: Axes, values: np.ndarray, errors: Sequence[Any], labels: Sequence[str], ticks: list) -> None:
+    """One cluster of bars per tick (a column of ``values``), one bar per label (a row), with its error bar."""
+    n = len(labels)
+    pos, width = np.arange(values.shape[1]), 0.8 / n
+    for i, (label, color) in enumerate(zip(labels, _colors(n), strict=True)):
+        ax.bar(pos + (i - (n - 1) / 2) * width, values[i], width, yerr=errors[i], capsize=3, color=color, label=label)
+    ax.set_xticks(pos, ticks)
 
 
 # -- predictions ---------------------------------------------------------------------
@@ -311,30 +311,24 @@ def prediction_density(
     if kind not in ("kde", "hist"):
         raise ValueError(f"kind={kind!r}; pass 'kde' or 'hist'.")
     s = check_scores(y_score)
-    codes, labels = _groups(sensitive_features, s.size)
-    sizes = np.bincount(codes, minlength=len(labels))
-    shown, left_out = _largest(sizes)
-    ax = _axes(ax, _size_for([f"{labels[g]} (n={sizes[g]})" for g in shown], (6.0, 4.0)))
+    codes, sizes, names, ax, left_out = _groups(sensitive_features, s.size, ax, (6.0, 4.0))
     grid = np.linspace(0.0, 1.0, 201)
     order = np.argsort(codes, kind="stable")
     starts = np.concatenate([[0], np.cumsum(sizes)])
-    for g, color in zip(shown, _colors(len(shown)), strict=True):
+    for (g, name), color in zip(names.items(), _colors(len(names)), strict=True):
         sg = s[order[starts[g] : starts[g + 1]]]
         if sg.size == 0:
             continue
-        name = f"{labels[g]} (n={sg.size})"
         style = "-" if sg.size >= MIN_GROUP_SIZE else ":"  # a density from a handful of scores is a guess
         if kind == "kde" and np.unique(sg).size > 1:
             dens = gaussian_kde(sg)(grid)
             ax.plot(grid, dens, color=color, ls=style, label=name)
-            ax.fill_between(grid, dens, color=color, alpha=0.3 / len(shown))
+            ax.fill_between(grid, dens, color=color, alpha=0.3 / len(names))
         else:
             ax.hist(sg, bins=bins, range=(0, 1), density=True, histtype="step", color=color, ls=style, label=name)
-    ax.set_xlim(0, 1)
-    ax.set_xlabel("predicted probability of the positive class")
-    ax.set_ylabel("density")
+    ax.set(xlim=(0, 1), xlabel="predicted probability of the positive class", ylabel="density")
     ax.set_title("Prediction density by group" + left_out)
-    _legend(ax, len(shown), title="group", fontsize="small")
+    _legend(ax, len(names), title="group", fontsize="small")
     return ax
 
 
@@ -406,36 +400,29 @@ def reliability_diagram(
     if t_raw.size != s.size:
         raise ValueError(f"y_score has {s.size} samples but y_true has {t_raw.size}.")
     t, _, _ = binarize_labels(t_raw, t_raw, pos_label)
-    codes, labels = _groups(sensitive_features, s.size)
     edges = _bin_edges(s, n_bins, strategy)
     bin_of = np.clip(np.searchsorted(edges, s, side="right") - 1, 0, len(edges) - 2)
-    sizes = np.bincount(codes, minlength=len(labels))
-    shown, left_out = _largest(sizes)
-    ax = _axes(ax, _size_for([f"{labels[g]} (n={sizes[g]})" for g in shown], (5.5, 5.0)))
+    codes, sizes, names, ax, left_out = _groups(sensitive_features, s.size, ax, (5.5, 5.0))
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="perfect calibration")
     n_cells = len(edges) - 1
     # counts, score sums and label sums per (group, bin) in one pass each
     cell = codes * n_cells + bin_of
-    sums = [np.bincount(cell, weights=w, minlength=len(labels) * n_cells).reshape(-1, n_cells) for w in (None, s, t)]
-    for g, color in zip(shown, _colors(len(shown)), strict=True):
+    sums = [np.bincount(cell, weights=w, minlength=len(sizes) * n_cells).reshape(-1, n_cells) for w in (None, s, t)]
+    for (g, name), color in zip(names.items(), _colors(len(names)), strict=True):
         if sizes[g] < min_size:
             continue
         cnt, score_sum, label_sum = (x[g] for x in sums)
         ok = cnt > 0
         mean_s, frac = score_sum[ok] / cnt[ok], label_sum[ok] / cnt[ok]
-        ax.plot(mean_s, frac, color=color, lw=1.5, label=f"{labels[g]} (n={int(sizes[g])})")
+        ax.plot(mean_s, frac, color=color, lw=1.5, label=name)
         ax.scatter(mean_s, frac, s=15 + 200 * cnt[ok] / cnt.max(), color=color, alpha=0.7, zorder=3)
-    small = [f"{labels[g]} (n={int(sizes[g])})" for g in shown if 0 < sizes[g] < min_size]
+    small = [name for g, name in names.items() if 0 < sizes[g] < min_size]
     if small:  # an entry without a line: the groups left out, so that no group vanishes silently
         ax.plot([], [], ls="none", label="\n".join([f"not drawn (n < {min_size}):", *small]))
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.set_aspect("equal")
-    ax.set_xlabel("mean predicted probability")
-    ax.set_ylabel("observed fraction of positives")
-    ax.set_title("Reliability diagram by group" + left_out)
+    ax.set(xlim=(0, 1), ylim=(0, 1), aspect="equal", title="Reliability diagram by group" + left_out)
+    ax.set(xlabel="mean predicted probability", ylabel="observed fraction of positives")
     ax.grid(alpha=0.3)
-    _legend(ax, len(shown) + 1, loc="upper left", fontsize="small")
+    _legend(ax, len(names) + 1, loc="upper left", fontsize="small")
     return ax
 
 
@@ -507,9 +494,8 @@ def posterior_density(
     items = dict(posterior) if isinstance(posterior, Mapping) else {label or "posterior": posterior}
     draws = {name: _draws(name, post) for name, post in items.items()}
     first = next(iter(items.values()))
-    center = ideal  # default: the measure's ideal value; raw draws are a difference
-    if ideal is None:
-        center = getattr(first.measure, "ideal", None) if isinstance(first, Result) else 0.0
+    # default: the measure's ideal value; raw draws are a difference
+    center = ideal if ideal is not None else getattr(first.measure, "ideal", None) if isinstance(first, Result) else 0.0
     if eps is not None and center is None:
         raise ValueError(f"eps={eps:g} needs the measure's ideal value, and it has none; pass ideal=.")
     ax = _axes(ax)
@@ -528,17 +514,15 @@ def posterior_density(
         if masses[name]:
             spread = float(np.ptp(d))
             mass = f"point mass, all draws within {spread:.1g}" if spread else "point mass"
-            ax.axvline(float(np.median(d)), ymax=1.0 / 1.05, color=color, lw=2.5, label=f"{text}\n({mass})")
-            ax.plot(
-                [float(np.median(d))], [1.0], marker="o", color=color, transform=ax.get_xaxis_transform(), clip_on=False
-            )
+            at = float(np.median(d))
+            ax.axvline(at, ymax=1.0 / 1.05, color=color, lw=2.5, label=f"{text}\n({mass})")
+            ax.plot([at], [1.0], marker="o", color=color, transform=ax.get_xaxis_transform(), clip_on=False)
         else:
             _draw_density(ax, d, support, color, text, (lo, hi))
     _label_posterior_axes(ax, items, all(masses.values()))
-    if np.isfinite(support[0]):  # nothing below the measure's range (an absolute gap): the eps band is cut there
-        ax.set_xlim(left=max(ax.get_xlim()[0], support[0]))
-    if np.isfinite(support[1]):
-        ax.set_xlim(right=min(ax.get_xlim()[1], support[1]))
+    if np.isfinite(support).any():  # nothing outside the measure's range (an absolute gap): the eps band is cut there
+        low, high = ax.get_xlim()
+        ax.set_xlim(max(low, support[0]), min(high, support[1]))
     return ax
 
 
@@ -580,20 +564,16 @@ def _label_posterior_axes(ax: Axes, items: Mapping[str, Any], only_masses: bool)
     ax.set_xlabel(keys.pop() if len(keys) == 1 else "value of the measure")
     ax.margins(x=0.08)  # a point mass at the edge of the data stays visible
     if only_masses:  # no density to show: the y axis carries no number
-        ax.set_ylim(0.0, 1.05)
-        ax.set_yticks([])
-        ax.set_ylabel("point mass")
+        ax.set(ylim=(0.0, 1.05), yticks=[], ylabel="point mass")
         x = ax.get_xlim()
         if x[1] - x[0] < 1e-6:  # matplotlib would zoom into rounding noise
             ax.set_xlim(x[0] - 0.05, x[1] + 0.05)
         ax.set_title("Posterior of the measure")
     elif all(getattr(post, "kind", None) == "bootstrap" for post in items.values()):
-        ax.set_ylabel("density of the replicates")
-        ax.set_ylim(bottom=0)
+        ax.set(ylabel="density of the replicates", ylim=(0, None))
         ax.set_title("Bootstrap distribution of the measure (shaded: percentile interval)")
     else:
-        ax.set_ylabel("posterior density")
-        ax.set_ylim(bottom=0)
+        ax.set(ylabel="posterior density", ylim=(0, None))
         ax.set_title("Posterior of the measure (shaded: credible interval)")
     ax.legend(frameon=False, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.15))
 
@@ -701,18 +681,12 @@ def groupwise_bars(
     if len(labels) > LEGEND_INSIDE_MAX:
         return _bars_by_group(table, (low, high), labels, title, heading, ax)
     ax = _axes(ax, (max(5.0, 1.3 * table.shape[1] + 2.0), 4.0))
-    n_groups = len(labels)
-    width = 0.8 / n_groups
-    pos = np.arange(table.shape[1])
-    for i, (label, color) in enumerate(zip(labels, _colors(n_groups), strict=True)):
-        values = table.iloc[i].to_numpy(float)
-        err = _whiskers(values, low.iloc[i].to_numpy(float), high.iloc[i].to_numpy(float))
-        ax.bar(pos + (i - (n_groups - 1) / 2) * width, values, width, color=color, label=label, yerr=err, capsize=3)
-    ax.set_xticks(pos, [_plain(c) for c in table.columns])
-    ax.set_ylabel("value in group")
-    ax.set_title(heading)
+    values, (lows, highs) = table.to_numpy(float), (b.to_numpy(float) for b in (low, high))
+    errors = [_whiskers(*rows) for rows in zip(values, lows, highs, strict=True)]
+    _clustered_bars(ax, values, errors, labels, [_plain(c) for c in table.columns])
+    ax.set(ylabel="value in group", title=heading)
     ax.grid(axis="y", alpha=0.3)
-    _legend(ax, n_groups, title=title, fontsize="small")
+    _legend(ax, len(labels), title=title, fontsize="small")
     return ax
 
 
@@ -732,10 +706,7 @@ def _bars_by_group(
         for y in (pos + offset)[np.isnan(values)]:  # say so where a bar is missing because the rate is undefined
             ax.text(0.005, y, f"{metric} undefined", transform=yaxis, va="center", fontsize="x-small", color="dimgrey")
     ax.set_yticks(pos, labels, fontsize="small")
-    ax.set_ylim(-0.6, n_groups - 0.4)
-    ax.set_xlabel("value in group")
-    ax.set_ylabel(title)
-    ax.set_title(heading)
+    ax.set(ylim=(-0.6, n_groups - 0.4), xlabel="value in group", ylabel=title, title=heading)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False, title="metric")
     return ax
@@ -854,8 +825,7 @@ def pareto_front(
         except (KeyError, ValueError):
             return key + extra
 
-    ax.set_xlabel(named(x_key, f", bound {bounds[x_key]:g}"))
-    ax.set_ylabel(named(objective))
+    ax.set(xlabel=named(x_key, f", bound {bounds[x_key]:g}"), ylabel=named(objective))
     ax.set_title("Choosing under a fairness bound")
     ax.grid(alpha=0.3)
     _legend(ax, 4, fontsize="small")
@@ -864,7 +834,5 @@ def pareto_front(
 
 def _with_whiskers(rows: pd.DataFrame, key: str) -> tuple[np.ndarray, np.ndarray]:
     """A column's values and the lengths of their whiskers to the interval ``{key} lo`` .. ``{key} hi`` (0 if none)."""
-    v = rows[key].to_numpy(float)
-    return v, np.nan_to_num(
-        np.abs(np.vstack([v - rows[f"{key} lo"].to_numpy(float), rows[f"{key} hi"].to_numpy(float) - v]))
-    )
+    v, lo, hi = (rows[c].to_numpy(float) for c in (key, f"{key} lo", f"{key} hi"))
+    return v, np.nan_to_num(np.abs(np.vstack([v - lo, hi - v])))

@@ -55,9 +55,10 @@ from ._verdicts import verdict_tables
 from .benchmark import _small_groups, _split_params, _values_without, _warn_small_groups, fold_splits
 from .groups import SmallGroupWarning, encode_groups, resolve_sensitive
 from .measures import MeasureBase
-from .registry import msr
+from .registry import as_measures, msr
 from .report import _largest, figure_png, fit_each_if_joint_fails, headline, results_report, summary_table
 from .results import DEFAULT_EPS, Result, plain
+from .uncertainty import Estimate
 
 __all__ = [
     "RUN_TABLE",
@@ -99,7 +100,6 @@ _HEADLINE_ORDER = ("point", "estimate", "bootstrap", "posterior")
 _SAMPLED = ("bootstrap", "posterior")
 #: Verdicts counted as metrics, each always logged (0 when absent) so a search can rely on it.
 VERDICTS = ("exceeds", "inconclusive", "within", "undefined")
-DEFAULT_MEASURES = ("fairness.tpr", "fairness.fpr", "fairness.cv", "fairness.eod", "classif.acc")
 
 
 # -- keys --------------------------------------------------------------------------------
@@ -301,8 +301,7 @@ def name_results(results: Any) -> list[tuple[str, Result]]:
     else:
         seq = results if isinstance(results, list | tuple) else [results]
         items = [r if isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], str) else (None, r) for r in seq]
-    seen: set[tuple[str, str]] = set()
-    out = []
+    out: list[tuple[str, Result]] = []
     for name, res in items:
         if not isinstance(res, Result):
             raise TypeError(
@@ -311,12 +310,11 @@ def name_results(results: Any) -> list[tuple[str, Result]]:
                 "or a dict / list of them."
             )
         name = name or res.key
-        if (name, res.kind) in seen:
+        if (name, res.kind) in {(n, r.kind) for n, r in out}:
             raise ValueError(
                 f"two {res.kind} results are both named {name!r}; pass a dict {{name: result}} with "
                 "distinct names, or log them in separate calls with prefix=."
             )
-        seen.add((name, res.kind))
         out.append((name, res))
     if not out:
         raise ValueError("nothing to log: results is empty.")
@@ -493,9 +491,8 @@ def _values(c: _Call, items: list[tuple[str, Result]], summary: pd.DataFrame) ->
             c.rec.add_metric(f"{where}/upper", row.upper, **meaning, quantity="upper")
         if not math.isnan(row.prob_within):
             c.rec.add_metric(f"{where}/prob_within", row.prob_within, **meaning, quantity="prob_within", eps=c.eps)
-        greater = getattr(res, "prob_greater", None)
-        if res.kind == "posterior" and callable(greater) and m is not None and m.signed and m.ideal is not None:
-            c.rec.add_metric(f"{where}/prob_greater", greater(m.ideal), **meaning, quantity="prob_greater")
+        if res.kind == "posterior" and isinstance(res, Estimate) and m is not None and m.signed and m.ideal is not None:
+            c.rec.add_metric(f"{where}/prob_greater", res.prob_greater(m.ideal), **meaning, quantity="prob_greater")
         if isinstance(row.note, str) and row.note:
             c.rec.add_tag(f"{where}.note", row.note)
         c.rec.add_tag(f"{where}.verdict", f"{row.verdict} ({row.construction}, eps = {c.eps:g}, prob = {c.prob:g})")
@@ -687,8 +684,7 @@ def record(
     if sizes:
         _group_tags(c.rec, sizes[0].index)
     tables = verdict_tables([r for _, r in items], eps, prob)
-    text = headline(summary, items, tables)
-    if text:
+    if text := headline(summary, items, tables):
         c.rec.add_tag(f"{clean}fairness.headline", text)
     head = {"prefix": prefix, "step": 0 if step is None else int(step)}
     _verdicts(c, tables, head)
@@ -696,8 +692,7 @@ def record(
         c.rec.tables.pop(VERDICT_TABLE, None)
         return c.rec
     c.rec.tables[SUMMARY_TABLE] = _table(summary, head)
-    groupwise = groupwise_table(items)
-    if groupwise is not None:
+    if (groupwise := groupwise_table(items)) is not None:
         c.rec.tables[RUN_TABLE] = _table(groupwise, head)
     folder = "fairness" + (f"/{sanitize_segment(prefix.strip('/_. '))}" if prefix.strip("/_. ") else "")
     _files(c, items, summary, tables, folder + ("" if step is None else f"/step_{int(step)}"), html)
@@ -750,8 +745,7 @@ def monitor_record(monitor: Any, after_step: int = 0, *, first: bool = True) -> 
 
 def trajectory_record(assessment: Any, *, prefix: str = "active", prob: float = 0.95) -> Record:
     """An active assessment's trajectory: ``{prefix}/{metric}/{group}/estimate`` (``/lower``, ``/upper``)."""
-    groups = [("_".join(map(str, g)) if isinstance(g, tuple) else g) for g in assessment.groups]
-    segments = [sanitize_segment(g) for g in groups]
+    segments = [sanitize_segment("_".join(map(str, g)) if isinstance(g, tuple) else g) for g in assessment.groups]
     if len(set(segments)) != len(segments):
         raise ValueError(
             f"the groups {list(assessment.groups)!r} give clashing keys {segments!r} once sanitised; rename the groups."
@@ -768,13 +762,18 @@ def trajectory_record(assessment: Any, *, prefix: str = "active", prob: float = 
 
 # -- what a run evaluates: measures in, results out ------------------------------------------------
 def resolve_measures(spec: Any, *, pos_label: Any = None) -> list[MeasureBase]:
-    """Measures from keys, measure objects or dicts ``{"key": ..., **overrides}`` (default :data:`DEFAULT_MEASURES`).
+    """Measures from keys, measure objects or dicts ``{"key": ..., **overrides}``.
+
+    The default is the audit's (:data:`skfair_measures.report.DEFAULT_MEASURES`), so a run logs what
+    ``skfair audit`` reports; two measures may not share a key (:func:`skfair_measures.registry.as_measures`).
 
     Examples
     --------
     >>> [m.key for m in resolve_measures(["fairness.tpr", {"key": "fairness.cv", "operation": "ratio"}])]
     ['fairness.tpr', 'fairness.cv(operation=ratio)']
     """
+    from .report import DEFAULT_MEASURES
+
     spec = DEFAULT_MEASURES if spec is None else [spec] if isinstance(spec, str | Mapping | MeasureBase) else spec
     kw = {} if pos_label is None else {"pos_label": pos_label}
     out = []
@@ -791,10 +790,7 @@ def resolve_measures(spec: Any, *, pos_label: Any = None) -> list[MeasureBase]:
                 f"cannot use {item!r} as a measure: pass a registry key such as "
                 "'fairness.tpr', a measure, or a dict {'key': ..., **overrides}."
             )
-    keys = [m.key for m in out]
-    if dup := sorted({k for k in keys if keys.count(k) > 1}):
-        raise ValueError(f"measures {dup} appear more than once; give them distinct key= values.")
-    return out
+    return as_measures(out)
 
 
 def needs_scores(measures: Sequence[MeasureBase]) -> bool:
@@ -864,9 +860,7 @@ def evaluate_all(
                 f"{[m.key for m in ms]} score probabilities ({method}), but no scores are "
                 "available: use a model with predict_proba, or name a column of scores."
             )
-        out.update(
-            evaluate_measures(ms, y_true, pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
-        )
+        out |= evaluate_measures(ms, y_true, pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
     return {m.key: out[m.key] for m in measures}
 
 
@@ -1038,14 +1032,12 @@ def cross_validate(
     plan = _Plan(
         measures=ms,
         sensitive=A,
-        groups=all_groups,
         splits=splits,
         splitter=splitter,
         fit_params=dict(fit_params or {}),
         pos_label=score_label(ms, pos_label),
         want_scores=needs_scores(ms) or posterior is not None,
         posterior=None if posterior is None else dict(posterior),
-        small=small,
         without_small=without,
         fit_context=fit_context,
     )
@@ -1055,24 +1047,15 @@ def cross_validate(
         from joblib import Parallel, delayed
 
         fitted = Parallel(n_jobs=n_jobs)(delayed(_fit_fold)(estimator, X, y, sample_weight, *s, plan) for s in splits)
+    estimators, folds, posts, withouts = (list(x) for x in zip(*fitted, strict=True))
     keys = [m.key for m in ms]
-    scores = pd.DataFrame([{k: res[k].value for k in keys} for _, res, _, _ in fitted], columns=keys, dtype=float)
+    scores = pd.DataFrame([{k: res[k].value for k in keys} for res in folds], columns=keys, dtype=float)
     if without:
-        out = [
-            {"learner": "", "values": {k: r.value for k, r in res.items()}, "without_small": w}
-            for _, res, _, w in fitted
-        ]
+        values = scores.to_dict("records")
+        out = [{"learner": "", "values": v, "without_small": w} for v, w in zip(values, withouts, strict=True)]
         _warn_small_groups(out, small, [m.key for m in without], "cross_validate_fairness")
-    return CrossValidation(
-        scores=scores.rename_axis("fold"),
-        mean=scores.mean(skipna=False),
-        std=scores.std(ddof=0, skipna=False),
-        folds=[res for _, res, _, _ in fitted],
-        posteriors=[posts for _, _, posts, _ in fitted],
-        estimators=[est for est, _, _, _ in fitted],
-        groups=all_groups,
-        plan=plan,
-    )
+    mean, std = scores.mean(skipna=False), scores.std(ddof=0, skipna=False)
+    return CrossValidation(scores.rename_axis("fold"), mean, std, folds, posts, estimators, all_groups, plan)
 
 
 @dataclass
@@ -1081,16 +1064,14 @@ class _Plan:
 
     measures: list[MeasureBase]
     sensitive: Any
-    groups: pd.Index
     splits: list[tuple[np.ndarray, np.ndarray]]
     splitter: Any
     fit_params: dict[str, Any]
     pos_label: Any
     want_scores: bool
     posterior: dict[str, Any] | None
-    #: The groups with fewer than SMALL_GROUP_ROWS rows in a test fold (their fewest), and the measures
-    #: with min_group_size set that give the values without them.
-    small: pd.Series
+    #: The measures with min_group_size set that give the values without the groups of fewer than
+    #: SMALL_GROUP_ROWS rows in a test fold.
     without_small: list[MeasureBase]
     #: What each fold's fit runs inside (the MLflow plugin pauses autologging there).
     fit_context: Callable[[], Any] = contextlib.nullcontext
@@ -1153,10 +1134,8 @@ def cv_record(
         rec.add_param(f"{pre}cv/n_splits", len(plan.splits))
         rec.add_param(f"{pre}cv/splitter", repr(plan.splitter))
         rec.add_param(f"{pre}cv/estimator", type(estimator).__name__)
-    _group_tags(rec, plan.groups)
+    _group_tags(rec, cv.groups)
     if artifacts:
-        table = pd.concat([cv.scores, cv.mean.to_frame("mean").T, cv.std.to_frame("sd").T])
-        rec.files[f"fairness/{sanitize_key(prefix) + '/' if prefix else ''}cv_scores.csv"] = table.rename_axis(
-            "fold"
-        ).to_csv()
+        table = pd.concat([cv.scores, cv.mean.to_frame("mean").T, cv.std.to_frame("sd").T]).rename_axis("fold")
+        rec.files[f"fairness/{sanitize_key(prefix) + '/' if prefix else ''}cv_scores.csv"] = table.to_csv()
     return rec

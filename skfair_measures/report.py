@@ -48,8 +48,8 @@ from .bayes import METHODS
 from .engines import evaluate_measures
 from .measures import Measure
 from .registry import as_measures, msr
-from .results import DEFAULT_EPS, NoIntervalError, Result, check_prob
-from .uncertainty import SUMMARY_COLUMNS, Estimate, classify
+from .results import DEFAULT_EPS, Result, check_prob
+from .uncertainty import SUMMARY_COLUMNS, Estimate
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -328,37 +328,15 @@ def _shorter(text: str) -> str:
 
 # -- the summary every table reads -----------------------------------------------------
 def _summary_row(res: Result, prob: float, eps: float) -> dict[str, Any]:
-    """An estimate's own summary row; for a point value (or a result not yet an Estimate), one read off it.
-
-    The row then holds the result's own interval and probability and the verdict rule of ``classify``.
-    """
+    """An estimate's own summary row; any other result is a point value: no interval, probability or verdict."""
     if isinstance(res, Estimate):
         try:
             return res.summary(prob, eps).iloc[0].to_dict()
         except ValueError:  # bounds made at one level only: the row at that level (its prob column says which)
             return res.summary(None, eps).iloc[0].to_dict()
-    ideal = None if res.measure is None else res.measure.ideal
-    try:
-        lower, upper = (float(x) for x in res.interval(prob))
-    except NoIntervalError:
-        lower = upper = math.nan
-    kinds = {"point": "none (a point value)", "bootstrap": "percentile bootstrap", "posterior": "posterior"}
-    construction = kinds.get(res.kind) or str(getattr(res, "construction", "the estimate's interval"))
-    within, notes = math.nan, [res.reason]
-    if res.kind == "posterior" and callable(getattr(res, "prob_within", None)) and ideal is not None:
-        within = float(res.prob_within(eps))
-    if math.isnan(lower) and callable(refusal := getattr(res, "interval_reason", None)):
-        notes.append(refusal(prob))
-    if math.isnan(within) and res.kind != "point" and res.defined:
-        notes.append(f"no probability: {construction} gives an interval, not a distribution")
-    if res.kind == "point" or ideal is None:
-        verdict = "no interval" if res.kind == "point" else "no ideal value"
-    else:
-        verdict = str(classify(np.array([lower - ideal]), np.array([upper - ideal]), eps)[0])
     n = float(res.counts.sum()) if res.counts is not None else math.nan
-    target = "audited rows" if res.kind == "point" else "population"
-    row = (res.key, float(res.value), lower, upper, prob, construction, target, n, eps, within, verdict)
-    return dict(zip(SUMMARY_COLUMNS, (*row, "; ".join(n for n in notes if n) or None), strict=True))
+    row = (res.key, float(res.value), math.nan, math.nan, prob, "none (a point value)", "audited rows", n, eps)
+    return dict(zip(SUMMARY_COLUMNS, (*row, math.nan, "no interval", res.reason), strict=True))
 
 
 def summary_table(
@@ -546,16 +524,11 @@ def audit(
     run = _Run(rows, prob, eps, random_state, progress)
     notes = run.notes
     ms = _measurable(ms, rows, cols, notes)
-    results = _noting(notes, _evaluate, ms, rows)
+    results = _noting(notes, _by_rows, ms, rows, evaluate_measures)  # point values, each on the rows it reads
     fair = [m for m in ms if m.inputs.needs_sensitive]
-    posteriors: dict[str, Result] = {}
-    if posterior is not None and fair:
-        posteriors = _posteriors(run, fair, posterior, dict(posterior_options or {}))
-    boots: dict[str, Result] = {}
-    if boot and fair:
-        boots = _noting(
-            notes, _by_rows, fair, rows, functools.partial(bootstraps, n_boot=boot, random_state=random_state)
-        )
+    posteriors = _posteriors(run, fair, posterior, dict(posterior_options or {})) if posterior and fair else {}
+    draw = functools.partial(bootstraps, n_boot=boot, random_state=random_state)
+    boots = _noting(notes, _by_rows, fair, rows, draw) if boot and fair else {}
     verdicts = _noting(notes, verdict_tables, [*posteriors.values(), *boots.values()], eps, prob)
     named = [*results.items(), *boots.items(), *posteriors.items()]
     summary = summary_table(named, prob=prob, eps=eps)
@@ -563,20 +536,18 @@ def audit(
     if posteriors:
         how = ", ".join(dict.fromkeys(summary.loc[summary["kind"] == "posterior", "construction"]))
         about["posterior"] = f"{_method_used(posterior, posteriors)} ({prob:.0%} intervals: {how}; eps = {eps:g})"
-    proxy_table, proxy_results = None, {}
-    if cols.proxies:
-        proxy_table, proxy_results = _proxy_estimates(run, proxy_metric, proxy_mode, proxy_boot)
+    proxy = _proxy_estimates(run, proxy_metric, proxy_mode, proxy_boot) if cols.proxies else (None, {})
     return AuditReport(
         title=title,
         summary=about,
         table=_measure_table(summary, ms),
         by_group=_by_group_table(fair, results),
-        proxy=proxy_table,
+        proxy=proxy[0],
         figures=_figures(run, ms, results, posteriors) if figures else [],
         notes=notes,
         results=results,
         posteriors=posteriors,
-        proxy_results=proxy_results,
+        proxy_results=proxy[1],
         measures={m.key: m for m in ms},
         bootstraps=boots,
         verdicts=verdicts,
@@ -709,17 +680,15 @@ class _Rows:
 
 def _coerce_label(value: Any, series: pd.Series) -> Any:
     """Cast a pos_label given as text (command line) to the column's type."""
-    if value is None or not isinstance(value, str):
+    if not isinstance(value, str) or not pd.api.types.is_numeric_dtype(series):  # (a boolean column is numeric)
         return value
     if pd.api.types.is_bool_dtype(series):
         return value.lower() in ("1", "true", "yes")
-    if pd.api.types.is_numeric_dtype(series):
-        try:
-            num = float(value)
-        except ValueError:
-            return value
-        return int(num) if num.is_integer() else num
-    return value
+    try:
+        num = float(value)
+    except ValueError:
+        return value
+    return int(num) if num.is_integer() else num
 
 
 def _needs_positive(measure: Measure) -> bool:
@@ -797,18 +766,12 @@ def _by_rows(ms: list[Measure], rows: _Rows, compute: Callable[..., dict[str, Re
     free = [m for m in ms if _label_free(m)] if not rows.labeled.all() else []
     rest = [m for m in ms if m not in free]
     out: dict[str, Result] = {}
-    if free:
-        every = np.ones(rows.labeled.size, dtype=bool)
-        out |= compute(free, rows.y_pred, rows.y_pred, sensitive_features=rows.groups_of(every))
+    if free:  # every row (the groups are indexed by row already)
+        out |= compute(free, rows.y_pred, rows.y_pred, sensitive_features=rows.groups)
     if rest:
         lab = rows.labeled
         out |= compute(rest, rows.true_labels(), rows.y_pred[lab], sensitive_features=rows.groups_of(lab))
     return {m.key: out[m.key] for m in ms}
-
-
-def _evaluate(ms: list[Measure], rows: _Rows) -> dict[str, Result]:
-    """Point values, each on the rows its measure reads (:func:`_by_rows`)."""
-    return _by_rows(ms, rows, evaluate_measures)
 
 
 def _direction(m: Measure) -> str:
@@ -919,8 +882,7 @@ def _check_posterior_rows(run: _Run, method: str) -> None:
             f"posterior={method!r} adds the unlabeled rows (rows with a missing label) to the "
             "labeled ones, and every row here has a label; use posterior='bb'."
         )
-    differ = int(((rows.y_score >= rows.threshold).astype(np.intp) != rows.y_pred).sum())
-    if differ:
+    if differ := int(((rows.y_score >= rows.threshold).astype(np.intp) != rows.y_pred).sum()):
         run.notes.append(
             f"the {method} posteriors take score >= {rows.threshold:g} as the prediction, which "
             f"differs from the prediction column in {differ} row(s)."
@@ -1046,12 +1008,9 @@ def _figures(run: _Run, ms: list[Measure], results: dict[str, Result], posterior
                 lambda: plots.reliability_diagram(rows.true_labels(), rows.y_score[lab], rows.groups_of(lab)),
             )
     for key, post in posteriors.items():
+        density = functools.partial(plots.posterior_density, post, eps=eps, prob=prob, label=key)
         try:
-            draw(
-                f"Posterior of {key}",
-                lambda post=post, key=key: plots.posterior_density(post, eps=eps, prob=prob, label=key),
-                expected=(ValueError,),
-            )
+            draw(f"Posterior of {key}", density, expected=(ValueError,))
         except ValueError as exc:  # e.g. no finite draw: the table says why
             notes.append(f"no figure for the posterior of {key}: {exc}")
     return out
@@ -1184,12 +1143,9 @@ def render_html(report: AuditReport) -> str:
                 f"<figcaption>{esc(caption)}</figcaption></figure>"
             )
     if report.notes:
-        parts += ['<h2>Notes</h2><ul class="notes">']
-        parts += [f"<li>{esc(_shorter(n))}</li>" for n in report.notes]
-        parts.append("</ul>")
+        parts += ['<h2>Notes</h2><ul class="notes">', *(f"<li>{esc(_shorter(n))}</li>" for n in report.notes), "</ul>"]
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    parts.append(f'<p class="footer">skfair-measures {esc(__version__)}, {stamp}</p>')
-    parts.append("</body></html>")
+    parts += [f'<p class="footer">skfair-measures {esc(__version__)}, {stamp}</p>', "</body></html>"]
     return "\n".join(parts)
 
 

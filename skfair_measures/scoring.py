@@ -157,9 +157,7 @@ class FairnessScorer(BaseEstimator):
     __metadata_request__score = {"estimator": UNUSED, "sensitive_features": True}  # noqa: RUF012
 
     def __init__(self, measure: Measure | str, sensitive: str | Sequence[str] | None = None, *, groups: Any = None):
-        self.measure = measure
-        self.sensitive = sensitive
-        self.groups = groups
+        self.measure, self.sensitive, self.groups = measure, sensitive, groups
         self._measures = self._resolve([measure], groups)
 
     @staticmethod
@@ -182,6 +180,7 @@ class FairnessScorer(BaseEstimator):
         return True
 
     def _columns(self) -> list[str] | None:
+        """The sensitive column(s) of ``X`` as a list (column mode), or None (routing mode)."""
         s = self.sensitive
         return None if s is None else ([s] if isinstance(s, str) else list(s))
 
@@ -294,11 +293,10 @@ def _count_entries(m: MeasureBase, y_true: Any, y_pred: Any, groups: Any, w: Any
     stats = _confusion_stats(m, y_true, y_pred, groups, w)
     if stats is None:
         return {}
-    out: dict[str, float] = {}
+    out: dict[str, float] = {TOTAL_KEY.format(key=m.key): float(len(y_true))}
     for g, group in enumerate(stats.groups):
         out |= {COUNT_KEY.format(key=m.key, group=group, t=t, p=p): float(stats.counts[g, t, p]) for t, p in _CELLS}
         out[ROWS_KEY.format(key=m.key, group=group)] = float(stats.rows[g])
-    out[TOTAL_KEY.format(key=m.key)] = float(len(y_true))
     return out
 
 
@@ -534,11 +532,7 @@ class QuantificationScorer(FairnessScorer):
         return _sign(m) * m(estimator, X)
 
 
-_SCORER_TYPES: dict[type, type[FairnessScorer]] = {
-    RankingFairness: RankingScorer,
-    ProxyMeasure: ProxyScorer,
-    QuantificationMeasure: QuantificationScorer,
-}
+_SCORER_TYPES = {RankingFairness: RankingScorer, ProxyMeasure: ProxyScorer, QuantificationMeasure: QuantificationScorer}
 
 
 def _scorer_type(measure: MeasureBase) -> type[FairnessScorer]:
@@ -592,12 +586,7 @@ def fairness_scorer(
 
 
 def make_scorers(
-    measures: Sequence[Measure | str],
-    sensitive: str | Sequence[str] | None = None,
-    *,
-    groups: Any = None,
-    counts: bool = False,
-    error_score: float | str = np.nan,
+    measures: Sequence[Measure | str], sensitive: str | Sequence[str] | None = None, **options: Any
 ) -> MultiMeasureScorer:
     """One scikit-learn scorer returning a dict of several measures, from one prediction per fold.
 
@@ -637,7 +626,7 @@ def make_scorers(
     >>> make_scorers(["fairness.tpr", "classif.acc"], sensitive="sex")(LogisticRegression().fit(X, y), X, y)
     {'fairness.tpr': -0.5, 'classif.acc': 0.6666666666666666}
     """
-    return MultiMeasureScorer(measures, sensitive, groups=groups, counts=counts, error_score=error_score)
+    return MultiMeasureScorer(measures, sensitive, **options)
 
 
 class DropColumns(TransformerMixin, BaseEstimator):
@@ -670,8 +659,7 @@ class DropColumns(TransformerMixin, BaseEstimator):
         missing = [c for c in cols if c not in X.columns]
         if missing:
             raise KeyError(f"columns {missing} not in X.")
-        self.columns_ = cols
-        self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        self.columns_, self.feature_names_in_ = cols, np.asarray(X.columns, dtype=object)
         return self
 
     def transform(self, X: pd.DataFrame) -> pd.DataFrame:

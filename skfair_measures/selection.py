@@ -185,8 +185,7 @@ def _table(rule: ConstrainedRefit, objective: _Evidence, constraints: list[tuple
     rng = np.random.default_rng(rule.random_state)
     om, n = objective.measure, objective.values.size
     cols: dict[str, Any] = {}
-    feasible = np.isfinite(objective.values)
-    excess = np.zeros(n)
+    feasible, excess = np.isfinite(objective.values), np.zeros(n)
     reasons = np.where(feasible, "", f"{om.key} undefined").astype(object)
     for ev, bound in [(objective, None), *constraints]:
         m = ev.measure
@@ -202,8 +201,7 @@ def _table(rule: ConstrainedRefit, objective: _Evidence, constraints: list[tuple
         why = np.where(np.isfinite(checked), f"{m.key} breaks its bound {bound:g}", f"{m.key} undefined")
         reasons = np.where(ok, reasons, np.where(reasons == "", why, reasons + "; " + why))
         feasible &= ok
-    cols[f"{om.key} aggregate"] = objective.aggregate
-    cols |= {"feasible": feasible, "excess": excess, "reason": reasons}
+    cols |= {f"{om.key} aggregate": objective.aggregate, "feasible": feasible, "excess": excess, "reason": reasons}
     table = pd.DataFrame(cols, index=pd.RangeIndex(n, name="candidate"))
     table.attrs.update(prob=rule.prob, ideal={m.key: m.ideal for m in [om, *(ev.measure for ev, _ in constraints)]})
     return table
@@ -250,8 +248,7 @@ def summary_table(table: pd.DataFrame, eps: float | None = None) -> pd.DataFrame
         for _, row in table.iterrows()
         for key in keys
     ]
-    index = np.repeat(table.index.to_numpy(), len(keys))
-    return summarize(rows).set_index(pd.Index(index, name=table.index.name))
+    return summarize(rows).set_index(pd.Index(np.repeat(table.index.to_numpy(), len(keys)), name=table.index.name))
 
 
 def _choose(rule: ConstrainedRefit, table: pd.DataFrame, what: str) -> int:
@@ -263,9 +260,8 @@ def _choose(rule: ConstrainedRefit, table: pd.DataFrame, what: str) -> int:
     excess = table["excess"].to_numpy(dtype=float)
     usable = np.isfinite(excess) & np.isfinite(score)
     if not usable.any():
-        raise NoFeasibleCandidateError(
-            f"no {what} has a defined objective and defined constraint values; see the error's table.", table
-        )
+        why = f"no {what} has a defined objective and defined constraint values; see the error's table."
+        raise NoFeasibleCandidateError(why, table)
     least = excess[usable].min()
     pick = np.flatnonzero(usable & (excess == least))
     best = int(pick[np.argmax(score[pick])])
@@ -299,12 +295,11 @@ def _prob_fairer(ev: _Evidence, chosen: int, others: np.ndarray, n_draws: int, r
     if ev.stats is None:
         return out
     seeds = np.random.SeedSequence(random_state).spawn(ev.values.size)
-    d0 = ev.draws(chosen, n_draws, np.random.default_rng(seeds[chosen]))
+    bb = badness(ev.measure, ev.draws(chosen, n_draws, np.random.default_rng(seeds[chosen])))
     for i, c in enumerate(others):
         if c == chosen:
             continue
-        d = ev.draws(int(c), n_draws, np.random.default_rng(seeds[c]))
-        ba, bb = badness(ev.measure, d), badness(ev.measure, d0)
+        ba = badness(ev.measure, ev.draws(int(c), n_draws, np.random.default_rng(seeds[c])))
         ok = np.isfinite(ba) & np.isfinite(bb)
         out[i] = float(np.mean((ba[ok] < bb[ok]) + 0.5 * (ba[ok] == bb[ok]))) if ok.any() else np.nan
     return out
@@ -314,10 +309,8 @@ def _prob_fairer(ev: _Evidence, chosen: int, others: np.ndarray, n_draws: int, r
 def _search_evidence(cv_results: Mapping[str, Any], m: MeasureBase, aggregate: str) -> _Evidence:
     """One measure's aggregate over the test folds of every candidate of a search."""
     key = m.key
-    split_keys = sorted(
-        (k for k in cv_results if k.startswith("split") and k.endswith(f"_test_{key}")),
-        key=lambda k: int(k[5:].split("_", 1)[0]),
-    )
+    n_splits = sum(k.startswith("split") and k.endswith(f"_test_{key}") for k in cv_results)
+    split_keys = [f"split{i}_test_{key}" for i in range(n_splits)]  # scikit-learn numbers the splits from 0
     if not split_keys:
         have = sorted(k[len("mean_test_") :] for k in cv_results if k.startswith("mean_test_") and "#" not in k)
         raise KeyError(
@@ -391,8 +384,7 @@ class ConstrainedRefit:
         self.prob = check_prob(prob, "prob")
         if not isinstance(n_draws, int | np.integer) or n_draws < 100:
             raise ValueError(f"n_draws={n_draws!r}; pass at least 100 posterior draws.")
-        self.n_draws = int(n_draws)
-        self.random_state = random_state
+        self.n_draws, self.random_state = int(n_draws), random_state
 
     def table(self, cv_results: Mapping[str, Any]) -> pd.DataFrame:
         """Every candidate: ``params``, the aggregated objective and constraints with intervals, feasibility.
@@ -445,8 +437,7 @@ def _front_table(rule: ConstrainedRefit, table: pd.DataFrame, cons: list[tuple[_
     """The candidates on the Pareto front, and the chosen one, with ``chosen``, ``on_front`` and ``prob_fairer``."""
     objective = rule.objective
     front = _front(table, [objective, *(ev.measure for ev, _ in cons)])
-    on = front.copy()
-    on[chosen] = True
+    on = front | (np.arange(front.size) == chosen)
     out = table[on].copy()
     out.insert(0, "chosen", out.index == chosen)
     out["on_front"] = front[on]
@@ -618,17 +609,13 @@ def constrained_threshold(
     """
     rule = ConstrainedRefit(objective, subject_to, **rule)  # checks every argument
 
-    def curve(m: MeasureBase, w: Any) -> Any:
-        return disparity_at_thresholds(
-            m, y_true, y_score, sensitive_features=sensitive_features, thresholds=thresholds, sample_weight=w
-        )
+    data = dict(y_true=y_true, y_score=y_score, sensitive_features=sensitive_features, thresholds=thresholds)
 
     def evidence(m: MeasureBase) -> _Evidence:
-        c = curve(m, sample_weight)
-        counts = np.asarray(c.stats.counts)
+        c = disparity_at_thresholds(m, **data, sample_weight=sample_weight)
         # weighted counts: the rows per group (every threshold sees every row) scale the posterior
-        rows = None if sample_weight is None else np.asarray(curve(m, None).stats.counts)[0].sum(axis=(-2, -1))
-        stats = [ConfusionStats(counts[i], c.stats.groups, rows=rows) for i in range(counts.shape[0])]
+        rows = None if sample_weight is None else disparity_at_thresholds(m, **data).stats.counts[0].sum(axis=(-2, -1))
+        stats = [ConfusionStats(counts, c.stats.groups, rows=rows) for counts in c.stats.counts]
         return _Evidence(m, "sample", c.values.to_numpy(dtype=float), stats=stats)
 
     cons = [(evidence(m), b) for m, b in rule.subject_to]

@@ -13,7 +13,7 @@ import skfair_measures as sfm
 from skfair_measures import bayes, plots
 from skfair_measures.record import MAX_TAG_LENGTH, VERDICT_TABLE, record
 from skfair_measures.report import SUMMARY_COLUMNS, summary_table
-from skfair_measures.results import Result
+from skfair_measures.uncertainty import Estimate
 
 ODD = ["cost $10^$", "a\\b", "100%", "{x}", "日本語 ü", " ", "x" * 500, "$"]
 
@@ -25,20 +25,16 @@ def _result(groups, seed=0):
     )
 
 
-class _Refused(Result):
+def _refused():
     """An estimate whose bootstrap left too many replicates undefined (as a proxy estimate does)."""
-
-    key, value, kind, measure = "fairness.pp", 0.12, "estimate", sfm.msr("fairness.pp")
-
-    def interval(self, prob=0.95):
-        return (math.nan, math.nan)
-
-    def interval_reason(self, prob=0.95):
-        return "6 of 100 replicates are undefined, more than the 2.5% tail"
+    draws = np.r_[np.full(6, np.nan), np.linspace(0.05, 0.2, 94)]
+    return Estimate(
+        "fairness.pp", 0.12, construction="percentile bootstrap", draws=draws, measure=sfm.msr("fairness.pp")
+    )
 
 
 def test_a_refused_interval_is_nan_with_its_reason():
-    rec = record({"proxy": _Refused()}, artifacts=False)
+    rec = record({"proxy": _refused()}, artifacts=False)
     assert math.isnan(rec.metrics["proxy.estimate/lower"]) and math.isnan(rec.metrics["proxy.estimate/upper"])
     assert "6 of 100" in rec.tags["proxy.estimate.note"]
 

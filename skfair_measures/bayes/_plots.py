@@ -20,11 +20,7 @@ ATOM_SHARE = 0.01
 
 
 def _axes(ax: Any) -> Any:
-    if ax is not None:
-        return ax
-    plt = require("matplotlib.pyplot", "plots")
-
-    return plt.subplots(figsize=(5, 4))[1]
+    return ax if ax is not None else require("matplotlib.pyplot", "plots").subplots(figsize=(5, 4))[1]
 
 
 def plot_reliability(rel: ReliabilityPosterior, ax: Any = None, prob: float = 0.95) -> Any:
@@ -65,32 +61,15 @@ def plot_reliability(rel: ReliabilityPosterior, ax: Any = None, prob: float = 0.
     for j, lab in enumerate(labels):
         x = np.where(np.isnan(rel.mean_score[j]), (rel.edges[:-1] + rel.edges[1:]) / 2, rel.mean_score[j])
         x = x + (j - (len(labels) - 1) / 2) * 0.12 * width  # keep groups apart
-        seen = rel.n[j] > 0
-        e = ece.iloc[j]
-        line = ax.errorbar(
-            x[seen],
-            mean[j][seen],
-            yerr=[mean[j][seen] - lo[j][seen], hi[j][seen] - mean[j][seen]],
-            fmt="o",
-            capsize=2,
-            label=f"{lab}: ECE {e['mean']:.3f} [{e['lower']:.3f}, {e['upper']:.3f}]",
-        )
-        if (~seen).any():  # bins without labels show their prior, hollow
-            ax.errorbar(
-                x[~seen],
-                mean[j][~seen],
-                yerr=[mean[j][~seen] - lo[j][~seen], hi[j][~seen] - mean[j][~seen]],
-                fmt="o",
-                mfc="none",
-                capsize=2,
-                color=line.lines[0].get_color(),
-                alpha=0.5,
-            )
+        e, seen = ece.iloc[j], rel.n[j] > 0
+        style = {"label": f"{lab}: ECE {e['mean']:.3f} [{e['lower']:.3f}, {e['upper']:.3f}]"}
+        for bins in (seen, ~seen) if (~seen).any() else (seen,):  # bins without labels show their prior, hollow
+            m, err = mean[j][bins], [mean[j][bins] - lo[j][bins], hi[j][bins] - mean[j][bins]]
+            line = ax.errorbar(x[bins], m, yerr=err, fmt="o", capsize=2, **style)
+            style = {"mfc": "none", "color": line.lines[0].get_color(), "alpha": 0.5}
     ax.plot([rel.edges[0], 1], [rel.edges[0], 1], color="grey", lw=1, ls="--")
     what = "accuracy" if rel.kind == "confidence" else "fraction of positives"
-    ax.set_xlabel("mean score in bin")
-    ax.set_ylabel(f"{what} (posterior mean, {prob:.0%} interval)")
-    ax.set_xlim(rel.edges[0], 1)
+    ax.set(xlabel="mean score in bin", ylabel=f"{what} (posterior mean, {prob:.0%} interval)", xlim=(rel.edges[0], 1))
     ax.set_ylim(0 if rel.kind == "positive" else rel.edges[0] - 0.1, 1)
     ax.legend(fontsize="small", loc="upper left")
     return ax
@@ -206,16 +185,13 @@ def plot_posterior(post: MeasurePosterior, eps: float = DEFAULT_EPS, ax: Any = N
         ax.vlines(v, 0, top, color="tab:red", lw=3)
         ax.annotate(f"P(= {v:g}) = {p:.2f}", (v, top), fontsize="small", ha="center", va="bottom")
     ax.axvspan(c - eps, c + eps, color="gold", alpha=0.3, lw=0)
-    lo, hi = post.interval(prob)
     ax.axvline(post.value, color="black")
-    for v in (lo, hi):
+    for v in post.interval(prob):
         ax.axvline(v, color="black", ls=":")
     lower = post.measure.range[0]
     if np.isfinite(lower):  # nothing is drawn below the support (the eps band is cut there)
         ax.set_xlim(left=lower)
-    ax.set_ylim(bottom=0)
-    ax.set_xlabel(post.key)
-    ax.set_ylabel("posterior density")
+    ax.set(ylim=(0, None), xlabel=post.key, ylabel="posterior density")
     ax.set_title(
         f"{post.method.upper()}: P(>{c:g}) = {post.prob_greater(c):.2f}, "
         f"P(|.-{c:g}|<={eps:g}) = {post.prob_within(eps):.2f}",

@@ -70,17 +70,16 @@ def plot_monitor(monitor: FairnessMonitor, key: str | None = None, ax: Any = Non
         ax.xaxis.set_major_locator(locator)
         ax.xaxis.set_major_formatter(dates.ConciseDateFormatter(locator))
     lower, upper = rows["lower"].to_numpy(dtype=float), rows["upper"].to_numpy(dtype=float)
-    level = f"anytime-valid {1 - monitor.alpha / 2:.3g} sequence"
-    ax.fill_between(x, lower, upper, alpha=0.25, step="post", label=level)
+    shown = monitor.estimates()[key]  # the level and construction of the sequence, as the monitor's result says
+    ax.fill_between(x, lower, upper, alpha=0.25, step="post", label=f"{shown.prob:.3g} {shown.construction}")
     ax.step(x, rows["value"].to_numpy(dtype=float), where="post", label="value (rows since the last change, 'since')")
     ax.step(x, rows["window_value"].to_numpy(dtype=float), where="post", linestyle="--", label="windowed value")
     eps = monitor.eps[key]
     ax.axhline(eps, color="black", linewidth=1, label=f"tolerance eps={eps:g}")
     fired = rows[rows["alarm"].astype(bool)]
     if len(fired):
-        first = fired.index[0]
-        at = x[list(rows.index).index(first)]
-        ax.axvline(at, color="red", label=f"alarm (step {first}; since step {int(fired['changed_since'].iloc[0])})")
+        first, since = fired.index[0], int(fired["changed_since"].iloc[0])
+        ax.axvline(x[rows.index.get_loc(first)], color="red", label=f"alarm (step {first}; since step {since})")
     finite = np.isfinite(upper)
     if finite.any():
         ax.set_ylim(min(0.0, np.nanmin(lower[finite])), max(eps, np.nanmax(upper[finite])) * 1.05)

@@ -121,7 +121,7 @@ def cross_validate_fairness(
     out.run_id = parent
     if parent is not None:
         _log_folds(session, out, plan, parent, fold_runs=fold_runs, **kw)
-        _log_parent(session, out, plan, estimator, **kw)
+        _log_parent(session, out, estimator, **kw)
     if started:
         _end_run(session)
     out.error = session.error
@@ -179,7 +179,7 @@ def _log_folds(
         session.call(f"end the run of fold {i}", session.client.set_terminated, child.info.run_id)
 
 
-def _log_parent(session: TrackingSession, out: CrossValidationResult, plan: Any, estimator: Any, **kw: Any) -> None:
+def _log_parent(session: TrackingSession, out: CrossValidationResult, estimator: Any, **kw: Any) -> None:
     """The cross-validation as a whole (:func:`skfair_measures.record.cv_record`) to the parent run."""
     if session.ok:
         rec = cv_record(out, estimator=estimator, **kw)

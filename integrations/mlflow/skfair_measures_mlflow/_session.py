@@ -60,10 +60,9 @@ def probe(uri: str, timeout: float) -> None:
     parts = urlsplit(uri)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return
+    port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        with socket.create_connection(
-            (parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)), timeout
-        ):
+        with socket.create_connection((parts.hostname, port), timeout):
             return
     except OSError as exc:
         raise TrackingUnreachableError(
@@ -76,7 +75,8 @@ def probe(uri: str, timeout: float) -> None:
 @contextlib.contextmanager
 def bounded_http(timeout: float) -> Iterator[None]:
     """MLflow's per-request timeout and retries bounded while the block runs (the user's settings win)."""
-    wanted = {"MLFLOW_HTTP_REQUEST_TIMEOUT": str(max(1, math.ceil(timeout))), "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1"}
+    wanted = {"MLFLOW_HTTP_REQUEST_TIMEOUT": str(max(1, math.ceil(timeout)))}
+    wanted["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] = str(BOUNDED_RETRIES)
     mine = {k: v for k, v in wanted.items() if k not in os.environ}
     os.environ.update(mine)
     try:

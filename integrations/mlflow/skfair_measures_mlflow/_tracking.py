@@ -18,7 +18,6 @@ from typing import Any
 from skfair_measures.record import Record, name_results, record
 from skfair_measures.record import sanitize_key as sanitize_key  # re-exported by the package
 from skfair_measures.record import sanitize_segment as sanitize_segment  # re-exported by the package
-from skfair_measures.results import DEFAULT_EPS
 
 from ._session import FairnessLoggingWarning, TrackingSession
 
@@ -140,19 +139,9 @@ def log_fairness(
     >>> logged.metrics["fairness.tpr"]                            # doctest: +SKIP
     0.5
     """
-    options = {"prob": 0.95, "eps": DEFAULT_EPS} | {k: v for k, v in (posterior_options or {}).items() if v is not None}
-    rec = record(
-        result_or_results,
-        prefix=prefix,
-        measures=measures,
-        log_params=log_params,
-        artifacts=artifacts,
-        html=report,
-        prob=options["prob"],
-        eps=options["eps"],
-        step=step,
-        group_metrics=group_metrics,
-    )
+    level = {k: v for k, v in (posterior_options or {}).items() if k in ("prob", "eps") and v is not None}
+    what = {"prefix": prefix, "measures": measures, "log_params": log_params, "artifacts": artifacts, "step": step}
+    rec = record(result_or_results, html=report, group_metrics=group_metrics, **what, **level)
     results: dict[str, Any] = {}
     for name, res in name_results(result_or_results):
         results[name if name not in results else f"{name} ({res.kind})"] = res

@@ -30,8 +30,8 @@ __all__ = ["CONFIG_KEYS", "FairnessEvaluator", "validate_config"]
 CONFIG_KEYS: dict[str, str] = {
     "sensitive_features": "column name(s) of the data holding the sensitive attribute, or an "
     "array with one group per row (required)",
-    "measures": "registry keys, Measure objects or dicts {'key': ..., **overrides}; default "
-    "fairness.tpr, fairness.fpr, fairness.cv, fairness.eod, classif.acc",
+    "measures": "registry keys, Measure objects or dicts {'key': ..., **overrides}; default those of "
+    "skfair_measures.report.DEFAULT_MEASURES (what skfair audit reports)",
     "pos_label": "positive class, passed to measures built from keys and used to pick the probability column",
     "sample_weight": "column name or array of sample weights",
     "posterior": "dict: method, reference, random_state, ... for skfair_measures.bayes.posteriors, plus "
@@ -77,10 +77,8 @@ def validate_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
     config = dict(config or {})
     unknown = [k for k in config if k not in CONFIG_KEYS and k not in _MLFLOW_SHARED_KEYS]
     if unknown:
-        hints = []
-        for k in unknown:
-            close = difflib.get_close_matches(str(k), list(CONFIG_KEYS), n=1)
-            hints.append(f"{k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        close = {k: difflib.get_close_matches(str(k), list(CONFIG_KEYS), n=1) for k in unknown}
+        hints = [f"{k!r}" + (f" (did you mean {c[0]!r}?)" if c else "") for k, c in close.items()]
         raise ValueError(
             f"unknown key(s) in the 'fairness' evaluator_config: {', '.join(hints)}. "
             f"Known keys: {', '.join(CONFIG_KEYS)}."
@@ -232,11 +230,8 @@ class FairnessEvaluator(ModelEvaluator):
         Requiring the key keeps this evaluator out of ``mlflow.models.evaluate`` calls
         that do not ask for it (``evaluators=None`` runs every registered evaluator).
         """
-        return (
-            model_type in _SUPPORTED_MODEL_TYPES
-            and isinstance(evaluator_config, Mapping)
-            and evaluator_config.get("sensitive_features") is not None
-        )
+        config = evaluator_config if isinstance(evaluator_config, Mapping) else {}
+        return model_type in _SUPPORTED_MODEL_TYPES and config.get("sensitive_features") is not None
 
     def evaluate(
         self,
@@ -270,11 +265,9 @@ class FairnessEvaluator(ModelEvaluator):
         data, options = _read_data(dataset, cfg), cfg.get("posterior")
         measures = resolve_measures(cfg.get("measures"), pos_label=cfg.get("pos_label"))
         if model is not None:
-            y_pred = _select_output(model.predict(data.X_model), predictions)
-            want_scores = needs_scores(measures) or options is not None
-            y_score = (
-                _model_scores(model, data.X_model, score_label(measures, cfg.get("pos_label"))) if want_scores else None
-            )
+            y_pred, y_score = _select_output(model.predict(data.X_model), predictions), None
+            if needs_scores(measures) or options is not None:
+                y_score = _model_scores(model, data.X_model, score_label(measures, cfg.get("pos_label")))
         elif dataset.has_predictions:
             y_pred, y_score = np.asarray(dataset.predictions_data), data.scores
         else:
@@ -290,17 +283,10 @@ class FairnessEvaluator(ModelEvaluator):
         if options is not None:
             scores = y_score if y_score is not None else y_pred
             posts = compute_posteriors(measures, data.y_true, scores, **groups, options=options)
+        chosen = {k: cfg[k] for k in ("prefix", "log_params", "artifacts", "group_metrics")}
+        run = {"run_id": run_id, "model_id": kwargs.get("model_id"), "timeout": cfg.get("timeout")}
         logged = log_fairness(
-            [*results.items(), *posts.items()],
-            run_id=run_id,
-            prefix=cfg["prefix"],
-            log_params=cfg["log_params"],
-            artifacts=cfg["artifacts"],
-            measures=measures,
-            posterior_options={k: v for k, v in (options or {}).items() if k in ("prob", "eps")},
-            group_metrics=cfg["group_metrics"],
-            model_id=kwargs.get("model_id"),
-            timeout=cfg.get("timeout"),
+            [*results.items(), *posts.items()], measures=measures, posterior_options=options, **chosen, **run
         )
         return EvaluationResult(metrics=dict(logged.metrics), artifacts=_evaluation_artifacts(logged), run_id=run_id)
 

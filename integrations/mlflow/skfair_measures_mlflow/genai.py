@@ -51,8 +51,7 @@ def _values(frame: pd.DataFrame, name: str, arg: str) -> np.ndarray:
     """Assessment ``name`` of each trace as a float in [0, 1] (NaN where it has none, or its scorer failed)."""
     out = np.full(len(frame), np.nan)
     for i, value in enumerate(_latest(frame, name)):
-        if isinstance(value, str) and value.strip().lower() in _WORDS:
-            value = _WORDS[value.strip().lower()]
+        value = _WORDS.get(value.strip().lower(), value) if isinstance(value, str) else value
         if value is None:
             continue
         if not isinstance(value, bool | int | float | np.bool_ | np.number) or not 0 <= value <= 1:
@@ -220,13 +219,8 @@ def counterfactual_disparity(
     -0.5
     """
     frame = _frame(traces)
-    rows = pd.DataFrame(
-        {
-            "pair": _labels(frame, pair, "pair").astype(str),
-            "group": _labels(frame, group, "group").astype(str),
-            "y": _values(frame, assessment, "assessment"),
-        }
-    )
+    rows = pd.DataFrame({"pair": _labels(frame, pair, "pair"), "group": _labels(frame, group, "group")}).astype(str)
+    rows["y"] = _values(frame, assessment, "assessment")
     dup = rows.duplicated(["pair", "group"])
     if dup.any():
         raise ValueError(f"pair {rows['pair'][dup].iloc[0]!r} has two traces of group {rows['group'][dup].iloc[0]!r}.")

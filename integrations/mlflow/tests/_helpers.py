@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from mlflow.tracking import MlflowClient
 
-from skfair_measures.results import Result
+from skfair_measures.uncertainty import Estimate
 
 
 def metrics(run_id):
@@ -59,24 +59,11 @@ def read_back(logged):
     assert_no_key_is_a_directory(got)
 
 
-class Sampled(Result):
-    """A posterior (or bootstrap) result through the Result interface only, with given draws."""
+class Sampled(Estimate):
+    """A posterior (or bootstrap) estimate with given draws: its probabilities are the draws' shares (a posterior's)."""
 
     def __init__(self, measure, draws, kind="posterior"):
-        self.measure, self.key, self.kind = measure, measure.key, kind
-        self._draws = np.asarray(draws, dtype=float)
-        self.value = float(np.mean(self._draws))
-
-    @property
-    def draws(self):
-        return self._draws
-
-    def interval(self, prob=0.95):
-        lo, hi = np.quantile(self._draws, [(1 - prob) / 2, (1 + prob) / 2])
-        return float(lo), float(hi)
-
-    def prob_within(self, eps):  # a posterior's own probabilities, NaN when undefined, as MeasurePosterior's
-        return float(np.mean(np.abs(self._draws - self.measure.ideal) <= eps)) if self.defined else np.nan
-
-    def prob_greater(self, x):
-        return float(np.mean(self._draws > x)) if self.defined else np.nan
+        draws = np.asarray(draws, dtype=float)
+        how = {"construction": "posterior" if kind == "posterior" else "percentile bootstrap", "target": "population"}
+        super().__init__(measure.key, float(np.mean(draws)), draws=draws, posterior=kind == "posterior", **how)
+        self.measure, self.kind = measure, kind
