@@ -56,7 +56,15 @@ from .benchmark import _small_groups, _split_params, _values_without, _warn_smal
 from .groups import SmallGroupWarning, encode_groups, resolve_sensitive
 from .measures import MeasureBase
 from .registry import as_measures, msr
-from .report import _largest, figure_png, fit_each_if_joint_fails, headline, results_report, summary_table
+from .report import (
+    DEFAULT_MEASURES,
+    _largest,
+    figure_png,
+    fit_each_if_joint_fails,
+    headline,
+    results_report,
+    summary_table,
+)
 from .results import DEFAULT_EPS, Result, plain
 from .uncertainty import Estimate
 
@@ -772,8 +780,6 @@ def resolve_measures(spec: Any, *, pos_label: Any = None) -> list[MeasureBase]:
     >>> [m.key for m in resolve_measures(["fairness.tpr", {"key": "fairness.cv", "operation": "ratio"}])]
     ['fairness.tpr', 'fairness.cv(operation=ratio)']
     """
-    from .report import DEFAULT_MEASURES
-
     spec = DEFAULT_MEASURES if spec is None else [spec] if isinstance(spec, str | Mapping | MeasureBase) else spec
     kw = {} if pos_label is None else {"pos_label": pos_label}
     out = []

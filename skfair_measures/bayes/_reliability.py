@@ -175,8 +175,10 @@ def reliability_posterior(
     groups, codes = sample.groups, sample.group_codes
     if one_group and unlabeled_scores is not None and unlabeled_sensitive is None:
         unlabeled_sensitive = np.full(np.shape(unlabeled_scores)[0], "all")
-    unlabeled = {"unlabeled_scores": unlabeled_scores, "unlabeled_sensitive": unlabeled_sensitive}
-    unl = _unlabeled_rows(Call(y_true, y_score, sensitive_features, **unlabeled), groups, threshold)
+    call = Call(
+        y_true, y_score, sensitive_features, unlabeled_scores=unlabeled_scores, unlabeled_sensitive=unlabeled_sensitive
+    )
+    unl = _unlabeled_rows(call, groups, threshold)
     s_all, c_all = np.concatenate([s, unl.scores]), np.concatenate([codes, unl.codes])
     edges = np.linspace(0.5 if kind == "confidence" else 0.0, 1.0, n_bins + 1)
     shape = (len(groups), n_bins)

@@ -140,8 +140,17 @@ def log_fairness(
     0.5
     """
     level = {k: v for k, v in (posterior_options or {}).items() if k in ("prob", "eps") and v is not None}
-    what = {"prefix": prefix, "measures": measures, "log_params": log_params, "artifacts": artifacts, "step": step}
-    rec = record(result_or_results, html=report, group_metrics=group_metrics, **what, **level)
+    rec = record(
+        result_or_results,
+        prefix=prefix,
+        measures=measures,
+        log_params=log_params,
+        artifacts=artifacts,
+        html=report,
+        step=step,
+        group_metrics=group_metrics,
+        **level,
+    )
     results: dict[str, Any] = {}
     for name, res in name_results(result_or_results):
         results[name if name not in results else f"{name} ({res.kind})"] = res

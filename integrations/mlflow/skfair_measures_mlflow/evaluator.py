@@ -284,9 +284,14 @@ class FairnessEvaluator(ModelEvaluator):
             scores = y_score if y_score is not None else y_pred
             posts = compute_posteriors(measures, data.y_true, scores, **groups, options=options)
         chosen = {k: cfg[k] for k in ("prefix", "log_params", "artifacts", "group_metrics")}
-        run = {"run_id": run_id, "model_id": kwargs.get("model_id"), "timeout": cfg.get("timeout")}
         logged = log_fairness(
-            [*results.items(), *posts.items()], measures=measures, posterior_options=options, **chosen, **run
+            [*results.items(), *posts.items()],
+            run_id=run_id,
+            measures=measures,
+            posterior_options=options,
+            model_id=kwargs.get("model_id"),
+            timeout=cfg.get("timeout"),
+            **chosen,
         )
         return EvaluationResult(metrics=dict(logged.metrics), artifacts=_evaluation_artifacts(logged), run_id=run_id)
 
