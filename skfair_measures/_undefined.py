@@ -12,6 +12,7 @@ it runs, so every core module may use it.
 
 from __future__ import annotations
 
+import difflib
 import warnings
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -86,6 +87,12 @@ def name_groups(groups: Iterable[Any], sizes: Iterable[Any] | None = None, *, li
     return f"{text} and {more:,} more" if more > 0 else text
 
 
+def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` Did you mean 'a', 'b'?`` naming up to three close matches of a name not found, or ``""``."""
+    close = difflib.get_close_matches(name, list(known), n=3)
+    return f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+
+
 #: Why a group whose rows all weigh 0 is undefined: its statistics are those of an absent group.
 WEIGHTLESS = "all sample weights of the group are 0"
 
@@ -114,13 +121,8 @@ def undefined_groups(groups: pd.Index, bad: Any, cause: str, weightless: Any = N
     """
     bad = np.asarray(bad, dtype=bool)
     zero = bad & np.asarray(weightless, dtype=bool) if weightless is not None else np.zeros_like(bad)
-    parts = []
-    if (bad & ~zero).any():
-        because = f" ({cause})" if cause else ""
-        parts.append(f"for group(s) {name_groups(groups[np.flatnonzero(bad & ~zero)])}{because}")
-    if zero.any():
-        parts.append(f"for group(s) {name_groups(groups[np.flatnonzero(zero)])} ({WEIGHTLESS})")
-    return " and ".join(parts)
+    parts = [(bad & ~zero, f" ({cause})" if cause else ""), (zero, f" ({WEIGHTLESS})")]
+    return " and ".join(f"for group(s) {name_groups(groups[np.flatnonzero(m)])}{why}" for m, why in parts if m.any())
 
 
 def _warn_undefined(
@@ -132,11 +134,8 @@ def _warn_undefined(
             f"{base.name} is undefined {which}; {key} cannot be "
             "computed. Merge small groups, collect more data, or pass undefined='drop'."
         )
-    consequence = (
-        "those groups are dropped from the comparison"
-        if undefined == "drop"
-        else f"{key} is NaN; merge groups or pass undefined='drop'"
-    )
+    dropped = "those groups are dropped from the comparison"
+    consequence = dropped if undefined == "drop" else f"{key} is NaN; merge groups or pass undefined='drop'"
     warnings.warn(f"{base.name} is undefined {which}; {consequence}.", UndefinedGroupWarning, stacklevel=5)
 
 

@@ -13,6 +13,7 @@ scikit-learn metric into a fairness base.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -25,6 +26,7 @@ import numpy as np
 from ._counts import ConfusionStats, ErrorStats, MulticlassStats
 from ._labels import implied_positive, need_pos_label
 from ._stats import GroupedSample
+from ._undefined import _did_you_mean
 
 __all__ = [
     "BASE_METRICS",
@@ -95,8 +97,12 @@ class BaseMetric:
     needs_positive: ClassVar[bool] = True
 
     def group_values(self, sample: GroupedSample, pos_label: Any = None) -> tuple[np.ndarray, float]:
-        """Return the value of each group and the overall value."""
-        raise NotImplementedError  # pragma: no cover - abstract
+        """Return the value of each group and the overall value (here from the sample's statistics)."""
+        if self.statistic is None:  # a metric that reads the rows defines its own
+            raise NotImplementedError(f"base metric {self.name!r} reads the rows: define its group_values.")
+        stats = sample.confusion(pos_label) if self.statistic == "confusion" else sample.errors()
+        values, overall = self.from_stats(stats)
+        return values, float(overall)
 
     def from_stats(self, stats: ConfusionStats | ErrorStats) -> tuple[np.ndarray, np.ndarray]:
         """Per-group values ``(..., n_groups)`` and overall values ``(...)`` from statistics."""
@@ -166,10 +172,8 @@ class CountMetric(BaseMetric):
                 f"average={average!r} does not apply to {self.name!r}: {why}. Omit average=, or pass pos_label= "
                 "for one class against the rest."
             )
-        described = f"{self.description} ({average} average over classes)"
-        return dataclasses.replace(
-            self, name=f"{self.name}_{average}", description=described, average=average, averageable=False
-        )
+        name, described = f"{self.name}_{average}", f"{self.description} ({average} average over classes)"
+        return dataclasses.replace(self, name=name, description=described, average=average, averageable=False)
 
     def from_counts(self, counts: np.ndarray, classes: Any = None) -> np.ndarray:
         """Value on counts of shape ``(..., K, K)``; returns shape ``(...)``."""
@@ -178,30 +182,24 @@ class CountMetric(BaseMetric):
             return _class_average(self.func, c, self.average)
         if c.shape[-1] == 2 and (classes is None or implied_positive(classes)):
             return self.func(c)
-        if self.multiclass is None and c.shape[-1] <= 2:
+        if self.multiclass is not None:
+            return self.multiclass(c)
+        if c.shape[-1] <= 2:
             raise MulticlassError(need_pos_label(classes))
-        if self.multiclass is None:
-            labels = list(range(c.shape[-1])) if classes is None else list(classes)
-            fix = (  # suggest average= only where it is accepted; the measure puts its key in MEASURE_KEY
-                "or average='macro' or 'weighted' (e.g. msr(MEASURE_KEY, average='macro')) for the mean over classes"
-                if self.averageable
-                else f"{self.name} has no mean over classes"
-            )
-            raise MulticlassError(
-                f"{self.name} is a one-vs-rest rate; y_true and y_pred hold {len(labels)} distinct labels ({labels}). "
-                f"Pass pos_label= (that class against the others); {fix}."
-            )
-        return self.multiclass(c)
+        labels = list(range(c.shape[-1])) if classes is None else list(classes)
+        # suggest average= only where it is accepted; the measure puts its key in MEASURE_KEY
+        mean = "or average='macro' or 'weighted' (e.g. msr(MEASURE_KEY, average='macro')) for the mean over classes"
+        fix = mean if self.averageable else f"{self.name} has no mean over classes"
+        raise MulticlassError(
+            f"{self.name} is a one-vs-rest rate; y_true and y_pred hold {len(labels)} distinct labels ({labels}). "
+            f"Pass pos_label= (that class against the others); {fix}."
+        )
 
     def from_stats(self, stats: ConfusionStats | ErrorStats) -> tuple[np.ndarray, np.ndarray]:
         if not isinstance(stats, ConfusionStats):
             raise TypeError(f"base metric {self.name!r} reads confusion counts (ConfusionStats); got {stats!r}.")
         classes = stats.classes if isinstance(stats, MulticlassStats) else None
         return self.from_counts(stats.counts, classes), self.from_counts(stats.overall, classes)
-
-    def group_values(self, sample: GroupedSample, pos_label: Any = None) -> tuple[np.ndarray, float]:
-        values, overall = self.from_stats(sample.confusion(pos_label))
-        return values, float(overall)
 
 
 @dataclass(frozen=True, repr=False)
@@ -231,10 +229,6 @@ class ErrorMetric(BaseMetric):
         if not isinstance(stats, ErrorStats):
             raise TypeError(f"base metric {self.name!r} reads regression error sums (ErrorStats); got {stats!r}.")
         return self.from_sums(stats.sums), self.from_sums(stats.overall)
-
-    def group_values(self, sample: GroupedSample, pos_label: Any = None) -> tuple[np.ndarray, float]:
-        values, overall = self.from_stats(sample.errors())
-        return values, float(overall)
 
 
 @dataclass(frozen=True, repr=False)
@@ -311,23 +305,17 @@ class SklearnMetric(BaseMetric):
     def minimize(self) -> bool:  # type: ignore[override]
         return not self.greater_is_better
 
-    def _call(self, y_true: np.ndarray, y_pred: np.ndarray, w: np.ndarray | None, kwargs: dict) -> float:
-        if w is not None:
-            kwargs = {**kwargs, "sample_weight": w}
-        try:
-            return float(self.metric(y_true, y_pred, **kwargs))
-        except ValueError:  # a group the metric is undefined on (one class only, ...): NaN, said by the measure
-            return float("nan")
+    def _call(self, sample: GroupedSample, rows: slice | np.ndarray, kwargs: dict) -> float:
+        """The metric on some rows of the sample (their weights too)."""
+        w = {} if sample.sample_weight is None else {"sample_weight": sample.sample_weight[rows]}
+        return float(self.metric(sample.y_true[rows], sample.y_pred[rows], **kwargs, **w))
 
     def group_values(self, sample: GroupedSample, pos_label: Any = None) -> tuple[np.ndarray, float]:
         kwargs = dict(self.kwargs)
         if pos_label is not None and "pos_label" not in kwargs and _takes(self.metric, "pos_label"):
             kwargs["pos_label"] = pos_label  # the measure's positive class reaches the metric
-        w = sample.sample_weight
         try:  # on all rows an error is the metric's own (a wrong pos_label, labels it refuses): raised, not NaN
-            overall = float(
-                self.metric(sample.y_true, sample.y_pred, **kwargs, **({} if w is None else {"sample_weight": w}))
-            )
+            overall = self._call(sample, slice(None), kwargs)
         except ValueError as exc:
             raise ValueError(
                 f"{self.name}: the metric {getattr(self.metric, '__name__', self.metric)!r} refused all rows: {exc}"
@@ -337,8 +325,9 @@ class SklearnMetric(BaseMetric):
         values = np.full(sample.n_groups, np.nan)
         for g in range(sample.n_groups):
             rows = order[bounds[g] : bounds[g + 1]]
-            if rows.size:
-                values[g] = self._call(sample.y_true[rows], sample.y_pred[rows], None if w is None else w[rows], kwargs)
+            if rows.size:  # a group the metric is undefined on (one class only, ...): NaN, said by the measure
+                with contextlib.suppress(ValueError):
+                    values[g] = self._call(sample, rows, kwargs)
         return values, overall
 
 
@@ -515,10 +504,7 @@ def get_base(base: str | BaseMetric | Callable[..., float]) -> BaseMetric:
         key = _ALIASES.get(key, key)
         if key in BASE_METRICS:
             return BASE_METRICS[key]
-        import difflib
-
-        close = difflib.get_close_matches(key, list(BASE_METRICS) + list(_ALIASES), n=3)
-        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+        hint = _did_you_mean(key, [*BASE_METRICS, *_ALIASES])
         raise ValueError(
             f"base={base!r} is not a known base metric.{hint} Known: {sorted(BASE_METRICS)}; "
             "or pass any scikit-learn metric function."

@@ -27,7 +27,7 @@ from ._stats import GroupedSample, check_inputs
 from ._undefined import UndefinedGroupWarning, undefined_groups
 from .base import BaseMetric, CountMetric, get_base
 from .measures import FairnessMeasure
-from .operations import Operation, absdiff, diff_to_overall, ratio, ratio_to_overall
+from .operations import Operation, _group_max, _group_min, absdiff, diff_to_overall, ratio, ratio_to_overall
 
 __all__ = ["GroupwiseMetrics", "groupwise_metrics"]
 
@@ -145,16 +145,8 @@ def _pick(method: str, between: Operation, to_overall: Operation) -> Operation:
     return between if method == "between_groups" else to_overall
 
 
-def _min(v: np.ndarray, **_: Any) -> np.ndarray:
-    return v.min(axis=-1)
-
-
-def _max(v: np.ndarray, **_: Any) -> np.ndarray:
-    return v.max(axis=-1)
-
-
-_GROUP_MIN = Operation("group_min", _min, None, "smallest group value")
-_GROUP_MAX = Operation("group_max", _max, None, "largest group value")
+_GROUP_MIN = Operation("group_min", _group_min, None, "smallest group value")
+_GROUP_MAX = Operation("group_max", _group_max, None, "largest group value")
 
 
 def groupwise_metrics(

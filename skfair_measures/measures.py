@@ -150,16 +150,12 @@ class FairnessMeasure(_OneBase):
         groups: Any = None,
     ) -> None:
         self.base = get_base(base)
-        self.operation = get_operation(operation, reference=reference)
-        op = self.operation
+        self.operation = op = get_operation(operation, reference=reference)
         named = None if op is absdiff else op.name  # the key names a non-default operation
-        self.key = key or qualified_key(
-            f"fairness.{self.base.name}", operation=named, reference=op.reference, threshold=threshold
-        )
+        stem = f"fairness.{self.base.name}"
+        self.key = key or qualified_key(stem, operation=named, reference=op.reference, threshold=threshold)
         self._set_inputs(_checked_inputs(MeasureInputs("predict", threshold, pos_label, groups, undefined)))
-        self.minimize = op.minimize
-        self.ideal = op.ideal
-        self.range = op.range_of(self.base.range)
+        self.minimize, self.ideal, self.range = op.minimize, op.ideal, op.range_of(self.base.range)
         self.description = description or f"{self.base.description}: {op.description}"
 
     @property
@@ -247,9 +243,7 @@ class PerformanceMeasure(_OneBase):
         self.base = get_base(base)
         prefix = "regr" if self.base.statistic == "errors" else "classif"
         self.key = key or qualified_key(f"{prefix}.{self.base.name}", threshold=threshold)
-        self.description = self.base.description
-        self.minimize = self.base.minimize
-        self.range = self.base.range
+        self.description, self.minimize, self.range = self.base.description, self.base.minimize, self.base.range
         inputs = MeasureInputs("predict", threshold, pos_label, groups, undefined, needs_sensitive=False)
         self._set_inputs(_checked_inputs(inputs))
 
@@ -282,11 +276,6 @@ class PerformanceMeasure(_OneBase):
 
 #: The aggregates named by a string: numpy's reductions over the first axis (the parts).
 _AGGREGATES = ("mean", "max", "min")
-
-
-def _common(values: Sequence[Any]) -> Any:
-    first = values[0]
-    return first if all(v == first for v in values) else None
 
 
 def _combined(
@@ -344,7 +333,8 @@ class CompositeMeasure(Measure):
                 f"measures of one direction, got {[(m.key, m.minimize) for m in self.measures]}."
             )
         self.minimize = directions.pop()
-        self.ideal = _common([m.ideal for m in self.measures])
+        ideals = {m.ideal for m in self.measures}  # the parts' common ideal, if they share one
+        self.ideal = ideals.pop() if len(ideals) == 1 else None
         if isinstance(aggregate, str) and aggregate not in _AGGREGATES:
             raise ValueError(f"aggregate={aggregate!r}; pass 'mean', 'max', 'min' or a callable.")
         self.aggregate = aggregate
@@ -462,10 +452,7 @@ class ConstraintMeasure(Measure):
 
     def _combine(self, perf: np.ndarray, fair: np.ndarray) -> np.ndarray:
         deviation = np.abs(fair - self.fairness.ideal)
-        if self.minimize:
-            bad = self.performance.range[1] + deviation
-        else:
-            bad = self.performance.range[0] - deviation
+        bad = self.performance.range[1] + deviation if self.minimize else self.performance.range[0] - deviation
         out = np.where(deviation <= self.epsilon, perf, bad)
         return np.where(np.isnan(fair) | np.isnan(perf), np.nan, out)
 

@@ -14,7 +14,6 @@ given the base metric's range.
 
 from __future__ import annotations
 
-import difflib
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +22,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ._undefined import name_groups
+from ._undefined import _did_you_mean, name_groups
+from .base import _ratio
 
 __all__ = [
     "Operation",
@@ -210,6 +210,14 @@ class Operation:
         return float(out) if np.ndim(out) == 0 else out
 
 
+def _group_min(v: np.ndarray, **_: Any) -> np.ndarray:
+    return v.min(axis=-1)
+
+
+def _group_max(v: np.ndarray, **_: Any) -> np.ndarray:
+    return v.max(axis=-1)
+
+
 def _absdiff(v: np.ndarray, **_: Any) -> np.ndarray:
     return v.max(axis=-1) - v.min(axis=-1)
 
@@ -235,10 +243,8 @@ def _mean_pairwise(v: np.ndarray, **_: Any) -> np.ndarray:
 
 def _sym_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """min(a / b, b / a) with 1 where both are 0 and NaN where either is NaN."""
-    lo, hi = np.minimum(a, b), np.maximum(a, b)
-    out = np.ones(np.broadcast(lo, hi).shape)
-    np.divide(lo, hi, out=out, where=hi != 0)
-    return np.where(np.isnan(lo) | np.isnan(hi), np.nan, out)
+    lo, hi = np.minimum(a, b), np.maximum(a, b)  # NaN in either gives NaN in both
+    return np.where(hi == 0, 1.0, _ratio(lo, hi))
 
 
 def _signed_largest(d: np.ndarray) -> np.ndarray:
@@ -276,11 +282,7 @@ def _diff_to_reference(v: np.ndarray, groups: pd.Index, overall: Any, *, referen
 
 def _ratio_to_reference(v: np.ndarray, groups: pd.Index, overall: Any, *, reference: Any) -> np.ndarray:
     r = _ref_index(groups, reference)
-    ref = v[..., r : r + 1]
-    others = np.delete(v, r, axis=-1)
-    out = np.full(np.broadcast(others, ref).shape, np.nan)
-    np.divide(others, ref, out=out, where=ref != 0)
-    return out.min(axis=-1)
+    return _ratio(np.delete(v, r, axis=-1), v[..., r : r + 1]).min(axis=-1)
 
 
 def _why_ratio_to_reference(v: np.ndarray, groups: pd.Index, metric: str, *, reference: Any) -> str | None:
@@ -370,72 +372,41 @@ def _bounds_ratio_to_reference(
     return (float(low.min()), float(high.min()))
 
 
-absdiff = Operation(
-    "absdiff",
-    _absdiff,
-    True,
-    "largest absolute difference between groups (max - min; abs(x1 - x2) for two groups)",
-    ideal=0.0,
-    family="difference",
-    range_of=_range_spread,
-    bounds_of=_bounds_absdiff,
-)
+#: What each named operation computes, in the words of a measure's description ({reference!r}: from its params).
+_DESCRIPTIONS = {
+    "absdiff": "largest absolute difference between groups (max - min; abs(x1 - x2) for two groups)",
+    "diff": "signed difference of largest magnitude, earlier minus later group (x1 - x2 for two groups)",
+    "ratio": "smallest ratio between groups (min / max); 1 is perfectly fair",
+    "mean_pairwise_absdiff": "mean absolute difference over all ordered pairs of groups",
+    "diff_to_overall": "largest absolute difference between a group and the overall value",
+    "ratio_to_overall": "smallest symmetric ratio min(x/overall, overall/x) over groups",
+    "diff_to_reference": "signed difference to the reference group {reference!r} (other - reference)",
+    "ratio_to_reference": "smallest ratio of a group to the reference group {reference!r}",
+}
 
-diff = Operation(
-    "diff",
-    _diff,
-    None,
-    "signed difference of largest magnitude, earlier minus later group (x1 - x2 for two groups)",
-    ideal=0.0,
-    family="difference",
-    range_of=_range_signed,
-    bounds_of=_bounds_diff,
-)
 
-ratio = Operation(
-    "ratio",
-    _ratio_min_max,
-    False,
-    "smallest ratio between groups (min / max); 1 is perfectly fair",
-    ideal=1.0,
-    family="ratio",
-    range_of=_range_unit,
-    bounds_of=_bounds_ratio,
-)
+def _by_difference(name: str, func: Callable[..., np.ndarray], minimize: bool | None, **more: Any) -> Operation:
+    """A comparison by differences: perfectly fair at 0; a signed one (no direction) ranges over both signs."""
+    described = _DESCRIPTIONS[name].format(**more.get("params", {}))
+    range_of = _range_signed if minimize is None else _range_spread
+    return Operation(name, func, minimize, described, ideal=0.0, family="difference", range_of=range_of, **more)
 
-mean_pairwise_absdiff = Operation(
-    "mean_pairwise_absdiff",
-    _mean_pairwise,
-    True,
-    "mean absolute difference over all ordered pairs of groups",
-    ideal=0.0,
-    family="difference",
-    range_of=_range_spread,
-    bounds_of=_bounds_mean_pairwise,
-)
 
-diff_to_overall = Operation(
-    "diff_to_overall",
-    _diff_to_overall,
-    True,
-    "largest absolute difference between a group and the overall value",
-    ideal=0.0,
-    family="difference",
-    range_of=_range_spread,
-    needs_overall=True,
-    bounds_of=_bounds_diff_to_overall,
-)
+def _by_ratio(name: str, func: Callable[..., np.ndarray], range_of: Callable = _range_unit, **more: Any) -> Operation:
+    """A comparison by ratios: larger is fairer, perfectly fair at 1."""
+    described = _DESCRIPTIONS[name].format(**more.get("params", {}))
+    return Operation(name, func, False, described, ideal=1.0, family="ratio", range_of=range_of, **more)
 
-ratio_to_overall = Operation(
-    "ratio_to_overall",
-    _ratio_to_overall,
-    False,
-    "smallest symmetric ratio min(x/overall, overall/x) over groups",
-    ideal=1.0,
-    family="ratio",
-    range_of=_range_unit,
-    needs_overall=True,
-    bounds_of=_bounds_ratio_to_overall,
+
+absdiff = _by_difference("absdiff", _absdiff, True, bounds_of=_bounds_absdiff)
+diff = _by_difference("diff", _diff, None, bounds_of=_bounds_diff)
+ratio = _by_ratio("ratio", _ratio_min_max, bounds_of=_bounds_ratio)
+mean_pairwise_absdiff = _by_difference("mean_pairwise_absdiff", _mean_pairwise, True, bounds_of=_bounds_mean_pairwise)
+diff_to_overall = _by_difference(
+    "diff_to_overall", _diff_to_overall, True, needs_overall=True, bounds_of=_bounds_diff_to_overall
+)
+ratio_to_overall = _by_ratio(
+    "ratio_to_overall", _ratio_to_overall, needs_overall=True, bounds_of=_bounds_ratio_to_overall
 )
 
 
@@ -451,17 +422,9 @@ def diff_to_reference(reference: Any) -> Operation:
     >>> op([0.7, 0.5], groups=pd.Index(["f", "m"]))
     0.19999999999999996
     """
-    return Operation(
-        "diff_to_reference",
-        functools.partial(_diff_to_reference, reference=reference),
-        None,
-        f"signed difference to the reference group {reference!r} (other - reference)",
-        ideal=0.0,
-        family="difference",
-        range_of=_range_signed,
-        params={"reference": reference},
-        bounds_of=_bounds_diff_to_reference,
-    )
+    func = functools.partial(_diff_to_reference, reference=reference)
+    params = {"reference": reference}
+    return _by_difference("diff_to_reference", func, None, params=params, bounds_of=_bounds_diff_to_reference)
 
 
 def ratio_to_reference(reference: Any) -> Operation:
@@ -472,14 +435,10 @@ def ratio_to_reference(reference: Any) -> Operation:
     >>> ratio_to_reference("m")([0.4, 0.5], groups=pd.Index(["f", "m"]))
     0.8
     """
-    return Operation(
+    return _by_ratio(
         "ratio_to_reference",
         functools.partial(_ratio_to_reference, reference=reference),
-        False,
-        f"smallest ratio of a group to the reference group {reference!r}",
-        ideal=1.0,
-        family="ratio",
-        range_of=_range_nonneg,
+        _range_nonneg,
         params={"reference": reference},
         why_undefined=functools.partial(_why_ratio_to_reference, reference=reference),
         bounds_of=_bounds_ratio_to_reference,
@@ -553,8 +512,7 @@ def get_operation(operation: str | Operation | Callable[..., float], reference: 
         if key in _NAMED:
             return _NAMED[key]
         options = [*_NAMED, *_WITH_REFERENCE]
-        close = difflib.get_close_matches(key, options + list(_NAMED_ALIASES), n=3)
-        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+        hint = _did_you_mean(key, [*options, *_NAMED_ALIASES])
         raise ValueError(f"operation={operation!r} is unknown.{hint} Known: {options}, or a callable.")
     if callable(operation):
         return from_callable(operation)

@@ -14,13 +14,13 @@ level would run in a circle at import time).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, Literal, cast
 
 import pandas as pd
 
+from ._undefined import _did_you_mean
 from .base import BASE_METRICS, BaseMetric, CountMetric, ErrorMetric, get_base
 from .measures import (
     _INPUTS,
@@ -52,11 +52,9 @@ def _key(stem: str, kw: dict[str, Any], defaults: dict[str, Any]) -> str:
     """
     if "key" in kw:
         return kw.pop("key")
-    qualifiers = {}
-    for name in ("operation", "reference", "aggregate", "epsilon", "threshold", "average"):
-        if name in kw and kw[name] is not None and _param_label(kw[name]) != defaults.get(name):
-            qualifiers[name] = _param_label(kw[name])
-    return qualified_key(stem, **qualifiers)
+    named = ("operation", "reference", "aggregate", "epsilon", "threshold", "average")
+    given = {k: _param_label(kw[k]) for k in named if kw.get(k) is not None}
+    return qualified_key(stem, **{k: v for k, v in given.items() if v != defaults.get(k)})
 
 
 def _averaged(base: str | BaseMetric, average: Literal["macro", "weighted"] | None) -> str | BaseMetric:
@@ -73,7 +71,9 @@ def _fairness(base: str, description: str) -> Callable[..., Measure]:
     return _named_fairness(f"fairness.{base}", base, description)
 
 
-def _named_fairness(key: str, base: str, description: str, operation: str = "absdiff") -> Callable[..., Measure]:
+def _named_fairness(key: str, base: str, description: str = "", operation: str = "absdiff") -> Callable[..., Measure]:
+    description = description or _DESCRIPTIONS[key]
+
     def make(**kw: Any) -> Measure:
         if "base" in kw and key == f"fairness.{base}":  # another base: a different measure, with its own key
             return FairnessMeasure(**kw)
@@ -85,24 +85,24 @@ def _named_fairness(key: str, base: str, description: str, operation: str = "abs
     return make
 
 
-def _composite(key: str, bases: tuple[str, ...], description: str, aggregate: str = "mean") -> Callable[..., Measure]:
+def _composite(key: str, bases: tuple[str, ...], aggregate: str = "mean") -> Callable[..., Measure]:
     def make(**kw: Any) -> Measure:
         own_key = _key(key, kw, {"aggregate": aggregate, "operation": "absdiff"})
         agg = kw.pop("aggregate", aggregate)
         average = kw.pop("average", None)
         children = [FairnessMeasure(_averaged(b, average), **kw) for b in bases]
-        return CompositeMeasure(children, agg, key=own_key, description=description)
+        return CompositeMeasure(children, agg, key=own_key, description=_DESCRIPTIONS[key])
 
     return make
 
 
-def _constraint(key: str, fairness_key: str, epsilon: float, description: str) -> Callable[..., Measure]:
+def _constraint(key: str, fairness_key: str, epsilon: float) -> Callable[..., Measure]:
     def make(**kw: Any) -> Measure:
         own_key = _key(key, kw, {"epsilon": epsilon, "operation": "absdiff", "aggregate": "mean"})
         eps = kw.pop("epsilon", epsilon)
-        perf_kw = {k: kw[k] for k in _INPUTS if k in kw}
+        perf = PerformanceMeasure("acc", **{k: kw[k] for k in _INPUTS if k in kw})
         fair = cast(Measure, _REGISTRY[fairness_key](**kw))  # eod or ppv
-        return ConstraintMeasure(PerformanceMeasure("acc", **perf_kw), fair, eps, key=own_key, description=description)
+        return ConstraintMeasure(perf, fair, eps, key=own_key, description=_DESCRIPTIONS[key])
 
     return make
 
@@ -128,6 +128,16 @@ def _performance(base: str, key: str | None = None) -> Callable[..., Measure]:
 
 
 _ABS = "Absolute differences in {} across groups"
+#: The descriptions of the registry's measures that are not absolute differences of one rate (_ABS).
+_DESCRIPTIONS = {
+    "fairness.cv": "Difference in positive class prediction (Calders-Wevers gap, demographic parity)",
+    "fairness.eod": "Equalized odds: mean of absolute differences in true and false positive rates across groups",
+    "fairness.pp": "Predictive parity: mean of absolute differences in ppv and npv across groups",
+    "fairness.acc_eod=.05": "Accuracy under equalized odds (mean of the TPR and FPR gaps) < 0.05 constraint",
+    "fairness.acc_ppv=.05": "Accuracy under ppv difference < 0.05 constraint",
+    "fairness.dp_ratio": "Demographic parity ratio: smallest ratio of selection rates (fairlearn)",
+    "fairness.eod_max": "Equalized odds difference: larger of the TPR and FPR differences (fairlearn)",
+}
 
 #: key -> factory. The first 18 keys are mlr3fairness' table, with its semantics.
 _REGISTRY: dict[str, Callable[..., MeasureBase]] = {
@@ -144,45 +154,16 @@ _REGISTRY: dict[str, Callable[..., MeasureBase]] = {
     "fairness.tp": _fairness("tp", _ABS.format("true positives")),
     "fairness.tn": _fairness("tn", _ABS.format("true negatives")),
     "fairness.fn": _fairness("fn", _ABS.format("false negatives")),
-    "fairness.cv": _named_fairness(
-        "fairness.cv",
-        "selection_rate",
-        "Difference in positive class prediction (Calders-Wevers gap, demographic parity)",
-    ),
-    "fairness.eod": _composite(
-        "fairness.eod",
-        ("tpr", "fpr"),
-        "Equalized odds: mean of absolute differences in true and false positive rates across groups",
-    ),
-    "fairness.pp": _composite(
-        "fairness.pp",
-        ("ppv", "npv"),
-        "Predictive parity: mean of absolute differences in ppv and npv across groups",
-    ),
-    "fairness.acc_eod=.05": _constraint(
-        "fairness.acc_eod=.05",
-        "fairness.eod",
-        0.05,
-        "Accuracy under equalized odds (mean of the TPR and FPR gaps) < 0.05 constraint",
-    ),
-    "fairness.acc_ppv=.05": _constraint(
-        "fairness.acc_ppv=.05", "fairness.ppv", 0.05, "Accuracy under ppv difference < 0.05 constraint"
-    ),
+    "fairness.cv": _named_fairness("fairness.cv", "selection_rate"),
+    "fairness.eod": _composite("fairness.eod", ("tpr", "fpr")),
+    "fairness.pp": _composite("fairness.pp", ("ppv", "npv")),
+    "fairness.acc_eod=.05": _constraint("fairness.acc_eod=.05", "fairness.eod", 0.05),
+    "fairness.acc_ppv=.05": _constraint("fairness.acc_ppv=.05", "fairness.ppv", 0.05),
     # Beyond mlr3fairness: names fairlearn users know.
     "fairness.fdr": _fairness("fdr", _ABS.format("false discovery rates")),
     "fairness.mae": _fairness("mae", _ABS.format("mean absolute error")),
-    "fairness.dp_ratio": _named_fairness(
-        "fairness.dp_ratio",
-        "selection_rate",
-        "Demographic parity ratio: smallest ratio of selection rates (fairlearn)",
-        operation="ratio",
-    ),
-    "fairness.eod_max": _composite(
-        "fairness.eod_max",
-        ("tpr", "fpr"),
-        "Equalized odds difference: larger of the TPR and FPR differences (fairlearn)",
-        aggregate="max",
-    ),
+    "fairness.dp_ratio": _named_fairness("fairness.dp_ratio", "selection_rate", operation="ratio"),
+    "fairness.eod_max": _composite("fairness.eod_max", ("tpr", "fpr"), aggregate="max"),
     "fairness": _generic,
 }
 for _name, _base in BASE_METRICS.items():
@@ -289,8 +270,7 @@ def msr(key: str, /, **overrides: Any) -> MeasureBase:
         key, fixed = ALIASES[key]
         overrides = {**fixed, **overrides}
     if key not in _REGISTRY:
-        close = difflib.get_close_matches(key, [*_REGISTRY, *ALIASES], n=3)
-        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+        hint = _did_you_mean(key, [*_REGISTRY, *ALIASES])
         raise KeyError(f"unknown measure key {key!r}.{hint} See msrs() for all keys, registry.ALIASES for fairlearn's.")
     small: dict[str, Any] = {
         name: overrides.pop(name) for name in ("min_group_size", "small_groups", "labels") if name in overrides

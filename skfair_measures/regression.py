@@ -29,12 +29,12 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import pandas as pd
 
-from ._arrays import mean_by
+from ._arrays import _check_no_missing, mean_by
 from ._stats import GroupedSample
 from ._undefined import name_groups
 from .base import BaseMetric, get_base
 from .measures import FairnessMeasure, Measure, MeasureInputs, MeasureResult, UndefinedGroupWarning
-from .operations import Operation
+from .operations import Operation, _group_max
 
 __all__ = [
     "DistributionParity",
@@ -51,8 +51,7 @@ def _numeric(arr: np.ndarray, name: str) -> np.ndarray:
     if arr.dtype.kind not in "fiub":
         raise ValueError(f"{name} must be numeric predictions for a regression measure; got dtype {arr.dtype}.")
     out = arr.astype(float, copy=False)
-    if np.isnan(out).any():
-        raise ValueError(f"{name} has missing values (NaN); drop or impute those rows.")
+    _check_no_missing(out, name)  # the package's one wording: how many, and the first
     infinite = np.flatnonzero(np.isinf(out))
     if infinite.size:  # as scikit-learn's regression metrics ("Input contains infinity"): no finite distance
         raise ValueError(
@@ -89,17 +88,13 @@ class MeanPrediction(BaseMetric):
 # --- bounded group loss: the worst group's loss --------------------------------------
 
 
-def _worst(v: np.ndarray, **_: Any) -> np.ndarray:
-    return v.max(axis=-1)
-
-
 def _range_same(r: tuple[float, float]) -> tuple[float, float]:
     return r
 
 
 #: The largest value over groups: for a loss, the worst group's loss.
 _WORST = "largest group value (for a loss: the worst group's loss, bounded group loss)"
-worst_group = Operation("worst_group", _worst, True, _WORST, range_of=_range_same)
+worst_group = Operation("worst_group", _group_max, True, _WORST, range_of=_range_same)
 
 
 def bounded_group_loss(base: str | BaseMetric = "mse", **kwargs: Any) -> FairnessMeasure:
