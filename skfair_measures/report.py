@@ -130,7 +130,10 @@ class AuditReport:
         (the selection rate reads every row's prediction, labeled or not), and every base
         metric of the measures (NaN where a rate is undefined in that group).
     proxy : pandas.DataFrame or None
-        The proxy-based estimates (``proxies=``): value, interval, method.
+        The proxy-based estimates (``proxies=``), one summary row each with the columns of
+        :attr:`intervals` (``measure``: the estimate's name; ``construction``: the proxy
+        method, and the interval's when ``proxy_boot`` is given). The value with the
+        sensitive column, when the proxies guess it, is in :attr:`summary`.
     figures : list of (str, str)
         ``(caption, base64 PNG)`` pairs.
     notes : list of str
@@ -190,8 +193,12 @@ class AuditReport:
         for table in self.verdicts:
             parts += [_verdict_heading(table), *_verdict_lines(table), ""]
         if self.proxy is not None:
-            parts += ["Without the sensitive attribute (proxies):"]
-            parts += [self.proxy.to_string(index=False, float_format=_fmt, na_rep="undefined"), ""]
+            shown, notes = _shown_intervals(self.proxy)
+            parts += [
+                "Without the sensitive attribute (proxies):",
+                shown.to_string(index=False, float_format=_fmt, na_rep=""),
+            ]
+            parts += [*notes, ""]
         if self.notes:
             parts += ["Notes:"] + [f"- {_shorter(n)}" for n in self.notes]
         return "\n".join(parts).rstrip() + "\n"
@@ -537,6 +544,8 @@ def audit(
         how = ", ".join(dict.fromkeys(summary.loc[summary["kind"] == "posterior", "construction"]))
         about["posterior"] = f"{_method_used(posterior, posteriors)} ({prob:.0%} intervals: {how}; eps = {eps:g})"
     proxy = _proxy_estimates(run, proxy_metric, proxy_mode, proxy_boot) if cols.proxies else (None, {})
+    if cols.proxies and not math.isnan(truth := _noting(notes, _proxy_truth, rows, proxy_metric)):
+        about["with the sensitive column"] = f"{_PROXY_TRUTH[proxy_metric]} = {truth:.4f} (what the proxies estimate)"
     return AuditReport(
         title=title,
         summary=about,
@@ -905,7 +914,7 @@ def _fit_posteriors(measures: list[Measure], rows: _Rows, method: str, seed: Any
 
 # -- step 6: estimates from proxies of the sensitive attribute ---------------------------
 def _proxy_estimates(run: _Run, metric: str, mode: str, n_boot: int) -> tuple[pd.DataFrame, dict[str, Result]]:
-    """The calibrated estimate next to the naive one (``mode="base"``), and the value with the sensitive column."""
+    """The calibrated estimate next to the naive one (``mode="base"``): summary rows named by estimate, and the fits."""
     from .unaware import proxy_disparity
 
     rows = run.rows
@@ -922,13 +931,11 @@ def _proxy_estimates(run: _Run, metric: str, mode: str, n_boot: int) -> tuple[pd
         return {f"unaware.{metric}.{m}": proxy_disparity(y_pred, proxies, mode=m, **kwargs) for m in modes}
 
     fits = _noting(run.notes, fit)
-    table = pd.DataFrame({"estimate": list(fits), "value": [float(r.value) for r in fits.values()]})
-    if n_boot:
-        table["ci_low"], table["ci_high"] = zip(*(r.interval(run.prob) for r in fits.values()), strict=True)
-    table["method"] = [_PROXY_METHODS[m] for m in modes]
-    if not math.isnan(truth := _noting(run.notes, _proxy_truth, rows, metric)):
-        table["with the sensitive column"] = truth
-    return table, fits
+    table = summary_table(list(fits.items()), prob=run.prob, eps=run.eps)  # the intervals' rows and columns
+    methods = [_PROXY_METHODS[m] for m in modes]
+    how = [f"{m}, {c}" for m, c in zip(methods, table["construction"], strict=True)] if n_boot else methods
+    table = table.assign(measure=table["result"], construction=how)  # two estimates of one measure: by name
+    return table.drop(columns=["result", "ideal"]), fits
 
 
 def _proxy_truth(rows: _Rows, metric: str) -> float:
@@ -1133,7 +1140,7 @@ def render_html(report: AuditReport) -> str:
             "<p>Disparity estimated from proxies of the sensitive attribute "
             "(HOC calibration, Zhu et al. 2023), next to the naive estimate that uses the first "
             "proxy as if it were the attribute.</p>",
-            _table_html(report.proxy, missing="undefined"),
+            _table_html(_shown_intervals(report.proxy, inline=True)[0]),
         ]
     if report.figures:
         parts.append("<h2>Figures</h2>")

@@ -143,6 +143,20 @@ def test_proxies_estimate(csv, capsys):
     assert "unaware.dp.global" in printed and "fairness.tpr" not in printed
 
 
+@pytest.mark.parametrize("proxy_boot", [0, 50])
+def test_proxy_table_has_the_intervals_schema(frame, proxy_boot):
+    proxies = ["proxy0", "proxy1", "proxy2"]
+    kw = {"label": "label", "prediction": "prediction", "figures": False, "random_state": 0}
+    report = audit(frame, sensitive="sex", proxies=proxies, proxy_boot=proxy_boot, boot=20, **kw)
+    assert list(report.proxy.columns) == list(report.intervals.columns)  # one summary schema in every table
+    assert list(report.proxy["measure"]) == ["unaware.dp.global", "unaware.dp.base"]
+    assert report.proxy["construction"].str.startswith("HOC-calibrated").iloc[0]
+    assert report.proxy["construction"].str.endswith("percentile bootstrap").all() == bool(proxy_boot)
+    assert report.proxy["lower"].isna().all() != bool(proxy_boot)
+    assert report.summary["with the sensitive column"].startswith("fairness.cv = ")
+    assert "with the sensitive column" not in audit(frame, proxies=proxies, **kw).summary  # nothing to compare with
+
+
 def test_beta_binomial_posterior_in_table_and_report(csv, tmp_path, capsys):
     pytest.importorskip("skfair_measures.bayes")
     out_html = tmp_path / "bb.html"
