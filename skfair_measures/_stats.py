@@ -70,6 +70,8 @@ class GroupedSample:
     groups: pd.Index
     sample_weight: np.ndarray | None = None
     labels: pd.Index | None = None
+    #: The sample these rows were left from (small groups dropped): its labels are the ones seen, read when asked.
+    classes_of: GroupedSample | None = field(default=None, repr=False)
     _cache: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -241,6 +243,8 @@ class GroupedSample:
 
     def _distinct_labels(self) -> tuple[np.ndarray, np.ndarray]:
         """Distinct values of y_true and y_pred (cached; object arrays: from their one factorisation)."""
+        if self.classes_of is not None:  # rows left out with their groups: the labels seen are still every row's
+            return self.classes_of._distinct_labels()
 
         def distinct() -> tuple[np.ndarray, np.ndarray]:
             ft, fp = self._factorized()  # only when not counted with the groups (the integer path sets it)
@@ -648,8 +652,9 @@ def restrict_small_groups(
     if plan is None:
         return sample
     codes = plan.codes(sample.group_codes)
+    whole = sample
     if small_groups != "merge":  # their rows left out with them
-        sample, codes = sample.subset(codes >= 0, keep_classes=True), codes[codes >= 0]
-    out = GroupedSample(sample.y_true, sample.y_pred, codes, plan.groups, sample.sample_weight, sample.labels)
+        sample, codes = sample.subset(codes >= 0), codes[codes >= 0]
+    out = GroupedSample(sample.y_true, sample.y_pred, codes, plan.groups, sample.sample_weight, sample.labels, whole)
     plan.warn(stacklevel=4)  # the user's call, through the measure's validation
     return out
