@@ -543,7 +543,7 @@ def audit(
     if posteriors:
         how = ", ".join(dict.fromkeys(summary.loc[summary["kind"] == "posterior", "construction"]))
         about["posterior"] = f"{_method_used(posterior, posteriors)} ({prob:.0%} intervals: {how}; eps = {eps:g})"
-    proxy = _proxy_estimates(run, proxy_metric, proxy_mode, proxy_boot) if cols.proxies else (None, {})
+    proxy, proxy_results = _proxy_estimates(run, proxy_metric, proxy_mode, proxy_boot) if cols.proxies else (None, {})
     if cols.proxies and not math.isnan(truth := _noting(notes, _proxy_truth, rows, proxy_metric)):
         about["with the sensitive column"] = f"{_PROXY_TRUTH[proxy_metric]} = {truth:.4f} (what the proxies estimate)"
     return AuditReport(
@@ -551,12 +551,12 @@ def audit(
         summary=about,
         table=_measure_table(summary, ms),
         by_group=_by_group_table(fair, results),
-        proxy=proxy[0],
+        proxy=proxy,
         figures=_figures(run, ms, results, posteriors) if figures else [],
         notes=notes,
         results=results,
         posteriors=posteriors,
-        proxy_results=proxy[1],
+        proxy_results=proxy_results,
         measures={m.key: m for m in ms},
         bootstraps=boots,
         verdicts=verdicts,
